@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install what is missing, build, and run the whole test suite.
+# `scripts/test.sh --sanitize` builds with AddressSanitizer + UBSan in build-asan/ instead.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$here/build"
+args=()
+if [ "${1:-}" = "--sanitize" ]; then
+  build="$here/build-asan"
+  args=(-DL2S_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+"$here/scripts/setup.sh" "$build" "${args[@]}"
+cd "$build"
+ctest --output-on-failure -j "$(nproc)"

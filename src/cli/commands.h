@@ -1,0 +1,25 @@
+// Subcommands of the `l2s` executable. Each lives in its own cmd_*.cc and registers itself on the
+// CLI11 app; it returns the process exit code through *exit_code once the app has parsed.
+// Exit codes: 0 ok, 1 the request is impossible (invalid strategy, nothing fits), 2 usage or
+// input error (unknown flag, bad file), 130 interrupted.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace l2s::cli {
+
+// Registers a subcommand; the returned callback runs it after parsing and returns the exit code.
+using Runner = std::function<int()>;
+Runner RegisterDescribe(CLI::App& app);
+Runner RegisterSpace(CLI::App& app);
+Runner RegisterExplain(CLI::App& app);
+Runner RegisterEval(CLI::App& app);
+Runner RegisterValidate(CLI::App& app);
+Runner RegisterPlan(CLI::App& app);
+Runner RegisterCompare(CLI::App& app);
+
+}  // namespace l2s::cli
