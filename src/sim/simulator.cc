@@ -1,0 +1,389 @@
+#include "sim/simulator.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/kernels.h"
+#include "strategy/space.h"
+
+namespace l2s {
+
+const char* ModeName(Mode m) {
+  switch (m) {
+    case Mode::kDecode: return "decode";
+    case Mode::kPrefill: return "prefill";
+    case Mode::kServe: return "serve";
+  }
+  return "?";
+}
+
+bool ParseMode(const std::string& s, Mode* out) {
+  if (s == "decode") *out = Mode::kDecode;
+  else if (s == "prefill") *out = Mode::kPrefill;
+  else if (s == "serve") *out = Mode::kServe;
+  else return false;
+  return true;
+}
+
+namespace {
+
+// Runtime reserve per GPU that is neither weights, KV nor activations: CUDA context, cuBLAS and
+// attention workspaces ("other_mem" = 3.5 GiB) plus NCCL buffers ("nccl_mem" for 8 GPUs =
+// 392 MiB), both from aiconfigurator's system.yaml (../shared/calibration/h100_sxm/system.yaml).
+constexpr double kOtherMemBytes = 3758096384.0;
+constexpr double kNcclMemBytes = 411041792.0;
+
+// Live activations are double-buffered (input of the next op allocated while the output of the
+// current one is alive).
+constexpr double kActivationBuffers = 2.0;
+
+// DeepEP's low-latency kernels are used for decode-sized batches (<= 256 tokens per GPU, the
+// largest "num_tokens_per_rank" class the engines route to them); larger steps use the
+// high-throughput kernels.
+constexpr double kLowLatencyTokenLimit = 256;
+
+CollKind ToCollKind(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce: return CollKind::kAllReduce;
+    case CommKind::kAllGather: return CollKind::kAllGather;
+    case CommKind::kReduceScatter: return CollKind::kReduceScatter;
+    case CommKind::kAllToAll: return CollKind::kAllToAll;
+    case CommKind::kSendRecv: return CollKind::kSendRecv;
+    case CommKind::kDispatch: return CollKind::kDispatch;
+    case CommKind::kCombine: return CollKind::kCombine;
+  }
+  return CollKind::kAllReduce;
+}
+
+std::vector<LayerKind> KindsOf(const ModelSpec& m) {
+  std::vector<LayerKind> kinds;
+  for (const LayerSpec& l : m.layers) {
+    bool found = false;
+    for (const LayerKind& k : kinds) found |= k.ffn == l.ffn && k.window == l.window;
+    if (!found && static_cast<int>(kinds.size()) < Program::kMaxKinds) kinds.push_back({l.ffn, l.window});
+  }
+  return kinds;
+}
+
+}  // namespace
+
+Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
+  const std::vector<LayerKind> kinds = KindsOf(p_.model);
+  const int L = p_.model.num_layers;
+  kind_prefix_.assign(kinds.size(), std::vector<int>(L + 1, 0));
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    for (int i = 0; i < L; ++i) {
+      const LayerSpec& l = p_.model.layers[i];
+      const bool is = l.ffn == kinds[k].ffn && l.window == kinds[k].window;
+      kind_prefix_[k][i + 1] = kind_prefix_[k][i] + (is ? 1 : 0);
+    }
+  }
+  reserve_bytes_ = kOtherMemBytes + (p_.cluster.num_gpus > 1 ? kNcclMemBytes : 0.0);
+  cfg_.weight = p_.workload.weight;
+  cfg_.kv = p_.workload.kv;
+  cfg_.act = DType::kBF16;
+}
+
+double Simulator::EngineFactor(const std::string& engine) {
+  (void)engine;
+  return 1.0;
+}
+
+bool Simulator::QuickStructureOk(const Strategy& s) const {
+  const ModelSpec& m = p_.model;
+  if (s.pp < 1 || s.tp < 1 || s.dp < 1 || s.ep < 1 || s.batch < 0) return false;
+  if (static_cast<long long>(s.pp) * s.tp * s.dp != p_.cluster.num_gpus) return false;
+  if (s.pp > m.num_layers) return false;
+  if (m.num_heads % s.tp != 0) return false;
+  const int G = s.tp * s.dp;
+  if (!m.is_moe()) return s.ep == 1;
+  return G % s.ep == 0 && m.num_experts % s.ep == 0;
+}
+
+void Simulator::Shape(int batch, StepShape* sh) const {
+  const Workload& w = p_.workload;
+  *sh = StepShape{};
+  switch (w.mode) {
+    case Mode::kDecode:
+      sh->decode_seqs = batch;
+      sh->decode_kv_len = static_cast<double>(w.context);
+      sh->kv_hold_len = static_cast<double>(w.context);
+      break;
+    case Mode::kPrefill:
+      sh->prefill_seqs = batch;
+      sh->prefill_len = static_cast<double>(w.isl);
+      break;
+    case Mode::kServe: {
+      // Steady-state in-flight batching: `batch` sequences decode one token each per step, at
+      // uniformly spread progress (average context isl + osl/2), and the prompts of the requests
+      // that replace finished ones are prefilled in chunks sharing the same steps: batch / osl
+      // prompts' worth of tokens per step.
+      const double avg_ctx = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
+      sh->decode_seqs = batch;
+      sh->decode_kv_len = avg_ctx;
+      sh->kv_hold_len = avg_ctx;
+      sh->prefill_seqs = static_cast<double>(batch) / static_cast<double>(std::max<int64_t>(1, w.osl));
+      sh->prefill_len = static_cast<double>(w.isl);
+      break;
+    }
+  }
+}
+
+double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
+  const GpuSpec& gpu = p_.cluster.gpu;
+  switch (st.kind) {
+    case StepKind::kGemm:
+      if (st.m <= 0) return 0;
+      return GemmSeconds(gpu, st.m, st.n, st.k, st.wdtype, st.count);
+    case StepKind::kAttnDecode:
+      if (st.seqs <= 0) return 0;
+      if (st.mla)
+        return MlaDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads, st.latent_dim, st.rope_dim,
+                                st.kvdtype);
+      return AttnDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads, st.kv_heads, st.head_dim,
+                               st.window, st.kvdtype);
+    case StepKind::kAttnPrefill: {
+      if (st.seqs <= 0) return 0;
+      // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1).
+      const DType compute = st.kvdtype == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+      if (st.mla)
+        return MlaPrefillSeconds(gpu, st.seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
+                                 compute);
+      return AttnPrefillSeconds(gpu, st.seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
+                                st.window, compute);
+    }
+    case StepKind::kElementwise:
+      if (st.bytes <= 0) return 0;
+      return ElementwiseSeconds(gpu, st.bytes);
+    case StepKind::kComm:
+      if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
+      return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
+                               GroupPlacement{st.group_size, st.group_domains}, st.comm_bytes,
+                               decode_kernels);
+  }
+  return 0;
+}
+
+void Simulator::CostSection(const Section& sec, bool decode, double* total, Evaluation* acc,
+                            double weight) const {
+  double t = 0;
+  for (int i = 0; i < sec.num_steps; ++i) {
+    const Step& st = sec.steps[i];
+    const double s = StepSeconds(st, decode);
+    t += s;
+    if (acc != nullptr && weight > 0) {
+      const int op = static_cast<int>(st.op);
+      if (st.kind == StepKind::kComm) {
+        acc->comm_s_by_op[op] += s * weight;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += s * weight;
+        acc->comm_s += s * weight;
+      } else {
+        acc->compute_s_by_op[op] += s * weight;
+        acc->compute_s += s * weight;
+      }
+    }
+  }
+  *total = t;
+}
+
+Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const {
+  Evaluation e;
+  e.batch = batch;
+  e.mem_capacity_bytes = p_.cluster.gpu.hbm_bytes;
+  if (!QuickStructureOk(s) || batch < 1) {
+    e.verdict = Verdict::kStructure;
+    return e;
+  }
+  StepShape sh;
+  Shape(batch, &sh);
+  ProgramConfig cfg = cfg_;
+  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+  if (p_.model.is_moe() && s.ep > 1)
+    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  thread_local Program prog;
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg, &prog);
+
+  const int G = s.tp * s.dp;
+  const bool decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  std::array<double, Program::kMaxKinds> t_kind{};
+  for (int k = 0; k < prog.num_kinds; ++k) CostSection(prog.layers[k], decode_kernels, &t_kind[k], nullptr, 0);
+  double t_embed = 0, t_lm = 0, t_pipe = 0;
+  CostSection(prog.embed, decode_kernels, &t_embed, nullptr, 0);
+  CostSection(prog.lm_head, decode_kernels, &t_lm, nullptr, 0);
+  CostSection(prog.pipe, decode_kernels, &t_pipe, nullptr, 0);
+
+  // Pipeline: stage i holds layers [i*L/pp, (i+1)*L/pp). `pp` microbatches are in flight, so each
+  // stage keeps KV for pp * batch sequences of its layers.
+  const int L = p_.model.num_layers, pp = s.pp;
+  double act = 0;
+  for (int k = 0; k < prog.num_kinds; ++k) act = std::max(act, prog.layers[k].act_bytes);
+  act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes}) * kActivationBuffers;
+  double worst_t = -1, worst_mem = -1;
+  int worst_stage = 0;
+  for (int st = 0; st < pp; ++st) {
+    const int lo = static_cast<int>(static_cast<long long>(st) * L / pp);
+    const int hi = static_cast<int>(static_cast<long long>(st + 1) * L / pp);
+    double t = (pp > 1 ? t_pipe : 0.0), w = 0, kv = 0;
+    for (int k = 0; k < prog.num_kinds; ++k) {
+      const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
+      t += c * t_kind[k];
+      w += c * prog.layers[k].weight_bytes;
+      kv += c * prog.layers[k].kv_bytes * pp;
+    }
+    if (st == 0) { t += t_embed; w += prog.embed.weight_bytes; }
+    if (st == pp - 1) { t += t_lm; w += prog.lm_head.weight_bytes; }
+    const double mem = w + kv + act + reserve_bytes_;
+    if (t > worst_t) { worst_t = t; worst_stage = st; }
+    if (mem > worst_mem) {
+      worst_mem = mem;
+      e.weight_bytes = w;
+      e.kv_bytes = kv;
+    }
+  }
+  e.act_bytes = act;
+  e.reserve_bytes = reserve_bytes_;
+  e.mem_bytes = worst_mem;
+  e.stage_s = worst_t;
+  e.slowest_stage = worst_stage;
+
+  const Workload& wl = p_.workload;
+  const double seqs_per_s = s.dp * static_cast<double>(batch) / worst_t;  // per pipeline
+  if (wl.mode == Mode::kPrefill) {
+    e.tokens_per_s = seqs_per_s * static_cast<double>(wl.isl);
+    e.ttft_s = pp * worst_t;
+  } else {
+    e.tokens_per_s = seqs_per_s;
+    e.tpot_s = pp * worst_t;
+    if (wl.mode == Mode::kServe) e.ttft_s = TtftSeconds(s) + worst_t;
+  }
+  e.tokens_per_s_per_gpu = e.tokens_per_s / p_.cluster.num_gpus;
+  (void)G;
+
+  if (with_breakdown) {
+    // Attribute the slowest stage's time.
+    const int lo = static_cast<int>(static_cast<long long>(worst_stage) * L / pp);
+    const int hi = static_cast<int>(static_cast<long long>(worst_stage + 1) * L / pp);
+    double dummy = 0;
+    for (int k = 0; k < prog.num_kinds; ++k)
+      CostSection(prog.layers[k], decode_kernels, &dummy, &e,
+                  kind_prefix_[k][hi] - kind_prefix_[k][lo]);
+    if (worst_stage == 0) CostSection(prog.embed, decode_kernels, &dummy, &e, 1);
+    if (worst_stage == pp - 1) CostSection(prog.lm_head, decode_kernels, &dummy, &e, 1);
+    if (pp > 1) CostSection(prog.pipe, decode_kernels, &dummy, &e, 1);
+  }
+
+  if (e.mem_bytes > e.mem_capacity_bytes) {
+    e.verdict = Verdict::kMemory;
+  } else if (wl.tpot_ms > 0 && wl.mode != Mode::kPrefill && e.tpot_s * 1e3 > wl.tpot_ms) {
+    e.verdict = Verdict::kTpot;
+  } else if (wl.ttft_ms > 0 && wl.mode != Mode::kDecode && e.ttft_s * 1e3 > wl.ttft_ms) {
+    e.verdict = Verdict::kTtft;
+  } else {
+    e.verdict = Verdict::kValid;
+  }
+  return e;
+}
+
+double Simulator::TtftSeconds(const Strategy& s) const {
+  // First token of a new request: its whole prompt prefilled alone through all stages.
+  StepShape sh;
+  sh.prefill_seqs = 1;
+  sh.prefill_len = static_cast<double>(p_.workload.isl);
+  thread_local Program prog;
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg_, &prog);
+  const bool decode_kernels = sh.prefill_len / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  double total = 0, t = 0;
+  for (int k = 0; k < prog.num_kinds; ++k) {
+    CostSection(prog.layers[k], decode_kernels, &t, nullptr, 0);
+    total += t * kind_prefix_[k].back();
+  }
+  CostSection(prog.embed, decode_kernels, &t, nullptr, 0);
+  total += t;
+  CostSection(prog.lm_head, decode_kernels, &t, nullptr, 0);
+  total += t;
+  CostSection(prog.pipe, decode_kernels, &t, nullptr, 0);
+  total += t * (s.pp - 1);
+  return total;
+}
+
+Evaluation Simulator::EvaluateAtBatch(const Strategy& s, int batch) const {
+  return EvaluateImpl(s, batch, true);
+}
+
+Evaluation Simulator::Evaluate(const Strategy& s) const {
+  if (s.batch > 0) return EvaluateImpl(s, s.batch, true);
+  // Auto batch: throughput grows with batch while memory, TPOT and TTFT only get worse, so walk
+  // powers of two up to the first failure, then bisect between the last valid and the failure.
+  const int max_b = std::max(1, p_.workload.max_batch);
+  Evaluation first = EvaluateImpl(s, 1, false);
+  if (!first.valid()) return EvaluateImpl(s, 1, true);
+  int good = 1, bad = 0;
+  Evaluation best = first;
+  for (int b = 2; b <= max_b; b *= 2) {
+    Evaluation e = EvaluateImpl(s, b, false);
+    if (!e.valid()) { bad = b; break; }
+    good = b;
+    if (e.tokens_per_s >= best.tokens_per_s) best = e;
+  }
+  if (bad == 0 && good < max_b) bad = max_b + 1;
+  for (int iter = 0; iter < 6 && bad - good > 1; ++iter) {
+    const int mid = good + (bad - good) / 2;
+    Evaluation e = EvaluateImpl(s, mid, false);
+    if (e.valid()) {
+      good = mid;
+      if (e.tokens_per_s >= best.tokens_per_s) best = e;
+    } else {
+      bad = mid;
+    }
+  }
+  return EvaluateImpl(s, best.batch, true);
+}
+
+std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
+  constexpr double G = kGiB;
+  switch (e.verdict) {
+    case Verdict::kValid: return "";
+    case Verdict::kStructure: {
+      Status st = CheckStrategy(p_.model, p_.cluster.num_gpus, s);
+      if (!st.ok()) return st.message();
+      return "batch must be at least 1";
+    }
+    case Verdict::kMemory:
+      return fmt::format(
+          "needs {:.1f} GiB of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}, activations "
+          "{:.1f}, runtime reserve {:.1f}) at batch {}",
+          e.mem_bytes / G, e.mem_capacity_bytes / G, e.weight_bytes / G, e.kv_bytes / G,
+          e.act_bytes / G, e.reserve_bytes / G, e.batch);
+    case Verdict::kTpot:
+      return fmt::format("TPOT {:.1f} ms exceeds the SLO of {:.1f} ms at batch {}", e.tpot_s * 1e3,
+                         p_.workload.tpot_ms, e.batch);
+    case Verdict::kTtft:
+      return fmt::format("TTFT {:.1f} ms exceeds the SLO of {:.1f} ms at batch {}", e.ttft_s * 1e3,
+                         p_.workload.ttft_ms, e.batch);
+    case Verdict::kNoBatch: return "no batch size satisfies memory and SLOs";
+  }
+  return "";
+}
+
+void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
+  StepShape sh;
+  Shape(batch, &sh);
+  ProgramConfig cfg = cfg_;
+  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+  if (p_.model.is_moe() && s.ep > 1)
+    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg, &out->program);
+  const bool dk = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  const Program& p = out->program;
+  for (int k = 0; k < p.num_kinds; ++k)
+    for (int i = 0; i < p.layers[k].num_steps; ++i) out->layer_step_s[k][i] = StepSeconds(p.layers[k].steps[i], dk);
+  for (int i = 0; i < p.embed.num_steps; ++i) out->embed_step_s[i] = StepSeconds(p.embed.steps[i], dk);
+  for (int i = 0; i < p.lm_head.num_steps; ++i) out->lm_head_step_s[i] = StepSeconds(p.lm_head.steps[i], dk);
+  for (int i = 0; i < p.pipe.num_steps; ++i) out->pipe_step_s[i] = StepSeconds(p.pipe.steps[i], dk);
+  const int L = p_.model.num_layers;
+  for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
+}
+
+}  // namespace l2s

@@ -1,0 +1,113 @@
+// The simulator: the environment every searcher optimises against. Evaluate(strategy) builds the
+// per-GPU program (strategy/program.h), costs each step with the calibrated kernel and collective
+// models (kernels.h, collectives.h), composes pipeline stages, checks memory and SLOs, and returns
+// throughput. Evaluate allocates nothing; Describe* helpers (for the CLI) may.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/status.h"
+#include "hw/hw.h"
+#include "model/model.h"
+#include "sim/collectives.h"
+#include "strategy/program.h"
+#include "strategy/strategy.h"
+
+namespace l2s {
+
+enum class Mode { kDecode, kPrefill, kServe };
+const char* ModeName(Mode m);
+bool ParseMode(const std::string& s, Mode* out);
+
+struct Workload {
+  Mode mode = Mode::kDecode;
+  int64_t context = 16384;  // decode: KV length each generated token attends
+  int64_t isl = 1024;       // prefill / serve: prompt length
+  int64_t osl = 1024;       // serve: output length
+  DType weight = DType::kBF16;
+  DType kv = DType::kBF16;
+  double ttft_ms = 0;       // SLOs; 0 = none
+  double tpot_ms = 0;
+  int max_batch = 4096;     // upper bound for batch "auto"
+};
+
+struct Problem {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Workload workload;
+};
+
+// Why an evaluation is invalid (the text comes from Simulator::Reason).
+enum class Verdict : uint8_t { kValid, kStructure, kMemory, kTtft, kTpot, kNoBatch };
+
+struct Evaluation {
+  Verdict verdict = Verdict::kStructure;
+  bool valid() const { return verdict == Verdict::kValid; }
+  double tokens_per_s = 0;          // whole deployment (output tokens; input tokens in prefill)
+  double tokens_per_s_per_gpu = 0;
+  double ttft_s = 0;                // time to first token
+  double tpot_s = 0;                // time per output token (decode step latency through all stages)
+  double stage_s = 0;               // slowest pipeline stage's time for one step
+  int batch = 0;                    // sequences per attention-dp rank (the chosen one when auto)
+  int slowest_stage = 0;
+  // Memory per GPU, bytes (worst stage).
+  double weight_bytes = 0, kv_bytes = 0, act_bytes = 0, reserve_bytes = 0;
+  double mem_bytes = 0, mem_capacity_bytes = 0;
+  // Where the time of the slowest stage goes (seconds per step).
+  std::array<double, kNumOps> compute_s_by_op{};
+  std::array<double, kNumOps> comm_s_by_op{};
+  std::array<double, 7> comm_s_by_kind{};  // indexed by CommKind
+  double compute_s = 0, comm_s = 0;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(Problem problem);
+
+  const Problem& problem() const { return p_; }
+
+  // Evaluates a strategy; strategy.batch == 0 chooses the best batch (throughput within memory
+  // and SLOs). Allocation-free.
+  Evaluation Evaluate(const Strategy& s) const;
+  // Evaluation at one fixed batch (>0), ignoring strategy.batch.
+  Evaluation EvaluateAtBatch(const Strategy& s, int batch) const;
+
+  // One line saying why `e` is invalid ("" when valid).
+  std::string Reason(const Strategy& s, const Evaluation& e) const;
+
+  // The program of one step at the evaluation's batch, plus per-step seconds (for explain).
+  struct Detail {
+    Program program;
+    std::array<std::array<double, Section::kMaxSteps>, Program::kMaxKinds> layer_step_s{};
+    std::array<double, Section::kMaxSteps> embed_step_s{}, lm_head_step_s{}, pipe_step_s{};
+    std::array<int, Program::kMaxKinds> layers_in_slowest_stage{};
+  };
+  void Explain(const Strategy& s, int batch, Detail* out) const;
+
+  // Seconds of one step of the program on this cluster.
+  double StepSeconds(const Step& st, bool decode_kernels) const;
+
+  // Per-engine efficiency factor (measured / simulated throughput), fitted in
+  // docs/VALIDATION.md; unknown engines get the default.
+  static double EngineFactor(const std::string& engine);
+
+ private:
+  struct Costed;
+  void Shape(int batch, StepShape* sh) const;
+  void CostSection(const Section& sec, bool decode, double* total,
+                   Evaluation* acc, double weight) const;
+  Evaluation EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const;
+  double TtftSeconds(const Strategy& s) const;
+  bool QuickStructureOk(const Strategy& s) const;
+
+  Problem p_;
+  std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
+  double reserve_bytes_ = 0;
+  ProgramConfig cfg_;
+};
+
+}  // namespace l2s

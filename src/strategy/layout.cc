@@ -1,0 +1,494 @@
+// The sharding layout algebra: strategy -> per-GPU program. See program.h for the layout
+// vocabulary and docs/STRATEGY.md for the meaning of each operator's choice.
+#include <algorithm>
+#include <cmath>
+
+#include "strategy/program.h"
+
+namespace l2s {
+
+const char* LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kReplicated: return "replicated";
+    case Layout::kTokens: return "split-tokens";
+    case Layout::kFeatures: return "split-features";
+    case Layout::kPartial: return "partial-sum";
+  }
+  return "?";
+}
+
+const char* CommKindName(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce: return "all-reduce";
+    case CommKind::kAllGather: return "all-gather";
+    case CommKind::kReduceScatter: return "reduce-scatter";
+    case CommKind::kAllToAll: return "all-to-all";
+    case CommKind::kSendRecv: return "send/recv";
+    case CommKind::kDispatch: return "moe-dispatch";
+    case CommKind::kCombine: return "moe-combine";
+  }
+  return "?";
+}
+
+int GroupDomains(int n, int stride, int domain) {
+  if (n <= 1 || domain <= 0) return 1;
+  if (static_cast<long long>(stride) * n <= domain) return 1;
+  if (stride >= domain) return n;
+  const int per_domain = domain / stride;
+  return (n + per_domain - 1) / per_domain;
+}
+
+int LayerKindIndex(const ModelSpec& m, int layer, const Program& p) {
+  const LayerSpec& l = m.layers[layer];
+  for (int i = 0; i < p.num_kinds; ++i)
+    if (p.kinds[i].ffn == l.ffn && p.kinds[i].window == l.window) return i;
+  return 0;
+}
+
+namespace {
+
+// Sequences split over g GPUs: whole sequences when the count is integral (each GPU gets
+// ceil(x/g)), otherwise (serve-mode chunked-prefill share) evenly divisible.
+double SplitSeqs(double x, int g) {
+  if (g <= 1) return x;
+  if (x == std::floor(x)) return std::ceil(x / g);
+  return x / g;
+}
+
+// A group the operators of one block run over.
+struct Group {
+  int g = 1;
+  int domains = 1;
+  GroupKind kind = GroupKind::kTp;
+};
+
+class Builder {
+ public:
+  Builder(const ModelSpec& m, const ClusterSpec& c, const Strategy& s, const StepShape& sh,
+          const ProgramConfig& cfg)
+      : m_(m), s_(s), sh_(sh), cfg_(cfg) {
+    const int D = c.gpus_per_domain > 0 ? c.gpus_per_domain : 8;
+    const int G = s.tp * s.dp;
+    tp_ = {s.tp, GroupDomains(s.tp, 1, D), GroupKind::kTp};
+    etp_ = {G / std::max(1, s.ep), GroupDomains(G / std::max(1, s.ep), 1, D), GroupKind::kEtp};
+    stage_ = {G, GroupDomains(G, 1, D), GroupKind::kStage};
+    pipe_domains_ = c.num_gpus > D ? 2 : 1;
+    act_b_ = BytesPerElement(cfg.act);
+    T_ = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+    res_ = (s.sp && s.tp > 1) ? Layout::kTokens : Layout::kReplicated;
+  }
+
+  void Build(Program* p) {
+    p->num_kinds = 0;
+    for (const LayerSpec& l : m_.layers) {
+      bool found = false;
+      for (int i = 0; i < p->num_kinds; ++i)
+        found |= p->kinds[i].ffn == l.ffn && p->kinds[i].window == l.window;
+      if (!found && p->num_kinds < Program::kMaxKinds) p->kinds[p->num_kinds++] = {l.ffn, l.window};
+    }
+    p->tokens_per_rank = T_;
+    p->residual = res_;
+    BuildEmbed(&p->embed);
+    for (int i = 0; i < p->num_kinds; ++i) BuildLayer(p->kinds[i], &p->layers[i]);
+    BuildLmHead(&p->lm_head);
+    BuildPipe(&p->pipe);
+  }
+
+ private:
+  static void Reset(Section* sec) {
+    sec->num_steps = 0;
+    sec->weight_bytes = 0;
+    sec->kv_bytes = 0;
+    sec->act_bytes = 0;
+  }
+
+  // Tokens per GPU when a tensor of this step's tokens is split on tokens over g GPUs.
+  double TokensSplit(int g) const {
+    return SplitSeqs(sh_.decode_seqs, g) + SplitSeqs(sh_.prefill_seqs, g) * sh_.prefill_len;
+  }
+  double TokensIn(Layout l, int g) const { return l == Layout::kTokens ? TokensSplit(g) : T_; }
+
+  void Elementwise(Section* sec, Op op, const char* what, double bytes) {
+    Step& st = sec->Add();
+    st.kind = StepKind::kElementwise;
+    st.op = op;
+    st.what = what;
+    st.bytes = bytes;
+  }
+
+  void Comm(Section* sec, Op op, CommKind kind, const Group& grp, double bytes, Layout from,
+            Layout to) {
+    Step& st = sec->Add();
+    st.kind = StepKind::kComm;
+    st.op = op;
+    st.what = CommKindName(kind);
+    st.comm = kind;
+    st.group = grp.kind;
+    st.group_size = grp.g;
+    st.group_domains = grp.domains;
+    st.comm_bytes = bytes;
+    st.from = from;
+    st.to = to;
+  }
+
+  // Converts a [tokens, F] activation from `from` to `to` over `grp`; `tokens` is the tensor's
+  // total token count in the group. Returns the new layout.
+  Layout Convert(Section* sec, Op op, Layout from, Layout to, double tokens, double F,
+                 const Group& grp) {
+    if (grp.g <= 1 || from == to || from == Layout::kReplicated) return to;
+    const double full = tokens * F * act_b_;  // bytes of the whole tensor
+    if (from == Layout::kPartial) {
+      Comm(sec, op, to == Layout::kReplicated ? CommKind::kAllReduce : CommKind::kReduceScatter,
+           grp, full, from, to);
+    } else if (to == Layout::kReplicated) {
+      Comm(sec, op, CommKind::kAllGather, grp, full, from, to);
+    } else {  // tokens <-> features
+      Comm(sec, op, CommKind::kAllToAll, grp, full / grp.g, from, to);
+    }
+    return to;
+  }
+
+  static Layout Required(Dim d) {
+    switch (d) {
+      case Dim::kDim0: return Layout::kFeatures;
+      case Dim::kDim1: return Layout::kReplicated;
+      case Dim::kNone: return Layout::kTokens;
+    }
+    return Layout::kReplicated;
+  }
+  static Layout Produced(Dim d) {
+    switch (d) {
+      case Dim::kDim0: return Layout::kPartial;
+      case Dim::kDim1: return Layout::kFeatures;
+      case Dim::kNone: return Layout::kTokens;
+    }
+    return Layout::kReplicated;
+  }
+
+  // A matmul [tokens, K] x [K, N] sharded by `d` over `grp`, `count` instances (experts) each
+  // seeing `tokens` rows (for experts: rows per expert). `fixed_bytes` = weight bytes per GPU that
+  // do not scale with the split (e.g. MLA down-projections replicated under dim1).
+  Layout Matmul(Section* sec, Op op, Dim d, Layout in, double tokens, double tokens_split,
+                double K, double N, DType wdt, const Group& grp, double count = 1,
+                const char* what = "gemm") {
+    const int g = grp.g;
+    if (g > 1) in = Convert(sec, op, in, Required(d), tokens * (count > 1 ? count : 1), K, grp);
+    Step& st = sec->Add();
+    st.kind = StepKind::kGemm;
+    st.op = op;
+    st.what = what;
+    st.count = count;
+    st.wdtype = wdt;
+    const double wb = BytesPerElement(wdt);
+    if (g <= 1) {
+      st.m = tokens; st.n = N; st.k = K;
+      st.weight_bytes = K * N * wb * count;
+    } else if (d == Dim::kDim0) {
+      st.m = tokens; st.n = N; st.k = std::ceil(K / g);
+      st.weight_bytes = std::ceil(K / g) * N * wb * count;
+    } else if (d == Dim::kDim1) {
+      st.m = tokens; st.n = std::ceil(N / g); st.k = K;
+      st.weight_bytes = K * std::ceil(N / g) * wb * count;
+    } else {
+      st.m = tokens_split; st.n = N; st.k = K;
+      st.weight_bytes = K * N * wb * count;
+    }
+    st.flops = 2.0 * st.m * st.n * st.k * st.count;
+    sec->weight_bytes += st.weight_bytes;
+    sec->act_bytes = std::max(sec->act_bytes, st.m * st.count * (st.n + st.k) * act_b_);
+    return g <= 1 ? Layout::kReplicated : Produced(d);
+  }
+
+  DType AttnDtype() const { return m_.attention_unquantized ? DType::kBF16 : cfg_.weight; }
+
+  void BuildEmbed(Section* sec) {
+    Reset(sec);
+    const double h = m_.hidden_size, V = m_.vocab_size;
+    const Dim d = s_.dim(Op::kEmbed);
+    const int g = tp_.g;
+    const double wb = BytesPerElement(DType::kBF16);  // embeddings stay bf16 (not quantised)
+    Layout out = Layout::kReplicated;
+    double rows = T_, cols = h, table = V * h * wb;
+    if (g > 1) {
+      if (d == Dim::kDim0) { table = std::ceil(V / g) * h * wb; rows = T_; out = Layout::kPartial; }
+      if (d == Dim::kDim1) { table = V * std::ceil(h / g) * wb; cols = std::ceil(h / g); out = Layout::kFeatures; }
+      if (d == Dim::kNone) { rows = TokensSplit(g); out = Layout::kTokens; }
+    }
+    Elementwise(sec, Op::kEmbed, "lookup", rows * cols * act_b_ * 2);
+    sec->weight_bytes += table;
+    Convert(sec, Op::kEmbed, out, res_, T_, h, tp_);
+  }
+
+  void Norm(Section* sec, Op op, const char* what) {
+    Elementwise(sec, op, what, TokensIn(res_, tp_.g) * m_.hidden_size * act_b_ * 3);
+  }
+
+  void BuildAttention(const LayerKind& kind, Section* sec) {
+    const double h = m_.hidden_size;
+    const int g = tp_.g;
+    const DType wdt = AttnDtype();
+    const bool mla = m_.attention == AttentionKind::kMla;
+    const double H = m_.num_heads;
+    const double KVH = mla ? 1 : m_.num_kv_heads;
+    const double hd = mla ? m_.qk_nope_head_dim + m_.qk_rope_head_dim : m_.head_dim;
+    const double vhd = mla ? m_.v_head_dim : m_.head_dim;
+    const double latent = m_.kv_lora_rank, rope = m_.qk_rope_head_dim;
+
+    Norm(sec, Op::kAttnQkv, "norm");
+    // --- attn_qkv ---
+    const Dim dq = s_.dim(Op::kAttnQkv);
+    Layout l;
+    double qkv_width;  // features of the qkv output tensor (whole)
+    if (!mla) {
+      qkv_width = (H + 2 * KVH) * hd;
+      // With dim1 and fewer KV heads than GPUs, each GPU also computes the one KV head it needs.
+      double n_total = qkv_width;
+      if (g > 1 && dq == Dim::kDim1 && KVH < g) n_total = (H + 2 * g) * hd;  // KV replicated
+      l = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, n_total, wdt, tp_, 1, "qkv");
+      if (m_.attention_bias) sec->weight_bytes += qkv_width * BytesPerElement(DType::kBF16);
+    } else {
+      // MLA projections: down-projections q_a [h, q_lora] and kv_a [h, latent+rope], then the
+      // per-head up-projections q_b [q_lora, H*(nope+rope)] and kv_b [latent, H*(nope+v)] (kv_b is
+      // absorbed into q / o in decode; the work is the same order). Under dim1 the small
+      // down-projections are computed whole on every GPU (as the engines do); otherwise they
+      // follow the op's dim like any matmul.
+      const double qr = m_.q_lora_rank;
+      const double nope = m_.qk_nope_head_dim;
+      const double down_n = (qr > 0 ? qr : 0) + latent + rope;
+      qkv_width = H * (hd + nope + vhd);
+      Layout ld;
+      if (dq == Dim::kDim1 && g > 1) {
+        Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
+        Matmul(sec, Op::kAttnQkv, dq, Layout::kReplicated, T_, T_, h, down_n, wdt,
+               Group{1, 1, GroupKind::kTp}, 1, "q_a+kv_a");
+        ld = Layout::kReplicated;
+      } else {
+        ld = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, down_n, wdt, tp_, 1,
+                    "q_a+kv_a");
+      }
+      if (qr > 0) {
+        l = Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, H * hd, wdt, tp_, 1, "q_b");
+      } else {
+        l = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, H * hd, wdt, tp_, 1, "q_proj");
+      }
+      Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), latent, H * (nope + vhd), wdt, tp_, 1,
+             "kv_b");
+    }
+    // --- attn_core ---
+    const Dim dc = s_.dim(Op::kAttnCore);
+    if (g > 1) l = Convert(sec, Op::kAttnCore, l, Required(dc), T_, qkv_width, tp_);
+    double heads = H, kvh = KVH, dseqs = sh_.decode_seqs, pseqs = sh_.prefill_seqs;
+    double kvlen = sh_.decode_kv_len, kv_split = 1;
+    Layout out = Layout::kReplicated;
+    if (g > 1) {
+      if (dc == Dim::kDim0) {
+        heads = H / g;
+        kvh = mla ? 1 : (KVH >= g ? KVH / g : 1);
+        out = Layout::kFeatures;
+      } else if (dc == Dim::kDim1) {
+        kv_split = g;
+        out = Layout::kPartial;
+      } else {
+        dseqs = SplitSeqs(dseqs, g);
+        pseqs = SplitSeqs(pseqs, g);
+        out = Layout::kTokens;
+      }
+    }
+    const double win = kind.window;
+    const DType kvdt = cfg_.kv;
+    const double kvb = BytesPerElement(kvdt);
+    const double per_tok_per_layer = mla ? (latent + rope) * kvb : 2 * kvh * hd * kvb;
+    if (dseqs > 0) {
+      Step& st = sec->Add();
+      st.kind = StepKind::kAttnDecode;
+      st.op = Op::kAttnCore;
+      st.what = mla ? "mla-decode" : "attn-decode";
+      st.seqs = dseqs; st.q_len = 1; st.kv_len = kvlen / kv_split;
+      st.heads = heads; st.kv_heads = kvh; st.head_dim = hd; st.v_head_dim = vhd;
+      st.window = win > 0 ? win / kv_split : 0;
+      st.mla = mla; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
+      const double keys = win > 0 ? std::min(kvlen, win) / kv_split : kvlen / kv_split;
+      st.flops = mla ? 2.0 * dseqs * keys * heads * (2 * latent + rope)
+                     : 4.0 * dseqs * keys * heads * hd;
+    }
+    if (pseqs > 0) {
+      Step& st = sec->Add();
+      st.kind = StepKind::kAttnPrefill;
+      st.op = Op::kAttnCore;
+      st.what = mla ? "mla-prefill" : "attn-prefill";
+      // Splitting each sequence's keys over g GPUs divides the work like splitting heads.
+      st.seqs = pseqs; st.q_len = sh_.prefill_len; st.kv_len = sh_.prefill_len;
+      st.heads = heads / kv_split; st.kv_heads = std::max(1.0, kvh / kv_split);
+      st.head_dim = hd; st.v_head_dim = vhd; st.window = win;
+      st.mla = mla; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
+      const double L = sh_.prefill_len;
+      const double keys_avg = win > 0 ? std::min(L / 2, win) : L / 2;  // causal average
+      st.flops = 2.0 * pseqs * L * keys_avg * st.heads * (hd + vhd);
+    }
+    // KV cache held per GPU for this layer.
+    const double hold = sh_.kv_hold_len > 0 ? sh_.kv_hold_len : sh_.decode_kv_len;
+    const double hold_eff = win > 0 ? std::min(hold, win) : hold;
+    const double plen_eff = win > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
+    const double kv_tokens = dseqs * hold_eff / kv_split + pseqs * plen_eff / kv_split;
+    sec->kv_bytes += kv_tokens * per_tok_per_layer;
+    // --- attn_out ---
+    l = Matmul(sec, Op::kAttnOut, s_.dim(Op::kAttnOut), out, T_, TokensSplit(g), H * vhd, h, wdt,
+               tp_, 1, "o_proj");
+    if (m_.attention_sinks) sec->weight_bytes += H * BytesPerElement(DType::kBF16) / std::max(1, g);
+    if (m_.attention_bias) sec->weight_bytes += h * BytesPerElement(DType::kBF16);
+    Convert(sec, Op::kAttnOut, l, res_, T_, h, tp_);
+    Elementwise(sec, Op::kAttnOut, "residual-add", TokensIn(res_, g) * h * act_b_ * 3);
+  }
+
+  // Two-matmul MLP over the tp group (dense FFN or shared experts); returns the output layout.
+  Layout Mlp(Section* sec, Op op1, Op op2, double ffn, double n_mats_in) {
+    const double h = m_.hidden_size;
+    const int g = tp_.g;
+    const double n1 = ffn * n_mats_in;
+    Layout l = Matmul(sec, op1, s_.dim(op1), res_, T_, TokensSplit(g), h, n1, cfg_.weight, tp_, 1,
+                      "up");
+    const double cols = s_.dim(op1) == Dim::kDim1 && g > 1 ? std::ceil(ffn / g) : ffn;
+    const double rows = s_.dim(op1) == Dim::kNone && g > 1 ? TokensSplit(g) : T_;
+    Elementwise(sec, op1, "activation", rows * cols * act_b_ * (n_mats_in + 1));
+    return Matmul(sec, op2, s_.dim(op2), l, T_, TokensSplit(g), ffn, h, cfg_.weight, tp_, 1,
+                  "down");
+  }
+
+  void BuildMoe(Section* sec) {
+    const double h = m_.hidden_size;
+    const double E = m_.num_experts, k = m_.experts_per_token;
+    const int g = tp_.g, ep = s_.ep, etp = etp_.g;
+    const double n_in = m_.gated_ffn ? 2 : 1;
+    // Router (bf16 weights): output routing decisions must end split on tokens over tp.
+    Layout lr = Matmul(sec, Op::kMoeRouter, s_.dim(Op::kMoeRouter), res_, T_, TokensSplit(g), h, E,
+                       DType::kBF16, tp_, 1, "router");
+    Convert(sec, Op::kMoeRouter, lr, Layout::kTokens, T_, E, tp_);
+    // Each GPU owns TokensSplit(tp) tokens of its dp rank (a free slice when replicated).
+    const double own = TokensSplit(g);
+    const double stage_tokens = T_ * s_.dp;
+    const double imb = cfg_.expert_imbalance;
+    double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
+    double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
+    if (ep > 1) {
+      const double disp_b = (cfg_.weight == DType::kBF16) ? 2.0 : 1.0;  // FP8 dispatch if quantised
+      Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b, Layout::kTokens,
+           Layout::kTokens);
+      copies_rank = stage_tokens * k / ep * imb;
+      pre_tokens = copies_rank;
+    } else {
+      copies_rank = stage_tokens * k;
+      pre_tokens = stage_tokens;  // tokens are only gathered, one copy each
+    }
+    const double local_experts = E / ep;
+    const double per_expert = copies_rank / local_experts;  // rows per expert GEMM
+    // moe_ffn1 over the etp group.
+    const Dim d1 = s_.dim(Op::kMoeFfn1), d2 = s_.dim(Op::kMoeFfn2);
+    Layout l = Layout::kTokens;
+    if (etp > 1) l = Convert(sec, Op::kMoeFfn1, l, Required(d1), pre_tokens, h, etp_);
+    l = Matmul(sec, Op::kMoeFfn1, d1, etp > 1 ? l : Layout::kReplicated, per_expert,
+               per_expert / std::max(1, etp), h, m_.expert_ffn_size * n_in, cfg_.weight,
+               Group{1, 1, GroupKind::kEtp}, local_experts, "experts-up");
+    FixExpertSplit(sec, d1, etp, /*first=*/true);
+    if (etp > 1) l = Produced(d1);
+    const double cols = (d1 == Dim::kDim1 && etp > 1) ? std::ceil(m_.expert_ffn_size / etp) : m_.expert_ffn_size;
+    const double rows = (d1 == Dim::kNone && etp > 1) ? copies_rank / etp : copies_rank;
+    Elementwise(sec, Op::kMoeFfn1, "activation", rows * cols * act_b_ * (n_in + 1));
+    if (etp > 1) l = Convert(sec, Op::kMoeFfn2, l, Required(d2), copies_rank, m_.expert_ffn_size, etp_);
+    l = Matmul(sec, Op::kMoeFfn2, d2, etp > 1 ? l : Layout::kReplicated, per_expert,
+               per_expert / std::max(1, etp), m_.expert_ffn_size, h, cfg_.weight,
+               Group{1, 1, GroupKind::kEtp}, local_experts, "experts-down");
+    FixExpertSplit(sec, d2, etp, /*first=*/false);
+    if (etp > 1) {
+      l = Produced(d2);
+      // Copies return split on tokens inside the ep rank; with ep = 1 the k copies of a token are
+      // summed locally first, so only the tokens travel.
+      Convert(sec, Op::kMoeFfn2, l, Layout::kTokens, ep > 1 ? copies_rank : stage_tokens, h, etp_);
+    }
+    if (ep > 1) {
+      Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
+           Layout::kTokens);
+    }
+    Elementwise(sec, Op::kMoeFfn2, "weighted-sum", own * k * h * act_b_);
+    if (m_.num_shared_experts > 0) {
+      Layout ls = Mlp(sec, Op::kSharedFfn1, Op::kSharedFfn2,
+                      m_.shared_ffn_size * m_.num_shared_experts, n_in);
+      Convert(sec, Op::kSharedFfn2, ls, Layout::kTokens, T_, h, tp_);
+      Elementwise(sec, Op::kSharedFfn2, "shared-add", own * h * act_b_ * 3);
+    }
+    Convert(sec, Op::kMoeFfn2, Layout::kTokens, res_, T_, h, tp_);
+  }
+
+  // Matmul() above was told the group is 1 (so it charges the whole expert); apply the etp split.
+  void FixExpertSplit(Section* sec, Dim d, int etp, bool first) {
+    if (etp <= 1) return;
+    Step& st = sec->steps[sec->num_steps - 1];
+    const double old_w = st.weight_bytes;
+    if (d == Dim::kDim0) {
+      st.k = std::ceil(st.k / etp);
+      st.weight_bytes /= etp;
+    } else if (d == Dim::kDim1) {
+      st.n = std::ceil(st.n / etp);
+      st.weight_bytes /= etp;
+    } else {
+      st.m = st.m / etp;
+    }
+    (void)first;
+    st.flops = 2.0 * st.m * st.n * st.k * st.count;
+    sec->weight_bytes += st.weight_bytes - old_w;
+  }
+
+  void BuildLayer(const LayerKind& kind, Section* sec) {
+    Reset(sec);
+    BuildAttention(kind, sec);
+    Norm(sec, Op::kDenseFfn1, "norm");
+    if (kind.ffn == FfnKind::kMoe) {
+      BuildMoe(sec);
+    } else {
+      Layout l = Mlp(sec, Op::kDenseFfn1, Op::kDenseFfn2, m_.dense_ffn_size, m_.gated_ffn ? 2 : 1);
+      Convert(sec, Op::kDenseFfn2, l, res_, T_, m_.hidden_size, tp_);
+    }
+    Elementwise(sec, Op::kDenseFfn2, "residual-add",
+                TokensIn(res_, tp_.g) * m_.hidden_size * act_b_ * 3);
+  }
+
+  void BuildLmHead(Section* sec) {
+    Reset(sec);
+    const double h = m_.hidden_size, V = m_.vocab_size;
+    const int g = tp_.g;
+    // Only the last position of each prompt needs logits.
+    const double T = sh_.decode_seqs + sh_.prefill_seqs;
+    const double Ts = SplitSeqs(sh_.decode_seqs, g) + SplitSeqs(sh_.prefill_seqs, g);
+    Elementwise(sec, Op::kLmHead, "final-norm", (res_ == Layout::kTokens ? Ts : T) * h * act_b_ * 3);
+    Layout l = Matmul(sec, Op::kLmHead, s_.dim(Op::kLmHead), res_, T, Ts, h, V, DType::kBF16, tp_,
+                      1, "lm_head");
+    // Sampling needs whole logit rows for the GPU's own tokens.
+    Convert(sec, Op::kLmHead, l, Layout::kTokens, T, V, tp_);
+  }
+
+  void BuildPipe(Section* sec) {
+    Reset(sec);
+    if (s_.pp <= 1) return;
+    const double bytes = TokensSplit(tp_.g) * m_.hidden_size * act_b_;
+    Comm(sec, Op::kEmbed, CommKind::kSendRecv, Group{2, pipe_domains_, GroupKind::kPipe}, bytes,
+         res_, res_);
+  }
+
+  const ModelSpec& m_;
+  const Strategy& s_;
+  const StepShape& sh_;
+  const ProgramConfig& cfg_;
+  Group tp_, etp_, stage_;
+  int pipe_domains_ = 1;
+  double act_b_ = 2;
+  double T_ = 0;
+  Layout res_ = Layout::kReplicated;
+};
+
+}  // namespace
+
+void BuildProgram(const ModelSpec& m, const ClusterSpec& c, const Strategy& s,
+                  const StepShape& shape, const ProgramConfig& cfg, Program* out) {
+  Builder(m, c, s, shape, cfg).Build(out);
+}
+
+}  // namespace l2s

@@ -1,0 +1,96 @@
+// The strategy space of one problem (model x cluster): option lists per sub-action, the stable
+// integer encoding the searchers and the RL policy use, structural validity with reasons, and the
+// validity mask for sampling sub-actions in order.
+//
+// Sub-actions ("heads"), in this fixed order:
+//   0 pp     - pipeline stages: divisors of the GPU count that are <= num_layers
+//   1 tp     - attention tensor parallel: divisors of the GPU count that divide num_heads
+//   2 ep     - expert parallel: divisors of the GPU count that divide num_experts (just {1} for
+//              dense models)
+//   3 batch  - sequences per attention-dp rank: powers of two 1..max_batch, or {auto}
+//   4 sp     - residual stream: {off (replicated), on (split on tokens)}
+//   5..      - one head per operator the model HAS, in Op order, options {dim0, dim1, none}
+// dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
+// Memory and SLO validity need the simulator and are not checked here.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "hw/hw.h"
+#include "model/model.h"
+#include "strategy/strategy.h"
+
+namespace l2s {
+
+// True when the model has this operator (e.g. no moe_* for dense models, no shared_* without
+// shared experts, no dense_ffn* when every layer is MoE).
+bool ModelHasOp(const ModelSpec& m, Op op);
+
+// Structural validity of a strategy for a model and GPU count, with a reason a user understands
+// ("tp=6 does not divide the 64 attention heads", "pp*tp*dp = 12 but the cluster has 16 GPUs").
+// KV heads fewer than tp is valid (the KV cache is replicated) and not an error.
+Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s);
+
+// Valid but worth telling the user, one line each: KV heads fewer than tp (the KV cache is
+// replicated), MLA's latent cache replicated over tp, sp=on with tp=1. Empty when nothing to say.
+std::vector<std::string> StrategyNotes(const ModelSpec& m, const Strategy& s);
+
+// Sets the dim of every operator the model lacks to none (FromText/FromJson default every dim to
+// Megatron's, so e.g. a dense model gets moe_ffn1=dim1; StrategySpace::Encode/Check reject that).
+void ClearAbsentOps(const ModelSpec& m, Strategy* s);
+
+struct SpaceOptions {
+  int max_batch = 1024;      // largest batch option (powers of two from 1)
+  bool search_batch = true;  // false: the batch head has the single option `fixed_batch`
+  int fixed_batch = 0;       // used when !search_batch; 0 = auto
+  bool search_sp = true;     // false: sp fixed to off
+};
+
+class StrategySpace {
+ public:
+  static StatusOr<StrategySpace> Make(const ModelSpec& m, int num_gpus, const SpaceOptions& opt = {});
+
+  enum Head : int { kPp = 0, kTp = 1, kEp = 2, kBatch = 3, kSp = 4, kFirstDim = 5 };
+
+  int num_heads() const { return static_cast<int>(head_sizes_.size()); }
+  int head_size(int h) const { return head_sizes_[h]; }
+  const std::vector<int>& head_sizes() const { return head_sizes_; }
+  std::string head_name(int h) const;             // "pp", "tp", "ep", "batch", "sp", "attn_qkv"...
+  std::string option_name(int h, int i) const;    // "8", "auto", "on", "dim1", ...
+  const std::vector<Op>& searched_ops() const { return ops_; }  // op of head kFirstDim + i
+  const std::vector<int>& pp_options() const { return pp_; }
+  const std::vector<int>& tp_options() const { return tp_; }
+  const std::vector<int>& ep_options() const { return ep_; }
+  const std::vector<int>& batch_options() const { return batch_; }  // 0 = auto
+  int num_gpus() const { return num_gpus_; }
+
+  // idx has num_heads() entries, each in [0, head_size(h)).
+  Strategy Decode(std::span<const int> idx) const;
+  // False when `s` is not representable (a degree or batch not among the options, a dim set on
+  // an operator the model lacks).
+  bool Encode(const Strategy& s, std::vector<int>* idx) const;
+  Status Check(const Strategy& s) const;  // CheckStrategy + representable
+
+  // Valid options of head h given the earlier heads prefix[0..h). out.size() == head_size(h);
+  // out[i] = 1 if option i keeps the strategy completable to a structurally valid one.
+  // Guarantee: choosing every head from its mask in order yields Check(...).ok().
+  void Mask(std::span<const int> prefix, int h, std::span<uint8_t> out) const;
+
+  double Size() const;        // product of head sizes (all combinations)
+  double CountValid() const;  // structurally valid combinations (exact)
+
+ private:
+  const ModelSpec* model_ = nullptr;  // not owned; must outlive the space
+  int num_gpus_ = 0;
+  std::vector<int> pp_, tp_, ep_, batch_;
+  std::vector<Op> ops_;
+  std::vector<int> head_sizes_;
+  bool search_sp_ = true;
+};
+
+}  // namespace l2s
