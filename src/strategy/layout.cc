@@ -172,8 +172,12 @@ class Builder {
                 double K, double N, DType wdt, const Group& grp, double count = 1,
                 const char* what = "gemm") {
     const int g = grp.g;
+    const Layout arrived = in;
     if (g > 1) in = Convert(sec, op, in, Required(d), tokens * (count > 1 ? count : 1), K, grp);
     Step& st = sec->Add();
+    st.from = arrived;
+    st.to = g <= 1 ? Layout::kReplicated : Produced(d);
+    st.group_size = g;
     st.kind = StepKind::kGemm;
     st.op = op;
     st.what = what;

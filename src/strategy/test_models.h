@@ -1,0 +1,92 @@
+// Hand-built ModelSpecs for tests of the strategy and simulator layers (kept independent of the
+// preset tables so that a preset typo cannot hide a layout bug). Figures from the HF configs.
+#pragma once
+
+#include "model/model.h"
+
+namespace l2s::testing {
+
+// Llama-3.1-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, head_dim 128, FFN 28672 (SwiGLU),
+// vocab 128256, untied.
+inline ModelSpec Llama70B() {
+  ModelSpec m;
+  m.name = "llama-70b-test";
+  m.architecture = "llama";
+  m.num_layers = 80;
+  m.hidden_size = 8192;
+  m.vocab_size = 128256;
+  m.num_heads = 64;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.gated_ffn = true;
+  m.dense_ffn_size = 28672;
+  m.layers.assign(80, LayerSpec{});
+  return m;
+}
+
+// Llama-3.1-8B: 32 layers, hidden 4096, 32 heads, 8 KV heads, FFN 14336, vocab 128256.
+inline ModelSpec Llama8B() {
+  ModelSpec m = Llama70B();
+  m.name = "llama-8b-test";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_heads = 32;
+  m.dense_ffn_size = 14336;
+  m.layers.assign(32, LayerSpec{});
+  return m;
+}
+
+// DeepSeek-V3: 61 layers (3 dense + 58 MoE), hidden 7168, MLA (q_lora 1536, kv_lora 512,
+// nope 128, rope 64, v 128), 128 heads, dense FFN 18432, 256 experts top-8 of 2048, one shared
+// expert of 2048, vocab 129280, FP8 weights.
+inline ModelSpec DeepSeekV3() {
+  ModelSpec m;
+  m.name = "deepseek-v3-test";
+  m.architecture = "deepseek_v3";
+  m.num_layers = 61;
+  m.hidden_size = 7168;
+  m.vocab_size = 129280;
+  m.attention = AttentionKind::kMla;
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.head_dim = 192;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  m.gated_ffn = true;
+  m.dense_ffn_size = 18432;
+  m.num_experts = 256;
+  m.experts_per_token = 8;
+  m.expert_ffn_size = 2048;
+  m.num_shared_experts = 1;
+  m.shared_ffn_size = 2048;
+  m.weight_dtype = DType::kFP8;
+  m.layers.assign(61, LayerSpec{FfnKind::kMoe, 0});
+  for (int i = 0; i < 3; ++i) m.layers[i].ffn = FfnKind::kDense;
+  return m;
+}
+
+// The paper's synthetic GPT-MoE: hidden 12288, 96 heads (MHA, head_dim 128), 16 experts top-2 of
+// FFN 49152 (GELU, two matrices), vocab 51200, every layer MoE.
+inline ModelSpec GptMoe(int layers) {
+  ModelSpec m;
+  m.name = "gpt-moe-test";
+  m.architecture = "gpt_moe";
+  m.synthetic = true;
+  m.num_layers = layers;
+  m.hidden_size = 12288;
+  m.vocab_size = 51200;
+  m.num_heads = 96;
+  m.num_kv_heads = 96;
+  m.head_dim = 128;
+  m.gated_ffn = false;
+  m.num_experts = 16;
+  m.experts_per_token = 2;
+  m.expert_ffn_size = 49152;
+  m.layers.assign(layers, LayerSpec{FfnKind::kMoe, 0});
+  return m;
+}
+
+}  // namespace l2s::testing
