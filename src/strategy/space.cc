@@ -1,0 +1,327 @@
+#include "strategy/space.h"
+
+#include <cassert>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+namespace l2s {
+namespace {
+
+// Divisors of n (n >= 1), ascending.
+std::vector<int> Divisors(int n) {
+  std::vector<int> lo, hi;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    lo.push_back(static_cast<int>(i));
+    if (i * i != n) hi.push_back(static_cast<int>(n / i));
+  }
+  lo.insert(lo.end(), hi.rbegin(), hi.rend());
+  return lo;
+}
+
+constexpr int kNumDimOptions = 3;  // dim0, dim1, none
+
+bool HasMoeLayers(const ModelSpec& m) { return m.num_moe_layers() > 0; }
+
+}  // namespace
+
+bool ModelHasOp(const ModelSpec& m, Op op) {
+  switch (op) {
+    case Op::kEmbed:
+    case Op::kAttnQkv:
+    case Op::kAttnCore:
+    case Op::kAttnOut:
+    case Op::kLmHead:
+      return true;
+    case Op::kMoeRouter:
+    case Op::kMoeFfn1:
+    case Op::kMoeFfn2:
+      return HasMoeLayers(m);
+    case Op::kSharedFfn1:
+    case Op::kSharedFfn2:
+      return HasMoeLayers(m) && m.num_shared_experts > 0;
+    case Op::kDenseFfn1:
+    case Op::kDenseFfn2:
+      return m.num_dense_layers() > 0;
+  }
+  return false;
+}
+
+Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s) {
+  if (num_gpus <= 0) {
+    return Status::InvalidArgument(fmt::format("the cluster must have at least one GPU, got {}",
+                                               num_gpus));
+  }
+  if (s.pp <= 0 || s.tp <= 0 || s.dp <= 0 || s.ep <= 0) {
+    return Status::Invalid(fmt::format(
+        "parallel degrees must be positive, got pp={}, tp={}, dp={}, ep={}", s.pp, s.tp, s.dp,
+        s.ep));
+  }
+  const int64_t product = static_cast<int64_t>(s.pp) * s.tp * s.dp;
+  if (product != num_gpus) {
+    return Status::Invalid(
+        fmt::format("pp*tp*dp = {} but the cluster has {} GPUs", product, num_gpus));
+  }
+  if (s.pp > m.num_layers) {
+    return Status::Invalid(fmt::format(
+        "pp={} exceeds the model's {} layers (each stage needs at least one)", s.pp,
+        m.num_layers));
+  }
+  if (m.num_heads <= 0 || m.num_heads % s.tp != 0) {
+    return Status::Invalid(
+        fmt::format("tp={} does not divide the {} attention heads", s.tp, m.num_heads));
+  }
+  if (s.ep > 1 && !HasMoeLayers(m)) {
+    return Status::Invalid(
+        fmt::format("ep={} on a dense model (it has no MoE layers); ep must be 1", s.ep));
+  }
+  const int gpus_per_stage = s.tp * s.dp;
+  if (gpus_per_stage % s.ep != 0) {
+    return Status::Invalid(fmt::format("ep={} does not divide the {} GPUs per stage (tp*dp)",
+                                       s.ep, gpus_per_stage));
+  }
+  if (HasMoeLayers(m) && (m.num_experts <= 0 || m.num_experts % s.ep != 0)) {
+    return Status::Invalid(
+        fmt::format("ep={} does not divide the {} experts", s.ep, m.num_experts));
+  }
+  if (s.batch < 0) {
+    return Status::Invalid(fmt::format("batch={} is negative (0 means auto)", s.batch));
+  }
+  for (int i = 0; i < kNumOps; ++i) {
+    const int d = static_cast<int>(s.dims[i]);
+    if (d < 0 || d >= kNumDimOptions) {
+      return Status::Invalid(fmt::format("{} has dim value {}; expected dim0, dim1 or none",
+                                         OpName(static_cast<Op>(i)), d));
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> StrategyNotes(const ModelSpec& m, const Strategy& s) {
+  std::vector<std::string> notes;
+  if (s.tp > 1 && m.attention == AttentionKind::kMla) {
+    notes.push_back(fmt::format(
+        "MLA keeps one latent KV vector per token shared by all heads: the latent KV cache is "
+        "replicated on each of the {} tp ranks",
+        s.tp));
+  } else if (s.tp > 1 && m.num_kv_heads > 0 && m.num_kv_heads < s.tp) {
+    notes.push_back(fmt::format(
+        "tp={} exceeds the {} KV heads: each KV head (and its cache) is replicated on {} GPUs",
+        s.tp, m.num_kv_heads, s.tp / m.num_kv_heads));
+  }
+  if (s.sp && s.tp == 1) notes.push_back("sp=on has no effect with tp=1");
+  return notes;
+}
+
+void ClearAbsentOps(const ModelSpec& m, Strategy* s) {
+  for (int i = 0; i < kNumOps; ++i) {
+    if (!ModelHasOp(m, static_cast<Op>(i))) s->dims[i] = Dim::kNone;
+  }
+}
+
+StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
+                                            const SpaceOptions& opt) {
+  if (num_gpus <= 0) {
+    return Status::InvalidArgument(
+        fmt::format("strategy space: GPU count must be positive, got {}", num_gpus));
+  }
+  if (m.num_layers <= 0 || m.num_heads <= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "strategy space: model '{}' needs positive num_layers and num_heads (got {} and {})",
+        m.name, m.num_layers, m.num_heads));
+  }
+  if (static_cast<int>(m.layers.size()) != m.num_layers) {
+    return Status::InvalidArgument(
+        fmt::format("strategy space: model '{}' has num_layers={} but {} layer specs", m.name,
+                    m.num_layers, m.layers.size()));
+  }
+  if (HasMoeLayers(m) && m.num_experts <= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "strategy space: model '{}' has MoE layers but num_experts={}", m.name, m.num_experts));
+  }
+  if (opt.search_batch && opt.max_batch < 1) {
+    return Status::InvalidArgument(
+        fmt::format("strategy space: max_batch must be >= 1, got {}", opt.max_batch));
+  }
+  if (!opt.search_batch && opt.fixed_batch < 0) {
+    return Status::InvalidArgument(fmt::format(
+        "strategy space: fixed_batch must be >= 0 (0 = auto), got {}", opt.fixed_batch));
+  }
+
+  StrategySpace sp;
+  sp.model_ = &m;
+  sp.num_gpus_ = num_gpus;
+  sp.search_sp_ = opt.search_sp;
+  for (int d : Divisors(num_gpus)) {
+    if (d <= m.num_layers) sp.pp_.push_back(d);
+    if (m.num_heads % d == 0) sp.tp_.push_back(d);
+    if (HasMoeLayers(m) ? m.num_experts % d == 0 : d == 1) sp.ep_.push_back(d);
+  }
+  if (opt.search_batch) {
+    for (int64_t b = 1; b <= opt.max_batch; b *= 2) sp.batch_.push_back(static_cast<int>(b));
+  } else {
+    sp.batch_.push_back(opt.fixed_batch);
+  }
+  for (int i = 0; i < kNumOps; ++i) {
+    if (ModelHasOp(m, static_cast<Op>(i))) sp.ops_.push_back(static_cast<Op>(i));
+  }
+  // Completability rests on degree 1 being the first option of pp, tp and ep (1 divides every
+  // positive count); see Mask.
+  assert(sp.pp_.front() == 1 && sp.tp_.front() == 1 && sp.ep_.front() == 1);
+
+  sp.head_sizes_ = {static_cast<int>(sp.pp_.size()), static_cast<int>(sp.tp_.size()),
+                    static_cast<int>(sp.ep_.size()), static_cast<int>(sp.batch_.size()),
+                    opt.search_sp ? 2 : 1};
+  for (size_t i = 0; i < sp.ops_.size(); ++i) sp.head_sizes_.push_back(kNumDimOptions);
+  return sp;
+}
+
+std::string StrategySpace::head_name(int h) const {
+  switch (h) {
+    case kPp: return "pp";
+    case kTp: return "tp";
+    case kEp: return "ep";
+    case kBatch: return "batch";
+    case kSp: return "sp";
+    default: break;
+  }
+  if (h >= kFirstDim && h < num_heads()) return std::string(OpName(ops_[h - kFirstDim]));
+  return "?";
+}
+
+std::string StrategySpace::option_name(int h, int i) const {
+  if (h < 0 || h >= num_heads() || i < 0 || i >= head_sizes_[h]) return "?";
+  switch (h) {
+    case kPp: return fmt::format("{}", pp_[i]);
+    case kTp: return fmt::format("{}", tp_[i]);
+    case kEp: return fmt::format("{}", ep_[i]);
+    case kBatch: return batch_[i] == 0 ? std::string("auto") : fmt::format("{}", batch_[i]);
+    case kSp: return i == 1 ? "on" : "off";
+    default: return std::string(DimName(static_cast<Dim>(i)));
+  }
+}
+
+Strategy StrategySpace::Decode(std::span<const int> idx) const {
+  assert(static_cast<int>(idx.size()) >= num_heads());
+  Strategy s;
+  s.pp = pp_[idx[kPp]];
+  s.tp = tp_[idx[kTp]];
+  s.ep = ep_[idx[kEp]];
+  s.batch = batch_[idx[kBatch]];
+  s.sp = search_sp_ && idx[kSp] == 1;
+  // Integer division: when pp*tp does not divide the GPU count the result fails Check (the
+  // product no longer equals the GPU count); when pp*tp > GPUs, dp = 0 fails it too.
+  s.dp = static_cast<int>(num_gpus_ / (static_cast<int64_t>(s.pp) * s.tp));
+  s.dims.fill(Dim::kNone);
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    s.dims[static_cast<int>(ops_[i])] = static_cast<Dim>(idx[kFirstDim + i]);
+  }
+  return s;
+}
+
+bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
+  idx->assign(num_heads(), 0);
+  auto find = [](const std::vector<int>& opts, int v, int* out) {
+    for (size_t i = 0; i < opts.size(); ++i) {
+      if (opts[i] == v) {
+        *out = static_cast<int>(i);
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!find(pp_, s.pp, &(*idx)[kPp]) || !find(tp_, s.tp, &(*idx)[kTp]) ||
+      !find(ep_, s.ep, &(*idx)[kEp]) || !find(batch_, s.batch, &(*idx)[kBatch])) {
+    return false;
+  }
+  if (s.sp && !search_sp_) return false;
+  (*idx)[kSp] = s.sp ? 1 : 0;
+  for (int i = 0; i < kNumOps; ++i) {
+    const int d = static_cast<int>(s.dims[i]);
+    if (d < 0 || d >= kNumDimOptions) return false;
+  }
+  for (size_t i = 0; i < ops_.size(); ++i) (*idx)[kFirstDim + i] = static_cast<int>(s.dim(ops_[i]));
+  // dp is derived and the lacking operators are fixed to none: both are covered by requiring the
+  // decoded strategy to be exactly `s`.
+  return Decode(*idx) == s;
+}
+
+Status StrategySpace::Check(const Strategy& s) const {
+  Status st = CheckStrategy(*model_, num_gpus_, s);
+  if (!st.ok()) return st;
+  for (int i = 0; i < kNumOps; ++i) {
+    const Op op = static_cast<Op>(i);
+    if (s.dims[i] != Dim::kNone && !ModelHasOp(*model_, op)) {
+      return Status::Invalid(fmt::format(
+          "{}={} but the model has no {} operator (it must be none)", OpName(op),
+          DimName(s.dims[i]), OpName(op)));
+    }
+  }
+  if (s.sp && !search_sp_) return Status::Invalid("sp=on but this space fixes sp=off");
+  bool batch_ok = false;
+  for (int b : batch_) batch_ok = batch_ok || b == s.batch;
+  if (!batch_ok) {
+    const std::string want =
+        batch_.size() == 1 ? option_name(kBatch, 0)
+                           : fmt::format("a power of two from 1 to {}", batch_.back());
+    return Status::Invalid(fmt::format("batch={} is not an option of this space (expected {})",
+                                       s.batch == 0 ? "auto" : fmt::format("{}", s.batch), want));
+  }
+  // Degrees: a structurally valid pp divides the GPU count and is <= num_layers, tp divides the
+  // GPUs and the heads, ep divides the GPUs and the experts, so they are always among the options.
+  std::vector<int> idx;
+  if (!Encode(s, &idx)) return Status::Invalid("strategy is not representable in this space");
+  return Status::Ok();
+}
+
+void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> out) const {
+  assert(h >= 0 && h < num_heads());
+  assert(static_cast<int>(out.size()) == head_sizes_[h]);
+  assert(static_cast<int>(prefix.size()) >= h);
+  const int n = static_cast<int>(out.size());
+  switch (h) {
+    case kTp: {
+      // tp must divide the GPUs of one stage so that dp = GPUs/(pp*tp) is whole; then ep = 1
+      // always completes the strategy.
+      const int per_stage = num_gpus_ / pp_[prefix[kPp]];
+      for (int i = 0; i < n; ++i) out[i] = per_stage % tp_[i] == 0 ? 1 : 0;
+      return;
+    }
+    case kEp: {
+      // Given pp*tp | GPUs, tp*dp = GPUs/pp; ep must divide it (ep | experts holds by option).
+      const int per_stage = num_gpus_ / pp_[prefix[kPp]];
+      for (int i = 0; i < n; ++i) out[i] = per_stage % ep_[i] == 0 ? 1 : 0;
+      return;
+    }
+    default:
+      // pp: every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it.
+      // batch, sp and every dim head: no structural constraint.
+      for (int i = 0; i < n; ++i) out[i] = 1;
+      return;
+  }
+}
+
+double StrategySpace::Size() const {
+  double size = 1;
+  for (int s : head_sizes_) size *= s;
+  return size;
+}
+
+double StrategySpace::CountValid() const {
+  // Valid (pp, tp, ep) triples: for each pp, tp and ep each independently divide GPUs/pp (see
+  // Mask). Batch, sp and dims are unconstrained, so each multiplies the count by its head size.
+  double degrees = 0;
+  for (int pp : pp_) {
+    const int per_stage = num_gpus_ / pp;
+    int ntp = 0, nep = 0;
+    for (int tp : tp_) ntp += per_stage % tp == 0 ? 1 : 0;
+    for (int ep : ep_) nep += per_stage % ep == 0 ? 1 : 0;
+    degrees += static_cast<double>(ntp) * nep;
+  }
+  double rest = 1;
+  for (int h = kBatch; h < num_heads(); ++h) rest *= head_sizes_[h];
+  return degrees * rest;
+}
+
+}  // namespace l2s

@@ -1,0 +1,476 @@
+// Tests of the strategy space: validity reasons, option lists, encoding, the mask guarantees
+// (completability and completeness) and the exact valid count, over hand-built and random models.
+#include "strategy/space.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace l2s {
+namespace {
+
+ModelSpec Uniform(std::string name, int layers, FfnKind ffn) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.num_layers = layers;
+  m.layers.assign(layers, LayerSpec{ffn, 0});
+  return m;
+}
+
+// Llama-3.1-70B-like: dense GQA.
+ModelSpec Llama70B() {
+  ModelSpec m = Uniform("llama-70b-like", 80, FfnKind::kDense);
+  m.hidden_size = 8192;
+  m.vocab_size = 128256;
+  m.num_heads = 64;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.dense_ffn_size = 28672;
+  return m;
+}
+
+// GPT-MoE-like: every layer MoE, 16 experts top-2, 96 heads (MHA), GELU MLP.
+ModelSpec GptMoe(int layers = 80) {
+  ModelSpec m = Uniform("gpt-moe-like", layers, FfnKind::kMoe);
+  m.hidden_size = 12288;
+  m.vocab_size = 50257;
+  m.num_heads = 96;
+  m.num_kv_heads = 96;
+  m.head_dim = 128;
+  m.gated_ffn = false;
+  m.num_experts = 16;
+  m.experts_per_token = 2;
+  m.expert_ffn_size = 4 * 12288;
+  return m;
+}
+
+// DeepSeek-V3-like: MLA, 3 dense + 58 MoE layers, 256 routed experts + 1 shared, 128 heads.
+ModelSpec DeepSeekLike() {
+  ModelSpec m = Uniform("deepseek-like", 61, FfnKind::kMoe);
+  for (int i = 0; i < 3; ++i) m.layers[i].ffn = FfnKind::kDense;
+  m.hidden_size = 7168;
+  m.vocab_size = 129280;
+  m.attention = AttentionKind::kMla;
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  m.dense_ffn_size = 18432;
+  m.num_experts = 256;
+  m.experts_per_token = 8;
+  m.expert_ffn_size = 2048;
+  m.num_shared_experts = 1;
+  m.shared_ffn_size = 2048;
+  return m;
+}
+
+Strategy Make(int pp, int tp, int dp, int ep, int batch = 0) {
+  Strategy s;
+  s.pp = pp;
+  s.tp = tp;
+  s.dp = dp;
+  s.ep = ep;
+  s.batch = batch;
+  s.dims = MegatronDims();
+  return s;
+}
+
+void ExpectInvalid(const Status& st, std::string_view what) {
+  ASSERT_FALSE(st.ok()) << "expected an error mentioning '" << what << "'";
+  EXPECT_EQ(st.message().find('\n'), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(what), std::string::npos)
+      << "message '" << st.message() << "' should mention '" << what << "'";
+}
+
+TEST(ModelHasOp, ByFamily) {
+  const ModelSpec llama = Llama70B(), moe = GptMoe(), ds = DeepSeekLike();
+  for (Op op : {Op::kEmbed, Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut, Op::kLmHead}) {
+    EXPECT_TRUE(ModelHasOp(llama, op));
+    EXPECT_TRUE(ModelHasOp(moe, op));
+    EXPECT_TRUE(ModelHasOp(ds, op));
+  }
+  for (Op op : {Op::kMoeRouter, Op::kMoeFfn1, Op::kMoeFfn2}) {
+    EXPECT_FALSE(ModelHasOp(llama, op));
+    EXPECT_TRUE(ModelHasOp(moe, op));
+    EXPECT_TRUE(ModelHasOp(ds, op));
+  }
+  for (Op op : {Op::kSharedFfn1, Op::kSharedFfn2}) {
+    EXPECT_FALSE(ModelHasOp(llama, op));
+    EXPECT_FALSE(ModelHasOp(moe, op));
+    EXPECT_TRUE(ModelHasOp(ds, op));
+  }
+  for (Op op : {Op::kDenseFfn1, Op::kDenseFfn2}) {
+    EXPECT_TRUE(ModelHasOp(llama, op));
+    EXPECT_FALSE(ModelHasOp(moe, op));
+    EXPECT_TRUE(ModelHasOp(ds, op));
+  }
+}
+
+TEST(CheckStrategy, EachReason) {
+  const ModelSpec llama = Llama70B(), moe = GptMoe(), ds = DeepSeekLike();
+  EXPECT_TRUE(CheckStrategy(llama, 64, Make(2, 8, 4, 1)).ok());
+  EXPECT_TRUE(CheckStrategy(ds, 256, Make(1, 8, 32, 256)).ok());
+
+  ExpectInvalid(CheckStrategy(llama, 64, Make(0, 8, 4, 1)), "positive");
+  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 4, 0)), "positive");
+  ExpectInvalid(CheckStrategy(llama, 64, Make(2, -8, 4, 1)), "positive");
+  // 2*8*2 = 32 GPUs of a 64-GPU cluster: both numbers in the message.
+  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 2, 1)), "pp*tp*dp = 32");
+  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 2, 1)), "64 GPUs");
+  ExpectInvalid(CheckStrategy(llama, 160, Make(160, 1, 1, 1)), "80 layers");
+  ExpectInvalid(CheckStrategy(llama, 96, Make(1, 6, 16, 1)), "tp=6 does not divide the 64");
+  ExpectInvalid(CheckStrategy(llama, 64, Make(1, 8, 8, 2)), "dense");
+  // GPT-MoE: 16 experts; tp*dp = 12 per stage.
+  ExpectInvalid(CheckStrategy(moe, 24, Make(2, 12, 1, 8)), "does not divide the 12 GPUs per stage");
+  ExpectInvalid(CheckStrategy(moe, 24, Make(2, 12, 1, 3)), "does not divide the 16 experts");
+  ExpectInvalid(CheckStrategy(moe, 64, Make(1, 8, 8, 4, -1)), "batch=-1");
+  ExpectInvalid(CheckStrategy(moe, 0, Make(1, 1, 1, 1)), "at least one GPU");
+}
+
+TEST(CheckStrategy, FewKvHeadsIsValidWithANote) {
+  const ModelSpec llama = Llama70B();  // 8 KV heads
+  const Strategy s = Make(1, 16, 4, 1);
+  EXPECT_TRUE(CheckStrategy(llama, 64, s).ok());
+  const auto notes = StrategyNotes(llama, s);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("8 KV heads"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("replicated on 2 GPUs"), std::string::npos) << notes[0];
+  EXPECT_TRUE(StrategyNotes(llama, Make(1, 8, 8, 1)).empty());
+  EXPECT_EQ(StrategyNotes(DeepSeekLike(), Make(1, 8, 8, 1)).size(), 1u);  // MLA latent cache
+}
+
+TEST(StrategySpace, MakeRejectsBadInput) {
+  const ModelSpec llama = Llama70B();
+  EXPECT_FALSE(StrategySpace::Make(llama, 0).ok());
+  SpaceOptions o;
+  o.max_batch = 0;
+  EXPECT_FALSE(StrategySpace::Make(llama, 8, o).ok());
+  o = SpaceOptions{};
+  o.search_batch = false;
+  o.fixed_batch = -2;
+  EXPECT_FALSE(StrategySpace::Make(llama, 8, o).ok());
+  ModelSpec broken = llama;
+  broken.layers.pop_back();  // 80 layers declared, 79 described
+  EXPECT_FALSE(StrategySpace::Make(broken, 8).ok());
+}
+
+// Llama-70B-like on 64 GPUs, hand-derived:
+//   pp: divisors of 64 that are <= 80: 1 2 4 8 16 32 64 (7);  tp: divisors of 64 dividing 64
+//   heads: the same 7; ep: {1} (dense); batch: 1..1024 powers of two (11); sp: 2;
+//   ops: embed attn_qkv attn_core attn_out dense_ffn1 dense_ffn2 lm_head (7) -> 3^7 = 2187.
+//   Size = 7*7*1*11*2*2187. Valid (pp,tp): tp | 64/pp -> 7+6+5+4+3+2+1 = 28.
+TEST(StrategySpace, LlamaOn64Gpus) {
+  const ModelSpec llama = Llama70B();
+  auto sp = StrategySpace::Make(llama, 64);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  EXPECT_EQ(sp->pp_options(), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(sp->tp_options(), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(sp->ep_options(), (std::vector<int>{1}));
+  EXPECT_EQ(sp->batch_options(),
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(sp->searched_ops(),
+            (std::vector<Op>{Op::kEmbed, Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut,
+                             Op::kDenseFfn1, Op::kDenseFfn2, Op::kLmHead}));
+  ASSERT_EQ(sp->num_heads(), 12);
+  EXPECT_EQ(sp->head_name(0), "pp");
+  EXPECT_EQ(sp->head_name(3), "batch");
+  EXPECT_EQ(sp->head_name(4), "sp");
+  EXPECT_EQ(sp->head_name(5), "embed");
+  EXPECT_EQ(sp->head_name(9), "dense_ffn1");
+  EXPECT_EQ(sp->option_name(StrategySpace::kTp, 3), "8");
+  EXPECT_EQ(sp->option_name(StrategySpace::kBatch, 10), "1024");
+  EXPECT_EQ(sp->option_name(StrategySpace::kSp, 1), "on");
+  EXPECT_EQ(sp->option_name(6, 1), "dim1");
+  EXPECT_EQ(sp->option_name(6, 2), "none");
+  EXPECT_DOUBLE_EQ(sp->Size(), 7.0 * 7 * 1 * 11 * 2 * 2187);
+  EXPECT_DOUBLE_EQ(sp->CountValid(), 28.0 * 11 * 2 * 2187);
+}
+
+// GPT-MoE-1.6T-like (80 layers, 96 heads, 16 experts) on 24576 = 2^13 * 3 GPUs, max_batch 1024:
+//   pp: divisors <= 80: 1 2 4 8 16 32 64 3 6 12 24 48 (12); tp: divisors of 96 = 2^5*3 (12);
+//   ep: 1 2 4 8 16 (5); batch 11; sp 2; 8 ops -> 3^8 = 6561.  Size = 12*12*5*11*2*6561.
+//   Valid: any tp and ep fit the power-of-two part of 24576/pp (2^13/2^6 >= 2^5), and a tp with
+//   factor 3 needs pp without it: 7 pp * 12 tp + 5 pp * 6 tp = 114; * 5 ep = 570 triples.
+TEST(StrategySpace, GptMoe16tOn24576Gpus) {
+  const ModelSpec moe = GptMoe();
+  auto sp = StrategySpace::Make(moe, 24576);
+  ASSERT_TRUE(sp.ok());
+  EXPECT_EQ(sp->pp_options().size(), 12u);
+  EXPECT_EQ(sp->tp_options(), (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96}));
+  EXPECT_EQ(sp->ep_options(), (std::vector<int>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(sp->searched_ops().size(), 8u);
+  EXPECT_DOUBLE_EQ(sp->Size(), 12.0 * 12 * 5 * 11 * 2 * 6561);          // 103,926,240
+  EXPECT_DOUBLE_EQ(sp->CountValid(), 570.0 * 11 * 2 * 6561);             // 82,274,940
+}
+
+TEST(StrategySpace, FixedBatchAndSp) {
+  const ModelSpec moe = GptMoe();
+  SpaceOptions o;
+  o.search_batch = false;
+  o.fixed_batch = 0;
+  o.search_sp = false;
+  auto sp = StrategySpace::Make(moe, 16, o);
+  ASSERT_TRUE(sp.ok());
+  EXPECT_EQ(sp->head_size(StrategySpace::kBatch), 1);
+  EXPECT_EQ(sp->head_size(StrategySpace::kSp), 1);
+  EXPECT_EQ(sp->option_name(StrategySpace::kBatch, 0), "auto");
+  Strategy s = Make(1, 16, 1, 16);
+  ClearAbsentOps(moe, &s);
+  EXPECT_TRUE(sp->Check(s).ok()) << sp->Check(s).ToString();
+  s.sp = true;
+  ExpectInvalid(sp->Check(s), "sp");
+  s.sp = false;
+  s.batch = 8;
+  ExpectInvalid(sp->Check(s), "batch=8");
+}
+
+TEST(StrategySpace, CheckRepresentability) {
+  const ModelSpec llama = Llama70B();
+  auto sp = StrategySpace::Make(llama, 64);
+  ASSERT_TRUE(sp.ok());
+  Strategy s = Make(2, 8, 4, 1, 64);  // Megatron dims set moe_* on a dense model
+  ExpectInvalid(sp->Check(s), "moe_ffn1");
+  std::vector<int> idx;
+  EXPECT_FALSE(sp->Encode(s, &idx));
+  ClearAbsentOps(llama, &s);
+  EXPECT_TRUE(sp->Check(s).ok());
+  ASSERT_TRUE(sp->Encode(s, &idx));
+  EXPECT_EQ(sp->Decode(idx), s);
+  s.batch = 48;  // not a power of two
+  ExpectInvalid(sp->Check(s), "batch=48");
+  EXPECT_FALSE(sp->Encode(s, &idx));
+  s.batch = 64;
+  s.dp = 2;  // dp is derived: 64 / (2*8) = 4
+  EXPECT_FALSE(sp->Encode(s, &idx));
+  ExpectInvalid(sp->Check(s), "pp*tp*dp");
+}
+
+// ---- random problems --------------------------------------------------------------------------
+
+ModelSpec RandomModel(std::mt19937& rng) {
+  auto pick = [&rng](std::initializer_list<int> v) {
+    std::uniform_int_distribution<size_t> u(0, v.size() - 1);
+    return *(v.begin() + u(rng));
+  };
+  std::uniform_int_distribution<int> layers(1, 128), kind(0, 3);
+  ModelSpec m;
+  m.name = "random";
+  m.num_layers = pick({1, 2, 3, 5, 7, 12, 24, 61, 80, 128}) == 1 ? 1 : layers(rng);
+  m.num_heads = pick({1, 2, 3, 4, 6, 8, 12, 14, 16, 24, 32, 40, 48, 64, 96, 128});
+  m.num_kv_heads = pick({1, 2, 4, 8});
+  m.layers.assign(m.num_layers, LayerSpec{});
+  const int k = kind(rng);  // 0 dense, 1 all MoE, 2 some dense then MoE, 3 alternating
+  if (k > 0) {
+    m.num_experts = pick({1, 2, 3, 4, 6, 8, 16, 60, 64, 128, 256});
+    m.experts_per_token = 1;
+    m.num_shared_experts = pick({0, 0, 1, 2});
+    for (int i = 0; i < m.num_layers; ++i) {
+      const bool moe = k == 1 || (k == 2 && i >= m.num_layers / 4) || (k == 3 && i % 2 == 1);
+      m.layers[i].ffn = moe ? FfnKind::kMoe : FfnKind::kDense;
+    }
+    if (m.num_moe_layers() == 0) m.num_experts = 0;
+  }
+  return m;
+}
+
+int RandomGpus(std::mt19937& rng) {
+  std::uniform_int_distribution<int> small(1, 64), which(0, 9);
+  const int large[] = {96, 128, 720, 1024, 4096, 24576};
+  const int w = which(rng);
+  return w < 8 ? small(rng) : large[std::uniform_int_distribution<int>(0, 5)(rng)];
+}
+
+SpaceOptions RandomOptions(std::mt19937& rng) {
+  std::uniform_int_distribution<int> coin(0, 1), maxb(1, 16);
+  SpaceOptions o;
+  o.max_batch = maxb(rng);
+  o.search_batch = coin(rng) == 1;
+  o.fixed_batch = coin(rng) == 1 ? 0 : 32;
+  o.search_sp = coin(rng) == 1;
+  return o;
+}
+
+// True when each idx[h] is allowed by Mask(idx[0..h), h): i.e. masked sampling can produce idx.
+bool Producible(const StrategySpace& sp, const std::vector<int>& idx) {
+  std::vector<uint8_t> mask;
+  for (int h = 0; h < sp.num_heads(); ++h) {
+    mask.assign(sp.head_size(h), 0);
+    sp.Mask(std::span<const int>(idx.data(), h), h, mask);
+    if (!mask[idx[h]]) return false;
+  }
+  return true;
+}
+
+// Mixed-radix flat index <-> per-head indices (head 0 most significant).
+void Unflatten(const StrategySpace& sp, int64_t flat, std::vector<int>* idx) {
+  idx->assign(sp.num_heads(), 0);
+  for (int h = sp.num_heads() - 1; h >= 0; --h) {
+    (*idx)[h] = static_cast<int>(flat % sp.head_size(h));
+    flat /= sp.head_size(h);
+  }
+}
+int64_t Flatten(const StrategySpace& sp, const std::vector<int>& idx) {
+  int64_t flat = 0;
+  for (int h = 0; h < sp.num_heads(); ++h) flat = flat * sp.head_size(h) + idx[h];
+  return flat;
+}
+
+// Depth-first enumeration that follows the masks; marks every leaf in `seen`.
+void MaskedEnumerate(const StrategySpace& sp, std::vector<int>* prefix, std::vector<uint8_t>* seen,
+                     int64_t* leaves) {
+  const int h = static_cast<int>(prefix->size());
+  if (h == sp.num_heads()) {
+    (*seen)[Flatten(sp, *prefix)] += 1;
+    ++*leaves;
+    return;
+  }
+  std::vector<uint8_t> mask(sp.head_size(h));
+  sp.Mask(*prefix, h, mask);
+  for (int i = 0; i < sp.head_size(h); ++i) {
+    if (!mask[i]) continue;
+    prefix->push_back(i);
+    MaskedEnumerate(sp, prefix, seen, leaves);
+    prefix->pop_back();
+  }
+}
+
+// Completability: 10k strategies sampled head by head from the masks are all valid.
+TEST(StrategySpaceRandom, MaskedSamplesAreAllValid) {
+  std::mt19937 rng(1234);
+  int sampled = 0;
+  std::vector<int> idx;
+  std::vector<uint8_t> mask;
+  for (int problem = 0; problem < 100; ++problem) {
+    const ModelSpec m = RandomModel(rng);
+    const int gpus = RandomGpus(rng);
+    auto sp = StrategySpace::Make(m, gpus, RandomOptions(rng));
+    ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+    for (int k = 0; k < 100; ++k) {
+      idx.clear();
+      for (int h = 0; h < sp->num_heads(); ++h) {
+        mask.assign(sp->head_size(h), 0);
+        sp->Mask(idx, h, mask);
+        std::vector<int> allowed;
+        for (int i = 0; i < sp->head_size(h); ++i) {
+          if (mask[i]) allowed.push_back(i);
+        }
+        ASSERT_FALSE(allowed.empty()) << "dead end at head " << sp->head_name(h);
+        idx.push_back(allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)]);
+      }
+      const Strategy s = sp->Decode(idx);
+      const Status st = sp->Check(s);
+      ASSERT_TRUE(st.ok()) << gpus << " GPUs: " << ToText(s) << ": " << st.ToString();
+      std::vector<int> back;
+      ASSERT_TRUE(sp->Encode(s, &back));
+      EXPECT_EQ(back, idx);
+      ++sampled;
+    }
+  }
+  EXPECT_EQ(sampled, 10000);
+}
+
+// Completeness and soundness: on small spaces, the set reached by masked enumeration equals the
+// brute-force set of valid index vectors, and its size equals CountValid().
+TEST(StrategySpaceRandom, MaskedEnumerationEqualsBruteForce) {
+  std::mt19937 rng(99);
+  int full = 0;
+  std::vector<int> idx;
+  for (int problem = 0; problem < 400 && full < 30; ++problem) {
+    const ModelSpec m = RandomModel(rng);
+    std::uniform_int_distribution<int> g(1, 64);
+    const int gpus = g(rng);
+    SpaceOptions o = RandomOptions(rng);
+    o.max_batch = std::min(o.max_batch, 4);
+    auto sp = StrategySpace::Make(m, gpus, o);
+    ASSERT_TRUE(sp.ok());
+    if (sp->Size() > 100000) continue;
+    ++full;
+    const int64_t size = static_cast<int64_t>(sp->Size());
+    std::vector<uint8_t> valid(size, 0), seen(size, 0);
+    int64_t nvalid = 0;
+    for (int64_t f = 0; f < size; ++f) {
+      Unflatten(*sp, f, &idx);
+      valid[f] = sp->Check(sp->Decode(idx)).ok() ? 1 : 0;
+      nvalid += valid[f];
+    }
+    std::vector<int> prefix;
+    int64_t leaves = 0;
+    MaskedEnumerate(*sp, &prefix, &seen, &leaves);
+    EXPECT_EQ(leaves, nvalid);
+    ASSERT_EQ(seen, valid) << gpus << " GPUs, model heads " << m.num_heads << " experts "
+                           << m.num_experts;
+    EXPECT_EQ(sp->CountValid(), static_cast<double>(nvalid));
+  }
+  EXPECT_EQ(full, 30);
+}
+
+// Larger spaces: the degree/batch/sp heads are enumerated exhaustively and the dim heads
+// sampled; an index vector is producible by masked sampling iff it is valid, and the count of
+// valid degree/batch/sp prefixes times 3^(searched ops) equals CountValid().
+TEST(StrategySpaceRandom, LargeSpacesAgreeWithBruteForce) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> dim(0, 2);
+  std::vector<int> idx;
+  for (int problem = 0; problem < 30; ++problem) {
+    const ModelSpec m = RandomModel(rng);
+    const int gpus = problem < 6 ? (problem % 2 ? 24576 : 1024) : RandomGpus(rng);
+    SpaceOptions o = RandomOptions(rng);
+    o.max_batch = 1024;
+    auto sp = StrategySpace::Make(m, gpus, o);
+    ASSERT_TRUE(sp.ok());
+    int64_t prefixes = 1;
+    for (int h = 0; h < StrategySpace::kFirstDim; ++h) prefixes *= sp->head_size(h);
+    int64_t nvalid = 0;
+    for (int64_t f = 0; f < prefixes; ++f) {
+      // Unflatten the first five heads; the dim heads get random options.
+      idx.assign(sp->num_heads(), 0);
+      int64_t r = f;
+      for (int h = StrategySpace::kFirstDim - 1; h >= 0; --h) {
+        idx[h] = static_cast<int>(r % sp->head_size(h));
+        r /= sp->head_size(h);
+      }
+      for (int h = StrategySpace::kFirstDim; h < sp->num_heads(); ++h) idx[h] = dim(rng);
+      const bool valid = sp->Check(sp->Decode(idx)).ok();
+      ASSERT_EQ(Producible(*sp, idx), valid) << ToText(sp->Decode(idx)) << " on " << gpus;
+      nvalid += valid ? 1 : 0;
+    }
+    const double ndims = std::pow(3.0, static_cast<double>(sp->searched_ops().size()));
+    EXPECT_DOUBLE_EQ(sp->CountValid(), static_cast<double>(nvalid) * ndims);
+  }
+}
+
+TEST(StrategySpaceRandom, EncodeDecodeRoundTrip) {
+  std::mt19937 rng(77);
+  std::vector<int> idx, back;
+  for (int problem = 0; problem < 50; ++problem) {
+    const ModelSpec m = RandomModel(rng);
+    auto sp = StrategySpace::Make(m, RandomGpus(rng), RandomOptions(rng));
+    ASSERT_TRUE(sp.ok());
+    for (int k = 0; k < 100; ++k) {
+      idx.resize(sp->num_heads());
+      for (int h = 0; h < sp->num_heads(); ++h) {
+        idx[h] = std::uniform_int_distribution<int>(0, sp->head_size(h) - 1)(rng);
+      }
+      // Any index vector (valid or not) decodes to a strategy that encodes back to it.
+      const Strategy s = sp->Decode(idx);
+      ASSERT_TRUE(sp->Encode(s, &back)) << ToText(s);
+      EXPECT_EQ(back, idx);
+      EXPECT_EQ(sp->Decode(back), s);
+      for (int i = 0; i < kNumOps; ++i) {
+        if (!ModelHasOp(m, static_cast<Op>(i))) {
+          EXPECT_EQ(s.dims[i], Dim::kNone);
+        }
+      }
+      for (int h = 0; h < sp->num_heads(); ++h) EXPECT_NE(sp->option_name(h, idx[h]), "?");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace l2s
