@@ -188,7 +188,99 @@ void Simulator::CostSection(const Section& sec, bool decode, double* total, Eval
   *total = t;
 }
 
-Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const {
+bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const {
+  if (!QuickStructureOk(s) || batch < 1) return false;
+  StepShape sh;
+  Shape(batch, &sh);
+  ProgramConfig cfg = cfg_;
+  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+  if (p_.model.is_moe() && s.ep > 1)
+    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
+  *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  return true;
+}
+
+void Simulator::PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const {
+  // First token of a new request: its whole prompt prefilled alone through all stages.
+  StepShape sh;
+  sh.prefill_seqs = 1;
+  sh.prefill_len = static_cast<double>(p_.workload.isl);
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg_, prog);
+  *decode_kernels = sh.prefill_len / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+}
+
+void Simulator::ComputeTotals(const Strategy& s, int batch, Totals* t) const {
+  *t = Totals{};
+  thread_local Program prog;
+  bool dk = true;
+  if (!Prepare(s, batch, &prog, &dk)) return;
+  t->num_kinds = prog.num_kinds;
+  double act = 0;
+  for (int k = 0; k < prog.num_kinds; ++k) {
+    CostSection(prog.layers[k], dk, &t->layer_s[k], nullptr, 0);
+    t->layer_w[k] = prog.layers[k].weight_bytes;
+    t->layer_kv[k] = prog.layers[k].kv_bytes;
+    act = std::max(act, prog.layers[k].act_bytes);
+  }
+  CostSection(prog.embed, dk, &t->embed_s, nullptr, 0);
+  CostSection(prog.lm_head, dk, &t->lm_s, nullptr, 0);
+  CostSection(prog.pipe, dk, &t->pipe_s, nullptr, 0);
+  t->embed_w = prog.embed.weight_bytes;
+  t->lm_w = prog.lm_head.weight_bytes;
+  t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
+  if (p_.workload.mode == Mode::kServe) t->ttft_prefill_s = TtftSeconds(s);
+}
+
+void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const {
+  *t = OpTotals{};
+  thread_local Program prog;
+  bool dk = true;
+  if (!Prepare(s, batch, &prog, &dk)) return;
+  const double act_b = BytesPerElement(cfg_.act);
+  auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
+                       std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts) {
+    for (int i = 0; i < sec.num_steps; ++i) {
+      const Step& st = sec.steps[i];
+      const int op = static_cast<int>(st.op);
+      (*ts)[op] += StepSeconds(st, dk2);
+      if (ws) (*ws)[op] += st.weight_bytes;
+      if (acts && st.kind == StepKind::kGemm)
+        (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
+    }
+  };
+  // Weight bytes a section holds outside any step (biases, sinks, the embedding table) go to
+  // the named operator so that the per-op sums equal the section's total.
+  auto rest = [](const Section& sec, std::array<double, kNumOps>* ws, Op op) {
+    double steps_w = 0;
+    for (double w : *ws) steps_w += w;
+    (*ws)[static_cast<int>(op)] += sec.weight_bytes - steps_w;
+  };
+  t->num_kinds = prog.num_kinds;
+  for (int k = 0; k < prog.num_kinds; ++k) {
+    attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k]);
+    rest(prog.layers[k], &t->layer_w[k], Op::kAttnOut);
+    t->layer_kv[k] = prog.layers[k].kv_bytes;
+  }
+  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act);
+  rest(prog.embed, &t->embed_w, Op::kEmbed);
+  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act);
+  std::array<double, kNumOps> pipe{};
+  attribute(prog.pipe, dk, &pipe, nullptr, nullptr);
+  for (double x : pipe) t->pipe_s += x;
+  if (p_.workload.mode == Mode::kServe) {
+    PrefillPass(s, &prog, &dk);
+    for (int k = 0; k < prog.num_kinds; ++k)
+      attribute(prog.layers[k], dk, &t->ttft_layer_s[k], nullptr, nullptr);
+    attribute(prog.embed, dk, &t->ttft_embed_s, nullptr, nullptr);
+    attribute(prog.lm_head, dk, &t->ttft_lm_s, nullptr, nullptr);
+    std::array<double, kNumOps> tpipe{};
+    attribute(prog.pipe, dk, &tpipe, nullptr, nullptr);
+    for (double x : tpipe) t->ttft_pipe_s += x;
+  }
+}
+
+Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) const {
   Evaluation e;
   e.batch = batch;
   e.mem_capacity_bytes = p_.cluster.gpu.hbm_bytes;
@@ -196,46 +288,26 @@ Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_break
     e.verdict = Verdict::kStructure;
     return e;
   }
-  StepShape sh;
-  Shape(batch, &sh);
-  ProgramConfig cfg = cfg_;
-  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1)
-    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
-  thread_local Program prog;
-  BuildProgram(p_.model, p_.cluster, s, sh, cfg, &prog);
-
-  const int G = s.tp * s.dp;
-  const bool decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
-  std::array<double, Program::kMaxKinds> t_kind{};
-  for (int k = 0; k < prog.num_kinds; ++k) CostSection(prog.layers[k], decode_kernels, &t_kind[k], nullptr, 0);
-  double t_embed = 0, t_lm = 0, t_pipe = 0;
-  CostSection(prog.embed, decode_kernels, &t_embed, nullptr, 0);
-  CostSection(prog.lm_head, decode_kernels, &t_lm, nullptr, 0);
-  CostSection(prog.pipe, decode_kernels, &t_pipe, nullptr, 0);
-
   // Pipeline: stage i holds layers [i*L/pp, (i+1)*L/pp). `pp` microbatches are in flight, so each
   // stage keeps KV for pp * batch sequences of its layers.
   const int L = p_.model.num_layers, pp = s.pp;
-  double act = 0;
-  for (int k = 0; k < prog.num_kinds; ++k) act = std::max(act, prog.layers[k].act_bytes);
-  act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes}) * kActivationBuffers;
+  const double act = t.act * kActivationBuffers;
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
   for (int st = 0; st < pp; ++st) {
     const int lo = static_cast<int>(static_cast<long long>(st) * L / pp);
     const int hi = static_cast<int>(static_cast<long long>(st + 1) * L / pp);
-    double t = (pp > 1 ? t_pipe : 0.0), w = 0, kv = 0;
-    for (int k = 0; k < prog.num_kinds; ++k) {
+    double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0;
+    for (int k = 0; k < t.num_kinds; ++k) {
       const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
-      t += c * t_kind[k];
-      w += c * prog.layers[k].weight_bytes;
-      kv += c * prog.layers[k].kv_bytes * pp;
+      time += c * t.layer_s[k];
+      w += c * t.layer_w[k];
+      kv += c * t.layer_kv[k] * pp;
     }
-    if (st == 0) { t += t_embed; w += prog.embed.weight_bytes; }
-    if (st == pp - 1) { t += t_lm; w += prog.lm_head.weight_bytes; }
+    if (st == 0) { time += t.embed_s; w += t.embed_w; }
+    if (st == pp - 1) { time += t.lm_s; w += t.lm_w; }
     const double mem = w + kv + act + reserve_bytes_;
-    if (t > worst_t) { worst_t = t; worst_stage = st; }
+    if (time > worst_t) { worst_t = time; worst_stage = st; }
     if (mem > worst_mem) {
       worst_mem = mem;
       e.weight_bytes = w;
@@ -249,30 +321,17 @@ Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_break
   e.slowest_stage = worst_stage;
 
   const Workload& wl = p_.workload;
-  const double seqs_per_s = s.dp * static_cast<double>(batch) / worst_t;  // per pipeline
+  // One microbatch of dp x batch sequences leaves the pipeline every stage time.
+  const double seqs_per_s = s.dp * static_cast<double>(batch) / worst_t;
   if (wl.mode == Mode::kPrefill) {
     e.tokens_per_s = seqs_per_s * static_cast<double>(wl.isl);
     e.ttft_s = pp * worst_t;
   } else {
     e.tokens_per_s = seqs_per_s;
     e.tpot_s = pp * worst_t;
-    if (wl.mode == Mode::kServe) e.ttft_s = TtftSeconds(s) + worst_t;
+    if (wl.mode == Mode::kServe) e.ttft_s = t.ttft_prefill_s + worst_t;
   }
   e.tokens_per_s_per_gpu = e.tokens_per_s / p_.cluster.num_gpus;
-  (void)G;
-
-  if (with_breakdown) {
-    // Attribute the slowest stage's time.
-    const int lo = static_cast<int>(static_cast<long long>(worst_stage) * L / pp);
-    const int hi = static_cast<int>(static_cast<long long>(worst_stage + 1) * L / pp);
-    double dummy = 0;
-    for (int k = 0; k < prog.num_kinds; ++k)
-      CostSection(prog.layers[k], decode_kernels, &dummy, &e,
-                  kind_prefix_[k][hi] - kind_prefix_[k][lo]);
-    if (worst_stage == 0) CostSection(prog.embed, decode_kernels, &dummy, &e, 1);
-    if (worst_stage == pp - 1) CostSection(prog.lm_head, decode_kernels, &dummy, &e, 1);
-    if (pp > 1) CostSection(prog.pipe, decode_kernels, &dummy, &e, 1);
-  }
 
   if (e.mem_bytes > e.mem_capacity_bytes) {
     e.verdict = Verdict::kMemory;
@@ -286,24 +345,41 @@ Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_break
   return e;
 }
 
-double Simulator::TtftSeconds(const Strategy& s) const {
-  // First token of a new request: its whole prompt prefilled alone through all stages.
-  StepShape sh;
-  sh.prefill_seqs = 1;
-  sh.prefill_len = static_cast<double>(p_.workload.isl);
+Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const {
+  Totals t;
+  ComputeTotals(s, batch, &t);
+  Evaluation e = Compose(s, batch, t);
+  if (!with_breakdown || e.verdict == Verdict::kStructure) return e;
+  // Attribute the slowest stage's time to operators and collectives.
   thread_local Program prog;
-  BuildProgram(p_.model, p_.cluster, s, sh, cfg_, &prog);
-  const bool decode_kernels = sh.prefill_len / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  bool dk = true;
+  Prepare(s, batch, &prog, &dk);
+  const int L = p_.model.num_layers, pp = s.pp, ws = e.slowest_stage;
+  const int lo = static_cast<int>(static_cast<long long>(ws) * L / pp);
+  const int hi = static_cast<int>(static_cast<long long>(ws + 1) * L / pp);
+  double dummy = 0;
+  for (int k = 0; k < prog.num_kinds; ++k)
+    CostSection(prog.layers[k], dk, &dummy, &e, kind_prefix_[k][hi] - kind_prefix_[k][lo]);
+  if (ws == 0) CostSection(prog.embed, dk, &dummy, &e, 1);
+  if (ws == pp - 1) CostSection(prog.lm_head, dk, &dummy, &e, 1);
+  if (pp > 1) CostSection(prog.pipe, dk, &dummy, &e, 1);
+  return e;
+}
+
+double Simulator::TtftSeconds(const Strategy& s) const {
+  thread_local Program prog;
+  bool dk = true;
+  PrefillPass(s, &prog, &dk);
   double total = 0, t = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], decode_kernels, &t, nullptr, 0);
+    CostSection(prog.layers[k], dk, &t, nullptr, 0);
     total += t * kind_prefix_[k].back();
   }
-  CostSection(prog.embed, decode_kernels, &t, nullptr, 0);
+  CostSection(prog.embed, dk, &t, nullptr, 0);
   total += t;
-  CostSection(prog.lm_head, decode_kernels, &t, nullptr, 0);
+  CostSection(prog.lm_head, dk, &t, nullptr, 0);
   total += t;
-  CostSection(prog.pipe, decode_kernels, &t, nullptr, 0);
+  CostSection(prog.pipe, dk, &t, nullptr, 0);
   total += t * (s.pp - 1);
   return total;
 }

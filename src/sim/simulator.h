@@ -91,6 +91,34 @@ class Simulator {
   // Seconds of one step of the program on this cluster.
   double StepSeconds(const Step& st, bool decode_kernels) const;
 
+  // --- Exact decomposition, for solvers that exploit structure (the oracle) ---
+  // Everything Compose needs about one step at a fixed batch.
+  struct Totals {
+    int num_kinds = 0;
+    std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
+    double act = 0;  // largest live activation of any section (before double-buffering)
+    double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
+    double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
+  };
+  // The same, attributed to the operator each step belongs to. Every step belongs to exactly one
+  // operator, and a step's cost depends only on the residual layout (sp) and the dims of its
+  // operator's group — {attn_qkv, attn_core, attn_out}, {moe_ffn1, moe_ffn2},
+  // {shared_ffn1, shared_ffn2}, {dense_ffn1, dense_ffn2}, or a single operator — so totals of a
+  // strategy are sums of per-group attributions taken from strategies that agree on that group.
+  struct OpTotals {
+    int num_kinds = 0;
+    std::array<std::array<double, kNumOps>, Program::kMaxKinds> layer_s{}, layer_w{}, layer_act{},
+        ttft_layer_s{};
+    std::array<double, Program::kMaxKinds> layer_kv{};
+    std::array<double, kNumOps> embed_s{}, embed_w{}, embed_act{}, lm_s{}, lm_w{}, lm_act{},
+        ttft_embed_s{}, ttft_lm_s{};
+    double pipe_s = 0, ttft_pipe_s = 0;
+  };
+  void ComputeTotals(const Strategy& s, int batch, Totals* out) const;
+  void ComputeOpTotals(const Strategy& s, int batch, OpTotals* out) const;
+  // Evaluation (without breakdown) from totals: identical to EvaluateAtBatch's figures.
+  Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
+
   // Per-engine efficiency factor (measured / simulated throughput), fitted in
   // docs/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
@@ -100,6 +128,8 @@ class Simulator {
   void Shape(int batch, StepShape* sh) const;
   void CostSection(const Section& sec, bool decode, double* total,
                    Evaluation* acc, double weight) const;
+  bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
+  void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
   Evaluation EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const;
   double TtftSeconds(const Strategy& s) const;
   bool QuickStructureOk(const Strategy& s) const;

@@ -1,0 +1,314 @@
+// Simulator: hand-derived bounds, memory rejection with the right figures, monotonicity
+// properties, and the fast evaluation against a slow per-layer reference.
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "sim/kernels.h"
+#include "strategy/space.h"
+#include "strategy/test_models.h"
+
+namespace l2s {
+namespace {
+
+// H100 SXM figures from ../shared/reference/HARDWARE.md.
+ClusterSpec H100s(int n) {
+  ClusterSpec c;
+  c.name = "h100-test";
+  c.gpu.name = "h100";
+  c.gpu.bf16_flops = 989e12;
+  c.gpu.fp8_flops = 1979e12;
+  c.gpu.hbm_bytes = 80 * kGiB;
+  c.gpu.hbm_bw = 3.35e12;
+  c.gpu.nvlink_bw = 450e9;
+  c.gpu.calibration = "h100_sxm";
+  c.num_gpus = n;
+  c.gpus_per_domain = 8;
+  c.scaleout_bw = 50e9;
+  c.nvlink_latency = 3e-6;
+  c.scaleout_latency = 5e-6;
+  return c;
+}
+
+Problem MakeProblem(ModelSpec m, int gpus, Mode mode = Mode::kDecode) {
+  Problem p;
+  p.model = std::move(m);
+  p.cluster = H100s(gpus);
+  p.workload.mode = mode;
+  p.workload.weight = p.model.weight_dtype;
+  return p;
+}
+
+Strategy Mega(int pp, int tp, int dp, int ep, int batch) {
+  Strategy s;
+  s.pp = pp; s.tp = tp; s.dp = dp; s.ep = ep; s.batch = batch;
+  s.dims = MegatronDims();
+  return s;
+}
+
+TEST(Simulator, Llama8bDecodeBoundedByWeightReads) {
+  // One decode step at batch 1 must read every weight once: Llama-3.1-8B has ~8.03e9 params; the
+  // hand-built spec counts embeddings + lm_head 2 x 128256 x 4096 = 1.051e9 and 32 layers x
+  // (4096 x 6144 + 4096 x 4096 + 3 x 4096 x 14336) = 32 x 218.1e6 = 6.979e9 -> 8.03e9 params,
+  // 16.06e9 B in bf16. The embedding table is only looked up (one row per token), so the bytes a
+  // step must stream are (8.03e9 - 0.525e9) x 2 = 15.01e9 B -> >= 15.01e9 / 3.35e12 = 4.48 ms.
+  Problem p = MakeProblem(testing::Llama8B(), 1);
+  p.workload.context = 1024;
+  Simulator sim(p);
+  const Evaluation e = sim.Evaluate(Mega(1, 1, 1, 1, 1));
+  ASSERT_TRUE(e.valid()) << sim.Reason(Mega(1, 1, 1, 1, 1), e);
+  const double streamed = (8.03e9 - 128256.0 * 4096) * 2;
+  const double bound_s = streamed / 3.35e12;
+  EXPECT_GE(e.tpot_s, bound_s);
+  // ...and a well-fitted kernel model is not far above it (HBM efficiency ~85-90% + overheads).
+  EXPECT_LE(e.tpot_s, bound_s * 1.6);
+  EXPECT_NEAR(e.tokens_per_s, 1.0 / e.tpot_s, 1e-9 / e.tpot_s);
+}
+
+TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
+  // Weights: 2 x 128256 x 8192 (embed + lm_head) + 80 x (8192 x 10240 + 8192^2 + 3 x 8192 x 28672)
+  // = 2.101e9 + 68.448e9 = 70.549e9 params x 2 B = 141.10e9 B = 131.4 GiB > 80 GiB.
+  Problem p = MakeProblem(testing::Llama70B(), 1);
+  p.workload.context = 1024;
+  Simulator sim(p);
+  const Strategy s = Mega(1, 1, 1, 1, 1);
+  const Evaluation e = sim.Evaluate(s);
+  EXPECT_EQ(e.verdict, Verdict::kMemory);
+  EXPECT_NEAR(e.weight_bytes / kGiB, 131.4, 0.05);
+  const std::string r = sim.Reason(s, e);
+  EXPECT_NE(r.find("of 80.0 GiB per GPU"), std::string::npos) << r;
+  EXPECT_NE(r.find("weights 131.4"), std::string::npos) << r;
+  // On 8 GPUs with tp=8 it fits: 131.4 / 8 = 16.4 GiB of weights each.
+  Problem p8 = MakeProblem(testing::Llama70B(), 8);
+  p8.workload.context = 1024;
+  Simulator sim8(p8);
+  const Evaluation e8 = sim8.Evaluate(Mega(1, 8, 1, 1, 8));
+  EXPECT_TRUE(e8.valid()) << sim8.Reason(Mega(1, 8, 1, 1, 8), e8);
+  EXPECT_NEAR(e8.weight_bytes / kGiB, 131.4 / 8, 0.05);
+}
+
+TEST(Simulator, StructurallyInvalidHasReason) {
+  Simulator sim(MakeProblem(testing::Llama70B(), 8));
+  const Strategy s = Mega(1, 3, 2, 1, 8);  // 6 GPUs, tp=3 does not divide 64 heads
+  const Evaluation e = sim.Evaluate(s);
+  EXPECT_EQ(e.verdict, Verdict::kStructure);
+  EXPECT_FALSE(sim.Reason(s, e).empty());
+}
+
+// Random structurally valid strategies for a model on n GPUs.
+Strategy RandomStrategy(const StrategySpace& space, std::mt19937_64& rng) {
+  std::vector<int> idx(space.num_heads());
+  std::vector<uint8_t> mask;
+  for (int h = 0; h < space.num_heads(); ++h) {
+    mask.assign(space.head_size(h), 0);
+    space.Mask(std::span<const int>(idx.data(), h), h, mask);
+    std::vector<int> ok;
+    for (int i = 0; i < space.head_size(h); ++i)
+      if (mask[i]) ok.push_back(i);
+    idx[h] = ok[rng() % ok.size()];
+  }
+  return space.Decode(idx);
+}
+
+TEST(Simulator, MonotoneInBandwidthContextAndBatch) {
+  std::mt19937_64 rng(3);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(8)};
+  for (const ModelSpec& m : models) {
+    const int gpus = 16;
+    SpaceOptions so;
+    so.max_batch = 64;
+    auto space = StrategySpace::Make(m, gpus, so);
+    ASSERT_TRUE(space.ok()) << space.status().message();
+    Problem base = MakeProblem(m, gpus);
+    base.workload.context = 2048;
+    Problem fast = base;
+    fast.cluster.gpu.hbm_bw *= 1.5;
+    Problem longer = base;
+    longer.workload.context = 8192;
+    Simulator s0(base), s1(fast), s2(longer);
+    for (int i = 0; i < 300; ++i) {
+      Strategy s = RandomStrategy(*space, rng);
+      const int b = 1 + static_cast<int>(rng() % 32);
+      const Evaluation e0 = s0.EvaluateAtBatch(s, b);
+      const Evaluation e1 = s1.EvaluateAtBatch(s, b);
+      const Evaluation e2 = s2.EvaluateAtBatch(s, b);
+      const Evaluation e3 = s0.EvaluateAtBatch(s, b + 1);
+      EXPECT_LE(e1.stage_s, e0.stage_s * (1 + 1e-12)) << ToText(s);
+      EXPECT_GE(e2.stage_s, e0.stage_s * (1 - 1e-12)) << ToText(s);
+      EXPECT_GE(e3.stage_s, e0.stage_s * (1 - 1e-12)) << ToText(s);
+    }
+  }
+}
+
+// Slow reference: walk every layer of every stage, cost each one's steps from scratch, and
+// account memory per stage, without the prefix-sum shortcuts of the fast path.
+struct Ref {
+  double stage_s = 0, mem = 0;
+};
+Ref Reference(const Simulator& sim, const Strategy& s, int batch) {
+  const Problem& p = sim.problem();
+  Simulator::Detail d;
+  sim.Explain(s, batch, &d);
+  const Program& prog = d.program;
+  const int L = p.model.num_layers;
+  Ref r;
+  r.stage_s = 0;
+  double act = 0;
+  for (int k = 0; k < prog.num_kinds; ++k) act = std::max(act, prog.layers[k].act_bytes);
+  act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes}) * 2;
+  for (int st = 0; st < s.pp; ++st) {
+    double t = 0, w = 0, kv = 0;
+    for (int layer = st * L / s.pp; layer < (st + 1) * L / s.pp; ++layer) {
+      const int k = LayerKindIndex(p.model, layer, prog);
+      for (int i = 0; i < prog.layers[k].num_steps; ++i) t += d.layer_step_s[k][i];
+      w += prog.layers[k].weight_bytes;
+      kv += prog.layers[k].kv_bytes * s.pp;
+    }
+    if (st == 0) {
+      for (int i = 0; i < prog.embed.num_steps; ++i) t += d.embed_step_s[i];
+      w += prog.embed.weight_bytes;
+    }
+    if (st == s.pp - 1) {
+      for (int i = 0; i < prog.lm_head.num_steps; ++i) t += d.lm_head_step_s[i];
+      w += prog.lm_head.weight_bytes;
+    }
+    if (s.pp > 1)
+      for (int i = 0; i < prog.pipe.num_steps; ++i) t += d.pipe_step_s[i];
+    r.stage_s = std::max(r.stage_s, t);
+    r.mem = std::max(r.mem, w + kv + act);
+  }
+  return r;
+}
+
+TEST(Simulator, FastPathMatchesPerLayerReference) {
+  std::mt19937_64 rng(5);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(12)};
+  for (const ModelSpec& m : models) {
+    const int gpus = 32;
+    auto space = StrategySpace::Make(m, gpus, SpaceOptions{});
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kPrefill, Mode::kServe}) {
+      Problem p = MakeProblem(m, gpus, mode);
+      p.workload.context = 4096;
+      p.workload.isl = 1024;
+      p.workload.osl = 256;
+      Simulator sim(p);
+      for (int i = 0; i < 100; ++i) {
+        const Strategy s = RandomStrategy(*space, rng);
+        const int b = 1 + static_cast<int>(rng() % 16);
+        const Evaluation e = sim.EvaluateAtBatch(s, b);
+        const Ref r = Reference(sim, s, b);
+        EXPECT_NEAR(e.stage_s, r.stage_s, 1e-9 * r.stage_s) << ToText(s);
+        EXPECT_NEAR(e.mem_bytes - e.reserve_bytes, r.mem, 1e-9 * r.mem) << ToText(s);
+        const double tput = s.dp * b / r.stage_s * (mode == Mode::kPrefill ? 1024.0 : 1.0);
+        EXPECT_NEAR(e.tokens_per_s, tput, 1e-9 * tput);
+        // The breakdown attributes exactly the slowest stage's time.
+        EXPECT_NEAR(e.compute_s + e.comm_s, e.stage_s, 1e-9 * e.stage_s);
+      }
+    }
+  }
+}
+
+TEST(Simulator, AutoBatchFindsTheBestFeasibleBatch) {
+  // Exhaustive over every batch 1..max_batch versus the auto search.
+  std::mt19937_64 rng(9);
+  const ModelSpec m = testing::Llama70B();
+  auto space = StrategySpace::Make(m, 8, SpaceOptions{});
+  ASSERT_TRUE(space.ok());
+  for (Mode mode : {Mode::kDecode, Mode::kServe}) {
+    Problem p = MakeProblem(m, 8, mode);
+    p.workload.context = 8192;
+    p.workload.isl = 2048;
+    p.workload.osl = 512;
+    p.workload.max_batch = 300;
+    Simulator sim(p);
+    for (int i = 0; i < 20; ++i) {
+      Strategy s = RandomStrategy(*space, rng);
+      s.batch = 0;
+      double best = 0;
+      for (int b = 1; b <= 300; ++b) {
+        const Evaluation e = sim.EvaluateAtBatch(s, b);
+        if (e.valid()) best = std::max(best, e.tokens_per_s);
+      }
+      const Evaluation a = sim.Evaluate(s);
+      if (best == 0) {
+        EXPECT_FALSE(a.valid());
+        continue;
+      }
+      ASSERT_TRUE(a.valid()) << ToText(s);
+      EXPECT_GE(a.tokens_per_s, best * 0.97) << ToText(s);
+      EXPECT_LE(a.tokens_per_s, best * (1 + 1e-12));
+    }
+  }
+}
+
+// The decomposition the oracle relies on: per-operator attributions add up to the section totals,
+// and changing the dims of one operator group leaves every other operator's attribution unchanged.
+TEST(Simulator, OperatorGroupsAreSeparable) {
+  std::mt19937_64 rng(21);
+  const std::vector<std::vector<Op>> groups = {
+      {Op::kEmbed}, {Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut}, {Op::kMoeRouter},
+      {Op::kMoeFfn1, Op::kMoeFfn2}, {Op::kSharedFfn1, Op::kSharedFfn2},
+      {Op::kDenseFfn1, Op::kDenseFfn2}, {Op::kLmHead}};
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(6)};
+  for (const ModelSpec& m : models) {
+    auto space = StrategySpace::Make(m, 16, SpaceOptions{});
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kServe}) {
+      Problem p = MakeProblem(m, 16, mode);
+      p.workload.isl = 512;
+      p.workload.osl = 128;
+      Simulator sim(p);
+      for (int i = 0; i < 60; ++i) {
+        Strategy a = RandomStrategy(*space, rng);
+        const int b = 1 + static_cast<int>(rng() % 8);
+        Simulator::Totals t;
+        Simulator::OpTotals o;
+        sim.ComputeTotals(a, b, &t);
+        sim.ComputeOpTotals(a, b, &o);
+        for (int k = 0; k < t.num_kinds; ++k) {
+          double ts = 0, ws = 0;
+          for (int op = 0; op < kNumOps; ++op) { ts += o.layer_s[k][op]; ws += o.layer_w[k][op]; }
+          EXPECT_NEAR(ts, t.layer_s[k], 1e-12 * t.layer_s[k]);
+          EXPECT_NEAR(ws, t.layer_w[k], 1e-9 * t.layer_w[k]);
+        }
+        // Re-draw one group's dims; all other operators' attributions must stay identical.
+        const auto& grp = groups[rng() % groups.size()];
+        Strategy c = a;
+        for (Op op : grp) c.set_dim(op, static_cast<Dim>(rng() % 3));
+        Simulator::OpTotals oc;
+        sim.ComputeOpTotals(c, b, &oc);
+        for (int op = 0; op < kNumOps; ++op) {
+          if (std::find(grp.begin(), grp.end(), static_cast<Op>(op)) != grp.end()) continue;
+          for (int k = 0; k < t.num_kinds; ++k) {
+            EXPECT_DOUBLE_EQ(o.layer_s[k][op], oc.layer_s[k][op]) << OpName(static_cast<Op>(op));
+            EXPECT_DOUBLE_EQ(o.layer_w[k][op], oc.layer_w[k][op]) << OpName(static_cast<Op>(op));
+            EXPECT_DOUBLE_EQ(o.ttft_layer_s[k][op], oc.ttft_layer_s[k][op]);
+          }
+          EXPECT_DOUBLE_EQ(o.embed_s[op], oc.embed_s[op]);
+          EXPECT_DOUBLE_EQ(o.lm_s[op], oc.lm_s[op]);
+        }
+        if (std::find(grp.begin(), grp.end(), Op::kAttnCore) == grp.end())
+          for (int k = 0; k < t.num_kinds; ++k) EXPECT_DOUBLE_EQ(o.layer_kv[k], oc.layer_kv[k]);
+      }
+    }
+  }
+}
+
+TEST(Simulator, SloViolationsAreInvalidWithReason) {
+  Problem p = MakeProblem(testing::Llama70B(), 8, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.tpot_ms = 0.001;  // impossible
+  Simulator sim(p);
+  const Strategy s = Mega(1, 8, 1, 1, 0);
+  const Evaluation e = sim.Evaluate(s);
+  EXPECT_EQ(e.verdict, Verdict::kTpot);
+  EXPECT_NE(sim.Reason(s, e).find("TPOT"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace l2s
