@@ -23,6 +23,7 @@ struct GpuSpec {
   double PeakFlops(DType compute) const {
     return (compute == DType::kBF16 || fp8_flops <= 0) ? bf16_flops : fp8_flops;
   }
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct ClusterSpec {
@@ -35,6 +36,7 @@ struct ClusterSpec {
   double scaleout_latency = 0;    // per-hop latency across domains, s
 
   int num_domains() const { return (num_gpus + gpus_per_domain - 1) / gpus_per_domain; }
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 std::vector<std::string> GpuPresetNames();
@@ -44,8 +46,25 @@ std::vector<std::string> ClusterPresetNames();  // e.g. "gb200-nvl72"
 // A cluster of `num_gpus` GPUs of type `gpu` in HGX nodes of `gpus_per_node` (default 8),
 // with the scale-out network that GPU type ships with.
 StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node = 8);
-// A named preset ("gb200-nvl72", "h100-1024" ...) or a path to a cluster JSON file.
+// A named preset ("gb200-nvl72", "h100-1024" ...) or a path to a cluster JSON file. Besides the
+// listed presets, "<gpu>" (one 8-GPU node) and "<gpu>-<N>" (N GPUs in 8-GPU nodes) work for every
+// GPU preset.
 StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
+// Cluster JSON (GB/s = 10^9 bytes/s, not gigabits; "gpu" is a preset name or an object whose
+// "name" is a preset to override or a new GPU that then needs every figure):
+//   {"name": "my-cluster", "gpu": "h100" | {"name": "h100", "bf16_tflops": 989,
+//    "fp8_tflops": 1979, "hbm_gib": 80, "hbm_tbps": 3.35, "nvlink_gbps": 450,
+//    "calibration": "h100_sxm"}, "num_gpus": 64, "gpus_per_domain": 8,
+//    "scaleout_gbps_per_gpu": 50, "nvlink_latency_us": 3, "scaleout_latency_us": 5}
+// Only num_gpus and gpu are required; the rest default to the GPU preset's. Unknown fields are
+// errors (typos would otherwise be silently ignored).
 StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name);
+
+// num_gpus > 0, gpus_per_domain > 0, and num_gpus a multiple of gpus_per_domain unless the
+// cluster is a single partial domain (num_gpus < gpus_per_domain); positive bandwidths and
+// FLOP/s, non-negative latencies. Messages name `source` and the offending field.
+Status ValidateCluster(const ClusterSpec& c, std::string_view source);
+// The same cluster with `num_gpus` GPUs (validated; the name gets the new count).
+StatusOr<ClusterSpec> ResizeCluster(const ClusterSpec& c, int num_gpus);
 
 }  // namespace l2s

@@ -1,0 +1,258 @@
+// Clusters: presets, MakeCluster, cluster JSON. GPU figures live in gpus.cc.
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "hw/gpu_presets.h"
+#include "hw/hw.h"
+#include "model/json_fields.h"
+
+namespace l2s {
+namespace {
+
+using hw_internal::FindGpuPreset;
+using hw_internal::GpuPresetEntry;
+using hw_internal::GpuPresetTable;
+using jsonio::ObjectReader;
+using nlohmann::json;
+
+constexpr int kMaxGpus = 1 << 24;        // far above any cluster (~24k GPUs in the paper)
+constexpr int kMaxDomain = 1 << 16;
+constexpr int kHgxNode = 8;              // GPUs per HGX/DGX node (HARDWARE.md)
+constexpr int kNvl72Domain = 72;         // GB200 NVL72: 72 GPUs in one NVLink domain
+constexpr double kUs = 1e-6;
+constexpr double kG = 1e9;
+constexpr double kGiBytes = 1024.0 * 1024.0 * 1024.0;
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+ClusterSpec FromEntry(const GpuPresetEntry& e, int num_gpus, int per_domain) {
+  ClusterSpec c;
+  c.name = fmt::format("{}-{}", e.gpu.name, num_gpus);
+  c.gpu = e.gpu;
+  c.num_gpus = num_gpus;
+  c.gpus_per_domain = per_domain;
+  c.scaleout_bw = e.scaleout_bw;
+  c.nvlink_latency = e.nvlink_latency;
+  c.scaleout_latency = e.scaleout_latency;
+  return c;
+}
+
+// GB200 NVL72: B200-class GPUs (we use the b200 preset's figures; the GB200 part is clocked a
+// little higher and has 186 GB), 72 GPUs sharing one NVLink 5 domain.
+ClusterSpec Gb200Nvl72() {
+  ClusterSpec c = FromEntry(*FindGpuPreset("b200"), kNvl72Domain, kNvl72Domain);
+  c.name = "gb200-nvl72";
+  return c;
+}
+
+// "<gpu>-<N>" -> (gpu, N); false if `s` does not have that shape with a GPU preset prefix.
+bool SplitGpuCount(std::string_view s, std::string_view* gpu, std::string_view* count) {
+  const size_t dash = s.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 >= s.size()) return false;
+  *gpu = s.substr(0, dash);
+  *count = s.substr(dash + 1);
+  for (char ch : *count)
+    if (ch < '0' || ch > '9') return false;
+  return FindGpuPreset(*gpu) != nullptr;
+}
+
+Status CheckKeys(const ObjectReader& r, const json& obj, const std::set<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (allowed.count(it.key()) == 0) {
+      std::vector<std::string> names(allowed.begin(), allowed.end());
+      return r.ErrorMsg(it.key(), "unknown field; expected one of " + Join(names));
+    }
+  }
+  return Status::Ok();
+}
+
+// The "gpu" field: a preset name, or an object overriding a preset or defining a new GPU.
+// *preset is set to the preset the GPU starts from (nullptr for a new GPU).
+StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) {
+  const json* g = r.Find("gpu");
+  const std::string what =
+      fmt::format("a GPU preset ({}) or an object with a \"name\"", Join(GpuPresetNames()));
+  if (g == nullptr) return r.Error("gpu", what, nullptr);
+  if (g->is_string()) {
+    *preset = FindGpuPreset(g->get_ref<const std::string&>());
+    if (*preset == nullptr) return r.Error("gpu", what, g);
+    return (*preset)->gpu;
+  }
+  if (!g->is_object()) return r.Error("gpu", what, g);
+  ObjectReader gr(*g, r.source(), "gpu.");
+  L2S_RETURN_IF_ERROR(CheckKeys(gr, *g, {"name", "bf16_tflops", "fp8_tflops", "hbm_gib",
+                                         "hbm_tbps", "nvlink_gbps", "calibration"}));
+  L2S_ASSIGN_OR_RETURN(std::string name, gr.String("name"));
+  *preset = FindGpuPreset(name);
+  GpuSpec gpu;
+  if (*preset != nullptr) gpu = (*preset)->gpu;
+  gpu.name = name;
+  const bool custom = *preset == nullptr;
+  // A new GPU needs every figure; a preset takes only the overrides given.
+  auto positive = [&](const char* key, double scale, double hi, double* out) -> Status {
+    if (!custom && !gr.Has(key)) return Status::Ok();
+    L2S_ASSIGN_OR_RETURN(double v, gr.Positive(key, hi));
+    *out = v * scale;
+    return Status::Ok();
+  };
+  L2S_RETURN_IF_ERROR(positive("bf16_tflops", 1e12, 1e6, &gpu.bf16_flops));
+  L2S_RETURN_IF_ERROR(positive("hbm_gib", kGiBytes, 1e6, &gpu.hbm_bytes));
+  L2S_RETURN_IF_ERROR(positive("hbm_tbps", 1e12, 1e3, &gpu.hbm_bw));
+  L2S_RETURN_IF_ERROR(positive("nvlink_gbps", kG, 1e6, &gpu.nvlink_bw));
+  if (gr.Has("fp8_tflops")) {
+    L2S_ASSIGN_OR_RETURN(double fp8, gr.Number("fp8_tflops", 0, 1e6));
+    gpu.fp8_flops = fp8 * 1e12;
+  }
+  L2S_ASSIGN_OR_RETURN(gpu.calibration, gr.StringOr("calibration", gpu.calibration));
+  return gpu;
+}
+
+Status FieldError(std::string_view source, std::string_view field, std::string_view expected,
+                  std::string_view got) {
+  return Status::InvalidArgument(
+      fmt::format("{}: field \"{}\": expected {}, got {}", source, field, expected, got));
+}
+
+}  // namespace
+
+std::vector<std::string> GpuPresetNames() {
+  std::vector<std::string> names;
+  for (const GpuPresetEntry& e : GpuPresetTable()) names.push_back(e.gpu.name);
+  return names;
+}
+
+StatusOr<GpuSpec> GpuPreset(std::string_view name) {
+  if (const GpuPresetEntry* e = FindGpuPreset(name)) return e->gpu;
+  return Status::NotFound(
+      fmt::format("unknown GPU \"{}\"; GPU presets: {}", name, Join(GpuPresetNames())));
+}
+
+std::vector<std::string> ClusterPresetNames() {
+  return {"gb200-nvl72", "h100-8", "h100-64", "h100-1024", "h200-8", "h200-64",
+          "h800-2048", "a100-64", "b200-8"};
+}
+
+Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
+  if (c.num_gpus < 1)
+    return FieldError(source, "num_gpus", "a positive integer", std::to_string(c.num_gpus));
+  if (c.gpus_per_domain < 1)
+    return FieldError(source, "gpus_per_domain", "a positive integer",
+                      std::to_string(c.gpus_per_domain));
+  if (c.num_gpus % c.gpus_per_domain != 0 && c.num_gpus > c.gpus_per_domain)
+    return FieldError(
+        source, "num_gpus",
+        fmt::format("a multiple of gpus_per_domain ({}), or fewer GPUs than one domain",
+                    c.gpus_per_domain),
+        fmt::format("{}: the last NVLink domain would be partial ({} of {} GPUs)", c.num_gpus,
+                    c.num_gpus % c.gpus_per_domain, c.gpus_per_domain));
+  auto positive = [&](const char* field, double v) -> Status {
+    if (std::isfinite(v) && v > 0) return Status::Ok();
+    return FieldError(source, field, "a positive number", fmt::format("{}", v));
+  };
+  auto non_negative = [&](const char* field, double v) -> Status {
+    if (std::isfinite(v) && v >= 0) return Status::Ok();
+    return FieldError(source, field, "a non-negative number", fmt::format("{}", v));
+  };
+  L2S_RETURN_IF_ERROR(positive("gpu.bf16_tflops", c.gpu.bf16_flops));
+  L2S_RETURN_IF_ERROR(non_negative("gpu.fp8_tflops", c.gpu.fp8_flops));
+  L2S_RETURN_IF_ERROR(positive("gpu.hbm_gib", c.gpu.hbm_bytes));
+  L2S_RETURN_IF_ERROR(positive("gpu.hbm_tbps", c.gpu.hbm_bw));
+  L2S_RETURN_IF_ERROR(positive("gpu.nvlink_gbps", c.gpu.nvlink_bw));
+  L2S_RETURN_IF_ERROR(positive("scaleout_gbps_per_gpu", c.scaleout_bw));
+  L2S_RETURN_IF_ERROR(non_negative("nvlink_latency_us", c.nvlink_latency));
+  L2S_RETURN_IF_ERROR(non_negative("scaleout_latency_us", c.scaleout_latency));
+  return Status::Ok();
+}
+
+StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node) {
+  const GpuPresetEntry* e = FindGpuPreset(gpu);
+  if (e == nullptr)
+    return Status::NotFound(
+        fmt::format("unknown GPU \"{}\"; GPU presets: {}", gpu, Join(GpuPresetNames())));
+  ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node);
+  L2S_RETURN_IF_ERROR(ValidateCluster(c, c.name));
+  return c;
+}
+
+StatusOr<ClusterSpec> ResizeCluster(const ClusterSpec& c, int num_gpus) {
+  ClusterSpec r = c;
+  r.num_gpus = num_gpus;
+  if (num_gpus != c.num_gpus) {
+    const std::string default_name = fmt::format("{}-{}", c.gpu.name, c.num_gpus);
+    r.name = c.name == default_name ? fmt::format("{}-{}", c.gpu.name, num_gpus)
+                                    : fmt::format("{}-{}", c.name, num_gpus);
+  }
+  L2S_RETURN_IF_ERROR(ValidateCluster(r, r.name));
+  return r;
+}
+
+StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name) {
+  L2S_ASSIGN_OR_RETURN(json root, jsonio::Parse(json_text, source_name));
+  if (!root.is_object())
+    return Status::InvalidArgument(fmt::format("{}: expected a JSON object at the top level, got {}",
+                                               source_name, jsonio::Snippet(root)));
+  ObjectReader r(root, source_name);
+  L2S_RETURN_IF_ERROR(CheckKeys(r, root, {"name", "gpu", "num_gpus", "gpus_per_domain",
+                                          "scaleout_gbps_per_gpu", "nvlink_latency_us",
+                                          "scaleout_latency_us"}));
+  const GpuPresetEntry* preset = nullptr;
+  L2S_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpu(r, &preset));
+  L2S_ASSIGN_OR_RETURN(int64_t n, r.Int("num_gpus", 1, kMaxGpus));
+  L2S_ASSIGN_OR_RETURN(int64_t per_domain, r.IntOr("gpus_per_domain", kHgxNode, 1, kMaxDomain));
+  ClusterSpec c;
+  c.gpu = gpu;
+  c.num_gpus = static_cast<int>(n);
+  c.gpus_per_domain = static_cast<int>(per_domain);
+  L2S_ASSIGN_OR_RETURN(c.name, r.StringOr("name", fmt::format("{}-{}", gpu.name, n)));
+  if (preset != nullptr) {
+    L2S_ASSIGN_OR_RETURN(double so,
+                         r.PositiveOr("scaleout_gbps_per_gpu", preset->scaleout_bw / kG, 1e6));
+    c.scaleout_bw = so * kG;
+  } else {
+    L2S_ASSIGN_OR_RETURN(double so, r.Positive("scaleout_gbps_per_gpu", 1e6));
+    c.scaleout_bw = so * kG;
+  }
+  const double nv_default_us = preset != nullptr ? preset->nvlink_latency / kUs : 3.0;
+  const double so_default_us = preset != nullptr ? preset->scaleout_latency / kUs : 5.0;
+  L2S_ASSIGN_OR_RETURN(double nv_us, r.NumberOr("nvlink_latency_us", nv_default_us, 0, 1e6));
+  L2S_ASSIGN_OR_RETURN(double so_us, r.NumberOr("scaleout_latency_us", so_default_us, 0, 1e6));
+  c.nvlink_latency = nv_us * kUs;
+  c.scaleout_latency = so_us * kUs;
+  L2S_RETURN_IF_ERROR(ValidateCluster(c, source_name));
+  return c;
+}
+
+StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path) {
+  if (preset_or_path == "gb200-nvl72") return Gb200Nvl72();
+  if (FindGpuPreset(preset_or_path) != nullptr) return MakeCluster(preset_or_path, kHgxNode);
+  std::string_view gpu, count;
+  if (SplitGpuCount(preset_or_path, &gpu, &count)) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec != std::errc() || ptr != count.data() + count.size() || n < 1 || n > kMaxGpus)
+      return Status::InvalidArgument(fmt::format(
+          "cluster \"{}\": expected a GPU count in [1, {}] after \"{}-\"", preset_or_path,
+          kMaxGpus, gpu));
+    return MakeCluster(gpu, n);
+  }
+  const std::string path(preset_or_path);
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::exists(path, ec)) {
+    L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(path));
+    return ParseClusterJson(text, path);
+  }
+  return Status::NotFound(fmt::format(
+      "unknown cluster \"{}\": not a preset and no such file; presets: {} (also <gpu> or "
+      "<gpu>-<N> for gpu in {})",
+      preset_or_path, Join(ClusterPresetNames()), Join(GpuPresetNames())));
+}
+
+}  // namespace l2s

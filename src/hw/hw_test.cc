@@ -1,0 +1,194 @@
+// GPU presets, clusters and the cluster JSON format.
+#include "hw/hw.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace l2s {
+namespace {
+
+TEST(HwTest, GpuPresetFigures) {
+  // HARDWARE.md: H100 SXM 989 / 1979 TFLOPS dense, 3.35 TB/s, 450 GB/s NVLink per direction;
+  // aiconfigurator h100_sxm mem_capacity 85899345920 B = 80 GiB.
+  StatusOr<GpuSpec> h100 = GpuPreset("h100");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_DOUBLE_EQ(h100->bf16_flops, 989e12);
+  EXPECT_DOUBLE_EQ(h100->fp8_flops, 1979e12);
+  EXPECT_DOUBLE_EQ(h100->hbm_bytes, 85899345920.0);
+  EXPECT_DOUBLE_EQ(h100->hbm_bw, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100->nvlink_bw, 450e9);
+  EXPECT_EQ(h100->calibration, "h100_sxm");
+  // aiconfigurator h200_sxm mem_capacity 151397597184 B = 141 GiB.
+  EXPECT_DOUBLE_EQ(GpuPreset("h200")->hbm_bytes, 151397597184.0);
+  EXPECT_EQ(GpuPreset("h200")->calibration, "h200_sxm");
+  EXPECT_EQ(GpuPreset("h800")->calibration, "h100_sxm");
+  EXPECT_DOUBLE_EQ(GpuPreset("h800")->nvlink_bw, 200e9);
+  EXPECT_EQ(GpuPreset("a100")->calibration, "");
+  EXPECT_EQ(GpuPreset("b200")->calibration, "");
+  // A100 has no FP8: PeakFlops falls back to bf16.
+  EXPECT_DOUBLE_EQ(GpuPreset("a100")->PeakFlops(DType::kFP8), 312e12);
+  EXPECT_DOUBLE_EQ(GpuPreset("h100")->PeakFlops(DType::kFP8), 1979e12);
+  for (const std::string& n : GpuPresetNames()) {
+    StatusOr<GpuSpec> g = GpuPreset(n);
+    ASSERT_TRUE(g.ok()) << n;
+    EXPECT_EQ(g->name, n);
+    EXPECT_GT(g->bf16_flops, 0);
+    EXPECT_GE(g->fp8_flops == 0 ? 2 * g->bf16_flops : g->fp8_flops, 2 * g->bf16_flops * 0.99);
+  }
+  EXPECT_EQ(GpuPreset("v100").status().code(), Status::Code::kNotFound);
+}
+
+TEST(HwTest, MakeClusterNetworks) {
+  StatusOr<ClusterSpec> c = MakeCluster("h100", 64);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->name, "h100-64");
+  EXPECT_EQ(c->gpus_per_domain, 8);
+  EXPECT_EQ(c->num_domains(), 8);
+  EXPECT_DOUBLE_EQ(c->scaleout_bw, 50e9);  // 400 Gb/s NDR per GPU
+  EXPECT_DOUBLE_EQ(c->scaleout_latency, 5e-6);
+  EXPECT_GT(c->nvlink_latency, 0);
+  EXPECT_LT(c->nvlink_latency, c->scaleout_latency);
+  EXPECT_DOUBLE_EQ(MakeCluster("a100", 8)->scaleout_bw, 25e9);   // HDR 200 Gb/s
+  EXPECT_DOUBLE_EQ(MakeCluster("b200", 8)->scaleout_bw, 100e9);  // CX8 800 Gb/s
+  // One partial domain is fine; a partial domain after full ones is not.
+  EXPECT_TRUE(MakeCluster("h100", 4).ok());
+  EXPECT_EQ(MakeCluster("h100", 4)->num_domains(), 1);
+  StatusOr<ClusterSpec> bad = MakeCluster("h100", 12);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("num_gpus"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("partial"), std::string::npos);
+  EXPECT_FALSE(MakeCluster("h100", 0).ok());
+  EXPECT_FALSE(MakeCluster("h100", 8, 0).ok());
+  EXPECT_EQ(MakeCluster("tpu", 8).status().code(), Status::Code::kNotFound);
+}
+
+TEST(HwTest, ClusterPresets) {
+  StatusOr<ClusterSpec> nvl = LoadCluster("gb200-nvl72");
+  ASSERT_TRUE(nvl.ok());
+  EXPECT_EQ(nvl->num_gpus, 72);
+  EXPECT_EQ(nvl->gpus_per_domain, 72);
+  EXPECT_EQ(nvl->num_domains(), 1);
+  EXPECT_EQ(nvl->gpu.name, "b200");
+  for (const std::string& n : ClusterPresetNames()) {
+    StatusOr<ClusterSpec> c = LoadCluster(n);
+    ASSERT_TRUE(c.ok()) << n << ": " << c.status().ToString();
+    EXPECT_EQ(c->name, n);
+    EXPECT_TRUE(ValidateCluster(*c, n).ok());
+  }
+  EXPECT_EQ(LoadCluster("h200")->num_gpus, 8);
+  EXPECT_EQ(LoadCluster("h100-256")->num_gpus, 256);
+  EXPECT_FALSE(LoadCluster("h100-12").ok());
+  EXPECT_FALSE(LoadCluster("h100-99999999999").ok());
+  StatusOr<ClusterSpec> none = LoadCluster("no-such-cluster");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(none.status().message().find("gb200-nvl72"), std::string::npos);
+
+  StatusOr<ClusterSpec> two = ResizeCluster(*nvl, 144);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->num_domains(), 2);
+  EXPECT_EQ(two->name, "gb200-nvl72-144");
+  EXPECT_FALSE(ResizeCluster(*nvl, 100).ok());
+  EXPECT_EQ(ResizeCluster(*LoadCluster("h100-64"), 128)->name, "h100-128");
+}
+
+TEST(HwTest, ClusterJsonGood) {
+  StatusOr<ClusterSpec> c = ParseClusterJson(
+      R"({"gpu": "h100", "num_gpus": 64, "gpus_per_domain": 8, "scaleout_gbps_per_gpu": 50,
+          "nvlink_latency_us": 3, "scaleout_latency_us": 5})",
+      "cluster.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(*c, *MakeCluster("h100", 64));
+
+  // Overrides of a preset GPU; defaults for the rest.
+  c = ParseClusterJson(
+      R"({"name": "fat-h100", "gpu": {"name": "h100", "hbm_gib": 94, "hbm_tbps": 3.9},
+          "num_gpus": 16})",
+      "cluster.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->name, "fat-h100");
+  EXPECT_DOUBLE_EQ(c->gpu.hbm_bytes, 94 * kGiB);
+  EXPECT_DOUBLE_EQ(c->gpu.hbm_bw, 3.9e12);
+  EXPECT_DOUBLE_EQ(c->gpu.bf16_flops, 989e12);
+  EXPECT_EQ(c->gpu.calibration, "h100_sxm");
+  EXPECT_DOUBLE_EQ(c->scaleout_bw, 50e9);
+
+  // A new GPU with every figure.
+  c = ParseClusterJson(
+      R"({"gpu": {"name": "mi300x", "bf16_tflops": 1307, "fp8_tflops": 2615, "hbm_gib": 192,
+                  "hbm_tbps": 5.3, "nvlink_gbps": 448}, "num_gpus": 8,
+          "scaleout_gbps_per_gpu": 50})",
+      "cluster.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->gpu.name, "mi300x");
+  EXPECT_EQ(c->gpu.calibration, "");
+  EXPECT_DOUBLE_EQ(c->gpu.nvlink_bw, 448e9);
+
+  // From a file.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("l2s_hw_test_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  { std::ofstream(path) << R"({"gpu": "h200", "num_gpus": 4})"; }
+  StatusOr<ClusterSpec> f = LoadCluster(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->num_gpus, 4);
+  EXPECT_EQ(f->gpu.name, "h200");
+}
+
+TEST(HwTest, ClusterJsonBad) {
+  struct Case {
+    const char* json;
+    Status::Code code;
+    const char* field;  // must appear quoted in the message ("" = only the source)
+  };
+  const Case cases[] = {
+      {R"({"gpu": "h100", "num_gpus": 64,)", Status::Code::kParseError, ""},
+      {R"([1])", Status::Code::kInvalidArgument, ""},
+      {R"({"num_gpus": 64})", Status::Code::kInvalidArgument, "gpu"},
+      {R"({"gpu": "h100"})", Status::Code::kInvalidArgument, "num_gpus"},
+      {R"({"gpu": "tpu-v5", "num_gpus": 8})", Status::Code::kInvalidArgument, "gpu"},
+      {R"({"gpu": 7, "num_gpus": 8})", Status::Code::kInvalidArgument, "gpu"},
+      {R"({"gpu": "h100", "num_gpus": "many"})", Status::Code::kInvalidArgument, "num_gpus"},
+      {R"({"gpu": "h100", "num_gpus": 0})", Status::Code::kInvalidArgument, "num_gpus"},
+      {R"({"gpu": "h100", "num_gpus": -8})", Status::Code::kInvalidArgument, "num_gpus"},
+      {R"({"gpu": "h100", "num_gpus": 12})", Status::Code::kInvalidArgument, "num_gpus"},
+      {R"({"gpu": "h100", "num_gpus": 8, "gpus_per_domain": 0})",
+       Status::Code::kInvalidArgument, "gpus_per_domain"},
+      {R"({"gpu": "h100", "num_gpus": 8, "scaleout_gbps_per_gpu": 0})",
+       Status::Code::kInvalidArgument, "scaleout_gbps_per_gpu"},
+      {R"({"gpu": "h100", "num_gpus": 8, "nvlink_latency_us": -1})",
+       Status::Code::kInvalidArgument, "nvlink_latency_us"},
+      {R"({"gpu": "h100", "num_gpus": 8, "gpus_per_node": 8})", Status::Code::kInvalidArgument,
+       "gpus_per_node"},
+      {R"({"gpu": {"hbm_gib": 80}, "num_gpus": 8})", Status::Code::kInvalidArgument, "gpu.name"},
+      {R"({"gpu": {"name": "h100", "hbm_gib": "lots"}, "num_gpus": 8})",
+       Status::Code::kInvalidArgument, "gpu.hbm_gib"},
+      {R"({"gpu": {"name": "x1", "bf16_tflops": 100, "hbm_gib": 80, "hbm_tbps": 2},
+           "num_gpus": 8, "scaleout_gbps_per_gpu": 50})",
+       Status::Code::kInvalidArgument, "gpu.nvlink_gbps"},
+      {R"({"gpu": {"name": "x1", "bf16_tflops": 100, "hbm_gib": 80, "hbm_tbps": 2,
+                   "nvlink_gbps": 100}, "num_gpus": 8})",
+       Status::Code::kInvalidArgument, "scaleout_gbps_per_gpu"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    StatusOr<ClusterSpec> r = ParseClusterJson(c.json, "cluster.json");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), c.code) << r.status().ToString();
+    const std::string& msg = r.status().message();
+    EXPECT_EQ(msg.rfind("cluster.json", 0), 0u) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    if (*c.field) {
+      EXPECT_NE(msg.find(std::string("\"") + c.field + "\""), std::string::npos) << msg;
+    }
+  }
+  EXPECT_EQ(LoadCluster("/nonexistent/cluster.json").status().code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace l2s

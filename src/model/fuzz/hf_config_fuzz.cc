@@ -1,0 +1,30 @@
+// libFuzzer target: ParseHfConfig must never crash, throw, leak or hit UB on any input, and a
+// config it accepts must satisfy ValidateModelSpec and give finite derived figures.
+// Build: cmake -DCMAKE_CXX_COMPILER=clang++ -DL2S_BUILD_FUZZ=ON -DL2S_BUILD_TESTS=OFF
+//        -DL2S_BUILD_BENCH=OFF; run: hf_config_fuzz CORPUS_DIR ../shared/models/hf
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "model/counts.h"
+#include "model/hf_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  l2s::StatusOr<l2s::ModelSpec> m = l2s::ParseHfConfig(text, "fuzz.json");
+  if (!m.ok()) {
+    // Errors are one line.
+    if (m.status().message().find('\n') != std::string::npos) std::abort();
+    return 0;
+  }
+  if (!l2s::ValidateModelSpec(*m).ok()) std::abort();
+  const l2s::ParamCounts c = l2s::CountParams(*m);
+  if (c.total <= 0 || c.active <= 0 || c.active > c.total) std::abort();
+  const double kv = l2s::KvBytesForSequence(*m, l2s::DType::kBF16, 4096);
+  const double f = l2s::FlopsPerTokenDecode(*m, 4096) + l2s::FlopsPerTokenPrefill(*m, 4096);
+  const double w = l2s::WeightBytes(*m, l2s::DType::kFP4);
+  if (!std::isfinite(kv) || !std::isfinite(f) || !std::isfinite(w) || f <= 0) std::abort();
+  return 0;
+}

@@ -1,0 +1,169 @@
+#include "model/json_fields.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <filesystem>
+
+namespace l2s::jsonio {
+
+using nlohmann::json;
+
+StatusOr<json> Parse(std::string_view text, std::string_view source) {
+  // Exceptions are caught here and turned into a Status; none escapes.
+  try {
+    json j = json::parse(text.begin(), text.end());
+    return j;
+  } catch (const json::parse_error& e) {
+    return Status::ParseError(
+        fmt::format("{}: malformed JSON at byte {}: expected a valid JSON document", source,
+                    e.byte));
+  } catch (const std::exception& e) {
+    return Status::ParseError(fmt::format("{}: malformed JSON: {}", source, e.what()));
+  }
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return Status::NotFound(fmt::format("{}: no such file", path));
+  if (std::filesystem::is_directory(path, ec))
+    return Status::IoError(fmt::format("{}: is a directory, expected a JSON file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(fmt::format("{}: cannot open for reading", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", path));
+  return ss.str();
+}
+
+std::string Snippet(const json& v) {
+  // ensure_ascii + replace: dump() cannot throw on odd strings.
+  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
+  constexpr size_t kMax = 40;
+  if (s.size() > kMax) s = s.substr(0, kMax - 3) + "...";
+  return s;
+}
+
+std::string IntExpectation(int64_t lo, int64_t hi) {
+  constexpr int64_t kHuge = int64_t{1} << 40;
+  if (lo == 1 && hi >= kHuge) return "a positive integer";
+  if (lo == 0 && hi >= kHuge) return "a non-negative integer";
+  if (lo == 1) return fmt::format("a positive integer (at most {})", hi);
+  if (lo == 0) return fmt::format("a non-negative integer (at most {})", hi);
+  return fmt::format("an integer in [{}, {}]", lo, hi);
+}
+
+ObjectReader::ObjectReader(const json& obj, std::string_view source, std::string prefix)
+    : obj_(obj), source_(source), prefix_(std::move(prefix)) {}
+
+const json* ObjectReader::Find(std::string_view key) const {
+  if (!obj_.is_object()) return nullptr;
+  auto it = obj_.find(key);
+  if (it == obj_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Status ObjectReader::Error(std::string_view key, std::string_view expected,
+                           const json* got) const {
+  if (got == nullptr)
+    return Status::InvalidArgument(fmt::format("{}: field \"{}\": required field is missing "
+                                               "(expected {})",
+                                               source_, FieldName(key), expected));
+  return Status::InvalidArgument(fmt::format("{}: field \"{}\": expected {}, got {}", source_,
+                                             FieldName(key), expected, Snippet(*got)));
+}
+
+Status ObjectReader::ErrorMsg(std::string_view key, std::string_view message) const {
+  return Status::InvalidArgument(
+      fmt::format("{}: field \"{}\": {}", source_, FieldName(key), message));
+}
+
+StatusOr<int64_t> ObjectReader::Int(std::string_view key, int64_t lo, int64_t hi) const {
+  const json* v = Find(key);
+  // Wrong type or missing: the kind of value; wrong value: the range.
+  const std::string kind = lo >= 1 ? "a positive integer"
+                           : lo == 0 ? "a non-negative integer"
+                                     : "an integer";
+  const std::string what = IntExpectation(lo, hi);
+  if (v == nullptr) return Error(key, kind, nullptr);
+  int64_t x = 0;
+  if (v->is_number_integer() && v->is_number_unsigned()) {
+    uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) return Error(key, what, v);
+    x = static_cast<int64_t>(u);
+  } else if (v->is_number_integer()) {
+    x = v->get<int64_t>();
+  } else if (v->is_number_float()) {
+    double d = v->get<double>();
+    // Only integral values that fit the range; the range check is done in double first so the
+    // cast below is always defined.
+    if (!std::isfinite(d) || d != std::floor(d)) return Error(key, kind, v);
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) return Error(key, what, v);
+    x = static_cast<int64_t>(d);
+  } else {
+    return Error(key, kind, v);
+  }
+  if (x < lo || x > hi) return Error(key, what, v);
+  return x;
+}
+
+StatusOr<int64_t> ObjectReader::IntOr(std::string_view key, int64_t dflt, int64_t lo,
+                                      int64_t hi) const {
+  if (!Has(key)) return dflt;
+  return Int(key, lo, hi);
+}
+
+StatusOr<double> ObjectReader::Number(std::string_view key, double lo, double hi) const {
+  const json* v = Find(key);
+  const std::string what = fmt::format("a number in [{}, {}]", lo, hi);
+  if (v == nullptr) return Error(key, what, nullptr);
+  if (!v->is_number()) return Error(key, what, v);
+  double d = v->get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi) return Error(key, what, v);
+  return d;
+}
+
+StatusOr<double> ObjectReader::NumberOr(std::string_view key, double dflt, double lo,
+                                        double hi) const {
+  if (!Has(key)) return dflt;
+  return Number(key, lo, hi);
+}
+
+StatusOr<double> ObjectReader::Positive(std::string_view key, double hi) const {
+  const json* v = Find(key);
+  const std::string what = fmt::format("a positive number (at most {})", hi);
+  if (v == nullptr) return Error(key, "a positive number", nullptr);
+  if (!v->is_number()) return Error(key, "a positive number", v);
+  double d = v->get<double>();
+  if (!std::isfinite(d) || d <= 0 || d > hi) return Error(key, what, v);
+  return d;
+}
+
+StatusOr<double> ObjectReader::PositiveOr(std::string_view key, double dflt, double hi) const {
+  if (!Has(key)) return dflt;
+  return Positive(key, hi);
+}
+
+StatusOr<bool> ObjectReader::BoolOr(std::string_view key, bool dflt) const {
+  const json* v = Find(key);
+  if (v == nullptr) return dflt;
+  if (!v->is_boolean()) return Error(key, "true or false", v);
+  return v->get<bool>();
+}
+
+StatusOr<std::string> ObjectReader::String(std::string_view key) const {
+  const json* v = Find(key);
+  if (v == nullptr || !v->is_string()) return Error(key, "a string", v);
+  return v->get<std::string>();
+}
+
+StatusOr<std::string> ObjectReader::StringOr(std::string_view key, std::string dflt) const {
+  if (!Has(key)) return dflt;
+  return String(key);
+}
+
+}  // namespace l2s::jsonio
