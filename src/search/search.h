@@ -29,6 +29,8 @@ class Observer {
   virtual void OnProgress(int64_t calls, int64_t budget, double best_tokens_per_s_per_gpu) {
     (void)calls; (void)budget; (void)best_tokens_per_s_per_gpu;
   }
+  // Called for every evaluated proposal (for Pareto fronts of everything a search looked at).
+  virtual void OnEvaluation(const Strategy& s, const Evaluation& e) { (void)s; (void)e; }
   // Polled after every call; true stops the search, which returns its best so far.
   virtual bool Cancelled() { return false; }
 };

@@ -1,0 +1,119 @@
+#include "cli/problem_flags.h"
+
+#include <fmt/core.h>
+
+#include <sstream>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+
+namespace l2s::cli {
+
+void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
+  cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
+  cmd->add_option("--gpu", f->gpu, "GPU type: h100, h200, h800, a100, b200");
+  cmd->add_option("--gpus", f->gpus, "number of GPUs");
+  cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain (default 8)");
+  cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72) or cluster JSON file");
+  cmd->add_option("--mode", f->mode, "workload: serve, decode or prefill");
+  cmd->add_option("--isl", f->isl, "prompt (input) length in tokens");
+  cmd->add_option("--osl", f->osl, "output length in tokens (serve)");
+  cmd->add_option("--context", f->context, "KV length attended per decoded token (decode)");
+  cmd->add_option("--dtype", f->dtype, "weight dtype: bf16, fp8, fp4 (default: the model's)");
+  cmd->add_option("--kv-dtype", f->kv_dtype, "KV-cache dtype: bf16 or fp8 (default bf16)");
+  cmd->add_option("--slo", f->slo, "latency limits, e.g. ttft_ms=2000,tpot_ms=50");
+  cmd->add_option("--max-batch", f->max_batch, "largest batch per attention-dp rank to consider");
+}
+
+Status ParseSlo(const std::string& text, Workload* w) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      return Status::InvalidArgument(fmt::format("--slo: expected key=value, got \"{}\"", item));
+    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    double v = 0;
+    try {
+      size_t used = 0;
+      v = std::stod(val, &used);
+      if (used != val.size()) throw std::invalid_argument("trailing");
+    } catch (...) {
+      return Status::InvalidArgument(fmt::format("--slo: {} expects a number of milliseconds, got \"{}\"", key, val));
+    }
+    if (!(v > 0))
+      return Status::InvalidArgument(fmt::format("--slo: {} must be positive, got {}", key, val));
+    if (key == "ttft_ms") w->ttft_ms = v;
+    else if (key == "tpot_ms") w->tpot_ms = v;
+    else
+      return Status::InvalidArgument(fmt::format("--slo: unknown limit \"{}\" (expected ttft_ms or tpot_ms)", key));
+  }
+  return Status::Ok();
+}
+
+StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
+  Problem p;
+  if (f.model.empty()) return Status::InvalidArgument("--model is required");
+  auto model = LoadModel(f.model);
+  if (!model.ok()) return model.status();
+  p.model = std::move(*model);
+
+  if (f.gpus < 0) return Status::InvalidArgument(fmt::format("--gpus must be positive, got {}", f.gpus));
+  if (f.nodes < 0) return Status::InvalidArgument(fmt::format("--nodes must be positive, got {}", f.nodes));
+  if (f.gpus_per_node <= 0)
+    return Status::InvalidArgument(fmt::format("--gpus-per-node must be positive, got {}", f.gpus_per_node));
+  if (f.gpus > 0 && f.nodes > 0 && f.gpus != f.nodes * f.gpus_per_node)
+    return Status::InvalidArgument(fmt::format(
+        "--gpus {} and --nodes {} disagree ({} nodes x {} GPUs = {})", f.gpus, f.nodes, f.nodes,
+        f.gpus_per_node, f.nodes * f.gpus_per_node));
+  const int gpus = f.gpus > 0 ? f.gpus : f.nodes * f.gpus_per_node;
+  if (!f.cluster.empty()) {
+    auto c = LoadCluster(f.cluster);
+    if (!c.ok()) return c.status();
+    p.cluster = std::move(*c);
+    if (gpus > 0) {
+      auto r = ResizeCluster(p.cluster, gpus);
+      if (!r.ok()) return r.status();
+      p.cluster = std::move(*r);
+    }
+  } else {
+    if (gpus <= 0) return Status::InvalidArgument("give the cluster size with --gpus N or --nodes N (or --cluster FILE)");
+    auto c = MakeCluster(f.gpu, gpus, f.gpus_per_node);
+    if (!c.ok()) return c.status();
+    p.cluster = std::move(*c);
+  }
+
+  Workload& w = p.workload;
+  if (!f.mode.empty() && !ParseMode(f.mode, &w.mode))
+    return Status::InvalidArgument(fmt::format("--mode: expected serve, decode or prefill, got \"{}\"", f.mode));
+  if (f.isl < 0 || f.osl < 0 || f.context < 0)
+    return Status::InvalidArgument("--isl, --osl and --context must be positive");
+  if (f.isl > 0) w.isl = f.isl;
+  if (f.osl > 0) w.osl = f.osl;
+  if (f.context > 0) w.context = f.context;
+  w.weight = p.model.weight_dtype;
+  if (!f.dtype.empty()) {
+    auto d = ParseDType(f.dtype);
+    if (!d) return Status::InvalidArgument(fmt::format("--dtype: expected bf16, fp8 or fp4, got \"{}\"", f.dtype));
+    w.weight = *d;
+  }
+  if (!f.kv_dtype.empty()) {
+    auto d = ParseDType(f.kv_dtype);
+    if (!d || *d == DType::kFP4)
+      return Status::InvalidArgument(fmt::format("--kv-dtype: expected bf16 or fp8, got \"{}\"", f.kv_dtype));
+    w.kv = *d;
+  }
+  if ((w.weight == DType::kFP8 || w.kv == DType::kFP8) && p.cluster.gpu.fp8_flops <= 0 &&
+      w.weight == DType::kFP8)
+    return Status::InvalidArgument(fmt::format("--dtype fp8: {} has no FP8 tensor cores", p.cluster.gpu.name));
+  if (!f.slo.empty()) {
+    Status s = ParseSlo(f.slo, &w);
+    if (!s.ok()) return s;
+  }
+  if (f.max_batch < 0) return Status::InvalidArgument("--max-batch must be positive");
+  if (f.max_batch > 0) w.max_batch = f.max_batch;
+  return p;
+}
+
+}  // namespace l2s::cli
