@@ -1,14 +1,245 @@
-// `l2s describe` (placeholder until its issue lands).
+// `l2s describe`: the derived figures of a model or a cluster.
+//   l2s describe --model NAME_OR_PATH [--context C] [--json]
+//   l2s describe --cluster PRESET_OR_FILE [--gpus N] [--json]
+//   l2s describe --gpu h100 --gpus 64 [--gpus-per-node 8] [--json]
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "common/dtype.h"
+#include "hw/hw.h"
+#include "model/counts.h"
+#include "model/presets.h"
 
 namespace l2s::cli {
+namespace {
+
+struct DescribeFlags {
+  std::string model;
+  std::string cluster;
+  std::string gpu;
+  int gpus = 0;
+  int gpus_per_node = 8;
+  int64_t context = 4096;
+  bool json = false;
+};
+
+int NumSlidingLayers(const ModelSpec& m) {
+  int n = 0;
+  for (const LayerSpec& l : m.layers) n += l.window > 0 ? 1 : 0;
+  return n;
+}
+
+int MaxWindow(const ModelSpec& m) {
+  int w = 0;
+  for (const LayerSpec& l : m.layers) w = std::max(w, l.window);
+  return w;
+}
+
+nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
+  const ParamCounts c = CountParams(m);
+  nlohmann::ordered_json j;
+  j["name"] = m.name;
+  j["architecture"] = m.architecture;
+  j["synthetic"] = m.synthetic;
+  j["num_layers"] = m.num_layers;
+  j["num_dense_layers"] = m.num_dense_layers();
+  j["num_moe_layers"] = m.num_moe_layers();
+  j["num_sliding_layers"] = NumSlidingLayers(m);
+  j["sliding_window"] = MaxWindow(m);
+  j["hidden_size"] = m.hidden_size;
+  j["vocab_size"] = m.vocab_size;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["max_context"] = m.max_context;
+  j["attention"] = m.attention == AttentionKind::kMla ? "mla" : "gqa";
+  j["num_heads"] = m.num_heads;
+  j["num_kv_heads"] = m.num_kv_heads;
+  j["head_dim"] = m.head_dim;
+  if (m.attention == AttentionKind::kMla) {
+    j["q_lora_rank"] = m.q_lora_rank;
+    j["kv_lora_rank"] = m.kv_lora_rank;
+    j["qk_nope_head_dim"] = m.qk_nope_head_dim;
+    j["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    j["v_head_dim"] = m.v_head_dim;
+  }
+  j["gated_ffn"] = m.gated_ffn;
+  j["dense_ffn_size"] = m.dense_ffn_size;
+  j["num_experts"] = m.num_experts;
+  j["experts_per_token"] = m.experts_per_token;
+  j["expert_ffn_size"] = m.expert_ffn_size;
+  j["num_shared_experts"] = m.num_shared_experts;
+  j["shared_ffn_size"] = m.shared_ffn_size;
+  j["weight_dtype"] = DTypeName(m.weight_dtype);
+  j["attention_unquantized"] = m.attention_unquantized;
+  j["total_params"] = c.total;
+  j["active_params"] = c.active;
+  j["params"] = {{"embedding", c.embedding},       {"lm_head", c.lm_head},
+                 {"attention", c.attention},       {"dense_ffn", c.dense_ffn},
+                 {"routed_experts", c.routed_experts}, {"shared_experts", c.shared_experts},
+                 {"routers", c.routers},           {"norms", c.norms}};
+  j["mtp_layers"] = m.mtp_layers;
+  j["mtp_params"] = c.mtp;
+  j["weight_bytes"] = WeightBytes(m, m.weight_dtype);
+  j["weight_bytes_bf16"] = WeightBytes(m, DType::kBF16);
+  j["kv_bytes_per_token"] = KvBytesPerToken(m, DType::kBF16);
+  j["kv_bytes_per_token_fp8"] = KvBytesPerToken(m, DType::kFP8);
+  j["context"] = context;
+  j["kv_bytes_per_sequence"] = KvBytesForSequence(m, DType::kBF16, context);
+  j["flops_per_token_decode"] = FlopsPerTokenDecode(m, context);
+  j["flops_per_token_prefill"] = FlopsPerTokenPrefill(m, context);
+  return j;
+}
+
+std::string Billions(int64_t n) { return fmt::format("{:.2f} B", static_cast<double>(n) / 1e9); }
+
+void PrintModel(const ModelSpec& m, int64_t context) {
+  const ParamCounts c = CountParams(m);
+  auto row = [](const char* key, const std::string& value) {
+    fmt::print("{:<22} {}\n", key, value);
+  };
+  row("model", fmt::format("{} ({}{})", m.name, m.architecture, m.synthetic ? ", synthetic" : ""));
+  const std::string windows =
+      NumSlidingLayers(m) > 0
+          ? fmt::format("; {} sliding-window of {}", NumSlidingLayers(m), MaxWindow(m))
+          : "";
+  row("layers", fmt::format("{} ({} dense, {} MoE{})", m.num_layers, m.num_dense_layers(),
+                            m.num_moe_layers(), windows));
+  row("hidden / vocab", fmt::format("{} / {}{}", m.hidden_size, m.vocab_size,
+                                    m.tied_embeddings ? " (tied)" : ""));
+  if (m.attention == AttentionKind::kMla) {
+    row("attention", fmt::format("MLA, {} heads, q_lora {}, kv_lora {}, qk {}+{}, v {}",
+                                 m.num_heads, m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim,
+                                 m.qk_rope_head_dim, m.v_head_dim));
+  } else {
+    row("attention", fmt::format("GQA, {} heads, {} kv heads, head_dim {}", m.num_heads,
+                                 m.num_kv_heads, m.head_dim));
+  }
+  std::string ffn = m.num_dense_layers() > 0
+                        ? fmt::format("dense {}{}", m.dense_ffn_size, m.gated_ffn ? " (gated)" : "")
+                        : std::string(m.gated_ffn ? "gated" : "GELU");
+  if (m.is_moe()) {
+    ffn += fmt::format("; {} experts x {}, top-{}", m.num_experts, m.expert_ffn_size,
+                       m.experts_per_token);
+    if (m.num_shared_experts > 0)
+      ffn += fmt::format(", {} shared x {}", m.num_shared_experts, m.shared_ffn_size);
+  }
+  row("ffn", ffn);
+  row("max context", m.max_context > 0 ? std::to_string(m.max_context) : "unspecified");
+  row("params total", Billions(c.total));
+  row("params active", Billions(c.active));
+  row("  embedding+lm_head", Billions(c.embedding + c.lm_head));
+  row("  attention", Billions(c.attention));
+  if (c.dense_ffn > 0) row("  dense ffn", Billions(c.dense_ffn));
+  if (c.routed_experts > 0) row("  routed experts", Billions(c.routed_experts));
+  if (c.shared_experts > 0) row("  shared experts", Billions(c.shared_experts));
+  if (m.mtp_layers > 0) row("mtp (not in total)", Billions(c.mtp));
+  row("weights", fmt::format("{:.1f} GiB as {}{} ({:.1f} GiB bf16)",
+                             WeightBytes(m, m.weight_dtype) / kGiB, DTypeName(m.weight_dtype),
+                             m.attention_unquantized ? ", attention bf16" : "",
+                             WeightBytes(m, DType::kBF16) / kGiB));
+  row("kv / token (bf16)", fmt::format("{:.0f} B", KvBytesPerToken(m, DType::kBF16)));
+  row(fmt::format("kv @ {} (bf16)", context).c_str(),
+      fmt::format("{:.3f} GiB per sequence", KvBytesForSequence(m, DType::kBF16, context) / kGiB));
+  row(fmt::format("flops/token @ {}", context).c_str(),
+      fmt::format("decode {:.2f} GFLOP, prefill {:.2f} GFLOP",
+                  FlopsPerTokenDecode(m, context) / 1e9, FlopsPerTokenPrefill(m, context) / 1e9));
+}
+
+nlohmann::ordered_json ClusterJson(const ClusterSpec& c) {
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["gpu"] = {{"name", c.gpu.name},
+              {"bf16_tflops", c.gpu.bf16_flops / 1e12},
+              {"fp8_tflops", c.gpu.fp8_flops / 1e12},
+              {"hbm_gib", c.gpu.hbm_bytes / kGiB},
+              {"hbm_tbps", c.gpu.hbm_bw / 1e12},
+              {"nvlink_gbps", c.gpu.nvlink_bw / 1e9},
+              {"calibration", c.gpu.calibration}};
+  j["num_gpus"] = c.num_gpus;
+  j["gpus_per_domain"] = c.gpus_per_domain;
+  j["num_domains"] = c.num_domains();
+  j["scaleout_gbps_per_gpu"] = c.scaleout_bw / 1e9;
+  j["nvlink_latency_us"] = c.nvlink_latency * 1e6;
+  j["scaleout_latency_us"] = c.scaleout_latency * 1e6;
+  j["total_hbm_gib"] = c.gpu.hbm_bytes * c.num_gpus / kGiB;
+  j["total_bf16_pflops"] = c.gpu.bf16_flops * c.num_gpus / 1e15;
+  return j;
+}
+
+void PrintCluster(const ClusterSpec& c) {
+  auto row = [](const char* key, const std::string& value) {
+    fmt::print("{:<22} {}\n", key, value);
+  };
+  row("cluster", c.name);
+  row("gpu", fmt::format("{}: {:.0f} / {:.0f} TFLOPS bf16 / fp8, {:.0f} GiB HBM at {:.2f} TB/s",
+                         c.gpu.name, c.gpu.bf16_flops / 1e12, c.gpu.fp8_flops / 1e12,
+                         c.gpu.hbm_bytes / kGiB, c.gpu.hbm_bw / 1e12));
+  row("calibration", c.gpu.calibration.empty() ? "none (roofline only)" : c.gpu.calibration);
+  row("gpus", fmt::format("{} in {} NVLink domain(s) of {}", c.num_gpus, c.num_domains(),
+                          c.gpus_per_domain));
+  row("nvlink", fmt::format("{:.0f} GB/s per GPU per direction, {:.1f} us", c.gpu.nvlink_bw / 1e9,
+                            c.nvlink_latency * 1e6));
+  row("scale-out", fmt::format("{:.0f} GB/s per GPU per direction, {:.1f} us", c.scaleout_bw / 1e9,
+                               c.scaleout_latency * 1e6));
+  row("total", fmt::format("{:.0f} GiB HBM, {:.2f} PFLOPS bf16",
+                           c.gpu.hbm_bytes * c.num_gpus / kGiB,
+                           c.gpu.bf16_flops * c.num_gpus / 1e15));
+}
+
+int Run(const DescribeFlags& f) {
+  const bool want_cluster = !f.cluster.empty() || !f.gpu.empty();
+  if (f.model.empty() == !want_cluster)
+    return Fail(std::string("describe: give either --model or --cluster / --gpu"));
+  if (!f.model.empty()) {
+    if (f.gpus != 0) return Fail(std::string("describe: --gpus goes with --cluster or --gpu"));
+    if (f.context <= 0)
+      return Fail(fmt::format("--context: expected a positive number of tokens, got {}",
+                              f.context));
+    StatusOr<ModelSpec> m = LoadModel(f.model);
+    if (!m.ok()) return Fail(m.status());
+    if (f.json) {
+      fmt::print("{}\n", ModelJson(*m, f.context).dump(2));
+    } else {
+      PrintModel(*m, f.context);
+    }
+    return kExitOk;
+  }
+  if (!f.cluster.empty() && !f.gpu.empty())
+    return Fail(std::string("describe: --cluster and --gpu are exclusive"));
+  if (f.gpus < 0) return Fail(fmt::format("--gpus: expected a positive integer, got {}", f.gpus));
+  StatusOr<ClusterSpec> c =
+      !f.cluster.empty() ? LoadCluster(f.cluster)
+                         : MakeCluster(f.gpu, f.gpus > 0 ? f.gpus : f.gpus_per_node,
+                                       f.gpus_per_node);
+  if (c.ok() && !f.cluster.empty() && f.gpus > 0) c = ResizeCluster(*c, f.gpus);
+  if (!c.ok()) return Fail(c.status());
+  if (f.json) {
+    fmt::print("{}\n", ClusterJson(*c).dump(2));
+  } else {
+    PrintCluster(*c);
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 Runner RegisterDescribe(CLI::App& app) {
-  app.add_subcommand("describe", "(not implemented yet)");
-  return [] { return Fail(std::string("'describe' is not implemented yet")); };
+  auto f = std::make_shared<DescribeFlags>();
+  CLI::App* cmd = app.add_subcommand("describe", "Print the derived figures of a model or cluster");
+  cmd->add_option("--model", f->model, "model preset or path to a HuggingFace config.json");
+  cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72, h100-64, ...) or JSON file");
+  cmd->add_option("--gpu", f->gpu, "GPU type for a plain cluster: h100, h200, h800, a100, b200");
+  cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain with --gpu (8)");
+  cmd->add_option("--context", f->context, "context length for KV and FLOP figures (4096)");
+  cmd->add_flag("--json", f->json, "print JSON instead of a table");
+  return [f] { return Run(*f); };
 }
 
 }  // namespace l2s::cli
