@@ -166,27 +166,41 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
   return 0;
 }
 
-void Simulator::CostSection(const Section& sec, bool decode, double* total, Evaluation* acc,
-                            double weight) const {
+void Simulator::CostSection(const Section& sec, bool decode, double* total,
+                            SectionBreakdown* acc) const {
   double t = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
-    const double s = StepSeconds(st, decode);
-    t += s;
-    if (acc != nullptr && weight > 0) {
+    const double x = StepSeconds(st, decode);
+    t += x;
+    if (acc != nullptr) {
       const int op = static_cast<int>(st.op);
       if (st.kind == StepKind::kComm) {
-        acc->comm_s_by_op[op] += s * weight;
-        acc->comm_s_by_kind[static_cast<int>(st.comm)] += s * weight;
-        acc->comm_s += s * weight;
+        acc->comm_s_by_op[op] += x;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x;
       } else {
-        acc->compute_s_by_op[op] += s * weight;
-        acc->compute_s += s * weight;
+        acc->compute_s_by_op[op] += x;
       }
     }
   }
   *total = t;
 }
+
+namespace {
+void AddBreakdown(const SectionBreakdown& b, double weight, Evaluation* e) {
+  if (weight <= 0) return;
+  for (int op = 0; op < kNumOps; ++op) {
+    e->compute_s_by_op[op] += b.compute_s_by_op[op] * weight;
+    e->comm_s_by_op[op] += b.comm_s_by_op[op] * weight;
+    e->compute_s += b.compute_s_by_op[op] * weight;
+    e->comm_s += b.comm_s_by_op[op] * weight;
+  }
+  for (size_t k = 0; k < b.comm_s_by_kind.size(); ++k) e->comm_s_by_kind[k] += b.comm_s_by_kind[k] * weight;
+}
+// Per-section breakdowns of the latest ComputeTotals on this thread: layer kinds, then embed,
+// lm_head, pipe.
+thread_local std::array<SectionBreakdown, Program::kMaxKinds + 3> tl_breakdown;
+}  // namespace
 
 bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const {
   if (!QuickStructureOk(s) || batch < 1) return false;
@@ -211,25 +225,33 @@ void Simulator::PrefillPass(const Strategy& s, Program* prog, bool* decode_kerne
 }
 
 void Simulator::ComputeTotals(const Strategy& s, int batch, Totals* t) const {
+  ComputeTotalsWithTtft(s, batch, -1.0, t);
+}
+
+void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_prefill_s,
+                                      Totals* t) const {
   *t = Totals{};
   thread_local Program prog;
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   t->num_kinds = prog.num_kinds;
   double act = 0;
+  auto& bd = tl_breakdown;
+  for (auto& b : bd) b = SectionBreakdown{};
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t->layer_s[k], nullptr, 0);
+    CostSection(prog.layers[k], dk, &t->layer_s[k], &bd[k]);
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  CostSection(prog.embed, dk, &t->embed_s, nullptr, 0);
-  CostSection(prog.lm_head, dk, &t->lm_s, nullptr, 0);
-  CostSection(prog.pipe, dk, &t->pipe_s, nullptr, 0);
+  CostSection(prog.embed, dk, &t->embed_s, &bd[Program::kMaxKinds]);
+  CostSection(prog.lm_head, dk, &t->lm_s, &bd[Program::kMaxKinds + 1]);
+  CostSection(prog.pipe, dk, &t->pipe_s, &bd[Program::kMaxKinds + 2]);
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
-  if (p_.workload.mode == Mode::kServe) t->ttft_prefill_s = TtftSeconds(s);
+  if (p_.workload.mode == Mode::kServe)
+    t->ttft_prefill_s = ttft_prefill_s >= 0 ? ttft_prefill_s : TtftSeconds(s);
 }
 
 void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const {
@@ -345,24 +367,21 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   return e;
 }
 
-Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const {
+Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown,
+                                   double ttft_prefill_s) const {
   Totals t;
-  ComputeTotals(s, batch, &t);
+  ComputeTotalsWithTtft(s, batch, ttft_prefill_s, &t);
   Evaluation e = Compose(s, batch, t);
   if (!with_breakdown || e.verdict == Verdict::kStructure) return e;
   // Attribute the slowest stage's time to operators and collectives.
-  thread_local Program prog;
-  bool dk = true;
-  Prepare(s, batch, &prog, &dk);
   const int L = p_.model.num_layers, pp = s.pp, ws = e.slowest_stage;
   const int lo = static_cast<int>(static_cast<long long>(ws) * L / pp);
   const int hi = static_cast<int>(static_cast<long long>(ws + 1) * L / pp);
-  double dummy = 0;
-  for (int k = 0; k < prog.num_kinds; ++k)
-    CostSection(prog.layers[k], dk, &dummy, &e, kind_prefix_[k][hi] - kind_prefix_[k][lo]);
-  if (ws == 0) CostSection(prog.embed, dk, &dummy, &e, 1);
-  if (ws == pp - 1) CostSection(prog.lm_head, dk, &dummy, &e, 1);
-  if (pp > 1) CostSection(prog.pipe, dk, &dummy, &e, 1);
+  const auto& bd = tl_breakdown;
+  for (int k = 0; k < t.num_kinds; ++k) AddBreakdown(bd[k], kind_prefix_[k][hi] - kind_prefix_[k][lo], &e);
+  if (ws == 0) AddBreakdown(bd[Program::kMaxKinds], 1, &e);
+  if (ws == pp - 1) AddBreakdown(bd[Program::kMaxKinds + 1], 1, &e);
+  if (pp > 1) AddBreakdown(bd[Program::kMaxKinds + 2], 1, &e);
   return e;
 }
 
@@ -372,14 +391,14 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   PrefillPass(s, &prog, &dk);
   double total = 0, t = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t, nullptr, 0);
+    CostSection(prog.layers[k], dk, &t, nullptr);
     total += t * kind_prefix_[k].back();
   }
-  CostSection(prog.embed, dk, &t, nullptr, 0);
+  CostSection(prog.embed, dk, &t, nullptr);
   total += t;
-  CostSection(prog.lm_head, dk, &t, nullptr, 0);
+  CostSection(prog.lm_head, dk, &t, nullptr);
   total += t;
-  CostSection(prog.pipe, dk, &t, nullptr, 0);
+  CostSection(prog.pipe, dk, &t, nullptr);
   total += t * (s.pp - 1);
   return total;
 }
@@ -393,12 +412,14 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   // Auto batch: throughput grows with batch while memory, TPOT and TTFT only get worse, so walk
   // powers of two up to the first failure, then bisect between the last valid and the failure.
   const int max_b = std::max(1, p_.workload.max_batch);
-  Evaluation first = EvaluateImpl(s, 1, false);
-  if (!first.valid()) return EvaluateImpl(s, 1, true);
+  // The TTFT prefill pass does not depend on the batch: compute it once.
+  const double ttft = (p_.workload.mode == Mode::kServe && QuickStructureOk(s)) ? TtftSeconds(s) : -1.0;
+  Evaluation first = EvaluateImpl(s, 1, false, ttft);
+  if (!first.valid()) return EvaluateImpl(s, 1, true, ttft);
   int good = 1, bad = 0;
   Evaluation best = first;
   for (int b = 2; b <= max_b; b *= 2) {
-    Evaluation e = EvaluateImpl(s, b, false);
+    Evaluation e = EvaluateImpl(s, b, false, ttft);
     if (!e.valid()) { bad = b; break; }
     good = b;
     if (e.tokens_per_s >= best.tokens_per_s) best = e;
@@ -406,7 +427,7 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   if (bad == 0 && good < max_b) bad = max_b + 1;
   for (int iter = 0; iter < 6 && bad - good > 1; ++iter) {
     const int mid = good + (bad - good) / 2;
-    Evaluation e = EvaluateImpl(s, mid, false);
+    Evaluation e = EvaluateImpl(s, mid, false, ttft);
     if (e.valid()) {
       good = mid;
       if (e.tokens_per_s >= best.tokens_per_s) best = e;
@@ -414,7 +435,7 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
       bad = mid;
     }
   }
-  return EvaluateImpl(s, best.batch, true);
+  return EvaluateImpl(s, best.batch, true, ttft);
 }
 
 std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {

@@ -64,6 +64,13 @@ struct Evaluation {
   double compute_s = 0, comm_s = 0;
 };
 
+// Time of one section by operator and collective kind (seconds per step).
+struct SectionBreakdown {
+  std::array<double, kNumOps> compute_s_by_op{};
+  std::array<double, kNumOps> comm_s_by_op{};
+  std::array<double, 7> comm_s_by_kind{};
+};
+
 class Simulator {
  public:
   explicit Simulator(Problem problem);
@@ -126,11 +133,12 @@ class Simulator {
  private:
   struct Costed;
   void Shape(int batch, StepShape* sh) const;
-  void CostSection(const Section& sec, bool decode, double* total,
-                   Evaluation* acc, double weight) const;
+  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
-  Evaluation EvaluateImpl(const Strategy& s, int batch, bool with_breakdown) const;
+  Evaluation EvaluateImpl(const Strategy& s, int batch, bool with_breakdown,
+                          double ttft_prefill_s = -1.0) const;
+  void ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_prefill_s, Totals* t) const;
   double TtftSeconds(const Strategy& s) const;
   bool QuickStructureOk(const Strategy& s) const;
 
