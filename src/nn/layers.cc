@@ -191,7 +191,9 @@ void MeanPool::Forward(const ConstMatRef& x, Mat* y) {
 void MeanPool::Backward(const ConstMatRef& dy, Mat* dx) {
   assert(dy.rows() == 1);
   dx->resize(rows_, dy.cols());
-  dx->rowwise() = dy.row(0) / static_cast<double>(rows_);
+  const double inv_t = 1.0 / static_cast<double>(rows_);
+  // Row by row: `dx->rowwise() = expr` would evaluate expr into a heap temporary.
+  for (int t = 0; t < rows_; ++t) dx->row(t) = dy.row(0) * inv_t;
 }
 
 // ----------------------------------------------------------------------------------- AddResidual

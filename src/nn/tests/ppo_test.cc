@@ -146,65 +146,70 @@ TEST(PpoLoss, GradCheckAllParams) {
   EXPECT_LT(res.max_err, kTolPpo) << res.worst;
 }
 
-// Learning test. Three heads (3 x 4 x 5 = 60 joint actions); only `kTarget` earns reward 1.
+// Learning test. Three heads (3 x 4 x 5 = 60 joint actions); only `target` earns reward 1.
 // Each update: 8 actions sampled from the current policy on a fixed observation, advantage =
-// reward - running mean of all past rewards, 2 Adam steps on the PPO loss (rollout 8, 2 gradient
-// steps, like the paper's tiny-buffer PPO). The policy must put > 0.95 on the rewarded option of
-// every head within kMaxUpdates updates.
-TEST(PpoLearning, FindsTheSingleRewardedJointAction) {
+// reward - running mean of all past rewards, 2 Adam steps (lr 1e-3, the paper's) on the PPO loss
+// (a tiny buffer and 2 gradient steps, like the paper's PPO). The policy must put > 0.95 on the
+// rewarded option of every head within kMaxUpdates updates. Returns the update count, or -1.
+int UpdatesToLearnRewardedAction(std::uint64_t seed, const std::vector<int>& target) {
   PolicyNetConfig c;
   c.input_dim = 6;
   c.embed_dim = 32;
   c.heads = 4;
   c.mlp_hidden = 32;
   c.head_sizes = {3, 4, 5};
-  c.seed = 2024;
+  c.seed = seed;
   PolicyNet net = MakeNet(c);
   StatusOr<Adam> adam = Adam::Create(net.Params());
-  ASSERT_TRUE(adam.ok());
-  Rng rng(7);
+  EXPECT_TRUE(adam.ok());
+  Rng rng(seed + 1);
   const Mat obs = RandomMat(rng, 3, 6);
-  const std::vector<int> kTarget = {2, 0, 3};
   constexpr int kMaxUpdates = 300;
   constexpr int kBatch = 8;
-  constexpr double kLr = 1e-3;  // the paper's learning rate
-  PpoConfig cfg;
+  constexpr double kLr = 1e-3;
+  const PpoConfig cfg;
   PpoWorkspace ws;
   MultiCategorical dist;
   double reward_sum = 0.0;
   int reward_count = 0;
-  int converged_at = -1;
   std::vector<PolicySample> batch(kBatch);
-  for (int update = 0; update < kMaxUpdates && converged_at < 0; ++update) {
-    ASSERT_TRUE(net.Forward(obs).ok());
-    ASSERT_TRUE(dist.Set(net.layout(), std::span<const double>(net.logits().data(), 12), {}).ok());
+  for (int update = 0; update < kMaxUpdates; ++update) {
+    EXPECT_TRUE(net.Forward(obs).ok());
+    EXPECT_TRUE(dist.Set(net.layout(), std::span<const double>(net.logits().data(), 12), {}).ok());
     bool all_confident = true;
     for (int h = 0; h < 3; ++h) {
-      all_confident &= dist.probs()[net.layout().offset(h) + kTarget[h]] > 0.95;
+      all_confident &= dist.probs()[net.layout().offset(h) + target[h]] > 0.95;
     }
-    if (all_confident) {
-      converged_at = update;
-      break;
-    }
+    if (all_confident) return update;
     const double baseline = reward_count > 0 ? reward_sum / reward_count : 0.0;
     for (PolicySample& s : batch) {
       s.obs = obs;
       s.actions.resize(3);
       for (int h = 0; h < 3; ++h) s.actions[h] = dist.Sample(h, rng.Uniform());
       s.old_log_prob = *dist.LogProb(s.actions);
-      const double reward = s.actions == kTarget ? 1.0 : 0.0;
+      const double reward = s.actions == target ? 1.0 : 0.0;
       s.advantage = reward - baseline;
       reward_sum += reward;
       ++reward_count;
     }
     for (int epoch = 0; epoch < 2; ++epoch) {
       net.ZeroGrad();
-      ASSERT_TRUE(PpoLossAndGrad(net, batch, cfg, &ws).ok());
+      EXPECT_TRUE(PpoLossAndGrad(net, batch, cfg, &ws).ok());
       adam->Step(kLr);
     }
   }
-  EXPECT_GE(converged_at, 0) << "did not converge in " << kMaxUpdates << " updates";
-  RecordProperty("updates_to_converge", converged_at);
+  return -1;
+}
+
+TEST(PpoLearning, FindsTheSingleRewardedJointAction) {
+  // Three fixed seeds and targets (observed 25, 35 and 41 updates; the bound of 300 leaves ~7x).
+  const std::pair<std::uint64_t, std::vector<int>> cases[] = {
+      {2024, {2, 0, 3}}, {7, {0, 3, 4}}, {99, {1, 1, 0}}};
+  for (const auto& [seed, target] : cases) {
+    const int updates = UpdatesToLearnRewardedAction(seed, target);
+    EXPECT_GE(updates, 0) << "seed " << seed << " did not converge";
+    RecordProperty("updates_to_converge_seed_" + std::to_string(seed), updates);
+  }
 }
 
 }  // namespace
