@@ -47,7 +47,12 @@ Status MaskedLogSoftmax(const HeadLayout& layout, std::span<const double> logits
     const int end = begin + layout.size(h);
     double mx = kNegInf;
     for (int i = begin; i < end; ++i) {
-      if (Allowed(mask, i)) mx = std::max(mx, logits[i]);
+      if (!Allowed(mask, i)) continue;
+      if (!std::isfinite(logits[i])) {
+        return Status::InvalidArgument("MaskedLogSoftmax: logit " + std::to_string(i) +
+                                       " is not finite");
+      }
+      mx = std::max(mx, logits[i]);
     }
     if (mx == kNegInf) {
       return Status::InvalidArgument("MaskedLogSoftmax: every option of head " +
@@ -60,6 +65,14 @@ Status MaskedLogSoftmax(const HeadLayout& layout, std::span<const double> logits
     const double lse = mx + std::log(sum);
     for (int i = begin; i < end; ++i) logp[i] = Allowed(mask, i) ? logits[i] - lse : kNegInf;
   }
+  return Status::Ok();
+}
+
+Status MaskedSoftmax(const HeadLayout& layout, std::span<const double> logits,
+                     const std::vector<bool>& mask, std::span<double> probs) {
+  Status s = MaskedLogSoftmax(layout, logits, mask, probs);
+  if (!s.ok()) return s;
+  for (double& p : probs) p = p == kNegInf ? 0.0 : std::exp(p);
   return Status::Ok();
 }
 

@@ -37,9 +37,15 @@ class HeadLayout {
 
 // Per-head masked log-softmax: logp[i] = logits[i] - logsumexp over the allowed options of i's
 // head, and -infinity for masked options. logits, logp: [K]; mask: [K] or empty.
-// Fails on a size mismatch or a head with no allowed option.
+// Fails on a size mismatch, a head with no allowed option, or a non-finite allowed logit (a
+// diverged network must surface as an error, not as NaN probabilities). Masked logits are ignored.
 Status MaskedLogSoftmax(const HeadLayout& layout, std::span<const double> logits,
                         const std::vector<bool>& mask, std::span<double> logp);
+
+// Per-head masked softmax: probs[i] = exp(logp[i]) with exactly 0.0 for masked options.
+// Same failure cases as MaskedLogSoftmax. logits, probs: [K].
+Status MaskedSoftmax(const HeadLayout& layout, std::span<const double> logits,
+                     const std::vector<bool>& mask, std::span<double> probs);
 
 // The distributions for one logit vector. Set() once, then query; reusing one object across calls
 // does not allocate after the first Set() with a given K.

@@ -187,6 +187,25 @@ TEST(MultiCategorical, LogProbAndEntropyGradCheckRandomMasks) {
   }
 }
 
+TEST(MaskedSoftmax, MatchesMultiCategoricalAndRejectsNonFinite) {
+  const HeadLayout l = Layout({3, 2});
+  std::vector<double> logits = {0.5, -1.0, 2.0, 1.0, 3.0};
+  const std::vector<bool> mask = {true, false, true, true, true};
+  std::vector<double> p(5);
+  ASSERT_TRUE(MaskedSoftmax(l, logits, mask, p).ok());
+  MultiCategorical d;
+  ASSERT_TRUE(d.Set(l, logits, mask).ok());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p[i], d.probs()[i]);
+  EXPECT_EQ(p[1], 0.0);
+  EXPECT_NEAR(p[0] + p[2], 1.0, 1e-15);
+  logits[1] = std::numeric_limits<double>::quiet_NaN();  // masked: ignored
+  EXPECT_TRUE(MaskedSoftmax(l, logits, mask, p).ok());
+  logits[3] = std::numeric_limits<double>::infinity();  // allowed: an error
+  EXPECT_FALSE(MaskedSoftmax(l, logits, mask, p).ok());
+  logits[3] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(d.Set(l, logits, mask).ok());
+}
+
 TEST(MaskedLogSoftmax, ShiftInvariantPerHead) {
   // Adding a constant to one head's logits leaves every log-probability unchanged.
   const HeadLayout l = Layout({3, 2});
