@@ -1,14 +1,71 @@
-// `l2s eval` (placeholder until its issue lands).
+// `l2s eval`: simulate one strategy.
+//   l2s eval --model NAME_OR_PATH --gpu h100 --gpus N [--gpus-per-node 8]
+//            --strategy "tp=8,pp=1,dp=1,ep=1[,...per-op dims]" [--batch B|auto]
+//            --mode serve|decode|prefill [--isl I] [--osl O] [--context C] [--dtype bf16|fp8]
+//            [--kv-dtype bf16|fp8] [--slo ttft_ms=X,tpot_ms=Y] [--engine NAME] [--json]
+// Per-op dims left out are Megatron's; dp defaults to GPUs/(pp*tp); batch defaults to auto.
+// --engine NAME multiplies the throughput (not latencies, not memory) by
+// Simulator::EngineFactor(NAME); without it the factor is 1 (the ideal engine the simulator
+// models). Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
+// object is still printed with valid=false and the reason; otherwise the reason goes to stderr);
+// 2 usage errors (one line on stderr).
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/problem_flags.h"
+#include "cli/report.h"
+#include "sim/simulator.h"
 
 namespace l2s::cli {
+namespace {
+
+struct EvalFlags {
+  ProblemFlags problem;
+  std::string strategy;
+  std::string batch;
+  std::string engine;
+  bool json = false;
+};
+
+int Run(const EvalFlags& f) {
+  StatusOr<Problem> p = BuildProblem(f.problem);
+  if (!p.ok()) return Fail(p.status());
+  StatusOr<Strategy> s = ResolveStrategy(*p, f.strategy, f.batch);
+  if (!s.ok()) return Fail(s.status());
+  EngineInfo engine;
+  if (!f.engine.empty()) {
+    engine.name = f.engine;
+    engine.factor = Simulator::EngineFactor(f.engine);
+  }
+  const Simulator sim(std::move(*p));
+  const Evaluation e = sim.Evaluate(*s);
+  if (f.json) {
+    fmt::print("{}\n", EvaluationJson(sim, *s, e, engine).dump(2));
+    return e.valid() ? kExitOk : kExitImpossible;
+  }
+  if (!e.valid()) return Fail(Status::Invalid(sim.Reason(*s, e)));
+  fmt::print("{}", FormatEvaluation(sim, *s, e, engine));
+  return kExitOk;
+}
+
+}  // namespace
 
 Runner RegisterEval(CLI::App& app) {
-  app.add_subcommand("eval", "(not implemented yet)");
-  return [] { return Fail(std::string("'eval' is not implemented yet")); };
+  auto f = std::make_shared<EvalFlags>();
+  CLI::App* cmd = app.add_subcommand("eval", "Simulate one strategy: throughput, latency, memory");
+  AddProblemFlags(cmd, &f->problem);
+  cmd->add_option("--strategy", f->strategy,
+                  "strategy text, e.g. \"tp=8,pp=1,dp=1,ep=1\" (missing dims: Megatron's)");
+  cmd->add_option("--batch", f->batch, "sequences per attention-dp rank, or auto (default)");
+  cmd->add_option("--engine", f->engine,
+                  "scale throughput by this engine's fitted efficiency (trtllm, vllm, sglang)");
+  cmd->add_flag("--json", f->json, "print one JSON object");
+  return [f] { return Run(*f); };
 }
 
 }  // namespace l2s::cli

@@ -1,14 +1,90 @@
-// `l2s space` (placeholder until its issue lands).
+// `l2s space`: the size of the strategy space of a problem.
+//   l2s space --model M --gpu G --gpus N [--max-batch B] [--json]
+// Prints the number of combinations (StrategySpace::Size), how many are structurally valid
+// (CountValid, exact), and each head's options. JSON: {"model", "gpu", "gpus", "max_batch",
+// "size", "valid", "log10_size", "log10_valid", "heads": [{"name", "size", "options": [...]}]}.
+// Memory and SLO validity need the simulator and are not counted here.
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/problem_flags.h"
+#include "strategy/space.h"
 
 namespace l2s::cli {
+namespace {
+
+// Default largest batch option of the space when --max-batch is not given (SpaceOptions).
+constexpr int kDefaultMaxBatch = SpaceOptions{}.max_batch;
+
+struct SpaceFlags {
+  ProblemFlags problem;
+  bool json = false;
+};
+
+std::string Big(double v) {
+  if (v < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4e}", v);
+}
+
+int Run(const SpaceFlags& f) {
+  StatusOr<Problem> p = BuildProblem(f.problem);
+  if (!p.ok()) return Fail(p.status());
+  SpaceOptions opt;
+  opt.max_batch = f.problem.max_batch > 0 ? f.problem.max_batch : kDefaultMaxBatch;
+  StatusOr<StrategySpace> space = StrategySpace::Make(p->model, p->cluster.num_gpus, opt);
+  if (!space.ok()) return Fail(space.status());
+  const double size = space->Size(), valid = space->CountValid();
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["model"] = p->model.name;
+    j["gpu"] = p->cluster.gpu.name;
+    j["gpus"] = p->cluster.num_gpus;
+    j["max_batch"] = opt.max_batch;
+    j["size"] = size;
+    j["valid"] = valid;
+    j["log10_size"] = std::log10(size);
+    j["log10_valid"] = valid > 0 ? std::log10(valid) : 0.0;
+    nlohmann::ordered_json heads = nlohmann::ordered_json::array();
+    for (int h = 0; h < space->num_heads(); ++h) {
+      nlohmann::ordered_json options = nlohmann::ordered_json::array();
+      for (int i = 0; i < space->head_size(h); ++i) options.push_back(space->option_name(h, i));
+      heads.push_back({{"name", space->head_name(h)}, {"size", space->head_size(h)},
+                       {"options", std::move(options)}});
+    }
+    j["heads"] = std::move(heads);
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+  fmt::print("{} on {} x {} (batch options up to {})\n", p->model.name, p->cluster.num_gpus,
+             p->cluster.gpu.name, opt.max_batch);
+  fmt::print("size              {} (10^{:.2f})\n", Big(size), std::log10(size));
+  fmt::print("structurally valid {} (10^{:.2f}, {:.3g}% of all)\n", Big(valid),
+             valid > 0 ? std::log10(valid) : 0.0, size > 0 ? 100.0 * valid / size : 0.0);
+  fmt::print("heads ({}):\n", space->num_heads());
+  for (int h = 0; h < space->num_heads(); ++h) {
+    std::string opts;
+    for (int i = 0; i < space->head_size(h); ++i)
+      opts += (i ? " " : "") + space->option_name(h, i);
+    fmt::print("  {:<12} {:>3}  {}\n", space->head_name(h), space->head_size(h), opts);
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 Runner RegisterSpace(CLI::App& app) {
-  app.add_subcommand("space", "(not implemented yet)");
-  return [] { return Fail(std::string("'space' is not implemented yet")); };
+  auto f = std::make_shared<SpaceFlags>();
+  CLI::App* cmd = app.add_subcommand("space", "Size and options of the strategy space");
+  AddProblemFlags(cmd, &f->problem);
+  cmd->add_flag("--json", f->json, "print one JSON object");
+  return [f] { return Run(*f); };
 }
 
 }  // namespace l2s::cli

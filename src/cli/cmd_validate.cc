@@ -1,14 +1,246 @@
-// `l2s validate` (placeholder until its issue lands).
+// `l2s validate`: predict measured deployments and score the simulator.
+//   l2s validate --measurements FILE [--models-dir DIR] [--json | --markdown]
+//   l2s validate --measurements FILE --fit-engine-factors [--json]
+// FILE is a CSV of measured deployments (columns in cli/validate_lib.h). DIR holds the model
+// configs named in its model_config column; by default ../shared/models/hf (relative to the
+// current directory), then ../models/hf next to FILE's directory, then the shared directory
+// beside the source tree. Every row is predicted with eval semantics (see validate_lib.h) and
+// printed with its error; rows that cannot be predicted are MISSes (100% error, outside 25%).
+// Summary: median absolute percentage error, share within +/-25%, Spearman rank correlation
+// across tensor-parallel sizes (mean over groups and pooled). --fit-engine-factors predicts for
+// the ideal engine and prints, per engine family, the median of measured / predicted: the values
+// committed in Simulator::EngineFactor. --markdown prints the per-row table for docs/VALIDATION.md.
+// Exit: 0 (whatever the score), 2 for a missing or malformed file (one line naming the line and
+// column).
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/validate_lib.h"
+#include "sim/simulator.h"
+
+#ifndef L2S_SOURCE_DIR
+#define L2S_SOURCE_DIR "."
+#endif
 
 namespace l2s::cli {
+namespace {
+
+struct ValidateFlags {
+  std::string measurements;
+  std::string models_dir;
+  bool json = false;
+  bool markdown = false;
+  bool fit = false;
+};
+
+nlohmann::ordered_json Num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+std::string ModelShort(const std::string& config) {
+  std::string s = config;
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
+  const size_t dd = s.find("--");
+  return dd == std::string::npos ? s : s.substr(dd + 2);
+}
+
+std::string Lengths(const Measurement& m) {
+  if (m.mode == "decode") return fmt::format("ctx {}", m.context);
+  if (m.mode == "prefill") return fmt::format("isl {}", m.isl);
+  return fmt::format("{}/{}", m.isl, m.osl);
+}
+
+std::string Degrees(const Measurement& m) {
+  return fmt::format("{}/{}/{}/{}", m.tp, m.pp, m.dp == 0 ? std::string("-") : std::to_string(m.dp),
+                     m.ep);
+}
+
+std::vector<std::string> ModelDirs(const ValidateFlags& f) {
+  if (!f.models_dir.empty()) return {f.models_dir};
+  std::vector<std::string> dirs = {"../shared/models/hf"};
+  const std::filesystem::path mdir = std::filesystem::path(f.measurements).parent_path();
+  dirs.push_back(((mdir.empty() ? std::filesystem::path(".") : mdir) / ".." / "models" / "hf").string());
+  dirs.push_back(std::string(L2S_SOURCE_DIR) + "/../shared/models/hf");
+  return dirs;
+}
+
+void PrintSummaryText(const Summary& s) {
+  fmt::print("rows {}: {} predicted, {} missed (a miss counts as {:.0f}% error)\n", s.rows,
+             s.predicted, s.missed, kMissAbsPctError);
+  fmt::print("median |error|      {:.1f}%   (mean {:.1f}%)\n", s.median_abs_pct_error,
+             s.mean_abs_pct_error);
+  fmt::print("within +/-25%       {:.1f}% of rows\n", 100.0 * s.share_within_25pct);
+  if (s.spearman_groups > 0) {
+    fmt::print("spearman over tp    {:.3f} (mean of {} groups), pooled {:.3f}\n", s.spearman,
+               s.spearman_groups, s.spearman_pooled);
+  } else {
+    fmt::print("spearman over tp    n/a (no group with >= 3 tensor-parallel sizes)\n");
+  }
+}
+
+int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs, bool json) {
+  Predictor pred(dirs, /*apply_engine_factor=*/false);
+  std::vector<RowResult> res;
+  for (const Measurement& m : rows) res.push_back({m, pred.Predict(m), 0});
+  const EngineFitResult fit = FitEngineFactors(res);
+  if (json) {
+    nlohmann::ordered_json j;
+    nlohmann::ordered_json fams = nlohmann::ordered_json::array();
+    for (const EngineFit& f : fit.families)
+      fams.push_back({{"family", f.family},
+                      {"rows", f.rows},
+                      {"median_ratio", Num(f.median_ratio)},
+                      {"own_factor", f.own_factor},
+                      {"factor", Num(f.own_factor ? f.median_ratio : fit.default_factor)}});
+    j["families"] = std::move(fams);
+    j["default_factor"] = Num(fit.default_factor);
+    j["rows"] = fit.rows;
+    j["min_rows_per_family"] = kMinRowsPerEngineFit;
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+  fmt::print("engine factors = median of measured / predicted (ideal engine), {} predicted rows\n",
+             fit.rows);
+  fmt::print("{:<12} {:>5} {:>13}  {}\n", "family", "rows", "median ratio", "factor");
+  for (const EngineFit& f : fit.families)
+    fmt::print("{:<12} {:>5} {:>13.4f}  {}\n", f.family.empty() ? "(none)" : f.family, f.rows,
+               f.median_ratio,
+               f.own_factor ? fmt::format("{:.4f}", f.median_ratio)
+                            : fmt::format("default (fewer than {} rows)", kMinRowsPerEngineFit));
+  fmt::print("{:<12} {:>5} {:>13.4f}  (unknown engines and small families)\n", "default", fit.rows,
+             fit.default_factor);
+  return kExitOk;
+}
+
+int Run(const ValidateFlags& f) {
+  if (f.measurements.empty()) return Fail(std::string("--measurements FILE is required"));
+  if (f.json && f.markdown) return Fail(std::string("--json and --markdown are exclusive"));
+  std::ifstream in(f.measurements, std::ios::binary);
+  if (!in) return Fail(Status::NotFound(fmt::format("cannot open '{}'", f.measurements)));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(buf.str(), f.measurements);
+  if (!rows.ok()) return Fail(rows.status());
+  const std::vector<std::string> dirs = ModelDirs(f);
+  if (f.fit) return RunFit(*rows, dirs, f.json);
+
+  Predictor pred(dirs, /*apply_engine_factor=*/true);
+  std::vector<RowResult> res;
+  for (const Measurement& m : *rows) {
+    RowResult r{m, pred.Predict(m), kMissAbsPctError};
+    if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
+    res.push_back(std::move(r));
+  }
+  const Summary s = Summarize(res);
+
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["measurements"] = f.measurements;
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const RowResult& r : res) {
+      const Measurement& m = r.row;
+      nlohmann::ordered_json o;
+      o["id"] = m.id;
+      o["line"] = m.line;
+      o["engine"] = m.engine;
+      o["model"] = m.model_config;
+      o["gpu"] = m.gpu;
+      o["gpus"] = m.gpus;
+      o["tp"] = m.tp;
+      o["pp"] = m.pp;
+      o["dp"] = m.dp;
+      o["ep"] = m.ep;
+      o["mode"] = m.mode;
+      o["isl"] = m.isl;
+      o["osl"] = m.osl;
+      o["context"] = m.context;
+      o["metric"] = m.metric;
+      o["measured"] = m.value;
+      o["predicted"] = r.pred.ok ? Num(r.pred.predicted) : nullptr;
+      o["predicted_ideal_engine"] = r.pred.ok ? Num(r.pred.raw) : nullptr;
+      o["engine_factor"] = r.pred.factor;
+      o["error_pct"] = r.pred.ok ? Num(r.error_pct) : nullptr;
+      o["abs_error_pct_scored"] = r.pred.ok ? std::fabs(r.error_pct) : kMissAbsPctError;
+      o["status"] = r.pred.ok ? "ok" : "miss";
+      o["reason"] = r.pred.reason;
+      o["batch"] = r.pred.batch;
+      o["strategy"] = r.pred.strategy;
+      arr.push_back(std::move(o));
+    }
+    j["rows"] = std::move(arr);
+    j["num_rows"] = s.rows;
+    j["num_predicted"] = s.predicted;
+    j["num_missed"] = s.missed;
+    j["median_abs_pct_error"] = Num(s.median_abs_pct_error);
+    j["mean_abs_pct_error"] = Num(s.mean_abs_pct_error);
+    j["share_within_25pct"] = Num(s.share_within_25pct);
+    j["spearman"] = Num(s.spearman);
+    j["spearman_pooled"] = Num(s.spearman_pooled);
+    j["spearman_groups"] = s.spearman_groups;
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+
+  if (f.markdown) {
+    fmt::print("| id | engine | model | GPUs | tp/pp/dp/ep | mode | lengths | batch | measured | "
+               "predicted | error |\n");
+    fmt::print("|---|---|---|---:|---|---|---|---:|---:|---:|---:|\n");
+    for (const RowResult& r : res) {
+      const Measurement& m = r.row;
+      fmt::print("| {} | {} | {} | {} {} | {} | {} | {} | {} | {:.0f} | {} | {} |\n", m.id,
+                 m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), m.mode,
+                 Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
+                 r.pred.ok ? fmt::format("{:.0f}", r.pred.predicted) : "MISS",
+                 r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : r.pred.reason);
+    }
+    fmt::print("\n");
+    PrintSummaryText(s);
+    return kExitOk;
+  }
+
+  fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<10} {:<7} {:<10} {:>5} {:>11} {:>11} {:>8}  {}\n",
+             "id", "engine", "model", "gpus", "gpu", "tp/pp/dp/ep", "mode", "lengths", "batch",
+             "measured", "predicted", "error", "status");
+  for (const RowResult& r : res) {
+    const Measurement& m = r.row;
+    fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<10} {:<7} {:<10} {:>5} {:>11.1f} {:>11} {:>8}  {}\n",
+               m.id, m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), m.mode,
+               Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
+               r.pred.ok ? fmt::format("{:.1f}", r.pred.predicted) : "-",
+               r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : "-",
+               r.pred.ok ? "ok" : "MISS: " + r.pred.reason);
+  }
+  fmt::print("\n");
+  PrintSummaryText(s);
+  return kExitOk;
+}
+
+}  // namespace
 
 Runner RegisterValidate(CLI::App& app) {
-  app.add_subcommand("validate", "(not implemented yet)");
-  return [] { return Fail(std::string("'validate' is not implemented yet")); };
+  auto f = std::make_shared<ValidateFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Predict measured deployments and score the simulator");
+  cmd->add_option("--measurements", f->measurements, "CSV of measured deployments");
+  cmd->add_option("--models-dir", f->models_dir,
+                  "directory of the model_config files (default ../shared/models/hf)");
+  cmd->add_flag("--json", f->json, "print one JSON object");
+  cmd->add_flag("--markdown", f->markdown, "print the per-row table as Markdown");
+  cmd->add_flag("--fit-engine-factors", f->fit,
+                "fit one factor per engine family (median of measured / predicted)");
+  return [f] { return Run(*f); };
 }
 
 }  // namespace l2s::cli

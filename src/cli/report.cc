@@ -1,0 +1,343 @@
+#include "cli/report.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "strategy/space.h"
+
+namespace l2s::cli {
+namespace {
+
+constexpr double kMsPerS = 1e3;
+
+double Ms(double seconds) { return seconds * kMsPerS; }
+double Gib(double bytes) { return bytes / kGiB; }
+
+// A finite number for JSON (nlohmann writes NaN/inf as null, which breaks arithmetic in scripts
+// only silently); non-finite values are reported as null on purpose so that they are noticed.
+nlohmann::ordered_json Num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+// What a GEMM of operator `op` computes, in words ("expert", "attention projection", ...).
+const char* OpFamily(Op op) {
+  switch (op) {
+    case Op::kEmbed: return "embedding";
+    case Op::kAttnQkv:
+    case Op::kAttnOut: return "attention projection";
+    case Op::kAttnCore: return "attention";
+    case Op::kMoeRouter: return "router";
+    case Op::kMoeFfn1:
+    case Op::kMoeFfn2: return "expert";
+    case Op::kSharedFfn1:
+    case Op::kSharedFfn2: return "shared-expert";
+    case Op::kDenseFfn1:
+    case Op::kDenseFfn2: return "FFN";
+    case Op::kLmHead: return "LM head";
+  }
+  return "?";
+}
+
+const char* GroupName(GroupKind g) {
+  switch (g) {
+    case GroupKind::kTp: return "tp";
+    case GroupKind::kEtp: return "etp";
+    case GroupKind::kStage: return "stage";
+    case GroupKind::kPipe: return "pipe";
+  }
+  return "?";
+}
+
+// The cost category of one step (see WhySentence).
+std::string Category(const Step& st, const GpuSpec& gpu) {
+  switch (st.kind) {
+    case StepKind::kGemm: {
+      const DType compute = st.wdtype == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+      const double weight_s = st.weight_bytes / gpu.hbm_bw;     // weights at peak HBM bandwidth
+      const double flop_s = st.flops / gpu.PeakFlops(compute);  // FLOPs at peak tensor rate
+      return weight_s >= flop_s ? fmt::format("reading the {} weights", OpFamily(st.op))
+                                : fmt::format("the {} matmuls", OpFamily(st.op));
+    }
+    case StepKind::kAttnDecode: return "attention over the KV cache";
+    case StepKind::kAttnPrefill: return "prefill attention";
+    case StepKind::kElementwise: return "elementwise kernels (norms, activations, residual adds)";
+    case StepKind::kComm:
+      if (st.comm == CommKind::kDispatch || st.comm == CommKind::kCombine)
+        return fmt::format("MoE token dispatch/combine over the stage's {} GPUs{}", st.group_size,
+                           st.group_domains > 1 ? " across NVLink domains" : "");
+      if (st.comm == CommKind::kSendRecv) return "pipeline send/recv between stages";
+      return fmt::format("{} over the {} group of {}{}", CommKindName(st.comm),
+                         GroupName(st.group), st.group_size,
+                         st.group_domains > 1 ? " across NVLink domains" : "");
+  }
+  return "?";
+}
+
+const char* ModeSubject(Mode m) {
+  switch (m) {
+    case Mode::kDecode: return "decode";
+    case Mode::kPrefill: return "prefill";
+    case Mode::kServe: return "the serving step (decode plus chunked prefill)";
+  }
+  return "?";
+}
+
+std::string Pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.0f}%", 100.0 * part / whole) : std::string("-");
+}
+
+}  // namespace
+
+std::string Thousands(double v) {
+  if (!std::isfinite(v)) return "nan";
+  const bool neg = v < 0;
+  std::string digits = fmt::format("{:.0f}", std::fabs(v));
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[i];
+    if ((n - 1 - i) % 3 == 0 && i != n - 1) out += ',';
+  }
+  return neg ? "-" + out : out;
+}
+
+Evaluation ApplyEngineFactor(Evaluation e, double factor) {
+  e.tokens_per_s *= factor;
+  e.tokens_per_s_per_gpu *= factor;
+  return e;
+}
+
+nlohmann::ordered_json BreakdownJson(const Evaluation& e) {
+  nlohmann::ordered_json j;
+  j["step_ms"] = Num(Ms(e.stage_s));
+  j["compute_ms"] = Num(Ms(e.compute_s));
+  j["comm_ms"] = Num(Ms(e.comm_s));
+  nlohmann::ordered_json ops = nlohmann::ordered_json::object();
+  for (int i = 0; i < kNumOps; ++i) {
+    const double c = e.compute_s_by_op[i], m = e.comm_s_by_op[i];
+    if (c == 0 && m == 0) continue;
+    ops[std::string(OpName(static_cast<Op>(i)))] = {
+        {"compute_ms", Num(Ms(c))}, {"comm_ms", Num(Ms(m))}, {"total_ms", Num(Ms(c + m))}};
+  }
+  j["by_operator"] = std::move(ops);
+  nlohmann::ordered_json coll = nlohmann::ordered_json::object();
+  for (int k = 0; k < static_cast<int>(e.comm_s_by_kind.size()); ++k) {
+    if (e.comm_s_by_kind[k] == 0) continue;
+    coll[CommKindName(static_cast<CommKind>(k))] = Num(Ms(e.comm_s_by_kind[k]));
+  }
+  j["by_collective"] = std::move(coll);
+  j["memory_gib"] = {{"weights", Num(Gib(e.weight_bytes))},  {"kv", Num(Gib(e.kv_bytes))},
+                     {"activations", Num(Gib(e.act_bytes))}, {"reserve", Num(Gib(e.reserve_bytes))},
+                     {"total", Num(Gib(e.mem_bytes))},       {"capacity", Num(Gib(e.mem_capacity_bytes))}};
+  return j;
+}
+
+nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
+                                      const Evaluation& e, const EngineInfo& engine) {
+  const Problem& p = sim.problem();
+  const Evaluation f = ApplyEngineFactor(e, engine.factor);
+  nlohmann::ordered_json j;
+  j["valid"] = e.valid();
+  j["reason"] = sim.Reason(s, e);
+  j["tokens_per_s"] = Num(f.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = Num(f.tokens_per_s_per_gpu);
+  j["ttft_ms"] = Num(Ms(e.ttft_s));
+  j["tpot_ms"] = Num(Ms(e.tpot_s));
+  j["batch"] = e.batch;
+  j["batch_auto"] = s.batch == 0;
+  j["memory_per_gpu_gib"] = Num(Gib(e.mem_bytes));
+  j["memory_capacity_gib"] = Num(Gib(e.mem_capacity_bytes));
+  j["stage_ms"] = Num(Ms(e.stage_s));
+  j["slowest_stage"] = e.slowest_stage;
+  j["breakdown"] = BreakdownJson(e);
+  j["strategy"] = ToText(s);
+  j["model"] = p.model.name;
+  j["gpu"] = p.cluster.gpu.name;
+  j["gpus"] = p.cluster.num_gpus;
+  j["gpus_per_node"] = p.cluster.gpus_per_domain;
+  const Workload& w = p.workload;
+  j["mode"] = ModeName(w.mode);
+  j["isl"] = w.isl;
+  j["osl"] = w.osl;
+  j["context"] = w.context;
+  j["dtype"] = std::string(DTypeName(w.weight));
+  j["kv_dtype"] = std::string(DTypeName(w.kv));
+  if (w.ttft_ms > 0 || w.tpot_ms > 0) j["slo"] = {{"ttft_ms", w.ttft_ms}, {"tpot_ms", w.tpot_ms}};
+  j["engine"] = engine.name.empty() ? std::string("none") : engine.name;
+  j["engine_factor"] = engine.factor;
+  j["notes"] = StrategyNotes(p.model, s);
+  j["why"] = WhySentence(sim, s, e);
+  return j;
+}
+
+std::string FormatBreakdown(const Evaluation& e) {
+  std::string out;
+  const double step = e.stage_s;
+  out += fmt::format("{:<30} {:>11} {:>11} {:>11} {:>6}\n", "time per step (slowest stage)",
+                     "compute ms", "comm ms", "total ms", "share");
+  for (int i = 0; i < kNumOps; ++i) {
+    const double c = e.compute_s_by_op[i], m = e.comm_s_by_op[i];
+    if (c == 0 && m == 0) continue;
+    out += fmt::format("  {:<28} {:>11.3f} {:>11.3f} {:>11.3f} {:>6}\n", OpName(static_cast<Op>(i)),
+                       Ms(c), Ms(m), Ms(c + m), Pct(c + m, step));
+  }
+  if (e.stage_s - e.compute_s - e.comm_s > 1e-6 * e.stage_s) {
+    // Pipeline send/recv is attributed to operators; anything left is not (should not happen).
+    out += fmt::format("  {:<28} {:>11} {:>11} {:>11.3f} {:>6}\n", "(unattributed)", "", "",
+                       Ms(step - e.compute_s - e.comm_s), Pct(step - e.compute_s - e.comm_s, step));
+  }
+  out += fmt::format("  {:<28} {:>11.3f} {:>11.3f} {:>11.3f} {:>6}\n", "total", Ms(e.compute_s),
+                     Ms(e.comm_s), Ms(step), Pct(step, step));
+  bool any = false;
+  for (int k = 0; k < static_cast<int>(e.comm_s_by_kind.size()); ++k) {
+    if (e.comm_s_by_kind[k] == 0) continue;
+    if (!any) out += fmt::format("{:<30} {:>11} {:>6}\n", "collectives", "ms", "share");
+    any = true;
+    out += fmt::format("  {:<28} {:>11.3f} {:>6}\n", CommKindName(static_cast<CommKind>(k)),
+                       Ms(e.comm_s_by_kind[k]), Pct(e.comm_s_by_kind[k], step));
+  }
+  out += fmt::format("{:<30} {:>11}\n", "memory per GPU", "GiB");
+  const std::pair<const char*, double> mem[] = {
+      {"weights", e.weight_bytes}, {"kv cache", e.kv_bytes},   {"activations", e.act_bytes},
+      {"runtime reserve", e.reserve_bytes}, {"total", e.mem_bytes}, {"capacity", e.mem_capacity_bytes}};
+  for (const auto& [name, bytes] : mem) out += fmt::format("  {:<28} {:>11.2f}\n", name, Gib(bytes));
+  return out;
+}
+
+std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Evaluation& e,
+                             const EngineInfo& engine) {
+  const Problem& p = sim.problem();
+  const Workload& w = p.workload;
+  const Evaluation f = ApplyEngineFactor(e, engine.factor);
+  auto row = [](const char* key, const std::string& value) {
+    return fmt::format("{:<12} {}\n", key, value);
+  };
+  std::string out;
+  out += row("model", fmt::format("{} ({} weights, {} KV cache)", p.model.name,
+                                  DTypeName(w.weight), DTypeName(w.kv)));
+  out += row("cluster", fmt::format("{} x {} ({} NVLink domain(s) of {})", p.cluster.num_gpus,
+                                    p.cluster.gpu.name, p.cluster.num_domains(),
+                                    p.cluster.gpus_per_domain));
+  std::string wl = ModeName(w.mode);
+  if (w.mode == Mode::kDecode) wl += fmt::format(", context {}", w.context);
+  if (w.mode == Mode::kPrefill) wl += fmt::format(", isl {}", w.isl);
+  if (w.mode == Mode::kServe) wl += fmt::format(", isl {}, osl {}", w.isl, w.osl);
+  if (w.ttft_ms > 0) wl += fmt::format(", TTFT SLO {} ms", w.ttft_ms);
+  if (w.tpot_ms > 0) wl += fmt::format(", TPOT SLO {} ms", w.tpot_ms);
+  out += row("workload", wl);
+  out += row("strategy", ToText(s));
+  out += row("engine", engine.name.empty() ? std::string("none (ideal engine, factor 1)")
+                                           : fmt::format("{} (throughput factor {:.3f})",
+                                                         engine.name, engine.factor));
+  out += row("verdict", e.valid() ? std::string("valid")
+                                  : fmt::format("INVALID: {}", sim.Reason(s, e)));
+  for (const std::string& n : StrategyNotes(p.model, s)) out += row("note", n);
+  if (e.verdict == Verdict::kStructure) return out;
+  out += row("batch", fmt::format("{} sequences per attention-dp rank{}", e.batch,
+                                  s.batch == 0 ? " (auto)" : ""));
+  out += row("throughput", fmt::format("{} {} tokens/s ({} per GPU)", Thousands(f.tokens_per_s),
+                                       w.mode == Mode::kPrefill ? "input" : "output",
+                                       Thousands(f.tokens_per_s_per_gpu)));
+  if (w.mode != Mode::kDecode) out += row("TTFT", fmt::format("{:.2f} ms", Ms(e.ttft_s)));
+  if (w.mode != Mode::kPrefill) out += row("TPOT", fmt::format("{:.3f} ms", Ms(e.tpot_s)));
+  out += row("step", fmt::format("{:.3f} ms (slowest stage {} of {})", Ms(e.stage_s),
+                                 e.slowest_stage, s.pp));
+  out += row("memory", fmt::format("{:.1f} of {:.1f} GiB per GPU", Gib(e.mem_bytes),
+                                   Gib(e.mem_capacity_bytes)));
+  out += "\n";
+  out += FormatBreakdown(e);
+  const std::string why = WhySentence(sim, s, e);
+  if (!why.empty()) out += "\nwhy: " + why + "\n";
+  return out;
+}
+
+StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stage) {
+  StageLayers out;
+  const int L = m.num_layers;
+  pp = std::max(1, pp);
+  const int lo = static_cast<int>(static_cast<long long>(stage) * L / pp);
+  const int hi = static_cast<int>(static_cast<long long>(stage + 1) * L / pp);
+  for (int i = lo; i < hi; ++i) ++out.layers[LayerKindIndex(m, i, p)];
+  out.has_embed = stage == 0;
+  out.has_lm_head = stage == pp - 1;
+  return out;
+}
+
+std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluation& e) {
+  if (e.verdict == Verdict::kStructure || e.batch < 1) return "";
+  const Problem& p = sim.problem();
+  auto d = std::make_unique<Simulator::Detail>();  // ~100 KiB: keep it off the stack
+  sim.Explain(s, e.batch, d.get());
+  const Program& prog = d->program;
+  const StageLayers sl = LayersOfStage(p.model, prog, s.pp, e.slowest_stage);
+  std::map<std::string, double> cost;  // category -> seconds per step of the stage
+  auto add = [&](const Section& sec, const std::array<double, Section::kMaxSteps>& t, double w) {
+    if (w <= 0) return;
+    for (int i = 0; i < sec.num_steps; ++i) cost[Category(sec.steps[i], p.cluster.gpu)] += t[i] * w;
+  };
+  for (int k = 0; k < prog.num_kinds; ++k) add(prog.layers[k], d->layer_step_s[k], sl.layers[k]);
+  if (sl.has_embed) add(prog.embed, d->embed_step_s, 1);
+  if (sl.has_lm_head) add(prog.lm_head, d->lm_head_step_s, 1);
+  if (s.pp > 1) add(prog.pipe, d->pipe_step_s, 1);
+  double total = 0;
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [name, t] : cost) {
+    total += t;
+    ranked.emplace_back(t, name);
+  }
+  if (ranked.empty() || !(total > 0)) return "";
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string out = fmt::format("{} is dominated by {} ({} of the step)",
+                                ModeSubject(p.workload.mode), ranked[0].second,
+                                Pct(ranked[0].first, total));
+  if (ranked.size() > 1)
+    out += fmt::format(", then {} ({})", ranked[1].second, Pct(ranked[1].first, total));
+  return out;
+}
+
+StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
+                                   const std::string& batch_flag) {
+  if (text.empty()) return Status::InvalidArgument("--strategy is required (e.g. \"tp=8,pp=1\")");
+  const int gpus = p.cluster.num_gpus;
+  StatusOr<Strategy> parsed = FromText(text, gpus);
+  if (!parsed.ok()) {
+    // FromText's non-divisible dp is a usage error like a malformed entry.
+    return Status::InvalidArgument(fmt::format("--strategy: {}", parsed.status().message()));
+  }
+  Strategy s = *parsed;
+  if (!batch_flag.empty()) {
+    if (batch_flag == "auto") {
+      s.batch = 0;
+    } else {
+      size_t used = 0;
+      long long b = 0;
+      try {
+        b = std::stoll(batch_flag, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != batch_flag.size() || b < 1 || b > (1 << 30))
+        return Status::InvalidArgument(
+            fmt::format("--batch: expected a positive integer or auto, got \"{}\"", batch_flag));
+      s.batch = static_cast<int>(b);
+    }
+  }
+  const long long product = static_cast<long long>(s.pp) * s.tp * s.dp;
+  if (product != gpus)
+    return Status::InvalidArgument(fmt::format(
+        "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
+        product, gpus));
+  ClearAbsentOps(p.model, &s);
+  return s;
+}
+
+}  // namespace l2s::cli

@@ -1,0 +1,77 @@
+// Formatting of simulator results, shared by `l2s eval`, `explain`, `plan` and `compare`:
+// the JSON object of one evaluation, the readable breakdown tables and the one-sentence "why".
+//
+// Units: every *_ms value is milliseconds of ONE step of the slowest pipeline stage (or, for
+// ttft_ms / tpot_ms, of one request); *_gib values are GiB (2^30 bytes) per GPU of the stage with
+// the largest footprint; tokens_per_s is the whole deployment (output tokens in serve/decode,
+// input tokens in prefill).
+#pragma once
+
+#include <array>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s::cli {
+
+// Engine correction applied to throughput (never to latency figures or memory).
+struct EngineInfo {
+  std::string name;     // "" = none (the ideal engine the simulator models)
+  double factor = 1.0;  // Simulator::EngineFactor(name), 1.0 for none
+};
+
+// Returns `e` with tokens_per_s and tokens_per_s_per_gpu multiplied by `factor`.
+Evaluation ApplyEngineFactor(Evaluation e, double factor);
+
+// "breakdown": {step_ms, compute_ms, comm_ms, by_operator {op: {compute_ms, comm_ms, total_ms}},
+// by_collective {kind: ms}, memory_gib {weights, kv, activations, reserve, total, capacity}}.
+// Operators with no time are left out of by_operator; collectives with no time of by_collective.
+nlohmann::ordered_json BreakdownJson(const Evaluation& e);
+
+// The full object `l2s eval --json` prints: valid, reason, tokens_per_s, tokens_per_s_per_gpu,
+// ttft_ms (0 in decode mode), tpot_ms (0 in prefill mode), batch, memory_per_gpu_gib, breakdown,
+// strategy (canonical text; the chosen batch when it was auto), model, gpu, gpus, gpus_per_node,
+// mode, lengths, dtypes, engine, engine_factor, stage_ms, slowest_stage, notes, why.
+// `e` is the simulator's evaluation (before the engine factor, which this function applies).
+nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
+                                      const Evaluation& e, const EngineInfo& engine);
+
+// Readable multi-line table of the same (ends with a newline).
+std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Evaluation& e,
+                             const EngineInfo& engine);
+// Only the time-by-operator / by-collective / memory tables (ends with a newline).
+std::string FormatBreakdown(const Evaluation& e);
+
+// Layers of each program kind inside pipeline stage `stage` (index = Program kind index), and
+// whether that stage holds the embedding (first) / LM head (last).
+struct StageLayers {
+  std::array<int, Program::kMaxKinds> layers{};
+  bool has_embed = false, has_lm_head = false;
+};
+StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stage);
+
+// One sentence naming the largest cost of the slowest stage at the evaluation's batch, e.g.
+// "decode is dominated by reading the expert weights (61% of the step)". Costs are grouped by
+// what they do: reading weights vs matmul compute per operator family (a GEMM is called
+// weight-bound when reading its weights at peak HBM bandwidth takes longer than its FLOPs at peak
+// tensor throughput), attention over the KV cache, prefill attention, elementwise kernels, and
+// each collective kind per group. "" for a structurally invalid strategy.
+std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluation& e);
+
+// "1,234,567" style thousands separators for readable tables.
+std::string Thousands(double v);
+
+// --- the --strategy / --batch flags of eval and explain ---
+// Parses `text` (strategy text form; missing dp = GPUs/(pp*tp), missing dims Megatron's, dims of
+// operators the model lacks cleared to none) and applies `batch_flag` ("" = keep the text's batch,
+// "auto", or a positive integer). Usage errors (malformed text or --batch, degrees whose product
+// is not the cluster's GPU count) are InvalidArgument/ParseError; model-dependent structural
+// problems (tp not dividing the heads, ep not dividing the experts...) are NOT errors here: the
+// simulator reports them as an invalid evaluation.
+StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
+                                   const std::string& batch_flag);
+
+}  // namespace l2s::cli

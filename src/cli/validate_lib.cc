@@ -1,0 +1,557 @@
+#include "cli/validate_lib.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "strategy/space.h"
+
+namespace l2s::cli {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool IsLatencyMetric(const std::string& metric) {
+  return metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_ms") == 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- CSV
+
+StatusOr<std::vector<CsvRecord>> ParseCsv(std::string_view text) {
+  std::vector<CsvRecord> out;
+  CsvRecord rec;
+  std::string field;
+  int line = 1;
+  bool in_quotes = false, after_quote = false, field_started = false;
+  rec.line = 1;
+  auto end_field = [&] {
+    rec.fields.push_back(std::move(field));
+    field.clear();
+    after_quote = false;
+    field_started = false;
+  };
+  auto end_record = [&] {
+    // A record that is one empty field is a blank line: skip it.
+    if (!(rec.fields.size() == 1 && rec.fields[0].empty())) out.push_back(std::move(rec));
+    rec = CsvRecord{};
+  };
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < n && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+          after_quote = true;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == ',') {
+      end_field();
+      continue;
+    }
+    if (c == '\r' && i + 1 < n && text[i + 1] == '\n') continue;  // CRLF: the LF ends the record
+    if (c == '\n') {
+      end_field();
+      end_record();
+      ++line;
+      rec.line = line;
+      continue;
+    }
+    if (after_quote) {
+      return Status::ParseError(fmt::format("line {}, column {}: text after a closing quote",
+                                            line, rec.fields.size() + 1));
+    }
+    if (c == '"') {
+      if (field_started) {
+        return Status::ParseError(fmt::format(
+            "line {}, column {}: quote inside an unquoted field", line, rec.fields.size() + 1));
+      }
+      in_quotes = true;
+      field_started = true;
+      continue;
+    }
+    field += c;
+    field_started = true;
+  }
+  if (in_quotes) {
+    return Status::ParseError(fmt::format("line {}, column {}: unterminated quoted field",
+                                          rec.line, rec.fields.size() + 1));
+  }
+  if (field_started || !rec.fields.empty()) {
+    end_field();
+    end_record();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- rows
+
+StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
+                                                     std::string_view name) {
+  StatusOr<std::vector<CsvRecord>> recs = ParseCsv(text);
+  if (!recs.ok()) return Status::ParseError(fmt::format("{}:{}", name, recs.status().message()));
+  if (recs->empty()) return Status::ParseError(fmt::format("{}:1: empty file (no header)", name));
+  const CsvRecord& header = recs->front();
+  std::map<std::string, int> col;
+  for (size_t i = 0; i < header.fields.size(); ++i) {
+    const std::string key = Lower(Trim(header.fields[i]));
+    if (key.empty()) continue;
+    if (col.count(key))
+      return Status::ParseError(fmt::format("{}:{}: column '{}' appears twice in the header", name,
+                                            header.line, key));
+    col[key] = static_cast<int>(i);
+  }
+  for (const char* req : {"model_config", "gpu", "mode", "metric", "value"}) {
+    if (!col.count(req))
+      return Status::ParseError(
+          fmt::format("{}:{}: column '{}': missing from the header", name, header.line, req));
+  }
+  std::vector<Measurement> rows;
+  for (size_t r = 1; r < recs->size(); ++r) {
+    const CsvRecord& rec = (*recs)[r];
+    if (rec.fields.size() != header.fields.size()) {
+      return Status::ParseError(fmt::format("{}:{}: expected {} fields like the header, got {}",
+                                            name, rec.line, header.fields.size(),
+                                            rec.fields.size()));
+    }
+    auto cell = [&](const char* c) -> std::string {
+      auto it = col.find(c);
+      return it == col.end() ? std::string() : std::string(Trim(rec.fields[it->second]));
+    };
+    auto bad = [&](const char* c, const char* want, const std::string& got) {
+      return Status::ParseError(
+          fmt::format("{}:{}: column '{}': expected {}, got '{}'", name, rec.line, c, want, got));
+    };
+    // Integer cell: "" -> *out unchanged; otherwise >= min.
+    auto integer = [&](const char* c, int64_t min, int64_t* out) -> Status {
+      const std::string v = cell(c);
+      if (v.empty()) return Status::Ok();
+      size_t used = 0;
+      long long x = 0;
+      try {
+        x = std::stoll(v, &used);
+      } catch (...) {
+        used = 0;
+      }
+      // Also accept "8.0" style integers written by spreadsheets.
+      if (used != v.size()) {
+        double d = 0;
+        try {
+          d = std::stod(v, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (used != v.size() || d != std::floor(d) || std::fabs(d) > 1e15)
+          return bad(c, min > 0 ? "a positive integer" : "a non-negative integer", v);
+        x = static_cast<long long>(d);
+      }
+      if (x < min || x > std::numeric_limits<int>::max())
+        return bad(c, min > 0 ? "a positive integer" : "a non-negative integer", v);
+      *out = x;
+      return Status::Ok();
+    };
+    Measurement m;
+    m.line = rec.line;
+    m.id = cell("id");
+    if (m.id.empty()) m.id = fmt::format("line{}", rec.line);
+    m.source = cell("source");
+    m.engine = cell("engine");
+    m.gpu = cell("gpu");
+    m.model_config = cell("model_config");
+    m.weight_dtype = cell("weight_dtype");
+    m.kv_dtype = cell("kv_dtype");
+    m.mode = Lower(cell("mode"));
+    m.metric = Lower(cell("metric"));
+    int64_t gpus = 0, tp = 1, pp = 1, dp = 0, ep = 1, batch = 0;
+    for (auto [c, min, dst] : {std::tuple<const char*, int64_t, int64_t*>{"gpus", 1, &gpus},
+                               {"tp", 1, &tp}, {"pp", 1, &pp}, {"dp", 1, &dp}, {"ep", 1, &ep},
+                               {"isl", 1, &m.isl}, {"osl", 1, &m.osl},
+                               {"context", 1, &m.context}, {"batch", 1, &batch}}) {
+      Status s = integer(c, min, dst);
+      if (!s.ok()) return s;
+    }
+    m.gpus = static_cast<int>(gpus);
+    m.tp = static_cast<int>(tp);
+    m.pp = static_cast<int>(pp);
+    m.dp = static_cast<int>(dp);
+    m.ep = static_cast<int>(ep);
+    m.batch = static_cast<int>(batch);
+    const std::string v = cell("value");
+    size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(v, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (v.empty() || used != v.size() || !std::isfinite(value) || value <= 0)
+      return bad("value", "a positive number", v);
+    m.value = value;
+    rows.push_back(std::move(m));
+  }
+  return rows;
+}
+
+std::string EngineFamily(std::string_view engine) {
+  std::string s = Lower(Trim(engine));
+  for (char& c : s)
+    if (c == ' ' || c == '_' || c == '/') c = '-';
+  std::string fam;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t dash = s.find('-', pos);
+    if (dash == std::string::npos) dash = s.size();
+    const std::string tok = s.substr(pos, dash - pos);
+    pos = dash + 1;
+    if (tok.empty()) continue;
+    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
+                         (tok.size() > 1 && tok[0] == 'v' &&
+                          std::isdigit(static_cast<unsigned char>(tok[1])));
+    if (version) break;
+    fam += tok;
+  }
+  // A version glued to the name ("vllm0.6"): drop trailing digits and dots.
+  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
+    fam.pop_back();
+  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) return "trtllm";
+  return fam;
+}
+
+// ---------------------------------------------------------------- prediction
+
+Predictor::Predictor(std::vector<std::string> model_dirs, bool apply_engine_factor)
+    : dirs_(std::move(model_dirs)), apply_factor_(apply_engine_factor) {}
+
+StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
+  auto it = cache_.find(config);
+  if (it != cache_.end()) return it->second;
+  StatusOr<ModelSpec> result = Status::NotFound("");
+  bool found = false;
+  std::error_code ec;
+  for (const std::string& d : dirs_) {
+    const std::filesystem::path p = std::filesystem::path(d) / config;
+    if (std::filesystem::is_regular_file(p, ec)) {
+      result = LoadModel(p.string());
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    // A preset name or a path that exists as given.
+    StatusOr<ModelSpec> m = LoadModel(config);
+    if (m.ok()) {
+      result = std::move(m);
+    } else {
+      std::string where;
+      for (const std::string& d : dirs_) where += (where.empty() ? "" : ", ") + d;
+      result = Status::NotFound(fmt::format("model config '{}' not found (searched: {}) and not a preset",
+                                            config, where.empty() ? "no directory" : where));
+    }
+  }
+  cache_.emplace(config, result);
+  return result;
+}
+
+std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gpus,
+                                  const std::string& metric_in, bool* is_latency) {
+  std::string metric = metric_in;
+  *is_latency = false;
+  if (metric == "tpot_ms") {
+    if (w.mode == Mode::kPrefill) return std::nullopt;
+    *is_latency = true;
+    return e.tpot_s * 1e3;
+  }
+  if (metric == "ttft_ms") {
+    if (w.mode == Mode::kDecode) return std::nullopt;
+    *is_latency = true;
+    return e.ttft_s * 1e3;
+  }
+  double per = 1;
+  const std::string suffix = "_per_gpu";
+  if (metric.size() > suffix.size() &&
+      metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    metric.resize(metric.size() - suffix.size());
+    per = gpus;
+  }
+  // e.tokens_per_s: output tokens (serve, decode) or input tokens (prefill) of the deployment.
+  const double t = e.tokens_per_s;
+  const double isl = static_cast<double>(w.isl), osl = static_cast<double>(w.osl);
+  std::optional<double> v;
+  if (metric == "tokens_per_s") {
+    v = t;
+  } else if (metric == "output_tokens_per_s") {
+    if (w.mode == Mode::kPrefill) v = t / isl;  // one output token per prefilled prompt
+    else v = t;
+  } else if (metric == "input_tokens_per_s") {
+    if (w.mode == Mode::kPrefill) v = t;
+    else if (w.mode == Mode::kServe) v = t * isl / osl;  // every request brings isl tokens
+  } else if (metric == "total_tokens_per_s") {
+    if (w.mode == Mode::kServe) v = t * (isl + osl) / osl;
+    else if (w.mode == Mode::kPrefill) v = t + t / isl;
+    else v = t;
+  } else if (metric == "requests_per_s") {
+    if (w.mode == Mode::kServe) v = t / osl;
+    else if (w.mode == Mode::kPrefill) v = t / isl;
+  }
+  if (!v) return std::nullopt;
+  return *v / per;
+}
+
+Prediction Predictor::Predict(const Measurement& row) {
+  Prediction out;
+  auto miss = [&](std::string why) {
+    out.ok = false;
+    out.reason = std::move(why);
+    return out;
+  };
+  if (row.model_config.empty()) return miss("no model_config");
+  StatusOr<ModelSpec> model = Model(row.model_config);
+  if (!model.ok()) return miss(model.status().message());
+
+  Problem p;
+  p.model = *model;
+  Workload& w = p.workload;
+  if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
+
+  // Degrees and GPU count.
+  const int tp = row.tp, pp = row.pp, ep = row.ep;
+  int dp = row.dp, gpus = row.gpus;
+  if (dp == 0) {
+    if (gpus == 0) {
+      dp = 1;
+    } else if (gpus % (tp * pp) != 0) {
+      return miss(fmt::format("tp*pp = {} does not divide the {} GPUs", tp * pp, gpus));
+    } else {
+      dp = gpus / (tp * pp);
+    }
+  }
+  if (gpus == 0) gpus = tp * pp * dp;
+  if (static_cast<long long>(tp) * pp * dp != gpus)
+    return miss(fmt::format("tp*pp*dp = {} but the row has {} GPUs", tp * pp * dp, gpus));
+
+  std::string gpu = Lower(row.gpu);
+  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
+  if (!cluster.ok()) {
+    // "h100_sxm", "H100-SXM5-80GB": retry with the leading letters+digits.
+    size_t n = 0;
+    while (n < gpu.size() && std::isalnum(static_cast<unsigned char>(gpu[n]))) ++n;
+    if (n > 0 && n < gpu.size()) cluster = MakeCluster(gpu.substr(0, n), gpus);
+  }
+  if (!cluster.ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
+  p.cluster = *cluster;
+
+  // Dtypes: fp16 is stored like bf16 (2 bytes) and runs at the same tensor rate on the GPUs
+  // modelled, so it is read as bf16.
+  auto dtype = [](const std::string& s, DType dflt) -> std::optional<DType> {
+    const std::string l = Lower(s);
+    if (l.empty()) return dflt;
+    if (l == "fp16" || l == "float16" || l == "half") return DType::kBF16;
+    return ParseDType(l);
+  };
+  const std::optional<DType> wd = dtype(row.weight_dtype, p.model.weight_dtype);
+  if (!wd) return miss(fmt::format("unsupported weight_dtype '{}'", row.weight_dtype));
+  const std::optional<DType> kd = dtype(row.kv_dtype, DType::kBF16);
+  if (!kd || *kd == DType::kFP4) return miss(fmt::format("unsupported kv_dtype '{}'", row.kv_dtype));
+  w.weight = *wd;
+  w.kv = *kd;
+
+  Strategy s;
+  s.pp = pp;
+  s.tp = tp;
+  s.dp = dp;
+  s.ep = ep;
+  s.dims = MegatronDims();
+  ClearAbsentOps(p.model, &s);
+  switch (w.mode) {
+    case Mode::kServe:
+      if (row.isl <= 0 || row.osl <= 0) return miss("serve row needs isl and osl");
+      w.isl = row.isl;
+      w.osl = row.osl;
+      s.batch = 0;  // the engine picks the batch: the simulator's best
+      break;
+    case Mode::kDecode:
+      if (row.context <= 0) return miss("decode row needs context");
+      w.context = row.context;
+      if (row.isl > 0) w.isl = row.isl;
+      s.batch = row.batch;
+      break;
+    case Mode::kPrefill:
+      if (row.isl <= 0) return miss("prefill row needs isl");
+      w.isl = row.isl;
+      s.batch = row.batch;
+      break;
+  }
+  out.strategy = ToText(s);
+  Status st = CheckStrategy(p.model, gpus, s);
+  if (!st.ok()) return miss(fmt::format("invalid strategy: {}", st.message()));
+
+  const Simulator sim(std::move(p));
+  const Evaluation e = sim.Evaluate(s);
+  out.batch = e.batch;
+  if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
+  bool latency = false;
+  const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric, &latency);
+  if (!v) return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
+  if (!std::isfinite(*v) || *v <= 0)
+    return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
+  out.raw = *v;
+  // A row without an engine label is an unknown engine (the default factor), not the ideal one.
+  out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)
+                             : 1.0;
+  out.predicted = latency ? out.raw / out.factor : out.raw * out.factor;
+  out.ok = true;
+  return out;
+}
+
+// ---------------------------------------------------------------- scoring
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> Ranks(const std::vector<double>& v) {
+  const size_t n = v.size();
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) ++j;
+    const double avg = 0.5 * static_cast<double>(i + j) + 1.0;  // positions i..j, 1-based mean
+    for (size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+    i = j + 1;
+  }
+  return r;
+}
+
+double Pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  if (n < 2 || y.size() != n) return kNaN;
+  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (sxx <= 0 || syy <= 0) return kNaN;
+  return sxy / std::sqrt(sxx * syy);
+}
+
+double Spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return kNaN;
+  return Pearson(Ranks(x), Ranks(y));
+}
+
+Summary Summarize(const std::vector<RowResult>& results) {
+  Summary s;
+  s.rows = static_cast<int>(results.size());
+  std::vector<double> abs_err;
+  int within = 0;
+  struct Group {
+    std::set<int> tps;
+    std::vector<double> pred, meas;
+  };
+  std::map<std::string, Group> groups;
+  for (const RowResult& r : results) {
+    const double a = r.pred.ok ? std::fabs(r.error_pct) : kMissAbsPctError;
+    abs_err.push_back(a);
+    if (r.pred.ok) {
+      ++s.predicted;
+      if (a <= 25.0) ++within;
+    } else {
+      ++s.missed;
+    }
+    const Measurement& m = r.row;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
+                                        Lower(m.gpu), m.mode, m.isl, m.osl, m.context,
+                                        EngineFamily(m.engine), Lower(m.weight_dtype),
+                                        Lower(m.kv_dtype), m.metric);
+    Group& g = groups[key];
+    g.tps.insert(m.tp);
+    g.pred.push_back(r.pred.ok ? r.pred.predicted : 0.0);
+    g.meas.push_back(m.value);
+  }
+  s.median_abs_pct_error = Median(abs_err);
+  s.mean_abs_pct_error =
+      abs_err.empty() ? kNaN : std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
+  s.share_within_25pct = results.empty() ? kNaN : static_cast<double>(within) / results.size();
+  double sum = 0;
+  std::vector<double> pooled_p, pooled_m;
+  for (const auto& [key, g] : groups) {
+    if (g.tps.size() < 3) continue;
+    ++s.spearman_groups;
+    const double rho = Spearman(g.pred, g.meas);
+    sum += std::isfinite(rho) ? rho : 0.0;  // a constant side carries no rank information
+    const std::vector<double> rp = Ranks(g.pred), rm = Ranks(g.meas);
+    const double mean = (static_cast<double>(rp.size()) + 1.0) / 2.0;  // mean of ranks 1..n
+    for (size_t i = 0; i < rp.size(); ++i) {
+      pooled_p.push_back(rp[i] - mean);
+      pooled_m.push_back(rm[i] - mean);
+    }
+  }
+  s.spearman = s.spearman_groups > 0 ? sum / s.spearman_groups : kNaN;
+  s.spearman_pooled = s.spearman_groups > 0 ? Pearson(pooled_p, pooled_m) : kNaN;
+  return s;
+}
+
+EngineFitResult FitEngineFactors(const std::vector<RowResult>& results) {
+  EngineFitResult out;
+  std::map<std::string, std::vector<double>> ratios;
+  std::vector<double> all;
+  for (const RowResult& r : results) {
+    if (!r.pred.ok || IsLatencyMetric(r.row.metric) || !(r.pred.raw > 0)) continue;
+    const double q = r.row.value / r.pred.raw;
+    ratios[EngineFamily(r.row.engine)].push_back(q);
+    all.push_back(q);
+  }
+  for (const auto& [fam, q] : ratios) {
+    EngineFit f;
+    f.family = fam;
+    f.rows = static_cast<int>(q.size());
+    f.median_ratio = Median(q);
+    f.own_factor = f.rows >= kMinRowsPerEngineFit && !fam.empty();
+    out.families.push_back(f);
+  }
+  out.rows = static_cast<int>(all.size());
+  out.default_factor = all.empty() ? 1.0 : Median(all);
+  return out;
+}
+
+}  // namespace l2s::cli

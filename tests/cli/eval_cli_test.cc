@@ -1,0 +1,353 @@
+// End-to-end tests of `l2s eval`, `explain`, `space` and `validate`: run the built binary
+// (L2S_BIN) and check exit codes, one-line errors, and the JSON contracts scripts rely on.
+// Figures that do not depend on the fitted kernel coefficients (memory, space sizes, exit codes)
+// are checked exactly; time-based figures only through invariants.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "common/dtype.h"
+#include "model/counts.h"
+#include "model/presets.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string TempPath(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() /
+          (stem + "." + std::to_string(::getpid()) + ".tmp"))
+      .string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `l2s <args>` through the shell (args are already quoted as needed).
+Result RunL2s(const std::string& args) {
+  const std::string err_path = TempPath("l2s_cli_err");
+  const std::string cmd = std::string("'") + L2S_BIN + "' " + args + " 2>'" + err_path + "'";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = Slurp(err_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+int CountLines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// A usage error: exit 2, nothing on stdout, exactly one line on stderr.
+void ExpectUsageError(const std::string& args, const std::string& needle = "") {
+  SCOPED_TRACE(args);
+  const Result r = RunL2s(args);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  if (!needle.empty()) {
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+}
+
+nlohmann::json ParseJson(const std::string& s) {
+  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << s;
+  return j;
+}
+
+const char* kLlama8b = "eval --model llama-3.1-8b --gpu h100 --gpus 8 ";
+
+TEST(EvalCli, JsonHasTheContractFields) {
+  const Result r = RunL2s(std::string(kLlama8b) + "--strategy tp=8 --mode decode --context 2048 --json");
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_TRUE(j.is_object());
+  for (const char* k : {"valid", "reason", "tokens_per_s", "tokens_per_s_per_gpu", "ttft_ms",
+                        "tpot_ms", "batch", "memory_per_gpu_gib", "breakdown", "strategy", "model",
+                        "gpu", "gpus", "mode"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"step_ms", "by_operator", "by_collective", "memory_gib"})
+    EXPECT_TRUE(j["breakdown"].contains(k)) << k;
+  for (const char* k : {"weights", "kv", "activations", "reserve"})
+    EXPECT_TRUE(j["breakdown"]["memory_gib"].contains(k)) << k;
+  // Exit code agrees with the verdict.
+  EXPECT_EQ(r.code, j["valid"].get<bool>() ? 0 : 1);
+  EXPECT_EQ(j["gpus"], 8);
+  EXPECT_EQ(j["gpu"], "h100");
+  EXPECT_EQ(j["mode"], "decode");
+  // Canonical text: dp filled in as GPUs/(pp*tp) = 1, Megatron dims, MoE dims cleared on a dense
+  // model.
+  const std::string s = j["strategy"];
+  EXPECT_NE(s.find("pp=1,tp=8,dp=1,ep=1,batch=auto,sp=off,embed=dim0,attn_qkv=dim1"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("moe_ffn1=none"), std::string::npos) << s;
+  // Weights per GPU under tp=8 Megatron: every matrix (embedding and lm_head vocab-parallel
+  // included) is split 8 ways; only norms (~0.27M params) are replicated. So the weight memory is
+  // bf16 bytes / 8 within 0.1%.
+  const l2s::ModelSpec m = *l2s::ModelPreset("llama-3.1-8b");
+  const double expect_gib = l2s::WeightBytes(m, l2s::DType::kBF16) / 8 / l2s::kGiB;
+  EXPECT_NEAR(j["breakdown"]["memory_gib"]["weights"].get<double>(), expect_gib, 1e-3 * expect_gib);
+  // The parts add up to the total.
+  const auto& mem = j["breakdown"]["memory_gib"];
+  EXPECT_NEAR(mem["weights"].get<double>() + mem["kv"].get<double>() +
+                  mem["activations"].get<double>() + mem["reserve"].get<double>(),
+              j["memory_per_gpu_gib"].get<double>(), 1e-6);
+  if (j["tokens_per_s"].is_number() && j["tokens_per_s_per_gpu"].is_number()) {
+    EXPECT_NEAR(j["tokens_per_s_per_gpu"].get<double>() * 8, j["tokens_per_s"].get<double>(),
+                1e-6 * std::max(1.0, j["tokens_per_s"].get<double>()));
+  }
+}
+
+TEST(EvalCli, EngineFactorScalesThroughputOnly) {
+  const std::string base = std::string(kLlama8b) + "--strategy tp=8 --mode decode --batch 16 --json";
+  const nlohmann::json a = ParseJson(RunL2s(base).out);
+  const nlohmann::json b = ParseJson(RunL2s(base + " --engine trtllm-0.17").out);
+  ASSERT_TRUE(a.is_object() && b.is_object());
+  EXPECT_EQ(a["engine_factor"], 1.0);
+  const double f = b["engine_factor"];
+  EXPECT_GT(f, 0.0);
+  if (a["tokens_per_s"].is_number() && b["tokens_per_s"].is_number()) {
+    EXPECT_NEAR(b["tokens_per_s"].get<double>(), f * a["tokens_per_s"].get<double>(),
+                1e-9 * std::max(1.0, b["tokens_per_s"].get<double>()));
+  }
+  EXPECT_EQ(a["tpot_ms"], b["tpot_ms"]);
+  EXPECT_EQ(a["memory_per_gpu_gib"], b["memory_per_gpu_gib"]);
+  EXPECT_EQ(a["batch"], 16);
+}
+
+TEST(EvalCli, InvalidStrategyIsValidFalseWithExit1) {
+  // ep=2 on a dense model: structurally invalid.
+  {
+    const Result r = RunL2s(std::string(kLlama8b) + "--strategy tp=8,ep=2 --json");
+    EXPECT_EQ(r.code, 1);
+    const nlohmann::json j = ParseJson(r.out);
+    EXPECT_EQ(j["valid"], false);
+    EXPECT_NE(j["reason"].get<std::string>().find("ep=2"), std::string::npos) << j["reason"];
+  }
+  // tp=3 does not divide Llama's 32 heads (6 GPUs, dp = 2).
+  {
+    const Result r = RunL2s("eval --model llama-3.1-8b --gpus 6 --strategy tp=3 --json");
+    EXPECT_EQ(r.code, 1);
+    const nlohmann::json j = ParseJson(r.out);
+    EXPECT_EQ(j["valid"], false);
+    EXPECT_NE(j["reason"].get<std::string>().find("heads"), std::string::npos) << j["reason"];
+  }
+  // Llama 3.1 405B in bf16 (~756 GiB of weights) on one 80 GiB GPU: out of memory at any batch.
+  {
+    const Result r = RunL2s("eval --model llama-3.1-405b --gpus 1 --strategy tp=1 --json");
+    EXPECT_EQ(r.code, 1);
+    const nlohmann::json j = ParseJson(r.out);
+    EXPECT_EQ(j["valid"], false);
+    EXPECT_NE(j["reason"].get<std::string>().find("GiB"), std::string::npos) << j["reason"];
+    EXPECT_GT(j["breakdown"]["memory_gib"]["weights"].get<double>(), 700.0);
+  }
+  // Table mode: the reason alone, one line on stderr.
+  {
+    const Result r = RunL2s("eval --model llama-3.1-405b --gpus 1 --strategy tp=1");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;
+  }
+}
+
+TEST(EvalCli, SloViolationIsInvalid) {
+  // A TPOT limit of 1 microsecond cannot be met by any batch.
+  const Result r = RunL2s(std::string(kLlama8b) +
+                       "--strategy tp=8 --mode decode --slo tpot_ms=0.001 --json");
+  const nlohmann::json j = ParseJson(r.out);
+  if (!j["tpot_ms"].is_number()) GTEST_SKIP() << "kernel coefficients not fitted yet";
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_NE(j["reason"].get<std::string>().find("TPOT"), std::string::npos) << j["reason"];
+}
+
+TEST(EvalCli, UsageErrorsAreOneLineExit2) {
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --no-such-flag");
+  ExpectUsageError("eval --model no-such-model --gpus 8 --strategy tp=8", "llama-3.1-8b");
+  ExpectUsageError("eval --model /nonexistent/dir/config.json --gpus 8 --strategy tp=8");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy 'tp=8,,pp=1'");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=abc", "tp");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy bogus=1", "bogus");
+  ExpectUsageError("eval --model llama-3.1-8b --gpus 0 --strategy tp=1");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=3", "divide");      // 3 does not divide 8
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=4,dp=4", "GPUs");   // 16 != 8
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --slo ttft_ms=abc", "--slo");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --slo speed=3", "--slo");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --batch many", "--batch");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --mode train", "--mode");
+  ExpectUsageError(std::string(kLlama8b) + "--strategy tp=8 --gpu z900");
+  ExpectUsageError(std::string(kLlama8b));  // --strategy missing
+}
+
+TEST(ExplainCli, JsonListsEveryLayerOnce) {
+  const Result r = RunL2s("explain --model mixtral-8x7b --gpus 8 --strategy tp=8,ep=8 --mode decode "
+                       "--context 4096 --batch 32 --json");
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_TRUE(j.is_object()) << r.err;
+  EXPECT_EQ(r.code, j["valid"].get<bool>() ? 0 : 1);
+  ASSERT_TRUE(j["layer_kinds"].is_array());
+  int layers = 0;
+  bool dispatch = false;
+  for (const auto& k : j["layer_kinds"]) {
+    layers += k["layers"].get<int>();
+    EXPECT_EQ(k["layers"], k["layers_in_slowest_stage"]);  // pp = 1
+    for (const auto& st : k["steps"]) {
+      EXPECT_TRUE(st.contains("time_us"));
+      if (st["kind"] == "collective") {
+        EXPECT_TRUE(st.contains("group_size"));
+        EXPECT_TRUE(st.contains("bytes"));
+        EXPECT_EQ(st["crosses_nvlink"], false);  // 8 GPUs = one HGX node
+        dispatch |= st["collective"] == "moe-dispatch";
+      }
+      if (st["kind"] == "gemm" && st["op"] == "attn_qkv" && st["what"] == "qkv") {
+        // Mixtral: hidden 4096, 32 heads + 2 x 8 KV heads of 128, split 8 ways on N (dim1):
+        // per GPU n = (32 + 16) * 128 / 8 = 768, k = 4096, m = batch = 32.
+        EXPECT_EQ(st["m"], 32.0);
+        EXPECT_EQ(st["n"], 768.0);
+        EXPECT_EQ(st["k"], 4096.0);
+      }
+    }
+  }
+  EXPECT_EQ(layers, 32);  // Mixtral 8x7B has 32 layers
+  EXPECT_TRUE(dispatch);  // ep = 8 routes tokens with dispatch/combine
+  for (const char* k : {"embed", "lm_head", "pipeline", "totals", "why"}) EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["batch"], 32);
+}
+
+TEST(ExplainCli, TextHasSectionsAndWhy) {
+  const Result r = RunL2s("explain --model llama-3.1-8b --gpus 8 --strategy tp=4,pp=2 --mode decode "
+                       "--batch 8");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  EXPECT_NE(r.out.find("== layer kind 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("== embed"), std::string::npos);
+  EXPECT_NE(r.out.find("== lm_head"), std::string::npos);
+  EXPECT_NE(r.out.find("== pipeline"), std::string::npos);
+  EXPECT_NE(r.out.find("send/recv"), std::string::npos);  // pp = 2 has a stage boundary
+  EXPECT_NE(r.out.find("16 in the slowest stage"), std::string::npos);  // 32 layers / 2 stages
+}
+
+TEST(SpaceCli, HandCountedSizes) {
+  // Llama 3.1 8B (32 layers, 32 heads, dense) on 8 GPUs, batch options 1..16:
+  //   pp in {1,2,4,8}, tp in {1,2,4,8}, ep in {1}, batch 1,2,4,8,16 (5), sp (2), and the 7
+  //   operators a dense model has (embed, attn_qkv, attn_core, attn_out, dense_ffn1, dense_ffn2,
+  //   lm_head) with 3 dims each: size = 4 * 4 * 1 * 5 * 2 * 3^7 = 349,920.
+  //   Valid (pp, tp) pairs: tp | 8/pp -> pp=1: 4, pp=2: 3, pp=4: 2, pp=8: 1 = 10 pairs:
+  //   valid = 10 * 5 * 2 * 3^7 = 218,700.
+  const Result r = RunL2s("space --model llama-3.1-8b --gpu h100 --gpus 8 --max-batch 16 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["size"].get<double>(), 349920.0);
+  EXPECT_EQ(j["valid"].get<double>(), 218700.0);
+  ASSERT_TRUE(j["heads"].is_array());
+  EXPECT_EQ(j["heads"].size(), 5u + 7u);
+  EXPECT_EQ(j["heads"][0]["name"], "pp");
+  EXPECT_EQ(j["heads"][3]["options"].size(), 5u);
+  ExpectUsageError("space --model llama-3.1-8b --gpu h100 --gpus 0");
+}
+
+// ---------------------------------------------------------------- validate
+
+std::string SharedDir() { return L2S_SHARED_DIR; }
+
+TEST(ValidateCli, SharedMeasurementsSummary) {
+  const std::string csv = SharedDir() + "/reference/measurements.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
+  const Result r = RunL2s("validate --measurements '" + csv + "' --models-dir '" + SharedDir() +
+                       "/models/hf' --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  for (const char* k : {"rows", "median_abs_pct_error", "share_within_25pct", "spearman"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  ASSERT_TRUE(j["rows"].is_array());
+  // Every data row of the file is reported (none skipped).
+  int data_lines = -1;  // minus the header
+  std::istringstream in(Slurp(csv));
+  for (std::string line; std::getline(in, line);) data_lines += !line.empty();
+  EXPECT_EQ(static_cast<int>(j["rows"].size()), data_lines);
+  for (const auto& row : j["rows"]) {
+    for (const char* k : {"id", "predicted", "measured", "error_pct", "status"})
+      EXPECT_TRUE(row.contains(k)) << k;
+    EXPECT_TRUE(row["status"] == "ok" || row["status"] == "miss");
+  }
+  const double share = j["share_within_25pct"];
+  EXPECT_GE(share, 0.0);
+  EXPECT_LE(share, 1.0);
+  // The text form prints the same summary.
+  const Result t = RunL2s("validate --measurements '" + csv + "' --models-dir '" + SharedDir() +
+                       "/models/hf'");
+  EXPECT_EQ(t.code, 0);
+  EXPECT_NE(t.out.find("median |error|"), std::string::npos);
+  EXPECT_NE(t.out.find("within +/-25%"), std::string::npos);
+}
+
+TEST(ValidateCli, MalformedCsvNamesLineAndColumn) {
+  const std::string path = TempPath("l2s_bad_measurements");
+  {
+    std::ofstream out(path);
+    out << "id,engine,gpu,gpus,model_config,tp,mode,isl,osl,metric,value\n"
+        << "1,\"trt, llm\",h100,1,llama-3.1-8b,1,serve,128,128,output_tokens_per_s,100\n"
+        << "2,trtllm,h100,1,llama-3.1-8b,abc,serve,128,128,output_tokens_per_s,100\n";
+  }
+  const Result r = RunL2s("validate --measurements '" + path + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(":3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'tp'"), std::string::npos) << r.err;
+  {
+    std::ofstream out(path);
+    out << "id,engine,gpu,gpus,model_config,tp,mode,isl,osl,metric,value\n"
+        << "1,\"unterminated,h100,1,llama-3.1-8b,1,serve,128,128,output_tokens_per_s,100\n";
+  }
+  const Result q = RunL2s("validate --measurements '" + path + "'");
+  EXPECT_EQ(q.code, 2);
+  EXPECT_EQ(CountLines(q.err), 1) << q.err;
+  EXPECT_NE(q.err.find("line 2"), std::string::npos) << q.err;
+  std::filesystem::remove(path);
+  ExpectUsageError("validate --measurements /nonexistent/measurements.csv");
+}
+
+TEST(ValidateCli, UnpredictableRowsAreMisses) {
+  // An unknown GPU and a missing config are reported and scored, not skipped.
+  const std::string path = TempPath("l2s_miss_measurements");
+  {
+    std::ofstream out(path);
+    out << "id,engine,gpu,gpus,model_config,tp,mode,isl,osl,metric,value\n"
+        << "a,trtllm,z900,1,llama-3.1-8b,1,serve,128,128,output_tokens_per_s,100\n"
+        << "b,trtllm,h100,1,no-such-config.json,1,serve,128,128,output_tokens_per_s,100\n";
+  }
+  const Result r = RunL2s("validate --measurements '" + path + "' --json");
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) EXPECT_EQ(row["status"], "miss");
+  EXPECT_NE(j["rows"][0]["reason"].get<std::string>().find("z900"), std::string::npos);
+  EXPECT_EQ(j["median_abs_pct_error"], 100.0);
+  EXPECT_EQ(j["share_within_25pct"], 0.0);
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// Unit tests of the validation logic (cli/validate_lib.h): CSV parsing, measurement rows,
+// metric conversions, ranks and Spearman, scoring and the engine-factor fit. Expected values are
+// derived by hand in the comments.
+#include "cli/validate_lib.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace l2s::cli {
+namespace {
+
+TEST(Csv, QuotedFieldsEscapesAndLineNumbers) {
+  // Line 2 has a quoted comma and an escaped quote; line 3's record spans two physical lines
+  // (3 and 4: a newline inside quotes), line 5 is blank and skipped, so the last record starts on
+  // line 6.
+  const std::string text =
+      "a,b,c\r\n"
+      "1,\"x, y\",\"say \"\"hi\"\"\"\r\n"
+      "2,\"two\nlines\",z\n"
+      "\n"
+      "3,,\n";
+  StatusOr<std::vector<CsvRecord>> r = ParseCsv(text);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ((*r)[0].line, 1);
+  EXPECT_EQ((*r)[1].fields, (std::vector<std::string>{"1", "x, y", "say \"hi\""}));
+  EXPECT_EQ((*r)[1].line, 2);
+  EXPECT_EQ((*r)[2].fields, (std::vector<std::string>{"2", "two\nlines", "z"}));
+  EXPECT_EQ((*r)[2].line, 3);
+  EXPECT_EQ((*r)[3].fields, (std::vector<std::string>{"3", "", ""}));
+  EXPECT_EQ((*r)[3].line, 6);
+  // No trailing newline: the last record still counts.
+  StatusOr<std::vector<CsvRecord>> t = ParseCsv("a,b\n1,2");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->size(), 2u);
+}
+
+TEST(Csv, Errors) {
+  StatusOr<std::vector<CsvRecord>> a = ParseCsv("a,b\n1,\"open\n");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("line 2, column 2"), std::string::npos) << a.status().message();
+  StatusOr<std::vector<CsvRecord>> b = ParseCsv("a,b\n1,x\"y\n");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("line 2, column 2"), std::string::npos) << b.status().message();
+  StatusOr<std::vector<CsvRecord>> c = ParseCsv("a,b\n\"q\"x,1\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("line 2, column 1"), std::string::npos) << c.status().message();
+}
+
+const char* kHeader =
+    "id,source,engine,gpu,gpus,model_config,weight_dtype,kv_dtype,tp,pp,dp,ep,mode,isl,osl,"
+    "context,batch,metric,value\n";
+
+TEST(Measurements, ParsesRowsWithDefaults) {
+  const std::string text = std::string(kHeader) +
+                           "7,\"Blog, 2025\",trtllm-0.17,h100,8,m.json,fp8,fp8,4,2,,,serve,128,"
+                           "256,,,output_tokens_per_s,1234.5\n";
+  StatusOr<std::vector<Measurement>> r = ParseMeasurements(text, "f.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const Measurement& m = (*r)[0];
+  EXPECT_EQ(m.id, "7");
+  EXPECT_EQ(m.source, "Blog, 2025");
+  EXPECT_EQ(m.line, 2);
+  EXPECT_EQ(m.gpus, 8);
+  EXPECT_EQ(m.tp, 4);
+  EXPECT_EQ(m.pp, 2);
+  EXPECT_EQ(m.dp, 0);  // not given
+  EXPECT_EQ(m.ep, 1);  // default
+  EXPECT_EQ(m.isl, 128);
+  EXPECT_EQ(m.osl, 256);
+  EXPECT_EQ(m.context, 0);
+  EXPECT_EQ(m.batch, 0);
+  EXPECT_DOUBLE_EQ(m.value, 1234.5);
+}
+
+TEST(Measurements, ErrorsNameLineAndColumn) {
+  auto msg = [](const std::string& text) {
+    StatusOr<std::vector<Measurement>> r = ParseMeasurements(text, "f.csv");
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const std::string ok_row = "1,s,e,h100,1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,output_tokens_per_s,1\n";
+  std::string m = msg(std::string(kHeader) + ok_row +
+                      "2,s,e,h100,1,m.json,fp8,fp8,0,1,1,1,serve,1,1,,,output_tokens_per_s,1\n");
+  EXPECT_NE(m.find("f.csv:3: column 'tp'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,m,-5\n");
+  EXPECT_NE(m.find("f.csv:2: column 'value'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,1,m.json\n");
+  EXPECT_NE(m.find("f.csv:2:"), std::string::npos) << m;
+  m = msg("id,gpu,mode,metric,value\n1,h100,serve,x,1\n");
+  EXPECT_NE(m.find("f.csv:1: column 'model_config'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,x1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,m,1\n");
+  EXPECT_NE(m.find("column 'gpus'"), std::string::npos) << m;
+}
+
+TEST(EngineFamily, StripsVersionsAndAliases) {
+  EXPECT_EQ(EngineFamily("trtllm-0.17"), "trtllm");
+  EXPECT_EQ(EngineFamily("TensorRT-LLM v0.17"), "trtllm");
+  EXPECT_EQ(EngineFamily("trt-llm"), "trtllm");
+  EXPECT_EQ(EngineFamily("sglang-0.4.6"), "sglang");
+  EXPECT_EQ(EngineFamily("vLLM 0.6.3"), "vllm");
+  EXPECT_EQ(EngineFamily("vllm0.6"), "vllm");
+  EXPECT_EQ(EngineFamily(""), "");
+}
+
+TEST(Metrics, ConversionsFromTheEvaluation) {
+  // Serve: 1000 output tokens/s, isl 100, osl 50 -> 20 requests/s, each bringing 100 input
+  // tokens: 2000 input tokens/s, 3000 total; 4 GPUs -> 250 output tokens/s per GPU.
+  Evaluation e;
+  e.tokens_per_s = 1000;
+  e.ttft_s = 0.2;
+  e.tpot_s = 0.01;
+  Workload w;
+  w.mode = Mode::kServe;
+  w.isl = 100;
+  w.osl = 50;
+  bool lat = true;
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "output_tokens_per_s", &lat), 1000);
+  EXPECT_FALSE(lat);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "input_tokens_per_s", &lat), 2000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "total_tokens_per_s", &lat), 3000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "requests_per_s", &lat), 20);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "output_tokens_per_s_per_gpu", &lat), 250);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "ttft_ms", &lat), 200);
+  EXPECT_TRUE(lat);
+  EXPECT_FALSE(MetricValue(e, w, 4, "joules_per_token", &lat).has_value());
+  // Prefill: tokens_per_s counts input tokens; there is no TPOT.
+  w.mode = Mode::kPrefill;
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "input_tokens_per_s", &lat), 1000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "requests_per_s", &lat), 10);  // 1000 / isl 100
+  EXPECT_FALSE(MetricValue(e, w, 4, "tpot_ms", &lat).has_value());
+  w.mode = Mode::kDecode;
+  EXPECT_FALSE(MetricValue(e, w, 4, "input_tokens_per_s", &lat).has_value());
+}
+
+TEST(Ranks, TiesGetMeanPositions) {
+  EXPECT_EQ(Ranks({10, 20, 20, 30}), (std::vector<double>{1, 2.5, 2.5, 4}));
+  EXPECT_EQ(Ranks({3, 1, 2}), (std::vector<double>{3, 1, 2}));
+  EXPECT_EQ(Ranks({5, 5, 5}), (std::vector<double>{2, 2, 2}));
+}
+
+TEST(Spearman, HandDerived) {
+  // x ranks 1..5 (deviations -2,-1,0,1,2); y = {5,6,7,8,7} ranks {1,2,3.5,5,3.5} (deviations
+  // -2,-1,0.5,2,0.5). sxy = 4+1+0+2+1 = 8, sxx = 10, syy = 9.5: rho = 8/sqrt(95) = 0.82078.
+  EXPECT_NEAR(Spearman({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}), 8.0 / std::sqrt(95.0), 1e-12);
+  EXPECT_DOUBLE_EQ(Spearman({1, 2, 3}, {30, 20, 10}), -1.0);
+  EXPECT_TRUE(std::isnan(Spearman({1, 2, 3}, {7, 7, 7})));
+  EXPECT_TRUE(std::isnan(Spearman({1}, {1})));
+}
+
+TEST(Spearman, InvariantUnderMonotoneMaps) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-3, 3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<double> x(9), y(9), fx(9), gy(9);
+    for (int i = 0; i < 9; ++i) {
+      x[i] = u(rng);
+      y[i] = u(rng);
+      fx[i] = std::exp(x[i]);        // increasing
+      gy[i] = y[i] * y[i] * y[i];    // increasing
+    }
+    EXPECT_NEAR(Spearman(x, y), Spearman(fx, gy), 1e-12);
+    EXPECT_NEAR(Spearman(x, fx), 1.0, 1e-12);
+  }
+}
+
+TEST(Median, OddEvenEmpty) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_TRUE(std::isnan(Median({})));
+}
+
+RowResult Row(const std::string& engine, int tp, double measured, double predicted, bool ok = true) {
+  RowResult r;
+  r.row.engine = engine;
+  r.row.model_config = "m.json";
+  r.row.gpu = "h100";
+  r.row.mode = "serve";
+  r.row.isl = 128;
+  r.row.osl = 128;
+  r.row.metric = "output_tokens_per_s";
+  r.row.tp = tp;
+  r.row.value = measured;
+  r.pred.ok = ok;
+  r.pred.raw = predicted;
+  r.pred.predicted = predicted;
+  r.error_pct = ok ? (predicted - measured) / measured * 100 : kMissAbsPctError;
+  return r;
+}
+
+TEST(Summarize, MissesCountAsHundredPercent) {
+  // Errors +10%, -20%, +30% and one MISS: |errors| {10, 20, 30, 100}, median (20+30)/2 = 25;
+  // within 25%: 2 of 4. The four rows share a group with tp 1, 2, 4, 8: predicted
+  // {110, 160, 390, 0 (miss)} vs measured {100, 200, 300, 400}: ranks {2,3,4,1} vs {1,2,3,4},
+  // deviations {-0.5,0.5,1.5,-1.5} vs {-1.5,-0.5,0.5,1.5}: sxy = 0.75-0.25+0.75-2.25 = -1,
+  // sxx = syy = 5: rho = -0.2.
+  std::vector<RowResult> rs = {Row("trtllm", 1, 100, 110), Row("trtllm", 2, 200, 160),
+                               Row("trtllm", 4, 300, 390), Row("trtllm", 8, 400, 0, false)};
+  const Summary s = Summarize(rs);
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_EQ(s.predicted, 3);
+  EXPECT_EQ(s.missed, 1);
+  EXPECT_NEAR(s.median_abs_pct_error, 25.0, 1e-9);
+  EXPECT_NEAR(s.mean_abs_pct_error, 40.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.share_within_25pct, 0.5);
+  EXPECT_EQ(s.spearman_groups, 1);
+  EXPECT_NEAR(s.spearman, -0.2, 1e-12);
+  EXPECT_NEAR(s.spearman_pooled, -0.2, 1e-12);  // one group: pooled = the group's value
+}
+
+TEST(Summarize, GroupsNeedThreeTensorParallelSizes) {
+  // Two tp values only: no rank-correlation group.
+  std::vector<RowResult> rs = {Row("trtllm", 1, 100, 100), Row("trtllm", 2, 200, 200),
+                               Row("trtllm", 2, 150, 150)};
+  EXPECT_EQ(Summarize(rs).spearman_groups, 0);
+  EXPECT_TRUE(std::isnan(Summarize(rs).spearman));
+  // A different engine is a different group.
+  rs.push_back(Row("vllm", 4, 400, 400));
+  EXPECT_EQ(Summarize(rs).spearman_groups, 0);
+  rs.push_back(Row("trtllm", 4, 400, 400));
+  EXPECT_EQ(Summarize(rs).spearman_groups, 1);
+  EXPECT_NEAR(Summarize(rs).spearman, 1.0, 1e-12);
+}
+
+TEST(EngineFit, MedianRatioPerFamilyAndDefault) {
+  // trtllm ratios measured/raw: 100/200, 100/100, 100/50 -> {0.5, 1, 2}: median 1.
+  // sglang: one row 300/100 = 3 -> too few rows for its own factor.
+  // Default: median of {0.5, 1, 2, 3} = 1.5. The MISS row is ignored.
+  std::vector<RowResult> rs = {Row("trtllm-0.17", 1, 100, 200), Row("trtllm-0.18", 2, 100, 100),
+                               Row("TensorRT-LLM", 4, 100, 50), Row("sglang-0.4", 1, 300, 100),
+                               Row("trtllm", 8, 100, 0, false)};
+  const EngineFitResult f = FitEngineFactors(rs);
+  EXPECT_EQ(f.rows, 4);
+  EXPECT_DOUBLE_EQ(f.default_factor, 1.5);
+  ASSERT_EQ(f.families.size(), 2u);
+  EXPECT_EQ(f.families[0].family, "sglang");
+  EXPECT_EQ(f.families[0].rows, 1);
+  EXPECT_FALSE(f.families[0].own_factor);
+  EXPECT_EQ(f.families[1].family, "trtllm");
+  EXPECT_EQ(f.families[1].rows, 3);
+  EXPECT_TRUE(f.families[1].own_factor);
+  EXPECT_DOUBLE_EQ(f.families[1].median_ratio, 1.0);
+}
+
+}  // namespace
+}  // namespace l2s::cli
