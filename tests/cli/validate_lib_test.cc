@@ -6,7 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
+
+#include "sim/simulator.h"
 
 namespace l2s::cli {
 namespace {
@@ -243,6 +248,46 @@ TEST(EngineFit, MedianRatioPerFamilyAndDefault) {
   EXPECT_EQ(f.families[1].rows, 3);
   EXPECT_TRUE(f.families[1].own_factor);
   EXPECT_DOUBLE_EQ(f.families[1].median_ratio, 1.0);
+}
+
+TEST(EngineFactor, SameFamilyRuleAsTheFit) {
+  // Simulator::EngineFactor normalises names itself (the sim layer cannot see the CLI); it must
+  // agree with EngineFamily, which the fit groups rows by.
+  for (const char* name : {"trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm", "TRTLLM_1.0",
+                           "sglang-0.4.6", "vLLM 0.6.3", "vllm0.6", "lmdeploy-0.7"}) {
+    EXPECT_DOUBLE_EQ(Simulator::EngineFactor(name), Simulator::EngineFactor(EngineFamily(name)))
+        << name;
+  }
+  EXPECT_EQ(Simulator::EngineFactor(""), 1.0);  // no engine: the ideal engine
+  EXPECT_EQ(Simulator::EngineFactor("none"), 1.0);
+  // Unknown engines share the default.
+  EXPECT_DOUBLE_EQ(Simulator::EngineFactor("some-new-engine-2.0"),
+                   Simulator::EngineFactor("another-engine"));
+}
+
+TEST(EngineFactor, CommittedValuesMatchTheFit) {
+  // The factors in Simulator::EngineFactor must be what `l2s validate --fit-engine-factors`
+  // gives on the shared measurements with the current kernel and collective models (3%
+  // tolerance). When this fails after a refit of the cost model, refit and update them.
+  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/measurements.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/false);
+  std::vector<RowResult> res;
+  for (const Measurement& m : *rows) res.push_back({m, pred.Predict(m), 0});
+  const EngineFitResult fit = FitEngineFactors(res);
+  if (fit.rows == 0) GTEST_SKIP() << "no row could be predicted (cost model not fitted yet?)";
+  for (const EngineFit& f : fit.families) {
+    const double committed = Simulator::EngineFactor(f.family);
+    const double want = f.own_factor ? f.median_ratio : fit.default_factor;
+    EXPECT_NEAR(committed, want, 0.03 * want) << f.family;
+  }
+  EXPECT_NEAR(Simulator::EngineFactor("unknown-engine"), fit.default_factor,
+              0.03 * fit.default_factor);
 }
 
 }  // namespace
