@@ -1,14 +1,637 @@
-// `l2s plan` (placeholder until its issue lands).
+// `l2s plan`: the main job. Searches the strategy space of one problem (default: gpt-moe-1.6t,
+// decode at 16k context on 1,024 H100s, RL searcher, 4,000 simulator calls), then prints the
+// best strategy with every per-operator choice in words, its performance and where the time
+// goes, the Megatron heuristic's best, the default layout and the oracle's optimum on the same
+// problem, and how to launch it on vLLM, SGLang, TensorRT-LLM and Megatron-LM.
+// docs/PLAN.md describes the output; exit codes are those of commands.h.
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/launch.h"
+#include "cli/problem_flags.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "search/search.h"
+#include "strategy/space.h"
 
 namespace l2s::cli {
 
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct PlanFlags {
+  ProblemFlags problem;
+  std::string search = "rl";
+  int64_t budget = 4000;
+  uint64_t seed = 0;
+  bool json = false;
+  std::string out;
+  bool no_baselines = false;
+  double oracle_seconds = 5;
+};
+
+// ---------------------------------------------------------------- per-operator words
+
+struct OpChoice {
+  Op op;
+  Dim dim;
+  int group = 1;               // GPUs the dim splits over
+  std::string group_name;      // "tp" or "expert-TP"
+  std::string words;           // DimWords
+  std::vector<std::string> before, after;  // collectives around the operator's compute
+};
+
+std::string CommWords(const Step& st) {
+  const char* group = st.group == GroupKind::kTp      ? "tp"
+                      : st.group == GroupKind::kEtp   ? "expert-TP"
+                      : st.group == GroupKind::kStage ? "stage"
+                                                      : "pipeline";
+  return fmt::format("{} over {} {}", CommKindName(st.comm), group, st.group_size);
+}
+
+// Every operator the model has, with the collectives the layout algebra inserts around it in the
+// program of `s` at `batch` (a conversion belongs to the operator that needs it, or to the one
+// after which it is inserted: program.h).
+std::vector<OpChoice> DescribeOps(const Simulator& sim, const Strategy& s, int batch) {
+  const ModelSpec& m = sim.problem().model;
+  auto detail = std::make_unique<Simulator::Detail>();  // ~100 KiB: keep it off the stack
+  sim.Explain(s, std::max(1, batch), detail.get());
+  const Program& prog = detail->program;
+  std::vector<OpChoice> out;
+  for (int i = 0; i < kNumOps; ++i) {
+    const Op op = static_cast<Op>(i);
+    if (!ModelHasOp(m, op)) continue;
+    OpChoice c;
+    c.op = op;
+    c.dim = s.dim(op);
+    const bool expert = op == Op::kMoeFfn1 || op == Op::kMoeFfn2;
+    c.group = expert ? s.etp() : s.tp;
+    c.group_name = expert ? "expert-TP" : "tp";
+    c.words = DimWords(op, c.dim);
+    // The section holding the operator: embedding, LM head, or the first layer kind with steps
+    // of it.
+    const Section* sec = nullptr;
+    auto has_op = [&](const Section& x) {
+      for (int k = 0; k < x.num_steps; ++k)
+        if (x.steps[k].op == op) return true;
+      return false;
+    };
+    if (op == Op::kEmbed) sec = &prog.embed;
+    else if (op == Op::kLmHead) sec = &prog.lm_head;
+    else
+      for (int k = 0; k < prog.num_kinds && sec == nullptr; ++k)
+        if (has_op(prog.layers[k])) sec = &prog.layers[k];
+    if (sec != nullptr) {
+      int first_compute = -1;
+      for (int k = 0; k < sec->num_steps && first_compute < 0; ++k)
+        if (sec->steps[k].op == op && sec->steps[k].kind != StepKind::kComm) first_compute = k;
+      for (int k = 0; k < sec->num_steps; ++k) {
+        const Step& st = sec->steps[k];
+        if (st.op != op || st.kind != StepKind::kComm) continue;
+        (first_compute >= 0 && k < first_compute ? c.before : c.after).push_back(CommWords(st));
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string OpChoiceLine(const OpChoice& c) {
+  std::string line = fmt::format("{} ({}): {}", OpTitle(c.op), OpName(c.op), c.words);
+  if (c.group <= 1)
+    line += fmt::format(" - {} group of 1 GPU, nothing is split", c.group_name);
+  else
+    line += fmt::format(" over the {}-GPU {} group", c.group, c.group_name);
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (!c.before.empty()) line += "; before: " + join(c.before);
+  if (!c.after.empty()) line += "; after: " + join(c.after);
+  if (c.before.empty() && c.after.empty() && c.group > 1) line += "; no collective";
+  return line;
+}
+
+// ---------------------------------------------------------------- why nothing is valid
+
+struct FailureStats {
+  std::array<int64_t, 6> count{};  // by Verdict
+  bool have_mem = false, have_tpot = false, have_ttft = false;
+  Strategy mem_s, tpot_s, ttft_s;
+  Evaluation mem_e, tpot_e, ttft_e;
+
+  void Add(const Strategy& s, const Evaluation& e) {
+    ++count[static_cast<int>(e.verdict)];
+    if (e.verdict == Verdict::kStructure || e.verdict == Verdict::kValid) return;
+    if (e.mem_bytes > 0 && (!have_mem || e.mem_bytes < mem_e.mem_bytes)) {
+      have_mem = true;
+      mem_s = s;
+      mem_e = e;
+    }
+    if (e.verdict == Verdict::kTpot && (!have_tpot || e.tpot_s < tpot_e.tpot_s)) {
+      have_tpot = true;
+      tpot_s = s;
+      tpot_e = e;
+    }
+    if (e.verdict == Verdict::kTtft && (!have_ttft || e.ttft_s < ttft_e.ttft_s)) {
+      have_ttft = true;
+      ttft_s = s;
+      ttft_e = e;
+    }
+  }
+
+  std::string Reason(const Problem& p) const {
+    const Workload& w = p.workload;
+    if (have_tpot)
+      return fmt::format(
+          "no strategy meets the TPOT SLO of {} ms: the fastest that fits in memory takes {:.3f} ms "
+          "per token ({}, batch {})",
+          w.tpot_ms, tpot_e.tpot_s * 1e3, ToText(tpot_s), tpot_e.batch);
+    if (have_ttft)
+      return fmt::format(
+          "no strategy meets the TTFT SLO of {} ms: the fastest that fits in memory takes {:.1f} ms "
+          "to the first token ({})",
+          w.ttft_ms, ttft_e.ttft_s * 1e3, ToText(ttft_s));
+    if (have_mem)
+      return fmt::format(
+          "{} does not fit on {} x {}: the smallest footprint found needs {:.1f} GiB per GPU of "
+          "{:.1f} GiB (weights {:.1f}, KV cache {:.1f}, activations {:.1f}, reserve {:.1f}) with "
+          "pp={},tp={},dp={},ep={} at batch {}",
+          p.model.name, p.cluster.num_gpus, p.cluster.gpu.name, mem_e.mem_bytes / kGiB,
+          mem_e.mem_capacity_bytes / kGiB, mem_e.weight_bytes / kGiB, mem_e.kv_bytes / kGiB,
+          mem_e.act_bytes / kGiB, mem_e.reserve_bytes / kGiB, mem_s.pp, mem_s.tp, mem_s.dp,
+          mem_s.ep, mem_e.batch);
+    return fmt::format("no structurally valid strategy exists for {} on {} GPUs", p.model.name,
+                       p.cluster.num_gpus);
+  }
+};
+
+// ---------------------------------------------------------------- running searchers
+
+struct Run {
+  bool ran = false;
+  SearchResult result;
+  bool deadline_hit = false;  // stopped by --oracle-seconds
+};
+
+Run RunSearcher(Searcher& searcher, const Simulator& sim, const StrategySpace& space,
+                int64_t budget, uint64_t seed, const std::string& label, double deadline_s,
+                FailureStats* stats) {
+  Run r;
+  ProgressObserver obs({label, StderrIsTerminal(), deadline_s},
+                       [stats](const Strategy& s, const Evaluation& e) { stats->Add(s, e); });
+  r.result = searcher.Search(sim, space, budget, seed, &obs);
+  obs.Finish();
+  r.ran = true;
+  r.deadline_hit = obs.deadline_hit() && !obs.interrupted();
+  return r;
+}
+
+double Value(const Run& r) {
+  return r.ran && r.result.found ? r.result.eval.tokens_per_s_per_gpu : 0.0;
+}
+
+// ---------------------------------------------------------------- JSON
+
+json StrategyEvalJson(const Strategy& s, const Evaluation& e) {
+  json j;
+  j["strategy"] = ToText(s);
+  j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["valid"] = e.valid();
+  return j;
+}
+
+json BestJson(const Simulator& sim, const Strategy& s, const Evaluation& e,
+              const std::vector<OpChoice>& ops) {
+  json j;
+  j["strategy"] = ToText(s);
+  j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["ttft_ms"] = e.ttft_s * 1e3;
+  j["tpot_ms"] = e.tpot_s * 1e3;
+  j["batch"] = e.batch;
+  j["memory_per_gpu_gib"] = e.mem_bytes / kGiB;
+  j["degrees"] = {{"pp", s.pp}, {"tp", s.tp}, {"dp", s.dp}, {"ep", s.ep}, {"etp", s.etp()}};
+  j["sp"] = s.sp;
+  json opj = json::array();
+  for (const OpChoice& c : ops) {
+    json o;
+    o["op"] = OpName(c.op);
+    o["title"] = OpTitle(c.op);
+    o["dim"] = DimName(c.dim);
+    o["words"] = c.words;
+    o["group_gpus"] = c.group;
+    o["collectives_before"] = c.before;
+    o["collectives_after"] = c.after;
+    opj.push_back(o);
+  }
+  j["operators"] = opj;
+  j["breakdown"] = BreakdownJson(e);
+  j["why"] = WhySentence(sim, s, e);
+  return j;
+}
+
+json LaunchJson(const EngineTranslation& t) {
+  json j;
+  j["command"] = t.command.command;
+  if (!t.command.extra_file_name.empty())
+    j["extra_file"] = {{"name", t.command.extra_file_name}, {"contents", t.command.extra_file}};
+  j["notes"] = t.command.notes;
+  j["exact"] = t.unsupported.empty();
+  j["unsupported"] = t.unsupported;
+  j["launched"] = t.runnable ? StrategyEvalJson(t.launched, t.launched_eval) : json();
+  if (t.has_best) {
+    json b = StrategyEvalJson(t.best, t.best_eval);
+    b["command"] = t.best_command.command;
+    if (!t.best_command.extra_file_name.empty())
+      b["extra_file"] = {{"name", t.best_command.extra_file_name},
+                         {"contents", t.best_command.extra_file}};
+    j["expressible_best"] = b;
+  } else {
+    j["expressible_best"] = json();
+  }
+  return j;
+}
+
+// ---------------------------------------------------------------- the plan
+
+struct PlanOutcome {
+  const Simulator* sim = nullptr;
+  std::string searcher;       // as given to --search, e.g. "rl"
+  std::string searcher_spec;  // canonical, with every option in force
+  uint64_t seed = 0;
+  int64_t budget = 0;
+  Run main;
+  Run megatron, def, oracle;
+  std::string oracle_status;  // "solved", "skipped", "not run"
+  std::string oracle_hint;    // how to run it when skipped
+  bool interrupted = false;
+  bool have_recommended = false;
+  std::string recommended_source;  // "search" or "megatron"
+  Strategy recommended;
+  Evaluation recommended_eval;
+  std::string warning;
+  std::vector<OpChoice> ops;  // of the recommended strategy
+  bool have_launch = false;
+  std::array<EngineTranslation, 4> launch{};
+  double total_wall_s = 0;
+};
+
+json PlanJson(const PlanOutcome& o) {
+  const Simulator& sim = *o.sim;
+  json j;
+  j["problem"] = ProblemJson(sim.problem());
+  j["searcher"] = o.searcher;
+  j["searcher_spec"] = o.searcher_spec;
+  j["seed"] = o.seed;
+  j["budget"] = o.budget;
+  j["calls"] = o.main.result.calls;
+  j["evaluations"] = o.main.result.evaluations;
+  j["wall_s"] = o.main.result.wall_s;
+  j["total_wall_s"] = o.total_wall_s;
+  j["interrupted"] = o.interrupted;
+  j["note"] = o.main.result.note;
+  const bool found = o.main.ran && o.main.result.found;
+  j["best"] = found ? BestJson(sim, o.main.result.best, o.main.result.eval,
+                               o.recommended_source == "search" ? o.ops
+                                                                : DescribeOps(sim, o.main.result.best,
+                                                                              o.main.result.eval.batch))
+                    : json();
+  if (o.have_recommended) {
+    json r = StrategyEvalJson(o.recommended, o.recommended_eval);
+    r["source"] = o.recommended_source;
+    j["recommended"] = r;
+  } else {
+    j["recommended"] = json();
+  }
+  j["warning"] = o.warning.empty() ? json() : json(o.warning);
+  const double best = o.have_recommended ? o.recommended_eval.tokens_per_s_per_gpu : 0;
+  auto baseline = [&](const Run& r) {
+    if (!r.ran || !r.result.found) return json();
+    json b = StrategyEvalJson(r.result.best, r.result.eval);
+    b["evaluations"] = r.result.evaluations;
+    b["wall_s"] = r.result.wall_s;
+    b["search_over_baseline"] = Value(r) > 0 ? json(Value(o.main) / Value(r)) : json();
+    b["recommended_over_baseline"] = Value(r) > 0 ? json(best / Value(r)) : json();
+    return b;
+  };
+  j["baselines"] = {{"megatron", baseline(o.megatron)}, {"default", baseline(o.def)}};
+  json oj;
+  const bool solved = o.oracle_status == "solved" && o.oracle.result.found;
+  oj["status"] = o.oracle_status;
+  oj["tokens_per_s_per_gpu"] = solved ? json(Value(o.oracle)) : json();
+  oj["strategy"] = solved ? json(ToText(o.oracle.result.best)) : json();
+  oj["fraction_reached"] = solved && Value(o.oracle) > 0 ? json(Value(o.main) / Value(o.oracle)) : json();
+  oj["recommended_fraction"] = solved && Value(o.oracle) > 0 ? json(best / Value(o.oracle)) : json();
+  oj["wall_s"] = o.oracle.ran ? json(o.oracle.result.wall_s) : json();
+  oj["how_to_run"] = o.oracle_hint.empty() ? json() : json(o.oracle_hint);
+  j["oracle"] = oj;
+  json lj;
+  if (o.have_launch)
+    for (const EngineTranslation& t : o.launch) lj[std::string(EngineName(t.engine))] = LaunchJson(t);
+  j["launch"] = o.have_launch ? lj : json();
+  return j;
+}
+
+// Degrees, batch and sp, then only the dims that differ from Megatron's.
+std::string ShortText(const ModelSpec& m, const Strategy& s) {
+  std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
+                                s.batch, s.sp ? "on" : "off");
+  Strategy meg;
+  meg.dims = MegatronDims();
+  ClearAbsentOps(m, &meg);
+  std::string diff;
+  for (int i = 0; i < kNumOps; ++i)
+    if (s.dims[i] != meg.dims[i])
+      diff += fmt::format("{}{}={}", diff.empty() ? "" : ",", OpName(static_cast<Op>(i)),
+                          DimName(s.dims[i]));
+  return out + (diff.empty() ? "; Megatron dims" : "; differs from Megatron: " + diff);
+}
+
+std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
+
+void PrintPlan(const PlanOutcome& o) {
+  const Simulator& sim = *o.sim;
+  const Problem& p = sim.problem();
+  const SearchResult& r = o.main.result;
+  fmt::print("l2s plan: {}\n", ProblemSummary(p));
+  fmt::print("search {}, seed {}: {} of {} simulator calls in {:.1f} s{}{}\n\n", o.searcher, o.seed,
+             r.calls, o.budget, r.wall_s, r.note.empty() ? "" : " - ", r.note);
+  if (o.interrupted) fmt::print("INTERRUPTED: showing the best plan found so far\n\n");
+  if (!o.warning.empty()) fmt::print("WARNING: {}\n\n", o.warning);
+  if (!o.have_recommended) {
+    fmt::print("no valid strategy found before the interruption\n");
+    return;
+  }
+  const Strategy& s = o.recommended;
+  const Evaluation& e = o.recommended_eval;
+  fmt::print("{}\n  {}\n", o.recommended_source == "search" ? "Best strategy"
+                                                            : "Recommended strategy (Megatron heuristic)",
+             ToText(s));
+  fmt::print("  degrees    pp {} x tp {} x dp {} = {} GPUs; {} stage{} of {} GPUs", s.pp, s.tp,
+             s.dp, s.gpus(), s.pp, s.pp == 1 ? "" : "s", s.tp * s.dp);
+  if (p.model.is_moe()) fmt::print("; experts: ep {} x expert-TP {}", s.ep, s.etp());
+  fmt::print("\n  batch      {} sequences per attention-dp rank per microbatch ({} in flight in all)\n",
+             e.batch, Thousands(static_cast<double>(e.batch) * s.dp * s.pp));
+  fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
+                                    : s.sp ? "on, but tp = 1: no effect"
+                                           : "off: residual stream replicated over the tp group");
+  fmt::print("  operators\n");
+  for (const OpChoice& c : o.ops) fmt::print("    {}\n", OpChoiceLine(c));
+  for (const std::string& n : StrategyNotes(p.model, s)) fmt::print("  note: {}\n", n);
+
+  fmt::print("\nPerformance (simulated)\n");
+  fmt::print("  throughput {:.2f} tokens/s per GPU, {} tokens/s in total\n", e.tokens_per_s_per_gpu,
+             Thousands(e.tokens_per_s));
+  const Mode mode = p.workload.mode;
+  fmt::print("  latency    TTFT {}  TPOT {}\n",
+             mode == Mode::kDecode ? std::string("n/a (decode)") : fmt::format("{:.1f} ms", e.ttft_s * 1e3),
+             mode == Mode::kPrefill ? std::string("n/a (prefill)") : fmt::format("{:.2f} ms", e.tpot_s * 1e3));
+  fmt::print("  memory     {:.1f} of {:.1f} GiB per GPU: weights {:.1f}, KV cache {:.1f}, activations "
+             "{:.1f}, runtime reserve {:.1f}\n",
+             e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB,
+             e.kv_bytes / kGiB, e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+  fmt::print("\nWhere the time goes\n{}", FormatBreakdown(e));
+  const std::string why = WhySentence(sim, s, e);
+  if (!why.empty()) fmt::print("  {}\n", why);
+
+  fmt::print("\nOn the same problem\n");
+  fmt::print("  {:<22} {:>14} {:>12}  {}\n", "", "tokens/s/GPU", "plan is", "strategy");
+  fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n",
+             fmt::format("this plan ({})", o.recommended_source == "search" ? o.searcher : "megatron"),
+             e.tokens_per_s_per_gpu, "", ShortText(p.model, s));
+  const double best = e.tokens_per_s_per_gpu;
+  auto row = [&](const char* name, const Run& run) {
+    if (!run.ran) return;
+    if (!run.result.found) {
+      fmt::print("  {:<22} {:>14} {:>12}  {}\n", name, "none valid", "", "");
+      return;
+    }
+    fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n", name, Value(run), Ratio(best, Value(run)),
+               ShortText(p.model, run.result.best));
+  };
+  row("Megatron heuristic", o.megatron);
+  row("default layout", o.def);
+  if (o.oracle_status == "solved" && o.oracle.result.found) {
+    fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n", "oracle (optimum)", Value(o.oracle),
+               fmt::format("{:.1f}%", 100.0 * best / Value(o.oracle)),
+               ShortText(p.model, o.oracle.result.best));
+    if (best > Value(o.oracle) * (1 + 1e-9))
+      fmt::print("  note: this plan beats the oracle, which should be exact: please report it\n");
+  } else if (o.oracle_status == "skipped") {
+    fmt::print("  oracle: skipped - {}\n", o.oracle_hint);
+  } else if (!o.oracle_hint.empty()) {
+    fmt::print("  oracle: {}\n", o.oracle_hint);
+  } else if (o.oracle_status == "solved") {
+    fmt::print("  oracle: no valid strategy\n");
+  }
+  if (!o.megatron.ran && !o.def.ran && o.oracle_status == "not run")
+    fmt::print("  (baselines not run: --no-baselines)\n");
+
+  if (!o.have_launch) return;
+  fmt::print("\nLaunch\n");
+  for (const EngineTranslation& t : o.launch) {
+    fmt::print("  {}:\n", EngineTitle(t.engine));
+    if (t.unsupported.empty()) {
+      fmt::print("    expresses the plan exactly\n");
+    } else {
+      fmt::print("    cannot express {} choice{} of the plan:\n", t.unsupported.size(),
+                 t.unsupported.size() == 1 ? "" : "s");
+      for (const std::string& u : t.unsupported) fmt::print("      - {}\n", u);
+    }
+    if (!t.command.command.empty()) {
+      fmt::print("    {} {}\n", t.unsupported.empty() ? "command:" : "runs instead:", t.command.command);
+      if (!t.command.extra_file_name.empty()) {
+        fmt::print("    {}:\n", t.command.extra_file_name);
+        std::string yaml = t.command.extra_file;
+        size_t pos = 0;
+        while (pos < yaml.size()) {
+          const size_t nl = yaml.find('\n', pos);
+          fmt::print("      {}\n", yaml.substr(pos, nl - pos));
+          if (nl == std::string::npos) break;
+          pos = nl + 1;
+        }
+      }
+      if (!t.unsupported.empty())
+        fmt::print("    simulated as run: {}\n",
+                   t.runnable ? fmt::format("{:.2f} tokens/s per GPU ({} of the plan) with {}",
+                                            t.launched_eval.tokens_per_s_per_gpu,
+                                            Ratio(t.launched_eval.tokens_per_s_per_gpu, best),
+                                            ToText(t.launched))
+                              : std::string("not valid (does not fit or breaks an SLO)"));
+      for (const std::string& n : t.command.notes) fmt::print("    note: {}\n", n);
+    }
+    if (t.has_best && !(t.unsupported.empty() && t.best == t.launched))
+      fmt::print("    best it can express as-is: {:.2f} tokens/s per GPU ({} of the plan): {}\n",
+                 t.best_eval.tokens_per_s_per_gpu, Ratio(t.best_eval.tokens_per_s_per_gpu, best),
+                 t.best_command.command);
+    else if (!t.has_best)
+      fmt::print("    no strategy it can express is valid on this problem\n");
+  }
+}
+
+int RunPlan(PlanFlags f, const CLI::App& cmd) {
+  if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (f.budget <= 0)
+    return Fail(fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
+  if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
+    return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
+  if (!f.out.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(f.out).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+      return Fail(fmt::format("--out {}: directory {} does not exist", f.out, parent.string()));
+  }
+  ApplyPlanDefaults(&f.problem);
+  StatusOr<Problem> problem = BuildProblem(f.problem);
+  if (!problem.ok()) return Fail(problem.status());
+  StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
+  if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
+  const std::string spec_name = ParseSearcherSpec(f.search).ok() ? ParseSearcherSpec(f.search)->name : "";
+
+  const Simulator sim(std::move(*problem));
+  const Problem& p = sim.problem();
+  StatusOr<StrategySpace> space =
+      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p.workload));
+  if (!space.ok()) return Fail(space.status());
+
+  InstallSigintHandler();
+  PlanOutcome o;
+  o.sim = &sim;
+  o.searcher = f.search;
+  o.searcher_spec = (*searcher)->name();
+  o.seed = f.seed;
+  o.budget = f.budget;
+  FailureStats stats;
+  o.main = RunSearcher(**searcher, sim, *space, f.budget, f.seed, "search " + o.searcher, 0, &stats);
+  o.interrupted = InterruptRequested();
+
+  // Baselines on the same problem (reusing the main run when it IS that baseline).
+  auto baseline = [&](const char* name, double deadline_s, Run* out) {
+    if (o.interrupted) return;
+    if (spec_name == name) {
+      *out = o.main;
+      return;
+    }
+    StatusOr<std::unique_ptr<Searcher>> b = MakeSearcher(name);
+    if (!b.ok()) return;
+    *out = RunSearcher(**b, sim, *space, f.budget, f.seed, std::string("baseline ") + name,
+                       deadline_s, &stats);
+    o.interrupted = InterruptRequested();
+  };
+  o.oracle_status = "not run";
+  if (!f.no_baselines && f.oracle_seconds == 0 && spec_name != "oracle")
+    o.oracle_hint = "not run (--oracle-seconds 0)";
+  if (!f.no_baselines) {
+    baseline("megatron", 0, &o.megatron);
+    baseline("default", 0, &o.def);
+    if (f.oracle_seconds > 0 || spec_name == "oracle") {
+      baseline("oracle", f.oracle_seconds, &o.oracle);
+      if (o.oracle.ran)
+        o.oracle_status = o.oracle.result.interrupted ? "skipped" : "solved";
+      if (o.oracle_status == "skipped") {
+        o.oracle_hint = fmt::format(
+            "{} after {:.1f} s (--oracle-seconds {}); run it alone with: l2s plan --model {} "
+            "--gpu {} --gpus {} --gpus-per-node {} --mode {}{} --search oracle",
+            o.interrupted ? "interrupted" : "did not finish", o.oracle.result.wall_s,
+            f.oracle_seconds, p.model.name, p.cluster.gpu.name, p.cluster.num_gpus,
+            p.cluster.gpus_per_domain, ModeName(p.workload.mode),
+            p.workload.mode == Mode::kDecode ? fmt::format(" --context {}", p.workload.context)
+                                             : fmt::format(" --isl {} --osl {}", p.workload.isl,
+                                                           p.workload.osl));
+        if (p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0) o.oracle_hint += " --slo ...";
+      }
+    }
+  }
+  // Nothing found by the search: the Megatron heuristic is the fallback (and tells why nothing
+  // fits, being exhaustive over the degrees and batches).
+  if (!o.interrupted && !o.main.result.found && !o.megatron.ran) baseline("megatron", 0, &o.megatron);
+
+  // Recommendation: the searcher's best, or Megatron's when that is better.
+  if (o.main.result.found) {
+    o.have_recommended = true;
+    o.recommended_source = "search";
+    o.recommended = o.main.result.best;
+    o.recommended_eval = o.main.result.eval;
+  }
+  if (o.megatron.ran && o.megatron.result.found && spec_name != "megatron" &&
+      Value(o.megatron) > Value(o.main)) {
+    o.warning = o.main.result.found
+                    ? fmt::format("the {} searcher's best ({:.2f} tokens/s per GPU) is below the "
+                                  "Megatron heuristic's ({:.2f}); recommending the Megatron heuristic's "
+                                  "strategy instead",
+                                  o.searcher, Value(o.main), Value(o.megatron))
+                    : fmt::format("the {} searcher found no valid strategy; recommending the Megatron "
+                                  "heuristic's strategy",
+                                  o.searcher);
+    o.have_recommended = true;
+    o.recommended_source = "megatron";
+    o.recommended = o.megatron.result.best;
+    o.recommended_eval = o.megatron.result.eval;
+  }
+  if (!o.have_recommended && !o.interrupted) return Fail(Status::Invalid(stats.Reason(p)));
+
+  if (o.have_recommended) {
+    o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
+    if (!o.interrupted) {
+      ProgressObserver obs({"engine-expressible plans", StderrIsTerminal(), 0});
+      const ExpressibleBest eb = BestExpressible(sim, *space, &obs);
+      obs.Finish();
+      o.interrupted = eb.cancelled || InterruptRequested();
+      if (!o.interrupted) {
+        o.launch = TranslatePlan(sim, o.recommended, eb);
+        o.have_launch = true;
+      }
+    }
+  }
+  o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const json j = PlanJson(o);
+  if (f.json) fmt::print("{}\n", j.dump(2));
+  else PrintPlan(o);
+  std::fflush(stdout);
+  if (!f.out.empty()) {
+    std::ofstream file(f.out, std::ios::trunc);
+    if (file) file << j.dump(2) << "\n";
+    if (!file) return Fail(Status::IoError(fmt::format("--out {}: cannot write the file", f.out)));
+  }
+  return o.interrupted ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace
+
 Runner RegisterPlan(CLI::App& app) {
-  app.add_subcommand("plan", "(not implemented yet)");
-  return [] { return Fail(std::string("'plan' is not implemented yet")); };
+  auto f = std::make_shared<PlanFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "search the best sharding strategy (default: gpt-moe-1.6t, decode at 16k context on "
+              "1,024 H100s, rl, 4,000 calls) and show how to launch it");
+  AddProblemFlags(cmd, &f->problem);
+  cmd->add_option("--search", f->search,
+                  "searcher spec: rl, sa, rw, ga, random, megatron, default or oracle, with options "
+                  "as in \"sa(t0=50)\" (default rl)");
+  cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)");
+  cmd->add_option("--seed", f->seed, "random seed (default 0)");
+  cmd->add_flag("--json", f->json, "print the plan as JSON");
+  cmd->add_option("--out", f->out, "also write the JSON plan to this file");
+  cmd->add_flag("--no-baselines", f->no_baselines,
+                "skip the Megatron heuristic, default layout and oracle comparisons");
+  cmd->add_option("--oracle-seconds", f->oracle_seconds,
+                  "time limit of the oracle comparison in seconds (default 5; 0 skips it)");
+  return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 
 }  // namespace l2s::cli

@@ -1,0 +1,123 @@
+// From a plan to a deployment: the launch command of each inference engine (vLLM, SGLang,
+// TensorRT-LLM, Megatron-LM style arguments), exactly which of the plan's choices an engine cannot
+// express and what it runs instead, and the best strategy each engine CAN express as-is
+// (exhaustive over the degrees, batch and sp with Megatron's per-operator dims, simulated).
+// The engines' rules are stated in docs/PLAN.md ("Engine rules"); this file is their only
+// implementation.
+//
+// Vocabulary (see src/strategy/strategy.h): a stage has G = tp*dp GPUs; attention runs with
+// tensor parallelism tp and attention data parallelism dp inside it; MoE layers with expert
+// parallelism ep and expert tensor parallelism etp = G/ep; `batch` is the number of sequences per
+// attention-dp rank in one pipeline microbatch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/problem_flags.h"
+#include "model/model.h"
+#include "search/search.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+#include "strategy/strategy.h"
+
+namespace l2s::cli {
+
+enum class Engine { kVllm, kSglang, kTrtllm, kMegatron };
+inline constexpr std::array<Engine, 4> kAllEngines = {Engine::kVllm, Engine::kSglang,
+                                                      Engine::kTrtllm, Engine::kMegatron};
+std::string_view EngineName(Engine e);   // "vllm", "sglang", "trtllm", "megatron" (JSON keys)
+std::string_view EngineTitle(Engine e);  // "vLLM", "SGLang", "TensorRT-LLM", "Megatron-LM"
+
+// ---- words for the per-operator choices (shared with `l2s plan`'s table) ----
+// What the operator is, e.g. "MLP down-projection" for dense_ffn2.
+std::string OpTitle(Op op);
+// The choice in words with the dim in parentheses, e.g. "split on hidden (dim1)" for dense_ffn2
+// dim1, "split on heads (dim0)" for attn_core dim0, "not split: whole weights, tokens divided
+// (none)" for a matmul with none. Derived from which tensor dimension the dim cuts (strategy.h).
+std::string DimWords(Op op, Dim d);
+
+// The model argument of the commands: the HuggingFace repo id of a preset built from a public
+// config (e.g. "deepseek-ai/DeepSeek-V3"), the directory holding a config.json given by path, or
+// "<NAME-checkpoint>" for the synthetic GPT-MoE models (no released weights).
+std::string ModelArgument(const ModelSpec& m);
+
+// ---- expressibility ----
+// The choices of `s` that `engine` cannot express, one line each, saying what the plan wants,
+// why the engine cannot do it and what it does instead. Empty: expressible as-is.
+std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s);
+bool Expressible(Engine engine, const ModelSpec& m, const Strategy& s);
+
+// What the engine can run instead of `s`: Megatron dims (operators the model lacks: none), sp off
+// where unsupported, and each way of repairing degrees the engine cannot express (e.g. vLLM:
+// ep -> 1 or ep -> tp*dp). Only structurally valid candidates; {s} when `s` is expressible; empty
+// when no repair is valid.
+std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s);
+
+// ---- commands ----
+struct LaunchCommand {
+  std::string command;               // one line, ready to paste (after filling the model path)
+  std::string extra_file_name;       // e.g. "extra-llm-api-config.yml" ("" = none)
+  std::string extra_file;            // its contents
+  std::vector<std::string> notes;    // multi-node launch, quantised checkpoints, batch meaning
+};
+// The command running `s` on `engine` for problem `p`. `s` should be Expressible (choices the
+// engine cannot express are silently dropped: pass EngineAlternatives' result). `s.batch` > 0.
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s);
+
+// ---- translation of a plan, and the best the engine can express ----
+struct EngineTranslation {
+  Engine engine = Engine::kVllm;
+  std::vector<std::string> unsupported;  // UnsupportedChoices(plan); empty = exact
+  bool runnable = false;                 // some alternative is valid (fits, meets the SLOs)
+  Strategy launched;                     // what `command` runs: the plan, or its best repair
+  Evaluation launched_eval;              // simulator evaluation of `launched`
+  LaunchCommand command;
+  bool has_best = false;                 // the engine can run some valid strategy as-is
+  Strategy best;                         // best strategy it can express as-is
+  Evaluation best_eval;
+  LaunchCommand best_command;
+};
+
+// Best valid strategy per engine (index = position in kAllEngines), exhaustive over the space's
+// pp, tp, ep and batch options and sp in {off, on}, with Megatron dims; every candidate is
+// evaluated once and each engine keeps the best it can express. Stops early when the observer
+// cancels (`cancelled` then true).
+struct ExpressibleBest {
+  std::array<bool, 4> found{};
+  std::array<Strategy, 4> best{};
+  std::array<Evaluation, 4> eval{};
+  int64_t evaluated = 0;
+  bool cancelled = false;
+};
+ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space,
+                                Observer* observer);
+
+// Translates `plan` for every engine: the repair with the highest simulated throughput at the
+// plan's batch (or at the simulator's best batch when that is invalid), and `best` from
+// BestExpressible.
+std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strategy& plan,
+                                               const ExpressibleBest& best);
+
+// ---- the planning problem, shared by `l2s plan` and `l2s compare` ----
+// Fills what the user left out with plan's built-in problem: model gpt-moe-1.6t, 1,024 GPUs
+// (unless --gpus, --nodes or --cluster is given), decode, context 16,384.
+void ApplyPlanDefaults(ProblemFlags* f);
+// Counts the user gave explicitly as 0 (--gpus 0, --nodes 0, --context 0, --isl 0, --osl 0,
+// --max-batch 0) are usage errors: BuildProblem reads 0 as "not given", and plan's defaults would
+// silently replace them.
+Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f);
+// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched.
+SpaceOptions PlanSpaceOptions(const Workload& w);
+// {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
+//  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
+nlohmann::ordered_json ProblemJson(const Problem& p);
+// One line: "gpt-moe-1.6t, decode at context 16,384, 1,024 x h100 (128 nodes of 8)".
+std::string ProblemSummary(const Problem& p);
+
+}  // namespace l2s::cli

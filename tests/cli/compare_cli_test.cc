@@ -1,0 +1,232 @@
+// `l2s compare` end to end through the built binary (L2S_BIN): the JSON contract, traces.csv,
+// the SVG pictures (well-formed, labelled axes, legend), serve-mode Pareto plot, the missing-rw
+// case and usage errors. Small problems and budgets keep it fast; nothing asserts on timing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string TempPath(const std::string& stem) {
+  return (fs::temp_directory_path() / (stem + "." + std::to_string(::getpid()) + ".tmp")).string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `l2s args...` (fork/exec, no shell), capturing stdout and stderr.
+Result RunL2s(const std::vector<std::string>& args) {
+  const std::string out = TempPath("l2s_cmp_out"), err = TempPath("l2s_cmp_err");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr ||
+        std::freopen(err.c_str(), "w", stderr) == nullptr)
+      ::_exit(127);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(L2S_BIN));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(L2S_BIN, argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+int Count(const std::string& s, const std::string& needle) {
+  int n = 0;
+  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+nlohmann::json ParseJson(const std::string& s) {
+  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << s.substr(0, 2000);
+  return j;
+}
+
+void ExpectSvg(const std::string& path, const std::vector<std::string>& labels) {
+  SCOPED_TRACE(path);
+  ASSERT_TRUE(fs::exists(path));
+  const std::string svg = Slurp(path);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(Count(svg, "<g"), Count(svg, "</g>"));
+  EXPECT_EQ(Count(svg, "<text"), Count(svg, "</text>"));
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  for (const std::string& l : labels) EXPECT_NE(svg.find(l), std::string::npos) << l;
+}
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempPath("l2s_compare_dir");
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
+  const int seeds = 2, budget = 150;
+  const Result r = RunL2s({"compare", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
+                        "--searchers", "sa(t0=50),rw,random,megatron,default,oracle", "--seeds",
+                        std::to_string(seeds), "--budget", std::to_string(budget), "--json",
+                        "--out-dir", dir_});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_TRUE(j["searchers"].is_object());
+  for (const char* name : {"sa(t0=50)", "rw", "random", "megatron", "default", "oracle"}) {
+    SCOPED_TRACE(name);
+    const nlohmann::json& s = j["searchers"][name];
+    ASSERT_TRUE(s.is_object());
+    const bool budget_free =
+        std::string(name) == "megatron" || std::string(name) == "default" || std::string(name) == "oracle";
+    ASSERT_TRUE(s["per_seed"].is_array());
+    EXPECT_EQ(s["per_seed"].size(), budget_free ? 1u : static_cast<size_t>(seeds));
+    double sum = 0, lo = 1e300, hi = -1e300;
+    for (const auto& v : s["per_seed"]) {
+      sum += v.get<double>();
+      lo = std::min(lo, v.get<double>());
+      hi = std::max(hi, v.get<double>());
+    }
+    EXPECT_NEAR(s["mean"].get<double>(), sum / s["per_seed"].size(), 1e-9 * (1 + std::fabs(sum)));
+    EXPECT_DOUBLE_EQ(s["min"].get<double>(), lo);
+    EXPECT_DOUBLE_EQ(s["max"].get<double>(), hi);
+    EXPECT_GE(s["mean_wall_s"].get<double>(), 0);
+    if (!budget_free)
+      for (const auto& c : s["per_seed_calls"]) EXPECT_LE(c.get<int>(), budget);
+    // rw is in the list: everything is normalised to it (when it found anything).
+    if (j["searchers"]["rw"]["mean"].get<double>() > 0) {
+      ASSERT_TRUE(s["normalised_to_rw"].is_number());
+      EXPECT_NEAR(s["normalised_to_rw"].get<double>(),
+                  s["mean"].get<double>() / j["searchers"]["rw"]["mean"].get<double>(), 1e-9);
+    }
+  }
+  EXPECT_EQ(j["rw_in_list"], true);
+  EXPECT_NEAR(j["searchers"]["rw"]["normalised_to_rw"].get<double>(), 1.0, 1e-12);
+  // The oracle is the optimum over the whole space and the Megatron heuristic a part of it.
+  ASSERT_TRUE(j["oracle"].is_number());
+  ASSERT_TRUE(j["megatron"].is_number());
+  EXPECT_DOUBLE_EQ(j["megatron"].get<double>(), j["searchers"]["megatron"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(j["oracle"].get<double>(), j["searchers"]["oracle"]["mean"].get<double>());
+  EXPECT_NEAR(j["searchers"]["megatron"]["ratio_to_megatron"].get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(j["searchers"]["megatron"]["seeds_at_least_megatron"], 1);
+  EXPECT_TRUE(j["files"]["pareto_svg"].is_null());  // decode mode
+
+  // traces.csv: header, rows of known searchers and seeds, best-so-far non-decreasing per run.
+  const std::string csv = Slurp(dir_ + "/traces.csv");
+  std::istringstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "searcher,seed,call,value");
+  std::map<std::string, double> last;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    // Keys with commas are quoted: split from the right.
+    const size_t c3 = line.rfind(','), c2 = line.rfind(',', c3 - 1), c1 = line.rfind(',', c2 - 1);
+    ASSERT_NE(c1, std::string::npos) << line;
+    const std::string run = line.substr(0, c2);
+    const double value = std::stod(line.substr(c3 + 1));
+    const long call = std::stol(line.substr(c2 + 1, c3 - c2 - 1));
+    EXPECT_GE(call, 1) << line;
+    if (last.count(run)) EXPECT_GE(value, last[run]) << line;
+    last[run] = value;
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_TRUE(last.count("rw,0") && last.count("rw,1")) << csv.substr(0, 500);
+  EXPECT_TRUE(last.count("\"sa(t0=50)\",0") || last.count("sa(t0=50),0")) << csv.substr(0, 500);
+  // The last row of a run is its final best.
+  EXPECT_DOUBLE_EQ(last["rw,1"], j["searchers"]["rw"]["per_seed"][1].get<double>());
+
+  ExpectSvg(dir_ + "/convergence.svg",
+            {"simulator calls", "best tokens/s per GPU", "Megatron heuristic", "oracle optimum",
+             "rw (mean, min-max band)"});
+  EXPECT_FALSE(fs::exists(dir_ + "/pareto.svg"));
+}
+
+TEST_F(CompareCli, ServeModeDrawsTheParetoFrontAndTable) {
+  const Result r = RunL2s({"compare", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                        "--isl", "1024", "--osl", "256", "--searchers", "random,megatron",
+                        "--seeds", "2", "--budget", "120", "--out-dir", dir_, "--x-scale",
+                        "linear"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The readable table, saying that rw is missing.
+  EXPECT_NE(r.out.find("searcher"), std::string::npos);
+  EXPECT_NE(r.out.find("random"), std::string::npos);
+  EXPECT_NE(r.out.find("\"rw\") is not in --searchers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("oracle not in --searchers"), std::string::npos) << r.out;
+  ExpectSvg(dir_ + "/pareto.svg",
+            {"tokens/s per user (1 / TPOT)", "tokens/s per GPU", "Pareto front",
+             "random: strategies evaluated"});
+  ExpectSvg(dir_ + "/convergence.svg", {"simulator calls", "Megatron heuristic"});
+  EXPECT_EQ(Slurp(dir_ + "/convergence.svg").find("(log scale)"), std::string::npos);
+}
+
+TEST_F(CompareCli, WithoutRwOrOracleTheRatiosAreNull) {
+  const Result r = RunL2s({"compare", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
+                        "--searchers", "random", "--seeds", "2", "--budget", "60", "--json",
+                        "--out-dir", dir_});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["rw_in_list"], false);
+  EXPECT_TRUE(j["oracle"].is_null());
+  EXPECT_TRUE(j["searchers"]["random"]["normalised_to_rw"].is_null());
+  EXPECT_TRUE(j["searchers"]["random"]["fraction_of_oracle"].is_null());
+  // The Megatron heuristic is run as the reference even when not listed.
+  EXPECT_TRUE(j["megatron"].is_number());
+  EXPECT_TRUE(j["searchers"]["random"]["ratio_to_megatron"].is_number());
+  EXPECT_FALSE(j["searchers"].contains("megatron"));
+}
+
+TEST(CompareCliErrors, OneLineAndExitCode) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"compare", "--seeds", "0"}, "--seeds"},
+      {{"compare", "--budget", "0"}, "--budget"},
+      {{"compare", "--searchers", "rl,nope"}, "nope"},
+      {{"compare", "--searchers", "rw,,sa"}, "empty"},
+      {{"compare", "--searchers", "rw,rw"}, "twice"},
+      {{"compare", "--x-scale", "cubic"}, "--x-scale"},
+      {{"compare", "--model", "no-such-model"}, "presets"},
+      {{"compare", "--gpus", "0"}, "--gpus"},
+  };
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args.back());
+    const Result r = RunL2s(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(Count(r.err, "\n"), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+}  // namespace

@@ -1,0 +1,324 @@
+// Engine translation (src/cli/launch.h) on hand-written plans: which choices each engine cannot
+// express, what it runs instead, the launch commands, and the best engine-expressible plan
+// against a brute-force reference and the Megatron heuristic.
+#include "cli/launch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "model/presets.h"
+#include "search/search.h"
+
+namespace l2s::cli {
+namespace {
+
+ModelSpec Preset(const char* name) {
+  StatusOr<ModelSpec> m = ModelPreset(name);
+  EXPECT_TRUE(m.ok()) << name;
+  return *m;
+}
+
+// A strategy with Megatron dims (absent operators none).
+Strategy Megatron(const ModelSpec& m, int pp, int tp, int dp, int ep, int batch = 8,
+                  bool sp = false) {
+  Strategy s;
+  s.pp = pp;
+  s.tp = tp;
+  s.dp = dp;
+  s.ep = ep;
+  s.batch = batch;
+  s.sp = sp;
+  s.dims = MegatronDims();
+  ClearAbsentOps(m, &s);
+  return s;
+}
+
+bool Has(const std::string& s, const std::string& needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+Problem MakeProblem(const char* model, int gpus, Mode mode = Mode::kDecode) {
+  Problem p;
+  p.model = Preset(model);
+  StatusOr<ClusterSpec> c = MakeCluster("h100", gpus, 8);
+  EXPECT_TRUE(c.ok());
+  p.cluster = *c;
+  p.workload.mode = mode;
+  p.workload.context = 4096;
+  p.workload.weight = p.model.weight_dtype;
+  return p;
+}
+
+TEST(Words, DimWordsNameTheSplitDimension) {
+  // ffn2: Y[T, hidden] = X[T, ffn] W[ffn, hidden]: dim0 cuts K = feed-forward, dim1 cuts N = hidden.
+  EXPECT_EQ(DimWords(Op::kDenseFfn2, Dim::kDim1), "split on hidden (dim1)");
+  EXPECT_EQ(DimWords(Op::kDenseFfn2, Dim::kDim0), "split on feed-forward (dim0)");
+  EXPECT_EQ(DimWords(Op::kDenseFfn1, Dim::kDim1), "split on feed-forward (dim1)");
+  EXPECT_EQ(DimWords(Op::kAttnQkv, Dim::kDim1), "split on heads (dim1)");
+  EXPECT_EQ(DimWords(Op::kAttnOut, Dim::kDim0), "split on heads (dim0)");
+  EXPECT_EQ(DimWords(Op::kLmHead, Dim::kDim1), "split on vocabulary (dim1)");
+  EXPECT_EQ(DimWords(Op::kEmbed, Dim::kDim0), "split on vocabulary (dim0)");
+  EXPECT_EQ(DimWords(Op::kAttnCore, Dim::kDim0), "split on heads (dim0)");
+  EXPECT_TRUE(Has(DimWords(Op::kAttnCore, Dim::kDim1), "context parallel"));
+  EXPECT_TRUE(Has(DimWords(Op::kMoeFfn1, Dim::kNone), "(none)"));
+  EXPECT_EQ(OpTitle(Op::kDenseFfn2), "MLP down-projection");
+}
+
+TEST(ModelArgument, RepoIdPathOrPlaceholder) {
+  EXPECT_EQ(ModelArgument(Preset("deepseek-v3")), "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ(ModelArgument(Preset("llama-3.1-70b")), "meta-llama/Meta-Llama-3.1-70B");
+  EXPECT_EQ(ModelArgument(Preset("gpt-moe-1.6t")), "<gpt-moe-1.6t-checkpoint>");
+  ModelSpec m = Preset("llama-3.1-8b");
+  m.name = "/models/my-llama/config.json";
+  EXPECT_EQ(ModelArgument(m), "/models/my-llama");
+  m.name = "config.json";
+  EXPECT_EQ(ModelArgument(m), ".");
+}
+
+TEST(Unsupported, MegatronDimsWithoutSpAreExpressibleEverywhereWhenDegreesAre) {
+  const ModelSpec m = Preset("mixtral-8x7b");  // 32 heads, 8 experts, every layer MoE
+  // tp=8, dp=1, ep=8: vLLM EP = tp*dp = 8; TRT-LLM plain TP; SGLang --tp 8 --ep-size 8.
+  const Strategy s = Megatron(m, 1, 8, 1, 8);
+  for (Engine e : kAllEngines) {
+    EXPECT_TRUE(UnsupportedChoices(e, m, s).empty()) << EngineName(e);
+    const std::vector<Strategy> alts = EngineAlternatives(e, m, s);
+    ASSERT_EQ(alts.size(), 1u);
+    EXPECT_EQ(alts[0], s);
+  }
+}
+
+TEST(Unsupported, PaperMlpVariantIsOneLineForEveryEngine) {
+  const ModelSpec m = Preset("llama-3.1-70b");
+  Strategy s = Megatron(m, 1, 8, 1, 1);
+  s.set_dim(Op::kDenseFfn2, Dim::kDim1);  // the paper's discovered variant
+  for (Engine e : kAllEngines) {
+    const std::vector<std::string> u = UnsupportedChoices(e, m, s);
+    ASSERT_EQ(u.size(), 1u) << EngineName(e);
+    EXPECT_EQ(u[0].rfind("dense_ffn2=dim1 (MLP down-projection, split on hidden (dim1))", 0), 0u)
+        << u[0];
+    EXPECT_TRUE(Has(u[0], "runs split on feed-forward (dim0) instead")) << u[0];
+    const std::vector<Strategy> alts = EngineAlternatives(e, m, s);
+    ASSERT_EQ(alts.size(), 1u);
+    EXPECT_EQ(alts[0], Megatron(m, 1, 8, 1, 1));
+  }
+  // With a tp group of one GPU every dim is the same computation: nothing to report.
+  Strategy one = Megatron(m, 1, 1, 8, 1);
+  one.set_dim(Op::kDenseFfn2, Dim::kDim1);
+  for (Engine e : kAllEngines) EXPECT_TRUE(UnsupportedChoices(e, m, one).empty());
+}
+
+TEST(Unsupported, SequenceParallelOnlyOnMegatron) {
+  const ModelSpec m = Preset("llama-3.1-70b");
+  const Strategy s = Megatron(m, 1, 8, 1, 1, 8, /*sp=*/true);
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
+    const std::vector<std::string> u = UnsupportedChoices(e, m, s);
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_EQ(u[0].rfind("sp=on", 0), 0u) << u[0];
+    EXPECT_FALSE(EngineAlternatives(e, m, s)[0].sp);
+  }
+  EXPECT_TRUE(UnsupportedChoices(Engine::kMegatron, m, s).empty());
+  Problem p = MakeProblem("llama-3.1-70b", 8);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kMegatron, p, s).command, "--sequence-parallel"));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kMegatron, p, Megatron(m, 1, 8, 1, 1)).command,
+                   "--sequence-parallel"));
+}
+
+TEST(Unsupported, VllmExpertParallelismSpansTheStage) {
+  const ModelSpec m = Preset("mixtral-8x7b");
+  // tp=2, dp=4: G = 8 GPUs per stage. ep=2 (expert-TP 4) is neither 1 nor 8.
+  const Strategy s = Megatron(m, 1, 2, 4, 2);
+  const std::vector<std::string> u = UnsupportedChoices(Engine::kVllm, m, s);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].rfind("ep=2 (expert-TP 4)", 0), 0u) << u[0];
+  EXPECT_TRUE(Has(u[0], "pp=1,tp=2,dp=4,ep=1 or pp=1,tp=2,dp=4,ep=8")) << u[0];
+  const std::vector<Strategy> alts = EngineAlternatives(Engine::kVllm, m, s);
+  ASSERT_EQ(alts.size(), 2u);
+  EXPECT_EQ(alts[0].ep, 1);
+  EXPECT_EQ(alts[1].ep, 8);
+  // SGLang and Megatron-LM set any ep; TensorRT-LLM too but not tp=2 with dp=4.
+  EXPECT_TRUE(UnsupportedChoices(Engine::kSglang, m, s).empty());
+  EXPECT_TRUE(UnsupportedChoices(Engine::kMegatron, m, s).empty());
+  // 16 GPUs per stage and 8 experts: vLLM can only turn EP off.
+  const Strategy wide = Megatron(m, 1, 2, 8, 2);
+  const std::vector<Strategy> wide_alts = EngineAlternatives(Engine::kVllm, m, wide);
+  ASSERT_EQ(wide_alts.size(), 1u);
+  EXPECT_EQ(wide_alts[0].ep, 1);
+}
+
+TEST(Unsupported, TrtllmAttentionIsAllTpOrAllDp) {
+  const ModelSpec m = Preset("mixtral-8x7b");
+  const Strategy s = Megatron(m, 1, 2, 4, 8);
+  const std::vector<std::string> u = UnsupportedChoices(Engine::kTrtllm, m, s);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].rfind("tp=2 with dp=4", 0), 0u) << u[0];
+  const std::vector<Strategy> alts = EngineAlternatives(Engine::kTrtllm, m, s);
+  ASSERT_EQ(alts.size(), 2u);
+  EXPECT_EQ(std::make_pair(alts[0].tp, alts[0].dp), std::make_pair(1, 8));
+  EXPECT_EQ(std::make_pair(alts[1].tp, alts[1].dp), std::make_pair(8, 1));
+  // Dense models: dp is plain replication, which TensorRT-LLM expresses as separate servers.
+  const ModelSpec dense = Preset("llama-3.1-70b");
+  EXPECT_TRUE(UnsupportedChoices(Engine::kTrtllm, dense, Megatron(dense, 1, 2, 4, 1)).empty());
+}
+
+TEST(Unsupported, SglangDenseLayersWithDpAttention) {
+  const ModelSpec m = Preset("llama-4-maverick");  // 40 heads, dense and MoE layers alternate
+  const Strategy s = Megatron(m, 1, 2, 4, 8);
+  const std::vector<std::string> u = UnsupportedChoices(Engine::kSglang, m, s);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_TRUE(Has(u[0], "--moe-dense-tp-size 1")) << u[0];
+  EXPECT_EQ(EngineAlternatives(Engine::kSglang, m, s).size(), 2u);
+  // Attention TP 1 with dp 8 is expressible, with --moe-dense-tp-size 1.
+  const Strategy adp = Megatron(m, 1, 1, 8, 8);
+  EXPECT_TRUE(UnsupportedChoices(Engine::kSglang, m, adp).empty());
+  const Problem p = MakeProblem("llama-4-maverick", 8);
+  const std::string cmd = MakeLaunchCommand(Engine::kSglang, p, adp).command;
+  EXPECT_TRUE(Has(cmd, "--tp 8 --dp 8 --enable-dp-attention --ep-size 8")) << cmd;
+  EXPECT_TRUE(Has(cmd, "--moe-dense-tp-size 1")) << cmd;
+}
+
+TEST(Commands, EveryEngineOnAHandWrittenPlan) {
+  // mixtral-8x7b on 16 GPUs: pp=2 stages of 8, tp=2, dp=4, ep=8 (expert-TP 1), batch 16.
+  Problem p = MakeProblem("mixtral-8x7b", 16);
+  p.workload.kv = DType::kFP8;
+  const Strategy s = Megatron(p.model, 2, 2, 4, 8, 16);
+
+  const LaunchCommand v = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_EQ(v.command,
+            "vllm serve mistralai/Mixtral-8x7B-v0.1 --tensor-parallel-size 2 "
+            "--pipeline-parallel-size 2 --data-parallel-size 4 --enable-expert-parallel "
+            "--max-num-seqs 32 --max-model-len 4096 --kv-cache-dtype fp8");
+
+  // SGLang: --tp is the 8 GPUs of a stage (attention TP = 8/4 = 2); requests = 16 x 4 x 2.
+  const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s);
+  EXPECT_EQ(g.command,
+            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp 8 --dp 4 "
+            "--enable-dp-attention --ep-size 8 --pp-size 2 --max-running-requests 128 "
+            "--context-length 4096 --kv-cache-dtype fp8_e4m3");
+
+  // TensorRT-LLM with attention DP (tp=1, dp=8) and an FP8 KV cache: both in the YAML.
+  const Strategy adp = Megatron(p.model, 2, 1, 8, 8, 16);
+  const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, adp);
+  EXPECT_EQ(t.command,
+            "trtllm-serve mistralai/Mixtral-8x7B-v0.1 --tp_size 8 --pp_size 2 --ep_size 8 "
+            "--max_batch_size 16 --max_seq_len 4096 --extra_llm_api_options "
+            "extra-llm-api-config.yml");
+  EXPECT_EQ(t.extra_file_name, "extra-llm-api-config.yml");
+  EXPECT_EQ(t.extra_file, "enable_attention_dp: true\nkv_cache_config:\n  dtype: fp8\n");
+
+  // Megatron: expert-TP = tp*dp/ep = 8/8 = 1; data parallel implied (16 / (2 x 2) = 4).
+  const LaunchCommand mg = MakeLaunchCommand(Engine::kMegatron, p, s);
+  EXPECT_EQ(mg.command,
+            "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+            "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1");
+  EXPECT_TRUE(std::any_of(mg.notes.begin(), mg.notes.end(),
+                          [](const std::string& n) { return Has(n, "data-parallel size 4"); }));
+  // 16 GPUs = 2 nodes: every engine says how to launch across them.
+  for (Engine e : kAllEngines) {
+    const LaunchCommand c = MakeLaunchCommand(e, p, e == Engine::kTrtllm ? adp : s);
+    EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(),
+                            [](const std::string& n) { return Has(n, "2 nodes"); }))
+        << EngineName(e);
+  }
+}
+
+TEST(Commands, DenseModelsReplicateOverDp) {
+  Problem p = MakeProblem("llama-3.1-8b", 8);
+  const Strategy s = Megatron(p.model, 1, 2, 4, 1, 32);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--tp 2 --dp 4 --max"));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "dp-attention"));
+  const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, s);
+  EXPECT_TRUE(Has(t.command, "--tp_size 2 --pp_size 1 --max_batch_size 32")) << t.command;
+  EXPECT_TRUE(t.extra_file.empty());
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "expert"));
+}
+
+// Exhaustive reference: the best valid strategy with Megatron dims that `e` expresses, over the
+// space's degree, batch and sp options, by evaluating everything. Sets *found.
+double BruteForceBest(const Simulator& sim, const StrategySpace& space, Engine e, bool* found) {
+  const ModelSpec& m = sim.problem().model;
+  double best = 0;
+  *found = false;
+  for (int pp : space.pp_options())
+    for (int tp : space.tp_options())
+      for (int ep : space.ep_options())
+        for (int b : space.batch_options())
+          for (bool sp : {false, true}) {
+            const int n = space.num_gpus();
+            if (n % (pp * tp) != 0) continue;
+            const Strategy s = Megatron(m, pp, tp, n / (pp * tp), ep, b, sp);
+            if (!CheckStrategy(m, n, s).ok() || !Expressible(e, m, s)) continue;
+            const Evaluation ev = sim.Evaluate(s);
+            if (ev.valid() && (!*found || ev.tokens_per_s_per_gpu > best)) {
+              best = ev.tokens_per_s_per_gpu;
+              *found = true;
+            }
+          }
+  return best;
+}
+
+TEST(BestExpressible, MatchesBruteForceAndBoundsTheHeuristic) {
+  Problem p = MakeProblem("mixtral-8x7b", 16);
+  const Simulator sim(p);
+  SpaceOptions opt = PlanSpaceOptions(sim.problem().workload);
+  opt.max_batch = 64;
+  StatusOr<StrategySpace> space = StrategySpace::Make(sim.problem().model, 16, opt);
+  ASSERT_TRUE(space.ok());
+  const ExpressibleBest eb = BestExpressible(sim, *space, nullptr);
+  EXPECT_FALSE(eb.cancelled);
+  for (size_t k = 0; k < kAllEngines.size(); ++k) {
+    const Engine e = kAllEngines[k];
+    bool ref_found = false;
+    const double ref = BruteForceBest(sim, *space, e, &ref_found);
+    EXPECT_EQ(eb.found[k], ref_found) << EngineName(e);
+    if (!eb.found[k]) continue;
+    EXPECT_DOUBLE_EQ(eb.eval[k].tokens_per_s_per_gpu, ref) << EngineName(e);
+    EXPECT_TRUE(Expressible(e, sim.problem().model, eb.best[k])) << EngineName(e);
+    // Megatron-LM expresses a superset of what the serving engines express (with Megatron dims).
+    EXPECT_LE(eb.eval[k].tokens_per_s_per_gpu, eb.eval[3].tokens_per_s_per_gpu) << EngineName(e);
+  }
+  // The Megatron heuristic (Megatron dims, sp off, exhaustive degrees and batch) is one of
+  // Megatron-LM's expressible plans.
+  StatusOr<std::unique_ptr<Searcher>> meg = MakeSearcher("megatron");
+  ASSERT_TRUE(meg.ok());
+  const SearchResult r = (*meg)->Search(sim, *space, 1, 0, nullptr);
+  if (r.found) {
+    ASSERT_TRUE(eb.found[3]);
+    EXPECT_GE(eb.eval[3].tokens_per_s_per_gpu,
+              r.eval.tokens_per_s_per_gpu - 1e-12 * std::fabs(r.eval.tokens_per_s_per_gpu));
+  }
+  // Translating an expressible plan changes nothing; translating the paper's variant runs
+  // Megatron's dims.
+  if (eb.found[3]) {
+    const std::array<EngineTranslation, 4> t = TranslatePlan(sim, eb.best[3], eb);
+    EXPECT_TRUE(t[3].unsupported.empty());
+    EXPECT_TRUE(t[3].runnable);
+    EXPECT_EQ(t[3].launched, eb.best[3]);
+    EXPECT_EQ(t[3].best, eb.best[3]);
+    for (const EngineTranslation& x : t) {
+      if (!x.runnable) continue;
+      EXPECT_TRUE(Expressible(x.engine, sim.problem().model, x.launched)) << EngineName(x.engine);
+      EXPECT_FALSE(x.command.command.empty());
+    }
+  }
+}
+
+TEST(BestExpressible, StopsWhenCancelled) {
+  struct CancelAfter : Observer {
+    int64_t n = 0;
+    bool Cancelled() override { return ++n >= 5; }
+  } cancel;
+  Problem p = MakeProblem("mixtral-8x7b", 16);
+  const Simulator sim(p);
+  StatusOr<StrategySpace> space =
+      StrategySpace::Make(sim.problem().model, 16, PlanSpaceOptions(sim.problem().workload));
+  ASSERT_TRUE(space.ok());
+  const ExpressibleBest eb = BestExpressible(sim, *space, &cancel);
+  EXPECT_TRUE(eb.cancelled);
+  EXPECT_EQ(eb.evaluated, 5);
+}
+
+}  // namespace
+}  // namespace l2s::cli

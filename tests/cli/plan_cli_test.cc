@@ -1,0 +1,346 @@
+// `l2s plan` end to end through the built binary (L2S_BIN): the true default run and its JSON
+// contract, the recommendation never below the Megatron heuristic, one-line errors with their
+// exit codes, and Ctrl-C (SIGINT to a child running a long search: exit 130 with the best plan so
+// far). Also the progress line (src/cli/progress.h). Nothing here asserts on timing.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/progress.h"
+#include "strategy/strategy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;  // exit status; 128 + signal when killed
+  std::string out, err;
+};
+
+std::string TempPath(const std::string& stem) {
+  return (fs::temp_directory_path() / (stem + "." + std::to_string(::getpid()) + ".tmp")).string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Starts `l2s args...` with stdout and stderr redirected to files; returns the child's pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path,
+            const std::string& err_path) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::FILE* o = std::freopen(out_path.c_str(), "w", stdout);
+    std::FILE* e = std::freopen(err_path.c_str(), "w", stderr);
+    if (o == nullptr || e == nullptr) ::_exit(127);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(L2S_BIN));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(L2S_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+Result Wait(pid_t pid, const std::string& out_path, const std::string& err_path) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = Slurp(out_path);
+  r.err = Slurp(err_path);
+  fs::remove(out_path);
+  fs::remove(err_path);
+  return r;
+}
+
+Result RunL2s(const std::vector<std::string>& args) {
+  const std::string out = TempPath("l2s_plan_out"), err = TempPath("l2s_plan_err");
+  return Wait(Spawn(args, out, err), out, err);
+}
+
+int CountLines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+nlohmann::json ParseJson(const std::string& s) {
+  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << s.substr(0, 2000);
+  return j;
+}
+
+double Num(const nlohmann::json& j) { return j.is_number() ? j.get<double>() : -1.0; }
+
+// The default problem, as JSON: every field of the contract, a valid strategy, and a
+// recommendation at least as good as the Megatron heuristic's on the same problem.
+TEST(PlanCli, TrueDefaultJson) {
+  const Result r = RunL2s({"plan", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_TRUE(j.is_object());
+  // Problem: gpt-moe-1.6t, decode at 16k context on 1,024 H100s.
+  EXPECT_EQ(j["problem"]["model"], "gpt-moe-1.6t");
+  EXPECT_EQ(j["problem"]["gpu"], "h100");
+  EXPECT_EQ(j["problem"]["gpus"], 1024);
+  EXPECT_EQ(j["problem"]["mode"], "decode");
+  EXPECT_EQ(j["problem"]["lengths"]["context"], 16384);
+  EXPECT_EQ(j["searcher"], "rl");
+  EXPECT_EQ(j["seed"], 0);
+  EXPECT_EQ(j["budget"], 4000);
+  EXPECT_LE(Num(j["calls"]), 4000);
+  EXPECT_GT(Num(j["calls"]), 0);
+  EXPECT_GE(Num(j["wall_s"]), 0);
+  EXPECT_EQ(j["interrupted"], false);
+
+  ASSERT_TRUE(j["baselines"]["megatron"].is_object());
+  const double megatron = Num(j["baselines"]["megatron"]["tokens_per_s_per_gpu"]);
+  EXPECT_GT(megatron, 0);
+  ASSERT_TRUE(j["baselines"]["default"].is_object());
+  EXPECT_GT(Num(j["baselines"]["default"]["tokens_per_s_per_gpu"]), 0);
+  ASSERT_TRUE(j["oracle"].is_object());
+  EXPECT_TRUE(j["oracle"].contains("tokens_per_s_per_gpu"));
+  EXPECT_TRUE(j["oracle"]["tokens_per_s_per_gpu"].is_null() ||
+              j["oracle"]["tokens_per_s_per_gpu"].is_number());
+
+  // The searcher's best, with every field.
+  const nlohmann::json& best = j["best"];
+  ASSERT_TRUE(best.is_object()) << "the rl searcher found no valid strategy";
+  for (const char* k : {"strategy", "tokens_per_s_per_gpu", "tokens_per_s", "ttft_ms", "tpot_ms",
+                        "batch", "memory_per_gpu_gib", "breakdown", "operators"})
+    EXPECT_TRUE(best.contains(k)) << k;
+  l2s::StatusOr<l2s::Strategy> s = l2s::FromText(best["strategy"].get<std::string>(), 1024);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->gpus(), 1024);
+  EXPECT_GE(s->batch, 1);
+  EXPECT_EQ(best["batch"], s->batch);
+  EXPECT_GT(Num(best["tokens_per_s_per_gpu"]), 0);
+  // Total = per GPU x 1,024 GPUs.
+  EXPECT_NEAR(Num(best["tokens_per_s"]), Num(best["tokens_per_s_per_gpu"]) * 1024,
+              1e-6 * Num(best["tokens_per_s"]));
+  EXPECT_GT(Num(best["tpot_ms"]), 0);
+  EXPECT_GT(Num(best["memory_per_gpu_gib"]), 0);
+  EXPECT_LE(Num(best["memory_per_gpu_gib"]), 80.0 + 1e-9);
+  // Every operator of the model (all layers MoE, no shared experts: 8 operators) in words.
+  ASSERT_TRUE(best["operators"].is_array());
+  EXPECT_EQ(best["operators"].size(), 8u);
+  for (const auto& op : best["operators"]) {
+    EXPECT_FALSE(op["words"].get<std::string>().empty());
+    EXPECT_NE(op["words"].get<std::string>().find(op["dim"].get<std::string>()), std::string::npos);
+  }
+
+  // Never worse than the Megatron heuristic without saying so.
+  ASSERT_TRUE(j["recommended"].is_object());
+  const double rec = Num(j["recommended"]["tokens_per_s_per_gpu"]);
+  EXPECT_GE(rec, megatron * (1 - 1e-12));
+  if (Num(best["tokens_per_s_per_gpu"]) < megatron) {
+    EXPECT_TRUE(j["warning"].is_string());
+    EXPECT_EQ(j["recommended"]["source"], "megatron");
+  } else {
+    EXPECT_EQ(j["recommended"]["source"], "search");
+  }
+
+  // Launch commands for the four engines.
+  for (const char* e : {"vllm", "sglang", "trtllm", "megatron"}) {
+    SCOPED_TRACE(e);
+    const nlohmann::json& l = j["launch"][e];
+    ASSERT_TRUE(l.is_object());
+    EXPECT_TRUE(l["command"].is_string());
+    EXPECT_TRUE(l["unsupported"].is_array());
+    EXPECT_EQ(l["exact"], l["unsupported"].empty());
+    ASSERT_TRUE(l.contains("expressible_best"));
+    if (l["expressible_best"].is_object()) {
+      EXPECT_GT(Num(l["expressible_best"]["tokens_per_s_per_gpu"]), 0);
+      EXPECT_TRUE(l["expressible_best"]["strategy"].is_string());
+    }
+  }
+  EXPECT_EQ(j["launch"]["vllm"]["command"].get<std::string>().rfind("vllm serve ", 0), 0u);
+  // Megatron-LM's arguments express Megatron's dims with any degrees: its best is at least the
+  // heuristic's.
+  ASSERT_TRUE(j["launch"]["megatron"]["expressible_best"].is_object());
+  EXPECT_GE(Num(j["launch"]["megatron"]["expressible_best"]["tokens_per_s_per_gpu"]),
+            megatron * (1 - 1e-12));
+}
+
+// `l2s` alone runs the same default and prints the readable plan.
+TEST(PlanCli, NoArgumentsRunsTheDefaultPlan) {
+  const Result r = RunL2s({});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpt-moe-1.6t"), std::string::npos);
+  EXPECT_NE(r.out.find("1,024 x h100"), std::string::npos);
+  EXPECT_NE(r.out.find("pp="), std::string::npos);
+  EXPECT_NE(r.out.find("expert up-projection (moe_ffn1): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tokens/s per GPU"), std::string::npos);
+  EXPECT_NE(r.out.find("Megatron heuristic"), std::string::npos);
+  EXPECT_NE(r.out.find("vllm serve"), std::string::npos);
+  EXPECT_NE(r.out.find("python -m sglang.launch_server"), std::string::npos);
+  EXPECT_NE(r.out.find("trtllm-serve"), std::string::npos);
+  EXPECT_NE(r.out.find("--tensor-model-parallel-size"), std::string::npos);
+  EXPECT_EQ(r.err, "");  // stderr is not a terminal: no progress bar
+}
+
+TEST(PlanCli, OutFileHoldsTheJson) {
+  const std::string path = TempPath("l2s_plan_json");
+  const Result r = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
+                        "--search", "sa", "--budget", "300", "--out", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("l2s plan: mixtral-8x7b"), std::string::npos);
+  const nlohmann::json j = ParseJson(Slurp(path));
+  fs::remove(path);
+  EXPECT_EQ(j["searcher"], "sa");
+  EXPECT_EQ(j["problem"]["gpus"], 8);
+  EXPECT_LE(Num(j["calls"]), 300);
+}
+
+TEST(PlanCli, NoBaselinesSkipsThem) {
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--search", "random",
+                        "--budget", "200", "--no-baselines", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_TRUE(j["baselines"]["default"].is_null());
+  EXPECT_TRUE(j["oracle"]["tokens_per_s_per_gpu"].is_null());
+  EXPECT_EQ(j["oracle"]["status"], "not run");
+}
+
+// Bad invocations: each one line on stderr, nothing on stdout, and its exit code.
+TEST(PlanCli, BadInvocationsGiveOneLine) {
+  const std::string malformed = TempPath("l2s_malformed_config");
+  { std::ofstream(malformed) << "{\"num_hidden_layers\": 4,"; }
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {{"plan", "--bogus"}, 2, "--bogus"},
+      {{"plan", "--model", "no-such-model"}, 2, "gpt-moe-1.6t"},  // lists the presets
+      {{"plan", "--model", malformed}, 2, malformed},
+      {{"plan", "--gpus", "0"}, 2, "--gpus"},
+      {{"plan", "--nodes", "0"}, 2, "--nodes"},
+      {{"plan", "--gpus", "12", "--gpus-per-node", "8"}, 2, "12"},
+      {{"plan", "--gpus", "16", "--nodes", "3"}, 2, "disagree"},
+      {{"plan", "--mode", "training"}, 2, "--mode"},
+      {{"plan", "--budget", "0"}, 2, "--budget"},
+      {{"plan", "--budget", "-3"}, 2, "--budget"},
+      {{"plan", "--search", "nope"}, 2, "unknown searcher"},
+      {{"plan", "--search", "sa(nope=1)"}, 2, "nope"},
+      {{"plan", "--oracle-seconds", "-1"}, 2, "--oracle-seconds"},
+      {{"plan", "--slo", "tpot_ms=fast"}, 2, "--slo"},
+      {{"plan", "--out", "/nonexistent-dir/plan.json"}, 2, "/nonexistent-dir"},
+      // Impossible requests: exit 1 with the reason.
+      {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--slo", "tpot_ms=0.001", "--search",
+        "random", "--budget", "100"},
+       1, "TPOT"},
+      {{"plan", "--model", "llama-3.1-405b", "--gpus", "8", "--search", "random", "--budget", "100"},
+       1, "does not fit"},
+  };
+  for (const Case& c : cases) {
+    std::string joined;
+    for (const std::string& a : c.args) joined += a + " ";
+    SCOPED_TRACE(joined);
+    const Result r = RunL2s(c.args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("l2s: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 500);
+  }
+  fs::remove(malformed);
+}
+
+// True once `pid` has a handler installed for SIGINT (bit 2 of SigCgt in /proc/PID/status).
+bool CatchesSigint(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("SigCgt:", 0) == 0) {
+      const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
+      return (mask >> (SIGINT - 1)) & 1ULL;
+    }
+  return false;
+}
+
+TEST(PlanCli, CtrlCPrintsTheBestSoFarAndExits130) {
+  if (!fs::exists("/proc/self/status")) GTEST_SKIP() << "needs /proc";
+  const std::string out = TempPath("l2s_sigint_out"), err = TempPath("l2s_sigint_err");
+  // A search that would run for hours: simulated annealing with a billion calls.
+  const pid_t pid = Spawn({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
+                           "--search", "sa", "--budget", "1000000000", "--json"},
+                          out, err);
+  ASSERT_GT(pid, 0);
+  // Wait until the handler is installed (the search starts right after), then let it run a bit.
+  bool ready = false;
+  for (int i = 0; i < 3000 && !ready; ++i) {
+    ready = CatchesSigint(pid);
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(ready) << "the child never installed its SIGINT handler";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  const Result r = Wait(pid, out, err);
+  EXPECT_EQ(r.code, 130) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_GT(Num(j["calls"]), 0);
+  EXPECT_LT(Num(j["calls"]), 1e9);
+  ASSERT_TRUE(j["best"].is_object()) << "no plan printed";
+  EXPECT_TRUE(l2s::FromText(j["best"]["strategy"].get<std::string>(), 8).ok());
+}
+
+TEST(ProgressLine, BarCountsAndBest) {
+  using l2s::cli::ProgressLine;
+  // 250 of 1000 calls = 25%: 2 of 8 bar cells filled.
+  EXPECT_EQ(ProgressLine("rl", 250, 1000, 12.346, 3.21, 8),
+            "rl [##......] 250/1000 calls (25%)  best 12.35 tok/s/GPU  3.2s");
+  EXPECT_EQ(ProgressLine("", 0, 10, 0, 0, 4),
+            "[....] 0/10 calls (0%)  no valid strategy yet  0.0s");
+  // Budget-free searchers (INT64_MAX budget): calls only.
+  EXPECT_EQ(ProgressLine("megatron", 1234, INT64_MAX, 1.5, 75, 8),
+            "megatron 1234 calls  best 1.50 tok/s/GPU  1m15s");
+}
+
+TEST(ProgressObserver, DeadlineAndInterruptCancel) {
+  using l2s::cli::ProgressObserver;
+  l2s::cli::ClearInterruptForTest();
+  ProgressObserver none({"x", false, 0});
+  EXPECT_FALSE(none.Cancelled());
+  ProgressObserver soon({"x", false, 1e-9});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(soon.Cancelled());
+  EXPECT_TRUE(soon.deadline_hit());
+  EXPECT_FALSE(soon.interrupted());
+  // Evaluations reach the sink.
+  int seen = 0;
+  ProgressObserver sink({"x", false, 0}, [&](const l2s::Strategy&, const l2s::Evaluation&) { ++seen; });
+  sink.OnEvaluation(l2s::Strategy{}, l2s::Evaluation{});
+  EXPECT_EQ(seen, 1);
+  // SIGINT through the installed handler.
+  l2s::cli::InstallSigintHandler();
+  ::raise(SIGINT);
+  EXPECT_TRUE(l2s::cli::InterruptRequested());
+  EXPECT_TRUE(none.Cancelled());
+  EXPECT_TRUE(none.interrupted());
+  l2s::cli::ClearInterruptForTest();
+  ::signal(SIGINT, SIG_DFL);
+}
+
+}  // namespace
