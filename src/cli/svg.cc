@@ -181,11 +181,24 @@ std::string RenderSvg(const Plot& plot) {
   }
   if (plot.y_from_zero) ymin = std::min(ymin, 0.0);
 
-  const std::vector<double> xt =
-      plot.log_x ? LogTicks(xmin, xmax) : LinearTicks(xmin, xmax, 8);
+  std::vector<double> xt = plot.log_x ? LogTicks(xmin, xmax) : LinearTicks(xmin, xmax, 8);
   const std::vector<double> yt = LinearTicks(ymin, ymax, 6);
-  Axis ax{plot.log_x ? std::log10(xt.front()) : xt.front(),
-          plot.log_x ? std::log10(xt.back()) : xt.back(), plot_x0, plot_x1, plot.log_x};
+  Axis ax{xt.front(), xt.back(), plot_x0, plot_x1, plot.log_x};
+  if (plot.log_x) {
+    // A log axis spans exactly the data (a budget of 4,000 calls should not stretch to 10,000),
+    // with the ticks that fall inside; a range inside one tick interval keeps the ticks' span.
+    std::vector<double> inside;
+    for (double t : xt)
+      if (t >= xmin * (1 - 1e-9) && t <= xmax * (1 + 1e-9)) inside.push_back(t);
+    if (inside.size() >= 2 && xmax > xmin) {
+      xt = inside;
+      ax.lo = std::log10(xmin);
+      ax.hi = std::log10(xmax);
+    } else {
+      ax.lo = std::log10(xt.front());
+      ax.hi = std::log10(xt.back());
+    }
+  }
   Axis ay{yt.front(), yt.back(), plot_y1, plot_y0, false};
   if (ax.hi == ax.lo) ax.hi = ax.lo + 1;
   if (ay.hi == ay.lo) ay.hi = ay.lo + 1;
