@@ -439,6 +439,14 @@ class Builder {
     (void)first;
     st.flops = 2.0 * st.m * st.n * st.k * st.count;
     sec->weight_bytes += st.weight_bytes - old_w;
+    // Matmul recorded this step's activation before the split: recompute the section's largest
+    // activation from the final steps (what Simulator::ComputeOpTotals attributes per operator).
+    sec->act_bytes = 0;
+    for (int i = 0; i < sec->num_steps; ++i) {
+      const Step& s = sec->steps[i];
+      if (s.kind == StepKind::kGemm)
+        sec->act_bytes = std::max(sec->act_bytes, s.m * s.count * (s.n + s.k) * act_b_);
+    }
   }
 
   void BuildLayer(const LayerKind& kind, Section* sec) {
