@@ -1,0 +1,35 @@
+// Factories of the built-in searchers (MakeSearcher dispatches to them by name) and the spec
+// helpers they share. Each factory validates its own options: an unknown key or a bad value is an
+// InvalidArgument naming it.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <string_view>
+
+#include "common/status.h"
+#include "search/search.h"
+
+namespace l2s {
+
+// InvalidArgument naming the first key of `spec` not in `known`.
+Status CheckSpecKeys(const SearcherSpec& spec, std::initializer_list<std::string_view> known);
+// InvalidArgument carrying spec.error when a typed accessor rejected a value.
+Status SpecValueError(const SearcherSpec& spec);
+
+// random: uniform masked sampling. No options.
+StatusOr<std::unique_ptr<Searcher>> MakeRandomSearcher(const SearcherSpec& spec);
+// rw: the paper's random walk. No options.
+StatusOr<std::unique_ptr<Searcher>> MakeRwSearcher(const SearcherSpec& spec);
+// sa(t0=100): simulated annealing, cosine cooling over the budget.
+StatusOr<std::unique_ptr<Searcher>> MakeSaSearcher(const SearcherSpec& spec);
+// ga(pop=64,k=3,mut=0.1,elite=2): genetic algorithm.
+StatusOr<std::unique_ptr<Searcher>> MakeGaSearcher(const SearcherSpec& spec);
+// megatron: Megatron dims, degrees and batch exhaustive. No options.
+StatusOr<std::unique_ptr<Searcher>> MakeMegatronSearcher(const SearcherSpec& spec);
+// default: the hand-written rule of thumb. No options.
+StatusOr<std::unique_ptr<Searcher>> MakeDefaultSearcher(const SearcherSpec& spec);
+// oracle: the exact optimum over the whole space. No options.
+StatusOr<std::unique_ptr<Searcher>> MakeOracleSearcher(const SearcherSpec& spec);
+
+}  // namespace l2s
