@@ -1,0 +1,82 @@
+// Search costs on the paper's largest setting: gpt-moe-1.6t decoding at 16k context on 24,576
+// H100s, batch options 1..1024 (powers of two).
+//   BM_Oracle_GptMoe16T_24576  - the exact oracle over the whole space (target <= 60 s on one
+//                                core); counters: space size, structurally valid points, degree
+//                                configs, ComputeOpTotals calls, optimum (tokens/s per GPU)
+//   BM_Random4000 / BM_Sa4000  - 4,000-call budgeted searches on the same problem
+// Results are reported in docs/SEARCH.md.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "search/oracle.h"
+#include "search/search.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+
+namespace l2s {
+namespace {
+
+struct PaperSetting {
+  std::unique_ptr<Simulator> sim;
+  std::unique_ptr<StrategySpace> space;
+};
+
+PaperSetting MakePaperSetting() {
+  PaperSetting f;
+  Problem p;
+  p.model = *ModelPreset("gpt-moe-1.6t");
+  p.cluster = *MakeCluster("h100", 24576);
+  p.workload.mode = Mode::kDecode;
+  p.workload.context = 16384;
+  p.workload.weight = p.model.weight_dtype;
+  p.workload.max_batch = 1024;
+  f.sim = std::make_unique<Simulator>(std::move(p));
+  SpaceOptions so;
+  so.max_batch = 1024;
+  f.space = std::make_unique<StrategySpace>(
+      *StrategySpace::Make(f.sim->problem().model, f.sim->problem().cluster.num_gpus, so));
+  return f;
+}
+
+void BM_Oracle_GptMoe16T_24576(benchmark::State& state) {
+  PaperSetting f = MakePaperSetting();
+  OracleStats stats;
+  SearchResult r;
+  for (auto _ : state) r = SolveExact(*f.sim, *f.space, nullptr, &stats);
+  state.counters["space_size"] = stats.space_size;
+  state.counters["valid"] = stats.valid_count;
+  state.counters["degree_configs"] = static_cast<double>(stats.degree_configs);
+  state.counters["op_totals_calls"] = static_cast<double>(stats.op_totals_calls);
+  state.counters["composed"] = static_cast<double>(stats.composed);
+  state.counters["best_tok_s_gpu"] = r.eval.tokens_per_s_per_gpu;
+  state.SetLabel(r.found ? ToText(r.best) : "no valid strategy");
+}
+
+void RunBudgeted(benchmark::State& state, const char* spec) {
+  PaperSetting f = MakePaperSetting();
+  auto searcher = MakeSearcher(spec);
+  if (!searcher.ok()) {
+    state.SkipWithError(searcher.status().message().c_str());
+    return;
+  }
+  SearchResult r;
+  uint64_t seed = 1;
+  for (auto _ : state) r = (*searcher)->Search(*f.sim, *f.space, 4000, seed++, nullptr);
+  state.counters["calls"] = static_cast<double>(r.calls);
+  state.counters["best_tok_s_gpu"] = r.eval.tokens_per_s_per_gpu;
+}
+
+void BM_Random4000(benchmark::State& state) { RunBudgeted(state, "random"); }
+void BM_Sa4000(benchmark::State& state) { RunBudgeted(state, "sa"); }
+
+BENCHMARK(BM_Oracle_GptMoe16T_24576)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_Random4000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sa4000)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace l2s
+
+BENCHMARK_MAIN();

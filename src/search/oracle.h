@@ -1,0 +1,46 @@
+// The exact oracle: the true optimum of the simulator over the FULL strategy space (degrees,
+// batch, sp and every per-operator dim), found without evaluating every point.
+//
+// Method (docs/SEARCH.md, "oracle"): for each structurally valid (pp, tp, ep, batch, sp), 27
+// Simulator::ComputeOpTotals calls give the cost attribution of every option of every operator
+// group (attention's 27 dim combinations, the FFN pairs' 9, the single operators' 3). A full
+// strategy's Simulator::Totals is the sum of its groups' attributions (the largest activation is
+// their max), and Simulator::Compose turns totals into the Evaluation the simulator would return.
+// Per group, options dominated in every cost criterion are dropped; the product of the rest is
+// enumerated depth-first with an exact bound (throughput, memory and SLO bounds from per-group
+// minima). Candidates within 1e-9 of the incumbent are decided by Compose itself, and every new
+// incumbent is re-evaluated with Simulator::EvaluateAtBatch (reported as SearchResult.eval).
+//
+// Objective: tokens/s per GPU of valid strategies. Ties keep the first in encoded (lexicographic
+// index) order among the options that survive dominance pruning.
+// Batch: the space's batch options; a space whose batch head is {auto} makes the oracle
+// enumerate the powers of two 1..workload.max_batch (the result then has an explicit batch).
+#pragma once
+
+#include <cstdint>
+
+#include "search/search.h"
+
+namespace l2s {
+
+struct OracleStats {
+  double space_size = 0;         // StrategySpace::Size()
+  double valid_count = 0;        // StrategySpace::CountValid() (structurally valid points)
+  int64_t degree_configs = 0;    // (pp, tp, ep, batch, sp) combinations solved
+  int64_t op_totals_calls = 0;   // Simulator::ComputeOpTotals calls
+  int64_t composed = 0;          // leaves decided by Simulator::Compose
+  int64_t nodes = 0;             // branch-and-bound nodes visited
+  int64_t verify_calls = 0;      // EvaluateAtBatch re-evaluations of incumbents
+  double max_verify_rel_err = 0; // largest |Compose - EvaluateAtBatch| / value over incumbents
+  bool auto_batch = false;       // the space's batch head was {auto}
+  double wall_s = 0;
+};
+
+// Solves the problem exactly. SearchResult.calls = evaluations = ComputeOpTotals calls plus
+// EvaluateAtBatch re-evaluations; the observer sees every one of them (OnProgress's `budget` is
+// the planned number of ComputeOpTotals calls) and can cancel (the result is then the best of
+// the degree configurations finished). `stats` may be null.
+SearchResult SolveExact(const Simulator& sim, const StrategySpace& space, Observer* observer,
+                        OracleStats* stats = nullptr);
+
+}  // namespace l2s
