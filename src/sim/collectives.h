@@ -1,7 +1,8 @@
 // Collective communication latency on a hierarchical topology (NVLink inside a domain,
 // scale-out network across), fitted to ../shared/calibration/<gpu>/nccl.csv,
-// custom_allreduce.csv and the DeepEP tables (coefficients in collective_coeffs.cc, refit by
-// tools/fit_collectives.py, fit error checked by collectives_fit_test.cc). O(1), seconds.
+// custom_allreduce.csv and the DeepEP tables (coefficients in collective_coeffs.cc, written by
+// tools/fit_collectives, fit error checked by collectives_test.cc; forms and assumptions in
+// docs/COST_MODEL.md, section "Collectives"). O(1), allocation-free, seconds.
 #pragma once
 
 #include "hw/hw.h"
@@ -31,11 +32,58 @@ struct GroupPlacement {
 // rank's send buffer; send/recv = the message. For dispatch/combine `bytes` is each rank's send
 // volume (tokens x topk x hidden x element bytes, local routes included), and `decode` selects the
 // low-latency kernels (true) or the high-throughput ones (false).
+// Out-of-range placements are clamped (n < 1 -> 1, n_domains to [1, n]); bytes <= 0 gives 0.
 double CollectiveSeconds(const ClusterSpec& cluster, CollKind kind, GroupPlacement g, double bytes,
                          bool decode = true);
 
 // Expected max-over-ranks / mean load of routed tokens for uniform top-k routing over `ep` ranks
 // with `copies` token copies in total (binomial; see docs/COST_MODEL.md). >= 1.
 double ExpertImbalance(double copies, int ep);
+
+// ---- fitted coefficients -----------------------------------------------------------------------
+
+// One protocol / algorithm: t = lat_s + wire_bytes / busbw, wire_bytes = bytes x the nccl-tests
+// bus factor (all-reduce 2(n-1)/n, others (n-1)/n), busbw in bytes/s. busbw <= 0: line unused.
+struct CollLine {
+  double lat_s;
+  double busbw;
+};
+// Size-dependent bandwidth as the minimum over protocol lines (NCCL LL / LL128 / Simple; TRT-LLM
+// one-shot / two-shot / NCCL): each line is what one protocol costs, the library picks the
+// cheapest. Monotone non-decreasing in bytes.
+inline constexpr int kCollLines = 3;
+struct CollCurve {
+  CollLine line[kCollLines];
+};
+// The group sizes measured in one 8-GPU NVLink node.
+inline constexpr int kCollSizes = 3;  // n = 2, 4, 8
+
+struct CollectiveCoeffs {
+  const char* name;                     // calibration set, e.g. "h100_sxm"
+  CollCurve nccl[4][kCollSizes];        // [all-reduce, all-gather, reduce-scatter, all-to-all][n]
+  CollCurve custom_ar[kCollSizes];      // TRT-LLM AllReduce (strategy AUTO) [n]
+  // DeepEP, t = lat_s + bytes / busbw with bytes as CollectiveSeconds defines them for
+  // dispatch/combine: [0] normal (high-throughput) kernels at deepep_normal_sms SMs,
+  // [1] low-latency kernels; each [dispatch, combine].
+  CollLine deepep[2][2];
+  double deepep_normal_sms;
+};
+
+// By gpu.calibration (h200_sxm -> its own set, anything else -> the H100 set). O(1).
+const CollectiveCoeffs& CollectiveCoeffsFor(const GpuSpec& gpu);
+const CollectiveCoeffs& H100CollectiveCoeffs();
+const CollectiveCoeffs& H200CollectiveCoeffs();
+
+// CollectiveSeconds with explicit coefficients (fitter and tests).
+double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& cluster, CollKind kind,
+                             GroupPlacement g, double bytes, bool decode = true);
+// One fitted curve at `bytes` for a group of n GPUs (t = min over lines, bus factor of `kind`).
+double CurveSeconds(const CollCurve& curve, CollKind kind, int n, double bytes);
+
+// Achieved fraction of the scale-out link rate for bulk GPU-to-GPU RDMA traffic (HARDWARE.md:
+// DeepEP normal kernels reach 43-58 GB/s over 50 GB/s CX7 links; the low end, 43/50, is used).
+inline constexpr double kScaleoutEfficiency = 43.0 / 50.0;
+// NVLink bandwidth the tables were measured with (H100/H200 SXM, per GPU one direction).
+inline constexpr double kCalibNvlinkBw = 450e9;
 
 }  // namespace l2s

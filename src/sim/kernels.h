@@ -1,7 +1,9 @@
 // Per-GPU kernel latency model: roofline with efficiencies fitted to the measured tables in
-// ../shared/calibration/<gpu>/ (coefficients in kernel_coeffs.cc, refit by tools/fit_kernels.py,
-// fit error checked by kernels_fit_test.cc). All functions are O(1), allocation-free and
-// return seconds. Shapes are PER GPU (after sharding).
+// ../shared/calibration/<gpu>/ (coefficients in kernel_coeffs.cc, written by tools/fit_kernels,
+// fit error checked by kernels_fit_test.cc; the forms are documented in docs/COST_MODEL.md,
+// section "Kernels"). All functions are O(1), allocation-free and return seconds. Shapes are
+// PER GPU (after sharding). Every function is monotone non-decreasing in m, n, k, count, batch,
+// seq_len, kv_len and bytes, and never slower with more bandwidth or FLOP/s (tested).
 #pragma once
 
 #include "common/dtype.h"
@@ -9,26 +11,104 @@
 
 namespace l2s {
 
-// Fitted coefficients for one calibration set (one GPU type). Plain data; see kernel_coeffs.cc.
+// Number of log2(m) knots of the GEMM compute-efficiency ramp: m = 2^0 ... 2^15 (= 32768, the
+// largest m measured); efficiency is interpolated linearly in m between knots, constant above.
+inline constexpr int kGemmKnots = 16;
+// Knots of the GEMM memory-bandwidth ramp over log2(bytes moved): 2^16 (64 KiB) ... 2^33 (8 GiB).
+inline constexpr int kMemKnots = 18;
+inline constexpr double kMemKnot0Bytes = 65536.0;
+// Knots of the prefill-attention efficiency ramp over log2(seq_len): 2^0 ... 2^15.
+inline constexpr int kAttnKnots = 16;
+// Knots of the decode-attention bandwidth ramp over log2(keys): 2^0 ... 2^17 (= 131072).
+inline constexpr int kDecodeKnots = 18;
+
+// The GEMM implementations that were measured (gemm.csv `dtype`).
+enum class GemmKind : unsigned char {
+  kBF16,      // bf16 x bf16 -> bf16
+  kFP8,       // per-tensor FP8 weights, dynamic activation quantisation included
+  kFP8Block,  // DeepSeek-style 128x128 block-scaled FP8 weights, 1x128 activation groups
+};
+inline constexpr int kNumGemmKinds = 3;
+
+// One GEMM implementation on one GPU:
+//   t = overhead_s + quant_bytes_per_elem * m * k / hbm_bw
+//       + smax( 2 m (N' + n_half)(K' + k_half) / (peak * eff_compute(m)),
+//               bytes / (hbm_bw * eff_mem(bytes)) )
+// with N' = n rounded up to tile_n, K' = k rounded up to tile_k, eff_compute(m) and
+// eff_mem(bytes) knot tables (linear between knots), bytes = m k act_bytes (X) + n k weight
+// bytes (W) + 2 m n (bf16 Y), and smax(a, b) = (a^8 + b^8)^(1/8).
+struct GemmCoeffs {
+  double overhead_s;
+  double quant_bytes_per_elem;     // activation quantisation traffic, per element of X (fp8 paths)
+  double act_bytes;                // bytes per element of X as the GEMM kernel reads it
+  double tile_n, tile_k;           // padding granularity of N and K
+  double n_half, k_half;           // small-N / small-K efficiency loss (per-tile fixed cost)
+  double eff_compute[kGemmKnots];  // fraction of peak at m = 2^j; eff[j] <= eff[j+1] <= 2 eff[j]
+  // Achieved fraction of HBM bandwidth at bytes = 2^(16+j): small transfers cannot hide the
+  // DRAM latency, mid-sized ones partly hit L2; eff[j+1] <= 2 eff[j].
+  double eff_mem[kMemKnots];
+};
+
+// Prefill (context) FMHA on one GPU:
+//   t = overhead_s + tok_s * batch * seq * (heads + 2 kv_heads)
+//       + smax( flops / (peak * eff_seq(seq) * hd/(hd + hd_half) * u/(u + par_half)),
+//               bytes / (hbm_bw * eff_mem) )
+// flops = 4 * batch * heads * head_dim * keys, keys = sum over query positions of attended keys
+// (seq^2/2 causal; with a window W each query sees at most W' = W + window_pad keys:
+// W' seq - W'^2/2 once seq > W'), u = batch * heads (independent problems for the SMs),
+// bytes = batch * seq * head_dim * (4 heads + kv_heads * 2 * (2 + kv_bytes)) (Q, O, K/V read in
+// bf16, K/V written to the cache).
+struct AttnPrefillCoeffs {
+  double overhead_s;
+  double tok_s;                  // per (token x head) fixed cost: RoPE, KV-cache write setup
+  double eff_mem;
+  double hd_half;                // small head_dim loss
+  double par_half;               // too few (sequence, head) problems to fill the GPU
+  double window_pad;             // extra keys a windowed kernel visits per query (tile edge)
+  double eff_seq[kAttnKnots];    // fraction of peak at seq = 2^j; eff[j] <= eff[j+1] <= 2 eff[j]
+};
+
+// Decode attention (one query token per sequence) on one GPU. Two kernel paths: the grouped one
+// (TRT-LLM XQA: 1 < heads/kv_heads <= max_group, one stream per (sequence, kv head) sharing K/V
+// among its query heads on tensor cores) and the per-head one (MMHA: MHA, or groups larger than
+// max_group; one stream per (sequence, query head), CUDA cores). With path p:
+//   t = overhead_s + seq_s[p] * streams
+//       + smax( flops / (peak_bf16 * eff_compute[p]),
+//               kv_bytes / (hbm_bw * eff_keys[p](keys)) + (kv_bytes * par_half[p] / ctas + qo_bytes) / hbm_bw )
+// kv_bytes = batch * keys * 2 * kv_heads * head_dim * kv_bytes_per_elem, qo_bytes = 4 batch heads
+// head_dim, flops = 4 * batch * heads * head_dim * keys; keys = kv_len, or with a window W
+// min(kv_len, W) + window_skip * (kv_len - min(kv_len, W)) (the kernel still walks the pages it
+// skips). ctas = streams * min(keys / block_keys, max_blocks): the kernel splits each stream's keys
+// into blocks of block_keys (multi-block mode, at most max_blocks per stream); with few CTAs
+// their own read rate, not HBM, limits the time (the par_half term). eff_keys[p] is a knot table
+// over keys; eff_keys[j+1] <= 2 eff_keys[j] keeps the time non-decreasing in kv_len.
+struct AttnDecodeCoeffs {
+  double overhead_s;
+  double max_group;       // largest heads/kv_heads the grouped kernel takes
+  double window_skip;
+  double seq_s[2];        // per stream fixed cost, [grouped, per-head]
+  double eff_compute[2];
+  double par_half[2];
+  double block_keys[2];
+  double max_blocks[2];
+  // Achieved fraction of HBM bandwidth at keys = 2^j. Above 1 where the KV cache of a measured
+  // shape is small enough to stay in the 50 MB L2 across the back-to-back timed calls.
+  double eff_keys[2][kDecodeKnots];
+};
+
+// MLA prefill (non-absorbed; q/k head dim qk, v head dim v):
+//   flops = batch * heads * (2 qk + 2 v) * keys, keys = seq^2/2; same form as AttnPrefillCoeffs.
+// MLA decode (absorbed; latent cache of latent + rope per token):
+//   flops = batch * heads * keys * (2 (latent + rope) + 2 latent), bytes = batch * keys *
+//   (latent + rope) * kv_bytes; the grouped path of AttnDecodeCoeffs (index 0) with one stream per
+//   sequence (absorbed MLA is MQA over the latent cache).
 struct KernelCoeffs {
   const char* name;  // calibration set, e.g. "h100_sxm"
-  // --- GEMM: t = max(flops / (peak * eff_c), bytes / (hbm_bw * eff_m)) + overhead ---
-  double gemm_overhead_s[3];      // per dtype (bf16, fp8, fp4->fp8 path)
-  double gemm_eff_compute[3];     // asymptotic compute efficiency for large shapes, per dtype
-  double gemm_eff_memory;         // achieved fraction of HBM bandwidth
-  double gemm_tile_m, gemm_tile_n, gemm_tile_k;  // tile quantisation (padded dims)
-  double gemm_m_half;             // M at which compute efficiency is half of asymptotic
-  // Further shape terms may be added by the fitter; keep them O(1) to evaluate.
-  double gemm_extra[8];
-  // --- attention ---
-  double attn_overhead_s;
-  double attn_prefill_eff[3];     // FMHA compute efficiency per compute dtype
-  double attn_decode_eff_mem;     // KV-read bandwidth efficiency
-  double attn_extra[8];
-  double mla_overhead_s;
-  double mla_prefill_eff;
-  double mla_decode_eff_mem;
-  double mla_extra[8];
+  GemmCoeffs gemm[kNumGemmKinds];
+  AttnPrefillCoeffs attn_prefill[2];  // [0] bf16 FMHA, [1] fp8 FMHA
+  AttnDecodeCoeffs attn_decode[2];    // [0] bf16 KV cache, [1] fp8 KV cache
+  AttnPrefillCoeffs mla_prefill[2];   // [0] bf16 latent cache, [1] fp8 latent cache (bf16 compute)
+  AttnDecodeCoeffs mla_decode[2];     // [0] bf16 latent cache, [1] fp8 latent cache
   // --- memory-bound elementwise (norms, activations, residual adds) ---
   double elementwise_eff_mem;
   double elementwise_overhead_s;
@@ -36,24 +116,53 @@ struct KernelCoeffs {
 
 // The coefficient set for a GPU: its own calibration set when one was fitted (gpu.calibration),
 // otherwise the H100 set (efficiencies carry over; peaks and bandwidths come from the GpuSpec).
+// O(1): looks at the first characters of gpu.calibration only.
 const KernelCoeffs& CoeffsFor(const GpuSpec& gpu);
+// The fitted sets themselves (kernel_coeffs.cc).
+const KernelCoeffs& H100Coeffs();
+const KernelCoeffs& H200Coeffs();
 
 // Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype (fp8/fp4 weights run an fp8 GEMM on GPUs
 // that have fp8, bf16 otherwise); `count` independent GEMMs of the same shape (grouped experts).
+// FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8); FP4 weights use the FP8 fit for compute
+// and FP4 bytes for the weight read. Without FP8 tensor cores the bf16 fit runs with the stored
+// weight bytes (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);
 
+// Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is
+// GemmSecondsWith(CoeffsFor(gpu), gpu, ..., kind for `weight`, BytesPerElement(weight), count)).
+// `count` GEMMs share one launch: the overhead is paid once, everything else count times.
+double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                       GemmKind kind, double weight_bytes, double count = 1);
+
 // Prefill (context) attention: `batch` sequences of `seq_len` new tokens, causal, no prefix.
-// Heads are per GPU. window = 0 for full attention.
+// Heads are per GPU. window = 0 for full attention. `compute` is the FMHA precision (an FP8 KV
+// cache on Hopper runs FP8 FMHA: pass kFP8 then).
 double AttnPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
                           double kv_heads, double head_dim, double window, DType compute);
 // Decode attention: one new token per sequence attending kv_len cached keys.
 double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
                          double kv_heads, double head_dim, double window, DType kv);
-// MLA with DeepSeek-V3 geometry generalised by the ModelSpec dims passed in.
+// MLA with DeepSeek-V3 geometry generalised by the ModelSpec dims passed in. Prefill assumes a
+// bf16 latent cache (the measured bf16/fp8 cache difference is below 10%).
 double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
                          double qk_head_dim, double v_head_dim, DType compute);
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
                         double latent_dim, double rope_dim, DType kv);
+
+// Explicit-coefficient forms of the attention models (fitter / tests).
+double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
+                              double seq_len, double heads, double kv_heads, double head_dim,
+                              double window, DType compute, DType kv);
+double AttnDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
+                             double kv_len, double heads, double kv_heads, double head_dim,
+                             double window, DType kv);
+double MlaPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
+                             double seq_len, double heads, double qk_head_dim, double v_head_dim,
+                             DType compute);
+double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
+                            double kv_len, double heads, double latent_dim, double rope_dim,
+                            DType kv);
 
 // A memory-bound kernel that moves `bytes` through HBM (norm, activation, residual add).
 double ElementwiseSeconds(const GpuSpec& gpu, double bytes);

@@ -1,0 +1,181 @@
+// Kernel latency model (see kernels.h for the formulas and docs/COST_MODEL.md "Kernels" for the
+// reasoning). Hot path: no allocation, no transcendental calls (frexp + sqrt only).
+#include "sim/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace l2s {
+namespace {
+
+// Smooth maximum (a^8 + b^8)^(1/8): equals max(a, b) when one term dominates and is at most
+// 2^(1/8) = 1.09x max(a, b) at the roofline ridge, where compute and memory overlap imperfectly.
+// Monotone non-decreasing in both arguments.
+inline double SmoothMax(double a, double b) {
+  const double hi = std::max(a, b);
+  if (hi <= 0) return 0;
+  const double r = std::min(a, b) / hi;
+  const double r2 = r * r;
+  const double r4 = r2 * r2;
+  return hi * std::sqrt(std::sqrt(std::sqrt(1.0 + r4 * r4)));
+}
+
+// x rounded up to a multiple of `tile` (tile <= 1 means no padding).
+inline double RoundUp(double x, double tile) {
+  if (tile <= 1) return x;
+  return std::ceil(x / tile) * tile;
+}
+
+// Piecewise-linear interpolation of a knot table over x = 2^0 ... 2^(N-1): table[0] below 1,
+// table[N-1] above 2^(N-1). frexp gives x = f * 2^e with f in [0.5, 1), so x lies in
+// [2^(e-1), 2^e) and its position inside that octave is 2f - 1.
+template <int N>
+inline double Knot(const double (&table)[N], double x) {
+  if (!(x > 1)) return table[0];
+  int e = 0;
+  const double f = std::frexp(x, &e);
+  const int j = e - 1;
+  if (j >= N - 1) return table[N - 1];
+  return table[j] + (table[j + 1] - table[j]) * (2.0 * f - 1.0);
+}
+
+// Keys attended, summed over the query positions of one causal sequence of `seq` tokens; with a
+// window W each query sees at most W keys (W = 0: full attention). Continuous form: seq^2/2
+// (full), W*seq - W^2/2 once seq > W.
+inline double CausalKeys(double seq, double window) {
+  if (window <= 0 || seq <= window) return 0.5 * seq * seq;
+  return window * seq - 0.5 * window * window;
+}
+
+inline DType ComputeOf(GemmKind kind) { return kind == GemmKind::kBF16 ? DType::kBF16 : DType::kFP8; }
+
+}  // namespace
+
+const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
+  const std::string& s = gpu.calibration;
+  if (s.size() >= 4 && s[0] == 'h' && s[1] == '2' && s[2] == '0' && s[3] == '0') return H200Coeffs();
+  return H100Coeffs();
+}
+
+double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                       GemmKind kind, double weight_bytes, double count) {
+  const GemmCoeffs& g = c.gemm[static_cast<int>(kind)];
+  const double peak_flops = gpu.PeakFlops(ComputeOf(kind));
+  const double n_pad = RoundUp(n, g.tile_n);
+  const double k_pad = RoundUp(k, g.tile_k);
+  const double eff = Knot(g.eff_compute, m);
+  // FLOPs of the padded problem, inflated by the per-tile fixed cost of small N / K.
+  const double flops = 2.0 * m * (n_pad + g.n_half) * (k_pad + g.k_half);
+  const double compute_s = flops / (peak_flops * eff);
+  const double bytes = m * k * g.act_bytes + n * k * weight_bytes + 2.0 * m * n;  // X, W, Y (bf16)
+  const double memory_s = bytes / (gpu.hbm_bw * Knot(g.eff_mem, bytes * (1.0 / kMemKnot0Bytes)));
+  const double quant_s = g.quant_bytes_per_elem * m * k / gpu.hbm_bw;
+  return g.overhead_s + count * (quant_s + SmoothMax(compute_s, memory_s));
+}
+
+double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+  const bool fp8_path = weight != DType::kBF16 && gpu.fp8_flops > 0;
+  return GemmSecondsWith(CoeffsFor(gpu), gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
+                         BytesPerElement(weight), count);
+}
+
+double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
+                              double seq_len, double heads, double kv_heads, double head_dim,
+                              double window, DType compute, DType kv) {
+  const double w = window > 0 ? window + c.window_pad : 0;
+  const double keys = CausalKeys(seq_len, w);                      // per sequence
+  const double flops = 4.0 * batch * heads * head_dim * keys;       // QK^T and PV, 2 FLOPs/MAC
+  const double units = batch * heads;  // independent (sequence, head) problems to spread over SMs
+  const double eff = Knot(c.eff_seq, seq_len) * head_dim / (head_dim + c.hd_half) *
+                     units / (units + c.par_half);
+  const double compute_s = flops / (gpu.PeakFlops(compute) * eff);
+  // Q read + O write (bf16), K/V read (bf16) and written to the cache in the kv dtype.
+  const double bytes = batch * seq_len * head_dim *
+                       (4.0 * heads + kv_heads * 2.0 * (2.0 + BytesPerElement(kv)));
+  const double memory_s = bytes / (gpu.hbm_bw * c.eff_mem);
+  return c.overhead_s + c.tok_s * batch * seq_len * (heads + 2.0 * kv_heads) +
+         SmoothMax(compute_s, memory_s);
+}
+
+double AttnDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
+                             double kv_len, double heads, double kv_heads, double head_dim,
+                             double window, DType kv) {
+  const double in_window = window > 0 ? std::min(kv_len, window) : kv_len;
+  const double keys = in_window + c.window_skip * (kv_len - in_window);
+  const bool grouped = heads > kv_heads && heads <= c.max_group * kv_heads;
+  const int p = grouped ? 0 : 1;
+  const double streams = batch * (grouped ? kv_heads : heads);
+  const double flops = 4.0 * batch * heads * head_dim * keys;
+  const double compute_s = flops / (gpu.PeakFlops(DType::kBF16) * c.eff_compute[p]);
+  const double kv_read = batch * keys * 2.0 * kv_heads * head_dim * BytesPerElement(kv);
+  const double qo_bytes = batch * 4.0 * heads * head_dim;  // q read, o write (bf16)
+  const double ctas = streams * std::min(keys / c.block_keys[p], c.max_blocks[p]);
+  const double memory_s = kv_read / (gpu.hbm_bw * Knot(c.eff_keys[p], keys)) +
+                          (kv_read * c.par_half[p] / std::max(ctas, 1e-9) + qo_bytes) / gpu.hbm_bw;
+  return c.overhead_s + c.seq_s[p] * streams + SmoothMax(compute_s, memory_s);
+}
+
+double MlaPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
+                             double seq_len, double heads, double qk_head_dim, double v_head_dim,
+                             DType compute) {
+  const double keys = CausalKeys(seq_len, 0);
+  const double flops = batch * heads * (2.0 * qk_head_dim + 2.0 * v_head_dim) * keys;
+  const double units = batch * heads;
+  const double eff = Knot(c.eff_seq, seq_len) * units / (units + c.par_half);
+  const double compute_s = flops / (gpu.PeakFlops(compute) * eff);
+  // q, k (qk dim) and v, o (v dim) per head and token, bf16.
+  const double bytes = batch * seq_len * heads * 2.0 * (2.0 * qk_head_dim + 2.0 * v_head_dim);
+  const double memory_s = bytes / (gpu.hbm_bw * c.eff_mem);
+  return c.overhead_s + c.tok_s * batch * seq_len * heads + SmoothMax(compute_s, memory_s);
+}
+
+double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
+                            double kv_len, double heads, double latent_dim, double rope_dim,
+                            DType kv) {
+  const double width = latent_dim + rope_dim;
+  const double flops = batch * heads * kv_len * (2.0 * width + 2.0 * latent_dim);
+  const double compute_s = flops / (gpu.PeakFlops(DType::kBF16) * c.eff_compute[0]);
+  const double kv_read = batch * kv_len * width * BytesPerElement(kv);
+  const double qo_bytes = batch * heads * 2.0 * (width + latent_dim);
+  const double streams = batch;  // one latent stream per sequence
+  const double ctas = streams * std::min(kv_len / c.block_keys[0], c.max_blocks[0]);
+  const double memory_s = kv_read / (gpu.hbm_bw * Knot(c.eff_keys[0], kv_len)) +
+                          (kv_read * c.par_half[0] / std::max(ctas, 1e-9) + qo_bytes) / gpu.hbm_bw;
+  return c.overhead_s + c.seq_s[0] * streams + SmoothMax(compute_s, memory_s);
+}
+
+double AttnPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
+                          double kv_heads, double head_dim, double window, DType compute) {
+  const int i = compute == DType::kBF16 ? 0 : 1;
+  return AttnPrefillSecondsWith(CoeffsFor(gpu).attn_prefill[i], gpu, batch, seq_len, heads,
+                                kv_heads, head_dim, window, compute,
+                                compute == DType::kBF16 ? DType::kBF16 : DType::kFP8);
+}
+
+double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
+                         double kv_heads, double head_dim, double window, DType kv) {
+  const int i = kv == DType::kBF16 ? 0 : 1;
+  return AttnDecodeSecondsWith(CoeffsFor(gpu).attn_decode[i], gpu, batch, kv_len, heads, kv_heads,
+                               head_dim, window, kv);
+}
+
+double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
+                         double qk_head_dim, double v_head_dim, DType compute) {
+  const int i = compute == DType::kBF16 ? 0 : 1;
+  return MlaPrefillSecondsWith(CoeffsFor(gpu).mla_prefill[i], gpu, batch, seq_len, heads,
+                               qk_head_dim, v_head_dim, DType::kBF16);
+}
+
+double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
+                        double latent_dim, double rope_dim, DType kv) {
+  const int i = kv == DType::kBF16 ? 0 : 1;
+  return MlaDecodeSecondsWith(CoeffsFor(gpu).mla_decode[i], gpu, batch, kv_len, heads, latent_dim,
+                              rope_dim, kv);
+}
+
+double ElementwiseSeconds(const GpuSpec& gpu, double bytes) {
+  const KernelCoeffs& c = CoeffsFor(gpu);
+  return c.elementwise_overhead_s + bytes / (gpu.hbm_bw * c.elementwise_eff_mem);
+}
+
+}  // namespace l2s
