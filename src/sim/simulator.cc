@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "sim/kernels.h"
@@ -87,8 +88,47 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
 }
 
 double Simulator::EngineFactor(const std::string& engine) {
-  (void)engine;
-  return 1.0;
+  // Measured / simulated throughput, one factor per engine family, fitted as the median over that
+  // family's rows of ../shared/reference/measurements.csv by
+  //   l2s validate --measurements ../shared/reference/measurements.csv --fit-engine-factors
+  // (docs/VALIDATION.md). A family needs >= 3 rows for a factor of its own; smaller families and
+  // unknown engines get kDefault, the median over every predicted row. No engine ("", "none",
+  // "ideal") is the ideal engine the simulator models: 1.
+  struct Fitted {
+    const char* family;
+    double factor;
+  };
+  static constexpr Fitted kFitted[] = {
+      {"trtllm", 0.9255},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+  };
+  constexpr double kDefault = 0.9301;  // 80 rows (79 trtllm + 1 sglang)
+  // Family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
+  // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm"); the same rule as cli::EngineFamily.
+  std::string fam;
+  std::string tok;
+  auto flush = [&](bool* stop) {
+    if (tok.empty() || *stop) return;
+    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
+                         (tok.size() > 1 && tok[0] == 'v' &&
+                          std::isdigit(static_cast<unsigned char>(tok[1])));
+    if (version) *stop = true;
+    else fam += tok;
+    tok.clear();
+  };
+  bool stop = false;
+  for (char c : engine) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l == '-' || l == '_' || l == ' ' || l == '/') flush(&stop);
+    else tok += l;
+  }
+  flush(&stop);
+  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
+    fam.pop_back();
+  if (fam.empty() || fam == "none" || fam == "ideal") return 1.0;
+  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) fam = "trtllm";
+  for (const Fitted& f : kFitted)
+    if (fam == f.family) return f.factor;
+  return kDefault;
 }
 
 bool Simulator::QuickStructureOk(const Strategy& s) const {
