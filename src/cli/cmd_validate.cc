@@ -83,8 +83,8 @@ void PrintSummaryText(const Summary& s) {
              s.mean_abs_pct_error);
   fmt::print("within +/-25%       {:.1f}% of rows\n", 100.0 * s.share_within_25pct);
   if (s.spearman_groups > 0) {
-    fmt::print("spearman over tp    {:.3f} (mean of {} groups), pooled {:.3f}\n", s.spearman,
-               s.spearman_groups, s.spearman_pooled);
+    fmt::print("spearman over tp    {:.3f} (mean of {} groups), pooled {:.3f}; per GPU {:.3f}\n",
+               s.spearman, s.spearman_groups, s.spearman_pooled, s.spearman_per_gpu);
   } else {
     fmt::print("spearman over tp    n/a (no group with >= 3 tensor-parallel sizes)\n");
   }
@@ -188,6 +188,7 @@ int Run(const ValidateFlags& f) {
     j["share_within_25pct"] = Num(s.share_within_25pct);
     j["spearman"] = Num(s.spearman);
     j["spearman_pooled"] = Num(s.spearman_pooled);
+    j["spearman_per_gpu"] = Num(s.spearman_per_gpu);
     j["spearman_groups"] = s.spearman_groups;
     fmt::print("{}\n", j.dump(2));
     return kExitOk;

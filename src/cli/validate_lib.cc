@@ -486,7 +486,7 @@ Summary Summarize(const std::vector<RowResult>& results) {
   int within = 0;
   struct Group {
     std::set<int> tps;
-    std::vector<double> pred, meas;
+    std::vector<double> pred, meas, pred_gpu, meas_gpu;
   };
   std::map<std::string, Group> groups;
   for (const RowResult& r : results) {
@@ -507,18 +507,23 @@ Summary Summarize(const std::vector<RowResult>& results) {
     g.tps.insert(m.tp);
     g.pred.push_back(r.pred.ok ? r.pred.predicted : 0.0);
     g.meas.push_back(m.value);
+    const double gpus = m.gpus > 0 ? m.gpus : static_cast<double>(m.tp) * m.pp * std::max(1, m.dp);
+    g.pred_gpu.push_back(g.pred.back() / gpus);
+    g.meas_gpu.push_back(m.value / gpus);
   }
   s.median_abs_pct_error = Median(abs_err);
   s.mean_abs_pct_error =
       abs_err.empty() ? kNaN : std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
   s.share_within_25pct = results.empty() ? kNaN : static_cast<double>(within) / results.size();
-  double sum = 0;
+  double sum = 0, sum_gpu = 0;
   std::vector<double> pooled_p, pooled_m;
   for (const auto& [key, g] : groups) {
     if (g.tps.size() < 3) continue;
     ++s.spearman_groups;
     const double rho = Spearman(g.pred, g.meas);
     sum += std::isfinite(rho) ? rho : 0.0;  // a constant side carries no rank information
+    const double rho_gpu = Spearman(g.pred_gpu, g.meas_gpu);
+    sum_gpu += std::isfinite(rho_gpu) ? rho_gpu : 0.0;
     const std::vector<double> rp = Ranks(g.pred), rm = Ranks(g.meas);
     const double mean = (static_cast<double>(rp.size()) + 1.0) / 2.0;  // mean of ranks 1..n
     for (size_t i = 0; i < rp.size(); ++i) {
@@ -528,6 +533,7 @@ Summary Summarize(const std::vector<RowResult>& results) {
   }
   s.spearman = s.spearman_groups > 0 ? sum / s.spearman_groups : kNaN;
   s.spearman_pooled = s.spearman_groups > 0 ? Pearson(pooled_p, pooled_m) : kNaN;
+  s.spearman_per_gpu = s.spearman_groups > 0 ? sum_gpu / s.spearman_groups : kNaN;
   return s;
 }
 

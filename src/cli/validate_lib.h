@@ -113,9 +113,11 @@ struct Summary {
   // distinct tp values. `spearman` = mean over groups of Spearman(predicted, measured) over the
   // group's rows; `spearman_pooled` = Pearson correlation of the within-group ranks (each group's
   // ranks centred on their mean) pooled over all groups. A MISS ranks as predicted 0 (lowest).
-  // NaN when there is no group.
+  // NaN when there is no group. `spearman_per_gpu`: the same mean over groups, ranking
+  // throughput per GPU (value / GPUs) instead - what a planner choosing tp for a fixed model
+  // compares, and harder than the total (which grows with tp almost always).
   int spearman_groups = 0;
-  double spearman = 0, spearman_pooled = 0;
+  double spearman = 0, spearman_pooled = 0, spearman_per_gpu = 0;
 };
 
 Summary Summarize(const std::vector<RowResult>& results);

@@ -214,6 +214,10 @@ TEST(Summarize, MissesCountAsHundredPercent) {
   EXPECT_EQ(s.spearman_groups, 1);
   EXPECT_NEAR(s.spearman, -0.2, 1e-12);
   EXPECT_NEAR(s.spearman_pooled, -0.2, 1e-12);  // one group: pooled = the group's value
+  // Per GPU (gpus not given: tp*pp*dp = tp): predicted {110, 80, 97.5, 0} ranks {4,2,3,1};
+  // measured {100, 100, 75, 50} ranks {3.5,3.5,2,1}. Deviations {1.5,-0.5,0.5,-1.5} and
+  // {1,1,-0.5,-1.5}: sxy = 1.5-0.5-0.25+2.25 = 3, sxx = 5, syy = 4.5: rho = 3/sqrt(22.5).
+  EXPECT_NEAR(s.spearman_per_gpu, 3.0 / std::sqrt(22.5), 1e-12);
 }
 
 TEST(Summarize, GroupsNeedThreeTensorParallelSizes) {
