@@ -158,6 +158,30 @@ TEST(Oracle, MatchesBruteForceOnRandomSmallProblems) {
   EXPECT_GE(slo_bound, 2);
 }
 
+TEST(Oracle, EveryOperatorGroupPresent) {
+  // MLA + shared experts + one dense and one MoE layer: all seven groups (E, A, R, X, S, D, H) and
+  // two layer kinds, 12 dim heads = 531,441 dim combinations per degree configuration. 3 GPUs,
+  // 3 heads and 4 experts leave two degree configurations (tp = 1 or 3; pp = ep = 1); serve mode
+  // with a TTFT SLO (the TTFT pass sums both kinds) and squeezed memory.
+  Case c;
+  ModelSpec m = testing::TinyMla(2, 1);
+  m.num_heads = 3;
+  m.num_kv_heads = 3;
+  m.num_experts = 4;
+  c.problem = testing::MakeProblem(m, 3, Mode::kServe);
+  testing::SqueezeMemory(&c.problem, 0.8);
+  testing::BindSlo(&c.problem, /*ttft=*/true, 1.0);
+  c.options.search_batch = false;
+  c.options.fixed_batch = 4;
+  c.options.search_sp = false;
+  c.label = "all groups, 3 gpus, serve";
+  int64_t evals = 0;
+  const Brute b = ExpectOracleMatchesBruteForce(c, &evals);
+  EXPECT_EQ(evals, 2 * 531441);  // the whole space
+  EXPECT_GT(b.valid, 0);
+  EXPECT_GT(b.memory + b.slo, 0);  // the constraints bind for part of it
+}
+
 TEST(Oracle, SixteenGpusAndAutoBatchSpaces) {
   int64_t evals = 0;
   {
