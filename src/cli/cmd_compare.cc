@@ -137,7 +137,7 @@ Plot ConvergencePlot(const Problem& p, const std::vector<SearcherRuns>& all, int
     PlotSeries band, mean;
     band.kind = PlotSeries::Kind::kBand;
     band.color = c;
-    band.opacity = 0.18;
+    band.opacity = 0.12;
     mean.kind = PlotSeries::Kind::kLine;
     mean.color = c;
     mean.width_px = 2.2;
@@ -173,16 +173,8 @@ Plot ConvergencePlot(const Problem& p, const std::vector<SearcherRuns>& all, int
     if (s.runs.size() > 1) plot.series.push_back(band);
     plot.series.push_back(mean);
   }
-  if (megatron > 0) {
-    PlotSeries h;
-    h.kind = PlotSeries::Kind::kHLine;
-    h.name = fmt::format("Megatron heuristic ({:.2f})", megatron);
-    h.color = "#555555";
-    h.dashed = true;
-    h.width_px = 1.6;
-    h.y = {megatron};
-    plot.series.push_back(h);
-  }
+  // The oracle first (solid black), the heuristic over it (dashed red): when the two are close,
+  // both stay visible.
   if (oracle > 0) {
     PlotSeries h;
     h.kind = PlotSeries::Kind::kHLine;
@@ -190,6 +182,16 @@ Plot ConvergencePlot(const Problem& p, const std::vector<SearcherRuns>& all, int
     h.color = "#000000";
     h.width_px = 1.6;
     h.y = {oracle};
+    plot.series.push_back(h);
+  }
+  if (megatron > 0) {
+    PlotSeries h;
+    h.kind = PlotSeries::Kind::kHLine;
+    h.name = fmt::format("Megatron heuristic ({:.2f})", megatron);
+    h.color = "#c0392b";
+    h.dashed = true;
+    h.width_px = 1.8;
+    h.y = {megatron};
     plot.series.push_back(h);
   }
   return plot;
@@ -213,7 +215,7 @@ std::vector<Point> ParetoFront(std::vector<Point> pts) {
 
 Plot ParetoPlot(const Problem& p, const std::vector<SearcherRuns>& all, size_t* front_size) {
   Plot plot;
-  plot.title = fmt::format("Throughput vs interactivity: {} serving on {} x {}", p.model.name,
+  plot.title = fmt::format("Strategies evaluated: {} serving on {} x {}", p.model.name,
                            p.cluster.num_gpus, p.cluster.gpu.name);
   plot.x_label = "tokens/s per user (1 / TPOT)";
   plot.y_label = "tokens/s per GPU (simulated)";
@@ -234,7 +236,7 @@ Plot ParetoPlot(const Problem& p, const std::vector<SearcherRuns>& all, size_t* 
     std::set<std::pair<int, int>> seen;
     PlotSeries cloud;
     cloud.kind = PlotSeries::Kind::kScatter;
-    cloud.name = fmt::format("{}: strategies evaluated", s.key);
+    cloud.name = fmt::format("{} (evaluated)", s.key);
     cloud.color = c;
     cloud.opacity = 0.45;
     cloud.width_px = 2.2;
@@ -469,13 +471,15 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   fmt::print("{:<16} {:>4} {:>12}\n", "", "", "per GPU");
   for (const SearcherRuns& sr : all) {
     const json& o = sj[sr.key];
-    auto opt = [](const json& v, const char* fmtstr) {
-      return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(fmtstr), v.get<double>());
+    auto opt = [](const json& v, const char* suffix, double scale) {
+      return v.is_null() ? std::string("-")
+                         : fmt::format("{:.{}f}{}", v.get<double>() * scale, scale > 1 ? 1 : 3,
+                                       suffix);
     };
     fmt::print("{:<16} {:>4} {:>12.2f} {:>8} {:>10.2f} {:>10.2f} {:>9} {:>9} {:>10} {:>9.2f}\n",
-               sr.key, sr.runs.size(), o["mean"].get<double>(), opt(o["normalised_to_rw"], "{:.2f}x"),
-               o["min"].get<double>(), o["max"].get<double>(), opt(o["ratio_to_megatron"], "{:.3f}x"),
-               opt(o["fraction_of_oracle"], "{:.1%}"),
+               sr.key, sr.runs.size(), o["mean"].get<double>(), opt(o["normalised_to_rw"], "x", 1),
+               o["min"].get<double>(), o["max"].get<double>(), opt(o["ratio_to_megatron"], "x", 1),
+               opt(o["fraction_of_oracle"], "%", 100),
                o["seeds_at_least_megatron"].is_null()
                    ? std::string("-")
                    : fmt::format("{}/{}", o["seeds_at_least_megatron"].get<int>(), sr.runs.size()),

@@ -470,7 +470,7 @@ void PrintPlan(const PlanOutcome& o) {
                    t.runnable ? fmt::format("{:.2f} tokens/s per GPU ({} of the plan) with {}",
                                             t.launched_eval.tokens_per_s_per_gpu,
                                             Ratio(t.launched_eval.tokens_per_s_per_gpu, best),
-                                            ToText(t.launched))
+                                            ShortText(p.model, t.launched))
                               : std::string("not valid (does not fit or breaks an SLO)"));
       for (const std::string& n : t.command.notes) fmt::print("    note: {}\n", n);
     }
@@ -501,7 +501,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (!problem.ok()) return Fail(problem.status());
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
   if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
-  const std::string spec_name = ParseSearcherSpec(f.search).ok() ? ParseSearcherSpec(f.search)->name : "";
+  // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.
+  const std::string spec_name = ParseSearcherSpec(f.search)->name;
 
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();

@@ -15,7 +15,7 @@ namespace {
 constexpr double kMarginLeft = 90;    // y tick labels and the rotated y label
 constexpr double kMarginTop = 48;     // title
 constexpr double kMarginBottom = 64;  // x tick labels and the x label
-constexpr double kLegendWidth = 230;  // legend column right of the plot
+constexpr double kLegendMinWidth = 150;  // legend column right of the plot
 constexpr double kFontPx = 13;
 constexpr double kTitlePx = 16;
 constexpr double kLegendRowPx = 20;
@@ -143,7 +143,15 @@ std::string FormatTick(double v, double step) {
 
 std::string RenderSvg(const Plot& plot) {
   const double W = std::max(320, plot.width_px), H = std::max(240, plot.height_px);
-  const double plot_x0 = kMarginLeft, plot_x1 = W - kLegendWidth;
+  // Legend column: wide enough for the longest label (about 0.6 em per character), between
+  // kLegendMinWidth and a third of the picture.
+  size_t longest = 0;
+  for (const PlotSeries& s : plot.series) longest = std::max(longest, s.name.size());
+  const double legend_w =
+      longest == 0 ? 24.0
+                   : std::clamp(50.0 + 0.6 * kFontPx * static_cast<double>(longest), kLegendMinWidth,
+                                W / 3);
+  const double plot_x0 = kMarginLeft, plot_x1 = W - legend_w;
   const double plot_y0 = kMarginTop, plot_y1 = H - kMarginBottom;
 
   // Data ranges.
@@ -273,8 +281,11 @@ std::string RenderSvg(const Plot& plot) {
         for (auto it = lo.rbegin(); it != lo.rend(); ++it)
           poly += fmt::format("{},{} ", Num(it->first), Num(it->second));
         poly.pop_back();
-        out += poly + fmt::format("\" fill=\"{}\" fill-opacity=\"{}\" stroke=\"none\"/>\n",
-                                  XmlEscape(s.color), Num(s.opacity));
+        // A thin edge in the series colour keeps overlapping bands apart.
+        out += poly + fmt::format(
+                          "\" fill=\"{0}\" fill-opacity=\"{1}\" stroke=\"{0}\" "
+                          "stroke-opacity=\"{2}\" stroke-width=\"0.8\"/>\n",
+                          XmlEscape(s.color), Num(s.opacity), Num(std::min(1.0, s.opacity * 2.5)));
         return;
       }
       case K::kLine:

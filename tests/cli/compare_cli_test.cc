@@ -187,7 +187,7 @@ TEST_F(CompareCli, ServeModeDrawsTheParetoFrontAndTable) {
   EXPECT_NE(r.out.find("oracle not in --searchers"), std::string::npos) << r.out;
   ExpectSvg(dir_ + "/pareto.svg",
             {"tokens/s per user (1 / TPOT)", "tokens/s per GPU", "Pareto front",
-             "random: strategies evaluated"});
+             "random (evaluated)"});
   ExpectSvg(dir_ + "/convergence.svg", {"simulator calls", "Megatron heuristic"});
   EXPECT_EQ(Slurp(dir_ + "/convergence.svg").find("(log scale)"), std::string::npos);
 }

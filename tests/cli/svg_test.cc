@@ -76,9 +76,10 @@ TEST(XmlEscape, AllFive) {
 }
 
 TEST(RenderSvg, MapsDataToThePlotArea) {
-  // Default 960 x 560 picture: plot area x in [90, 960-230 = 730], y in [48, 560-64 = 496].
+  // Default 960 x 560 picture with no legend (24 px column): plot area x in [90, 960-24 = 936],
+  // y in [48, 560-64 = 496].
   // Data x in [0, 10] -> ticks 0..10 (raw step 1.25 -> 2), y from zero in [0, 10] -> 0..10, so
-  // (0, 0) is the bottom-left corner (90, 496) and (10, 10) the top-right corner (730, 48).
+  // (0, 0) is the bottom-left corner (90, 496) and (10, 10) the top-right corner (936, 48).
   Plot p;
   p.title = "t";
   PlotSeries s;
@@ -86,7 +87,14 @@ TEST(RenderSvg, MapsDataToThePlotArea) {
   s.y = {0, 10};
   p.series.push_back(s);
   const std::string svg = RenderSvg(p);
-  EXPECT_NE(svg.find("90.00,496.00 730.00,48.00"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("90.00,496.00 936.00,48.00"), std::string::npos) << svg;
+  // A legend label of 20 characters makes the legend column 50 + 0.6 x 13 x 20 = 206 px wide:
+  // the plot area then ends at 960 - 206 = 754. 60 characters would need 518 px: capped at a
+  // third of the picture, 320 px, so the plot ends at 640.
+  p.series[0].name = std::string(20, 'a');
+  EXPECT_NE(RenderSvg(p).find("90.00,496.00 754.00,48.00"), std::string::npos);
+  p.series[0].name = std::string(60, 'a');
+  EXPECT_NE(RenderSvg(p).find("90.00,496.00 640.00,48.00"), std::string::npos);
 }
 
 TEST(RenderSvg, WellFormedWithLabelsLegendAndEscaping) {
