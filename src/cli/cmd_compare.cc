@@ -362,9 +362,14 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
       rw_mean = sr.Mean();
     }
   }
-  bool oracle_listed = false;
-  for (const SearcherRuns& sr : all) oracle_listed |= sr.name == "oracle";
+  bool oracle_listed = false, oracle_ran = false;
+  for (const SearcherRuns& sr : all)
+    if (sr.name == "oracle") {
+      oracle_listed = true;
+      oracle_ran |= !sr.runs.empty();
+    }
   if (!oracle_listed) oracle_note = "oracle not in --searchers";
+  else if (!oracle_ran) oracle_note = "the oracle did not run (interrupted)";
   if (!have_megatron && !interrupted) {
     extra_megatron.key = extra_megatron.name = extra_megatron.spec = "megatron";
     run_one(extra_megatron, 0, 1);
@@ -434,17 +439,18 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
       if (have_megatron && v >= megatron * (1 - 1e-9)) ++at_least;
     }
     const double mean = sr.Mean();
+    const bool ran = !sr.runs.empty();  // false: Ctrl-C came before its first run
     o["per_seed"] = per_seed;
-    o["mean"] = mean;
-    o["min"] = lo;
-    o["max"] = hi;
-    o["mean_wall_s"] = sr.MeanWall();
+    o["mean"] = ran ? json(mean) : json();
+    o["min"] = ran ? json(lo) : json();
+    o["max"] = ran ? json(hi) : json();
+    o["mean_wall_s"] = ran ? json(sr.MeanWall()) : json();
     o["per_seed_calls"] = calls;
     o["per_seed_wall_s"] = walls;
-    o["normalised_to_rw"] = have_rw && rw_mean > 0 ? json(mean / rw_mean) : json();
-    o["ratio_to_megatron"] = have_megatron && megatron > 0 ? json(mean / megatron) : json();
-    o["fraction_of_oracle"] = have_oracle && oracle > 0 ? json(mean / oracle) : json();
-    o["seeds_at_least_megatron"] = have_megatron ? json(at_least) : json();
+    o["normalised_to_rw"] = ran && have_rw && rw_mean > 0 ? json(mean / rw_mean) : json();
+    o["ratio_to_megatron"] = ran && have_megatron && megatron > 0 ? json(mean / megatron) : json();
+    o["fraction_of_oracle"] = ran && have_oracle && oracle > 0 ? json(mean / oracle) : json();
+    o["seeds_at_least_megatron"] = ran && have_megatron ? json(at_least) : json();
     o["interrupted"] = sr.interrupted;
     sj[sr.key] = o;
   }
@@ -471,6 +477,10 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   fmt::print("{:<16} {:>4} {:>12}\n", "", "", "per GPU");
   for (const SearcherRuns& sr : all) {
     const json& o = sj[sr.key];
+    if (sr.runs.empty()) {
+      fmt::print("{:<16} {:>4}  not run (interrupted)\n", sr.key, 0);
+      continue;
+    }
     auto opt = [](const json& v, const char* suffix, double scale) {
       return v.is_null() ? std::string("-")
                          : fmt::format("{:.{}f}{}", v.get<double>() * scale, scale > 1 ? 1 : 3,
@@ -486,7 +496,12 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
                sr.MeanWall());
   }
   fmt::print("\n");
-  if (!have_rw) fmt::print("vs rw: random walk (\"rw\") is not in --searchers, nothing to normalise to\n");
+  if (!have_rw) {
+    const bool listed = keys.count("rw") > 0;
+    fmt::print("vs rw: {}\n", listed ? "random walk did not run (interrupted), nothing to normalise to"
+                                     : "random walk (\"rw\") is not in --searchers, nothing to "
+                                       "normalise to");
+  }
   if (have_megatron && megatron > 0) fmt::print("Megatron heuristic: {:.2f} tokens/s per GPU\n", megatron);
   if (have_oracle) fmt::print("oracle optimum: {:.2f} tokens/s per GPU\n", oracle);
   else fmt::print("oracle: {}\n", oracle_note.empty() ? "no valid strategy" : oracle_note);
