@@ -34,7 +34,7 @@ struct PlanFlags {
   ProblemFlags problem;
   std::string search = "rl";
   int64_t budget = 4000;
-  uint64_t seed = 0;
+  int64_t seed = 0;  // >= 0 (CLI11 would wrap -1 into a uint64_t)
   bool json = false;
   std::string out;
   bool no_baselines = false;
@@ -488,6 +488,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   if (f.budget <= 0)
     return Fail(fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
+  if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
   if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
     return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
   if (!f.out.empty()) {
@@ -518,7 +519,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   o.seed = f.seed;
   o.budget = f.budget;
   FailureStats stats;
-  o.main = RunSearcher(**searcher, sim, *space, f.budget, f.seed, "search " + o.searcher, 0, &stats);
+  o.main = RunSearcher(**searcher, sim, *space, f.budget, static_cast<uint64_t>(f.seed), "search " + o.searcher, 0, &stats);
   o.interrupted = InterruptRequested();
 
   // Baselines on the same problem (reusing the main run when it IS that baseline).
@@ -530,7 +531,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     }
     StatusOr<std::unique_ptr<Searcher>> b = MakeSearcher(name);
     if (!b.ok()) return;
-    *out = RunSearcher(**b, sim, *space, f.budget, f.seed, std::string("baseline ") + name,
+    *out = RunSearcher(**b, sim, *space, f.budget, static_cast<uint64_t>(f.seed), std::string("baseline ") + name,
                        deadline_s, &stats);
     o.interrupted = InterruptRequested();
   };

@@ -241,6 +241,8 @@ TEST(PlanCli, BadInvocationsGiveOneLine) {
       {{"plan", "--mode", "training"}, 2, "--mode"},
       {{"plan", "--budget", "0"}, 2, "--budget"},
       {{"plan", "--budget", "-3"}, 2, "--budget"},
+      {{"plan", "--seed", "-1"}, 2, "--seed"},
+      {{"plan", "--max-batch", "0"}, 2, "--max-batch"},
       {{"plan", "--search", "nope"}, 2, "unknown searcher"},
       {{"plan", "--search", "sa(nope=1)"}, 2, "nope"},
       {{"plan", "--oracle-seconds", "-1"}, 2, "--oracle-seconds"},
