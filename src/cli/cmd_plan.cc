@@ -178,6 +178,41 @@ struct FailureStats {
   }
 };
 
+// The problem flags as the user could retype them (after plan's defaults), each " --flag value";
+// values with characters a shell would split or expand are single-quoted.
+std::string ProblemFlagsText(const ProblemFlags& f) {
+  auto quote = [](const std::string& v) {
+    if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/=,:+") ==
+        std::string::npos)
+      return v;
+    std::string q = "'";
+    for (char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string out;
+  auto add = [&](const char* flag, const std::string& v) {
+    if (!v.empty()) out += fmt::format(" {} {}", flag, quote(v));
+  };
+  auto add_n = [&](const char* flag, int64_t v) {
+    if (v > 0) out += fmt::format(" {} {}", flag, v);
+  };
+  add("--model", f.model);
+  if (f.cluster.empty()) add("--gpu", f.gpu);
+  add("--cluster", f.cluster);
+  add_n("--gpus", f.gpus);
+  add_n("--nodes", f.nodes);
+  if (f.gpus_per_node != 8) add_n("--gpus-per-node", f.gpus_per_node);
+  add("--mode", f.mode);
+  add_n("--isl", f.isl);
+  add_n("--osl", f.osl);
+  add_n("--context", f.context);
+  add("--dtype", f.dtype);
+  add("--kv-dtype", f.kv_dtype);
+  add("--slo", f.slo);
+  add_n("--max-batch", f.max_batch);
+  return out;
+}
+
 // ---------------------------------------------------------------- running searchers
 
 struct Run {
@@ -547,15 +582,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
         o.oracle_status = o.oracle.result.interrupted ? "skipped" : "solved";
       if (o.oracle_status == "skipped") {
         o.oracle_hint = fmt::format(
-            "{} after {:.1f} s (--oracle-seconds {}); run it alone with: l2s plan --model {} "
-            "--gpu {} --gpus {} --gpus-per-node {} --mode {}{} --search oracle",
+            "{} after {:.1f} s (--oracle-seconds {}); run it alone with: l2s plan{} --search "
+            "oracle",
             o.interrupted ? "interrupted" : "did not finish", o.oracle.result.wall_s,
-            f.oracle_seconds, p.model.name, p.cluster.gpu.name, p.cluster.num_gpus,
-            p.cluster.gpus_per_domain, ModeName(p.workload.mode),
-            p.workload.mode == Mode::kDecode ? fmt::format(" --context {}", p.workload.context)
-                                             : fmt::format(" --isl {} --osl {}", p.workload.isl,
-                                                           p.workload.osl));
-        if (p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0) o.oracle_hint += " --slo ...";
+            f.oracle_seconds, ProblemFlagsText(f.problem));
       }
     }
   }

@@ -459,7 +459,7 @@ void ApplyPlanDefaults(ProblemFlags* f) {
   if (f->model.empty()) f->model = "gpt-moe-1.6t";
   if (f->gpus == 0 && f->nodes == 0 && f->cluster.empty()) f->gpus = 1024;
   if (f->mode.empty()) f->mode = "decode";
-  if (f->context == 0) f->context = 16384;
+  if (f->context == 0 && f->mode == "decode") f->context = 16384;  // only decode reads it
 }
 
 Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
