@@ -221,6 +221,22 @@ TEST(PlanCli, NoBaselinesSkipsThem) {
   EXPECT_EQ(j["oracle"]["status"], "not run");
 }
 
+// An oracle that cannot finish within --oracle-seconds is reported as skipped, with the command
+// that runs it alone.
+TEST(PlanCli, OracleOverItsTimeLimitIsSkipped) {
+  const Result r = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--search", "random",
+                           "--budget", "50", "--oracle-seconds", "0.000001", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["oracle"]["status"], "skipped");
+  EXPECT_TRUE(j["oracle"]["tokens_per_s_per_gpu"].is_null());
+  const std::string hint = j["oracle"]["how_to_run"].get<std::string>();
+  EXPECT_NE(hint.find("l2s plan --model mixtral-8x7b --gpu h100 --gpus 8 --mode decode"),
+            std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("--search oracle"), std::string::npos) << hint;
+}
+
 // Bad invocations: each one line on stderr, nothing on stdout, and its exit code.
 TEST(PlanCli, BadInvocationsGiveOneLine) {
   const std::string malformed = TempPath("l2s_malformed_config");
