@@ -99,9 +99,9 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9255},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9656},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
   };
-  constexpr double kDefault = 0.9301;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9669;  // 80 rows (79 trtllm + 1 sglang)
   // Family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
   // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm"); the same rule as cli::EngineFamily.
   std::string fam;
@@ -160,10 +160,13 @@ void Simulator::Shape(int batch, StepShape* sh) const {
       // uniformly spread progress (average context isl + osl/2), and the prompts of the requests
       // that replace finished ones are prefilled in chunks sharing the same steps: batch / osl
       // prompts' worth of tokens per step.
+      // Attention reads the average context, but memory is reserved for the whole isl + osl of
+      // every admitted request (no-eviction admission, TensorRT-LLM's default
+      // GUARANTEED_NO_EVICT scheduler; see docs/VALIDATION.md for the effect on the fit).
       const double avg_ctx = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
       sh->decode_seqs = batch;
       sh->decode_kv_len = avg_ctx;
-      sh->kv_hold_len = avg_ctx;
+      sh->kv_hold_len = static_cast<double>(w.isl + w.osl);
       sh->prefill_seqs = static_cast<double>(batch) / static_cast<double>(std::max<int64_t>(1, w.osl));
       sh->prefill_len = static_cast<double>(w.isl);
       break;
@@ -188,11 +191,16 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       if (st.seqs <= 0) return 0;
       // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1).
       const DType compute = st.kvdtype == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+      // A fractional prompt count is serve mode's per-step share of chunked prefill: engines run
+      // full-size chunks, so the step pays that share of one whole prompt's attention (not a
+      // kernel launch with a fractional batch).
+      const double share = st.seqs < 1 ? st.seqs : 1.0;
+      const double seqs = st.seqs < 1 ? 1.0 : st.seqs;
       if (st.mla)
-        return MlaPrefillSeconds(gpu, st.seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
-                                 compute);
-      return AttnPrefillSeconds(gpu, st.seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
-                                st.window, compute);
+        return share * MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim,
+                                         st.v_head_dim, compute);
+      return share * AttnPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
+                                        st.window, compute);
     }
     case StepKind::kElementwise:
       if (st.bytes <= 0) return 0;
