@@ -3,6 +3,7 @@
 // batch "auto"). Reported in docs/COST_MODEL.md.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <random>
 #include <vector>
 

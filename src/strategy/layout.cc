@@ -452,14 +452,17 @@ class Builder {
   void BuildLayer(const LayerKind& kind, Section* sec) {
     Reset(sec);
     BuildAttention(kind, sec);
-    Norm(sec, Op::kDenseFfn1, "norm");
-    if (kind.ffn == FfnKind::kMoe) {
+    // The pre-FFN norm and the closing residual add are charged to the layer's first and last FFN
+    // operator (their cost depends only on the residual layout).
+    const bool moe = kind.ffn == FfnKind::kMoe;
+    Norm(sec, moe ? Op::kMoeRouter : Op::kDenseFfn1, "norm");
+    if (moe) {
       BuildMoe(sec);
     } else {
       Layout l = Mlp(sec, Op::kDenseFfn1, Op::kDenseFfn2, m_.dense_ffn_size, m_.gated_ffn ? 2 : 1);
       Convert(sec, Op::kDenseFfn2, l, res_, T_, m_.hidden_size, tp_);
     }
-    Elementwise(sec, Op::kDenseFfn2, "residual-add",
+    Elementwise(sec, moe ? Op::kMoeFfn2 : Op::kDenseFfn2, "residual-add",
                 TokensIn(res_, tp_.g) * m_.hidden_size * act_b_ * 3);
   }
 
