@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "sim/kernels.h"
 #include "strategy/space.h"
@@ -455,35 +456,85 @@ Evaluation Simulator::EvaluateAtBatch(const Strategy& s, int batch) const {
   return EvaluateImpl(s, batch, true);
 }
 
+double Simulator::MemoryBytes(const Strategy& s, int batch) const {
+  thread_local Program prog;
+  bool dk = true;
+  if (!Prepare(s, batch, &prog, &dk)) return std::numeric_limits<double>::infinity();
+  // Compose's memory figures need only weights, KV and activations: no step is costed.
+  Totals t;
+  t.num_kinds = prog.num_kinds;
+  double act = 0;
+  for (int k = 0; k < prog.num_kinds; ++k) {
+    t.layer_s[k] = 1;  // any positive time: only memory is read below
+    t.layer_w[k] = prog.layers[k].weight_bytes;
+    t.layer_kv[k] = prog.layers[k].kv_bytes;
+    act = std::max(act, prog.layers[k].act_bytes);
+  }
+  t.embed_w = prog.embed.weight_bytes;
+  t.lm_w = prog.lm_head.weight_bytes;
+  t.act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
+  return Compose(s, batch, t).mem_bytes;
+}
+
 Evaluation Simulator::Evaluate(const Strategy& s) const {
   if (s.batch > 0) return EvaluateImpl(s, s.batch, true);
-  // Auto batch: throughput grows with batch while memory, TPOT and TTFT only get worse, so walk
-  // powers of two up to the first failure, then bisect between the last valid and the failure.
+  if (!QuickStructureOk(s)) return EvaluateImpl(s, 1, true);
+  // Auto batch. Memory grows with the batch, and so do TPOT and TTFT, while throughput grows
+  // with it: find the largest batch that fits in memory by exponential + binary search on memory
+  // alone (no step costed), then, when SLOs are set, the largest batch within them by bisection;
+  // the largest power of two below the answer is also evaluated and the better one kept (guards
+  // against rounding effects of token splits).
   const int max_b = std::max(1, p_.workload.max_batch);
+  const double cap = p_.cluster.gpu.hbm_bytes;
+  const Workload& wl = p_.workload;
   // The TTFT prefill pass does not depend on the batch: compute it once.
-  const double ttft = (p_.workload.mode == Mode::kServe && QuickStructureOk(s)) ? TtftSeconds(s) : -1.0;
-  Evaluation first = EvaluateImpl(s, 1, false, ttft);
-  if (!first.valid()) return EvaluateImpl(s, 1, true, ttft);
-  int good = 1, bad = 0;
-  Evaluation best = first;
+  const double ttft = wl.mode == Mode::kServe ? TtftSeconds(s) : -1.0;
+  auto fits = [&](int b) { return MemoryBytes(s, b) <= cap; };
+  if (!fits(1)) return EvaluateImpl(s, 1, true, ttft);
+  int good = 1, bad = max_b + 1;
   for (int b = 2; b <= max_b; b *= 2) {
-    Evaluation e = EvaluateImpl(s, b, false, ttft);
-    if (!e.valid()) { bad = b; break; }
-    good = b;
-    if (e.tokens_per_s >= best.tokens_per_s) best = e;
-  }
-  if (bad == 0 && good < max_b) bad = max_b + 1;
-  for (int iter = 0; iter < 6 && bad - good > 1; ++iter) {
-    const int mid = good + (bad - good) / 2;
-    Evaluation e = EvaluateImpl(s, mid, false, ttft);
-    if (e.valid()) {
-      good = mid;
-      if (e.tokens_per_s >= best.tokens_per_s) best = e;
+    if (fits(b)) {
+      good = b;
     } else {
-      bad = mid;
+      bad = b;
+      break;
     }
   }
-  return EvaluateImpl(s, best.batch, true, ttft);
+  if (bad == max_b + 1 && good < max_b) {
+    if (fits(max_b)) good = max_b;
+  }
+  while (bad - good > 1) {
+    const int mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  const bool slo = (wl.tpot_ms > 0 && wl.mode != Mode::kPrefill) ||
+                   (wl.ttft_ms > 0 && wl.mode != Mode::kDecode);
+  int chosen = good;
+  Evaluation best = EvaluateImpl(s, chosen, true, ttft);
+  if (slo && !best.valid()) {
+    Evaluation one = EvaluateImpl(s, 1, true, ttft);
+    if (!one.valid()) return one;
+    int lo = 1, hi = chosen;
+    best = one;
+    while (hi - lo > 1) {
+      const int mid = lo + (hi - lo) / 2;
+      Evaluation e = EvaluateImpl(s, mid, true, ttft);
+      if (e.valid()) {
+        lo = mid;
+        best = e;
+      } else {
+        hi = mid;
+      }
+    }
+    chosen = lo;
+  }
+  int p2 = 1;
+  while (p2 * 2 <= chosen) p2 *= 2;
+  if (p2 != chosen) {
+    Evaluation e = EvaluateImpl(s, p2, true, ttft);
+    if (e.valid() && e.tokens_per_s > best.tokens_per_s) best = e;
+  }
+  return best;  // every candidate above carries its own breakdown
 }
 
 std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {

@@ -135,6 +135,7 @@ class Simulator {
   void Shape(int batch, StepShape* sh) const;
   void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
+  double MemoryBytes(const Strategy& s, int batch) const;  // per GPU, worst stage
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
   Evaluation EvaluateImpl(const Strategy& s, int batch, bool with_breakdown,
                           double ttft_prefill_s = -1.0) const;
