@@ -100,9 +100,9 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9656},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9653},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
   };
-  constexpr double kDefault = 0.9669;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9666;  // 80 rows (79 trtllm + 1 sglang)
   // Family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
   // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm"); the same rule as cli::EngineFamily.
   std::string fam;
