@@ -231,7 +231,7 @@ TEST(PlanCli, OracleOverItsTimeLimitIsSkipped) {
   EXPECT_EQ(j["oracle"]["status"], "skipped");
   EXPECT_TRUE(j["oracle"]["tokens_per_s_per_gpu"].is_null());
   const std::string hint = j["oracle"]["how_to_run"].get<std::string>();
-  EXPECT_NE(hint.find("l2s plan --model mixtral-8x7b --gpu h100 --gpus 8 --gpus-per-node 8 --mode decode"),
+  EXPECT_NE(hint.find("l2s plan --model mixtral-8x7b --gpu h100 --gpus 8 --mode decode"),
             std::string::npos)
       << hint;
   EXPECT_NE(hint.find("--search oracle"), std::string::npos) << hint;
