@@ -1,0 +1,569 @@
+// The RL searcher (see rl.h for the algorithm and its options).
+#include "search/rl.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <vector>
+
+#include "nn/adam.h"
+#include "nn/categorical.h"
+#include "nn/policy_net.h"
+#include "nn/rng.h"
+#include "search/searchers.h"
+
+namespace l2s {
+
+namespace {
+
+// Adam's gradient clipping by global norm: Stable-Baselines3 PPO's default max_grad_norm = 0.5.
+constexpr double kMaxGradNorm = 0.5;
+// Floor of the advantage scale, in units of normalised reward: keeps the first updates of a
+// network (when the deviation EMA is still ~0) from dividing by ~0.
+constexpr double kMinAdvantageScale = 1e-3;
+
+// SplitMix64 finaliser (Steele, Lea & Flood, OOPSLA 2014): derives independent seeds for the
+// sampling stream and for each network lifetime from the search seed.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+uint64_t NetSeed(uint64_t seed, int64_t index) {
+  return Mix(Mix(seed) ^ Mix(0x6e6574ULL + static_cast<uint64_t>(index)));
+}
+uint64_t SamplerSeed(uint64_t seed) { return Mix(Mix(seed) ^ 0x73616d706c6572ULL); }
+
+struct Elite {
+  std::vector<int> idx;  // [num_heads] encoded strategy
+  double value = 0;      // tokens/s per GPU
+};
+
+// Inverse-CDF sample from the softmax of logits[begin, end) restricted to allowed[i - begin]
+// (nullptr = all allowed). Returns the chosen index relative to begin.
+int SampleHead(const double* logits, const uint8_t* allowed, int n, double u) {
+  double mx = -INFINITY;
+  for (int i = 0; i < n; ++i)
+    if (allowed == nullptr || allowed[i]) mx = std::max(mx, logits[i]);
+  double sum = 0;
+  for (int i = 0; i < n; ++i)
+    if (allowed == nullptr || allowed[i]) sum += std::exp(logits[i] - mx);
+  const double target = u * sum;
+  double acc = 0;
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    if (allowed != nullptr && !allowed[i]) continue;
+    acc += std::exp(logits[i] - mx);
+    last = i;
+    if (target < acc) return i;
+  }
+  return last;  // rounding: u beyond the accumulated mass
+}
+
+// One proposal kept for the PPO update.
+struct Sample {
+  nn::Mat obs;               // [rows, K + 1] observation it was sampled from
+  std::vector<int> actions;  // [num_heads]
+  std::vector<bool> mask;    // [K] allowed options, or empty (all allowed)
+  nn::Vec prior;             // [K] elite prior the proposal was sampled with (fixed)
+  double old_log_prob = 0;   // joint log-probability under the sampling policy
+  double reward = 0;
+  double advantage = 0;
+};
+
+// State of one search.
+class RlRun {
+ public:
+  RlRun(const RlOptions& o, const StrategySpace& space, uint64_t seed, Objective* obj,
+        RlStats* stats)
+      : o_(o), space_(space), seed_(seed), obj_(obj), stats_(stats), rng_(SamplerSeed(seed)) {}
+
+  Status Run();
+
+ private:
+  void BuildObservation();
+  void HeadPrior(int h, std::span<const int> prefix, double* out) const;
+  int EliteTarget(const Elite& e, int h, std::span<const int> prefix) const;
+  void Propose();
+  void Record(const Evaluation& e);
+  Status Update();
+  void StartNetwork();
+  void SetPriorStrength(double q);
+  bool IsElite(const std::vector<int>& idx) const;
+
+  const RlOptions& o_;
+  const StrategySpace& space_;
+  uint64_t seed_;
+  Objective* obj_;
+  RlStats* stats_;
+  nn::Rng rng_;
+
+  int num_heads_ = 0;
+  int k_ = 0;                         // total options over all heads
+  std::vector<double> kappa_;         // [num_heads] elite-prior logit bonus (categorical heads)
+  std::vector<double> gamma_;         // [num_heads] elite-prior logit slope (ordinal heads)
+  std::vector<bool> ordinal_;         // [num_heads] head uses the ordinal prior
+  std::vector<double> log2_batch_;    // [batch options] log2 of each batch option (relbatch)
+  bool relbatch_ = false;             // batch head prior keeps the elite's sequences per GPU
+  std::vector<nn::PolicyNet> net_;    // one element (PolicyNet has no default constructor)
+  nn::Adam adam_;
+  nn::MultiCategorical dist_;
+  nn::Vec prior_;                     // [K] elite prior of the current proposal
+  nn::Vec logits_;                    // [K] network logits + elite prior
+  nn::Vec dlogits_;                   // [K] PPO gradient scratch
+
+  nn::Mat obs_;                       // [rows, K + 1] current observation
+  std::vector<int> action_;           // [num_heads] current proposal
+  std::vector<bool> mask_;            // [K] allowed options of the current proposal (empty: all)
+  std::vector<uint8_t> head_mask_;    // [max head size] scratch for space.Mask
+  double logp_ = 0;                   // joint log-probability of the current proposal
+  bool converged_ = false;            // the latest sampling distribution had every top p >= c
+
+  std::vector<Elite> elites_;         // sorted by value, best first, at most T
+  double ref_value_ = 0;              // first valid value (reward normalisation); 0 = none yet
+  double best_raw_ = 0;               // incumbent b in units of ref_value_
+  std::vector<Sample> buffer_;
+
+  // Network lifetime.
+  int64_t life_start_ = 0;            // call count when the current network started
+  int64_t life_len_ = 0;              // calls a lifetime may last
+  int64_t life_steps_ = 0;            // gradient steps planned in a full lifetime (lr schedule)
+  int64_t step_ = 0;                  // gradient steps taken in this lifetime
+  bool prior_on_ = false;             // the elite prior applies in this lifetime
+  bool baseline_set_ = false;
+  double baseline_ = 0;               // EMA of rewards
+  double dev2_ = 0;                   // EMA of (reward - baseline)^2
+};
+
+Status RlRun::Run() {
+  num_heads_ = space_.num_heads();
+  const std::vector<int>& sizes = space_.head_sizes();
+  k_ = 0;
+  int max_size = 0;
+  kappa_.assign(num_heads_, 0.0);
+  gamma_.assign(num_heads_, 0.0);
+  ordinal_.assign(num_heads_, false);
+  for (int h = 0; h < num_heads_; ++h) {
+    k_ += sizes[h];
+    max_size = std::max(max_size, sizes[h]);
+    // Degrees and batch are ordered (powers of two or divisors, ascending).
+    ordinal_[h] = o_.ordinal && (h == StrategySpace::kPp || h == StrategySpace::kTp ||
+                                 h == StrategySpace::kEp || h == StrategySpace::kBatch);
+  }
+  const std::vector<int>& batches = space_.batch_options();
+  relbatch_ = o_.relbatch && batches.size() > 1 &&
+              std::all_of(batches.begin(), batches.end(), [](int b) { return b > 0; });
+  for (int b : batches) log2_batch_.push_back(b > 0 ? std::log2(static_cast<double>(b)) : 0.0);
+  prior_.setZero(k_);
+  head_mask_.assign(max_size, 1);
+  action_.assign(num_heads_, 0);
+  logits_.setZero(k_);
+  dlogits_.setZero(k_);
+
+  nn::PolicyNetConfig cfg;
+  cfg.input_dim = k_ + 1;
+  cfg.embed_dim = o_.embed;
+  cfg.heads = o_.attn_heads;
+  cfg.mlp_hidden = o_.hidden;
+  cfg.head_sizes = sizes;
+  cfg.seed = NetSeed(seed_, 0);
+  StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
+  if (!net.ok()) return net.status();
+  net_.push_back(std::move(net).value());
+  nn::AdamConfig acfg;
+  acfg.max_grad_norm = kMaxGradNorm;
+  StatusOr<nn::Adam> adam = nn::Adam::Create(net_[0].Params(), acfg);
+  if (!adam.ok()) return adam.status();
+  adam_ = std::move(adam).value();
+
+  const int64_t budget = obj_->budget();
+  life_len_ = o_.restarts ? (budget + o_.chunks - 1) / o_.chunks : budget;
+  life_len_ = std::max<int64_t>(life_len_, 1);
+  life_steps_ = (life_len_ + o_.rollout - 1) / o_.rollout * o_.epochs;
+  buffer_.reserve(o_.rollout);
+  stats_->networks = 1;
+  prior_on_ = o_.prior > 0 && o_.prior_from == 0;
+
+  while (!obj_->Done()) {
+    // Every iteration either starts a lifetime and then charges one call, or charges one call.
+    if (o_.restarts && (converged_ || obj_->calls() - life_start_ >= life_len_)) {
+      if (converged_) ++stats_->early_exits;
+      StartNetwork();
+    }
+    BuildObservation();
+    Propose();
+    const Evaluation& e = obj_->EvaluateEncoded(action_);
+    Record(e);
+    if (static_cast<int>(buffer_.size()) >= o_.rollout) {
+      Status st = Update();
+      if (!st.ok()) return st;
+    }
+  }
+  return Status::Ok();
+}
+
+// Elite-prior strength for a keep probability q in (0, 1):
+//   ordinal heads: the logit falls by gamma per option away from the elite's, so mutations are
+//     mostly one step; with two neighbours at e^-gamma relative weight (farther ones neglected)
+//     q = 1 / (1 + 2 e^-gamma)  <=>  gamma = ln(2 q / (1 - q));
+//   categorical heads: the elite's option gets probability q against n - 1 equal others:
+//     e^k / (e^k + n - 1) = q  <=>  k = ln(q (n - 1) / (1 - q)).
+void RlRun::SetPriorStrength(double q) {
+  for (int h = 0; h < num_heads_; ++h) {
+    const int n = space_.head_size(h);
+    gamma_[h] = kappa_[h] = 0;
+    if (n < 2) continue;
+    if (ordinal_[h]) {
+      gamma_[h] = std::log(2 * q / (1 - q));
+    } else {
+      kappa_[h] = std::log(q * (n - 1) / (1 - q));
+    }
+  }
+}
+
+void RlRun::StartNetwork() {
+  ++stats_->networks;
+  net_[0].Reinitialize(NetSeed(seed_, stats_->networks - 1));
+  adam_.Reset();
+  buffer_.clear();
+  life_start_ = obj_->calls();
+  step_ = 0;
+  converged_ = false;
+  prior_on_ = o_.prior > 0 && stats_->networks - 1 >= o_.prior_from;
+  baseline_set_ = false;
+  baseline_ = 0;
+  dev2_ = 0;
+}
+
+void RlRun::BuildObservation() {
+  const int rows = std::max<int>(1, static_cast<int>(elites_.size()));
+  obs_.setZero(rows, k_ + 1);
+  for (size_t r = 0; r < elites_.size(); ++r) {
+    int offset = 0;
+    for (int h = 0; h < num_heads_; ++h) {
+      obs_(static_cast<Eigen::Index>(r), offset + elites_[r].idx[h]) = 1.0;
+      offset += space_.head_size(h);
+    }
+    obs_(static_cast<Eigen::Index>(r), k_) = ref_value_ > 0 ? elites_[r].value / ref_value_ : 0.0;
+  }
+}
+
+// The elite's option that the prior of head h points at, given the choices before h. With
+// relbatch, the batch head points at the batch that keeps the elite's sequences per GPU of a stage
+// (batch / tp) under the tp chosen for this proposal, i.e. batch_e * tp / tp_e, rounded to the
+// nearest option in log2: changing tp then moves along the memory ridge instead of off it.
+int RlRun::EliteTarget(const Elite& e, int h, std::span<const int> prefix) const {
+  if (h != StrategySpace::kBatch || !relbatch_) return e.idx[h];
+  const std::vector<int>& tps = space_.tp_options();
+  const double shift = std::log2(static_cast<double>(tps[prefix[StrategySpace::kTp]])) -
+                       std::log2(static_cast<double>(tps[e.idx[StrategySpace::kTp]]));
+  const double want = log2_batch_[e.idx[h]] + shift;
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(log2_batch_.size()); ++i)
+    if (std::abs(log2_batch_[i] - want) < std::abs(log2_batch_[best] - want)) best = i;
+  return best;
+}
+
+// Elite prior of head h, added to the network's logits: the mean over the elites of
+//   categorical heads: kappa_h for the elite's option;
+//   ordinal heads:     -gamma_h * |i - elite's option| for option i.
+// It depends on the observation (the elites) and the earlier choices only, never on the network,
+// so the policy is pi(a_h | obs, a_<h) = softmax(net_h(obs) + prior_h(obs, a_<h)) and the network
+// learns corrections to a mutation distribution around the elites. out: [head size h].
+void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
+  const int n = space_.head_size(h);
+  for (int i = 0; i < n; ++i) out[i] = 0;
+  if (!prior_on_ || elites_.empty()) return;
+  const double w = 1.0 / static_cast<double>(elites_.size());
+  for (const Elite& e : elites_) {
+    const int t = EliteTarget(e, h, prefix);
+    if (gamma_[h] > 0) {
+      for (int i = 0; i < n; ++i) out[i] -= w * gamma_[h] * std::abs(i - t);
+    } else {
+      out[t] += w * kappa_[h];
+    }
+  }
+}
+
+void RlRun::Propose() {
+  nn::PolicyNet& net = net_[0];
+  // Shapes are fixed by construction ([rows >= 1, K + 1]); Forward cannot fail here.
+  (void)net.Forward(obs_);
+  logits_ = net.logits();
+  if (prior_on_) {
+    // Keep probability annealed linearly from prior0 to prior over the lifetime.
+    const double t = std::min(1.0, static_cast<double>(obj_->calls() - life_start_) /
+                                       static_cast<double>(life_len_));
+    SetPriorStrength(o_.prior0 + (o_.prior - o_.prior0) * t);
+  }
+  if (o_.mask) {
+    mask_.assign(k_, true);
+  } else {
+    mask_.clear();
+  }
+  int offset = 0;
+  for (int h = 0; h < num_heads_; ++h) {
+    const int n = space_.head_size(h);
+    const uint8_t* allowed = nullptr;
+    if (o_.mask) {
+      std::span<uint8_t> m(head_mask_.data(), n);
+      space_.Mask(std::span<const int>(action_.data(), h), h, m);
+      int count = 0;
+      for (int i = 0; i < n; ++i) count += m[i] ? 1 : 0;
+      // A head with no valid option only happens when the space has no valid strategy at all:
+      // sample it unmasked (the proposal is then invalid and charged like any other).
+      if (count > 0) {
+        allowed = head_mask_.data();
+        for (int i = 0; i < n; ++i) mask_[offset + i] = m[i] != 0;
+      }
+    }
+    const std::span<const int> prefix(action_.data(), h);
+    HeadPrior(h, prefix, prior_.data() + offset);
+    for (int i = 0; i < n; ++i) logits_[offset + i] += prior_[offset + i];
+    action_[h] = SampleHead(logits_.data() + offset, allowed, n, rng_.Uniform());
+    offset += n;
+  }
+  // The joint distribution the proposal was drawn from (head h's mask depends only on the choices
+  // before h, so one Set with the completed mask reproduces every head's sampling distribution).
+  (void)dist_.Set(net.layout(), std::span<const double>(logits_.data(), logits_.size()), mask_);
+  StatusOr<double> lp = dist_.LogProb(action_);
+  logp_ = lp.ok() ? *lp : 0.0;
+  converged_ = true;
+  const nn::Vec& p = dist_.probs();
+  offset = 0;
+  for (int h = 0; h < num_heads_ && converged_; ++h) {
+    double top = 0;
+    for (int i = 0; i < space_.head_size(h); ++i) top = std::max(top, p[offset + i]);
+    converged_ = top >= o_.converge;
+    offset += space_.head_size(h);
+  }
+}
+
+bool RlRun::IsElite(const std::vector<int>& idx) const {
+  for (const Elite& el : elites_)
+    if (el.idx == idx) return true;
+  return false;
+}
+
+void RlRun::Record(const Evaluation& e) {
+  ++stats_->proposals;
+  double reward = o_.invalid_reward;
+  if (e.valid()) {
+    const double v = e.tokens_per_s_per_gpu;
+    if (ref_value_ <= 0) {
+      ref_value_ = v > 0 ? v : 1.0;
+      best_raw_ = v / ref_value_;
+    }
+    const double raw = v / ref_value_;
+    const double beta = o_.shaping ? o_.beta : 0.0;
+    reward = o_.alpha * raw + beta * (raw - best_raw_);
+    best_raw_ = std::max(best_raw_, raw);
+    // Elite update: insert when there is room or when better than the worst, never twice.
+    const int t = o_.elites;
+    if ((static_cast<int>(elites_.size()) < t || v > elites_.back().value) && !IsElite(action_)) {
+      if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
+      Elite el{action_, v};
+      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
+                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
+      elites_.insert(pos, std::move(el));
+    }
+  } else {
+    ++stats_->invalid;
+    if (e.verdict == Verdict::kStructure) ++stats_->structural;
+  }
+  Sample s;
+  s.obs = obs_;
+  s.actions = action_;
+  s.mask = mask_;
+  s.prior = prior_;
+  s.old_log_prob = logp_;
+  s.reward = reward;
+  buffer_.push_back(std::move(s));
+}
+
+// PPO clipped surrogate with entropy bonus (Schulman et al. 2017, eq. 7 and 9; no value term),
+// the same loss as nn::PpoLossAndGrad but over the policy's logits network + prior:
+//   L = -(1/N) sum_i min(r_i A_i, clip(r_i, 1 - eps, 1 + eps) A_i) - c_ent (1/N) sum_i H_i,
+// r_i = exp(log pi(a_i | o_i) - old_log_prob_i). The prior is constant in the parameters, so
+// dL/dlogits flows into the network unchanged.
+Status RlRun::Update() {
+  const double n = static_cast<double>(buffer_.size());
+  if (!baseline_set_) {
+    // First batch of a lifetime: centre on its own mean.
+    double mean = 0;
+    for (const Sample& s : buffer_) mean += s.reward / n;
+    baseline_ = mean;
+    dev2_ = 0;
+    for (const Sample& s : buffer_) dev2_ += (s.reward - mean) * (s.reward - mean) / n;
+    baseline_set_ = true;
+  }
+  const double scale = std::max(std::sqrt(dev2_), kMinAdvantageScale);
+  for (Sample& s : buffer_) s.advantage = (s.reward - baseline_) / scale;
+  // Then fold the batch into the running statistics (the advantages above used the past only).
+  for (const Sample& s : buffer_) {
+    const double d = s.reward - baseline_;
+    baseline_ += (1.0 - o_.decay) * d;
+    dev2_ = o_.decay * dev2_ + (1.0 - o_.decay) * d * d;
+  }
+  nn::PolicyNet& net = net_[0];
+  const double inv_n = 1.0 / n;
+  for (int ep = 0; ep < o_.epochs; ++ep) {
+    for (const Sample& s : buffer_) {
+      // Shapes fixed by construction; Forward cannot fail.
+      (void)net.Forward(s.obs);
+      logits_ = net.logits() + s.prior;
+      Status st = dist_.Set(net.layout(), std::span<const double>(logits_.data(), logits_.size()),
+                            s.mask);
+      if (!st.ok()) return st;
+      StatusOr<double> logp = dist_.LogProb(s.actions);
+      if (!logp.ok()) return logp.status();
+      const double r = std::exp(*logp - s.old_log_prob);
+      const double a = s.advantage;
+      const double unclipped = r * a;
+      const double clipped = std::clamp(r, 1.0 - o_.clip, 1.0 + o_.clip) * a;
+      const double dloss_dlogp = unclipped <= clipped ? -a * r * inv_n : 0.0;
+      dlogits_.setZero();
+      std::span<double> dl(dlogits_.data(), dlogits_.size());
+      dist_.AddLogProbGrad(s.actions, dloss_dlogp, dl);
+      if (o_.entropy != 0) dist_.AddEntropyGrad(-o_.entropy * inv_n, dl);
+      st = net.Backward(dlogits_);
+      if (!st.ok()) return st;
+    }
+    adam_.Step(nn::CosineLr(o_.lr, 0.0, step_, life_steps_));
+    net.ZeroGrad();
+    ++step_;
+  }
+  ++stats_->updates;
+  buffer_.clear();
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
+  Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
+                                     "restarts", "chunks", "converge", "alpha", "beta", "invalid",
+                                     "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
+                                     "prior_from", "ordinal", "relbatch", "prior0"});
+  if (!keys.ok()) return keys;
+  RlOptions d;
+  RlOptions o;
+  const int64_t elites = spec.Int("elites", d.elites);
+  const int64_t embed = spec.Int("embed", d.embed);
+  const int64_t hidden = spec.Int("hidden", d.hidden);
+  const int64_t attn = spec.Int("attn", d.attn_heads);
+  const int64_t chunks = spec.Int("chunks", d.chunks);
+  const int64_t rollout = spec.Int("rollout", d.rollout);
+  const int64_t epochs = spec.Int("epochs", d.epochs);
+  o.mask = spec.Bool("mask", d.mask);
+  o.shaping = spec.Bool("shaping", d.shaping);
+  o.restarts = spec.Bool("restarts", d.restarts);
+  o.converge = spec.Double("converge", d.converge);
+  o.alpha = spec.Double("alpha", d.alpha);
+  o.beta = spec.Double("beta", d.beta);
+  o.invalid_reward = spec.Double("invalid", d.invalid_reward);
+  o.lr = spec.Double("lr", d.lr);
+  o.clip = spec.Double("clip", d.clip);
+  o.entropy = spec.Double("ent", d.entropy);
+  o.decay = spec.Double("decay", d.decay);
+  o.prior = spec.Double("prior", d.prior);
+  o.prior0 = spec.Double("prior0", o.prior);
+  o.ordinal = spec.Bool("ordinal", d.ordinal);
+  o.relbatch = spec.Bool("relbatch", d.relbatch);
+  const int64_t prior_from = spec.Int("prior_from", d.prior_from);
+  Status values = SpecValueError(spec);
+  if (!values.ok()) return values;
+  auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
+    if (v < lo || v > hi)
+      return Status::InvalidArgument(
+          fmt::format("searcher 'rl': option {}={} is out of range [{}, {}]", key, v, lo, hi));
+    return Status::Ok();
+  };
+  // Upper limits keep the network and the observation within sane sizes (a 4096-wide network
+  // would take hours for a 4,000-call search).
+  for (Status st : {range("elites", elites, 1, 256), range("embed", embed, 1, 4096),
+                    range("hidden", hidden, 1, 4096), range("attn", attn, 1, 4096),
+                    range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
+                    range("epochs", epochs, 1, 100),
+                    range("prior_from", prior_from, 0, 1000)}) {
+    if (!st.ok()) return st;
+  }
+  o.elites = static_cast<int>(elites);
+  o.embed = static_cast<int>(embed);
+  o.hidden = static_cast<int>(hidden);
+  o.attn_heads = static_cast<int>(attn);
+  o.chunks = static_cast<int>(chunks);
+  o.rollout = static_cast<int>(rollout);
+  o.epochs = static_cast<int>(epochs);
+  o.prior_from = static_cast<int>(prior_from);
+  if (o.embed % o.attn_heads != 0)
+    return Status::InvalidArgument(fmt::format(
+        "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
+  auto positive = [](const char* key, double v) -> Status {
+    if (!(v > 0))
+      return Status::InvalidArgument(fmt::format("searcher 'rl': option {}={} must be > 0", key, v));
+    return Status::Ok();
+  };
+  for (Status st : {positive("alpha", o.alpha), positive("lr", o.lr), positive("clip", o.clip)}) {
+    if (!st.ok()) return st;
+  }
+  if (!(o.converge > 0 && o.converge <= 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option converge={} must be in (0, 1]", o.converge));
+  if (!(o.decay >= 0 && o.decay < 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option decay={} must be in [0, 1)", o.decay));
+  if (!(o.prior >= 0 && o.prior < 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option prior={} must be in [0, 1)", o.prior));
+  if (o.prior > 0 && !(o.prior0 > 0 && o.prior0 < 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option prior0={} must be in (0, 1)", o.prior0));
+  if (o.beta < 0 || o.entropy < 0)
+    return Status::InvalidArgument("searcher 'rl': options beta and ent must be >= 0");
+  if (o.invalid_reward >= 0)
+    return Status::InvalidArgument(fmt::format(
+        "searcher 'rl': option invalid={} must be negative", o.invalid_reward));
+  return o;
+}
+
+std::string RlSpecText(const RlOptions& o) {
+  return fmt::format(
+      "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
+      "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={})",
+      o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
+      o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
+      o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0);
+}
+
+SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
+                                uint64_t seed, Observer* observer) {
+  Objective obj(sim, space, budget, observer);
+  stats_ = RlStats{};
+  std::string note;
+  if (!obj.Done()) {
+    RlRun run(options_, space, seed, &obj, &stats_);
+    Status st = run.Run();
+    if (!st.ok()) note = "rl stopped early: " + st.message();
+  }
+  SearchResult r = obj.Finish(name());
+  if (note.empty()) {
+    note = fmt::format("{} networks ({} ended by convergence), {} of {} proposals invalid",
+                       stats_.networks, stats_.early_exits, stats_.invalid, stats_.proposals);
+  }
+  r.note = note;
+  return r;
+}
+
+StatusOr<std::unique_ptr<Searcher>> MakeRlSearcher(const SearcherSpec& spec) {
+  StatusOr<RlOptions> o = ParseRlOptions(spec);
+  if (!o.ok()) return o.status();
+  return std::unique_ptr<Searcher>(std::make_unique<RlSearcher>(*o));
+}
+
+}  // namespace l2s
