@@ -49,6 +49,7 @@ SPEED_RULES = [
 ]
 REQUIRED_BENCH = [(b, p) for b, p, _, _, _ in SPEED_RULES]
 SEARCHERS = ["rl", "sa", "rw"]  # budgeted searchers shown per seed
+OWN_PAGE, OWN_FIGURES = "docs/RESULTS.md", "docs/results/"  # what this script writes
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -76,6 +77,20 @@ def read_meta(raw):
                     k, v = line.rstrip("\n").split("=", 1)
                     meta[k] = v
     return meta
+
+
+def dirty_paths(raw):
+    """Paths `git status --porcelain` listed when the run started, minus this script's outputs."""
+    path = os.path.join(raw, "git-status.txt")
+    if not os.path.exists(path):
+        return None
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            p = line[3:].strip()
+            if p and not (p == OWN_PAGE or p.startswith(OWN_FIGURES)):
+                out.append(line.rstrip("\n"))
+    return out
 
 
 def last_error_line(raw, job_id):
@@ -277,9 +292,15 @@ class Compare:
 # ------------------------------------------------------------------------------------------------
 # Page sections
 
-def section_run(meta, mach, manifest, benches):
-    dirty = meta.get("dirty_paths", "?")
+def section_run(meta, mach, manifest, benches, dirty):
     commit = meta.get("commit", "unknown")
+    if dirty is None:
+        tree = " (working-tree state not recorded)"
+    elif not dirty:
+        tree = " (clean tree)"
+    else:
+        tree = (" + uncommitted changes when the run started (%d paths: %s)" %
+                (len(dirty), ", ".join("`%s`" % d for d in dirty)))
     bench_load = []
     for name, (data, _) in benches.items():
         if data and "context" in data and data["context"].get("load_avg"):
@@ -290,9 +311,7 @@ def section_run(meta, mach, manifest, benches):
          (" --quick" if meta.get("mode") == "quick" else "")),
         ("started / finished", "%s / %s" % (meta.get("started_utc", "?"),
                                              meta.get("finished_utc", "?"))),
-        ("git commit", "`%s`%s" % (commit, "" if dirty == "0" else
-                                    " + uncommitted changes in %s paths (tree dirty at start)"
-                                    % dirty)),
+        ("git commit", "`%s`%s" % (commit, tree)),
         ("CPU", mach["cpu_model"]),
         ("cores", "%d logical CPUs in /proc/cpuinfo (%s physical cores), %d usable by this run"
          % (mach["logical"], mach["physical"], mach["usable"])),
@@ -477,8 +496,8 @@ def bench_rows(benches):
         if failure and not data:
             for b, p, what, _, _ in SPEED_RULES:
                 if b == binary:
-                    rows.append([binary, p + "*", what, "—", failure, "—", failure.split(" ")[0]
-                                 if failure == "not built" else "FAILED"])
+                    rows.append([binary, p + "*", what, "—", failure, "—",
+                                 "not built" if failure == "not built" else "FAILED"])
                     covered.add((b, p))
             continue
         for bm in (data or {}).get("benchmarks", []):
@@ -599,6 +618,13 @@ def summary_bullets(paper_all, beyond):
                            "%.1f%%), worst single seed %.1f%%." % (
                                n.upper(), group, 100 * statistics.fmean(f[0] for f in fr),
                                100 * min(f[0] for f in fr), 100 * min(f[2] for f in fr)))
+    everything = [c for c in ok + beyond if c.ok() and not c.no_valid() and c.norm_rw("oracle")]
+    if everything:
+        top = max(everything, key=lambda c: c.norm_rw("oracle"))
+        out.append("The widest gap between random walk and the optimum is on %s: oracle %.2fx "
+                   "random walk, RL %.2fx, SA %.2fx." % (
+                       top.label, top.norm_rw("oracle"), top.norm_rw("rl") or 0,
+                       top.norm_rw("sa") or 0))
     both = [c for c in ok + beyond if c.ok() and c.megatron and c.oracle]
     if both:
         gain = max(ratio(c.oracle, c.megatron) for c in both)
@@ -657,7 +683,7 @@ def main():
         "the end, except the paper's own figures (quoted from the paper) and the speed targets. "
         "Do not edit by hand; rerun the script.\n",
         section_left_out(manifest),
-        section_run(meta, mach, manifest, benches),
+        section_run(meta, mach, manifest, benches, dirty_paths(raw)),
         "## Summary\n",
         summary_bullets(paper + paper24k, beyond),
         rl_spec_line(all_compares),

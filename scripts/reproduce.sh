@@ -69,9 +69,8 @@ t_start="$(now)"
 meta_kv mode "$([ "$quick" = 1 ] && echo quick || echo full)"
 meta_kv started_utc "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 meta_kv commit "$(git -C "$here" rev-parse HEAD 2>/dev/null || echo unknown)"
-# Dirty state taken before this script writes anything into the tree.
-dirty_paths="$(git -C "$here" status --porcelain 2>/dev/null | wc -l | tr -d ' ')"
-meta_kv dirty_paths "$dirty_paths"
+# Dirty state taken before this script writes anything into the tree (make_results.py ignores
+# the page and figures this script itself writes).
 git -C "$here" status --porcelain 2>/dev/null >"$raw/git-status.txt" || true
 meta_kv loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta_kv build_dir "$build"
