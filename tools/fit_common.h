@@ -90,9 +90,11 @@ inline void RoundAll(std::vector<Param>& ps) {
 
 // The largest 6-significant-digit number not above v (v > 0).
 inline double FloorTo6(double v) {
-  double r = Round6(v);
-  while (r > v) r = Round6(r - std::fabs(r) * 1e-6);
-  return r;
+  const double r = Round6(v);
+  if (r <= v) return r;
+  // One unit in the 6th significant digit below the rounded value (which lies above v).
+  const double unit = std::pow(10.0, std::floor(std::log10(std::fabs(r))) - 5);
+  return Round6(r - unit);
 }
 
 // Re-imposes a knot-table constraint after rounding: t[j+1] <= 2 t[j] (rounding can turn an

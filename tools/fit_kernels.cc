@@ -270,7 +270,8 @@ std::string DecodeText(const AttnDecodeCoeffs& a) {
       "       .seq_s = {}, .eff_compute = {}, .par_half = {},\n"
       "       .block_keys = {}, .max_blocks = {},\n"
       "       .eff_keys = {{{},\n                    {}}}}}",
-      Num(a.overhead_s), Num(a.max_group), Num(a.window_skip), Arr(a.seq_s), Arr(a.eff_compute), Arr(a.par_half), Arr(a.block_keys), Arr(a.max_blocks),
+      Num(a.overhead_s), Num(a.max_group), Num(a.window_skip), Arr(a.seq_s), Arr(a.eff_compute),
+      Arr(a.par_half), Arr(a.block_keys), Arr(a.max_blocks),
       Arr(a.eff_keys[0]), Arr(a.eff_keys[1]));
 }
 
@@ -362,7 +363,8 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
     out.report.push_back(Score<calib::AttnRow>(
         i == 0 ? "generation_attention kv bf16" : "generation_attention kv fp8", rows,
         [&](const auto& r) { return calib::PredictGeneration(c, gpu, r); }));
-    fmt::print(stderr, "{} {} median {:.1f}%\n", set, out.report.back().table, 100 * out.report.back().e.median_ape);
+    fmt::print(stderr, "{} {} median {:.1f}%\n", set, out.report.back().table,
+               100 * out.report.back().e.median_ape);
   }
 
   }

@@ -74,7 +74,8 @@ struct AttnPrefillCoeffs {
 // max_group; one stream per (sequence, query head), CUDA cores). With path p:
 //   t = overhead_s + seq_s[p] * streams
 //       + smax( flops / (peak_bf16 * eff_compute[p]),
-//               kv_bytes / (hbm_bw * eff_keys[p](keys)) + (kv_bytes * par_half[p] / ctas + qo_bytes) / hbm_bw )
+//               kv_bytes / (hbm_bw * eff_keys[p](keys))
+//               + (kv_bytes * par_half[p] / ctas + qo_bytes) / hbm_bw )
 // kv_bytes = batch * keys * 2 * kv_heads * head_dim * kv_bytes_per_elem, qo_bytes = 4 batch heads
 // head_dim, flops = 4 * batch * heads * head_dim * keys; keys = kv_len, or with a window W
 // min(kv_len, W) + window_skip * (kv_len - min(kv_len, W)) (the kernel still walks the pages it
@@ -143,8 +144,10 @@ double AttnPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, doub
 // Decode attention: one new token per sequence attending kv_len cached keys.
 double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
                          double kv_heads, double head_dim, double window, DType kv);
-// MLA with DeepSeek-V3 geometry generalised by the ModelSpec dims passed in. Prefill assumes a
-// bf16 latent cache (the measured bf16/fp8 cache difference is below 10%).
+// MLA with DeepSeek-V3 geometry generalised by the ModelSpec dims passed in. The measured MLA
+// attention always computes in bf16; for prefill `compute` = kFP8 selects the fit for an FP8
+// latent cache (its write and handling make prefill ~19% slower at the median), kBF16 the bf16
+// one. For decode `kv` is the latent-cache dtype.
 double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
                          double qk_head_dim, double v_head_dim, DType compute);
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
