@@ -5,3 +5,6 @@ target_link_libraries(l2s_sim PUBLIC l2s_sim_kernels l2s_strategy l2s_model l2s_
 if(L2S_BUILD_TESTS)
   l2s_test(simulator_test simulator_test.cc LIBS l2s_sim)
 endif()
+if(L2S_BUILD_TESTS)
+  l2s_test(simulator_alloc_test alloc_test.cc LIBS l2s_sim)
+endif()
