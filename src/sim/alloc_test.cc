@@ -28,23 +28,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace l2s {
 namespace {
 
-ClusterSpec H100s(int n) {
-  ClusterSpec c;
-  c.name = "h100-test";
-  c.gpu.name = "h100";
-  c.gpu.bf16_flops = 989e12;
-  c.gpu.fp8_flops = 1979e12;
-  c.gpu.hbm_bytes = 80 * kGiB;
-  c.gpu.hbm_bw = 3.35e12;
-  c.gpu.nvlink_bw = 450e9;
-  c.gpu.calibration = "h100_sxm";
-  c.num_gpus = n;
-  c.gpus_per_domain = 8;
-  c.scaleout_bw = 50e9;
-  c.nvlink_latency = 3e-6;
-  c.scaleout_latency = 5e-6;
-  return c;
-}
+using testing::H100s;
 
 TEST(SimulatorAlloc, EvaluateAllocatesNothing) {
 #if defined(__SANITIZE_ADDRESS__)

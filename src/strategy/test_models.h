@@ -2,9 +2,29 @@
 // preset tables so that a preset typo cannot hide a layout bug). Figures from the HF configs.
 #pragma once
 
+#include "hw/hw.h"
 #include "model/model.h"
 
 namespace l2s::testing {
+
+// H100 SXM nodes of 8 with the figures of ../shared/reference/HARDWARE.md.
+inline ClusterSpec H100s(int n) {
+  ClusterSpec c;
+  c.name = "h100-test";
+  c.gpu.name = "h100";
+  c.gpu.bf16_flops = 989e12;
+  c.gpu.fp8_flops = 1979e12;
+  c.gpu.hbm_bytes = 80 * kGiB;
+  c.gpu.hbm_bw = 3.35e12;
+  c.gpu.nvlink_bw = 450e9;
+  c.gpu.calibration = "h100_sxm";
+  c.num_gpus = n;
+  c.gpus_per_domain = 8;
+  c.scaleout_bw = 50e9;
+  c.nvlink_latency = 3e-6;
+  c.scaleout_latency = 5e-6;
+  return c;
+}
 
 // Llama-3.1-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, head_dim 128, FFN 28672 (SwiGLU),
 // vocab 128256, untied.
