@@ -129,10 +129,11 @@ class RlRun {
 
   // Network lifetime.
   int64_t life_start_ = 0;            // call count when the current network started
-  int64_t life_len_ = 0;              // calls a lifetime may last
+  int64_t chunk_len_ = 0;             // ceil(budget / chunks)
+  int64_t life_len_ = 0;              // calls a lifetime may last (chunk_len_, or the budget)
   int64_t life_steps_ = 0;            // gradient steps planned in a full lifetime (lr schedule)
   int64_t step_ = 0;                  // gradient steps taken in this lifetime
-  bool prior_on_ = false;             // the elite prior applies in this lifetime
+  bool prior_on_ = false;             // the elite prior applies to the next proposal
   bool baseline_set_ = false;
   double baseline_ = 0;               // EMA of rewards
   double dev2_ = 0;                   // EMA of (reward - baseline)^2
@@ -180,12 +181,11 @@ Status RlRun::Run() {
   adam_ = std::move(adam).value();
 
   const int64_t budget = obj_->budget();
-  life_len_ = o_.restarts ? (budget + o_.chunks - 1) / o_.chunks : budget;
-  life_len_ = std::max<int64_t>(life_len_, 1);
+  chunk_len_ = std::max<int64_t>((budget + o_.chunks - 1) / o_.chunks, 1);
+  life_len_ = o_.restarts ? chunk_len_ : std::max<int64_t>(budget, 1);
   life_steps_ = (life_len_ + o_.rollout - 1) / o_.rollout * o_.epochs;
   buffer_.reserve(o_.rollout);
   stats_->networks = 1;
-  prior_on_ = o_.prior > 0 && o_.prior_from == 0;
 
   while (!obj_->Done()) {
     // Every iteration either starts a lifetime and then charges one call, or charges one call.
@@ -193,6 +193,11 @@ Status RlRun::Run() {
       if (converged_) ++stats_->early_exits;
       StartNetwork();
     }
+    // The elite prior starts with lifetime `prior_from`, or, without restarts, after as many
+    // chunks of calls. Each sample stores the prior it was drawn with, so a switch in the middle
+    // of a rollout keeps the PPO ratios exact.
+    prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
+                                 obj_->calls() >= o_.prior_from * chunk_len_);
     BuildObservation();
     Propose();
     const Evaluation& e = obj_->EvaluateEncoded(action_);
@@ -232,7 +237,6 @@ void RlRun::StartNetwork() {
   life_start_ = obj_->calls();
   step_ = 0;
   converged_ = false;
-  prior_on_ = o_.prior > 0 && stats_->networks - 1 >= o_.prior_from;
   baseline_set_ = false;
   baseline_ = 0;
   dev2_ = 0;

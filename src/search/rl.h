@@ -1,5 +1,6 @@
 // The RL searcher: the paper's method (PAPER.md, "Policy", "Reward", "Early exit and restarts"),
-// a PPO-trained attention policy over the elite history, with prefix masking added.
+// a PPO-trained attention policy over the elite history, plus three changes measured in
+// docs/RL_STUDY.md: prefix masking, an elite prior on the logits, and PPO/learning-rate settings.
 //
 // One search, step by step:
 //   1. Observation: the top-T valid strategies found so far, best first, one row each:
@@ -7,32 +8,45 @@
 //      a [rows, K + 1] matrix. Padding: while fewer than T elites exist, the rows are just the
 //      elites there are (mean pooling over a set makes this the same as repeating them); with no
 //      elite yet the observation is one all-zero row.
-//   2. Policy: nn::PolicyNet (linear embedding -> one encoder block -> mean pool -> MLP -> one
-//      categorical head per sub-action). Heads are sampled in the space's fixed order; with
-//      masking on, each head's logits are restricted to space.Mask(earlier choices), so every
-//      proposal is structurally valid (memory/SLO failures remain possible).
-//   3. Every proposal is one Objective::Evaluate call: no cache, repeated proposals are charged.
-//   4. Reward: raw = value / reference value (the first valid value of the search; invalid = 0
-//      never enters), r = alpha * raw + beta * (raw - b) with b the best raw value before this
-//      proposal (b = raw for the first valid one); invalid proposals get `invalid_reward`.
-//   5. PPO: every `rollout` proposals, `epochs` gradient steps of the clipped surrogate with an
-//      entropy bonus (nn/ppo.h); advantage = (r - baseline) / scale, where baseline and scale are
-//      exponential moving averages of the reward and of its squared deviation (reset with each
-//      network). Adam, lr cosine-annealed from `lr` to 0 over one network's lifetime.
-//   6. Elites: a valid proposal better than the worst of T elites replaces it; a strategy already
+//   2. Policy: pi(a_h | obs, a_<h) = softmax(net_h(obs) + prior_h(obs, a_<h)), heads sampled in
+//      the space's fixed order. net is nn::PolicyNet (linear embedding -> one encoder block ->
+//      mean pool -> MLP -> one categorical head per sub-action). With masking on, each head is
+//      restricted to space.Mask(earlier choices), so every proposal is structurally valid
+//      (memory/SLO failures remain possible).
+//   3. Elite prior (prior > 0; not in the paper): a fixed function of the observation and the
+//      earlier choices that makes the policy a mutation distribution around the elites, which the
+//      network then corrects. Per head, averaged over the elites: categorical heads (sp, dims) add
+//      kappa = ln(q (n - 1) / (1 - q)) to the elite's option (probability q against n - 1 equal
+//      others); ordered heads (pp, tp, ep, batch; ordinal=1) add -gamma |i - elite's option| with
+//      gamma = ln(2 q / (1 - q)) (mostly one-step moves); with relbatch=1 the batch head points at
+//      the batch keeping the elite's sequences per GPU (batch / tp) under the tp just chosen, so a
+//      tp move follows the memory ridge. q is annealed from prior0 to prior over each lifetime. It
+//      applies from lifetime `prior_from` on (lifetime 0 explores as in the paper), or without
+//      restarts after prior_from chunks of calls.
+//   4. Every proposal is one Objective::Evaluate call: no cache, repeated proposals are charged.
+//   5. Reward: raw = value / reference value (the first valid value of the search),
+//      r = alpha * raw + beta * (raw - b) with b the best raw value before this proposal
+//      (b = raw for the first valid one); invalid proposals get `invalid_reward`.
+//   6. PPO: every `rollout` proposals, `epochs` gradient steps of the clipped surrogate with an
+//      entropy bonus (the loss of nn/ppo.h over net + prior); advantage = (r - baseline) / scale,
+//      baseline and scale being exponential moving averages of the reward and of its squared
+//      deviation (reset with each network). Adam (gradient norm clipped at 0.5), lr
+//      cosine-annealed from `lr` to 0 over one lifetime.
+//   7. Elites: a valid proposal better than the worst of T elites replaces it; a strategy already
 //      among the elites is never added twice.
-//   7. Restarts: the budget is cut into `chunks` network lifetimes of ceil(budget / chunks) calls.
+//   8. Restarts: the budget is cut into `chunks` network lifetimes of ceil(budget / chunks) calls.
 //      A lifetime also ends early once the policy has converged (the top option of every head,
 //      in the distribution of the latest proposal, has probability >= converge). A new network is
-//      drawn from a seed derived from (search seed, network index) and Adam is reset; elites, the
+//      drawn from a seed derived from (search seed, lifetime index) and Adam is reset; elites, the
 //      reference value and the incumbent b are kept. Lifetimes continue until the budget is spent
 //      (early exits free calls for further networks). restarts=0: one network for the whole
 //      budget, no early exit.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
-// Spec options (all optional): rl(elites=T, embed=d, hidden=h, attn=heads, mask=1, shaping=1,
-//   restarts=1, chunks=5, converge=0.95, alpha=1, beta=1, invalid=-1, lr=1e-3, rollout=2,
-//   epochs=2, clip=0.2, ent=0.01, decay=0.9); defaults are RlOptions{} below.
+// Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
+//   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
+//      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
+//      relbatch)
 #pragma once
 
 #include <cstdint>
@@ -44,28 +58,29 @@
 
 namespace l2s {
 
+// Defaults marked (*) differ from the paper's; docs/RL_STUDY.md has the measurements behind them.
 struct RlOptions {
-  int elites = 8;            // T, rows of the observation (the paper uses 3)
-  int embed = 64;            // d, embedding width (paper: 256)
-  int hidden = 64;           // hidden width of the encoder block's MLP (paper: 256)
+  int elites = 8;            // (*) T, rows of the observation (paper: 3)
+  int embed = 64;            // (*) d, embedding width (paper: 256; 256 costs ~10 s per search)
+  int hidden = 64;           // (*) hidden width of the encoder block's MLP (paper: 256)
   int attn_heads = 4;        // attention heads; must divide embed
-  bool mask = true;          // prefix masking of the heads (off: the paper's unmasked sampling)
+  bool mask = true;          // (*) prefix masking of the heads (paper: unmasked)
   bool shaping = true;       // off: beta = 0
   bool restarts = true;      // off: one network for the whole budget, no early exit
   int chunks = 5;            // network lifetimes the budget is cut into (paper: 5)
   double converge = 0.95;    // top-option probability that counts as converged (paper: 0.95)
-  double alpha = 1.0;        // weight of the normalised throughput
-  double beta = 1.0;         // weight of the improvement over the incumbent
-  double invalid_reward = -1.0;
-  double lr = 1e-4;          // initial Adam learning rate (paper: 1e-3, cosine annealing)
-  int rollout = 8;           // proposals per update (paper: 2)
+  double alpha = 1.0;        // weight of the normalised throughput (paper: alpha > 0, no value)
+  double beta = 1.0;         // weight of the improvement over the incumbent (paper: beta > 0)
+  double invalid_reward = -1.0;  // "a large negative reward": below any valid raw value (>= 0)
+  double lr = 1e-4;          // (*) initial Adam learning rate, cosine-annealed (paper: 1e-3)
+  int rollout = 8;           // (*) proposals per update (paper: 2)
   int epochs = 2;            // gradient steps per update (paper: 2)
   double clip = 0.2;         // PPO clip range (Stable-Baselines3 default)
-  double entropy = 0.01;     // entropy bonus coefficient
-  double decay = 0.9;        // EMA factor of the reward baseline and scale
-  double prior = 0.8;        // elite prior: probability of an elite's option (0 = off)
+  double entropy = 0.01;     // entropy bonus (PPO paper's Atari setting, Schulman et al. 2017)
+  double decay = 0.9;        // EMA factor of the reward baseline and scale (~10-update memory)
+  double prior = 0.8;        // (*) elite prior keep probability q (0 = off, the paper's policy)
   double prior0 = 0.8;       // keep probability at the start of a lifetime (annealed to prior)
-  int prior_from = 1;        // first network lifetime (0-based) that uses the elite prior
+  int prior_from = 1;        // first lifetime (0-based) using the elite prior (see 3. above)
   bool ordinal = true;       // ordered heads (pp, tp, ep, batch): prior decays with distance
   bool relbatch = true;      // batch prior keeps the elite's sequences per GPU (batch / tp)
 };
