@@ -145,7 +145,7 @@ class Solver {
     r.searcher = "oracle";
     r.found = has_best_;
     if (has_best_) {
-      r.best = best_;
+      r.best = Canonical(sim_.problem().model, best_);
       r.eval = best_eval_;
     }
     r.calls = calls_;

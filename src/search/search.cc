@@ -52,7 +52,8 @@ SearchResult Objective::Finish(std::string searcher) const {
   r.searcher = std::move(searcher);
   r.found = has_best_;
   if (has_best_) {
-    r.best = best_;
+    // Equivalent choices (dims over one-GPU groups, sp at tp=1) are reported canonically.
+    r.best = Canonical(sim_.problem().model, best_);
     r.eval = best_eval_;
   }
   r.calls = calls_;

@@ -281,6 +281,32 @@ TEST(Simulator, OperatorGroupsAreSeparable) {
   }
 }
 
+// Canonical() only rewrites choices without effect, so it never changes an evaluation.
+TEST(Simulator, CanonicalStrategiesEvaluateIdentically) {
+  std::mt19937_64 rng(31);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(6)};
+  int changed = 0;
+  for (const ModelSpec& m : models) {
+    auto space = StrategySpace::Make(m, 16, SpaceOptions{});
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kServe}) {
+      Simulator sim(MakeProblem(m, 16, mode));
+      for (int i = 0; i < 300; ++i) {
+        const Strategy s = RandomStrategy(*space, rng);
+        const Strategy c = Canonical(m, s);
+        changed += c == s ? 0 : 1;
+        const int b = 1 + static_cast<int>(rng() % 8);
+        const Evaluation es = sim.EvaluateAtBatch(s, b), ec = sim.EvaluateAtBatch(c, b);
+        EXPECT_EQ(es.verdict, ec.verdict) << ToText(s);
+        EXPECT_DOUBLE_EQ(es.stage_s, ec.stage_s) << ToText(s) << " vs " << ToText(c);
+        EXPECT_DOUBLE_EQ(es.mem_bytes, ec.mem_bytes) << ToText(s);
+        EXPECT_EQ(Canonical(m, c), c);  // idempotent
+      }
+    }
+  }
+  EXPECT_GT(changed, 100);  // the property was exercised on strategies it rewrites
+}
+
 TEST(Simulator, SloViolationsAreInvalidWithReason) {
   Problem p = MakeProblem(testing::Llama70B(), 8, Mode::kServe);
   p.workload.isl = 1024;

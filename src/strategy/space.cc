@@ -120,6 +120,20 @@ void ClearAbsentOps(const ModelSpec& m, Strategy* s) {
   }
 }
 
+Strategy Canonical(const ModelSpec& m, const Strategy& s) {
+  Strategy c = s;
+  const auto megatron = MegatronDims();
+  const int etp = s.ep > 0 ? s.tp * s.dp / s.ep : 1;
+  for (int i = 0; i < kNumOps; ++i) {
+    const Op op = static_cast<Op>(i);
+    const bool expert = op == Op::kMoeFfn1 || op == Op::kMoeFfn2;
+    if ((expert ? etp : s.tp) <= 1) c.dims[i] = megatron[i];
+  }
+  if (s.tp <= 1) c.sp = false;
+  ClearAbsentOps(m, &c);
+  return c;
+}
+
 StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
                                             const SpaceOptions& opt) {
   if (num_gpus <= 0) {

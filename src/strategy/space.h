@@ -44,6 +44,12 @@ std::vector<std::string> StrategyNotes(const ModelSpec& m, const Strategy& s);
 // Megatron's, so e.g. a dense model gets moe_ffn1=dim1; StrategySpace::Encode/Check reject that).
 void ClearAbsentOps(const ModelSpec& m, Strategy* s);
 
+// Strategies that differ only in choices without effect run identically: the dims of operators
+// whose group is a single GPU (the tp group for dense operators, the expert-TP group for expert
+// FFNs) and sp when tp = 1. Canonical returns the representative with Megatron's dims there,
+// sp off and absent operators none, so that equivalent plans print the same.
+Strategy Canonical(const ModelSpec& m, const Strategy& s);
+
 struct SpaceOptions {
   int max_batch = 1024;      // largest batch option (powers of two from 1)
   bool search_batch = true;  // false: the batch head has the single option `fixed_batch`
