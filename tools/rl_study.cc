@@ -7,16 +7,19 @@
 //
 //   rl_study [--scenario gpt-moe-1.2t:16k ...] [--seeds 10] [--budget 4000] [--gpus 1024]
 //            [--rl "rl"] [--baselines rw,sa] [--ablation "rl(elites=3)" ...] [--ablations]
-//            [--jobs 2] [--no-oracle] [--json]
+//            [--jobs 2] [--no-oracle] [--landscape] [--json]
 //
 // Default scenarios: the paper's six (gpt-moe-1.2t and gpt-moe-1.6t, decode at 16k, 32k, 64k).
 // Seeds are 1..N. Batch is searched over powers of two up to 1024 (SpaceOptions defaults).
 // --jobs runs seeds of one searcher on that many threads (every search is single-threaded and
 // independent; results do not depend on --jobs). --ablations adds the standard ablation set of
-// docs/RL_STUDY.md (kStandardAblations below).
+// docs/RL_STUDY.md (kStandardAblations below). --landscape evaluates every structurally valid
+// strategy of each scenario once (~40 s per paper scenario) and counts those within 0.1%, 1% and
+// 5% of the best: how needle-like the target is.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +41,7 @@ namespace {
 // "paper", which is the paper's configuration (T = 3, no elite prior, rollout 2, lr 1e-3) with
 // prefix masking and the default network size.
 const std::vector<std::string> kStandardAblations = {
-    "rl(elites=3)",    "rl(mask=0)",     "rl(shaping=0)",   "rl(restarts=0)",
+    "rl(elites=8)",    "rl(mask=0)",     "rl(shaping=0)",   "rl(restarts=0)",
     "rl(prior=0)",     "rl(ordinal=0)",  "rl(relbatch=0)",  "rl(lr=1e-3)",
     "rl(lr=1e-12)",    "rl(prior=0,elites=3,rollout=2,lr=1e-3)"};
 
@@ -68,6 +71,58 @@ StatusOr<Scenario> ParseScenario(const std::string& text) {
   if (s.context <= 0) return Status::InvalidArgument(fmt::format("scenario \"{}\": bad context", text));
   s.label = text;
   return s;
+}
+
+struct Landscape {
+  int64_t structural = 0;  // structurally valid strategies
+  int64_t valid = 0;       // ... that also fit in memory / meet the SLOs
+  double best = 0;
+  int64_t within[3] = {0, 0, 0};  // value >= (1 - 0.001 | 0.01 | 0.05) * best
+};
+
+// Exhaustive: every prefix-masked choice sequence is a structurally valid strategy.
+Landscape MapLandscape(const Simulator& sim, const StrategySpace& space) {
+  const int heads = space.num_heads();
+  std::vector<int> idx(heads, 0);
+  std::vector<float> values;
+  std::vector<std::vector<uint8_t>> masks(heads);
+  for (int h = 0; h < heads; ++h) masks[h].resize(space.head_size(h));
+  Landscape l;
+  // Iterative depth-first enumeration over the heads.
+  int h = 0;
+  std::vector<int> next(heads + 1, 0);
+  space.Mask(std::span<const int>(idx.data(), 0), 0, masks[0]);
+  next[0] = 0;
+  while (h >= 0) {
+    if (h == heads) {
+      const Evaluation e = sim.Evaluate(space.Decode(idx));
+      ++l.structural;
+      values.push_back(e.valid() ? static_cast<float>(e.tokens_per_s_per_gpu) : 0.0f);
+      --h;
+      continue;
+    }
+    int& i = next[h];
+    while (i < space.head_size(h) && !masks[h][i]) ++i;
+    if (i >= space.head_size(h)) {
+      --h;
+      continue;
+    }
+    idx[h] = i++;
+    ++h;
+    if (h < heads) {
+      space.Mask(std::span<const int>(idx.data(), h), h, masks[h]);
+      next[h] = 0;
+    }
+  }
+  for (float v : values) {
+    if (v > 0) ++l.valid;
+    l.best = std::max(l.best, static_cast<double>(v));
+  }
+  const double fr[3] = {0.001, 0.01, 0.05};
+  for (float v : values)
+    for (int k = 0; k < 3; ++k)
+      if (v > 0 && v >= (1 - fr[k]) * l.best) ++l.within[k];
+  return l;
 }
 
 struct Run {
@@ -149,6 +204,7 @@ int Main(int argc, char** argv) {
   bool json = false;
   bool no_oracle = false;
   bool standard_ablations = false;
+  bool landscape = false;
   int jobs = 1;
   app.add_option("--scenario", scenario_texts, "MODEL:CONTEXT, e.g. gpt-moe-1.2t:16k (repeatable)");
   app.add_option("--seeds", seeds, "seeds 1..N per searcher")->check(CLI::Range(1, 1000));
@@ -161,6 +217,7 @@ int Main(int argc, char** argv) {
   app.add_option("--jobs", jobs, "threads (seeds in parallel)")->check(CLI::Range(1, 64));
   app.add_flag("--ablations", standard_ablations, "add the standard ablation set");
   app.add_flag("--no-oracle", no_oracle, "skip the exact oracle");
+  app.add_flag("--landscape", landscape, "count near-optimal strategies by exhaustive evaluation");
   app.add_flag("--json", json, "print one JSON document instead of tables");
   CLI11_PARSE(app, argc, argv);
 
@@ -212,6 +269,17 @@ int Main(int argc, char** argv) {
       oracle_best = o[0].best;
       oracle_s = o[0].wall_s;
       js["oracle"] = {{"value", oracle}, {"best", oracle_best}, {"wall_s", oracle_s}};
+    }
+    if (landscape) {
+      const Landscape l = MapLandscape(sim, *space);
+      js["landscape"] = {{"structurally_valid", l.structural}, {"valid", l.valid}, {"best", l.best},
+                         {"within_0.1pct", l.within[0]}, {"within_1pct", l.within[1]},
+                         {"within_5pct", l.within[2]}};
+      if (!json) {
+        fmt::print("{} landscape: {} structurally valid, {} valid, best {:.4f}; within 0.1%: {}, "
+                   "1%: {}, 5%: {}\n", sc->label, l.structural, l.valid, l.best, l.within[0],
+                   l.within[1], l.within[2]);
+      }
     }
     std::vector<Run> mg = RunSeeds(sim, *space, "megatron", 1, budget, 1);
     megatron = mg[0].value;
