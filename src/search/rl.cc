@@ -32,18 +32,22 @@ uint64_t Mix(uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
+// The constants below are ASCII tags ("net", "sampler") separating the two seed streams.
 uint64_t NetSeed(uint64_t seed, int64_t index) {
   return Mix(Mix(seed) ^ Mix(0x6e6574ULL + static_cast<uint64_t>(index)));
 }
 uint64_t SamplerSeed(uint64_t seed) { return Mix(Mix(seed) ^ 0x73616d706c6572ULL); }
+
+// ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b near INT64_MAX.
+int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 struct Elite {
   std::vector<int> idx;  // [num_heads] encoded strategy
   double value = 0;      // tokens/s per GPU
 };
 
-// Inverse-CDF sample from the softmax of logits[begin, end) restricted to allowed[i - begin]
-// (nullptr = all allowed). Returns the chosen index relative to begin.
+// Inverse-CDF sample from the softmax of logits[0, n) restricted to the options with allowed[i]
+// (allowed == nullptr: all), u uniform in [0, 1). Returns the chosen index.
 int SampleHead(const double* logits, const uint8_t* allowed, int n, double u) {
   double mx = -INFINITY;
   for (int i = 0; i < n; ++i)
@@ -181,9 +185,9 @@ Status RlRun::Run() {
   adam_ = std::move(adam).value();
 
   const int64_t budget = obj_->budget();
-  chunk_len_ = std::max<int64_t>((budget + o_.chunks - 1) / o_.chunks, 1);
+  chunk_len_ = std::max<int64_t>(CeilDiv(budget, o_.chunks), 1);
   life_len_ = o_.restarts ? chunk_len_ : std::max<int64_t>(budget, 1);
-  life_steps_ = (life_len_ + o_.rollout - 1) / o_.rollout * o_.epochs;
+  life_steps_ = CeilDiv(life_len_, o_.rollout) * o_.epochs;
   buffer_.reserve(o_.rollout);
   stats_->networks = 1;
 
@@ -213,7 +217,7 @@ Status RlRun::Run() {
 // Elite-prior strength for a keep probability q in (0, 1):
 //   ordinal heads: the logit falls by gamma per option away from the elite's, so mutations are
 //     mostly one step; with two neighbours at e^-gamma relative weight (farther ones neglected)
-//     q = 1 / (1 + 2 e^-gamma)  <=>  gamma = ln(2 q / (1 - q));
+//     q = 1 / (1 + 2 e^-gamma)  <=>  gamma = ln(2 q / (1 - q))  (flat, gamma = 0, for q <= 1/3);
 //   categorical heads: the elite's option gets probability q against n - 1 equal others:
 //     e^k / (e^k + n - 1) = q  <=>  k = ln(q (n - 1) / (1 - q)).
 void RlRun::SetPriorStrength(double q) {
@@ -222,7 +226,7 @@ void RlRun::SetPriorStrength(double q) {
     gamma_[h] = kappa_[h] = 0;
     if (n < 2) continue;
     if (ordinal_[h]) {
-      gamma_[h] = std::log(2 * q / (1 - q));
+      gamma_[h] = std::max(0.0, std::log(2 * q / (1 - q)));
     } else {
       kappa_[h] = std::log(q * (n - 1) / (1 - q));
     }
@@ -284,7 +288,7 @@ void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
   const double w = 1.0 / static_cast<double>(elites_.size());
   for (const Elite& e : elites_) {
     const int t = EliteTarget(e, h, prefix);
-    if (gamma_[h] > 0) {
+    if (ordinal_[h]) {
       for (int i = 0; i < n; ++i) out[i] -= w * gamma_[h] * std::abs(i - t);
     } else {
       out[t] += w * kappa_[h];
