@@ -15,51 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "run_l2s.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using l2s_cli_test::Result;
+using l2s_cli_test::Slurp;
+using l2s_cli_test::Spawn;
+using l2s_cli_test::TempPath;
+using l2s_cli_test::Wait;
 
-std::string TempPath(const std::string& stem) {
-  return (fs::temp_directory_path() / (stem + "." + std::to_string(::getpid()) + ".tmp")).string();
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `l2s args...` (fork/exec, no shell), capturing stdout and stderr.
-Result RunL2s(const std::vector<std::string>& args) {
-  const std::string out = TempPath("l2s_cmp_out"), err = TempPath("l2s_cmp_err");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (std::freopen(out.c_str(), "w", stdout) == nullptr ||
-        std::freopen(err.c_str(), "w", stderr) == nullptr)
-      ::_exit(127);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(L2S_BIN));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(L2S_BIN, argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+Result RunL2s(const std::vector<std::string>& args) { return l2s_cli_test::RunL2s(args, "l2s_cmp"); }
 
 int Count(const std::string& s, const std::string& needle) {
   int n = 0;
@@ -122,8 +90,9 @@ TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
     EXPECT_DOUBLE_EQ(s["min"].get<double>(), lo);
     EXPECT_DOUBLE_EQ(s["max"].get<double>(), hi);
     EXPECT_GE(s["mean_wall_s"].get<double>(), 0);
-    if (!budget_free)
+    if (!budget_free) {
       for (const auto& c : s["per_seed_calls"]) EXPECT_LE(c.get<int>(), budget);
+    }
     // rw is in the list: everything is normalised to it (when it found anything).
     if (j["searchers"]["rw"]["mean"].get<double>() > 0) {
       ASSERT_TRUE(s["normalised_to_rw"].is_number());
@@ -159,7 +128,9 @@ TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
     const double value = std::stod(line.substr(c3 + 1));
     const long call = std::stol(line.substr(c2 + 1, c3 - c2 - 1));
     EXPECT_GE(call, 1) << line;
-    if (last.count(run)) EXPECT_GE(value, last[run]) << line;
+    if (last.count(run)) {
+      EXPECT_GE(value, last[run]) << line;
+    }
     last[run] = value;
   }
   EXPECT_GT(rows, 0);

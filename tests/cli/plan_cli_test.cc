@@ -22,60 +22,19 @@
 #include "cli/progress.h"
 #include "strategy/strategy.h"
 
+#include "run_l2s.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;  // exit status; 128 + signal when killed
-  std::string out, err;
-};
+using l2s_cli_test::Result;
+using l2s_cli_test::Slurp;
+using l2s_cli_test::Spawn;
+using l2s_cli_test::TempPath;
+using l2s_cli_test::Wait;
 
-std::string TempPath(const std::string& stem) {
-  return (fs::temp_directory_path() / (stem + "." + std::to_string(::getpid()) + ".tmp")).string();
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Starts `l2s args...` with stdout and stderr redirected to files; returns the child's pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path,
-            const std::string& err_path) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::FILE* o = std::freopen(out_path.c_str(), "w", stdout);
-    std::FILE* e = std::freopen(err_path.c_str(), "w", stderr);
-    if (o == nullptr || e == nullptr) ::_exit(127);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(L2S_BIN));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(L2S_BIN, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-Result Wait(pid_t pid, const std::string& out_path, const std::string& err_path) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
-  fs::remove(out_path);
-  fs::remove(err_path);
-  return r;
-}
-
-Result RunL2s(const std::vector<std::string>& args) {
-  const std::string out = TempPath("l2s_plan_out"), err = TempPath("l2s_plan_err");
-  return Wait(Spawn(args, out, err), out, err);
-}
+Result RunL2s(const std::vector<std::string>& args) { return l2s_cli_test::RunL2s(args, "l2s_plan"); }
 
 int CountLines(const std::string& s) {
   int n = 0;
