@@ -334,8 +334,7 @@ def rl_spec_line(compares):
     for c in compares:
         s = c.s("rl") if c.ok() else None
         if s:
-            return ("`rl` ran as `%s` (the RL searcher is still being tuned: its numbers move "
-                    "with it).\n" % s["spec"])
+            return "`rl` ran as `%s` (its defaults: docs/RL_STUDY.md).\n" % s["spec"]
     return ""
 
 
