@@ -4,10 +4,11 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$here/build"
-args=()
+# Tests and benchmarks on explicitly: scripts/plan.sh configures the same build/ without them.
+args=(-DL2S_BUILD_TESTS=ON -DL2S_BUILD_BENCH=ON)
 if [ "${1:-}" = "--sanitize" ]; then
   build="$here/build-asan"
-  args=(-DL2S_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  args+=(-DL2S_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 fi
 "$here/scripts/setup.sh" "$build" "${args[@]}"
 cd "$build"
