@@ -12,29 +12,13 @@
 
 #include "sim/calib_csv.h"
 #include "sim/collectives.h"
+#include "strategy/test_models.h"
 
 namespace l2s {
 namespace {
 
-GpuSpec H100() {
-  GpuSpec g;
-  g.name = "h100";
-  g.bf16_flops = 989e12;
-  g.fp8_flops = 1979e12;
-  g.hbm_bytes = 80.0 * kGiB;
-  g.hbm_bw = 3.35e12;
-  g.nvlink_bw = 450e9;
-  g.calibration = "h100_sxm";
-  return g;
-}
-GpuSpec H200() {
-  GpuSpec g = H100();
-  g.name = "h200";
-  g.hbm_bytes = 141e9;
-  g.hbm_bw = 4.8e12;
-  g.calibration = "h200_sxm";
-  return g;
-}
+GpuSpec H100() { return testing::H100Gpu(); }
+GpuSpec H200() { return testing::H200Gpu(); }
 // HGX nodes of 8 GPUs, one 400 Gb/s NIC (50e9 B/s) per GPU, a few us per scale-out hop.
 ClusterSpec Cluster(const GpuSpec& gpu, int num_gpus, int per_domain = 8) {
   ClusterSpec c;

@@ -7,17 +7,33 @@
 
 namespace l2s::testing {
 
-// H100 SXM nodes of 8 with the figures of ../shared/reference/HARDWARE.md.
+// H100 / H200 SXM with the figures of ../shared/reference/HARDWARE.md (dense FLOP/s, HBM bytes
+// and bytes/s, NVLink one way).
+inline GpuSpec H100Gpu() {
+  GpuSpec g;
+  g.name = "h100";
+  g.bf16_flops = 989e12;
+  g.fp8_flops = 1979e12;
+  g.hbm_bytes = 80 * kGiB;
+  g.hbm_bw = 3.35e12;
+  g.nvlink_bw = 450e9;
+  g.calibration = "h100_sxm";
+  return g;
+}
+inline GpuSpec H200Gpu() {
+  GpuSpec g = H100Gpu();
+  g.name = "h200";
+  g.hbm_bytes = 141e9;
+  g.hbm_bw = 4.8e12;
+  g.calibration = "h200_sxm";
+  return g;
+}
+
+// H100 SXM nodes of 8 with a 50 GB/s NIC per GPU.
 inline ClusterSpec H100s(int n) {
   ClusterSpec c;
   c.name = "h100-test";
-  c.gpu.name = "h100";
-  c.gpu.bf16_flops = 989e12;
-  c.gpu.fp8_flops = 1979e12;
-  c.gpu.hbm_bytes = 80 * kGiB;
-  c.gpu.hbm_bw = 3.35e12;
-  c.gpu.nvlink_bw = 450e9;
-  c.gpu.calibration = "h100_sxm";
+  c.gpu = H100Gpu();
   c.num_gpus = n;
   c.gpus_per_domain = 8;
   c.scaleout_bw = 50e9;
