@@ -564,14 +564,13 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
 }
 
 void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
-  StepShape sh;
-  Shape(batch, &sh);
-  ProgramConfig cfg = cfg_;
-  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1)
-    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
-  BuildProgram(p_.model, p_.cluster, s, sh, cfg, &out->program);
-  const bool dk = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  bool dk = true;
+  if (!Prepare(s, batch, &out->program, &dk)) {
+    // Structurally invalid strategy or batch < 1: nothing to explain.
+    out->program.num_kinds = 0;
+    out->program.embed.num_steps = out->program.lm_head.num_steps = out->program.pipe.num_steps = 0;
+    return;
+  }
   const Program& p = out->program;
   for (int k = 0; k < p.num_kinds; ++k)
     for (int i = 0; i < p.layers[k].num_steps; ++i) out->layer_step_s[k][i] = StepSeconds(p.layers[k].steps[i], dk);

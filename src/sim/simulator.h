@@ -86,7 +86,8 @@ class Simulator {
   // One line saying why `e` is invalid ("" when valid).
   std::string Reason(const Strategy& s, const Evaluation& e) const;
 
-  // The program of one step at the evaluation's batch, plus per-step seconds (for explain).
+  // The program of one step at the evaluation's batch, plus per-step seconds (for explain);
+  // an empty program for a structurally invalid strategy or batch < 1.
   struct Detail {
     Program program;
     std::array<std::array<double, Section::kMaxSteps>, Program::kMaxKinds> layer_step_s{};
