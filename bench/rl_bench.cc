@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "paper_setting.h"
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "nn/rng.h"
@@ -23,25 +24,9 @@ namespace {
 
 constexpr int64_t kBudget = 4000;  // the paper's simulator-call budget
 
-struct Setting {
-  std::unique_ptr<Simulator> sim;
-  std::unique_ptr<StrategySpace> space;
-};
+using bench::PaperSetting;
 
-Setting MakeSetting() {
-  Setting f;
-  Problem p;
-  p.model = *ModelPreset("gpt-moe-1.2t");
-  p.cluster = *MakeCluster("h100", 1024);
-  p.workload.mode = Mode::kDecode;
-  p.workload.context = 16384;
-  p.workload.weight = p.model.weight_dtype;
-  p.workload.max_batch = 1024;
-  f.sim = std::make_unique<Simulator>(std::move(p));
-  f.space = std::make_unique<StrategySpace>(
-      *StrategySpace::Make(f.sim->problem().model, f.sim->problem().cluster.num_gpus));
-  return f;
-}
+PaperSetting MakeSetting() { return bench::MakePaperSetting("gpt-moe-1.2t", 1024); }
 
 const std::vector<std::string>& Specs() {
   static const std::vector<std::string> specs = {
@@ -51,7 +36,7 @@ const std::vector<std::string>& Specs() {
 
 void BM_Rl4000(benchmark::State& state) {
   const std::string& spec = Specs()[static_cast<size_t>(state.range(0))];
-  Setting f = MakeSetting();
+  PaperSetting f = MakeSetting();
   auto searcher = MakeSearcher(spec);
   if (!searcher.ok()) {
     state.SkipWithError(searcher.status().message().c_str());
@@ -71,7 +56,7 @@ BENCHMARK(BM_Rl4000)->DenseRange(0, 1)->Unit(benchmark::kSecond)->Iterations(2);
 
 // The simulator's share: 4,000 prefix-masked uniform proposals evaluated.
 void BM_Simulate4000(benchmark::State& state) {
-  Setting f = MakeSetting();
+  PaperSetting f = MakeSetting();
   const int heads = f.space->num_heads();
   std::vector<int> idx(heads);
   std::vector<uint8_t> mask(64);

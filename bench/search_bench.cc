@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "paper_setting.h"
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "search/oracle.h"
@@ -21,27 +22,9 @@
 namespace l2s {
 namespace {
 
-struct PaperSetting {
-  std::unique_ptr<Simulator> sim;
-  std::unique_ptr<StrategySpace> space;
-};
+using bench::PaperSetting;
 
-PaperSetting MakePaperSetting() {
-  PaperSetting f;
-  Problem p;
-  p.model = *ModelPreset("gpt-moe-1.6t");
-  p.cluster = *MakeCluster("h100", 24576);
-  p.workload.mode = Mode::kDecode;
-  p.workload.context = 16384;
-  p.workload.weight = p.model.weight_dtype;
-  p.workload.max_batch = 1024;
-  f.sim = std::make_unique<Simulator>(std::move(p));
-  SpaceOptions so;
-  so.max_batch = 1024;
-  f.space = std::make_unique<StrategySpace>(
-      *StrategySpace::Make(f.sim->problem().model, f.sim->problem().cluster.num_gpus, so));
-  return f;
-}
+PaperSetting MakePaperSetting() { return bench::MakePaperSetting("gpt-moe-1.6t", 24576); }
 
 void BM_Oracle_GptMoe16T_24576(benchmark::State& state) {
   PaperSetting f = MakePaperSetting();
