@@ -50,7 +50,6 @@ TEST(PresetsTest, EveryPresetIsValid) {
 
 TEST(PresetsTest, PresetEqualsSharedConfig) {
   if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "no shared dir at " << kShared;
-  size_t files_seen = 0;
   for (const PresetFile& pf : kFiles) {
     SCOPED_TRACE(pf.preset);
     const std::string path = kShared + "/models/hf/" + pf.file;
@@ -74,13 +73,9 @@ TEST(PresetsTest, PresetEqualsSharedConfig) {
     EXPECT_EQ(p.expert_ffn_size, preset->expert_ffn_size);
     EXPECT_EQ(p.weight_dtype, preset->weight_dtype);
     EXPECT_EQ(p.num_moe_layers(), preset->num_moe_layers());
-    ++files_seen;
   }
-  // Every file in shared/models/hf has a preset.
-  size_t files_total = 0;
-  for (const auto& e : std::filesystem::directory_iterator(kShared + "/models/hf"))
-    files_total += e.path().extension() == ".json" ? 1 : 0;
-  EXPECT_EQ(files_seen, files_total);
+  // The shared folder also holds configs that have no preset (newer families); those are read
+  // by hf_config_test, not here.
 }
 
 TEST(PresetsTest, LoadModelOrder) {

@@ -32,7 +32,13 @@ struct Workload {
   DType kv = DType::kBF16;
   double ttft_ms = 0;       // SLOs; 0 = none
   double tpot_ms = 0;
-  int max_batch = 4096;     // upper bound for batch "auto"
+  int max_batch = 4096;     // upper bound for batch "auto" (engine max_batch_size per rank)
+  // Engine limits (0 = the engine's default, see docs/COST_MODEL.md "Engine limits"):
+  int max_num_tokens = 0;        // tokens one rank processes per step (chunked-prefill size)
+  int cuda_graph_max_batch = 0;  // largest decode batch replayed as a CUDA graph
+  // Speculative decoding: mean tokens emitted per decode step including the verified one, for
+  // strategies with mtp > 0; 0 = the published acceptance curve (docs/COST_MODEL.md "MTP").
+  double mtp_accept = 0;
 };
 
 struct Problem {

@@ -71,6 +71,25 @@ bool ParseDim(std::string_view s, Dim* out) {
   return false;
 }
 
+namespace {
+constexpr std::array<std::string_view, 3> kOverlapNames = {"none", "tbo", "sbo"};
+}  // namespace
+
+std::string_view OverlapName(Overlap o) {
+  const int i = static_cast<int>(o);
+  return (i >= 0 && i < 3) ? kOverlapNames[i] : std::string_view("?");
+}
+
+bool ParseOverlap(std::string_view s, Overlap* out) {
+  for (int i = 0; i < 3; ++i) {
+    if (kOverlapNames[i] == s) {
+      *out = static_cast<Overlap>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 std::array<Dim, kNumOps> MegatronDims() {
   std::array<Dim, kNumOps> d{};
   auto set = [&d](Op op, Dim v) { d[static_cast<int>(op)] = v; };
@@ -107,6 +126,9 @@ std::string ToText(const Strategy& s) {
     out += fmt::format("{}", s.batch);
   }
   out += s.sp ? ",sp=on" : ",sp=off";
+  if (s.slots != 0) out += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
+  if (s.mtp != 0) out += fmt::format(",mtp={}", s.mtp);
   for (int i = 0; i < kNumOps; ++i) {
     out += ',';
     out += kOpNames[i];
@@ -123,10 +145,10 @@ StatusOr<Strategy> FromText(std::string_view text, int total_gpus) {
   }
   Strategy s;
   s.dims = MegatronDims();
-  // Keys seen so far: 6 scalar fields, then the 12 ops.
-  enum Field { kFPp, kFTp, kFDp, kFEp, kFBatch, kFSp, kNumScalar };
-  constexpr std::array<std::string_view, kNumScalar> kScalarNames = {"pp", "tp", "dp",
-                                                                     "ep", "batch", "sp"};
+  // Keys seen so far: 9 scalar fields, then the 12 ops.
+  enum Field { kFPp, kFTp, kFDp, kFEp, kFBatch, kFSp, kFSlots, kFOverlap, kFMtp, kNumScalar };
+  constexpr std::array<std::string_view, kNumScalar> kScalarNames = {
+      "pp", "tp", "dp", "ep", "batch", "sp", "slots", "overlap", "mtp"};
   std::array<bool, kNumScalar + kNumOps> seen{};
 
   if (Trim(text).empty()) text = {};
@@ -158,8 +180,8 @@ StatusOr<Strategy> FromText(std::string_view text, int total_gpus) {
     if (field < 0 && ParseOp(key, &op)) field = kNumScalar + static_cast<int>(op);
     if (field < 0) {
       return Status::ParseError(fmt::format(
-          "strategy text: unknown key '{}' (expected pp, tp, dp, ep, batch, sp or an operator "
-          "name such as attn_qkv)",
+          "strategy text: unknown key '{}' (expected pp, tp, dp, ep, batch, sp, slots, overlap, "
+          "mtp or an operator name such as attn_qkv)",
           key));
     }
     if (seen[field]) {
@@ -183,6 +205,18 @@ StatusOr<Strategy> FromText(std::string_view text, int total_gpus) {
       } else {
         return FieldError(key, "a positive integer or auto", value);
       }
+    } else if (field == kFSlots || field == kFMtp) {
+      int64_t v = 0;
+      const int64_t hi = field == kFMtp ? kMaxMtpTokens : std::numeric_limits<int>::max();
+      if (!ParseInt(value, &v) || v < 0 || v > hi) {
+        return FieldError(key,
+                          field == kFMtp ? fmt::format("an integer in 0..{}", kMaxMtpTokens)
+                                         : std::string("a non-negative integer"),
+                          value);
+      }
+      (field == kFMtp ? s.mtp : s.slots) = static_cast<int>(v);
+    } else if (field == kFOverlap) {
+      if (!ParseOverlap(value, &s.overlap)) return FieldError(key, "none, tbo or sbo", value);
     } else if (field == kFSp) {
       if (value == "on") {
         s.sp = true;

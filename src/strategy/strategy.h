@@ -41,6 +41,18 @@ enum class Dim : uint8_t { kDim0 = 0, kDim1 = 1, kNone = 2 };
 std::string_view DimName(Dim d);  // "dim0", "dim1", "none"
 bool ParseDim(std::string_view s, Dim* out);
 
+// How a MoE layer's all-to-all overlaps compute (docs/COST_MODEL.md "Overlap"):
+//   kNone - dispatch, expert GEMMs and combine run one after another;
+//   kTbo  - two-batch overlap: the step's tokens are split in two micro-batches and each half's
+//           dispatch/combine runs under the other half's compute (two half-size GEMMs);
+//   kSbo  - single-batch overlap: the combine is overlapped with the down projection.
+enum class Overlap : uint8_t { kNone = 0, kTbo = 1, kSbo = 2 };
+std::string_view OverlapName(Overlap o);  // "none", "tbo", "sbo"
+bool ParseOverlap(std::string_view s, Overlap* out);
+
+// Largest number of speculative tokens per decode step a strategy may carry (MTP depth).
+constexpr int kMaxMtpTokens = 8;
+
 struct Strategy {
   int pp = 1;      // pipeline stages
   int tp = 1;      // attention tensor parallel (inside a stage)
@@ -49,6 +61,11 @@ struct Strategy {
   int batch = 0;   // sequences per attention-dp rank; 0 = auto (the simulator chooses)
   bool sp = false; // residual stream split on tokens across the tp group (sequence parallel)
   std::array<Dim, kNumOps> dims{};
+  // Wide-EP choices (MoE models; ignored for dense ones):
+  int slots = 0;   // routed-expert slots per instance (redundant experts); 0 = one per expert.
+                   // ep must divide the slots. Text form `slots=288`, JSON `expert_slots`.
+  Overlap overlap = Overlap::kNone;  // text/JSON `overlap=none|tbo|sbo`
+  int mtp = 0;     // speculative (MTP / draft) tokens per decode step; text/JSON `mtp`
 
   Dim dim(Op op) const { return dims[static_cast<int>(op)]; }
   void set_dim(Op op, Dim d) { dims[static_cast<int>(op)] = d; }
@@ -67,7 +84,8 @@ std::array<Dim, kNumOps> PaperMlpVariantDims();
 
 // Canonical one-line text form, e.g.
 //   "pp=2,tp=8,dp=4,ep=32,batch=64,sp=off,embed=dim0,attn_qkv=dim1,...,lm_head=dim1"
-// batch=auto for 0. ToText writes every field in a fixed order; FromText accepts any order and
+// batch=auto for 0. ToText writes every field in a fixed order, the wide-EP fields (slots,
+// overlap, mtp) after sp and only when they differ from their defaults (0, none, 0); FromText accepts any order and
 // any subset: missing degrees default to 1 (dp: GPUs/(pp*tp) when `total_gpus` > 0), missing
 // dims default to Megatron's, missing batch to auto.
 std::string ToText(const Strategy& s);

@@ -53,6 +53,9 @@ json ToJson(const Strategy& s) {
     j["batch"] = s.batch;
   }
   j["sp"] = s.sp;
+  if (s.slots != 0) j["expert_slots"] = s.slots;
+  if (s.overlap != Overlap::kNone) j["overlap"] = std::string(OverlapName(s.overlap));
+  if (s.mtp != 0) j["mtp"] = s.mtp;
   j["dims"] = std::move(dims);
   return j;
 }
@@ -85,6 +88,16 @@ StatusOr<Strategy> FromJson(const json& j, int total_gpus) {
     } else if (key == "sp") {
       if (!v.is_boolean()) return KeyError(key, "true or false", v);
       s.sp = v.get<bool>();
+    } else if (key == "expert_slots") {
+      if (!GetInt(v, 0, &s.slots)) return KeyError(key, "a non-negative integer", v);
+    } else if (key == "overlap") {
+      if (!v.is_string() || !ParseOverlap(v.get<std::string>(), &s.overlap)) {
+        return KeyError(key, "\"none\", \"tbo\" or \"sbo\"", v);
+      }
+    } else if (key == "mtp") {
+      if (!GetInt(v, 0, &s.mtp) || s.mtp > kMaxMtpTokens) {
+        return KeyError(key, fmt::format("an integer in 0..{}", kMaxMtpTokens), v);
+      }
     } else if (key == "dims") {
       if (!v.is_object()) return KeyError(key, "an object of operator: dim", v);
       for (auto d = v.begin(); d != v.end(); ++d) {
@@ -103,7 +116,8 @@ StatusOr<Strategy> FromJson(const json& j, int total_gpus) {
       }
     } else {
       return Status::ParseError(fmt::format(
-          "strategy json: unknown key '{}' (expected pp, tp, dp, ep, batch, sp or dims)", key));
+          "strategy json: unknown key '{}' (expected pp, tp, dp, ep, batch, sp, expert_slots, "
+          "overlap, mtp or dims)", key));
     }
   }
   if (!dp_given && total_gpus > 0) {

@@ -1,5 +1,6 @@
 // JSON form of a Strategy:
 //   {"pp":2,"tp":8,"dp":4,"ep":32,"batch":64,"sp":false,"dims":{"embed":"dim0",...}}
+// plus, when not at their defaults, "expert_slots" (int), "overlap" ("tbo"/"sbo") and "mtp" (int).
 // "batch" is a non-negative integer or "auto" (0 = auto; ToJson writes "auto" for 0). FromJson
 // applies the rules of FromText: any subset of keys, missing degrees default to 1 (dp to
 // total_gpus/(pp*tp) when total_gpus > 0), missing dims to Megatron's, missing batch to auto;
