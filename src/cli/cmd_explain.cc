@@ -173,7 +173,7 @@ std::string KindTitle(const LayerKind& k) {
 int Run(const ExplainFlags& f) {
   StatusOr<Problem> p = BuildProblem(f.problem);
   if (!p.ok()) return Fail(p.status());
-  StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch);
+  StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!parsed.ok()) return Fail(parsed.status());
   const Strategy s = *parsed;
   const Simulator sim(std::move(*p));
@@ -226,6 +226,12 @@ int Run(const ExplainFlags& f) {
     j["embed"] = SectionJson(prog.embed, d->embed_step_s);
     j["lm_head"] = SectionJson(prog.lm_head, d->lm_head_step_s);
     j["pipeline"] = SectionJson(prog.pipe, d->pipe_step_s);
+    if (prog.mtp_passes > 0) {
+      nlohmann::ordered_json mj = SectionJson(prog.mtp, d->mtp_step_s);
+      mj["passes"] = prog.mtp_passes;
+      mj["accept"] = e.accept;
+      j["mtp_draft"] = std::move(mj);
+    }
     j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
     j["why"] = why;
     fmt::print("{}\n", j.dump(2));
@@ -248,6 +254,12 @@ int Run(const ExplainFlags& f) {
   fmt::print("{}\n", SectionText("lm_head (last stage)", prog.lm_head, d->lm_head_step_s));
   fmt::print("{}\n", SectionText(s.pp > 1 ? "pipeline (each stage boundary)" : "pipeline (pp=1: none)",
                                  prog.pipe, d->pipe_step_s));
+  if (prog.mtp_passes > 0) {
+    const std::string title = fmt::format(
+        "MTP draft pass (last stage), run {} times per step; {:.2f} tokens emitted per step",
+        N(prog.mtp_passes), e.accept);
+    fmt::print("{}\n", SectionText(title, prog.mtp, d->mtp_step_s));
+  }
   fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, EngineInfo{}));
   return exit_code;
 }

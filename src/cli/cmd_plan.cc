@@ -210,6 +210,12 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add("--kv-dtype", f.kv_dtype);
   add("--slo", f.slo);
   add_n("--max-batch", f.max_batch);
+  add("--engine", f.engine);
+  add("--adp-balance", f.adp_balance);
+  add_n("--max-num-tokens", f.max_num_tokens);
+  add_n("--cuda-graph-max-batch", f.cuda_graph_max_batch);
+  if (f.mtp >= 0) out += fmt::format(" --mtp {}", f.mtp);
+  if (f.mtp_accept > 0) out += fmt::format(" --mtp-accept {}", f.mtp_accept);
   return out;
 }
 
@@ -543,7 +549,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p.workload));
+      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
 
   InstallSigintHandler();

@@ -472,11 +472,19 @@ Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
   return Status::Ok();
 }
 
-SpaceOptions PlanSpaceOptions(const Workload& w) {
+SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
+  const Workload& w = p.workload;
   SpaceOptions o;
   o.max_batch = std::max(1, std::min(w.max_batch, 1024));
   o.search_batch = true;
   o.search_sp = true;
+  constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
+  if (mtp >= 0) {
+    o.mtp = {mtp};
+  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
+    o.mtp.clear();
+    for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
+  }
   return o;
 }
 
@@ -500,6 +508,11 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   slo["tpot_ms"] = w.tpot_ms > 0 ? nlohmann::ordered_json(w.tpot_ms) : nlohmann::ordered_json();
   j["slo"] = slo;
   j["max_batch"] = w.max_batch;
+  j["engine"] = EngineName(w.engine);
+  if (w.max_num_tokens > 0) j["max_num_tokens"] = w.max_num_tokens;
+  if (w.cuda_graph_max_batch > 0) j["cuda_graph_max_batch"] = w.cuda_graph_max_batch;
+  if (w.adp_balance >= 0) j["adp_balance"] = w.adp_balance > 0;
+  if (w.mtp_accept > 0) j["mtp_accept"] = w.mtp_accept;
   return j;
 }
 

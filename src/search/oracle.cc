@@ -172,7 +172,7 @@ class Solver {
   }
 
  private:
-  // Walks the structurally valid (pp, tp, ep) in encoded order, then batch and sp.
+  // Walks the structurally valid (pp, tp, ep) in encoded order, then batch, sp and mtp.
   void EnumerateDegrees(bool count_only) {
     const std::vector<int>& pps = space_.pp_options();
     std::vector<uint8_t> tp_ok(space_.head_size(StrategySpace::kTp)),
@@ -190,6 +190,7 @@ class Solver {
           if (!ep_ok[iep]) continue;
           for (int b : batches_) {
             for (int isp = 0; isp < num_sp; ++isp) {
+             for (int mtp : space_.mtp_options()) {
               if (count_only) {
                 ++planned_configs_;
                 continue;
@@ -201,8 +202,10 @@ class Solver {
               s.ep = space_.ep_options()[iep];
               s.batch = b;
               s.sp = isp == 1;
+              s.mtp = mtp;
               s.dims.fill(Dim::kNone);
               if (!SolveConfig(s)) return;  // cancelled
+             }
             }
           }
         }
@@ -284,8 +287,10 @@ class Solver {
       suffix_act_[d] = std::max(suffix_act_[d + 1], act);
     }
     if (!have_constants_) ProbeConstants();
+    // MTP: every step emits TokensPerStep tokens per sequence (TPOT is the step over it).
+    accept_ = sim_.TokensPerStep(base);
     value_factor_ = static_cast<double>(base.dp) * base.batch *
-                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : 1.0) / n_;
+                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : accept_) / n_;
     chosen_.assign(G, 0);
     return Dfs(0, fixed_.v, fixed_.act);
   }
@@ -378,7 +383,7 @@ class Solver {
     StageBounds(lb, lb_act, &t, &mem);
     if (mem > capacity_bytes_ * (1 + kSlack)) return true;
     if (wl_.tpot_ms > 0 && wl_.mode != Mode::kPrefill &&
-        base_.pp * t * 1e3 > wl_.tpot_ms * (1 + kSlack))
+        base_.pp * t / accept_ * 1e3 > wl_.tpot_ms * (1 + kSlack))
       return true;
     if (wl_.ttft_ms > 0 && wl_.mode != Mode::kDecode) {
       const double ttft = wl_.mode == Mode::kPrefill
@@ -461,7 +466,7 @@ class Solver {
   // Per configuration.
   Strategy base_;
   std::vector<Profile> profiles_;
-  double pipe_s_ = 0, ttft_pipe_s_ = 0, value_factor_ = 0;
+  double pipe_s_ = 0, ttft_pipe_s_ = 0, value_factor_ = 0, accept_ = 1;
   std::vector<Vec> suffix_min_;
   std::vector<double> suffix_act_;
   std::vector<int> chosen_;

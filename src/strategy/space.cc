@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace l2s {
 namespace {
@@ -25,6 +26,19 @@ constexpr int kNumDimOptions = 3;  // dim0, dim1, none
 bool HasMoeLayers(const ModelSpec& m) { return m.num_moe_layers() > 0; }
 
 }  // namespace
+
+Status CheckMtp(const ModelSpec& m, int mtp) {
+  if (mtp < 0 || mtp > kMaxMtpTokens) {
+    return Status::Invalid(
+        fmt::format("mtp={} is out of range (0..{} speculative tokens per step)", mtp, kMaxMtpTokens));
+  }
+  if (mtp > 0 && m.mtp_layers <= 0) {
+    return Status::Invalid(fmt::format(
+        "mtp={} but model '{}' has no MTP (next-token-prediction) layers to draft with", mtp,
+        m.name));
+  }
+  return Status::Ok();
+}
 
 bool ModelHasOp(const ModelSpec& m, Op op) {
   switch (op) {
@@ -88,6 +102,7 @@ Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s) {
   if (s.batch < 0) {
     return Status::Invalid(fmt::format("batch={} is negative (0 means auto)", s.batch));
   }
+  if (Status st = CheckMtp(m, s.mtp); !st.ok()) return st;
   for (int i = 0; i < kNumOps; ++i) {
     const int d = static_cast<int>(s.dims[i]);
     if (d < 0 || d >= kNumDimOptions) {
@@ -158,6 +173,13 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
     return Status::InvalidArgument(
         fmt::format("strategy space: max_batch must be >= 1, got {}", opt.max_batch));
   }
+  if (opt.mtp.empty()) {
+    return Status::InvalidArgument("strategy space: the mtp head needs at least one option");
+  }
+  for (int k : opt.mtp) {
+    if (Status st = CheckMtp(m, k); !st.ok())
+      return Status::InvalidArgument("strategy space: " + st.message());
+  }
   if (!opt.search_batch && opt.fixed_batch < 0) {
     return Status::InvalidArgument(fmt::format(
         "strategy space: fixed_batch must be >= 0 (0 = auto), got {}", opt.fixed_batch));
@@ -167,6 +189,7 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
   sp.model_ = &m;
   sp.num_gpus_ = num_gpus;
   sp.search_sp_ = opt.search_sp;
+  sp.mtp_ = opt.mtp;
   for (int d : Divisors(num_gpus)) {
     if (d <= m.num_layers) sp.pp_.push_back(d);
     if (m.num_heads % d == 0) sp.tp_.push_back(d);
@@ -186,7 +209,7 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
 
   sp.head_sizes_ = {static_cast<int>(sp.pp_.size()), static_cast<int>(sp.tp_.size()),
                     static_cast<int>(sp.ep_.size()), static_cast<int>(sp.batch_.size()),
-                    opt.search_sp ? 2 : 1};
+                    opt.search_sp ? 2 : 1, static_cast<int>(sp.mtp_.size())};
   for (size_t i = 0; i < sp.ops_.size(); ++i) sp.head_sizes_.push_back(kNumDimOptions);
   return sp;
 }
@@ -198,6 +221,7 @@ std::string StrategySpace::head_name(int h) const {
     case kEp: return "ep";
     case kBatch: return "batch";
     case kSp: return "sp";
+    case kMtp: return "mtp";
     default: break;
   }
   if (h >= kFirstDim && h < num_heads()) return std::string(OpName(ops_[h - kFirstDim]));
@@ -212,6 +236,7 @@ std::string StrategySpace::option_name(int h, int i) const {
     case kEp: return fmt::format("{}", ep_[i]);
     case kBatch: return batch_[i] == 0 ? std::string("auto") : fmt::format("{}", batch_[i]);
     case kSp: return i == 1 ? "on" : "off";
+    case kMtp: return fmt::format("{}", mtp_[i]);
     default: return std::string(DimName(static_cast<Dim>(i)));
   }
 }
@@ -224,6 +249,7 @@ Strategy StrategySpace::Decode(std::span<const int> idx) const {
   s.ep = ep_[idx[kEp]];
   s.batch = batch_[idx[kBatch]];
   s.sp = search_sp_ && idx[kSp] == 1;
+  s.mtp = mtp_[idx[kMtp]];
   // Integer division: when pp*tp does not divide the GPU count the result fails Check (the
   // product no longer equals the GPU count); when pp*tp > GPUs, dp = 0 fails it too.
   s.dp = static_cast<int>(num_gpus_ / (static_cast<int64_t>(s.pp) * s.tp));
@@ -246,7 +272,8 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
     return false;
   };
   if (!find(pp_, s.pp, &(*idx)[kPp]) || !find(tp_, s.tp, &(*idx)[kTp]) ||
-      !find(ep_, s.ep, &(*idx)[kEp]) || !find(batch_, s.batch, &(*idx)[kBatch])) {
+      !find(ep_, s.ep, &(*idx)[kEp]) || !find(batch_, s.batch, &(*idx)[kBatch]) ||
+      !find(mtp_, s.mtp, &(*idx)[kMtp])) {
     return false;
   }
   if (s.sp && !search_sp_) return false;
@@ -281,6 +308,12 @@ Status StrategySpace::Check(const Strategy& s) const {
                            : fmt::format("a power of two from 1 to {}", batch_.back());
     return Status::Invalid(fmt::format("batch={} is not an option of this space (expected {})",
                                        s.batch == 0 ? "auto" : fmt::format("{}", s.batch), want));
+  }
+  bool mtp_ok = false;
+  for (int k : mtp_) mtp_ok = mtp_ok || k == s.mtp;
+  if (!mtp_ok) {
+    return Status::Invalid(fmt::format("mtp={} is not an option of this space (options: {})", s.mtp,
+                                       fmt::join(mtp_, ", ")));
   }
   // Degrees: a structurally valid pp divides the GPU count and is <= num_layers, tp divides the
   // GPUs and the heads, ep divides the GPUs and the experts, so they are always among the options.

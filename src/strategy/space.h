@@ -9,7 +9,9 @@
 //              dense models)
 //   3 batch  - sequences per attention-dp rank: powers of two 1..max_batch, or {auto}
 //   4 sp     - residual stream: {off (replicated), on (split on tokens)}
-//   5..      - one head per operator the model HAS, in Op order, options {dim0, dim1, none}
+//   5 mtp    - speculative (MTP) tokens per decode step: SpaceOptions::mtp ({0} unless the
+//              model has MTP layers and the workload decodes)
+//   6..      - one head per operator the model HAS, in Op order, options {dim0, dim1, none}
 // dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
 // Memory and SLO validity need the simulator and are not checked here.
 #pragma once
@@ -36,6 +38,9 @@ bool ModelHasOp(const ModelSpec& m, Op op);
 // KV heads fewer than tp is valid (the KV cache is replicated) and not an error.
 Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s);
 
+// mtp in 0..kMaxMtpTokens, and > 0 only for models with MTP (next-token-prediction) layers.
+Status CheckMtp(const ModelSpec& m, int mtp);
+
 // Valid but worth telling the user, one line each: KV heads fewer than tp (the KV cache is
 // replicated), MLA's latent cache replicated over tp, sp=on with tp=1. Empty when nothing to say.
 std::vector<std::string> StrategyNotes(const ModelSpec& m, const Strategy& s);
@@ -55,13 +60,14 @@ struct SpaceOptions {
   bool search_batch = true;  // false: the batch head has the single option `fixed_batch`
   int fixed_batch = 0;       // used when !search_batch; 0 = auto
   bool search_sp = true;     // false: sp fixed to off
+  std::vector<int> mtp = {0};  // options of the mtp head (each must pass CheckMtp)
 };
 
 class StrategySpace {
  public:
   static StatusOr<StrategySpace> Make(const ModelSpec& m, int num_gpus, const SpaceOptions& opt = {});
 
-  enum Head : int { kPp = 0, kTp = 1, kEp = 2, kBatch = 3, kSp = 4, kFirstDim = 5 };
+  enum Head : int { kPp = 0, kTp = 1, kEp = 2, kBatch = 3, kSp = 4, kMtp = 5, kFirstDim = 6 };
 
   int num_heads() const { return static_cast<int>(head_sizes_.size()); }
   int head_size(int h) const { return head_sizes_[h]; }
@@ -73,6 +79,7 @@ class StrategySpace {
   const std::vector<int>& tp_options() const { return tp_; }
   const std::vector<int>& ep_options() const { return ep_; }
   const std::vector<int>& batch_options() const { return batch_; }  // 0 = auto
+  const std::vector<int>& mtp_options() const { return mtp_; }
   int num_gpus() const { return num_gpus_; }
 
   // idx has num_heads() entries, each in [0, head_size(h)).
@@ -93,7 +100,7 @@ class StrategySpace {
  private:
   const ModelSpec* model_ = nullptr;  // not owned; must outlive the space
   int num_gpus_ = 0;
-  std::vector<int> pp_, tp_, ep_, batch_;
+  std::vector<int> pp_, tp_, ep_, batch_, mtp_;
   std::vector<Op> ops_;
   std::vector<int> head_sizes_;
   bool search_sp_ = true;

@@ -177,12 +177,14 @@ TEST(StrategySpace, LlamaOn64Gpus) {
   EXPECT_EQ(sp->searched_ops(),
             (std::vector<Op>{Op::kEmbed, Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut,
                              Op::kDenseFfn1, Op::kDenseFfn2, Op::kLmHead}));
-  ASSERT_EQ(sp->num_heads(), 12);
+  ASSERT_EQ(sp->num_heads(), 13);  // pp tp ep batch sp mtp + 7 operators
   EXPECT_EQ(sp->head_name(0), "pp");
   EXPECT_EQ(sp->head_name(3), "batch");
   EXPECT_EQ(sp->head_name(4), "sp");
-  EXPECT_EQ(sp->head_name(5), "embed");
-  EXPECT_EQ(sp->head_name(9), "dense_ffn1");
+  EXPECT_EQ(sp->head_name(5), "mtp");
+  EXPECT_EQ(sp->head_size(5), 1);  // Llama has no MTP layers: {0}
+  EXPECT_EQ(sp->head_name(6), "embed");
+  EXPECT_EQ(sp->head_name(10), "dense_ffn1");
   EXPECT_EQ(sp->option_name(StrategySpace::kTp, 3), "8");
   EXPECT_EQ(sp->option_name(StrategySpace::kBatch, 10), "1024");
   EXPECT_EQ(sp->option_name(StrategySpace::kSp, 1), "on");
