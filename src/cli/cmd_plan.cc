@@ -267,6 +267,8 @@ json BestJson(const Simulator& sim, const Strategy& s, const Evaluation& e,
   j["memory_per_gpu_gib"] = e.mem_bytes / kGiB;
   j["degrees"] = {{"pp", s.pp}, {"tp", s.tp}, {"dp", s.dp}, {"ep", s.ep}, {"etp", s.etp()}};
   j["sp"] = s.sp;
+  j["mtp"] = s.mtp;
+  j["mtp_accept"] = e.accept;
   json opj = json::array();
   for (const OpChoice& c : ops) {
     json o;
@@ -430,6 +432,12 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
                                            : "off: residual stream replicated over the tp group");
+  if (p.model.mtp_layers > 0 && p.workload.mode != Mode::kPrefill)
+    fmt::print("  mtp        {}\n",
+               s.mtp > 0 ? fmt::format("{} speculative token{} per step drafted by the MTP module, "
+                                       "{:.2f} tokens emitted per step",
+                                       s.mtp, s.mtp == 1 ? "" : "s", e.accept)
+                         : std::string("off: no speculative decoding"));
   fmt::print("  operators\n");
   for (const OpChoice& c : o.ops) fmt::print("    {}\n", OpChoiceLine(c));
   for (const std::string& n : StrategyNotes(p.model, s)) fmt::print("  note: {}\n", n);

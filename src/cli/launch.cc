@@ -162,6 +162,11 @@ std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, c
                               "sequence-parallel residual stream; it runs sp=off (replicated "
                               "residual stream)",
                               E));
+  // Speculative decoding: vLLM, SGLang and TensorRT-LLM draft with DeepSeek's MTP module.
+  if (s.mtp > 0 && engine == Engine::kMegatron)
+    out.push_back(fmt::format("mtp={} (speculative tokens per step): Megatron-LM's inference has no "
+                              "MTP speculative decoding; it runs mtp=0",
+                              s.mtp));
   // Degree combinations.
   auto alternatives = [&](std::vector<std::pair<int, int>> tp_dp, std::vector<int> eps) {
     std::vector<std::string> alts;
@@ -211,6 +216,7 @@ std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, cons
   Strategy base = s;
   base.dims = EngineDims(m);
   if (engine != Engine::kMegatron || s.tp <= 1) base.sp = false;
+  if (engine == Engine::kMegatron) base.mtp = 0;
   const int G = s.tp * s.dp;
   std::vector<Strategy> cands;
   auto add = [&](int tp, int dp, int ep) {
@@ -267,6 +273,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
+      if (s.mtp > 0)
+        c += fmt::format(
+            " --speculative-config '{{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":{}}}'",
+            s.mtp);
       lc.notes.push_back(fmt::format(
           "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine", batch,
           s.pp));
@@ -291,6 +301,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxLen(w));
       if (kv_fp8) c += " --kv-cache-dtype fp8_e4m3";
       if (online_fp8) c += " --quantization fp8";
+      // SGLang counts the verified token among its draft tokens: mtp K = K + 1 draft tokens.
+      if (s.mtp > 0)
+        c += fmt::format(" --speculative-algorithm EAGLE --speculative-num-steps {} "
+                         "--speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+                         s.mtp, s.mtp + 1);
       if (dp_attention) {
         lc.notes.push_back(fmt::format(
             "SGLang's --tp is all {} GPUs of a stage; attention TP = tp/dp = {}", G, s.tp));
@@ -322,6 +337,9 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
             "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
             s.tp * s.pp));
       if (kv_fp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
+      if (s.mtp > 0)
+        yaml += fmt::format("speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: {}\n",
+                            s.mtp);
       if (!yaml.empty()) {
         lc.extra_file_name = "extra-llm-api-config.yml";
         lc.extra_file = yaml;
@@ -379,16 +397,19 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
         s.dims = EngineDims(m);
         if (CheckStrategy(m, n, s).ok()) degrees.push_back(s);
       }
+  const int64_t num_mtp = static_cast<int64_t>(space.mtp_options().size());
   int64_t total = 0;
   for (const Strategy& d : degrees)
-    total += static_cast<int64_t>(space.batch_options().size()) * (d.tp > 1 ? 2 : 1);
+    total += static_cast<int64_t>(space.batch_options().size()) * (d.tp > 1 ? 2 : 1) * num_mtp;
   double best_any = 0;
   for (const Strategy& d : degrees) {
     for (int b : space.batch_options()) {
       for (int sp = 0; sp < (d.tp > 1 ? 2 : 1); ++sp) {
+       for (int mtp : space.mtp_options()) {
         Strategy s = d;
         s.batch = b;
         s.sp = sp == 1;
+        s.mtp = mtp;
         const Evaluation e = sim.Evaluate(s);
         ++out.evaluated;
         if (e.valid()) {
@@ -409,6 +430,7 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
             return out;
           }
         }
+       }
       }
     }
   }

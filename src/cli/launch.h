@@ -85,7 +85,7 @@ struct EngineTranslation {
 };
 
 // Best valid strategy per engine (index = position in kAllEngines), exhaustive over the space's
-// pp, tp, ep and batch options and sp in {off, on}, with Megatron dims; every candidate is
+// pp, tp, ep, batch and mtp options and sp in {off, on}, with Megatron dims; every candidate is
 // evaluated once and each engine keeps the best it can express. Stops early when the observer
 // cancels (`cancelled` then true).
 struct ExpressibleBest {

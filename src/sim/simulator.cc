@@ -404,6 +404,17 @@ Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) cons
   return c;
 }
 
+Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) const {
+  const AdpCoeffs c = Adp(s, tl_shape);
+  if (c.active) {
+    // The same step without its prefill share: the decode-only step of the imbalance model.
+    StepShape dsh = tl_shape;
+    dsh.prefill_seqs = 0;
+    BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, dec);
+  }
+  return c;
+}
+
 double Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                           SectionBreakdown* acc, std::array<double, kNumOps>* by_op) const {
   // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only)
@@ -469,14 +480,8 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   double act = 0;
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
-  const AdpCoeffs adp = Adp(s, tl_shape);
   thread_local Program dec;
-  if (adp.active) {
-    // The same step without its prefill share: the decode-only step of the imbalance model.
-    StepShape dsh = tl_shape;
-    dsh.prefill_seqs = 0;
-    BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, &dec);
-  }
+  const AdpCoeffs adp = AdpProgram(s, &dec);
   // Seconds of one section, with the attention-DP imbalance when it applies; `bal` gets the
   // balanced (even-spread) seconds.
   auto cost = [&](const Section& sec, const Section& dsec, double* out, SectionBreakdown* acc,
@@ -522,13 +527,8 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   const double act_b = BytesPerElement(cfg_.act);
-  const AdpCoeffs adp = Adp(s, tl_shape);
   thread_local Program dec;
-  if (adp.active) {
-    StepShape dsh = tl_shape;
-    dsh.prefill_seqs = 0;
-    BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, &dec);
-  }
+  const AdpCoeffs adp = AdpProgram(s, &dec);
   // `dsec`: the section's decode-only counterpart when the attention-DP imbalance applies to it.
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
                        std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts,

@@ -197,6 +197,8 @@ class Simulator {
     double a = 1, b = 1;  // cost = pooled + a * decode_only_rank + b * (mixed_rank - decode_only_rank)
   };
   AdpCoeffs Adp(const Strategy& s, const StepShape& sh) const;
+  // Adp for the latest Prepare on this thread, and when active the decode-only program in `dec`.
+  AdpCoeffs AdpProgram(const Strategy& s, Program* dec) const;
   // Costs `sec` (mixed program) against `dec` (decode-only program) under `c`.
   double CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                  SectionBreakdown* acc, std::array<double, kNumOps>* by_op) const;
