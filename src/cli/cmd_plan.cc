@@ -389,10 +389,11 @@ json PlanJson(const PlanOutcome& o) {
   return j;
 }
 
-// Degrees, batch and sp, then only the dims that differ from Megatron's.
+// Degrees, batch, sp and mtp (when set), then only the dims that differ from Megatron's.
 std::string ShortText(const ModelSpec& m, const Strategy& s) {
   std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
                                 s.batch, s.sp ? "on" : "off");
+  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
   Strategy meg;
   meg.dims = MegatronDims();
   ClearAbsentOps(m, &meg);
