@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/kernels.h"
+#include "sim/moe_load.h"
 #include "strategy/space.h"
 
 namespace l2s {
@@ -78,6 +79,7 @@ constexpr double kActivationBuffers = 2.0;
 // high-throughput kernels.
 constexpr double kLowLatencyTokenLimit = 256;
 
+
 CollKind ToCollKind(CommKind k) {
   switch (k) {
     case CommKind::kAllReduce: return CollKind::kAllReduce;
@@ -118,6 +120,25 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   cfg_.weight = p_.workload.weight;
   cfg_.kv = p_.workload.kv;
   cfg_.act = DType::kBF16;
+  routing_sigma_ = p_.workload.routing_sigma >= 0 ? p_.workload.routing_sigma
+                                                  : kDefaultRoutingSigma;
+  if (p_.model.is_moe()) {
+    std::vector<int> slot_options = SlotOptions(p_.model);
+    for (int ep = 1; ep <= p_.cluster.num_gpus; ++ep) {
+      if (p_.cluster.num_gpus % ep != 0) continue;
+      for (int slots : slot_options) {
+        if ((slots == 0 ? p_.model.num_experts : slots) % ep != 0) continue;
+        static_load_.push_back(
+            {ep, slots, MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_)});
+      }
+    }
+  }
+  {
+    const double comm_sms = CollectiveCoeffsFor(p_.cluster.gpu).deepep_normal_sms;
+    const double sms = p_.cluster.gpu.sm_count;
+    overlap_stretch_ = sms > comm_sms ? sms / (sms - comm_sms) : 1.0;
+  }
+  cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16 : DType::kFP8;
   const EngineDefaults d = DefaultsOf(p_.workload.engine);
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =
@@ -152,6 +173,20 @@ int Simulator::TokenBatchLimit(const Strategy& s) const {
   }
   const double b = std::floor(C / per_seq + 1e-9);
   return b >= kNone ? kNone : static_cast<int>(b);
+}
+
+// Dispersion of expert popularity (lognormal sigma, sim/moe_load.h) of measured routing:
+// fitted by tools/fit_moe_skew so that redundant experts with EPLB placement (288 slots) speed
+// DeepSeek-V3 prefill on 32 H100s (DEP32, 4 x 4,096-token prompts per rank) up by the 1.49x
+// SGLang reports for EPLB (../shared/reference/MEASUREMENTS.md); docs/COST_MODEL.md
+// "Expert load" gives the decode gain it implies as a check.
+const double Simulator::kDefaultRoutingSigma = 1.2994;
+
+double Simulator::StaticLoadFactor(int ep, int slots) const {
+  for (const StaticLoad& l : static_load_)
+    if (l.ep == ep && l.slots == slots) return l.factor;
+  // A slot count outside SlotOptions (a user's strategy): computed on demand.
+  return MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_);
 }
 
 const char* EngineName(Engine e) {
@@ -234,7 +269,9 @@ bool Simulator::QuickStructureOk(const Strategy& s) const {
   if (s.pp > m.num_layers) return false;
   if (m.num_heads % s.tp != 0) return false;
   const int G = s.tp * s.dp;
-  if (!m.is_moe()) return s.ep == 1;
+  if (!m.is_moe()) return s.ep == 1 && s.slots == 0 && s.overlap == Overlap::kNone;
+  if (s.overlap != Overlap::kNone && s.ep <= 1) return false;
+  if (s.slots != 0) return s.slots >= m.num_experts && G % s.ep == 0 && s.slots % s.ep == 0;
   return G % s.ep == 0 && m.num_experts % s.ep == 0;
 }
 
@@ -311,30 +348,65 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
-                               GroupPlacement{st.group_size, st.group_domains}, st.comm_bytes,
+                               GroupPlacement{st.group_size, st.group_domains, st.fanout},
+                               st.comm_bytes,
                                decode_kernels);
   }
   return 0;
 }
 
-void Simulator::CostSection(const Section& sec, bool decode, double* total,
-                            SectionBreakdown* acc) const {
-  double t = 0;
+void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
+  for (int i = 0; i < sec.num_steps; ++i) x[i] = StepSeconds(sec.steps[i], decode);
+  // Overlapped pairs (sbo): the later step runs beside the earlier one (which runs on the SMs
+  // it leaves: OverlapStretch) and is charged what the pair takes beyond the earlier step.
+  for (int i = 0; i < sec.num_steps; ++i) {
+    const int j = sec.steps[i].hides_under;
+    if (j >= 0 && j < i) x[i] = std::max(x[j] * overlap_stretch_, x[i]) - x[j];
+  }
+}
+
+double Simulator::SectionSeconds(double compute, double comm, bool two_batch) const {
+  // Two-batch overlap: the section runs for each of two half batches (compute and comm are one
+  // half's), and each half's communication runs under the other half's compute, which runs on
+  // the SMs the communication kernels leave.
+  return two_batch ? 2.0 * std::max(compute * overlap_stretch_, comm) : compute + comm;
+}
+
+void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,
+                            double* comm_out, SectionBreakdown* acc, bool two_batch) const {
+  double x[Section::kMaxSteps];
+  StepTimes(sec, decode, x);
+  double compute = 0, comm = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
-    const double x = StepSeconds(st, decode);
-    t += x;
-    if (acc != nullptr) {
+    (st.kind == StepKind::kComm ? comm : compute) += x[i];
+  }
+  if (acc != nullptr) {
+    // With two-batch overlap, attribute the time to the side that is not hidden: communication
+    // when it is longer than compute, else compute (the attributions add up to the section's).
+    const double scale = two_batch ? 2.0 : 1.0;
+    const bool comm_shows = comm > compute;
+    const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
+    const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
+    for (int i = 0; i < sec.num_steps; ++i) {
+      const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
       if (st.kind == StepKind::kComm) {
-        acc->comm_s_by_op[op] += x;
-        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x;
+        acc->comm_s_by_op[op] += x[i] * comm_keep;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x[i] * comm_keep;
       } else {
-        acc->compute_s_by_op[op] += x;
+        acc->compute_s_by_op[op] += x[i] * comp_keep;
       }
     }
   }
-  *total = t;
+  *compute_out = compute;
+  *comm_out = comm;
+}
+
+double Simulator::CostSection(const Section& sec, bool decode) const {
+  double c = 0, a = 0;
+  CostSection(sec, decode, &c, &a, nullptr, false);
+  return c + a;
 }
 
 namespace {
@@ -351,9 +423,7 @@ void AddBreakdown(const SectionBreakdown& b, double weight, Evaluation* e) {
 // Per-section breakdowns of the latest ComputeTotals on this thread: layer kinds, then embed,
 // lm_head, pipe, one MTP draft pass.
 thread_local std::array<SectionBreakdown, Program::kMaxKinds + 4> tl_breakdown;
-}  // namespace
 
-namespace {
 // Steps whose work is pooled over the attention-dp ranks of a stage: the expert FFNs (their GEMMs,
 // their activation and the expert-TP conversions see every rank's tokens after the dispatch).
 // Every other step works on one rank's own tokens.
@@ -362,9 +432,9 @@ bool PooledAcrossRanks(const Step& st) {
   if (st.op != Op::kMoeFfn1 && st.op != Op::kMoeFfn2) return false;
   return st.kind == StepKind::kGemm || (st.kind == StepKind::kElementwise && st.op == Op::kMoeFfn1);
 }
-// The shape and program configuration of the latest Prepare on this thread (for the serve-mode
-// decode-only program of the attention-DP imbalance).
-thread_local StepShape tl_shape;
+// Shapes and program configuration of the latest Prepare on this thread: the whole step's
+// (before a two-batch split; it sets the attention-DP imbalance) and the built one's.
+thread_local StepShape tl_full_shape, tl_shape;
 thread_local ProgramConfig tl_cfg;
 }  // namespace
 
@@ -405,9 +475,9 @@ Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) cons
 }
 
 Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) const {
-  const AdpCoeffs c = Adp(s, tl_shape);
+  const AdpCoeffs c = Adp(s, tl_full_shape);
   if (c.active) {
-    // The same step without its prefill share: the decode-only step of the imbalance model.
+    // The same (half) step without its prefill share: the decode-only step of the model.
     StepShape dsh = tl_shape;
     dsh.prefill_seqs = 0;
     BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, dec);
@@ -415,44 +485,74 @@ Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) cons
   return c;
 }
 
-double Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
-                          SectionBreakdown* acc, std::array<double, kNumOps>* by_op) const {
-  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only)
-  double t = 0;
-  auto add = [&](const Step& st, double x) {
-    t += x;
-    const int op = static_cast<int>(st.op);
-    if (by_op != nullptr) (*by_op)[op] += x;
-    if (acc == nullptr) return;
-    if (st.kind == StepKind::kComm) {
-      acc->comm_s_by_op[op] += x;
-      acc->comm_s_by_kind[static_cast<int>(st.comm)] += x;
-    } else {
-      acc->compute_s_by_op[op] += x;
-    }
-  };
+void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
+                        bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
+                        std::array<double, kNumOps>* by_op,
+                        std::array<double, kNumOps>* by_op_comm) const {
+  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only), step by step.
+  double x[Section::kMaxSteps], xd[Section::kMaxSteps], w[Section::kMaxSteps];
+  StepTimes(sec, dk, x);
+  StepTimes(dec, dk, xd);
+  double cs = 0, as = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
-    const Step& st = sec.steps[i];
-    const double x = StepSeconds(st, dk);
-    add(st, PooledAcrossRanks(st) ? x : c.b * x);
+    w[i] = PooledAcrossRanks(sec.steps[i]) ? x[i] : c.b * x[i];
+    (sec.steps[i].kind == StepKind::kComm ? as : cs) += w[i];
   }
   for (int i = 0; i < dec.num_steps; ++i) {
-    const Step& st = dec.steps[i];
-    if (!PooledAcrossRanks(st)) add(st, (c.a - c.b) * StepSeconds(st, dk));
+    xd[i] = PooledAcrossRanks(dec.steps[i]) ? 0.0 : (c.a - c.b) * xd[i];
+    (dec.steps[i].kind == StepKind::kComm ? as : cs) += xd[i];
   }
-  return t;
+  // Attribution as CostSection's (under two-batch overlap, to the side that is not hidden).
+  const double scale = two_batch ? 2.0 : 1.0;
+  const bool comm_shows = as > cs;
+  const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
+  const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
+  auto add = [&](const Step& st, double v) {
+    const int op = static_cast<int>(st.op);
+    const bool is_comm = st.kind == StepKind::kComm;
+    if (by_op != nullptr) (is_comm && by_op_comm != nullptr ? *by_op_comm : *by_op)[op] += v;
+    if (acc == nullptr) return;
+    if (is_comm) {
+      acc->comm_s_by_op[op] += v * comm_keep;
+      acc->comm_s_by_kind[static_cast<int>(st.comm)] += v * comm_keep;
+    } else {
+      acc->compute_s_by_op[op] += v * comp_keep;
+    }
+  };
+  for (int i = 0; i < sec.num_steps; ++i) add(sec.steps[i], w[i]);
+  for (int i = 0; i < dec.num_steps; ++i) add(dec.steps[i], xd[i]);
+  *compute = cs;
+  *comm = as;
 }
 
 bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const {
   if (!QuickStructureOk(s) || batch < 1) return false;
   StepShape& sh = tl_shape;
   Shape(s, batch, &sh);
+  tl_full_shape = sh;
+  const bool tbo = s.overlap == Overlap::kTbo;
+  if (tbo) {
+    // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
+    // sequences (SectionSeconds doubles it); serve mode's fractional prefill share is halved.
+    sh.decode_seqs = std::ceil(sh.decode_seqs / 2);
+    sh.prefill_seqs = p_.workload.mode == Mode::kServe ? sh.prefill_seqs / 2
+                                                       : std::ceil(sh.prefill_seqs / 2);
+  }
   ProgramConfig& cfg = tl_cfg;
   cfg = cfg_;
   const double tokens = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1)
-    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  if (p_.model.is_moe() && s.ep > 1) {
+    cfg.expert_imbalance = std::clamp(
+        StaticLoadFactor(s.ep, s.slots) *
+            MoeSamplingImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep),
+        1.0, static_cast<double>(s.ep));
+  }
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
+  if (tbo) {
+    // Both halves' KV caches are resident.
+    for (int k = 0; k < prog->num_kinds; ++k) prog->layers[k].kv_bytes *= 2;
+    prog->mtp.kv_bytes *= 2;
+  }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
   return true;
 }
@@ -480,39 +580,60 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   double act = 0;
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
+  const bool tbo = s.overlap == Overlap::kTbo;
+  // Serve-mode attention-DP imbalance (docs/COST_MODEL.md): sections are costed against their
+  // decode-only counterparts in `dec`.
   thread_local Program dec;
   const AdpCoeffs adp = AdpProgram(s, &dec);
-  // Seconds of one section, with the attention-DP imbalance when it applies; `bal` gets the
-  // balanced (even-spread) seconds.
-  auto cost = [&](const Section& sec, const Section& dsec, double* out, SectionBreakdown* acc,
-                  double* bal) {
-    CostSection(sec, dk, bal, adp.active ? nullptr : acc);
-    *out = adp.active ? CostAdp(sec, dsec, dk, adp, acc, nullptr) : *bal;
+  double bal_total = 0, imb_total = 0;  // whole model, for Evaluation::adp_imbalance
+  // Sections' compute and communication seconds: kept apart under two-batch overlap (Compose
+  // combines them with SectionSeconds), summed otherwise. Returns the section's seconds; `bal`
+  // gets them with prefill spread evenly.
+  auto cost = [&](const Section& sec, const Section& dsec, SectionBreakdown* acc, double* ts,
+                  double* ta, double* bal) {
+    double c = 0, a = 0;
+    CostSection(sec, dk, &c, &a, adp.active ? nullptr : acc, tbo);
+    *bal = SectionSeconds(c, a, tbo);
+    if (adp.active) CostAdp(sec, dsec, dk, adp, tbo, &c, &a, acc, nullptr);
+    *ts = tbo ? c : c + a;
+    *ta = tbo ? a : 0.0;
+    return SectionSeconds(c, a, tbo);
   };
-  double bal_total = 0, imb_total = 0, bal = 0;
+  double bal = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    cost(prog.layers[k], dec.layers[k], &t->layer_s[k], &bd[k], &bal);
-    bal_total += bal * kind_prefix_[k].back();
-    imb_total += t->layer_s[k] * kind_prefix_[k].back();
+    const double n = kind_prefix_[k].back();
+    imb_total += n * cost(prog.layers[k], dec.layers[k], &bd[k], &t->layer_s[k],
+                          &t->layer_comm_s[k], &bal);
+    bal_total += n * bal;
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  cost(prog.embed, dec.embed, &t->embed_s, &bd[Program::kMaxKinds], &bal);
+  imb_total += cost(prog.embed, dec.embed, &bd[Program::kMaxKinds], &t->embed_s,
+                    &t->embed_comm_s, &bal);
   bal_total += bal;
-  cost(prog.lm_head, dec.lm_head, &t->lm_s, &bd[Program::kMaxKinds + 1], &bal);
+  imb_total += cost(prog.lm_head, dec.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s,
+                    &t->lm_comm_s, &bal);
   bal_total += bal;
-  cost(prog.pipe, dec.pipe, &t->pipe_s, &bd[Program::kMaxKinds + 2], &bal);
-  bal_total += bal * (s.pp - 1);
-  imb_total += t->embed_s + t->lm_s + t->pipe_s * (s.pp - 1);
+  {
+    double ps = 0, pa = 0;
+    t->pipe_s = cost(prog.pipe, dec.pipe, &bd[Program::kMaxKinds + 2], &ps, &pa, &bal);
+    imb_total += t->pipe_s * (s.pp - 1);
+    bal_total += bal * (s.pp - 1);
+  }
   if (adp.active && bal_total > 0) t->adp_imbalance = imb_total / bal_total;
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
   if (prog.mtp_passes > 0) {
-    double one = 0;
-    CostSection(prog.mtp, dk, &one, &bd[Program::kMaxKinds + 3]);
-    t->mtp_s = prog.mtp_passes * one;
+    // MTP draft passes: on the last stage with the LM head, whose seconds they join (under
+    // two-batch overlap the halves' passes overlap like the LM head's steps).
+    double c = 0, a = 0;
+    CostSection(prog.mtp, dk, &c, &a, &bd[Program::kMaxKinds + 3], tbo);
+    const double K = prog.mtp_passes;
+    t->lm_s += K * (tbo ? c : c + a);
+    t->lm_comm_s += tbo ? K * a : 0.0;
+    t->mtp_s = K * SectionSeconds(c, a, tbo);
     t->mtp_w = prog.mtp.weight_bytes;
     t->mtp_kv = prog.mtp.kv_bytes;
     t->act = std::max(t->act, prog.mtp.act_bytes);
@@ -527,18 +648,28 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   const double act_b = BytesPerElement(cfg_.act);
+  const bool tbo = s.overlap == Overlap::kTbo;
+  // Under two-batch overlap communication steps go to `ta` (Compose takes
+  // SectionSeconds(compute, comm)); otherwise everything to `ts`.
+  // Serve-mode attention-DP imbalance: sections with a decode-only counterpart (`dsec`) are
+  // costed against it (CostAdp), each step's share to its operator.
   thread_local Program dec;
   const AdpCoeffs adp = AdpProgram(s, &dec);
-  // `dsec`: the section's decode-only counterpart when the attention-DP imbalance applies to it.
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
                        std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts,
-                       const Section* dsec = nullptr, double scale = 1.0) {
+                       std::array<double, kNumOps>* ta = nullptr, const Section* dsec = nullptr,
+                       double scale = 1.0) {
     const bool imbalanced = dsec != nullptr && adp.active;
-    if (imbalanced) CostAdp(sec, *dsec, dk2, adp, nullptr, ts);
+    if (imbalanced) {
+      double c = 0, a = 0;
+      CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, ts, ta);
+    }
+    double x[Section::kMaxSteps];
+    StepTimes(sec, dk2, x);
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
-      if (!imbalanced) (*ts)[op] += scale * StepSeconds(st, dk2);
+      if (!imbalanced) (ta != nullptr && st.kind == StepKind::kComm ? *ta : *ts)[op] += scale * x[i];
       if (ws) (*ws)[op] += st.weight_bytes;
       if (acts && st.kind == StepKind::kGemm)
         (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
@@ -554,26 +685,32 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   t->num_kinds = prog.num_kinds;
   for (int k = 0; k < prog.num_kinds; ++k) {
     attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k],
-              &dec.layers[k]);
+              tbo ? &t->layer_comm_s[k] : nullptr, &dec.layers[k]);
     rest(prog.layers[k], &t->layer_w[k], Op::kAttnOut);
     t->layer_kv[k] = prog.layers[k].kv_bytes;
   }
-  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act, &dec.embed);
+  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act,
+            tbo ? &t->embed_comm_s : nullptr, &dec.embed);
   rest(prog.embed, &t->embed_w, Op::kEmbed);
-  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, &dec.lm_head);
-  std::array<double, kNumOps> pipe{};
-  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &dec.pipe);
-  for (double x : pipe) t->pipe_s += x;
+  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, tbo ? &t->lm_comm_s : nullptr,
+            &dec.lm_head);
   if (prog.mtp_passes > 0) {
     // MTP draft passes live on the last stage with the LM head: fold them into its figures
     // (seconds x passes; weights once, the rest of the section's weights to embed; the module's
     // KV x pp microbatches to attn_core, whose dims set it).
     std::array<double, kNumOps> mw{};
-    attribute(prog.mtp, dk, &t->lm_s, &mw, &t->lm_act, nullptr, prog.mtp_passes);
+    attribute(prog.mtp, dk, &t->lm_s, &mw, &t->lm_act, tbo ? &t->lm_comm_s : nullptr, nullptr,
+              prog.mtp_passes);
     rest(prog.mtp, &mw, Op::kEmbed);
     for (int op = 0; op < kNumOps; ++op) t->lm_w[op] += mw[op];
     t->lm_w[static_cast<int>(Op::kAttnCore)] += prog.mtp.kv_bytes * s.pp;
   }
+  std::array<double, kNumOps> pipe{}, pipe_comm{};
+  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &pipe_comm, &dec.pipe);
+  double pc = 0, pa = 0;
+  for (double x : pipe) pc += x;
+  for (double x : pipe_comm) pa += x;
+  t->pipe_s = SectionSeconds(pc, pa, tbo);
   if (p_.workload.mode == Mode::kServe) {
     PrefillPass(s, &prog, &dk);
     for (int k = 0; k < prog.num_kinds; ++k)
@@ -597,6 +734,7 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   // Pipeline: stage i holds layers [i*L/pp, (i+1)*L/pp). `pp` microbatches are in flight, so each
   // stage keeps KV for pp * batch sequences of its layers.
   const int L = p_.model.num_layers, pp = s.pp;
+  const bool tbo = s.overlap == Overlap::kTbo;
   const double act = t.act * kActivationBuffers;
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
@@ -606,13 +744,13 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
     double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0;
     for (int k = 0; k < t.num_kinds; ++k) {
       const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
-      time += c * t.layer_s[k];
+      time += c * SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
       w += c * t.layer_w[k];
       kv += c * t.layer_kv[k] * pp;
     }
-    if (st == 0) { time += t.embed_s; w += t.embed_w; }
+    if (st == 0) { time += SectionSeconds(t.embed_s, t.embed_comm_s, tbo); w += t.embed_w; }
     if (st == pp - 1) {
-      time += t.lm_s + t.mtp_s;
+      time += SectionSeconds(t.lm_s, t.lm_comm_s, tbo);  // includes the MTP draft passes
       w += t.lm_w + t.mtp_w;
       kv += t.mtp_kv * pp;
     }
@@ -686,15 +824,12 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   PrefillPass(s, &prog, &dk);
   double total = 0, t = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t, nullptr);
+    t = CostSection(prog.layers[k], dk);
     total += t * kind_prefix_[k].back();
   }
-  CostSection(prog.embed, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.lm_head, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.pipe, dk, &t, nullptr);
-  total += t * (s.pp - 1);
+  total += CostSection(prog.embed, dk);
+  total += CostSection(prog.lm_head, dk);
+  total += CostSection(prog.pipe, dk) * (s.pp - 1);
   return total;
 }
 
@@ -837,12 +972,11 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
     return;
   }
   const Program& p = out->program;
-  for (int k = 0; k < p.num_kinds; ++k)
-    for (int i = 0; i < p.layers[k].num_steps; ++i) out->layer_step_s[k][i] = StepSeconds(p.layers[k].steps[i], dk);
-  for (int i = 0; i < p.embed.num_steps; ++i) out->embed_step_s[i] = StepSeconds(p.embed.steps[i], dk);
-  for (int i = 0; i < p.lm_head.num_steps; ++i) out->lm_head_step_s[i] = StepSeconds(p.lm_head.steps[i], dk);
-  for (int i = 0; i < p.pipe.num_steps; ++i) out->pipe_step_s[i] = StepSeconds(p.pipe.steps[i], dk);
-  for (int i = 0; i < p.mtp.num_steps; ++i) out->mtp_step_s[i] = StepSeconds(p.mtp.steps[i], dk);
+  for (int k = 0; k < p.num_kinds; ++k) StepTimes(p.layers[k], dk, out->layer_step_s[k].data());
+  StepTimes(p.embed, dk, out->embed_step_s.data());
+  StepTimes(p.lm_head, dk, out->lm_head_step_s.data());
+  StepTimes(p.pipe, dk, out->pipe_step_s.data());
+  StepTimes(p.mtp, dk, out->mtp_step_s.data());
   const int L = p_.model.num_layers;
   for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
 }

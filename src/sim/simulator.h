@@ -60,6 +60,9 @@ struct Workload {
   // Speculative decoding: mean tokens emitted per decode step including the verified one, for
   // strategies with mtp > 0; 0 = the published acceptance curve (docs/COST_MODEL.md "MTP").
   double mtp_accept = 0;
+  // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h); < 0 = the value fitted on
+  // measured routing (Simulator::kDefaultRoutingSigma), 0 = uniform routing.
+  double routing_sigma = -1;
   // Scheduler (docs/COST_MODEL.md "Attention-DP imbalance"): which engine's serve-mode
   // scheduling the step follows, and TensorRT-LLM's attention-DP balancing
   // (attention_dp_config.enable_balance; -1 = the engine's default, off).
@@ -98,7 +101,7 @@ struct Evaluation {
   // seconds spent in the MTP draft passes (included in stage_s).
   double accept = 1;
   double mtp_s = 0;
-  // Serve mode: step time of the slowest stage divided by its time with prefill spread evenly
+  // Serve mode: step time of the whole model divided by its time with prefill spread evenly
   // over the attention-dp ranks (1 = balanced; docs/COST_MODEL.md "Attention-DP imbalance").
   double adp_imbalance = 1;
 };
@@ -144,16 +147,24 @@ class Simulator {
   struct Totals {
     int num_kinds = 0;
     std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
+    // Two-batch overlap (Strategy::overlap = tbo): *_s hold one half batch's compute seconds
+    // and *_comm_s its communication seconds, combined by SectionSeconds; otherwise *_s hold the
+    // whole section and *_comm_s are 0. pipe_s is always final.
+    std::array<double, Program::kMaxKinds> layer_comm_s{};
     double act = 0;  // largest live activation of any section (before double-buffering)
     double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
+    double embed_comm_s = 0, lm_comm_s = 0;
     double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
-    // MTP draft passes (last stage): seconds per step (all passes), weights, KV per microbatch.
+    // MTP draft passes (last stage): their seconds are part of lm_s / lm_comm_s (the passes
+    // overlap like the LM head under tbo); mtp_s repeats their time for display; weights and KV
+    // (per microbatch) are apart.
     double mtp_s = 0, mtp_w = 0, mtp_kv = 0;
     double adp_imbalance = 1;  // serve: whole-model step time / its time with balanced prefill
   };
   // The same, attributed to the operator each step belongs to. The MTP draft passes (last stage)
-  // are folded into the LM-head section's figures: their seconds into lm_s, their weights and
-  // KV (x pp microbatches, as Compose counts it) into lm_w, so that the sums stay exact. Every step belongs to exactly one
+  // are folded into the LM-head section's figures: their seconds into lm_s (lm_comm_s), their
+  // weights and KV (x pp microbatches, as Compose counts it) into lm_w, so that the sums stay
+  // exact. Every step belongs to exactly one
   // operator, and a step's cost depends only on the residual layout (sp) and the dims of its
   // operator's group — {attn_qkv, attn_core, attn_out}, {moe_ffn1, moe_ffn2},
   // {shared_ffn1, shared_ffn2}, {dense_ffn1, dense_ffn2}, or a single operator — so totals of a
@@ -161,7 +172,8 @@ class Simulator {
   struct OpTotals {
     int num_kinds = 0;
     std::array<std::array<double, kNumOps>, Program::kMaxKinds> layer_s{}, layer_w{}, layer_act{},
-        ttft_layer_s{};
+        ttft_layer_s{}, layer_comm_s{};  // layer_comm_s: tbo only (see Totals)
+    std::array<double, kNumOps> embed_comm_s{}, lm_comm_s{};
     std::array<double, Program::kMaxKinds> layer_kv{};
     std::array<double, kNumOps> embed_s{}, embed_w{}, embed_act{}, lm_s{}, lm_w{}, lm_act{},
         ttft_embed_s{}, ttft_lm_s{};
@@ -169,6 +181,14 @@ class Simulator {
   };
   void ComputeTotals(const Strategy& s, int batch, Totals* out) const;
   void ComputeOpTotals(const Strategy& s, int batch, OpTotals* out) const;
+  // Seconds of a section from its compute and communication seconds: 2 max(stretch x compute,
+  // comm) under two-batch overlap (both are one half batch's; stretch = OverlapStretch()),
+  // compute + comm otherwise.
+  double SectionSeconds(double compute, double comm, bool two_batch) const;
+  // Slow-down of compute while a communication kernel runs beside it: the kernel holds
+  // DeepEP's SM budget (CollectiveCoeffs::deepep_normal_sms = 20) of the GPU's sm_count SMs,
+  // so compute runs on the rest: sm_count / (sm_count - 20). 1 when sm_count is unknown.
+  double OverlapStretch() const { return overlap_stretch_; }
   // Evaluation (without breakdown) from totals: identical to EvaluateAtBatch's figures.
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
@@ -187,10 +207,12 @@ class Simulator {
   int MaxNumTokens() const { return max_num_tokens_; }
   int CudaGraphMaxBatch() const { return graph_max_batch_; }
 
+  // Workload::routing_sigma used when it is < 0 (see simulator.cc for the fit).
+  static const double kDefaultRoutingSigma;
+
  private:
   struct Costed;
   void Shape(const Strategy& s, int batch, StepShape* sh) const;
-  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc) const;
   // Serve-mode attention-DP imbalance: the per-rank and pooled coefficients of the step.
   struct AdpCoeffs {
     bool active = false;
@@ -199,9 +221,19 @@ class Simulator {
   AdpCoeffs Adp(const Strategy& s, const StepShape& sh) const;
   // Adp for the latest Prepare on this thread, and when active the decode-only program in `dec`.
   AdpCoeffs AdpProgram(const Strategy& s, Program* dec) const;
-  // Costs `sec` (mixed program) against `dec` (decode-only program) under `c`.
-  double CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
-                 SectionBreakdown* acc, std::array<double, kNumOps>* by_op) const;
+  // Compute and communication seconds of `sec` (mixed program) against `dec` (decode-only) under
+  // `c`, attributed like CostSection (acc) and per operator (by_op; comm steps to by_op_comm when
+  // given).
+  void CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
+               bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
+               std::array<double, kNumOps>* by_op,
+               std::array<double, kNumOps>* by_op_comm = nullptr) const;
+  // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
+  void CostSection(const Section& sec, bool decode, double* compute, double* comm,
+                   SectionBreakdown* acc, bool two_batch) const;
+  double CostSection(const Section& sec, bool decode) const;  // compute + comm, no breakdown
+  // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
+  void StepTimes(const Section& sec, bool decode, double* x) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
   double MemoryBytes(const Strategy& s, int batch) const;  // per GPU, worst stage
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
@@ -215,6 +247,16 @@ class Simulator {
   int max_num_tokens_ = 0, graph_max_batch_ = 0;
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
   double reserve_bytes_ = 0;
+  double routing_sigma_ = 0;
+  double overlap_stretch_ = 1;
+  // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
+  // divides the GPU count and every slot option so that Evaluate does not allocate.
+  struct StaticLoad {
+    int ep = 0, slots = 0;
+    double factor = 1;
+  };
+  std::vector<StaticLoad> static_load_;
+  double StaticLoadFactor(int ep, int slots) const;
   ProgramConfig cfg_;
 };
 
