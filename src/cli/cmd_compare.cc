@@ -305,7 +305,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p.workload));
+      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
   std::error_code ec;
   std::filesystem::create_directories(f.out_dir, ec);

@@ -4,9 +4,10 @@
 //            --mode serve|decode|prefill [--isl I] [--osl O] [--context C] [--dtype bf16|fp8]
 //            [--kv-dtype bf16|fp8] [--slo ttft_ms=X,tpot_ms=Y] [--engine NAME] [--json]
 // Per-op dims left out are Megatron's; dp defaults to GPUs/(pp*tp); batch defaults to auto.
-// --engine NAME multiplies the throughput (not latencies, not memory) by
+// --engine NAME (a problem flag: it also selects the scheduler and the engine's default limits,
+// docs/COST_MODEL.md "Engines") multiplies the throughput (not latencies, not memory) by
 // Simulator::EngineFactor(NAME); without it the factor is 1 (the ideal engine the simulator
-// models). Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
+// models). --mtp K sets the strategy's speculative tokens. Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
 // object is still printed with valid=false and the reason; otherwise the reason goes to stderr);
 // 2 usage errors (one line on stderr).
 #include <CLI/CLI.hpp>
@@ -28,19 +29,20 @@ struct EvalFlags {
   ProblemFlags problem;
   std::string strategy;
   std::string batch;
-  std::string engine;
   bool json = false;
 };
 
 int Run(const EvalFlags& f) {
   StatusOr<Problem> p = BuildProblem(f.problem);
   if (!p.ok()) return Fail(p.status());
-  StatusOr<Strategy> s = ResolveStrategy(*p, f.strategy, f.batch);
+  StatusOr<Strategy> s = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!s.ok()) return Fail(s.status());
+  // --engine (a problem flag: it also selects the scheduler and the engine limits) scales the
+  // throughput by the engine's fitted efficiency.
   EngineInfo engine;
-  if (!f.engine.empty()) {
-    engine.name = f.engine;
-    engine.factor = Simulator::EngineFactor(f.engine);
+  if (!f.problem.engine.empty()) {
+    engine.name = f.problem.engine;
+    engine.factor = Simulator::EngineFactor(f.problem.engine);
   }
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);
@@ -62,8 +64,6 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_option("--strategy", f->strategy,
                   "strategy text, e.g. \"tp=8,pp=1,dp=1,ep=1\" (missing dims: Megatron's)");
   cmd->add_option("--batch", f->batch, "sequences per attention-dp rank, or auto (default)");
-  cmd->add_option("--engine", f->engine,
-                  "scale throughput by this engine's fitted efficiency (trtllm, vllm, sglang)");
   cmd->add_flag("--json", f->json, "print one JSON object");
   return [f] { return Run(*f); };
 }

@@ -190,7 +190,7 @@ std::string KindTitle(const LayerKind& k) {
 int Run(const ExplainFlags& f) {
   StatusOr<Problem> p = BuildProblem(f.problem);
   if (!p.ok()) return Fail(p.status());
-  StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch);
+  StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!parsed.ok()) return Fail(parsed.status());
   const Strategy s = *parsed;
   const bool tbo = s.overlap == Overlap::kTbo;
@@ -244,6 +244,12 @@ int Run(const ExplainFlags& f) {
     j["embed"] = SectionJson(sim, prog.embed, d->embed_step_s, tbo);
     j["lm_head"] = SectionJson(sim, prog.lm_head, d->lm_head_step_s, tbo);
     j["pipeline"] = SectionJson(sim, prog.pipe, d->pipe_step_s, tbo);
+    if (prog.mtp_passes > 0) {
+      nlohmann::ordered_json mj = SectionJson(sim, prog.mtp, d->mtp_step_s, tbo);
+      mj["passes"] = prog.mtp_passes;
+      mj["accept"] = e.accept;
+      j["mtp_draft"] = std::move(mj);
+    }
     j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
     j["why"] = why;
     fmt::print("{}\n", j.dump(2));
@@ -267,6 +273,12 @@ int Run(const ExplainFlags& f) {
   fmt::print("{}\n", SectionText(sim, "lm_head (last stage)", prog.lm_head, d->lm_head_step_s, tbo));
   fmt::print("{}\n", SectionText(sim, s.pp > 1 ? "pipeline (each stage boundary)" : "pipeline (pp=1: none)",
                                  prog.pipe, d->pipe_step_s, tbo));
+  if (prog.mtp_passes > 0) {
+    const std::string title = fmt::format(
+        "MTP draft pass (last stage), run {} times per step; {:.2f} tokens emitted per step",
+        N(prog.mtp_passes), e.accept);
+    fmt::print("{}\n", SectionText(sim, title, prog.mtp, d->mtp_step_s, tbo));
+  }
   fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, EngineInfo{}));
   return exit_code;
 }

@@ -210,6 +210,12 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add("--kv-dtype", f.kv_dtype);
   add("--slo", f.slo);
   add_n("--max-batch", f.max_batch);
+  add("--engine", f.engine);
+  add("--adp-balance", f.adp_balance);
+  add_n("--max-num-tokens", f.max_num_tokens);
+  add_n("--cuda-graph-max-batch", f.cuda_graph_max_batch);
+  if (f.mtp >= 0) out += fmt::format(" --mtp {}", f.mtp);
+  if (f.mtp_accept > 0) out += fmt::format(" --mtp-accept {}", f.mtp_accept);
   return out;
 }
 
@@ -261,6 +267,8 @@ json BestJson(const Simulator& sim, const Strategy& s, const Evaluation& e,
   j["memory_per_gpu_gib"] = e.mem_bytes / kGiB;
   j["degrees"] = {{"pp", s.pp}, {"tp", s.tp}, {"dp", s.dp}, {"ep", s.ep}, {"etp", s.etp()}};
   j["sp"] = s.sp;
+  j["mtp"] = s.mtp;
+  j["mtp_accept"] = e.accept;
   json opj = json::array();
   for (const OpChoice& c : ops) {
     json o;
@@ -381,10 +389,11 @@ json PlanJson(const PlanOutcome& o) {
   return j;
 }
 
-// Degrees, batch and sp, then only the dims that differ from Megatron's.
+// Degrees, batch, sp and mtp (when set), then only the dims that differ from Megatron's.
 std::string ShortText(const ModelSpec& m, const Strategy& s) {
   std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
                                 s.batch, s.sp ? "on" : "off");
+  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
   Strategy meg;
   meg.dims = MegatronDims();
   ClearAbsentOps(m, &meg);
@@ -424,6 +433,12 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
                                            : "off: residual stream replicated over the tp group");
+  if (p.model.mtp_layers > 0 && p.workload.mode != Mode::kPrefill)
+    fmt::print("  mtp        {}\n",
+               s.mtp > 0 ? fmt::format("{} speculative token{} per step drafted by the MTP module, "
+                                       "{:.2f} tokens emitted per step",
+                                       s.mtp, s.mtp == 1 ? "" : "s", e.accept)
+                         : std::string("off: no speculative decoding"));
   fmt::print("  operators\n");
   for (const OpChoice& c : o.ops) fmt::print("    {}\n", OpChoiceLine(c));
   for (const std::string& n : StrategyNotes(p.model, s)) fmt::print("  note: {}\n", n);
@@ -543,7 +558,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p.workload));
+      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
 
   InstallSigintHandler();

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/launch.h"
 #include "cli/problem_flags.h"
 #include "strategy/space.h"
 
@@ -38,6 +39,7 @@ int Run(const SpaceFlags& f) {
   if (!p.ok()) return Fail(p.status());
   SpaceOptions opt;
   opt.max_batch = f.problem.max_batch > 0 ? f.problem.max_batch : kDefaultMaxBatch;
+  opt.mtp = PlanSpaceOptions(*p, f.problem.mtp).mtp;  // the mtp head plan searches
   StatusOr<StrategySpace> space = StrategySpace::Make(p->model, p->cluster.num_gpus, opt);
   if (!space.ok()) return Fail(space.status());
   const double size = space->Size(), valid = space->CountValid();

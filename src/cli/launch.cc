@@ -162,6 +162,11 @@ std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, c
                               "sequence-parallel residual stream; it runs sp=off (replicated "
                               "residual stream)",
                               E));
+  // Speculative decoding: vLLM, SGLang and TensorRT-LLM draft with DeepSeek's MTP module.
+  if (s.mtp > 0 && engine == Engine::kMegatron)
+    out.push_back(fmt::format("mtp={} (speculative tokens per step): Megatron-LM's inference has no "
+                              "MTP speculative decoding; it runs mtp=0",
+                              s.mtp));
   // Redundant experts and MoE overlap (docs/PLAN.md "Engine rules"): SGLang has EPLB with
   // redundant experts (--enable-eplb --ep-num-redundant-experts) and both overlaps
   // (--enable-two-batch-overlap, --enable-single-batch-overlap); vLLM has EPLB
@@ -231,6 +236,7 @@ std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, cons
   Strategy base = s;
   base.dims = EngineDims(m);
   if (engine != Engine::kMegatron || s.tp <= 1) base.sp = false;
+  if (engine == Engine::kMegatron) base.mtp = 0;
   if (engine == Engine::kMegatron) base.slots = 0;
   if ((s.overlap == Overlap::kTbo && engine != Engine::kSglang && engine != Engine::kVllm) ||
       (s.overlap == Overlap::kSbo && engine != Engine::kSglang))
@@ -296,6 +302,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
+      if (s.mtp > 0)
+        c += fmt::format(
+            " --speculative-config '{{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":{}}}'",
+            s.mtp);
       lc.notes.push_back(fmt::format(
           "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine", batch,
           s.pp));
@@ -324,6 +334,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxLen(w));
       if (kv_fp8) c += " --kv-cache-dtype fp8_e4m3";
       if (online_fp8) c += " --quantization fp8";
+      // SGLang counts the verified token among its draft tokens: mtp K = K + 1 draft tokens.
+      if (s.mtp > 0)
+        c += fmt::format(" --speculative-algorithm EAGLE --speculative-num-steps {} "
+                         "--speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+                         s.mtp, s.mtp + 1);
       if (dp_attention) {
         lc.notes.push_back(fmt::format(
             "SGLang's --tp is all {} GPUs of a stage; attention TP = tp/dp = {}", G, s.tp));
@@ -355,6 +370,9 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
             "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
             s.tp * s.pp));
       if (kv_fp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
+      if (s.mtp > 0)
+        yaml += fmt::format("speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: {}\n",
+                            s.mtp);
       if (moe && s.slots > 0)
         yaml += fmt::format("moe_config:\n  load_balancer:\n    num_slots: {}\n", s.slots);
       if (!yaml.empty()) {
@@ -414,16 +432,19 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
         s.dims = EngineDims(m);
         if (CheckStrategy(m, n, s).ok()) degrees.push_back(s);
       }
+  const int64_t num_mtp = static_cast<int64_t>(space.mtp_options().size());
   int64_t total = 0;
   for (const Strategy& d : degrees)
-    total += static_cast<int64_t>(space.batch_options().size()) * (d.tp > 1 ? 2 : 1);
+    total += static_cast<int64_t>(space.batch_options().size()) * (d.tp > 1 ? 2 : 1) * num_mtp;
   double best_any = 0;
   for (const Strategy& d : degrees) {
     for (int b : space.batch_options()) {
       for (int sp = 0; sp < (d.tp > 1 ? 2 : 1); ++sp) {
+       for (int mtp : space.mtp_options()) {
         Strategy s = d;
         s.batch = b;
         s.sp = sp == 1;
+        s.mtp = mtp;
         const Evaluation e = sim.Evaluate(s);
         ++out.evaluated;
         if (e.valid()) {
@@ -444,6 +465,7 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
             return out;
           }
         }
+       }
       }
     }
   }
@@ -507,11 +529,19 @@ Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
   return Status::Ok();
 }
 
-SpaceOptions PlanSpaceOptions(const Workload& w) {
+SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
+  const Workload& w = p.workload;
   SpaceOptions o;
   o.max_batch = std::max(1, std::min(w.max_batch, 1024));
   o.search_batch = true;
   o.search_sp = true;
+  constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
+  if (mtp >= 0) {
+    o.mtp = {mtp};
+  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
+    o.mtp.clear();
+    for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
+  }
   return o;
 }
 
@@ -535,6 +565,11 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   slo["tpot_ms"] = w.tpot_ms > 0 ? nlohmann::ordered_json(w.tpot_ms) : nlohmann::ordered_json();
   j["slo"] = slo;
   j["max_batch"] = w.max_batch;
+  j["engine"] = EngineName(w.engine);
+  if (w.max_num_tokens > 0) j["max_num_tokens"] = w.max_num_tokens;
+  if (w.cuda_graph_max_batch > 0) j["cuda_graph_max_batch"] = w.cuda_graph_max_batch;
+  if (w.adp_balance >= 0) j["adp_balance"] = w.adp_balance > 0;
+  if (w.mtp_accept > 0) j["mtp_accept"] = w.mtp_accept;
   return j;
 }
 

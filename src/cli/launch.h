@@ -85,7 +85,7 @@ struct EngineTranslation {
 };
 
 // Best valid strategy per engine (index = position in kAllEngines), exhaustive over the space's
-// pp, tp, ep and batch options and sp in {off, on}, with Megatron dims; every candidate is
+// pp, tp, ep, batch and mtp options and sp in {off, on}, with Megatron dims; every candidate is
 // evaluated once and each engine keeps the best it can express. Stops early when the observer
 // cancels (`cancelled` then true).
 struct ExpressibleBest {
@@ -112,8 +112,10 @@ void ApplyPlanDefaults(ProblemFlags* f);
 // --max-batch 0) are usage errors: BuildProblem reads 0 as "not given", and plan's defaults would
 // silently replace them.
 Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f);
-// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched.
-SpaceOptions PlanSpaceOptions(const Workload& w);
+// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched;
+// mtp fixed to `mtp` when >= 0 (--mtp), else searched over 0..3 for models with MTP layers in
+// decode and serve modes ({0} otherwise).
+SpaceOptions PlanSpaceOptions(const Problem& p, int mtp = -1);
 // {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
 //  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
 nlohmann::ordered_json ProblemJson(const Problem& p);

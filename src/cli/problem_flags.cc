@@ -23,7 +23,82 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--dtype", f->dtype, "weight dtype: bf16, fp8, fp4 (default: the model's)");
   cmd->add_option("--kv-dtype", f->kv_dtype, "KV-cache dtype: bf16 or fp8 (default bf16)");
   cmd->add_option("--slo", f->slo, "latency limits, e.g. ttft_ms=2000,tpot_ms=50");
-  cmd->add_option("--max-batch", f->max_batch, "largest batch per attention-dp rank to consider");
+  cmd->add_option("--max-batch", f->max_batch,
+                  "largest batch per attention-dp rank (default: the engine's, else 4096)");
+  AddEngineFlags(cmd, f);
+}
+
+void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
+  cmd->add_option("--engine", f->engine,
+                  "serving engine whose scheduler and limits to follow: trtllm, sglang, vllm "
+                  "(a version may follow, e.g. trtllm-0.17) or ideal (default)");
+  cmd->add_option("--adp-balance", f->adp_balance,
+                  "TensorRT-LLM attention-DP balancing (attention_dp_config.enable_balance): on "
+                  "or off (default off)");
+  cmd->add_option("--max-num-tokens", f->max_num_tokens,
+                  "tokens per attention-dp rank per step, the chunked-prefill budget (default: "
+                  "the engine's)");
+  cmd->add_option("--cuda-graph-max-batch", f->cuda_graph_max_batch,
+                  "largest decode batch the engine captures as a CUDA graph (default: the "
+                  "engine's)");
+  cmd->add_option("--mtp", f->mtp,
+                  "speculative (MTP) tokens per decode step, 0..8; models with MTP layers only "
+                  "(plan: default searches 0..3)");
+  cmd->add_option("--mtp-accept", f->mtp_accept,
+                  "mean tokens emitted per decode step incl. the verified one (default: the "
+                  "published acceptance curve)");
+}
+
+Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
+  Workload& w = p->workload;
+  if (!f.engine.empty() && !ParseEngine(f.engine, &w.engine)) {
+    // An unknown engine keeps the ideal scheduler and no limits (eval's throughput factor still
+    // applies its default); say nothing here: `eval` prints the engine it used.
+    w.engine = Engine::kIdeal;
+  }
+  if (!f.adp_balance.empty()) {
+    if (f.adp_balance != "on" && f.adp_balance != "off")
+      return Status::InvalidArgument(
+          fmt::format("--adp-balance: expected on or off, got \"{}\"", f.adp_balance));
+    if (w.engine != Engine::kTrtllm)
+      return Status::InvalidArgument(
+          "--adp-balance: attention-DP balancing is a TensorRT-LLM setting (add --engine trtllm)");
+    w.adp_balance = f.adp_balance == "on" ? 1 : 0;
+  }
+  if (f.max_num_tokens < 0)
+    return Status::InvalidArgument(
+        fmt::format("--max-num-tokens must be positive, got {}", f.max_num_tokens));
+  if (f.cuda_graph_max_batch < 0)
+    return Status::InvalidArgument(fmt::format("--cuda-graph-max-batch must be positive, got {}",
+                                               f.cuda_graph_max_batch));
+  w.max_num_tokens = f.max_num_tokens;
+  w.cuda_graph_max_batch = f.cuda_graph_max_batch;
+  if (f.max_batch == 0 && !f.engine.empty()) w.max_batch = DefaultsOf(w.engine).max_batch;
+  if (f.mtp != -1) {
+    if (f.mtp < 0 || f.mtp > kMaxMtpTokens)
+      return Status::InvalidArgument(
+          fmt::format("--mtp: expected 0..{} speculative tokens per step, got {}", kMaxMtpTokens,
+                      f.mtp));
+    if (f.mtp > 0 && p->model.mtp_layers <= 0)
+      return Status::InvalidArgument(fmt::format(
+          "--mtp {}: model '{}' has no MTP (next-token-prediction) layers to draft with", f.mtp,
+          p->model.name));
+    if (f.mtp > 0 && w.mode == Mode::kPrefill)
+      return Status::InvalidArgument(
+          fmt::format("--mtp {}: prefill mode has no decode steps to speculate", f.mtp));
+  }
+  if (f.mtp_accept != 0) {
+    const int k = f.mtp > 0 ? f.mtp : kMaxMtpTokens;
+    if (!(f.mtp_accept >= 1 && f.mtp_accept <= k + 1))
+      return Status::InvalidArgument(fmt::format(
+          "--mtp-accept: expected 1..{} tokens per step (the verified token plus at most {} "
+          "accepted drafts), got {}",
+          k + 1, k, f.mtp_accept));
+    if (f.mtp == 0)
+      return Status::InvalidArgument("--mtp-accept needs speculative tokens (--mtp 0 turns MTP off)");
+    w.mtp_accept = f.mtp_accept;
+  }
+  return Status::Ok();
 }
 
 Status ParseSlo(const std::string& text, Workload* w) {
@@ -113,6 +188,7 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   }
   if (f.max_batch < 0) return Status::InvalidArgument("--max-batch must be positive");
   if (f.max_batch > 0) w.max_batch = f.max_batch;
+  if (Status st = ApplyEngineFlags(f, &p); !st.ok()) return st;
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -133,10 +134,46 @@ nlohmann::ordered_json BreakdownJson(const Evaluation& e) {
     coll[CommKindName(static_cast<CommKind>(k))] = Num(Ms(e.comm_s_by_kind[k]));
   }
   j["by_collective"] = std::move(coll);
+  if (e.mtp_s > 0) j["mtp_draft_ms"] = Num(Ms(e.mtp_s));
+  if (e.adp_imbalance != 1) j["adp_imbalance"] = Num(e.adp_imbalance);
   j["memory_gib"] = {{"weights", Num(Gib(e.weight_bytes))},  {"kv", Num(Gib(e.kv_bytes))},
                      {"activations", Num(Gib(e.act_bytes))}, {"reserve", Num(Gib(e.reserve_bytes))},
                      {"total", Num(Gib(e.mem_bytes))},       {"capacity", Num(Gib(e.mem_capacity_bytes))}};
   return j;
+}
+
+static nlohmann::ordered_json SchedulerJson(const Simulator& sim, const Strategy& s, const Evaluation& e) {
+  const Workload& w = sim.problem().workload;
+  nlohmann::ordered_json j;
+  j["engine"] = EngineName(w.engine);
+  j["adp_balance"] = w.engine == Engine::kTrtllm && w.adp_balance > 0;
+  j["max_batch"] = w.max_batch;
+  j["max_num_tokens"] = sim.MaxNumTokens();  // 0 = unlimited
+  j["token_batch_limit"] = sim.TokenBatchLimit(s) == std::numeric_limits<int>::max()
+                               ? nlohmann::ordered_json()
+                               : nlohmann::ordered_json(sim.TokenBatchLimit(s));
+  j["cuda_graph_max_batch"] = sim.CudaGraphMaxBatch();  // 0 = unlimited
+  j["cuda_graph"] = sim.CudaGraphMaxBatch() <= 0 || e.batch <= sim.CudaGraphMaxBatch();
+  j["adp_imbalance"] = Num(e.adp_imbalance);
+  return j;
+}
+
+static std::string SchedulerLine(const Simulator& sim, const Strategy& s, const Evaluation& e) {
+  const Workload& w = sim.problem().workload;
+  std::string out = EngineName(w.engine);
+  if (w.engine == Engine::kTrtllm)
+    out += w.adp_balance > 0 ? " (attention-DP balance on)" : " (attention-DP balance off)";
+  out += sim.MaxNumTokens() > 0 ? fmt::format("; max_num_tokens {}", sim.MaxNumTokens())
+                                : std::string("; no token budget");
+  if (sim.TokenBatchLimit(s) != std::numeric_limits<int>::max())
+    out += fmt::format(" (batch <= {})", sim.TokenBatchLimit(s));
+  if (sim.CudaGraphMaxBatch() > 0)
+    out += fmt::format("; CUDA graphs up to batch {}{}", sim.CudaGraphMaxBatch(),
+                       e.batch > sim.CudaGraphMaxBatch() ? " (this batch runs eagerly)" : "");
+  if (e.adp_imbalance != 1)
+    out += fmt::format("; attention-DP imbalance x{:.3f} of the even-prefill step",
+                       e.adp_imbalance);
+  return out;
 }
 
 nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
@@ -157,6 +194,9 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   j["stage_ms"] = Num(Ms(e.stage_s));
   j["slowest_stage"] = e.slowest_stage;
   j["breakdown"] = BreakdownJson(e);
+  j["mtp"] = s.mtp;
+  j["mtp_accept"] = Num(e.accept);
+  j["scheduler"] = SchedulerJson(sim, s, e);
   j["strategy"] = ToText(s);
   j["model"] = p.model.name;
   j["gpu"] = p.cluster.gpu.name;
@@ -251,6 +291,14 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                  e.slowest_stage, s.pp));
   out += row("memory", fmt::format("{:.1f} of {:.1f} GiB per GPU", Gib(e.mem_bytes),
                                    Gib(e.mem_capacity_bytes)));
+  if (s.mtp > 0 && w.mode != Mode::kPrefill)
+    out += row("MTP", fmt::format("{} draft tokens per step, {:.2f} tokens emitted per step ({}); "
+                                  "draft passes {:.3f} ms of the step",
+                                  s.mtp, e.accept,
+                                  w.mtp_accept > 0 ? "stated" : "published acceptance curve",
+                                  Ms(e.mtp_s)));
+  if (w.engine != Engine::kIdeal || sim.MaxNumTokens() > 0 || sim.CudaGraphMaxBatch() > 0)
+    out += row("scheduler", SchedulerLine(sim, s, e));
   out += "\n";
   out += FormatBreakdown(e);
   const std::string why = WhySentence(sim, s, e);
@@ -286,6 +334,7 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
   if (sl.has_embed) add(prog.embed, d->embed_step_s, 1);
   if (sl.has_lm_head) add(prog.lm_head, d->lm_head_step_s, 1);
   if (s.pp > 1) add(prog.pipe, d->pipe_step_s, 1);
+  if (sl.has_lm_head) add(prog.mtp, d->mtp_step_s, prog.mtp_passes);
   double total = 0;
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [name, t] : cost) {
@@ -305,7 +354,7 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
 }
 
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
-                                   const std::string& batch_flag) {
+                                   const std::string& batch_flag, int mtp_flag) {
   if (text.empty()) return Status::InvalidArgument("--strategy is required (e.g. \"tp=8,pp=1\")");
   const int gpus = p.cluster.num_gpus;
   StatusOr<Strategy> parsed = FromText(text, gpus);
@@ -336,6 +385,12 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
     return Status::InvalidArgument(fmt::format(
         "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
         product, gpus));
+  if (mtp_flag >= 0) {
+    if (s.mtp != 0 && s.mtp != mtp_flag)
+      return Status::InvalidArgument(fmt::format(
+          "--mtp {} disagrees with the strategy's mtp={}", mtp_flag, s.mtp));
+    s.mtp = mtp_flag;
+  }
   ClearAbsentOps(p.model, &s);
   return s;
 }

@@ -71,7 +71,8 @@ std::string Thousands(double v);
 // is not the cluster's GPU count) are InvalidArgument/ParseError; model-dependent structural
 // problems (tp not dividing the heads, ep not dividing the experts...) are NOT errors here: the
 // simulator reports them as an invalid evaluation.
+// `mtp_flag` >= 0 (--mtp) sets the strategy's mtp; a text with a different mtp is a usage error.
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
-                                   const std::string& batch_flag);
+                                   const std::string& batch_flag, int mtp_flag = -1);
 
 }  // namespace l2s::cli

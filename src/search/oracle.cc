@@ -178,7 +178,7 @@ class Solver {
   }
 
  private:
-  // Walks the structurally valid (pp, tp, ep) in encoded order, then batch and sp.
+  // Walks the structurally valid (pp, tp, ep) in encoded order, then batch, sp and mtp.
   void EnumerateDegrees(bool count_only) {
     const std::vector<int>& pps = space_.pp_options();
     std::vector<uint8_t> tp_ok(space_.head_size(StrategySpace::kTp)),
@@ -203,21 +203,25 @@ class Solver {
                 if (space_.slots_head() >= 0 && S % ep != 0) continue;
                 for (Overlap ov : space_.overlap_options()) {
                   if (ov != Overlap::kNone && ep <= 1) continue;
-                  if (count_only) {
-                    ++planned_configs_;
-                    continue;
+                  // MTP depth (models with MTP layers): part of the configuration too.
+                  for (int mtp : space_.mtp_options()) {
+                    if (count_only) {
+                      ++planned_configs_;
+                      continue;
+                    }
+                    Strategy s;
+                    s.pp = pps[ipp];
+                    s.tp = space_.tp_options()[itp];
+                    s.dp = n_ / (s.pp * s.tp);
+                    s.ep = ep;
+                    s.batch = b;
+                    s.sp = isp == 1;
+                    s.slots = slots;
+                    s.overlap = ov;
+                    s.mtp = mtp;
+                    s.dims.fill(Dim::kNone);
+                    if (!SolveConfig(s)) return;  // cancelled
                   }
-                  Strategy s;
-                  s.pp = pps[ipp];
-                  s.tp = space_.tp_options()[itp];
-                  s.dp = n_ / (s.pp * s.tp);
-                  s.ep = ep;
-                  s.batch = b;
-                  s.sp = isp == 1;
-                  s.slots = slots;
-                  s.overlap = ov;
-                  s.dims.fill(Dim::kNone);
-                  if (!SolveConfig(s)) return;  // cancelled
                 }
               }
             }
@@ -301,8 +305,10 @@ class Solver {
       suffix_act_[d] = std::max(suffix_act_[d + 1], act);
     }
     if (!have_constants_) ProbeConstants();
+    // MTP: every step emits TokensPerStep tokens per sequence (TPOT is the step over it).
+    accept_ = sim_.TokensPerStep(base);
     value_factor_ = static_cast<double>(base.dp) * base.batch *
-                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : 1.0) / n_;
+                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : accept_) / n_;
     chosen_.assign(G, 0);
     return Dfs(0, fixed_.v, fixed_.act);
   }
@@ -400,7 +406,7 @@ class Solver {
     StageBounds(lb, lb_act, &t, &mem);
     if (mem > capacity_bytes_ * (1 + kSlack)) return true;
     if (wl_.tpot_ms > 0 && wl_.mode != Mode::kPrefill &&
-        base_.pp * t * 1e3 > wl_.tpot_ms * (1 + kSlack))
+        base_.pp * t / accept_ * 1e3 > wl_.tpot_ms * (1 + kSlack))
       return true;
     if (wl_.ttft_ms > 0 && wl_.mode != Mode::kDecode) {
       const double ttft = wl_.mode == Mode::kPrefill
@@ -486,7 +492,7 @@ class Solver {
   // Per configuration.
   Strategy base_;
   std::vector<Profile> profiles_;
-  double pipe_s_ = 0, ttft_pipe_s_ = 0, value_factor_ = 0;
+  double pipe_s_ = 0, ttft_pipe_s_ = 0, value_factor_ = 0, accept_ = 1;
   std::vector<Vec> suffix_min_;
   std::vector<double> suffix_act_;
   std::vector<int> chosen_;

@@ -217,3 +217,43 @@ TEST(Oracle, SixteenGpusAndAutoBatchSpaces) {
 
 }  // namespace
 }  // namespace l2s
+
+namespace l2s {
+namespace {
+
+TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
+  // The mtp head is part of the enumerated degree configuration: its options multiply the
+  // configurations, TokensPerStep scales the bound, and the MTP draft passes are folded into the
+  // LM-head attribution. Decode with a TPOT SLO (the bound divides by the accepted tokens), and
+  // serve on TensorRT-LLM without attention-DP balancing and on SGLang (the imbalance's
+  // per-rank coefficients must keep the per-operator sums exact), with a token budget that
+  // rejects some (mtp, batch) pairs: decode 8 x (mtp + 1) <= 24 tokens rejects mtp = 3; serve
+  // on TensorRT-LLM 8 x (mtp + 1 + accept x 256 / 64) <= 64 rejects mtp >= 1.
+  int64_t evals = 0;
+  for (Mode mode : {Mode::kDecode, Mode::kServe}) {
+    for (Engine engine : {Engine::kTrtllm, Engine::kSglang}) {
+      if (mode == Mode::kDecode && engine == Engine::kSglang) continue;
+      Case c;
+      ModelSpec m = testing::TinyMoe(2);
+      m.mtp_layers = 1;
+      c.problem = testing::MakeProblem(m, 4, mode);
+      c.problem.workload.engine = engine;
+      c.problem.workload.max_num_tokens = mode == Mode::kDecode ? 24 : 64;
+      c.problem.workload.isl = 256;
+      c.problem.workload.osl = 64;
+      testing::SqueezeMemory(&c.problem, 0.9);
+      if (mode == Mode::kDecode) testing::BindSlo(&c.problem, /*ttft=*/false, 1.0);
+      c.options.search_batch = false;
+      c.options.fixed_batch = 8;
+      c.options.search_sp = false;
+      c.options.mtp = {0, 1, 3};
+      c.label = fmt::format("mtp {} {}", ModeName(mode), EngineName(engine));
+      const Brute b = ExpectOracleMatchesBruteForce(c, &evals);
+      EXPECT_GT(b.valid, 0) << c.label;
+    }
+  }
+  EXPECT_GT(evals, 0);
+}
+
+}  // namespace
+}  // namespace l2s

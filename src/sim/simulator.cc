@@ -32,6 +32,38 @@ bool ParseMode(const std::string& s, Mode* out) {
 
 namespace {
 
+// Engine family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
+// "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm", "dynamo+trtllm" -> "trtllm"); "" for no
+// engine.
+std::string EngineFamily(const std::string& engine) {
+  std::string fam;
+  std::string tok;
+  auto flush = [&](bool* stop) {
+    if (tok.empty() || *stop) return;
+    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
+                         (tok.size() > 1 && tok[0] == 'v' &&
+                          std::isdigit(static_cast<unsigned char>(tok[1])));
+    if (version) *stop = true;
+    else fam += tok;
+    tok.clear();
+  };
+  bool stop = false;
+  for (char c : engine) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l == '-' || l == '_' || l == ' ' || l == '/') flush(&stop);
+    else tok += l;
+  }
+  flush(&stop);
+  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
+    fam.pop_back();
+  // A front end in front of an engine ("dynamo+trtllm"): the engine after the '+'.
+  const auto plus = fam.rfind('+');
+  if (plus != std::string::npos) fam = fam.substr(plus + 1);
+  if (fam == "none" || fam == "ideal") return "";
+  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) fam = "trtllm";
+  return fam;
+}
+
 // Runtime reserve per GPU that is neither weights, KV nor activations: CUDA context, cuBLAS and
 // attention workspaces ("other_mem" = 3.5 GiB) plus NCCL buffers ("nccl_mem" for 8 GPUs =
 // 392 MiB), both from aiconfigurator's system.yaml (../shared/calibration/h100_sxm/system.yaml).
@@ -107,6 +139,40 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
     overlap_stretch_ = sms > comm_sms ? sms / (sms - comm_sms) : 1.0;
   }
   cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+  const EngineDefaults d = DefaultsOf(p_.workload.engine);
+  max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
+  graph_max_batch_ =
+      p_.workload.cuda_graph_max_batch > 0 ? p_.workload.cuda_graph_max_batch : d.cuda_graph_max_batch;
+}
+
+double Simulator::TokensPerStep(const Strategy& s) const {
+  if (s.mtp <= 0 || p_.workload.mode == Mode::kPrefill) return 1.0;
+  return p_.workload.mtp_accept > 0 ? p_.workload.mtp_accept : DefaultMtpAccept(s.mtp);
+}
+
+int Simulator::TokenBatchLimit(const Strategy& s) const {
+  constexpr int kNone = std::numeric_limits<int>::max();
+  if (max_num_tokens_ <= 0) return kNone;
+  const Workload& w = p_.workload;
+  const double C = max_num_tokens_;
+  double per_seq = 0;  // tokens one sequence puts into a step
+  switch (w.mode) {
+    case Mode::kPrefill:
+      // Prompts longer than the budget are chunked one at a time (the chunks' extra attention
+      // passes are not modelled): at least one prompt per step.
+      return std::max(1, static_cast<int>(std::floor(C / static_cast<double>(w.isl))));
+    case Mode::kDecode: per_seq = 1.0 + std::max(0, s.mtp); break;
+    case Mode::kServe:
+      per_seq = 1.0 + std::max(0, s.mtp);
+      // Engines that mix prefill chunks into decode steps (every engine but SGLang, whose
+      // prefill steps run apart) must fit the steady-state prefill share in the same budget.
+      if (w.engine != Engine::kSglang)
+        per_seq += TokensPerStep(s) * static_cast<double>(w.isl) /
+                   static_cast<double>(std::max<int64_t>(1, w.osl));
+      break;
+  }
+  const double b = std::floor(C / per_seq + 1e-9);
+  return b >= kNone ? kNone : static_cast<int>(b);
 }
 
 // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h) of measured routing:
@@ -121,6 +187,52 @@ double Simulator::StaticLoadFactor(int ep, int slots) const {
     if (l.ep == ep && l.slots == slots) return l.factor;
   // A slot count outside SlotOptions (a user's strategy): computed on demand.
   return MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_);
+}
+
+const char* EngineName(Engine e) {
+  switch (e) {
+    case Engine::kIdeal: return "ideal";
+    case Engine::kTrtllm: return "trtllm";
+    case Engine::kSglang: return "sglang";
+    case Engine::kVllm: return "vllm";
+  }
+  return "?";
+}
+
+bool ParseEngine(const std::string& name, Engine* out) {
+  const std::string fam = EngineFamily(name);
+  if (fam.empty()) *out = Engine::kIdeal;
+  else if (fam == "trtllm") *out = Engine::kTrtllm;
+  else if (fam == "sglang") *out = Engine::kSglang;
+  else if (fam == "vllm") *out = Engine::kVllm;
+  else return false;
+  return true;
+}
+
+EngineDefaults DefaultsOf(Engine e) {
+  // The engines' documented defaults (docs/COST_MODEL.md "Engine limits" names the settings):
+  //   TensorRT-LLM (LLM API / trtllm-serve): max_batch_size 2048, max_num_tokens 8192, decode
+  //     CUDA graphs up to batch 128 when cuda_graph_config gives no sizes;
+  //   SGLang: chunked_prefill_size 8192, cuda_graph_max_bs 256, no batch cap of its own
+  //     (max_running_requests follows the KV pool);
+  //   vLLM (V1, OpenAI server): max_num_seqs 1024, max_num_batched_tokens 8192, CUDA graphs
+  //     captured up to 512.
+  switch (e) {
+    case Engine::kIdeal: return {4096, 0, 0};
+    case Engine::kTrtllm: return {2048, 8192, 128};
+    case Engine::kSglang: return {4096, 8192, 256};
+    case Engine::kVllm: return {1024, 8192, 512};
+  }
+  return {4096, 0, 0};
+}
+
+double DefaultMtpAccept(int mtp) {
+  // Accepted tokens per step by MTP depth, DeepSeek-R1 on 8 B200s with TensorRT-LLM
+  // (../shared/reference/MEASUREMENTS.md, "MTP speculative decoding").
+  static constexpr double kCurve[] = {1.0, 1.92, 2.58, 2.82, 2.99, 3.01};
+  constexpr int kLast = static_cast<int>(sizeof(kCurve) / sizeof(kCurve[0])) - 1;
+  if (mtp <= 0) return 1.0;
+  return kCurve[std::min(mtp, kLast)];
 }
 
 double Simulator::EngineFactor(const std::string& engine) {
@@ -138,30 +250,9 @@ double Simulator::EngineFactor(const std::string& engine) {
       {"trtllm", 0.9653},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
   };
   constexpr double kDefault = 0.9666;  // 80 rows (79 trtllm + 1 sglang)
-  // Family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
-  // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm"); the same rule as cli::EngineFamily.
-  std::string fam;
-  std::string tok;
-  auto flush = [&](bool* stop) {
-    if (tok.empty() || *stop) return;
-    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
-                         (tok.size() > 1 && tok[0] == 'v' &&
-                          std::isdigit(static_cast<unsigned char>(tok[1])));
-    if (version) *stop = true;
-    else fam += tok;
-    tok.clear();
-  };
-  bool stop = false;
-  for (char c : engine) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == '-' || l == '_' || l == ' ' || l == '/') flush(&stop);
-    else tok += l;
-  }
-  flush(&stop);
-  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
-    fam.pop_back();
-  if (fam.empty() || fam == "none" || fam == "ideal") return 1.0;
-  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) fam = "trtllm";
+  // Family: EngineFamily (the same rule as cli::EngineFamily).
+  const std::string fam = EngineFamily(engine);
+  if (fam.empty()) return 1.0;
   for (const Fitted& f : kFitted)
     if (fam == f.family) return f.factor;
   return kDefault;
@@ -170,6 +261,10 @@ double Simulator::EngineFactor(const std::string& engine) {
 bool Simulator::QuickStructureOk(const Strategy& s) const {
   const ModelSpec& m = p_.model;
   if (s.pp < 1 || s.tp < 1 || s.dp < 1 || s.ep < 1 || s.batch < 0) return false;
+  if (s.mtp < 0 || s.mtp > kMaxMtpTokens || (s.mtp > 0 && m.mtp_layers <= 0)) return false;
+  if (s.mtp > 0 && p_.workload.mtp_accept > 0 &&
+      (p_.workload.mtp_accept < 1 || p_.workload.mtp_accept > s.mtp + 1))
+    return false;
   if (static_cast<long long>(s.pp) * s.tp * s.dp != p_.cluster.num_gpus) return false;
   if (s.pp > m.num_layers) return false;
   if (m.num_heads % s.tp != 0) return false;
@@ -180,9 +275,11 @@ bool Simulator::QuickStructureOk(const Strategy& s) const {
   return G % s.ep == 0 && m.num_experts % s.ep == 0;
 }
 
-void Simulator::Shape(int batch, StepShape* sh) const {
+void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
   const Workload& w = p_.workload;
   *sh = StepShape{};
+  // MTP: each decoding sequence runs its verified token plus mtp draft tokens through the model.
+  sh->decode_q = w.mode == Mode::kPrefill ? 1.0 : 1.0 + std::max(0, s.mtp);
   switch (w.mode) {
     case Mode::kDecode:
       sh->decode_seqs = batch;
@@ -205,7 +302,9 @@ void Simulator::Shape(int batch, StepShape* sh) const {
       sh->decode_seqs = batch;
       sh->decode_kv_len = avg_ctx;
       sh->kv_hold_len = static_cast<double>(w.isl + w.osl);
-      sh->prefill_seqs = static_cast<double>(batch) / static_cast<double>(std::max<int64_t>(1, w.osl));
+      // With MTP a sequence emits TokensPerStep tokens a step and finishes that much sooner.
+      sh->prefill_seqs = static_cast<double>(batch) * TokensPerStep(s) /
+                         static_cast<double>(std::max<int64_t>(1, w.osl));
       sh->prefill_len = static_cast<double>(w.isl);
       break;
     }
@@ -220,11 +319,14 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       return GemmSeconds(gpu, st.m, st.n, st.k, st.wdtype, st.count);
     case StepKind::kAttnDecode:
       if (st.seqs <= 0) return 0;
+      // q_len > 1 (MTP verification): the q_len queries of a sequence read the same keys; the
+      // decode kernels fold them into the query heads (FlashMLA's s_q, XQA's speculative mode),
+      // so the step is a decode step with heads x q_len query heads.
       if (st.mla)
-        return MlaDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads, st.latent_dim, st.rope_dim,
-                                st.kvdtype);
-      return AttnDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads, st.kv_heads, st.head_dim,
-                               st.window, st.kvdtype);
+        return MlaDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.latent_dim,
+                                st.rope_dim, st.kvdtype);
+      return AttnDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.kv_heads,
+                               st.head_dim, st.window, st.kvdtype);
     case StepKind::kAttnPrefill: {
       if (st.seqs <= 0) return 0;
       // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1).
@@ -319,14 +421,115 @@ void AddBreakdown(const SectionBreakdown& b, double weight, Evaluation* e) {
   for (size_t k = 0; k < b.comm_s_by_kind.size(); ++k) e->comm_s_by_kind[k] += b.comm_s_by_kind[k] * weight;
 }
 // Per-section breakdowns of the latest ComputeTotals on this thread: layer kinds, then embed,
-// lm_head, pipe.
-thread_local std::array<SectionBreakdown, Program::kMaxKinds + 3> tl_breakdown;
+// lm_head, pipe, one MTP draft pass.
+thread_local std::array<SectionBreakdown, Program::kMaxKinds + 4> tl_breakdown;
+
+// Steps whose work is pooled over the attention-dp ranks of a stage: the expert FFNs (their GEMMs,
+// their activation and the expert-TP conversions see every rank's tokens after the dispatch).
+// Every other step works on one rank's own tokens.
+bool PooledAcrossRanks(const Step& st) {
+  if (st.kind == StepKind::kComm) return st.group == GroupKind::kEtp;
+  if (st.op != Op::kMoeFfn1 && st.op != Op::kMoeFfn2) return false;
+  return st.kind == StepKind::kGemm || (st.kind == StepKind::kElementwise && st.op == Op::kMoeFfn1);
+}
+// Shapes and program configuration of the latest Prepare on this thread: the whole step's
+// (before a two-batch split; it sets the attention-DP imbalance) and the built one's.
+thread_local StepShape tl_full_shape, tl_shape;
+thread_local ProgramConfig tl_cfg;
 }  // namespace
+
+Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) const {
+  AdpCoeffs c;
+  const Workload& w = p_.workload;
+  const double p = sh.prefill_seqs * sh.prefill_len;  // prefill tokens per rank per decode step
+  if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
+    return c;
+  const double C = max_num_tokens_, dp = s.dp;
+  if (w.engine == Engine::kSglang) {
+    // Prefill batches of up to C tokens run as steps of their own (decode is not mixed in);
+    // a rank needs u = p / C of them per decode step, i.e. a fraction f = u / (1 + u) of its
+    // steps, and some rank prefills in q = 1 - (1 - f)^dp of the steps. A prefill step costs
+    // the decode step's floor plus C tokens' extra work, (mixed - decode) / u per rank.
+    // Per decode step: (1 + u) steps, so
+    //   cost = pooled + (1 + u) * decode_rank + q (1 + u) / u * (mixed_rank - decode_rank).
+    const double u = p / C, f = u / (1 + u), q = 1 - std::pow(1 - f, dp);
+    c.a = 1 + u;
+    c.b = q * (1 + u) / u;
+    c.active = true;
+    return c;
+  }
+  // TensorRT-LLM and vLLM mix prefill chunks into decode steps, up to the token budget left by
+  // the decode tokens. A rank needs a chunk in f = p / room of the steps. With TensorRT-LLM's
+  // attention-DP balancing the ranks take their chunks in the same steps (the even spread the
+  // balanced cost already is); without it they take them independently and a step waits for
+  // the slowest rank: some rank prefills in q = 1 - (1 - f)^dp of the steps, so the per-rank
+  // prefill work costs q / f times its even share.
+  const bool balance = w.engine == Engine::kTrtllm && w.adp_balance > 0;
+  if (balance || s.dp <= 1) return c;
+  const double room = C - sh.decode_seqs * sh.decode_q;
+  if (room <= 0) return c;  // TokenBatchLimit rejects such a batch
+  const double f = std::min(1.0, p / room);
+  c.b = (1 - std::pow(1 - f, dp)) / f;
+  c.active = true;
+  return c;
+}
+
+Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) const {
+  const AdpCoeffs c = Adp(s, tl_full_shape);
+  if (c.active) {
+    // The same (half) step without its prefill share: the decode-only step of the model.
+    StepShape dsh = tl_shape;
+    dsh.prefill_seqs = 0;
+    BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, dec);
+  }
+  return c;
+}
+
+void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
+                        bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
+                        std::array<double, kNumOps>* by_op,
+                        std::array<double, kNumOps>* by_op_comm) const {
+  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only), step by step.
+  double x[Section::kMaxSteps], xd[Section::kMaxSteps], w[Section::kMaxSteps];
+  StepTimes(sec, dk, x);
+  StepTimes(dec, dk, xd);
+  double cs = 0, as = 0;
+  for (int i = 0; i < sec.num_steps; ++i) {
+    w[i] = PooledAcrossRanks(sec.steps[i]) ? x[i] : c.b * x[i];
+    (sec.steps[i].kind == StepKind::kComm ? as : cs) += w[i];
+  }
+  for (int i = 0; i < dec.num_steps; ++i) {
+    xd[i] = PooledAcrossRanks(dec.steps[i]) ? 0.0 : (c.a - c.b) * xd[i];
+    (dec.steps[i].kind == StepKind::kComm ? as : cs) += xd[i];
+  }
+  // Attribution as CostSection's (under two-batch overlap, to the side that is not hidden).
+  const double scale = two_batch ? 2.0 : 1.0;
+  const bool comm_shows = as > cs;
+  const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
+  const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
+  auto add = [&](const Step& st, double v) {
+    const int op = static_cast<int>(st.op);
+    const bool is_comm = st.kind == StepKind::kComm;
+    if (by_op != nullptr) (is_comm && by_op_comm != nullptr ? *by_op_comm : *by_op)[op] += v;
+    if (acc == nullptr) return;
+    if (is_comm) {
+      acc->comm_s_by_op[op] += v * comm_keep;
+      acc->comm_s_by_kind[static_cast<int>(st.comm)] += v * comm_keep;
+    } else {
+      acc->compute_s_by_op[op] += v * comp_keep;
+    }
+  };
+  for (int i = 0; i < sec.num_steps; ++i) add(sec.steps[i], w[i]);
+  for (int i = 0; i < dec.num_steps; ++i) add(dec.steps[i], xd[i]);
+  *compute = cs;
+  *comm = as;
+}
 
 bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const {
   if (!QuickStructureOk(s) || batch < 1) return false;
-  StepShape sh;
-  Shape(batch, &sh);
+  StepShape& sh = tl_shape;
+  Shape(s, batch, &sh);
+  tl_full_shape = sh;
   const bool tbo = s.overlap == Overlap::kTbo;
   if (tbo) {
     // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
@@ -335,8 +538,9 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
     sh.prefill_seqs = p_.workload.mode == Mode::kServe ? sh.prefill_seqs / 2
                                                        : std::ceil(sh.prefill_seqs / 2);
   }
-  ProgramConfig cfg = cfg_;
-  const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+  ProgramConfig& cfg = tl_cfg;
+  cfg = cfg_;
+  const double tokens = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
   if (p_.model.is_moe() && s.ep > 1) {
     cfg.expert_imbalance = std::clamp(
         StaticLoadFactor(s.ep, s.slots) *
@@ -347,6 +551,7 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   if (tbo) {
     // Both halves' KV caches are resident.
     for (int k = 0; k < prog->num_kinds; ++k) prog->layers[k].kv_bytes *= 2;
+    prog->mtp.kv_bytes *= 2;
   }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
   return true;
@@ -376,30 +581,63 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
   const bool tbo = s.overlap == Overlap::kTbo;
+  // Serve-mode attention-DP imbalance (docs/COST_MODEL.md): sections are costed against their
+  // decode-only counterparts in `dec`.
+  thread_local Program dec;
+  const AdpCoeffs adp = AdpProgram(s, &dec);
+  double bal_total = 0, imb_total = 0;  // whole model, for Evaluation::adp_imbalance
   // Sections' compute and communication seconds: kept apart under two-batch overlap (Compose
-  // combines them with SectionSeconds), summed otherwise.
-  auto cost = [&](const Section& sec, SectionBreakdown* acc, double* ts, double* ta) {
+  // combines them with SectionSeconds), summed otherwise. Returns the section's seconds; `bal`
+  // gets them with prefill spread evenly.
+  auto cost = [&](const Section& sec, const Section& dsec, SectionBreakdown* acc, double* ts,
+                  double* ta, double* bal) {
     double c = 0, a = 0;
-    CostSection(sec, dk, &c, &a, acc, tbo);
+    CostSection(sec, dk, &c, &a, adp.active ? nullptr : acc, tbo);
+    *bal = SectionSeconds(c, a, tbo);
+    if (adp.active) CostAdp(sec, dsec, dk, adp, tbo, &c, &a, acc, nullptr);
     *ts = tbo ? c : c + a;
     *ta = tbo ? a : 0.0;
+    return SectionSeconds(c, a, tbo);
   };
+  double bal = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    cost(prog.layers[k], &bd[k], &t->layer_s[k], &t->layer_comm_s[k]);
+    const double n = kind_prefix_[k].back();
+    imb_total += n * cost(prog.layers[k], dec.layers[k], &bd[k], &t->layer_s[k],
+                          &t->layer_comm_s[k], &bal);
+    bal_total += n * bal;
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  cost(prog.embed, &bd[Program::kMaxKinds], &t->embed_s, &t->embed_comm_s);
-  cost(prog.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s, &t->lm_comm_s);
+  imb_total += cost(prog.embed, dec.embed, &bd[Program::kMaxKinds], &t->embed_s,
+                    &t->embed_comm_s, &bal);
+  bal_total += bal;
+  imb_total += cost(prog.lm_head, dec.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s,
+                    &t->lm_comm_s, &bal);
+  bal_total += bal;
   {
-    double c = 0, a = 0;
-    CostSection(prog.pipe, dk, &c, &a, &bd[Program::kMaxKinds + 2], tbo);
-    t->pipe_s = SectionSeconds(c, a, tbo);
+    double ps = 0, pa = 0;
+    t->pipe_s = cost(prog.pipe, dec.pipe, &bd[Program::kMaxKinds + 2], &ps, &pa, &bal);
+    imb_total += t->pipe_s * (s.pp - 1);
+    bal_total += bal * (s.pp - 1);
   }
+  if (adp.active && bal_total > 0) t->adp_imbalance = imb_total / bal_total;
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
+  if (prog.mtp_passes > 0) {
+    // MTP draft passes: on the last stage with the LM head, whose seconds they join (under
+    // two-batch overlap the halves' passes overlap like the LM head's steps).
+    double c = 0, a = 0;
+    CostSection(prog.mtp, dk, &c, &a, &bd[Program::kMaxKinds + 3], tbo);
+    const double K = prog.mtp_passes;
+    t->lm_s += K * (tbo ? c : c + a);
+    t->lm_comm_s += tbo ? K * a : 0.0;
+    t->mtp_s = K * SectionSeconds(c, a, tbo);
+    t->mtp_w = prog.mtp.weight_bytes;
+    t->mtp_kv = prog.mtp.kv_bytes;
+    t->act = std::max(t->act, prog.mtp.act_bytes);
+  }
   if (p_.workload.mode == Mode::kServe)
     t->ttft_prefill_s = ttft_prefill_s >= 0 ? ttft_prefill_s : TtftSeconds(s);
 }
@@ -413,15 +651,25 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   const bool tbo = s.overlap == Overlap::kTbo;
   // Under two-batch overlap communication steps go to `ta` (Compose takes
   // SectionSeconds(compute, comm)); otherwise everything to `ts`.
+  // Serve-mode attention-DP imbalance: sections with a decode-only counterpart (`dsec`) are
+  // costed against it (CostAdp), each step's share to its operator.
+  thread_local Program dec;
+  const AdpCoeffs adp = AdpProgram(s, &dec);
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
                        std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts,
-                       std::array<double, kNumOps>* ta = nullptr) {
+                       std::array<double, kNumOps>* ta = nullptr, const Section* dsec = nullptr,
+                       double scale = 1.0) {
+    const bool imbalanced = dsec != nullptr && adp.active;
+    if (imbalanced) {
+      double c = 0, a = 0;
+      CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, ts, ta);
+    }
     double x[Section::kMaxSteps];
     StepTimes(sec, dk2, x);
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
-      (ta != nullptr && st.kind == StepKind::kComm ? *ta : *ts)[op] += x[i];
+      if (!imbalanced) (ta != nullptr && st.kind == StepKind::kComm ? *ta : *ts)[op] += scale * x[i];
       if (ws) (*ws)[op] += st.weight_bytes;
       if (acts && st.kind == StepKind::kGemm)
         (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
@@ -437,16 +685,28 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   t->num_kinds = prog.num_kinds;
   for (int k = 0; k < prog.num_kinds; ++k) {
     attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k],
-              tbo ? &t->layer_comm_s[k] : nullptr);
+              tbo ? &t->layer_comm_s[k] : nullptr, &dec.layers[k]);
     rest(prog.layers[k], &t->layer_w[k], Op::kAttnOut);
     t->layer_kv[k] = prog.layers[k].kv_bytes;
   }
   attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act,
-            tbo ? &t->embed_comm_s : nullptr);
+            tbo ? &t->embed_comm_s : nullptr, &dec.embed);
   rest(prog.embed, &t->embed_w, Op::kEmbed);
-  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, tbo ? &t->lm_comm_s : nullptr);
+  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, tbo ? &t->lm_comm_s : nullptr,
+            &dec.lm_head);
+  if (prog.mtp_passes > 0) {
+    // MTP draft passes live on the last stage with the LM head: fold them into its figures
+    // (seconds x passes; weights once, the rest of the section's weights to embed; the module's
+    // KV x pp microbatches to attn_core, whose dims set it).
+    std::array<double, kNumOps> mw{};
+    attribute(prog.mtp, dk, &t->lm_s, &mw, &t->lm_act, tbo ? &t->lm_comm_s : nullptr, nullptr,
+              prog.mtp_passes);
+    rest(prog.mtp, &mw, Op::kEmbed);
+    for (int op = 0; op < kNumOps; ++op) t->lm_w[op] += mw[op];
+    t->lm_w[static_cast<int>(Op::kAttnCore)] += prog.mtp.kv_bytes * s.pp;
+  }
   std::array<double, kNumOps> pipe{}, pipe_comm{};
-  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &pipe_comm);
+  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &pipe_comm, &dec.pipe);
   double pc = 0, pa = 0;
   for (double x : pipe) pc += x;
   for (double x : pipe_comm) pa += x;
@@ -489,7 +749,11 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
       kv += c * t.layer_kv[k] * pp;
     }
     if (st == 0) { time += SectionSeconds(t.embed_s, t.embed_comm_s, tbo); w += t.embed_w; }
-    if (st == pp - 1) { time += SectionSeconds(t.lm_s, t.lm_comm_s, tbo); w += t.lm_w; }
+    if (st == pp - 1) {
+      time += SectionSeconds(t.lm_s, t.lm_comm_s, tbo);  // includes the MTP draft passes
+      w += t.lm_w + t.mtp_w;
+      kv += t.mtp_kv * pp;
+    }
     const double mem = w + kv + act + reserve_bytes_;
     if (time > worst_t) { worst_t = time; worst_stage = st; }
     if (mem > worst_mem) {
@@ -505,19 +769,25 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   e.slowest_stage = worst_stage;
 
   const Workload& wl = p_.workload;
-  // One microbatch of dp x batch sequences leaves the pipeline every stage time.
+  // One microbatch of dp x batch sequences leaves the pipeline every stage time, each with
+  // `accept` new tokens (MTP: the verified token plus the accepted drafts, on average).
   const double seqs_per_s = s.dp * static_cast<double>(batch) / worst_t;
+  e.accept = TokensPerStep(s);
+  if (worst_stage == pp - 1) e.mtp_s = t.mtp_s;
+  e.adp_imbalance = t.adp_imbalance;
   if (wl.mode == Mode::kPrefill) {
     e.tokens_per_s = seqs_per_s * static_cast<double>(wl.isl);
     e.ttft_s = pp * worst_t;
   } else {
-    e.tokens_per_s = seqs_per_s;
-    e.tpot_s = pp * worst_t;
+    e.tokens_per_s = seqs_per_s * e.accept;
+    e.tpot_s = pp * worst_t / e.accept;
     if (wl.mode == Mode::kServe) e.ttft_s = t.ttft_prefill_s + worst_t;
   }
   e.tokens_per_s_per_gpu = e.tokens_per_s / p_.cluster.num_gpus;
 
-  if (e.mem_bytes > e.mem_capacity_bytes) {
+  if (batch > TokenBatchLimit(s)) {
+    e.verdict = Verdict::kStructure;  // the engine's token budget cannot hold the batch
+  } else if (e.mem_bytes > e.mem_capacity_bytes) {
     e.verdict = Verdict::kMemory;
   } else if (wl.tpot_ms > 0 && wl.mode != Mode::kPrefill && e.tpot_s * 1e3 > wl.tpot_ms) {
     e.verdict = Verdict::kTpot;
@@ -543,6 +813,7 @@ Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_break
   for (int k = 0; k < t.num_kinds; ++k) AddBreakdown(bd[k], kind_prefix_[k][hi] - kind_prefix_[k][lo], &e);
   if (ws == 0) AddBreakdown(bd[Program::kMaxKinds], 1, &e);
   if (ws == pp - 1) AddBreakdown(bd[Program::kMaxKinds + 1], 1, &e);
+  if (ws == pp - 1 && t.mtp_s > 0) AddBreakdown(bd[Program::kMaxKinds + 3], s.mtp, &e);
   if (pp > 1) AddBreakdown(bd[Program::kMaxKinds + 2], 1, &e);
   return e;
 }
@@ -583,6 +854,11 @@ double Simulator::MemoryBytes(const Strategy& s, int batch) const {
   t.embed_w = prog.embed.weight_bytes;
   t.lm_w = prog.lm_head.weight_bytes;
   t.act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
+  if (prog.mtp_passes > 0) {
+    t.mtp_w = prog.mtp.weight_bytes;
+    t.mtp_kv = prog.mtp.kv_bytes;
+    t.act = std::max(t.act, prog.mtp.act_bytes);
+  }
   return Compose(s, batch, t).mem_bytes;
 }
 
@@ -594,7 +870,7 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   // alone (no step costed), then, when SLOs are set, the largest batch within them by bisection;
   // the largest power of two below the answer is also evaluated and the better one kept (guards
   // against rounding effects of token splits).
-  const int max_b = std::max(1, p_.workload.max_batch);
+  const int max_b = std::max(1, std::min(p_.workload.max_batch, TokenBatchLimit(s)));
   const double cap = p_.cluster.gpu.hbm_bytes;
   const Workload& wl = p_.workload;
   // The TTFT prefill pass does not depend on the batch: compute it once.
@@ -654,6 +930,20 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
     case Verdict::kStructure: {
       Status st = CheckStrategy(p_.model, p_.cluster.num_gpus, s);
       if (!st.ok()) return st.message();
+      const double A = p_.workload.mtp_accept;
+      if (s.mtp > 0 && A > 0 && (A < 1 || A > s.mtp + 1))
+        return fmt::format(
+            "mtp_accept {} is outside [1, mtp + 1 = {}]: a step emits the verified token plus at "
+            "most mtp accepted drafts",
+            A, s.mtp + 1);
+      if (e.batch > TokenBatchLimit(s))
+        return fmt::format(
+            "batch {} exceeds the {} tokens per rank per step of max_num_tokens (at most batch {} "
+            "with {} tokens per sequence{})",
+            e.batch, max_num_tokens_, TokenBatchLimit(s), 1 + std::max(0, s.mtp),
+            p_.workload.mode == Mode::kServe && p_.workload.engine != Engine::kSglang
+                ? " plus the steady-state prefill share"
+                : "");
       return "batch must be at least 1";
     }
     case Verdict::kMemory:
@@ -686,6 +976,7 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
   StepTimes(p.embed, dk, out->embed_step_s.data());
   StepTimes(p.lm_head, dk, out->lm_head_step_s.data());
   StepTimes(p.pipe, dk, out->pipe_step_s.data());
+  StepTimes(p.mtp, dk, out->mtp_step_s.data());
   const int L = p_.model.num_layers;
   for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
 }

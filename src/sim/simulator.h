@@ -23,6 +23,27 @@ enum class Mode { kDecode, kPrefill, kServe };
 const char* ModeName(Mode m);
 bool ParseMode(const std::string& s, Mode* out);
 
+// The serving engine whose scheduler and limits a simulation follows (docs/COST_MODEL.md
+// "Engines"). kIdeal: no engine limits, prefill spread evenly over the attention-dp ranks.
+enum class Engine : uint8_t { kIdeal, kTrtllm, kSglang, kVllm };
+const char* EngineName(Engine e);  // "ideal", "trtllm", "sglang", "vllm"
+// Engine family of a name as measurement files and --engine spell it ("trtllm-0.17",
+// "TensorRT-LLM v1.0", "dynamo+trtllm" -> kTrtllm; "sglang-0.5.2" -> kSglang; "vllm" -> kVllm;
+// "", "none", "ideal" -> kIdeal). False for any other family (an unknown engine).
+bool ParseEngine(const std::string& name, Engine* out);
+// Limits an engine applies when the user states none (per attention-dp rank).
+struct EngineDefaults {
+  int max_batch;             // largest batch (sequences per rank)
+  int max_num_tokens;        // tokens per rank per step (chunked-prefill budget); 0 = unlimited
+  int cuda_graph_max_batch;  // largest decode batch captured as a CUDA graph; 0 = unlimited
+};
+EngineDefaults DefaultsOf(Engine e);
+
+// Mean tokens emitted per decode step with `mtp` speculative tokens by the published acceptance
+// curve (DeepSeek-R1 MTP on TensorRT-LLM, ../shared/reference/MEASUREMENTS.md): 1 for mtp = 0,
+// 1.92, 2.58, 2.82, 2.99, 3.01 for mtp = 1..5, 3.01 beyond (the curve has flattened).
+double DefaultMtpAccept(int mtp);
+
 struct Workload {
   Mode mode = Mode::kDecode;
   int64_t context = 16384;  // decode: KV length each generated token attends
@@ -42,6 +63,11 @@ struct Workload {
   // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h); < 0 = the value fitted on
   // measured routing (Simulator::kDefaultRoutingSigma), 0 = uniform routing.
   double routing_sigma = -1;
+  // Scheduler (docs/COST_MODEL.md "Attention-DP imbalance"): which engine's serve-mode
+  // scheduling the step follows, and TensorRT-LLM's attention-DP balancing
+  // (attention_dp_config.enable_balance; -1 = the engine's default, off).
+  Engine engine = Engine::kIdeal;
+  int adp_balance = -1;
 };
 
 struct Problem {
@@ -71,6 +97,13 @@ struct Evaluation {
   std::array<double, kNumOps> comm_s_by_op{};
   std::array<double, 7> comm_s_by_kind{};  // indexed by CommKind
   double compute_s = 0, comm_s = 0;
+  // Speculative decoding: tokens emitted per decode step (1 without MTP) and the slowest stage's
+  // seconds spent in the MTP draft passes (included in stage_s).
+  double accept = 1;
+  double mtp_s = 0;
+  // Serve mode: step time of the whole model divided by its time with prefill spread evenly
+  // over the attention-dp ranks (1 = balanced; docs/COST_MODEL.md "Attention-DP imbalance").
+  double adp_imbalance = 1;
 };
 
 // Time of one section by operator and collective kind (seconds per step).
@@ -100,7 +133,8 @@ class Simulator {
   struct Detail {
     Program program;
     std::array<std::array<double, Section::kMaxSteps>, Program::kMaxKinds> layer_step_s{};
-    std::array<double, Section::kMaxSteps> embed_step_s{}, lm_head_step_s{}, pipe_step_s{};
+    std::array<double, Section::kMaxSteps> embed_step_s{}, lm_head_step_s{}, pipe_step_s{},
+        mtp_step_s{};
     std::array<int, Program::kMaxKinds> layers_in_slowest_stage{};
   };
   void Explain(const Strategy& s, int batch, Detail* out) const;
@@ -121,8 +155,16 @@ class Simulator {
     double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
     double embed_comm_s = 0, lm_comm_s = 0;
     double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
+    // MTP draft passes (last stage): their seconds are part of lm_s / lm_comm_s (the passes
+    // overlap like the LM head under tbo); mtp_s repeats their time for display; weights and KV
+    // (per microbatch) are apart.
+    double mtp_s = 0, mtp_w = 0, mtp_kv = 0;
+    double adp_imbalance = 1;  // serve: whole-model step time / its time with balanced prefill
   };
-  // The same, attributed to the operator each step belongs to. Every step belongs to exactly one
+  // The same, attributed to the operator each step belongs to. The MTP draft passes (last stage)
+  // are folded into the LM-head section's figures: their seconds into lm_s (lm_comm_s), their
+  // weights and KV (x pp microbatches, as Compose counts it) into lm_w, so that the sums stay
+  // exact. Every step belongs to exactly one
   // operator, and a step's cost depends only on the residual layout (sp) and the dims of its
   // operator's group — {attn_qkv, attn_core, attn_out}, {moe_ffn1, moe_ffn2},
   // {shared_ffn1, shared_ffn2}, {dense_ffn1, dense_ffn2}, or a single operator — so totals of a
@@ -154,12 +196,38 @@ class Simulator {
   // docs/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
 
+  // Tokens emitted per decode step for strategy `s` (1 without MTP and in prefill mode).
+  double TokensPerStep(const Strategy& s) const;
+  // Largest batch per attention-dp rank the engine's token budget (max_num_tokens) admits for
+  // `s`: decode batch x (mtp + 1) tokens, plus in serve mode on engines that mix prefill chunks
+  // into decode steps the steady-state prefill share; prefill batch x isl. INT_MAX = no limit.
+  int TokenBatchLimit(const Strategy& s) const;
+  // max_num_tokens and the CUDA-graph limit in force (the workload's, else the engine's default;
+  // 0 = unlimited).
+  int MaxNumTokens() const { return max_num_tokens_; }
+  int CudaGraphMaxBatch() const { return graph_max_batch_; }
+
   // Workload::routing_sigma used when it is < 0 (see simulator.cc for the fit).
   static const double kDefaultRoutingSigma;
 
  private:
   struct Costed;
-  void Shape(int batch, StepShape* sh) const;
+  void Shape(const Strategy& s, int batch, StepShape* sh) const;
+  // Serve-mode attention-DP imbalance: the per-rank and pooled coefficients of the step.
+  struct AdpCoeffs {
+    bool active = false;
+    double a = 1, b = 1;  // cost = pooled + a * decode_only_rank + b * (mixed_rank - decode_only_rank)
+  };
+  AdpCoeffs Adp(const Strategy& s, const StepShape& sh) const;
+  // Adp for the latest Prepare on this thread, and when active the decode-only program in `dec`.
+  AdpCoeffs AdpProgram(const Strategy& s, Program* dec) const;
+  // Compute and communication seconds of `sec` (mixed program) against `dec` (decode-only) under
+  // `c`, attributed like CostSection (acc) and per operator (by_op; comm steps to by_op_comm when
+  // given).
+  void CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
+               bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
+               std::array<double, kNumOps>* by_op,
+               std::array<double, kNumOps>* by_op_comm = nullptr) const;
   // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
   void CostSection(const Section& sec, bool decode, double* compute, double* comm,
                    SectionBreakdown* acc, bool two_batch) const;
@@ -176,6 +244,7 @@ class Simulator {
   bool QuickStructureOk(const Strategy& s) const;
 
   Problem p_;
+  int max_num_tokens_ = 0, graph_max_batch_ = 0;
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
   double reserve_bytes_ = 0;
   double routing_sigma_ = 0;

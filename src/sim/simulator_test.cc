@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
 #include <random>
 
 #include "sim/kernels.h"
@@ -325,6 +329,194 @@ TEST(Simulator, SloViolationsAreInvalidWithReason) {
   const Evaluation e = sim.Evaluate(s);
   EXPECT_EQ(e.verdict, Verdict::kTpot);
   EXPECT_NE(sim.Reason(s, e).find("TPOT"), std::string::npos);
+}
+
+
+// ---- MTP speculative decoding (docs/COST_MODEL.md "MTP") ----
+
+ModelSpec DeepSeekWithMtp() {
+  ModelSpec m = testing::DeepSeekV3();
+  m.mtp_layers = 1;
+  return m;
+}
+
+// 8 H200s (DeepSeek-V3's FP8 weights need more than an H100's 80 GB at DEP8).
+Problem DeepSeekOnH200s(Mode mode = Mode::kDecode) {
+  Problem p = MakeProblem(DeepSeekWithMtp(), 8, mode);
+  p.cluster.gpu = testing::H200Gpu();
+  return p;
+}
+
+TEST(Simulator, MtpThroughputAndTpotFollowTheAcceptance) {
+  // 8 H200s, DEP8, 16 sequences per rank, 2 draft tokens: the published curve gives 2.58 tokens
+  // per step, so tokens/s = dp x batch x 2.58 / step and TPOT = step / 2.58.
+  Problem p = DeepSeekOnH200s();
+  p.workload.context = 2048;
+  Strategy s = Mega(1, 1, 8, 8, 16);
+  ClearAbsentOps(p.model, &s);
+  s.mtp = 2;
+  {
+    const Simulator sim(p);
+    const Evaluation e = sim.EvaluateAtBatch(s, 16);
+    ASSERT_EQ(e.verdict, Verdict::kValid) << sim.Reason(s, e);
+    EXPECT_DOUBLE_EQ(e.accept, 2.58);
+    EXPECT_NEAR(e.tokens_per_s, 8 * 16 * 2.58 / e.stage_s, 1e-9 * e.tokens_per_s);
+    EXPECT_NEAR(e.tpot_s, e.stage_s / 2.58, 1e-12);
+  }
+  p.workload.mtp_accept = 2.2;  // stated acceptance replaces the curve
+  const Simulator sim(p);
+  EXPECT_DOUBLE_EQ(sim.EvaluateAtBatch(s, 16).accept, 2.2);
+  p.workload.mtp_accept = 3.5;  // > mtp + 1: impossible
+  const Simulator bad(p);
+  const Evaluation eb = bad.EvaluateAtBatch(s, 16);
+  EXPECT_EQ(eb.verdict, Verdict::kStructure);
+  EXPECT_NE(bad.Reason(s, eb).find("mtp_accept"), std::string::npos) << bad.Reason(s, eb);
+  EXPECT_DOUBLE_EQ(DefaultMtpAccept(0), 1.0);
+  EXPECT_DOUBLE_EQ(DefaultMtpAccept(1), 1.92);
+  EXPECT_DOUBLE_EQ(DefaultMtpAccept(5), 3.01);
+  EXPECT_DOUBLE_EQ(DefaultMtpAccept(8), 3.01);  // the curve has flattened
+}
+
+TEST(Simulator, MtpVerifiesKPlusOneTokensAndPaysKDraftPasses) {
+  Problem p = DeepSeekOnH200s();
+  p.workload.context = 2048;
+  Strategy s = Mega(1, 1, 8, 8, 16);
+  ClearAbsentOps(p.model, &s);
+  s.mtp = 3;
+  const Simulator sim(p);
+  const Evaluation e = sim.EvaluateAtBatch(s, 16);
+  ASSERT_TRUE(e.valid()) << sim.Reason(s, e);
+  auto d = std::make_unique<Simulator::Detail>();
+  sim.Explain(s, 16, d.get());
+  const Program& prog = d->program;
+  EXPECT_EQ(prog.tokens_per_rank, 16 * 4);  // main model: 16 sequences x (3 + 1) tokens
+  ASSERT_EQ(prog.mtp_passes, 3);
+  double one_pass = 0;
+  bool saw_eh = false, saw_decode_attn = false;
+  for (int i = 0; i < prog.mtp.num_steps; ++i) {
+    const Step& st = prog.mtp.steps[i];
+    one_pass += d->mtp_step_s[i];
+    if (std::string(st.what) == "eh_proj") {
+      // [16 tokens, 2h] x [2h, h], bf16 weights: 2 * 7168 * 7168 * 2 bytes.
+      saw_eh = true;
+      EXPECT_EQ(st.m, 16);
+      EXPECT_DOUBLE_EQ(st.weight_bytes, 2.0 * 7168 * 7168 * 2);
+    }
+    if (st.kind == StepKind::kAttnDecode) {
+      saw_decode_attn = true;
+      EXPECT_EQ(st.q_len, 1);  // a draft pass proposes one token per sequence
+    }
+  }
+  EXPECT_TRUE(saw_eh && saw_decode_attn);
+  for (int k = 0; k < prog.num_kinds; ++k)
+    for (int i = 0; i < prog.layers[k].num_steps; ++i)
+      if (prog.layers[k].steps[i].kind == StepKind::kAttnDecode)
+        EXPECT_EQ(prog.layers[k].steps[i].q_len, 4);  // verification: 3 drafts + 1
+  EXPECT_NEAR(e.mtp_s, 3 * one_pass, 1e-12);
+  // Memory: the module's weights (pp = 1: embedding and LM head shared) and its KV, once.
+  Strategy s0 = s;
+  s0.mtp = 0;
+  const Evaluation e0 = sim.EvaluateAtBatch(s0, 16);
+  EXPECT_NEAR(e.weight_bytes - e0.weight_bytes, prog.mtp.weight_bytes, 1.0);
+  EXPECT_NEAR(e.kv_bytes - e0.kv_bytes, prog.mtp.kv_bytes, 1.0);
+  EXPECT_GT(prog.mtp.kv_bytes, 0);
+}
+
+TEST(Simulator, MtpNeedsMtpLayers) {
+  const Simulator sim(MakeProblem(testing::Llama8B(), 1));
+  Strategy s = Mega(1, 1, 1, 1, 4);
+  ClearAbsentOps(sim.problem().model, &s);
+  s.mtp = 1;
+  const Evaluation e = sim.Evaluate(s);
+  EXPECT_EQ(e.verdict, Verdict::kStructure);
+  EXPECT_NE(sim.Reason(s, e).find("no MTP"), std::string::npos) << sim.Reason(s, e);
+}
+
+// ---- Engine limits and the attention-DP imbalance (docs/COST_MODEL.md "Engines") ----
+
+TEST(Simulator, TokenBudgetLimitsTheBatch) {
+  Problem p = MakeProblem(DeepSeekWithMtp(), 8);
+  p.workload.engine = Engine::kTrtllm;
+  p.workload.max_num_tokens = 512;
+  Strategy s = Mega(1, 1, 8, 8, 0);
+  ClearAbsentOps(p.model, &s);
+  s.mtp = 1;
+  {
+    // Decode: batch x (1 + 1) tokens <= 512 -> batch <= 256.
+    const Simulator sim(p);
+    EXPECT_EQ(sim.TokenBatchLimit(s), 256);
+    EXPECT_LE(sim.Evaluate(s).batch, 256);
+    const Evaluation e = sim.EvaluateAtBatch(s, 257);
+    EXPECT_EQ(e.verdict, Verdict::kStructure);
+    EXPECT_NE(sim.Reason(s, e).find("max_num_tokens"), std::string::npos) << sim.Reason(s, e);
+  }
+  // Serve, isl 1024 / osl 256, mtp 0: each sequence adds 1 decode token and 1024 / 256 = 4
+  // prefill tokens to a step: 512 / 5 = 102.4 -> 102. SGLang runs prefill apart: 512.
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  s.mtp = 0;
+  EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 102);
+  p.workload.engine = Engine::kSglang;
+  EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 512);
+  p.workload.engine = Engine::kIdeal;
+  p.workload.max_num_tokens = 0;
+  EXPECT_EQ(Simulator(p).TokenBatchLimit(s), std::numeric_limits<int>::max());
+  EXPECT_EQ(DefaultsOf(Engine::kTrtllm).max_num_tokens, 8192);
+  Engine parsed = Engine::kIdeal;
+  EXPECT_TRUE(ParseEngine("TensorRT-LLM v0.17", &parsed));
+  EXPECT_EQ(parsed, Engine::kTrtllm);
+  EXPECT_TRUE(ParseEngine("dynamo+trtllm", &parsed));
+  EXPECT_EQ(parsed, Engine::kTrtllm);
+  EXPECT_TRUE(ParseEngine("sglang-0.5.2", &parsed));
+  EXPECT_EQ(parsed, Engine::kSglang);
+  EXPECT_FALSE(ParseEngine("deepseek-internal", &parsed));
+}
+
+TEST(Simulator, AttentionDpImbalanceHandDerived) {
+  // Llama-3.1-8B (dense: every step works on one rank's tokens) on 4 H100s, dp = 4, serve isl
+  // 1024 / osl 256 at batch 8: each rank needs p = 8 x 1024 / 256 = 32 prefill tokens per step.
+  //   bal = step with the prefill spread evenly (TensorRT-LLM with balancing: the ranks prefill
+  //         in the same steps), d = the decode-only step (decode mode at the serve context
+  //         1024 + 256 / 2 = 1152).
+  // TensorRT-LLM without balancing, max_num_tokens 512: room = 512 - 8 = 504, f = 32 / 504,
+  //   q = 1 - (1 - f)^4, step = d + (q / f) (bal - d).
+  // SGLang (prefill steps apart), C = 512: u = 32 / 512, f = u / (1 + u), q = 1 - (1 - f)^4,
+  //   step = (1 + u) d + q (1 + u) / u (bal - d).
+  Problem p = MakeProblem(testing::Llama8B(), 4, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.max_num_tokens = 512;
+  p.workload.engine = Engine::kTrtllm;
+  Strategy s = Mega(1, 1, 4, 1, 8);
+  ClearAbsentOps(p.model, &s);
+  p.workload.adp_balance = 1;
+  const Evaluation bal = Simulator(p).EvaluateAtBatch(s, 8);
+  ASSERT_TRUE(bal.valid());
+  EXPECT_EQ(bal.adp_imbalance, 1);
+  Problem pd = p;
+  pd.workload.mode = Mode::kDecode;
+  pd.workload.context = 1152;
+  const double d = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
+  ASSERT_GT(bal.stage_s, d);
+
+  p.workload.adp_balance = 0;
+  const Evaluation un = Simulator(p).EvaluateAtBatch(s, 8);
+  const double f = 32.0 / 504.0, q = 1 - std::pow(1 - f, 4);
+  EXPECT_NEAR(un.stage_s, d + q / f * (bal.stage_s - d), 1e-9 * un.stage_s);
+  EXPECT_GT(un.adp_imbalance, 1);
+
+  p.workload.engine = Engine::kSglang;
+  p.workload.adp_balance = -1;
+  const Evaluation sg = Simulator(p).EvaluateAtBatch(s, 8);
+  const double u = 32.0 / 512.0, fs = u / (1 + u), qs = 1 - std::pow(1 - fs, 4);
+  EXPECT_NEAR(sg.stage_s, (1 + u) * d + qs * (1 + u) / u * (bal.stage_s - d),
+              1e-9 * sg.stage_s);
+  // dp = 1 on TensorRT-LLM: nobody to wait for.
+  Strategy s1 = Mega(1, 4, 1, 1, 8);
+  ClearAbsentOps(p.model, &s1);
+  p.workload.engine = Engine::kTrtllm;
+  EXPECT_EQ(Simulator(p).EvaluateAtBatch(s1, 8).adp_imbalance, 1);
 }
 
 }  // namespace

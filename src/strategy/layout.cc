@@ -66,7 +66,7 @@ class Builder {
  public:
   Builder(const ModelSpec& m, const ClusterSpec& c, const Strategy& s, const StepShape& sh,
           const ProgramConfig& cfg)
-      : m_(m), s_(s), sh_(sh), cfg_(cfg) {
+      : m_(m), c_(c), s_(s), sh_(sh), cfg_(cfg) {
     const int D = c.gpus_per_domain > 0 ? c.gpus_per_domain : 8;
     const int G = s.tp * s.dp;
     tp_ = {s.tp, GroupDomains(s.tp, 1, D), GroupKind::kTp};
@@ -74,7 +74,7 @@ class Builder {
     stage_ = {G, GroupDomains(G, 1, D), GroupKind::kStage};
     pipe_domains_ = c.num_gpus > D ? 2 : 1;
     act_b_ = BytesPerElement(cfg.act);
-    T_ = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
+    T_ = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
     res_ = (s.sp && s.tp > 1) ? Layout::kTokens : Layout::kReplicated;
   }
 
@@ -92,6 +92,7 @@ class Builder {
     for (int i = 0; i < p->num_kinds; ++i) BuildLayer(p->kinds[i], &p->layers[i]);
     BuildLmHead(&p->lm_head);
     BuildPipe(&p->pipe);
+    BuildMtp(p);
   }
 
  private:
@@ -104,7 +105,8 @@ class Builder {
 
   // Tokens per GPU when a tensor of this step's tokens is split on tokens over g GPUs.
   double TokensSplit(int g) const {
-    return SplitSeqs(sh_.decode_seqs, g) + SplitSeqs(sh_.prefill_seqs, g) * sh_.prefill_len;
+    return SplitSeqs(sh_.decode_seqs, g) * sh_.decode_q +
+           SplitSeqs(sh_.prefill_seqs, g) * sh_.prefill_len;
   }
   double TokensIn(Layout l, int g) const { return l == Layout::kTokens ? TokensSplit(g) : T_; }
 
@@ -207,6 +209,10 @@ class Builder {
 
   void BuildEmbed(Section* sec) {
     Reset(sec);
+    AppendEmbed(sec);
+  }
+
+  void AppendEmbed(Section* sec) {
     const double h = m_.hidden_size, V = m_.vocab_size;
     const Dim d = s_.dim(Op::kEmbed);
     const int g = tp_.g;
@@ -307,13 +313,15 @@ class Builder {
       st.kind = StepKind::kAttnDecode;
       st.op = Op::kAttnCore;
       st.what = mla ? "mla-decode" : "attn-decode";
-      st.seqs = dseqs; st.q_len = 1; st.kv_len = kvlen / kv_split;
+      // q_len = decode_q query tokens per sequence (K + 1 under MTP verification) attend the same
+      // keys: the kernels fold them into the query-head dimension (see Simulator::StepSeconds).
+      st.seqs = dseqs; st.q_len = sh_.decode_q; st.kv_len = kvlen / kv_split;
       st.heads = heads; st.kv_heads = kvh; st.head_dim = hd; st.v_head_dim = vhd;
       st.window = win > 0 ? win / kv_split : 0;
       st.mla = mla; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
       const double keys = win > 0 ? std::min(kvlen, win) / kv_split : kvlen / kv_split;
-      st.flops = mla ? 2.0 * dseqs * keys * heads * (2 * latent + rope)
-                     : 4.0 * dseqs * keys * heads * hd;
+      st.flops = (mla ? 2.0 * dseqs * keys * heads * (2 * latent + rope)
+                      : 4.0 * dseqs * keys * heads * hd) * sh_.decode_q;
     }
     if (pseqs > 0) {
       Step& st = sec->Add();
@@ -460,6 +468,10 @@ class Builder {
 
   void BuildLayer(const LayerKind& kind, Section* sec) {
     Reset(sec);
+    AppendLayer(kind, sec);
+  }
+
+  void AppendLayer(const LayerKind& kind, Section* sec) {
     BuildAttention(kind, sec);
     // The pre-FFN norm and the closing residual add are charged to the layer's first and last FFN
     // operator (their cost depends only on the residual layout).
@@ -477,11 +489,16 @@ class Builder {
 
   void BuildLmHead(Section* sec) {
     Reset(sec);
+    AppendLmHead(sec);
+  }
+
+  void AppendLmHead(Section* sec) {
     const double h = m_.hidden_size, V = m_.vocab_size;
     const int g = tp_.g;
-    // Only the last position of each prompt needs logits.
-    const double T = sh_.decode_seqs + sh_.prefill_seqs;
-    const double Ts = SplitSeqs(sh_.decode_seqs, g) + SplitSeqs(sh_.prefill_seqs, g);
+    // Only the last position of each prompt needs logits; every verified position of a decoding
+    // sequence (decode_q of them) does.
+    const double T = sh_.decode_seqs * sh_.decode_q + sh_.prefill_seqs;
+    const double Ts = SplitSeqs(sh_.decode_seqs, g) * sh_.decode_q + SplitSeqs(sh_.prefill_seqs, g);
     Elementwise(sec, Op::kLmHead, "final-norm", (res_ == Layout::kTokens ? Ts : T) * h * act_b_ * 3);
     Layout l = Matmul(sec, Op::kLmHead, s_.dim(Op::kLmHead), res_, T, Ts, h, V, DType::kBF16, tp_,
                       1, "lm_head");
@@ -497,7 +514,49 @@ class Builder {
          res_, res_);
   }
 
+  // Speculative decoding: the draft passes of the MTP module (Program::mtp). Built by a second
+  // Builder over a one-token-per-sequence decode shape: a draft pass proposes one token for each
+  // sequence. Prefill steps (and models without MTP layers) have none.
+  void BuildMtp(Program* p) {
+    Reset(&p->mtp);
+    p->mtp_passes = 0;
+    if (s_.mtp <= 0 || m_.mtp_layers <= 0 || sh_.decode_seqs <= 0 || m_.num_layers <= 0) return;
+    StepShape one = sh_;
+    one.decode_q = 1;
+    one.prefill_seqs = 0;
+    one.prefill_len = 0;
+    Builder draft(m_, c_, s_, one, cfg_);
+    draft.DraftPass(m_.layers.back(), &p->mtp);
+    p->mtp_passes = s_.mtp;
+  }
+
+  // One draft pass of DeepSeek's MTP module: embed the previous token, RMS-normalise it and the
+  // main model's hidden state (enorm, hnorm), project the concatenation [T, 2h] -> [T, h]
+  // (eh_proj, bf16, whole on every GPU in the residual layout), one transformer layer of the
+  // model's last layer kind with the strategy's dims, then the shared LM head. The embedding
+  // table and the LM head are the main model's: shared on the last stage, except that with
+  // pp > 1 the embedding table lives on the first stage, so the last stage holds a copy.
+  void DraftPass(const LayerSpec& last, Section* sec) {
+    const double h = m_.hidden_size;
+    const double w0 = sec->weight_bytes;
+    AppendEmbed(sec);
+    if (s_.pp <= 1) sec->weight_bytes = w0;  // the main model's table
+    const double rows = TokensIn(res_, tp_.g);
+    Elementwise(sec, Op::kEmbed, "enorm+hnorm", 2 * rows * h * act_b_ * 3);
+    Matmul(sec, Op::kEmbed, Dim::kNone, Layout::kReplicated, rows, rows, 2 * h, h, DType::kBF16,
+           Group{1, 1, GroupKind::kTp}, 1, "eh_proj");
+    sec->weight_bytes += 2 * h * BytesPerElement(DType::kBF16);  // enorm, hnorm (whole)
+    AppendLayer(LayerKind{last.ffn, last.window}, sec);
+    const int lm_first = sec->num_steps;
+    const double w_lm = sec->weight_bytes;
+    AppendLmHead(sec);
+    // The LM head's weights are the main model's (same stage): not counted again.
+    sec->weight_bytes = w_lm;
+    for (int i = lm_first; i < sec->num_steps; ++i) sec->steps[i].weight_bytes = 0;
+  }
+
   const ModelSpec& m_;
+  const ClusterSpec& c_;
   const Strategy& s_;
   const StepShape& sh_;
   const ProgramConfig& cfg_;

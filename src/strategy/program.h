@@ -109,6 +109,9 @@ struct StepShape {
   double prefill_seqs = 0;   // prompts being prefilled this step (fractional in serve mode)
   double prefill_len = 0;    // prompt length
   double kv_hold_len = 0;    // tokens of KV each decoding sequence holds (memory), default kv_len
+  // Query tokens each decoding sequence runs through the model per step: 1, or K + 1 when a step
+  // verifies K speculative (MTP) tokens (docs/COST_MODEL.md "MTP").
+  double decode_q = 1;
 };
 
 struct ProgramConfig {
@@ -133,6 +136,12 @@ struct Program {
   std::array<Section, kMaxKinds> layers;
   std::array<LayerKind, kMaxKinds> kinds{};
   int num_kinds = 0;
+  // Speculative decoding (strategy mtp = K > 0, decode steps only; last stage): one draft pass of
+  // the model's MTP module at one token per sequence (embedding lookup, eh_proj, the module's
+  // transformer layer, the shared LM head), run `mtp_passes` = K times per step. Weights and KV
+  // of the module are counted once. Empty (no steps, 0 passes) without MTP.
+  Section mtp;
+  double mtp_passes = 0;
   double tokens_per_rank = 0;    // T: tokens per attention-dp rank in the step
   Layout residual = Layout::kReplicated;
 };

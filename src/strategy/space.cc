@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace l2s {
 namespace {
@@ -40,6 +41,19 @@ std::vector<int> SlotOptions(const ModelSpec& m) {
   if (!HasMoeLayers(m) || m.num_experts < 64) return out;
   for (int r : {m.num_experts / 8, m.num_experts / 4}) out.push_back(m.num_experts + r);
   return out;
+}
+
+Status CheckMtp(const ModelSpec& m, int mtp) {
+  if (mtp < 0 || mtp > kMaxMtpTokens) {
+    return Status::Invalid(
+        fmt::format("mtp={} is out of range (0..{} speculative tokens per step)", mtp, kMaxMtpTokens));
+  }
+  if (mtp > 0 && m.mtp_layers <= 0) {
+    return Status::Invalid(fmt::format(
+        "mtp={} but model '{}' has no MTP (next-token-prediction) layers to draft with", mtp,
+        m.name));
+  }
+  return Status::Ok();
 }
 
 bool ModelHasOp(const ModelSpec& m, Op op) {
@@ -128,6 +142,7 @@ Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s) {
   if (s.batch < 0) {
     return Status::Invalid(fmt::format("batch={} is negative (0 means auto)", s.batch));
   }
+  if (Status st = CheckMtp(m, s.mtp); !st.ok()) return st;
   for (int i = 0; i < kNumOps; ++i) {
     const int d = static_cast<int>(s.dims[i]);
     if (d < 0 || d >= kNumDimOptions) {
@@ -198,6 +213,13 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
     return Status::InvalidArgument(
         fmt::format("strategy space: max_batch must be >= 1, got {}", opt.max_batch));
   }
+  if (opt.mtp.empty()) {
+    return Status::InvalidArgument("strategy space: the mtp head needs at least one option");
+  }
+  for (int k : opt.mtp) {
+    if (Status st = CheckMtp(m, k); !st.ok())
+      return Status::InvalidArgument("strategy space: " + st.message());
+  }
   if (!opt.search_batch && opt.fixed_batch < 0) {
     return Status::InvalidArgument(fmt::format(
         "strategy space: fixed_batch must be >= 0 (0 = auto), got {}", opt.fixed_batch));
@@ -259,6 +281,11 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
     sp.overlap_head_ = static_cast<int>(sp.head_sizes_.size());
     sp.head_sizes_.push_back(static_cast<int>(sp.overlaps_.size()));
   }
+  sp.mtp_ = m.mtp_layers > 0 ? opt.mtp : std::vector<int>{0};
+  if (m.mtp_layers > 0) {
+    sp.mtp_head_ = static_cast<int>(sp.head_sizes_.size());
+    sp.head_sizes_.push_back(static_cast<int>(sp.mtp_.size()));
+  }
   return sp;
 }
 
@@ -273,6 +300,7 @@ std::string StrategySpace::head_name(int h) const {
   }
   if (h == slots_head_) return "slots";
   if (h == overlap_head_) return "overlap";
+  if (h == mtp_head_) return "mtp";
   if (h >= kFirstDim && h < num_heads()) return std::string(OpName(ops_[h - kFirstDim]));
   return "?";
 }
@@ -289,6 +317,7 @@ std::string StrategySpace::option_name(int h, int i) const {
   }
   if (h == slots_head_) return slots_[i] == 0 ? std::string("experts") : fmt::format("{}", slots_[i]);
   if (h == overlap_head_) return std::string(OverlapName(overlaps_[i]));
+  if (h == mtp_head_) return fmt::format("{}", mtp_[i]);
   return std::string(DimName(static_cast<Dim>(i)));
 }
 
@@ -309,6 +338,7 @@ Strategy StrategySpace::Decode(std::span<const int> idx) const {
   }
   s.slots = slots_head_ >= 0 ? slots_[idx[slots_head_]] : slots_.front();
   s.overlap = overlap_head_ >= 0 ? overlaps_[idx[overlap_head_]] : overlaps_.front();
+  s.mtp = mtp_head_ >= 0 ? mtp_[idx[mtp_head_]] : mtp_.front();
   return s;
 }
 
@@ -342,6 +372,7 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
     if (found < 0) return false;
     (*idx)[overlap_head_] = found;
   }
+  if (mtp_head_ >= 0 && !find(mtp_, s.mtp, &(*idx)[mtp_head_])) return false;
   // dp is derived and the lacking operators are fixed to none: both are covered by requiring the
   // decoded strategy to be exactly `s`.
   return Decode(*idx) == s;
@@ -367,6 +398,12 @@ Status StrategySpace::Check(const Strategy& s) const {
                            : fmt::format("a power of two from 1 to {}", batch_.back());
     return Status::Invalid(fmt::format("batch={} is not an option of this space (expected {})",
                                        s.batch == 0 ? "auto" : fmt::format("{}", s.batch), want));
+  }
+  bool mtp_ok = false;
+  for (int k : mtp_) mtp_ok = mtp_ok || k == s.mtp;
+  if (!mtp_ok) {
+    return Status::Invalid(fmt::format("mtp={} is not an option of this space (options: {})", s.mtp,
+                                       fmt::join(mtp_, ", ")));
   }
   // Degrees: a structurally valid pp divides the GPU count and is <= num_layers, tp divides the
   // GPUs and the heads, ep divides the GPUs and the experts, so they are always among the options.
@@ -445,6 +482,7 @@ double StrategySpace::CountValid() const {
   }
   double rest = 1;
   for (int h = kBatch; h < kFirstDim + static_cast<int>(ops_.size()); ++h) rest *= head_sizes_[h];
+  if (mtp_head_ >= 0) rest *= head_sizes_[mtp_head_];  // no structural constraint
   return degrees * rest;
 }
 

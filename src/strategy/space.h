@@ -14,6 +14,9 @@
 //   slots    - routed-expert slots (SlotOptions: 0 = one per expert, E + E/8, E + E/4); ep must
 //              divide the slots (E when 0)
 //   overlap  - {none, tbo, sbo}; tbo and sbo need ep > 1
+//   then, for models with MTP (next-token-prediction) layers only:
+//   mtp      - speculative tokens per decode step: SpaceOptions::mtp (plan: 0..3 in decode and
+//              serve modes, {0} in prefill)
 // dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
 // Memory and SLO validity need the simulator and are not checked here.
 #pragma once
@@ -39,6 +42,9 @@ bool ModelHasOp(const ModelSpec& m, Op op);
 // ("tp=6 does not divide the 64 attention heads", "pp*tp*dp = 12 but the cluster has 16 GPUs").
 // KV heads fewer than tp is valid (the KV cache is replicated) and not an error.
 Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s);
+
+// mtp in 0..kMaxMtpTokens, and > 0 only for models with MTP (next-token-prediction) layers.
+Status CheckMtp(const ModelSpec& m, int mtp);
 
 // Smallest slot count above `experts` that `ep` divides (used in error messages as a hint).
 int RedundantSlotsFor(int experts, int ep);
@@ -72,6 +78,9 @@ struct SpaceOptions {
   int fixed_slots = 0;       // used when !search_slots (0 = one slot per expert)
   bool search_overlap = true;
   Overlap fixed_overlap = Overlap::kNone;  // used when !search_overlap
+  // Options of the mtp head (models with MTP layers; each must pass CheckMtp). Models without
+  // MTP layers have no mtp head and accept only {0}.
+  std::vector<int> mtp = {0};
 };
 
 class StrategySpace {
@@ -95,6 +104,8 @@ class StrategySpace {
   // Heads after the operator dims (MoE models only); -1 when the space has no such head.
   int slots_head() const { return slots_head_; }
   int overlap_head() const { return overlap_head_; }
+  const std::vector<int>& mtp_options() const { return mtp_; }  // {0} without MTP layers
+  int mtp_head() const { return mtp_head_; }                     // -1 without MTP layers
   int num_gpus() const { return num_gpus_; }
 
   // idx has num_heads() entries, each in [0, head_size(h)).
@@ -118,6 +129,8 @@ class StrategySpace {
   std::vector<int> pp_, tp_, ep_, batch_, slots_;
   std::vector<Overlap> overlaps_;
   int slots_head_ = -1, overlap_head_ = -1;
+  std::vector<int> mtp_;
+  int mtp_head_ = -1;
   std::vector<Op> ops_;
   std::vector<int> head_sizes_;
   bool search_sp_ = true;

@@ -368,4 +368,37 @@ TEST(ValidateCli, UnpredictableRowsAreMisses) {
   EXPECT_EQ(j["share_within_25pct"], 0.0);
 }
 
+TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
+  const std::string llama = "eval --model llama-3.1-8b --gpus 1 --strategy tp=1";
+  ExpectUsageError(llama + " --mtp 2", "--mtp 2");                 // no MTP layers
+  ExpectUsageError(llama + " --mtp 9", "--mtp");                   // out of range
+  ExpectUsageError(llama + " --adp-balance on", "--adp-balance");  // not TensorRT-LLM
+  ExpectUsageError(llama + " --engine trtllm --adp-balance maybe", "--adp-balance");
+  ExpectUsageError(llama + " --max-num-tokens -5", "--max-num-tokens");
+  const std::string ds = "eval --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=1,dp=8,ep=8";
+  ExpectUsageError(ds + " --mtp 1 --mtp-accept 2.5", "--mtp-accept");  // > mtp + 1
+  ExpectUsageError(ds + " --mtp 1 --mode prefill", "--mtp 1");
+  ExpectUsageError(ds + ",mtp=2 --mtp 1", "--mtp 1");  // disagrees with the strategy
+}
+
+TEST(EngineAndMtpFlags, MtpAndSchedulerInJson) {
+  const std::string ds =
+      "eval --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=1,dp=8,ep=8 --batch 16 "
+      "--context 2048 --json";
+  const Result r = RunL2s(ds + " --mtp 3 --engine trtllm");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["mtp"], 3);
+  EXPECT_DOUBLE_EQ(j["mtp_accept"].get<double>(), 2.82);  // published curve, depth 3
+  EXPECT_GT(j["breakdown"]["mtp_draft_ms"].get<double>(), 0);
+  EXPECT_EQ(j["scheduler"]["engine"], "trtllm");
+  EXPECT_EQ(j["scheduler"]["max_num_tokens"], 8192);         // TensorRT-LLM's default
+  EXPECT_EQ(j["scheduler"]["token_batch_limit"], 8192 / 4);  // 4 tokens per sequence
+  EXPECT_EQ(j["scheduler"]["cuda_graph_max_batch"], 128);
+  // Throughput counts accepted tokens: TPOT x tokens/s per sequence = 1.
+  EXPECT_NEAR(j["tpot_ms"].get<double>() / 1e3 * j["tokens_per_s"].get<double>() /
+                  j["engine_factor"].get<double>() / (8 * 16),
+              1.0, 1e-9);
+}
+
 }  // namespace

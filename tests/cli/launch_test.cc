@@ -262,7 +262,7 @@ double BruteForceBest(const Simulator& sim, const StrategySpace& space, Engine e
 TEST(BestExpressible, MatchesBruteForceAndBoundsTheHeuristic) {
   Problem p = MakeProblem("mixtral-8x7b", 16);
   const Simulator sim(p);
-  SpaceOptions opt = PlanSpaceOptions(sim.problem().workload);
+  SpaceOptions opt = PlanSpaceOptions(sim.problem());
   opt.max_batch = 64;
   StatusOr<StrategySpace> space = StrategySpace::Make(sim.problem().model, 16, opt);
   ASSERT_TRUE(space.ok());
@@ -313,7 +313,7 @@ TEST(BestExpressible, StopsWhenCancelled) {
   Problem p = MakeProblem("mixtral-8x7b", 16);
   const Simulator sim(p);
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(sim.problem().model, 16, PlanSpaceOptions(sim.problem().workload));
+      StrategySpace::Make(sim.problem().model, 16, PlanSpaceOptions(sim.problem()));
   ASSERT_TRUE(space.ok());
   const ExpressibleBest eb = BestExpressible(sim, *space, &cancel);
   EXPECT_TRUE(eb.cancelled);
