@@ -42,6 +42,45 @@ TEST(HwTest, GpuPresetFigures) {
   EXPECT_EQ(GpuPreset("v100").status().code(), Status::Code::kNotFound);
 }
 
+TEST(HwTest, BlackwellAndH20Presets) {
+  // HARDWARE.md: B200 2250 / 4500 / FP4 9000 TFLOPS dense; GB200 (NVL72 rack totals / 72) 2500 /
+  // 5000 / FP4 10000, 186 GB, 8 TB/s, 900 GB/s NVLink; H20 148 / 296, 96 GB, 4.0 TB/s, 450 GB/s.
+  const GpuSpec b200 = *GpuPreset("b200");
+  EXPECT_DOUBLE_EQ(b200.fp4_flops, 9000e12);
+  const GpuSpec gb200 = *GpuPreset("gb200");
+  EXPECT_DOUBLE_EQ(gb200.bf16_flops, 2500e12);
+  EXPECT_DOUBLE_EQ(gb200.fp8_flops, 5000e12);
+  EXPECT_DOUBLE_EQ(gb200.fp4_flops, 10000e12);
+  EXPECT_DOUBLE_EQ(gb200.hbm_bytes, 186.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(gb200.hbm_bw, 8e12);
+  EXPECT_DOUBLE_EQ(gb200.nvlink_bw, 900e9);
+  const GpuSpec h20 = *GpuPreset("h20");
+  EXPECT_DOUBLE_EQ(h20.bf16_flops, 148e12);
+  EXPECT_DOUBLE_EQ(h20.fp8_flops, 296e12);
+  EXPECT_DOUBLE_EQ(h20.fp4_flops, 0);
+  EXPECT_DOUBLE_EQ(h20.hbm_bytes, 96.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(h20.hbm_bw, 4.0e12);
+  EXPECT_DOUBLE_EQ(h20.nvlink_bw, 450e9);
+  // FP4 tensor cores only on Blackwell; elsewhere the FP4 peak falls back to FP8, then BF16.
+  for (const char* n : {"h100", "h200", "h800", "h20", "a100"})
+    EXPECT_EQ(GpuPreset(n)->fp4_flops, 0) << n;
+  EXPECT_DOUBLE_EQ(gb200.PeakFlops(DType::kFP4), 10000e12);
+  EXPECT_DOUBLE_EQ(h20.PeakFlops(DType::kFP4), 296e12);
+  EXPECT_DOUBLE_EQ(GpuPreset("a100")->PeakFlops(DType::kFP4), 312e12);
+  // gb200 ships in NVL72 racks: a plain gb200 cluster has 72-GPU NVLink domains, others 8.
+  EXPECT_EQ(MakeCluster("gb200", 144)->gpus_per_domain, 72);
+  EXPECT_EQ(MakeCluster("gb200", 144)->num_domains(), 2);
+  EXPECT_EQ(MakeCluster("gb200", 4)->num_domains(), 1);
+  EXPECT_EQ(MakeCluster("h20", 32)->gpus_per_domain, 8);
+  EXPECT_EQ(MakeCluster("gb200", 16, 8)->gpus_per_domain, 8);  // explicit domain size wins
+  // Cluster JSON: fp4_tflops overrides, and a gb200 cluster defaults to 72-GPU domains.
+  StatusOr<ClusterSpec> j = ParseClusterJson(
+      R"({"gpu": {"name": "h100", "fp4_tflops": 3958}, "num_gpus": 8})", "j.json");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_DOUBLE_EQ(j->gpu.fp4_flops, 3958e12);
+  EXPECT_EQ(ParseClusterJson(R"({"gpu": "gb200", "num_gpus": 144})", "g.json")->gpus_per_domain, 72);
+}
+
 TEST(HwTest, MakeClusterNetworks) {
   StatusOr<ClusterSpec> c = MakeCluster("h100", 64);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -72,7 +111,7 @@ TEST(HwTest, ClusterPresets) {
   EXPECT_EQ(nvl->num_gpus, 72);
   EXPECT_EQ(nvl->gpus_per_domain, 72);
   EXPECT_EQ(nvl->num_domains(), 1);
-  EXPECT_EQ(nvl->gpu.name, "b200");
+  EXPECT_EQ(nvl->gpu.name, "gb200");
   for (const std::string& n : ClusterPresetNames()) {
     StatusOr<ClusterSpec> c = LoadCluster(n);
     ASSERT_TRUE(c.ok()) << n << ": " << c.status().ToString();

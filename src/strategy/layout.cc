@@ -203,7 +203,15 @@ class Builder {
     return g <= 1 ? Layout::kReplicated : Produced(d);
   }
 
-  DType AttnDtype() const { return m_.attention_unquantized ? DType::kBF16 : cfg_.weight; }
+  // Attention projections: bf16 where the checkpoint keeps them unquantised (the model's
+  // quantisation flags), and in FP4 deployments of MoE models (NVIDIA's NVFP4 MoE checkpoints
+  // exclude self_attn, e.g. DeepSeek-R1-FP4, measurements-scale.csv row 211; dense FP4
+  // checkpoints such as Llama-3.3-70B-FP4 quantise attention too).
+  DType AttnDtype() const {
+    if (m_.attention_unquantized) return DType::kBF16;
+    if (cfg_.weight == DType::kFP4 && m_.is_moe()) return DType::kBF16;
+    return cfg_.weight;
+  }
 
   void BuildEmbed(Section* sec) {
     Reset(sec);
@@ -374,7 +382,11 @@ class Builder {
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
     double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
     if (ep > 1) {
-      const double disp_b = (cfg_.weight == DType::kBF16) ? 2.0 : 1.0;  // FP8 dispatch if quantised
+      // Dispatch payload per element: bf16 for a bf16 model, FP8 when quantised, FP4 (with its
+      // block scales) for FP4 experts; the combine returns bf16.
+      const double disp_b = cfg_.weight == DType::kBF16  ? 2.0
+                            : cfg_.weight == DType::kFP4 ? BytesPerElement(DType::kFP4)
+                                                         : 1.0;
       Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b, Layout::kTokens,
            Layout::kTokens);
       copies_rank = stage_tokens * k / ep * imb;
