@@ -181,7 +181,7 @@ StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_p
   if (e == nullptr)
     return Status::NotFound(
         fmt::format("unknown GPU \"{}\"; GPU presets: {}", gpu, Join(GpuPresetNames())));
-  ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node > 0 ? gpus_per_node : e->gpus_per_domain);
+  ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node == 0 ? e->gpus_per_domain : gpus_per_node);
   L2S_RETURN_IF_ERROR(ValidateCluster(c, c.name));
   return c;
 }

@@ -45,22 +45,22 @@ TEST(HwTest, GpuPresetFigures) {
 TEST(HwTest, BlackwellAndH20Presets) {
   // HARDWARE.md: B200 2250 / 4500 / FP4 9000 TFLOPS dense; GB200 (NVL72 rack totals / 72) 2500 /
   // 5000 / FP4 10000, 186 GB, 8 TB/s, 900 GB/s NVLink; H20 148 / 296, 96 GB, 4.0 TB/s, 450 GB/s.
-  const GpuSpec b200 = *GpuPreset("b200");
-  EXPECT_DOUBLE_EQ(b200.fp4_flops, 9000e12);
+  // name, TFLOPS bf16 / fp8 / fp4, HBM GiB, HBM TB/s, NVLink GB/s per direction.
+  auto expect = [](const char* name, double bf16, double fp8, double fp4, double gib, double tbps,
+                   double nvlink) {
+    const GpuSpec g = *GpuPreset(name);
+    EXPECT_DOUBLE_EQ(g.bf16_flops, bf16 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.fp8_flops, fp8 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.fp4_flops, fp4 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.hbm_bytes, gib * 1024 * 1024 * 1024) << name;
+    EXPECT_DOUBLE_EQ(g.hbm_bw, tbps * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.nvlink_bw, nvlink * 1e9) << name;
+  };
+  expect("b200", 2250, 4500, 9000, 180, 8.0, 900);
+  expect("gb200", 2500, 5000, 10000, 186, 8.0, 900);
+  expect("h20", 148, 296, 0, 96, 4.0, 450);
   const GpuSpec gb200 = *GpuPreset("gb200");
-  EXPECT_DOUBLE_EQ(gb200.bf16_flops, 2500e12);
-  EXPECT_DOUBLE_EQ(gb200.fp8_flops, 5000e12);
-  EXPECT_DOUBLE_EQ(gb200.fp4_flops, 10000e12);
-  EXPECT_DOUBLE_EQ(gb200.hbm_bytes, 186.0 * 1024 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(gb200.hbm_bw, 8e12);
-  EXPECT_DOUBLE_EQ(gb200.nvlink_bw, 900e9);
   const GpuSpec h20 = *GpuPreset("h20");
-  EXPECT_DOUBLE_EQ(h20.bf16_flops, 148e12);
-  EXPECT_DOUBLE_EQ(h20.fp8_flops, 296e12);
-  EXPECT_DOUBLE_EQ(h20.fp4_flops, 0);
-  EXPECT_DOUBLE_EQ(h20.hbm_bytes, 96.0 * 1024 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(h20.hbm_bw, 4.0e12);
-  EXPECT_DOUBLE_EQ(h20.nvlink_bw, 450e9);
   // FP4 tensor cores only on Blackwell; elsewhere the FP4 peak falls back to FP8, then BF16.
   for (const char* n : {"h100", "h200", "h800", "h20", "a100"})
     EXPECT_EQ(GpuPreset(n)->fp4_flops, 0) << n;
@@ -101,7 +101,8 @@ TEST(HwTest, MakeClusterNetworks) {
   EXPECT_NE(bad.status().message().find("num_gpus"), std::string::npos);
   EXPECT_NE(bad.status().message().find("partial"), std::string::npos);
   EXPECT_FALSE(MakeCluster("h100", 0).ok());
-  EXPECT_FALSE(MakeCluster("h100", 8, 0).ok());
+  EXPECT_FALSE(MakeCluster("h100", 8, -1).ok());
+  EXPECT_EQ(MakeCluster("h100", 8, 0)->gpus_per_domain, 8);  // 0 = the GPU type's own domain
   EXPECT_EQ(MakeCluster("tpu", 8).status().code(), Status::Code::kNotFound);
 }
 

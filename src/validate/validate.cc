@@ -37,6 +37,19 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The whole of `v` as a finite number, nullopt otherwise (empty, trailing text, inf, nan).
+std::optional<double> ParseFinite(const std::string& v) {
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(v, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (used != v.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
 // a * b when it stays <= kMaxRowGpus (operands are already bounded by it, so the product of two
 // fits in int64), nullopt otherwise.
 std::optional<int64_t> BoundedProduct(int64_t a, int64_t b) {
@@ -167,16 +180,10 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     auto number = [&](const char* c, double min, double max, double* out) -> Status {
       const std::string v = cell(c);
       if (v.empty()) return Status::Ok();
-      size_t used = 0;
-      double d = 0;
-      try {
-        d = std::stod(v, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != v.size() || !std::isfinite(d) || d < min || d > max)
+      const std::optional<double> d = ParseFinite(v);
+      if (!d || *d < min || *d > max)
         return bad(c, fmt::format("a number in [{}, {}]", min, max), v);
-      *out = d;
+      *out = *d;
       return Status::Ok();
     };
     // Integer cell: "" -> *out unchanged; otherwise in [min, max]. Accepts "8.0" style integers
@@ -194,15 +201,9 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
         used = 0;
       }
       if (used != v.size()) {
-        double d = 0;
-        try {
-          d = std::stod(v, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (used != v.size() || !std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 1e15)
-          return bad(c, want, v);
-        x = static_cast<long long>(d);
+        const std::optional<double> d = ParseFinite(v);
+        if (!d || *d != std::floor(*d) || std::fabs(*d) > 1e15) return bad(c, want, v);
+        x = static_cast<long long>(*d);
       }
       if (x < min || x > max) return bad(c, want, v);
       *out = x;
@@ -261,16 +262,9 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     Status sa = number("mtp_accept", 1.0, kMaxMtpTokens + 1.0, &m.mtp_accept);
     if (!sa.ok()) return sa;
     const std::string v = cell("value");
-    size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(v, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (v.empty() || used != v.size() || !std::isfinite(value) || value <= 0)
-      return bad("value", "a positive number", v);
-    m.value = value;
+    const std::optional<double> value = ParseFinite(v);
+    if (!value || *value <= 0) return bad("value", "a positive number", v);
+    m.value = *value;
     rows.push_back(std::move(m));
   }
   return rows;
@@ -476,7 +470,13 @@ Prediction Predictor::Predict(const Measurement& row) {
   };
   const std::optional<DType> wd = dtype(row.weight_dtype, p.model.weight_dtype);
   if (!wd) return miss(fmt::format("unsupported weight_dtype '{}'", row.weight_dtype));
-  const std::optional<DType> kd = dtype(row.kv_dtype, DType::kBF16);
+  // KV dtype not stated: the engine's default. TensorRT-LLM's kv_cache_dtype "auto" takes the
+  // checkpoint's KV format, and NVIDIA's quantised (ModelOpt FP8/FP4) checkpoints are exported with
+  // FP8 KV (ModelOpt's default kv_cache_qformat); every other engine and bf16 checkpoints keep the
+  // model's 16-bit KV.
+  const bool quantised_trtllm = EngineFamily(row.engine) == "trtllm" && wd && *wd != DType::kBF16;
+  const std::optional<DType> kd =
+      dtype(row.kv_dtype, quantised_trtllm ? DType::kFP8 : DType::kBF16);
   if (!kd || *kd == DType::kFP4) return miss(fmt::format("unsupported kv_dtype '{}'", row.kv_dtype));
   // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
   // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.

@@ -12,7 +12,8 @@
 //   decode_ep, notes
 // Required: model_config, gpu, mode, metric, value. Empty cells mean "not stated": tp, pp, ep and
 // replicas default to 1, dp to gpus/(replicas*tp*pp), gpus to replicas*tp*pp*dp, batch to auto,
-// mtp to 0 (off).
+// mtp to 0 (off), weight_dtype to the model's, kv_dtype to the engine's default (fp8 for
+// TensorRT-LLM serving a quantised checkpoint, whose KV format it follows; bf16 otherwise).
 //
 // Semantics of a row (see docs/VALIDATION.md): the simulator predicts ONE instance of
 // gpus/replicas GPUs with the row's tp/pp/dp/ep, expert slots and MTP depth, at the batch the row

@@ -300,6 +300,24 @@ TEST(Predict, HonoursTheStatedBatch) {
   EXPECT_GT(q.batch, 1);
 }
 
+TEST(Predict, UnstatedKvDtypeIsTheEngineDefault) {
+  // TensorRT-LLM serving a quantised checkpoint follows the checkpoint's FP8 KV; other engines
+  // (and bf16 checkpoints) keep 16-bit KV. An unstated cell predicts exactly what stating that
+  // default predicts.
+  Predictor pred({}, false);
+  auto raw = [&](const std::string& engine, const std::string& wd, const std::string& kv) {
+    const Prediction p = pred.Predict(
+        ScaleRow("1,s," + engine + ",h100,1,llama-3.1-8b," + wd + "," + kv +
+                 ",1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" + kEmpty16 + "\n"));
+    EXPECT_TRUE(p.ok) << p.reason;
+    return p.raw;
+  };
+  EXPECT_DOUBLE_EQ(raw("trtllm-1.0", "fp8", ""), raw("trtllm-1.0", "fp8", "fp8"));
+  EXPECT_DOUBLE_EQ(raw("sglang-0.5", "fp8", ""), raw("sglang-0.5", "fp8", "bf16"));
+  EXPECT_DOUBLE_EQ(raw("trtllm-1.0", "bf16", ""), raw("trtllm-1.0", "bf16", "bf16"));
+  EXPECT_NE(raw("trtllm-1.0", "fp8", "fp8"), raw("trtllm-1.0", "fp8", "bf16"));
+}
+
 TEST(Predict, ConcurrencyAndMaxBatch) {
   Predictor pred({}, false);
   // concurrency 64 over dp 2: 32 sequences per attention-dp rank.
