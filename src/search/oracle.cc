@@ -188,21 +188,32 @@ class Solver {
         space_.Mask(tp_prefix, StrategySpace::kEp, ep_ok);
         for (int iep = 0; iep < static_cast<int>(ep_ok.size()); ++iep) {
           if (!ep_ok[iep]) continue;
+          const int ep = space_.ep_options()[iep];
           for (int b : batches_) {
             for (int isp = 0; isp < num_sp; ++isp) {
-              if (count_only) {
-                ++planned_configs_;
-                continue;
+              // Expert slots and overlap (MoE spaces): part of the configuration, like sp.
+              for (int slots : space_.slot_options()) {
+                const int S = slots == 0 ? sim_.problem().model.num_experts : slots;
+                if (space_.slots_head() >= 0 && S % ep != 0) continue;
+                for (Overlap ov : space_.overlap_options()) {
+                  if (ov != Overlap::kNone && ep <= 1) continue;
+                  if (count_only) {
+                    ++planned_configs_;
+                    continue;
+                  }
+                  Strategy s;
+                  s.pp = pps[ipp];
+                  s.tp = space_.tp_options()[itp];
+                  s.dp = n_ / (s.pp * s.tp);
+                  s.ep = ep;
+                  s.batch = b;
+                  s.sp = isp == 1;
+                  s.slots = slots;
+                  s.overlap = ov;
+                  s.dims.fill(Dim::kNone);
+                  if (!SolveConfig(s)) return;  // cancelled
+                }
               }
-              Strategy s;
-              s.pp = pps[ipp];
-              s.tp = space_.tp_options()[itp];
-              s.dp = n_ / (s.pp * s.tp);
-              s.ep = space_.ep_options()[iep];
-              s.batch = b;
-              s.sp = isp == 1;
-              s.dims.fill(Dim::kNone);
-              if (!SolveConfig(s)) return;  // cancelled
             }
           }
         }

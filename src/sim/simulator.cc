@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/kernels.h"
+#include "sim/moe_load.h"
 #include "strategy/space.h"
 
 namespace l2s {
@@ -45,6 +46,7 @@ constexpr double kActivationBuffers = 2.0;
 // largest "num_tokens_per_rank" class the engines route to them); larger steps use the
 // high-throughput kernels.
 constexpr double kLowLatencyTokenLimit = 256;
+
 
 CollKind ToCollKind(CommKind k) {
   switch (k) {
@@ -86,6 +88,40 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   cfg_.weight = p_.workload.weight;
   cfg_.kv = p_.workload.kv;
   cfg_.act = DType::kBF16;
+  routing_sigma_ = p_.workload.routing_sigma >= 0 ? p_.workload.routing_sigma
+                                                  : kDefaultRoutingSigma;
+  if (p_.model.is_moe()) {
+    std::vector<int> slot_options = SlotOptions(p_.model);
+    for (int ep = 1; ep <= p_.cluster.num_gpus; ++ep) {
+      if (p_.cluster.num_gpus % ep != 0) continue;
+      for (int slots : slot_options) {
+        if ((slots == 0 ? p_.model.num_experts : slots) % ep != 0) continue;
+        static_load_.push_back(
+            {ep, slots, MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_)});
+      }
+    }
+  }
+  // Dispatch payload: bf16 for a bf16 model, FP4 (with its block scales) for FP4 experts on GPUs
+  // with FP4 tensor cores (the activations are quantised to FP4 before the all-to-all), FP8
+  // otherwise.
+  cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16
+                  : (p_.workload.weight == DType::kFP4 && p_.cluster.gpu.fp4_flops > 0)
+                      ? DType::kFP4
+                      : DType::kFP8;
+}
+
+// Dispersion of expert popularity (lognormal sigma, sim/moe_load.h) of measured routing:
+// fitted by tools/fit_moe_skew so that redundant experts with EPLB placement (288 slots) speed
+// DeepSeek-V3 prefill on 32 H100s (DEP32, 4 x 4,096-token prompts per rank) up by the 1.49x
+// SGLang reports for EPLB (../shared/reference/MEASUREMENTS.md); docs/COST_MODEL.md
+// "Expert load" gives the decode gain it implies as a check.
+const double Simulator::kDefaultRoutingSigma = 1.2994;
+
+double Simulator::StaticLoadFactor(int ep, int slots) const {
+  for (const StaticLoad& l : static_load_)
+    if (l.ep == ep && l.slots == slots) return l.factor;
+  // A slot count outside SlotOptions (a user's strategy): computed on demand.
+  return MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_);
 }
 
 double Simulator::EngineFactor(const std::string& engine) {
@@ -139,7 +175,9 @@ bool Simulator::QuickStructureOk(const Strategy& s) const {
   if (s.pp > m.num_layers) return false;
   if (m.num_heads % s.tp != 0) return false;
   const int G = s.tp * s.dp;
-  if (!m.is_moe()) return s.ep == 1;
+  if (!m.is_moe()) return s.ep == 1 && s.slots == 0 && s.overlap == Overlap::kNone;
+  if (s.overlap != Overlap::kNone && s.ep <= 1) return false;
+  if (s.slots != 0) return s.slots >= m.num_experts && G % s.ep == 0 && s.slots % s.ep == 0;
   return G % s.ep == 0 && m.num_experts % s.ep == 0;
 }
 
@@ -209,26 +247,51 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
-                               GroupPlacement{st.group_size, st.group_domains}, st.comm_bytes,
+                               GroupPlacement{st.group_size, st.group_domains, st.fanout},
+                               st.comm_bytes,
                                decode_kernels);
   }
   return 0;
 }
 
+void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
+  for (int i = 0; i < sec.num_steps; ++i) x[i] = StepSeconds(sec.steps[i], decode);
+  // Overlapped pairs (sbo): the later step runs under the earlier one and costs only what
+  // sticks out of it.
+  for (int i = 0; i < sec.num_steps; ++i) {
+    const int j = sec.steps[i].hides_under;
+    if (j >= 0 && j < i) x[i] = std::max(0.0, x[i] - x[j]);
+  }
+}
+
 void Simulator::CostSection(const Section& sec, bool decode, double* total,
-                            SectionBreakdown* acc) const {
-  double t = 0;
+                            SectionBreakdown* acc, bool two_batch) const {
+  double x[Section::kMaxSteps];
+  StepTimes(sec, decode, x);
+  double compute = 0, comm = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
-    const double x = StepSeconds(st, decode);
-    t += x;
-    if (acc != nullptr) {
+    (st.kind == StepKind::kComm ? comm : compute) += x[i];
+  }
+  // Two-batch overlap: the section runs for each of two half batches (the program was built for
+  // one half), and each half's communication runs under the other half's compute, so the pair
+  // takes 2 max(compute, comm) instead of 2 (compute + comm).
+  const double scale = two_batch ? 2.0 : 1.0;
+  const double t = two_batch ? 2.0 * std::max(compute, comm) : compute + comm;
+  if (acc != nullptr) {
+    // Attribute the overlapped time to the side that is not hidden: communication when it is
+    // longer than compute, else compute (the two attributions add up to t).
+    const bool comm_shows = comm > compute;
+    const double comm_keep = !two_batch || comm_shows ? 1.0 : 0.0;
+    const double comp_keep = !two_batch || !comm_shows ? 1.0 : 0.0;
+    for (int i = 0; i < sec.num_steps; ++i) {
+      const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
       if (st.kind == StepKind::kComm) {
-        acc->comm_s_by_op[op] += x;
-        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x;
+        acc->comm_s_by_op[op] += scale * x[i] * comm_keep;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += scale * x[i] * comm_keep;
       } else {
-        acc->compute_s_by_op[op] += x;
+        acc->compute_s_by_op[op] += scale * x[i] * comp_keep;
       }
     }
   }
@@ -255,11 +318,25 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   if (!QuickStructureOk(s) || batch < 1) return false;
   StepShape sh;
   Shape(batch, &sh);
+  const bool tbo = s.overlap == Overlap::kTbo;
+  if (tbo) {
+    // Two-batch overlap: the program is one of two half batches (CostSection doubles it).
+    sh.decode_seqs /= 2;
+    sh.prefill_seqs /= 2;
+  }
   ProgramConfig cfg = cfg_;
   const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1)
-    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  if (p_.model.is_moe() && s.ep > 1) {
+    cfg.expert_imbalance = std::clamp(
+        StaticLoadFactor(s.ep, s.slots) *
+            MoeSamplingImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep),
+        1.0, static_cast<double>(s.ep));
+  }
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
+  if (tbo) {
+    // Both halves' KV caches are resident.
+    for (int k = 0; k < prog->num_kinds; ++k) prog->layers[k].kv_bytes *= 2;
+  }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
   return true;
 }
@@ -287,15 +364,16 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   double act = 0;
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
+  const bool tbo = s.overlap == Overlap::kTbo;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t->layer_s[k], &bd[k]);
+    CostSection(prog.layers[k], dk, &t->layer_s[k], &bd[k], tbo);
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  CostSection(prog.embed, dk, &t->embed_s, &bd[Program::kMaxKinds]);
-  CostSection(prog.lm_head, dk, &t->lm_s, &bd[Program::kMaxKinds + 1]);
-  CostSection(prog.pipe, dk, &t->pipe_s, &bd[Program::kMaxKinds + 2]);
+  CostSection(prog.embed, dk, &t->embed_s, &bd[Program::kMaxKinds], tbo);
+  CostSection(prog.lm_head, dk, &t->lm_s, &bd[Program::kMaxKinds + 1], tbo);
+  CostSection(prog.pipe, dk, &t->pipe_s, &bd[Program::kMaxKinds + 2], tbo);
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
@@ -311,10 +389,14 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   const double act_b = BytesPerElement(cfg_.act);
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
                        std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts) {
+    // Not exact for overlap=tbo (its max(compute, comm) is not a sum over operators); the
+    // strategy space does not offer tbo, so the oracle never asks for it.
+    double x[Section::kMaxSteps];
+    StepTimes(sec, dk2, x);
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
-      (*ts)[op] += StepSeconds(st, dk2);
+      (*ts)[op] += x[i];
       if (ws) (*ws)[op] += st.weight_bytes;
       if (acts && st.kind == StepKind::kGemm)
         (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
@@ -572,11 +654,10 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
     return;
   }
   const Program& p = out->program;
-  for (int k = 0; k < p.num_kinds; ++k)
-    for (int i = 0; i < p.layers[k].num_steps; ++i) out->layer_step_s[k][i] = StepSeconds(p.layers[k].steps[i], dk);
-  for (int i = 0; i < p.embed.num_steps; ++i) out->embed_step_s[i] = StepSeconds(p.embed.steps[i], dk);
-  for (int i = 0; i < p.lm_head.num_steps; ++i) out->lm_head_step_s[i] = StepSeconds(p.lm_head.steps[i], dk);
-  for (int i = 0; i < p.pipe.num_steps; ++i) out->pipe_step_s[i] = StepSeconds(p.pipe.steps[i], dk);
+  for (int k = 0; k < p.num_kinds; ++k) StepTimes(p.layers[k], dk, out->layer_step_s[k].data());
+  StepTimes(p.embed, dk, out->embed_step_s.data());
+  StepTimes(p.lm_head, dk, out->lm_head_step_s.data());
+  StepTimes(p.pipe, dk, out->pipe_step_s.data());
   const int L = p_.model.num_layers;
   for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
 }

@@ -39,6 +39,9 @@ struct Workload {
   // Speculative decoding: mean tokens emitted per decode step including the verified one, for
   // strategies with mtp > 0; 0 = the published acceptance curve (docs/COST_MODEL.md "MTP").
   double mtp_accept = 0;
+  // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h); < 0 = the value fitted on
+  // measured routing (Simulator::kDefaultRoutingSigma), 0 = uniform routing.
+  double routing_sigma = -1;
 };
 
 struct Problem {
@@ -137,10 +140,17 @@ class Simulator {
   // docs/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
 
+  // Workload::routing_sigma used when it is < 0 (see simulator.cc for the fit).
+  static const double kDefaultRoutingSigma;
+
  private:
   struct Costed;
   void Shape(int batch, StepShape* sh) const;
-  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc) const;
+  // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
+  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc,
+                   bool two_batch = false) const;
+  // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
+  void StepTimes(const Section& sec, bool decode, double* x) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
   double MemoryBytes(const Strategy& s, int batch) const;  // per GPU, worst stage
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
@@ -153,6 +163,15 @@ class Simulator {
   Problem p_;
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
   double reserve_bytes_ = 0;
+  double routing_sigma_ = 0;
+  // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
+  // divides the GPU count and every slot option so that Evaluate does not allocate.
+  struct StaticLoad {
+    int ep = 0, slots = 0;
+    double factor = 1;
+  };
+  std::vector<StaticLoad> static_load_;
+  double StaticLoadFactor(int ep, int slots) const;
   ProgramConfig cfg_;
 };
 
