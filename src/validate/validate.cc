@@ -222,6 +222,9 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.mode = Lower(cell("mode"));
     m.metric = Lower(cell("metric"));
     m.notes = cell("notes");
+    m.overlap = Lower(cell("overlap"));
+    if (!m.overlap.empty() && m.overlap != "none" && m.overlap != "tbo" && m.overlap != "sbo")
+      return bad("overlap", "none, tbo or sbo", m.overlap);
     // Degrees, replicas and GPU counts are bounded by kMaxRowGpus so that their products (checked
     // again when predicting) cannot overflow; lengths and batches by what an int64 token count
     // and an int batch hold.
@@ -534,44 +537,23 @@ Prediction Predictor::Predict(const Measurement& row) {
     return miss(fmt::format("invalid strategy: {}", st.message()));
   }
 
-  // Overlap of the MoE all-to-all is an engine choice the rows do not state in a column: like the
-  // batch, the engine's best one (the metric's best) among none / tbo / sbo is taken for MoE
-  // layers that communicate (ep > 1).
+  // Overlap of the MoE all-to-all: the row's `overlap` column when it has one; otherwise the
+  // engines' default, none (SGLang's two- and single-batch overlap are opt-in flags; TensorRT-LLM
+  // has no two-batch overlap by default).
+  if (!row.overlap.empty() && !ParseOverlap(row.overlap, &s.overlap))
+    return miss(fmt::format("unsupported overlap '{}'", row.overlap));
+  out.strategy = ToText(s);
   const Simulator sim(std::move(p));
-  std::vector<Overlap> overlaps = {Overlap::kNone};
-  if (ep > 1 && sim.problem().model.is_moe()) overlaps = {Overlap::kNone, Overlap::kTbo, Overlap::kSbo};
-  bool have = false;
-  double best = 0;
-  Strategy best_s = s;
-  Evaluation best_e;
-  std::string first_reason;
-  for (Overlap o : overlaps) {
-    Strategy t = s;
-    t.overlap = o;
-    const Evaluation e = sim.Evaluate(t);
-    if (!e.valid()) {
-      if (first_reason.empty()) first_reason = sim.Reason(t, e);
-      continue;
-    }
-    const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
-    if (!v || !std::isfinite(*v) || *v <= 0) continue;
-    const bool better = kind == MetricKind::kLatency ? *v < best : *v > best;
-    if (!have || better) {
-      have = true;
-      best = *v;
-      best_s = t;
-      best_e = e;
-    }
-  }
-  out.strategy = ToText(best_s);
-  if (!have) {
-    if (!first_reason.empty()) return miss(fmt::format("invalid strategy: {}", first_reason));
-    return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
-  }
-  out.batch = best_e.batch;
+  const Evaluation e = sim.Evaluate(s);
+  out.batch = e.batch;
+  if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
+  const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
+  if (!v) return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
+  if (!std::isfinite(*v) || *v <= 0)
+    return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
   // Totals cover every replica; per-GPU figures, per-user speed and latencies do not change.
   const bool is_total = kind == MetricKind::kThroughput && !EndsWith(row.metric, "_per_gpu");
-  out.raw = best * (is_total ? static_cast<double>(replicas) : 1.0);
+  out.raw = *v * (is_total ? static_cast<double>(replicas) : 1.0);
   // A row without an engine label is an unknown engine (the default factor), not the ideal one.
   out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)
                              : 1.0;

@@ -10,6 +10,8 @@
 //   replicas, expert_slots, mtp, mtp_accept, max_batch, max_num_tokens, concurrency,
 //   prefill_gpus, prefill_tp, prefill_dp, prefill_ep, decode_gpus, decode_tp, decode_dp,
 //   decode_ep, notes
+// and one optional column of this reader: overlap (none | tbo | sbo; empty = not stated = none,
+// the engines' default).
 // Required: model_config, gpu, mode, metric, value. Empty cells mean "not stated": tp, pp, ep and
 // replicas default to 1, dp to gpus/(replicas*tp*pp), gpus to replicas*tp*pp*dp, batch to auto,
 // mtp to 0 (off), weight_dtype to the model's, kv_dtype to the engine's default (fp8 for
@@ -68,6 +70,7 @@ struct PoolColumns {
 struct Measurement {
   int line = 0;
   std::string id, source, engine, gpu, model_config, weight_dtype, kv_dtype, mode, metric, notes;
+  std::string overlap;                    // "", "none", "tbo", "sbo" (lower-cased)
   int64_t gpus = 0;                       // 0 = not given
   int64_t tp = 1, pp = 1, dp = 0, ep = 1;  // dp 0 = not given
   int64_t isl = 0, osl = 0, context = 0;  // 0 = not given

@@ -318,6 +318,28 @@ TEST(Predict, UnstatedKvDtypeIsTheEngineDefault) {
   EXPECT_NE(raw("trtllm-1.0", "fp8", "fp8"), raw("trtllm-1.0", "fp8", "bf16"));
 }
 
+TEST(Predict, OverlapOnlyWhenStated) {
+  // Not stated: the engines' default, none. An `overlap` column (this reader's optional extra) is
+  // honoured; anything but none/tbo/sbo is a parse error naming the column.
+  const std::string header = std::string(kHeader35).insert(std::string(kHeader35).size() - 1, ",overlap");
+  auto row = [&](const std::string& overlap) {
+    return ParseMeasurements(header +
+                                 "1,s,trtllm,h100,8,qwen3-30b-a3b,fp8,fp8,1,1,8,8,serve,1024,1024,,64,"
+                                 "output_tokens_per_s,100" + kEmpty16 + "," + overlap + "\n",
+                             "o.csv");
+  };
+  Predictor pred({}, false);
+  const Prediction none = pred.Predict(row("")->front());
+  ASSERT_TRUE(none.ok) << none.reason;
+  EXPECT_EQ(none.strategy.find("overlap="), std::string::npos) << none.strategy;
+  const Prediction tbo = pred.Predict(row("TBO")->front());
+  ASSERT_TRUE(tbo.ok) << tbo.reason;
+  EXPECT_NE(tbo.strategy.find("overlap=tbo"), std::string::npos) << tbo.strategy;
+  StatusOr<std::vector<Measurement>> bad = row("both");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("column 'overlap'"), std::string::npos);
+}
+
 TEST(Predict, ConcurrencyAndMaxBatch) {
   Predictor pred({}, false);
   // concurrency 64 over dp 2: 32 sequences per attention-dp rank.
