@@ -429,6 +429,38 @@ TEST(SharedFiles, BothFormatsParseAndEveryRowIsReported) {
   }
 }
 
+// The FP4 rows of measurements-scale.csv rest on two simulator rules (docs/COST_MODEL.md): FP4
+// experts dispatch FP4 payloads (0.5 + 1/32 bytes per element instead of FP8's 1) on GPUs with FP4
+// tensor cores, and FP8 on Hopper, where FP4 weights run weight-only.
+double DispatchBytes(const std::string& gpu, DType weight) {
+  Problem p;
+  p.model = *LoadModel("qwen3-30b-a3b");
+  p.cluster = *MakeCluster(gpu, 4);
+  p.workload.mode = Mode::kDecode;
+  p.workload.context = 1024;
+  p.workload.weight = weight;
+  Strategy s = *FromText("tp=1,dp=4,ep=4", 4);
+  ClearAbsentOps(p.model, &s);
+  const Simulator sim(std::move(p));
+  Simulator::Detail d;
+  sim.Explain(s, 16, &d);
+  for (int k = 0; k < d.program.num_kinds; ++k) {
+    const Section& sec = d.program.layers[k];
+    for (int i = 0; i < sec.num_steps; ++i)
+      if (sec.steps[i].kind == StepKind::kComm && sec.steps[i].comm == CommKind::kDispatch)
+        return sec.steps[i].comm_bytes;
+  }
+  return 0;
+}
+
+TEST(Fp4, DispatchPayload) {
+  const double fp8 = DispatchBytes("b200", DType::kFP8);
+  ASSERT_GT(fp8, 0);
+  EXPECT_NEAR(DispatchBytes("b200", DType::kFP4) / fp8, 0.5 + 1.0 / 32, 1e-12);
+  EXPECT_NEAR(DispatchBytes("b200", DType::kBF16) / fp8, 2.0, 1e-12);
+  EXPECT_NEAR(DispatchBytes("h100", DType::kFP4) / DispatchBytes("h100", DType::kFP8), 1.0, 1e-12);
+}
+
 TEST(Ranks, TiesGetMeanPositions) {
   EXPECT_EQ(Ranks({10, 20, 20, 30}), (std::vector<double>{1, 2.5, 2.5, 4}));
   EXPECT_EQ(Ranks({3, 1, 2}), (std::vector<double>{3, 1, 2}));
