@@ -264,8 +264,14 @@ void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
   }
 }
 
-void Simulator::CostSection(const Section& sec, bool decode, double* total,
-                            SectionBreakdown* acc, bool two_batch) const {
+double Simulator::SectionSeconds(double compute, double comm, bool two_batch) {
+  // Two-batch overlap: the section runs for each of two half batches (compute and comm are one
+  // half's), and each half's communication runs under the other half's compute.
+  return two_batch ? 2.0 * std::max(compute, comm) : compute + comm;
+}
+
+void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,
+                            double* comm_out, SectionBreakdown* acc, bool two_batch) const {
   double x[Section::kMaxSteps];
   StepTimes(sec, decode, x);
   double compute = 0, comm = 0;
@@ -273,29 +279,32 @@ void Simulator::CostSection(const Section& sec, bool decode, double* total,
     const Step& st = sec.steps[i];
     (st.kind == StepKind::kComm ? comm : compute) += x[i];
   }
-  // Two-batch overlap: the section runs for each of two half batches (the program was built for
-  // one half), and each half's communication runs under the other half's compute, so the pair
-  // takes 2 max(compute, comm) instead of 2 (compute + comm).
-  const double scale = two_batch ? 2.0 : 1.0;
-  const double t = two_batch ? 2.0 * std::max(compute, comm) : compute + comm;
   if (acc != nullptr) {
-    // Attribute the overlapped time to the side that is not hidden: communication when it is
-    // longer than compute, else compute (the two attributions add up to t).
+    // With two-batch overlap, attribute the time to the side that is not hidden: communication
+    // when it is longer than compute, else compute (the attributions add up to the section's).
+    const double scale = two_batch ? 2.0 : 1.0;
     const bool comm_shows = comm > compute;
-    const double comm_keep = !two_batch || comm_shows ? 1.0 : 0.0;
-    const double comp_keep = !two_batch || !comm_shows ? 1.0 : 0.0;
+    const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
+    const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
       if (st.kind == StepKind::kComm) {
-        acc->comm_s_by_op[op] += scale * x[i] * comm_keep;
-        acc->comm_s_by_kind[static_cast<int>(st.comm)] += scale * x[i] * comm_keep;
+        acc->comm_s_by_op[op] += x[i] * comm_keep;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x[i] * comm_keep;
       } else {
-        acc->compute_s_by_op[op] += scale * x[i] * comp_keep;
+        acc->compute_s_by_op[op] += x[i] * comp_keep;
       }
     }
   }
-  *total = t;
+  *compute_out = compute;
+  *comm_out = comm;
+}
+
+double Simulator::CostSection(const Section& sec, bool decode) const {
+  double c = 0, a = 0;
+  CostSection(sec, decode, &c, &a, nullptr, false);
+  return c + a;
 }
 
 namespace {
@@ -320,9 +329,11 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   Shape(batch, &sh);
   const bool tbo = s.overlap == Overlap::kTbo;
   if (tbo) {
-    // Two-batch overlap: the program is one of two half batches (CostSection doubles it).
-    sh.decode_seqs /= 2;
-    sh.prefill_seqs /= 2;
+    // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
+    // sequences (SectionSeconds doubles it); serve mode's fractional prefill share is halved.
+    sh.decode_seqs = std::ceil(sh.decode_seqs / 2);
+    sh.prefill_seqs = p_.workload.mode == Mode::kServe ? sh.prefill_seqs / 2
+                                                       : std::ceil(sh.prefill_seqs / 2);
   }
   ProgramConfig cfg = cfg_;
   const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
@@ -365,15 +376,27 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
   const bool tbo = s.overlap == Overlap::kTbo;
+  // Sections' compute and communication seconds: kept apart under two-batch overlap (Compose
+  // combines them with SectionSeconds), summed otherwise.
+  auto cost = [&](const Section& sec, SectionBreakdown* acc, double* ts, double* ta) {
+    double c = 0, a = 0;
+    CostSection(sec, dk, &c, &a, acc, tbo);
+    *ts = tbo ? c : c + a;
+    *ta = tbo ? a : 0.0;
+  };
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t->layer_s[k], &bd[k], tbo);
+    cost(prog.layers[k], &bd[k], &t->layer_s[k], &t->layer_comm_s[k]);
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  CostSection(prog.embed, dk, &t->embed_s, &bd[Program::kMaxKinds], tbo);
-  CostSection(prog.lm_head, dk, &t->lm_s, &bd[Program::kMaxKinds + 1], tbo);
-  CostSection(prog.pipe, dk, &t->pipe_s, &bd[Program::kMaxKinds + 2], tbo);
+  cost(prog.embed, &bd[Program::kMaxKinds], &t->embed_s, &t->embed_comm_s);
+  cost(prog.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s, &t->lm_comm_s);
+  {
+    double c = 0, a = 0;
+    CostSection(prog.pipe, dk, &c, &a, &bd[Program::kMaxKinds + 2], tbo);
+    t->pipe_s = SectionSeconds(c, a, tbo);
+  }
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
@@ -387,16 +410,18 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   const double act_b = BytesPerElement(cfg_.act);
+  const bool tbo = s.overlap == Overlap::kTbo;
+  // Under two-batch overlap communication steps go to `ta` (Compose takes
+  // SectionSeconds(compute, comm)); otherwise everything to `ts`.
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
-                       std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts) {
-    // Not exact for overlap=tbo (its max(compute, comm) is not a sum over operators); the
-    // strategy space does not offer tbo, so the oracle never asks for it.
+                       std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts,
+                       std::array<double, kNumOps>* ta = nullptr) {
     double x[Section::kMaxSteps];
     StepTimes(sec, dk2, x);
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
-      (*ts)[op] += x[i];
+      (ta != nullptr && st.kind == StepKind::kComm ? *ta : *ts)[op] += x[i];
       if (ws) (*ws)[op] += st.weight_bytes;
       if (acts && st.kind == StepKind::kGemm)
         (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
@@ -411,16 +436,21 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   };
   t->num_kinds = prog.num_kinds;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k]);
+    attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k],
+              tbo ? &t->layer_comm_s[k] : nullptr);
     rest(prog.layers[k], &t->layer_w[k], Op::kAttnOut);
     t->layer_kv[k] = prog.layers[k].kv_bytes;
   }
-  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act);
+  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act,
+            tbo ? &t->embed_comm_s : nullptr);
   rest(prog.embed, &t->embed_w, Op::kEmbed);
-  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act);
-  std::array<double, kNumOps> pipe{};
-  attribute(prog.pipe, dk, &pipe, nullptr, nullptr);
-  for (double x : pipe) t->pipe_s += x;
+  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, tbo ? &t->lm_comm_s : nullptr);
+  std::array<double, kNumOps> pipe{}, pipe_comm{};
+  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &pipe_comm);
+  double pc = 0, pa = 0;
+  for (double x : pipe) pc += x;
+  for (double x : pipe_comm) pa += x;
+  t->pipe_s = SectionSeconds(pc, pa, tbo);
   if (p_.workload.mode == Mode::kServe) {
     PrefillPass(s, &prog, &dk);
     for (int k = 0; k < prog.num_kinds; ++k)
@@ -444,6 +474,7 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   // Pipeline: stage i holds layers [i*L/pp, (i+1)*L/pp). `pp` microbatches are in flight, so each
   // stage keeps KV for pp * batch sequences of its layers.
   const int L = p_.model.num_layers, pp = s.pp;
+  const bool tbo = s.overlap == Overlap::kTbo;
   const double act = t.act * kActivationBuffers;
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
@@ -453,12 +484,12 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
     double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0;
     for (int k = 0; k < t.num_kinds; ++k) {
       const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
-      time += c * t.layer_s[k];
+      time += c * SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
       w += c * t.layer_w[k];
       kv += c * t.layer_kv[k] * pp;
     }
-    if (st == 0) { time += t.embed_s; w += t.embed_w; }
-    if (st == pp - 1) { time += t.lm_s; w += t.lm_w; }
+    if (st == 0) { time += SectionSeconds(t.embed_s, t.embed_comm_s, tbo); w += t.embed_w; }
+    if (st == pp - 1) { time += SectionSeconds(t.lm_s, t.lm_comm_s, tbo); w += t.lm_w; }
     const double mem = w + kv + act + reserve_bytes_;
     if (time > worst_t) { worst_t = time; worst_stage = st; }
     if (mem > worst_mem) {
@@ -522,15 +553,12 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   PrefillPass(s, &prog, &dk);
   double total = 0, t = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t, nullptr);
+    t = CostSection(prog.layers[k], dk);
     total += t * kind_prefix_[k].back();
   }
-  CostSection(prog.embed, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.lm_head, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.pipe, dk, &t, nullptr);
-  total += t * (s.pp - 1);
+  total += CostSection(prog.embed, dk);
+  total += CostSection(prog.lm_head, dk);
+  total += CostSection(prog.pipe, dk) * (s.pp - 1);
   return total;
 }
 

@@ -113,8 +113,13 @@ class Simulator {
   struct Totals {
     int num_kinds = 0;
     std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
+    // Two-batch overlap (Strategy::overlap = tbo): *_s hold one half batch's compute seconds
+    // and *_comm_s its communication seconds, combined by SectionSeconds; otherwise *_s hold the
+    // whole section and *_comm_s are 0. pipe_s is always final.
+    std::array<double, Program::kMaxKinds> layer_comm_s{};
     double act = 0;  // largest live activation of any section (before double-buffering)
     double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
+    double embed_comm_s = 0, lm_comm_s = 0;
     double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
   };
   // The same, attributed to the operator each step belongs to. Every step belongs to exactly one
@@ -125,7 +130,8 @@ class Simulator {
   struct OpTotals {
     int num_kinds = 0;
     std::array<std::array<double, kNumOps>, Program::kMaxKinds> layer_s{}, layer_w{}, layer_act{},
-        ttft_layer_s{};
+        ttft_layer_s{}, layer_comm_s{};  // layer_comm_s: tbo only (see Totals)
+    std::array<double, kNumOps> embed_comm_s{}, lm_comm_s{};
     std::array<double, Program::kMaxKinds> layer_kv{};
     std::array<double, kNumOps> embed_s{}, embed_w{}, embed_act{}, lm_s{}, lm_w{}, lm_act{},
         ttft_embed_s{}, ttft_lm_s{};
@@ -133,6 +139,9 @@ class Simulator {
   };
   void ComputeTotals(const Strategy& s, int batch, Totals* out) const;
   void ComputeOpTotals(const Strategy& s, int batch, OpTotals* out) const;
+  // Seconds of a section from its compute and communication seconds: 2 max(compute, comm) under
+  // two-batch overlap (both are one half batch's), compute + comm otherwise.
+  static double SectionSeconds(double compute, double comm, bool two_batch);
   // Evaluation (without breakdown) from totals: identical to EvaluateAtBatch's figures.
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
@@ -147,8 +156,9 @@ class Simulator {
   struct Costed;
   void Shape(int batch, StepShape* sh) const;
   // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
-  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc,
-                   bool two_batch = false) const;
+  void CostSection(const Section& sec, bool decode, double* compute, double* comm,
+                   SectionBreakdown* acc, bool two_batch) const;
+  double CostSection(const Section& sec, bool decode) const;  // compute + comm, no breakdown
   // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
   void StepTimes(const Section& sec, bool decode, double* x) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;

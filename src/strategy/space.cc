@@ -219,9 +219,7 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
       sp.slots_ = {opt.fixed_slots};
     }
     if (opt.search_overlap) {
-      // tbo is not searched: its cost, 2 max(compute, comm) per layer, is not a sum over
-      // operator groups, which the exact oracle relies on. eval/explain/validate take it.
-      sp.overlaps_ = {Overlap::kNone, Overlap::kSbo};
+      sp.overlaps_ = {Overlap::kNone, Overlap::kTbo, Overlap::kSbo};
     } else {
       sp.overlaps_ = {opt.fixed_overlap};
     }

@@ -13,8 +13,7 @@
 //   then, for models with MoE layers only:
 //   slots    - routed-expert slots (SlotOptions: 0 = one per expert, E + E/8, E + E/4); ep must
 //              divide the slots (E when 0)
-//   overlap  - {none, sbo} (sbo needs ep > 1; tbo is valid in a strategy but not searched:
-//              its cost is not separable by operator group, see simulator.cc)
+//   overlap  - {none, tbo, sbo}; tbo and sbo need ep > 1
 // dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
 // Memory and SLO validity need the simulator and are not checked here.
 #pragma once

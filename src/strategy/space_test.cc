@@ -197,8 +197,8 @@ TEST(StrategySpace, LlamaOn64Gpus) {
 //   ep: 1 2 4 8 16 (5); batch 11; sp 2; 8 ops -> 3^8 = 6561.  Size = 12*12*5*11*2*6561.
 //   Valid: any tp and ep fit the power-of-two part of 24576/pp (2^13/2^6 >= 2^5), and a tp with
 //   factor 3 needs pp without it: 7 pp * 12 tp + 5 pp * 6 tp = 114; * 5 ep = 570 triples.
-//   MoE heads: slots {experts} (16 experts: no redundant slots offered), overlap {none, sbo}
-//   with sbo only for ep > 1: the 5 ep options count 1 + 4 * 2 = 9 (ep, overlap) pairs.
+//   MoE heads: slots {experts} (16 experts: no redundant slots offered), overlap {none, tbo,
+//   sbo} with tbo/sbo only for ep > 1: the 5 ep options count 1 + 4 * 3 = 13 (ep, overlap) pairs.
 TEST(StrategySpace, GptMoe16tOn24576Gpus) {
   const ModelSpec moe = GptMoe();
   auto sp = StrategySpace::Make(moe, 24576);
@@ -207,8 +207,8 @@ TEST(StrategySpace, GptMoe16tOn24576Gpus) {
   EXPECT_EQ(sp->tp_options(), (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96}));
   EXPECT_EQ(sp->ep_options(), (std::vector<int>{1, 2, 4, 8, 16}));
   EXPECT_EQ(sp->searched_ops().size(), 8u);
-  EXPECT_DOUBLE_EQ(sp->Size(), 12.0 * 12 * 5 * 11 * 2 * 6561 * 1 * 2);  // 207,852,480
-  EXPECT_DOUBLE_EQ(sp->CountValid(), 114.0 * 9 * 11 * 2 * 6561);         // 148,094,892
+  EXPECT_DOUBLE_EQ(sp->Size(), 12.0 * 12 * 5 * 11 * 2 * 6561 * 1 * 3);  // 311,778,720
+  EXPECT_DOUBLE_EQ(sp->CountValid(), 114.0 * 13 * 11 * 2 * 6561);        // 213,914,844
 }
 
 TEST(StrategySpace, FixedBatchAndSp) {
