@@ -20,6 +20,8 @@ struct GpuSpec {
   double hbm_bw = 0;             // peak HBM bandwidth, bytes/s
   double nvlink_bw = 0;          // per GPU, one direction, bytes/s
   std::string calibration;       // calibration table set used by the simulator ("h100_sxm", ...)
+  int sm_count = 0;              // streaming multiprocessors; 0 = unknown (overlap then assumes
+                                 // communication kernels take no compute from the GEMMs)
 
   // Peak of the tensor-core rate for `compute`, falling back to the next wider format the GPU has
   // (FP4 -> FP8 -> BF16).

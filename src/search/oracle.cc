@@ -376,11 +376,11 @@ class Solver {
     const double pipe = base_.pp > 1 ? pipe_s_ : 0.0;
     for (const Profile& pr : profiles_) {
       const bool tbo = base_.overlap == Overlap::kTbo;
-      double time = pipe + pr.first * Simulator::SectionSeconds(v[kEs], v[kEa], tbo) +
-                    pr.last * Simulator::SectionSeconds(v[kLms], v[kLma], tbo);
+      double time = pipe + pr.first * sim_.SectionSeconds(v[kEs], v[kEa], tbo) +
+                    pr.last * sim_.SectionSeconds(v[kLms], v[kLma], tbo);
       double w = pr.first * v[kEw] + pr.last * v[kLmw];
       for (int k = 0; k < num_kinds_; ++k) {
-        time += pr.count[k] * Simulator::SectionSeconds(v[kLs + k], v[kLa + k], tbo);
+        time += pr.count[k] * sim_.SectionSeconds(v[kLs + k], v[kLa + k], tbo);
         w += pr.count[k] * (v[kLw + k] + base_.pp * v[kKv + k]);
       }
       worst_t = std::max(worst_t, time);

@@ -101,6 +101,11 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
       }
     }
   }
+  {
+    const double comm_sms = CollectiveCoeffsFor(p_.cluster.gpu).deepep_normal_sms;
+    const double sms = p_.cluster.gpu.sm_count;
+    overlap_stretch_ = sms > comm_sms ? sms / (sms - comm_sms) : 1.0;
+  }
   // Dispatch payload: bf16 for a bf16 model, FP4 (with its block scales) for FP4 experts on GPUs
   // with FP4 tensor cores (the activations are quantised to FP4 before the all-to-all), FP8
   // otherwise.
@@ -256,18 +261,19 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
 
 void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
   for (int i = 0; i < sec.num_steps; ++i) x[i] = StepSeconds(sec.steps[i], decode);
-  // Overlapped pairs (sbo): the later step runs under the earlier one and costs only what
-  // sticks out of it.
+  // Overlapped pairs (sbo): the later step runs beside the earlier one (which runs on the SMs
+  // it leaves: OverlapStretch) and is charged what the pair takes beyond the earlier step.
   for (int i = 0; i < sec.num_steps; ++i) {
     const int j = sec.steps[i].hides_under;
-    if (j >= 0 && j < i) x[i] = std::max(0.0, x[i] - x[j]);
+    if (j >= 0 && j < i) x[i] = std::max(x[j] * overlap_stretch_, x[i]) - x[j];
   }
 }
 
-double Simulator::SectionSeconds(double compute, double comm, bool two_batch) {
+double Simulator::SectionSeconds(double compute, double comm, bool two_batch) const {
   // Two-batch overlap: the section runs for each of two half batches (compute and comm are one
-  // half's), and each half's communication runs under the other half's compute.
-  return two_batch ? 2.0 * std::max(compute, comm) : compute + comm;
+  // half's), and each half's communication runs under the other half's compute, which runs on
+  // the SMs the communication kernels leave.
+  return two_batch ? 2.0 * std::max(compute * overlap_stretch_, comm) : compute + comm;
 }
 
 void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,

@@ -139,9 +139,14 @@ class Simulator {
   };
   void ComputeTotals(const Strategy& s, int batch, Totals* out) const;
   void ComputeOpTotals(const Strategy& s, int batch, OpTotals* out) const;
-  // Seconds of a section from its compute and communication seconds: 2 max(compute, comm) under
-  // two-batch overlap (both are one half batch's), compute + comm otherwise.
-  static double SectionSeconds(double compute, double comm, bool two_batch);
+  // Seconds of a section from its compute and communication seconds: 2 max(stretch x compute,
+  // comm) under two-batch overlap (both are one half batch's; stretch = OverlapStretch()),
+  // compute + comm otherwise.
+  double SectionSeconds(double compute, double comm, bool two_batch) const;
+  // Slow-down of compute while a communication kernel runs beside it: the kernel holds
+  // DeepEP's SM budget (CollectiveCoeffs::deepep_normal_sms = 20) of the GPU's sm_count SMs,
+  // so compute runs on the rest: sm_count / (sm_count - 20). 1 when sm_count is unknown.
+  double OverlapStretch() const { return overlap_stretch_; }
   // Evaluation (without breakdown) from totals: identical to EvaluateAtBatch's figures.
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
@@ -174,6 +179,7 @@ class Simulator {
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
   double reserve_bytes_ = 0;
   double routing_sigma_ = 0;
+  double overlap_stretch_ = 1;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
   struct StaticLoad {

@@ -143,13 +143,13 @@ Ref Reference(const Simulator& sim, const Strategy& s, int batch) {
   for (int k = 0; k < prog.num_kinds; ++k) act = std::max(act, prog.layers[k].act_bytes);
   act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes}) * 2;
   // A section's seconds from its steps: compute + comm, or with two-batch overlap (the program
-  // is one half batch) 2 max(compute, comm).
+  // is one half batch) 2 max(stretch x compute, comm).
   const bool tbo = s.overlap == Overlap::kTbo;
   auto section = [&](const Section& sec, const double* step_s) {
     double c = 0, a = 0;
     for (int i = 0; i < sec.num_steps; ++i)
       (sec.steps[i].kind == StepKind::kComm ? a : c) += step_s[i];
-    return tbo ? 2 * std::max(c, a) : c + a;
+    return tbo ? 2 * std::max(c * sim.OverlapStretch(), a) : c + a;
   };
   for (int st = 0; st < s.pp; ++st) {
     double t = 0, w = 0, kv = 0;

@@ -120,7 +120,7 @@ TEST(ExpertSlots, RedundantSlotsCostMemoryAndBalanceLoad) {
   EXPECT_GT(eplb.tokens_per_s, base.tokens_per_s);
 }
 
-TEST(Overlap, SboNeverSlowerTboCanLose) {
+TEST(Overlap, SboHelpsDecodeTboCanLose) {
   Workload w;
   w.mode = Mode::kDecode;
   w.context = 2048;
@@ -131,7 +131,7 @@ TEST(Overlap, SboNeverSlowerTboCanLose) {
     const Evaluation none = sim.Evaluate(s);
     s.overlap = Overlap::kSbo;
     const Evaluation sbo = sim.Evaluate(s);
-    EXPECT_LT(sbo.tpot_s, none.tpot_s) << batch;  // the combine is > 0 and partly hidden
+    EXPECT_LT(sbo.tpot_s, none.tpot_s) << batch;  // the down projection hides part of the combine
   }
   // Batch 1 per rank: halves of half a sequence re-read every weight twice; tbo loses.
   Strategy s = Dep(16, 1);
@@ -147,6 +147,22 @@ TEST(Overlap, SboNeverSlowerTboCanLose) {
   const double none_p = psim.Evaluate(p).tokens_per_s;
   p.overlap = Overlap::kTbo;
   EXPECT_GT(psim.Evaluate(p).tokens_per_s, none_p);
+}
+
+TEST(Overlap, StretchFromSmCount) {
+  // H100: 132 SMs, DeepEP's 20 taken: compute beside communication runs 132 / 112 = 1.178571x
+  // slower. A GPU of unknown SM count gets no stretch.
+  Workload w;
+  Simulator sim({testing::DeepSeekV3(), testing::H100s(16), w});
+  ClusterSpec c = testing::H100s(16);
+  EXPECT_EQ(sim.OverlapStretch(), 1.0);  // testing::H100Gpu leaves sm_count unset
+  c.gpu.sm_count = 132;
+  Simulator sim132({testing::DeepSeekV3(), c, w});
+  EXPECT_NEAR(sim132.OverlapStretch(), 132.0 / 112.0, 1e-12);
+  // 2 max(1.178571 x 3, 4) = 8 (communication shows); 2 max(1.178571 x 4, 3) = 9.428571.
+  EXPECT_NEAR(sim132.SectionSeconds(3, 4, true), 8.0, 1e-12);
+  EXPECT_NEAR(sim132.SectionSeconds(4, 3, true), 2 * 4 * 132.0 / 112.0, 1e-12);
+  EXPECT_EQ(sim132.SectionSeconds(4, 3, false), 7.0);
 }
 
 TEST(StrategyText, WideEpFieldsRoundTrip) {
