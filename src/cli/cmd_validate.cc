@@ -1,17 +1,19 @@
 // `l2s validate`: predict measured deployments and score the simulator.
 //   l2s validate --measurements FILE [--models-dir DIR] [--json | --markdown]
 //   l2s validate --measurements FILE --fit-engine-factors [--json]
-// FILE is a CSV of measured deployments (columns in cli/validate_lib.h). DIR holds the model
-// configs named in its model_config column; by default ../shared/models/hf (relative to the
-// current directory), then ../models/hf next to FILE's directory, then the shared directory
-// beside the source tree. Every row is predicted with eval semantics (see validate_lib.h) and
+// FILE is a CSV of measured deployments, either format of ../shared/reference/MEASUREMENTS.md
+// (columns and semantics in validate/validate.h; the logic lives in the l2s_validate library,
+// this file only formats). DIR holds the model configs named in its model_config column; by
+// default ../shared/models/hf (relative to the current directory), then ../models/hf next to
+// FILE's directory, then the shared directory beside the source tree. Every row is predicted and
 // printed with its error; rows that cannot be predicted are MISSes (100% error, outside 25%).
 // Summary: median absolute percentage error, share within +/-25%, Spearman rank correlation
-// across tensor-parallel sizes (mean over groups and pooled). --fit-engine-factors predicts for
-// the ideal engine and prints, per engine family, the median of measured / predicted: the values
-// committed in Simulator::EngineFactor. --markdown prints the per-row table for docs/VALIDATION.md.
-// Exit: 0 (whatever the score), 2 for a missing or malformed file (one line naming the line and
-// column).
+// across tensor-parallel sizes, and the same scores per engine family and per regime (JSON
+// `groups`). --fit-engine-factors predicts for the ideal engine and prints, per engine family,
+// the median of measured / predicted: the values committed in Simulator::EngineFactor.
+// --markdown prints the per-row table for docs/VALIDATION.md.
+// Exit: 0 (whatever the score); 2 for a missing or malformed file (one line naming the line and
+// column), a file without data rows, or a --models-dir that is not a directory.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -26,8 +28,8 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/validate_lib.h"
 #include "sim/simulator.h"
+#include "validate/validate.h"
 
 #ifndef L2S_SOURCE_DIR
 #define L2S_SOURCE_DIR "."
@@ -35,6 +37,15 @@
 
 namespace l2s::cli {
 namespace {
+
+using validate::EngineFit;
+using validate::EngineFitResult;
+using validate::kMinRowsPerEngineFit;
+using validate::kMissAbsPctError;
+using validate::Measurement;
+using validate::RowResult;
+using validate::Scores;
+using validate::Summary;
 
 struct ValidateFlags {
   std::string measurements;
@@ -47,6 +58,12 @@ struct ValidateFlags {
 nlohmann::ordered_json Num(double v) {
   if (!std::isfinite(v)) return nullptr;
   return v;
+}
+
+// JSON text; bytes that are not UTF-8 (a CSV saved as Windows-1252) become U+FFFD instead of
+// making the dump throw.
+std::string Dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string ModelShort(const std::string& config) {
@@ -63,8 +80,20 @@ std::string Lengths(const Measurement& m) {
 }
 
 std::string Degrees(const Measurement& m) {
-  return fmt::format("{}/{}/{}/{}", m.tp, m.pp, m.dp == 0 ? std::string("-") : std::to_string(m.dp),
-                     m.ep);
+  std::string s = fmt::format("{}/{}/{}/{}", m.tp, m.pp,
+                              m.dp == 0 ? std::string("-") : std::to_string(m.dp), m.ep);
+  if (m.replicas > 1) s = fmt::format("{}x{}", m.replicas, s);
+  return s;
+}
+
+// What the row states beyond the degrees: slots, MTP, batch source.
+std::string Extras(const Measurement& m) {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : " ") + x; };
+  if (m.expert_slots > 0) add(fmt::format("slots={}", m.expert_slots));
+  if (m.mtp > 0) add(m.mtp_accept > 0 ? fmt::format("mtp={}@{:g}", m.mtp, m.mtp_accept)
+                                      : fmt::format("mtp={}", m.mtp));
+  return s;
 }
 
 std::vector<std::string> ModelDirs(const ValidateFlags& f) {
@@ -74,6 +103,27 @@ std::vector<std::string> ModelDirs(const ValidateFlags& f) {
   dirs.push_back(((mdir.empty() ? std::filesystem::path(".") : mdir) / ".." / "models" / "hf").string());
   dirs.push_back(std::string(L2S_SOURCE_DIR) + "/../shared/models/hf");
   return dirs;
+}
+
+nlohmann::ordered_json ScoresJson(const Scores& s) {
+  nlohmann::ordered_json j;
+  j["rows"] = s.rows;
+  j["predicted"] = s.predicted;
+  j["missed"] = s.missed;
+  j["median_abs_pct_error"] = Num(s.median_abs_pct_error);
+  j["mean_abs_pct_error"] = Num(s.mean_abs_pct_error);
+  j["share_within_25pct"] = Num(s.share_within_25pct);
+  return j;
+}
+
+void PrintGroupsText(const Summary& s) {
+  fmt::print("{:<24} {:>5} {:>6} {:>9} {:>9}\n", "group", "rows", "missed", "median", "within25");
+  auto line = [](const std::string& name, const Scores& g) {
+    fmt::print("{:<24} {:>5} {:>6} {:>8.1f}% {:>8.1f}%\n", name, g.rows, g.missed,
+               g.median_abs_pct_error, 100.0 * g.share_within_25pct);
+  };
+  for (const auto& [name, g] : s.by_engine) line("engine " + name, g);
+  for (const auto& [name, g] : s.by_regime) line("regime " + name, g);
 }
 
 void PrintSummaryText(const Summary& s) {
@@ -88,13 +138,14 @@ void PrintSummaryText(const Summary& s) {
   } else {
     fmt::print("spearman over tp    n/a (no group with >= 3 tensor-parallel sizes)\n");
   }
+  fmt::print("\n");
+  PrintGroupsText(s);
 }
 
 int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs, bool json) {
-  Predictor pred(dirs, /*apply_engine_factor=*/false);
-  std::vector<RowResult> res;
-  for (const Measurement& m : rows) res.push_back({m, pred.Predict(m), 0});
-  const EngineFitResult fit = FitEngineFactors(res);
+  validate::Predictor pred(dirs, /*apply_engine_factor=*/false);
+  const std::vector<RowResult> res = validate::PredictAll(rows, &pred);
+  const EngineFitResult fit = validate::FitEngineFactors(res);
   if (json) {
     nlohmann::ordered_json j;
     nlohmann::ordered_json fams = nlohmann::ordered_json::array();
@@ -108,7 +159,7 @@ int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>&
     j["default_factor"] = Num(fit.default_factor);
     j["rows"] = fit.rows;
     j["min_rows_per_family"] = kMinRowsPerEngineFit;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", Dump(j));
     return kExitOk;
   }
   fmt::print("engine factors = median of measured / predicted (ideal engine), {} predicted rows\n",
@@ -124,61 +175,74 @@ int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>&
   return kExitOk;
 }
 
+nlohmann::ordered_json RowJson(const RowResult& r) {
+  const Measurement& m = r.row;
+  nlohmann::ordered_json o;
+  o["id"] = m.id;
+  o["line"] = m.line;
+  o["engine"] = m.engine;
+  o["engine_family"] = validate::EngineFamily(m.engine);
+  o["regime"] = validate::Regime(m);
+  o["model"] = m.model_config;
+  o["gpu"] = m.gpu;
+  o["gpus"] = m.gpus;
+  o["replicas"] = r.pred.replicas;
+  o["tp"] = m.tp;
+  o["pp"] = m.pp;
+  o["dp"] = m.dp;
+  o["ep"] = m.ep;
+  o["expert_slots"] = m.expert_slots;
+  o["mtp"] = m.mtp;
+  o["mtp_accept"] = m.mtp_accept > 0 ? Num(m.mtp_accept) : nullptr;
+  o["mode"] = m.mode;
+  o["isl"] = m.isl;
+  o["osl"] = m.osl;
+  o["context"] = m.context;
+  o["batch_stated"] = m.batch;
+  o["concurrency"] = m.concurrency;
+  o["max_batch"] = m.max_batch;
+  o["max_num_tokens"] = m.max_num_tokens;
+  o["metric"] = m.metric;
+  o["measured"] = m.value;
+  o["predicted"] = r.pred.ok ? Num(r.pred.predicted) : nullptr;
+  o["predicted_ideal_engine"] = r.pred.ok ? Num(r.pred.raw) : nullptr;
+  o["engine_factor"] = r.pred.factor;
+  o["error_pct"] = r.pred.ok ? Num(r.error_pct) : nullptr;
+  o["abs_error_pct_scored"] = r.pred.ok ? std::fabs(r.error_pct) : kMissAbsPctError;
+  o["status"] = r.pred.ok ? "ok" : "miss";
+  o["reason"] = r.pred.reason;
+  o["batch"] = r.pred.batch;
+  o["strategy"] = r.pred.strategy;
+  return o;
+}
+
 int Run(const ValidateFlags& f) {
   if (f.measurements.empty()) return Fail(std::string("--measurements FILE is required"));
   if (f.json && f.markdown) return Fail(std::string("--json and --markdown are exclusive"));
+  std::error_code ec;
+  if (!f.models_dir.empty() && !std::filesystem::is_directory(f.models_dir, ec))
+    return Fail(Status::NotFound(fmt::format("--models-dir '{}': no such directory", f.models_dir)));
   std::ifstream in(f.measurements, std::ios::binary);
   if (!in) return Fail(Status::NotFound(fmt::format("cannot open '{}'", f.measurements)));
   std::stringstream buf;
   buf << in.rdbuf();
-  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(buf.str(), f.measurements);
+  StatusOr<std::vector<Measurement>> rows = validate::ParseMeasurements(buf.str(), f.measurements);
   if (!rows.ok()) return Fail(rows.status());
+  if (rows->empty())
+    return Fail(Status::ParseError(
+        fmt::format("{}: no data rows (only a header): nothing to validate", f.measurements)));
   const std::vector<std::string> dirs = ModelDirs(f);
   if (f.fit) return RunFit(*rows, dirs, f.json);
 
-  Predictor pred(dirs, /*apply_engine_factor=*/true);
-  std::vector<RowResult> res;
-  for (const Measurement& m : *rows) {
-    RowResult r{m, pred.Predict(m), kMissAbsPctError};
-    if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
-    res.push_back(std::move(r));
-  }
-  const Summary s = Summarize(res);
+  validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
+  const std::vector<RowResult> res = validate::PredictAll(*rows, &pred);
+  const Summary s = validate::Summarize(res);
 
   if (f.json) {
     nlohmann::ordered_json j;
     j["measurements"] = f.measurements;
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const RowResult& r : res) {
-      const Measurement& m = r.row;
-      nlohmann::ordered_json o;
-      o["id"] = m.id;
-      o["line"] = m.line;
-      o["engine"] = m.engine;
-      o["model"] = m.model_config;
-      o["gpu"] = m.gpu;
-      o["gpus"] = m.gpus;
-      o["tp"] = m.tp;
-      o["pp"] = m.pp;
-      o["dp"] = m.dp;
-      o["ep"] = m.ep;
-      o["mode"] = m.mode;
-      o["isl"] = m.isl;
-      o["osl"] = m.osl;
-      o["context"] = m.context;
-      o["metric"] = m.metric;
-      o["measured"] = m.value;
-      o["predicted"] = r.pred.ok ? Num(r.pred.predicted) : nullptr;
-      o["predicted_ideal_engine"] = r.pred.ok ? Num(r.pred.raw) : nullptr;
-      o["engine_factor"] = r.pred.factor;
-      o["error_pct"] = r.pred.ok ? Num(r.error_pct) : nullptr;
-      o["abs_error_pct_scored"] = r.pred.ok ? std::fabs(r.error_pct) : kMissAbsPctError;
-      o["status"] = r.pred.ok ? "ok" : "miss";
-      o["reason"] = r.pred.reason;
-      o["batch"] = r.pred.batch;
-      o["strategy"] = r.pred.strategy;
-      arr.push_back(std::move(o));
-    }
+    for (const RowResult& r : res) arr.push_back(RowJson(r));
     j["rows"] = std::move(arr);
     j["num_rows"] = s.rows;
     j["num_predicted"] = s.predicted;
@@ -190,20 +254,26 @@ int Run(const ValidateFlags& f) {
     j["spearman_pooled"] = Num(s.spearman_pooled);
     j["spearman_per_gpu"] = Num(s.spearman_per_gpu);
     j["spearman_groups"] = s.spearman_groups;
-    fmt::print("{}\n", j.dump(2));
+    nlohmann::ordered_json groups;
+    groups["engine"] = nlohmann::ordered_json::object();
+    for (const auto& [name, g] : s.by_engine) groups["engine"][name] = ScoresJson(g);
+    groups["regime"] = nlohmann::ordered_json::object();
+    for (const auto& [name, g] : s.by_regime) groups["regime"][name] = ScoresJson(g);
+    j["groups"] = std::move(groups);
+    fmt::print("{}\n", Dump(j));
     return kExitOk;
   }
 
   if (f.markdown) {
-    fmt::print("| id | engine | model | GPUs | tp/pp/dp/ep | mode | lengths | batch | measured | "
-               "predicted | error |\n");
-    fmt::print("|---|---|---|---:|---|---|---|---:|---:|---:|---:|\n");
+    fmt::print("| id | engine | model | GPUs | tp/pp/dp/ep | stated | mode | lengths | batch | "
+               "metric | measured | predicted | error |\n");
+    fmt::print("|---|---|---|---:|---|---|---|---|---:|---|---:|---:|---:|\n");
     for (const RowResult& r : res) {
       const Measurement& m = r.row;
-      fmt::print("| {} | {} | {} | {} {} | {} | {} | {} | {} | {:.0f} | {} | {} |\n", m.id,
-                 m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), m.mode,
-                 Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
-                 r.pred.ok ? fmt::format("{:.0f}", r.pred.predicted) : "MISS",
+      fmt::print("| {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} |\n",
+                 m.id, m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), Extras(m),
+                 m.mode, Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-",
+                 m.metric, m.value, r.pred.ok ? fmt::format("{:.0f}", r.pred.predicted) : "MISS",
                  r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : r.pred.reason);
     }
     fmt::print("\n");
@@ -211,17 +281,18 @@ int Run(const ValidateFlags& f) {
     return kExitOk;
   }
 
-  fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<10} {:<7} {:<10} {:>5} {:>11} {:>11} {:>8}  {}\n",
+  fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<12} {:<7} {:<10} {:>5} {:>11} {:>11} {:>8}  {}\n",
              "id", "engine", "model", "gpus", "gpu", "tp/pp/dp/ep", "mode", "lengths", "batch",
              "measured", "predicted", "error", "status");
   for (const RowResult& r : res) {
     const Measurement& m = r.row;
-    fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<10} {:<7} {:<10} {:>5} {:>11.1f} {:>11} {:>8}  {}\n",
-               m.id, m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), m.mode,
-               Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
+    fmt::print("{:<5} {:<12} {:<22} {:>4} {:<5} {:<12} {:<7} {:<10} {:>5} {:>11.1f} {:>11} {:>8}  {}\n",
+               m.id, m.engine.substr(0, 12), ModelShort(m.model_config).substr(0, 22), m.gpus,
+               m.gpu, Degrees(m), m.mode, Lengths(m),
+               r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
                r.pred.ok ? fmt::format("{:.1f}", r.pred.predicted) : "-",
                r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : "-",
-               r.pred.ok ? "ok" : "MISS: " + r.pred.reason);
+               r.pred.ok ? "ok " + m.metric : "MISS: " + r.pred.reason);
   }
   fmt::print("\n");
   PrintSummaryText(s);

@@ -11,7 +11,7 @@ namespace l2s::cli {
 
 void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
-  cmd->add_option("--gpu", f->gpu, "GPU type: h100, h200, h800, a100, b200");
+  cmd->add_option("--gpu", f->gpu, "GPU type: h100, h200, h800, h20, a100, b200, gb200");
   cmd->add_option("--gpus", f->gpus, "number of GPUs");
   cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain (default 8)");
@@ -171,6 +171,10 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   if (!f.dtype.empty()) {
     auto d = ParseDType(f.dtype);
     if (!d) return Status::InvalidArgument(fmt::format("--dtype: expected bf16, fp8 or fp4, got \"{}\"", f.dtype));
+    if (*d == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0)
+      return Status::InvalidArgument(fmt::format(
+          "--dtype fp4: {} has no FP4 tensor cores (FP4 GEMMs need Blackwell: b200, gb200)",
+          p.cluster.gpu.name));
     w.weight = *d;
   }
   if (!f.kv_dtype.empty()) {

@@ -45,10 +45,9 @@ ClusterSpec FromEntry(const GpuPresetEntry& e, int num_gpus, int per_domain) {
   return c;
 }
 
-// GB200 NVL72: B200-class GPUs (we use the b200 preset's figures; the GB200 part is clocked a
-// little higher and has 186 GB), 72 GPUs sharing one NVLink 5 domain.
+// GB200 NVL72: 72 gb200 GPUs sharing one NVLink 5 domain.
 ClusterSpec Gb200Nvl72() {
-  ClusterSpec c = FromEntry(*FindGpuPreset("b200"), kNvl72Domain, kNvl72Domain);
+  ClusterSpec c = FromEntry(*FindGpuPreset("gb200"), kNvl72Domain, kNvl72Domain);
   c.name = "gb200-nvl72";
   return c;
 }
@@ -88,8 +87,8 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   }
   if (!g->is_object()) return r.Error("gpu", what, g);
   ObjectReader gr(*g, r.source(), "gpu.");
-  L2S_RETURN_IF_ERROR(CheckKeys(gr, *g, {"name", "bf16_tflops", "fp8_tflops", "hbm_gib",
-                                         "hbm_tbps", "nvlink_gbps", "calibration"}));
+  L2S_RETURN_IF_ERROR(CheckKeys(gr, *g, {"name", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+                                         "hbm_gib", "hbm_tbps", "nvlink_gbps", "calibration"}));
   L2S_ASSIGN_OR_RETURN(std::string name, gr.String("name"));
   *preset = FindGpuPreset(name);
   GpuSpec gpu;
@@ -110,6 +109,10 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   if (gr.Has("fp8_tflops")) {
     L2S_ASSIGN_OR_RETURN(double fp8, gr.Number("fp8_tflops", 0, 1e6));
     gpu.fp8_flops = fp8 * 1e12;
+  }
+  if (gr.Has("fp4_tflops")) {
+    L2S_ASSIGN_OR_RETURN(double fp4, gr.Number("fp4_tflops", 0, 1e6));
+    gpu.fp4_flops = fp4 * 1e12;
   }
   L2S_ASSIGN_OR_RETURN(gpu.calibration, gr.StringOr("calibration", gpu.calibration));
   return gpu;
@@ -163,6 +166,7 @@ Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
   };
   L2S_RETURN_IF_ERROR(positive("gpu.bf16_tflops", c.gpu.bf16_flops));
   L2S_RETURN_IF_ERROR(non_negative("gpu.fp8_tflops", c.gpu.fp8_flops));
+  L2S_RETURN_IF_ERROR(non_negative("gpu.fp4_tflops", c.gpu.fp4_flops));
   L2S_RETURN_IF_ERROR(positive("gpu.hbm_gib", c.gpu.hbm_bytes));
   L2S_RETURN_IF_ERROR(positive("gpu.hbm_tbps", c.gpu.hbm_bw));
   L2S_RETURN_IF_ERROR(positive("gpu.nvlink_gbps", c.gpu.nvlink_bw));
@@ -177,7 +181,7 @@ StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_p
   if (e == nullptr)
     return Status::NotFound(
         fmt::format("unknown GPU \"{}\"; GPU presets: {}", gpu, Join(GpuPresetNames())));
-  ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node);
+  ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node == 0 ? e->gpus_per_domain : gpus_per_node);
   L2S_RETURN_IF_ERROR(ValidateCluster(c, c.name));
   return c;
 }
@@ -206,7 +210,9 @@ StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_v
   const GpuPresetEntry* preset = nullptr;
   L2S_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpu(r, &preset));
   L2S_ASSIGN_OR_RETURN(int64_t n, r.Int("num_gpus", 1, kMaxGpus));
-  L2S_ASSIGN_OR_RETURN(int64_t per_domain, r.IntOr("gpus_per_domain", kHgxNode, 1, kMaxDomain));
+  L2S_ASSIGN_OR_RETURN(int64_t per_domain,
+                       r.IntOr("gpus_per_domain", preset != nullptr ? preset->gpus_per_domain : kHgxNode,
+                               1, kMaxDomain));
   ClusterSpec c;
   c.gpu = gpu;
   c.num_gpus = static_cast<int>(n);

@@ -14,6 +14,7 @@ struct GpuPresetEntry {
   double scaleout_bw = 0;       // bytes/s per GPU, one direction
   double nvlink_latency = 0;    // s
   double scaleout_latency = 0;  // s
+  int gpus_per_domain = 8;      // GPUs of one NVLink domain this GPU type ships in (HGX: 8)
 };
 
 const std::vector<GpuPresetEntry>& GpuPresetTable();

@@ -5,7 +5,13 @@
 // HBM capacity: vendors write "80 GB" / "141 GB" but the devices expose about that many GiB
 // (nvidia-smi reports 81559 MiB = 79.6 GiB on an H100 80GB). We use aiconfigurator's
 // mem_capacity, which is in GiB: h100_sxm 85899345920 B = 80 GiB, h200_sxm 151397597184 B =
-// 141 GiB, b200_sxm 193273528320 B = 180 GiB; H800 and A100 80GB are the same 80 GiB parts.
+// 141 GiB, b200_sxm 193273528320 B = 180 GiB; H800 and A100 80GB are the same 80 GiB parts. H20
+// (96 GB) and GB200 (186 GB) follow the same reading: 96 and 186 GiB.
+//
+// GPUs without kernel tables of their own (a100, b200, gb200, h20: calibration "") are priced by
+// the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc CoeffsFor)
+// and collective latencies (collectives.cc), and this table's peaks and bandwidths: every figure
+// traces to the spec sheet (peaks) and to the H100 tables (efficiencies).
 //
 // Latencies: HARDWARE.md gives "a few microseconds per hop" for InfiniBand; we take 5 us per
 // scale-out hop and 3 us per NVLink collective step (an NVSwitch hop is below an IB hop). These
@@ -41,11 +47,13 @@ int SmCountFor(std::string_view name) {
 
 GpuPresetEntry Entry(const char* name, double bf16_tflops, double fp8_tflops, double hbm_gib,
                      double hbm_tbps, double nvlink_gbps, const char* calibration,
-                     double scaleout_gbps) {
+                     double scaleout_gbps, double fp4_tflops = 0, int gpus_per_domain = 8) {
   GpuPresetEntry e;
   e.gpu.name = name;
   e.gpu.bf16_flops = bf16_tflops * kT;
   e.gpu.fp8_flops = fp8_tflops * kT;
+  e.gpu.fp4_flops = fp4_tflops * kT;
+  e.gpus_per_domain = gpus_per_domain;
   e.gpu.hbm_bytes = hbm_gib * kGiBytes;
   e.gpu.hbm_bw = hbm_tbps * kT;
   e.gpu.nvlink_bw = nvlink_gbps * kG;
@@ -75,11 +83,23 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // A100 SXM 80GB: 312 TFLOPS bf16, no FP8 tensor cores, 2.04 TB/s, NVLink 3 300 GB/s per
       // direction; DGX A100 ships one HDR 200 Gb/s NIC per GPU = 25 GB/s. No calibration tables.
       Entry("a100", 312, 0, 80, 2.04, 300, "", 25),
-      // B200: ~2250 / ~4500 TFLOPS dense, 180 GiB (aiconfigurator b200_sxm mem_capacity; the
-      // datasheet range is 180-192 GB), 8 TB/s (datasheet; aiconfigurator uses 7.7), NVLink 5
+      // B200: ~2250 / ~4500 TFLOPS dense, FP4 (NVFP4/MXFP4) 9000 dense (HARDWARE.md;
+      // aiconfigurator b200_sxm fp4_tc_flops 9e15), 180 GiB (aiconfigurator b200_sxm mem_capacity;
+      // the datasheet range is 180-192 GB), 8 TB/s (datasheet; aiconfigurator uses 7.7), NVLink 5
       // 900 GB/s per direction, ConnectX-8 800 Gb/s per GPU = 100 GB/s (aiconfigurator b200_sxm
       // inter_node_bw). No kernel tables in ../shared/calibration for B200.
-      Entry("b200", 2250, 4500, 180, 8.0, 900, "", 100),
+      Entry("b200", 2250, 4500, 180, 8.0, 900, "", 100, 9000),
+      // GB200 (one GPU of an NVL72 rack): 2500 / 5000 TFLOPS dense, FP4 10000 (HARDWARE.md: the
+      // NVL72 datasheet's rack totals / 72), 186 GiB HBM3e at 8 TB/s, NVLink 5 900 GB/s per
+      // direction with all 72 GPUs of a rack in one NVLink domain. Scale-out between racks: one
+      // ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s (the NVL72 compute tray's NICs; HARDWARE.md
+      // states none for GB200, so this is the H100 figure, used only beyond 72 GPUs).
+      Entry("gb200", 2500, 5000, 186, 8.0, 900, "", 50, 10000, 72),
+      // H20: Hopper with about 15% of H100's FLOPs: 148 / 296 TFLOPS dense, no FP4; 96 GiB HBM3
+      // at 4.0 TB/s; NVLink 450 GB/s per direction (HARDWARE.md, NVIDIA H20 datasheet). Scale-out:
+      // HARDWARE.md states none for H20; HGX H20 servers are the HGX H100 platform, taken with its
+      // one 400 Gb/s NIC per GPU = 50 GB/s.
+      Entry("h20", 148, 296, 96, 4.0, 450, "", 50),
   };
   return kTable;
 }

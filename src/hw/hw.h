@@ -15,6 +15,7 @@ struct GpuSpec {
   std::string name;              // "h100", "h200", ...
   double bf16_flops = 0;         // dense tensor-core FLOP/s
   double fp8_flops = 0;          // 0 when the GPU has no FP8 tensor cores (A100)
+  double fp4_flops = 0;          // 0 when the GPU has no FP4 tensor cores (everything before Blackwell)
   double hbm_bytes = 0;          // usable HBM capacity, bytes
   double hbm_bw = 0;             // peak HBM bandwidth, bytes/s
   double nvlink_bw = 0;          // per GPU, one direction, bytes/s
@@ -22,7 +23,10 @@ struct GpuSpec {
   int sm_count = 0;              // streaming multiprocessors; 0 = unknown (overlap then assumes
                                  // communication kernels take no compute from the GEMMs)
 
+  // Peak of the tensor-core rate for `compute`, falling back to the next wider format the GPU has
+  // (FP4 -> FP8 -> BF16).
   double PeakFlops(DType compute) const {
+    if (compute == DType::kFP4 && fp4_flops > 0) return fp4_flops;
     return (compute == DType::kBF16 || fp8_flops <= 0) ? bf16_flops : fp8_flops;
   }
   bool operator==(const GpuSpec&) const = default;
@@ -45,9 +49,10 @@ std::vector<std::string> GpuPresetNames();
 StatusOr<GpuSpec> GpuPreset(std::string_view name);
 
 std::vector<std::string> ClusterPresetNames();  // e.g. "gb200-nvl72"
-// A cluster of `num_gpus` GPUs of type `gpu` in HGX nodes of `gpus_per_node` (default 8),
-// with the scale-out network that GPU type ships with.
-StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node = 8);
+// A cluster of `num_gpus` GPUs of type `gpu` in NVLink domains of `gpus_per_node` GPUs (0 = the
+// GPU type's own: 8 for HGX boards, 72 for gb200's NVL72 racks), with the scale-out network that
+// GPU type ships with.
+StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node = 0);
 // A named preset ("gb200-nvl72", "h100-1024" ...) or a path to a cluster JSON file. Besides the
 // listed presets, "<gpu>" (one 8-GPU node) and "<gpu>-<N>" (N GPUs in 8-GPU nodes) work for every
 // GPU preset.
@@ -55,7 +60,7 @@ StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
 // Cluster JSON (GB/s = 10^9 bytes/s, not gigabits; "gpu" is a preset name or an object whose
 // "name" is a preset to override or a new GPU that then needs every figure):
 //   {"name": "my-cluster", "gpu": "h100" | {"name": "h100", "bf16_tflops": 989,
-//    "fp8_tflops": 1979, "hbm_gib": 80, "hbm_tbps": 3.35, "nvlink_gbps": 450,
+//    "fp8_tflops": 1979, "fp4_tflops": 0, "hbm_gib": 80, "hbm_tbps": 3.35, "nvlink_gbps": 450,
 //    "calibration": "h100_sxm"}, "num_gpus": 64, "gpus_per_domain": 8,
 //    "scaleout_gbps_per_gpu": 50, "nvlink_latency_us": 3, "scaleout_latency_us": 5}
 // Only num_gpus and gpu are required; the rest default to the GPU preset's. Unknown fields are

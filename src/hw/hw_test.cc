@@ -42,6 +42,45 @@ TEST(HwTest, GpuPresetFigures) {
   EXPECT_EQ(GpuPreset("v100").status().code(), Status::Code::kNotFound);
 }
 
+TEST(HwTest, BlackwellAndH20Presets) {
+  // HARDWARE.md: B200 2250 / 4500 / FP4 9000 TFLOPS dense; GB200 (NVL72 rack totals / 72) 2500 /
+  // 5000 / FP4 10000, 186 GB, 8 TB/s, 900 GB/s NVLink; H20 148 / 296, 96 GB, 4.0 TB/s, 450 GB/s.
+  // name, TFLOPS bf16 / fp8 / fp4, HBM GiB, HBM TB/s, NVLink GB/s per direction.
+  auto expect = [](const char* name, double bf16, double fp8, double fp4, double gib, double tbps,
+                   double nvlink) {
+    const GpuSpec g = *GpuPreset(name);
+    EXPECT_DOUBLE_EQ(g.bf16_flops, bf16 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.fp8_flops, fp8 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.fp4_flops, fp4 * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.hbm_bytes, gib * 1024 * 1024 * 1024) << name;
+    EXPECT_DOUBLE_EQ(g.hbm_bw, tbps * 1e12) << name;
+    EXPECT_DOUBLE_EQ(g.nvlink_bw, nvlink * 1e9) << name;
+  };
+  expect("b200", 2250, 4500, 9000, 180, 8.0, 900);
+  expect("gb200", 2500, 5000, 10000, 186, 8.0, 900);
+  expect("h20", 148, 296, 0, 96, 4.0, 450);
+  const GpuSpec gb200 = *GpuPreset("gb200");
+  const GpuSpec h20 = *GpuPreset("h20");
+  // FP4 tensor cores only on Blackwell; elsewhere the FP4 peak falls back to FP8, then BF16.
+  for (const char* n : {"h100", "h200", "h800", "h20", "a100"})
+    EXPECT_EQ(GpuPreset(n)->fp4_flops, 0) << n;
+  EXPECT_DOUBLE_EQ(gb200.PeakFlops(DType::kFP4), 10000e12);
+  EXPECT_DOUBLE_EQ(h20.PeakFlops(DType::kFP4), 296e12);
+  EXPECT_DOUBLE_EQ(GpuPreset("a100")->PeakFlops(DType::kFP4), 312e12);
+  // gb200 ships in NVL72 racks: a plain gb200 cluster has 72-GPU NVLink domains, others 8.
+  EXPECT_EQ(MakeCluster("gb200", 144)->gpus_per_domain, 72);
+  EXPECT_EQ(MakeCluster("gb200", 144)->num_domains(), 2);
+  EXPECT_EQ(MakeCluster("gb200", 4)->num_domains(), 1);
+  EXPECT_EQ(MakeCluster("h20", 32)->gpus_per_domain, 8);
+  EXPECT_EQ(MakeCluster("gb200", 16, 8)->gpus_per_domain, 8);  // explicit domain size wins
+  // Cluster JSON: fp4_tflops overrides, and a gb200 cluster defaults to 72-GPU domains.
+  StatusOr<ClusterSpec> j = ParseClusterJson(
+      R"({"gpu": {"name": "h100", "fp4_tflops": 3958}, "num_gpus": 8})", "j.json");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_DOUBLE_EQ(j->gpu.fp4_flops, 3958e12);
+  EXPECT_EQ(ParseClusterJson(R"({"gpu": "gb200", "num_gpus": 144})", "g.json")->gpus_per_domain, 72);
+}
+
 TEST(HwTest, MakeClusterNetworks) {
   StatusOr<ClusterSpec> c = MakeCluster("h100", 64);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -62,7 +101,8 @@ TEST(HwTest, MakeClusterNetworks) {
   EXPECT_NE(bad.status().message().find("num_gpus"), std::string::npos);
   EXPECT_NE(bad.status().message().find("partial"), std::string::npos);
   EXPECT_FALSE(MakeCluster("h100", 0).ok());
-  EXPECT_FALSE(MakeCluster("h100", 8, 0).ok());
+  EXPECT_FALSE(MakeCluster("h100", 8, -1).ok());
+  EXPECT_EQ(MakeCluster("h100", 8, 0)->gpus_per_domain, 8);  // 0 = the GPU type's own domain
   EXPECT_EQ(MakeCluster("tpu", 8).status().code(), Status::Code::kNotFound);
 }
 
@@ -72,7 +112,7 @@ TEST(HwTest, ClusterPresets) {
   EXPECT_EQ(nvl->num_gpus, 72);
   EXPECT_EQ(nvl->gpus_per_domain, 72);
   EXPECT_EQ(nvl->num_domains(), 1);
-  EXPECT_EQ(nvl->gpu.name, "b200");
+  EXPECT_EQ(nvl->gpu.name, "gb200");
   for (const std::string& n : ClusterPresetNames()) {
     StatusOr<ClusterSpec> c = LoadCluster(n);
     ASSERT_TRUE(c.ok()) << n << ": " << c.status().ToString();

@@ -57,10 +57,10 @@ const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
   return H100Coeffs();
 }
 
-double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
-                       GemmKind kind, double weight_bytes, double count) {
+// GemmSecondsWith at an explicit tensor-core peak (FP4 GEMMs run the FP8 form at the FP4 peak).
+double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                         GemmKind kind, double weight_bytes, double count, double peak_flops) {
   const GemmCoeffs& g = c.gemm[static_cast<int>(kind)];
-  const double peak_flops = gpu.PeakFlops(ComputeOf(kind));
   const double n_pad = RoundUp(n, g.tile_n);
   const double k_pad = RoundUp(k, g.tile_k);
   const double eff = Knot(g.eff_compute, m);
@@ -73,7 +73,20 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
   return g.overhead_s + count * (quant_s + SmoothMax(compute_s, memory_s));
 }
 
+double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                       GemmKind kind, double weight_bytes, double count) {
+  return GemmSecondsAtPeak(c, gpu, m, n, k, kind, weight_bytes, count,
+                           gpu.PeakFlops(ComputeOf(kind)));
+}
+
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+  if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
+    // FP4 tensor cores (Blackwell): no FP4 GEMM table was measured, so the FP8 fit's form
+    // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
+    // FP4 weight bytes.
+    return GemmSecondsAtPeak(CoeffsFor(gpu), gpu, m, n, k, GemmKind::kFP8,
+                             BytesPerElement(DType::kFP4), count, gpu.fp4_flops);
+  }
   const bool fp8_path = weight != DType::kBF16 && gpu.fp8_flops > 0;
   return GemmSecondsWith(CoeffsFor(gpu), gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
                          BytesPerElement(weight), count);

@@ -123,11 +123,12 @@ const KernelCoeffs& CoeffsFor(const GpuSpec& gpu);
 const KernelCoeffs& H100Coeffs();
 const KernelCoeffs& H200Coeffs();
 
-// Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype (fp8/fp4 weights run an fp8 GEMM on GPUs
-// that have fp8, bf16 otherwise); `count` independent GEMMs of the same shape (grouped experts).
-// FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8); FP4 weights use the FP8 fit for compute
-// and FP4 bytes for the weight read. Without FP8 tensor cores the bf16 fit runs with the stored
-// weight bytes (weight-only quantisation).
+// Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype; `count` independent GEMMs of the same
+// shape (grouped experts). FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8). FP4 weights on
+// a GPU with FP4 tensor cores (Blackwell, gpu.fp4_flops > 0) run the FP8 fit's form at the FP4 peak
+// with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
+// (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
+// (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);
 
 // Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is

@@ -212,6 +212,39 @@ TEST(KernelModel, WeightFormats) {
               g.overhead_s + 8 * (one - g.overhead_s), 1e-12);
 }
 
+// FP4 tensor cores (Blackwell): an FP4 GEMM is the FP8 form at the FP4 peak with FP4 weight
+// bytes, i.e. exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it
+// takes half the FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.
+TEST(KernelModel, Fp4OnBlackwell) {
+  GpuSpec b200 = H100();
+  b200.name = "b200";
+  b200.calibration = "";
+  b200.bf16_flops = 2250e12;
+  b200.fp8_flops = 4500e12;
+  b200.fp4_flops = 9000e12;
+  b200.hbm_bw = 8e12;
+  GpuSpec as_fp8 = b200;
+  as_fp8.fp8_flops = b200.fp4_flops;
+  const KernelCoeffs& c = CoeffsFor(b200);
+  for (double m : {1.0, 64.0, 4096.0}) {
+    EXPECT_DOUBLE_EQ(GemmSeconds(b200, m, 4096, 7168, DType::kFP4, 4),
+                     GemmSecondsWith(c, as_fp8, m, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32, 4))
+        << m;
+  }
+  // Compute-bound: the tensor-core time halves; the activation quantisation (HBM traffic of X,
+  // the same in both) does not, so the ratio lies just above 1/2.
+  const double fp8 = GemmSeconds(b200, 32768, 16384, 16384, DType::kFP8);
+  const double fp4 = GemmSeconds(b200, 32768, 16384, 16384, DType::kFP4);
+  const GemmCoeffs& g = c.gemm[static_cast<int>(GemmKind::kFP8)];
+  const double quant = g.quant_bytes_per_elem * 32768.0 * 16384.0 / b200.hbm_bw;
+  EXPECT_NEAR(fp4 - quant, 0.5 * (fp8 - quant), 0.01 * fp8);
+  // Without FP4 tensor cores the FP4 weights run the FP8 GEMM (weight-only FP4).
+  GpuSpec no_fp4 = b200;
+  no_fp4.fp4_flops = 0;
+  EXPECT_DOUBLE_EQ(GemmSeconds(no_fp4, 64, 4096, 7168, DType::kFP4),
+                   GemmSecondsWith(c, no_fp4, 64, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32));
+}
+
 // Sliding windows: a window at least as long as the sequence changes nothing; a short one on a
 // long sequence cuts the keys (W s - W^2/2 instead of s^2/2).
 TEST(KernelModel, AttentionWindows) {

@@ -138,7 +138,13 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
     const double sms = p_.cluster.gpu.sm_count;
     overlap_stretch_ = sms > comm_sms ? sms / (sms - comm_sms) : 1.0;
   }
-  cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+  // Dispatch payload: bf16 for a bf16 model, FP4 (with its block scales) for FP4 experts on GPUs
+  // with FP4 tensor cores (the activations are quantised to FP4 before the all-to-all), FP8
+  // otherwise.
+  cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16
+                  : (p_.workload.weight == DType::kFP4 && p_.cluster.gpu.fp4_flops > 0)
+                      ? DType::kFP4
+                      : DType::kFP8;
   const EngineDefaults d = DefaultsOf(p_.workload.engine);
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =

@@ -205,7 +205,15 @@ class Builder {
     return g <= 1 ? Layout::kReplicated : Produced(d);
   }
 
-  DType AttnDtype() const { return m_.attention_unquantized ? DType::kBF16 : cfg_.weight; }
+  // Attention projections: bf16 where the checkpoint keeps them unquantised (the model's
+  // quantisation flags), and in FP4 deployments of MoE models (NVIDIA's NVFP4 MoE checkpoints
+  // exclude self_attn, e.g. DeepSeek-R1-FP4, measurements-scale.csv row 211; dense FP4
+  // checkpoints such as Llama-3.3-70B-FP4 quantise attention too).
+  DType AttnDtype() const {
+    if (m_.attention_unquantized) return DType::kBF16;
+    if (cfg_.weight == DType::kFP4 && m_.is_moe()) return DType::kBF16;
+    return cfg_.weight;
+  }
 
   void BuildEmbed(Section* sec) {
     Reset(sec);
@@ -382,7 +390,8 @@ class Builder {
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
     double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
     if (ep > 1) {
-      // FP8 dispatch payload when the experts are quantised (cfg_.dispatch, set from the dtype).
+      // Dispatch payload per element (cfg_.dispatch, set by the simulator from the dtype: bf16, FP8,
+      // or FP4 for FP4 experts on Blackwell); the combine returns bf16.
       const double disp_b = BytesPerElement(cfg_.dispatch);
       Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b, Layout::kTokens,
            Layout::kTokens);

@@ -1,4 +1,4 @@
-#include "cli/validate_lib.h"
+#include "validate/validate.h"
 
 #include <fmt/core.h>
 
@@ -9,13 +9,14 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "strategy/space.h"
 
-namespace l2s::cli {
+namespace l2s::validate {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -32,8 +33,30 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-bool IsLatencyMetric(const std::string& metric) {
-  return metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_ms") == 0;
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The whole of `v` as a finite number, nullopt otherwise (empty, trailing text, inf, nan).
+std::optional<double> ParseFinite(const std::string& v) {
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(v, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (used != v.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// a * b when it stays <= kMaxRowGpus (operands are already bounded by it, so the product of two
+// fits in int64), nullopt otherwise.
+std::optional<int64_t> BoundedProduct(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0 || a > kMaxRowGpus || b > kMaxRowGpus) return std::nullopt;
+  const int64_t p = a * b;
+  if (p > kMaxRowGpus) return std::nullopt;
+  return p;
 }
 
 }  // namespace
@@ -149,14 +172,27 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
       auto it = col.find(c);
       return it == col.end() ? std::string() : std::string(Trim(rec.fields[it->second]));
     };
-    auto bad = [&](const char* c, const char* want, const std::string& got) {
+    auto bad = [&](const char* c, const std::string& want, const std::string& got) {
       return Status::ParseError(
           fmt::format("{}:{}: column '{}': expected {}, got '{}'", name, rec.line, c, want, got));
     };
-    // Integer cell: "" -> *out unchanged; otherwise >= min.
-    auto integer = [&](const char* c, int64_t min, int64_t* out) -> Status {
+    // Number cell: "" -> *out unchanged; otherwise finite and in [min, max].
+    auto number = [&](const char* c, double min, double max, double* out) -> Status {
       const std::string v = cell(c);
       if (v.empty()) return Status::Ok();
+      const std::optional<double> d = ParseFinite(v);
+      if (!d || *d < min || *d > max)
+        return bad(c, fmt::format("a number in [{}, {}]", min, max), v);
+      *out = *d;
+      return Status::Ok();
+    };
+    // Integer cell: "" -> *out unchanged; otherwise in [min, max]. Accepts "8.0" style integers
+    // written by spreadsheets.
+    auto integer = [&](const char* c, int64_t min, int64_t max, int64_t* out) -> Status {
+      const std::string v = cell(c);
+      if (v.empty()) return Status::Ok();
+      const std::string want = min > 0 ? fmt::format("a positive integer <= {}", max)
+                                       : fmt::format("a non-negative integer <= {}", max);
       size_t used = 0;
       long long x = 0;
       try {
@@ -164,20 +200,12 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
       } catch (...) {
         used = 0;
       }
-      // Also accept "8.0" style integers written by spreadsheets.
       if (used != v.size()) {
-        double d = 0;
-        try {
-          d = std::stod(v, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (used != v.size() || d != std::floor(d) || std::fabs(d) > 1e15)
-          return bad(c, min > 0 ? "a positive integer" : "a non-negative integer", v);
-        x = static_cast<long long>(d);
+        const std::optional<double> d = ParseFinite(v);
+        if (!d || *d != std::floor(*d) || std::fabs(*d) > 1e15) return bad(c, want, v);
+        x = static_cast<long long>(*d);
       }
-      if (x < min || x > std::numeric_limits<int>::max())
-        return bad(c, min > 0 ? "a positive integer" : "a non-negative integer", v);
+      if (x < min || x > max) return bad(c, want, v);
       *out = x;
       return Status::Ok();
     };
@@ -193,31 +221,53 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.kv_dtype = cell("kv_dtype");
     m.mode = Lower(cell("mode"));
     m.metric = Lower(cell("metric"));
-    int64_t gpus = 0, tp = 1, pp = 1, dp = 0, ep = 1, batch = 0;
-    for (auto [c, min, dst] : {std::tuple<const char*, int64_t, int64_t*>{"gpus", 1, &gpus},
-                               {"tp", 1, &tp}, {"pp", 1, &pp}, {"dp", 1, &dp}, {"ep", 1, &ep},
-                               {"isl", 1, &m.isl}, {"osl", 1, &m.osl},
-                               {"context", 1, &m.context}, {"batch", 1, &batch}}) {
-      Status s = integer(c, min, dst);
+    m.notes = cell("notes");
+    m.overlap = Lower(cell("overlap"));
+    if (!m.overlap.empty() && m.overlap != "none" && m.overlap != "tbo" && m.overlap != "sbo")
+      return bad("overlap", "none, tbo or sbo", m.overlap);
+    // Degrees, replicas and GPU counts are bounded by kMaxRowGpus so that their products (checked
+    // again when predicting) cannot overflow; lengths and batches by what an int64 token count
+    // and an int batch hold.
+    constexpr int64_t kG = kMaxRowGpus;
+    constexpr int64_t kLen = int64_t{1} << 40;
+    constexpr int64_t kBatch = std::numeric_limits<int>::max();
+    const std::tuple<const char*, int64_t, int64_t, int64_t*> ints[] = {
+        {"gpus", 1, kG, &m.gpus},
+        {"tp", 1, kG, &m.tp},
+        {"pp", 1, kG, &m.pp},
+        {"dp", 1, kG, &m.dp},
+        {"ep", 1, kG, &m.ep},
+        {"isl", 1, kLen, &m.isl},
+        {"osl", 1, kLen, &m.osl},
+        {"context", 1, kLen, &m.context},
+        {"batch", 1, kBatch, &m.batch},
+        {"replicas", 1, kG, &m.replicas},
+        {"expert_slots", 1, kG, &m.expert_slots},
+        {"mtp", 0, kMaxMtpTokens, &m.mtp},
+        {"max_batch", 1, kBatch, &m.max_batch},
+        {"max_num_tokens", 1, kBatch, &m.max_num_tokens},
+        {"concurrency", 1, kBatch, &m.concurrency},
+        {"prefill_gpus", 1, kG, &m.prefill.gpus},
+        {"prefill_tp", 1, kG, &m.prefill.tp},
+        {"prefill_dp", 1, kG, &m.prefill.dp},
+        {"prefill_ep", 1, kG, &m.prefill.ep},
+        {"decode_gpus", 1, kG, &m.decode.gpus},
+        {"decode_tp", 1, kG, &m.decode.tp},
+        {"decode_dp", 1, kG, &m.decode.dp},
+        {"decode_ep", 1, kG, &m.decode.ep},
+    };
+    for (const auto& [c, min, max, dst] : ints) {
+      Status s = integer(c, min, max, dst);
       if (!s.ok()) return s;
     }
-    m.gpus = static_cast<int>(gpus);
-    m.tp = static_cast<int>(tp);
-    m.pp = static_cast<int>(pp);
-    m.dp = static_cast<int>(dp);
-    m.ep = static_cast<int>(ep);
-    m.batch = static_cast<int>(batch);
+    // mtp_accept counts the verified token: in [1, mtp + 1] (checked when predicting, since mtp
+    // may be stated in another column); here only a plausible range.
+    Status sa = number("mtp_accept", 1.0, kMaxMtpTokens + 1.0, &m.mtp_accept);
+    if (!sa.ok()) return sa;
     const std::string v = cell("value");
-    size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(v, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (v.empty() || used != v.size() || !std::isfinite(value) || value <= 0)
-      return bad("value", "a positive number", v);
-    m.value = value;
+    const std::optional<double> value = ParseFinite(v);
+    if (!value || *value <= 0) return bad("value", "a positive number", v);
+    m.value = *value;
     rows.push_back(std::move(m));
   }
   return rows;
@@ -248,7 +298,29 @@ std::string EngineFamily(std::string_view engine) {
   return fam;
 }
 
+std::string Regime(const Measurement& m) {
+  if (m.mode == "disagg") return "disagg";
+  int64_t dp = m.dp;
+  if (dp == 0) {
+    const int64_t per = std::max<int64_t>(1, m.replicas) * m.tp * m.pp;  // each <= 2^24: no overflow
+    dp = (m.gpus > 0 && per > 0 && m.gpus % per == 0) ? m.gpus / per : 1;
+  }
+  if (dp > 1) return m.ep > 1 ? "attention-dp+ep" : "attention-dp";
+  return m.ep > 1 ? "tp+ep" : "tp-only";
+}
+
 // ---------------------------------------------------------------- prediction
+
+MetricKind KindOfMetric(const std::string& metric) {
+  if (metric == "tpot_ms" || metric == "ttft_ms") return MetricKind::kLatency;
+  if (metric == "tokens_per_s_per_user") return MetricKind::kPerUser;
+  std::string base = metric;
+  if (EndsWith(base, "_per_gpu")) base.resize(base.size() - 8);
+  for (const char* t : {"tokens_per_s", "output_tokens_per_s", "input_tokens_per_s",
+                        "total_tokens_per_s", "requests_per_s"})
+    if (base == t) return MetricKind::kThroughput;
+  return MetricKind::kUnknown;
+}
 
 Predictor::Predictor(std::vector<std::string> model_dirs, bool apply_engine_factor)
     : dirs_(std::move(model_dirs)), apply_factor_(apply_engine_factor) {}
@@ -284,24 +356,25 @@ StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
 }
 
 std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gpus,
-                                  const std::string& metric_in, bool* is_latency) {
+                                  const std::string& metric_in) {
   std::string metric = metric_in;
-  *is_latency = false;
   if (metric == "tpot_ms") {
     if (w.mode == Mode::kPrefill) return std::nullopt;
-    *is_latency = true;
     return e.tpot_s * 1e3;
   }
   if (metric == "ttft_ms") {
     if (w.mode == Mode::kDecode) return std::nullopt;
-    *is_latency = true;
     return e.ttft_s * 1e3;
   }
+  if (metric == "tokens_per_s_per_user") {
+    // Output tokens per second one sequence sees: 1 / time per output token (with MTP the
+    // simulator's tpot is already per accepted token).
+    if (w.mode == Mode::kPrefill || !(e.tpot_s > 0)) return std::nullopt;
+    return 1.0 / e.tpot_s;
+  }
   double per = 1;
-  const std::string suffix = "_per_gpu";
-  if (metric.size() > suffix.size() &&
-      metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    metric.resize(metric.size() - suffix.size());
+  if (EndsWith(metric, "_per_gpu")) {
+    metric.resize(metric.size() - 8);
     per = gpus;
   }
   // e.tokens_per_s: output tokens (serve, decode) or input tokens (prefill) of the deployment.
@@ -335,7 +408,12 @@ Prediction Predictor::Predict(const Measurement& row) {
     out.reason = std::move(why);
     return out;
   };
+  if (row.mode == "disagg")
+    return miss("disagg row (separate prefill and decode pools): the simulator does not model "
+                "disaggregated serving yet");
   if (row.model_config.empty()) return miss("no model_config");
+  const MetricKind kind = KindOfMetric(row.metric);
+  if (kind == MetricKind::kUnknown) return miss(fmt::format("unsupported metric '{}'", row.metric));
   StatusOr<ModelSpec> model = Model(row.model_config);
   if (!model.ok()) return miss(model.status().message());
 
@@ -344,31 +422,44 @@ Prediction Predictor::Predict(const Measurement& row) {
   Workload& w = p.workload;
   if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
 
-  // Degrees and GPU count.
-  const int tp = row.tp, pp = row.pp, ep = row.ep;
-  int dp = row.dp, gpus = row.gpus;
+  // Degrees and GPU count: gpus = replicas x tp x pp x dp, every factor <= kMaxRowGpus (parsed),
+  // products checked against the same bound before they are formed (no overflow).
+  const int64_t replicas = row.replicas > 0 ? row.replicas : 1;
+  const int64_t tp = row.tp, pp = row.pp, ep = row.ep;
+  const std::optional<int64_t> tp_pp = BoundedProduct(tp, pp);
+  const std::optional<int64_t> per_dp = tp_pp ? BoundedProduct(*tp_pp, replicas) : std::nullopt;
+  if (!per_dp)
+    return miss(fmt::format("replicas*tp*pp = {}*{}*{} exceeds {} GPUs", replicas, tp, pp,
+                            kMaxRowGpus));
+  int64_t dp = row.dp;
   if (dp == 0) {
-    if (gpus == 0) {
+    if (row.gpus == 0) {
       dp = 1;
-    } else if (gpus % (tp * pp) != 0) {
-      return miss(fmt::format("tp*pp = {} does not divide the {} GPUs", tp * pp, gpus));
+    } else if (row.gpus % *per_dp != 0) {
+      return miss(fmt::format("replicas*tp*pp = {} does not divide the {} GPUs", *per_dp, row.gpus));
     } else {
-      dp = gpus / (tp * pp);
+      dp = row.gpus / *per_dp;
     }
   }
-  if (gpus == 0) gpus = tp * pp * dp;
-  if (static_cast<long long>(tp) * pp * dp != gpus)
-    return miss(fmt::format("tp*pp*dp = {} but the row has {} GPUs", tp * pp * dp, gpus));
+  const std::optional<int64_t> total = BoundedProduct(*per_dp, dp);
+  if (!total)
+    return miss(fmt::format("replicas*tp*pp*dp = {}*{}*{}*{} exceeds {} GPUs", replicas, tp, pp,
+                            dp, kMaxRowGpus));
+  if (row.gpus != 0 && *total != row.gpus)
+    return miss(fmt::format("replicas*tp*pp*dp = {} but the row has {} GPUs", *total, row.gpus));
+  const int gpus = static_cast<int>(*total / replicas);  // one instance
+  out.replicas = replicas;
 
+  // GPU: a preset name, or a longer label starting with one ("h100_sxm", "H100-SXM5-80GB").
   std::string gpu = Lower(row.gpu);
-  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
-  if (!cluster.ok()) {
-    // "h100_sxm", "H100-SXM5-80GB": retry with the leading letters+digits.
+  if (!GpuPreset(gpu).ok()) {
     size_t n = 0;
     while (n < gpu.size() && std::isalnum(static_cast<unsigned char>(gpu[n]))) ++n;
-    if (n > 0 && n < gpu.size()) cluster = MakeCluster(gpu.substr(0, n), gpus);
+    if (n > 0 && n < gpu.size() && GpuPreset(gpu.substr(0, n)).ok()) gpu = gpu.substr(0, n);
   }
-  if (!cluster.ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
+  if (!GpuPreset(gpu).ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
+  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
+  if (!cluster.ok()) return miss(cluster.status().message());
   p.cluster = *cluster;
 
   // Dtypes: fp16 is stored like bf16 (2 bytes) and runs at the same tensor rate on the GPUs
@@ -377,61 +468,109 @@ Prediction Predictor::Predict(const Measurement& row) {
     const std::string l = Lower(s);
     if (l.empty()) return dflt;
     if (l == "fp16" || l == "float16" || l == "half") return DType::kBF16;
+    if (l == "nvfp4") return DType::kFP4;
     return ParseDType(l);
   };
   const std::optional<DType> wd = dtype(row.weight_dtype, p.model.weight_dtype);
   if (!wd) return miss(fmt::format("unsupported weight_dtype '{}'", row.weight_dtype));
-  const std::optional<DType> kd = dtype(row.kv_dtype, DType::kBF16);
+  // KV dtype not stated: the engine's default. TensorRT-LLM's kv_cache_dtype "auto" takes the
+  // checkpoint's KV format, and NVIDIA's quantised (ModelOpt FP8/FP4) checkpoints are exported with
+  // FP8 KV (ModelOpt's default kv_cache_qformat); every other engine and bf16 checkpoints keep the
+  // model's 16-bit KV.
+  const bool quantised_trtllm = EngineFamily(row.engine) == "trtllm" && wd && *wd != DType::kBF16;
+  const std::optional<DType> kd =
+      dtype(row.kv_dtype, quantised_trtllm ? DType::kFP8 : DType::kBF16);
   if (!kd || *kd == DType::kFP4) return miss(fmt::format("unsupported kv_dtype '{}'", row.kv_dtype));
+  // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
+  // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.
+  if (*wd == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0 && p.model.weight_dtype != DType::kFP4)
+    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell only)",
+                            p.cluster.gpu.name));
   w.weight = *wd;
   w.kv = *kd;
 
   Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
+  s.pp = static_cast<int>(pp);
+  s.tp = static_cast<int>(tp);
+  s.dp = static_cast<int>(dp);
+  s.ep = static_cast<int>(ep);
   s.dims = MegatronDims();
+  s.slots = static_cast<int>(row.expert_slots);
   ClearAbsentOps(p.model, &s);
+
+  // Engine limits and MTP as stated.
+  if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
+  if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
+  if (row.mtp_accept > 0) {
+    if (row.mtp_accept > static_cast<double>(row.mtp) + 1.0)
+      return miss(fmt::format("mtp_accept {} exceeds mtp + 1 = {} tokens per step", row.mtp_accept,
+                              row.mtp + 1));
+    w.mtp_accept = row.mtp_accept;
+  }
+  // Batch per attention-dp rank: the stated batch, else the stated concurrency spread over the dp
+  // ranks, else the simulator's best (under max_batch).
+  int64_t batch = row.batch;
+  if (batch == 0 && row.concurrency > 0) batch = (row.concurrency + dp - 1) / dp;
   switch (w.mode) {
     case Mode::kServe:
       if (row.isl <= 0 || row.osl <= 0) return miss("serve row needs isl and osl");
       w.isl = row.isl;
       w.osl = row.osl;
-      s.batch = 0;  // the engine picks the batch: the simulator's best
+      s.mtp = static_cast<int>(row.mtp);
       break;
     case Mode::kDecode:
       if (row.context <= 0) return miss("decode row needs context");
       w.context = row.context;
       if (row.isl > 0) w.isl = row.isl;
-      s.batch = row.batch;
+      if (row.osl > 0) w.osl = row.osl;
+      s.mtp = static_cast<int>(row.mtp);
       break;
     case Mode::kPrefill:
       if (row.isl <= 0) return miss("prefill row needs isl");
       w.isl = row.isl;
-      s.batch = row.batch;
-      break;
+      break;  // no decode step: MTP does not apply
   }
-  out.strategy = ToText(s);
+  s.batch = static_cast<int>(batch);
   Status st = CheckStrategy(p.model, gpus, s);
-  if (!st.ok()) return miss(fmt::format("invalid strategy: {}", st.message()));
+  if (!st.ok()) {
+    out.strategy = ToText(s);
+    return miss(fmt::format("invalid strategy: {}", st.message()));
+  }
 
+  // Overlap of the MoE all-to-all: the row's `overlap` column when it has one; otherwise the
+  // engines' default, none (SGLang's two- and single-batch overlap are opt-in flags; TensorRT-LLM
+  // has no two-batch overlap by default).
+  if (!row.overlap.empty() && !ParseOverlap(row.overlap, &s.overlap))
+    return miss(fmt::format("unsupported overlap '{}'", row.overlap));
+  out.strategy = ToText(s);
   const Simulator sim(std::move(p));
   const Evaluation e = sim.Evaluate(s);
   out.batch = e.batch;
   if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
-  bool latency = false;
-  const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric, &latency);
+  const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
   if (!v) return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
   if (!std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
-  out.raw = *v;
+  // Totals cover every replica; per-GPU figures, per-user speed and latencies do not change.
+  const bool is_total = kind == MetricKind::kThroughput && !EndsWith(row.metric, "_per_gpu");
+  out.raw = *v * (is_total ? static_cast<double>(replicas) : 1.0);
   // A row without an engine label is an unknown engine (the default factor), not the ideal one.
   out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)
                              : 1.0;
-  out.predicted = latency ? out.raw / out.factor : out.raw * out.factor;
+  out.predicted = kind == MetricKind::kLatency ? out.raw / out.factor : out.raw * out.factor;
   out.ok = true;
   return out;
+}
+
+std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor) {
+  std::vector<RowResult> res;
+  res.reserve(rows.size());
+  for (const Measurement& m : rows) {
+    RowResult r{m, predictor->Predict(m), kMissAbsPctError};
+    if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
+    res.push_back(std::move(r));
+  }
+  return res;
 }
 
 // ---------------------------------------------------------------- scoring
@@ -479,16 +618,11 @@ double Spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return Pearson(Ranks(x), Ranks(y));
 }
 
-Summary Summarize(const std::vector<RowResult>& results) {
-  Summary s;
+Scores Score(const std::vector<RowResult>& results) {
+  Scores s;
   s.rows = static_cast<int>(results.size());
   std::vector<double> abs_err;
   int within = 0;
-  struct Group {
-    std::set<int> tps;
-    std::vector<double> pred, meas, pred_gpu, meas_gpu;
-  };
-  std::map<std::string, Group> groups;
   for (const RowResult& r : results) {
     const double a = r.pred.ok ? std::fabs(r.error_pct) : kMissAbsPctError;
     abs_err.push_back(a);
@@ -498,23 +632,44 @@ Summary Summarize(const std::vector<RowResult>& results) {
     } else {
       ++s.missed;
     }
-    const Measurement& m = r.row;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
-                                        Lower(m.gpu), m.mode, m.isl, m.osl, m.context,
-                                        EngineFamily(m.engine), Lower(m.weight_dtype),
-                                        Lower(m.kv_dtype), m.metric);
-    Group& g = groups[key];
-    g.tps.insert(m.tp);
-    g.pred.push_back(r.pred.ok ? r.pred.predicted : 0.0);
-    g.meas.push_back(m.value);
-    const double gpus = m.gpus > 0 ? m.gpus : static_cast<double>(m.tp) * m.pp * std::max(1, m.dp);
-    g.pred_gpu.push_back(g.pred.back() / gpus);
-    g.meas_gpu.push_back(m.value / gpus);
   }
   s.median_abs_pct_error = Median(abs_err);
   s.mean_abs_pct_error =
       abs_err.empty() ? kNaN : std::accumulate(abs_err.begin(), abs_err.end(), 0.0) / abs_err.size();
   s.share_within_25pct = results.empty() ? kNaN : static_cast<double>(within) / results.size();
+  return s;
+}
+
+Summary Summarize(const std::vector<RowResult>& results) {
+  Summary s;
+  static_cast<Scores&>(s) = Score(results);
+  std::map<std::string, std::vector<RowResult>> engines, regimes;
+  struct Group {
+    std::set<int64_t> tps;
+    std::vector<double> pred, meas, pred_gpu, meas_gpu;
+  };
+  std::map<std::string, Group> groups;
+  for (const RowResult& r : results) {
+    const Measurement& m = r.row;
+    const std::string fam = EngineFamily(m.engine);
+    engines[fam.empty() ? "(none)" : fam].push_back(r);
+    regimes[Regime(m)].push_back(r);
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
+                                        Lower(m.gpu), m.mode, m.isl, m.osl, m.context, fam,
+                                        Lower(m.weight_dtype), Lower(m.kv_dtype), m.metric);
+    Group& g = groups[key];
+    g.tps.insert(m.tp);
+    g.pred.push_back(r.pred.ok ? r.pred.predicted : 0.0);
+    g.meas.push_back(m.value);
+    const double gpus = m.gpus > 0 ? static_cast<double>(m.gpus)
+                                   : static_cast<double>(std::max<int64_t>(1, m.replicas)) *
+                                         static_cast<double>(m.tp) * static_cast<double>(m.pp) *
+                                         static_cast<double>(std::max<int64_t>(1, m.dp));
+    g.pred_gpu.push_back(g.pred.back() / gpus);
+    g.meas_gpu.push_back(m.value / gpus);
+  }
+  for (const auto& [name, rs] : engines) s.by_engine[name] = Score(rs);
+  for (const auto& [name, rs] : regimes) s.by_regime[name] = Score(rs);
   double sum = 0, sum_gpu = 0;
   std::vector<double> pooled_p, pooled_m;
   for (const auto& [key, g] : groups) {
@@ -542,7 +697,9 @@ EngineFitResult FitEngineFactors(const std::vector<RowResult>& results) {
   std::map<std::string, std::vector<double>> ratios;
   std::vector<double> all;
   for (const RowResult& r : results) {
-    if (!r.pred.ok || IsLatencyMetric(r.row.metric) || !(r.pred.raw > 0)) continue;
+    if (!r.pred.ok || KindOfMetric(r.row.metric) != MetricKind::kThroughput ||
+        !(r.pred.raw > 0))
+      continue;
     const double q = r.row.value / r.pred.raw;
     ratios[EngineFamily(r.row.engine)].push_back(q);
     all.push_back(q);
@@ -560,4 +717,4 @@ EngineFitResult FitEngineFactors(const std::vector<RowResult>& results) {
   return out;
 }
 
-}  // namespace l2s::cli
+}  // namespace l2s::validate

@@ -1,0 +1,214 @@
+// The logic of `l2s validate`: read measured deployments (CSV), predict each with the simulator,
+// and score the predictions, overall and per group (engine family, regime). A library of its own
+// (l2s_validate) so that it can be tested and reused; the CLI only formats.
+//
+// CSV columns (header row; any order; unknown extra columns are ignored). The 19 columns of the
+// first file format:
+//   id, source, engine, gpu, gpus, model_config, weight_dtype, kv_dtype, tp, pp, dp, ep, mode,
+//   isl, osl, context, batch, metric, value
+// and the optional columns of the 35-column format (../shared/reference/MEASUREMENTS.md):
+//   replicas, expert_slots, mtp, mtp_accept, max_batch, max_num_tokens, concurrency,
+//   prefill_gpus, prefill_tp, prefill_dp, prefill_ep, decode_gpus, decode_tp, decode_dp,
+//   decode_ep, notes
+// and one optional column of this reader: overlap (none | tbo | sbo; empty = not stated = none,
+// the engines' default).
+// Required: model_config, gpu, mode, metric, value. Empty cells mean "not stated": tp, pp, ep and
+// replicas default to 1, dp to gpus/(replicas*tp*pp), gpus to replicas*tp*pp*dp, batch to auto,
+// mtp to 0 (off), weight_dtype to the model's, kv_dtype to the engine's default (fp8 for
+// TensorRT-LLM serving a quantised checkpoint, whose KV format it follows; bf16 otherwise).
+//
+// Semantics of a row (see docs/VALIDATION.md): the simulator predicts ONE instance of
+// gpus/replicas GPUs with the row's tp/pp/dp/ep, expert slots and MTP depth, at the batch the row
+// states (batch = sequences per attention-dp rank; else concurrency / dp; else the simulator's best
+// batch under the row's max_batch), with the row's engine limits and MTP acceptance. Throughput
+// totals are multiplied by replicas.
+//   serve   - max-throughput or fixed-concurrency benchmark at isl/osl (simulator serve mode).
+//   decode  - decode steps at KV length `context`.
+//   prefill - prompts of `isl` tokens.
+//   disagg  - a prefill pool and a decode pool (prefill_*/decode_* columns): parsed, reported as
+//             a MISS until the simulator models disaggregated serving.
+// The prediction is the simulator's figure for `metric` scaled by the engine family's factor
+// (Simulator::EngineFactor). Rows that cannot be predicted are MISSes, never dropped.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "model/model.h"
+#include "sim/simulator.h"
+
+namespace l2s::validate {
+
+// ---------------------------------------------------------------- CSV
+struct CsvRecord {
+  int line = 0;                     // 1-based line on which the record starts
+  std::vector<std::string> fields;  // unquoted values
+};
+// RFC 4180: fields separated by commas; a field may be enclosed in double quotes, inside which
+// commas and line breaks are data and "" is one quote. LF or CRLF line ends; blank lines are
+// skipped. Errors (ParseError): "line N, column C: ..." for an unterminated quoted field, a quote
+// inside an unquoted field, or characters after a closing quote. Bytes are passed through as they
+// are: a file need not be UTF-8 (Windows-1252 text in a `source` cell is data; whoever writes JSON
+// must replace invalid sequences, as `l2s validate --json` does).
+StatusOr<std::vector<CsvRecord>> ParseCsv(std::string_view text);
+
+// ---------------------------------------------------------------- rows
+// Largest parallel degree, replica count or GPU count a row may state (the cluster limit of the hw
+// layer: far above any deployment).
+constexpr int64_t kMaxRowGpus = int64_t{1} << 24;
+
+// One side of a disaggregated deployment (disagg rows; 0 = not stated).
+struct PoolColumns {
+  int64_t gpus = 0, tp = 0, dp = 0, ep = 0;
+};
+
+struct Measurement {
+  int line = 0;
+  std::string id, source, engine, gpu, model_config, weight_dtype, kv_dtype, mode, metric, notes;
+  std::string overlap;                    // "", "none", "tbo", "sbo" (lower-cased)
+  int64_t gpus = 0;                       // 0 = not given
+  int64_t tp = 1, pp = 1, dp = 0, ep = 1;  // dp 0 = not given
+  int64_t isl = 0, osl = 0, context = 0;  // 0 = not given
+  int64_t batch = 0;                      // sequences per attention-dp rank; 0 = not stated
+  double value = 0;                       // measured metric (> 0)
+  // 35-column format (0 = not stated).
+  int64_t replicas = 0;                   // independent instances in `gpus` (not stated = 1)
+  int64_t expert_slots = 0;               // routed-expert slots per instance
+  int64_t mtp = 0;                        // speculative tokens per decode step (0 = off)
+  double mtp_accept = 0;                  // mean tokens emitted per step incl. the verified one
+  int64_t max_batch = 0, max_num_tokens = 0;  // engine limits per rank
+  int64_t concurrency = 0;                // client requests in flight for one instance
+  PoolColumns prefill, decode;            // disagg rows
+};
+// Parses and checks the CSV. Malformed input gives one line naming the line number and column:
+// "<name>:<line>: column '<col>': expected ..., got '...'" (ParseError). Integer cells are
+// bounded (degrees, replicas, GPUs <= kMaxRowGpus) so that no product of them can overflow.
+StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text, std::string_view name);
+
+// Engine family of an engine label: the lower-cased name without its version, with aliases
+// ("trtllm-0.17" -> "trtllm", "TensorRT-LLM v0.17" -> "trtllm", "vLLM 0.6.3" -> "vllm",
+// "sglang-0.4.6" -> "sglang"). "" for an empty label.
+std::string EngineFamily(std::string_view engine);
+
+// Parallelism regime of a row, for the per-regime scores:
+//   "tp-only"          dp = 1 and ep = 1 (tensor/pipeline parallel only);
+//   "tp+ep"            dp = 1, ep > 1 (attention tensor-parallel, experts expert-parallel);
+//   "attention-dp+ep"  dp > 1 and ep > 1 (attention data parallel with wide expert parallelism);
+//   "attention-dp"     dp > 1, ep = 1;
+//   "disagg"           mode disagg.
+// dp not given counts as gpus / (replicas tp pp).
+std::string Regime(const Measurement& m);
+
+// ---------------------------------------------------------------- prediction
+struct Prediction {
+  bool ok = false;
+  std::string reason;     // why the row could not be predicted (ok == false)
+  double raw = 0;         // the simulator's figure for the metric (ideal engine), all replicas
+  double factor = 1;      // engine factor applied
+  double predicted = 0;   // raw scaled by the factor (throughput x factor, latency / factor)
+  int batch = 0;          // batch the simulator used (per attention-dp rank)
+  int64_t replicas = 1;   // instances the figure covers
+  std::string strategy;   // canonical text of the strategy evaluated (one instance)
+};
+
+// What a metric measures, which decides how the engine factor applies and whether the fit uses
+// it: throughput totals (x factor, fitted), latencies (/ factor), per-user speed (x factor;
+// a latency regime, so not fitted). kUnknown for a name not in the format.
+enum class MetricKind { kUnknown, kThroughput, kLatency, kPerUser };
+MetricKind KindOfMetric(const std::string& metric);
+
+class Predictor {
+ public:
+  // `model_dirs` are searched in order for the model_config file; a model_config that is not a
+  // file there may also be a preset name or a path. `apply_engine_factor` = false predicts for
+  // the ideal engine (factor 1: what --fit-engine-factors fits against).
+  Predictor(std::vector<std::string> model_dirs, bool apply_engine_factor);
+  Prediction Predict(const Measurement& row);
+
+ private:
+  StatusOr<ModelSpec> Model(const std::string& config);
+  std::vector<std::string> dirs_;
+  bool apply_factor_;
+  std::map<std::string, StatusOr<ModelSpec>> cache_;
+};
+
+// The simulator's value of `metric` for an evaluation of `w` on `gpus` GPUs (one instance), or
+// nullopt when the metric is unknown or meaningless for the mode. Throughput metrics:
+// output_tokens_per_s, input_tokens_per_s, total_tokens_per_s, requests_per_s, tokens_per_s (the
+// mode's own), each also with a _per_gpu suffix; tokens_per_s_per_user = 1 / tpot (output tokens
+// per second one sequence sees); latency metrics: tpot_ms, ttft_ms.
+std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gpus,
+                                  const std::string& metric);
+
+// ---------------------------------------------------------------- scoring
+// A MISS counts as 100% absolute error and outside 25%.
+constexpr double kMissAbsPctError = 100.0;
+
+struct RowResult {
+  Measurement row;
+  Prediction pred;
+  double error_pct = 0;  // (predicted - measured) / measured * 100; kMissAbsPctError for a MISS
+};
+// Predicts every row (one Predictor, so model configs are read once).
+std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor);
+
+// Scores of a set of rows (median, mean, share within 25% are NaN for an empty set).
+struct Scores {
+  int rows = 0, predicted = 0, missed = 0;
+  double median_abs_pct_error = 0;
+  double mean_abs_pct_error = 0;
+  double share_within_25pct = 0;  // fraction in [0, 1]
+};
+Scores Score(const std::vector<RowResult>& results);
+
+struct Summary : Scores {
+  // Rank correlation across tensor-parallel sizes. A group = rows with the same model_config,
+  // gpu, mode, isl, osl, context, engine family, weight and KV dtypes and metric that cover >= 3
+  // distinct tp values. `spearman` = mean over groups of Spearman(predicted, measured) over the
+  // group's rows; `spearman_pooled` = Pearson correlation of the within-group ranks (each group's
+  // ranks centred on their mean) pooled over all groups. A MISS ranks as predicted 0 (lowest).
+  // NaN when there is no group. `spearman_per_gpu`: the same mean over groups, ranking
+  // throughput per GPU (value / GPUs) instead - what a planner choosing tp for a fixed model
+  // compares, and harder than the total (which grows with tp almost always).
+  int spearman_groups = 0;
+  double spearman = 0, spearman_pooled = 0, spearman_per_gpu = 0;
+  // The same scores per engine family and per regime (Regime), keyed by name.
+  std::map<std::string, Scores> by_engine, by_regime;
+};
+
+Summary Summarize(const std::vector<RowResult>& results);
+
+// Fractional ranks (1-based; ties get the mean of their positions).
+std::vector<double> Ranks(const std::vector<double>& v);
+// Spearman rank correlation = Pearson correlation of the fractional ranks. NaN when n < 2 or a
+// side is constant.
+double Spearman(const std::vector<double>& x, const std::vector<double>& y);
+double Pearson(const std::vector<double>& x, const std::vector<double>& y);
+double Median(std::vector<double> v);  // NaN for an empty vector
+
+// Engine factor fit: for each engine family, the median over its predicted rows of
+// measured / raw (raw = the ideal-engine prediction). Families with fewer than
+// kMinRowsPerEngineFit predicted rows are listed but not given a factor of their own (they use
+// the default: the median of measured / raw over every predicted row).
+constexpr int kMinRowsPerEngineFit = 3;
+struct EngineFit {
+  std::string family;
+  int rows = 0;
+  double median_ratio = 0;
+  bool own_factor = false;
+};
+struct EngineFitResult {
+  std::vector<EngineFit> families;
+  double default_factor = 1;
+  int rows = 0;
+};
+// `results` must come from a Predictor with apply_engine_factor = false (throughput rows only
+// are used: latency and per-user metrics are skipped).
+EngineFitResult FitEngineFactors(const std::vector<RowResult>& results);
+
+}  // namespace l2s::validate

@@ -1,0 +1,646 @@
+// Unit tests of the validation logic (validate/validate.h): CSV parsing, measurement rows,
+// metric conversions, ranks and Spearman, scoring and the engine-factor fit. Expected values are
+// derived by hand in the comments.
+#include "validate/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "model/presets.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+
+namespace l2s::validate {
+namespace {
+
+TEST(Csv, QuotedFieldsEscapesAndLineNumbers) {
+  // Line 2 has a quoted comma and an escaped quote; line 3's record spans two physical lines
+  // (3 and 4: a newline inside quotes), line 5 is blank and skipped, so the last record starts on
+  // line 6.
+  const std::string text =
+      "a,b,c\r\n"
+      "1,\"x, y\",\"say \"\"hi\"\"\"\r\n"
+      "2,\"two\nlines\",z\n"
+      "\n"
+      "3,,\n";
+  StatusOr<std::vector<CsvRecord>> r = ParseCsv(text);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ((*r)[0].line, 1);
+  EXPECT_EQ((*r)[1].fields, (std::vector<std::string>{"1", "x, y", "say \"hi\""}));
+  EXPECT_EQ((*r)[1].line, 2);
+  EXPECT_EQ((*r)[2].fields, (std::vector<std::string>{"2", "two\nlines", "z"}));
+  EXPECT_EQ((*r)[2].line, 3);
+  EXPECT_EQ((*r)[3].fields, (std::vector<std::string>{"3", "", ""}));
+  EXPECT_EQ((*r)[3].line, 6);
+  // No trailing newline: the last record still counts.
+  StatusOr<std::vector<CsvRecord>> t = ParseCsv("a,b\n1,2");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->size(), 2u);
+}
+
+TEST(Csv, Errors) {
+  StatusOr<std::vector<CsvRecord>> a = ParseCsv("a,b\n1,\"open\n");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("line 2, column 2"), std::string::npos) << a.status().message();
+  StatusOr<std::vector<CsvRecord>> b = ParseCsv("a,b\n1,x\"y\n");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("line 2, column 2"), std::string::npos) << b.status().message();
+  StatusOr<std::vector<CsvRecord>> c = ParseCsv("a,b\n\"q\"x,1\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("line 2, column 1"), std::string::npos) << c.status().message();
+}
+
+const char* kHeader =
+    "id,source,engine,gpu,gpus,model_config,weight_dtype,kv_dtype,tp,pp,dp,ep,mode,isl,osl,"
+    "context,batch,metric,value\n";
+
+TEST(Measurements, ParsesRowsWithDefaults) {
+  const std::string text = std::string(kHeader) +
+                           "7,\"Blog, 2025\",trtllm-0.17,h100,8,m.json,fp8,fp8,4,2,,,serve,128,"
+                           "256,,,output_tokens_per_s,1234.5\n";
+  StatusOr<std::vector<Measurement>> r = ParseMeasurements(text, "f.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const Measurement& m = (*r)[0];
+  EXPECT_EQ(m.id, "7");
+  EXPECT_EQ(m.source, "Blog, 2025");
+  EXPECT_EQ(m.line, 2);
+  EXPECT_EQ(m.gpus, 8);
+  EXPECT_EQ(m.tp, 4);
+  EXPECT_EQ(m.pp, 2);
+  EXPECT_EQ(m.dp, 0);  // not given
+  EXPECT_EQ(m.ep, 1);  // default
+  EXPECT_EQ(m.isl, 128);
+  EXPECT_EQ(m.osl, 256);
+  EXPECT_EQ(m.context, 0);
+  EXPECT_EQ(m.batch, 0);
+  EXPECT_DOUBLE_EQ(m.value, 1234.5);
+}
+
+TEST(Measurements, ErrorsNameLineAndColumn) {
+  auto msg = [](const std::string& text) {
+    StatusOr<std::vector<Measurement>> r = ParseMeasurements(text, "f.csv");
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const std::string ok_row = "1,s,e,h100,1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,output_tokens_per_s,1\n";
+  std::string m = msg(std::string(kHeader) + ok_row +
+                      "2,s,e,h100,1,m.json,fp8,fp8,0,1,1,1,serve,1,1,,,output_tokens_per_s,1\n");
+  EXPECT_NE(m.find("f.csv:3: column 'tp'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,m,-5\n");
+  EXPECT_NE(m.find("f.csv:2: column 'value'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,1,m.json\n");
+  EXPECT_NE(m.find("f.csv:2:"), std::string::npos) << m;
+  m = msg("id,gpu,mode,metric,value\n1,h100,serve,x,1\n");
+  EXPECT_NE(m.find("f.csv:1: column 'model_config'"), std::string::npos) << m;
+  m = msg(std::string(kHeader) + "1,s,e,h100,x1,m.json,fp8,fp8,1,1,1,1,serve,1,1,,,m,1\n");
+  EXPECT_NE(m.find("column 'gpus'"), std::string::npos) << m;
+}
+
+const char* kHeader35 =
+    "id,source,engine,gpu,gpus,model_config,weight_dtype,kv_dtype,tp,pp,dp,ep,mode,isl,osl,"
+    "context,batch,metric,value,replicas,expert_slots,mtp,mtp_accept,max_batch,max_num_tokens,"
+    "concurrency,prefill_gpus,prefill_tp,prefill_dp,prefill_ep,decode_gpus,decode_tp,decode_dp,"
+    "decode_ep,notes\n";
+
+TEST(Measurements, ParsesThe35ColumnFormat) {
+  const std::string text =
+      std::string(kHeader35) +
+      "9,src,sglang-0.5.2,h20,32,m.json,fp8,,1,1,16,16,decode,4096,1536,4864,48,"
+      "output_tokens_per_s,11424,2,288,1,1.85,64,8192,96,,,,,,,,,\"note, with comma\"\n"
+      "10,src,dynamo,h100,24,m.json,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,8,1,1,16,1,16,16,\n";
+  StatusOr<std::vector<Measurement>> r = ParseMeasurements(text, "s.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  const Measurement& m = (*r)[0];
+  EXPECT_EQ(m.replicas, 2);
+  EXPECT_EQ(m.expert_slots, 288);
+  EXPECT_EQ(m.mtp, 1);
+  EXPECT_DOUBLE_EQ(m.mtp_accept, 1.85);
+  EXPECT_EQ(m.max_batch, 64);
+  EXPECT_EQ(m.max_num_tokens, 8192);
+  EXPECT_EQ(m.concurrency, 96);
+  EXPECT_EQ(m.notes, "note, with comma");
+  EXPECT_EQ(m.kv_dtype, "");
+  const Measurement& d = (*r)[1];
+  EXPECT_EQ(d.mode, "disagg");
+  EXPECT_EQ(d.replicas, 0);  // not stated
+  EXPECT_EQ(d.concurrency, 64);
+  EXPECT_EQ(d.prefill.gpus, 8);
+  EXPECT_EQ(d.prefill.tp, 8);
+  EXPECT_EQ(d.prefill.dp, 1);
+  EXPECT_EQ(d.prefill.ep, 1);
+  EXPECT_EQ(d.decode.gpus, 16);
+  EXPECT_EQ(d.decode.tp, 1);
+  EXPECT_EQ(d.decode.dp, 16);
+  EXPECT_EQ(d.decode.ep, 16);
+}
+
+TEST(Measurements, IntegerCellsAreBounded) {
+  auto msg = [](const std::string& row) {
+    StatusOr<std::vector<Measurement>> r = ParseMeasurements(std::string(kHeader35) + row, "b.csv");
+    EXPECT_FALSE(r.ok()) << row;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const std::string tail = ",,,,,,,,,,,,,,,,\n";
+  // tp above 2^24 (and far above an int): an error naming the column, not a wrapped product.
+  std::string m = msg("1,s,e,h100,8,m.json,,,99999999999,1,1,1,serve,1,1,,,output_tokens_per_s,1" + tail);
+  EXPECT_NE(m.find("b.csv:2: column 'tp'"), std::string::npos) << m;
+  m = msg("1,s,e,h100,8,m.json,,,1,1,1,1,serve,1,1,,,output_tokens_per_s,1,0" + tail.substr(1));
+  EXPECT_NE(m.find("column 'replicas'"), std::string::npos) << m;
+  m = msg("1,s,e,h100,8,m.json,,,1,1,1,1,serve,1,1,,,output_tokens_per_s,1,,,99" + tail.substr(3));
+  EXPECT_NE(m.find("column 'mtp'"), std::string::npos) << m;
+  m = msg("1,s,e,h100,8,m.json,,,1,1,1,1,serve,1,1,,,output_tokens_per_s,1,,,1,0.5" + tail.substr(4));
+  EXPECT_NE(m.find("column 'mtp_accept'"), std::string::npos) << m;
+}
+
+TEST(Predict, HugeDegreesAreAMissNotACrash) {
+  // tp = pp = 2^24 each parse, but tp*pp*dp overflows an int (and would be 0 mod 2^32): the
+  // product is checked in int64 against the GPU bound and the row is a MISS naming it.
+  const std::string text = std::string(kHeader) +
+                           "1,s,trtllm,h100,,llama-3.1-8b,,,16777216,16777216,,,serve,128,128,,,"
+                           "output_tokens_per_s,100\n"
+                           "2,s,trtllm,h100,16,llama-3.1-8b,,,65536,65536,,,serve,128,128,,,"
+                           "output_tokens_per_s,100\n";
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text, "h.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  Predictor pred({}, true);
+  for (const Measurement& m : *rows) {
+    const Prediction p = pred.Predict(m);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.reason.find("exceeds"), std::string::npos) << p.reason;
+  }
+}
+
+TEST(Regime, FromDegrees) {
+  Measurement m;
+  m.mode = "serve";
+  EXPECT_EQ(Regime(m), "tp-only");  // all defaults
+  m.tp = 8;
+  m.ep = 2;
+  EXPECT_EQ(Regime(m), "tp+ep");
+  m.tp = 1;
+  m.dp = 4;
+  m.ep = 4;
+  EXPECT_EQ(Regime(m), "attention-dp+ep");
+  m.ep = 1;
+  EXPECT_EQ(Regime(m), "attention-dp");
+  // dp not given: gpus / (replicas tp pp) = 32 / (2 * 1 * 1) = 16 > 1.
+  m.dp = 0;
+  m.gpus = 32;
+  m.replicas = 2;
+  m.ep = 16;
+  EXPECT_EQ(Regime(m), "attention-dp+ep");
+  m.mode = "disagg";
+  EXPECT_EQ(Regime(m), "disagg");
+}
+
+TEST(EngineFamily, StripsVersionsAndAliases) {
+  EXPECT_EQ(EngineFamily("trtllm-0.17"), "trtllm");
+  EXPECT_EQ(EngineFamily("TensorRT-LLM v0.17"), "trtllm");
+  EXPECT_EQ(EngineFamily("trt-llm"), "trtllm");
+  EXPECT_EQ(EngineFamily("sglang-0.4.6"), "sglang");
+  EXPECT_EQ(EngineFamily("vLLM 0.6.3"), "vllm");
+  EXPECT_EQ(EngineFamily("vllm0.6"), "vllm");
+  EXPECT_EQ(EngineFamily(""), "");
+}
+
+TEST(Metrics, ConversionsFromTheEvaluation) {
+  // Serve: 1000 output tokens/s, isl 100, osl 50 -> 20 requests/s, each bringing 100 input
+  // tokens: 2000 input tokens/s, 3000 total; 4 GPUs -> 250 output tokens/s per GPU.
+  Evaluation e;
+  e.tokens_per_s = 1000;
+  e.ttft_s = 0.2;
+  e.tpot_s = 0.01;
+  Workload w;
+  w.mode = Mode::kServe;
+  w.isl = 100;
+  w.osl = 50;
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "output_tokens_per_s"), 1000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "input_tokens_per_s"), 2000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "total_tokens_per_s"), 3000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "requests_per_s"), 20);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "output_tokens_per_s_per_gpu"), 250);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "ttft_ms"), 200);
+  EXPECT_FALSE(MetricValue(e, w, 4, "joules_per_token").has_value());
+  // Prefill: tokens_per_s counts input tokens; there is no TPOT.
+  w.mode = Mode::kPrefill;
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "input_tokens_per_s"), 1000);
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "requests_per_s"), 10);  // 1000 / isl 100
+  EXPECT_FALSE(MetricValue(e, w, 4, "tpot_ms").has_value());
+  w.mode = Mode::kDecode;
+  EXPECT_FALSE(MetricValue(e, w, 4, "input_tokens_per_s").has_value());
+  // Per-user speed = 1 / tpot = 1 / 0.01 s = 100 tokens/s, the same in decode and serve; none
+  // in prefill.
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "tokens_per_s_per_user"), 100);
+  w.mode = Mode::kServe;
+  EXPECT_DOUBLE_EQ(*MetricValue(e, w, 4, "tokens_per_s_per_user"), 100);
+  w.mode = Mode::kPrefill;
+  EXPECT_FALSE(MetricValue(e, w, 4, "tokens_per_s_per_user").has_value());
+  // Kinds decide how the engine factor applies and what the fit uses.
+  EXPECT_EQ(KindOfMetric("output_tokens_per_s"), MetricKind::kThroughput);
+  EXPECT_EQ(KindOfMetric("input_tokens_per_s_per_gpu"), MetricKind::kThroughput);
+  EXPECT_EQ(KindOfMetric("tpot_ms"), MetricKind::kLatency);
+  EXPECT_EQ(KindOfMetric("ttft_ms"), MetricKind::kLatency);
+  EXPECT_EQ(KindOfMetric("tokens_per_s_per_user"), MetricKind::kPerUser);
+  EXPECT_EQ(KindOfMetric("joules_per_token"), MetricKind::kUnknown);
+}
+
+// One row of the 35-column format with the given cells (the rest empty).
+Measurement ScaleRow(const std::string& cells) {
+  StatusOr<std::vector<Measurement>> r = ParseMeasurements(std::string(kHeader35) + cells, "t.csv");
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() && !r->empty() ? r->front() : Measurement{};
+}
+const std::string kEmpty16 = ",,,,,,,,,,,,,,,,";  // 16 empty cells: replicas .. notes
+
+// The simulator's own evaluation of llama-3.1-8b fp8 on `gpus` H100s in serve mode 1024/1024.
+Evaluation Direct(int gpus, int tp, int batch) {
+  Problem p;
+  p.model = *LoadModel("llama-3.1-8b");
+  p.cluster = *MakeCluster("h100", gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 1024;
+  p.workload.weight = DType::kFP8;
+  p.workload.kv = DType::kFP8;
+  Strategy s;
+  s.tp = tp;
+  s.dp = gpus / tp;
+  s.dims = MegatronDims();
+  ClearAbsentOps(p.model, &s);
+  s.batch = batch;
+  return Simulator(std::move(p)).Evaluate(s);
+}
+
+TEST(Predict, HonoursTheStatedBatch) {
+  // A batch-1 latency row is predicted at batch 1 (not at the best-throughput batch), and the
+  // per-user speed is 1 / tpot of that evaluation.
+  const Evaluation e = Direct(1, 1, 1);
+  ASSERT_TRUE(e.valid());
+  Predictor pred({}, /*apply_engine_factor=*/false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "1,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,1,tokens_per_s_per_user,100" +
+      kEmpty16 + "\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.batch, 1);
+  EXPECT_NEAR(p.raw, 1.0 / e.tpot_s, 1e-9 * p.raw);
+  // Without a batch the simulator picks its best (a larger) one.
+  const Prediction q = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n"));
+  ASSERT_TRUE(q.ok) << q.reason;
+  EXPECT_GT(q.batch, 1);
+}
+
+TEST(Predict, UnstatedKvDtypeIsTheEngineDefault) {
+  // TensorRT-LLM serving a quantised checkpoint follows the checkpoint's FP8 KV; other engines
+  // (and bf16 checkpoints) keep 16-bit KV. An unstated cell predicts exactly what stating that
+  // default predicts.
+  Predictor pred({}, false);
+  auto raw = [&](const std::string& engine, const std::string& wd, const std::string& kv) {
+    const Prediction p = pred.Predict(
+        ScaleRow("1,s," + engine + ",h100,1,llama-3.1-8b," + wd + "," + kv +
+                 ",1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" + kEmpty16 + "\n"));
+    EXPECT_TRUE(p.ok) << p.reason;
+    return p.raw;
+  };
+  EXPECT_DOUBLE_EQ(raw("trtllm-1.0", "fp8", ""), raw("trtllm-1.0", "fp8", "fp8"));
+  EXPECT_DOUBLE_EQ(raw("sglang-0.5", "fp8", ""), raw("sglang-0.5", "fp8", "bf16"));
+  EXPECT_DOUBLE_EQ(raw("trtllm-1.0", "bf16", ""), raw("trtllm-1.0", "bf16", "bf16"));
+  EXPECT_NE(raw("trtllm-1.0", "fp8", "fp8"), raw("trtllm-1.0", "fp8", "bf16"));
+}
+
+TEST(Predict, OverlapOnlyWhenStated) {
+  // Not stated: the engines' default, none. An `overlap` column (this reader's optional extra) is
+  // honoured; anything but none/tbo/sbo is a parse error naming the column.
+  const std::string header = std::string(kHeader35).insert(std::string(kHeader35).size() - 1, ",overlap");
+  auto row = [&](const std::string& overlap) {
+    return ParseMeasurements(header +
+                                 "1,s,trtllm,h100,8,qwen3-30b-a3b,fp8,fp8,1,1,8,8,serve,1024,1024,,64,"
+                                 "output_tokens_per_s,100" + kEmpty16 + "," + overlap + "\n",
+                             "o.csv");
+  };
+  Predictor pred({}, false);
+  const Prediction none = pred.Predict(row("")->front());
+  ASSERT_TRUE(none.ok) << none.reason;
+  EXPECT_EQ(none.strategy.find("overlap="), std::string::npos) << none.strategy;
+  const Prediction tbo = pred.Predict(row("TBO")->front());
+  ASSERT_TRUE(tbo.ok) << tbo.reason;
+  EXPECT_NE(tbo.strategy.find("overlap=tbo"), std::string::npos) << tbo.strategy;
+  StatusOr<std::vector<Measurement>> bad = row("both");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("column 'overlap'"), std::string::npos);
+}
+
+TEST(Predict, ConcurrencyAndMaxBatch) {
+  Predictor pred({}, false);
+  // concurrency 64 over dp 2: 32 sequences per attention-dp rank.
+  const Prediction c = pred.Predict(ScaleRow(
+      "1,s,trtllm,h100,2,llama-3.1-8b,fp8,fp8,1,1,2,1,serve,1024,1024,,,output_tokens_per_s,100,,,,,"
+      ",,64,,,,,,,,,\n"));
+  ASSERT_TRUE(c.ok) << c.reason;
+  EXPECT_EQ(c.batch, 32);
+  // max_batch bounds the automatic batch.
+  const Prediction m = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100,,,,,"
+      "16,,,,,,,,,,,\n"));
+  ASSERT_TRUE(m.ok) << m.reason;
+  EXPECT_LE(m.batch, 16);
+  EXPECT_GE(m.batch, 1);
+}
+
+TEST(Predict, ReplicasMultiplyTotalsOnly) {
+  // 4 GPUs as 2 replicas of tp 2: totals = 2 x one tp-2 instance; per-GPU figures and per-user
+  // speed are those of one instance.
+  const Evaluation one = Direct(2, 2, 8);
+  ASSERT_TRUE(one.valid());
+  Predictor pred({}, false);
+  auto row = [&](const std::string& metric) {
+    return pred.Predict(ScaleRow("1,s,trtllm,h100,4,llama-3.1-8b,fp8,fp8,2,1,,1,serve,1024,1024,,8," +
+                                 metric + ",100,2" + kEmpty16.substr(1) + "\n"));
+  };
+  const Prediction t = row("output_tokens_per_s");
+  ASSERT_TRUE(t.ok) << t.reason;
+  EXPECT_EQ(t.replicas, 2);
+  EXPECT_NEAR(t.raw, 2 * one.tokens_per_s, 1e-9 * t.raw);
+  const Prediction g = row("output_tokens_per_s_per_gpu");
+  ASSERT_TRUE(g.ok) << g.reason;
+  EXPECT_NEAR(g.raw, one.tokens_per_s / 2, 1e-9 * g.raw);
+  const Prediction u = row("tokens_per_s_per_user");
+  ASSERT_TRUE(u.ok) << u.reason;
+  EXPECT_NEAR(u.raw, 1 / one.tpot_s, 1e-9 * u.raw);
+  // gpus must be replicas x tp x pp x dp.
+  const Prediction bad = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,6,llama-3.1-8b,fp8,fp8,2,1,2,1,serve,1024,1024,,8,output_tokens_per_s,100,2" +
+      kEmpty16.substr(1) + "\n"));
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.reason.find("replicas*tp*pp*dp = 8 but the row has 6 GPUs"), std::string::npos)
+      << bad.reason;
+}
+
+TEST(Predict, DisaggAndFp4OnHopperAreExplainedMisses) {
+  Predictor pred({}, true);
+  const Prediction d = pred.Predict(ScaleRow(
+      "1,s,dynamo,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,8,1,1,16,1,16,1,\n"));
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.reason.find("disaggregated"), std::string::npos) << d.reason;
+  // llama-3.1-8b is a bf16 checkpoint: FP4 GEMMs need Blackwell.
+  const Prediction f = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,1,llama-3.1-8b,fp4,,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n"));
+  EXPECT_FALSE(f.ok);
+  EXPECT_NE(f.reason.find("fp4"), std::string::npos) << f.reason;
+  // The same on a B200 is predicted.
+  const Prediction b = pred.Predict(ScaleRow(
+      "3,s,trtllm,b200,1,llama-3.1-8b,fp4,,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n"));
+  EXPECT_TRUE(b.ok) << b.reason;
+}
+
+TEST(SharedFiles, BothFormatsParseAndEveryRowIsReported) {
+  for (const char* f : {"measurements.csv", "measurements-scale.csv"}) {
+    const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/" + f;
+    if (!std::filesystem::exists(csv)) continue;
+    std::ifstream in(csv);
+    std::stringstream text;
+    text << in.rdbuf();
+    StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    EXPECT_GE(rows->size(), 25u) << f;
+    Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, true);
+    const std::vector<RowResult> res = PredictAll(*rows, &pred);
+    ASSERT_EQ(res.size(), rows->size());
+    for (const RowResult& r : res) {
+      // No GPU of the files is unknown and no metric unsupported any more.
+      if (!r.pred.ok) {
+        EXPECT_EQ(r.pred.reason.find("unknown GPU"), std::string::npos) << r.row.id;
+        EXPECT_EQ(r.pred.reason.find("unsupported metric"), std::string::npos) << r.row.id;
+      }
+    }
+  }
+}
+
+// The FP4 rows of measurements-scale.csv rest on two simulator rules (docs/COST_MODEL.md): FP4
+// experts dispatch FP4 payloads (0.5 + 1/32 bytes per element instead of FP8's 1) on GPUs with FP4
+// tensor cores, and FP8 on Hopper, where FP4 weights run weight-only.
+double DispatchBytes(const std::string& gpu, DType weight) {
+  Problem p;
+  p.model = *LoadModel("qwen3-30b-a3b");
+  p.cluster = *MakeCluster(gpu, 4);
+  p.workload.mode = Mode::kDecode;
+  p.workload.context = 1024;
+  p.workload.weight = weight;
+  Strategy s = *FromText("tp=1,dp=4,ep=4", 4);
+  ClearAbsentOps(p.model, &s);
+  const Simulator sim(std::move(p));
+  Simulator::Detail d;
+  sim.Explain(s, 16, &d);
+  for (int k = 0; k < d.program.num_kinds; ++k) {
+    const Section& sec = d.program.layers[k];
+    for (int i = 0; i < sec.num_steps; ++i)
+      if (sec.steps[i].kind == StepKind::kComm && sec.steps[i].comm == CommKind::kDispatch)
+        return sec.steps[i].comm_bytes;
+  }
+  return 0;
+}
+
+TEST(Fp4, DispatchPayload) {
+  const double fp8 = DispatchBytes("b200", DType::kFP8);
+  ASSERT_GT(fp8, 0);
+  EXPECT_NEAR(DispatchBytes("b200", DType::kFP4) / fp8, 0.5 + 1.0 / 32, 1e-12);
+  EXPECT_NEAR(DispatchBytes("b200", DType::kBF16) / fp8, 2.0, 1e-12);
+  EXPECT_NEAR(DispatchBytes("h100", DType::kFP4) / DispatchBytes("h100", DType::kFP8), 1.0, 1e-12);
+}
+
+TEST(Ranks, TiesGetMeanPositions) {
+  EXPECT_EQ(Ranks({10, 20, 20, 30}), (std::vector<double>{1, 2.5, 2.5, 4}));
+  EXPECT_EQ(Ranks({3, 1, 2}), (std::vector<double>{3, 1, 2}));
+  EXPECT_EQ(Ranks({5, 5, 5}), (std::vector<double>{2, 2, 2}));
+}
+
+TEST(Spearman, HandDerived) {
+  // x ranks 1..5 (deviations -2,-1,0,1,2); y = {5,6,7,8,7} ranks {1,2,3.5,5,3.5} (deviations
+  // -2,-1,0.5,2,0.5). sxy = 4+1+0+2+1 = 8, sxx = 10, syy = 9.5: rho = 8/sqrt(95) = 0.82078.
+  EXPECT_NEAR(Spearman({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}), 8.0 / std::sqrt(95.0), 1e-12);
+  EXPECT_DOUBLE_EQ(Spearman({1, 2, 3}, {30, 20, 10}), -1.0);
+  EXPECT_TRUE(std::isnan(Spearman({1, 2, 3}, {7, 7, 7})));
+  EXPECT_TRUE(std::isnan(Spearman({1}, {1})));
+}
+
+TEST(Spearman, InvariantUnderMonotoneMaps) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-3, 3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<double> x(9), y(9), fx(9), gy(9);
+    for (int i = 0; i < 9; ++i) {
+      x[i] = u(rng);
+      y[i] = u(rng);
+      fx[i] = std::exp(x[i]);        // increasing
+      gy[i] = y[i] * y[i] * y[i];    // increasing
+    }
+    EXPECT_NEAR(Spearman(x, y), Spearman(fx, gy), 1e-12);
+    EXPECT_NEAR(Spearman(x, fx), 1.0, 1e-12);
+  }
+}
+
+TEST(Median, OddEvenEmpty) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_TRUE(std::isnan(Median({})));
+}
+
+RowResult Row(const std::string& engine, int tp, double measured, double predicted, bool ok = true) {
+  RowResult r;
+  r.row.engine = engine;
+  r.row.model_config = "m.json";
+  r.row.gpu = "h100";
+  r.row.mode = "serve";
+  r.row.isl = 128;
+  r.row.osl = 128;
+  r.row.metric = "output_tokens_per_s";
+  r.row.tp = tp;
+  r.row.value = measured;
+  r.pred.ok = ok;
+  r.pred.raw = predicted;
+  r.pred.predicted = predicted;
+  r.error_pct = ok ? (predicted - measured) / measured * 100 : kMissAbsPctError;
+  return r;
+}
+
+TEST(Summarize, MissesCountAsHundredPercent) {
+  // Errors +10%, -20%, +30% and one MISS: |errors| {10, 20, 30, 100}, median (20+30)/2 = 25;
+  // within 25%: 2 of 4. The four rows share a group with tp 1, 2, 4, 8: predicted
+  // {110, 160, 390, 0 (miss)} vs measured {100, 200, 300, 400}: ranks {2,3,4,1} vs {1,2,3,4},
+  // deviations {-0.5,0.5,1.5,-1.5} vs {-1.5,-0.5,0.5,1.5}: sxy = 0.75-0.25+0.75-2.25 = -1,
+  // sxx = syy = 5: rho = -0.2.
+  std::vector<RowResult> rs = {Row("trtllm", 1, 100, 110), Row("trtllm", 2, 200, 160),
+                               Row("trtllm", 4, 300, 390), Row("trtllm", 8, 400, 0, false)};
+  const Summary s = Summarize(rs);
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_EQ(s.predicted, 3);
+  EXPECT_EQ(s.missed, 1);
+  EXPECT_NEAR(s.median_abs_pct_error, 25.0, 1e-9);
+  EXPECT_NEAR(s.mean_abs_pct_error, 40.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.share_within_25pct, 0.5);
+  EXPECT_EQ(s.spearman_groups, 1);
+  EXPECT_NEAR(s.spearman, -0.2, 1e-12);
+  EXPECT_NEAR(s.spearman_pooled, -0.2, 1e-12);  // one group: pooled = the group's value
+  // Per GPU (gpus not given: tp*pp*dp = tp): predicted {110, 80, 97.5, 0} ranks {4,2,3,1};
+  // measured {100, 100, 75, 50} ranks {3.5,3.5,2,1}. Deviations {1.5,-0.5,0.5,-1.5} and
+  // {1,1,-0.5,-1.5}: sxy = 1.5-0.5-0.25+2.25 = 3, sxx = 5, syy = 4.5: rho = 3/sqrt(22.5).
+  EXPECT_NEAR(s.spearman_per_gpu, 3.0 / std::sqrt(22.5), 1e-12);
+}
+
+TEST(Summarize, GroupsNeedThreeTensorParallelSizes) {
+  // Two tp values only: no rank-correlation group.
+  std::vector<RowResult> rs = {Row("trtllm", 1, 100, 100), Row("trtllm", 2, 200, 200),
+                               Row("trtllm", 2, 150, 150)};
+  EXPECT_EQ(Summarize(rs).spearman_groups, 0);
+  EXPECT_TRUE(std::isnan(Summarize(rs).spearman));
+  // A different engine is a different group.
+  rs.push_back(Row("vllm", 4, 400, 400));
+  EXPECT_EQ(Summarize(rs).spearman_groups, 0);
+  rs.push_back(Row("trtllm", 4, 400, 400));
+  EXPECT_EQ(Summarize(rs).spearman_groups, 1);
+  EXPECT_NEAR(Summarize(rs).spearman, 1.0, 1e-12);
+}
+
+TEST(Summarize, ScoresPerEngineAndRegime) {
+  // Engine trtllm: errors {+10, -20} -> median 15, both within 25%.
+  // Engine sglang: errors {-40} and one MISS -> |errors| {40, 100}: median 70, none within.
+  // Regimes: the tp-only rows are the two trtllm ones; the sglang rows are attention-dp+ep.
+  std::vector<RowResult> rs = {Row("trtllm-0.17", 1, 100, 110), Row("trtllm", 2, 100, 80),
+                               Row("sglang", 1, 100, 60), Row("sglang-0.5", 1, 100, 0, false)};
+  for (int i = 2; i < 4; ++i) {
+    rs[i].row.dp = 8;
+    rs[i].row.ep = 8;
+  }
+  const Summary s = Summarize(rs);
+  ASSERT_EQ(s.by_engine.size(), 2u);
+  const Scores& t = s.by_engine.at("trtllm");
+  EXPECT_EQ(t.rows, 2);
+  EXPECT_NEAR(t.median_abs_pct_error, 15.0, 1e-9);
+  EXPECT_DOUBLE_EQ(t.share_within_25pct, 1.0);
+  const Scores& g = s.by_engine.at("sglang");
+  EXPECT_EQ(g.rows, 2);
+  EXPECT_EQ(g.missed, 1);
+  EXPECT_NEAR(g.median_abs_pct_error, 70.0, 1e-9);
+  EXPECT_DOUBLE_EQ(g.share_within_25pct, 0.0);
+  ASSERT_EQ(s.by_regime.size(), 2u);
+  EXPECT_EQ(s.by_regime.at("tp-only").rows, 2);
+  EXPECT_EQ(s.by_regime.at("attention-dp+ep").rows, 2);
+  EXPECT_NEAR(s.by_regime.at("attention-dp+ep").median_abs_pct_error, 70.0, 1e-9);
+  // Overall: |errors| {10, 20, 40, 100}: median 30.
+  EXPECT_NEAR(s.median_abs_pct_error, 30.0, 1e-9);
+}
+
+TEST(EngineFit, MedianRatioPerFamilyAndDefault) {
+  // trtllm ratios measured/raw: 100/200, 100/100, 100/50 -> {0.5, 1, 2}: median 1.
+  // sglang: one row 300/100 = 3 -> too few rows for its own factor.
+  // Default: median of {0.5, 1, 2, 3} = 1.5. The MISS row is ignored.
+  std::vector<RowResult> rs = {Row("trtllm-0.17", 1, 100, 200), Row("trtllm-0.18", 2, 100, 100),
+                               Row("TensorRT-LLM", 4, 100, 50), Row("sglang-0.4", 1, 300, 100),
+                               Row("trtllm", 8, 100, 0, false)};
+  const EngineFitResult f = FitEngineFactors(rs);
+  EXPECT_EQ(f.rows, 4);
+  EXPECT_DOUBLE_EQ(f.default_factor, 1.5);
+  ASSERT_EQ(f.families.size(), 2u);
+  EXPECT_EQ(f.families[0].family, "sglang");
+  EXPECT_EQ(f.families[0].rows, 1);
+  EXPECT_FALSE(f.families[0].own_factor);
+  EXPECT_EQ(f.families[1].family, "trtllm");
+  EXPECT_EQ(f.families[1].rows, 3);
+  EXPECT_TRUE(f.families[1].own_factor);
+  EXPECT_DOUBLE_EQ(f.families[1].median_ratio, 1.0);
+}
+
+TEST(EngineFactor, SameFamilyRuleAsTheFit) {
+  // Simulator::EngineFactor normalises names itself (the sim layer cannot see the CLI); it must
+  // agree with EngineFamily, which the fit groups rows by.
+  for (const char* name : {"trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm", "TRTLLM_1.0",
+                           "sglang-0.4.6", "vLLM 0.6.3", "vllm0.6", "lmdeploy-0.7"}) {
+    EXPECT_DOUBLE_EQ(Simulator::EngineFactor(name), Simulator::EngineFactor(EngineFamily(name)))
+        << name;
+  }
+  EXPECT_EQ(Simulator::EngineFactor(""), 1.0);  // no engine: the ideal engine
+  EXPECT_EQ(Simulator::EngineFactor("none"), 1.0);
+  // Unknown engines share the default.
+  EXPECT_DOUBLE_EQ(Simulator::EngineFactor("some-new-engine-2.0"),
+                   Simulator::EngineFactor("another-engine"));
+}
+
+TEST(EngineFactor, CommittedValuesMatchTheFit) {
+  // The factors in Simulator::EngineFactor must be what `l2s validate --fit-engine-factors`
+  // gives on the shared measurements with the current kernel and collective models (3%
+  // tolerance). When this fails after a refit of the cost model, refit and update them.
+  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/measurements.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/false);
+  const std::vector<RowResult> res = PredictAll(*rows, &pred);
+  const EngineFitResult fit = FitEngineFactors(res);
+  if (fit.rows == 0) GTEST_SKIP() << "no row could be predicted (cost model not fitted yet?)";
+  for (const EngineFit& f : fit.families) {
+    const double committed = Simulator::EngineFactor(f.family);
+    const double want = f.own_factor ? f.median_ratio : fit.default_factor;
+    EXPECT_NEAR(committed, want, 0.03 * want) << f.family;
+  }
+  EXPECT_NEAR(Simulator::EngineFactor("unknown-engine"), fit.default_factor,
+              0.03 * fit.default_factor);
+}
+
+}  // namespace
+}  // namespace l2s::validate
