@@ -38,6 +38,8 @@ const char* KindName(StepKind k) {
     case StepKind::kAttnPrefill: return "attn-prefill";
     case StepKind::kElementwise: return "elementwise";
     case StepKind::kComm: return "collective";
+    case StepKind::kStream: return "stream";
+    case StepKind::kScan: return "scan";
   }
   return "?";
 }
@@ -74,6 +76,12 @@ std::string Shape(const Step& st) {
       return s + fmt::format(", kv {}", DTypeName(st.kvdtype));
     }
     case StepKind::kElementwise: return fmt::format("{:.3f} MiB through HBM", st.bytes / kMiB);
+    case StepKind::kStream:
+      return fmt::format("{} seqs, {:.3f} MiB through HBM, {:.3f} GFLOP {}", N(st.seqs),
+                         st.bytes / kMiB, st.flops / 1e9, DTypeName(st.wdtype));
+    case StepKind::kScan:
+      return fmt::format("{} tokens x {} heads, state {} x {} (as {} x {} x {} x{})", N(st.m),
+                         N(st.heads), N(st.k), N(st.n), N(st.m), N(st.n), N(st.k), N(st.count));
     case StepKind::kComm:
       return fmt::format("{} of {}{}, {:.3f} MiB", GroupKindName(st.group), st.group_size,
                          st.group_domains > 1
@@ -110,6 +118,18 @@ nlohmann::ordered_json StepJson(const Step& st, double time_s) {
       j["kv_dtype"] = std::string(DTypeName(st.kvdtype));
       break;
     case StepKind::kElementwise: j["bytes"] = st.bytes; break;
+    case StepKind::kStream:
+      j["seqs"] = st.seqs;
+      j["bytes"] = st.bytes;
+      j["dtype"] = std::string(DTypeName(st.wdtype));
+      break;
+    case StepKind::kScan:
+      j["m"] = st.m;
+      j["n"] = st.n;
+      j["k"] = st.k;
+      j["count"] = st.count;
+      j["heads"] = st.heads;
+      break;
     case StepKind::kComm:
       j["collective"] = CommKindName(st.comm);
       j["group"] = GroupKindName(st.group);

@@ -61,7 +61,8 @@ struct Evaluation {
   int batch = 0;                    // sequences per attention-dp rank (the chosen one when auto)
   int slowest_stage = 0;
   // Memory per GPU, bytes (worst stage).
-  double weight_bytes = 0, kv_bytes = 0, act_bytes = 0, reserve_bytes = 0;
+  // state_bytes: fixed recurrent state of linear-attention / Mamba layers (not in kv_bytes).
+  double weight_bytes = 0, kv_bytes = 0, state_bytes = 0, act_bytes = 0, reserve_bytes = 0;
   double mem_bytes = 0, mem_capacity_bytes = 0;
   // Where the time of the slowest stage goes (seconds per step).
   std::array<double, kNumOps> compute_s_by_op{};
@@ -110,6 +111,7 @@ class Simulator {
   struct Totals {
     int num_kinds = 0;
     std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
+    std::array<double, Program::kMaxKinds> layer_state{};  // of layer_kv: recurrent state
     double act = 0;  // largest live activation of any section (before double-buffering)
     double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
     double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
