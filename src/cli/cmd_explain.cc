@@ -161,7 +161,8 @@ nlohmann::ordered_json SectionJson(const Section& sec,
   j["steps"] = std::move(steps);
   j["time_us"] = SectionSeconds(sec, t) * 1e6;
   j["weight_mib"] = sec.weight_bytes / kMiB;
-  j["kv_mib"] = sec.kv_bytes / kMiB;
+  j["kv_mib"] = (sec.kv_bytes - sec.state_bytes) / kMiB;
+  j["state_mib"] = sec.state_bytes / kMiB;
   j["activation_mib"] = sec.act_bytes / kMiB;
   return j;
 }
@@ -179,14 +180,31 @@ std::string SectionText(const std::string& title, const Section& sec,
                        st.weight_bytes > 0 ? fmt::format("{:.2f}", st.weight_bytes / kMiB) : "-",
                        t[i] * 1e6);
   }
-  out += fmt::format("  total {:.2f} us; weights {:.2f} MiB, KV cache {:.2f} MiB per GPU\n",
-                     SectionSeconds(sec, t) * 1e6, sec.weight_bytes / kMiB, sec.kv_bytes / kMiB);
+  out += fmt::format("  total {:.2f} us; weights {:.2f} MiB, KV cache {:.2f} MiB{} per GPU\n",
+                     SectionSeconds(sec, t) * 1e6, sec.weight_bytes / kMiB,
+                     (sec.kv_bytes - sec.state_bytes) / kMiB,
+                     sec.state_bytes > 0
+                         ? fmt::format(", recurrent state {:.2f} MiB", sec.state_bytes / kMiB)
+                         : std::string());
   return out;
 }
 
-std::string KindTitle(const LayerKind& k) {
-  std::string s = k.ffn == FfnKind::kMoe ? "MoE" : "dense";
-  s += k.window > 0 ? fmt::format(", sliding window {}", k.window) : ", full attention";
+std::string KindTitle(const ModelSpec& m, const LayerKind& k) {
+  std::string s = k.ffn == FfnKind::kMoe ? "MoE" : k.ffn == FfnKind::kDense ? "dense" : "no FFN";
+  if (k.ffn_size > 0) s += fmt::format(" {}", k.ffn_size);
+  switch (k.mixer) {
+    case Mixer::kAttention:
+      s += k.window > 0 ? fmt::format(", sliding window {}", k.window) : ", full attention";
+      if (k.kv_heads > 0) s += fmt::format(" ({} kv heads)", k.kv_heads);
+      break;
+    case Mixer::kSparse:
+      s += fmt::format(", sparse attention (top-{}{})", m.index_topk,
+                       k.shared_indexer ? ", shared indexer" : "");
+      break;
+    case Mixer::kLinear: s += ", linear attention (gated DeltaNet)"; break;
+    case Mixer::kMamba: s += m.mamba_version == 1 ? ", Mamba" : ", Mamba2"; break;
+    case Mixer::kNone: s += ", no attention"; break;
+  }
   return s;
 }
 
@@ -235,8 +253,9 @@ int Run(const ExplainFlags& f) {
     nlohmann::ordered_json layers = nlohmann::ordered_json::array();
     for (int k = 0; k < prog.num_kinds; ++k) {
       nlohmann::ordered_json lj = SectionJson(prog.layers[k], d->layer_step_s[k]);
-      lj["kind"] = KindTitle(prog.kinds[k]);
-      lj["ffn"] = prog.kinds[k].ffn == FfnKind::kMoe ? "moe" : "dense";
+      lj["kind"] = KindTitle(prob.model, prog.kinds[k]);
+      lj["ffn"] = FfnKindName(prog.kinds[k].ffn);
+      lj["mixer"] = MixerName(prog.kinds[k].mixer);
       lj["window"] = prog.kinds[k].window;
       lj["layers"] = total_layers[k];
       lj["layers_in_slowest_stage"] = slow.layers[k];
@@ -260,7 +279,7 @@ int Run(const ExplainFlags& f) {
   for (int k = 0; k < prog.num_kinds; ++k) {
     const std::string title =
         fmt::format("layer kind {}: {} - {} layers ({} in the slowest stage, stage {} of {})", k,
-                    KindTitle(prog.kinds[k]), total_layers[k], slow.layers[k], e.slowest_stage,
+                    KindTitle(prob.model, prog.kinds[k]), total_layers[k], slow.layers[k], e.slowest_stage,
                     s.pp);
     fmt::print("{}\n", SectionText(title, prog.layers[k], d->layer_step_s[k]));
   }

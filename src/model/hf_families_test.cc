@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "model/counts.h"
@@ -348,6 +349,46 @@ TEST(HfFamiliesTest, OtherFamiliesParse) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_TRUE(m->qkv_bias);
   EXPECT_EQ(m->num_dense_layers(), 1);
+}
+
+// Totals of the shared configs of the new families against the publishers' figures (the same
+// table is in docs/MODELS.md). Language model only: vision towers are not counted.
+struct Published {
+  const char* file;
+  double total;
+  bool with_mtp;  // the figure includes the MTP module (compare total + mtp_params)
+  const char* source;
+};
+const Published kPublished[] = {
+    {"zai-org--GLM-4.7.json", 355e9, false, "GLM-4.5/4.6/4.7 model cards: 355B total, 32B active"},
+    {"MiniMaxAI--MiniMax-M2.7.json", 230e9, false, "MiniMax-M2 model card: 230B total, 10B active"},
+    {"deepseek-ai--DeepSeek-V3.2.json", 685e9, true,
+     "DeepSeek-V3.2 HF card: 685B (671B main model + 14B MTP)"},
+    {"Qwen--Qwen3-Next-80B-A3B-Thinking.json", 80e9, false, "Qwen3-Next model card: 80B total"},
+    {"google--gemma-4-26B-A4B.json", 25.2e9, false,
+     "Gemma 4 model card: 25.2B total (text), 3.8B active"},
+    {"microsoft--phi-4.json", 14.7e9, false, "Phi-4 HF safetensors: 14.7B"},
+    {"ai21labs--Jamba-v0.1.json", 51.6e9, false, "Jamba-v0.1 card: 52B total (51.6B), 12B active"},
+    {"nvidia--Nemotron-H-56B-Base-8K.json", 56e9, false, "Nemotron-H paper: 56B"},
+    {"nvidia--Llama-3_3-Nemotron-Super-49B-v1.json", 49.9e9, false,
+     "Llama-3.3-Nemotron-Super-49B HF safetensors: 49.9B"},
+    {"meituan-longcat--LongCat-Flash-Chat.json", 560e9, false,
+     "LongCat-Flash report: 560B total, 18.6B-31.3B active (~27B average)"},
+    {"inclusionAI--Ling-plus-base.json", 290e9, false, "Ling tech report: 290B total, 28.8B active"},
+    {"Qwen--Qwen2.5-72B.json", 72.7e9, false, "Qwen2.5-72B model card: 72.7B"},
+};
+
+TEST(HfFamiliesTest, SharedConfigsWithinTwoPercentOfPublished) {
+  for (const Published& p : kPublished) {
+    const std::string file = std::string(L2S_SHARED_DIR) + "/models/hf/" + p.file;
+    if (!std::filesystem::exists(file)) continue;
+    SCOPED_TRACE(p.file);
+    StatusOr<ModelSpec> m = LoadHfConfig(file);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const ParamCounts c = CountParams(*m);
+    const double ours = static_cast<double>(c.total + (p.with_mtp ? c.mtp : 0));
+    EXPECT_NEAR(ours, p.total, 0.02 * p.total) << p.source;
+  }
 }
 
 TEST(HfFamiliesTest, UnknownFamilyListsTheSupportedOnes) {
