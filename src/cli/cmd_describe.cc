@@ -179,10 +179,10 @@ void PrintModel(const ModelSpec& m, int64_t context) {
   row("layers", fmt::format("{} ({} dense, {} MoE{})", m.num_layers, m.num_dense_layers(),
                             m.num_moe_layers(), windows));
   const std::vector<KindCount> kinds = LayerKinds(m);
-  fmt::print("{:<22} {:>6}  {:<24} {:<34} {:>10} {:>12} {:>12}\n", "layer kinds", "layers",
+  fmt::print("{:<22} {:>6}  {:<24} {:<42} {:>10} {:>12} {:>12}\n", "layer kinds", "layers",
              "mixer", "ffn", "params/lyr", "KV B/token", "state B/seq");
   for (const KindCount& k : kinds)
-    fmt::print("{:<22} {:>6}  {:<24} {:<34} {:>9.3f}B {:>12.0f} {:>12.0f}\n", "", k.count,
+    fmt::print("{:<22} {:>6}  {:<24} {:<42} {:>9.3f}B {:>12.0f} {:>12.0f}\n", "", k.count,
                MixerLabel(m, k.layer), FfnLabel(m, k.layer),
                static_cast<double>(LayerParams(m, k.layer)) / 1e9,
                KvBytesPerTokenOfLayer(m, k.layer, DType::kBF16), StateBytesOfLayer(m, k.layer));
