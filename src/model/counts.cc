@@ -94,9 +94,14 @@ int64_t MixerMatrices(const ModelSpec& m, const LayerSpec& l) {
     case Mixer::kSparse: return SoftmaxMatrices(m, l);
     case Mixer::kLinear: return LinearMatrices(m);
     case Mixer::kMamba: return MambaMatrices(m);
-    case Mixer::kNone: return 0;
+    case Mixer::kNone: return l.attn_linear ? m.hidden_size * m.hidden_size : 0;
   }
   return 0;
+}
+
+// A DeciLM linear-replacement FFN: one hidden x hidden matrix.
+int64_t LinearFfn(const ModelSpec& m, const LayerSpec& l) {
+  return l.ffn_linear ? m.hidden_size * m.hidden_size : 0;
 }
 
 // Biases, sinks, convolutions and per-head vectors of one layer's token mixer (not its norms).
@@ -220,6 +225,7 @@ double RoutedExpertsPerToken(const ModelSpec& m) {
 // Weight-matrix multiply-adds of one token in one layer (see counts.h).
 double LayerMatmulWeights(const ModelSpec& m, const LayerSpec& l) {
   double w = static_cast<double>(MixerMatrices(m, l));
+  w += static_cast<double>(LinearFfn(m, l));
   if (l.ffn == FfnKind::kDense) {
     w += static_cast<double>(FfnMatrices(m, m.hidden_size, m.ffn_size_of(l)));
   } else if (l.ffn == FfnKind::kMoe) {
@@ -288,7 +294,8 @@ int64_t ExpertParams(const ModelSpec& m) {
 }
 
 int64_t NormParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
-  const int64_t sublayers = (l.mixer != Mixer::kNone ? 1 : 0) + (l.ffn != FfnKind::kNone ? 1 : 0);
+  const int64_t sublayers = (l.mixer != Mixer::kNone || l.attn_linear ? 1 : 0) +
+                            (l.ffn != FfnKind::kNone || l.ffn_linear ? 1 : 0);
   int64_t n = (m.layernorm_bias ? 2 : 1) * m.norms_per_sublayer * sublayers * m.hidden_size;
   if (HasSoftmax(l)) {
     const int64_t hd = m.head_dim_of(l);
@@ -304,6 +311,7 @@ int64_t NormParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
 int64_t NormParamsPerLayer(const ModelSpec& m) { return NormParamsOfLayer(m, DefaultLayer()); }
 
 int64_t FfnParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
+  if (l.ffn_linear) return LinearFfn(m, l);
   if (l.ffn == FfnKind::kDense) return DenseFfn(m, l);
   if (l.ffn == FfnKind::kMoe)
     return m.num_experts * ExpertParams(m) + SharedExperts(m) + Router(m) + LatentProjections(m);
@@ -322,6 +330,7 @@ ParamCounts CountParams(const ModelSpec& m) {
   for (const LayerSpec& l : m.layers) {
     c.attention += MixerParams(m, l);
     c.norms += NormParamsOfLayer(m, l);
+    c.dense_ffn += LinearFfn(m, l);
     if (l.ffn == FfnKind::kDense) {
       c.dense_ffn += DenseFfn(m, l);
     } else if (l.ffn == FfnKind::kMoe) {
@@ -402,6 +411,7 @@ double WeightBytes(const ModelSpec& m, DType weight) {
   double quant = 0;
   for (const LayerSpec& l : m.layers) {
     if (!m.attention_unquantized) quant += static_cast<double>(MixerMatrices(m, l));
+    quant += static_cast<double>(LinearFfn(m, l));
     if (l.ffn == FfnKind::kDense) {
       quant += static_cast<double>(FfnMatrices(m, m.hidden_size, m.ffn_size_of(l)));
     } else if (l.ffn == FfnKind::kMoe) {

@@ -472,6 +472,12 @@ Status ReadDeepseekV32(const ObjectReader& r, ModelSpec* m) {
 // correction bias), index_n_heads default 32.
 Status ReadGlmMoeDsa(const ObjectReader& r, ModelSpec* m) {
   L2S_RETURN_IF_ERROR(ReadDeepseekV3(r, m));
+  if (m->is_moe() && !r.Has("mlp_layer_types") && !r.Has("first_k_dense_replace")) {
+    // GlmMoeDsaConfig's default mlp_layer_types: the first 3 layers dense.
+    for (int i = 0; i < m->num_layers; ++i)
+      m->layers[i].ffn = i < 3 ? FfnKind::kDense : FfnKind::kMoe;
+    L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  }
   L2S_RETURN_IF_ERROR(ReadMlpLayerTypes(r, m));
   if (m->is_moe()) m->router_bias = true;
   return ReadSparseAttention(r, 32, m);
@@ -676,6 +682,19 @@ Status ReadPhi3(const ObjectReader& r, ModelSpec* m) {
   return Status::Ok();
 }
 
+// The Mamba fields of `m` (values already range-checked by the reader).
+void SetMamba(int version, int64_t heads, int64_t head_dim, int64_t state, int64_t groups,
+              int64_t conv, int64_t dt_rank, int64_t chunk, ModelSpec* m) {
+  m->mamba_version = version;
+  m->mamba_heads = static_cast<int>(heads);
+  m->mamba_head_dim = static_cast<int>(head_dim);
+  m->mamba_state = static_cast<int>(state);
+  m->mamba_groups = static_cast<int>(groups);
+  m->mamba_conv_kernel = static_cast<int>(conv);
+  m->mamba_dt_rank = static_cast<int>(dt_rank);
+  m->mamba_chunk = static_cast<int>(chunk);
+}
+
 // Jamba (JambaConfig): layer i is attention iff i % attn_layer_period == attn_layer_offset, else
 // Mamba (v1); its FFN is MoE iff i % expert_layer_period == expert_layer_offset (and
 // num_experts > 1). Mamba: inner = mamba_expand * hidden, mamba_d_state, mamba_d_conv,
@@ -707,12 +726,7 @@ Status ReadJamba(const ObjectReader& r, ModelSpec* m) {
   if (dtr != nullptr && !(dtr->is_string() && dtr->get_ref<const std::string&>() == "auto")) {
     L2S_ASSIGN_OR_RETURN(dt_rank, r.Int("mamba_dt_rank", 1, L::kMaxHidden));
   }
-  m->mamba_version = 1;
-  m->mamba_heads = static_cast<int>(expand * m->hidden_size);
-  m->mamba_head_dim = 1;
-  m->mamba_state = static_cast<int>(state);
-  m->mamba_conv_kernel = static_cast<int>(conv);
-  m->mamba_dt_rank = static_cast<int>(dt_rank);
+  SetMamba(1, expand * m->hidden_size, 1, state, 1, conv, dt_rank, 0, m);
   L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("mamba_conv_bias", true));
   L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
   return Status::Ok();
@@ -790,8 +804,13 @@ Status ReadNemotronH(const ObjectReader& r, ModelSpec* m) {
     m->router_bias = true;  // e_score_correction_bias
   }
   if (m->num_mixer_layers(Mixer::kMamba) > 0) {
-    L2S_ASSIGN_OR_RETURN(int64_t heads, r.Int("mamba_num_heads", 1, 4 * L::kMaxHidden));
     L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("mamba_head_dim", 1, L::kMaxHeadDim));
+    // NemotronHConfig: mamba_num_heads, else expand x hidden / mamba_head_dim.
+    L2S_ASSIGN_OR_RETURN(int64_t expand, r.IntOr("expand", 2, 1, 16));
+    int64_t heads = expand * m->hidden_size / hd;
+    if (r.Has("mamba_num_heads") || heads < 1) {
+      L2S_ASSIGN_OR_RETURN(heads, r.Int("mamba_num_heads", 1, 4 * L::kMaxHidden));
+    }
     L2S_ASSIGN_OR_RETURN(int64_t state, r.Int("ssm_state_size", 1, L::kMaxState));
     L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr("n_groups", 1, 1, heads));
     L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("conv_kernel", 4, 1, 64));
@@ -799,13 +818,7 @@ Status ReadNemotronH(const ObjectReader& r, ModelSpec* m) {
     if (heads % groups != 0)
       return r.Error("n_groups", fmt::format("a divisor of mamba_num_heads ({})", heads),
                      r.Find("n_groups"));
-    m->mamba_version = 2;
-    m->mamba_heads = static_cast<int>(heads);
-    m->mamba_head_dim = static_cast<int>(hd);
-    m->mamba_state = static_cast<int>(state);
-    m->mamba_groups = static_cast<int>(groups);
-    m->mamba_conv_kernel = static_cast<int>(conv);
-    m->mamba_chunk = static_cast<int>(chunk);
+    SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
     L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("use_conv_bias", true));
     L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
   }
@@ -816,7 +829,8 @@ Status ReadNemotronH(const ObjectReader& r, ModelSpec* m) {
 // block_configs entry: attention {no_op, replace_with_linear, n_heads_in_group, window_length},
 // ffn {no_op, replace_with_linear, ffn_mult}. KV heads = heads / n_heads_in_group; FFN width =
 // 2 * ffn_mult * hidden / 3 rounded up to a multiple of 256 (DeciLM's _ffn_mult_to_intermediate
-// _size). Norms: one before each present sublayer. replace_with_linear is not supported.
+// _size). Norms: one before each present sublayer. replace_with_linear: the sublayer is one
+// hidden x hidden matrix.
 Status ReadDeciLm(const ObjectReader& r, ModelSpec* m) {
   L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
   L2S_ASSIGN_OR_RETURN(m->dense_ffn_bias, r.BoolOr("mlp_bias", false));
@@ -856,12 +870,9 @@ Status ReadDeciLm(const ObjectReader& r, ModelSpec* m) {
     L2S_ASSIGN_OR_RETURN(bool a_lin, ar.BoolOr("replace_with_linear", false));
     L2S_ASSIGN_OR_RETURN(bool f_noop, fr.BoolOr("no_op", false));
     L2S_ASSIGN_OR_RETURN(bool f_lin, fr.BoolOr("replace_with_linear", false));
-    if ((a_lin && !a_noop) || (f_lin && !f_noop))
-      return Status::Unsupported(fmt::format(
-          "{}: field \"{}replace_with_linear\": linear replacement blocks are not supported; "
-          "expected false", r.source(), r.FieldName(at + (a_lin ? "attention." : "ffn."))));
-    if (a_noop) {
+    if (a_noop || a_lin) {
       l.mixer = Mixer::kNone;
+      l.attn_linear = a_lin && !a_noop;
     } else {
       L2S_ASSIGN_OR_RETURN(int64_t group, ar.Int("n_heads_in_group", 1, m->num_heads));
       if (m->num_heads % group != 0)
@@ -873,8 +884,9 @@ Status ReadDeciLm(const ObjectReader& r, ModelSpec* m) {
       L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(ar, "window_length"));
       l.window = static_cast<int>(w);
     }
-    if (f_noop) {
+    if (f_noop || f_lin) {
       l.ffn = FfnKind::kNone;
+      l.ffn_linear = f_lin && !f_noop;
     } else {
       L2S_ASSIGN_OR_RETURN(double mult, fr.Positive("ffn_mult", 64.0));
       const int64_t raw = static_cast<int64_t>(2.0 * mult * static_cast<double>(m->hidden_size) / 3.0);

@@ -258,6 +258,17 @@ TEST(HfFamiliesTest, DeciLmPerLayerShapes) {
   j = DeciLm();
   j["block_configs"][2]["attention"]["window_length"] = -8;
   ExpectError(Parse(j), "\"block_configs[2].attention.window_length\"");
+  // replace_with_linear: a hidden x hidden matrix instead of the sublayer.
+  j = DeciLm();
+  j["block_configs"][1]["attention"] = {{"no_op", false}, {"replace_with_linear", true}};
+  j["block_configs"][2]["ffn"] = {{"no_op", false}, {"replace_with_linear", true}};
+  m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->layers[1].attn_linear);
+  EXPECT_EQ(m->layers[1].mixer, Mixer::kNone);
+  EXPECT_TRUE(m->layers[2].ffn_linear);
+  // Layer 1: 256 x 256 linear + FFN 3 x 256 x 256 (ffn_mult 1.0 -> 256) + 2 norms of 256.
+  EXPECT_EQ(LayerParams(*m, m->layers[1]), 65536 + 196608 + 512);
   j = DeciLm();
   j["block_configs"][1]["ffn"].erase("ffn_mult");
   ExpectError(Parse(j), "\"block_configs[1].ffn.ffn_mult\"");

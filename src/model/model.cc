@@ -112,6 +112,10 @@ Status ValidateModelSpec(const ModelSpec& m) {
     if (l.kv_heads > 0 && m.num_heads % l.kv_heads != 0)
       return Bad(m, "layers[].kv_heads", fmt::format("a divisor of num_heads ({})", m.num_heads),
                  l.kv_heads);
+    if (l.attn_linear && l.mixer != Mixer::kNone)
+      return Bad(m, "layers[].attn_linear", "a layer without another mixer", 1);
+    if (l.ffn_linear && l.ffn != FfnKind::kNone)
+      return Bad(m, "layers[].ffn_linear", "a layer without another FFN", 1);
     if (l.window > 0 && l.mixer != Mixer::kAttention)
       return Bad(m, "layers[].window", "0 on layers without softmax attention", l.window);
     bool seen = false;

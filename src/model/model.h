@@ -42,6 +42,10 @@ struct LayerSpec {
   int64_t ffn_size = 0;  // dense FFN width (DeciLM ffn_mult)
   bool k_eq_v = false;   // V comes from the K projection: no v_proj weights (Gemma 4 global)
   bool shared_indexer = false;  // kSparse: reuses an earlier layer's top-k (no indexer of its own)
+  // DeciLM replace_with_linear: the sublayer is one hidden x hidden matrix (with its norm); the
+  // mixer / FFN kind is then kNone.
+  bool attn_linear = false;
+  bool ffn_linear = false;
 
   bool operator==(const LayerSpec&) const = default;
 };

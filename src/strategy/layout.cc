@@ -491,28 +491,30 @@ class Builder {
   void Indexer(Section* sec, double dseqs, double pseqs, double keys, double heads, double dim) {
     const double kvb = BytesPerElement(cfg_.kv);
     if (dseqs > 0) {
-      Step& st = sec->Add();
-      st.kind = StepKind::kStream;
-      st.op = Op::kAttnCore;
-      st.what = "indexer-decode";
-      st.wdtype = DType::kFP8;
-      st.seqs = dseqs;
+      Step& st = Stream(sec, "indexer-decode", DType::kFP8, dseqs, dseqs * keys * dim * kvb,
+                        2.0 * dseqs * keys * heads * dim);
       st.kv_len = keys;
-      st.bytes = dseqs * keys * dim * kvb;
-      st.flops = 2.0 * dseqs * keys * heads * dim;
     }
     if (pseqs > 0) {
       const double L = sh_.prefill_len;
-      Step& st = sec->Add();
-      st.kind = StepKind::kStream;
-      st.op = Op::kAttnCore;
-      st.what = "indexer-prefill";
-      st.wdtype = DType::kFP8;
-      st.seqs = pseqs;
+      Step& st = Stream(sec, "indexer-prefill", DType::kFP8, pseqs,
+                        pseqs * L * (dim * kvb + heads * dim * act_b_),
+                        2.0 * pseqs * L * (L + 1) / 2 * heads * dim);
       st.q_len = L;
-      st.bytes = pseqs * L * (dim * kvb + heads * dim * act_b_);
-      st.flops = 2.0 * pseqs * L * (L + 1) / 2 * heads * dim;
     }
+  }
+
+  // A kStream step of attn_core (roofline of `bytes` through HBM and `flops` at `dt`'s peak).
+  Step& Stream(Section* sec, const char* what, DType dt, double seqs, double bytes, double flops) {
+    Step& st = sec->Add();
+    st.kind = StepKind::kStream;
+    st.op = Op::kAttnCore;
+    st.what = what;
+    st.wdtype = dt;
+    st.seqs = seqs;
+    st.bytes = bytes;
+    st.flops = flops;
+    return st;
   }
 
   // Linear attention (gated DeltaNet) and Mamba layers: in_proj (attn_qkv), a fixed-size state
@@ -553,16 +555,11 @@ class Builder {
     const double sb = BytesPerElement(kStateDType);
     const double state = (heads * dk * dv + conv * (taps - 1)) * sb;  // per sequence, this GPU
     if (dseqs > 0) {
-      Step& st = sec->Add();
-      st.kind = StepKind::kStream;
-      st.op = Op::kAttnCore;
-      st.what = mamba ? "ssm-decode" : "deltanet-decode";
-      st.wdtype = DType::kBF16;
-      st.seqs = dseqs;
+      Step& st = Stream(sec, mamba ? "ssm-decode" : "deltanet-decode", DType::kBF16, dseqs,
+                        dseqs * (2 * state + (in_w * frac + out_w * frac) * act_b_),
+                        dseqs * (6 * heads * dk * dv + 2 * conv * taps));
       st.q_len = 1;
       st.heads = heads;
-      st.bytes = dseqs * (2 * state + (in_w * frac + out_w * frac) * act_b_);
-      st.flops = dseqs * (6 * heads * dk * dv + 2 * conv * taps);
     }
     if (pseqs > 0) {
       const double L = sh_.prefill_len;
@@ -604,13 +601,27 @@ class Builder {
     Elementwise(sec, Op::kAttnOut, "residual-add", TokensIn(res_, g) * h * act_b_ * 3);
   }
 
+  // DeciLM replace_with_linear sublayer: norm (charged to `first`), one hidden x hidden matmul
+  // sharded by `second`'s dim, back to the residual layout, residual add.
+  void LinearBlock(Section* sec, Op first, Op second, DType wdt) {
+    const double h = m_.hidden_size;
+    Norm(sec, first, "norm");
+    Layout l = Matmul(sec, second, s_.dim(second), res_, T_, TokensSplit(tp_.g), h, h, wdt, tp_,
+                      1, "linear");
+    Convert(sec, second, l, res_, T_, h, tp_);
+    Elementwise(sec, second, "residual-add", TokensIn(res_, tp_.g) * h * act_b_ * 3);
+  }
+
   void BuildLayer(const LayerKind& kind, Section* sec) {
     Reset(sec);
     if (kind.mixer == Mixer::kAttention || kind.mixer == Mixer::kSparse) {
       BuildAttention(kind, sec);
     } else if (kind.mixer != Mixer::kNone) {
       BuildRecurrent(kind, sec);
+    } else if (kind.attn_linear) {
+      LinearBlock(sec, Op::kAttnQkv, Op::kAttnOut, AttnDtype());
     }
+    if (kind.ffn_linear) LinearBlock(sec, Op::kDenseFfn1, Op::kDenseFfn2, cfg_.weight);
     if (kind.ffn == FfnKind::kNone) return;
     // The pre-FFN norm and the closing residual add are charged to the layer's first and last FFN
     // operator (their cost depends only on the residual layout).
