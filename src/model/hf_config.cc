@@ -483,6 +483,22 @@ Status ReadGlmMoeDsa(const ObjectReader& r, ModelSpec* m) {
   return ReadSparseAttention(r, 32, m);
 }
 
+// DeepSeek-style MoE layout of GLM-4.x and Ling: `shared_key` shared experts of the routed
+// experts' width, the first first_k_dense_replace layers dense (intermediate_size), the rest MoE,
+// num_nextn_predict_layers MTP modules.
+Status ReadFirstDenseLayout(const ObjectReader& r, std::string_view shared_key, ModelSpec* m) {
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr(shared_key, 0, 0, L::kMaxSharedExperts));
+  m->num_shared_experts = static_cast<int>(shared);
+  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
+  L2S_ASSIGN_OR_RETURN(int64_t first_dense, r.IntOr("first_k_dense_replace", 0, 0, m->num_layers));
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = i >= first_dense ? FfnKind::kMoe : FfnKind::kDense;
+  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
+  m->mtp_layers = static_cast<int>(mtp);
+  return Status::Ok();
+}
+
 // GLM-4.5 / 4.6 / 4.7 (Glm4MoeConfig): GQA with q/k/v biases (attention_bias; o_proj has none),
 // optional per-head q/k norm, DeepSeek-style MoE layout with a score-correction bias.
 Status ReadGlm4Moe(const ObjectReader& r, ModelSpec* m) {
@@ -491,18 +507,9 @@ Status ReadGlm4Moe(const ObjectReader& r, ModelSpec* m) {
   L2S_ASSIGN_OR_RETURN(m->qk_norm, r.BoolOr("use_qk_norm", false));
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("n_shared_experts", 0, 0, L::kMaxSharedExperts));
-  m->num_shared_experts = static_cast<int>(shared);
-  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
   m->router_bias = true;  // Glm4MoeTopkRouter: e_score_correction_bias
-  L2S_ASSIGN_OR_RETURN(int64_t first_dense, r.IntOr("first_k_dense_replace", 0, 0, m->num_layers));
-  for (int i = 0; i < m->num_layers; ++i)
-    m->layers[i].ffn = i >= first_dense ? FfnKind::kMoe : FfnKind::kDense;
-  L2S_RETURN_IF_ERROR(ReadMlpLayerTypes(r, m));
-  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
-  m->mtp_layers = static_cast<int>(mtp);
-  return Status::Ok();
+  L2S_RETURN_IF_ERROR(ReadFirstDenseLayout(r, "n_shared_experts", m));
+  return ReadMlpLayerTypes(r, m);
 }
 
 // MiniMax-M2 (MiniMaxM2Config): GQA, q/k RMSNorm over all heads (qk_norm_type "per_layer") or
@@ -951,16 +958,7 @@ Status ReadBailingMoe(const ObjectReader& r, bool v2, ModelSpec* m) {
   }
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("num_shared_experts", 0, 0, L::kMaxSharedExperts));
-  m->num_shared_experts = static_cast<int>(shared);
-  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
-  L2S_ASSIGN_OR_RETURN(int64_t first_dense, r.IntOr("first_k_dense_replace", 0, 0, m->num_layers));
-  for (int i = 0; i < m->num_layers; ++i)
-    m->layers[i].ffn = i >= first_dense ? FfnKind::kMoe : FfnKind::kDense;
-  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
-  m->mtp_layers = static_cast<int>(mtp);
-  return Status::Ok();
+  return ReadFirstDenseLayout(r, "num_shared_experts", m);
 }
 
 Status ReadQuantization(const ObjectReader& top, ModelSpec* m) {
