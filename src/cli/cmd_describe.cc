@@ -178,14 +178,22 @@ void PrintModel(const ModelSpec& m, int64_t context) {
           : "";
   row("layers", fmt::format("{} ({} dense, {} MoE{})", m.num_layers, m.num_dense_layers(),
                             m.num_moe_layers(), windows));
+  // Per kind: KV bytes per token of one layer, and per sequence at `context` the KV and the
+  // fixed recurrent state of all the kind's layers.
   const std::vector<KindCount> kinds = LayerKinds(m);
-  fmt::print("{:<22} {:>6}  {:<24} {:<42} {:>10} {:>12} {:>12}\n", "layer kinds", "layers",
-             "mixer", "ffn", "params/lyr", "KV B/token", "state B/seq");
-  for (const KindCount& k : kinds)
-    fmt::print("{:<22} {:>6}  {:<24} {:<42} {:>9.3f}B {:>12.0f} {:>12.0f}\n", "", k.count,
-               MixerLabel(m, k.layer), FfnLabel(m, k.layer),
-               static_cast<double>(LayerParams(m, k.layer)) / 1e9,
-               KvBytesPerTokenOfLayer(m, k.layer, DType::kBF16), StateBytesOfLayer(m, k.layer));
+  fmt::print("{:<22} {:>6}  {:<22} {:<42} {:>10} {:>10} {:>12} {:>12}\n", "layer kinds", "layers",
+             "mixer", "ffn", "params/lyr", "KV B/tok", "KV MiB/seq", "state MiB/seq");
+  for (const KindCount& k : kinds) {
+    const LayerSpec& l = k.layer;
+    const int64_t held = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
+    fmt::print("{:<22} {:>6}  {:<22} {:<42} {:>9.3f}B {:>10.0f} {:>12.1f} {:>12.1f}\n", "",
+               k.count, MixerLabel(m, l), FfnLabel(m, l),
+               static_cast<double>(LayerParams(m, l)) / 1e9,
+               KvBytesPerTokenOfLayer(m, l, DType::kBF16),
+               k.count * KvBytesPerTokenOfLayer(m, l, DType::kBF16) * static_cast<double>(held) /
+                   (1024.0 * 1024.0),
+               k.count * StateBytesOfLayer(m, l) / (1024.0 * 1024.0));
+  }
   row("hidden / vocab", fmt::format("{} / {}{}", m.hidden_size, m.vocab_size,
                                     m.tied_embeddings ? " (tied)" : ""));
   if (m.attention == AttentionKind::kMla) {
