@@ -306,6 +306,27 @@ TEST(HfFamiliesTest, SparseAttentionFamilies) {
   ExpectError(Parse(j), "\"index_topk\"");
 }
 
+TEST(HfFamiliesTest, GlmMoeDsaClassDefaultsGiveGlm5) {
+  // GlmMoeDsaConfig's documented defaults "yield a similar configuration to that of GLM-5"
+  // (transformers configuration_glm_moe_dsa); GLM-5 is published as 744B total, 40B active.
+  // Only the fields without a default in l2s are written; the first 3 layers are dense by the
+  // class's default mlp_layer_types.
+  json j{{"model_type", "glm_moe_dsa"}, {"vocab_size", 154880}, {"hidden_size", 6144},
+         {"intermediate_size", 12288}, {"moe_intermediate_size", 2048},
+         {"num_hidden_layers", 78}, {"num_attention_heads", 64}, {"n_shared_experts", 1},
+         {"n_routed_experts", 256}, {"kv_lora_rank", 512}, {"q_lora_rank", 2048},
+         {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 192}, {"v_head_dim", 256},
+         {"num_experts_per_tok", 8}};
+  StatusOr<ModelSpec> m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->num_dense_layers(), 3);
+  EXPECT_EQ(m->index_heads, 32);
+  EXPECT_EQ(m->index_topk, 2048);
+  const ParamCounts c = CountParams(*m);
+  EXPECT_NEAR(static_cast<double>(c.total), 744e9, 0.02 * 744e9);
+  EXPECT_NEAR(static_cast<double>(c.active), 40e9, 0.10 * 40e9);
+}
+
 TEST(HfFamiliesTest, LongcatZeroExpertsAndTwoSublayersPerBlock) {
   json j{{"model_type", "longcat_flash"}, {"num_layers", 2}, {"hidden_size", 256},
          {"ffn_hidden_size", 512}, {"expert_ffn_hidden_size", 64}, {"num_attention_heads", 4},
