@@ -147,19 +147,23 @@ nlohmann::ordered_json StepJson(const Step& st, double time_s) {
   return j;
 }
 
-double SectionSeconds(const Section& sec, const std::array<double, Section::kMaxSteps>& t) {
-  double s = 0;
-  for (int i = 0; i < sec.num_steps; ++i) s += t[i];
-  return s;
+// The section's seconds as the simulator composes them: with two-batch overlap (tbo) the steps
+// are one half batch's and the section costs 2 max(compute, comm).
+double SectionSeconds(const Simulator& sim, const Section& sec,
+                      const std::array<double, Section::kMaxSteps>& t, bool tbo) {
+  double compute = 0, comm = 0;
+  for (int i = 0; i < sec.num_steps; ++i)
+    (sec.steps[i].kind == StepKind::kComm ? comm : compute) += t[i];
+  return sim.SectionSeconds(compute, comm, tbo);
 }
 
-nlohmann::ordered_json SectionJson(const Section& sec,
-                                   const std::array<double, Section::kMaxSteps>& t) {
+nlohmann::ordered_json SectionJson(const Simulator& sim, const Section& sec,
+                                   const std::array<double, Section::kMaxSteps>& t, bool tbo) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (int i = 0; i < sec.num_steps; ++i) steps.push_back(StepJson(sec.steps[i], t[i]));
   j["steps"] = std::move(steps);
-  j["time_us"] = SectionSeconds(sec, t) * 1e6;
+  j["time_us"] = SectionSeconds(sim, sec, t, tbo) * 1e6;
   j["weight_mib"] = sec.weight_bytes / kMiB;
   j["kv_mib"] = (sec.kv_bytes - sec.state_bytes) / kMiB;
   j["state_mib"] = sec.state_bytes / kMiB;
@@ -167,25 +171,37 @@ nlohmann::ordered_json SectionJson(const Section& sec,
   return j;
 }
 
-std::string SectionText(const std::string& title, const Section& sec,
-                        const std::array<double, Section::kMaxSteps>& t) {
+std::string SectionText(const Simulator& sim, const std::string& title, const Section& sec,
+                        const std::array<double, Section::kMaxSteps>& t, bool tbo) {
   std::string out = fmt::format("== {} ==\n", title);
   if (sec.num_steps == 0) return out + "  (no steps)\n";
   out += fmt::format("  {:<14} {:<12} {:<56} {:>10} {:>11} {:>10}\n", "step", "op",
                      "per-GPU shape / group", "GFLOP", "weight MiB", "time us");
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
-    out += fmt::format("  {:<14} {:<12} {:<56} {:>10} {:>11} {:>10.2f}\n", st.what, OpName(st.op),
+    // A step overlapped with an earlier one (sbo) shows only the time that sticks out of it.
+    const std::string what =
+        st.hides_under >= 0 ? fmt::format("{}*", st.what) : std::string(st.what);
+    out += fmt::format("  {:<14} {:<12} {:<56} {:>10} {:>11} {:>10.2f}\n", what, OpName(st.op),
                        Shape(st), st.flops > 0 ? fmt::format("{:.3f}", st.flops / 1e9) : "-",
                        st.weight_bytes > 0 ? fmt::format("{:.2f}", st.weight_bytes / kMiB) : "-",
                        t[i] * 1e6);
   }
-  out += fmt::format("  total {:.2f} us; weights {:.2f} MiB, KV cache {:.2f} MiB{} per GPU\n",
-                     SectionSeconds(sec, t) * 1e6, sec.weight_bytes / kMiB,
-                     (sec.kv_bytes - sec.state_bytes) / kMiB,
+  out += fmt::format("  total {:.2f} us{}; weights {:.2f} MiB, KV cache {:.2f} MiB{} per GPU\n",
+                     SectionSeconds(sim, sec, t, tbo) * 1e6,
+                     tbo ? fmt::format(" (2 half batches: 2 x max({:.3f} x compute, communication))",
+                                       sim.OverlapStretch())
+                         : std::string(),
+                     sec.weight_bytes / kMiB, (sec.kv_bytes - sec.state_bytes) / kMiB,
                      sec.state_bytes > 0
                          ? fmt::format(", recurrent state {:.2f} MiB", sec.state_bytes / kMiB)
                          : std::string());
+  for (int i = 0; i < sec.num_steps; ++i) {
+    const int j = sec.steps[i].hides_under;
+    if (j >= 0)
+      out += fmt::format("  * {} runs under {} (single-batch overlap): only what exceeds it counts\n",
+                         sec.steps[i].what, sec.steps[j].what);
+  }
   return out;
 }
 
@@ -214,6 +230,7 @@ int Run(const ExplainFlags& f) {
   StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch);
   if (!parsed.ok()) return Fail(parsed.status());
   const Strategy s = *parsed;
+  const bool tbo = s.overlap == Overlap::kTbo;
   const Simulator sim(std::move(*p));
   const Problem& prob = sim.problem();
   const Evaluation e = sim.Evaluate(s);
@@ -252,7 +269,7 @@ int Run(const ExplainFlags& f) {
     j["slowest_stage"] = e.slowest_stage;
     nlohmann::ordered_json layers = nlohmann::ordered_json::array();
     for (int k = 0; k < prog.num_kinds; ++k) {
-      nlohmann::ordered_json lj = SectionJson(prog.layers[k], d->layer_step_s[k]);
+      nlohmann::ordered_json lj = SectionJson(sim, prog.layers[k], d->layer_step_s[k], tbo);
       lj["kind"] = KindTitle(prob.model, prog.kinds[k]);
       lj["ffn"] = FfnKindName(prog.kinds[k].ffn);
       lj["mixer"] = MixerName(prog.kinds[k].mixer);
@@ -262,9 +279,9 @@ int Run(const ExplainFlags& f) {
       layers.push_back(std::move(lj));
     }
     j["layer_kinds"] = std::move(layers);
-    j["embed"] = SectionJson(prog.embed, d->embed_step_s);
-    j["lm_head"] = SectionJson(prog.lm_head, d->lm_head_step_s);
-    j["pipeline"] = SectionJson(prog.pipe, d->pipe_step_s);
+    j["embed"] = SectionJson(sim, prog.embed, d->embed_step_s, tbo);
+    j["lm_head"] = SectionJson(sim, prog.lm_head, d->lm_head_step_s, tbo);
+    j["pipeline"] = SectionJson(sim, prog.pipe, d->pipe_step_s, tbo);
     j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
     j["why"] = why;
     fmt::print("{}\n", j.dump(2));
@@ -273,20 +290,21 @@ int Run(const ExplainFlags& f) {
 
   fmt::print("{} on {} x {}, {}; strategy {}\n", prob.model.name, prob.cluster.num_gpus,
              prob.cluster.gpu.name, ModeName(prob.workload.mode), ToText(s));
-  fmt::print("batch {} per attention-dp rank{}: {} tokens per rank per step; residual stream {}\n\n",
+  fmt::print("batch {} per attention-dp rank{}: {} tokens per rank per step{}; residual stream {}\n\n",
              e.batch, s.batch == 0 ? " (auto)" : "", N(prog.tokens_per_rank),
+             tbo ? " in each of two half batches (two-batch overlap)" : "",
              LayoutName(prog.residual));
   for (int k = 0; k < prog.num_kinds; ++k) {
     const std::string title =
         fmt::format("layer kind {}: {} - {} layers ({} in the slowest stage, stage {} of {})", k,
                     KindTitle(prob.model, prog.kinds[k]), total_layers[k], slow.layers[k], e.slowest_stage,
                     s.pp);
-    fmt::print("{}\n", SectionText(title, prog.layers[k], d->layer_step_s[k]));
+    fmt::print("{}\n", SectionText(sim, title, prog.layers[k], d->layer_step_s[k], tbo));
   }
-  fmt::print("{}\n", SectionText("embed (first stage)", prog.embed, d->embed_step_s));
-  fmt::print("{}\n", SectionText("lm_head (last stage)", prog.lm_head, d->lm_head_step_s));
-  fmt::print("{}\n", SectionText(s.pp > 1 ? "pipeline (each stage boundary)" : "pipeline (pp=1: none)",
-                                 prog.pipe, d->pipe_step_s));
+  fmt::print("{}\n", SectionText(sim, "embed (first stage)", prog.embed, d->embed_step_s, tbo));
+  fmt::print("{}\n", SectionText(sim, "lm_head (last stage)", prog.lm_head, d->lm_head_step_s, tbo));
+  fmt::print("{}\n", SectionText(sim, s.pp > 1 ? "pipeline (each stage boundary)" : "pipeline (pp=1: none)",
+                                 prog.pipe, d->pipe_step_s, tbo));
   fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, EngineInfo{}));
   return exit_code;
 }

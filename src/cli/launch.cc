@@ -162,6 +162,26 @@ std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, c
                               "sequence-parallel residual stream; it runs sp=off (replicated "
                               "residual stream)",
                               E));
+  // Redundant experts and MoE overlap (docs/PLAN.md "Engine rules"): SGLang has EPLB with
+  // redundant experts (--enable-eplb --ep-num-redundant-experts) and both overlaps
+  // (--enable-two-batch-overlap, --enable-single-batch-overlap); vLLM has EPLB
+  // (--enable-eplb, num_redundant_experts) and a two-batch overlap (--enable-dbo) but no
+  // single-batch overlap; TensorRT-LLM has redundant slots (moe_load_balancer num_slots) and
+  // no overlap switch; Megatron-LM neither.
+  const bool has_slots = engine != Engine::kMegatron;
+  const bool has_tbo = engine == Engine::kSglang || engine == Engine::kVllm;
+  const bool has_sbo = engine == Engine::kSglang;
+  if (s.slots > 0 && !has_slots)
+    out.push_back(fmt::format("slots={} (redundant experts, EPLB placement): {} has no redundant "
+                              "expert slots; it runs one slot per expert",
+                              s.slots, E));
+  if ((s.overlap == Overlap::kTbo && !has_tbo) || (s.overlap == Overlap::kSbo && !has_sbo))
+    out.push_back(fmt::format("overlap={} ({}): {} cannot overlap the MoE all-to-all this way; it "
+                              "runs overlap=none",
+                              OverlapName(s.overlap),
+                              s.overlap == Overlap::kTbo ? "two-batch overlap"
+                                                         : "single-batch overlap",
+                              E));
   // Degree combinations.
   auto alternatives = [&](std::vector<std::pair<int, int>> tp_dp, std::vector<int> eps) {
     std::vector<std::string> alts;
@@ -211,6 +231,10 @@ std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, cons
   Strategy base = s;
   base.dims = EngineDims(m);
   if (engine != Engine::kMegatron || s.tp <= 1) base.sp = false;
+  if (engine == Engine::kMegatron) base.slots = 0;
+  if ((s.overlap == Overlap::kTbo && engine != Engine::kSglang && engine != Engine::kVllm) ||
+      (s.overlap == Overlap::kSbo && engine != Engine::kSglang))
+    base.overlap = Overlap::kNone;
   const int G = s.tp * s.dp;
   std::vector<Strategy> cands;
   auto add = [&](int tp, int dp, int ep) {
@@ -219,6 +243,7 @@ std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, cons
     t.dp = dp;
     t.ep = ep;
     if (t.tp <= 1) t.sp = false;
+    if (t.ep <= 1) t.overlap = Overlap::kNone;  // overlap hides the expert all-to-all only
     if (!CheckStrategy(m, s.gpus(), t).ok()) return;
     if (std::find(cands.begin(), cands.end(), t) == cands.end()) cands.push_back(t);
   };
@@ -264,6 +289,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                       s.tp, s.pp);
       if (s.dp > 1) c += fmt::format(" --data-parallel-size {}", s.dp);
       if (moe && s.ep > 1) c += " --enable-expert-parallel";
+      if (moe && s.slots > m.num_experts)
+        c += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'",
+                         s.slots - m.num_experts);
+      if (s.overlap == Overlap::kTbo) c += " --enable-dbo";
       c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
@@ -285,6 +314,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (s.dp > 1) c += fmt::format(" --dp {}", s.dp);
       if (dp_attention) c += " --enable-dp-attention";
       if (moe && s.ep > 1) c += fmt::format(" --ep-size {}", s.ep);
+      if (moe && s.slots > 0)
+        c += fmt::format(" --enable-eplb --ep-num-redundant-experts {}", s.slots - m.num_experts);
+      if (s.overlap == Overlap::kTbo) c += " --enable-two-batch-overlap";
+      if (s.overlap == Overlap::kSbo) c += " --enable-single-batch-overlap";
       if (s.pp > 1) c += fmt::format(" --pp-size {}", s.pp);
       if (dp_attention && HasDenseFfn(m)) c += " --moe-dense-tp-size 1";
       const int requests = batch * s.pp * (dp_attention ? s.dp : 1);
@@ -322,6 +355,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
             "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
             s.tp * s.pp));
       if (kv_fp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
+      if (moe && s.slots > 0)
+        yaml += fmt::format("moe_config:\n  load_balancer:\n    num_slots: {}\n", s.slots);
       if (!yaml.empty()) {
         lc.extra_file_name = "extra-llm-api-config.yml";
         lc.extra_file = yaml;

@@ -24,6 +24,21 @@ constexpr double kGiBytes = 1024.0 * 1024.0 * 1024.0;
 constexpr double kNvlinkLatency = 3 * kUs;
 constexpr double kIbLatency = 5 * kUs;
 
+// Streaming multiprocessors per GPU (NVIDIA's architecture whitepapers and datasheets: H100 /
+// H800 / H200 SXM 132, A100 108, B200 and GB200's B200 148, H20 78); communication kernels that
+// run beside GEMMs (DeepEP) take some of them (sim: overlap).
+int SmCountFor(std::string_view name) {
+  struct Sms {
+    const char* name;
+    int sms;
+  };
+  static constexpr Sms kSms[] = {{"h100", 132}, {"h200", 132}, {"h800", 132}, {"a100", 108},
+                                 {"b200", 148}, {"gb200", 148}, {"h20", 78}};
+  for (const Sms& s : kSms)
+    if (name == s.name) return s.sms;
+  return 0;
+}
+
 GpuPresetEntry Entry(const char* name, double bf16_tflops, double fp8_tflops, double hbm_gib,
                      double hbm_tbps, double nvlink_gbps, const char* calibration,
                      double scaleout_gbps) {
@@ -35,6 +50,7 @@ GpuPresetEntry Entry(const char* name, double bf16_tflops, double fp8_tflops, do
   e.gpu.hbm_bw = hbm_tbps * kT;
   e.gpu.nvlink_bw = nvlink_gbps * kG;
   e.gpu.calibration = calibration;
+  e.gpu.sm_count = SmCountFor(name);
   e.scaleout_bw = scaleout_gbps * kG;
   e.nvlink_latency = kNvlinkLatency;
   e.scaleout_latency = kIbLatency;

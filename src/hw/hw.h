@@ -19,6 +19,8 @@ struct GpuSpec {
   double hbm_bw = 0;             // peak HBM bandwidth, bytes/s
   double nvlink_bw = 0;          // per GPU, one direction, bytes/s
   std::string calibration;       // calibration table set used by the simulator ("h100_sxm", ...)
+  int sm_count = 0;              // streaming multiprocessors; 0 = unknown (overlap then assumes
+                                 // communication kernels take no compute from the GEMMs)
 
   double PeakFlops(DType compute) const {
     return (compute == DType::kBF16 || fp8_flops <= 0) ? bf16_flops : fp8_flops;

@@ -23,14 +23,20 @@ constexpr int kK = Program::kMaxKinds;
 //   embedding and LM-head sections: seconds and weight bytes;
 //   serve mode: the group's share of the TTFT prefill pass (seconds, all layers).
 // The largest live activation (bytes) is kept apart: groups combine it by max, not sum.
+//   two-batch overlap (tbo): per layer kind, embedding and LM head also communication seconds,
+//   kept apart from compute (Simulator::SectionSeconds = 2 max(compute, comm) is monotone in
+//   both, so sums of minima still bound it from below); 0 otherwise.
 enum Crit : int {
   kLs = 0,
   kLw = kLs + kK,
   kKv = kLw + kK,
-  kEs = kKv + kK,
+  kLa = kKv + kK,
+  kEs = kLa + kK,
   kEw,
+  kEa,
   kLms,
   kLmw,
+  kLma,
   kTtft,
   kNumCrit
 };
@@ -183,21 +189,32 @@ class Solver {
         space_.Mask(tp_prefix, StrategySpace::kEp, ep_ok);
         for (int iep = 0; iep < static_cast<int>(ep_ok.size()); ++iep) {
           if (!ep_ok[iep]) continue;
+          const int ep = space_.ep_options()[iep];
           for (int b : batches_) {
             for (int isp = 0; isp < num_sp; ++isp) {
-              if (count_only) {
-                ++planned_configs_;
-                continue;
+              // Expert slots and overlap (MoE spaces): part of the configuration, like sp.
+              for (int slots : space_.slot_options()) {
+                const int S = slots == 0 ? sim_.problem().model.num_experts : slots;
+                if (space_.slots_head() >= 0 && S % ep != 0) continue;
+                for (Overlap ov : space_.overlap_options()) {
+                  if (ov != Overlap::kNone && ep <= 1) continue;
+                  if (count_only) {
+                    ++planned_configs_;
+                    continue;
+                  }
+                  Strategy s;
+                  s.pp = pps[ipp];
+                  s.tp = space_.tp_options()[itp];
+                  s.dp = n_ / (s.pp * s.tp);
+                  s.ep = ep;
+                  s.batch = b;
+                  s.sp = isp == 1;
+                  s.slots = slots;
+                  s.overlap = ov;
+                  s.dims.fill(Dim::kNone);
+                  if (!SolveConfig(s)) return;  // cancelled
+                }
               }
-              Strategy s;
-              s.pp = pps[ipp];
-              s.tp = space_.tp_options()[itp];
-              s.dp = n_ / (s.pp * s.tp);
-              s.ep = space_.ep_options()[iep];
-              s.batch = b;
-              s.sp = isp == 1;
-              s.dims.fill(Dim::kNone);
-              if (!SolveConfig(s)) return;  // cancelled
             }
           }
         }
@@ -294,13 +311,16 @@ class Solver {
       const int op = static_cast<int>(the_op);
       for (int k = 0; k < num_kinds_; ++k) {
         v[kLs + k] += ot.layer_s[k][op];
+        v[kLa + k] += ot.layer_comm_s[k][op];
         v[kLw + k] += ot.layer_w[k][op];
         act = std::max(act, ot.layer_act[k][op]);
         ttft += kind_total_[k] * ot.ttft_layer_s[k][op];
       }
       v[kEs] += ot.embed_s[op];
+      v[kEa] += ot.embed_comm_s[op];
       v[kEw] += ot.embed_w[op];
       v[kLms] += ot.lm_s[op];
+      v[kLma] += ot.lm_comm_s[op];
       v[kLmw] += ot.lm_w[op];
       act = std::max({act, ot.embed_act[op], ot.lm_act[op]});
       ttft += ot.ttft_embed_s[op] + ot.ttft_lm_s[op];
@@ -350,10 +370,12 @@ class Solver {
     double worst_t = 0, worst_m = 0;
     const double pipe = base_.pp > 1 ? pipe_s_ : 0.0;
     for (const Profile& pr : profiles_) {
-      double time = pipe + pr.first * v[kEs] + pr.last * v[kLms];
+      const bool tbo = base_.overlap == Overlap::kTbo;
+      double time = pipe + pr.first * sim_.SectionSeconds(v[kEs], v[kEa], tbo) +
+                    pr.last * sim_.SectionSeconds(v[kLms], v[kLma], tbo);
       double w = pr.first * v[kEw] + pr.last * v[kLmw];
       for (int k = 0; k < num_kinds_; ++k) {
-        time += pr.count[k] * v[kLs + k];
+        time += pr.count[k] * sim_.SectionSeconds(v[kLs + k], v[kLa + k], tbo);
         w += pr.count[k] * (v[kLw + k] + base_.pp * v[kKv + k]);
       }
       worst_t = std::max(worst_t, time);
@@ -400,6 +422,7 @@ class Solver {
     t.num_kinds = num_kinds_;
     for (int k = 0; k < num_kinds_; ++k) {
       t.layer_s[k] = v[kLs + k];
+      t.layer_comm_s[k] = v[kLa + k];
       t.layer_w[k] = v[kLw + k];
       t.layer_kv[k] = v[kKv + k];
     }
@@ -407,6 +430,8 @@ class Solver {
     t.embed_s = v[kEs];
     t.embed_w = v[kEw];
     t.lm_s = v[kLms];
+    t.embed_comm_s = v[kEa];
+    t.lm_comm_s = v[kLma];
     t.lm_w = v[kLmw];
     t.pipe_s = pipe_s_;
     if (ttft_matters_) t.ttft_prefill_s = v[kTtft] + ttft_pipe_s_ * (base_.pp - 1);

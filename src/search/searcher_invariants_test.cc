@@ -234,7 +234,8 @@ TEST(SearcherCrossChecks, MegatronIsTheBestMegatronDimsStrategy) {
     std::vector<int> idx(in.space->num_heads(), 0);
     while (true) {
       const Strategy s = in.space->Decode(idx);
-      if (s.dims == want_dims.dims && !s.sp) {
+      // Megatron's family: its dims, sp off, one slot per expert, no overlap.
+      if (s.dims == want_dims.dims && !s.sp && s.slots == 0 && s.overlap == Overlap::kNone) {
         const Evaluation e = in.sim->Evaluate(s);
         if (e.valid() && (!found || e.tokens_per_s_per_gpu > best)) {
           found = true;

@@ -175,8 +175,16 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
       const CollLine& l = c.deepep[decode ? 1 : 0][kind == CollKind::kDispatch ? 0 : 1];
       const double nv_s = bytes / (l.busbw * bw_scale);
       if (d == 1) return l.lat_s + nv_s;
-      // Uniform routing: a share (n - n_local)/n of each rank's copies leaves the domain over
-      // the scale-out NIC while the rest moves over NVLink, concurrently.
+      if (!decode && g.fanout > 0) {
+        // High-throughput (normal) kernels: a token is sent over RDMA once per destination
+        // domain and forwarded to its experts' GPUs over NVLink there, so the NIC carries
+        // RemoteDomainsPerToken(k, d) / k of the copies' bytes while NVLink carries all of them.
+        const double nic = bytes * RemoteDomainsPerToken(g.fanout, d) / g.fanout;
+        return l.lat_s + so_lat + std::max(nv_s, nic / so_bw);
+      }
+      // Low-latency kernels (and unknown fan-out): every copy is sent straight to its GPU, so a
+      // share (n - n_local)/n of each rank's copies leaves the domain over the scale-out NIC
+      // while the rest moves over NVLink, concurrently.
       const double off = static_cast<double>(n - n_local) / n;
       return std::max(l.lat_s + nv_s,
                       l.lat_s + so_lat + std::max((1.0 - off) * nv_s, off * bytes / so_bw));
@@ -197,6 +205,12 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
 double CollectiveSeconds(const ClusterSpec& cluster, CollKind kind, GroupPlacement g, double bytes,
                          bool decode) {
   return CollectiveSecondsWith(CollectiveCoeffsFor(cluster.gpu), cluster, kind, g, bytes, decode);
+}
+
+double RemoteDomainsPerToken(double k, int d) {
+  if (d <= 1 || !(k > 0)) return 0.0;
+  const double dd = static_cast<double>(d);
+  return (dd - 1.0) * (1.0 - std::pow(1.0 - 1.0 / dd, k));
 }
 
 double ExpertImbalance(double copies, int ep) {

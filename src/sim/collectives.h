@@ -25,7 +25,15 @@ const char* CollKindName(CollKind k);
 struct GroupPlacement {
   int n = 1;
   int n_domains = 1;
+  // MoE dispatch/combine only: routed copies per token (top-k). With the high-throughput
+  // kernels a token crosses the scale-out network once per destination domain and fans out
+  // over NVLink there; 0 = unknown (every copy that leaves the domain crosses the NIC).
+  double fanout = 0;
 };
+
+// Expected number of OTHER NVLink domains a token's `k` routed copies land in when the copies
+// pick uniformly among `d` domains: (d - 1) * (1 - (1 - 1/d)^k).
+double RemoteDomainsPerToken(double k, int d);
 
 // Time of one collective. `bytes` follows the nccl-tests convention: all-reduce = the reduced
 // buffer; all-gather = the gathered output; reduce-scatter = the full input; all-to-all = each

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/kernels.h"
+#include "sim/moe_load.h"
 #include "strategy/space.h"
 
 namespace l2s {
@@ -45,6 +46,7 @@ constexpr double kActivationBuffers = 2.0;
 // largest "num_tokens_per_rank" class the engines route to them); larger steps use the
 // high-throughput kernels.
 constexpr double kLowLatencyTokenLimit = 256;
+
 
 CollKind ToCollKind(CommKind k) {
   switch (k) {
@@ -88,6 +90,39 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   cfg_.weight = p_.workload.weight;
   cfg_.kv = p_.workload.kv;
   cfg_.act = DType::kBF16;
+  routing_sigma_ = p_.workload.routing_sigma >= 0 ? p_.workload.routing_sigma
+                                                  : kDefaultRoutingSigma;
+  if (p_.model.is_moe()) {
+    std::vector<int> slot_options = SlotOptions(p_.model);
+    for (int ep = 1; ep <= p_.cluster.num_gpus; ++ep) {
+      if (p_.cluster.num_gpus % ep != 0) continue;
+      for (int slots : slot_options) {
+        if ((slots == 0 ? p_.model.num_experts : slots) % ep != 0) continue;
+        static_load_.push_back(
+            {ep, slots, MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_)});
+      }
+    }
+  }
+  {
+    const double comm_sms = CollectiveCoeffsFor(p_.cluster.gpu).deepep_normal_sms;
+    const double sms = p_.cluster.gpu.sm_count;
+    overlap_stretch_ = sms > comm_sms ? sms / (sms - comm_sms) : 1.0;
+  }
+  cfg_.dispatch = p_.workload.weight == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+}
+
+// Dispersion of expert popularity (lognormal sigma, sim/moe_load.h) of measured routing:
+// fitted by tools/fit_moe_skew so that redundant experts with EPLB placement (288 slots) speed
+// DeepSeek-V3 prefill on 32 H100s (DEP32, 4 x 4,096-token prompts per rank) up by the 1.49x
+// SGLang reports for EPLB (../shared/reference/MEASUREMENTS.md); docs/COST_MODEL.md
+// "Expert load" gives the decode gain it implies as a check.
+const double Simulator::kDefaultRoutingSigma = 1.2994;
+
+double Simulator::StaticLoadFactor(int ep, int slots) const {
+  for (const StaticLoad& l : static_load_)
+    if (l.ep == ep && l.slots == slots) return l.factor;
+  // A slot count outside SlotOptions (a user's strategy): computed on demand.
+  return MoeStaticImbalance(p_.model.num_experts, ep, slots, routing_sigma_);
 }
 
 double Simulator::EngineFactor(const std::string& engine) {
@@ -141,7 +176,9 @@ bool Simulator::QuickStructureOk(const Strategy& s) const {
   if (s.pp > m.num_layers) return false;
   if (m.num_heads % s.tp != 0) return false;
   const int G = s.tp * s.dp;
-  if (!m.is_moe()) return s.ep == 1;
+  if (!m.is_moe()) return s.ep == 1 && s.slots == 0 && s.overlap == Overlap::kNone;
+  if (s.overlap != Overlap::kNone && s.ep <= 1) return false;
+  if (s.slots != 0) return s.slots >= m.num_experts && G % s.ep == 0 && s.slots % s.ep == 0;
   return G % s.ep == 0 && m.num_experts % s.ep == 0;
 }
 
@@ -229,30 +266,65 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
-                               GroupPlacement{st.group_size, st.group_domains}, st.comm_bytes,
+                               GroupPlacement{st.group_size, st.group_domains, st.fanout},
+                               st.comm_bytes,
                                decode_kernels);
   }
   return 0;
 }
 
-void Simulator::CostSection(const Section& sec, bool decode, double* total,
-                            SectionBreakdown* acc) const {
-  double t = 0;
+void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
+  for (int i = 0; i < sec.num_steps; ++i) x[i] = StepSeconds(sec.steps[i], decode);
+  // Overlapped pairs (sbo): the later step runs beside the earlier one (which runs on the SMs
+  // it leaves: OverlapStretch) and is charged what the pair takes beyond the earlier step.
+  for (int i = 0; i < sec.num_steps; ++i) {
+    const int j = sec.steps[i].hides_under;
+    if (j >= 0 && j < i) x[i] = std::max(x[j] * overlap_stretch_, x[i]) - x[j];
+  }
+}
+
+double Simulator::SectionSeconds(double compute, double comm, bool two_batch) const {
+  // Two-batch overlap: the section runs for each of two half batches (compute and comm are one
+  // half's), and each half's communication runs under the other half's compute, which runs on
+  // the SMs the communication kernels leave.
+  return two_batch ? 2.0 * std::max(compute * overlap_stretch_, comm) : compute + comm;
+}
+
+void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,
+                            double* comm_out, SectionBreakdown* acc, bool two_batch) const {
+  double x[Section::kMaxSteps];
+  StepTimes(sec, decode, x);
+  double compute = 0, comm = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
-    const double x = StepSeconds(st, decode);
-    t += x;
-    if (acc != nullptr) {
+    (st.kind == StepKind::kComm ? comm : compute) += x[i];
+  }
+  if (acc != nullptr) {
+    // With two-batch overlap, attribute the time to the side that is not hidden: communication
+    // when it is longer than compute, else compute (the attributions add up to the section's).
+    const double scale = two_batch ? 2.0 : 1.0;
+    const bool comm_shows = comm > compute;
+    const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
+    const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
+    for (int i = 0; i < sec.num_steps; ++i) {
+      const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
       if (st.kind == StepKind::kComm) {
-        acc->comm_s_by_op[op] += x;
-        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x;
+        acc->comm_s_by_op[op] += x[i] * comm_keep;
+        acc->comm_s_by_kind[static_cast<int>(st.comm)] += x[i] * comm_keep;
       } else {
-        acc->compute_s_by_op[op] += x;
+        acc->compute_s_by_op[op] += x[i] * comp_keep;
       }
     }
   }
-  *total = t;
+  *compute_out = compute;
+  *comm_out = comm;
+}
+
+double Simulator::CostSection(const Section& sec, bool decode) const {
+  double c = 0, a = 0;
+  CostSection(sec, decode, &c, &a, nullptr, false);
+  return c + a;
 }
 
 namespace {
@@ -275,11 +347,27 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   if (!QuickStructureOk(s) || batch < 1) return false;
   StepShape sh;
   Shape(batch, &sh);
+  const bool tbo = s.overlap == Overlap::kTbo;
+  if (tbo) {
+    // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
+    // sequences (SectionSeconds doubles it); serve mode's fractional prefill share is halved.
+    sh.decode_seqs = std::ceil(sh.decode_seqs / 2);
+    sh.prefill_seqs = p_.workload.mode == Mode::kServe ? sh.prefill_seqs / 2
+                                                       : std::ceil(sh.prefill_seqs / 2);
+  }
   ProgramConfig cfg = cfg_;
   const double tokens = sh.decode_seqs + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1)
-    cfg.expert_imbalance = ExpertImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep);
+  if (p_.model.is_moe() && s.ep > 1) {
+    cfg.expert_imbalance = std::clamp(
+        StaticLoadFactor(s.ep, s.slots) *
+            MoeSamplingImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep),
+        1.0, static_cast<double>(s.ep));
+  }
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
+  if (tbo) {
+    // Both halves' KV caches are resident.
+    for (int k = 0; k < prog->num_kinds; ++k) prog->layers[k].kv_bytes *= 2;
+  }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
   return true;
 }
@@ -307,16 +395,29 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   double act = 0;
   auto& bd = tl_breakdown;
   for (auto& b : bd) b = SectionBreakdown{};
+  const bool tbo = s.overlap == Overlap::kTbo;
+  // Sections' compute and communication seconds: kept apart under two-batch overlap (Compose
+  // combines them with SectionSeconds), summed otherwise.
+  auto cost = [&](const Section& sec, SectionBreakdown* acc, double* ts, double* ta) {
+    double c = 0, a = 0;
+    CostSection(sec, dk, &c, &a, acc, tbo);
+    *ts = tbo ? c : c + a;
+    *ta = tbo ? a : 0.0;
+  };
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t->layer_s[k], &bd[k]);
+    cost(prog.layers[k], &bd[k], &t->layer_s[k], &t->layer_comm_s[k]);
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     t->layer_state[k] = prog.layers[k].state_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
-  CostSection(prog.embed, dk, &t->embed_s, &bd[Program::kMaxKinds]);
-  CostSection(prog.lm_head, dk, &t->lm_s, &bd[Program::kMaxKinds + 1]);
-  CostSection(prog.pipe, dk, &t->pipe_s, &bd[Program::kMaxKinds + 2]);
+  cost(prog.embed, &bd[Program::kMaxKinds], &t->embed_s, &t->embed_comm_s);
+  cost(prog.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s, &t->lm_comm_s);
+  {
+    double c = 0, a = 0;
+    CostSection(prog.pipe, dk, &c, &a, &bd[Program::kMaxKinds + 2], tbo);
+    t->pipe_s = SectionSeconds(c, a, tbo);
+  }
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
@@ -330,12 +431,18 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   const double act_b = BytesPerElement(cfg_.act);
+  const bool tbo = s.overlap == Overlap::kTbo;
+  // Under two-batch overlap communication steps go to `ta` (Compose takes
+  // SectionSeconds(compute, comm)); otherwise everything to `ts`.
   auto attribute = [&](const Section& sec, bool dk2, std::array<double, kNumOps>* ts,
-                       std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts) {
+                       std::array<double, kNumOps>* ws, std::array<double, kNumOps>* acts,
+                       std::array<double, kNumOps>* ta = nullptr) {
+    double x[Section::kMaxSteps];
+    StepTimes(sec, dk2, x);
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
-      (*ts)[op] += StepSeconds(st, dk2);
+      (ta != nullptr && st.kind == StepKind::kComm ? *ta : *ts)[op] += x[i];
       if (ws) (*ws)[op] += st.weight_bytes;
       if (acts && st.kind == StepKind::kGemm)
         (*acts)[op] = std::max((*acts)[op], st.m * st.count * (st.n + st.k) * act_b);
@@ -350,16 +457,21 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
   };
   t->num_kinds = prog.num_kinds;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k]);
+    attribute(prog.layers[k], dk, &t->layer_s[k], &t->layer_w[k], &t->layer_act[k],
+              tbo ? &t->layer_comm_s[k] : nullptr);
     rest(prog.layers[k], &t->layer_w[k], Op::kAttnOut);
     t->layer_kv[k] = prog.layers[k].kv_bytes;
   }
-  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act);
+  attribute(prog.embed, dk, &t->embed_s, &t->embed_w, &t->embed_act,
+            tbo ? &t->embed_comm_s : nullptr);
   rest(prog.embed, &t->embed_w, Op::kEmbed);
-  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act);
-  std::array<double, kNumOps> pipe{};
-  attribute(prog.pipe, dk, &pipe, nullptr, nullptr);
-  for (double x : pipe) t->pipe_s += x;
+  attribute(prog.lm_head, dk, &t->lm_s, &t->lm_w, &t->lm_act, tbo ? &t->lm_comm_s : nullptr);
+  std::array<double, kNumOps> pipe{}, pipe_comm{};
+  attribute(prog.pipe, dk, &pipe, nullptr, nullptr, &pipe_comm);
+  double pc = 0, pa = 0;
+  for (double x : pipe) pc += x;
+  for (double x : pipe_comm) pa += x;
+  t->pipe_s = SectionSeconds(pc, pa, tbo);
   if (p_.workload.mode == Mode::kServe) {
     PrefillPass(s, &prog, &dk);
     for (int k = 0; k < prog.num_kinds; ++k)
@@ -383,6 +495,7 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   // Pipeline: stage i holds layers [i*L/pp, (i+1)*L/pp). `pp` microbatches are in flight, so each
   // stage keeps KV for pp * batch sequences of its layers.
   const int L = p_.model.num_layers, pp = s.pp;
+  const bool tbo = s.overlap == Overlap::kTbo;
   const double act = t.act * kActivationBuffers;
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
@@ -392,13 +505,13 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
     double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0, state = 0;
     for (int k = 0; k < t.num_kinds; ++k) {
       const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
-      time += c * t.layer_s[k];
+      time += c * SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
       w += c * t.layer_w[k];
       kv += c * t.layer_kv[k] * pp;  // KV cache and recurrent state
       state += c * t.layer_state[k] * pp;
     }
-    if (st == 0) { time += t.embed_s; w += t.embed_w; }
-    if (st == pp - 1) { time += t.lm_s; w += t.lm_w; }
+    if (st == 0) { time += SectionSeconds(t.embed_s, t.embed_comm_s, tbo); w += t.embed_w; }
+    if (st == pp - 1) { time += SectionSeconds(t.lm_s, t.lm_comm_s, tbo); w += t.lm_w; }
     const double mem = w + kv + act + reserve_bytes_;
     if (time > worst_t) { worst_t = time; worst_stage = st; }
     if (mem > worst_mem) {
@@ -463,15 +576,12 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   PrefillPass(s, &prog, &dk);
   double total = 0, t = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
-    CostSection(prog.layers[k], dk, &t, nullptr);
+    t = CostSection(prog.layers[k], dk);
     total += t * kind_prefix_[k].back();
   }
-  CostSection(prog.embed, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.lm_head, dk, &t, nullptr);
-  total += t;
-  CostSection(prog.pipe, dk, &t, nullptr);
-  total += t * (s.pp - 1);
+  total += CostSection(prog.embed, dk);
+  total += CostSection(prog.lm_head, dk);
+  total += CostSection(prog.pipe, dk) * (s.pp - 1);
   return total;
 }
 
@@ -597,11 +707,10 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
     return;
   }
   const Program& p = out->program;
-  for (int k = 0; k < p.num_kinds; ++k)
-    for (int i = 0; i < p.layers[k].num_steps; ++i) out->layer_step_s[k][i] = StepSeconds(p.layers[k].steps[i], dk);
-  for (int i = 0; i < p.embed.num_steps; ++i) out->embed_step_s[i] = StepSeconds(p.embed.steps[i], dk);
-  for (int i = 0; i < p.lm_head.num_steps; ++i) out->lm_head_step_s[i] = StepSeconds(p.lm_head.steps[i], dk);
-  for (int i = 0; i < p.pipe.num_steps; ++i) out->pipe_step_s[i] = StepSeconds(p.pipe.steps[i], dk);
+  for (int k = 0; k < p.num_kinds; ++k) StepTimes(p.layers[k], dk, out->layer_step_s[k].data());
+  StepTimes(p.embed, dk, out->embed_step_s.data());
+  StepTimes(p.lm_head, dk, out->lm_head_step_s.data());
+  StepTimes(p.pipe, dk, out->pipe_step_s.data());
   const int L = p_.model.num_layers;
   for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
 }

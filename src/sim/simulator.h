@@ -39,6 +39,9 @@ struct Workload {
   // Speculative decoding: mean tokens emitted per decode step including the verified one, for
   // strategies with mtp > 0; 0 = the published acceptance curve (docs/COST_MODEL.md "MTP").
   double mtp_accept = 0;
+  // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h); < 0 = the value fitted on
+  // measured routing (Simulator::kDefaultRoutingSigma), 0 = uniform routing.
+  double routing_sigma = -1;
 };
 
 struct Problem {
@@ -112,8 +115,13 @@ class Simulator {
     int num_kinds = 0;
     std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
     std::array<double, Program::kMaxKinds> layer_state{};  // of layer_kv: recurrent state
+    // Two-batch overlap (Strategy::overlap = tbo): *_s hold one half batch's compute seconds
+    // and *_comm_s its communication seconds, combined by SectionSeconds; otherwise *_s hold the
+    // whole section and *_comm_s are 0. pipe_s is always final.
+    std::array<double, Program::kMaxKinds> layer_comm_s{};
     double act = 0;  // largest live activation of any section (before double-buffering)
     double embed_s = 0, embed_w = 0, lm_s = 0, lm_w = 0, pipe_s = 0;
+    double embed_comm_s = 0, lm_comm_s = 0;
     double ttft_prefill_s = 0;  // serve: one prompt prefilled alone through every stage
   };
   // The same, attributed to the operator each step belongs to. Every step belongs to exactly one
@@ -124,7 +132,8 @@ class Simulator {
   struct OpTotals {
     int num_kinds = 0;
     std::array<std::array<double, kNumOps>, Program::kMaxKinds> layer_s{}, layer_w{}, layer_act{},
-        ttft_layer_s{};
+        ttft_layer_s{}, layer_comm_s{};  // layer_comm_s: tbo only (see Totals)
+    std::array<double, kNumOps> embed_comm_s{}, lm_comm_s{};
     std::array<double, Program::kMaxKinds> layer_kv{};
     std::array<double, kNumOps> embed_s{}, embed_w{}, embed_act{}, lm_s{}, lm_w{}, lm_act{},
         ttft_embed_s{}, ttft_lm_s{};
@@ -132,6 +141,14 @@ class Simulator {
   };
   void ComputeTotals(const Strategy& s, int batch, Totals* out) const;
   void ComputeOpTotals(const Strategy& s, int batch, OpTotals* out) const;
+  // Seconds of a section from its compute and communication seconds: 2 max(stretch x compute,
+  // comm) under two-batch overlap (both are one half batch's; stretch = OverlapStretch()),
+  // compute + comm otherwise.
+  double SectionSeconds(double compute, double comm, bool two_batch) const;
+  // Slow-down of compute while a communication kernel runs beside it: the kernel holds
+  // DeepEP's SM budget (CollectiveCoeffs::deepep_normal_sms = 20) of the GPU's sm_count SMs,
+  // so compute runs on the rest: sm_count / (sm_count - 20). 1 when sm_count is unknown.
+  double OverlapStretch() const { return overlap_stretch_; }
   // Evaluation (without breakdown) from totals: identical to EvaluateAtBatch's figures.
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
@@ -139,10 +156,18 @@ class Simulator {
   // docs/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
 
+  // Workload::routing_sigma used when it is < 0 (see simulator.cc for the fit).
+  static const double kDefaultRoutingSigma;
+
  private:
   struct Costed;
   void Shape(int batch, StepShape* sh) const;
-  void CostSection(const Section& sec, bool decode, double* total, SectionBreakdown* acc) const;
+  // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
+  void CostSection(const Section& sec, bool decode, double* compute, double* comm,
+                   SectionBreakdown* acc, bool two_batch) const;
+  double CostSection(const Section& sec, bool decode) const;  // compute + comm, no breakdown
+  // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
+  void StepTimes(const Section& sec, bool decode, double* x) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
   double MemoryBytes(const Strategy& s, int batch) const;  // per GPU, worst stage
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
@@ -155,6 +180,16 @@ class Simulator {
   Problem p_;
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
   double reserve_bytes_ = 0;
+  double routing_sigma_ = 0;
+  double overlap_stretch_ = 1;
+  // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
+  // divides the GPU count and every slot option so that Evaluate does not allocate.
+  struct StaticLoad {
+    int ep = 0, slots = 0;
+    double factor = 1;
+  };
+  std::vector<StaticLoad> static_load_;
+  double StaticLoadFactor(int ep, int slots) const;
   ProgramConfig cfg_;
 };
 

@@ -129,24 +129,32 @@ Ref Reference(const Simulator& sim, const Strategy& s, int batch) {
   double act = 0;
   for (int k = 0; k < prog.num_kinds; ++k) act = std::max(act, prog.layers[k].act_bytes);
   act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes}) * 2;
+  // A section's seconds from its steps: compute + comm, or with two-batch overlap (the program
+  // is one half batch) 2 max(stretch x compute, comm).
+  const bool tbo = s.overlap == Overlap::kTbo;
+  auto section = [&](const Section& sec, const double* step_s) {
+    double c = 0, a = 0;
+    for (int i = 0; i < sec.num_steps; ++i)
+      (sec.steps[i].kind == StepKind::kComm ? a : c) += step_s[i];
+    return tbo ? 2 * std::max(c * sim.OverlapStretch(), a) : c + a;
+  };
   for (int st = 0; st < s.pp; ++st) {
     double t = 0, w = 0, kv = 0;
     for (int layer = st * L / s.pp; layer < (st + 1) * L / s.pp; ++layer) {
       const int k = LayerKindIndex(p.model, layer, prog);
-      for (int i = 0; i < prog.layers[k].num_steps; ++i) t += d.layer_step_s[k][i];
+      t += section(prog.layers[k], d.layer_step_s[k].data());
       w += prog.layers[k].weight_bytes;
       kv += prog.layers[k].kv_bytes * s.pp;
     }
     if (st == 0) {
-      for (int i = 0; i < prog.embed.num_steps; ++i) t += d.embed_step_s[i];
+      t += section(prog.embed, d.embed_step_s.data());
       w += prog.embed.weight_bytes;
     }
     if (st == s.pp - 1) {
-      for (int i = 0; i < prog.lm_head.num_steps; ++i) t += d.lm_head_step_s[i];
+      t += section(prog.lm_head, d.lm_head_step_s.data());
       w += prog.lm_head.weight_bytes;
     }
-    if (s.pp > 1)
-      for (int i = 0; i < prog.pipe.num_steps; ++i) t += d.pipe_step_s[i];
+    if (s.pp > 1) t += section(prog.pipe, d.pipe_step_s.data());
     r.stage_s = std::max(r.stage_s, t);
     r.mem = std::max(r.mem, w + kv + act);
   }

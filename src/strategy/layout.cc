@@ -407,16 +407,20 @@ class Builder {
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
     double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
     if (ep > 1) {
-      const double disp_b = (cfg_.weight == DType::kBF16) ? 2.0 : 1.0;  // FP8 dispatch if quantised
+      // FP8 dispatch payload when the experts are quantised (cfg_.dispatch, set from the dtype).
+      const double disp_b = BytesPerElement(cfg_.dispatch);
       Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b, Layout::kTokens,
            Layout::kTokens);
+      sec->steps[sec->num_steps - 1].fanout = k;
       copies_rank = stage_tokens * k / ep * imb;
       pre_tokens = copies_rank;
     } else {
       copies_rank = stage_tokens * k;
       pre_tokens = stage_tokens;  // tokens are only gathered, one copy each
     }
-    const double local_experts = E / ep;
+    // Expert slots held by one ep rank: E / ep, or slots / ep with redundant experts (each
+    // redundant slot is a full copy of an expert's weights).
+    const double local_experts = (s_.slots > 0 ? s_.slots : E) / ep;
     const double per_expert = copies_rank / local_experts;  // rows per expert GEMM
     // moe_ffn1 over the etp group.
     const Dim d1 = s_.dim(Op::kMoeFfn1), d2 = s_.dim(Op::kMoeFfn2);
@@ -435,6 +439,7 @@ class Builder {
                per_expert / std::max(1, etp), m_.expert_ffn_size, h, cfg_.weight,
                Group{1, 1, GroupKind::kEtp}, local_experts, "experts-down");
     FixExpertSplit(sec, d2, etp, /*first=*/false);
+    const int down_step = sec->num_steps - 1;
     if (etp > 1) {
       l = Produced(d2);
       // Copies return split on tokens inside the ep rank; with ep = 1 the k copies of a token are
@@ -444,6 +449,10 @@ class Builder {
     if (ep > 1) {
       Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
            Layout::kTokens);
+      sec->steps[sec->num_steps - 1].fanout = k;
+      // Single-batch overlap: the combine of finished expert tiles streams out while the down
+      // projection computes the rest (SGLang/DeepEP's SBO), so the two run concurrently.
+      if (s_.overlap == Overlap::kSbo) sec->steps[sec->num_steps - 1].hides_under = down_step;
     }
     Elementwise(sec, Op::kMoeFfn2, "weighted-sum", own * k * h * act_b_);
     if (m_.moe_latent_size > 0)

@@ -124,6 +124,7 @@ TEST(Layout, DeepSeekDpAttentionEp8) {
   Strategy s = Megatron(1, 1, 8, 8, 16);
   ProgramConfig cfg;
   cfg.weight = DType::kFP8;
+  cfg.dispatch = DType::kFP8;  // what the simulator sets for quantised experts
   Program p;
   BuildProgram(m, Hgx(8), s, Decode(16, 4096), cfg, &p);
   ASSERT_EQ(p.num_kinds, 2);

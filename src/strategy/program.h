@@ -77,6 +77,11 @@ struct Step {
   int group_size = 1;
   int group_domains = 1;     // NVLink domains the group spans (1 = stays inside one)
   double comm_bytes = 0;     // nccl-tests convention (see sim/collectives.h)
+  double fanout = 0;         // dispatch/combine: routed copies per token (top-k); 0 otherwise
+  // Overlap (Strategy::overlap = sbo): index of the step in the same section this step runs
+  // concurrently with, or -1. The pair costs max(a, b) instead of a + b; the saving, min(a, b),
+  // is taken from this step (both belong to the same operator group).
+  int hides_under = -1;
   Layout from = Layout::kReplicated, to = Layout::kReplicated;
   // Accounting for every kind:
   double flops = 0;          // per GPU
@@ -118,6 +123,7 @@ struct ProgramConfig {
   DType kv = DType::kBF16;
   DType act = DType::kBF16;      // activations / communication
   double expert_imbalance = 1.0; // max/mean tokens per expert-parallel rank (set by the simulator)
+  DType dispatch = DType::kBF16;  // MoE dispatch payload (FP8 when the experts are quantised)
 };
 
 // Distinct kinds of layers: one per distinct LayerSpec (mixer, window, FFN kind, per-layer

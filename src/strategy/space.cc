@@ -26,6 +26,22 @@ bool HasMoeLayers(const ModelSpec& m) { return m.num_moe_layers() > 0; }
 
 }  // namespace
 
+int RedundantSlotsFor(int experts, int ep) {
+  if (experts <= 0 || ep <= 0) return 0;
+  return static_cast<int>((static_cast<int64_t>(experts) + ep) / ep * ep);
+}
+
+std::vector<int> SlotOptions(const ModelSpec& m) {
+  std::vector<int> out = {0};
+  // Offered for fine-grained MoE (>= 64 routed experts: DeepSeek, Kimi, Qwen3, Llama 4,
+  // gpt-oss), the models deployed with EPLB; coarse MoE (Mixtral's 8, the paper's GPT-MoE 16)
+  // keeps one slot per expert. DeepSeek's and SGLang's deployments add E/8 redundant experts
+  // (256 + 32); E/4 is the next step.
+  if (!HasMoeLayers(m) || m.num_experts < 64) return out;
+  for (int r : {m.num_experts / 8, m.num_experts / 4}) out.push_back(m.num_experts + r);
+  return out;
+}
+
 bool ModelHasOp(const ModelSpec& m, Op op) {
   switch (op) {
     case Op::kEmbed:
@@ -81,9 +97,33 @@ Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s) {
     return Status::Invalid(fmt::format("ep={} does not divide the {} GPUs per stage (tp*dp)",
                                        s.ep, gpus_per_stage));
   }
-  if (HasMoeLayers(m) && (m.num_experts <= 0 || m.num_experts % s.ep != 0)) {
+  if (s.slots < 0) {
+    return Status::Invalid(fmt::format("slots={} is negative (0 means one per expert)", s.slots));
+  }
+  if (s.slots != 0 && !HasMoeLayers(m)) {
+    return Status::Invalid(fmt::format(
+        "slots={} on a dense model (it has no routed experts); leave slots unset", s.slots));
+  }
+  if (HasMoeLayers(m) && s.slots != 0 && s.slots < m.num_experts) {
+    return Status::Invalid(fmt::format(
+        "slots={} is below the {} routed experts (every expert needs at least one slot)",
+        s.slots, m.num_experts));
+  }
+  if (HasMoeLayers(m) && s.slots > 0 && s.slots % s.ep != 0) {
     return Status::Invalid(
-        fmt::format("ep={} does not divide the {} experts", s.ep, m.num_experts));
+        fmt::format("ep={} does not divide the {} expert slots", s.ep, s.slots));
+  }
+  if (HasMoeLayers(m) && s.slots == 0 && (m.num_experts <= 0 || m.num_experts % s.ep != 0)) {
+    return Status::Invalid(fmt::format(
+        "ep={} does not divide the {} experts (redundant expert slots, e.g. slots={}, can make "
+        "it divide)",
+        s.ep, m.num_experts, RedundantSlotsFor(m.num_experts, s.ep)));
+  }
+  if (s.overlap != Overlap::kNone && (!HasMoeLayers(m) || s.ep <= 1)) {
+    return Status::Invalid(fmt::format(
+        "overlap={} needs expert parallelism (ep > 1 on a MoE model): it hides the MoE "
+        "all-to-all",
+        OverlapName(s.overlap)));
   }
   if (s.batch < 0) {
     return Status::Invalid(fmt::format("batch={} is negative (0 means auto)", s.batch));
@@ -167,10 +207,35 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
   sp.model_ = &m;
   sp.num_gpus_ = num_gpus;
   sp.search_sp_ = opt.search_sp;
+  if (HasMoeLayers(m)) {
+    if (opt.search_slots) {
+      sp.slots_ = SlotOptions(m);
+    } else {
+      if (opt.fixed_slots != 0 && opt.fixed_slots < m.num_experts) {
+        return Status::InvalidArgument(fmt::format(
+            "strategy space: slots={} is below the {} routed experts", opt.fixed_slots,
+            m.num_experts));
+      }
+      sp.slots_ = {opt.fixed_slots};
+    }
+    if (opt.search_overlap) {
+      sp.overlaps_ = {Overlap::kNone, Overlap::kTbo, Overlap::kSbo};
+    } else {
+      sp.overlaps_ = {opt.fixed_overlap};
+    }
+  } else {
+    sp.slots_ = {0};
+    sp.overlaps_ = {Overlap::kNone};
+  }
+  auto divides_some_slots = [&](int d) {
+    for (int slots : sp.slots_)
+      if ((slots == 0 ? m.num_experts : slots) % d == 0) return true;
+    return false;
+  };
   for (int d : Divisors(num_gpus)) {
     if (d <= m.num_layers) sp.pp_.push_back(d);
     if (m.num_heads % d == 0) sp.tp_.push_back(d);
-    if (HasMoeLayers(m) ? m.num_experts % d == 0 : d == 1) sp.ep_.push_back(d);
+    if (HasMoeLayers(m) ? divides_some_slots(d) : d == 1) sp.ep_.push_back(d);
   }
   if (opt.search_batch) {
     for (int64_t b = 1; b <= opt.max_batch; b *= 2) sp.batch_.push_back(static_cast<int>(b));
@@ -188,6 +253,12 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
                     static_cast<int>(sp.ep_.size()), static_cast<int>(sp.batch_.size()),
                     opt.search_sp ? 2 : 1};
   for (size_t i = 0; i < sp.ops_.size(); ++i) sp.head_sizes_.push_back(kNumDimOptions);
+  if (HasMoeLayers(m)) {
+    sp.slots_head_ = static_cast<int>(sp.head_sizes_.size());
+    sp.head_sizes_.push_back(static_cast<int>(sp.slots_.size()));
+    sp.overlap_head_ = static_cast<int>(sp.head_sizes_.size());
+    sp.head_sizes_.push_back(static_cast<int>(sp.overlaps_.size()));
+  }
   return sp;
 }
 
@@ -200,6 +271,8 @@ std::string StrategySpace::head_name(int h) const {
     case kSp: return "sp";
     default: break;
   }
+  if (h == slots_head_) return "slots";
+  if (h == overlap_head_) return "overlap";
   if (h >= kFirstDim && h < num_heads()) return std::string(OpName(ops_[h - kFirstDim]));
   return "?";
 }
@@ -212,8 +285,11 @@ std::string StrategySpace::option_name(int h, int i) const {
     case kEp: return fmt::format("{}", ep_[i]);
     case kBatch: return batch_[i] == 0 ? std::string("auto") : fmt::format("{}", batch_[i]);
     case kSp: return i == 1 ? "on" : "off";
-    default: return std::string(DimName(static_cast<Dim>(i)));
+    default: break;
   }
+  if (h == slots_head_) return slots_[i] == 0 ? std::string("experts") : fmt::format("{}", slots_[i]);
+  if (h == overlap_head_) return std::string(OverlapName(overlaps_[i]));
+  return std::string(DimName(static_cast<Dim>(i)));
 }
 
 Strategy StrategySpace::Decode(std::span<const int> idx) const {
@@ -231,6 +307,8 @@ Strategy StrategySpace::Decode(std::span<const int> idx) const {
   for (size_t i = 0; i < ops_.size(); ++i) {
     s.dims[static_cast<int>(ops_[i])] = static_cast<Dim>(idx[kFirstDim + i]);
   }
+  s.slots = slots_head_ >= 0 ? slots_[idx[slots_head_]] : slots_.front();
+  s.overlap = overlap_head_ >= 0 ? overlaps_[idx[overlap_head_]] : overlaps_.front();
   return s;
 }
 
@@ -256,6 +334,14 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
     if (d < 0 || d >= kNumDimOptions) return false;
   }
   for (size_t i = 0; i < ops_.size(); ++i) (*idx)[kFirstDim + i] = static_cast<int>(s.dim(ops_[i]));
+  if (slots_head_ >= 0 && !find(slots_, s.slots, &(*idx)[slots_head_])) return false;
+  if (overlap_head_ >= 0) {
+    int found = -1;
+    for (size_t i = 0; i < overlaps_.size(); ++i)
+      if (overlaps_[i] == s.overlap) found = static_cast<int>(i);
+    if (found < 0) return false;
+    (*idx)[overlap_head_] = found;
+  }
   // dp is derived and the lacking operators are fixed to none: both are covered by requiring the
   // decoded strategy to be exactly `s`.
   return Decode(*idx) == s;
@@ -303,12 +389,24 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
       return;
     }
     case kEp: {
-      // Given pp*tp | GPUs, tp*dp = GPUs/pp; ep must divide it (ep | experts holds by option).
+      // Given pp*tp | GPUs, tp*dp = GPUs/pp; ep must divide it (ep divides the experts or some
+      // slot option by construction of the options, so the slots head completes it).
       const int per_stage = num_gpus_ / pp_[prefix[kPp]];
       for (int i = 0; i < n; ++i) out[i] = per_stage % ep_[i] == 0 ? 1 : 0;
       return;
     }
     default:
+      if (h == slots_head_) {
+        const int ep = ep_[prefix[kEp]];
+        for (int i = 0; i < n; ++i)
+          out[i] = (slots_[i] == 0 ? model_->num_experts : slots_[i]) % ep == 0 ? 1 : 0;
+        return;
+      }
+      if (h == overlap_head_) {
+        const int ep = ep_[prefix[kEp]];
+        for (int i = 0; i < n; ++i) out[i] = (ep > 1 || overlaps_[i] == Overlap::kNone) ? 1 : 0;
+        return;
+      }
       // pp: every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it.
       // batch, sp and every dim head: no structural constraint.
       for (int i = 0; i < n; ++i) out[i] = 1;
@@ -325,16 +423,28 @@ double StrategySpace::Size() const {
 double StrategySpace::CountValid() const {
   // Valid (pp, tp, ep) triples: for each pp, tp and ep each independently divide GPUs/pp (see
   // Mask). Batch, sp and dims are unconstrained, so each multiplies the count by its head size.
+  // With MoE heads, each valid ep counts its valid (slots, overlap) pairs (see Mask).
   double degrees = 0;
   for (int pp : pp_) {
     const int per_stage = num_gpus_ / pp;
-    int ntp = 0, nep = 0;
+    int ntp = 0;
+    double nep = 0;
     for (int tp : tp_) ntp += per_stage % tp == 0 ? 1 : 0;
-    for (int ep : ep_) nep += per_stage % ep == 0 ? 1 : 0;
+    for (int ep : ep_) {
+      if (per_stage % ep != 0) continue;
+      double moe = 1;
+      if (slots_head_ >= 0) {
+        int ns = 0, no = 0;
+        for (int slots : slots_) ns += (slots == 0 ? model_->num_experts : slots) % ep == 0 ? 1 : 0;
+        for (Overlap o : overlaps_) no += (ep > 1 || o == Overlap::kNone) ? 1 : 0;
+        moe = static_cast<double>(ns) * no;
+      }
+      nep += moe;
+    }
     degrees += static_cast<double>(ntp) * nep;
   }
   double rest = 1;
-  for (int h = kBatch; h < num_heads(); ++h) rest *= head_sizes_[h];
+  for (int h = kBatch; h < kFirstDim + static_cast<int>(ops_.size()); ++h) rest *= head_sizes_[h];
   return degrees * rest;
 }
 

@@ -10,6 +10,10 @@
 //   3 batch  - sequences per attention-dp rank: powers of two 1..max_batch, or {auto}
 //   4 sp     - residual stream: {off (replicated), on (split on tokens)}
 //   5..      - one head per operator the model HAS, in Op order, options {dim0, dim1, none}
+//   then, for models with MoE layers only:
+//   slots    - routed-expert slots (SlotOptions: 0 = one per expert, E + E/8, E + E/4); ep must
+//              divide the slots (E when 0)
+//   overlap  - {none, tbo, sbo}; tbo and sbo need ep > 1
 // dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
 // Memory and SLO validity need the simulator and are not checked here.
 #pragma once
@@ -36,6 +40,14 @@ bool ModelHasOp(const ModelSpec& m, Op op);
 // KV heads fewer than tp is valid (the KV cache is replicated) and not an error.
 Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s);
 
+// Smallest slot count above `experts` that `ep` divides (used in error messages as a hint).
+int RedundantSlotsFor(int experts, int ep);
+
+// Expert-slot options the space searches for a MoE model: 0 (one slot per expert, checkpoint
+// placement) and E + E/8, E + E/4 redundant slots (EPLB placement); {0} for dense models and
+// models with fewer than 64 routed experts.
+std::vector<int> SlotOptions(const ModelSpec& m);
+
 // Valid but worth telling the user, one line each: KV heads fewer than tp (the KV cache is
 // replicated), MLA's latent cache replicated over tp, sp=on with tp=1. Empty when nothing to say.
 std::vector<std::string> StrategyNotes(const ModelSpec& m, const Strategy& s);
@@ -55,6 +67,11 @@ struct SpaceOptions {
   bool search_batch = true;  // false: the batch head has the single option `fixed_batch`
   int fixed_batch = 0;       // used when !search_batch; 0 = auto
   bool search_sp = true;     // false: sp fixed to off
+  // MoE models: search the expert slots / overlap heads, or fix them to one value.
+  bool search_slots = true;
+  int fixed_slots = 0;       // used when !search_slots (0 = one slot per expert)
+  bool search_overlap = true;
+  Overlap fixed_overlap = Overlap::kNone;  // used when !search_overlap
 };
 
 class StrategySpace {
@@ -73,6 +90,11 @@ class StrategySpace {
   const std::vector<int>& tp_options() const { return tp_; }
   const std::vector<int>& ep_options() const { return ep_; }
   const std::vector<int>& batch_options() const { return batch_; }  // 0 = auto
+  const std::vector<int>& slot_options() const { return slots_; }   // {0} for dense models
+  const std::vector<Overlap>& overlap_options() const { return overlaps_; }
+  // Heads after the operator dims (MoE models only); -1 when the space has no such head.
+  int slots_head() const { return slots_head_; }
+  int overlap_head() const { return overlap_head_; }
   int num_gpus() const { return num_gpus_; }
 
   // idx has num_heads() entries, each in [0, head_size(h)).
@@ -93,7 +115,9 @@ class StrategySpace {
  private:
   const ModelSpec* model_ = nullptr;  // not owned; must outlive the space
   int num_gpus_ = 0;
-  std::vector<int> pp_, tp_, ep_, batch_;
+  std::vector<int> pp_, tp_, ep_, batch_, slots_;
+  std::vector<Overlap> overlaps_;
+  int slots_head_ = -1, overlap_head_ = -1;
   std::vector<Op> ops_;
   std::vector<int> head_sizes_;
   bool search_sp_ = true;

@@ -197,6 +197,8 @@ TEST(StrategySpace, LlamaOn64Gpus) {
 //   ep: 1 2 4 8 16 (5); batch 11; sp 2; 8 ops -> 3^8 = 6561.  Size = 12*12*5*11*2*6561.
 //   Valid: any tp and ep fit the power-of-two part of 24576/pp (2^13/2^6 >= 2^5), and a tp with
 //   factor 3 needs pp without it: 7 pp * 12 tp + 5 pp * 6 tp = 114; * 5 ep = 570 triples.
+//   MoE heads: slots {experts} (16 experts: no redundant slots offered), overlap {none, tbo,
+//   sbo} with tbo/sbo only for ep > 1: the 5 ep options count 1 + 4 * 3 = 13 (ep, overlap) pairs.
 TEST(StrategySpace, GptMoe16tOn24576Gpus) {
   const ModelSpec moe = GptMoe();
   auto sp = StrategySpace::Make(moe, 24576);
@@ -205,8 +207,8 @@ TEST(StrategySpace, GptMoe16tOn24576Gpus) {
   EXPECT_EQ(sp->tp_options(), (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96}));
   EXPECT_EQ(sp->ep_options(), (std::vector<int>{1, 2, 4, 8, 16}));
   EXPECT_EQ(sp->searched_ops().size(), 8u);
-  EXPECT_DOUBLE_EQ(sp->Size(), 12.0 * 12 * 5 * 11 * 2 * 6561);          // 103,926,240
-  EXPECT_DOUBLE_EQ(sp->CountValid(), 570.0 * 11 * 2 * 6561);             // 82,274,940
+  EXPECT_DOUBLE_EQ(sp->Size(), 12.0 * 12 * 5 * 11 * 2 * 6561 * 1 * 3);  // 311,778,720
+  EXPECT_DOUBLE_EQ(sp->CountValid(), 114.0 * 13 * 11 * 2 * 6561);        // 213,914,844
 }
 
 TEST(StrategySpace, FixedBatchAndSp) {
@@ -424,18 +426,25 @@ TEST(StrategySpaceRandom, LargeSpacesAgreeWithBruteForce) {
     o.max_batch = 1024;
     auto sp = StrategySpace::Make(m, gpus, o);
     ASSERT_TRUE(sp.ok());
+    // Structural heads: the first five and, for MoE models, slots and overlap.
+    std::vector<int> heads;
+    for (int h = 0; h < StrategySpace::kFirstDim; ++h) heads.push_back(h);
+    if (sp->slots_head() >= 0) heads.push_back(sp->slots_head());
+    if (sp->overlap_head() >= 0) heads.push_back(sp->overlap_head());
     int64_t prefixes = 1;
-    for (int h = 0; h < StrategySpace::kFirstDim; ++h) prefixes *= sp->head_size(h);
+    for (int h : heads) prefixes *= sp->head_size(h);
+    const int first_after_dims =
+        StrategySpace::kFirstDim + static_cast<int>(sp->searched_ops().size());
     int64_t nvalid = 0;
     for (int64_t f = 0; f < prefixes; ++f) {
-      // Unflatten the first five heads; the dim heads get random options.
+      // Unflatten the structural heads; the dim heads get random options.
       idx.assign(sp->num_heads(), 0);
       int64_t r = f;
-      for (int h = StrategySpace::kFirstDim - 1; h >= 0; --h) {
-        idx[h] = static_cast<int>(r % sp->head_size(h));
-        r /= sp->head_size(h);
+      for (int i = static_cast<int>(heads.size()) - 1; i >= 0; --i) {
+        idx[heads[i]] = static_cast<int>(r % sp->head_size(heads[i]));
+        r /= sp->head_size(heads[i]);
       }
-      for (int h = StrategySpace::kFirstDim; h < sp->num_heads(); ++h) idx[h] = dim(rng);
+      for (int h = StrategySpace::kFirstDim; h < first_after_dims; ++h) idx[h] = dim(rng);
       const bool valid = sp->Check(sp->Decode(idx)).ok();
       ASSERT_EQ(Producible(*sp, idx), valid) << ToText(sp->Decode(idx)) << " on " << gpus;
       nvalid += valid ? 1 : 0;

@@ -277,11 +277,14 @@ TEST(SpaceCli, PaperScaleGptMoe) {
   // size = 12*12*5*11*2*3^8 = 103,926,240. Valid: pp a multiple of 3 (5 of the 12) leaves a
   // stage of 2^k GPUs that the 6 tp options with a factor 3 do not divide; every ep divides:
   // (7*12 + 5*6) * 5 = 570 of 720 triples -> 570/720 * 103,926,240 = 82,274,940.
+  // Wide-EP heads: slots {experts} (16 experts get no redundant slots) and overlap {none, tbo,
+  // sbo} triple the size to 311,778,720; tbo/sbo need ep > 1, so each (pp, tp) counts
+  // 1 + 4*3 = 13 (ep, overlap) pairs instead of 5: 82,274,940 * 13/5 = 213,914,844 valid.
   const Result r = RunL2s("space --model gpt-moe-1.6t --gpu h100 --gpus 24576 --json");
   EXPECT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
-  EXPECT_EQ(j["size"].get<double>(), 103926240.0);
-  EXPECT_EQ(j["valid"].get<double>(), 82274940.0);
+  EXPECT_EQ(j["size"].get<double>(), 311778720.0);
+  EXPECT_EQ(j["valid"].get<double>(), 213914844.0);
 }
 
 // ---------------------------------------------------------------- validate
