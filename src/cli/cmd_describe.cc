@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -40,6 +41,52 @@ int MaxWindow(const ModelSpec& m) {
   int w = 0;
   for (const LayerSpec& l : m.layers) w = std::max(w, l.window);
   return w;
+}
+
+// Distinct layer shapes in order of first appearance, with their layer counts.
+struct KindCount {
+  LayerSpec layer;
+  int count = 0;
+};
+std::vector<KindCount> LayerKinds(const ModelSpec& m) {
+  std::vector<KindCount> out;
+  for (const LayerSpec& l : m.layers) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const KindCount& k) { return k.layer == l; });
+    if (it == out.end()) out.push_back({l, 1});
+    else ++it->count;
+  }
+  return out;
+}
+
+// "attention", "sliding 1024", "sparse top-2048", "linear", "mamba2", "none".
+std::string MixerLabel(const ModelSpec& m, const LayerSpec& l) {
+  switch (l.mixer) {
+    case Mixer::kAttention:
+      return l.window > 0 ? fmt::format("sliding {}", l.window)
+                          : std::string(m.attention == AttentionKind::kMla ? "full (mla)" : "full");
+    case Mixer::kSparse:
+      return fmt::format("sparse top-{}{}", m.index_topk, l.shared_indexer ? " (shared idx)" : "");
+    case Mixer::kLinear: return "linear (deltanet)";
+    case Mixer::kMamba: return m.mamba_version == 1 ? "mamba" : "mamba2";
+    case Mixer::kNone: return "none";
+  }
+  return "?";
+}
+
+// "dense 14336", "moe 128x704 top-8 +1 shared", "latent moe ...", "none".
+std::string FfnLabel(const ModelSpec& m, const LayerSpec& l) {
+  switch (l.ffn) {
+    case FfnKind::kDense: return fmt::format("dense {}", m.ffn_size_of(l));
+    case FfnKind::kMoe: {
+      std::string s = fmt::format("{}moe {}x{} top-{}", m.moe_latent_size > 0 ? "latent " : "",
+                                  m.num_experts, m.expert_ffn_size, m.experts_per_token);
+      if (m.num_zero_experts > 0) s += fmt::format(" +{} zero", m.num_zero_experts);
+      if (m.num_shared_experts > 0) s += fmt::format(" +{} shared", m.num_shared_experts);
+      return s;
+    }
+    case FfnKind::kNone: return "none";
+  }
+  return "?";
 }
 
 nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
@@ -91,6 +138,27 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
   j["kv_bytes_per_token_fp8"] = KvBytesPerToken(m, DType::kFP8);
   j["context"] = context;
   j["kv_bytes_per_sequence"] = KvBytesForSequence(m, DType::kBF16, context);
+  j["state_bytes_per_sequence"] = StateBytesPerSequence(m);
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+  for (const KindCount& k : LayerKinds(m)) {
+    const LayerSpec& l = k.layer;
+    nlohmann::ordered_json e;
+    e["layers"] = k.count;
+    e["mixer"] = MixerName(l.mixer);
+    e["window"] = l.window;
+    e["ffn"] = FfnKindName(l.ffn);
+    if (l.mixer == Mixer::kAttention || l.mixer == Mixer::kSparse) {
+      e["kv_heads"] = m.kv_heads_of(l);
+      e["head_dim"] = m.head_dim_of(l);
+    }
+    if (l.ffn == FfnKind::kDense) e["ffn_size"] = m.ffn_size_of(l);
+    e["params_per_layer"] = LayerParams(m, l);
+    e["kv_bytes_per_token"] = KvBytesPerTokenOfLayer(m, l, DType::kBF16);
+    e["state_bytes_per_sequence"] = StateBytesOfLayer(m, l);
+    e["flops_per_token_decode"] = LayerFlopsPerToken(m, l, context, true);
+    kinds.push_back(std::move(e));
+  }
+  j["layer_kinds"] = std::move(kinds);
   j["flops_per_token_decode"] = FlopsPerTokenDecode(m, context);
   j["flops_per_token_prefill"] = FlopsPerTokenPrefill(m, context);
   return j;
@@ -110,6 +178,22 @@ void PrintModel(const ModelSpec& m, int64_t context) {
           : "";
   row("layers", fmt::format("{} ({} dense, {} MoE{})", m.num_layers, m.num_dense_layers(),
                             m.num_moe_layers(), windows));
+  // Per kind: KV bytes per token of one layer, and per sequence at `context` the KV and the
+  // fixed recurrent state of all the kind's layers.
+  const std::vector<KindCount> kinds = LayerKinds(m);
+  fmt::print("{:<22} {:>6}  {:<22} {:<42} {:>10} {:>10} {:>12} {:>12}\n", "layer kinds", "layers",
+             "mixer", "ffn", "params/lyr", "KV B/tok", "KV MiB/seq", "state MiB/seq");
+  for (const KindCount& k : kinds) {
+    const LayerSpec& l = k.layer;
+    const int64_t held = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
+    fmt::print("{:<22} {:>6}  {:<22} {:<42} {:>9.3f}B {:>10.0f} {:>12.1f} {:>12.1f}\n", "",
+               k.count, MixerLabel(m, l), FfnLabel(m, l),
+               static_cast<double>(LayerParams(m, l)) / 1e9,
+               KvBytesPerTokenOfLayer(m, l, DType::kBF16),
+               k.count * KvBytesPerTokenOfLayer(m, l, DType::kBF16) * static_cast<double>(held) /
+                   (1024.0 * 1024.0),
+               k.count * StateBytesOfLayer(m, l) / (1024.0 * 1024.0));
+  }
   row("hidden / vocab", fmt::format("{} / {}{}", m.hidden_size, m.vocab_size,
                                     m.tied_embeddings ? " (tied)" : ""));
   if (m.attention == AttentionKind::kMla) {
@@ -146,6 +230,9 @@ void PrintModel(const ModelSpec& m, int64_t context) {
   row("kv / token (bf16)", fmt::format("{:.0f} B", KvBytesPerToken(m, DType::kBF16)));
   row(fmt::format("kv @ {} (bf16)", context).c_str(),
       fmt::format("{:.3f} GiB per sequence", KvBytesForSequence(m, DType::kBF16, context) / kGiB));
+  if (StateBytesPerSequence(m) > 0)
+    row("recurrent state", fmt::format("{:.3f} GiB per sequence (fixed, bf16)",
+                                       StateBytesPerSequence(m) / kGiB));
   row(fmt::format("flops/token @ {}", context).c_str(),
       fmt::format("decode {:.2f} GFLOP, prefill {:.2f} GFLOP",
                   FlopsPerTokenDecode(m, context) / 1e9, FlopsPerTokenPrefill(m, context) / 1e9));

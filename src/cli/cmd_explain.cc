@@ -38,6 +38,8 @@ const char* KindName(StepKind k) {
     case StepKind::kAttnPrefill: return "attn-prefill";
     case StepKind::kElementwise: return "elementwise";
     case StepKind::kComm: return "collective";
+    case StepKind::kStream: return "stream";
+    case StepKind::kScan: return "scan";
   }
   return "?";
 }
@@ -74,6 +76,12 @@ std::string Shape(const Step& st) {
       return s + fmt::format(", kv {}", DTypeName(st.kvdtype));
     }
     case StepKind::kElementwise: return fmt::format("{:.3f} MiB through HBM", st.bytes / kMiB);
+    case StepKind::kStream:
+      return fmt::format("{} seqs, {:.3f} MiB through HBM, {:.3f} GFLOP {}", N(st.seqs),
+                         st.bytes / kMiB, st.flops / 1e9, DTypeName(st.wdtype));
+    case StepKind::kScan:
+      return fmt::format("{} tokens x {} heads, state {} x {} (as {} x {} x {} x{})", N(st.m),
+                         N(st.heads), N(st.k), N(st.n), N(st.m), N(st.n), N(st.k), N(st.count));
     case StepKind::kComm:
       return fmt::format("{} of {}{}, {:.3f} MiB", GroupKindName(st.group), st.group_size,
                          st.group_domains > 1
@@ -110,6 +118,18 @@ nlohmann::ordered_json StepJson(const Step& st, double time_s) {
       j["kv_dtype"] = std::string(DTypeName(st.kvdtype));
       break;
     case StepKind::kElementwise: j["bytes"] = st.bytes; break;
+    case StepKind::kStream:
+      j["seqs"] = st.seqs;
+      j["bytes"] = st.bytes;
+      j["dtype"] = std::string(DTypeName(st.wdtype));
+      break;
+    case StepKind::kScan:
+      j["m"] = st.m;
+      j["n"] = st.n;
+      j["k"] = st.k;
+      j["count"] = st.count;
+      j["heads"] = st.heads;
+      break;
     case StepKind::kComm:
       j["collective"] = CommKindName(st.comm);
       j["group"] = GroupKindName(st.group);
@@ -145,7 +165,8 @@ nlohmann::ordered_json SectionJson(const Simulator& sim, const Section& sec,
   j["steps"] = std::move(steps);
   j["time_us"] = SectionSeconds(sim, sec, t, tbo) * 1e6;
   j["weight_mib"] = sec.weight_bytes / kMiB;
-  j["kv_mib"] = sec.kv_bytes / kMiB;
+  j["kv_mib"] = (sec.kv_bytes - sec.state_bytes) / kMiB;
+  j["state_mib"] = sec.state_bytes / kMiB;
   j["activation_mib"] = sec.act_bytes / kMiB;
   return j;
 }
@@ -166,12 +187,15 @@ std::string SectionText(const Simulator& sim, const std::string& title, const Se
                        st.weight_bytes > 0 ? fmt::format("{:.2f}", st.weight_bytes / kMiB) : "-",
                        t[i] * 1e6);
   }
-  out += fmt::format("  total {:.2f} us{}; weights {:.2f} MiB, KV cache {:.2f} MiB per GPU\n",
+  out += fmt::format("  total {:.2f} us{}; weights {:.2f} MiB, KV cache {:.2f} MiB{} per GPU\n",
                      SectionSeconds(sim, sec, t, tbo) * 1e6,
                      tbo ? fmt::format(" (2 half batches: 2 x max({:.3f} x compute, communication))",
-                                      sim.OverlapStretch())
+                                       sim.OverlapStretch())
                          : std::string(),
-                     sec.weight_bytes / kMiB, sec.kv_bytes / kMiB);
+                     sec.weight_bytes / kMiB, (sec.kv_bytes - sec.state_bytes) / kMiB,
+                     sec.state_bytes > 0
+                         ? fmt::format(", recurrent state {:.2f} MiB", sec.state_bytes / kMiB)
+                         : std::string());
   for (int i = 0; i < sec.num_steps; ++i) {
     const int j = sec.steps[i].hides_under;
     if (j >= 0)
@@ -181,9 +205,22 @@ std::string SectionText(const Simulator& sim, const std::string& title, const Se
   return out;
 }
 
-std::string KindTitle(const LayerKind& k) {
-  std::string s = k.ffn == FfnKind::kMoe ? "MoE" : "dense";
-  s += k.window > 0 ? fmt::format(", sliding window {}", k.window) : ", full attention";
+std::string KindTitle(const ModelSpec& m, const LayerKind& k) {
+  std::string s = k.ffn == FfnKind::kMoe ? "MoE" : k.ffn == FfnKind::kDense ? "dense" : "no FFN";
+  if (k.ffn_size > 0) s += fmt::format(" {}", k.ffn_size);
+  switch (k.mixer) {
+    case Mixer::kAttention:
+      s += k.window > 0 ? fmt::format(", sliding window {}", k.window) : ", full attention";
+      if (k.kv_heads > 0) s += fmt::format(" ({} kv heads)", k.kv_heads);
+      break;
+    case Mixer::kSparse:
+      s += fmt::format(", sparse attention (top-{}{})", m.index_topk,
+                       k.shared_indexer ? ", shared indexer" : "");
+      break;
+    case Mixer::kLinear: s += ", linear attention (gated DeltaNet)"; break;
+    case Mixer::kMamba: s += m.mamba_version == 1 ? ", Mamba" : ", Mamba2"; break;
+    case Mixer::kNone: s += ", no attention"; break;
+  }
   return s;
 }
 
@@ -233,8 +270,9 @@ int Run(const ExplainFlags& f) {
     nlohmann::ordered_json layers = nlohmann::ordered_json::array();
     for (int k = 0; k < prog.num_kinds; ++k) {
       nlohmann::ordered_json lj = SectionJson(sim, prog.layers[k], d->layer_step_s[k], tbo);
-      lj["kind"] = KindTitle(prog.kinds[k]);
-      lj["ffn"] = prog.kinds[k].ffn == FfnKind::kMoe ? "moe" : "dense";
+      lj["kind"] = KindTitle(prob.model, prog.kinds[k]);
+      lj["ffn"] = FfnKindName(prog.kinds[k].ffn);
+      lj["mixer"] = MixerName(prog.kinds[k].mixer);
       lj["window"] = prog.kinds[k].window;
       lj["layers"] = total_layers[k];
       lj["layers_in_slowest_stage"] = slow.layers[k];
@@ -265,7 +303,7 @@ int Run(const ExplainFlags& f) {
   for (int k = 0; k < prog.num_kinds; ++k) {
     const std::string title =
         fmt::format("layer kind {}: {} - {} layers ({} in the slowest stage, stage {} of {})", k,
-                    KindTitle(prog.kinds[k]), total_layers[k], slow.layers[k], e.slowest_stage,
+                    KindTitle(prob.model, prog.kinds[k]), total_layers[k], slow.layers[k], e.slowest_stage,
                     s.pp);
     fmt::print("{}\n", SectionText(sim, title, prog.layers[k], d->layer_step_s[k], tbo));
   }

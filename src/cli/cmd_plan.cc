@@ -167,10 +167,13 @@ struct FailureStats {
     if (have_mem)
       return fmt::format(
           "{} does not fit on {} x {}: the smallest footprint found needs {:.1f} GiB per GPU of "
-          "{:.1f} GiB (weights {:.1f}, KV cache {:.1f}, activations {:.1f}, reserve {:.1f}) with "
+          "{:.1f} GiB (weights {:.1f}, KV cache {:.1f}, {}activations {:.1f}, reserve {:.1f}) with "
           "pp={},tp={},dp={},ep={} at batch {}",
           p.model.name, p.cluster.num_gpus, p.cluster.gpu.name, mem_e.mem_bytes / kGiB,
           mem_e.mem_capacity_bytes / kGiB, mem_e.weight_bytes / kGiB, mem_e.kv_bytes / kGiB,
+          mem_e.state_bytes > 0
+              ? fmt::format("recurrent state {:.1f}, ", mem_e.state_bytes / kGiB)
+              : std::string(),
           mem_e.act_bytes / kGiB, mem_e.reserve_bytes / kGiB, mem_s.pp, mem_s.tp, mem_s.dp,
           mem_s.ep, mem_e.batch);
     return fmt::format("no structurally valid strategy exists for {} on {} GPUs", p.model.name,
@@ -450,10 +453,13 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  latency    TTFT {}  TPOT {}\n",
              mode == Mode::kDecode ? std::string("n/a (decode)") : fmt::format("{:.1f} ms", e.ttft_s * 1e3),
              mode == Mode::kPrefill ? std::string("n/a (prefill)") : fmt::format("{:.2f} ms", e.tpot_s * 1e3));
-  fmt::print("  memory     {:.1f} of {:.1f} GiB per GPU: weights {:.1f}, KV cache {:.1f}, activations "
-             "{:.1f}, runtime reserve {:.1f}\n",
+  fmt::print("  memory     {:.1f} of {:.1f} GiB per GPU: weights {:.1f}, KV cache {:.1f}, {}"
+             "activations {:.1f}, runtime reserve {:.1f}\n",
              e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB,
-             e.kv_bytes / kGiB, e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+             e.kv_bytes / kGiB,
+             e.state_bytes > 0 ? fmt::format("recurrent state {:.1f}, ", e.state_bytes / kGiB)
+                               : std::string(),
+             e.act_bytes / kGiB, e.reserve_bytes / kGiB);
   fmt::print("\nWhere the time goes\n{}", FormatBreakdown(e));
   const std::string why = WhySentence(sim, s, e);
   if (!why.empty()) fmt::print("  {}\n", why);

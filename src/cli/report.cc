@@ -69,6 +69,8 @@ std::string Category(const Step& st, const GpuSpec& gpu) {
     case StepKind::kAttnDecode: return "attention over the KV cache";
     case StepKind::kAttnPrefill: return "prefill attention";
     case StepKind::kElementwise: return "elementwise kernels (norms, activations, residual adds)";
+    case StepKind::kStream: return "recurrent-state / indexer scans";
+    case StepKind::kScan: return "the chunked linear-attention / SSM scan";
     case StepKind::kComm:
       if (st.comm == CommKind::kDispatch || st.comm == CommKind::kCombine)
         return fmt::format("MoE token dispatch/combine over the stage's {} GPUs{}", st.group_size,
@@ -137,6 +139,7 @@ nlohmann::ordered_json BreakdownJson(const Evaluation& e) {
   if (e.mtp_s > 0) j["mtp_draft_ms"] = Num(Ms(e.mtp_s));
   if (e.adp_imbalance != 1) j["adp_imbalance"] = Num(e.adp_imbalance);
   j["memory_gib"] = {{"weights", Num(Gib(e.weight_bytes))},  {"kv", Num(Gib(e.kv_bytes))},
+                     {"state", Num(Gib(e.state_bytes))},
                      {"activations", Num(Gib(e.act_bytes))}, {"reserve", Num(Gib(e.reserve_bytes))},
                      {"total", Num(Gib(e.mem_bytes))},       {"capacity", Num(Gib(e.mem_capacity_bytes))}};
   return j;
@@ -247,7 +250,11 @@ std::string FormatBreakdown(const Evaluation& e) {
   const std::pair<const char*, double> mem[] = {
       {"weights", e.weight_bytes}, {"kv cache", e.kv_bytes},   {"activations", e.act_bytes},
       {"runtime reserve", e.reserve_bytes}, {"total", e.mem_bytes}, {"capacity", e.mem_capacity_bytes}};
-  for (const auto& [name, bytes] : mem) out += fmt::format("  {:<28} {:>11.2f}\n", name, Gib(bytes));
+  for (const auto& [name, bytes] : mem) {
+    out += fmt::format("  {:<28} {:>11.2f}\n", name, Gib(bytes));
+    if (name == mem[1].first && e.state_bytes > 0)
+      out += fmt::format("  {:<28} {:>11.2f}\n", "recurrent state", Gib(e.state_bytes));
+  }
   return out;
 }
 

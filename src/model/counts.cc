@@ -1,14 +1,35 @@
 #include "model/counts.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace l2s {
 namespace {
 
-// Weight matrices of one layer's attention (no biases, sinks or norms).
-int64_t AttentionMatrices(const ModelSpec& m) {
+bool HasSoftmax(const LayerSpec& l) {
+  return l.mixer == Mixer::kAttention || l.mixer == Mixer::kSparse;
+}
+bool HasIndexer(const LayerSpec& l) { return l.mixer == Mixer::kSparse && !l.shared_indexer; }
+bool IsRecurrent(const LayerSpec& l) {
+  return l.mixer == Mixer::kLinear || l.mixer == Mixer::kMamba;
+}
+
+// The layer every model-wide "per layer" helper below describes: full attention, dense FFN.
+LayerSpec DefaultLayer() { return LayerSpec{}; }
+
+// DSA indexer matrices (DeepSeek-V3.2 / GLM-5): wq_b [q_lora (or hidden), heads*dim],
+// wk [hidden, dim], weights_proj [hidden, heads].
+int64_t IndexerMatrices(const ModelSpec& m) {
+  const int64_t h = m.hidden_size;
+  const int64_t q_in = m.q_lora_rank > 0 ? m.q_lora_rank : h;
+  return q_in * m.index_heads * m.index_head_dim + h * m.index_head_dim + h * m.index_heads;
+}
+
+// Softmax-attention weight matrices of one layer (no biases, sinks or norms).
+int64_t SoftmaxMatrices(const ModelSpec& m, const LayerSpec& l) {
   const int64_t h = m.hidden_size;
   const int64_t heads = m.num_heads;
+  int64_t n = 0;
   if (m.attention == AttentionKind::kMla) {
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const int64_t q = m.q_lora_rank > 0
@@ -18,17 +39,94 @@ int64_t AttentionMatrices(const ModelSpec& m) {
     const int64_t kv_b =
         int64_t{m.kv_lora_rank} * heads * (m.qk_nope_head_dim + m.v_head_dim);  // kv_b_proj
     const int64_t o = heads * m.v_head_dim * h;
-    return q + kv_a + kv_b + o;
+    n = q + kv_a + kv_b + o;
+  } else {
+    const int64_t hd = m.head_dim_of(l);
+    const int64_t kvh = m.kv_heads_of(l);
+    const int64_t q = h * heads * hd * (m.gated_attention ? 2 : 1);  // + output gate
+    const int64_t kv = (l.k_eq_v ? 1 : 2) * h * kvh * hd;
+    const int64_t o = heads * hd * h;
+    n = q + kv + o;
   }
-  const int64_t q = h * heads * m.head_dim;
-  const int64_t kv = 2 * h * m.num_kv_heads * m.head_dim;
-  const int64_t o = heads * m.head_dim * h;
-  return q + kv + o;
+  if (HasIndexer(l)) n += IndexerMatrices(m);
+  return n;
 }
 
-// Biases and sinks of one layer's attention.
-int64_t AttentionExtras(const ModelSpec& m) {
+// Gated DeltaNet (Qwen3NextGatedDeltaNet): in_proj_qkvz [h, 2 kd + 2 vd], in_proj_ba
+// [h, 2 v_heads], out_proj [vd, h]; kd = key heads x key dim, vd = value heads x value dim.
+int64_t LinearMatrices(const ModelSpec& m) {
+  const int64_t h = m.hidden_size;
+  const int64_t kd = int64_t{m.linear_key_heads} * m.linear_key_dim;
+  const int64_t vd = int64_t{m.linear_value_heads} * m.linear_value_dim;
+  return h * (2 * kd + 2 * vd) + h * 2 * m.linear_value_heads + vd * h;
+}
+int64_t LinearConvDim(const ModelSpec& m) {
+  return 2 * int64_t{m.linear_key_heads} * m.linear_key_dim +
+         int64_t{m.linear_value_heads} * m.linear_value_dim;
+}
+
+int64_t MambaInner(const ModelSpec& m) { return int64_t{m.mamba_heads} * m.mamba_head_dim; }
+// Channels the Mamba conv runs over: x (v1); x, B and C (v2).
+int64_t MambaConvDim(const ModelSpec& m) {
+  return MambaInner(m) +
+         (m.mamba_version == 2 ? 2 * int64_t{m.mamba_groups} * m.mamba_state : 0);
+}
+// Mamba2 (NemotronHMamba2Mixer): in_proj [h, 2 inner + 2 groups state + heads] (z, x, B, C, dt),
+// out_proj [inner, h]. Mamba v1 (JambaMambaMixer): in_proj [h, 2 inner], x_proj
+// [inner, dt_rank + 2 state], dt_proj [dt_rank, inner], out_proj [inner, h].
+int64_t MambaInProjWidth(const ModelSpec& m) {
+  return m.mamba_version == 2
+             ? 2 * MambaInner(m) + 2 * int64_t{m.mamba_groups} * m.mamba_state + m.mamba_heads
+             : 2 * MambaInner(m);
+}
+int64_t MambaMatrices(const ModelSpec& m) {
+  const int64_t h = m.hidden_size, inner = MambaInner(m);
+  int64_t n = h * MambaInProjWidth(m) + inner * h;
+  if (m.mamba_version == 1)
+    n += inner * (m.mamba_dt_rank + 2 * int64_t{m.mamba_state}) + int64_t{m.mamba_dt_rank} * inner;
+  return n;
+}
+
+// Weight matrices of one layer's token mixer.
+int64_t MixerMatrices(const ModelSpec& m, const LayerSpec& l) {
+  switch (l.mixer) {
+    case Mixer::kAttention:
+    case Mixer::kSparse: return SoftmaxMatrices(m, l);
+    case Mixer::kLinear: return LinearMatrices(m);
+    case Mixer::kMamba: return MambaMatrices(m);
+    case Mixer::kNone: return l.attn_linear ? m.hidden_size * m.hidden_size : 0;
+  }
+  return 0;
+}
+
+// A DeciLM linear-replacement FFN: one hidden x hidden matrix.
+int64_t LinearFfn(const ModelSpec& m, const LayerSpec& l) {
+  return l.ffn_linear ? m.hidden_size * m.hidden_size : 0;
+}
+
+// Biases, sinks, convolutions and per-head vectors of one layer's token mixer (not its norms).
+int64_t MixerExtras(const ModelSpec& m, const LayerSpec& l) {
+  if (l.mixer == Mixer::kLinear) {
+    // conv1d weight [conv_dim, 1, K] (no bias), dt_bias and A_log per value head, the gated
+    // RMSNorm's weight (value head dim).
+    return LinearConvDim(m) * m.linear_conv_kernel + 2 * int64_t{m.linear_value_heads} +
+           m.linear_value_dim;
+  }
+  if (l.mixer == Mixer::kMamba) {
+    const int64_t inner = MambaInner(m), conv = MambaConvDim(m);
+    int64_t n = conv * m.mamba_conv_kernel + (m.mamba_conv_bias ? conv : 0);
+    if (m.mamba_proj_bias) n += MambaInProjWidth(m) + m.hidden_size;
+    if (m.mamba_version == 2) {
+      n += 3 * int64_t{m.mamba_heads} + inner;  // dt_bias, A_log, D per head; gated norm
+    } else {
+      // dt_proj bias, A_log [inner, state], D; Jamba's dt / B / C RMSNorms.
+      n += inner + inner * m.mamba_state + inner + m.mamba_dt_rank + 2 * int64_t{m.mamba_state};
+    }
+    return n;
+  }
+  if (!HasSoftmax(l)) return 0;
   int64_t n = m.attention_sinks ? m.num_heads : 0;
+  if (HasIndexer(l)) n += 2 * int64_t{m.index_head_dim};  // indexer k_norm (LayerNorm)
   if (m.attention == AttentionKind::kMla) {
     // DeepseekV3Attention: attention_bias applies to q_a_proj (or q_proj), kv_a_proj_with_mqa
     // and o_proj.
@@ -38,161 +136,311 @@ int64_t AttentionExtras(const ModelSpec& m) {
            (m.kv_lora_rank + m.qk_rope_head_dim) + m.hidden_size;
     return n;
   }
-  const int64_t qkv = int64_t{m.num_heads} * m.head_dim + 2 * int64_t{m.num_kv_heads} * m.head_dim;
+  const int64_t hd = m.head_dim_of(l);
+  const int64_t qkv = int64_t{m.num_heads} * hd * (m.gated_attention ? 2 : 1) +
+                      (l.k_eq_v ? 1 : 2) * int64_t{m.kv_heads_of(l)} * hd;
   if (m.attention_bias) n += qkv + m.hidden_size;
   else if (m.qkv_bias) n += qkv;
   return n;
 }
 
-int64_t FfnMatrices(const ModelSpec& m, int64_t ffn) {
-  return (m.gated_ffn ? 3 : 2) * m.hidden_size * ffn;
+int64_t FfnMatrices(const ModelSpec& m, int64_t width, int64_t ffn) {
+  return (m.gated_ffn ? 3 : 2) * width * ffn;
 }
-int64_t FfnBiases(const ModelSpec& m, int64_t ffn) {
-  return (m.gated_ffn ? 2 : 1) * ffn + m.hidden_size;
+int64_t FfnBiases(const ModelSpec& m, int64_t width, int64_t ffn) {
+  return (m.gated_ffn ? 2 : 1) * ffn + width;
 }
-int64_t DenseLayerFfn(const ModelSpec& m) {
-  return FfnMatrices(m, m.dense_ffn_size) + (m.dense_ffn_bias ? FfnBiases(m, m.dense_ffn_size) : 0);
+int64_t DenseFfn(const ModelSpec& m, const LayerSpec& l) {
+  const int64_t f = m.ffn_size_of(l);
+  return FfnMatrices(m, m.hidden_size, f) +
+         (m.dense_ffn_bias ? FfnBiases(m, m.hidden_size, f) : 0);
 }
 int64_t SharedExperts(const ModelSpec& m) {
-  return m.num_shared_experts * FfnMatrices(m, m.shared_ffn_size);
+  return m.num_shared_experts * FfnMatrices(m, m.hidden_size, m.shared_ffn_size);
 }
+// Router over the real and zero-computation experts; latent MoE adds fc1/fc2 latent projections.
 int64_t Router(const ModelSpec& m) {
-  return m.hidden_size * m.num_experts + (m.router_bias ? m.num_experts : 0);
+  const int64_t slots = m.num_experts + m.num_zero_experts;
+  return m.hidden_size * slots + (m.router_bias ? slots : 0);
 }
+int64_t LatentProjections(const ModelSpec& m) { return 2 * m.hidden_size * m.moe_latent_size; }
 int64_t FinalNorm(const ModelSpec& m) { return (m.layernorm_bias ? 2 : 1) * m.hidden_size; }
 
 // Mean over query positions i = 1..L of the keys attended, min(i, window) (window 0 = none).
-double MeanPrefillKeys(int64_t len, int window) {
+double MeanPrefillKeys(int64_t len, int64_t window) {
   const double l = static_cast<double>(len);
   if (window <= 0 || window >= len) return (l + 1.0) / 2.0;
-  const double w = window;
+  const double w = static_cast<double>(window);
   return (w * (w + 1.0) / 2.0 + (l - w) * w) / l;
 }
 
-// Attention score + value FLOPs per key, one layer.
-double AttentionFlopsPerKey(const ModelSpec& m, bool decode) {
+// Softmax attention score + value FLOPs per key, one layer (indexer not included).
+double AttentionFlopsPerKey(const ModelSpec& m, const LayerSpec& l, bool decode) {
   const double heads = m.num_heads;
   if (m.attention == AttentionKind::kMla) {
     if (decode) return 2.0 * heads * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim);
     return 2.0 * heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
   }
-  return 4.0 * heads * m.head_dim;
+  return 4.0 * heads * m.head_dim_of(l);
 }
 
-// Weight-matrix multiply-adds of one token (see counts.h).
-double MatmulWeightsPerToken(const ModelSpec& m) {
-  const int moe = m.num_moe_layers();
-  const int dense = m.num_layers - moe;
-  double w = static_cast<double>(m.num_layers) * static_cast<double>(AttentionMatrices(m));
-  w += dense * static_cast<double>(FfnMatrices(m, m.dense_ffn_size));
-  if (m.is_moe()) {
-    w += moe * (static_cast<double>(m.hidden_size) * m.num_experts +  // router
-                static_cast<double>(SharedExperts(m)) +
-                static_cast<double>(m.experts_per_token) *
-                    static_cast<double>(FfnMatrices(m, m.expert_ffn_size)));
+// Token-mixer FLOPs of one token beyond the weight matmuls: attention over keys, the indexer
+// over the whole context, the recurrent update (see counts.h).
+double MixerFlops(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode) {
+  const double C = static_cast<double>(context);
+  switch (l.mixer) {
+    case Mixer::kAttention: {
+      const double keys = decode ? (l.window > 0 ? std::min<double>(C, l.window) : C)
+                                 : MeanPrefillKeys(context, l.window);
+      return AttentionFlopsPerKey(m, l, decode) * keys;
+    }
+    case Mixer::kSparse: {
+      const double keys = decode ? std::min<double>(C, m.index_topk)
+                                 : MeanPrefillKeys(context, m.index_topk);
+      double f = AttentionFlopsPerKey(m, l, decode) * keys;
+      if (HasIndexer(l))
+        f += 2.0 * m.index_heads * m.index_head_dim * (decode ? C : (C + 1.0) / 2.0);
+      return f;
+    }
+    case Mixer::kLinear:
+    case Mixer::kMamba: {
+      const RecurrentShape r = RecurrentShapeOf(m, l);
+      double f = 2.0 * static_cast<double>(r.conv_dim) * r.conv_kernel;  // depthwise conv
+      if (decode) return f + 6.0 * r.heads * r.key_dim * r.value_dim;
+      const double in_chunk = MeanPrefillKeys(std::min<int64_t>(context, r.chunk), 0);
+      return f + 4.0 * r.heads * r.key_dim * r.value_dim +
+             2.0 * r.heads * (r.key_dim + r.value_dim) * in_chunk;
+    }
+    case Mixer::kNone: return 0.0;
   }
+  return 0.0;
+}
+
+double RoutedExpertsPerToken(const ModelSpec& m) {
+  if (!m.is_moe()) return 0.0;
+  return static_cast<double>(m.experts_per_token) * m.num_experts /
+         static_cast<double>(m.num_experts + m.num_zero_experts);
+}
+
+// Weight-matrix multiply-adds of one token in one layer (see counts.h).
+double LayerMatmulWeights(const ModelSpec& m, const LayerSpec& l) {
+  double w = static_cast<double>(MixerMatrices(m, l));
+  w += static_cast<double>(LinearFfn(m, l));
+  if (l.ffn == FfnKind::kDense) {
+    w += static_cast<double>(FfnMatrices(m, m.hidden_size, m.ffn_size_of(l)));
+  } else if (l.ffn == FfnKind::kMoe) {
+    w += static_cast<double>(m.hidden_size) * (m.num_experts + m.num_zero_experts) +  // router
+         static_cast<double>(SharedExperts(m)) + static_cast<double>(LatentProjections(m)) +
+         RoutedExpertsPerToken(m) * static_cast<double>(FfnMatrices(m, ExpertWidth(m),
+                                                                    m.expert_ffn_size));
+  }
+  return w;
+}
+
+double MatmulWeightsPerToken(const ModelSpec& m) {
+  double w = 0;
+  for (const LayerSpec& l : m.layers) w += LayerMatmulWeights(m, l);
   w += static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);  // lm_head matmul
   return w;
 }
 
 }  // namespace
 
+int64_t ExpertWidth(const ModelSpec& m) {
+  return m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
+}
+
+RecurrentShape RecurrentShapeOf(const ModelSpec& m, const LayerSpec& l) {
+  RecurrentShape r;
+  if (l.mixer == Mixer::kLinear) {
+    r.heads = m.linear_value_heads;
+    r.key_dim = m.linear_key_dim;
+    r.value_dim = m.linear_value_dim;
+    r.conv_dim = LinearConvDim(m);
+    r.conv_kernel = m.linear_conv_kernel;
+    r.in_width = 2 * int64_t{m.linear_key_heads} * m.linear_key_dim +
+                 2 * int64_t{m.linear_value_heads} * m.linear_value_dim +
+                 2 * int64_t{m.linear_value_heads};
+    r.out_width = int64_t{m.linear_value_heads} * m.linear_value_dim;
+    r.chunk = kDefaultScanChunk;
+  } else if (l.mixer == Mixer::kMamba) {
+    // v1 has one state row of `mamba_state` per inner channel: heads = inner, value dim 1.
+    r.heads = m.mamba_heads;
+    r.key_dim = m.mamba_state;
+    r.value_dim = m.mamba_head_dim;
+    r.conv_dim = MambaConvDim(m);
+    r.conv_kernel = m.mamba_conv_kernel;
+    r.in_width = MambaInProjWidth(m) +
+                 (m.mamba_version == 1 ? m.mamba_dt_rank + 2 * int64_t{m.mamba_state} : 0);
+    r.out_width = MambaInner(m);
+    r.chunk = m.mamba_chunk > 0 ? m.mamba_chunk : kDefaultScanChunk;
+  }
+  return r;
+}
+
 int64_t AttentionParamsPerLayer(const ModelSpec& m) {
-  return AttentionMatrices(m) + AttentionExtras(m);
+  return MixerMatrices(m, DefaultLayer()) + MixerExtras(m, DefaultLayer());
+}
+
+int64_t MixerParams(const ModelSpec& m, const LayerSpec& l) {
+  return MixerMatrices(m, l) + MixerExtras(m, l);
 }
 
 int64_t ExpertParams(const ModelSpec& m) {
   if (!m.is_moe()) return 0;
-  return FfnMatrices(m, m.expert_ffn_size) + (m.expert_bias ? FfnBiases(m, m.expert_ffn_size) : 0);
+  const int64_t w = ExpertWidth(m);
+  return FfnMatrices(m, w, m.expert_ffn_size) +
+         (m.expert_bias ? FfnBiases(m, w, m.expert_ffn_size) : 0);
 }
 
-int64_t NormParamsPerLayer(const ModelSpec& m) {
-  int64_t n = (m.layernorm_bias ? 2 : 1) * 2 * m.hidden_size;  // input + post-attention
-  if (m.qk_norm) n += 2 * int64_t{m.head_dim};
-  if (m.attention == AttentionKind::kMla) n += m.q_lora_rank + m.kv_lora_rank;
+int64_t NormParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
+  const int64_t sublayers = (l.mixer != Mixer::kNone || l.attn_linear ? 1 : 0) +
+                            (l.ffn != FfnKind::kNone || l.ffn_linear ? 1 : 0);
+  int64_t n = (m.layernorm_bias ? 2 : 1) * m.norms_per_sublayer * sublayers * m.hidden_size;
+  if (HasSoftmax(l)) {
+    const int64_t hd = m.head_dim_of(l);
+    if (m.qk_norm) n += 2 * hd;
+    if (m.qk_norm_full) n += (int64_t{m.num_heads} + m.kv_heads_of(l)) * hd;
+    if (m.attention == AttentionKind::kMla) n += m.q_lora_rank + m.kv_lora_rank;
+  }
+  n += m.misc_params_per_layer;
+  if (l.ffn == FfnKind::kMoe) n += m.misc_params_per_moe_layer;
   return n;
+}
+
+int64_t NormParamsPerLayer(const ModelSpec& m) { return NormParamsOfLayer(m, DefaultLayer()); }
+
+int64_t FfnParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
+  if (l.ffn_linear) return LinearFfn(m, l);
+  if (l.ffn == FfnKind::kDense) return DenseFfn(m, l);
+  if (l.ffn == FfnKind::kMoe)
+    return m.num_experts * ExpertParams(m) + SharedExperts(m) + Router(m) + LatentProjections(m);
+  return 0;
+}
+
+int64_t LayerParams(const ModelSpec& m, const LayerSpec& l) {
+  return MixerParams(m, l) + FfnParamsOfLayer(m, l) + NormParamsOfLayer(m, l);
 }
 
 ParamCounts CountParams(const ModelSpec& m) {
   ParamCounts c;
-  const int64_t moe = m.num_moe_layers();
-  const int64_t dense = m.num_layers - moe;
   c.embedding = m.vocab_size * m.hidden_size;
   c.lm_head = m.tied_embeddings ? 0 : m.vocab_size * m.hidden_size;
-  c.attention = m.num_layers * AttentionParamsPerLayer(m);
-  c.dense_ffn = dense * DenseLayerFfn(m);
-  if (m.is_moe()) {
-    c.routed_experts = moe * m.num_experts * ExpertParams(m);
-    c.shared_experts = moe * SharedExperts(m);
-    c.routers = moe * Router(m);
+  int64_t moe = 0;
+  for (const LayerSpec& l : m.layers) {
+    c.attention += MixerParams(m, l);
+    c.norms += NormParamsOfLayer(m, l);
+    c.dense_ffn += LinearFfn(m, l);
+    if (l.ffn == FfnKind::kDense) {
+      c.dense_ffn += DenseFfn(m, l);
+    } else if (l.ffn == FfnKind::kMoe) {
+      ++moe;
+      c.routed_experts += m.num_experts * ExpertParams(m);
+      c.shared_experts += SharedExperts(m);
+      c.routers += Router(m) + LatentProjections(m);
+    }
   }
-  c.norms = m.num_layers * NormParamsPerLayer(m) + FinalNorm(m);
+  c.norms += FinalNorm(m);
   c.total = c.embedding + c.lm_head + c.attention + c.dense_ffn + c.routed_experts +
             c.shared_experts + c.routers + c.norms;
-  c.active = c.total - c.routed_experts + moe * m.experts_per_token * ExpertParams(m);
+  c.active = c.total - c.routed_experts +
+             std::llround(static_cast<double>(moe) * RoutedExpertsPerToken(m) *
+                          static_cast<double>(ExpertParams(m)));
   if (m.mtp_layers > 0) {
+    // One decoder layer of the model's MoE (else dense) kind with its first layer's mixer.
+    LayerSpec block = m.layers.front();
+    block.ffn = m.is_moe() ? FfnKind::kMoe : FfnKind::kDense;
+    if (block.mixer != Mixer::kSparse) block = LayerSpec{block.ffn, 0};
+    block.shared_indexer = false;
     const int64_t h = m.hidden_size;
-    const int64_t block = AttentionParamsPerLayer(m) + NormParamsPerLayer(m) +
-                          (m.is_moe() ? m.num_experts * ExpertParams(m) + SharedExperts(m) +
-                                            Router(m)
-                                      : DenseLayerFfn(m));
     const int64_t glue = 2 * h * h + 3 * h;  // eh_proj; enorm, hnorm, shared_head.norm
     const int64_t copies = c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
-    c.mtp = m.mtp_layers * (block + glue + copies);
+    c.mtp = m.mtp_layers * (LayerParams(m, block) + glue + copies);
   }
   return c;
 }
 
-double KvBytesPerTokenPerLayer(const ModelSpec& m, DType kv) {
-  const double elems = m.attention == AttentionKind::kMla
-                           ? static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)
-                           : 2.0 * m.num_kv_heads * m.head_dim;
+double KvBytesPerTokenOfLayer(const ModelSpec& m, const LayerSpec& l, DType kv) {
+  double elems = 0;
+  if (HasSoftmax(l)) {
+    elems = m.attention == AttentionKind::kMla
+                ? static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)
+                : 2.0 * m.kv_heads_of(l) * m.head_dim_of(l);
+    if (HasIndexer(l)) elems += m.index_head_dim;  // the indexer's key cache
+  }
   return elems * BytesPerElement(kv);
+}
+
+double KvBytesPerTokenPerLayer(const ModelSpec& m, DType kv) {
+  return KvBytesPerTokenOfLayer(m, DefaultLayer(), kv);
 }
 
 double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context) {
   if (context <= 0) return 0.0;
-  const double per_layer = KvBytesPerTokenPerLayer(m, kv);
-  double tokens = 0;  // sum over layers of the tokens each layer keeps
-  for (const LayerSpec& l : m.layers)
-    tokens += static_cast<double>(l.window > 0 ? std::min<int64_t>(context, l.window) : context);
-  return per_layer * tokens;
+  double bytes = 0;
+  for (const LayerSpec& l : m.layers) {
+    const int64_t tokens = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
+    bytes += KvBytesPerTokenOfLayer(m, l, kv) * static_cast<double>(tokens);
+  }
+  return bytes;
 }
 
 double KvBytesPerToken(const ModelSpec& m, DType kv) {
-  return KvBytesPerTokenPerLayer(m, kv) * m.num_layers;
+  double bytes = 0;
+  for (const LayerSpec& l : m.layers) bytes += KvBytesPerTokenOfLayer(m, l, kv);
+  return bytes;
+}
+
+double StateBytesOfLayer(const ModelSpec& m, const LayerSpec& l) {
+  if (!IsRecurrent(l)) return 0.0;
+  const RecurrentShape r = RecurrentShapeOf(m, l);
+  const double elems = static_cast<double>(r.heads) * r.key_dim * r.value_dim +
+                       static_cast<double>(r.conv_dim) * (r.conv_kernel - 1);
+  return elems * BytesPerElement(kStateDType);
+}
+
+double StateBytesPerSequence(const ModelSpec& m) {
+  double bytes = 0;
+  for (const LayerSpec& l : m.layers) bytes += StateBytesOfLayer(m, l);
+  return bytes;
 }
 
 double WeightBytes(const ModelSpec& m, DType weight) {
   const ParamCounts c = CountParams(m);
-  const int64_t moe = m.num_moe_layers();
-  const int64_t dense = m.num_layers - moe;
   // Matrices stored in the checkpoint's weight format.
-  double quant = static_cast<double>(dense) * static_cast<double>(FfnMatrices(m, m.dense_ffn_size));
-  if (m.is_moe())
-    quant += static_cast<double>(moe) *
-             (static_cast<double>(m.num_experts) *
-                  static_cast<double>(FfnMatrices(m, m.expert_ffn_size)) +
-              static_cast<double>(SharedExperts(m)));
-  if (!m.attention_unquantized)
-    quant += static_cast<double>(m.num_layers) * static_cast<double>(AttentionMatrices(m));
+  double quant = 0;
+  for (const LayerSpec& l : m.layers) {
+    if (!m.attention_unquantized) quant += static_cast<double>(MixerMatrices(m, l));
+    quant += static_cast<double>(LinearFfn(m, l));
+    if (l.ffn == FfnKind::kDense) {
+      quant += static_cast<double>(FfnMatrices(m, m.hidden_size, m.ffn_size_of(l)));
+    } else if (l.ffn == FfnKind::kMoe) {
+      quant += static_cast<double>(m.num_experts) *
+                   static_cast<double>(FfnMatrices(m, ExpertWidth(m), m.expert_ffn_size)) +
+               static_cast<double>(SharedExperts(m)) + static_cast<double>(LatentProjections(m));
+    }
+  }
   const double rest = static_cast<double>(c.total) - quant;  // kept in bf16
   return quant * BytesPerElement(weight) + rest * BytesPerElement(DType::kBF16);
 }
 
 double FlopsPerTokenPrefill(const ModelSpec& m, int64_t prompt_len) {
   if (prompt_len <= 0) return 0.0;
-  double attn = 0;
-  for (const LayerSpec& l : m.layers) attn += MeanPrefillKeys(prompt_len, l.window);
-  return 2.0 * MatmulWeightsPerToken(m) + AttentionFlopsPerKey(m, /*decode=*/false) * attn;
+  double mix = 0;
+  for (const LayerSpec& l : m.layers) mix += MixerFlops(m, l, prompt_len, /*decode=*/false);
+  return 2.0 * MatmulWeightsPerToken(m) + mix;
 }
 
 double FlopsPerTokenDecode(const ModelSpec& m, int64_t context) {
   if (context <= 0) return 0.0;
-  double keys = 0;
-  for (const LayerSpec& l : m.layers)
-    keys += static_cast<double>(l.window > 0 ? std::min<int64_t>(context, l.window) : context);
-  return 2.0 * MatmulWeightsPerToken(m) + AttentionFlopsPerKey(m, /*decode=*/true) * keys;
+  double mix = 0;
+  for (const LayerSpec& l : m.layers) mix += MixerFlops(m, l, context, /*decode=*/true);
+  return 2.0 * MatmulWeightsPerToken(m) + mix;
+}
+
+double LayerFlopsPerToken(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode) {
+  if (context <= 0) return 0.0;
+  return 2.0 * LayerMatmulWeights(m, l) + MixerFlops(m, l, context, decode);
 }
 
 }  // namespace l2s

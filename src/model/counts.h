@@ -17,6 +17,12 @@
 //   (2*hidden x hidden), enorm/hnorm/shared_head.norm, plus the copies of the embedding table and
 //   output head stored with it in the HF checkpoint (shared with the main model at run time).
 //   DeepSeek-V3: 13.5B, the "14B MTP module" of its model card (685B = 671B + 14B).
+// - Layer kinds (model.h Mixer / FfnKind): every figure is a sum over layers of that layer's
+//   own shape. Recurrent layers (linear attention, Mamba) hold no KV cache but a fixed state per
+//   sequence (StateBytesPerSequence); sparse layers cache the latent KV of every token plus the
+//   indexer's key, but attend only index_topk keys.
+// - Zero-computation experts: a token's top-k over E real + Z identity experts uses, under
+//   uniform routing, k E / (E + Z) real experts on average: active params and FLOPs use that.
 #pragma once
 
 #include <cstdint>
@@ -42,17 +48,52 @@ struct ParamCounts {
 
 ParamCounts CountParams(const ModelSpec& m);
 
-// Attention weights of ONE layer (q/k/v/o or the MLA projections, with biases and sinks; the
-// qk / latent norms are counted under norms).
+// Recurrent state is kept in bf16 whatever the KV-cache dtype (vLLM's and SGLang's default
+// mamba / linear-attention state dtype is the model's dtype).
+inline constexpr DType kStateDType = DType::kBF16;
+
+// Attention weights of ONE full-attention layer of the model-wide shape (q/k/v/o or the MLA
+// projections, with biases and sinks; the qk / latent norms are counted under norms).
 int64_t AttentionParamsPerLayer(const ModelSpec& m);
+// Token-mixer weights of one layer of shape `l` (attention + indexer, DeltaNet or Mamba
+// projections, convolutions and per-head vectors; its norms are in NormParamsOfLayer).
+int64_t MixerParams(const ModelSpec& m, const LayerSpec& l);
+// FFN weights of one layer (dense MLP, or routed + shared experts, router, latent projections).
+int64_t FfnParamsOfLayer(const ModelSpec& m, const LayerSpec& l);
+// Everything of one layer: MixerParams + FfnParamsOfLayer + NormParamsOfLayer.
+int64_t LayerParams(const ModelSpec& m, const LayerSpec& l);
 // Weights of ONE routed expert (matrices and, if expert_bias, biases).
 int64_t ExpertParams(const ModelSpec& m);
-// Norm weights of ONE decoder layer.
+// Width routed experts work in: moe_latent_size for latent MoE, else hidden_size.
+int64_t ExpertWidth(const ModelSpec& m);
+// Norm weights of ONE full-attention dense decoder layer / of a layer of shape `l`: hidden-sized
+// norms per present sublayer, q/k norms and MLA latent norms on softmax layers, misc vectors.
 int64_t NormParamsPerLayer(const ModelSpec& m);
+int64_t NormParamsOfLayer(const ModelSpec& m, const LayerSpec& l);
+
+// Shape of a recurrent (kLinear / kMamba) layer's state and projections; zeros otherwise.
+//   state elements per sequence = heads * key_dim * value_dim + conv_dim * (conv_kernel - 1).
+// DeltaNet: heads = value heads, key_dim / value_dim their head dims, conv over q, k, v.
+// Mamba2: heads, key_dim = state size, value_dim = head dim, conv over x, B, C.
+// Mamba v1: heads = inner channels, key_dim = state size, value_dim = 1, conv over x.
+struct RecurrentShape {
+  int64_t heads = 0, key_dim = 0, value_dim = 0, conv_dim = 0, conv_kernel = 0;
+  int64_t in_width = 0;   // output features of the input projection(s) (one matmul from hidden)
+  int64_t out_width = 0;  // input features of the output projection (to hidden)
+  int64_t chunk = 0;      // prefill scan chunk
+};
+RecurrentShape RecurrentShapeOf(const ModelSpec& m, const LayerSpec& l);
+// Fixed state bytes (kStateDType) one sequence keeps in layer `l` (0 for non-recurrent layers),
+// and over the whole model.
+double StateBytesOfLayer(const ModelSpec& m, const LayerSpec& l);
+double StateBytesPerSequence(const ModelSpec& m);
 
 // KV-cache bytes one token occupies in ONE layer (its cache is only that layer's), at kv dtype.
-// GQA: 2 * kv_heads * head_dim elements. MLA: kv_lora_rank + qk_rope_head_dim (latent cache).
+// GQA: 2 * kv_heads * head_dim elements. MLA: kv_lora_rank + qk_rope_head_dim (latent cache);
+// sparse (DSA) layers add the indexer key (index_head_dim); recurrent and no-mixer layers 0.
+// The first form is for a full-attention layer of the model-wide shape.
 double KvBytesPerTokenPerLayer(const ModelSpec& m, DType kv);
+double KvBytesPerTokenOfLayer(const ModelSpec& m, const LayerSpec& l, DType kv);
 // Whole model: sum over layers, for a sequence of `context` tokens (sliding-window layers hold
 // at most `window` tokens). Per-token figure = KvBytes(m, kv, context) / context. 0 if context<=0.
 double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context);
@@ -76,7 +117,16 @@ double WeightBytes(const ModelSpec& m, DType weight);
 // decompressed); MLA decode 2 * heads * (2 * kv_lora_rank + qk_rope) (weights absorbed, attention
 // over the latent cache; the absorbed projections cost the same as kv_b_proj, so the weight term
 // is unchanged).
+// Sparse (DSA) layers attend min(C, index_topk) keys (prefill: min(i, index_topk)) and their
+// indexer scores every key: 2 * index_heads * index_head_dim FLOPs per key (prefill: (L+1)/2
+// keys on average). Recurrent layers, per token: decode 6 * heads * key_dim * value_dim (decay,
+// rank-1 state update and read-out, one pass over the state each); prefill (chunked scan with
+// chunk c) 4 * heads * key_dim * value_dim (state read-out and update amortised over the chunk)
+// + 2 * heads * (key_dim + value_dim) * (min(c, L) + 1) / 2 (causal attention inside the chunk);
+// both plus 2 * conv_dim * conv_kernel for the depthwise convolution.
 double FlopsPerTokenPrefill(const ModelSpec& m, int64_t prompt_len);
 double FlopsPerTokenDecode(const ModelSpec& m, int64_t context);
+// The same for one layer of shape `l` (weights and mixer), at context / prompt length `context`.
+double LayerFlopsPerToken(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode);
 
 }  // namespace l2s

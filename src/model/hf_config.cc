@@ -20,6 +20,25 @@
 //                                  (attention_chunk_size) is treated as full attention: l2s
 //                                  budgets KV for every layer at the full context, which over-
 //                                  states Llama 4's KV (3 of 4 layers keep at most one chunk).
+//   deepseek_v32, glm_moe_dsa      DeepSeek-V3 layout with DeepSeek Sparse Attention on every
+//                                  layer (index_topk, index_n_heads, index_head_dim; glm:
+//                                  mlp_layer_types, indexer_types)
+//   glm4_moe                       GQA + q/k/v biases, use_qk_norm, DeepSeek-style MoE layout
+//   minimax_m2                     GQA, q/k norm over all heads, every layer MoE, routing bias
+//   qwen3_next                     layer_types / full_attention_interval: gated DeltaNet linear
+//                                  attention + gated full attention; qwen3_moe FFNs + shared
+//   gemma2, gemma3(_text), gemma4(_text)  sandwich norms, layer_types / sliding_window_pattern;
+//                                  gemma4: global_head_dim, attention_k_eq_v, enable_moe_block
+//   phi3                           llama layout (fused projections), sliding_window
+//   jamba                          attention every attn_layer_period (Mamba v1 otherwise), MoE
+//                                  every expert_layer_period
+//   nemotron_h                     hybrid_override_pattern / layers_block_type: Mamba2, attention,
+//                                  relu2 MLP, (latent) MoE blocks
+//   nemotron-nas                   DeciLM block_configs: per-layer KV heads, FFN width, no-ops
+//   longcat_flash                  MLA, two sublayers per block, zero-computation experts
+//   bailing_moe(_v2)               Ling: fused qkv, first_k_dense_replace, shared experts
+// Each family's reader below states what it reads. Config JSON may contain NaN / Infinity
+// tokens (Python's json writes them); see jsonio::Parse.
 // quantization_config.quant_method: fp8 / fbgemm_fp8 -> weight_dtype fp8; mxfp4 -> fp4, and
 // modules_to_not_convert naming self_attn -> attention_unquantized (attention, router, embeddings
 // and lm_head stay bf16). Any other method is Unsupported. torch_dtype is not read: weights are
@@ -43,13 +62,15 @@ using jsonio::ObjectReader;
 using L = ModelLimits;
 
 enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3,
-                    kGptOss, kLlama4 };
+                    kGptOss, kLlama4, kDeepseekV32, kGlm4Moe, kGlmMoeDsa, kMinimaxM2, kQwen3Next,
+                    kGemma2, kGemma3, kGemma4, kPhi3, kJamba, kNemotronH, kDeciLm, kLongcatFlash,
+                    kBailingMoe, kBailingMoeV2 };
 
 struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 11> kFamilies = {{
+constexpr std::array<FamilyName, 28> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -61,6 +82,23 @@ constexpr std::array<FamilyName, 11> kFamilies = {{
     {"gpt_oss", Family::kGptOss},
     {"llama4", Family::kLlama4},
     {"llama4_text", Family::kLlama4},  // the text tower's own config (fields at the top level)
+    {"deepseek_v32", Family::kDeepseekV32},
+    {"glm4_moe", Family::kGlm4Moe},
+    {"glm_moe_dsa", Family::kGlmMoeDsa},
+    {"minimax_m2", Family::kMinimaxM2},
+    {"qwen3_next", Family::kQwen3Next},
+    {"gemma2", Family::kGemma2},
+    {"gemma3", Family::kGemma3},       // VLM wrapper: the language model under text_config
+    {"gemma3_text", Family::kGemma3},
+    {"gemma4", Family::kGemma4},       // VLM wrapper: the language model under text_config
+    {"gemma4_text", Family::kGemma4},
+    {"phi3", Family::kPhi3},
+    {"jamba", Family::kJamba},
+    {"nemotron_h", Family::kNemotronH},
+    {"nemotron-nas", Family::kDeciLm},
+    {"longcat_flash", Family::kLongcatFlash},
+    {"bailing_moe", Family::kBailingMoe},
+    {"bailing_moe_v2", Family::kBailingMoeV2},
 }};
 
 std::string SupportedList() {
@@ -115,8 +153,17 @@ Status ReadLayerTypes(const ObjectReader& r, const json& types, int64_t window, 
 }
 
 // Fields every family has: sizes, attention heads, embeddings.
-Status ReadCommon(const ObjectReader& r, ModelSpec* m) {
-  L2S_ASSIGN_OR_RETURN(int64_t layers, r.Int("num_hidden_layers", 1, L::kMaxLayers));
+// `layers_key` names the layer count (LongCat: num_layers, whose blocks hold `per_block` layers
+// each); when it is absent and `derived_layers` > 0 (Nemotron-H: the length of
+// layers_block_type), that count is used.
+Status ReadCommon(const ObjectReader& r, ModelSpec* m,
+                  std::string_view layers_key = "num_hidden_layers", int per_block = 1,
+                  int64_t derived_layers = 0) {
+  int64_t layers = derived_layers;
+  if (r.Has(layers_key) || derived_layers <= 0) {
+    L2S_ASSIGN_OR_RETURN(layers, r.Int(layers_key, 1, L::kMaxLayers / per_block));
+  }
+  layers *= per_block;
   L2S_ASSIGN_OR_RETURN(m->hidden_size, r.Int("hidden_size", 1, L::kMaxHidden));
   L2S_ASSIGN_OR_RETURN(m->vocab_size, r.Int("vocab_size", 1, L::kMaxVocab));
   L2S_ASSIGN_OR_RETURN(int64_t heads, r.Int("num_attention_heads", 1, L::kMaxHeads));
@@ -244,7 +291,8 @@ Status ReadQwen3Moe(const ObjectReader& r, ModelSpec* m) {
   return ReadQwenWindows(r, m);
 }
 
-Status ReadDeepseekV3(const ObjectReader& r, ModelSpec* m) {
+// MLA attention fields (DeepSeek-V3 and the families that reuse its attention).
+Status ReadMla(const ObjectReader& r, ModelSpec* m) {
   m->attention = AttentionKind::kMla;
   m->num_kv_heads = m->num_heads;  // MLA decompresses K/V per head; num_key_value_heads unused
   L2S_ASSIGN_OR_RETURN(int64_t q_lora, r.IntOr("q_lora_rank", 0, 0, L::kMaxLoraRank));
@@ -263,6 +311,11 @@ Status ReadDeepseekV3(const ObjectReader& r, ModelSpec* m) {
   m->v_head_dim = static_cast<int>(v_dim);
   m->head_dim = static_cast<int>(nope + rope);
   L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  return Status::Ok();
+}
+
+Status ReadDeepseekV3(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadMla(r, m));
 
   L2S_ASSIGN_OR_RETURN(int64_t routed, r.IntOr("n_routed_experts", 0, 0, L::kMaxExperts));
   if (routed > 0) {
@@ -335,6 +388,579 @@ Status ReadLlama4(const ObjectReader& r, ModelSpec* m) {
   return ReadDenseFfn(r, "intermediate_size_mlp", m);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Families with per-layer kinds (hybrid, sparse, heterogeneous). See the table at the top.
+
+// A per-layer list of strings (layer_types, mlp_layer_types, layers_block_type, ...): one entry
+// per layer, each one of `allowed`; returns the index into `allowed` per layer.
+Status ReadLayerStrings(const ObjectReader& r, std::string_view key, int num_layers,
+                        std::initializer_list<std::string_view> allowed, std::vector<int>* out) {
+  std::string names;
+  for (std::string_view a : allowed) names += fmt::format("{}\"{}\"", names.empty() ? "" : " / ", a);
+  const std::string what = fmt::format("a list of {} of {}", num_layers, names);
+  const json* v = r.Find(key);
+  if (v == nullptr) return r.Error(key, what, nullptr);
+  if (!v->is_array()) return r.Error(key, what, v);
+  if (v->size() != static_cast<size_t>(num_layers))
+    return r.ErrorMsg(key, fmt::format("expected {} entries (one per layer, num_hidden_layers), "
+                                       "got {}", num_layers, v->size()));
+  out->assign(num_layers, 0);
+  for (int i = 0; i < num_layers; ++i) {
+    const json& e = (*v)[static_cast<size_t>(i)];
+    int found = -1;
+    if (e.is_string()) {
+      int j = 0;
+      for (std::string_view a : allowed) {
+        if (e.get_ref<const std::string&>() == a) found = j;
+        ++j;
+      }
+    }
+    if (found < 0) return r.Error(key, what, &e);
+    (*out)[static_cast<size_t>(i)] = found;
+  }
+  return Status::Ok();
+}
+
+// A sliding window that may be null (= none) but, when given, must be positive.
+StatusOr<int64_t> ReadWindowOr(const ObjectReader& r, std::string_view key) {
+  if (!r.Has(key)) return int64_t{0};
+  return r.Int(key, 1, L::kMaxWindow);
+}
+
+// DeepSeek Sparse Attention (deepseek_v32, glm_moe_dsa): every layer sparse, indexer fields with
+// the defaults of the family's HF config class. `indexer_types` (GLM-5.x, optional): per layer
+// "full" (own indexer) or "shared" (reuses the previous indexer's top-k).
+Status ReadSparseAttention(const ObjectReader& r, int64_t heads_default, ModelSpec* m) {
+  L2S_ASSIGN_OR_RETURN(int64_t topk, r.IntOr("index_topk", 2048, 1, L::kMaxWindow));
+  L2S_ASSIGN_OR_RETURN(int64_t ih, r.IntOr("index_n_heads", heads_default, 1, L::kMaxHeads));
+  L2S_ASSIGN_OR_RETURN(int64_t ihd, r.IntOr("index_head_dim", 128, 1, L::kMaxHeadDim));
+  m->index_topk = static_cast<int>(topk);
+  m->index_heads = static_cast<int>(ih);
+  m->index_head_dim = static_cast<int>(ihd);
+  std::vector<int> types(m->num_layers, 0);
+  if (r.Has("indexer_types"))
+    L2S_RETURN_IF_ERROR(
+        ReadLayerStrings(r, "indexer_types", m->num_layers, {"full", "shared"}, &types));
+  for (int i = 0; i < m->num_layers; ++i) {
+    m->layers[i].mixer = Mixer::kSparse;
+    m->layers[i].shared_indexer = types[i] == 1;
+  }
+  if (m->num_layers > 0 && m->layers[0].shared_indexer)
+    return r.ErrorMsg("indexer_types", "expected \"full\" for layer 0 (a shared indexer reuses "
+                                       "an earlier layer's)");
+  return Status::Ok();
+}
+
+// mlp_layer_types ("dense" / "sparse" per layer) when present, else the DeepSeek rule
+// (first_k_dense_replace dense layers, then MoE every moe_layer_freq).
+Status ReadMlpLayerTypes(const ObjectReader& r, ModelSpec* m) {
+  if (!r.Has("mlp_layer_types")) return Status::Ok();
+  std::vector<int> t;
+  L2S_RETURN_IF_ERROR(ReadLayerStrings(r, "mlp_layer_types", m->num_layers, {"dense", "sparse"}, &t));
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = t[i] == 1 ? FfnKind::kMoe : FfnKind::kDense;
+  return ReadDenseFfn(r, "intermediate_size", m);
+}
+
+Status ReadDeepseekV32(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadDeepseekV3(r, m));
+  L2S_RETURN_IF_ERROR(ReadMlpLayerTypes(r, m));
+  return ReadSparseAttention(r, 64, m);  // DeepseekV32Config: index_n_heads 64
+}
+
+// GLM-5 (GlmMoeDsaConfig): DeepSeek-V3.2 layout (MLA + DSA), GLM router (always a score
+// correction bias), index_n_heads default 32.
+Status ReadGlmMoeDsa(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadDeepseekV3(r, m));
+  if (m->is_moe() && !r.Has("mlp_layer_types") && !r.Has("first_k_dense_replace")) {
+    // GlmMoeDsaConfig's default mlp_layer_types: the first 3 layers dense.
+    for (int i = 0; i < m->num_layers; ++i)
+      m->layers[i].ffn = i < 3 ? FfnKind::kDense : FfnKind::kMoe;
+    L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  }
+  L2S_RETURN_IF_ERROR(ReadMlpLayerTypes(r, m));
+  if (m->is_moe()) m->router_bias = true;
+  return ReadSparseAttention(r, 32, m);
+}
+
+// DeepSeek-style MoE layout of GLM-4.x and Ling: `shared_key` shared experts of the routed
+// experts' width, the first first_k_dense_replace layers dense (intermediate_size), the rest MoE,
+// num_nextn_predict_layers MTP modules.
+Status ReadFirstDenseLayout(const ObjectReader& r, std::string_view shared_key, ModelSpec* m) {
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr(shared_key, 0, 0, L::kMaxSharedExperts));
+  m->num_shared_experts = static_cast<int>(shared);
+  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
+  L2S_ASSIGN_OR_RETURN(int64_t first_dense, r.IntOr("first_k_dense_replace", 0, 0, m->num_layers));
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = i >= first_dense ? FfnKind::kMoe : FfnKind::kDense;
+  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
+  m->mtp_layers = static_cast<int>(mtp);
+  return Status::Ok();
+}
+
+// GLM-4.5 / 4.6 / 4.7 (Glm4MoeConfig): GQA with q/k/v biases (attention_bias; o_proj has none),
+// optional per-head q/k norm, DeepSeek-style MoE layout with a score-correction bias.
+Status ReadGlm4Moe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->qkv_bias, r.BoolOr("attention_bias", false));
+  L2S_ASSIGN_OR_RETURN(m->qk_norm, r.BoolOr("use_qk_norm", false));
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+  m->router_bias = true;  // Glm4MoeTopkRouter: e_score_correction_bias
+  L2S_RETURN_IF_ERROR(ReadFirstDenseLayout(r, "n_shared_experts", m));
+  return ReadMlpLayerTypes(r, m);
+}
+
+// MiniMax-M2 (MiniMaxM2Config): GQA, q/k RMSNorm over all heads (qk_norm_type "per_layer") or
+// per head, every layer MoE (num_local_experts of intermediate_size), routing bias.
+// attn_type_list: 1 = softmax attention; 0 (MiniMax-01 lightning attention) is not supported.
+// The MTP modules (num_mtp_modules) are not counted (their shape is not in the config).
+Status ReadMinimaxM2(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(bool qk, r.BoolOr("use_qk_norm", false));
+  L2S_ASSIGN_OR_RETURN(std::string qk_type, r.StringOr("qk_norm_type", "per_layer"));
+  if (qk_type != "per_layer" && qk_type != "per_head")
+    return r.Error("qk_norm_type", "\"per_layer\" or \"per_head\"", r.Find("qk_norm_type"));
+  m->qk_norm_full = qk && qk_type == "per_layer";
+  m->qk_norm = qk && qk_type == "per_head";
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
+  SetAllMoe(m);
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_intermediate_size", 0, 0, L::kMaxFfn));
+  m->num_shared_experts = shared > 0 ? 1 : 0;
+  m->shared_ffn_size = shared;
+  L2S_ASSIGN_OR_RETURN(m->router_bias, r.BoolOr("use_routing_bias", false));
+  if (const json* types = r.Find("attn_type_list")) {
+    const std::string what = fmt::format("a list of {} of 1 (softmax attention)", m->num_layers);
+    if (!types->is_array() || types->size() != static_cast<size_t>(m->num_layers))
+      return r.Error("attn_type_list", what, types);
+    for (const json& t : *types) {
+      if (!t.is_number_integer() || (t.get<int64_t>() != 0 && t.get<int64_t>() != 1))
+        return r.Error("attn_type_list", what, &t);
+      if (t.get<int64_t>() == 0)
+        return Status::Unsupported(fmt::format(
+            "{}: field \"attn_type_list\": lightning-attention layers (0) are not supported; "
+            "expected 1 (softmax attention) on every layer", r.source()));
+    }
+  }
+  L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
+  for (LayerSpec& l : m->layers) l.window = static_cast<int>(w);
+  return Status::Ok();
+}
+
+// Qwen3-Next (Qwen3NextConfig): layer_types ("linear_attention" / "full_attention") or every
+// full_attention_interval-th layer full; full layers are gated GQA with q/k norm; linear layers
+// are gated DeltaNet; FFNs as qwen3_moe plus one gated shared expert (shared_expert_gate [1, h]).
+Status ReadQwen3Next(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm = true;
+  m->gated_attention = true;
+  if (r.Has("layer_types")) {
+    std::vector<int> t;
+    L2S_RETURN_IF_ERROR(ReadLayerStrings(r, "layer_types", m->num_layers,
+                                         {"full_attention", "linear_attention"}, &t));
+    for (int i = 0; i < m->num_layers; ++i)
+      m->layers[i].mixer = t[i] == 1 ? Mixer::kLinear : Mixer::kAttention;
+  } else {
+    L2S_ASSIGN_OR_RETURN(int64_t every,
+                         r.Int("full_attention_interval", 1, L::kMaxLayers));
+    for (int i = 0; i < m->num_layers; ++i)
+      m->layers[i].mixer = (i + 1) % every == 0 ? Mixer::kAttention : Mixer::kLinear;
+  }
+  if (m->num_mixer_layers(Mixer::kLinear) > 0) {
+    L2S_ASSIGN_OR_RETURN(int64_t kh, r.Int("linear_num_key_heads", 1, L::kMaxHeads));
+    L2S_ASSIGN_OR_RETURN(int64_t vh, r.Int("linear_num_value_heads", 1, L::kMaxHeads));
+    L2S_ASSIGN_OR_RETURN(int64_t kd, r.Int("linear_key_head_dim", 1, L::kMaxState));
+    L2S_ASSIGN_OR_RETURN(int64_t vd, r.Int("linear_value_head_dim", 1, L::kMaxState));
+    L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("linear_conv_kernel_dim", 4, 1, 64));
+    if (vh % kh != 0)
+      return r.Error("linear_num_key_heads",
+                     fmt::format("a divisor of linear_num_value_heads ({})", vh),
+                     r.Find("linear_num_key_heads"));
+    m->linear_key_heads = static_cast<int>(kh);
+    m->linear_value_heads = static_cast<int>(vh);
+    m->linear_key_dim = static_cast<int>(kd);
+    m->linear_value_dim = static_cast<int>(vd);
+    m->linear_conv_kernel = static_cast<int>(conv);
+  }
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t step, r.IntOr("decoder_sparse_step", 1, 1, L::kMaxLayers));
+  std::vector<bool> mlp_only;
+  L2S_RETURN_IF_ERROR(ReadLayerIndexList(r, "mlp_only_layers", m->num_layers, &mlp_only));
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = !mlp_only[i] && (i + 1) % step == 0 ? FfnKind::kMoe : FfnKind::kDense;
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_expert_intermediate_size", 0, 0, L::kMaxFfn));
+  m->num_shared_experts = shared > 0 ? 1 : 0;
+  m->shared_ffn_size = shared;
+  if (shared > 0) m->misc_params_per_moe_layer = m->hidden_size;  // shared_expert_gate
+  return ReadDenseFfn(r, "intermediate_size", m);
+}
+
+// Gemma 2 / 3 / 4 text models (Gemma2Config, Gemma3TextConfig, Gemma4TextConfig): GQA with
+// per-head q/k norm (not Gemma 2), pre+post norms around both sublayers, gated GELU MLP, tied embeddings by default;
+// layer_types, else every sliding_window_pattern-th layer full. Gemma 4: full layers use
+// global_head_dim and, with attention_k_eq_v, num_global_key_value_heads and no v_proj; with
+// enable_moe_block every layer runs routed experts beside its dense MLP (the MLP is the shared
+// expert). Per-layer-input embeddings (hidden_size_per_layer_input), cross-layer KV sharing
+// (num_kv_shared_layers) and double-wide MLPs are not supported.
+Status ReadGemma(const ObjectReader& r, Family f, const ObjectReader& top, ModelSpec* m) {
+  const bool gemma4 = f == Family::kGemma4;
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm = f != Family::kGemma2;  // Gemma 2 has no q/k norm
+  m->norms_per_sublayer = 2;
+  L2S_ASSIGN_OR_RETURN(bool top_tied, top.BoolOr("tie_word_embeddings", true));
+  L2S_ASSIGN_OR_RETURN(m->tied_embeddings, r.BoolOr("tie_word_embeddings", top_tied));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(int64_t window, ReadWindowOr(r, "sliding_window"));
+  std::vector<int> sliding(m->num_layers, 0);
+  if (r.Has("layer_types")) {
+    L2S_RETURN_IF_ERROR(ReadLayerStrings(r, "layer_types", m->num_layers,
+                                         {"full_attention", "sliding_attention"}, &sliding));
+  } else {
+    L2S_ASSIGN_OR_RETURN(int64_t pattern, r.Int("sliding_window_pattern", 1, L::kMaxLayers));
+    for (int i = 0; i < m->num_layers; ++i) sliding[i] = (i + 1) % pattern == 0 ? 0 : 1;
+  }
+  for (int i = 0; i < m->num_layers; ++i) {
+    if (sliding[i] == 0) continue;
+    if (window <= 0)
+      return r.ErrorMsg("sliding_window",
+                        "expected a positive integer when the model has sliding layers");
+    m->layers[i].window = static_cast<int>(window);
+  }
+  if (!gemma4) return Status::Ok();
+  L2S_ASSIGN_OR_RETURN(int64_t ple, r.IntOr("hidden_size_per_layer_input", 0, 0, L::kMaxHidden));
+  if (ple > 0)
+    return Status::Unsupported(fmt::format(
+        "{}: field \"{}\": per-layer input embeddings are not supported; expected 0",
+        r.source(), r.FieldName("hidden_size_per_layer_input")));
+  L2S_ASSIGN_OR_RETURN(int64_t kv_shared, r.IntOr("num_kv_shared_layers", 0, 0, L::kMaxLayers));
+  if (kv_shared > 0)
+    return Status::Unsupported(fmt::format(
+        "{}: field \"{}\": cross-layer KV sharing is not supported; expected 0", r.source(),
+        r.FieldName("num_kv_shared_layers")));
+  L2S_ASSIGN_OR_RETURN(bool wide, r.BoolOr("use_double_wide_mlp", false));
+  if (wide)
+    return Status::Unsupported(fmt::format(
+        "{}: field \"{}\": double-wide MLPs are not supported; expected false", r.source(),
+        r.FieldName("use_double_wide_mlp")));
+  L2S_ASSIGN_OR_RETURN(int64_t ghd, r.IntOr("global_head_dim", m->head_dim, 1, L::kMaxHeadDim));
+  L2S_ASSIGN_OR_RETURN(bool k_eq_v, r.BoolOr("attention_k_eq_v", false));
+  int64_t gkv = m->num_kv_heads;
+  if (k_eq_v) {
+    L2S_ASSIGN_OR_RETURN(gkv, r.IntOr("num_global_key_value_heads", m->num_kv_heads, 1,
+                                      m->num_heads));
+    if (m->num_heads % gkv != 0)
+      return r.Error("num_global_key_value_heads",
+                     fmt::format("a divisor of num_attention_heads ({})", m->num_heads),
+                     r.Find("num_global_key_value_heads"));
+  }
+  for (LayerSpec& l : m->layers) {
+    if (l.window > 0) continue;
+    if (ghd != m->head_dim) l.head_dim = static_cast<int>(ghd);
+    if (gkv != m->num_kv_heads) l.kv_heads = static_cast<int>(gkv);
+    l.k_eq_v = k_eq_v;
+  }
+  m->misc_params_per_layer = 1;  // layer_scalar
+  L2S_ASSIGN_OR_RETURN(bool moe, r.BoolOr("enable_moe_block", false));
+  if (moe) {
+    L2S_RETURN_IF_ERROR(
+        ReadExperts(r, "num_experts", "top_k_experts", "moe_intermediate_size", m));
+    SetAllMoe(m);
+    m->num_shared_experts = 1;  // the dense MLP runs beside the experts
+    m->shared_ffn_size = m->dense_ffn_size;
+    // Router scale [h] and per-expert scale [E]; post_feedforward_layernorm_1/2 and
+    // pre_feedforward_layernorm_2 [h] each.
+    m->misc_params_per_moe_layer = 4 * m->hidden_size + m->num_experts;
+  }
+  return Status::Ok();
+}
+
+// Phi-3 / Phi-4 (Phi3Config): llama layout with fused qkv / gate_up projections (same counts),
+// sliding_window (null = none) on every layer.
+Status ReadPhi3(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
+  for (LayerSpec& l : m->layers) l.window = static_cast<int>(w);
+  return Status::Ok();
+}
+
+// The Mamba fields of `m` (values already range-checked by the reader).
+void SetMamba(int version, int64_t heads, int64_t head_dim, int64_t state, int64_t groups,
+              int64_t conv, int64_t dt_rank, int64_t chunk, ModelSpec* m) {
+  m->mamba_version = version;
+  m->mamba_heads = static_cast<int>(heads);
+  m->mamba_head_dim = static_cast<int>(head_dim);
+  m->mamba_state = static_cast<int>(state);
+  m->mamba_groups = static_cast<int>(groups);
+  m->mamba_conv_kernel = static_cast<int>(conv);
+  m->mamba_dt_rank = static_cast<int>(dt_rank);
+  m->mamba_chunk = static_cast<int>(chunk);
+}
+
+// Jamba (JambaConfig): layer i is attention iff i % attn_layer_period == attn_layer_offset, else
+// Mamba (v1); its FFN is MoE iff i % expert_layer_period == expert_layer_offset (and
+// num_experts > 1). Mamba: inner = mamba_expand * hidden, mamba_d_state, mamba_d_conv,
+// mamba_dt_rank ("auto" = ceil(hidden / 16)).
+Status ReadJamba(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(int64_t ap, r.IntOr("attn_layer_period", 8, 1, L::kMaxLayers));
+  L2S_ASSIGN_OR_RETURN(int64_t ao, r.IntOr("attn_layer_offset", 4, 0, ap - 1));
+  L2S_ASSIGN_OR_RETURN(int64_t ep, r.IntOr("expert_layer_period", 2, 1, L::kMaxLayers));
+  L2S_ASSIGN_OR_RETURN(int64_t eo, r.IntOr("expert_layer_offset", 1, 0, ep - 1));
+  L2S_ASSIGN_OR_RETURN(int64_t experts, r.IntOr("num_experts", 16, 1, L::kMaxExperts));
+  L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
+  for (int i = 0; i < m->num_layers; ++i) {
+    LayerSpec& l = m->layers[i];
+    l.mixer = i % ap == ao ? Mixer::kAttention : Mixer::kMamba;
+    if (l.mixer == Mixer::kAttention) l.window = static_cast<int>(w);
+    l.ffn = experts > 1 && i % ep == eo ? FfnKind::kMoe : FfnKind::kDense;
+  }
+  if (m->num_moe_layers() > 0)
+    L2S_RETURN_IF_ERROR(
+        ReadExperts(r, "num_experts", "num_experts_per_tok", "intermediate_size", m));
+  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  if (m->num_mixer_layers(Mixer::kMamba) == 0) return Status::Ok();
+  L2S_ASSIGN_OR_RETURN(int64_t expand, r.IntOr("mamba_expand", 2, 1, 16));
+  L2S_ASSIGN_OR_RETURN(int64_t state, r.IntOr("mamba_d_state", 16, 1, L::kMaxState));
+  L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("mamba_d_conv", 4, 1, 64));
+  int64_t dt_rank = (m->hidden_size + 15) / 16;
+  const json* dtr = r.Find("mamba_dt_rank");
+  if (dtr != nullptr && !(dtr->is_string() && dtr->get_ref<const std::string&>() == "auto")) {
+    L2S_ASSIGN_OR_RETURN(dt_rank, r.Int("mamba_dt_rank", 1, L::kMaxHidden));
+  }
+  SetMamba(1, expand * m->hidden_size, 1, state, 1, conv, dt_rank, 0, m);
+  L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("mamba_conv_bias", true));
+  L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+  return Status::Ok();
+}
+
+// Nemotron-H (NemotronHConfig): one mixer per block, one norm per block. hybrid_override_pattern
+// ("M" Mamba2, "*" attention, "-" MLP, "E" MoE) or layers_block_type ("mamba" / "attention" /
+// "mlp" / "moe"), one entry per layer. MLP and experts are non-gated (relu2). MoE: routed experts
+// of moe_intermediate_size (in moe_latent_size when set: latent MoE), shared experts of
+// moe_shared_expert_intermediate_size, score-correction bias.
+Status ReadNemotronH(const ObjectReader& r, ModelSpec* m) {
+  m->gated_ffn = false;
+  m->norms_per_sublayer = 1;
+  std::vector<int> kinds;  // 0 M, 1 *, 2 -, 3 E
+  if (const json* p = r.Find("hybrid_override_pattern")) {
+    const std::string what =
+        fmt::format("a string of {} characters from M * - E (one per layer)", m->num_layers);
+    if (!p->is_string()) return r.Error("hybrid_override_pattern", what, p);
+    const std::string& s = p->get_ref<const std::string&>();
+    if (s.size() != static_cast<size_t>(m->num_layers))
+      return r.ErrorMsg("hybrid_override_pattern",
+                        fmt::format("expected {} characters (one per layer, num_hidden_layers), "
+                                    "got {}", m->num_layers, s.size()));
+    for (char c : s) {
+      const size_t k = std::string_view("M*-E").find(c);
+      if (k == std::string_view::npos)
+        return r.ErrorMsg("hybrid_override_pattern",
+                          fmt::format("expected only M, *, - and E, got '{}'", c));
+      kinds.push_back(static_cast<int>(k));
+    }
+  } else if (r.Has("layers_block_type")) {
+    L2S_RETURN_IF_ERROR(ReadLayerStrings(r, "layers_block_type", m->num_layers,
+                                         {"mamba", "attention", "mlp", "moe"}, &kinds));
+  } else {
+    return r.Error("hybrid_override_pattern",
+                   "a string of M * - E (or layers_block_type), one per layer", nullptr);
+  }
+  for (int i = 0; i < m->num_layers; ++i) {
+    LayerSpec& l = m->layers[i];
+    l.mixer = kinds[i] == 0 ? Mixer::kMamba : kinds[i] == 1 ? Mixer::kAttention : Mixer::kNone;
+    l.ffn = kinds[i] == 2 ? FfnKind::kDense : kinds[i] == 3 ? FfnKind::kMoe : FfnKind::kNone;
+  }
+  if (m->num_mixer_layers(Mixer::kAttention) > 0) {
+    if (r.Has("attention_head_dim") && !r.Has("head_dim")) {
+      L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("attention_head_dim", 1, L::kMaxHeadDim));
+      m->head_dim = static_cast<int>(hd);
+      if (m->num_heads % m->num_kv_heads != 0)
+        return r.Error("num_key_value_heads",
+                       fmt::format("a divisor of num_attention_heads ({})", m->num_heads),
+                       r.Find("num_key_value_heads"));
+    } else {
+      L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+    }
+    L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+    L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
+    for (LayerSpec& l : m->layers)
+      if (l.mixer == Mixer::kAttention) l.window = static_cast<int>(w);
+  } else {
+    m->head_dim = static_cast<int>(std::max<int64_t>(1, m->hidden_size / m->num_heads));
+  }
+  if (m->num_dense_layers() > 0) {
+    L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+    L2S_ASSIGN_OR_RETURN(m->dense_ffn_bias, r.BoolOr("mlp_bias", false));
+  }
+  if (m->num_moe_layers() > 0) {
+    L2S_RETURN_IF_ERROR(
+        ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+    L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("n_shared_experts", 0, 0, L::kMaxSharedExperts));
+    if (shared > 0) {
+      L2S_ASSIGN_OR_RETURN(m->shared_ffn_size,
+                           r.Int("moe_shared_expert_intermediate_size", 1, L::kMaxFfn));
+    }
+    m->num_shared_experts = static_cast<int>(shared);
+    L2S_ASSIGN_OR_RETURN(m->moe_latent_size, r.IntOr("moe_latent_size", 0, 1, L::kMaxHidden));
+    m->router_bias = true;  // e_score_correction_bias
+  }
+  if (m->num_mixer_layers(Mixer::kMamba) > 0) {
+    L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("mamba_head_dim", 1, L::kMaxHeadDim));
+    // NemotronHConfig: mamba_num_heads, else expand x hidden / mamba_head_dim.
+    L2S_ASSIGN_OR_RETURN(int64_t expand, r.IntOr("expand", 2, 1, 16));
+    int64_t heads = expand * m->hidden_size / hd;
+    if (r.Has("mamba_num_heads") || heads < 1) {
+      L2S_ASSIGN_OR_RETURN(heads, r.Int("mamba_num_heads", 1, 4 * L::kMaxHidden));
+    }
+    L2S_ASSIGN_OR_RETURN(int64_t state, r.Int("ssm_state_size", 1, L::kMaxState));
+    L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr("n_groups", 1, 1, heads));
+    L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("conv_kernel", 4, 1, 64));
+    L2S_ASSIGN_OR_RETURN(int64_t chunk, r.IntOr("chunk_size", 0, 1, 1 << 16));
+    if (heads % groups != 0)
+      return r.Error("n_groups", fmt::format("a divisor of mamba_num_heads ({})", heads),
+                     r.Find("n_groups"));
+    SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
+    L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("use_conv_bias", true));
+    L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+  }
+  return Status::Ok();
+}
+
+// Llama-Nemotron (DeciLMConfig, model_type nemotron-nas): a llama whose every layer has its own
+// block_configs entry: attention {no_op, replace_with_linear, n_heads_in_group, window_length},
+// ffn {no_op, replace_with_linear, ffn_mult}. KV heads = heads / n_heads_in_group; FFN width =
+// 2 * ffn_mult * hidden / 3 rounded up to a multiple of 256 (DeciLM's _ffn_mult_to_intermediate
+// _size). Norms: one before each present sublayer. replace_with_linear: the sublayer is one
+// hidden x hidden matrix.
+Status ReadDeciLm(const ObjectReader& r, ModelSpec* m) {
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_bias, r.BoolOr("mlp_bias", false));
+  const json* blocks = r.Find("block_configs");
+  const std::string what = fmt::format("a list of {} block configs (one per layer)", m->num_layers);
+  if (blocks == nullptr || !blocks->is_array()) return r.Error("block_configs", what, blocks);
+  if (blocks->size() != static_cast<size_t>(m->num_layers))
+    return r.ErrorMsg("block_configs", fmt::format("expected {} entries (one per layer, "
+                                                   "num_hidden_layers), got {}",
+                                                   m->num_layers, blocks->size()));
+  if (r.Has("head_dim")) {
+    L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("head_dim", 1, L::kMaxHeadDim));
+    m->head_dim = static_cast<int>(hd);
+  } else {
+    if (m->hidden_size % m->num_heads != 0)
+      return r.Error("num_attention_heads",
+                     fmt::format("a divisor of hidden_size ({})", m->hidden_size),
+                     r.Find("num_attention_heads"));
+    m->head_dim = static_cast<int>(m->hidden_size / m->num_heads);
+  }
+  int64_t max_ffn = 0;
+  int first_kv = 0;
+  for (int i = 0; i < m->num_layers; ++i) {
+    const std::string at = fmt::format("block_configs[{}].", i);
+    const json& b = (*blocks)[static_cast<size_t>(i)];
+    if (!b.is_object()) return r.Error("block_configs", what, &b);
+    const json* a = b.contains("attention") ? &b["attention"] : nullptr;
+    const json* f = b.contains("ffn") ? &b["ffn"] : nullptr;
+    if (a == nullptr || !a->is_object())
+      return ObjectReader(b, r.source(), r.FieldName(at)).Error("attention", "an object", a);
+    if (f == nullptr || !f->is_object())
+      return ObjectReader(b, r.source(), r.FieldName(at)).Error("ffn", "an object", f);
+    ObjectReader ar(*a, r.source(), r.FieldName(at + "attention."));
+    ObjectReader fr(*f, r.source(), r.FieldName(at + "ffn."));
+    LayerSpec& l = m->layers[i];
+    L2S_ASSIGN_OR_RETURN(bool a_noop, ar.BoolOr("no_op", false));
+    L2S_ASSIGN_OR_RETURN(bool a_lin, ar.BoolOr("replace_with_linear", false));
+    L2S_ASSIGN_OR_RETURN(bool f_noop, fr.BoolOr("no_op", false));
+    L2S_ASSIGN_OR_RETURN(bool f_lin, fr.BoolOr("replace_with_linear", false));
+    if (a_noop || a_lin) {
+      l.mixer = Mixer::kNone;
+      l.attn_linear = a_lin && !a_noop;
+    } else {
+      L2S_ASSIGN_OR_RETURN(int64_t group, ar.Int("n_heads_in_group", 1, m->num_heads));
+      if (m->num_heads % group != 0)
+        return ar.Error("n_heads_in_group",
+                        fmt::format("a divisor of num_attention_heads ({})", m->num_heads),
+                        ar.Find("n_heads_in_group"));
+      l.kv_heads = static_cast<int>(m->num_heads / group);
+      if (first_kv == 0) first_kv = l.kv_heads;
+      L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(ar, "window_length"));
+      l.window = static_cast<int>(w);
+    }
+    if (f_noop || f_lin) {
+      l.ffn = FfnKind::kNone;
+      l.ffn_linear = f_lin && !f_noop;
+    } else {
+      L2S_ASSIGN_OR_RETURN(double mult, fr.Positive("ffn_mult", 64.0));
+      const int64_t raw = static_cast<int64_t>(2.0 * mult * static_cast<double>(m->hidden_size) / 3.0);
+      const int64_t ffn = (raw + 255) / 256 * 256;
+      if (ffn < 1 || ffn > L::kMaxFfn)
+        return fr.Error("ffn_mult", fmt::format("a multiplier giving an FFN width in [1, {}]",
+                                                L::kMaxFfn), fr.Find("ffn_mult"));
+      l.ffn_size = ffn;
+      max_ffn = std::max(max_ffn, ffn);
+    }
+  }
+  // Model-wide values: the first attention layer's KV heads, the widest FFN (every layer carries
+  // its own; these only describe the model).
+  m->num_kv_heads = first_kv > 0 ? first_kv : m->num_heads;
+  for (LayerSpec& l : m->layers)
+    if (l.kv_heads == m->num_kv_heads) l.kv_heads = 0;
+  m->dense_ffn_size = max_ffn;
+  for (LayerSpec& l : m->layers)
+    if (l.ffn_size == max_ffn) l.ffn_size = 0;
+  return Status::Ok();
+}
+
+// LongCat-Flash (LongcatFlashConfig): num_layers blocks, each two MLA sublayers with a dense MLP
+// (ffn_hidden_size) each, and a shortcut-connected MoE beside the first sublayer's MLP
+// (n_routed_experts of expert_ffn_hidden_size, moe_topk, zero_expert_num identity experts).
+// Modelled as 2 x num_layers layers alternating MLA + MoE-with-the-MLP-as-shared-expert and
+// MLA + dense MLP; the router scores real and zero experts with a score-correction bias.
+Status ReadLongcatFlash(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadMla(r, m));
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "n_routed_experts", "moe_topk", "expert_ffn_hidden_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t zero, r.IntOr("zero_expert_num", 0, 0, L::kMaxExperts));
+  L2S_ASSIGN_OR_RETURN(std::string zt, r.StringOr("zero_expert_type", "identity"));
+  if (zero > 0 && zt != "identity")
+    return r.Error("zero_expert_type", "\"identity\"", r.Find("zero_expert_type"));
+  if (m->experts_per_token > m->num_experts + zero)
+    return r.Error("moe_topk", "at most n_routed_experts + zero_expert_num", r.Find("moe_topk"));
+  m->num_zero_experts = static_cast<int>(zero);
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("ffn_hidden_size", 1, L::kMaxFfn));
+  m->num_shared_experts = 1;
+  m->shared_ffn_size = m->dense_ffn_size;
+  m->router_bias = true;
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = i % 2 == 0 ? FfnKind::kMoe : FfnKind::kDense;
+  m->mtp_layers = 0;
+  return Status::Ok();
+}
+
+// Ling / Bailing MoE (BailingMoeConfig; bailing_moe_v2 adds q/k norm and an expert bias): GQA
+// with a fused query_key_value (bias use_qkv_bias; the o bias of use_bias is ignored, hidden_size
+// parameters per layer), first_k_dense_replace dense layers, then MoE with num_shared_experts of
+// moe_intermediate_size.
+Status ReadBailingMoe(const ObjectReader& r, bool v2, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(bool qkv_bias, r.BoolOr("use_qkv_bias", false));
+  L2S_ASSIGN_OR_RETURN(bool o_bias, r.BoolOr("use_bias", false));
+  m->attention_bias = qkv_bias && o_bias;
+  m->qkv_bias = qkv_bias && !o_bias;
+  if (v2) {
+    L2S_ASSIGN_OR_RETURN(m->qk_norm, r.BoolOr("use_qk_norm", false));
+    L2S_ASSIGN_OR_RETURN(m->router_bias, r.BoolOr("moe_router_enable_expert_bias", false));
+  }
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+  return ReadFirstDenseLayout(r, "num_shared_experts", m);
+}
+
 Status ReadQuantization(const ObjectReader& top, ModelSpec* m) {
   const json* qc = top.Find("quantization_config");
   if (qc == nullptr) return Status::Ok();
@@ -384,17 +1010,44 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
   m.name = std::string(source_name);
   m.architecture = model_type == "llama4_text" ? "llama4" : model_type;
 
-  // Llama 4 (multimodal) keeps the language model's fields under text_config.
+  // Multimodal wrappers (Llama 4, Gemma 3 / 4) keep the language model's fields under
+  // text_config; the vision / audio towers are not modelled.
   const json* cfg = &root;
   std::string prefix;
-  if (model_type == "llama4") {
+  if (model_type == "llama4" || model_type == "gemma3" || model_type == "gemma4") {
     cfg = top.Find("text_config");
     if (cfg == nullptr || !cfg->is_object())
       return top.Error("text_config", "an object with the language model's fields", cfg);
     prefix = "text_config.";
   }
+  // Gemma 2 / 3 checkpoints omit fields that equal their config class's defaults (HF
+  // Gemma2Config / Gemma3TextConfig): fill those in, so that absent means what HF means.
+  json filled;
+  if (fam->family == Family::kGemma2 || fam->family == Family::kGemma3) {
+    filled = *cfg;
+    const bool g3 = fam->family == Family::kGemma3;
+    const json defaults = {
+        {"vocab_size", g3 ? 262208 : 256000}, {"hidden_size", 2304},
+        {"intermediate_size", 9216},          {"num_hidden_layers", 26},
+        {"num_attention_heads", 8},           {"num_key_value_heads", 4},
+        {"head_dim", 256},                    {"max_position_embeddings", g3 ? 131072 : 8192},
+        {"sliding_window", 4096},             {"sliding_window_pattern", g3 ? 6 : 2}};
+    for (const auto& [k, v] : defaults.items())
+      if (!filled.contains(k) || filled[k].is_null()) filled[k] = v;
+    cfg = &filled;
+  }
   ObjectReader r(*cfg, source_name, prefix);
-  L2S_RETURN_IF_ERROR(ReadCommon(r, &m));
+  if (fam->family == Family::kLongcatFlash) {
+    L2S_RETURN_IF_ERROR(ReadCommon(r, &m, "num_layers", /*per_block=*/2));
+  } else if (fam->family == Family::kNemotronH) {
+    const json* types = r.Find("layers_block_type");
+    const int64_t n = types != nullptr && types->is_array() && !r.Has("hybrid_override_pattern")
+                          ? static_cast<int64_t>(types->size())
+                          : 0;
+    L2S_RETURN_IF_ERROR(ReadCommon(r, &m, "num_hidden_layers", 1, n));
+  } else {
+    L2S_RETURN_IF_ERROR(ReadCommon(r, &m));
+  }
 
   switch (fam->family) {
     case Family::kLlama:
@@ -406,6 +1059,21 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kDeepseekV3: L2S_RETURN_IF_ERROR(ReadDeepseekV3(r, &m)); break;
     case Family::kGptOss: L2S_RETURN_IF_ERROR(ReadGptOss(r, &m)); break;
     case Family::kLlama4: L2S_RETURN_IF_ERROR(ReadLlama4(r, &m)); break;
+    case Family::kDeepseekV32: L2S_RETURN_IF_ERROR(ReadDeepseekV32(r, &m)); break;
+    case Family::kGlm4Moe: L2S_RETURN_IF_ERROR(ReadGlm4Moe(r, &m)); break;
+    case Family::kGlmMoeDsa: L2S_RETURN_IF_ERROR(ReadGlmMoeDsa(r, &m)); break;
+    case Family::kMinimaxM2: L2S_RETURN_IF_ERROR(ReadMinimaxM2(r, &m)); break;
+    case Family::kQwen3Next: L2S_RETURN_IF_ERROR(ReadQwen3Next(r, &m)); break;
+    case Family::kGemma2:
+    case Family::kGemma3:
+    case Family::kGemma4: L2S_RETURN_IF_ERROR(ReadGemma(r, fam->family, top, &m)); break;
+    case Family::kPhi3: L2S_RETURN_IF_ERROR(ReadPhi3(r, &m)); break;
+    case Family::kJamba: L2S_RETURN_IF_ERROR(ReadJamba(r, &m)); break;
+    case Family::kNemotronH: L2S_RETURN_IF_ERROR(ReadNemotronH(r, &m)); break;
+    case Family::kDeciLm: L2S_RETURN_IF_ERROR(ReadDeciLm(r, &m)); break;
+    case Family::kLongcatFlash: L2S_RETURN_IF_ERROR(ReadLongcatFlash(r, &m)); break;
+    case Family::kBailingMoe: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, false, &m)); break;
+    case Family::kBailingMoeV2: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, true, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).

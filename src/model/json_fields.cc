@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -12,15 +15,85 @@ namespace l2s::jsonio {
 
 using nlohmann::json;
 
+namespace {
+
+// Python's json module writes NaN, Infinity and -Infinity as bare tokens, and HuggingFace
+// config.json files contain them (Nemotron-H: "time_step_limit": [0.0, Infinity]); they are not
+// JSON. Outside string literals each such token becomes the string "NaN" / "Infinity" /
+// "-Infinity", so the document parses and a reader that needs a number there reports the field
+// ("expected a positive integer, got "Infinity""). `inserted` records, in order, the offsets in
+// the rewritten text after which two quote characters were added, to map error offsets back.
+std::string QuoteNonFiniteTokens(std::string_view text, std::vector<size_t>* inserted) {
+  static constexpr std::string_view kTokens[] = {"-Infinity", "Infinity", "NaN"};
+  std::string out;
+  bool in_string = false;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[i + 1];
+        i += 2;
+        continue;
+      }
+      if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+      ++i;
+      continue;
+    }
+    bool replaced = false;
+    if (c == '-' || c == 'I' || c == 'N') {
+      for (std::string_view tok : kTokens) {
+        if (text.substr(i, tok.size()) != tok) continue;
+        const size_t end = i + tok.size();
+        if (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) ||
+                                  text[end] == '_'))
+          continue;
+        out += '"';
+        out += tok;
+        out += '"';
+        inserted->push_back(out.size());
+        i = end;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<json> Parse(std::string_view text, std::string_view source) {
+  std::vector<size_t> inserted;
+  const std::string rewritten = QuoteNonFiniteTokens(text, &inserted);
+  // Offset in the caller's text of an offset in the rewritten one.
+  auto original = [&](size_t byte) {
+    size_t shift = 0;
+    for (size_t at : inserted) {
+      if (at > byte) break;
+      shift += 2;
+    }
+    return byte - std::min(shift, byte);
+  };
   // Exceptions are caught here and turned into a Status; none escapes.
   try {
-    json j = json::parse(text.begin(), text.end());
+    json j = json::parse(rewritten.begin(), rewritten.end());
     return j;
   } catch (const json::parse_error& e) {
     return Status::ParseError(
         fmt::format("{}: malformed JSON at byte {}: expected a valid JSON document", source,
-                    e.byte));
+                    original(e.byte)));
   } catch (const std::exception& e) {
     return Status::ParseError(fmt::format("{}: malformed JSON: {}", source, e.what()));
   }

@@ -2,11 +2,45 @@
 
 #include <fmt/core.h>
 
+#include <vector>
+
 namespace l2s {
+
+const char* MixerName(Mixer k) {
+  switch (k) {
+    case Mixer::kAttention: return "attention";
+    case Mixer::kSparse: return "sparse";
+    case Mixer::kLinear: return "linear";
+    case Mixer::kMamba: return "mamba";
+    case Mixer::kNone: return "none";
+  }
+  return "?";
+}
+
+const char* FfnKindName(FfnKind k) {
+  switch (k) {
+    case FfnKind::kDense: return "dense";
+    case FfnKind::kMoe: return "moe";
+    case FfnKind::kNone: return "none";
+  }
+  return "?";
+}
 
 int ModelSpec::num_moe_layers() const {
   int n = 0;
   for (const LayerSpec& l : layers) n += l.ffn == FfnKind::kMoe ? 1 : 0;
+  return n;
+}
+
+int ModelSpec::num_dense_layers() const {
+  int n = 0;
+  for (const LayerSpec& l : layers) n += l.ffn == FfnKind::kDense ? 1 : 0;
+  return n;
+}
+
+int ModelSpec::num_mixer_layers(Mixer k) const {
+  int n = 0;
+  for (const LayerSpec& l : layers) n += l.mixer == k ? 1 : 0;
   return n;
 }
 
@@ -66,11 +100,65 @@ Status ValidateModelSpec(const ModelSpec& m) {
                static_cast<int64_t>(m.layers.size()));
   bool any_dense = false;
   bool any_moe = false;
+  std::vector<const LayerSpec*> kinds;
   for (const LayerSpec& l : m.layers) {
-    any_dense |= l.ffn == FfnKind::kDense;
+    any_dense |= l.ffn == FfnKind::kDense && l.ffn_size == 0;
     any_moe |= l.ffn == FfnKind::kMoe;
     check("layers[].window", l.window, 0, L::kMaxWindow);
+    check("layers[].kv_heads", l.kv_heads, 0, m.num_heads);
+    check("layers[].head_dim", l.head_dim, 0, L::kMaxHeadDim);
+    check("layers[].ffn_size", l.ffn_size, 0, L::kMaxFfn);
+    if (!s.ok()) return s;
+    if (l.kv_heads > 0 && m.num_heads % l.kv_heads != 0)
+      return Bad(m, "layers[].kv_heads", fmt::format("a divisor of num_heads ({})", m.num_heads),
+                 l.kv_heads);
+    if (l.attn_linear && l.mixer != Mixer::kNone)
+      return Bad(m, "layers[].attn_linear", "a layer without another mixer", 1);
+    if (l.ffn_linear && l.ffn != FfnKind::kNone)
+      return Bad(m, "layers[].ffn_linear", "a layer without another FFN", 1);
+    if (l.window > 0 && l.mixer != Mixer::kAttention)
+      return Bad(m, "layers[].window", "0 on layers without softmax attention", l.window);
+    bool seen = false;
+    for (const LayerSpec* k : kinds) seen |= *k == l;
+    if (!seen) kinds.push_back(&l);
   }
+  if (kinds.size() > static_cast<size_t>(L::kMaxLayerKinds))
+    return Bad(m, "layers", fmt::format("at most {} distinct layer shapes", L::kMaxLayerKinds),
+               static_cast<int64_t>(kinds.size()));
+  if (m.num_mixer_layers(Mixer::kSparse) > 0) {
+    if (m.attention != AttentionKind::kMla)
+      return Bad(m, "attention", "MLA for sparse (DSA) layers", static_cast<int>(m.attention));
+    check("index_topk", m.index_topk, 1, L::kMaxWindow);
+    check("index_heads", m.index_heads, 1, L::kMaxHeads);
+    check("index_head_dim", m.index_head_dim, 1, L::kMaxHeadDim);
+  }
+  if (m.num_mixer_layers(Mixer::kLinear) > 0) {
+    check("linear_key_heads", m.linear_key_heads, 1, L::kMaxHeads);
+    check("linear_value_heads", m.linear_value_heads, 1, L::kMaxHeads);
+    check("linear_key_dim", m.linear_key_dim, 1, L::kMaxState);
+    check("linear_value_dim", m.linear_value_dim, 1, L::kMaxState);
+    check("linear_conv_kernel", m.linear_conv_kernel, 1, 64);
+    if (s.ok() && m.linear_value_heads % m.linear_key_heads != 0)
+      return Bad(m, "linear_key_heads",
+                 fmt::format("a divisor of linear_value_heads ({})", m.linear_value_heads),
+                 m.linear_key_heads);
+  }
+  if (m.num_mixer_layers(Mixer::kMamba) > 0) {
+    check("mamba_version", m.mamba_version, 1, 2);
+    check("mamba_heads", m.mamba_heads, 1, 4 * L::kMaxHidden);
+    check("mamba_head_dim", m.mamba_head_dim, 1, L::kMaxHeadDim);
+    check("mamba_state", m.mamba_state, 1, L::kMaxState);
+    check("mamba_groups", m.mamba_groups, 1, m.mamba_heads);
+    check("mamba_conv_kernel", m.mamba_conv_kernel, 1, 64);
+    check("mamba_chunk", m.mamba_chunk, 0, 1 << 16);
+    if (m.mamba_version == 1) check("mamba_dt_rank", m.mamba_dt_rank, 1, L::kMaxHidden);
+  }
+  check("norms_per_sublayer", m.norms_per_sublayer, 1, 4);
+  check("num_zero_experts", m.num_zero_experts, 0, L::kMaxExperts);
+  check("moe_latent_size", m.moe_latent_size, 0, L::kMaxHidden);
+  check("misc_params_per_layer", m.misc_params_per_layer, 0, int64_t{1} << 32);
+  check("misc_params_per_moe_layer", m.misc_params_per_moe_layer, 0, int64_t{1} << 32);
+  if (!s.ok()) return s;
   if (any_dense) check("dense_ffn_size", m.dense_ffn_size, 1, L::kMaxFfn);
   if (m.num_experts > 0) {
     check("experts_per_token", m.experts_per_token, 1, m.num_experts);

@@ -1,5 +1,5 @@
 // ModelSpec: one architecture description for every supported family (dense GQA, MoE, MLA,
-// sliding-window). Everything downstream (strategy, simulator) reads only this struct; HF config
+// sliding-window, sparse top-k attention, linear attention, state-space layers, per-layer shapes). Everything downstream (strategy, simulator) reads only this struct; HF config
 // parsing lives in hf_config.h and the built-in numbers in presets.h.
 #pragma once
 
@@ -17,11 +17,35 @@ enum class AttentionKind {
   kMla,  // DeepSeek multi-head latent attention
 };
 
-enum class FfnKind { kDense, kMoe };
+// Feed-forward block of one layer. A MoE layer's flavour (shared experts, latent MoE,
+// zero-computation experts) is a property of the model (the ModelSpec MoE fields below).
+enum class FfnKind : uint8_t { kDense, kMoe, kNone };
+
+// Token mixer of one layer (the layer's "attention kind").
+enum class Mixer : uint8_t {
+  kAttention,  // softmax attention over the whole context, or the last `window` tokens
+  kSparse,     // softmax attention over the index_topk tokens a lightning indexer selects (DSA)
+  kLinear,     // gated DeltaNet linear attention: fixed-size recurrent state per sequence
+  kMamba,      // Mamba (v1) / Mamba2 selective state-space layer: fixed-size state per sequence
+  kNone,       // no token mixer (Nemotron-H MLP blocks, DeciLM no-op attention)
+};
+const char* MixerName(Mixer k);    // "attention", "sparse", "linear", "mamba", "none"
+const char* FfnKindName(FfnKind k);  // "dense", "moe", "none"
 
 struct LayerSpec {
   FfnKind ffn = FfnKind::kDense;
-  int window = 0;  // sliding-window length in tokens; 0 = full attention
+  int window = 0;  // sliding-window length in tokens; 0 = full attention (kAttention only)
+  Mixer mixer = Mixer::kAttention;
+  // Per-layer shapes of models whose layers differ (0 = the model-wide value):
+  int kv_heads = 0;      // attention KV heads (DeciLM n_heads_in_group, Gemma 4 global layers)
+  int head_dim = 0;      // attention head dim (Gemma 4 global layers)
+  int64_t ffn_size = 0;  // dense FFN width (DeciLM ffn_mult)
+  bool k_eq_v = false;   // V comes from the K projection: no v_proj weights (Gemma 4 global)
+  bool shared_indexer = false;  // kSparse: reuses an earlier layer's top-k (no indexer of its own)
+  // DeciLM replace_with_linear: the sublayer is one hidden x hidden matrix (with its norm); the
+  // mixer / FFN kind is then kNone.
+  bool attn_linear = false;
+  bool ffn_linear = false;
 
   bool operator==(const LayerSpec&) const = default;
 };
@@ -45,6 +69,8 @@ struct ModelSpec {
   bool qkv_bias = false;        // q/k/v biases but no o bias (qwen2); unused if attention_bias
   bool attention_sinks = false; // per-head learned sink logits (gpt-oss)
   bool qk_norm = false;         // per-head RMSNorm weights on q and k, head_dim each (qwen3)
+  bool qk_norm_full = false;    // q/k RMSNorm over all heads (heads*hd and kv*hd; MiniMax-M2)
+  bool gated_attention = false; // q_proj also emits a per-element output gate (Qwen3-Next)
   // MLA (attention == kMla). q_lora_rank == 0 means q is projected directly from hidden.
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
@@ -66,6 +92,45 @@ struct ModelSpec {
   bool layernorm_bias = false;     // LayerNorm with bias (GPT-style) instead of RMSNorm
   int64_t max_context = 0;         // max_position_embeddings (0 = unknown)
 
+  // Sparse attention (kSparse layers; DeepSeek-V3.2 / GLM-5 DSA): each query attends the
+  // index_topk keys picked by an indexer of index_heads heads of index_head_dim over all keys.
+  int index_topk = 0;
+  int index_heads = 0;
+  int index_head_dim = 0;
+  // Gated DeltaNet (kLinear layers; Qwen3-Next): q/k heads of linear_key_dim, v heads of
+  // linear_value_dim, a causal depthwise conv of linear_conv_kernel taps over q, k, v.
+  int linear_key_heads = 0;
+  int linear_value_heads = 0;
+  int linear_key_dim = 0;
+  int linear_value_dim = 0;
+  int linear_conv_kernel = 0;
+  // Mamba (kMamba layers). mamba_version 2 (Nemotron-H): mamba_heads heads of mamba_head_dim,
+  // B/C shared by mamba_groups groups, state size mamba_state. Version 1 (Jamba): one "head" per
+  // inner channel (mamba_heads = inner = expand * hidden, mamba_head_dim = 1), dt_rank projection.
+  int mamba_version = 0;
+  int mamba_heads = 0;
+  int mamba_head_dim = 0;
+  int mamba_state = 0;
+  int mamba_groups = 1;
+  int mamba_conv_kernel = 0;
+  int mamba_dt_rank = 0;         // v1 only
+  int mamba_chunk = 0;           // chunk of the prefill scan (0 = kDefaultScanChunk)
+  bool mamba_conv_bias = false;
+  bool mamba_proj_bias = false;  // in_proj / out_proj biases
+  // Norm layout: RMSNorms (or LayerNorms) of `hidden` per sublayer (mixer, FFN) that is present:
+  // 1 = pre-norm only (llama), 2 = pre + post (Gemma 2/3/4 "sandwich").
+  int norms_per_sublayer = 1;
+  // MoE flavours.
+  int num_zero_experts = 0;     // identity ("zero-computation") experts routed like the others
+                                // (LongCat-Flash); a token's top-k real experts average
+                                // experts_per_token * E / (E + Z) under uniform routing
+  int64_t moe_latent_size = 0;  // latent MoE: experts work in this width (Nemotron 3), with
+                                // fc1/fc2 latent projections around dispatch and combine
+  // Small per-layer vectors the formulas above do not cover (router scales, per-layer scalars,
+  // extra norms of a parallel MoE branch; see the family's reader), counted with the norms.
+  int64_t misc_params_per_layer = 0;
+  int64_t misc_params_per_moe_layer = 0;
+
   int mtp_layers = 0;  // DeepSeek multi-token-prediction modules (counted apart from the main model)
   DType weight_dtype = DType::kBF16;  // default weight format (from quantization_config)
   // Parts of the model that quantization_config leaves unquantized (gpt-oss keeps attention,
@@ -76,7 +141,14 @@ struct ModelSpec {
 
   bool is_moe() const { return num_experts > 0; }
   int num_moe_layers() const;
-  int num_dense_layers() const { return num_layers - num_moe_layers(); }
+  int num_dense_layers() const;  // layers whose FFN is dense
+  int num_mixer_layers(Mixer k) const;
+  // Per-layer shapes with the model-wide defaults resolved.
+  int kv_heads_of(const LayerSpec& l) const { return l.kv_heads > 0 ? l.kv_heads : num_kv_heads; }
+  int head_dim_of(const LayerSpec& l) const { return l.head_dim > 0 ? l.head_dim : head_dim; }
+  int64_t ffn_size_of(const LayerSpec& l) const {
+    return l.ffn_size > 0 ? l.ffn_size : dense_ffn_size;
+  }
 
   bool operator==(const ModelSpec&) const = default;
 };
@@ -97,11 +169,21 @@ struct ModelLimits {
   static constexpr int64_t kMaxLoraRank = 1 << 16;
   static constexpr int64_t kMaxMtpLayers = 16;
   static constexpr int64_t kMaxWindow = (int64_t{1} << 31) - 1;
+  static constexpr int64_t kMaxState = 1 << 12;  // Mamba state size / linear-attention head dim
+  // Distinct layer shapes (LayerSpec values) one model may have: the simulator keeps one
+  // program section per kind (strategy/program.h Program::kMaxKinds).
+  static constexpr int kMaxLayerKinds = 24;
 };
+
+// Prefill chunk of the linear-attention / Mamba chunked scan when the config gives none (the
+// chunk size of the flash-linear-attention gated-DeltaNet kernels).
+inline constexpr int kDefaultScanChunk = 64;
 
 // Checks the structural invariants the rest of l2s relies on: positive sizes within ModelLimits,
 // kv heads dividing heads, layers.size() == num_layers, MoE fields consistent with the layer list,
-// MLA fields present for kMla. Returns InvalidArgument naming the first offending field.
+// MLA fields present for kMla, the sparse / linear / Mamba fields present for layers of those
+// kinds, at most kMaxLayerKinds distinct layer shapes. Returns InvalidArgument naming the first
+// offending field.
 Status ValidateModelSpec(const ModelSpec& m);
 
 }  // namespace l2s

@@ -96,23 +96,18 @@ class Solver {
     const ModelSpec& m = p.model;
     wl_ = p.workload;
     n_ = space.num_gpus();
-    // Layer kinds exactly as the layout algebra numbers them: first appearance of (ffn, window),
-    // at most Program::kMaxKinds (layers of further kinds are not counted by the simulator).
-    std::vector<LayerKind> kinds;
+    // Layer kinds exactly as the layout algebra numbers them (CollectLayerKinds: first
+    // appearance of each distinct LayerSpec).
+    std::array<LayerKind, kK> kinds;
+    num_kinds_ = CollectLayerKinds(m, &kinds);
     layer_kind_.assign(m.num_layers, -1);
     for (int i = 0; i < m.num_layers; ++i) {
-      const LayerSpec& l = m.layers[i];
       int k = -1;
-      for (size_t j = 0; j < kinds.size(); ++j)
-        if (kinds[j].ffn == l.ffn && kinds[j].window == l.window) k = static_cast<int>(j);
-      if (k < 0 && static_cast<int>(kinds.size()) < kK) {
-        kinds.push_back({l.ffn, l.window});
-        k = static_cast<int>(kinds.size()) - 1;
-      }
+      for (int j = 0; j < num_kinds_ && k < 0; ++j)
+        if (kinds[j] == m.layers[i]) k = j;
       layer_kind_[i] = k;
       if (k >= 0) kind_total_[k] += 1;
     }
-    num_kinds_ = static_cast<int>(kinds.size());
     for (const GroupDef& d : kGroupDefs) {
       if (!ModelHasOp(m, d.ops[0])) {
         // Operators the model lacks stay `none`, but the layout may still attribute steps to

@@ -184,6 +184,68 @@ TEST(Oracle, EveryOperatorGroupPresent) {
   EXPECT_GT(b.memory + b.slo, 0);  // the constraints bind for part of it
 }
 
+// Hybrid layer kinds (issue 13): gated DeltaNet, Mamba2 and no-mixer MLP blocks, and MLA sparse
+// attention with own / shared indexers; their new program steps (state stream, chunked scan,
+// indexer, latent MoE, zero-computation experts) must keep the per-operator decomposition exact.
+ModelSpec TinyHybridLayers() {
+  ModelSpec m = testing::TinyMoe(4);
+  m.name = "tiny-hybrid";
+  m.linear_key_heads = 4;
+  m.linear_value_heads = 8;
+  m.linear_key_dim = 64;
+  m.linear_value_dim = 64;
+  m.linear_conv_kernel = 4;
+  m.mamba_version = 2;
+  m.mamba_heads = 16;
+  m.mamba_head_dim = 64;
+  m.mamba_state = 64;
+  m.mamba_groups = 2;
+  m.mamba_conv_kernel = 4;
+  m.num_zero_experts = 4;
+  m.moe_latent_size = 512;
+  m.layers[0].mixer = Mixer::kLinear;
+  m.layers[1].mixer = Mixer::kMamba;
+  m.layers[1].ffn = FfnKind::kNone;
+  m.layers[2].mixer = Mixer::kNone;
+  m.layers[2].ffn = FfnKind::kDense;
+  return m;
+}
+
+ModelSpec TinySparse() {
+  ModelSpec m = testing::TinyMla(3, 0);
+  m.name = "tiny-sparse";
+  m.index_topk = 256;
+  m.index_heads = 4;
+  m.index_head_dim = 64;
+  for (LayerSpec& l : m.layers) l.mixer = Mixer::kSparse;
+  m.layers[2].shared_indexer = true;
+  return m;
+}
+
+TEST(Oracle, MatchesBruteForceOnHybridLayerKinds) {
+  int64_t evals = 0;
+  // 10 operators each (no shared experts in the hybrid, no dense layer in the sparse model):
+  // 3^10 dim combinations per degree configuration on 2 GPUs.
+  const Mode modes[] = {Mode::kDecode, Mode::kServe, Mode::kPrefill, Mode::kDecode};
+  for (int i = 0; i < 4; ++i) {
+    Case c;
+    const bool sparse = i >= 2;
+    const ModelSpec m = sparse ? TinySparse() : TinyHybridLayers();
+    ASSERT_TRUE(ValidateModelSpec(m).ok()) << ValidateModelSpec(m).ToString();
+    const Mode mode = modes[i];
+    const int gpus = 2;
+    c.problem = testing::MakeProblem(m, gpus, mode);
+    testing::SqueezeMemory(&c.problem, 0.6 + 0.3 * i);
+    if (mode == Mode::kServe) testing::BindSlo(&c.problem, /*ttft=*/true, 1.0);
+    c.options.search_batch = false;
+    c.options.fixed_batch = 2;
+    c.options.search_sp = false;
+    c.label = fmt::format("#{} {} {} gpus {}", i, m.name, ModeName(mode), gpus);
+    ExpectOracleMatchesBruteForce(c, &evals);
+  }
+  EXPECT_GT(evals, 0);
+}
+
 TEST(Oracle, SixteenGpusAndAutoBatchSpaces) {
   int64_t evals = 0;
   {

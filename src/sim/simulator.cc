@@ -94,13 +94,15 @@ CollKind ToCollKind(CommKind k) {
 }
 
 std::vector<LayerKind> KindsOf(const ModelSpec& m) {
-  std::vector<LayerKind> kinds;
-  for (const LayerSpec& l : m.layers) {
-    bool found = false;
-    for (const LayerKind& k : kinds) found |= k.ffn == l.ffn && k.window == l.window;
-    if (!found && static_cast<int>(kinds.size()) < Program::kMaxKinds) kinds.push_back({l.ffn, l.window});
-  }
-  return kinds;
+  std::array<LayerKind, Program::kMaxKinds> kinds;
+  const int n = CollectLayerKinds(m, &kinds);
+  return std::vector<LayerKind>(kinds.begin(), kinds.begin() + n);
+}
+
+// Mean keys a causal query attends over a prompt of `len` tokens, at most `window` each.
+double MeanCausalKeys(double len, double window) {
+  if (window <= 0 || window >= len) return (len + 1.0) / 2.0;
+  return (window * (window + 1.0) / 2.0 + (len - window) * window) / len;
 }
 
 }  // namespace
@@ -112,7 +114,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   for (size_t k = 0; k < kinds.size(); ++k) {
     for (int i = 0; i < L; ++i) {
       const LayerSpec& l = p_.model.layers[i];
-      const bool is = l.ffn == kinds[k].ffn && l.window == kinds[k].window;
+      const bool is = l == kinds[k];
       kind_prefix_[k][i + 1] = kind_prefix_[k][i] + (is ? 1 : 0);
     }
   }
@@ -342,15 +344,33 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       // kernel launch with a fractional batch).
       const double share = st.seqs < 1 ? st.seqs : 1.0;
       const double seqs = st.seqs < 1 ? 1.0 : st.seqs;
-      if (st.mla)
-        return share * MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim,
-                                         st.v_head_dim, compute);
+      if (st.mla) {
+        // Sparse (DSA) layers attend at most `window` (= index_topk) keys per query: the dense
+        // kernel's time scaled by the fraction of keys attended.
+        const double frac = st.window > 0 ? MeanCausalKeys(st.q_len, st.window) /
+                                                 MeanCausalKeys(st.q_len, 0)
+                                           : 1.0;
+        return share * frac *
+               MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
+                                 compute);
+      }
       return share * AttnPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
                                         st.window, compute);
     }
     case StepKind::kElementwise:
       if (st.bytes <= 0) return 0;
       return ElementwiseSeconds(gpu, st.bytes);
+    case StepKind::kStream: {
+      // Roofline of a streaming kernel: its HBM traffic at the fitted elementwise efficiency, or
+      // its FLOPs at the dtype's dense peak, whichever is longer.
+      if (st.bytes <= 0 && st.flops <= 0) return 0;
+      const double peak =
+          st.wdtype == DType::kBF16 || gpu.fp8_flops <= 0 ? gpu.bf16_flops : gpu.fp8_flops;
+      return std::max(st.bytes > 0 ? ElementwiseSeconds(gpu, st.bytes) : 0.0, st.flops / peak);
+    }
+    case StepKind::kScan:
+      if (st.m <= 0 || st.count <= 0) return 0;
+      return GemmSeconds(gpu, st.m, st.n, st.k, st.wdtype, st.count);
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
@@ -613,6 +633,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     bal_total += n * bal;
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
+    t->layer_state[k] = prog.layers[k].state_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
   imb_total += cost(prog.embed, dec.embed, &bd[Program::kMaxKinds], &t->embed_s,
@@ -747,12 +768,13 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   for (int st = 0; st < pp; ++st) {
     const int lo = static_cast<int>(static_cast<long long>(st) * L / pp);
     const int hi = static_cast<int>(static_cast<long long>(st + 1) * L / pp);
-    double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0;
+    double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0, state = 0;
     for (int k = 0; k < t.num_kinds; ++k) {
       const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
       time += c * SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
       w += c * t.layer_w[k];
-      kv += c * t.layer_kv[k] * pp;
+      kv += c * t.layer_kv[k] * pp;  // KV cache and recurrent state
+      state += c * t.layer_state[k] * pp;
     }
     if (st == 0) { time += SectionSeconds(t.embed_s, t.embed_comm_s, tbo); w += t.embed_w; }
     if (st == pp - 1) {
@@ -765,7 +787,8 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
     if (mem > worst_mem) {
       worst_mem = mem;
       e.weight_bytes = w;
-      e.kv_bytes = kv;
+      e.kv_bytes = kv - state;
+      e.state_bytes = state;
     }
   }
   e.act_bytes = act;
@@ -855,6 +878,7 @@ double Simulator::MemoryBytes(const Strategy& s, int batch) const {
     t.layer_s[k] = 1;  // any positive time: only memory is read below
     t.layer_w[k] = prog.layers[k].weight_bytes;
     t.layer_kv[k] = prog.layers[k].kv_bytes;
+    t.layer_state[k] = prog.layers[k].state_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
   t.embed_w = prog.embed.weight_bytes;
@@ -954,9 +978,10 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
     }
     case Verdict::kMemory:
       return fmt::format(
-          "needs {:.1f} GiB of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}, activations "
-          "{:.1f}, runtime reserve {:.1f}) at batch {}",
+          "needs {:.1f} GiB of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}, {}"
+          "activations {:.1f}, runtime reserve {:.1f}) at batch {}",
           e.mem_bytes / G, e.mem_capacity_bytes / G, e.weight_bytes / G, e.kv_bytes / G,
+          e.state_bytes > 0 ? fmt::format("recurrent state {:.1f}, ", e.state_bytes / G) : "",
           e.act_bytes / G, e.reserve_bytes / G, e.batch);
     case Verdict::kTpot:
       return fmt::format("TPOT {:.1f} ms exceeds the SLO of {:.1f} ms at batch {}", e.tpot_s * 1e3,

@@ -90,7 +90,8 @@ struct Evaluation {
   int batch = 0;                    // sequences per attention-dp rank (the chosen one when auto)
   int slowest_stage = 0;
   // Memory per GPU, bytes (worst stage).
-  double weight_bytes = 0, kv_bytes = 0, act_bytes = 0, reserve_bytes = 0;
+  // state_bytes: fixed recurrent state of linear-attention / Mamba layers (not in kv_bytes).
+  double weight_bytes = 0, kv_bytes = 0, state_bytes = 0, act_bytes = 0, reserve_bytes = 0;
   double mem_bytes = 0, mem_capacity_bytes = 0;
   // Where the time of the slowest stage goes (seconds per step).
   std::array<double, kNumOps> compute_s_by_op{};
@@ -147,6 +148,7 @@ class Simulator {
   struct Totals {
     int num_kinds = 0;
     std::array<double, Program::kMaxKinds> layer_s{}, layer_w{}, layer_kv{};
+    std::array<double, Program::kMaxKinds> layer_state{};  // of layer_kv: recurrent state
     // Two-batch overlap (Strategy::overlap = tbo): *_s hold one half batch's compute seconds
     // and *_comm_s its communication seconds, combined by SectionSeconds; otherwise *_s hold the
     // whole section and *_comm_s are 0. pipe_s is always final.

@@ -14,11 +14,13 @@
 #include "sim/kernels.h"
 #include "strategy/space.h"
 #include "strategy/test_models.h"
+#include "strategy/test_strategies.h"
 
 namespace l2s {
 namespace {
 
 using testing::H100s;
+using testing::RandomStrategy;
 
 Problem MakeProblem(ModelSpec m, int gpus, Mode mode = Mode::kDecode) {
   Problem p;
@@ -83,21 +85,6 @@ TEST(Simulator, StructurallyInvalidHasReason) {
   const Evaluation e = sim.Evaluate(s);
   EXPECT_EQ(e.verdict, Verdict::kStructure);
   EXPECT_FALSE(sim.Reason(s, e).empty());
-}
-
-// Random structurally valid strategies for a model on n GPUs.
-Strategy RandomStrategy(const StrategySpace& space, std::mt19937_64& rng) {
-  std::vector<int> idx(space.num_heads());
-  std::vector<uint8_t> mask;
-  for (int h = 0; h < space.num_heads(); ++h) {
-    mask.assign(space.head_size(h), 0);
-    space.Mask(std::span<const int>(idx.data(), h), h, mask);
-    std::vector<int> ok;
-    for (int i = 0; i < space.head_size(h); ++i)
-      if (mask[i]) ok.push_back(i);
-    idx[h] = ok[rng() % ok.size()];
-  }
-  return space.Decode(idx);
 }
 
 TEST(Simulator, MonotoneInBandwidthContextAndBatch) {
@@ -248,7 +235,9 @@ TEST(Simulator, OperatorGroupsAreSeparable) {
       {Op::kEmbed}, {Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut}, {Op::kMoeRouter},
       {Op::kMoeFfn1, Op::kMoeFfn2}, {Op::kSharedFfn1, Op::kSharedFfn2},
       {Op::kDenseFfn1, Op::kDenseFfn2}, {Op::kLmHead}};
-  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(6)};
+  // Also the hybrid / sparse layer kinds (recurrent state, chunked scan, DSA indexer steps).
+  const ModelSpec models[] = {testing::Llama70B(),  testing::DeepSeekV3(), testing::GptMoe(6),
+                              testing::Qwen3Next(), testing::NemotronH(),  testing::DeepSeekV32()};
   for (const ModelSpec& m : models) {
     auto space = StrategySpace::Make(m, 16, SpaceOptions{});
     ASSERT_TRUE(space.ok());
@@ -269,6 +258,7 @@ TEST(Simulator, OperatorGroupsAreSeparable) {
           for (int op = 0; op < kNumOps; ++op) { ts += o.layer_s[k][op]; ws += o.layer_w[k][op]; }
           EXPECT_NEAR(ts, t.layer_s[k], 1e-12 * t.layer_s[k]);
           EXPECT_NEAR(ws, t.layer_w[k], 1e-9 * t.layer_w[k]);
+          EXPECT_LE(t.layer_state[k], t.layer_kv[k]);
         }
         // Re-draw one group's dims; all other operators' attributions must stay identical.
         const auto& grp = groups[rng() % groups.size()];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/counts.h"
 #include "strategy/program.h"
 
 namespace l2s {
@@ -41,8 +42,18 @@ int GroupDomains(int n, int stride, int domain) {
 int LayerKindIndex(const ModelSpec& m, int layer, const Program& p) {
   const LayerSpec& l = m.layers[layer];
   for (int i = 0; i < p.num_kinds; ++i)
-    if (p.kinds[i].ffn == l.ffn && p.kinds[i].window == l.window) return i;
+    if (p.kinds[i] == l) return i;
   return 0;
+}
+
+int CollectLayerKinds(const ModelSpec& m, std::array<LayerKind, Program::kMaxKinds>* kinds) {
+  int n = 0;
+  for (const LayerSpec& l : m.layers) {
+    bool found = false;
+    for (int i = 0; i < n && !found; ++i) found = (*kinds)[i] == l;
+    if (!found && n < Program::kMaxKinds) (*kinds)[n++] = l;
+  }
+  return n;
 }
 
 namespace {
@@ -79,13 +90,7 @@ class Builder {
   }
 
   void Build(Program* p) {
-    p->num_kinds = 0;
-    for (const LayerSpec& l : m_.layers) {
-      bool found = false;
-      for (int i = 0; i < p->num_kinds; ++i)
-        found |= p->kinds[i].ffn == l.ffn && p->kinds[i].window == l.window;
-      if (!found && p->num_kinds < Program::kMaxKinds) p->kinds[p->num_kinds++] = {l.ffn, l.window};
-    }
+    p->num_kinds = CollectLayerKinds(m_, &p->kinds);
     p->tokens_per_rank = T_;
     p->residual = res_;
     BuildEmbed(&p->embed);
@@ -100,6 +105,7 @@ class Builder {
     sec->num_steps = 0;
     sec->weight_bytes = 0;
     sec->kv_bytes = 0;
+    sec->state_bytes = 0;
     sec->act_bytes = 0;
   }
 
@@ -247,10 +253,17 @@ class Builder {
     const DType wdt = AttnDtype();
     const bool mla = m_.attention == AttentionKind::kMla;
     const double H = m_.num_heads;
-    const double KVH = mla ? 1 : m_.num_kv_heads;
-    const double hd = mla ? m_.qk_nope_head_dim + m_.qk_rope_head_dim : m_.head_dim;
-    const double vhd = mla ? m_.v_head_dim : m_.head_dim;
+    const double KVH = mla ? 1 : m_.kv_heads_of(kind);
+    const double hd = mla ? m_.qk_nope_head_dim + m_.qk_rope_head_dim : m_.head_dim_of(kind);
+    const double vhd = mla ? m_.v_head_dim : m_.head_dim_of(kind);
     const double latent = m_.kv_lora_rank, rope = m_.qk_rope_head_dim;
+    // Sparse (DSA) layers: an indexer (index_heads x index_head_dim queries from the q latent,
+    // one shared key and per-head weights from the hidden state) picks index_topk keys.
+    const bool sparse = kind.mixer == Mixer::kSparse;
+    const bool indexer = sparse && !kind.shared_indexer;
+    const double ih = indexer ? m_.index_heads : 0, ihd = indexer ? m_.index_head_dim : 0;
+    const double qmul = m_.gated_attention ? 2 : 1;    // q_proj also emits the output gate
+    const double kvmul = kind.k_eq_v ? 1 : 2;          // V from the K projection: no v_proj
 
     Norm(sec, Op::kAttnQkv, "norm");
     // --- attn_qkv ---
@@ -258,10 +271,10 @@ class Builder {
     Layout l;
     double qkv_width;  // features of the qkv output tensor (whole)
     if (!mla) {
-      qkv_width = (H + 2 * KVH) * hd;
+      qkv_width = (qmul * H + kvmul * KVH) * hd;
       // With dim1 and fewer KV heads than GPUs, each GPU also computes the one KV head it needs.
       double n_total = qkv_width;
-      if (g > 1 && dq == Dim::kDim1 && KVH < g) n_total = (H + 2 * g) * hd;  // KV replicated
+      if (g > 1 && dq == Dim::kDim1 && KVH < g) n_total = (qmul * H + kvmul * g) * hd;
       l = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, n_total, wdt, tp_, 1, "qkv");
       if (m_.attention_bias) sec->weight_bytes += qkv_width * BytesPerElement(DType::kBF16);
     } else {
@@ -272,8 +285,10 @@ class Builder {
       // follow the op's dim like any matmul.
       const double qr = m_.q_lora_rank;
       const double nope = m_.qk_nope_head_dim;
-      const double down_n = (qr > 0 ? qr : 0) + latent + rope;
-      qkv_width = H * (hd + nope + vhd);
+      // The indexer's key and head weights (wk, weights_proj) read the hidden state like the
+      // down-projections; its queries (wq_b) read the q latent like q_b.
+      const double down_n = (qr > 0 ? qr : 0) + latent + rope + ihd + ih;
+      qkv_width = H * (hd + nope + vhd) + ih * ihd;
       Layout ld;
       if (dq == Dim::kDim1 && g > 1) {
         Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
@@ -291,6 +306,9 @@ class Builder {
       }
       Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), latent, H * (nope + vhd), wdt, tp_, 1,
              "kv_b");
+      if (indexer)
+        Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr > 0 ? qr : h, ih * ihd, wdt, tp_,
+               1, "idx_q");
     }
     // --- attn_core ---
     const Dim dc = s_.dim(Op::kAttnCore);
@@ -312,10 +330,13 @@ class Builder {
         out = Layout::kTokens;
       }
     }
-    const double win = kind.window;
+    // Sparse layers attend at most index_topk keys: a window of index_topk for the cost (the
+    // latent cache still holds every token, below).
+    const double win = sparse ? m_.index_topk : kind.window;
     const DType kvdt = cfg_.kv;
     const double kvb = BytesPerElement(kvdt);
     const double per_tok_per_layer = mla ? (latent + rope) * kvb : 2 * kvh * hd * kvb;
+    if (indexer) Indexer(sec, dseqs, pseqs, kvlen / kv_split, heads / H * ih, ihd);
     if (dseqs > 0) {
       Step& st = sec->Add();
       st.kind = StepKind::kAttnDecode;
@@ -323,7 +344,8 @@ class Builder {
       st.what = mla ? "mla-decode" : "attn-decode";
       // q_len = decode_q query tokens per sequence (K + 1 under MTP verification) attend the same
       // keys: the kernels fold them into the query-head dimension (see Simulator::StepSeconds).
-      st.seqs = dseqs; st.q_len = sh_.decode_q; st.kv_len = kvlen / kv_split;
+      st.seqs = dseqs; st.q_len = sh_.decode_q;
+      st.kv_len = (sparse ? std::min(kvlen, win) : kvlen) / kv_split;
       st.heads = heads; st.kv_heads = kvh; st.head_dim = hd; st.v_head_dim = vhd;
       st.window = win > 0 ? win / kv_split : 0;
       st.mla = mla; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
@@ -347,10 +369,13 @@ class Builder {
     }
     // KV cache held per GPU for this layer.
     const double hold = sh_.kv_hold_len > 0 ? sh_.kv_hold_len : sh_.decode_kv_len;
-    const double hold_eff = win > 0 ? std::min(hold, win) : hold;
-    const double plen_eff = win > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
+    const double hold_eff = kind.window > 0 ? std::min(hold, win) : hold;
+    const double plen_eff = kind.window > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
     const double kv_tokens = dseqs * hold_eff / kv_split + pseqs * plen_eff / kv_split;
-    sec->kv_bytes += kv_tokens * per_tok_per_layer;
+    sec->kv_bytes += kv_tokens * (per_tok_per_layer + ihd * kvb);  // + the indexer's key cache
+    if (m_.gated_attention)
+      Elementwise(sec, Op::kAttnOut, "output-gate", TokensIn(out, g) * H * vhd / (out ==
+                  Layout::kFeatures ? g : 1) * act_b_ * 3);
     // --- attn_out ---
     l = Matmul(sec, Op::kAttnOut, s_.dim(Op::kAttnOut), out, T_, TokensSplit(g), H * vhd, h, wdt,
                tp_, 1, "o_proj");
@@ -375,16 +400,24 @@ class Builder {
   }
 
   void BuildMoe(Section* sec) {
-    const double h = m_.hidden_size;
-    const double E = m_.num_experts, k = m_.experts_per_token;
+    const double hidden = m_.hidden_size;
+    // Latent MoE: experts (and dispatch / combine) work in moe_latent_size.
+    const double h = static_cast<double>(ExpertWidth(m_));
+    // Zero-computation experts: the router scores E + Z experts; a token's top-k copies go to
+    // real experts k E / (E + Z) times on average (counts.h), identity experts cost nothing.
+    const double E = m_.num_experts, Z = m_.num_zero_experts;
+    const double k = m_.experts_per_token * E / (E + Z);
     const int g = tp_.g, ep = s_.ep, etp = etp_.g;
     const double n_in = m_.gated_ffn ? 2 : 1;
     // Router (bf16 weights): output routing decisions must end split on tokens over tp.
-    Layout lr = Matmul(sec, Op::kMoeRouter, s_.dim(Op::kMoeRouter), res_, T_, TokensSplit(g), h, E,
-                       DType::kBF16, tp_, 1, "router");
-    Convert(sec, Op::kMoeRouter, lr, Layout::kTokens, T_, E, tp_);
+    Layout lr = Matmul(sec, Op::kMoeRouter, s_.dim(Op::kMoeRouter), res_, T_, TokensSplit(g),
+                       hidden, E + Z, DType::kBF16, tp_, 1, "router");
+    Convert(sec, Op::kMoeRouter, lr, Layout::kTokens, T_, E + Z, tp_);
     // Each GPU owns TokensSplit(tp) tokens of its dp rank (a free slice when replicated).
     const double own = TokensSplit(g);
+    if (m_.moe_latent_size > 0)
+      Matmul(sec, Op::kMoeRouter, Dim::kNone, Layout::kReplicated, own, own, hidden, h,
+             cfg_.weight, Group{1, 1, GroupKind::kTp}, 1, "fc1_latent");
     const double stage_tokens = T_ * s_.dp;
     const double imb = cfg_.expert_imbalance;
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
@@ -439,13 +472,16 @@ class Builder {
       if (s_.overlap == Overlap::kSbo) sec->steps[sec->num_steps - 1].hides_under = down_step;
     }
     Elementwise(sec, Op::kMoeFfn2, "weighted-sum", own * k * h * act_b_);
+    if (m_.moe_latent_size > 0)
+      Matmul(sec, Op::kMoeFfn2, Dim::kNone, Layout::kReplicated, own, own, h, hidden, cfg_.weight,
+             Group{1, 1, GroupKind::kTp}, 1, "fc2_latent");
     if (m_.num_shared_experts > 0) {
       Layout ls = Mlp(sec, Op::kSharedFfn1, Op::kSharedFfn2,
                       m_.shared_ffn_size * m_.num_shared_experts, n_in);
-      Convert(sec, Op::kSharedFfn2, ls, Layout::kTokens, T_, h, tp_);
-      Elementwise(sec, Op::kSharedFfn2, "shared-add", own * h * act_b_ * 3);
+      Convert(sec, Op::kSharedFfn2, ls, Layout::kTokens, T_, hidden, tp_);
+      Elementwise(sec, Op::kSharedFfn2, "shared-add", own * hidden * act_b_ * 3);
     }
-    Convert(sec, Op::kMoeFfn2, Layout::kTokens, res_, T_, h, tp_);
+    Convert(sec, Op::kMoeFfn2, Layout::kTokens, res_, T_, hidden, tp_);
   }
 
   // Matmul() above was told the group is 1 (so it charges the whole expert); apply the etp split.
@@ -475,13 +511,148 @@ class Builder {
     }
   }
 
+  // DSA indexer (attn_core): per query, `heads` index heads score every key of the indexer's
+  // key cache (one key of `dim` per token, shared by the heads, at the KV dtype); a memory-bound
+  // scan in decode, compute-bound in prefill (scores at the fp8 rate, as DeepSeek's kernels).
+  void Indexer(Section* sec, double dseqs, double pseqs, double keys, double heads, double dim) {
+    const double kvb = BytesPerElement(cfg_.kv);
+    if (dseqs > 0) {
+      Step& st = Stream(sec, "indexer-decode", DType::kFP8, dseqs, dseqs * keys * dim * kvb,
+                        2.0 * dseqs * keys * heads * dim);
+      st.kv_len = keys;
+    }
+    if (pseqs > 0) {
+      const double L = sh_.prefill_len;
+      Step& st = Stream(sec, "indexer-prefill", DType::kFP8, pseqs,
+                        pseqs * L * (dim * kvb + heads * dim * act_b_),
+                        2.0 * pseqs * L * (L + 1) / 2 * heads * dim);
+      st.q_len = L;
+    }
+  }
+
+  // A kStream step of attn_core (roofline of `bytes` through HBM and `flops` at `dt`'s peak).
+  Step& Stream(Section* sec, const char* what, DType dt, double seqs, double bytes, double flops) {
+    Step& st = sec->Add();
+    st.kind = StepKind::kStream;
+    st.op = Op::kAttnCore;
+    st.what = what;
+    st.wdtype = dt;
+    st.seqs = seqs;
+    st.bytes = bytes;
+    st.flops = flops;
+    return st;
+  }
+
+  // Linear attention (gated DeltaNet) and Mamba layers: in_proj (attn_qkv), a fixed-size state
+  // per sequence updated by the core (attn_core: dim0 splits heads, none splits sequences, dim1
+  // cannot split a recurrence by context, so every GPU runs all heads of all its sequences),
+  // out_proj (attn_out). Decode reads and writes the state once per token; prefill runs the
+  // chunked scan. The state is cache memory (kv_bytes), also reported as state_bytes.
+  void BuildRecurrent(const LayerKind& kind, Section* sec) {
+    const double h = m_.hidden_size;
+    const int g = tp_.g;
+    const DType wdt = AttnDtype();
+    const RecurrentShape r = RecurrentShapeOf(m_, kind);
+    const double in_w = static_cast<double>(r.in_width), out_w = static_cast<double>(r.out_width);
+    const bool mamba = kind.mixer == Mixer::kMamba;
+    Norm(sec, Op::kAttnQkv, "norm");
+    Layout l = Matmul(sec, Op::kAttnQkv, s_.dim(Op::kAttnQkv), res_, T_, TokensSplit(g), h, in_w,
+                      wdt, tp_, 1, "in_proj");
+    // Conv taps, decay / bias vectors, v1's x_proj and dt_proj: bf16, split with the heads.
+    const double rest = static_cast<double>(MixerParams(m_, kind)) - h * in_w - out_w * h;
+    const Dim dc = s_.dim(Op::kAttnCore);
+    if (g > 1) l = Convert(sec, Op::kAttnCore, l, Required(dc), T_, in_w, tp_);
+    double frac = 1, dseqs = sh_.decode_seqs, pseqs = sh_.prefill_seqs;
+    Layout out = Layout::kReplicated;
+    if (g > 1) {
+      if (dc == Dim::kDim0) {
+        frac = 1.0 / g;
+        out = Layout::kFeatures;
+      } else if (dc == Dim::kNone) {
+        dseqs = SplitSeqs(dseqs, g);
+        pseqs = SplitSeqs(pseqs, g);
+        out = Layout::kTokens;
+      }
+    }
+    sec->weight_bytes += std::max(0.0, rest) * BytesPerElement(DType::kBF16) * frac;
+    const double heads = static_cast<double>(r.heads) * frac;
+    const double dk = static_cast<double>(r.key_dim), dv = static_cast<double>(r.value_dim);
+    const double conv = static_cast<double>(r.conv_dim) * frac, taps = static_cast<double>(r.conv_kernel);
+    const double sb = BytesPerElement(kStateDType);
+    const double state = (heads * dk * dv + conv * (taps - 1)) * sb;  // per sequence, this GPU
+    if (dseqs > 0) {
+      Step& st = Stream(sec, mamba ? "ssm-decode" : "deltanet-decode", DType::kBF16, dseqs,
+                        dseqs * (2 * state + (in_w * frac + out_w * frac) * act_b_),
+                        dseqs * (6 * heads * dk * dv + 2 * conv * taps));
+      st.q_len = 1;
+      st.heads = heads;
+    }
+    if (pseqs > 0) {
+      const double L = sh_.prefill_len;
+      const double c = std::min(static_cast<double>(r.chunk), L);
+      const double per_tok = 4 * dk * dv + 2 * (dk + dv) * (c + 1) / 2;  // per head (counts.h)
+      Step& st = sec->Add();
+      st.op = Op::kAttnCore;
+      st.what = mamba ? "ssm-scan" : "deltanet-scan";
+      st.seqs = pseqs;
+      st.q_len = L;
+      st.heads = heads;
+      st.flops = pseqs * L * (heads * per_tok + 2 * conv * taps);
+      if (dv >= 16) {
+        // Chunked scan on tensor cores: grouped GEMMs of the per-head state shape carrying the
+        // same FLOPs.
+        st.kind = StepKind::kScan;
+        st.m = pseqs * L;
+        st.n = dv;
+        st.k = dk;
+        st.wdtype = DType::kBF16;
+        st.count = st.flops / (2.0 * st.m * dv * dk);
+      } else {
+        // Mamba v1's selective scan (one state row per channel): a streaming pass over its
+        // inputs and outputs.
+        st.kind = StepKind::kStream;
+        st.wdtype = DType::kBF16;
+        st.bytes = pseqs * (L * (in_w * frac + out_w * frac) * act_b_ + 2 * state);
+      }
+    }
+    const double cache = (dseqs + pseqs) * state;
+    sec->kv_bytes += cache;
+    sec->state_bytes += cache;
+    // Gated output norm (DeltaNet's RMSNormGated, Mamba2's gated norm) over the core's output.
+    const double rows = out == Layout::kTokens ? TokensSplit(g) : T_;
+    Elementwise(sec, Op::kAttnOut, "gated-norm", rows * out_w * frac * act_b_ * 3);
+    l = Matmul(sec, Op::kAttnOut, s_.dim(Op::kAttnOut), out, T_, TokensSplit(g), out_w, h, wdt,
+               tp_, 1, "out_proj");
+    Convert(sec, Op::kAttnOut, l, res_, T_, h, tp_);
+    Elementwise(sec, Op::kAttnOut, "residual-add", TokensIn(res_, g) * h * act_b_ * 3);
+  }
+
+  // DeciLM replace_with_linear sublayer: norm (charged to `first`), one hidden x hidden matmul
+  // sharded by `second`'s dim, back to the residual layout, residual add.
+  void LinearBlock(Section* sec, Op first, Op second, DType wdt) {
+    const double h = m_.hidden_size;
+    Norm(sec, first, "norm");
+    Layout l = Matmul(sec, second, s_.dim(second), res_, T_, TokensSplit(tp_.g), h, h, wdt, tp_,
+                      1, "linear");
+    Convert(sec, second, l, res_, T_, h, tp_);
+    Elementwise(sec, second, "residual-add", TokensIn(res_, tp_.g) * h * act_b_ * 3);
+  }
+
   void BuildLayer(const LayerKind& kind, Section* sec) {
     Reset(sec);
     AppendLayer(kind, sec);
   }
 
   void AppendLayer(const LayerKind& kind, Section* sec) {
-    BuildAttention(kind, sec);
+    if (kind.mixer == Mixer::kAttention || kind.mixer == Mixer::kSparse) {
+      BuildAttention(kind, sec);
+    } else if (kind.mixer != Mixer::kNone) {
+      BuildRecurrent(kind, sec);
+    } else if (kind.attn_linear) {
+      LinearBlock(sec, Op::kAttnQkv, Op::kAttnOut, AttnDtype());
+    }
+    if (kind.ffn_linear) LinearBlock(sec, Op::kDenseFfn1, Op::kDenseFfn2, cfg_.weight);
+    if (kind.ffn == FfnKind::kNone) return;
     // The pre-FFN norm and the closing residual add are charged to the layer's first and last FFN
     // operator (their cost depends only on the residual layout).
     const bool moe = kind.ffn == FfnKind::kMoe;
@@ -489,7 +660,8 @@ class Builder {
     if (moe) {
       BuildMoe(sec);
     } else {
-      Layout l = Mlp(sec, Op::kDenseFfn1, Op::kDenseFfn2, m_.dense_ffn_size, m_.gated_ffn ? 2 : 1);
+      Layout l = Mlp(sec, Op::kDenseFfn1, Op::kDenseFfn2, static_cast<double>(m_.ffn_size_of(kind)),
+                     m_.gated_ffn ? 2 : 1);
       Convert(sec, Op::kDenseFfn2, l, res_, T_, m_.hidden_size, tp_);
     }
     Elementwise(sec, moe ? Op::kMoeFfn2 : Op::kDenseFfn2, "residual-add",

@@ -48,6 +48,11 @@ enum class StepKind : uint8_t {
   kAttnPrefill,  // causal prefill attention
   kElementwise,  // norms, activations, residual adds, embedding lookup: bytes through HBM
   kComm,         // a collective or point-to-point transfer
+  // Token mixers of the hybrid / sparse layer kinds (docs/COST_MODEL.md "Layer kinds"):
+  kStream,       // memory-bound pass: `bytes` through HBM, `flops` at the wdtype peak
+                 // (recurrent state read + write in decode, the DSA indexer's key scan)
+  kScan,         // chunked linear-attention / SSM scan in prefill: `flops` costed as grouped
+                 // GEMMs of the per-head state shape (m tokens x n value dim x k key dim)
 };
 
 struct Step {
@@ -91,7 +96,9 @@ struct Section {
   std::array<Step, kMaxSteps> steps{};
   int num_steps = 0;
   double weight_bytes = 0;       // per GPU, per layer of this kind
-  double kv_bytes = 0;           // per GPU, per layer of this kind, for the step's sequences
+  double kv_bytes = 0;           // per GPU, per layer of this kind, for the step's sequences:
+                                 // KV cache plus recurrent state (the sequences' cache memory)
+  double state_bytes = 0;        // of kv_bytes: fixed recurrent state (linear attention, Mamba)
   double act_bytes = 0;          // per GPU: largest live activation in this section
   Step& Add() {
     // Copying a blank step is a few vector moves; value-initialising one member by member was
@@ -122,14 +129,12 @@ struct ProgramConfig {
   DType dispatch = DType::kBF16;  // MoE dispatch payload (FP8 when the experts are quantised)
 };
 
-// Distinct kinds of layers (dense vs MoE x full vs sliding window).
-struct LayerKind {
-  FfnKind ffn = FfnKind::kDense;
-  int window = 0;
-};
+// Distinct kinds of layers: one per distinct LayerSpec (mixer, window, FFN kind, per-layer
+// shapes) of the model, in order of first appearance.
+using LayerKind = LayerSpec;
 
 struct Program {
-  static constexpr int kMaxKinds = 4;
+  static constexpr int kMaxKinds = ModelLimits::kMaxLayerKinds;
   Section embed;    // first stage only
   Section lm_head;  // last stage only (final norm, lm_head, sampling conversion)
   Section pipe;     // per stage boundary (send/recv of the residual stream)
@@ -148,6 +153,10 @@ struct Program {
 
 // Which layer kind each model layer is (index into Program::kinds); at most kMaxKinds kinds.
 int LayerKindIndex(const ModelSpec& m, int layer, const Program& p);
+// The distinct layer kinds of `m` in order of first appearance, at most Program::kMaxKinds
+// (ValidateModelSpec guarantees no model has more); returns how many. The one numbering the
+// layout, the simulator and the oracle share.
+int CollectLayerKinds(const ModelSpec& m, std::array<LayerKind, Program::kMaxKinds>* kinds);
 
 // Builds the per-GPU program. `s` must be structurally valid (CheckStrategy). Never allocates.
 void BuildProgram(const ModelSpec& m, const ClusterSpec& c, const Strategy& s,

@@ -125,4 +125,81 @@ inline ModelSpec GptMoe(int layers) {
   return m;
 }
 
+// DeepSeek-V3.2 (HF config): DeepSeekV3 with DeepSeek Sparse Attention on every layer (indexer of
+// 64 heads x 128, top-2048).
+inline ModelSpec DeepSeekV32() {
+  ModelSpec m = DeepSeekV3();
+  m.name = "deepseek-v3.2-test";
+  m.architecture = "deepseek_v32";
+  m.index_topk = 2048;
+  m.index_heads = 64;
+  m.index_head_dim = 128;
+  for (LayerSpec& l : m.layers) l.mixer = Mixer::kSparse;
+  return m;
+}
+
+// Qwen3-Next-80B-A3B (HF config): 48 layers, every 4th gated full attention (16 heads of 256, 2
+// KV heads, q/k norm), the others gated DeltaNet (16 key heads and 32 value heads of 128, conv
+// 4); hidden 2048, every layer MoE: 512 experts top-10 of 512 plus one shared expert of 512.
+inline ModelSpec Qwen3Next() {
+  ModelSpec m;
+  m.name = "qwen3-next-test";
+  m.architecture = "qwen3_next";
+  m.num_layers = 48;
+  m.hidden_size = 2048;
+  m.vocab_size = 151936;
+  m.num_heads = 16;
+  m.num_kv_heads = 2;
+  m.head_dim = 256;
+  m.qk_norm = true;
+  m.gated_attention = true;
+  m.linear_key_heads = 16;
+  m.linear_value_heads = 32;
+  m.linear_key_dim = 128;
+  m.linear_value_dim = 128;
+  m.linear_conv_kernel = 4;
+  m.num_experts = 512;
+  m.experts_per_token = 10;
+  m.expert_ffn_size = 512;
+  m.num_shared_experts = 1;
+  m.shared_ffn_size = 512;
+  m.misc_params_per_moe_layer = 2048;  // shared_expert_gate
+  m.layers.assign(48, LayerSpec{FfnKind::kMoe, 0});
+  for (int i = 0; i < 48; ++i) m.layers[i].mixer = (i + 1) % 4 == 0 ? Mixer::kAttention : Mixer::kLinear;
+  return m;
+}
+
+// A Nemotron-H-style hybrid (shrunk from Nemotron-H-56B's HF config, hidden 8192): blocks of one
+// mixer each in the pattern "M-M*-": Mamba2 (128 heads of 64, state 128, 8 groups, conv 4,
+// chunk 128), relu2 MLP 32768, GQA attention (64 heads of 128, 8 KV heads).
+inline ModelSpec NemotronH() {
+  ModelSpec m;
+  m.name = "nemotron-h-test";
+  m.architecture = "nemotron_h";
+  m.num_layers = 6;
+  m.hidden_size = 8192;
+  m.vocab_size = 131072;
+  m.num_heads = 64;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.gated_ffn = false;
+  m.dense_ffn_size = 32768;
+  m.mamba_version = 2;
+  m.mamba_heads = 128;
+  m.mamba_head_dim = 64;
+  m.mamba_state = 128;
+  m.mamba_groups = 8;
+  m.mamba_conv_kernel = 4;
+  m.mamba_chunk = 128;
+  m.mamba_conv_bias = true;
+  const char* pattern = "M-M*-M";
+  m.layers.assign(6, LayerSpec{});
+  for (int i = 0; i < 6; ++i) {
+    LayerSpec& l = m.layers[i];
+    l.mixer = pattern[i] == 'M' ? Mixer::kMamba : pattern[i] == '*' ? Mixer::kAttention : Mixer::kNone;
+    l.ffn = pattern[i] == '-' ? FfnKind::kDense : FfnKind::kNone;
+  }
+  return m;
+}
+
 }  // namespace l2s::testing
