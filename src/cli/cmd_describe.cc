@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "common/dtype.h"
 #include "hw/hw.h"
 #include "model/counts.h"
@@ -204,7 +205,7 @@ int Run(const DescribeFlags& f) {
     StatusOr<ModelSpec> m = LoadModel(f.model);
     if (!m.ok()) return Fail(m.status());
     if (f.json) {
-      fmt::print("{}\n", ModelJson(*m, f.context).dump(2));
+      fmt::print("{}\n", DumpJson(ModelJson(*m, f.context)));
     } else {
       PrintModel(*m, f.context);
     }
@@ -220,7 +221,7 @@ int Run(const DescribeFlags& f) {
   if (c.ok() && !f.cluster.empty() && f.gpus > 0) c = ResizeCluster(*c, f.gpus);
   if (!c.ok()) return Fail(c.status());
   if (f.json) {
-    fmt::print("{}\n", ClusterJson(*c).dump(2));
+    fmt::print("{}\n", DumpJson(ClusterJson(*c)));
   } else {
     PrintCluster(*c);
   }

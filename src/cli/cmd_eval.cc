@@ -17,8 +17,10 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
+#include "cli/validate_lib.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {
@@ -39,13 +41,20 @@ int Run(const EvalFlags& f) {
   if (!s.ok()) return Fail(s.status());
   EngineInfo engine;
   if (!f.engine.empty()) {
+    // Only the engines the factor was fitted or defined for; any other name would silently get
+    // the pooled factor.
+    const std::string fam = EngineFamily(f.engine);
+    if (fam != "trtllm" && fam != "vllm" && fam != "sglang" && fam != "none" && fam != "ideal")
+      return Fail(fmt::format("--engine: unknown engine \"{}\" (expected trtllm, vllm, sglang or "
+                              "none, optionally with a version such as trtllm-0.17)",
+                              f.engine));
     engine.name = f.engine;
     engine.factor = Simulator::EngineFactor(f.engine);
   }
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);
   if (f.json) {
-    fmt::print("{}\n", EvaluationJson(sim, *s, e, engine).dump(2));
+    fmt::print("{}\n", DumpJson(EvaluationJson(sim, *s, e, engine)));
     return e.valid() ? kExitOk : kExitImpossible;
   }
   if (!e.valid()) return Fail(Status::Invalid(sim.Reason(*s, e)));

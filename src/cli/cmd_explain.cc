@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "sim/simulator.h"
@@ -186,7 +187,7 @@ int Run(const ExplainFlags& f) {
       j["valid"] = false;
       j["reason"] = sim.Reason(s, e);
       j["strategy"] = ToText(s);
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", DumpJson(j));
       return exit_code;
     }
     return Fail(Status::Invalid(sim.Reason(s, e)));
@@ -228,7 +229,7 @@ int Run(const ExplainFlags& f) {
     j["pipeline"] = SectionJson(prog.pipe, d->pipe_step_s);
     j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
     j["why"] = why;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", DumpJson(j));
     return exit_code;
   }
 
