@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/status.h"
-#include "common/text.h"
 
 namespace l2s::cli {
 
@@ -17,13 +16,8 @@ constexpr int kExitInterrupted = 130;
 
 // Prints "l2s: error: <message>" on one line to stderr and returns the exit code for `s`.
 inline int Fail(const Status& s) {
-  // One printable line whatever the message quotes (newlines, bytes that are not UTF-8, huge
-  // values): common/text.h.
-  std::string one_line = s.message();
-  for (char& c : one_line)
-    if (c == '\n') c = ' ';
-  const std::string msg = PrintableText(one_line, kMaxMessageBytes);
-  fmt::print(stderr, "l2s: error: {}\n", msg);
+  // Status messages are one printable line whatever they quote (common/status.h).
+  fmt::print(stderr, "l2s: error: {}\n", s.message());
   return s.code() == Status::Code::kInvalid ? kExitImpossible
          : s.code() == Status::Code::kCancelled ? kExitInterrupted
                                                 : kExitUsage;
