@@ -198,7 +198,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
     if (v > 0) out += fmt::format(" {} {}", flag, v);
   };
   add("--model", f.model);
-  if (f.cluster.empty()) add("--gpu", f.gpu);
+  if (f.cluster.empty()) add("--gpu", f.gpu.empty() ? std::string(kDefaultGpu) : f.gpu);
   add("--cluster", f.cluster);
   add_n("--gpus", f.gpus);
   add_n("--nodes", f.nodes);
