@@ -12,7 +12,7 @@ namespace l2s {
 // Longest value quoted in a message, in bytes (longer values are clipped in the middle).
 constexpr size_t kMaxQuotedBytes = 200;
 // Longest one-line error message, in bytes.
-constexpr size_t kMaxMessageBytes = 2000;
+constexpr size_t kMaxMessageBytes = 1000;
 
 // `s` with every byte that is not printable ASCII or part of a well-formed UTF-8 sequence written
 // as \xNN (newline and tab included, so the result is one line), clipped to about `max_bytes`

@@ -437,7 +437,7 @@ TEST(Messages, HugeValuesAreClipped) {
     const Result r = L2s(a);
     EXPECT_EQ(r.code, 2);
     EXPECT_EQ(Lines(r.err), 1);
-    EXPECT_LT(r.err.size(), 2100u) << r.err.substr(0, 300);
+    EXPECT_LT(r.err.size(), 1100u) << r.err.substr(0, 300);
     EXPECT_NE(r.err.find("bytes]"), std::string::npos) << r.err.substr(0, 300);
   }
 }
