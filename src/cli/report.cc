@@ -331,11 +331,13 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
       s.batch = static_cast<int>(b);
     }
   }
-  const long long product = static_cast<long long>(s.pp) * s.tp * s.dp;
-  if (product != gpus)
+  // Degrees are ints, so pp*tp fits int64; the full product is formed only when it cannot
+  // overflow (pp*tp <= GPUs <= 2^24).
+  const int64_t pp_tp = int64_t{s.pp} * s.tp;
+  if (pp_tp > gpus || pp_tp * s.dp != gpus)
     return Status::InvalidArgument(fmt::format(
         "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
-        product, gpus));
+        pp_tp > gpus ? fmt::format("more than {}", gpus) : std::to_string(pp_tp * s.dp), gpus));
   // A dim for an operator the model does not have is an error (the strategy space rejects it
   // too), not something to drop silently. FromText accepted the text, so every entry is key=value.
   for (size_t pos = 0; pos <= text.size();) {
