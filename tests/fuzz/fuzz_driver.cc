@@ -21,19 +21,25 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Present when linked with a sanitizer runtime: called before a sanitizer report ends the process.
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 namespace {
 
 std::string g_current;       // the input being run, saved when the target aborts
 std::string g_crash_file = "fuzz-crash.bin";
 
-void SaveCurrent(int sig) {
+void SaveInput() {
   if (FILE* f = std::fopen(g_crash_file.c_str(), "wb")) {
     std::fwrite(g_current.data(), 1, g_current.size(), f);
     std::fclose(f);
   }
-  std::fprintf(stderr, "fuzz: signal %d on an input of %zu bytes, saved to %s\n", sig,
-               g_current.size(), g_crash_file.c_str());
+  std::fprintf(stderr, "fuzz: failing input of %zu bytes saved to %s\n", g_current.size(),
+               g_crash_file.c_str());
+}
+
+void SaveCurrent(int sig) {
+  SaveInput();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -159,7 +165,14 @@ int main(int argc, char** argv) {
     }
   }
   if (seeds.empty()) seeds.push_back("");
-  for (int sig : {SIGABRT, SIGSEGV, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, SaveCurrent);
+  // Under ASan/UBSan the sanitizer reports crashes itself (with a stack): keep its handlers and
+  // save the input from its death callback; without one, save it from the signal handlers.
+  if (__sanitizer_set_death_callback != nullptr) {
+    __sanitizer_set_death_callback(SaveInput);
+    std::signal(SIGABRT, SaveCurrent);
+  } else {
+    for (int sig : {SIGABRT, SIGSEGV, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, SaveCurrent);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   for (const std::string& s : seeds) Run(s);
   Rng rng{seed};
