@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/status.h"
+#include "common/text.h"
 #include "run_l2s.h"
 
 namespace {
@@ -440,6 +442,27 @@ TEST(Messages, HugeValuesAreClipped) {
     EXPECT_LT(r.err.size(), 1100u) << r.err.substr(0, 300);
     EXPECT_NE(r.err.find("bytes]"), std::string::npos) << r.err.substr(0, 300);
   }
+}
+
+// The helper behind every message: well-formed UTF-8 kept, other bytes escaped, long text clipped
+// at a unit boundary with its start and end kept.
+TEST(Messages, PrintableText) {
+  EXPECT_EQ(l2s::PrintableText("caf\xC3\xA9"), "caf\xC3\xA9");       // UTF-8 e-acute kept
+  EXPECT_EQ(l2s::PrintableText("caf\xE9"), "caf\\xE9");               // Latin-1 byte escaped
+  EXPECT_EQ(l2s::PrintableText("a\tb\x01"), "a\\x09b\\x01");         // controls escaped
+  EXPECT_EQ(l2s::PrintableText("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate is not UTF-8
+  const std::string huge = "head" + std::string(100000, '\xE9') + "tail";
+  const std::string p = l2s::PrintableText(huge, 200);
+  EXPECT_LE(p.size(), 200u);
+  EXPECT_EQ(p.rfind("head", 0), 0u);
+  EXPECT_EQ(p.substr(p.size() - 4), "tail");
+  EXPECT_NE(p.find("...[100008 bytes]..."), std::string::npos) << p;
+  EXPECT_TRUE(l2s::IsUtf8(p));
+  // Status messages are one printable line.
+  const l2s::Status st = l2s::Status::InvalidArgument("line 1\nline 2 \xFF" + std::string(5000, 'x'));
+  EXPECT_EQ(st.message().find('\n'), std::string::npos);
+  EXPECT_LE(st.message().size(), l2s::kMaxMessageBytes);
+  EXPECT_EQ(st.message().rfind("line 1 line 2 \\xFF", 0), 0u) << st.message().substr(0, 40);
 }
 
 // ------------------------------------------------------------------ issue 14, item 1
