@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/launch.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
@@ -312,6 +313,20 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   if (ec || !std::filesystem::is_directory(f.out_dir))
     return Fail(Status::IoError(fmt::format("--out-dir {}: cannot create the directory ({})",
                                             f.out_dir, ec ? ec.message() : "not a directory")));
+  // A previous run's files must not look like this run's: they are removed now (an interrupted
+  // run rewrites them, marked interrupted; a failed one leaves none). The directory must be
+  // writable before the runs start, and must not hold an input.
+  for (const char* name : {"traces.csv", "convergence.svg", "pareto.svg"}) {
+    const std::string path = (std::filesystem::path(f.out_dir) / name).string();
+    if (Status st = CheckNotAnInput("--out-dir", path, {{"--model", f.problem.model},
+                                                        {"--cluster", f.problem.cluster}});
+        !st.ok())
+      return Fail(st);
+    std::filesystem::remove(path, ec);
+  }
+  if (Status st = CheckWritable("--out-dir", (std::filesystem::path(f.out_dir) / "traces.csv").string());
+      !st.ok())
+    return Fail(st);
 
   InstallSigintHandler();
   const bool serve = p.workload.mode == Mode::kServe;
@@ -383,9 +398,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   const std::filesystem::path dir(f.out_dir);
   const std::string csv_path = (dir / "traces.csv").string();
   {
-    std::ofstream csv(csv_path, std::ios::trunc);
-    if (!csv) return Fail(Status::IoError(fmt::format("cannot write {}", csv_path)));
-    csv << "searcher,seed,call,value\n";
+    std::string csv = "searcher,seed,call,value\n";
     for (const SearcherRuns& sr : all)
       for (size_t i = 0; i < sr.runs.size(); ++i) {
         const SearchResult& r = sr.runs[i];
@@ -395,12 +408,12 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
           for (char c : key) q += c == '"' ? std::string("\"\"") : std::string(1, c);
           key = q + "\"";
         }
-        for (const TracePoint& t : r.trace) csv << fmt::format("{},{},{},{}\n", key, i, t.call, t.value);
+        for (const TracePoint& t : r.trace) csv += fmt::format("{},{},{},{}\n", key, i, t.call, t.value);
         // The curve continues flat to the last call.
         if (r.calls > 0 && (r.trace.empty() || r.trace.back().call < r.calls))
-          csv << fmt::format("{},{},{},{}\n", key, i, r.calls, sr.Value(i));
+          csv += fmt::format("{},{},{},{}\n", key, i, r.calls, sr.Value(i));
       }
-    if (!csv) return Fail(Status::IoError(fmt::format("error writing {}", csv_path)));
+    if (Status st = WriteFileAtomic(csv_path, csv); !st.ok()) return Fail(st);
   }
   // convergence.svg, pareto.svg
   const std::string conv_path = (dir / "convergence.svg").string();
@@ -464,8 +477,8 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
                 {"convergence_svg", conv_path},
                 {"pareto_svg", serve ? json(pareto_path) : json()}};
   if (f.json) {
-    fmt::print("{}\n", j.dump(2));
-    return interrupted ? kExitInterrupted : kExitOk;
+    fmt::print("{}\n", DumpJson(j));
+    return interrupted ? InterruptExitCode() : kExitOk;
   }
 
   fmt::print("l2s compare: {}\n", ProblemSummary(p));
@@ -507,7 +520,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   else fmt::print("oracle: {}\n", oracle_note.empty() ? "no valid strategy" : oracle_note);
   fmt::print("\nwrote {}\n      {}\n", csv_path, conv_path);
   if (serve) fmt::print("      {} (Pareto front of {} strategies)\n", pareto_path, front_size);
-  return interrupted ? kExitInterrupted : kExitOk;
+  return interrupted ? InterruptExitCode() : kExitOk;
 }
 
 }  // namespace
@@ -520,14 +533,17 @@ Runner RegisterCompare(CLI::App& app) {
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--searchers", f->searchers,
                   "comma-separated searcher specs (default rl,sa,rw,megatron,oracle)");
-  cmd->add_option("--seeds", f->seeds, "seeds 0..N-1 per budgeted searcher (default 10)");
-  cmd->add_option("--budget", f->budget, "simulator calls per run (default 4000)");
+  cmd->add_option("--seeds", f->seeds, "seeds 0..N-1 per budgeted searcher (default 10)")
+      ->check(CLI::Range(1, kMaxSeeds));
+  cmd->add_option("--budget", f->budget, "simulator calls per run (default 4000)")
+      ->check(CLI::Range(int64_t{1}, kMaxBudget));
   cmd->add_flag("--json", f->json, "print the results as JSON");
   cmd->add_option("--out-dir", f->out_dir, "directory for traces.csv and the SVG plots "
                                            "(default ./compare-out)");
   cmd->add_option("--x-scale", f->x_scale, "x axis of convergence.svg: log (default) or linear");
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
-                  "time limit of the oracle in seconds (default 0 = none)");
+                  "time limit of the oracle in seconds (default 0 = none)")
+      ->check(CLI::Range(0.0, kMaxOracleSeconds));
   return [f, cmd] { return RunCompare(*f, *cmd); };
 }
 

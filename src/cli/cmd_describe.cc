@@ -13,6 +13,8 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
+#include "cli/problem_flags.h"
 #include "common/dtype.h"
 #include "hw/hw.h"
 #include "model/counts.h"
@@ -291,7 +293,7 @@ int Run(const DescribeFlags& f) {
     StatusOr<ModelSpec> m = LoadModel(f.model);
     if (!m.ok()) return Fail(m.status());
     if (f.json) {
-      fmt::print("{}\n", ModelJson(*m, f.context).dump(2));
+      fmt::print("{}\n", DumpJson(ModelJson(*m, f.context)));
     } else {
       PrintModel(*m, f.context);
     }
@@ -307,7 +309,7 @@ int Run(const DescribeFlags& f) {
   if (c.ok() && !f.cluster.empty() && f.gpus > 0) c = ResizeCluster(*c, f.gpus);
   if (!c.ok()) return Fail(c.status());
   if (f.json) {
-    fmt::print("{}\n", ClusterJson(*c).dump(2));
+    fmt::print("{}\n", DumpJson(ClusterJson(*c)));
   } else {
     PrintCluster(*c);
   }
@@ -322,9 +324,12 @@ Runner RegisterDescribe(CLI::App& app) {
   cmd->add_option("--model", f->model, "model preset or path to a HuggingFace config.json");
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72, h100-64, ...) or JSON file");
   cmd->add_option("--gpu", f->gpu, "GPU type for a plain cluster: h100, h200, h800, a100, b200");
-  cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain with --gpu (8)");
-  cmd->add_option("--context", f->context, "context length for KV and FLOP figures (4096)");
+  cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)")
+      ->check(CLI::Range(int64_t{1}, kMaxGpusFlag));
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain with --gpu (8)")
+      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode));
+  cmd->add_option("--context", f->context, "context length for KV and FLOP figures (4096)")
+      ->check(CLI::Range(int64_t{1}, kMaxTokens));
   cmd->add_flag("--json", f->json, "print JSON instead of a table");
   return [f] { return Run(*f); };
 }

@@ -18,8 +18,10 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
+#include "cli/validate_lib.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {
@@ -47,7 +49,7 @@ int Run(const EvalFlags& f) {
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);
   if (f.json) {
-    fmt::print("{}\n", EvaluationJson(sim, *s, e, engine).dump(2));
+    fmt::print("{}\n", DumpJson(EvaluationJson(sim, *s, e, engine)));
     return e.valid() ? kExitOk : kExitImpossible;
   }
   if (!e.valid()) return Fail(Status::Invalid(sim.Reason(*s, e)));

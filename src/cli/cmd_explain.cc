@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "sim/simulator.h"
@@ -241,7 +242,7 @@ int Run(const ExplainFlags& f) {
       j["valid"] = false;
       j["reason"] = sim.Reason(s, e);
       j["strategy"] = ToText(s);
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", DumpJson(j));
       return exit_code;
     }
     return Fail(Status::Invalid(sim.Reason(s, e)));
@@ -290,7 +291,7 @@ int Run(const ExplainFlags& f) {
     }
     j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
     j["why"] = why;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", DumpJson(j));
     return exit_code;
   }
 

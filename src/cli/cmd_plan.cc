@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "cli/launch.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
@@ -200,7 +201,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
     if (v > 0) out += fmt::format(" {} {}", flag, v);
   };
   add("--model", f.model);
-  if (f.cluster.empty()) add("--gpu", f.gpu);
+  if (f.cluster.empty()) add("--gpu", f.gpu.empty() ? std::string(kDefaultGpu) : f.gpu);
   add("--cluster", f.cluster);
   add_n("--gpus", f.gpus);
   add_n("--nodes", f.nodes);
@@ -326,7 +327,7 @@ struct PlanOutcome {
   std::string oracle_hint;    // how to run it when skipped
   bool interrupted = false;
   bool have_recommended = false;
-  std::string recommended_source;  // "search" or "megatron"
+  std::string recommended_source;  // found_by: search, oracle, megatron, default, expressible_scan
   Strategy recommended;
   Evaluation recommended_eval;
   std::string warning;
@@ -350,12 +351,23 @@ json PlanJson(const PlanOutcome& o) {
   j["total_wall_s"] = o.total_wall_s;
   j["interrupted"] = o.interrupted;
   j["note"] = o.main.result.note;
+  // best: the plan (the best strategy of everything evaluated) and who found it; search.best:
+  // the searcher's own result, so that studies still measure the searcher.
+  if (o.have_recommended) {
+    json b = BestJson(sim, o.recommended, o.recommended_eval, o.ops);
+    b["found_by"] = o.recommended_source;
+    j["best"] = b;
+  } else {
+    j["best"] = json();
+  }
   const bool found = o.main.ran && o.main.result.found;
-  j["best"] = found ? BestJson(sim, o.main.result.best, o.main.result.eval,
-                               o.recommended_source == "search" ? o.ops
-                                                                : DescribeOps(sim, o.main.result.best,
-                                                                              o.main.result.eval.batch))
-                    : json();
+  json search;
+  search["best"] = !found ? json()
+                   : o.recommended_source == "search"
+                       ? BestJson(sim, o.main.result.best, o.main.result.eval, o.ops)
+                       : BestJson(sim, o.main.result.best, o.main.result.eval,
+                                  DescribeOps(sim, o.main.result.best, o.main.result.eval.batch));
+  j["search"] = search;
   if (o.have_recommended) {
     json r = StrategyEvalJson(o.recommended, o.recommended_eval);
     r["source"] = o.recommended_source;
@@ -408,6 +420,15 @@ std::string ShortText(const ModelSpec& m, const Strategy& s) {
   return out + (diff.empty() ? "; Megatron dims" : "; differs from Megatron: " + diff);
 }
 
+// Who found the plan, in words ("the Megatron heuristic").
+std::string FoundByWords(const std::string& found_by) {
+  if (found_by == "oracle") return "the oracle";
+  if (found_by == "megatron") return "the Megatron heuristic";
+  if (found_by == "default") return "the default layout";
+  if (found_by == "expressible_scan") return "the engine-expressible scan";
+  return "the search";
+}
+
 std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
 
 void PrintPlan(const PlanOutcome& o) {
@@ -425,8 +446,9 @@ void PrintPlan(const PlanOutcome& o) {
   }
   const Strategy& s = o.recommended;
   const Evaluation& e = o.recommended_eval;
-  fmt::print("{}\n  {}\n", o.recommended_source == "search" ? "Best strategy"
-                                                            : "Recommended strategy (Megatron heuristic)",
+  fmt::print("Best strategy (found by {})\n  {}\n",
+             o.recommended_source == "search" ? fmt::format("the {} searcher", o.searcher)
+                                              : FoundByWords(o.recommended_source),
              ToText(s));
   fmt::print("  degrees    pp {} x tp {} x dp {} = {} GPUs; {} stage{} of {} GPUs", s.pp, s.tp,
              s.dp, s.gpus(), s.pp, s.pp == 1 ? "" : "s", s.tp * s.dp);
@@ -467,9 +489,18 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("\nOn the same problem\n");
   fmt::print("  {:<22} {:>14} {:>12}  {}\n", "", "tokens/s/GPU", "plan is", "strategy");
   fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n",
-             fmt::format("this plan ({})", o.recommended_source == "search" ? o.searcher : "megatron"),
+             fmt::format("this plan ({})", o.recommended_source == "search" ? o.searcher
+                                                                             : o.recommended_source),
              e.tokens_per_s_per_gpu, "", ShortText(p.model, s));
   const double best = e.tokens_per_s_per_gpu;
+  if (o.recommended_source != "search") {  // the searcher's own result, below the plan
+    if (o.main.result.found)
+      fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n", fmt::format("search {}", o.searcher),
+                 Value(o.main), Ratio(best, Value(o.main)), ShortText(p.model, o.main.result.best));
+    else
+      fmt::print("  {:<22} {:>14} {:>12}  {}\n", fmt::format("search {}", o.searcher),
+                 "none valid", "", "");
+  }
   auto row = [&](const char* name, const Run& run) {
     if (!run.ran) return;
     if (!run.result.found) {
@@ -547,13 +578,15 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
   if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
     return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
-  if (!f.out.empty()) {
-    const std::filesystem::path parent = std::filesystem::path(f.out).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
-      return Fail(fmt::format("--out {}: directory {} does not exist", f.out, parent.string()));
-  }
   ApplyPlanDefaults(&f.problem);
+  // An --out that cannot be written, or that is an input, is found before the search.
+  if (!f.out.empty()) {
+    if (Status st = CheckWritable("--out", f.out); !st.ok()) return Fail(st);
+    if (Status st = CheckNotAnInput("--out", f.out, {{"--model", f.problem.model},
+                                                     {"--cluster", f.problem.cluster}});
+        !st.ok())
+      return Fail(st);
+  }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
@@ -614,55 +647,65 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   // fits, being exhaustive over the degrees and batches).
   if (!o.interrupted && !o.main.result.found && !o.megatron.ran) baseline("megatron", 0, &o.megatron);
 
-  // Recommendation: the searcher's best, or Megatron's when that is better.
-  if (o.main.result.found) {
-    o.have_recommended = true;
-    o.recommended_source = "search";
-    o.recommended = o.main.result.best;
-    o.recommended_eval = o.main.result.eval;
+  // The engine-expressible scan evaluates strategies too: run it before choosing the plan.
+  ExpressibleBest eb;
+  bool have_eb = false;
+  if (!o.interrupted) {
+    ProgressObserver obs({"engine-expressible plans", StderrIsTerminal(), 0});
+    eb = BestExpressible(sim, *space, &obs);
+    obs.Finish();
+    o.interrupted = eb.cancelled || InterruptRequested();
+    have_eb = !o.interrupted;
   }
-  if (o.megatron.ran && o.megatron.result.found && spec_name != "megatron" &&
-      Value(o.megatron) > Value(o.main)) {
-    o.warning = o.main.result.found
-                    ? fmt::format("the {} searcher's best ({:.2f} tokens/s per GPU) is below the "
-                                  "Megatron heuristic's ({:.2f}); recommending the Megatron heuristic's "
-                                  "strategy instead",
-                                  o.searcher, Value(o.main), Value(o.megatron))
-                    : fmt::format("the {} searcher found no valid strategy; recommending the Megatron "
-                                  "heuristic's strategy",
-                                  o.searcher);
+
+  // The plan is the best strategy among everything evaluated - the searcher's result, the
+  // baselines, the oracle and the engine-expressible scan - so it is never below a figure the
+  // output shows (issue 14). Ties go to the searcher, then the oracle, Megatron, default, scan.
+  auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
+    if (!e.valid()) return;
+    if (o.have_recommended && !(e.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu))
+      return;
     o.have_recommended = true;
-    o.recommended_source = "megatron";
-    o.recommended = o.megatron.result.best;
-    o.recommended_eval = o.megatron.result.eval;
+    o.recommended_source = by;
+    o.recommended = s;
+    o.recommended_eval = e;
+  };
+  for (const auto& [by, run] : {std::pair<const char*, const Run*>{"search", &o.main},
+                                {"oracle", &o.oracle}, {"megatron", &o.megatron},
+                                {"default", &o.def}})
+    if (run->ran && run->result.found) consider(by, run->result.best, run->result.eval);
+  if (have_eb)
+    for (size_t k = 0; k < eb.found.size(); ++k)
+      if (eb.found[k]) consider("expressible_scan", eb.best[k], eb.eval[k]);
+  if (o.have_recommended && o.recommended_source != "search") {
+    const std::string by = FoundByWords(o.recommended_source);
+    o.warning = o.main.result.found
+                    ? fmt::format("the {} searcher's best ({:.2f} tokens/s per GPU) is below {}'s "
+                                  "({:.2f}); the plan is that strategy",
+                                  o.searcher, Value(o.main), by,
+                                  o.recommended_eval.tokens_per_s_per_gpu)
+                    : fmt::format("the {} searcher found no valid strategy; the plan is {}'s best",
+                                  o.searcher, by);
   }
   if (!o.have_recommended && !o.interrupted) return Fail(Status::Invalid(stats.Reason(p)));
 
   if (o.have_recommended) {
     o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
-    if (!o.interrupted) {
-      ProgressObserver obs({"engine-expressible plans", StderrIsTerminal(), 0});
-      const ExpressibleBest eb = BestExpressible(sim, *space, &obs);
-      obs.Finish();
-      o.interrupted = eb.cancelled || InterruptRequested();
-      if (!o.interrupted) {
-        o.launch = TranslatePlan(sim, o.recommended, eb);
-        o.have_launch = true;
-      }
+    if (have_eb) {
+      o.launch = TranslatePlan(sim, o.recommended, eb);
+      o.have_launch = true;
     }
   }
   o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const json j = PlanJson(o);
-  if (f.json) fmt::print("{}\n", j.dump(2));
+  // The file first: a reader of stdout that goes away (`| head`) must not cost the result.
+  if (!f.out.empty())
+    if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
+      return Fail(Status::IoError("--out " + st.message()));
+  if (f.json) fmt::print("{}\n", DumpJson(j));
   else PrintPlan(o);
-  std::fflush(stdout);
-  if (!f.out.empty()) {
-    std::ofstream file(f.out, std::ios::trunc);
-    if (file) file << j.dump(2) << "\n";
-    if (!file) return Fail(Status::IoError(fmt::format("--out {}: cannot write the file", f.out)));
-  }
-  return o.interrupted ? kExitInterrupted : kExitOk;
+  return o.interrupted ? InterruptExitCode() : kExitOk;
 }
 
 }  // namespace
@@ -676,14 +719,16 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--search", f->search,
                   "searcher spec: rl, sa, rw, ga, random, megatron, default or oracle, with options "
                   "as in \"sa(t0=50)\" (default rl)");
-  cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)");
-  cmd->add_option("--seed", f->seed, "random seed (default 0)");
+  cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")
+      ->check(CLI::Range(int64_t{1}, kMaxBudget));
+  cmd->add_option("--seed", f->seed, "random seed (default 0)")->check(CLI::Range(int64_t{0}, kMaxSeed));
   cmd->add_flag("--json", f->json, "print the plan as JSON");
   cmd->add_option("--out", f->out, "also write the JSON plan to this file");
   cmd->add_flag("--no-baselines", f->no_baselines,
                 "skip the Megatron heuristic, default layout and oracle comparisons");
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
-                  "time limit of the oracle comparison in seconds (default 5; 0 skips it)");
+                  "time limit of the oracle comparison in seconds (default 5; 0 skips it)")
+      ->check(CLI::Range(0.0, kMaxOracleSeconds));
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 

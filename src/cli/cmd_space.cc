@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/launch.h"
+#include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "strategy/space.h"
 
@@ -61,7 +62,7 @@ int Run(const SpaceFlags& f) {
                        {"options", std::move(options)}});
     }
     j["heads"] = std::move(heads);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", DumpJson(j));
     return kExitOk;
   }
   fmt::print("{} on {} x {} (batch options up to {})\n", p->model.name, p->cluster.num_gpus,

@@ -16,10 +16,8 @@ constexpr int kExitInterrupted = 130;
 
 // Prints "l2s: error: <message>" on one line to stderr and returns the exit code for `s`.
 inline int Fail(const Status& s) {
-  std::string msg = s.message();
-  for (char& c : msg)
-    if (c == '\n') c = ' ';
-  fmt::print(stderr, "l2s: error: {}\n", msg);
+  // Status messages are one printable line whatever they quote (common/status.h).
+  fmt::print(stderr, "l2s: error: {}\n", s.message());
   return s.code() == Status::Code::kInvalid ? kExitImpossible
          : s.code() == Status::Code::kCancelled ? kExitInterrupted
                                                 : kExitUsage;

@@ -2,13 +2,19 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <exception>
 #include <map>
+#include <new>
 #include <string>
+#include <system_error>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
   app.require_subcommand(0, 1);
   std::map<std::string, l2s::cli::Runner> runners;
@@ -27,8 +33,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "l2s: error: {}\n", e.what());
-    return 2;
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(e.what()));
   }
   for (CLI::App* sub : app.get_subcommands()) {
     return runners.at(sub->get_name())();
@@ -43,4 +48,26 @@ int main(int argc, char** argv) {
     return app2.exit(e);
   }
   return run_plan();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed pipe is a write error the command reports (exit 2), not a silent death by SIGPIPE.
+  l2s::cli::IgnoreSigpipe();
+  int code = 0;
+  try {
+    code = Main(argc, argv);
+  } catch (const std::system_error& e) {
+    // fmt::print throws when a write to stdout fails (closed pipe, full disk).
+    std::fprintf(stderr, "l2s: error: cannot write to standard output (%s)\n",
+                 e.code().message().c_str());
+    return l2s::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "l2s: error: out of memory\n");
+    return l2s::cli::kExitUsage;
+  } catch (const std::exception& e) {
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(fmt::format("internal error: {}", e.what())));
+  }
+  return l2s::cli::FinishStdout(code);
 }

@@ -2,29 +2,39 @@
 
 #include <fmt/core.h>
 
-#include <sstream>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
+#include "common/text.h"
 #include "hw/hw.h"
 #include "model/presets.h"
 
 namespace l2s::cli {
 
 void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
+  // Counts are checked as they are parsed: a value out of its range (0 included) is a usage error
+  // naming the flag, whichever command reads it (docs/LIMITS.md).
+  const auto count = [](int64_t hi) { return CLI::Range(int64_t{1}, hi); };
   cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
-  cmd->add_option("--gpu", f->gpu, "GPU type: h100, h200, h800, h20, a100, b200, gb200");
-  cmd->add_option("--gpus", f->gpus, "number of GPUs");
-  cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain (default 8)");
+  cmd->add_option("--gpu", f->gpu, "GPU type: h100 (default), h200, h800, h20, a100, b200, gb200");
+  cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(count(kMaxGpusFlag));
+  cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)")
+      ->check(count(kMaxGpusFlag));
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain (default 8)")
+      ->check(count(kMaxGpusPerNode));
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72) or cluster JSON file");
   cmd->add_option("--mode", f->mode, "workload: serve, decode or prefill");
-  cmd->add_option("--isl", f->isl, "prompt (input) length in tokens");
-  cmd->add_option("--osl", f->osl, "output length in tokens (serve)");
-  cmd->add_option("--context", f->context, "KV length attended per decoded token (decode)");
+  cmd->add_option("--isl", f->isl, "prompt (input) length in tokens")->check(count(kMaxTokens));
+  cmd->add_option("--osl", f->osl, "output length in tokens (serve)")->check(count(kMaxTokens));
+  cmd->add_option("--context", f->context, "KV length attended per decoded token (decode)")
+      ->check(count(kMaxTokens));
   cmd->add_option("--dtype", f->dtype, "weight dtype: bf16, fp8, fp4 (default: the model's)");
   cmd->add_option("--kv-dtype", f->kv_dtype, "KV-cache dtype: bf16 or fp8 (default bf16)");
   cmd->add_option("--slo", f->slo, "latency limits, e.g. ttft_ms=2000,tpot_ms=50");
   cmd->add_option("--max-batch", f->max_batch,
-                  "largest batch per attention-dp rank (default: the engine's, else 4096)");
+                  "largest batch per attention-dp rank (default: the engine's, else 4096)")
+      ->check(count(kMaxBatchFlag));
   AddEngineFlags(cmd, f);
 }
 
@@ -51,11 +61,14 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
 
 Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
   Workload& w = p->workload;
-  if (!f.engine.empty() && !ParseEngine(f.engine, &w.engine)) {
-    // An unknown engine keeps the ideal scheduler and no limits (eval's throughput factor still
-    // applies its default); say nothing here: `eval` prints the engine it used.
-    w.engine = Engine::kIdeal;
-  }
+  // Only the engines whose scheduler, limits and factor are known; any other name would
+  // silently get the ideal engine.
+  if (!f.engine.empty() && f.engine != "none" && f.engine != "ideal" &&
+      !ParseEngine(f.engine, &w.engine))
+    return Status::InvalidArgument(fmt::format(
+        "--engine: unknown engine \"{}\" (expected trtllm, vllm, sglang or ideal, optionally "
+        "with a version such as trtllm-0.17)",
+        PrintableText(f.engine)));
   if (!f.adp_balance.empty()) {
     if (f.adp_balance != "on" && f.adp_balance != "off")
       return Status::InvalidArgument(
@@ -101,28 +114,66 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
   return Status::Ok();
 }
 
+namespace {
+
+// A plain decimal number of milliseconds: digits, an optional fraction and exponent. No sign, no
+// hex, no inf/nan, no spaces (std::stod would take all of them).
+bool ParseMs(const std::string& v, double* out) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t from = i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    return i - from;
+  };
+  size_t n = digits();
+  if (i < v.size() && v[i] == '.') {
+    ++i;
+    n += digits();
+  }
+  if (n == 0) return false;
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  if (i != v.size()) return false;
+  *out = std::strtod(v.c_str(), nullptr);
+  return std::isfinite(*out);
+}
+
+}  // namespace
+
 Status ParseSlo(const std::string& text, Workload* w) {
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  const auto bad = [](const std::string& why) {
+    return Status::InvalidArgument("--slo: " + why);
+  };
+  if (text.empty()) return bad("empty (expected e.g. ttft_ms=2000,tpot_ms=50)");
+  bool seen_ttft = false, seen_tpot = false;
+  size_t pos = 0;
+  for (int entry = 1;; ++entry) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    if (item.empty())
+      return bad(fmt::format("entry {} is empty (a stray comma?) in \"{}\"", entry, text));
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      return Status::InvalidArgument(fmt::format("--slo: expected key=value, got \"{}\"", item));
+      return bad(fmt::format("expected key=value, got \"{}\"", item));
     const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    const bool ttft = key == "ttft_ms", tpot = key == "tpot_ms";
+    if (!ttft && !tpot)
+      return bad(fmt::format("unknown limit \"{}\" (expected ttft_ms or tpot_ms)", key));
+    if ((ttft && seen_ttft) || (tpot && seen_tpot))
+      return bad(fmt::format("{} is given twice", key));
+    (ttft ? seen_ttft : seen_tpot) = true;
     double v = 0;
-    try {
-      size_t used = 0;
-      v = std::stod(val, &used);
-      if (used != val.size()) throw std::invalid_argument("trailing");
-    } catch (...) {
-      return Status::InvalidArgument(fmt::format("--slo: {} expects a number of milliseconds, got \"{}\"", key, val));
-    }
-    if (!(v > 0))
-      return Status::InvalidArgument(fmt::format("--slo: {} must be positive, got {}", key, val));
-    if (key == "ttft_ms") w->ttft_ms = v;
-    else if (key == "tpot_ms") w->tpot_ms = v;
-    else
-      return Status::InvalidArgument(fmt::format("--slo: unknown limit \"{}\" (expected ttft_ms or tpot_ms)", key));
+    if (!ParseMs(val, &v))
+      return bad(fmt::format("{} expects a number of milliseconds such as 50 or 0.5, got \"{}\"",
+                             key, val));
+    if (!(v > 0) || v > kMaxSloMs)
+      return bad(fmt::format("{} must be in (0, {:.0f}] ms, got {}", key, kMaxSloMs, val));
+    (ttft ? w->ttft_ms : w->tpot_ms) = v;
+    if (comma == text.size()) break;
+    pos = comma + 1;
   }
   return Status::Ok();
 }
@@ -134,15 +185,28 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   if (!model.ok()) return model.status();
   p.model = std::move(*model);
 
-  if (f.gpus < 0) return Status::InvalidArgument(fmt::format("--gpus must be positive, got {}", f.gpus));
-  if (f.nodes < 0) return Status::InvalidArgument(fmt::format("--nodes must be positive, got {}", f.nodes));
-  if (f.gpus_per_node <= 0)
-    return Status::InvalidArgument(fmt::format("--gpus-per-node must be positive, got {}", f.gpus_per_node));
-  if (f.gpus > 0 && f.nodes > 0 && f.gpus != f.nodes * f.gpus_per_node)
+  // The same bounds as the parse-time checks, for callers that fill ProblemFlags themselves.
+  if (f.gpus < 0 || f.gpus > kMaxGpusFlag)
+    return Status::InvalidArgument(fmt::format("--gpus must be in [1, {}], got {}", kMaxGpusFlag, f.gpus));
+  if (f.nodes < 0 || f.nodes > kMaxGpusFlag)
+    return Status::InvalidArgument(fmt::format("--nodes must be in [1, {}], got {}", kMaxGpusFlag, f.nodes));
+  if (f.gpus_per_node <= 0 || f.gpus_per_node > kMaxGpusPerNode)
+    return Status::InvalidArgument(fmt::format("--gpus-per-node must be in [1, {}], got {}",
+                                               kMaxGpusPerNode, f.gpus_per_node));
+  const int64_t node_gpus = int64_t{f.nodes} * f.gpus_per_node;  // both bounded: no overflow
+  if (f.gpus > 0 && f.nodes > 0 && f.gpus != node_gpus)
     return Status::InvalidArgument(fmt::format(
         "--gpus {} and --nodes {} disagree ({} nodes x {} GPUs = {})", f.gpus, f.nodes, f.nodes,
-        f.gpus_per_node, f.nodes * f.gpus_per_node));
-  const int gpus = f.gpus > 0 ? f.gpus : f.nodes * f.gpus_per_node;
+        f.gpus_per_node, node_gpus));
+  if (f.gpus == 0 && node_gpus > kMaxGpusFlag)
+    return Status::InvalidArgument(fmt::format(
+        "--nodes {} x --gpus-per-node {} = {} GPUs, more than the {} l2s models", f.nodes,
+        f.gpus_per_node, node_gpus, kMaxGpusFlag));
+  const int gpus = f.gpus > 0 ? f.gpus : static_cast<int>(node_gpus);
+  if (!f.cluster.empty() && !f.gpu.empty())
+    return Status::InvalidArgument(fmt::format(
+        "--gpu {} cannot be combined with --cluster {}: the cluster defines its GPU", f.gpu,
+        f.cluster));
   if (!f.cluster.empty()) {
     auto c = LoadCluster(f.cluster);
     if (!c.ok()) return c.status();
@@ -154,7 +218,7 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     }
   } else {
     if (gpus <= 0) return Status::InvalidArgument("give the cluster size with --gpus N or --nodes N (or --cluster FILE)");
-    auto c = MakeCluster(f.gpu, gpus, f.gpus_per_node);
+    auto c = MakeCluster(f.gpu.empty() ? std::string(kDefaultGpu) : f.gpu, gpus, f.gpus_per_node);
     if (!c.ok()) return c.status();
     p.cluster = std::move(*c);
   }
@@ -162,8 +226,10 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   Workload& w = p.workload;
   if (!f.mode.empty() && !ParseMode(f.mode, &w.mode))
     return Status::InvalidArgument(fmt::format("--mode: expected serve, decode or prefill, got \"{}\"", f.mode));
-  if (f.isl < 0 || f.osl < 0 || f.context < 0)
-    return Status::InvalidArgument("--isl, --osl and --context must be positive");
+  if (f.isl < 0 || f.osl < 0 || f.context < 0 || f.isl > kMaxTokens || f.osl > kMaxTokens ||
+      f.context > kMaxTokens)
+    return Status::InvalidArgument(
+        fmt::format("--isl, --osl and --context must be in [1, {}] tokens", kMaxTokens));
   if (f.isl > 0) w.isl = f.isl;
   if (f.osl > 0) w.osl = f.osl;
   if (f.context > 0) w.context = f.context;
@@ -183,14 +249,31 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
       return Status::InvalidArgument(fmt::format("--kv-dtype: expected bf16 or fp8, got \"{}\"", f.kv_dtype));
     w.kv = *d;
   }
-  if ((w.weight == DType::kFP8 || w.kv == DType::kFP8) && p.cluster.gpu.fp8_flops <= 0 &&
-      w.weight == DType::kFP8)
-    return Status::InvalidArgument(fmt::format("--dtype fp8: {} has no FP8 tensor cores", p.cluster.gpu.name));
+  if (w.weight == DType::kFP8 && p.cluster.gpu.fp8_flops <= 0) {
+    // Blame what asked for FP8: the flag, or the checkpoint when no --dtype was given.
+    if (!f.dtype.empty())
+      return Status::InvalidArgument(
+          fmt::format("--dtype fp8: {} has no FP8 tensor cores", p.cluster.gpu.name));
+    return Status::InvalidArgument(fmt::format(
+        "{}: the checkpoint's weights are FP8 (quantization_config) and {} has no FP8 tensor "
+        "cores; pass --dtype bf16 to plan it with BF16 weights",
+        f.model, p.cluster.gpu.name));
+  }
   if (!f.slo.empty()) {
     Status s = ParseSlo(f.slo, &w);
     if (!s.ok()) return s;
+    // A limit the mode has no use for would be printed but never applied.
+    if (w.mode == Mode::kDecode && w.ttft_ms > 0)
+      return Status::InvalidArgument(
+          "--slo: ttft_ms does not apply to --mode decode (no prompt is processed); use tpot_ms, "
+          "or --mode serve");
+    if (w.mode == Mode::kPrefill && w.tpot_ms > 0)
+      return Status::InvalidArgument(
+          "--slo: tpot_ms does not apply to --mode prefill (no token is decoded); use ttft_ms, "
+          "or --mode serve");
   }
-  if (f.max_batch < 0) return Status::InvalidArgument("--max-batch must be positive");
+  if (f.max_batch < 0 || f.max_batch > kMaxBatchFlag)
+    return Status::InvalidArgument(fmt::format("--max-batch must be in [1, {}]", kMaxBatchFlag));
   if (f.max_batch > 0) w.max_batch = f.max_batch;
   if (Status st = ApplyEngineFlags(f, &p); !st.ok()) return st;
   return p;

@@ -16,9 +16,25 @@
 
 namespace l2s::cli {
 
+// Bounds of the problem flags (docs/LIMITS.md). GPU counts stop at the cluster file's 2^24;
+// lengths at 2^24 tokens (beyond every model's context); the batch bound keeps the auto-batch
+// search's doubling far from int overflow.
+constexpr int64_t kMaxGpusFlag = int64_t{1} << 24;
+constexpr int64_t kMaxGpusPerNode = int64_t{1} << 16;
+constexpr int64_t kMaxTokens = int64_t{1} << 24;
+constexpr int64_t kMaxBatchFlag = int64_t{1} << 20;
+constexpr double kMaxSloMs = 1e9;  // about 11.6 days
+constexpr const char* kDefaultGpu = "h100";
+// plan / compare: simulator calls per search (10^8 calls take hours: a 4,000-call search takes
+// about a second), seeds, and the oracle's time limit (one week).
+constexpr int64_t kMaxBudget = 100'000'000;
+constexpr int64_t kMaxSeed = 4'294'967'295;
+constexpr int kMaxSeeds = 1000;
+constexpr double kMaxOracleSeconds = 7 * 24 * 3600.0;
+
 struct ProblemFlags {
   std::string model;
-  std::string gpu = "h100";
+  std::string gpu;  // "" = kDefaultGpu (and not given: --cluster brings its own GPU)
   int gpus = 0;
   int nodes = 0;
   int gpus_per_node = 8;
@@ -49,7 +65,8 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f);
 Status ApplyEngineFlags(const ProblemFlags& f, Problem* p);
 // Validates every flag and builds the problem; errors are one line naming the flag.
 StatusOr<Problem> BuildProblem(const ProblemFlags& f);
-// "ttft_ms=2000,tpot_ms=50" -> workload SLOs.
+// "ttft_ms=2000,tpot_ms=50" -> workload SLOs. Each key at most once, plain decimal numbers of
+// milliseconds in (0, kMaxSloMs], no empty entries.
 Status ParseSlo(const std::string& text, Workload* w);
 
 }  // namespace l2s::cli

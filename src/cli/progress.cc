@@ -13,7 +13,7 @@ namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
 
-void OnSigint(int) { g_interrupted = 1; }
+void OnSignal(int sig) { g_interrupted = sig; }
 
 // Redraw period of the bar: at most 10 redraws a second.
 constexpr auto kRedrawPeriod = std::chrono::milliseconds(100);
@@ -30,13 +30,15 @@ std::string Elapsed(double s) {
 
 void InstallSigintHandler() {
   struct sigaction sa {};
-  sa.sa_handler = OnSigint;
+  sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND;  // one-shot: a second Ctrl-C terminates as usual
   sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 bool InterruptRequested() { return g_interrupted != 0; }
+int InterruptExitCode() { return 128 + (g_interrupted != 0 ? static_cast<int>(g_interrupted) : SIGINT); }
 void ClearInterruptForTest() { g_interrupted = 0; }
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 

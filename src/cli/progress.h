@@ -3,7 +3,9 @@
 // SIGINT: InstallSigintHandler() makes the first Ctrl-C set a flag (InterruptRequested()) that
 // every ProgressObserver reports through Observer::Cancelled, so the running searcher stops at
 // its next simulator call and the command prints what it has, then exits 130. The handler is
-// one-shot (SA_RESETHAND): a second Ctrl-C kills the process the usual way.
+// one-shot (SA_RESETHAND): a second Ctrl-C kills the process the usual way. SIGTERM is handled
+// the same way (exit 143), so `kill` or a job scheduler's time limit still gets the partial
+// result written and marked interrupted instead of stale or missing files.
 //
 // ProgressObserver draws "label [#####.....] calls/budget  best X tok/s/GPU  elapsed" on stderr,
 // redrawn at most every 100 ms, and only when stderr is a terminal (silent in pipes, logs and
@@ -23,6 +25,8 @@ namespace l2s::cli {
 
 void InstallSigintHandler();
 bool InterruptRequested();
+// 128 + the signal that interrupted (130 for SIGINT, 143 for SIGTERM).
+int InterruptExitCode();
 void ClearInterruptForTest();
 bool StderrIsTerminal();
 

@@ -387,11 +387,27 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
       s.batch = static_cast<int>(b);
     }
   }
-  const long long product = static_cast<long long>(s.pp) * s.tp * s.dp;
-  if (product != gpus)
+  // Degrees are ints, so pp*tp fits int64; the full product is formed only when it cannot
+  // overflow (pp*tp <= GPUs <= 2^24).
+  const int64_t pp_tp = int64_t{s.pp} * s.tp;
+  if (pp_tp > gpus || pp_tp * s.dp != gpus)
     return Status::InvalidArgument(fmt::format(
         "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
-        product, gpus));
+        pp_tp > gpus ? fmt::format("more than {}", gpus) : std::to_string(pp_tp * s.dp), gpus));
+  // A dim for an operator the model does not have is an error (the strategy space rejects it
+  // too), not something to drop silently. FromText accepted the text, so every entry is key=value.
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string key = text.substr(pos, std::min(text.find('=', pos), comma) - pos);
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t") + 1);
+    Op op{};
+    if (ParseOp(key, &op) && !ModelHasOp(p.model, op))
+      return Status::InvalidArgument(fmt::format(
+          "--strategy: the model {} has no {} operator; leave its dim out", p.model.name, key));
+    pos = comma + 1;
+  }
   if (mtp_flag >= 0) {
     if (s.mtp != 0 && s.mtp != mtp_flag)
       return Status::InvalidArgument(fmt::format(

@@ -1,5 +1,7 @@
 #include "cli/svg.h"
 
+#include "cli/output.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -368,12 +370,7 @@ std::string RenderSvg(const Plot& plot) {
 }
 
 Status WriteSvg(const Plot& plot, const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IoError(fmt::format("cannot write {}", path));
-  f << RenderSvg(plot);
-  f.close();
-  if (!f) return Status::IoError(fmt::format("error writing {}", path));
-  return Status::Ok();
+  return WriteFileAtomic(path, RenderSvg(plot));
 }
 
 }  // namespace l2s::cli

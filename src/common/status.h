@@ -1,5 +1,6 @@
 // Status and StatusOr: expected failures (bad input, invalid strategies) are values, not
 // exceptions or exits. Library code never calls exit(); the CLI maps a Status to an exit code.
+// A message is always ONE printable line (see the constructor).
 #pragma once
 
 #include <optional>
@@ -37,7 +38,9 @@ class Status {
   std::string ToString() const;
 
  private:
-  Status(Code c, std::string m) : code_(c), message_(std::move(m)) {}
+  // Every message is one printable line of at most kMaxMessageBytes (common/text.h): it may quote
+  // user input holding newlines, bytes that are not UTF-8 or megabytes of text.
+  Status(Code c, std::string m);
   Code code_ = Code::kOk;
   std::string message_;
 };

@@ -27,6 +27,22 @@ constexpr double kUs = 1e-6;
 constexpr double kG = 1e9;
 constexpr double kGiBytes = 1024.0 * 1024.0 * 1024.0;
 
+// Range of each hardware figure a cluster file may give (docs/LIMITS.md). The lower bounds are
+// far below any accelerator l2s could plan for, and keep every simulated time and throughput a
+// number that prints (1e-300 TFLOPS would give 0 tokens/s and 300-digit latencies).
+struct FigureRange {
+  const char* key;
+  double lo, hi;
+};
+constexpr FigureRange kBf16Tflops{"bf16_tflops", 0.1, 1e6};
+constexpr FigureRange kFp8Tflops{"fp8_tflops", 0.1, 1e6};  // or 0: no FP8 tensor cores
+constexpr FigureRange kHbmGib{"hbm_gib", 0.1, 1e6};
+constexpr FigureRange kHbmTbps{"hbm_tbps", 0.01, 1e3};
+constexpr FigureRange kNvlinkGbps{"nvlink_gbps", 0.1, 1e6};
+constexpr FigureRange kScaleoutGbps{"scaleout_gbps_per_gpu", 0.1, 1e6};
+// Calibration table sets the simulator has ("" = none: the H100 set's shapes, this GPU's peaks).
+const std::set<std::string> kCalibrationSets = {"", "h100_sxm", "h200_sxm"};
+
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -96,18 +112,21 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   gpu.name = name;
   const bool custom = *preset == nullptr;
   // A new GPU needs every figure; a preset takes only the overrides given.
-  auto positive = [&](const char* key, double scale, double hi, double* out) -> Status {
-    if (!custom && !gr.Has(key)) return Status::Ok();
-    L2S_ASSIGN_OR_RETURN(double v, gr.Positive(key, hi));
+  auto figure = [&](const FigureRange& f, double scale, double* out) -> Status {
+    if (!custom && !gr.Has(f.key)) return Status::Ok();
+    L2S_ASSIGN_OR_RETURN(double v, gr.Number(f.key, f.lo, f.hi));
     *out = v * scale;
     return Status::Ok();
   };
-  L2S_RETURN_IF_ERROR(positive("bf16_tflops", 1e12, 1e6, &gpu.bf16_flops));
-  L2S_RETURN_IF_ERROR(positive("hbm_gib", kGiBytes, 1e6, &gpu.hbm_bytes));
-  L2S_RETURN_IF_ERROR(positive("hbm_tbps", 1e12, 1e3, &gpu.hbm_bw));
-  L2S_RETURN_IF_ERROR(positive("nvlink_gbps", kG, 1e6, &gpu.nvlink_bw));
+  L2S_RETURN_IF_ERROR(figure(kBf16Tflops, 1e12, &gpu.bf16_flops));
+  L2S_RETURN_IF_ERROR(figure(kHbmGib, kGiBytes, &gpu.hbm_bytes));
+  L2S_RETURN_IF_ERROR(figure(kHbmTbps, 1e12, &gpu.hbm_bw));
+  L2S_RETURN_IF_ERROR(figure(kNvlinkGbps, kG, &gpu.nvlink_bw));
   if (gr.Has("fp8_tflops")) {
-    L2S_ASSIGN_OR_RETURN(double fp8, gr.Number("fp8_tflops", 0, 1e6));
+    L2S_ASSIGN_OR_RETURN(double fp8, gr.Number("fp8_tflops", 0, kFp8Tflops.hi));
+    if (fp8 != 0 && fp8 < kFp8Tflops.lo)
+      return gr.Error("fp8_tflops", fmt::format("0 (no FP8) or a number in [{}, {}]", kFp8Tflops.lo, kFp8Tflops.hi),
+                      gr.Find("fp8_tflops"));
     gpu.fp8_flops = fp8 * 1e12;
   }
   if (gr.Has("fp4_tflops")) {
@@ -115,6 +134,9 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
     gpu.fp4_flops = fp4 * 1e12;
   }
   L2S_ASSIGN_OR_RETURN(gpu.calibration, gr.StringOr("calibration", gpu.calibration));
+  if (kCalibrationSets.count(gpu.calibration) == 0)
+    return gr.Error("calibration", "one of \"h100_sxm\", \"h200_sxm\" or \"\" (none)",
+                    gr.Find("calibration"));
   return gpu;
 }
 
@@ -144,10 +166,11 @@ std::vector<std::string> ClusterPresetNames() {
 }
 
 Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
-  if (c.num_gpus < 1)
-    return FieldError(source, "num_gpus", "a positive integer", std::to_string(c.num_gpus));
-  if (c.gpus_per_domain < 1)
-    return FieldError(source, "gpus_per_domain", "a positive integer",
+  if (c.num_gpus < 1 || c.num_gpus > kMaxGpus)
+    return FieldError(source, "num_gpus", fmt::format("an integer in [1, {}]", kMaxGpus),
+                      std::to_string(c.num_gpus));
+  if (c.gpus_per_domain < 1 || c.gpus_per_domain > kMaxDomain)
+    return FieldError(source, "gpus_per_domain", fmt::format("an integer in [1, {}]", kMaxDomain),
                       std::to_string(c.gpus_per_domain));
   if (c.num_gpus % c.gpus_per_domain != 0 && c.num_gpus > c.gpus_per_domain)
     return FieldError(
@@ -156,21 +179,23 @@ Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
                     c.gpus_per_domain),
         fmt::format("{}: the last NVLink domain would be partial ({} of {} GPUs)", c.num_gpus,
                     c.num_gpus % c.gpus_per_domain, c.gpus_per_domain));
-  auto positive = [&](const char* field, double v) -> Status {
-    if (std::isfinite(v) && v > 0) return Status::Ok();
-    return FieldError(source, field, "a positive number", fmt::format("{}", v));
+  auto in_range = [&](const char* field, double v, const FigureRange& f, double scale) -> Status {
+    if (std::isfinite(v) && v >= f.lo * scale && v <= f.hi * scale) return Status::Ok();
+    return FieldError(source, field, fmt::format("a number in [{}, {}]", f.lo, f.hi),
+                      fmt::format("{}", v / scale));
   };
   auto non_negative = [&](const char* field, double v) -> Status {
     if (std::isfinite(v) && v >= 0) return Status::Ok();
     return FieldError(source, field, "a non-negative number", fmt::format("{}", v));
   };
-  L2S_RETURN_IF_ERROR(positive("gpu.bf16_tflops", c.gpu.bf16_flops));
+  L2S_RETURN_IF_ERROR(in_range("gpu.bf16_tflops", c.gpu.bf16_flops, kBf16Tflops, 1e12));
   L2S_RETURN_IF_ERROR(non_negative("gpu.fp8_tflops", c.gpu.fp8_flops));
-  L2S_RETURN_IF_ERROR(non_negative("gpu.fp4_tflops", c.gpu.fp4_flops));
-  L2S_RETURN_IF_ERROR(positive("gpu.hbm_gib", c.gpu.hbm_bytes));
-  L2S_RETURN_IF_ERROR(positive("gpu.hbm_tbps", c.gpu.hbm_bw));
-  L2S_RETURN_IF_ERROR(positive("gpu.nvlink_gbps", c.gpu.nvlink_bw));
-  L2S_RETURN_IF_ERROR(positive("scaleout_gbps_per_gpu", c.scaleout_bw));
+  if (c.gpu.fp8_flops > 0) L2S_RETURN_IF_ERROR(in_range("gpu.fp8_tflops", c.gpu.fp8_flops, kFp8Tflops, 1e12));
+  L2S_RETURN_IF_ERROR(in_range("gpu.hbm_gib", c.gpu.hbm_bytes, kHbmGib, kGiBytes));
+  L2S_RETURN_IF_ERROR(in_range("gpu.hbm_tbps", c.gpu.hbm_bw, kHbmTbps, 1e12));
+  L2S_RETURN_IF_ERROR(in_range("gpu.nvlink_gbps", c.gpu.nvlink_bw, kNvlinkGbps, kG));
+  L2S_RETURN_IF_ERROR(in_range("scaleout_gbps_per_gpu", c.scaleout_bw, kScaleoutGbps, kG));
+  if (c.gpu.fp4_flops > 0) L2S_RETURN_IF_ERROR(in_range("gpu.fp4_tflops", c.gpu.fp4_flops, kFp8Tflops, 1e12));
   L2S_RETURN_IF_ERROR(non_negative("nvlink_latency_us", c.nvlink_latency));
   L2S_RETURN_IF_ERROR(non_negative("scaleout_latency_us", c.scaleout_latency));
   return Status::Ok();
@@ -219,11 +244,11 @@ StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_v
   c.gpus_per_domain = static_cast<int>(per_domain);
   L2S_ASSIGN_OR_RETURN(c.name, r.StringOr("name", fmt::format("{}-{}", gpu.name, n)));
   if (preset != nullptr) {
-    L2S_ASSIGN_OR_RETURN(double so,
-                         r.PositiveOr("scaleout_gbps_per_gpu", preset->scaleout_bw / kG, 1e6));
+    L2S_ASSIGN_OR_RETURN(double so, r.NumberOr(kScaleoutGbps.key, preset->scaleout_bw / kG,
+                                               kScaleoutGbps.lo, kScaleoutGbps.hi));
     c.scaleout_bw = so * kG;
   } else {
-    L2S_ASSIGN_OR_RETURN(double so, r.Positive("scaleout_gbps_per_gpu", 1e6));
+    L2S_ASSIGN_OR_RETURN(double so, r.Number(kScaleoutGbps.key, kScaleoutGbps.lo, kScaleoutGbps.hi));
     c.scaleout_bw = so * kG;
   }
   const double nv_default_us = preset != nullptr ? preset->nvlink_latency / kUs : 3.0;

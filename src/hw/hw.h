@@ -2,6 +2,7 @@
 // capacities in bytes (GiB = 2^30); latencies in seconds.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,9 @@ struct ClusterSpec {
   double nvlink_latency = 0;      // per-collective latency floor inside a domain, s
   double scaleout_latency = 0;    // per-hop latency across domains, s
 
-  int num_domains() const { return (num_gpus + gpus_per_domain - 1) / gpus_per_domain; }
+  int num_domains() const {  // int64: no overflow whatever the counts
+    return static_cast<int>((int64_t{num_gpus} + gpus_per_domain - 1) / gpus_per_domain);
+  }
   bool operator==(const ClusterSpec&) const = default;
 };
 

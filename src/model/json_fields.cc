@@ -7,9 +7,10 @@
 #include <cmath>
 #include <vector>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 #include <filesystem>
+
+#include "common/text.h"
 
 namespace l2s::jsonio {
 
@@ -72,9 +73,71 @@ std::string QuoteNonFiniteTokens(std::string_view text, std::vector<size_t>* ins
   return out;
 }
 
+// "line L, column C" of the byte at 0-based offset `pos` of `text` (1-based, columns in bytes).
+std::string LineColumn(std::string_view text, size_t pos) {
+  pos = std::min(pos, text.size());
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return fmt::format("line {}, column {}", line, col);
+}
+
+// The reason of a nlohmann exception without its "[json.exception.parse_error.101] parse error at
+// line 1, column 2: " prefix, made printable.
+std::string Reason(const std::string& what) {
+  std::string r = what;
+  if (r.rfind("[json.exception.", 0) == 0) {
+    const size_t close = r.find("] ");
+    if (close != std::string::npos) r = r.substr(close + 2);
+  }
+  if (r.rfind("parse error", 0) == 0) {
+    const size_t colon = r.find(": ");
+    if (colon != std::string::npos) r = r.substr(colon + 2);
+  }
+  return PrintableText(r);
+}
+
+// Offset of the first bracket nested deeper than kMaxDepth, or npos. Brackets inside strings do
+// not count.
+size_t TooDeep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escape = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 StatusOr<json> Parse(std::string_view text, std::string_view source) {
+  const std::string src = PrintableText(source);
+  if (text.size() > kMaxFileBytes)
+    return Status::ParseError(fmt::format("{}: {} bytes is more than the {} bytes a JSON input may "
+                                          "have",
+                                          src, text.size(), kMaxFileBytes));
+  // Deep nesting would recurse through every later walk of the value (dump, destruction).
+  if (const size_t at = TooDeep(text); at != std::string_view::npos)
+    return Status::ParseError(fmt::format("{}: malformed JSON at {}: nested deeper than {} levels",
+                                          src, LineColumn(text, at), kMaxDepth));
   std::vector<size_t> inserted;
   const std::string rewritten = QuoteNonFiniteTokens(text, &inserted);
   // Offset in the caller's text of an offset in the rewritten one.
@@ -91,26 +154,37 @@ StatusOr<json> Parse(std::string_view text, std::string_view source) {
     json j = json::parse(rewritten.begin(), rewritten.end());
     return j;
   } catch (const json::parse_error& e) {
-    return Status::ParseError(
-        fmt::format("{}: malformed JSON at byte {}: expected a valid JSON document", source,
-                    original(e.byte)));
+    // e.byte is the 1-based position of the last character read, in the rewritten text.
+    return Status::ParseError(fmt::format("{}: malformed JSON at {}: {}", src,
+                                          LineColumn(text, original(e.byte > 0 ? e.byte - 1 : 0)),
+                                          Reason(e.what())));
   } catch (const std::exception& e) {
-    return Status::ParseError(fmt::format("{}: malformed JSON: {}", source, e.what()));
+    return Status::ParseError(fmt::format("{}: malformed JSON: {}", src, Reason(e.what())));
   }
 }
 
 StatusOr<std::string> ReadFile(const std::string& path) {
+  const std::string shown = PrintableText(path);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return Status::NotFound(fmt::format("{}: no such file", path));
-  if (std::filesystem::is_directory(path, ec))
-    return Status::IoError(fmt::format("{}: is a directory, expected a JSON file", path));
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return Status::NotFound(fmt::format("{}: no such file", shown));
+  if (std::filesystem::is_directory(st))
+    return Status::IoError(fmt::format("{}: is a directory, expected a JSON file", shown));
+  // Devices, FIFOs and sockets may never end (/dev/zero, a pipe): only regular files are read.
+  if (!std::filesystem::is_regular_file(st))
+    return Status::IoError(fmt::format("{}: not a regular file, expected a JSON file", shown));
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(fmt::format("{}: cannot open for reading", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", path));
-  return ss.str();
+  if (!in) return Status::IoError(fmt::format("{}: cannot open for reading", shown));
+  // Read in chunks, stopping one chunk past the bound (the file may grow while it is read).
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", shown));
+  if (text.size() > kMaxFileBytes)
+    return Status::IoError(fmt::format("{}: larger than {} bytes, the most a JSON input may have",
+                                       shown, kMaxFileBytes));
+  return text;
 }
 
 std::string Snippet(const json& v) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,9 +17,15 @@
 
 namespace l2s::jsonio {
 
-// Parses `text`; never throws. ParseError names `source` and the byte offset of the problem.
+// Bounds of a JSON input (docs/LIMITS.md): its size, and how deep arrays and objects may nest.
+constexpr size_t kMaxFileBytes = size_t{16} << 20;
+constexpr int kMaxDepth = 64;
+
+// Parses `text`; never throws. ParseError names `source`, the line and column of the problem
+// and the reason; inputs over kMaxFileBytes or nested deeper than kMaxDepth are ParseErrors.
 StatusOr<nlohmann::json> Parse(std::string_view text, std::string_view source);
-// Reads a whole file. NotFound if it does not exist, IoError if it cannot be read.
+// Reads a whole regular file of at most kMaxFileBytes. NotFound if it does not exist, IoError if
+// it is a directory, a device, a FIFO or a socket, larger than the bound, or cannot be read.
 StatusOr<std::string> ReadFile(const std::string& path);
 // Short JSON rendering of a value for error messages (at most ~40 characters).
 std::string Snippet(const nlohmann::json& v);

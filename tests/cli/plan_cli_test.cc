@@ -81,9 +81,13 @@ TEST(PlanCli, TrueDefaultJson) {
   EXPECT_TRUE(j["oracle"]["tokens_per_s_per_gpu"].is_null() ||
               j["oracle"]["tokens_per_s_per_gpu"].is_number());
 
-  // The searcher's best, with every field.
+  // The plan (the best of everything evaluated), with every field; the searcher's own result in
+  // search.best has the same fields.
+  ASSERT_TRUE(j["search"]["best"].is_object()) << "the rl searcher found no valid strategy";
+  for (const char* k : {"strategy", "tokens_per_s_per_gpu", "operators", "breakdown"})
+    EXPECT_TRUE(j["search"]["best"].contains(k)) << k;
   const nlohmann::json& best = j["best"];
-  ASSERT_TRUE(best.is_object()) << "the rl searcher found no valid strategy";
+  ASSERT_TRUE(best.is_object());
   for (const char* k : {"strategy", "tokens_per_s_per_gpu", "tokens_per_s", "ttft_ms", "tpot_ms",
                         "batch", "memory_per_gpu_gib", "breakdown", "operators"})
     EXPECT_TRUE(best.contains(k)) << k;
@@ -107,15 +111,17 @@ TEST(PlanCli, TrueDefaultJson) {
     EXPECT_NE(op["words"].get<std::string>().find(op["dim"].get<std::string>()), std::string::npos);
   }
 
-  // Never worse than the Megatron heuristic without saying so.
+  // Never worse than the Megatron heuristic; a searcher below it is named in a warning.
   ASSERT_TRUE(j["recommended"].is_object());
   const double rec = Num(j["recommended"]["tokens_per_s_per_gpu"]);
+  EXPECT_EQ(rec, Num(best["tokens_per_s_per_gpu"]));
+  EXPECT_EQ(j["recommended"]["source"], best["found_by"]);
   EXPECT_GE(rec, megatron * (1 - 1e-12));
-  if (Num(best["tokens_per_s_per_gpu"]) < megatron) {
+  if (Num(j["search"]["best"]["tokens_per_s_per_gpu"]) < rec) {
     EXPECT_TRUE(j["warning"].is_string());
-    EXPECT_EQ(j["recommended"]["source"], "megatron");
+    EXPECT_NE(best["found_by"], "search");
   } else {
-    EXPECT_EQ(j["recommended"]["source"], "search");
+    EXPECT_EQ(best["found_by"], "search");
   }
 
   // Launch commands for the four engines.
@@ -259,9 +265,9 @@ bool CatchesSigint(pid_t pid) {
 TEST(PlanCli, CtrlCPrintsTheBestSoFarAndExits130) {
   if (!fs::exists("/proc/self/status")) GTEST_SKIP() << "needs /proc";
   const std::string out = TempPath("l2s_sigint_out"), err = TempPath("l2s_sigint_err");
-  // A search that would run for hours: simulated annealing with a billion calls.
+  // A search that would run for hours: simulated annealing with 10^8 calls (the largest budget).
   const pid_t pid = Spawn({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
-                           "--search", "sa", "--budget", "1000000000", "--json"},
+                           "--search", "sa", "--budget", "100000000", "--json"},
                           out, err);
   ASSERT_GT(pid, 0);
   // Wait until the handler is installed (the search starts right after), then let it run a bit.
@@ -278,7 +284,7 @@ TEST(PlanCli, CtrlCPrintsTheBestSoFarAndExits130) {
   const nlohmann::json j = ParseJson(r.out);
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_GT(Num(j["calls"]), 0);
-  EXPECT_LT(Num(j["calls"]), 1e9);
+  EXPECT_LT(Num(j["calls"]), 1e8);
   ASSERT_TRUE(j["best"].is_object()) << "no plan printed";
   EXPECT_TRUE(l2s::FromText(j["best"]["strategy"].get<std::string>(), 8).ok());
 }
