@@ -21,7 +21,6 @@
 #include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
-#include "cli/validate_lib.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {

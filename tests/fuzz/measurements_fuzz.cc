@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cli/validate_lib.h"
+#include "validate/validate.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto rows = l2s::cli::ParseMeasurements(text, "fuzz.csv");
+  auto rows = l2s::validate::ParseMeasurements(text, "fuzz.csv");
   if (!rows.ok()) {
     l2s_fuzz::CheckError(rows.status());
     return 0;
