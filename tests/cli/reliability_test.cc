@@ -476,8 +476,10 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
   const nlohmann::json j = ParseJson(r.out);
   const double plan = Num(j["best"]["tokens_per_s_per_gpu"]);
   ASSERT_GT(plan, 0);
-  for (const char* b : {"megatron", "default"})
-    if (j["baselines"][b].is_object()) EXPECT_GE(plan, Num(j["baselines"][b]["tokens_per_s_per_gpu"])) << b;
+  for (const char* b : {"megatron", "default"}) {
+    ASSERT_TRUE(j["baselines"][b].is_object()) << b;
+    EXPECT_GE(plan, Num(j["baselines"][b]["tokens_per_s_per_gpu"])) << b;
+  }
   ASSERT_EQ(j["oracle"]["status"], "solved");
   EXPECT_GE(plan, Num(j["oracle"]["tokens_per_s_per_gpu"]));
   EXPECT_EQ(Num(j["oracle"]["recommended_fraction"]), 1.0);
