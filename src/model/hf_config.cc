@@ -240,6 +240,15 @@ Status ReadDenseFfn(const ObjectReader& r, std::string_view key, ModelSpec* m) {
   return Status::Ok();
 }
 
+// intermediate_size of the dense layers and num_nextn_predict_layers MTP modules (DeepSeek-V3
+// and the families that copy its layout).
+Status ReadDenseFfnAndMtp(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
+  m->mtp_layers = static_cast<int>(mtp);
+  return Status::Ok();
+}
+
 void SetAllMoe(ModelSpec* m) {
   for (LayerSpec& l : m->layers) l.ffn = FfnKind::kMoe;
 }
@@ -336,10 +345,7 @@ Status ReadDeepseekV3(const ObjectReader& r, ModelSpec* m) {
     L2S_ASSIGN_OR_RETURN(std::string topk_method, r.StringOr("topk_method", "greedy"));
     m->router_bias = topk_method == "noaux_tc";
   }
-  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
-  m->mtp_layers = static_cast<int>(mtp);
-  return Status::Ok();
+  return ReadDenseFfnAndMtp(r, m);
 }
 
 Status ReadGptOss(const ObjectReader& r, ModelSpec* m) {
@@ -493,10 +499,7 @@ Status ReadFirstDenseLayout(const ObjectReader& r, std::string_view shared_key, 
   L2S_ASSIGN_OR_RETURN(int64_t first_dense, r.IntOr("first_k_dense_replace", 0, 0, m->num_layers));
   for (int i = 0; i < m->num_layers; ++i)
     m->layers[i].ffn = i >= first_dense ? FfnKind::kMoe : FfnKind::kDense;
-  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
-  m->mtp_layers = static_cast<int>(mtp);
-  return Status::Ok();
+  return ReadDenseFfnAndMtp(r, m);
 }
 
 // GLM-4.5 / 4.6 / 4.7 (Glm4MoeConfig): GQA with q/k/v biases (attention_bias; o_proj has none),

@@ -118,6 +118,8 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
       kind_prefix_[k][i + 1] = kind_prefix_[k][i] + (is ? 1 : 0);
     }
   }
+  num_kinds_ = static_cast<int>(kinds.size());
+  std::copy(kinds.begin(), kinds.end(), kinds_.begin());
   reserve_bytes_ = kOtherMemBytes + (p_.cluster.num_gpus > 1 ? kNcclMemBytes : 0.0);
   cfg_.weight = p_.workload.weight;
   cfg_.kv = p_.workload.kv;
@@ -566,6 +568,8 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   }
   ProgramConfig& cfg = tl_cfg;
   cfg = cfg_;
+  cfg.kinds = kinds_.data();
+  cfg.num_kinds = num_kinds_;
   const double tokens = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
   if (p_.model.is_moe() && s.ep > 1) {
     cfg.expert_imbalance = std::clamp(
@@ -576,7 +580,10 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
   if (tbo) {
     // Both halves' KV caches are resident.
-    for (int k = 0; k < prog->num_kinds; ++k) prog->layers[k].kv_bytes *= 2;
+    for (int k = 0; k < prog->num_kinds; ++k) {
+      prog->layers[k].kv_bytes *= 2;
+      prog->layers[k].state_bytes *= 2;
+    }
     prog->mtp.kv_bytes *= 2;
   }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
@@ -588,7 +595,10 @@ void Simulator::PrefillPass(const Strategy& s, Program* prog, bool* decode_kerne
   StepShape sh;
   sh.prefill_seqs = 1;
   sh.prefill_len = static_cast<double>(p_.workload.isl);
-  BuildProgram(p_.model, p_.cluster, s, sh, cfg_, prog);
+  ProgramConfig cfg = cfg_;
+  cfg.kinds = kinds_.data();
+  cfg.num_kinds = num_kinds_;
+  BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
   *decode_kernels = sh.prefill_len / std::max(1, s.tp) <= kLowLatencyTokenLimit;
 }
 

@@ -248,6 +248,8 @@ class Simulator {
   Problem p_;
   int max_num_tokens_ = 0, graph_max_batch_ = 0;
   std::vector<std::vector<int>> kind_prefix_;  // [kind][layer+1] counts, built per program kinds
+  std::array<LayerKind, Program::kMaxKinds> kinds_{};  // CollectLayerKinds, once per problem
+  int num_kinds_ = 0;
   double reserve_bytes_ = 0;
   double routing_sigma_ = 0;
   double overlap_stretch_ = 1;

@@ -90,7 +90,12 @@ class Builder {
   }
 
   void Build(Program* p) {
-    p->num_kinds = CollectLayerKinds(m_, &p->kinds);
+    if (cfg_.kinds != nullptr) {
+      p->num_kinds = std::min(cfg_.num_kinds, Program::kMaxKinds);
+      std::copy(cfg_.kinds, cfg_.kinds + p->num_kinds, p->kinds.begin());
+    } else {
+      p->num_kinds = CollectLayerKinds(m_, &p->kinds);
+    }
     p->tokens_per_rank = T_;
     p->residual = res_;
     BuildEmbed(&p->embed);

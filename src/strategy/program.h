@@ -121,17 +121,22 @@ struct StepShape {
   double decode_q = 1;
 };
 
+// Distinct kinds of layers: one per distinct LayerSpec (mixer, window, FFN kind, per-layer
+// shapes) of the model, in order of first appearance.
+using LayerKind = LayerSpec;
+
 struct ProgramConfig {
   DType weight = DType::kBF16;   // weight dtype of quantised parts (attention may stay bf16)
   DType kv = DType::kBF16;
   DType act = DType::kBF16;      // activations / communication
   double expert_imbalance = 1.0; // max/mean tokens per expert-parallel rank (set by the simulator)
   DType dispatch = DType::kBF16;  // MoE dispatch payload (FP8 when the experts are quantised)
+  // The model's layer kinds exactly as CollectLayerKinds numbers them, precomputed by a caller
+  // that builds many programs of one model (the simulator) so that BuildProgram does not rescan
+  // the layers; null = scan.
+  const LayerKind* kinds = nullptr;
+  int num_kinds = 0;
 };
-
-// Distinct kinds of layers: one per distinct LayerSpec (mixer, window, FFN kind, per-layer
-// shapes) of the model, in order of first appearance.
-using LayerKind = LayerSpec;
 
 struct Program {
   static constexpr int kMaxKinds = ModelLimits::kMaxLayerKinds;
