@@ -30,12 +30,10 @@ bool ParseMode(const std::string& s, Mode* out) {
   return true;
 }
 
-namespace {
-
 // Engine family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
 // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm", "dynamo+trtllm" -> "trtllm"); "" for no
 // engine.
-std::string EngineFamily(const std::string& engine) {
+std::string EngineFamily(std::string_view engine) {
   std::string fam;
   std::string tok;
   auto flush = [&](bool* stop) {
@@ -63,6 +61,8 @@ std::string EngineFamily(const std::string& engine) {
   if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) fam = "trtllm";
   return fam;
 }
+
+namespace {
 
 // Runtime reserve per GPU that is neither weights, KV nor activations: CUDA context, cuBLAS and
 // attention workspaces ("other_mem" = 3.5 GiB) plus NCCL buffers ("nccl_mem" for 8 GPUs =
@@ -257,9 +257,9 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9653},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9725},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
   };
-  constexpr double kDefault = 0.9666;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9730;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).
   const std::string fam = EngineFamily(engine);
   if (fam.empty()) return 1.0;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/dtype.h"
@@ -31,6 +32,10 @@ const char* EngineName(Engine e);  // "ideal", "trtllm", "sglang", "vllm"
 // "TensorRT-LLM v1.0", "dynamo+trtllm" -> kTrtllm; "sglang-0.5.2" -> kSglang; "vllm" -> kVllm;
 // "", "none", "ideal" -> kIdeal). False for any other family (an unknown engine).
 bool ParseEngine(const std::string& name, Engine* out);
+// Engine family of an engine label: the lower-cased name up to its first version token, with
+// aliases ("trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm" -> "trtllm"; "vLLM 0.6.3" -> "vllm";
+// "dynamo+trtllm" -> "trtllm"); "" for no engine, "none" or "ideal".
+std::string EngineFamily(std::string_view engine);
 // Limits an engine applies when the user states none (per attention-dp rank).
 struct EngineDefaults {
   int max_batch;             // largest batch (sequences per rank)

@@ -197,3 +197,36 @@ TEST(SpaceHeads, SlotsAndOverlapMasksAreCompletable) {
 
 }  // namespace
 }  // namespace l2s
+
+namespace l2s {
+namespace {
+
+TEST(ActiveExperts, SmallBatchesReadOnlyTheExpertsTheyHit) {
+  // DeepSeek-V3 decode, DEP8, batch 1 per rank: 8 tokens x top-8 = 64 copies over 8 ranks are
+  // about 8 x imbalance copies per rank for its 32 experts, so only ~8-12 of them run; their
+  // weights are all resident (memory unchanged), but far fewer are read than at batch 64.
+  Workload w;
+  w.mode = Mode::kDecode;
+  w.context = 1024;
+  w.weight = DType::kFP8;
+  Simulator sim({testing::DeepSeekV3(), testing::H100s(8), w});
+  Strategy s = Dep(8, 1);
+  Simulator::Detail d1, d64;
+  sim.Explain(s, 1, &d1);
+  sim.Explain(s, 64, &d64);
+  auto experts_up = [](const Simulator::Detail& d) {
+    for (int k = 0; k < d.program.num_kinds; ++k)
+      for (int i = 0; i < d.program.layers[k].num_steps; ++i)
+        if (std::string(d.program.layers[k].steps[i].what) == "experts-up")
+          return d.program.layers[k].steps[i];
+    return Step{};
+  };
+  const Step a = experts_up(d1), b = experts_up(d64);
+  EXPECT_LT(a.count, 16.0);                   // a minority of the 32 slots is hit
+  EXPECT_GT(b.count, 31.9);                   // 64 x 8 copies hit (nearly) all 32
+  EXPECT_DOUBLE_EQ(a.weight_bytes, b.weight_bytes);  // all 32 experts stay resident
+  EXPECT_LT(sim.EvaluateAtBatch(s, 1).tpot_s, sim.EvaluateAtBatch(s, 64).tpot_s);
+}
+
+}  // namespace
+}  // namespace l2s

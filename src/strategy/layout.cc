@@ -452,6 +452,7 @@ class Builder {
                per_expert / std::max(1, etp), h, m_.expert_ffn_size * n_in, cfg_.weight,
                Group{1, 1, GroupKind::kEtp}, local_experts, "experts-up");
     FixExpertSplit(sec, d1, etp, /*first=*/true);
+    ActiveExpertsOnly(sec, local_experts, copies_rank);
     if (etp > 1) l = Produced(d1);
     const double cols = (d1 == Dim::kDim1 && etp > 1) ? std::ceil(m_.expert_ffn_size / etp) : m_.expert_ffn_size;
     const double rows = (d1 == Dim::kNone && etp > 1) ? copies_rank / etp : copies_rank;
@@ -461,6 +462,7 @@ class Builder {
                per_expert / std::max(1, etp), m_.expert_ffn_size, h, cfg_.weight,
                Group{1, 1, GroupKind::kEtp}, local_experts, "experts-down");
     FixExpertSplit(sec, d2, etp, /*first=*/false);
+    ActiveExpertsOnly(sec, local_experts, copies_rank);
     const int down_step = sec->num_steps - 1;
     if (etp > 1) {
       l = Produced(d2);
@@ -487,6 +489,20 @@ class Builder {
       Elementwise(sec, Op::kSharedFfn2, "shared-add", own * hidden * act_b_ * 3);
     }
     Convert(sec, Op::kMoeFfn2, Layout::kTokens, res_, T_, hidden, tp_);
+  }
+
+  // A step routes `copies` token copies to a rank's `local` expert slots; only the slots that
+  // receive at least one run their GEMM and read their weights. With copies landing uniformly
+  // the expected number hit is local (1 - (1 - 1/local)^copies) (all of them once copies >> local;
+  // about `copies` of them at small decode batches). Every slot's weights stay resident, so the
+  // step's weight_bytes (memory) are kept; the same rows spread over fewer, taller GEMMs.
+  static void ActiveExpertsOnly(Section* sec, double local, double copies) {
+    if (local <= 1 || !(copies > 0)) return;
+    const double active = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
+    Step& st = sec->steps[sec->num_steps - 1];
+    if (!(active > 0) || active >= st.count) return;
+    st.m *= st.count / active;
+    st.count = active;
   }
 
   // Matmul() above was told the group is 1 (so it charges the whole expert); apply the etp split.

@@ -138,9 +138,12 @@ TEST(Layout, DeepSeekDpAttentionEp8) {
   for (int i = 0; i < p.layers[moe].num_steps; ++i) {
     const Step& st = p.layers[moe].steps[i];
     if (st.kind == StepKind::kGemm && st.op == Op::kMoeFfn1) {
-      EXPECT_DOUBLE_EQ(st.count, 32);
-      // rows per expert: 8 ranks x 16 tokens x top-8 / 8 ranks / 32 experts = 4
-      EXPECT_DOUBLE_EQ(st.m, 4);
+      // 8 ranks x 16 tokens x top-8 / 8 ranks = 128 copies reach the rank's 32 experts; the
+      // expected number hit is 32 (1 - (31/32)^128) = 31.4501 (ActiveExpertsOnly), and the 128
+      // rows spread over them: 128 / 31.4501 = 4.0699 per GEMM.
+      EXPECT_NEAR(st.count, 32.0 * (1.0 - std::pow(31.0 / 32.0, 128.0)), 1e-9);
+      EXPECT_NEAR(st.count, 31.4501, 1e-4);
+      EXPECT_NEAR(st.m * st.count, 128.0, 1e-9);
     }
   }
   const CommSummary dense = Comms(p.layers[1 - moe]);

@@ -273,30 +273,7 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
   return rows;
 }
 
-std::string EngineFamily(std::string_view engine) {
-  std::string s = Lower(Trim(engine));
-  for (char& c : s)
-    if (c == ' ' || c == '_' || c == '/') c = '-';
-  std::string fam;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t dash = s.find('-', pos);
-    if (dash == std::string::npos) dash = s.size();
-    const std::string tok = s.substr(pos, dash - pos);
-    pos = dash + 1;
-    if (tok.empty()) continue;
-    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
-                         (tok.size() > 1 && tok[0] == 'v' &&
-                          std::isdigit(static_cast<unsigned char>(tok[1])));
-    if (version) break;
-    fam += tok;
-  }
-  // A version glued to the name ("vllm0.6"): drop trailing digits and dots.
-  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
-    fam.pop_back();
-  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) return "trtllm";
-  return fam;
-}
+std::string EngineFamily(std::string_view engine) { return l2s::EngineFamily(engine); }
 
 std::string Regime(const Measurement& m) {
   if (m.mode == "disagg") return "disagg";
@@ -498,6 +475,9 @@ Prediction Predictor::Predict(const Measurement& row) {
   s.slots = static_cast<int>(row.expert_slots);
   ClearAbsentOps(p.model, &s);
 
+  // The engine's scheduler and its default limits (max batch, max_num_tokens: Workload::engine),
+  // unless the row states them; an engine l2s does not know keeps the ideal engine.
+  if (ParseEngine(row.engine, &w.engine)) w.max_batch = DefaultsOf(w.engine).max_batch;
   // Engine limits and MTP as stated.
   if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
   if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
@@ -531,6 +511,10 @@ Prediction Predictor::Predict(const Measurement& row) {
       break;  // no decode step: MTP does not apply
   }
   s.batch = static_cast<int>(batch);
+  // A stated batch ran on the engine, so its token budget held it: without a stated
+  // max_num_tokens the engine's default must not reject the measured batch (SGLang's prefill
+  // rows ran 16,384 tokens per device against its 8,192 default).
+  if (batch > 0 && row.max_num_tokens <= 0) w.max_num_tokens = std::numeric_limits<int>::max();
   Status st = CheckStrategy(p.model, gpus, s);
   if (!st.ok()) {
     out.strategy = ToText(s);
