@@ -46,7 +46,7 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch)
+//      relbatch, canon, jump, megadims)
 #pragma once
 
 #include <cstdint>
@@ -83,6 +83,9 @@ struct RlOptions {
   int prior_from = 1;        // first lifetime (0-based) using the elite prior (see 3. above)
   bool ordinal = true;       // ordered heads (pp, tp, ep, batch): prior decays with distance
   bool relbatch = true;      // batch prior keeps the elite's sequences per GPU (batch / tp)
+  bool canonical = true;     // spec "canon": elites stored as their Canonical representative
+  double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
+  double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
