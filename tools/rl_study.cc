@@ -189,7 +189,15 @@ struct Run {
   int64_t calls = 0;
   std::string best;
   std::string note;
+  std::vector<TracePoint> trace;  // best-so-far improvements (call, value)
 };
+
+// First call at which the best-so-far reached `fraction` of `target`; -1 when it never did.
+int64_t CallsToReach(const Run& r, double target, double fraction) {
+  for (const TracePoint& t : r.trace)
+    if (t.value >= fraction * target) return t.call;
+  return -1;
+}
 
 // Runs `spec` for seeds 1..n on `jobs` threads.
 std::vector<Run> RunSeeds(const Simulator& sim, const StrategySpace& space, const std::string& spec,
@@ -209,6 +217,7 @@ std::vector<Run> RunSeeds(const Simulator& sim, const StrategySpace& space, cons
       runs[i].calls = r.calls;
       runs[i].best = r.found ? ToText(r.best) : "";
       runs[i].note = r.note;
+      runs[i].trace = r.trace;
     }
   };
   std::vector<std::thread> threads;
@@ -237,6 +246,7 @@ nlohmann::json RunsJson(const std::vector<Run>& runs, double oracle) {
                  {"fraction_of_oracle", oracle > 0 ? r.value / oracle : 0.0},
                  {"wall_s", r.wall_s},
                  {"calls", r.calls},
+                 {"calls_to_0.99", oracle > 0 ? CallsToReach(r, oracle, 0.99) : -1},
                  {"best", r.best},
                  {"note", r.note}});
   }
@@ -386,6 +396,19 @@ int Main(int argc, char** argv) {
       js["rl"]["median_fraction"] = Median(frac);
       js["rl"]["min_fraction"] = *std::min_element(frac.begin(), frac.end());
       js["rl"]["mean_fraction"] = Mean(frac);
+      // Calls to reach 0.99 of the oracle: median and worst seed (a seed that never does counts
+      // as budget + 1, i.e. "not within the budget").
+      std::vector<double> c99;
+      for (const Run& r : rl) {
+        const int64_t c = CallsToReach(r, oracle, 0.99);
+        c99.push_back(static_cast<double>(c < 0 ? budget + 1 : c));
+      }
+      std::sort(c99.begin(), c99.end());
+      int reached = 0;
+      for (double c : c99) reached += c <= static_cast<double>(budget) ? 1 : 0;
+      js["rl"]["calls_to_0.99_median"] = Median(c99);
+      js["rl"]["calls_to_0.99_worst"] = c99.back();
+      js["rl"]["seeds_reaching_0.99"] = reached;
     }
     double rw_mean = 0;
     nlohmann::json jb = nlohmann::json::object();
@@ -421,6 +444,10 @@ int Main(int argc, char** argv) {
                    *std::min_element(frac.begin(), frac.end()), Mean(frac));
         for (double f : frac) fmt::print(" {:.3f}", f);
         fmt::print(" ]\n");
+        fmt::print("            calls to 0.99 of oracle: median {}  worst {}  ({}/{} seeds within budget)\n",
+                   js["rl"]["calls_to_0.99_median"].get<double>(),
+                   js["rl"]["calls_to_0.99_worst"].get<double>(),
+                   js["rl"]["seeds_reaching_0.99"].get<int>(), seeds);
       }
       for (const std::string& b : baselines) {
         const double m = jb[b]["mean"].get<double>();

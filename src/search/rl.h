@@ -46,7 +46,7 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims)
+//      relbatch, canon, jump, megadims, ridge, niche, parent, qstruct, seeddims)
 #pragma once
 
 #include <cstdint>
@@ -86,6 +86,11 @@ struct RlOptions {
   bool canonical = true;     // spec "canon": elites stored as their Canonical representative
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
+  bool ridge = true;         // tp / batch priors also follow a pp move at constant memory per GPU
+  bool niche = false;        // at most one elite per (pp, tp, ep, slots, overlap, ...) niche
+  double qstruct = 0.8;      // keep probability cap of the heads after the dims (slots, overlap)
+  bool seeddims = false;     // lifetime 0 samples the degrees around Megatron's dims
+  bool parent = false;       // each proposal mutates one elite drawn uniformly (else: all, averaged)
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
