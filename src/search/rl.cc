@@ -91,7 +91,6 @@ class RlRun {
   void BuildObservation();
   void HeadPrior(int h, std::span<const int> prefix, double* out) const;
   int EliteTarget(const Elite& e, int h, std::span<const int> prefix) const;
-  int RidgeTarget(const Elite& e, int h, std::span<const int> prefix) const;
   void Propose();
   void Record(const Evaluation& e);
   Status Update();
@@ -99,7 +98,6 @@ class RlRun {
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
   const std::vector<int>& EliteKey();
-  bool SameNiche(const std::vector<int>& a, const std::vector<int>& b) const;
 
   const RlOptions& o_;
   const StrategySpace& space_;
@@ -114,7 +112,6 @@ class RlRun {
   std::vector<double> gamma_;         // [num_heads] elite-prior logit slope (ordinal heads)
   std::vector<bool> ordinal_;         // [num_heads] head uses the ordinal prior
   std::vector<double> log2_batch_;    // [batch options] log2 of each batch option (relbatch)
-  std::vector<double> log2_pp_, log2_tp_;  // log2 of each pp / tp option (ridge)
   bool relbatch_ = false;             // batch head prior keeps the elite's sequences per GPU
   std::vector<nn::PolicyNet> net_;    // one element (PolicyNet has no default constructor)
   nn::Adam adam_;
@@ -130,8 +127,6 @@ class RlRun {
   std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
-  int last_dim_ = 0;                  // first head after the operator dims
-  int parent_ = -1;                   // elite this proposal's prior mutates (-1: all, averaged)
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
 
@@ -171,12 +166,9 @@ Status RlRun::Run() {
   relbatch_ = o_.relbatch && batches.size() > 1 &&
               std::all_of(batches.begin(), batches.end(), [](int b) { return b > 0; });
   for (int b : batches) log2_batch_.push_back(b > 0 ? std::log2(static_cast<double>(b)) : 0.0);
-  for (int v : space_.pp_options()) log2_pp_.push_back(std::log2(static_cast<double>(v)));
-  for (int v : space_.tp_options()) log2_tp_.push_back(std::log2(static_cast<double>(v)));
   // Megatron's option of every operator-dim head (heads kFirstDim .. kFirstDim + ops - 1; the
   // heads after them, e.g. slots and overlap, are not dims and keep -1).
   megatron_.assign(num_heads_, -1);
-  last_dim_ = StrategySpace::kFirstDim + static_cast<int>(space_.searched_ops().size());
   {
     const auto dims = MegatronDims();
     const ModelSpec& model = obj_->sim().problem().model;
@@ -254,10 +246,7 @@ void RlRun::SetPriorStrength(double q) {
     if (ordinal_[h]) {
       gamma_[h] = std::max(0.0, std::log(2 * q / (1 - q)));
     } else {
-      // Heads after the operator dims (slots, overlap, ...) change the whole step's structure:
-      // they keep the elite's option with at most probability qstruct.
-      const double qh = h >= last_dim_ ? std::min(q, o_.qstruct) : q;
-      kappa_[h] = std::max(0.0, std::log(qh * (n - 1) / (1 - qh)));
+      kappa_[h] = std::log(q * (n - 1) / (1 - q));
     }
   }
 }
@@ -304,29 +293,6 @@ int RlRun::EliteTarget(const Elite& e, int h, std::span<const int> prefix) const
   return best;
 }
 
-// Nearest option to log2 value `want` among `opts` (log2 of positive option values).
-int NearestLog2(const std::vector<double>& opts, double want) {
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(opts.size()); ++i)
-    if (std::abs(opts[i] - want) < std::abs(opts[best] - want)) best = i;
-  return best;
-}
-
-// Second target of the tp and batch heads (ridge=1): the move that keeps the elite's memory per
-// GPU when pp changes. Weights per GPU go with 1 / (pp tp), so the tp head points at
-// tp_e pp_e / pp; the KV cache per GPU goes with (layers / pp) batch / tp, so the batch head
-// points at batch_e (tp / tp_e) (pp / pp_e). -1 when the head has no such target.
-int RlRun::RidgeTarget(const Elite& e, int h, std::span<const int> prefix) const {
-  if (!o_.ridge || (h != StrategySpace::kTp && h != StrategySpace::kBatch)) return -1;
-  const double dpp = log2_pp_[prefix[StrategySpace::kPp]] - log2_pp_[e.idx[StrategySpace::kPp]];
-  if (h == StrategySpace::kTp) {
-    return NearestLog2(log2_tp_, log2_tp_[e.idx[h]] - dpp);
-  }
-  if (!relbatch_) return -1;
-  const double dtp = log2_tp_[prefix[StrategySpace::kTp]] - log2_tp_[e.idx[StrategySpace::kTp]];
-  return NearestLog2(log2_batch_, log2_batch_[e.idx[h]] + dtp + dpp);
-}
-
 // Elite prior of head h, added to the network's logits: the mean over the elites of
 //   categorical heads: kappa_h for the elite's option;
 //   ordinal heads:     -gamma_h * |i - elite's option| for option i.
@@ -336,25 +302,16 @@ int RlRun::RidgeTarget(const Elite& e, int h, std::span<const int> prefix) const
 void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
   const int n = space_.head_size(h);
   for (int i = 0; i < n; ++i) out[i] = 0;
+  if (!prior_on_ || elites_.empty()) return;
   if (to_megatron_ && megatron_[h] >= 0) {
     out[megatron_[h]] = kappa_[h];
     return;
   }
-  if (!prior_on_ || elites_.empty()) return;
-  const double w = parent_ >= 0 ? 1.0 : 1.0 / static_cast<double>(elites_.size());
-  for (size_t ei = 0; ei < elites_.size(); ++ei) {
-    if (parent_ >= 0 && static_cast<int>(ei) != parent_) continue;
-    const Elite& e = elites_[ei];
+  const double w = 1.0 / static_cast<double>(elites_.size());
+  for (const Elite& e : elites_) {
     const int t = EliteTarget(e, h, prefix);
     if (ordinal_[h]) {
-      const int t2 = RidgeTarget(e, h, prefix);
-      if (t2 >= 0 && t2 != t) {
-        // Half the weight on each target: flat between them, falling off outside.
-        for (int i = 0; i < n; ++i)
-          out[i] -= 0.5 * w * gamma_[h] * (std::abs(i - t) + std::abs(i - t2));
-      } else {
-        for (int i = 0; i < n; ++i) out[i] -= w * gamma_[h] * std::abs(i - t);
-      }
+      for (int i = 0; i < n; ++i) out[i] -= w * gamma_[h] * std::abs(i - t);
     } else {
       out[t] += w * kappa_[h];
     }
@@ -390,20 +347,6 @@ void RlRun::Propose() {
   // re-set together (an attention group whose three dims must change at once, or dims that
   // were arbitrary in a tp = 1 elite). The sample keeps the prior it was drawn with.
   to_megatron_ = prior_on_ && o_.megadims > 0 && rng_.Uniform() < o_.megadims;
-  // seeddims=1: before the elite prior applies (lifetime 0), the dims follow Megatron's with
-  // keep probability `prior` while every other head is sampled from the network alone, i.e. a
-  // random sample of the Megatron family over the degrees, batch, sp, slots and overlap.
-  if (!prior_on_ && o_.seeddims) {
-    SetPriorStrength(o_.prior);
-    to_megatron_ = true;
-  }
-  // parent=1: the prior of this proposal mutates one elite, drawn uniformly, instead of the
-  // logit average of all of them (a blend of distant elites points between them).
-  parent_ = -1;
-  if (prior_on_ && o_.parent && !elites_.empty()) {
-    parent_ = std::min(static_cast<int>(elites_.size()) - 1,
-                       static_cast<int>(rng_.Uniform() * static_cast<double>(elites_.size())));
-  }
   if (o_.mask) {
     mask_.assign(k_, true);
   } else {
@@ -460,18 +403,6 @@ const std::vector<int>& RlRun::EliteKey() {
   return canon_;
 }
 
-// Niche of a strategy: pp, tp, ep and every head after the operator dims (slots, overlap, ...);
-// batch, sp and the dims are what varies within a niche.
-bool RlRun::SameNiche(const std::vector<int>& a, const std::vector<int>& b) const {
-  const int last_dim = StrategySpace::kFirstDim + static_cast<int>(space_.searched_ops().size());
-  for (int h = 0; h < num_heads_; ++h) {
-    const bool niche_head = h == StrategySpace::kPp || h == StrategySpace::kTp ||
-                            h == StrategySpace::kEp || h >= last_dim;
-    if (niche_head && a[h] != b[h]) return false;
-  }
-  return true;
-}
-
 bool RlRun::IsElite(const std::vector<int>& idx) const {
   for (const Elite& el : elites_)
     if (el.idx == idx) return true;
@@ -496,29 +427,11 @@ void RlRun::Record(const Evaluation& e) {
     if (static_cast<int>(elites_.size()) < t || v > elites_.back().value) {
       const std::vector<int>& key = EliteKey();
       if (!IsElite(key)) {
-        // niche=1: at most one elite per niche (degrees and the non-dim heads, see SameNiche);
-        // a better strategy of an occupied niche replaces its elite, a worse one is dropped.
-        int same = -1;
-        if (o_.niche) {
-          for (size_t i = 0; i < elites_.size() && same < 0; ++i)
-            if (SameNiche(elites_[i].idx, key)) same = static_cast<int>(i);
-        }
-        if (same >= 0) {
-          if (v > elites_[same].value) {
-            elites_.erase(elites_.begin() + same);
-          } else {
-            same = -2;  // dropped
-          }
-        } else if (static_cast<int>(elites_.size()) >= t) {
-          elites_.pop_back();
-        }
-        if (same != -2) {
-          Elite el{key, v};
-          auto pos = std::upper_bound(
-              elites_.begin(), elites_.end(), el,
-              [](const Elite& a, const Elite& b) { return a.value > b.value; });
-          elites_.insert(pos, std::move(el));
-        }
+        if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
+        Elite el{key, v};
+      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
+                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
+        elites_.insert(pos, std::move(el));
       }
     }
   } else {
@@ -598,7 +511,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "ridge", "niche", "parent", "qstruct", "seeddims"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -627,11 +540,6 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.canonical = spec.Bool("canon", d.canonical);
   o.jump = spec.Double("jump", d.jump);
   o.megadims = spec.Double("megadims", d.megadims);
-  o.ridge = spec.Bool("ridge", d.ridge);
-  o.niche = spec.Bool("niche", d.niche);
-  o.parent = spec.Bool("parent", d.parent);
-  o.qstruct = spec.Double("qstruct", d.qstruct);
-  o.seeddims = spec.Bool("seeddims", d.seeddims);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -684,9 +592,6 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (!(o.megadims >= 0 && o.megadims <= 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option megadims={} must be in [0, 1]", o.megadims));
-  if (!(o.qstruct > 0 && o.qstruct < 1))
-    return Status::InvalidArgument(
-        fmt::format("searcher 'rl': option qstruct={} must be in (0, 1)", o.qstruct));
   if (!(o.jump >= 0 && o.jump < 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option jump={} must be in [0, 1)", o.jump));
@@ -702,11 +607,11 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},ridge={},niche={},parent={},qstruct={},seeddims={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.ridge ? 1 : 0, o.niche ? 1 : 0, o.parent ? 1 : 0, o.qstruct, o.seeddims ? 1 : 0);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

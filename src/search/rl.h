@@ -20,7 +20,11 @@
 //      others); ordered heads (pp, tp, ep, batch; ordinal=1) add -gamma |i - elite's option| with
 //      gamma = ln(2 q / (1 - q)) (mostly one-step moves); with relbatch=1 the batch head points at
 //      the batch keeping the elite's sequences per GPU (batch / tp) under the tp just chosen, so a
-//      tp move follows the memory ridge. q is annealed from prior0 to prior over each lifetime. It
+//      tp move follows the memory ridge. Jumps (jump = eps): the ordered heads' prior is mixed
+//      with a uniform one, p = (1 - eps) p_prior + eps / n, so a degree several options away
+//      stays reachable. Group moves (megadims = rho): with probability rho per proposal the prior
+//      of every operator-dim head points at Megatron's dims instead of the elites' (the dims of an
+//      operator group, e.g. attention's three, can then change together). q is annealed from prior0 to prior over each lifetime. It
 //      applies from lifetime `prior_from` on (lifetime 0 explores as in the paper), or without
 //      restarts after prior_from chunks of calls.
 //   4. Every proposal is one Objective::Evaluate call: no cache, repeated proposals are charged.
@@ -33,7 +37,11 @@
 //      deviation (reset with each network). Adam (gradient norm clipped at 0.5), lr
 //      cosine-annealed from `lr` to 0 over one lifetime.
 //   7. Elites: a valid proposal better than the worst of T elites replaces it; a strategy already
-//      among the elites is never added twice.
+//      among the elites is never added twice. With canon=1 an elite is stored as its Canonical
+//      representative (strategy/space.h: Megatron's dims on operators whose group is one GPU, sp
+//      off at tp = 1; it runs identically), so dim variants of one tp = 1 strategy count once and
+//      a tp = 1 -> 2 move from it is proposed with Megatron's dims (the tp = 1 plateau,
+//      docs/RL_STUDY.md).
 //   8. Restarts: the budget is cut into `chunks` network lifetimes of ceil(budget / chunks) calls.
 //      A lifetime also ends early once the policy has converged (the top option of every head,
 //      in the distribution of the latest proposal, has probability >= converge). A new network is
@@ -46,7 +54,7 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, ridge, niche, parent, qstruct, seeddims)
+//      relbatch, canon, jump, megadims)
 #pragma once
 
 #include <cstdint>
@@ -86,11 +94,6 @@ struct RlOptions {
   bool canonical = true;     // spec "canon": elites stored as their Canonical representative
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
-  bool ridge = true;         // tp / batch priors also follow a pp move at constant memory per GPU
-  bool niche = false;        // at most one elite per (pp, tp, ep, slots, overlap, ...) niche
-  double qstruct = 0.8;      // keep probability cap of the heads after the dims (slots, overlap)
-  bool seeddims = false;     // lifetime 0 samples the degrees around Megatron's dims
-  bool parent = false;       // each proposal mutates one elite drawn uniformly (else: all, averaged)
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
