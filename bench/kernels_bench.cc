@@ -7,6 +7,7 @@
 
 #include "sim/collectives.h"
 #include "sim/kernels.h"
+#include "sim/moe_load.h"
 
 namespace {
 
@@ -100,13 +101,13 @@ BENCHMARK(BM_Collective)
     ->Args({5, 32, 4})
     ->Args({4, 2, 2});
 
-void BM_ExpertImbalance(benchmark::State& state) {
+void BM_MoeSamplingImbalance(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(l2s::ExpertImbalance(kTokens[i++ & 7] * 8, 32));
+    benchmark::DoNotOptimize(l2s::MoeSamplingImbalance(kTokens[i++ & 7] * 8, 32));
   }
 }
-BENCHMARK(BM_ExpertImbalance);
+BENCHMARK(BM_MoeSamplingImbalance);
 
 }  // namespace
 

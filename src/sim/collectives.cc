@@ -213,14 +213,4 @@ double RemoteDomainsPerToken(double k, int d) {
   return (dd - 1.0) * (1.0 - std::pow(1.0 - 1.0 / dd, k));
 }
 
-double ExpertImbalance(double copies, int ep) {
-  if (ep <= 1) return 1.0;
-  const double e = static_cast<double>(ep);
-  if (!(copies > 0)) return e;
-  // Load of one rank ~ Binomial(copies, 1/ep): mean copies/ep, sd sqrt(copies/ep (1 - 1/ep)).
-  // E[max of ep] ~ mean + sd sqrt(2 ln ep)  =>  max/mean = 1 + sqrt(2 ln ep) sqrt((1-1/ep)/(copies/ep)).
-  const double r = 1.0 + std::sqrt(2.0 * std::log(e)) * std::sqrt((1.0 - 1.0 / e) / (copies / e));
-  return std::clamp(r, 1.0, e);
-}
-
 }  // namespace l2s

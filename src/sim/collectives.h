@@ -44,10 +44,6 @@ double RemoteDomainsPerToken(double k, int d);
 double CollectiveSeconds(const ClusterSpec& cluster, CollKind kind, GroupPlacement g, double bytes,
                          bool decode = true);
 
-// Expected max-over-ranks / mean load of routed tokens for uniform top-k routing over `ep` ranks
-// with `copies` token copies in total (binomial; see docs/COST_MODEL.md). >= 1.
-double ExpertImbalance(double copies, int ep);
-
 // ---- fitted coefficients -----------------------------------------------------------------------
 
 // One protocol / algorithm: t = lat_s + wire_bytes / busbw, wire_bytes = bytes x the nccl-tests

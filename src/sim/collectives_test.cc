@@ -12,6 +12,7 @@
 
 #include "sim/calib_csv.h"
 #include "sim/collectives.h"
+#include "sim/moe_load.h"
 #include "strategy/test_models.h"
 
 namespace l2s {
@@ -237,25 +238,27 @@ TEST(CollectiveModel, OtherGpusScaleBandwidth) {
               bulk.lat_s + wire / (bulk.busbw * 300.0 / 450.0), 1e-9);
 }
 
-// ExpertImbalance: copies = 1024 over ep = 8 -> mean 128, sd sqrt(1024 * 1/8 * 7/8) = 10.583,
-// sqrt(2 ln 8) = 2.0393 -> 1 + 2.0393 * 10.583 / 128 = 1.16861.
+// Sampling term of the expert load (moe_load.h) with uniform popularity (sigma 0): copies = 1024
+// over ep = 8 -> mean 128, sd sqrt(1024 * 1/8 * 7/8) = 10.583, sqrt(2 ln 8) = 2.0393 ->
+// 1 + 2.0393 * 10.583 / 128 = 1.16861.
 TEST(CollectiveModel, ExpertImbalance) {
-  EXPECT_NEAR(ExpertImbalance(1024, 8), 1.16861, 1e-4);
-  EXPECT_EQ(ExpertImbalance(1000, 1), 1.0);
-  EXPECT_EQ(ExpertImbalance(0, 16), 16.0);     // nothing routed: clamp to the worst case
-  EXPECT_EQ(ExpertImbalance(0.01, 16), 16.0);  // formula above ep: clamped
+  auto uniform = [](double copies, int ep) { return MoeImbalance({copies, 256, ep, 0, 0.0}); };
+  EXPECT_NEAR(uniform(1024, 8), 1.16861, 1e-4);
+  EXPECT_EQ(uniform(1000, 1), 1.0);
+  EXPECT_EQ(uniform(0, 16), 16.0);     // nothing routed: clamp to the worst case
+  EXPECT_EQ(uniform(0.01, 16), 16.0);  // formula above ep: clamped
   double prev = 1e9;
   for (double copies = 1; copies < 1e7; copies *= 1.7) {
     for (int ep : {2, 8, 64, 256}) {
-      const double r = ExpertImbalance(copies, ep);
+      const double r = uniform(copies, ep);
       EXPECT_GE(r, 1.0);
       EXPECT_LE(r, ep);
     }
-    const double r = ExpertImbalance(copies, 32);
+    const double r = uniform(copies, 32);
     EXPECT_LE(r, prev);  // more tokens -> better balanced
     prev = r;
   }
-  EXPECT_LT(ExpertImbalance(1e7, 32), 1.01);
+  EXPECT_LT(uniform(1e7, 32), 1.01);
 }
 
 // ---- (3) invariants -----------------------------------------------------------------------------
