@@ -98,6 +98,8 @@ class RlRun {
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
   const std::vector<int>& EliteKey();
+  void UpdateElites(double v);
+  void Sweep();
 
   const RlOptions& o_;
   const StrategySpace& space_;
@@ -126,6 +128,8 @@ class RlRun {
   std::vector<uint8_t> head_mask_;    // [max head size] scratch for space.Mask
   std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
+  int64_t last_improvement_ = 0;      // call at which the best elite last improved
+  int last_dim_ = 0;                  // first head after the operator dims
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -169,6 +173,7 @@ Status RlRun::Run() {
   // Megatron's option of every operator-dim head (heads kFirstDim .. kFirstDim + ops - 1; the
   // heads after them, e.g. slots and overlap, are not dims and keep -1).
   megatron_.assign(num_heads_, -1);
+  last_dim_ = StrategySpace::kFirstDim + static_cast<int>(space_.searched_ops().size());
   {
     const auto dims = MegatronDims();
     const ModelSpec& model = obj_->sim().problem().model;
@@ -220,6 +225,13 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
+    // Stalled (no better best for half a chunk of calls, with the elite prior on): sweep.
+    if (o_.sweep && prior_on_ && !elites_.empty() &&
+        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_ / 2, 1)) {
+      Sweep();
+      buffer_.clear();  // proposals of the policy before the sweep saw other elites
+      if (obj_->Done()) break;
+    }
     BuildObservation();
     Propose();
     const Evaluation& e = obj_->EvaluateEncoded(action_);
@@ -409,6 +421,83 @@ bool RlRun::IsElite(const std::vector<int>& idx) const {
   return false;
 }
 
+// Elite update with the valid value v of action_: insert when there is room or when better than
+// the worst, never twice. Remembers the call of the latest improvement of the best (sweep).
+void RlRun::UpdateElites(double v) {
+  if (elites_.empty() || v > elites_.front().value) last_improvement_ = obj_->calls();
+  const int t = o_.elites;
+  if (static_cast<int>(elites_.size()) < t || v > elites_.back().value) {
+    const std::vector<int>& key = EliteKey();
+    if (!IsElite(key)) {
+      if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
+      Elite el{key, v};
+      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
+                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
+      elites_.insert(pos, std::move(el));
+    }
+  }
+}
+
+// Pair sweep (sweep=1): every strategy that differs from the best elite in one or two of the
+// structural heads (pp, tp, ep, batch, sp and the heads after the dims: slots, overlap, ...),
+// dims kept; when tp changes and batch is not one of the two, batch follows the elite's
+// sequences per GPU (relbatch). Structurally invalid candidates are skipped without a call, the
+// rest are evaluated in a random order (one charged call each) until the list or the budget
+// ends. These proposals are not policy samples: they update the elites, not the network.
+void RlRun::Sweep() {
+  ++stats_->sweeps;
+  const Elite base = elites_.front();
+  std::vector<int> heads = {StrategySpace::kPp, StrategySpace::kTp, StrategySpace::kEp,
+                            StrategySpace::kBatch, StrategySpace::kSp};
+  for (int h = last_dim_; h < num_heads_; ++h) heads.push_back(h);
+  std::vector<std::vector<int>> cands;
+  auto add = [&](std::vector<int> c, bool batch_set) {
+    if (!batch_set && relbatch_ && c[StrategySpace::kTp] != base.idx[StrategySpace::kTp]) {
+      c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+    }
+    if (c == base.idx || !space_.Check(space_.Decode(c)).ok()) return;
+    cands.push_back(std::move(c));
+  };
+  for (size_t a = 0; a < heads.size(); ++a) {
+    const int ha = heads[a];
+    for (int i = 0; i < space_.head_size(ha); ++i) {
+      if (i == base.idx[ha]) continue;
+      std::vector<int> c = base.idx;
+      c[ha] = i;
+      add(c, ha == StrategySpace::kBatch);
+      for (size_t b = a + 1; b < heads.size(); ++b) {
+        const int hb = heads[b];
+        for (int j = 0; j < space_.head_size(hb); ++j) {
+          if (j == base.idx[hb]) continue;
+          std::vector<int> c2 = c;
+          c2[hb] = j;
+          add(c2, ha == StrategySpace::kBatch || hb == StrategySpace::kBatch);
+        }
+      }
+    }
+  }
+  std::sort(cands.begin(), cands.end());
+  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  // Fisher-Yates with the sampling stream.
+  for (size_t i = cands.size(); i > 1; --i) {
+    const size_t j = std::min(i - 1, static_cast<size_t>(rng_.Uniform() * static_cast<double>(i)));
+    std::swap(cands[i - 1], cands[j]);
+  }
+  for (const std::vector<int>& c : cands) {
+    if (obj_->Done()) break;
+    action_ = c;
+    const Evaluation& e = obj_->EvaluateEncoded(action_);
+    ++stats_->proposals;
+    if (!e.valid()) {
+      ++stats_->invalid;
+      continue;
+    }
+    if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
+    UpdateElites(e.tokens_per_s_per_gpu);
+  }
+  last_improvement_ = obj_->calls();
+}
+
 void RlRun::Record(const Evaluation& e) {
   ++stats_->proposals;
   double reward = o_.invalid_reward;
@@ -422,18 +511,7 @@ void RlRun::Record(const Evaluation& e) {
     const double beta = o_.shaping ? o_.beta : 0.0;
     reward = o_.alpha * raw + beta * (raw - best_raw_);
     best_raw_ = std::max(best_raw_, raw);
-    // Elite update: insert when there is room or when better than the worst, never twice.
-    const int t = o_.elites;
-    if (static_cast<int>(elites_.size()) < t || v > elites_.back().value) {
-      const std::vector<int>& key = EliteKey();
-      if (!IsElite(key)) {
-        if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
-        Elite el{key, v};
-      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
-                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
-        elites_.insert(pos, std::move(el));
-      }
-    }
+    UpdateElites(v);
   } else {
     ++stats_->invalid;
     if (e.verdict == Verdict::kStructure) ++stats_->structural;
@@ -511,7 +589,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -540,6 +618,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.canonical = spec.Bool("canon", d.canonical);
   o.jump = spec.Double("jump", d.jump);
   o.megadims = spec.Double("megadims", d.megadims);
+  o.sweep = spec.Bool("sweep", d.sweep);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -607,11 +686,11 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

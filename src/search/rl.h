@@ -54,7 +54,7 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims)
+//      relbatch, canon, jump, megadims, sweep)
 #pragma once
 
 #include <cstdint>
@@ -94,6 +94,7 @@ struct RlOptions {
   bool canonical = true;     // spec "canon": elites stored as their Canonical representative
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
+  bool sweep = false;        // pair sweep of the structural heads around the best when stalled
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
@@ -111,6 +112,7 @@ struct RlStats {
   int64_t updates = 0;       // PPO updates (each `epochs` gradient steps)
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
+  int64_t sweeps = 0;        // pair sweeps run (sweep=1)
 };
 
 class RlSearcher final : public Searcher {

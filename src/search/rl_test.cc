@@ -193,6 +193,24 @@ TEST(RlSearcher, ReachesTheMegatronHeuristicOnThePaperProblem) {
   EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9)) << ToText(r.best);
 }
 
+// sweep=1 (pair sweep of the structural heads around the best when stalled): every call still
+// charged, the budget respected, deterministic for a seed, and the sweep actually runs.
+TEST(RlSearcher, PairSweepRespectsTheBudgetAndIsDeterministic) {
+  Instance in = Make("mixtral-8x7b", 8, 4096);
+  auto a = Rl("rl(sweep=1)");
+  auto b = Rl("rl(sweep=1)");
+  Recorder ra(*in.space), rb(*in.space);
+  SearchResult r1 = a->Search(*in.sim, *in.space, 1000, 3, &ra);
+  SearchResult r2 = b->Search(*in.sim, *in.space, 1000, 3, &rb);
+  EXPECT_EQ(r1.calls, 1000);
+  EXPECT_EQ(ra.evaluations, 1000);
+  EXPECT_EQ(ra.structural, 0);  // candidates are checked before they are evaluated
+  EXPECT_EQ(a->last_stats().proposals, 1000);
+  EXPECT_GE(a->last_stats().sweeps, 1);
+  EXPECT_EQ(ra.texts, rb.texts);
+  EXPECT_EQ(r1.eval.tokens_per_s_per_gpu, r2.eval.tokens_per_s_per_gpu);
+}
+
 // A tiny space: one GPU, fixed batch, sp off -> only the 7 operator dims (3^7 = 2,187 points).
 Instance Tiny() {
   SpaceOptions opt;
@@ -268,7 +286,7 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
   for (const char* bad : {"rl(foo=1)", "rl(embed=30,attn=4)", "rl(elites=0)", "rl(prior=1)",
                           "rl(mask=maybe)", "rl(lr=0)", "rl(converge=1.5)", "rl(rollout=x)",
                           "rl(invalid=1)", "rl(decay=1)", "rl(jump=1)", "rl(jump=-0.1)",
-                          "rl(megadims=1.5)", "rl(canon=2)"}) {
+                          "rl(megadims=1.5)", "rl(canon=2)", "rl(sweep=maybe)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
