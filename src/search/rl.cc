@@ -225,9 +225,9 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
-    // Stalled (no better best for half a chunk of calls, with the elite prior on): sweep.
+    // Stalled (no better best for a chunk of calls, with the elite prior on): sweep.
     if (o_.sweep && prior_on_ && !elites_.empty() &&
-        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_ / 2, 1)) {
+        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_, 1)) {
       Sweep();
       buffer_.clear();  // proposals of the policy before the sweep saw other elites
       if (obj_->Done()) break;

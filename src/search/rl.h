@@ -49,6 +49,11 @@
 //      reference value and the incumbent b are kept. Lifetimes continue until the budget is spent
 //      (early exits free calls for further networks). restarts=0: one network for the whole
 //      budget, no early exit.
+//   9. Pair sweep (sweep=1): once the best has not improved for a chunk of calls (with the elite
+//      prior on), every strategy differing from the best elite in one or two structural heads
+//      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
+//      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
+//      These calls update the elites, not the network.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -94,7 +99,7 @@ struct RlOptions {
   bool canonical = true;     // spec "canon": elites stored as their Canonical representative
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
-  bool sweep = false;        // pair sweep of the structural heads around the best when stalled
+  bool sweep = true;         // pair sweep of the structural heads around the best when stalled
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
