@@ -97,6 +97,9 @@ class RlRun {
   void StartNetwork();
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
+  const std::vector<int>& EliteKey();
+  void UpdateElites(double v);
+  void Sweep();
 
   const RlOptions& o_;
   const StrategySpace& space_;
@@ -123,6 +126,11 @@ class RlRun {
   std::vector<int> action_;           // [num_heads] current proposal
   std::vector<bool> mask_;            // [K] allowed options of the current proposal (empty: all)
   std::vector<uint8_t> head_mask_;    // [max head size] scratch for space.Mask
+  std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
+  std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
+  int64_t last_improvement_ = 0;      // call at which the best elite last improved
+  int last_dim_ = 0;                  // first head after the operator dims
+  bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
 
@@ -162,6 +170,21 @@ Status RlRun::Run() {
   relbatch_ = o_.relbatch && batches.size() > 1 &&
               std::all_of(batches.begin(), batches.end(), [](int b) { return b > 0; });
   for (int b : batches) log2_batch_.push_back(b > 0 ? std::log2(static_cast<double>(b)) : 0.0);
+  // Megatron's option of every operator-dim head (heads kFirstDim .. kFirstDim + ops - 1; the
+  // heads after them, e.g. slots and overlap, are not dims and keep -1).
+  megatron_.assign(num_heads_, -1);
+  last_dim_ = StrategySpace::kFirstDim + static_cast<int>(space_.searched_ops().size());
+  {
+    const auto dims = MegatronDims();
+    const ModelSpec& model = obj_->sim().problem().model;
+    const std::vector<Op>& ops = space_.searched_ops();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const int h = StrategySpace::kFirstDim + static_cast<int>(i);
+      if (!ModelHasOp(model, ops[i])) continue;
+      const int d = static_cast<int>(dims[static_cast<int>(ops[i])]);
+      if (h < num_heads_ && d >= 0 && d < space_.head_size(h)) megatron_[h] = d;
+    }
+  }
   prior_.setZero(k_);
   head_mask_.assign(max_size, 1);
   action_.assign(num_heads_, 0);
@@ -202,6 +225,13 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
+    // Stalled (no better best for a chunk of calls, with the elite prior on): sweep.
+    if (o_.sweep && prior_on_ && !elites_.empty() &&
+        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_, 1)) {
+      Sweep();
+      buffer_.clear();  // proposals of the policy before the sweep saw other elites
+      if (obj_->Done()) break;
+    }
     BuildObservation();
     Propose();
     const Evaluation& e = obj_->EvaluateEncoded(action_);
@@ -285,6 +315,10 @@ void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
   const int n = space_.head_size(h);
   for (int i = 0; i < n; ++i) out[i] = 0;
   if (!prior_on_ || elites_.empty()) return;
+  if (to_megatron_ && megatron_[h] >= 0) {
+    out[megatron_[h]] = kappa_[h];
+    return;
+  }
   const double w = 1.0 / static_cast<double>(elites_.size());
   for (const Elite& e : elites_) {
     const int t = EliteTarget(e, h, prefix);
@@ -293,6 +327,19 @@ void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
     } else {
       out[t] += w * kappa_[h];
     }
+  }
+  // Jumps (ordinal heads, jump = eps > 0): mix the one-step distribution with a uniform one,
+  //   p_i = (1 - eps) softmax(out)_i + eps / n,
+  // so that a degree several options away (ep 1 -> 8 on 8 GPUs, where ep = 2 and 4 are worse
+  // than both) keeps probability >= eps / n instead of e^(-gamma d). Still a fixed function of
+  // the observation and the earlier choices; out = log p (any constant shift is harmless).
+  if (ordinal_[h] && o_.jump > 0 && n > 1) {
+    double mx = -INFINITY;
+    for (int i = 0; i < n; ++i) mx = std::max(mx, out[i]);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += std::exp(out[i] - mx);
+    for (int i = 0; i < n; ++i)
+      out[i] = std::log((1 - o_.jump) * std::exp(out[i] - mx) / sum + o_.jump / n);
   }
 }
 
@@ -307,6 +354,11 @@ void RlRun::Propose() {
                                        static_cast<double>(life_len_));
     SetPriorStrength(o_.prior0 + (o_.prior - o_.prior0) * t);
   }
+  // Group moves (megadims = rho > 0): with probability rho the prior of every operator-dim head
+  // points at Megatron's dims instead of the elites', so the degrees can move with all dims
+  // re-set together (an attention group whose three dims must change at once, or dims that
+  // were arbitrary in a tp = 1 elite). The sample keeps the prior it was drawn with.
+  to_megatron_ = prior_on_ && o_.megadims > 0 && rng_.Uniform() < o_.megadims;
   if (o_.mask) {
     mask_.assign(k_, true);
   } else {
@@ -350,10 +402,100 @@ void RlRun::Propose() {
   }
 }
 
+// The encoding an elite is stored under: with canon=1, the canonical representative of the
+// proposal (Canonical in strategy/space.h: Megatron's dims on operators whose group is one GPU,
+// sp off at tp = 1), which runs identically. Equivalent proposals then count as one elite (no
+// elite slots filled with dim variants of one tp = 1 strategy), and the prior of a dim whose
+// operator had no effect in the elite points at Megatron's choice, so a tp = 1 -> 2 move lands on
+// Megatron's dims instead of on whatever dims the tp = 1 elite happened to carry.
+const std::vector<int>& RlRun::EliteKey() {
+  if (!o_.canonical) return action_;
+  const Strategy c = Canonical(obj_->sim().problem().model, space_.Decode(action_));
+  if (!space_.Encode(c, &canon_)) return action_;
+  return canon_;
+}
+
 bool RlRun::IsElite(const std::vector<int>& idx) const {
   for (const Elite& el : elites_)
     if (el.idx == idx) return true;
   return false;
+}
+
+// Elite update with the valid value v of action_: insert when there is room or when better than
+// the worst, never twice. Remembers the call of the latest improvement of the best (sweep).
+void RlRun::UpdateElites(double v) {
+  if (elites_.empty() || v > elites_.front().value) last_improvement_ = obj_->calls();
+  const int t = o_.elites;
+  if (static_cast<int>(elites_.size()) < t || v > elites_.back().value) {
+    const std::vector<int>& key = EliteKey();
+    if (!IsElite(key)) {
+      if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
+      Elite el{key, v};
+      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
+                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
+      elites_.insert(pos, std::move(el));
+    }
+  }
+}
+
+// Pair sweep (sweep=1): every strategy that differs from the best elite in one or two of the
+// structural heads (pp, tp, ep, batch, sp and the heads after the dims: slots, overlap, ...),
+// dims kept; when tp changes and batch is not one of the two, batch follows the elite's
+// sequences per GPU (relbatch). Structurally invalid candidates are skipped without a call, the
+// rest are evaluated in a random order (one charged call each) until the list or the budget
+// ends. These proposals are not policy samples: they update the elites, not the network.
+void RlRun::Sweep() {
+  ++stats_->sweeps;
+  const Elite base = elites_.front();
+  std::vector<int> heads = {StrategySpace::kPp, StrategySpace::kTp, StrategySpace::kEp,
+                            StrategySpace::kBatch, StrategySpace::kSp};
+  for (int h = last_dim_; h < num_heads_; ++h) heads.push_back(h);
+  std::vector<std::vector<int>> cands;
+  auto add = [&](std::vector<int> c, bool batch_set) {
+    if (!batch_set && relbatch_ && c[StrategySpace::kTp] != base.idx[StrategySpace::kTp]) {
+      c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+    }
+    if (c == base.idx || !space_.Check(space_.Decode(c)).ok()) return;
+    cands.push_back(std::move(c));
+  };
+  for (size_t a = 0; a < heads.size(); ++a) {
+    const int ha = heads[a];
+    for (int i = 0; i < space_.head_size(ha); ++i) {
+      if (i == base.idx[ha]) continue;
+      std::vector<int> c = base.idx;
+      c[ha] = i;
+      add(c, ha == StrategySpace::kBatch);
+      for (size_t b = a + 1; b < heads.size(); ++b) {
+        const int hb = heads[b];
+        for (int j = 0; j < space_.head_size(hb); ++j) {
+          if (j == base.idx[hb]) continue;
+          std::vector<int> c2 = c;
+          c2[hb] = j;
+          add(c2, ha == StrategySpace::kBatch || hb == StrategySpace::kBatch);
+        }
+      }
+    }
+  }
+  std::sort(cands.begin(), cands.end());
+  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  // Fisher-Yates with the sampling stream.
+  for (size_t i = cands.size(); i > 1; --i) {
+    const size_t j = std::min(i - 1, static_cast<size_t>(rng_.Uniform() * static_cast<double>(i)));
+    std::swap(cands[i - 1], cands[j]);
+  }
+  for (const std::vector<int>& c : cands) {
+    if (obj_->Done()) break;
+    action_ = c;
+    const Evaluation& e = obj_->EvaluateEncoded(action_);
+    ++stats_->proposals;
+    if (!e.valid()) {
+      ++stats_->invalid;
+      continue;
+    }
+    if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
+    UpdateElites(e.tokens_per_s_per_gpu);
+  }
+  last_improvement_ = obj_->calls();
 }
 
 void RlRun::Record(const Evaluation& e) {
@@ -369,15 +511,7 @@ void RlRun::Record(const Evaluation& e) {
     const double beta = o_.shaping ? o_.beta : 0.0;
     reward = o_.alpha * raw + beta * (raw - best_raw_);
     best_raw_ = std::max(best_raw_, raw);
-    // Elite update: insert when there is room or when better than the worst, never twice.
-    const int t = o_.elites;
-    if ((static_cast<int>(elites_.size()) < t || v > elites_.back().value) && !IsElite(action_)) {
-      if (static_cast<int>(elites_.size()) >= t) elites_.pop_back();
-      Elite el{action_, v};
-      auto pos = std::upper_bound(elites_.begin(), elites_.end(), el,
-                                  [](const Elite& a, const Elite& b) { return a.value > b.value; });
-      elites_.insert(pos, std::move(el));
-    }
+    UpdateElites(v);
   } else {
     ++stats_->invalid;
     if (e.verdict == Verdict::kStructure) ++stats_->structural;
@@ -455,7 +589,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -481,6 +615,10 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.prior0 = spec.Double("prior0", o.prior);
   o.ordinal = spec.Bool("ordinal", d.ordinal);
   o.relbatch = spec.Bool("relbatch", d.relbatch);
+  o.canonical = spec.Bool("canon", d.canonical);
+  o.jump = spec.Double("jump", d.jump);
+  o.megadims = spec.Double("megadims", d.megadims);
+  o.sweep = spec.Bool("sweep", d.sweep);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -530,6 +668,12 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (o.prior > 0 && !(o.prior0 > 0 && o.prior0 < 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option prior0={} must be in (0, 1)", o.prior0));
+  if (!(o.megadims >= 0 && o.megadims <= 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option megadims={} must be in [0, 1]", o.megadims));
+  if (!(o.jump >= 0 && o.jump < 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option jump={} must be in [0, 1)", o.jump));
   if (o.beta < 0 || o.entropy < 0)
     return Status::InvalidArgument("searcher 'rl': options beta and ent must be >= 0");
   if (o.invalid_reward >= 0)
@@ -542,11 +686,11 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

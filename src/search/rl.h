@@ -20,7 +20,11 @@
 //      others); ordered heads (pp, tp, ep, batch; ordinal=1) add -gamma |i - elite's option| with
 //      gamma = ln(2 q / (1 - q)) (mostly one-step moves); with relbatch=1 the batch head points at
 //      the batch keeping the elite's sequences per GPU (batch / tp) under the tp just chosen, so a
-//      tp move follows the memory ridge. q is annealed from prior0 to prior over each lifetime. It
+//      tp move follows the memory ridge. Jumps (jump = eps): the ordered heads' prior is mixed
+//      with a uniform one, p = (1 - eps) p_prior + eps / n, so a degree several options away
+//      stays reachable. Group moves (megadims = rho): with probability rho per proposal the prior
+//      of every operator-dim head points at Megatron's dims instead of the elites' (the dims of an
+//      operator group, e.g. attention's three, can then change together). q is annealed from prior0 to prior over each lifetime. It
 //      applies from lifetime `prior_from` on (lifetime 0 explores as in the paper), or without
 //      restarts after prior_from chunks of calls.
 //   4. Every proposal is one Objective::Evaluate call: no cache, repeated proposals are charged.
@@ -33,7 +37,11 @@
 //      deviation (reset with each network). Adam (gradient norm clipped at 0.5), lr
 //      cosine-annealed from `lr` to 0 over one lifetime.
 //   7. Elites: a valid proposal better than the worst of T elites replaces it; a strategy already
-//      among the elites is never added twice.
+//      among the elites is never added twice. With canon=1 an elite is stored as its Canonical
+//      representative (strategy/space.h: Megatron's dims on operators whose group is one GPU, sp
+//      off at tp = 1; it runs identically), so dim variants of one tp = 1 strategy count once and
+//      a tp = 1 -> 2 move from it is proposed with Megatron's dims (the tp = 1 plateau,
+//      docs/RL_STUDY.md).
 //   8. Restarts: the budget is cut into `chunks` network lifetimes of ceil(budget / chunks) calls.
 //      A lifetime also ends early once the policy has converged (the top option of every head,
 //      in the distribution of the latest proposal, has probability >= converge). A new network is
@@ -41,12 +49,17 @@
 //      reference value and the incumbent b are kept. Lifetimes continue until the budget is spent
 //      (early exits free calls for further networks). restarts=0: one network for the whole
 //      budget, no early exit.
+//   9. Pair sweep (sweep=1): once the best has not improved for a chunk of calls (with the elite
+//      prior on), every strategy differing from the best elite in one or two structural heads
+//      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
+//      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
+//      These calls update the elites, not the network.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch)
+//      relbatch, canon, jump, megadims, sweep)
 #pragma once
 
 #include <cstdint>
@@ -83,6 +96,10 @@ struct RlOptions {
   int prior_from = 1;        // first lifetime (0-based) using the elite prior (see 3. above)
   bool ordinal = true;       // ordered heads (pp, tp, ep, batch): prior decays with distance
   bool relbatch = true;      // batch prior keeps the elite's sequences per GPU (batch / tp)
+  bool canonical = true;     // spec "canon": elites stored as their Canonical representative
+  double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
+  double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
+  bool sweep = true;         // pair sweep of the structural heads around the best when stalled
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
@@ -100,6 +117,7 @@ struct RlStats {
   int64_t updates = 0;       // PPO updates (each `epochs` gradient steps)
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
+  int64_t sweeps = 0;        // pair sweeps run (sweep=1)
 };
 
 class RlSearcher final : public Searcher {
