@@ -28,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/output.h"
 #include "sim/simulator.h"
 #include "validate/validate.h"
 
@@ -58,12 +59,6 @@ struct ValidateFlags {
 nlohmann::ordered_json Num(double v) {
   if (!std::isfinite(v)) return nullptr;
   return v;
-}
-
-// JSON text; bytes that are not UTF-8 (a CSV saved as Windows-1252) become U+FFFD instead of
-// making the dump throw.
-std::string Dump(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string ModelShort(const std::string& config) {
@@ -159,7 +154,7 @@ int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>&
     j["default_factor"] = Num(fit.default_factor);
     j["rows"] = fit.rows;
     j["min_rows_per_family"] = kMinRowsPerEngineFit;
-    fmt::print("{}\n", Dump(j));
+    fmt::print("{}\n", DumpJson(j));
     return kExitOk;
   }
   fmt::print("engine factors = median of measured / predicted (ideal engine), {} predicted rows\n",
@@ -260,7 +255,7 @@ int Run(const ValidateFlags& f) {
     groups["regime"] = nlohmann::ordered_json::object();
     for (const auto& [name, g] : s.by_regime) groups["regime"][name] = ScoresJson(g);
     j["groups"] = std::move(groups);
-    fmt::print("{}\n", Dump(j));
+    fmt::print("{}\n", DumpJson(j));
     return kExitOk;
   }
 
