@@ -408,6 +408,8 @@ json PlanJson(const PlanOutcome& o) {
 std::string ShortText(const ModelSpec& m, const Strategy& s) {
   std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
                                 s.batch, s.sp ? "on" : "off");
+  if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
   if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
   Strategy meg;
   meg.dims = MegatronDims();

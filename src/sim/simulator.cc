@@ -412,10 +412,12 @@ void Simulator::CostSection(const Section& sec, bool decode, double* compute_out
   if (acc != nullptr) {
     // With two-batch overlap, attribute the time to the side that is not hidden: communication
     // when it is longer than compute, else compute (the attributions add up to the section's).
+    // Under overlap the compute side runs stretched (OverlapStretch), so it counts as
+    // 2 x stretch x compute when it shows.
     const double scale = two_batch ? 2.0 : 1.0;
-    const bool comm_shows = comm > compute;
+    const bool comm_shows = comm > compute * overlap_stretch_;
     const double comm_keep = !two_batch || comm_shows ? scale : 0.0;
-    const double comp_keep = !two_batch || !comm_shows ? scale : 0.0;
+    const double comp_keep = !two_batch ? 1.0 : comm_shows ? 0.0 : scale * overlap_stretch_;
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
