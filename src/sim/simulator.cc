@@ -617,7 +617,9 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   t->num_kinds = prog.num_kinds;
   double act = 0;
   auto& bd = tl_breakdown;
-  for (auto& b : bd) b = SectionBreakdown{};
+  // Only the entries this program uses (its layer kinds, then embed, lm_head, pipe) are read.
+  for (int k = 0; k < prog.num_kinds; ++k) bd[k] = SectionBreakdown{};
+  for (int k = Program::kMaxKinds; k < static_cast<int>(bd.size()); ++k) bd[k] = SectionBreakdown{};
   const bool tbo = s.overlap == Overlap::kTbo;
   // Serve-mode attention-DP imbalance (docs/COST_MODEL.md): sections are costed against their
   // decode-only counterparts in `dec`.
