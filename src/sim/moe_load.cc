@@ -133,11 +133,16 @@ double MoeSamplingImbalance(double copies, int ep) {
   return 1.0 + std::sqrt(2.0 * std::log(e)) * std::sqrt((1.0 - 1.0 / e) / (copies / e));
 }
 
+double CombinedImbalance(double static_factor, double copies, int ep) {
+  if (ep <= 1) return 1.0;
+  return std::clamp(static_factor * MoeSamplingImbalance(copies, ep), 1.0,
+                    static_cast<double>(ep));
+}
+
 double MoeImbalance(const MoeLoad& in) {
   if (in.ep <= 1) return 1.0;
-  const double r = MoeStaticImbalance(in.experts, in.ep, in.slots, in.sigma) *
-                   MoeSamplingImbalance(in.copies, in.ep);
-  return std::clamp(r, 1.0, static_cast<double>(in.ep));
+  return CombinedImbalance(MoeStaticImbalance(in.experts, in.ep, in.slots, in.sigma), in.copies,
+                           in.ep);
 }
 
 }  // namespace l2s

@@ -30,6 +30,10 @@ struct MoeLoad {
 // placement); the simulator precomputes static factors (Simulator::StaticLoadFactor).
 double MoeImbalance(const MoeLoad& in);
 
+// static x sampling clamped to [1, ep], from an already computed static factor (the simulator
+// precomputes those; MoeImbalance computes it).
+double CombinedImbalance(double static_factor, double copies, int ep);
+
 // The static factor alone (sampling term excluded).
 double MoeStaticImbalance(int experts, int ep, int slots, double sigma);
 

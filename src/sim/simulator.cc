@@ -128,7 +128,11 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
                                                   : kDefaultRoutingSigma;
   if (p_.model.is_moe()) {
     std::vector<int> slot_options = SlotOptions(p_.model);
-    for (int ep = 1; ep <= p_.cluster.num_gpus; ++ep) {
+    // An ep that is a factor must divide the GPU count and a slot count (the experts or an
+    // option), so no ep above the largest slot count needs a factor.
+    int max_slots = p_.model.num_experts;
+    for (int slots : slot_options) max_slots = std::max(max_slots, slots);
+    for (int ep = 1; ep <= std::min(max_slots, p_.cluster.num_gpus); ++ep) {
       if (p_.cluster.num_gpus % ep != 0) continue;
       for (int slots : slot_options) {
         if ((slots == 0 ? p_.model.num_experts : slots) % ep != 0) continue;
@@ -574,10 +578,8 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   cfg.num_kinds = num_kinds_;
   const double tokens = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
   if (p_.model.is_moe() && s.ep > 1) {
-    cfg.expert_imbalance = std::clamp(
-        StaticLoadFactor(s.ep, s.slots) *
-            MoeSamplingImbalance(tokens * s.dp * p_.model.experts_per_token, s.ep),
-        1.0, static_cast<double>(s.ep));
+    cfg.expert_imbalance = CombinedImbalance(
+        StaticLoadFactor(s.ep, s.slots), tokens * s.dp * p_.model.experts_per_token, s.ep);
   }
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
   if (tbo) {

@@ -512,9 +512,16 @@ Prediction Predictor::Predict(const Measurement& row) {
   }
   s.batch = static_cast<int>(batch);
   // A stated batch ran on the engine, so its token budget held it: without a stated
-  // max_num_tokens the engine's default must not reject the measured batch (SGLang's prefill
-  // rows ran 16,384 tokens per device against its 8,192 default).
-  if (batch > 0 && row.max_num_tokens <= 0) w.max_num_tokens = std::numeric_limits<int>::max();
+  // max_num_tokens, the engine's default budget is doubled until the simulator's own token limit
+  // (Simulator::TokenBatchLimit) admits the measured batch (SGLang's prefill rows ran 16,384
+  // tokens per device against its 8,192 default).
+  if (batch > 0 && row.max_num_tokens <= 0) {
+    const int budget = DefaultsOf(w.engine).max_num_tokens;  // 0: no budget (ideal engine)
+    for (int c = budget; c > 0 && c < (1 << 30); c *= 2) {
+      w.max_num_tokens = c;
+      if (Simulator(p).TokenBatchLimit(s) >= batch) break;
+    }
+  }
   Status st = CheckStrategy(p.model, gpus, s);
   if (!st.ok()) {
     out.strategy = ToText(s);
