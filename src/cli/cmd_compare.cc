@@ -13,10 +13,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/disagg_plan.h"
 #include "cli/output.h"
 #include "cli/launch.h"
 #include "cli/problem_flags.h"
@@ -40,6 +42,7 @@ struct CompareFlags {
   std::string out_dir = "./compare-out";
   std::string x_scale = "log";
   double oracle_seconds = 0;
+  std::string serving = "agg";  // serve mode: agg (one engine) or disagg (the joint space)
 };
 
 // Splits "rl,sa(t0=50,x=1),rw" on the commas outside parentheses.
@@ -305,6 +308,23 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   if (!problem.ok()) return Fail(problem.status());
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
+  if (f.serving != "agg" && f.serving != "disagg")
+    return Fail(fmt::format("--serving must be agg or disagg, got \"{}\"", f.serving));
+  if (f.serving == "disagg" && p.workload.mode != Mode::kServe)
+    return Fail(fmt::format("--serving disagg applies to --mode serve only (got --mode {})",
+                            ModeName(p.workload.mode)));
+  // --serving disagg: every searcher runs on the joint space (search/joint.h); the oracle is
+  // SolveDisaggExact.
+  std::optional<DisaggPlan> disagg;
+  std::unique_ptr<JointProblem> joint;
+  if (f.serving == "disagg") {
+    DisaggPlanRequest req;
+    req.mtp = f.problem.mtp;
+    StatusOr<DisaggPlan> d = PrepareDisaggregated(p, req);
+    if (!d.ok()) return Fail(d.status());
+    disagg = std::move(*d);
+    joint = std::make_unique<JointProblem>(*disagg->space);
+  }
   StatusOr<StrategySpace> space =
       StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
@@ -341,7 +361,21 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     const std::string label = of > 1 ? fmt::format("{} seed {}/{}", sr.key, seed + 1, of) : sr.key;
     ProgressObserver obs({label, StderrIsTerminal(), sr.name == "oracle" ? f.oracle_seconds : 0},
                          sink);
-    SearchResult r = (*s)->Search(sim, *space, f.budget, seed, &obs);
+    SearchResult r;
+    if (joint && sr.name == "oracle") {
+      const DisaggResult d = SolveDisaggExact(*disagg->space, &obs);
+      r.searcher = "oracle";
+      r.found = d.found;
+      if (d.found) r.eval = d.eval.AsEvaluation();
+      r.best_encoded = d.best_encoded;
+      r.wall_s = d.wall_s;
+      r.interrupted = d.interrupted;
+      r.note = d.note;
+    } else if (joint) {
+      r = (*s)->SearchEncoded(*joint, f.budget, seed, &obs);
+    } else {
+      r = (*s)->Search(sim, *space, f.budget, seed, &obs);
+    }
     obs.Finish();
     if (obs.deadline_hit() && !obs.interrupted()) sr.deadline_hit = true;
     if (r.interrupted) sr.interrupted = true;
@@ -544,6 +578,9 @@ Runner RegisterCompare(CLI::App& app) {
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
                   "time limit of the oracle in seconds (default 0 = none)")
       ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  cmd->add_option("--serving", f->serving,
+                  "serve mode: agg (default: one engine) or disagg (searchers and oracle on the "
+                  "disaggregated joint space)");
   return [f, cmd] { return RunCompare(*f, *cmd); };
 }
 

@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/disagg_plan.h"
 #include "cli/output.h"
 #include "cli/launch.h"
 #include "cli/problem_flags.h"
@@ -40,6 +41,10 @@ struct PlanFlags {
   std::string out;
   bool no_baselines = false;
   double oracle_seconds = 5;
+  // Serve mode: aggregated, disaggregated or both (auto); see disagg_plan.h.
+  std::string serving;
+  int prefill_gpus = 0;
+  bool kv_layerwise = false;
 };
 
 // ---------------------------------------------------------------- per-operator words
@@ -572,6 +577,140 @@ void PrintPlan(const PlanOutcome& o) {
   }
 }
 
+// ---------------------------------------------------------------- disaggregated serving
+
+// --serving: "agg", "disagg" or "auto" (the default in serve mode); only serve mode has a choice.
+StatusOr<std::string> ResolveServing(const PlanFlags& f, Mode mode) {
+  if (!f.serving.empty() && f.serving != "agg" && f.serving != "disagg" && f.serving != "auto")
+    return Status::InvalidArgument(
+        fmt::format("--serving must be agg, disagg or auto, got \"{}\"", f.serving));
+  if (mode != Mode::kServe) {
+    if (!f.serving.empty())
+      return Status::InvalidArgument(fmt::format(
+          "--serving {} applies to --mode serve only (got --mode {})", f.serving, ModeName(mode)));
+    if (f.prefill_gpus > 0 || f.kv_layerwise)
+      return Status::InvalidArgument(fmt::format(
+          "{} applies to --mode serve only (got --mode {})",
+          f.prefill_gpus > 0 ? "--prefill-gpus" : "--kv-layerwise", ModeName(mode)));
+    return std::string("agg");
+  }
+  const std::string s = f.serving.empty() ? "auto" : f.serving;
+  if (s == "agg" && (f.prefill_gpus > 0 || f.kv_layerwise))
+    return Status::InvalidArgument(fmt::format(
+        "{} describes a disaggregated deployment: use --serving disagg or auto",
+        f.prefill_gpus > 0 ? "--prefill-gpus" : "--kv-layerwise"));
+  return s;
+}
+
+DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
+  DisaggPlanRequest r;
+  r.search = f.search;
+  r.budget = f.budget;
+  r.seed = static_cast<uint64_t>(f.seed);
+  r.oracle_seconds = f.oracle_seconds;
+  r.no_baselines = f.no_baselines;
+  r.prefill_gpus = f.prefill_gpus;
+  r.layerwise = f.kv_layerwise;
+  r.mtp = f.problem.mtp;
+  return r;
+}
+
+int Emit(const PlanFlags& f, const json& j, const std::string& text, bool interrupted) {
+  if (!f.out.empty())
+    if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
+      return Fail(Status::IoError("--out " + st.message()));
+  if (f.json) fmt::print("{}\n", DumpJson(j));
+  else fmt::print("{}", text);
+  return interrupted ? InterruptExitCode() : kExitOk;
+}
+
+json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d) {
+  json j;
+  j["problem"] = ProblemJson(p);
+  j["serving"] = f.serving.empty() ? "auto" : f.serving;
+  j["searcher"] = f.search;
+  j["seed"] = f.seed;
+  j["budget"] = f.budget;
+  j["interrupted"] = d.interrupted;
+  return j;
+}
+
+int RunDisaggOnly(const PlanFlags& f, const Problem& p,
+                  std::chrono::steady_clock::time_point t0) {
+  InstallSigintHandler();
+  StatusOr<DisaggPlan> d = PlanDisaggregated(p, MakeDisaggRequest(f));
+  if (!d.ok()) return Fail(d.status());
+  json j = DisaggHeaderJson(f, p, *d);
+  j["best"] = DisaggBestJson(*d);
+  j["baselines"] = {{"aggregated", json()}};
+  j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string text = fmt::format("l2s plan: {}, disaggregated serving\n\n", ProblemSummary(p));
+  text += FormatDisaggPlan(p, *d, f.search);
+  return Emit(f, j, text, d->interrupted);
+}
+
+json AggSummaryJson(const PlanOutcome& o) {
+  if (!o.have_recommended) return json();
+  json b = StrategyEvalJson(o.recommended, o.recommended_eval);
+  b["ttft_ms"] = o.recommended_eval.ttft_s * 1e3;
+  b["tpot_ms"] = o.recommended_eval.tpot_s * 1e3;
+  b["found_by"] = o.recommended_source;
+  return b;
+}
+
+// --serving auto: the aggregated plan `o` is done; search the disaggregated one and return the
+// better, the other beside it.
+int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_failure,
+               std::chrono::steady_clock::time_point t0) {
+  const Problem& p = o.sim->problem();
+  StatusOr<DisaggPlan> d = PlanDisaggregated(p, MakeDisaggRequest(f));
+  if (!d.ok() && !o.have_recommended)
+    return Fail(Status::Invalid(fmt::format("aggregated: {}; disaggregated: {}", agg_failure,
+                                            d.status().message())));
+  const bool disagg_best =
+      d.ok() && d->found &&
+      (!o.have_recommended || d->eval.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu);
+  json j = PlanJson(o);
+  j["serving"] = "auto";
+  std::string text;
+  const double agg_v = o.have_recommended ? o.recommended_eval.tokens_per_s_per_gpu : 0.0;
+  if (disagg_best) {
+    json launch = j["launch"];
+    j["best"] = DisaggBestJson(*d);
+    j["baselines"]["aggregated"] = AggSummaryJson(o);
+    // The launch commands translate the aggregated plan; the disaggregated ones are wired by
+    // src/launch/ (issue 12).
+    j["launch"] = json();
+    j["launch_aggregated"] = launch;
+    text = fmt::format("l2s plan: {}, serving auto: disaggregated wins\n\n", ProblemSummary(p));
+    text += FormatDisaggPlan(p, *d, f.search);
+    text += "\nAggregated (one engine over all GPUs)\n";
+    text += o.have_recommended
+                ? fmt::format("  {:.2f} tokens/s per GPU, TTFT {:.1f} ms, TPOT {:.2f} ms: {}\n"
+                              "  disaggregated is {:.2f}x the aggregated plan\n",
+                              agg_v, o.recommended_eval.ttft_s * 1e3,
+                              o.recommended_eval.tpot_s * 1e3, ToText(o.recommended),
+                              d->eval.tokens_per_s_per_gpu / agg_v)
+                : fmt::format("  no valid plan: {}\n", agg_failure);
+  } else {
+    j["best"]["serving"] = "agg";
+    j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
+    if (!d.ok()) j["baselines"]["disaggregated_error"] = d.status().message();
+    if (!f.json) PrintPlan(o);
+    text = "\nServing auto: the aggregated plan above beats the disaggregated one below\n";
+    if (d.ok()) {
+      text += FormatDisaggPlan(p, *d, f.search);
+      if (d->found && agg_v > 0)
+        text += fmt::format("  disaggregated is {:.2f}x the aggregated plan\n",
+                            d->eval.tokens_per_s_per_gpu / agg_v);
+    } else {
+      text += fmt::format("  not available: {}\n", d.status().message());
+    }
+  }
+  j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Emit(f, j, text, o.interrupted || (d.ok() && d->interrupted));
+}
+
 int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
   const auto t0 = std::chrono::steady_clock::now();
@@ -591,6 +730,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
+  StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
+  if (!serving.ok()) return Fail(serving.status());
+  if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0);
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
   if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
   // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.
@@ -689,7 +831,11 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
                     : fmt::format("the {} searcher found no valid strategy; the plan is {}'s best",
                                   o.searcher, by);
   }
-  if (!o.have_recommended && !o.interrupted) return Fail(Status::Invalid(stats.Reason(p)));
+  std::string agg_failure;  // auto: the aggregated plan failed, the disaggregated one may not
+  if (!o.have_recommended && !o.interrupted) {
+    if (*serving != "auto") return Fail(Status::Invalid(stats.Reason(p)));
+    agg_failure = stats.Reason(p);
+  }
 
   if (o.have_recommended) {
     o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
@@ -700,6 +846,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
   const json j = PlanJson(o);
   // The file first: a reader of stdout that goes away (`| head`) must not cost the result.
   if (!f.out.empty())
@@ -731,6 +878,15 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
                   "time limit of the oracle comparison in seconds (default 5; 0 skips it)")
       ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  cmd->add_option("--serving", f->serving,
+                  "serve mode: agg (one engine), disagg (prefill and decode pools) or auto (both "
+                  "searched, the better returned; default)");
+  cmd->add_option("--prefill-gpus", f->prefill_gpus,
+                  "disaggregated: fix the pool split (GPUs of the prefill pool; the rest decode)")
+      ->check(CLI::Range(1, static_cast<int>(kMaxGpusFlag)));
+  cmd->add_flag("--kv-layerwise", f->kv_layerwise,
+                "disaggregated: the KV transfer is pipelined with the prefill layer by layer "
+                "(default: sent after the prefill, as SGLang, vLLM and Dynamo do)");
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 

@@ -81,9 +81,11 @@ struct Sample {
 // State of one search.
 class RlRun {
  public:
-  RlRun(const RlOptions& o, const StrategySpace& space, uint64_t seed, Objective* obj,
-        RlStats* stats)
-      : o_(o), space_(space), seed_(seed), obj_(obj), stats_(stats), rng_(SamplerSeed(seed)) {}
+  // space: obj->encoded_space(); sspace_: obj->strategy_space() (null over an encoded problem:
+  // relbatch, Megatron dims and canonical keys then do not apply).
+  RlRun(const RlOptions& o, uint64_t seed, Objective* obj, RlStats* stats)
+      : o_(o), space_(obj->encoded_space()), sspace_(obj->strategy_space()), seed_(seed),
+        obj_(obj), stats_(stats), rng_(SamplerSeed(seed)) {}
 
   Status Run();
 
@@ -102,7 +104,8 @@ class RlRun {
   void Sweep();
 
   const RlOptions& o_;
-  const StrategySpace& space_;
+  const EncodedSpace& space_;
+  const StrategySpace* sspace_;
   uint64_t seed_;
   Objective* obj_;
   RlStats* stats_;
@@ -129,7 +132,6 @@ class RlRun {
   std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
   int64_t last_improvement_ = 0;      // call at which the best elite last improved
-  int last_dim_ = 0;                  // first head after the operator dims
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -163,21 +165,19 @@ Status RlRun::Run() {
     k_ += sizes[h];
     max_size = std::max(max_size, sizes[h]);
     // Degrees and batch are ordered (powers of two or divisors, ascending).
-    ordinal_[h] = o_.ordinal && (h == StrategySpace::kPp || h == StrategySpace::kTp ||
-                                 h == StrategySpace::kEp || h == StrategySpace::kBatch);
+    ordinal_[h] = o_.ordinal && space_.ordinal(h);
   }
-  const std::vector<int>& batches = space_.batch_options();
+  const std::vector<int> batches = sspace_ != nullptr ? sspace_->batch_options() : std::vector<int>{};
   relbatch_ = o_.relbatch && batches.size() > 1 &&
               std::all_of(batches.begin(), batches.end(), [](int b) { return b > 0; });
   for (int b : batches) log2_batch_.push_back(b > 0 ? std::log2(static_cast<double>(b)) : 0.0);
   // Megatron's option of every operator-dim head (heads kFirstDim .. kFirstDim + ops - 1; the
   // heads after them, e.g. slots and overlap, are not dims and keep -1).
   megatron_.assign(num_heads_, -1);
-  last_dim_ = StrategySpace::kFirstDim + static_cast<int>(space_.searched_ops().size());
-  {
+  if (sspace_ != nullptr) {
     const auto dims = MegatronDims();
     const ModelSpec& model = obj_->sim().problem().model;
-    const std::vector<Op>& ops = space_.searched_ops();
+    const std::vector<Op>& ops = sspace_->searched_ops();
     for (size_t i = 0; i < ops.size(); ++i) {
       const int h = StrategySpace::kFirstDim + static_cast<int>(i);
       if (!ModelHasOp(model, ops[i])) continue;
@@ -295,7 +295,7 @@ void RlRun::BuildObservation() {
 // nearest option in log2: changing tp then moves along the memory ridge instead of off it.
 int RlRun::EliteTarget(const Elite& e, int h, std::span<const int> prefix) const {
   if (h != StrategySpace::kBatch || !relbatch_) return e.idx[h];
-  const std::vector<int>& tps = space_.tp_options();
+  const std::vector<int>& tps = sspace_->tp_options();
   const double shift = std::log2(static_cast<double>(tps[prefix[StrategySpace::kTp]])) -
                        std::log2(static_cast<double>(tps[e.idx[StrategySpace::kTp]]));
   const double want = log2_batch_[e.idx[h]] + shift;
@@ -409,9 +409,9 @@ void RlRun::Propose() {
 // operator had no effect in the elite points at Megatron's choice, so a tp = 1 -> 2 move lands on
 // Megatron's dims instead of on whatever dims the tp = 1 elite happened to carry.
 const std::vector<int>& RlRun::EliteKey() {
-  if (!o_.canonical) return action_;
-  const Strategy c = Canonical(obj_->sim().problem().model, space_.Decode(action_));
-  if (!space_.Encode(c, &canon_)) return action_;
+  if (!o_.canonical || sspace_ == nullptr) return action_;
+  const Strategy c = Canonical(obj_->sim().problem().model, sspace_->Decode(action_));
+  if (!sspace_->Encode(c, &canon_)) return action_;
   return canon_;
 }
 
@@ -447,15 +447,15 @@ void RlRun::UpdateElites(double v) {
 void RlRun::Sweep() {
   ++stats_->sweeps;
   const Elite base = elites_.front();
-  std::vector<int> heads = {StrategySpace::kPp, StrategySpace::kTp, StrategySpace::kEp,
-                            StrategySpace::kBatch, StrategySpace::kSp};
-  for (int h = last_dim_; h < num_heads_; ++h) heads.push_back(h);
+  std::vector<int> heads;  // pp, tp, ep, batch, sp and the heads after the dims (slots, ...)
+  for (int h = 0; h < num_heads_; ++h)
+    if (space_.structural(h)) heads.push_back(h);
   std::vector<std::vector<int>> cands;
   auto add = [&](std::vector<int> c, bool batch_set) {
     if (!batch_set && relbatch_ && c[StrategySpace::kTp] != base.idx[StrategySpace::kTp]) {
       c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
     }
-    if (c == base.idx || !space_.Check(space_.Decode(c)).ok()) return;
+    if (c == base.idx || !space_.Valid(c)) return;
     cands.push_back(std::move(c));
   };
   for (size_t a = 0; a < heads.size(); ++a) {
@@ -696,10 +696,20 @@ std::string RlSpecText(const RlOptions& o) {
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                                 uint64_t seed, Observer* observer) {
   Objective obj(sim, space, budget, observer);
+  return Run(obj, seed);
+}
+
+SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,
+                                       uint64_t seed, Observer* observer) {
+  Objective obj(problem, budget, observer);
+  return Run(obj, seed);
+}
+
+SearchResult RlSearcher::Run(Objective& obj, uint64_t seed) {
   stats_ = RlStats{};
   std::string note;
   if (!obj.Done()) {
-    RlRun run(options_, space, seed, &obj, &stats_);
+    RlRun run(options_, seed, &obj, &stats_);
     Status st = run.Run();
     if (!st.ok()) note = "rl stopped early: " + st.message();
   }

@@ -127,11 +127,14 @@ class RlSearcher final : public Searcher {
   std::string name() const override { return RlSpecText(options_); }
   SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                       uint64_t seed, Observer* observer) override;
+  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
+                             Observer* observer) override;
 
   const RlOptions& options() const { return options_; }
   const RlStats& last_stats() const { return stats_; }
 
  private:
+  SearchResult Run(Objective& obj, uint64_t seed);
   RlOptions options_;
   RlStats stats_;
 };

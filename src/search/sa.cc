@@ -24,6 +24,17 @@ class SaSearcher : public Searcher {
   SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                       uint64_t seed, Observer* observer) override {
     Objective obj(sim, space, budget, observer);
+    return Run(obj, seed);
+  }
+  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
+                             Observer* observer) override {
+    Objective obj(problem, budget, observer);
+    return Run(obj, seed);
+  }
+
+ private:
+  SearchResult Run(Objective& obj, uint64_t seed) {
+    const EncodedSpace& space = obj.encoded_space();
     Rng rng(seed);
     MaskedSampler sampler(space);
     std::vector<int> cur, cand;

@@ -1,4 +1,4 @@
-// Masked sampling over a StrategySpace, shared by the baselines: every proposal they make is
+// Masked sampling over an encoded space (a StrategySpace or the disaggregated joint space), shared by the baselines: every proposal they make is
 // structurally valid (StrategySpace::Mask's guarantee). Deterministic for a seed on every
 // platform (std::mt19937_64 is fully specified; no std::*_distribution, whose algorithms are
 // implementation-defined).
@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "strategy/space.h"
+#include "strategy/encoded_space.h"
 
 namespace l2s {
 
@@ -27,7 +27,7 @@ class Rng {
 
 class MaskedSampler {
  public:
-  explicit MaskedSampler(const StrategySpace& space) : space_(space) {}
+  explicit MaskedSampler(const EncodedSpace& space) : space_(space) {}
 
   // True when option idx[h] of head h is valid given heads 0..h-1 of idx.
   bool Valid(std::span<const int> idx, int h);
@@ -53,7 +53,7 @@ class MaskedSampler {
   // Uniform option allowed by mask_ other than `exclude` (-1: none excluded); -1 if none.
   int PickValid(Rng& rng, int exclude);
 
-  const StrategySpace& space_;
+  const EncodedSpace& space_;
   std::vector<uint8_t> mask_;
   std::vector<int> movable_;
 };

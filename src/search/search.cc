@@ -16,16 +16,27 @@ namespace l2s {
 
 Objective::Objective(const Simulator& sim, const StrategySpace& space, int64_t budget,
                      Observer* observer)
-    : sim_(sim),
-      space_(space),
+    : sim_(&sim),
+      space_(&space),
       budget_(budget < 0 ? 0 : budget),
       observer_(observer),
       start_(std::chrono::steady_clock::now()) {}
 
+Objective::Objective(const EncodedProblem& problem, int64_t budget, Observer* observer)
+    : problem_(&problem),
+      budget_(budget < 0 ? 0 : budget),
+      observer_(observer),
+      start_(std::chrono::steady_clock::now()) {}
+
+const EncodedSpace& Objective::encoded_space() const {
+  if (problem_ != nullptr) return problem_->space();
+  return *space_;
+}
+
 const Evaluation& Objective::Evaluate(const Strategy& s) {
-  assert(!Done());
+  assert(!Done() && sim_ != nullptr);
   ++calls_;
-  last_ = sim_.Evaluate(s);
+  last_ = sim_->Evaluate(s);
   const double v = Value(last_);
   // Strictly better valid value replaces the best; ties keep the earlier strategy.
   if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {
@@ -43,17 +54,37 @@ const Evaluation& Objective::Evaluate(const Strategy& s) {
 }
 
 const Evaluation& Objective::EvaluateEncoded(std::span<const int> idx) {
-  scratch_ = space_.Decode(idx);
-  return Evaluate(scratch_);
+  if (problem_ == nullptr) {
+    scratch_ = space_->Decode(idx);
+    return Evaluate(scratch_);
+  }
+  assert(!Done());
+  ++calls_;
+  last_ = problem_->Evaluate(idx);
+  const double v = Value(last_);
+  if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {
+    has_best_ = true;
+    best_idx_.assign(idx.begin(), idx.end());
+    best_eval_ = last_;
+    trace_.push_back(TracePoint{calls_, v});
+  }
+  if (observer_ != nullptr) {
+    observer_->OnProgress(calls_, budget_, best_value());
+    if (observer_->Cancelled()) cancelled_ = true;
+  }
+  return last_;
 }
 
 SearchResult Objective::Finish(std::string searcher) const {
   SearchResult r;
   r.searcher = std::move(searcher);
   r.found = has_best_;
-  if (has_best_) {
+  if (has_best_ && problem_ != nullptr) {
+    r.best_encoded = best_idx_;
+    r.eval = best_eval_;
+  } else if (has_best_) {
     // Equivalent choices (dims over one-GPU groups, sp at tp=1) are reported canonically.
-    r.best = Canonical(sim_.problem().model, best_);
+    r.best = Canonical(sim_->problem().model, best_);
     r.eval = best_eval_;
   }
   r.calls = calls_;
@@ -61,6 +92,17 @@ SearchResult Objective::Finish(std::string searcher) const {
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   r.interrupted = cancelled_;
   r.trace = trace_;
+  return r;
+}
+
+SearchResult Searcher::SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
+                                     Observer* observer) {
+  (void)problem; (void)budget; (void)seed; (void)observer;
+  SearchResult r;
+  r.searcher = name();
+  r.note = fmt::format("searcher '{}' needs a strategy space; it does not search an encoded "
+                       "(joint) space",
+                       name());
   return r;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <span>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,10 +17,21 @@
 
 #include "common/status.h"
 #include "sim/simulator.h"
+#include "strategy/encoded_space.h"
 #include "strategy/space.h"
 #include "strategy/strategy.h"
 
 namespace l2s {
+
+// A search problem over an abstract encoded space (for example the disaggregated joint space,
+// search/joint.h): the space and the evaluation of one of its points. The Evaluation's
+// tokens_per_s_per_gpu is the figure of merit, verdict says whether the point is valid.
+class EncodedProblem {
+ public:
+  virtual ~EncodedProblem() = default;
+  virtual const EncodedSpace& space() const = 0;
+  virtual Evaluation Evaluate(std::span<const int> idx) const = 0;
+};
 
 // Progress sink and cancellation source (progress bar, Ctrl-C).
 class Observer {
@@ -52,12 +64,16 @@ struct SearchResult {
   bool interrupted = false;
   std::vector<TracePoint> trace;  // monotone increasing values, ends at eval.tokens_per_s_per_gpu
   std::string note;               // e.g. "space of 1.2e9 strategies solved exactly"
+  std::vector<int> best_encoded;  // SearchEncoded only: the encoding of the best point
 };
 
 // The budgeted view of the simulator that searchers use.
 class Objective {
  public:
   Objective(const Simulator& sim, const StrategySpace& space, int64_t budget, Observer* observer);
+  // Over an abstract encoded problem: only EvaluateEncoded may be called, sim() and space() may
+  // not; Finish fills best_encoded (best is left default).
+  Objective(const EncodedProblem& problem, int64_t budget, Observer* observer);
 
   // Evaluates one proposal, charging one call. Must not be called once Done().
   const Evaluation& Evaluate(const Strategy& s);
@@ -75,15 +91,20 @@ class Objective {
   const Strategy& best() const { return best_; }
   const Evaluation& best_eval() const { return best_eval_; }
   double best_value() const { return has_best_ ? best_eval_.tokens_per_s_per_gpu : 0.0; }
-  const Simulator& sim() const { return sim_; }
-  const StrategySpace& space() const { return space_; }
+  const Simulator& sim() const { return *sim_; }
+  const StrategySpace& space() const { return *space_; }
+  // The space searchers sample from (the StrategySpace, or the encoded problem's space).
+  const EncodedSpace& encoded_space() const;
+  // Null for an objective over an EncodedProblem.
+  const StrategySpace* strategy_space() const { return space_; }
 
   // Fills the common fields of a result (best, eval, calls, trace, wall time, interrupted).
   SearchResult Finish(std::string searcher) const;
 
  private:
-  const Simulator& sim_;
-  const StrategySpace& space_;
+  const Simulator* sim_ = nullptr;
+  const StrategySpace* space_ = nullptr;
+  const EncodedProblem* problem_ = nullptr;
   int64_t budget_;
   Observer* observer_;
   int64_t calls_ = 0;
@@ -92,6 +113,7 @@ class Objective {
   Strategy best_;
   Evaluation best_eval_;
   Evaluation last_;
+  std::vector<int> best_idx_;  // encoded problems: encoding of best_
   std::vector<TracePoint> trace_;
   std::chrono::steady_clock::time_point start_;
   Strategy scratch_;
@@ -118,6 +140,10 @@ class Searcher {
   // searchers — megatron, default, oracle — report their own evaluation count).
   virtual SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                               uint64_t seed, Observer* observer) = 0;
+  // The same over an abstract encoded problem (the disaggregated joint space). Searchers that
+  // need a strategy space (megatron, default, oracle) return found = false with a note saying so.
+  virtual SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget,
+                                     uint64_t seed, Observer* observer);
 };
 
 // Names accepted by MakeSearcher: rl, sa, rw, random, ga, megatron, default, oracle.

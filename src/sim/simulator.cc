@@ -298,7 +298,7 @@ void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
     case Mode::kDecode:
       sh->decode_seqs = batch;
       sh->decode_kv_len = static_cast<double>(w.context);
-      sh->kv_hold_len = static_cast<double>(w.context);
+      sh->kv_hold_len = static_cast<double>(w.kv_hold > 0 ? w.kv_hold : w.context);
       break;
     case Mode::kPrefill:
       sh->prefill_seqs = batch;

@@ -52,6 +52,9 @@ double DefaultMtpAccept(int mtp);
 struct Workload {
   Mode mode = Mode::kDecode;
   int64_t context = 16384;  // decode: KV length each generated token attends
+  int64_t kv_hold = 0;      // decode: KV tokens each sequence reserves in memory (0 = context);
+                            // the decode pool of a disaggregated plan attends the average
+                            // context isl + osl/2 but reserves isl + osl (sim/disagg.h)
   int64_t isl = 1024;       // prefill / serve: prompt length
   int64_t osl = 1024;       // serve: output length
   DType weight = DType::kBF16;
@@ -124,6 +127,12 @@ class Simulator {
   explicit Simulator(Problem problem);
 
   const Problem& problem() const { return p_; }
+  // Replaces the workload's SLOs (ms; 0 = none). Nothing the constructor precomputes depends on
+  // them: the disaggregated oracle (search/joint.h) re-solves one pool at several limits.
+  void SetSlo(double ttft_ms, double tpot_ms) {
+    p_.workload.ttft_ms = ttft_ms;
+    p_.workload.tpot_ms = tpot_ms;
+  }
 
   // Evaluates a strategy; strategy.batch == 0 chooses the best batch (throughput within memory
   // and SLOs). Allocation-free.

@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "hw/hw.h"
 #include "model/model.h"
+#include "strategy/encoded_space.h"
 #include "strategy/strategy.h"
 
 namespace l2s {
@@ -83,17 +84,17 @@ struct SpaceOptions {
   std::vector<int> mtp = {0};
 };
 
-class StrategySpace {
+class StrategySpace final : public EncodedSpace {
  public:
   static StatusOr<StrategySpace> Make(const ModelSpec& m, int num_gpus, const SpaceOptions& opt = {});
 
   enum Head : int { kPp = 0, kTp = 1, kEp = 2, kBatch = 3, kSp = 4, kFirstDim = 5 };
 
-  int num_heads() const { return static_cast<int>(head_sizes_.size()); }
-  int head_size(int h) const { return head_sizes_[h]; }
-  const std::vector<int>& head_sizes() const { return head_sizes_; }
-  std::string head_name(int h) const;             // "pp", "tp", "ep", "batch", "sp", "attn_qkv"...
-  std::string option_name(int h, int i) const;    // "8", "auto", "on", "dim1", ...
+  int num_heads() const override { return static_cast<int>(head_sizes_.size()); }
+  int head_size(int h) const override { return head_sizes_[h]; }
+  const std::vector<int>& head_sizes() const override { return head_sizes_; }
+  std::string head_name(int h) const override;           // "pp", "tp", "ep", "batch", "sp", "attn_qkv"...
+  std::string option_name(int h, int i) const override;  // "8", "auto", "on", "dim1", ...
   const std::vector<Op>& searched_ops() const { return ops_; }  // op of head kFirstDim + i
   const std::vector<int>& pp_options() const { return pp_; }
   const std::vector<int>& tp_options() const { return tp_; }
@@ -118,10 +119,19 @@ class StrategySpace {
   // Valid options of head h given the earlier heads prefix[0..h). out.size() == head_size(h);
   // out[i] = 1 if option i keeps the strategy completable to a structurally valid one.
   // Guarantee: choosing every head from its mask in order yields Check(...).ok().
-  void Mask(std::span<const int> prefix, int h, std::span<uint8_t> out) const;
+  void Mask(std::span<const int> prefix, int h, std::span<uint8_t> out) const override;
 
-  double Size() const;        // product of head sizes (all combinations)
+  double Size() const override;  // product of head sizes (all combinations)
   double CountValid() const;  // structurally valid combinations (exact)
+
+  // EncodedSpace: Check(Decode(idx)).ok(); pp, tp, ep and batch are ordinal; every head but the
+  // operator dims is structural.
+  bool Valid(std::span<const int> idx) const override { return Check(Decode(idx)).ok(); }
+  bool ordinal(int h) const override { return h == kPp || h == kTp || h == kEp || h == kBatch; }
+  bool structural(int h) const override {
+    return h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size());
+  }
+  const ModelSpec& model() const { return *model_; }
 
  private:
   const ModelSpec* model_ = nullptr;  // not owned; must outlive the space

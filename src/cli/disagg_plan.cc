@@ -1,0 +1,262 @@
+// The disaggregated half of `l2s plan` (disagg_plan.h).
+#include "cli/disagg_plan.h"
+
+#include <fmt/core.h>
+
+#include "cli/launch.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "search/oracle.h"
+
+namespace l2s::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& serve,
+                                                               const DisaggPlanRequest& req) {
+  std::vector<std::unique_ptr<DisaggModel>> out;
+  DisaggSetup setup = SharedSetup(serve);
+  setup.layerwise = req.layerwise;
+  const ClusterSpec& c = serve.cluster;
+  if (req.prefill_gpus > 0) {
+    // A fixed split: two pools of the cluster's GPUs, the KV crossing the scale-out network
+    // (each pool is its own set of NVLink domains).
+    const int decode_gpus = c.num_gpus - req.prefill_gpus;
+    if (decode_gpus < 1)
+      return Status::InvalidArgument(fmt::format(
+          "--prefill-gpus {} leaves no GPU for decode: the cluster has {}", req.prefill_gpus,
+          c.num_gpus));
+    StatusOr<ClusterSpec> pp = ResizeCluster(c, req.prefill_gpus);
+    if (!pp.ok()) return Status::InvalidArgument("--prefill-gpus: " + pp.status().message());
+    StatusOr<ClusterSpec> dp = ResizeCluster(c, decode_gpus);
+    if (!dp.ok())
+      return Status::InvalidArgument(fmt::format("--prefill-gpus {}: the {} decode GPUs: {}",
+                                                 req.prefill_gpus, decode_gpus,
+                                                 dp.status().message()));
+    setup.prefill_pool = *pp;
+    setup.decode_pool = *dp;
+    setup.shared = false;
+    setup.prefill_pool_name = "prefill";
+    setup.decode_pool_name = "decode";
+    setup.cross = KvLink{false, c.scaleout_bw, c.scaleout_latency};
+  }
+  StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(setup));
+  if (!m.ok()) return m.status();
+  out.push_back(std::move(*m));
+  return out;
+}
+
+std::string StrategyShort(const Strategy& s) {
+  std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={}", s.pp, s.tp, s.dp, s.ep, s.batch);
+  if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
+  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
+  return out;
+}
+
+json PoolJson(const DisaggSetup& st, const PoolPlan& p, bool prefill) {
+  json j;
+  j["strategy"] = ToText(p.strategy);
+  j["instances"] = p.instances;
+  j["gpus_per_instance"] = p.gpus_per_instance;
+  j["gpu"] = prefill ? st.prefill_pool.gpu.name : st.decode_pool.gpu.name;
+  if (!st.shared) j["pool"] = prefill ? st.prefill_pool_name : st.decode_pool_name;
+  j["batch"] = p.eval.batch;
+  j["capacity_requests_per_s"] = p.capacity_rps;
+  j["spare_capacity"] = p.spare;
+  if (prefill) {
+    j["input_tokens_per_s_per_instance"] = p.eval.tokens_per_s;
+    j["prefill_latency_ms"] = p.eval.ttft_s * 1e3;
+  } else {
+    j["output_tokens_per_s_per_instance"] = p.eval.tokens_per_s;
+    j["tpot_ms"] = p.eval.tpot_s * 1e3;
+    j["mtp"] = p.strategy.mtp;
+  }
+  j["memory_per_gpu_gib"] = p.eval.mem_bytes / kGiB;
+  return j;
+}
+
+}  // namespace
+
+StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req) {
+  DisaggPlan d;
+  {
+    StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req);
+    if (!models.ok()) return models.status();
+    d.models = std::move(*models);
+  }
+  // Strategy-space options of each role, as plan's aggregated space (launch.h).
+  const DisaggModel& m0 = *d.models.front();
+  StatusOr<Problem> pp = PrefillProblem(serve, m0.setup().prefill_pool, m0.setup().prefill_pool.num_gpus);
+  StatusOr<Problem> dp = DecodeProblem(serve, m0.setup().decode_pool, m0.setup().decode_pool.num_gpus);
+  if (!pp.ok()) return pp.status();
+  if (!dp.ok()) return dp.status();
+  std::vector<const DisaggModel*> raw;
+  for (const auto& m : d.models) raw.push_back(m.get());
+  StatusOr<std::unique_ptr<JointSpace>> space =
+      JointSpace::Make(raw, PlanSpaceOptions(*pp), PlanSpaceOptions(*dp, req.mtp));
+  if (!space.ok()) return Status::InvalidArgument("disaggregated plan: " + space.status().message());
+  d.space = std::move(*space);
+  {
+    std::vector<uint8_t> mask(d.space->head_size(0));
+    d.space->Mask({}, 0, mask);
+    if (std::find(mask.begin(), mask.end(), 1) == mask.end())
+      return Status::InvalidArgument(fmt::format(
+          "disaggregated plan: no pool split leaves both pools a structurally valid strategy for "
+          "{} (prefill pool {} GPUs, decode pool {} GPUs)",
+          serve.model.name, m0.setup().prefill_pool.num_gpus, m0.setup().decode_pool.num_gpus));
+  }
+  return d;
+}
+
+StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req) {
+  StatusOr<DisaggPlan> prepared = PrepareDisaggregated(serve, req);
+  if (!prepared.ok()) return prepared.status();
+  DisaggPlan d = std::move(*prepared);
+  JointProblem problem(*d.space);
+  StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
+  if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
+  {
+    ProgressObserver obs({"disaggregated search " + req.search, StderrIsTerminal(), 0});
+    d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, &obs);
+    obs.Finish();
+  }
+  d.interrupted = InterruptRequested();
+  if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
+  if (!d.interrupted && !req.no_baselines && req.oracle_seconds > 0) {
+    ProgressObserver obs({"disaggregated oracle", StderrIsTerminal(), req.oracle_seconds});
+    d.oracle = SolveDisaggExact(*d.space, &obs, &d.oracle_stats);
+    obs.Finish();
+    d.oracle_ran = true;
+    d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
+    d.interrupted = InterruptRequested();
+  }
+  auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
+    if (!e.valid()) return;
+    if (d.found && !(e.tokens_per_s_per_gpu > d.eval.tokens_per_s_per_gpu)) return;
+    d.found = true;
+    d.found_by = by;
+    d.best = p;
+    d.eval = e;
+  };
+  if (d.search.found) consider("search", d.space->Decode(d.search.best_encoded), d.search_eval);
+  if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
+  if (!d.found && !d.interrupted) {
+    std::string why = d.oracle_ran && d.oracle_status == "solved" ? d.oracle.why_none : "";
+    if (why.empty()) why = d.search.note.empty() ? "the search found no valid deployment" : d.search.note;
+    return Status::Invalid("no disaggregated deployment is valid: " + why);
+  }
+  return d;
+}
+
+json DisaggSummaryJson(const DisaggPlan& d) {
+  if (!d.found) return json();
+  json j;
+  j["prefill"] = fmt::format("{} x {} GPUs: {}", d.eval.prefill.instances,
+                             d.eval.prefill.gpus_per_instance, ToText(d.best.prefill));
+  j["decode"] = fmt::format("{} x {} GPUs: {}", d.eval.decode.instances,
+                            d.eval.decode.gpus_per_instance, ToText(d.best.decode));
+  j["tokens_per_s_per_gpu"] = d.eval.tokens_per_s_per_gpu;
+  j["ttft_ms"] = d.eval.ttft_s * 1e3;
+  j["tpot_ms"] = d.eval.tpot_s * 1e3;
+  return j;
+}
+
+json DisaggBestJson(const DisaggPlan& d) {
+  if (!d.found) return json();
+  const DisaggEvaluation& e = d.eval;
+  const DisaggSetup& st = d.models[d.best.model]->setup();
+  json j;
+  j["serving"] = "disagg";
+  j["found_by"] = d.found_by;
+  j["prefill"] = PoolJson(st, e.prefill, true);
+  j["decode"] = PoolJson(st, e.decode, false);
+  j["kv_transfer_ms"] = e.kv_exposed_s * 1e3;
+  j["kv_transfer_full_ms"] = e.kv_transfer_s * 1e3;
+  j["kv_bytes_per_prompt"] = e.kv_bytes_per_prompt;
+  j["kv_link"] = e.link.nvlink ? "nvlink" : "scale-out";
+  j["kv_layerwise"] = st.layerwise;
+  j["ttft_ms"] = e.ttft_s * 1e3;
+  j["tpot_ms"] = e.tpot_s * 1e3;
+  j["decode_step_ms"] = e.decode_step_s * 1e3;
+  j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["requests_per_s"] = e.rate_rps;
+  j["gpus_used"] = e.gpus_used;
+  j["gpus"] = e.total_gpus;
+  j["bottleneck"] = e.bottleneck;
+  json s;
+  s["searcher"] = d.search.searcher;
+  s["calls"] = d.search.calls;
+  s["wall_s"] = d.search.wall_s;
+  s["tokens_per_s_per_gpu"] = d.search.found ? json(d.search_eval.tokens_per_s_per_gpu) : json();
+  s["note"] = d.search.note;
+  j["search"] = s;
+  json o;
+  o["status"] = d.oracle_status;
+  const bool solved = d.oracle_status == "solved" && d.oracle.found;
+  o["tokens_per_s_per_gpu"] = solved ? json(d.oracle.eval.tokens_per_s_per_gpu) : json();
+  o["search_fraction"] = solved && d.search.found
+                             ? json(d.search_eval.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu)
+                             : json();
+  o["wall_s"] = d.oracle_ran ? json(d.oracle.wall_s) : json();
+  o["pool_solves"] = d.oracle_stats.pool_solves;
+  o["note"] = d.oracle_ran ? json(d.oracle.note) : json();
+  j["oracle"] = o;
+  return j;
+}
+
+std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const std::string& searcher) {
+  if (!d.found) return "no valid disaggregated deployment found before the interruption\n";
+  const DisaggEvaluation& e = d.eval;
+  const DisaggSetup& st = d.models[d.best.model]->setup();
+  std::string out = fmt::format("Disaggregated plan (found by {})\n",
+                                d.found_by == "oracle" ? std::string("the oracle")
+                                                       : fmt::format("the {} searcher", searcher));
+  auto pool = [&](const char* role, const PoolPlan& p, const ClusterSpec& c, const std::string& name) {
+    return fmt::format("  {:<8} {} instance{} x {} {} GPUs{}: {}\n", role, p.instances,
+                       p.instances == 1 ? "" : "s", p.gpus_per_instance, c.gpu.name,
+                       st.shared ? "" : fmt::format(" (pool {})", name), StrategyShort(p.strategy));
+  };
+  out += pool("prefill", e.prefill, st.prefill_pool, st.prefill_pool_name);
+  out += fmt::format(
+      "           {:.3f} requests/s per instance ({} input tokens/s), prefill latency {:.1f} ms, "
+      "{:.1f}% capacity spare\n",
+      e.prefill.capacity_rps, Thousands(e.prefill.eval.tokens_per_s), e.prefill.eval.ttft_s * 1e3,
+      100 * e.prefill.spare);
+  out += pool("decode", e.decode, st.decode_pool, st.decode_pool_name);
+  out += fmt::format(
+      "           {:.3f} requests/s per instance ({} output tokens/s), TPOT {:.2f} ms, {:.1f}% "
+      "capacity spare\n",
+      e.decode.capacity_rps, Thousands(e.decode.eval.tokens_per_s), e.decode.eval.tpot_s * 1e3,
+      100 * e.decode.spare);
+  out += fmt::format("  GPUs     {} used of {}\n", e.gpus_used, e.total_gpus);
+  out += fmt::format(
+      "  KV       {:.1f} MB per {}-token prompt over {} ({:.0f} GB/s per GPU): {:.2f} ms{}\n",
+      e.kv_bytes_per_prompt / 1e6, serve.workload.isl, e.link.nvlink ? "NVLink" : "the scale-out network",
+      e.link.bw / 1e9, e.kv_transfer_s * 1e3,
+      st.layerwise ? fmt::format(", {:.2f} ms exposed (layer-wise)", e.kv_exposed_s * 1e3)
+                   : std::string(", after the prefill"));
+  out += fmt::format("  TTFT     {:.1f} ms = prefill {:.1f} + KV transfer {:.2f} + one decode step {:.2f}\n",
+                     e.ttft_s * 1e3, e.prefill.eval.ttft_s * 1e3, e.kv_exposed_s * 1e3,
+                     e.decode_step_s * 1e3);
+  out += fmt::format("  TPOT     {:.2f} ms\n", e.tpot_s * 1e3);
+  out += fmt::format(
+      "  throughput {:.2f} tokens/s per GPU over all {} GPUs ({} tokens/s, {:.2f} requests/s); "
+      "bound by {}\n",
+      e.tokens_per_s_per_gpu, e.total_gpus, Thousands(e.tokens_per_s), e.rate_rps, e.bottleneck);
+  out += fmt::format("  search {}: {} calls, {}\n", searcher, d.search.calls,
+                     d.search.found ? fmt::format("{:.2f} tokens/s per GPU", d.search_eval.tokens_per_s_per_gpu)
+                                    : std::string("no valid deployment"));
+  if (d.oracle_status == "solved" && d.oracle.found)
+    out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s; this plan is {:.1f}%\n",
+                       d.oracle.eval.tokens_per_s_per_gpu, d.oracle.wall_s,
+                       100 * e.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu);
+  else if (d.oracle_status == "skipped")
+    out += fmt::format("  oracle: skipped after {:.1f} s (--oracle-seconds)\n", d.oracle.wall_s);
+  return out;
+}
+
+}  // namespace l2s::cli

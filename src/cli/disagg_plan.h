@@ -1,0 +1,59 @@
+// `l2s plan --serving disagg|auto`: the disaggregated half of plan (docs/PLAN.md
+// "Disaggregated serving"). cmd_plan.cc runs the aggregated plan as before and calls these to
+// search the joint space (search/joint.h), format it and merge the two into one answer.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "search/joint.h"
+#include "sim/disagg.h"
+
+namespace l2s::cli {
+
+struct DisaggPlanRequest {
+  std::string search = "rl";   // searcher spec for the joint space
+  int64_t budget = 4000;
+  uint64_t seed = 0;
+  double oracle_seconds = 5;   // 0: no oracle
+  bool no_baselines = false;   // skips the oracle too
+  int prefill_gpus = 0;        // > 0: the user fixes the pool split (prefill GPUs, rest decode)
+  bool layerwise = false;      // KV transfer pipelined with the prefill layer by layer
+  int mtp = -1;                // --mtp (decode role); -1 = searched 0..3 where the model has MTP
+};
+
+struct DisaggPlan {
+  std::vector<std::unique_ptr<DisaggModel>> models;  // one per pool assignment
+  std::unique_ptr<JointSpace> space;
+  SearchResult search;          // the searcher's result on the joint space
+  DisaggEvaluation search_eval;
+  bool oracle_ran = false;
+  DisaggResult oracle;
+  DisaggOracleStats oracle_stats;
+  std::string oracle_status = "not run";  // "solved", "skipped", "not run"
+  bool found = false;           // the recommended plan (best of search and oracle)
+  std::string found_by;         // "search" or "oracle"
+  JointSpace::Point best;
+  DisaggEvaluation eval;
+  bool interrupted = false;
+};
+
+// Builds the setups and the joint space only (no search): for `l2s compare --serving disagg`.
+StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
+// Builds the setups for the serve problem (the pool split when fixed), searches the joint space
+// and runs the oracle. Errors: bad split / no valid strategy for a pool (InvalidArgument, one
+// line), nothing meets the SLOs (Invalid, one line naming the binding limit).
+StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
+
+// JSON of a disaggregated plan (best.* fields of docs/PLAN.md).
+nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
+// The short comparison object (strategy texts, tokens/s per GPU, latencies).
+nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
+// Readable section (ends with a newline).
+std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const std::string& searcher);
+
+}  // namespace l2s::cli

@@ -1,0 +1,178 @@
+// The disaggregated joint space and its oracle (search/joint.h): the oracle against a slow
+// reference that evaluates every prefill and every decode strategy of every size, masked
+// sampling stays valid, and the metaheuristics run on the joint space through SearchEncoded.
+#include "search/joint.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "search/sampling.h"
+#include "search/test_util.h"
+
+namespace l2s {
+namespace {
+
+using testing::MakeProblem;
+using testing::TinyDense;
+using testing::TinyMla;
+
+struct Fixture {
+  std::unique_ptr<DisaggModel> model;
+  std::unique_ptr<JointSpace> space;
+};
+
+Fixture Make(Problem serve) {
+  Fixture f;
+  f.model = std::move(DisaggModel::Make(SharedSetup(serve))).value();
+  SpaceOptions o;
+  o.max_batch = serve.workload.max_batch;
+  o.search_sp = false;
+  SpaceOptions dec = o;
+  if (serve.model.mtp_layers > 0) dec.mtp = {0, 1};
+  f.space = std::move(JointSpace::Make({f.model.get()}, o, dec)).value();
+  return f;
+}
+
+// Every structurally valid point of a StrategySpace, by depth-first enumeration under the mask.
+void ForEachPoint(const StrategySpace& s, const std::function<void(const Strategy&)>& fn) {
+  std::vector<int> idx(s.num_heads(), 0);
+  std::vector<uint8_t> m;
+  std::function<void(int)> rec = [&](int h) {
+    if (h == s.num_heads()) {
+      fn(s.Decode(idx));
+      return;
+    }
+    m.assign(s.head_size(h), 0);
+    s.Mask(std::span<const int>(idx.data(), h), h, m);
+    const std::vector<uint8_t> mine = m;
+    for (int i = 0; i < s.head_size(h); ++i) {
+      if (!mine[i]) continue;
+      idx[h] = i;
+      rec(h + 1);
+    }
+  };
+  rec(0);
+}
+
+// The reference: every (gp, gd) pair and every valid decode strategy, paired with the prefill
+// strategy of highest capacity among all valid ones whose latency fits the TTFT the decode step
+// and the KV transfer leave (every prefill evaluation, sorted by latency, prefix maxima).
+double BruteForce(const Fixture& f) {
+  const DisaggModel& dm = *f.model;
+  const Workload& w = dm.setup().serve.workload;
+  struct Pre { double lat, cap; Strategy s; Evaluation e; };
+  double best = 0;
+  for (int gp : dm.prefill_sizes()) {
+    const StrategySpace* ps = f.space->PrefillSpace(0, gp);
+    if (ps == nullptr) continue;
+    std::vector<Pre> pres;
+    ForEachPoint(*ps, [&](const Strategy& s) {
+      const Evaluation e = dm.PrefillSim(gp).Evaluate(s);
+      if (e.valid()) pres.push_back({e.ttft_s, e.tokens_per_s, s, e});
+    });
+    std::sort(pres.begin(), pres.end(), [](const Pre& a, const Pre& b) { return a.lat < b.lat; });
+    std::vector<int> argmax(pres.size());  // best capacity among pres[0..i]
+    for (size_t i = 0; i < pres.size(); ++i)
+      argmax[i] = i == 0 || pres[i].cap > pres[argmax[i - 1]].cap ? static_cast<int>(i) : argmax[i - 1];
+    for (int gd : dm.decode_sizes()) {
+      const StrategySpace* ds = f.space->DecodeSpace(0, gd);
+      if (ds == nullptr || gp + gd > dm.setup().prefill_pool.num_gpus) continue;
+      const KvLink l = dm.Link(gp, gd);
+      const double t = dm.KvBytesPerPrompt() / l.bw + l.latency;
+      ForEachPoint(*ds, [&](const Strategy& sd) {
+        const Evaluation ed = dm.DecodeSim(gd).Evaluate(sd);
+        if (!ed.valid()) return;
+        const double x = w.ttft_ms > 0 ? w.ttft_ms / 1e3 - t - ed.tpot_s * ed.accept : 1e300;
+        auto it = std::upper_bound(pres.begin(), pres.end(), x,
+                                   [](double v, const Pre& p) { return v < p.lat; });
+        if (it == pres.begin()) return;
+        const Pre& p = pres[argmax[(it - pres.begin()) - 1]];
+        const DisaggEvaluation d = dm.Combine(gp, p.s, p.e, gd, sd, ed);
+        if (d.valid()) best = std::max(best, d.tokens_per_s_per_gpu);
+      });
+    }
+  }
+  return best;
+}
+
+Problem SmallServe(ModelSpec m, int gpus) {
+  Problem p = MakeProblem(std::move(m), gpus, Mode::kServe);
+  p.workload.max_batch = 4;
+  return p;
+}
+
+TEST(JointSpace, MaskedSamplesAreValidAndRoundTrip) {
+  Fixture f = Make(SmallServe(TinyMla(4, 1), 8));
+  MaskedSampler sampler(*f.space);
+  Rng rng(7);
+  std::vector<int> idx, again;
+  for (int i = 0; i < 300; ++i) {
+    sampler.Sample(rng, &idx);
+    ASSERT_TRUE(f.space->Valid(idx));
+    const JointSpace::Point p = f.space->Decode(idx);
+    EXPECT_LE(p.gp + p.gd, 8);
+    EXPECT_EQ(p.prefill.gpus(), p.gp);
+    EXPECT_EQ(p.decode.gpus(), p.gd);
+    ASSERT_TRUE(f.space->Encode(p, &again));
+    EXPECT_EQ(again, idx);
+  }
+}
+
+class JointOracle : public ::testing::TestWithParam<int> {};
+
+TEST_P(JointOracle, MatchesTheExhaustiveReference) {
+  // SLO settings: none; TPOT limits at 0.8 and 0.5 of a reference strategy's (the latter leaves
+  // nothing valid); TTFT limits at 0.9 and 0.45 of the unconstrained optimum's.
+  Problem p = SmallServe(TinyDense(4), 4);
+  if (GetParam() == 1) testing::BindSlo(&p, false, 0.8);
+  if (GetParam() == 3) testing::BindSlo(&p, false, 0.5);
+  Fixture probe = Make(p);
+  if (GetParam() == 2 || GetParam() == 4) {
+    const DisaggResult r = SolveDisaggExact(*probe.space, nullptr);
+    ASSERT_TRUE(r.found);
+    p.workload.ttft_ms = r.eval.ttft_s * 1e3 * (GetParam() == 2 ? 0.9 : 0.45);
+  }
+  Fixture f = Make(p);
+  const double ref = BruteForce(f);
+  const DisaggResult r = SolveDisaggExact(*f.space, nullptr);
+  if (ref == 0) {
+    EXPECT_FALSE(r.found);
+    EXPECT_FALSE(r.why_none.empty());
+    return;
+  }
+  ASSERT_TRUE(r.found);
+  EXPECT_NEAR(r.eval.tokens_per_s_per_gpu, ref, 1e-9 * ref);
+  // The reported point evaluates to the same figure through the joint problem.
+  JointProblem jp(*f.space);
+  EXPECT_NEAR(jp.Evaluate(r.best_encoded).tokens_per_s_per_gpu, ref, 1e-9 * ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(Slos, JointOracle, ::testing::Values(0, 1, 2, 3, 4));
+
+TEST(JointSearch, MetaheuristicsRunOnTheJointSpaceBelowTheOracle) {
+  Fixture f = Make(SmallServe(TinyMla(4, 1), 8));
+  const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
+  ASSERT_TRUE(exact.found);
+  JointProblem jp(*f.space);
+  for (const char* spec : {"rl", "sa", "ga", "rw", "random"}) {
+    auto s = std::move(MakeSearcher(spec)).value();
+    const SearchResult a = s->SearchEncoded(jp, 300, 3, nullptr);
+    const SearchResult b = s->SearchEncoded(jp, 300, 3, nullptr);
+    EXPECT_EQ(a.calls, 300) << spec;
+    ASSERT_TRUE(a.found) << spec;
+    EXPECT_EQ(a.best_encoded, b.best_encoded) << spec << ": not deterministic";
+    EXPECT_LE(a.eval.tokens_per_s_per_gpu, exact.eval.tokens_per_s_per_gpu * (1 + 1e-9)) << spec;
+    EXPECT_DOUBLE_EQ(jp.Evaluate(a.best_encoded).tokens_per_s_per_gpu,
+                     a.eval.tokens_per_s_per_gpu) << spec;
+  }
+  // Searchers that need a strategy space say so.
+  auto m = std::move(MakeSearcher("megatron")).value();
+  const SearchResult r = m->SearchEncoded(jp, 10, 0, nullptr);
+  EXPECT_FALSE(r.found);
+  EXPECT_NE(r.note.find("strategy space"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace l2s
