@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "cli/report.h"
+#include "sim/disagg.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {
@@ -30,6 +31,7 @@ struct ExplainFlags {
   std::string strategy;
   std::string batch;
   bool json = false;
+  std::string pool;  // serve mode: "prefill" or "decode" instance of a disaggregated plan
 };
 
 const char* KindName(StepKind k) {
@@ -228,6 +230,20 @@ std::string KindTitle(const ModelSpec& m, const LayerKind& k) {
 int Run(const ExplainFlags& f) {
   StatusOr<Problem> p = BuildProblem(f.problem);
   if (!p.ok()) return Fail(p.status());
+  if (!f.pool.empty()) {
+    // One instance of a disaggregated plan: --gpus is the instance's size (sim/disagg.h).
+    if (f.pool != "prefill" && f.pool != "decode")
+      return Fail(fmt::format("--pool must be prefill or decode, got \"{}\"", f.pool));
+    if (p->workload.mode != Mode::kServe)
+      return Fail(fmt::format("--pool {} explains one instance of a disaggregated serve plan: it "
+                              "needs --mode serve (got --mode {})",
+                              f.pool, ModeName(p->workload.mode)));
+    StatusOr<Problem> role = f.pool == "prefill"
+                                 ? PrefillProblem(*p, p->cluster, p->cluster.num_gpus)
+                                 : DecodeProblem(*p, p->cluster, p->cluster.num_gpus);
+    if (!role.ok()) return Fail(role.status());
+    p = std::move(role);
+  }
   StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!parsed.ok()) return Fail(parsed.status());
   const Strategy s = *parsed;
@@ -331,6 +347,9 @@ Runner RegisterExplain(CLI::App& app) {
   cmd->add_option("--strategy", f->strategy, "strategy text (missing dims: Megatron's)");
   cmd->add_option("--batch", f->batch, "sequences per attention-dp rank, or auto (default)");
   cmd->add_flag("--json", f->json, "print one JSON object");
+  cmd->add_option("--pool", f->pool,
+                  "serve mode: explain the strategy as one prefill or decode instance of a "
+                  "disaggregated plan (--gpus = the instance's GPUs)");
   return [f] { return Run(*f); };
 }
 

@@ -635,16 +635,30 @@ json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d)
   return j;
 }
 
-int RunDisaggOnly(const PlanFlags& f, const Problem& p,
-                  std::chrono::steady_clock::time_point t0) {
+int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,
+                  const ClusterPools* pools = nullptr) {
   InstallSigintHandler();
-  StatusOr<DisaggPlan> d = PlanDisaggregated(p, MakeDisaggRequest(f));
+  DisaggPlanRequest req = MakeDisaggRequest(f);
+  req.pools = pools;
+  StatusOr<DisaggPlan> d = PlanDisaggregated(p, req);
   if (!d.ok()) return Fail(d.status());
   json j = DisaggHeaderJson(f, p, *d);
   j["best"] = DisaggBestJson(*d);
   j["baselines"] = {{"aggregated", json()}};
   j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string text = fmt::format("l2s plan: {}, disaggregated serving\n\n", ProblemSummary(p));
+  if (pools != nullptr) {
+    j["problem"]["pools"] = json::array();
+    text = fmt::format("l2s plan: {}, disaggregated serving on {} GPU pools:", ProblemSummary(p),
+                       pools->pools.size());
+    for (const ClusterSpec& c : pools->pools) {
+      j["problem"]["pools"].push_back({{"name", c.name}, {"gpu", c.gpu.name}, {"gpus", c.num_gpus}});
+      text += fmt::format(" {} ({} x {})", c.name, c.num_gpus, c.gpu.name);
+    }
+    j["problem"]["gpus"] = pools->total_gpus();
+    text += fmt::format(", KV link {:.0f} GB/s per GPU between pools\n", pools->link_bw / 1e9);
+    text += "(the aggregated plan needs one GPU type: not searched)\n\n";
+  }
   text += FormatDisaggPlan(p, *d, f.search);
   return Emit(f, j, text, d->interrupted);
 }
@@ -727,6 +741,28 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
                                                      {"--cluster", f.problem.cluster}});
         !st.ok())
       return Fail(st);
+  }
+  // A cluster file with several GPU pools: only a disaggregated serve plan can use it.
+  if (!f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster)) {
+    StatusOr<ClusterPools> pools = LoadClusterPools(f.problem.cluster);
+    if (!pools.ok()) return Fail(Status::InvalidArgument("--cluster " + pools.status().message()));
+    if (f.problem.gpus > 0 || f.problem.nodes > 0)
+      return Fail(fmt::format("--cluster {} declares GPU pools: --gpus/--nodes cannot resize it",
+                              f.problem.cluster));
+    if (f.serving == "agg")
+      return Fail(fmt::format("--cluster {} mixes GPU pools: --serving agg needs one GPU type "
+                              "(use disagg or auto)",
+                              f.problem.cluster));
+    ProblemFlags pf = f.problem;  // the workload flags, on the first pool's GPUs
+    pf.cluster.clear();
+    pf.gpu = GpuPreset(pools->pools[0].gpu.name).ok() ? pools->pools[0].gpu.name : kDefaultGpu;
+    pf.gpus = pools->pools[0].num_gpus;
+    StatusOr<Problem> problem = BuildProblem(pf);
+    if (!problem.ok()) return Fail(problem.status());
+    problem->cluster = pools->pools[0];
+    StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
+    if (!serving.ok()) return Fail(serving.status());
+    return RunDisaggOnly(f, *problem, t0, &*pools);
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());

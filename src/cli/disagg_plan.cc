@@ -17,6 +17,31 @@ using json = nlohmann::ordered_json;
 StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& serve,
                                                                const DisaggPlanRequest& req) {
   std::vector<std::unique_ptr<DisaggModel>> out;
+  if (req.pools != nullptr) {
+    if (req.prefill_gpus > 0)
+      return Status::InvalidArgument(
+          "--prefill-gpus fixes the split of one pool; a cluster with pools is split by its pools");
+    const ClusterPools& cp = *req.pools;
+    for (size_t i = 0; i < cp.pools.size(); ++i) {
+      for (size_t j = 0; j < cp.pools.size(); ++j) {
+        DisaggSetup st;
+        st.serve = serve;
+        st.serve.cluster = cp.pools[i];
+        st.prefill_pool = cp.pools[i];
+        st.decode_pool = cp.pools[j];
+        st.prefill_pool_name = cp.pools[i].name;
+        st.decode_pool_name = cp.pools[j].name;
+        st.shared = i == j;
+        st.cross = KvLink{false, cp.link_bw, cp.link_latency};
+        st.total_gpus = cp.total_gpus();
+        st.layerwise = req.layerwise;
+        StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(st));
+        if (!m.ok()) return m.status();
+        out.push_back(std::move(*m));
+      }
+    }
+    return out;
+  }
   DisaggSetup setup = SharedSetup(serve);
   setup.layerwise = req.layerwise;
   const ClusterSpec& c = serve.cluster;
@@ -62,7 +87,8 @@ json PoolJson(const DisaggSetup& st, const PoolPlan& p, bool prefill) {
   j["instances"] = p.instances;
   j["gpus_per_instance"] = p.gpus_per_instance;
   j["gpu"] = prefill ? st.prefill_pool.gpu.name : st.decode_pool.gpu.name;
-  if (!st.shared) j["pool"] = prefill ? st.prefill_pool_name : st.decode_pool_name;
+  if (!st.prefill_pool_name.empty())
+    j["pool"] = prefill ? st.prefill_pool_name : st.decode_pool_name;
   j["batch"] = p.eval.batch;
   j["capacity_requests_per_s"] = p.capacity_rps;
   j["spare_capacity"] = p.spare;
@@ -218,7 +244,7 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   auto pool = [&](const char* role, const PoolPlan& p, const ClusterSpec& c, const std::string& name) {
     return fmt::format("  {:<8} {} instance{} x {} {} GPUs{}: {}\n", role, p.instances,
                        p.instances == 1 ? "" : "s", p.gpus_per_instance, c.gpu.name,
-                       st.shared ? "" : fmt::format(" (pool {})", name), StrategyShort(p.strategy));
+                       name.empty() ? "" : fmt::format(" (pool {})", name), StrategyShort(p.strategy));
   };
   out += pool("prefill", e.prefill, st.prefill_pool, st.prefill_pool_name);
   out += fmt::format(

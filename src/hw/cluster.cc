@@ -223,12 +223,12 @@ StatusOr<ClusterSpec> ResizeCluster(const ClusterSpec& c, int num_gpus) {
   return r;
 }
 
-StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name) {
-  L2S_ASSIGN_OR_RETURN(json root, jsonio::Parse(json_text, source_name));
-  if (!root.is_object())
-    return Status::InvalidArgument(fmt::format("{}: expected a JSON object at the top level, got {}",
-                                               source_name, jsonio::Snippet(root)));
-  ObjectReader r(root, source_name);
+namespace {
+
+// One cluster object (the top level of a cluster file, or one entry of "pools").
+StatusOr<ClusterSpec> ClusterFromObject(const json& root, std::string_view source_name,
+                                        const std::string& prefix) {
+  ObjectReader r(root, source_name, prefix);
   L2S_RETURN_IF_ERROR(CheckKeys(r, root, {"name", "gpu", "num_gpus", "gpus_per_domain",
                                           "scaleout_gbps_per_gpu", "nvlink_latency_us",
                                           "scaleout_latency_us"}));
@@ -257,8 +257,99 @@ StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_v
   L2S_ASSIGN_OR_RETURN(double so_us, r.NumberOr("scaleout_latency_us", so_default_us, 0, 1e6));
   c.nvlink_latency = nv_us * kUs;
   c.scaleout_latency = so_us * kUs;
-  L2S_RETURN_IF_ERROR(ValidateCluster(c, source_name));
+  L2S_RETURN_IF_ERROR(ValidateCluster(c, prefix.empty() ? std::string(source_name)
+                                                        : fmt::format("{}: {}", source_name, prefix)));
   return c;
+}
+
+StatusOr<json> ParseObject(std::string_view json_text, std::string_view source_name) {
+  L2S_ASSIGN_OR_RETURN(json root, jsonio::Parse(json_text, source_name));
+  if (!root.is_object())
+    return Status::InvalidArgument(fmt::format("{}: expected a JSON object at the top level, got {}",
+                                               source_name, jsonio::Snippet(root)));
+  return root;
+}
+
+}  // namespace
+
+StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name) {
+  L2S_ASSIGN_OR_RETURN(json root, ParseObject(json_text, source_name));
+  if (root.contains("pools"))
+    return Status::InvalidArgument(fmt::format(
+        "{}: declares several GPU pools (\"pools\"); only a disaggregated serve plan (l2s plan "
+        "--mode serve --serving disagg|auto) can use such a cluster",
+        source_name));
+  return ClusterFromObject(root, source_name, "");
+}
+
+int ClusterPools::total_gpus() const {
+  int n = 0;
+  for (const ClusterSpec& p : pools) n += p.num_gpus;
+  return n;
+}
+
+StatusOr<ClusterPools> ParseClusterPoolsJson(std::string_view json_text,
+                                             std::string_view source_name) {
+  L2S_ASSIGN_OR_RETURN(json root, ParseObject(json_text, source_name));
+  ObjectReader r(root, source_name);
+  L2S_RETURN_IF_ERROR(
+      CheckKeys(r, root, {"name", "pools", "num_gpus", "link_gbps_per_gpu", "link_latency_us"}));
+  ClusterPools out;
+  L2S_ASSIGN_OR_RETURN(out.name, r.StringOr("name", std::string(source_name)));
+  const json* pools = r.Find("pools");
+  if (pools == nullptr || !pools->is_array() || pools->size() < 2)
+    return r.Error("pools", "an array of at least two pool objects", pools);
+  std::set<std::string> names;
+  for (size_t i = 0; i < pools->size(); ++i) {
+    const json& pj = (*pools)[i];
+    const std::string prefix = fmt::format("pools[{}].", i);
+    if (!pj.is_object())
+      return Status::InvalidArgument(fmt::format("{}: field \"{}\": expected a pool object, got {}",
+                                                 source_name, prefix, jsonio::Snippet(pj)));
+    if (!pj.contains("name"))
+      return Status::InvalidArgument(
+          fmt::format("{}: field \"{}name\": every pool needs a name", source_name, prefix));
+    L2S_ASSIGN_OR_RETURN(ClusterSpec c, ClusterFromObject(pj, source_name, prefix));
+    if (!names.insert(c.name).second)
+      return Status::InvalidArgument(fmt::format(
+          "{}: field \"{}name\": pool name \"{}\" is used twice", source_name, prefix, c.name));
+    out.pools.push_back(std::move(c));
+  }
+  if (r.Has("num_gpus")) {
+    L2S_ASSIGN_OR_RETURN(int64_t n, r.Int("num_gpus", 1, kMaxGpus));
+    if (n != out.total_gpus())
+      return Status::InvalidArgument(fmt::format(
+          "{}: field \"num_gpus\": the pools do not add up: num_gpus is {} but the pools hold {}",
+          source_name, n, out.total_gpus()));
+  }
+  // The link a KV transfer between two pools crosses: by default the slower of the pools'
+  // scale-out NICs and the larger of their latencies.
+  double def_bw = out.pools[0].scaleout_bw, def_lat = out.pools[0].scaleout_latency;
+  for (const ClusterSpec& c : out.pools) {
+    def_bw = std::min(def_bw, c.scaleout_bw);
+    def_lat = std::max(def_lat, c.scaleout_latency);
+  }
+  L2S_ASSIGN_OR_RETURN(double bw, r.NumberOr("link_gbps_per_gpu", def_bw / kG, kScaleoutGbps.lo,
+                                             kScaleoutGbps.hi));
+  L2S_ASSIGN_OR_RETURN(double lat, r.NumberOr("link_latency_us", def_lat / kUs, 0, 1e6));
+  out.link_bw = bw * kG;
+  out.link_latency = lat * kUs;
+  return out;
+}
+
+bool IsClusterPoolsFile(std::string_view path) {
+  std::error_code ec;
+  const std::string p(path);
+  if (p.empty() || !std::filesystem::is_regular_file(p, ec)) return false;
+  StatusOr<std::string> text = jsonio::ReadFile(p);
+  if (!text.ok()) return false;
+  StatusOr<json> root = ParseObject(*text, p);
+  return root.ok() && root->contains("pools");
+}
+
+StatusOr<ClusterPools> LoadClusterPools(std::string_view path) {
+  L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(std::string(path)));
+  return ParseClusterPoolsJson(text, path);
 }
 
 StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path) {

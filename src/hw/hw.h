@@ -70,6 +70,26 @@ StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
 // errors (typos would otherwise be silently ignored).
 StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name);
 
+// A cluster of several pools of GPUs (mixed GPU types) joined by a link, for disaggregated
+// serving (sim/disagg.h). JSON:
+//   {"name": "mixed", "pools": [{"name": "a", "gpu": "h100", "num_gpus": 64}, {"name": "b",
+//    "gpu": "h200", "num_gpus": 64}], "num_gpus": 128, "link_gbps_per_gpu": 50,
+//    "link_latency_us": 5}
+// Each pool is a cluster object as above plus a required unique "name"; at least two pools;
+// num_gpus (optional) must equal the pools' sum; the link defaults to the slower pool's scale-out
+// NIC and the larger latency. ParseClusterJson rejects such a file with a line saying so.
+struct ClusterPools {
+  std::string name;
+  std::vector<ClusterSpec> pools;  // ClusterSpec::name = the pool's name
+  double link_bw = 0;              // bytes/s per GPU, one direction
+  double link_latency = 0;         // s
+  int total_gpus() const;
+};
+StatusOr<ClusterPools> ParseClusterPoolsJson(std::string_view json_text, std::string_view source_name);
+StatusOr<ClusterPools> LoadClusterPools(std::string_view path);
+// True when `path` is a readable cluster JSON file with "pools".
+bool IsClusterPoolsFile(std::string_view path);
+
 // num_gpus > 0, gpus_per_domain > 0, and num_gpus a multiple of gpus_per_domain unless the
 // cluster is a single partial domain (num_gpus < gpus_per_domain); positive bandwidths and
 // FLOP/s, non-negative latencies. Messages name `source` and the offending field.

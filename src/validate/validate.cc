@@ -14,6 +14,7 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "sim/disagg.h"
 #include "strategy/space.h"
 
 namespace l2s::validate {
@@ -378,6 +379,99 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
   return *v / per;
 }
 
+namespace {
+
+// A disagg row: the prefill pool and the decode pool (prefill_*/decode_* columns: each pool is
+// instances of tp x dp GPUs with pp = 1), costed by DisaggModel on the serve workload. The counts
+// are the row's (all instances of each pool); batch: the decode pool's share of `concurrency`,
+// else the simulator's best; the prefill batch is the simulator's best.
+Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, const std::string& gpu,
+                         bool apply_factor) {
+  Prediction out;
+  auto miss = [&](std::string why) {
+    out.ok = false;
+    out.reason = std::move(why);
+    return out;
+  };
+  if (row.isl <= 0 || row.osl <= 0) return miss("disagg row needs isl and osl");
+  p.workload.isl = row.isl;
+  p.workload.osl = row.osl;
+  const PoolColumns* pools[2] = {&row.prefill, &row.decode};
+  int size[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const PoolColumns& c = *pools[k];
+    const char* role = k == 0 ? "prefill" : "decode";
+    if (c.gpus <= 0 || c.tp <= 0) return miss(fmt::format("disagg row needs {}_gpus and {}_tp", role, role));
+    const int64_t dp = c.dp > 0 ? c.dp : 1;
+    if (c.tp * dp > c.gpus || c.gpus % (c.tp * dp) != 0)
+      return miss(fmt::format("{}_tp x {}_dp = {} does not divide the {} {} GPUs", role, role,
+                              c.tp * dp, c.gpus, role));
+    size[k] = static_cast<int>(c.tp * dp);
+  }
+  if (row.gpus > 0 && row.gpus != row.prefill.gpus + row.decode.gpus)
+    return miss(fmt::format("gpus {} is not prefill_gpus + decode_gpus = {}", row.gpus,
+                            row.prefill.gpus + row.decode.gpus));
+  DisaggSetup st;
+  st.serve = p;
+  StatusOr<ClusterSpec> pc = MakeCluster(gpu, static_cast<int>(row.prefill.gpus));
+  StatusOr<ClusterSpec> dc = MakeCluster(gpu, static_cast<int>(row.decode.gpus));
+  if (!pc.ok()) return miss(pc.status().message());
+  if (!dc.ok()) return miss(dc.status().message());
+  st.prefill_pool = *pc;
+  st.decode_pool = *dc;
+  st.shared = false;
+  st.prefill_pool_name = "prefill";
+  st.decode_pool_name = "decode";
+  st.cross = KvLink{false, pc->scaleout_bw, pc->scaleout_latency};
+  st.total_gpus = static_cast<int>(row.prefill.gpus + row.decode.gpus);
+  StatusOr<std::unique_ptr<DisaggModel>> dm = DisaggModel::Make(std::move(st));
+  if (!dm.ok()) return miss(dm.status().message());
+  Strategy s[2];
+  for (int k = 0; k < 2; ++k) {
+    const PoolColumns& c = *pools[k];
+    s[k].tp = static_cast<int>(c.tp);
+    s[k].dp = static_cast<int>(c.dp > 0 ? c.dp : 1);
+    s[k].ep = static_cast<int>(c.ep > 0 ? c.ep : 1);
+    s[k].dims = MegatronDims();
+    s[k].slots = static_cast<int>(row.expert_slots);
+    if (!row.overlap.empty() && !ParseOverlap(row.overlap, &s[k].overlap))
+      return miss(fmt::format("unsupported overlap '{}'", row.overlap));
+    ClearAbsentOps(p.model, &s[k]);
+  }
+  s[1].mtp = static_cast<int>(row.mtp);
+  const int64_t decode_ranks = (row.decode.gpus / size[1]) * s[1].dp;
+  if (row.batch > 0) s[1].batch = static_cast<int>(row.batch);
+  else if (row.concurrency > 0)
+    s[1].batch = static_cast<int>((row.concurrency + decode_ranks - 1) / decode_ranks);
+  for (int k = 0; k < 2; ++k) {
+    Status cs = CheckStrategy(p.model, size[k], s[k]);
+    if (!cs.ok()) return miss(fmt::format("invalid {} strategy: {}", k == 0 ? "prefill" : "decode", cs.message()));
+  }
+  out.strategy = fmt::format("prefill {} | decode {}", ToText(s[0]), ToText(s[1]));
+  const DisaggEvaluation d = (*dm)->Evaluate(size[0], s[0], size[1], s[1]);
+  out.batch = d.decode.eval.batch;
+  // The row's own counts: every instance of each pool (BestCounts' choice has the same rate).
+  const int np = static_cast<int>(row.prefill.gpus / size[0]), nd = static_cast<int>(row.decode.gpus / size[1]);
+  if (d.verdict == Verdict::kStructure || d.verdict == Verdict::kMemory || d.verdict == Verdict::kNoBatch)
+    return miss(fmt::format("invalid: {}", d.reason));
+  Evaluation e = d.AsEvaluation();
+  const double rate = std::min({np * d.prefill.capacity_rps, nd * d.decode.capacity_rps,
+                                std::min(np * size[0], nd * size[1]) * d.link.bw /
+                                    std::max(1.0, d.kv_bytes_per_prompt)});
+  e.tokens_per_s = rate * static_cast<double>(row.osl);
+  const std::optional<double> v = MetricValue(e, p.workload, static_cast<int>(d.total_gpus), row.metric);
+  if (!v || !std::isfinite(*v) || *v <= 0)
+    return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
+  out.raw = *v;
+  out.replicas = 1;
+  out.factor = apply_factor ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine) : 1.0;
+  out.predicted = kind == MetricKind::kLatency ? out.raw / out.factor : out.raw * out.factor;
+  out.ok = true;
+  return out;
+}
+
+}  // namespace
+
 Prediction Predictor::Predict(const Measurement& row) {
   Prediction out;
   auto miss = [&](std::string why) {
@@ -385,9 +479,6 @@ Prediction Predictor::Predict(const Measurement& row) {
     out.reason = std::move(why);
     return out;
   };
-  if (row.mode == "disagg")
-    return miss("disagg row (separate prefill and decode pools): the simulator does not model "
-                "disaggregated serving yet");
   if (row.model_config.empty()) return miss("no model_config");
   const MetricKind kind = KindOfMetric(row.metric);
   if (kind == MetricKind::kUnknown) return miss(fmt::format("unsupported metric '{}'", row.metric));
@@ -397,7 +488,9 @@ Prediction Predictor::Predict(const Measurement& row) {
   Problem p;
   p.model = *model;
   Workload& w = p.workload;
-  if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
+  const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
+  if (disagg) w.mode = Mode::kServe;
+  else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
 
   // Degrees and GPU count: gpus = replicas x tp x pp x dp, every factor <= kMaxRowGpus (parsed),
   // products checked against the same bound before they are formed (no overflow).
@@ -465,6 +558,13 @@ Prediction Predictor::Predict(const Measurement& row) {
                             p.cluster.gpu.name));
   w.weight = *wd;
   w.kv = *kd;
+  if (disagg) {
+    if (ParseEngine(row.engine, &w.engine)) w.max_batch = DefaultsOf(w.engine).max_batch;
+    if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
+    if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
+    if (row.mtp_accept > 0) w.mtp_accept = row.mtp_accept;
+    return PredictDisagg(row, std::move(p), kind, gpu, apply_factor_);
+  }
 
   Strategy s;
   s.pp = static_cast<int>(pp);

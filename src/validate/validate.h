@@ -25,8 +25,9 @@
 //   serve   - max-throughput or fixed-concurrency benchmark at isl/osl (simulator serve mode).
 //   decode  - decode steps at KV length `context`.
 //   prefill - prompts of `isl` tokens.
-//   disagg  - a prefill pool and a decode pool (prefill_*/decode_* columns): parsed, reported as
-//             a MISS until the simulator models disaggregated serving.
+//   disagg  - a prefill pool and a decode pool (prefill_*/decode_* columns; each pool is
+//             instances of tp x dp GPUs), costed by the disaggregated model (sim/disagg.h) with
+//             every instance of each pool; concurrency spread over the decode ranks.
 // The prediction is the simulator's figure for `metric` scaled by the engine family's factor
 // (Simulator::EngineFactor). Rows that cannot be predicted are MISSes, never dropped.
 #pragma once

@@ -4,6 +4,8 @@
 #include "validate/validate.h"
 
 #include <gtest/gtest.h>
+#include "hw/hw.h"
+#include "sim/disagg.h"
 
 #include <cmath>
 #include <filesystem>
@@ -300,6 +302,50 @@ TEST(Predict, HonoursTheStatedBatch) {
   EXPECT_GT(q.batch, 1);
 }
 
+TEST(Predict, DisaggRowsAreCostedByTheDisaggregatedModel) {
+  // 8 prefill GPUs (one TP8 instance) + 16 decode GPUs (two TP8 instances), Llama-3.1-8B fp8 at
+  // 1024/1024, 64 requests in flight: 64 / (2 instances x 1 dp rank) = batch 32 per decode rank.
+  const std::string row =
+      "10,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,8,1,1,16,8,1,1,\n";
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(row));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.batch, 32);
+  // The same deployment through DisaggModel: rate = min(1 x prefill capacity, 2 x decode
+  // capacity, link), output tokens/s = rate x 1024.
+  Problem serve;
+  serve.model = *ModelPreset("llama-3.1-8b");
+  serve.cluster = *MakeCluster("h100", 8);
+  serve.workload.mode = Mode::kServe;
+  serve.workload.weight = DType::kFP8;
+  serve.workload.kv = DType::kFP8;
+  serve.workload.isl = serve.workload.osl = 1024;
+  const Problem pre = *PrefillProblem(serve, serve.cluster, 8);
+  const Problem dec = *DecodeProblem(serve, serve.cluster, 8);
+  Strategy s;
+  s.tp = 8;
+  s.dims = MegatronDims();
+  ClearAbsentOps(serve.model, &s);
+  const Evaluation ep = Simulator(pre).Evaluate(s);
+  s.batch = 32;
+  const Evaluation ed = Simulator(dec).Evaluate(s);
+  ASSERT_TRUE(ep.valid() && ed.valid());
+  const double rate = std::min(ep.tokens_per_s / 1024, 2 * ed.tokens_per_s / 1024);
+  EXPECT_NEAR(p.raw, rate * 1024, 1e-9 * p.raw);
+  // TPOT is the decode instance's; a bad pool split is a miss naming the columns.
+  const Prediction t = pred.Predict(ScaleRow(
+      "11,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,tpot_ms,10,,,,,,,"
+      "64,8,8,1,1,16,8,1,1,\n"));
+  ASSERT_TRUE(t.ok) << t.reason;
+  EXPECT_NEAR(t.raw, ed.tpot_s * 1e3, 1e-9 * t.raw);
+  const Prediction bad = pred.Predict(ScaleRow(
+      "12,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,tpot_ms,10,,,,,,,"
+      "64,8,3,1,1,16,8,1,1,\n"));
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.reason.find("prefill_tp"), std::string::npos) << bad.reason;
+}
+
 TEST(Predict, UnstatedKvDtypeIsTheEngineDefault) {
   // TensorRT-LLM serving a quantised checkpoint follows the checkpoint's FP8 KV; other engines
   // (and bf16 checkpoints) keep 16-bit KV. An unstated cell predicts exactly what stating that
@@ -386,13 +432,15 @@ TEST(Predict, ReplicasMultiplyTotalsOnly) {
       << bad.reason;
 }
 
-TEST(Predict, DisaggAndFp4OnHopperAreExplainedMisses) {
+TEST(Predict, BadDisaggPoolAndFp4OnHopperAreExplainedMisses) {
   Predictor pred({}, true);
+  // Disagg rows are predicted (DisaggRowsAreCostedByTheDisaggregatedModel); a decode pool with
+  // ep 16 on a dense model is a miss naming the pool.
   const Prediction d = pred.Predict(ScaleRow(
       "1,s,dynamo,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
-      "64,8,8,1,1,16,1,16,1,\n"));
+      "64,8,8,1,1,16,1,16,16,\n"));
   EXPECT_FALSE(d.ok);
-  EXPECT_NE(d.reason.find("disaggregated"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("invalid decode strategy"), std::string::npos) << d.reason;
   // llama-3.1-8b is a bf16 checkpoint: FP4 GEMMs need Blackwell.
   const Prediction f = pred.Predict(ScaleRow(
       "2,s,trtllm,h100,1,llama-3.1-8b,fp4,,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +

@@ -1,0 +1,157 @@
+// Disaggregated serving end to end through the binary (L2S_BIN): `plan --serving disagg|auto`
+// and its JSON contract (issue 12), a cluster with two GPU pools, `explain --pool`, and the
+// one-line errors with their exit codes. Small problems (Llama-3.1-8B on 8 GPUs) keep it fast.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_l2s.h"
+
+namespace {
+
+using l2s_cli_test::Result;
+using l2s_cli_test::TempPath;
+
+Result RunL2s(const std::vector<std::string>& args) {
+  return l2s_cli_test::RunL2s(args, "l2s_disagg");
+}
+
+int CountLines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+const std::vector<std::string> kServe = {"plan",  "--model", "llama-3.1-8b", "--gpus", "8",
+                                         "--mode", "serve",  "--isl",        "1024",   "--osl",
+                                         "256",   "--budget", "300"};
+
+std::vector<std::string> With(std::vector<std::string> extra) {
+  std::vector<std::string> a = kServe;
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(DisaggCli, DisaggJsonContract) {
+  const Result r = RunL2s(With({"--serving", "disagg", "--json", "--oracle-seconds", "120"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = j["best"];
+  EXPECT_EQ(b["serving"], "disagg");
+  for (const char* role : {"prefill", "decode"}) {
+    ASSERT_TRUE(b[role].is_object()) << role;
+    EXPECT_TRUE(b[role]["strategy"].is_string());
+    EXPECT_GE(b[role]["instances"].get<int>(), 1);
+    EXPECT_GE(b[role]["gpus_per_instance"].get<int>(), 1);
+    EXPECT_GE(b[role]["spare_capacity"].get<double>(), 0.0);
+  }
+  const int used = b["prefill"]["instances"].get<int>() * b["prefill"]["gpus_per_instance"].get<int>() +
+                   b["decode"]["instances"].get<int>() * b["decode"]["gpus_per_instance"].get<int>();
+  EXPECT_EQ(used, b["gpus_used"].get<int>());
+  EXPECT_LE(used, 8);
+  for (const char* k : {"kv_transfer_ms", "ttft_ms", "tpot_ms", "tokens_per_s_per_gpu"})
+    EXPECT_GT(b[k].get<double>(), 0.0) << k;
+  // TTFT = prefill latency + KV transfer + one decode step.
+  EXPECT_NEAR(b["ttft_ms"].get<double>(),
+              b["prefill"]["prefill_latency_ms"].get<double>() + b["kv_transfer_ms"].get<double>() +
+                  b["decode_step_ms"].get<double>(),
+              1e-6 * b["ttft_ms"].get<double>());
+  EXPECT_TRUE(j["baselines"]["aggregated"].is_null());
+  // The oracle solved the joint space and the plan is not below it.
+  EXPECT_EQ(b["oracle"]["status"], "solved");
+  EXPECT_GE(b["tokens_per_s_per_gpu"].get<double>(),
+            b["oracle"]["tokens_per_s_per_gpu"].get<double>() * (1 - 1e-9));
+}
+
+TEST(DisaggCli, AutoReturnsTheBetterAndReportsTheOther) {
+  const Result r = RunL2s(With({"--json", "--oracle-seconds", "120"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = j["best"];
+  ASSERT_TRUE(b["serving"] == "agg" || b["serving"] == "disagg") << b["serving"];
+  const nlohmann::json& other =
+      b["serving"] == "disagg" ? j["baselines"]["aggregated"] : j["baselines"]["disaggregated"];
+  ASSERT_TRUE(other.is_object()) << j["baselines"].dump();
+  EXPECT_GE(b["tokens_per_s_per_gpu"].get<double>(), other["tokens_per_s_per_gpu"].get<double>());
+}
+
+TEST(DisaggCli, TextNamesBothPoolsAndTheTtftSum) {
+  const Result r = RunL2s(With({"--serving", "disagg", "--no-baselines"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"Disaggregated plan", "prefill ", "decode ", "capacity spare", "TTFT ",
+                        "KV transfer", "tokens/s per GPU over all 8 GPUs"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(DisaggCli, MixedPoolsCluster) {
+  const std::string path = TempPath("l2s_pools") + ".json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "mixed", "pools": [{"name": "a", "gpu": "h100", "num_gpus": 4},
+             {"name": "b", "gpu": "h200", "num_gpus": 4}], "num_gpus": 8})";
+  }
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--cluster", path, "--mode", "serve",
+                           "--isl", "1024", "--osl", "256", "--budget", "300", "--json",
+                           "--oracle-seconds", "120"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["problem"]["gpus"], 8);
+  EXPECT_EQ(j["problem"]["pools"].size(), 2u);
+  const nlohmann::json& b = j["best"];
+  EXPECT_EQ(b["serving"], "disagg");
+  EXPECT_TRUE(b["prefill"]["pool"] == "a" || b["prefill"]["pool"] == "b");
+  // Pools that do not add up: one line, exit 2.
+  {
+    std::ofstream f(path);
+    f << R"({"pools": [{"name": "a", "gpu": "h100", "num_gpus": 4},
+             {"name": "b", "gpu": "h200", "num_gpus": 4}], "num_gpus": 16})";
+  }
+  const Result bad = RunL2s({"plan", "--model", "llama-3.1-8b", "--cluster", path, "--mode", "serve"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("do not add up"), std::string::npos) << bad.err;
+  std::remove(path.c_str());
+}
+
+TEST(DisaggCli, BadInputIsOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    const char* words;
+  };
+  const std::vector<Case> cases = {
+      {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "decode", "--serving", "disagg"},
+       2, "--serving disagg applies to --mode serve only"},
+      {With({"--serving", "both"}), 2, "--serving must be agg, disagg or auto"},
+      {With({"--serving", "disagg", "--prefill-gpus", "8"}), 2, "leaves no GPU for decode"},
+      {With({"--serving", "agg", "--prefill-gpus", "4"}), 2, "--prefill-gpus describes"},
+      {With({"--serving", "disagg", "--slo", "tpot_ms=0.001", "--budget", "50"}), 1,
+       "no disaggregated deployment is valid"},
+      {{"plan", "--model", "deepseek-v3", "--gpus", "8", "--mode", "serve", "--serving", "disagg",
+        "--prefill-gpus", "4", "--budget", "50"},
+       1, "no disaggregated deployment is valid"},
+      {{"explain", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "decode", "--pool",
+        "prefill", "--strategy", "tp=8"},
+       2, "needs --mode serve"},
+  };
+  for (const Case& c : cases) {
+    const Result r = RunL2s(c.args);
+    EXPECT_EQ(r.code, c.code) << c.words << ": " << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << r.err;
+  }
+}
+
+TEST(DisaggCli, ExplainOnePool) {
+  const Result r = RunL2s({"explain", "--model", "llama-3.1-8b", "--gpus", "4", "--mode", "serve",
+                           "--isl", "1024", "--osl", "256", "--pool", "decode", "--strategy",
+                           "tp=4", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mode"], "decode");  // the decode instance's problem
+}
+
+}  // namespace
