@@ -128,7 +128,7 @@ TEST(DisaggCli, BadInputIsOneLine) {
       {With({"--serving", "both"}), 2, "--serving must be agg, disagg or auto"},
       {With({"--serving", "disagg", "--prefill-gpus", "8"}), 2, "leaves no GPU for decode"},
       {With({"--serving", "agg", "--prefill-gpus", "4"}), 2, "--prefill-gpus describes"},
-      {With({"--serving", "disagg", "--slo", "tpot_ms=0.001", "--budget", "50"}), 1,
+      {With({"--serving", "disagg", "--slo", "tpot_ms=0.001"}), 1,
        "no disaggregated deployment is valid"},
       {{"plan", "--model", "deepseek-v3", "--gpus", "8", "--mode", "serve", "--serving", "disagg",
         "--prefill-gpus", "4", "--budget", "50"},
