@@ -22,26 +22,15 @@ struct Individual {
   double value = 0;
 };
 
-class GaSearcher : public Searcher {
+class GaSearcher : public ObjectiveSearcher {
  public:
   GaSearcher(int pop, int k, double mut, int elite) : pop_(pop), k_(k), mut_(mut), elite_(elite) {}
   std::string name() const override {
     return fmt::format("ga(pop={},k={},mut={},elite={})", pop_, k_, mut_, elite_);
   }
 
-  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
-                      uint64_t seed, Observer* observer) override {
-    Objective obj(sim, space, budget, observer);
-    return Run(obj, seed);
-  }
-  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
-                             Observer* observer) override {
-    Objective obj(problem, budget, observer);
-    return Run(obj, seed);
-  }
-
- private:
-  SearchResult Run(Objective& obj, uint64_t seed) {
+ protected:
+  SearchResult Run(Objective& obj, uint64_t seed) override {
     const EncodedSpace& space = obj.encoded_space();
     Rng rng(seed);
     MaskedSampler sampler(space);

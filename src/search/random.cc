@@ -6,22 +6,11 @@
 namespace l2s {
 namespace {
 
-class RandomSearcher : public Searcher {
+class RandomSearcher : public ObjectiveSearcher {
  public:
   std::string name() const override { return "random"; }
-  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
-                      uint64_t seed, Observer* observer) override {
-    Objective obj(sim, space, budget, observer);
-    return Run(obj, seed);
-  }
-  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
-                             Observer* observer) override {
-    Objective obj(problem, budget, observer);
-    return Run(obj, seed);
-  }
-
- private:
-  SearchResult Run(Objective& obj, uint64_t seed) {
+ protected:
+  SearchResult Run(Objective& obj, uint64_t seed) override {
     const EncodedSpace& space = obj.encoded_space();
     Rng rng(seed);
     MaskedSampler sampler(space);

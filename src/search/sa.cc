@@ -16,24 +16,13 @@
 namespace l2s {
 namespace {
 
-class SaSearcher : public Searcher {
+class SaSearcher : public ObjectiveSearcher {
  public:
   explicit SaSearcher(double t0) : t0_(t0) {}
   std::string name() const override { return fmt::format("sa(t0={})", t0_); }
 
-  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
-                      uint64_t seed, Observer* observer) override {
-    Objective obj(sim, space, budget, observer);
-    return Run(obj, seed);
-  }
-  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
-                             Observer* observer) override {
-    Objective obj(problem, budget, observer);
-    return Run(obj, seed);
-  }
-
- private:
-  SearchResult Run(Objective& obj, uint64_t seed) {
+ protected:
+  SearchResult Run(Objective& obj, uint64_t seed) override {
     const EncodedSpace& space = obj.encoded_space();
     Rng rng(seed);
     MaskedSampler sampler(space);

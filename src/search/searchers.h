@@ -17,6 +17,26 @@ Status CheckSpecKeys(const SearcherSpec& spec, std::initializer_list<std::string
 // InvalidArgument carrying spec.error when a typed accessor rejected a value.
 Status SpecValueError(const SearcherSpec& spec);
 
+// Base of the searchers whose body needs only an Objective and its encoded space (random, rw,
+// sa, ga): Search and SearchEncoded build the objective (over a strategy space, or over an
+// EncodedProblem such as the disaggregated joint space) and call Run.
+class ObjectiveSearcher : public Searcher {
+ public:
+  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
+                      uint64_t seed, Observer* observer) final {
+    Objective obj(sim, space, budget, observer);
+    return Run(obj, seed);
+  }
+  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
+                             Observer* observer) final {
+    Objective obj(problem, budget, observer);
+    return Run(obj, seed);
+  }
+
+ protected:
+  virtual SearchResult Run(Objective& obj, uint64_t seed) = 0;
+};
+
 // random: uniform masked sampling. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeRandomSearcher(const SearcherSpec& spec);
 // rw: the paper's random walk. No options.
