@@ -1,9 +1,11 @@
 // Kernel latency model (see kernels.h for the formulas and docs/COST_MODEL.md "Kernels" for the
-// reasoning). Hot path: no allocation, no transcendental calls (frexp + sqrt only).
+// reasoning). Hot path: no allocation, no transcendental calls (sqrt only).
 #include "sim/kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace l2s {
 namespace {
@@ -27,16 +29,20 @@ inline double RoundUp(double x, double tile) {
 }
 
 // Piecewise-linear interpolation of a knot table over x = 2^0 ... 2^(N-1): table[0] below 1,
-// table[N-1] above 2^(N-1). frexp gives x = f * 2^e with f in [0.5, 1), so x lies in
-// [2^(e-1), 2^e) and its position inside that octave is 2f - 1.
+// table[N-1] above 2^(N-1). Writing x = f * 2^e with f in [0.5, 1) (frexp), x lies in
+// [2^(e-1), 2^e) and its position inside that octave is 2f - 1. The exponent and mantissa are
+// read from the IEEE-754 bits (x > 1 is normal here; +inf has the largest exponent and takes the
+// last knot), which is exactly frexp's result without its library call (sim_bench).
 template <int N>
 inline double Knot(const double (&table)[N], double x) {
   if (!(x > 1)) return table[0];
-  int e = 0;
-  const double f = std::frexp(x, &e);
+  const uint64_t bits = std::bit_cast<uint64_t>(x);
+  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // frexp's exponent
   const int j = e - 1;
   if (j >= N - 1) return table[N - 1];
-  return table[j] + (table[j + 1] - table[j]) * (2.0 * f - 1.0);
+  // 2f - 1 = (mantissa in [1, 2)) - 1: the significand bits over 2^52.
+  const double frac = static_cast<double>(bits & ((uint64_t{1} << 52) - 1)) * 0x1p-52;
+  return table[j] + (table[j + 1] - table[j]) * frac;
 }
 
 // Keys attended, summed over the query positions of one causal sequence of `seq` tokens; with a
@@ -79,17 +85,22 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
                            gpu.PeakFlops(ComputeOf(kind)));
 }
 
-double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                      DType weight, double count) {
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
     // FP4 tensor cores (Blackwell): no FP4 GEMM table was measured, so the FP8 fit's form
     // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
     // FP4 weight bytes.
-    return GemmSecondsAtPeak(CoeffsFor(gpu), gpu, m, n, k, GemmKind::kFP8,
-                             BytesPerElement(DType::kFP4), count, gpu.fp4_flops);
+    return GemmSecondsAtPeak(c, gpu, m, n, k, GemmKind::kFP8, BytesPerElement(DType::kFP4), count,
+                             gpu.fp4_flops);
   }
   const bool fp8_path = weight != DType::kBF16 && gpu.fp8_flops > 0;
-  return GemmSecondsWith(CoeffsFor(gpu), gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
+  return GemmSecondsWith(c, gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
                          BytesPerElement(weight), count);
+}
+
+double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count);
 }
 
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
@@ -186,9 +197,12 @@ double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double 
                               rope_dim, kv);
 }
 
-double ElementwiseSeconds(const GpuSpec& gpu, double bytes) {
-  const KernelCoeffs& c = CoeffsFor(gpu);
+double ElementwiseSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double bytes) {
   return c.elementwise_overhead_s + bytes / (gpu.hbm_bw * c.elementwise_eff_mem);
+}
+
+double ElementwiseSeconds(const GpuSpec& gpu, double bytes) {
+  return ElementwiseSecondsWith(CoeffsFor(gpu), gpu, bytes);
 }
 
 }  // namespace l2s

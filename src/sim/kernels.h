@@ -130,6 +130,9 @@ const KernelCoeffs& H200Coeffs();
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);
+// The same with the coefficient set given (the simulator resolves CoeffsFor once per problem).
+double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                      DType weight, double count = 1);
 
 // Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is
 // GemmSecondsWith(CoeffsFor(gpu), gpu, ..., kind for `weight`, BytesPerElement(weight), count)).
@@ -170,5 +173,6 @@ double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, doubl
 
 // A memory-bound kernel that moves `bytes` through HBM (norm, activation, residual add).
 double ElementwiseSeconds(const GpuSpec& gpu, double bytes);
+double ElementwiseSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double bytes);
 
 }  // namespace l2s

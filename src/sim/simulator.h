@@ -15,6 +15,7 @@
 #include "hw/hw.h"
 #include "model/model.h"
 #include "sim/collectives.h"
+#include "sim/kernels.h"
 #include "strategy/program.h"
 #include "strategy/strategy.h"
 
@@ -258,6 +259,10 @@ class Simulator {
   double reserve_bytes_ = 0;
   double routing_sigma_ = 0;
   double overlap_stretch_ = 1;
+  // Fitted kernel and collective coefficient sets of the cluster's GPU (CoeffsFor /
+  // CollectiveCoeffsFor, resolved once; static storage).
+  const KernelCoeffs* kc_ = nullptr;
+  const CollectiveCoeffs* cc_ = nullptr;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
   struct StaticLoad {
