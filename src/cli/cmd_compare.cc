@@ -18,7 +18,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
-#include "cli/launch.h"
+#include "cli/plan_problem.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"

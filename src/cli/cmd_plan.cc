@@ -18,10 +18,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
-#include "cli/launch.h"
+#include "cli/plan_problem.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "launch/launch.h"
 #include "search/search.h"
 #include "strategy/space.h"
 
@@ -30,6 +31,13 @@ namespace l2s::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
+using launch::BestExpressible;
+using launch::DimWords;
+using launch::EngineTitle;
+using launch::EngineTranslation;
+using launch::ExpressibleBest;
+using launch::OpTitle;
+using launch::TranslatePlan;
 
 struct PlanFlags {
   ProblemFlags problem;
