@@ -13,26 +13,15 @@
 
 #include "hw/hw.h"
 #include "model/hf_config.h"
+#include "launch/test_plans.h"
 #include "model/presets.h"
 
 namespace l2s::launch {
 namespace {
 
-bool Has(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
-}
-
-Strategy Megatron(const ModelSpec& m, int pp, int tp, int dp, int ep, int batch) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
-  s.batch = batch;
-  s.dims = MegatronDims();
-  ClearAbsentOps(m, &s);
-  return s;
-}
+using testing::Has;
+using testing::Megatron;
+using testing::Preset;
 
 // One pool: `instances` copies of `s` on `gpu`, the problem of one instance in `mode`.
 PoolPlan Pool(const ModelSpec& m, const char* gpu, const Strategy& s, int instances, Mode mode,
@@ -51,12 +40,6 @@ PoolPlan Pool(const ModelSpec& m, const char* gpu, const Strategy& s, int instan
   p.problem.workload.context = isl + osl;
   p.problem.workload.weight = m.weight_dtype;
   return p;
-}
-
-ModelSpec Preset(const char* name) {
-  StatusOr<ModelSpec> m = ModelPreset(name);
-  EXPECT_TRUE(m.ok()) << name;
-  return *m;
 }
 
 const DisaggProcess* Find(const DisaggLaunch& l, const std::string& role) {

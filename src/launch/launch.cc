@@ -422,21 +422,8 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
                                 Observer* observer) {
   ExpressibleBest out;
   const ModelSpec& m = sim.problem().model;
-  const int n = space.num_gpus();
   // Candidate degree triples (structurally valid) first, to know the total for the progress bar.
-  std::vector<Strategy> degrees;
-  for (int pp : space.pp_options())
-    for (int tp : space.tp_options())
-      for (int ep : space.ep_options()) {
-        if (n % (pp * tp) != 0) continue;
-        Strategy s;
-        s.pp = pp;
-        s.tp = tp;
-        s.dp = n / (pp * tp);
-        s.ep = ep;
-        s.dims = EngineDims(m);
-        if (CheckStrategy(m, n, s).ok()) degrees.push_back(s);
-      }
+  const std::vector<Strategy> degrees = MegatronDegreeCombinations(m, space);
   const int64_t num_mtp = static_cast<int64_t>(space.mtp_options().size());
   int64_t total = 0;
   for (const Strategy& d : degrees)

@@ -10,36 +10,16 @@
 #include <random>
 #include <string>
 
+#include "launch/test_plans.h"
 #include "model/presets.h"
 #include "search/search.h"
 
 namespace l2s::launch {
 namespace {
 
-ModelSpec Preset(const char* name) {
-  StatusOr<ModelSpec> m = ModelPreset(name);
-  EXPECT_TRUE(m.ok()) << name;
-  return *m;
-}
-
-// A strategy with Megatron dims (absent operators none).
-Strategy Megatron(const ModelSpec& m, int pp, int tp, int dp, int ep, int batch = 8,
-                  bool sp = false) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
-  s.batch = batch;
-  s.sp = sp;
-  s.dims = MegatronDims();
-  ClearAbsentOps(m, &s);
-  return s;
-}
-
-bool Has(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
-}
+using testing::Has;
+using testing::Megatron;
+using testing::Preset;
 
 Problem MakeProblem(const char* model, int gpus, Mode mode = Mode::kDecode) {
   Problem p;

@@ -326,4 +326,45 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
   ::signal(SIGINT, SIG_DFL);
 }
 
+// `l2s plan --pareto` (docs/PLAN.md "--pareto"): serve mode by default, the front in `pareto`
+// with every field and the strategy of each point, monotone (tokens/s per user up, per GPU
+// down), every point meeting its TPOT limit, and 16 limits in the sweep; prefill is a usage error.
+TEST(PlanCli, ParetoSweepsTheTpotLimit) {
+  const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
+                           "1024", "--osl", "256", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["problem"]["mode"], "serve");
+  ASSERT_TRUE(j["pareto"].is_array());
+  ASSERT_GE(j["pareto"].size(), 2u);
+  double prev_user = 0, prev_gpu = 1e300;
+  for (const nlohmann::json& p : j["pareto"]) {
+    for (const char* k : {"series", "tpot_limit_ms", "tokens_per_s_per_gpu",
+                          "tokens_per_s_per_user", "ttft_ms", "tpot_ms", "strategy", "found_by",
+                          "exact"})
+      EXPECT_TRUE(p.contains(k)) << k;
+    EXPECT_EQ(p["series"], "aggregated");
+    EXPECT_TRUE(l2s::FromText(p["strategy"].get<std::string>()).ok()) << p["strategy"];
+    EXPECT_NEAR(Num(p["tokens_per_s_per_user"]), 1000 / Num(p["tpot_ms"]), 1e-9);
+    EXPECT_LE(Num(p["tpot_ms"]), Num(p["tpot_limit_ms"]) * (1 + 1e-9));
+    EXPECT_GT(Num(p["tokens_per_s_per_user"]), prev_user);
+    EXPECT_LT(Num(p["tokens_per_s_per_gpu"]), prev_gpu);
+    prev_user = Num(p["tokens_per_s_per_user"]);
+    prev_gpu = Num(p["tokens_per_s_per_gpu"]);
+  }
+  EXPECT_EQ(j["sweep"]["tpot_limits_ms"].size(), 16u);
+  EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
+  // The readable table.
+  const Result t = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
+                           "1024", "--osl", "256"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("points on the front"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("TPOT limits: 16 from"), std::string::npos) << t.out;
+  const Result bad = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                             "--mode", "prefill"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+}
+
 }  // namespace
