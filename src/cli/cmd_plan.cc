@@ -584,9 +584,17 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
-  if (f.pareto)
-    return RunParetoPlan(*problem, {f.search, f.budget, static_cast<uint64_t>(f.seed),
-                                    f.oracle_seconds, f.json, f.out, f.problem.mtp});
+  if (f.pareto) {
+    ParetoPlanArgs a;
+    a.search = f.search;
+    a.budget = f.budget;
+    a.seed = static_cast<uint64_t>(f.seed);
+    a.oracle_seconds = f.oracle_seconds;
+    a.json = f.json;
+    a.out = f.out;
+    a.mtp = f.problem.mtp;
+    return RunParetoPlan(*problem, a);
+  }
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
   if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
   // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.

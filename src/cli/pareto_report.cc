@@ -110,8 +110,14 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &limits);
   obs.Finish();
   if (!agg.ok()) return Fail(agg.status());
-  const bool interrupted = agg->cancelled || InterruptRequested();
-  const std::vector<ParetoSeries> series = {*agg};
+  std::vector<ParetoSeries> series = {*agg};
+  if (a.more_series && !agg->cancelled && !InterruptRequested()) {
+    ProgressObserver more_obs({"pareto sweep", StderrIsTerminal(), 0});
+    for (ParetoSeries& s : a.more_series(limits, &more_obs)) series.push_back(std::move(s));
+    more_obs.Finish();
+  }
+  bool interrupted = InterruptRequested();
+  for (const ParetoSeries& s : series) interrupted |= s.cancelled;
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

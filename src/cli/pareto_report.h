@@ -3,6 +3,7 @@
 // docs/PLAN.md ("--pareto") describes the output.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct ParetoPlanArgs {
   bool json = false;
   std::string out;            // also write the JSON here ("" = no)
   int mtp = -1;               // --mtp (-1 = searched)
+  // More series over the same TPOT limits (e.g. the disaggregated planner's, built with
+  // SweepTpot), shown and written after "aggregated". Null: the aggregated series only.
+  std::function<std::vector<ParetoSeries>(const std::vector<double>& limits, Observer* observer)>
+      more_series;
 };
 
 // Runs the sweep for `p` (serve or decode mode) and prints the table or JSON; returns the exit

@@ -19,7 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "cli/pareto_report.h"
 #include "cli/progress.h"
+#include "hw/hw.h"
+#include "model/presets.h"
 #include "strategy/strategy.h"
 
 #include "run_l2s.h"
@@ -365,6 +368,60 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+}
+
+// A second series (the disaggregated planner's, here a stand-in at 90% of the aggregated
+// throughput per limit) goes through RunParetoPlan's hook over the same limits: both series'
+// fronts are in `pareto`, each point naming its series, and the SVG draws one staircase each.
+TEST(ParetoReport, SecondSeriesThroughTheHook) {
+  l2s::Problem p;
+  p.model = *l2s::ModelPreset("llama-3.1-8b");
+  p.cluster = *l2s::MakeCluster("h100", 8, 8);
+  p.workload.mode = l2s::Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  l2s::cli::ParetoPlanArgs a;
+  a.out = TempPath("l2s_pareto_hook");
+  size_t limits_seen = 0;
+  a.more_series = [&](const std::vector<double>& limits, l2s::Observer*) {
+    limits_seen = limits.size();
+    return std::vector<l2s::ParetoSeries>{l2s::SweepTpot("disaggregated", limits, [](double l) {
+      l2s::SweepAnswer ans;
+      l2s::ParetoPoint pt;
+      pt.tpot_ms = l;
+      pt.tokens_per_s_per_user = l2s::TokensPerUser(l);
+      pt.tokens_per_s_per_gpu = 10 * l;  // more throughput at looser limits
+      pt.strategy = "prefill x2 + decode x1";
+      ans.point = pt;
+      return ans;
+    })};
+  };
+  ::testing::internal::CaptureStdout();
+  const int code = l2s::cli::RunParetoPlan(p, a);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(code, 0);
+  EXPECT_EQ(limits_seen, 16u);
+  EXPECT_NE(text.find("disaggregated: 16 of 16 points on the front"), std::string::npos) << text;
+  const nlohmann::json j = ParseJson(Slurp(a.out));
+  fs::remove(a.out);
+  int agg = 0, dis = 0;
+  for (const nlohmann::json& pt : j["pareto"]) {
+    agg += pt["series"] == "aggregated";
+    dis += pt["series"] == "disaggregated";
+  }
+  EXPECT_GE(agg, 2);
+  EXPECT_EQ(dis, 16);
+  EXPECT_EQ(j["sweep"]["series"].size(), 2u);
+  l2s::cli::Plot plot;
+  std::vector<l2s::ParetoSeries> series(2);
+  series[0].name = "aggregated";
+  series[1].name = "disaggregated";
+  series[0].front = {l2s::ParetoPoint{}};
+  l2s::cli::AddParetoSeries(series, &plot);
+  ASSERT_EQ(plot.series.size(), 4u);  // a line and its dots per series
+  EXPECT_EQ(plot.series[0].name, "aggregated (TPOT sweep, 1 on the front)");
+  EXPECT_EQ(plot.series[2].name, "disaggregated (TPOT sweep, 0 on the front)");
+  EXPECT_NE(plot.series[0].color, plot.series[2].color);
 }
 
 }  // namespace
