@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "strategy/space.h"
@@ -381,9 +382,12 @@ bool ParseKvTransfer(std::string_view name, KvTransfer* out) {
 }
 
 StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& prefill,
-                                        const PoolPlan& decode, KvTransfer transfer) {
+                                        const PoolPlan& decode, KvTransfer transfer,
+                                        std::optional<Engine> dynamo_backend) {
   if (Status st = CheckPoolPlan(prefill, "prefill pool"); !st.ok()) return st;
   if (Status st = CheckPoolPlan(decode, "decode pool"); !st.ok()) return st;
+  if (dynamo_backend && *dynamo_backend == Engine::kMegatron)
+    return Status::InvalidArgument("Dynamo's workers run SGLang, vLLM or TensorRT-LLM, not Megatron-LM");
   if (prefill.problem.model.name != decode.problem.model.name)
     return Status::InvalidArgument(fmt::format("the prefill pool serves {} and the decode pool {}",
                                                prefill.problem.model.name,
@@ -397,11 +401,13 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
     case DisaggEngine::kVllm: base = Engine::kVllm; break;
     case DisaggEngine::kTrtllm: base = Engine::kTrtllm; break;
     case DisaggEngine::kDynamo: {
-      // The backend: exact first (SGLang, TensorRT-LLM, vLLM in that order), else the runnable
-      // one with the fewest unsupported choices.
+      // The backend: the one asked for, else exact first (SGLang, TensorRT-LLM, vLLM in that
+      // order), else the runnable one with the fewest unsupported choices.
       bool have = false;
       size_t best_unsupported = 0;
-      for (Engine b : {Engine::kSglang, Engine::kTrtllm, Engine::kVllm}) {
+      std::vector<Engine> backends = {Engine::kSglang, Engine::kTrtllm, Engine::kVllm};
+      if (dynamo_backend) backends = {*dynamo_backend};
+      for (Engine b : backends) {
         BaseTranslation c = Translate(b, prefill, decode, transfer);
         // Dynamo moves the KV cache with NIXL; only its SGLang workers take Mooncake.
         if (transfer == KvTransfer::kMooncake && b != Engine::kSglang)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,8 +65,9 @@ struct DisaggProcess {
 
 struct DisaggLaunch {
   DisaggEngine engine = DisaggEngine::kSglang;
-  // Dynamo only: the engine its workers run (the first of SGLang, TensorRT-LLM, vLLM that
-  // expresses both pools exactly; else the runnable one with the fewest unsupported choices).
+  // The engine the workers run: the engine itself, or for Dynamo the one asked for, else the
+  // first of SGLang, TensorRT-LLM, vLLM that expresses both pools exactly (else the runnable one
+  // with the fewest unsupported choices).
   Engine backend = Engine::kSglang;
   // What the engine cannot express, one line each, prefixed "prefill: ", "decode: " or "both: ",
   // saying what the plan wants, why the engine cannot do it and what it runs instead.
@@ -79,11 +81,14 @@ struct DisaggLaunch {
   std::vector<std::string> notes;        // of the whole deployment
 };
 
-// The launch of the two pools on `engine` with `transfer`. InvalidArgument when a pool fails
-// CheckPoolPlan or the pools are of different models.
+// The launch of the two pools on `engine` with `transfer`. For Dynamo, `dynamo_backend` fixes
+// the engine its workers run (default: chosen as described at DisaggLaunch::backend).
+// InvalidArgument when a pool fails CheckPoolPlan, the pools are of different models or the
+// backend is Megatron-LM.
 StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& prefill,
                                         const PoolPlan& decode,
-                                        KvTransfer transfer = KvTransfer::kNixl);
+                                        KvTransfer transfer = KvTransfer::kNixl,
+                                        std::optional<Engine> dynamo_backend = std::nullopt);
 // The same for every engine (index = position in kDisaggEngines).
 StatusOr<std::array<DisaggLaunch, 4>> TranslateDisaggPlan(const PoolPlan& prefill,
                                                          const PoolPlan& decode,

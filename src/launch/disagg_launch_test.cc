@@ -214,6 +214,37 @@ TEST(DisaggLaunch, DynamoPicksTheBackendThatExpressesThePlan) {
   EXPECT_TRUE(Has(l->unsupported[0], "(Dynamo's vLLM workers) transfer=mooncake")) << l->unsupported[0];
 }
 
+TEST(DisaggLaunch, DynamoOverTensorRtLlmPutsTheDegreesInTheEngineYaml) {
+  MixtralPlan plan;
+  StatusOr<DisaggLaunch> l = MakeDisaggLaunch(DisaggEngine::kDynamo, plan.prefill, plan.decode,
+                                              KvTransfer::kNixl, Engine::kTrtllm);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->backend, Engine::kTrtllm);
+  // TensorRT-LLM's rule on the decode side (tp=2 with dp=4), marked as Dynamo's workers'.
+  ASSERT_EQ(l->unsupported.size(), 1u);
+  EXPECT_EQ(l->unsupported[0].rfind("decode: (Dynamo's TensorRT-LLM workers) tp=2 with dp=4", 0),
+            0u)
+      << l->unsupported[0];
+  ASSERT_TRUE(l->runnable);
+  const DisaggProcess* p = Find(*l, "prefill");
+  ASSERT_TRUE(p != nullptr);
+  EXPECT_EQ(p->command,
+            "python -m dynamo.trtllm --model-path mistralai/Mixtral-8x7B-v0.1 --extra-engine-args "
+            "prefill.yaml --disaggregation-mode prefill");
+  // tp_size = the instance's 8 GPUs (attention DP), ep 8, batch 4 per rank, 4096 + 1024 tokens.
+  EXPECT_EQ(p->file_name, "prefill.yaml");
+  EXPECT_EQ(p->file,
+            "tensor_parallel_size: 8\npipeline_parallel_size: 1\nmoe_expert_parallel_size: 8\n"
+            "max_batch_size: 4\nmax_seq_len: 5120\nenable_attention_dp: true\n"
+            "disable_overlap_scheduler: true\ncache_transceiver_config:\n  backend: NIXL\n"
+            "  max_tokens_in_buffer: 4096\n");
+  EXPECT_EQ(Find(*l, "decode")->file_name, "decode.yaml");
+  EXPECT_FALSE(Has(Find(*l, "decode")->file, "disable_overlap_scheduler"));
+  EXPECT_FALSE(MakeDisaggLaunch(DisaggEngine::kDynamo, plan.prefill, plan.decode,
+                                KvTransfer::kNixl, Engine::kMegatron)
+                   .ok());
+}
+
 TEST(DisaggLaunch, KvFormatMustMatchAndDecodeWins) {
   MixtralPlan plan;
   plan.prefill.problem.workload.kv = DType::kBF16;
