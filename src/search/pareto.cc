@@ -190,6 +190,15 @@ StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const Strateg
     s.cancelled = true;
     return s;
   }
+  if (!top.point && base.workload.tpot_ms > 0) {
+    // The TPOT SLO may be what no plan meets: say how fast the fastest plan is.
+    const std::optional<FastestTpot> f = FastestTpotScan(Simulator(base), space);
+    if (f && f->eval.tpot_s * 1e3 > base.workload.tpot_ms)
+      return Status::Invalid(fmt::format(
+          "no strategy meets the TPOT SLO of {} ms: the fastest found takes {:.3f} ms per token "
+          "({})",
+          base.workload.tpot_ms, f->eval.tpot_s * 1e3, ToText(f->strategy)));
+  }
   if (!top.point)
     return Status::Invalid(fmt::format("no strategy of {} on {} x {} is valid, so there is no "
                                        "frontier to sweep",

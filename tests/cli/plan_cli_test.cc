@@ -368,6 +368,12 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+  // A TPOT SLO no plan meets: one line saying how fast the fastest plan is, exit 1.
+  const Result slo = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                             "--slo", "tpot_ms=0.5"});
+  EXPECT_EQ(slo.code, 1);
+  EXPECT_EQ(CountLines(slo.err), 1) << slo.err;
+  EXPECT_NE(slo.err.find("no strategy meets the TPOT SLO of 0.5 ms"), std::string::npos) << slo.err;
 }
 
 // A second series (the disaggregated planner's, here a stand-in at 90% of the aggregated
