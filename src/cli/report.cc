@@ -418,4 +418,21 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
   return s;
 }
 
+std::string ShortText(const ModelSpec& m, const Strategy& s) {
+  std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
+                                s.batch, s.sp ? "on" : "off");
+  if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
+  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
+  Strategy meg;
+  meg.dims = MegatronDims();
+  ClearAbsentOps(m, &meg);
+  std::string diff;
+  for (int i = 0; i < kNumOps; ++i)
+    if (s.dims[i] != meg.dims[i])
+      diff += fmt::format("{}{}={}", diff.empty() ? "" : ",", OpName(static_cast<Op>(i)),
+                          DimName(s.dims[i]));
+  return out + (diff.empty() ? "; Megatron dims" : "; differs from Megatron: " + diff);
+}
+
 }  // namespace l2s::cli
