@@ -144,10 +144,10 @@ double MlaPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, dou
 
 double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
                             double kv_len, double heads, double latent_dim, double rope_dim,
-                            DType kv) {
+                            DType kv, DType math) {
   const double width = latent_dim + rope_dim;
   const double flops = batch * heads * kv_len * (2.0 * width + 2.0 * latent_dim);
-  const double compute_s = flops / (gpu.PeakFlops(DType::kBF16) * c.eff_compute[0]);
+  const double compute_s = flops / (gpu.PeakFlops(math) * c.eff_compute[0]);
   const double kv_read = batch * kv_len * width * BytesPerElement(kv);
   const double qo_bytes = batch * heads * 2.0 * (width + latent_dim);
   const double streams = batch;  // one latent stream per sequence
@@ -173,17 +173,17 @@ double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double
 }
 
 double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
-                         double qk_head_dim, double v_head_dim, DType compute) {
+                         double qk_head_dim, double v_head_dim, DType compute, DType math) {
   const int i = compute == DType::kBF16 ? 0 : 1;
   return MlaPrefillSecondsWith(CoeffsFor(gpu).mla_prefill[i], gpu, batch, seq_len, heads,
-                               qk_head_dim, v_head_dim, DType::kBF16);
+                               qk_head_dim, v_head_dim, math);
 }
 
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
-                        double latent_dim, double rope_dim, DType kv) {
+                        double latent_dim, double rope_dim, DType kv, DType math) {
   const int i = kv == DType::kBF16 ? 0 : 1;
   return MlaDecodeSecondsWith(CoeffsFor(gpu).mla_decode[i], gpu, batch, kv_len, heads, latent_dim,
-                              rope_dim, kv);
+                              rope_dim, kv, math);
 }
 
 double ElementwiseSeconds(const GpuSpec& gpu, double bytes) {

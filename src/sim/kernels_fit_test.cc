@@ -245,6 +245,35 @@ TEST(KernelModel, Fp4OnBlackwell) {
                    GemmSecondsWith(c, no_fp4, 64, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32));
 }
 
+// FP8 MLA math (FlashMLA's FP8 path): the same fitted kernel at the FP8 peak. H20-like GPU (148 /
+// 296 TFLOPS, 4 TB/s), DeepSeek's 128 heads x 2 queries (MTP 1), 32 sequences over 4,864 keys:
+// FLOPs = 32 x 256 x 4864 x (2 x 576 + 2 x 512) = 8.67e10, i.e. 915 us at 148e12 x 0.64 while the
+// 89.6 MB latent cache reads in ~22 us: compute-bound by 40x, so the smooth max adds < 1e-12 and
+// the time beyond the fixed terms (overhead + per-stream cost) halves exactly at the FP8 peak.
+TEST(KernelModel, Fp8MlaMathRunsAtTheFp8Peak) {
+  GpuSpec h20 = H100();
+  h20.name = "h20";
+  h20.calibration = "";
+  h20.bf16_flops = 148e12;
+  h20.fp8_flops = 296e12;
+  h20.hbm_bw = 4e12;
+  const AttnDecodeCoeffs& c = CoeffsFor(h20).mla_decode[1];
+  const double fixed = c.overhead_s + c.seq_s[0] * 32;
+  const double bf16 = MlaDecodeSeconds(h20, 32, 4864, 256, 512, 64, DType::kFP8);
+  const double fp8 = MlaDecodeSeconds(h20, 32, 4864, 256, 512, 64, DType::kFP8, DType::kFP8);
+  const double flops = 32.0 * 256 * 4864 * (2.0 * 576 + 2.0 * 512);
+  EXPECT_NEAR(bf16 - fixed, flops / (148e12 * c.eff_compute[0]), 1e-3 * bf16);
+  EXPECT_NEAR(fp8 - fixed, flops / (296e12 * c.eff_compute[0]), 1e-3 * fp8);
+  // Memory-bound shapes (one head, long cache: 6 us of math under 38 us of reads) change only
+  // through the smooth max (< 1e-6).
+  const double mem = MlaDecodeSeconds(h20, 4, 65536, 1, 512, 64, DType::kFP8);
+  EXPECT_NEAR(MlaDecodeSeconds(h20, 4, 65536, 1, 512, 64, DType::kFP8, DType::kFP8), mem,
+              1e-6 * mem);
+  // Prefill: the FP8-cache fit at the FP8 peak; never slower than at the bf16 peak.
+  EXPECT_LT(MlaPrefillSeconds(h20, 2, 4096, 16, 192, 128, DType::kFP8, DType::kFP8),
+            0.6 * MlaPrefillSeconds(h20, 2, 4096, 16, 192, 128, DType::kFP8));
+}
+
 // Sliding windows: a window at least as long as the sequence changes nothing; a short one on a
 // long sequence cuts the keys (W s - W^2/2 instead of s^2/2).
 TEST(KernelModel, AttentionWindows) {
