@@ -245,6 +245,45 @@ TEST(KernelModel, Fp4OnBlackwell) {
                    GemmSecondsWith(c, no_fp4, 64, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32));
 }
 
+// Per-SM transfer to a GPU without tables: the fitted losses below the asymptotic efficiency keep
+// the time they take on an SM of the calibration GPU. H20 (78 SMs, 296 TFLOPS fp8) against "H20
+// at H100's per-SM rate" (78 SMs x 1979/132 TFLOPS = 1169 TFLOPS, s = 1, the fitted form): with
+// HBM made free (memory and quantisation terms vanish) the compute time minus the ideal work
+// W / (peak eff_max), W = 2 m n k (tile-aligned n, k), is the same on both.
+TEST(KernelModel, PerSmTransferKeepsFixedTileTimes) {
+  GpuSpec h20 = H100();
+  h20.name = "h20";
+  h20.calibration = "";
+  h20.sm_count = 78;
+  h20.bf16_flops = 148e12;
+  h20.fp8_flops = 296e12;
+  h20.hbm_bw = 1e20;
+  GpuSpec ref = h20;
+  ref.fp8_flops = 1979e12 * 78 / 132;
+  const GemmCoeffs& g = CoeffsFor(h20).gemm[static_cast<int>(GemmKind::kFP8)];
+  const double emax = g.eff_compute[kGemmKnots - 1];
+  for (double m : {1.0, 16.0, 64.0, 512.0, 32768.0}) {
+    const double w = 2.0 * m * 4096 * 4096;
+    const double a = GemmSeconds(h20, m, 4096, 4096, DType::kFP8) - g.overhead_s;
+    const double b = GemmSeconds(ref, m, 4096, 4096, DType::kFP8) - g.overhead_s;
+    EXPECT_NEAR(a - w / (296e12 * emax), b - w / (ref.fp8_flops * emax), 1e-9 * b) << m;
+    // Slower SMs: the H20 reaches a larger fraction of its own peak than the fit's fraction.
+    EXPECT_GT(w / (a * 296e12), w / (b * ref.fp8_flops)) << m;
+  }
+  // With tables of its own (calibration set) or an unknown SM count nothing is transferred.
+  GpuSpec own = h20;
+  own.calibration = "h100_sxm";
+  GpuSpec unknown = h20;
+  unknown.sm_count = 0;
+  EXPECT_DOUBLE_EQ(GemmSeconds(own, 64, 4096, 4096, DType::kFP8),
+                   GemmSeconds(unknown, 64, 4096, 4096, DType::kFP8));
+  // More FLOP/s at the same SM count is never slower.
+  GpuSpec fast = h20;
+  fast.fp8_flops *= 2;
+  for (double m : {1.0, 64.0, 4096.0})
+    EXPECT_LE(GemmSeconds(fast, m, 512, 7168, DType::kFP8), GemmSeconds(h20, m, 512, 7168, DType::kFP8));
+}
+
 // FP8 MLA math (FlashMLA's FP8 path): the same fitted kernel at the FP8 peak. H20-like GPU (148 /
 // 296 TFLOPS, 4 TB/s), DeepSeek's 128 heads x 2 queries (MTP 1), 32 sequences over 4,864 keys:
 // FLOPs = 32 x 256 x 4864 x (2 x 576 + 2 x 512) = 8.67e10, i.e. 915 us at 148e12 x 0.64 while the
