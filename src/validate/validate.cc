@@ -160,6 +160,26 @@ NotedSettings ReadNotes(std::string_view notes) {
   n.adp_balance = states("enable_balance");
   n.fp8_kv = states("fp8 flashmla");
   n.fp8_attention = n.fp8_kv || states("fp8 attention");
+  // "<N> requests": the number directly before the word (digits and thousands commas).
+  for (size_t at = text.find(" requests"); at != std::string::npos;
+       at = text.find(" requests", at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && (std::isdigit(static_cast<unsigned char>(text[begin - 1])) ||
+                         text[begin - 1] == ','))
+      --begin;
+    int64_t v = 0;
+    bool digits = false;
+    for (size_t i = begin; i < at && v <= kMaxRowGpus * int64_t{1024}; ++i) {
+      if (text[i] == ',') continue;
+      v = v * 10 + (text[i] - '0');
+      digits = true;
+    }
+    const bool word_start = begin == 0 || !std::isalnum(static_cast<unsigned char>(text[begin - 1]));
+    if (digits && word_start && v > 0 && v <= kMaxRowGpus * int64_t{1024}) {
+      n.requests = v;
+      break;
+    }
+  }
   return n;
 }
 
@@ -169,6 +189,7 @@ std::string NotedSettings::Text() const {
   if (adp_balance) add("adp-balance");
   if (fp8_attention) add("attn=fp8");
   if (fp8_kv) add("kv=fp8");
+  if (requests > 0) s += (s.empty() ? "" : " ") + fmt::format("requests={}", requests);
   return s;
 }
 
@@ -529,6 +550,12 @@ Prediction Predictor::Predict(const Measurement& row) {
   // ranks, else the simulator's best (under max_batch).
   int64_t batch = row.batch;
   if (batch == 0 && row.concurrency > 0) batch = (row.concurrency + dp - 1) / dp;
+  // An offline benchmark of N requests (all queued at once) never has more than N in flight: each
+  // rank of an instance holds at most ceil(N / (replicas x dp)) of them.
+  if (batch == 0 && row.noted.requests > 0 && w.mode == Mode::kServe) {
+    const int64_t per_rank = (row.noted.requests + replicas * dp - 1) / (replicas * dp);
+    w.max_batch = static_cast<int>(std::min<int64_t>(w.max_batch, per_rank));
+  }
   switch (w.mode) {
     case Mode::kServe:
       if (row.isl <= 0 || row.osl <= 0) return miss("serve row needs isl and osl");

@@ -77,6 +77,10 @@ struct PoolColumns {
 //   "fp8 attention"                              -> attention math in FP8
 //   "fp8 flashmla"                               -> attention math in FP8 and an FP8 latent KV
 //                                                   cache (FlashMLA's FP8 path reads FP8 KV)
+//   "<N> requests" (N digits, commas allowed) -> an offline benchmark of N requests: serve rows
+//                                                   never hold more than N in flight, so the
+//                                                   auto batch per rank is at most
+//                                                   ceil(N / (replicas x dp))
 // Anything else in the notes (pipelined overlap of other kinds, optimisations whose use is not
 // stated) is not read.
 struct NotedSettings {
@@ -84,6 +88,7 @@ struct NotedSettings {
   bool adp_balance = false;
   bool fp8_attention = false;
   bool fp8_kv = false;
+  int64_t requests = 0;        // benchmark requests; 0 = not stated
   // "tbo adp-balance attn=fp8 kv=fp8"-style summary ("" when nothing was read).
   std::string Text() const;
 };

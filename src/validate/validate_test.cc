@@ -360,6 +360,28 @@ TEST(Notes, KeywordsAndNegation) {
   n = ReadNotes("served without two-batch overlap, not enable_balance, no fp8 attention");
   EXPECT_EQ(n.Text(), "");
   EXPECT_EQ(ReadNotes("").Text(), "");
+  // Benchmark request counts: the number directly before "requests" (thousands commas allowed).
+  EXPECT_EQ(ReadNotes("DEP4; table 6,430 tok/s/GPU; 3000 requests. Source: x").requests, 3000);
+  EXPECT_EQ(ReadNotes("1,500 requests").requests, 1500);
+  EXPECT_EQ(ReadNotes("all requests at once, v2 requests").requests, 0);
+  EXPECT_EQ(ReadNotes("3000 requests").Text(), "requests=3000");
+}
+
+TEST(Predict, BenchmarkRequestsBoundTheBatch) {
+  // An offline benchmark of 9 requests on dp = 2 ranks never holds more than ceil(9 / 2) = 5
+  // sequences per rank: the auto batch is the one the simulator picks under max_batch 5; a stated
+  // batch is honoured as it is.
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "1,s,trtllm,h100,2,llama-3.1-8b,fp8,fp8,1,1,2,1,serve,1024,1024,,,output_tokens_per_s,100"
+      ",,,,,,,,,,,,,,,,\"9 requests\"\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.batch, 5);
+  const Prediction q = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,2,llama-3.1-8b,fp8,fp8,1,1,2,1,serve,1024,1024,,64,output_tokens_per_s,100"
+      ",,,,,,,,,,,,,,,,\"9 requests\"\n"));
+  ASSERT_TRUE(q.ok) << q.reason;
+  EXPECT_EQ(q.batch, 64);
 }
 
 TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
