@@ -174,7 +174,8 @@ double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, doubl
                             DType kv, DType math) {
   const double width = latent_dim + rope_dim;
   const double flops = batch * heads * kv_len * (2.0 * width + 2.0 * latent_dim);
-  const double compute_s = flops / (gpu.PeakFlops(math) * c.eff_compute[0]);
+  const double peak = math == DType::kBF16 ? gpu.bf16_flops : gpu.PeakFlops(math);
+  const double compute_s = flops / (peak * c.eff_compute[0]);
   const double kv_read = batch * kv_len * width * BytesPerElement(kv);
   const double qo_bytes = batch * heads * 2.0 * (width + latent_dim);
   const double streams = batch;  // one latent stream per sequence
