@@ -21,6 +21,19 @@ namespace {
 
 // GPUs built by hand from HARDWARE.md (dense FLOP/s, HBM bytes and bytes/s, NVLink one way).
 GpuSpec H100() { return testing::H100Gpu(); }
+
+// A GPU without kernel tables of its own (calibration ""), priced with the H100 fit.
+GpuSpec TablelessGpu(const char* name, int sms, double bf16, double fp8, double fp4, double bw) {
+  GpuSpec g = H100();
+  g.name = name;
+  g.calibration = "";
+  g.sm_count = sms;
+  g.bf16_flops = bf16;
+  g.fp8_flops = fp8;
+  g.fp4_flops = fp4;
+  g.hbm_bw = bw;
+  return g;
+}
 GpuSpec H200() { return testing::H200Gpu(); }
 GpuSpec A100() {  // no FP8 tensor cores, no calibration tables of its own
   GpuSpec g;
@@ -216,13 +229,7 @@ TEST(KernelModel, WeightFormats) {
 // bytes, i.e. exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it
 // takes half the FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.
 TEST(KernelModel, Fp4OnBlackwell) {
-  GpuSpec b200 = H100();
-  b200.name = "b200";
-  b200.calibration = "";
-  b200.bf16_flops = 2250e12;
-  b200.fp8_flops = 4500e12;
-  b200.fp4_flops = 9000e12;
-  b200.hbm_bw = 8e12;
+  const GpuSpec b200 = TablelessGpu("b200", H100().sm_count, 2250e12, 4500e12, 9000e12, 8e12);
   GpuSpec as_fp8 = b200;
   as_fp8.fp8_flops = b200.fp4_flops;
   const KernelCoeffs& c = CoeffsFor(b200);
@@ -251,13 +258,7 @@ TEST(KernelModel, Fp4OnBlackwell) {
 // HBM made free (memory and quantisation terms vanish) the compute time minus the ideal work
 // W / (peak eff_max), W = 2 m n k (tile-aligned n, k), is the same on both.
 TEST(KernelModel, PerSmTransferKeepsFixedTileTimes) {
-  GpuSpec h20 = H100();
-  h20.name = "h20";
-  h20.calibration = "";
-  h20.sm_count = 78;
-  h20.bf16_flops = 148e12;
-  h20.fp8_flops = 296e12;
-  h20.hbm_bw = 1e20;
+  const GpuSpec h20 = TablelessGpu("h20", 78, 148e12, 296e12, 0, 1e20);
   GpuSpec ref = h20;
   ref.fp8_flops = 1979e12 * 78 / 132;
   const GemmCoeffs& g = CoeffsFor(h20).gemm[static_cast<int>(GemmKind::kFP8)];
@@ -290,12 +291,7 @@ TEST(KernelModel, PerSmTransferKeepsFixedTileTimes) {
 // 89.6 MB latent cache reads in ~22 us: compute-bound by 40x, so the smooth max adds < 1e-12 and
 // the time beyond the fixed terms (overhead + per-stream cost) halves exactly at the FP8 peak.
 TEST(KernelModel, Fp8MlaMathRunsAtTheFp8Peak) {
-  GpuSpec h20 = H100();
-  h20.name = "h20";
-  h20.calibration = "";
-  h20.bf16_flops = 148e12;
-  h20.fp8_flops = 296e12;
-  h20.hbm_bw = 4e12;
+  const GpuSpec h20 = TablelessGpu("h20", H100().sm_count, 148e12, 296e12, 0, 4e12);
   const AttnDecodeCoeffs& c = CoeffsFor(h20).mla_decode[1];
   const double fixed = c.overhead_s + c.seq_s[0] * 32;
   const double bf16 = MlaDecodeSeconds(h20, 32, 4864, 256, 512, 64, DType::kFP8);
