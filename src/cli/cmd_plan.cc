@@ -222,6 +222,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add_n("--context", f.context);
   add("--dtype", f.dtype);
   add("--kv-dtype", f.kv_dtype);
+  add("--attn-dtype", f.attn_dtype);
   add("--slo", f.slo);
   add_n("--max-batch", f.max_batch);
   add("--engine", f.engine);

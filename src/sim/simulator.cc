@@ -340,13 +340,16 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       // so the step is a decode step with heads x q_len query heads.
       if (st.mla)
         return MlaDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.latent_dim,
-                                st.rope_dim, st.kvdtype);
+                                st.rope_dim, st.kvdtype, p_.workload.attn);
       return AttnDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.kv_heads,
                                st.head_dim, st.window, st.kvdtype);
     case StepKind::kAttnPrefill: {
       if (st.seqs <= 0) return 0;
-      // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1).
-      const DType compute = st.kvdtype == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+      // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1);
+      // so does FP8 attention math (Workload::attn).
+      const DType compute = st.kvdtype == DType::kBF16 && p_.workload.attn == DType::kBF16
+                                ? DType::kBF16
+                                : DType::kFP8;
       // A fractional prompt count is serve mode's per-step share of chunked prefill: engines run
       // full-size chunks, so the step pays that share of one whole prompt's attention (not a
       // kernel launch with a fractional batch).
@@ -360,7 +363,7 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
                                            : 1.0;
         return share * frac *
                MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
-                                 compute);
+                                 st.kvdtype, p_.workload.attn);
       }
       return share * AttnPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
                                         st.window, compute);
