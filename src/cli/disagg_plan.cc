@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "cli/launch.h"
+#include "cli/plan_problem.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "search/oracle.h"
@@ -81,7 +81,7 @@ std::string StrategyShort(const Strategy& s) {
   return out;
 }
 
-json PoolJson(const DisaggSetup& st, const PoolPlan& p, bool prefill) {
+json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill) {
   json j;
   j["strategy"] = ToText(p.strategy);
   j["instances"] = p.instances;
@@ -241,7 +241,7 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   std::string out = fmt::format("Disaggregated plan (found by {})\n",
                                 d.found_by == "oracle" ? std::string("the oracle")
                                                        : fmt::format("the {} searcher", searcher));
-  auto pool = [&](const char* role, const PoolPlan& p, const ClusterSpec& c, const std::string& name) {
+  auto pool = [&](const char* role, const RolePlan& p, const ClusterSpec& c, const std::string& name) {
     return fmt::format("  {:<8} {} instance{} x {} {} GPUs{}: {}\n", role, p.instances,
                        p.instances == 1 ? "" : "s", p.gpus_per_instance, c.gpu.name,
                        name.empty() ? "" : fmt::format(" (pool {})", name), StrategyShort(p.strategy));

@@ -173,8 +173,8 @@ DisaggEvaluation DisaggModel::Combine(int gp, const Strategy& sp, const Evaluati
   DisaggEvaluation d;
   d.total_gpus = setup_.total_gpus;
   d.kv_bytes_per_prompt = kv_bytes_;
-  d.prefill = PoolPlan{sp, ep, gp, 0, 0, 0};
-  d.decode = PoolPlan{sd, ed, gd, 0, 0, 0};
+  d.prefill = RolePlan{sp, ep, gp, 0, 0, 0};
+  d.decode = RolePlan{sd, ed, gd, 0, 0, 0};
   if (!ep.valid()) {
     d.verdict = ep.verdict;
     d.reason = "prefill: " + PrefillSim(gp).Reason(sp, ep);

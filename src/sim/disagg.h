@@ -61,7 +61,7 @@ StatusOr<Problem> DecodeProblem(const Problem& serve, const ClusterSpec& pool, i
 // the pool's GPUs.
 std::vector<int> InstanceSizes(const ClusterSpec& pool);
 
-struct PoolPlan {
+struct RolePlan {
   Strategy strategy;
   Evaluation eval;           // the role's Simulator evaluation of one instance
   int gpus_per_instance = 0;
@@ -74,7 +74,7 @@ struct DisaggEvaluation {
   Verdict verdict = Verdict::kStructure;
   bool valid() const { return verdict == Verdict::kValid; }
   std::string reason;        // why invalid ("" when valid)
-  PoolPlan prefill, decode;
+  RolePlan prefill, decode;
   KvLink link;
   double kv_bytes_per_prompt = 0;
   double kv_transfer_s = 0;  // one prompt's whole transfer
