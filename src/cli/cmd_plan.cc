@@ -638,6 +638,8 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   json j = DisaggHeaderJson(f, p, *d);
   j["best"] = DisaggBestJson(*d);
   j["baselines"] = {{"aggregated", json()}};
+  StatusOr<std::array<launch::DisaggLaunch, 4>> launches = DisaggLaunches(*d);
+  j["launch"] = launches.ok() ? DisaggLaunchJson(*launches) : json();
   j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string text = fmt::format("l2s plan: {}, disaggregated serving\n\n", ProblemSummary(p));
   if (pools != nullptr) {
@@ -653,6 +655,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     text += "(the aggregated plan needs one GPU type: not searched)\n\n";
   }
   text += FormatDisaggPlan(p, *d, f.search);
+  if (launches.ok()) text += FormatDisaggLaunch(*launches);
   return Emit(f, j, text, d->interrupted);
 }
 
@@ -685,9 +688,10 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     json launch = j["launch"];
     j["best"] = DisaggBestJson(*d);
     j["baselines"]["aggregated"] = AggSummaryJson(o);
-    // The launch commands translate the aggregated plan; the disaggregated ones are wired by
-    // src/launch/ (issue 12).
-    j["launch"] = json();
+    // "launch" translates the recommended (disaggregated) plan; the aggregated plan's commands
+    // stay beside it.
+    StatusOr<std::array<launch::DisaggLaunch, 4>> launches = DisaggLaunches(*d);
+    j["launch"] = launches.ok() ? DisaggLaunchJson(*launches) : json();
     j["launch_aggregated"] = launch;
     text = fmt::format("l2s plan: {}, serving auto: disaggregated wins\n\n", ProblemSummary(p));
     text += FormatDisaggPlan(p, *d, f.search);
@@ -699,6 +703,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                               o.recommended_eval.tpot_s * 1e3, ToText(o.recommended),
                               d->eval.tokens_per_s_per_gpu / agg_v)
                 : fmt::format("  no valid plan: {}\n", agg_failure);
+    if (launches.ok()) text += FormatDisaggLaunch(*launches);
   } else {
     j["best"]["serving"] = "agg";
     j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
@@ -771,6 +776,36 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     a.json = f.json;
     a.out = f.out;
     a.mtp = f.problem.mtp;
+    if (problem->workload.mode == Mode::kServe && *serving != "agg") {
+      // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
+      // TPOT limit of the aggregated grid.
+      const Problem base = *problem;
+      const DisaggPlanRequest req = MakeDisaggRequest(f);
+      a.more_series = [base, req](const std::vector<double>& limits, Observer*) {
+        ParetoSeries series = SweepTpot("disaggregated", limits, [&](double limit_ms) {
+          SweepAnswer ans;
+          Problem q = base;
+          q.workload.tpot_ms = limit_ms;
+          StatusOr<DisaggPlan> d = PlanDisaggregated(q, req);
+          ans.cancelled = InterruptRequested();
+          if (!d.ok() || !d->found) return ans;
+          ParetoPoint pt;
+          pt.tokens_per_s_per_gpu = d->eval.tokens_per_s_per_gpu;
+          pt.ttft_ms = d->eval.ttft_s * 1e3;
+          pt.tpot_ms = d->eval.tpot_s * 1e3;
+          pt.tokens_per_s_per_user = TokensPerUser(pt.tpot_ms);
+          pt.strategy = fmt::format("prefill {} x {} GPUs: {}; decode {} x {} GPUs: {}",
+                                    d->eval.prefill.instances, d->eval.prefill.gpus_per_instance,
+                                    ToText(d->best.prefill), d->eval.decode.instances,
+                                    d->eval.decode.gpus_per_instance, ToText(d->best.decode));
+          pt.found_by = d->found_by == "oracle" ? "oracle" : req.search;
+          pt.exact = d->oracle_status == "solved" && d->oracle.found;
+          ans.point = pt;
+          return ans;
+        });
+        return std::vector<ParetoSeries>{series};
+      };
+    }
     return RunParetoPlan(*problem, a);
   }
   if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0);

@@ -285,4 +285,96 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   return out;
 }
 
+StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d) {
+  if (!d.found) return Status::Invalid("no disaggregated plan to launch");
+  const DisaggSetup& st = d.models[d.best.model]->setup();
+  const DisaggEvaluation& e = d.eval;
+  launch::PoolPlan prefill, decode;
+  prefill.strategy = d.best.prefill;
+  prefill.instances = e.prefill.instances;
+  prefill.gpus_per_instance = e.prefill.gpus_per_instance;
+  StatusOr<Problem> pp = PrefillProblem(st.serve, st.prefill_pool, e.prefill.gpus_per_instance);
+  if (!pp.ok()) return pp.status();
+  prefill.problem = std::move(*pp);
+  decode.strategy = d.best.decode;
+  decode.instances = e.decode.instances;
+  decode.gpus_per_instance = e.decode.gpus_per_instance;
+  StatusOr<Problem> dp = DecodeProblem(st.serve, st.decode_pool, e.decode.gpus_per_instance);
+  if (!dp.ok()) return dp.status();
+  decode.problem = std::move(*dp);
+  return launch::TranslateDisaggPlan(prefill, decode);
+}
+
+json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l) {
+  json out = json::object();
+  for (const launch::DisaggLaunch& x : l) {
+    json j;
+    j["backend"] = std::string(launch::EngineName(x.backend));
+    j["exact"] = x.unsupported.empty();
+    j["unsupported"] = x.unsupported;
+    j["runnable"] = x.runnable;
+    j["prefill"] = x.runnable ? json(ToText(x.prefill)) : json();
+    j["decode"] = x.runnable ? json(ToText(x.decode)) : json();
+    json procs = json::array();
+    for (const launch::DisaggProcess& p : x.processes) {
+      json q;
+      q["role"] = p.role;
+      q["count"] = p.count;
+      q["gpus"] = p.gpus;
+      q["command"] = p.command;
+      q["file"] = p.file_name.empty() ? json()
+                                      : json({{"name", p.file_name}, {"contents", p.file}});
+      q["notes"] = p.notes;
+      procs.push_back(q);
+    }
+    j["processes"] = procs;
+    j["notes"] = x.notes;
+    out[std::string(launch::DisaggEngineName(x.engine))] = j;
+  }
+  return out;
+}
+
+std::string FormatDisaggLaunch(const std::array<launch::DisaggLaunch, 4>& l) {
+  std::string out = "\nLaunch (disaggregated)\n";
+  for (const launch::DisaggLaunch& x : l) {
+    out += fmt::format("  {}{}:\n", launch::DisaggEngineTitle(x.engine),
+                       x.engine == launch::DisaggEngine::kDynamo
+                           ? fmt::format(" (workers: {})", launch::EngineTitle(x.backend))
+                           : std::string());
+    if (x.unsupported.empty()) {
+      out += "    expresses the plan exactly\n";
+    } else {
+      out += fmt::format("    cannot express {} choice{} of the plan:\n", x.unsupported.size(),
+                         x.unsupported.size() == 1 ? "" : "s");
+      for (const std::string& u : x.unsupported) out += fmt::format("      - {}\n", u);
+    }
+    if (!x.runnable) {
+      out += "    no repair of both pools is valid on this problem\n";
+      continue;
+    }
+    if (!x.unsupported.empty()) {
+      out += fmt::format("    runs instead: prefill {}; decode {}\n", ToText(x.prefill),
+                         ToText(x.decode));
+    }
+    for (const launch::DisaggProcess& p : x.processes) {
+      out += fmt::format("    {} x{}{}: {}\n", p.role, p.count,
+                         p.gpus > 0 ? fmt::format(" ({} GPUs each)", p.gpus) : std::string(),
+                         p.command);
+      if (!p.file_name.empty()) {
+        out += fmt::format("      {}:\n", p.file_name);
+        size_t pos = 0;
+        while (pos < p.file.size()) {
+          const size_t nl = p.file.find('\n', pos);
+          out += fmt::format("        {}\n", p.file.substr(pos, nl - pos));
+          if (nl == std::string::npos) break;
+          pos = nl + 1;
+        }
+      }
+      for (const std::string& n : p.notes) out += fmt::format("      note: {}\n", n);
+    }
+    for (const std::string& n : x.notes) out += fmt::format("    note: {}\n", n);
+  }
+  return out;
+}
+
 }  // namespace l2s::cli

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "launch/disagg_launch.h"
 #include "search/joint.h"
 #include "sim/disagg.h"
 
@@ -56,6 +57,16 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
 nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
 // The short comparison object (strategy texts, tokens/s per GPU, latencies).
 nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
+// Launch commands of the recommended plan for every engine with disaggregated serving (index =
+// position in launch::kDisaggEngines), built from the plan's two pools (launch/disagg_launch.h).
+StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d);
+// {"<engine>": {"backend", "exact", "unsupported", "runnable", "prefill", "decode",
+//  "processes": [{"role", "count", "gpus", "command", "file": {"name", "contents"}, "notes"}],
+//  "notes"}} for `best` plans' "launch" field.
+nlohmann::ordered_json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l);
+// The "Launch (disaggregated)" text section (ends with a newline).
+std::string FormatDisaggLaunch(const std::array<launch::DisaggLaunch, 4>& l);
+
 // Readable section (ends with a newline).
 std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const std::string& searcher);
 
