@@ -41,6 +41,19 @@ uint64_t SamplerSeed(uint64_t seed) { return Mix(Mix(seed) ^ 0x73616d706c6572ULL
 // ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b near INT64_MAX.
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
+// Operator group of an op: the operators whose dims the simulator costs together (a change of one
+// dim alone usually adds a resharding between them): attention's three, each FFN's pair, and the
+// single operators (embed, router, lm_head).
+int OpGroup(Op op) {
+  switch (op) {
+    case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: return 1;
+    case Op::kMoeFfn1: case Op::kMoeFfn2: return 3;
+    case Op::kSharedFfn1: case Op::kSharedFfn2: return 4;
+    case Op::kDenseFfn1: case Op::kDenseFfn2: return 5;
+    default: return 10 + static_cast<int>(op);
+  }
+}
+
 struct Elite {
   std::vector<int> idx;  // [num_heads] encoded strategy
   double value = 0;      // tokens/s per GPU
@@ -100,6 +113,9 @@ class RlRun {
   const std::vector<int>& EliteKey();
   void UpdateElites(double v);
   void Sweep();
+  void GroupDescent(std::vector<int> start, double value);
+  void EvaluateCandidates(std::vector<std::vector<int>>* cands);
+  double EvaluateCandidate(const std::vector<int>& c);
 
   const RlOptions& o_;
   const StrategySpace& space_;
@@ -130,6 +146,11 @@ class RlRun {
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
   int64_t last_improvement_ = 0;      // call at which the best elite last improved
   int last_dim_ = 0;                  // first head after the operator dims
+  std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
+  std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
+  int moved_from_tp_ = -1;            // tp option of the elite the current pair sweep is around
+  double best_moved_value_ = 0;       // best value of a sweep candidate with another tp
+  std::vector<int> best_moved_;       // ... and that candidate (empty: none valid)
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -183,6 +204,23 @@ Status RlRun::Run() {
       if (!ModelHasOp(model, ops[i])) continue;
       const int d = static_cast<int>(dims[static_cast<int>(ops[i])]);
       if (h < num_heads_ && d >= 0 && d < space_.head_size(h)) megatron_[h] = d;
+    }
+  }
+  // Operator groups of the dim heads (attention's three, each FFN pair, the single operators):
+  // heads of operators the model has and with more than one option, consecutive ops of a group.
+  none_.assign(num_heads_, -1);
+  {
+    const std::vector<Op>& ops = space_.searched_ops();
+    int prev_group = -1;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const int h = StrategySpace::kFirstDim + static_cast<int>(i);
+      if (h >= num_heads_ || space_.head_size(h) < 2) continue;
+      for (int j = 0; j < space_.head_size(h); ++j)
+        if (space_.option_name(h, j) == "none") none_[h] = j;
+      const int g = OpGroup(ops[i]);
+      if (g != prev_group || dim_groups_.empty()) dim_groups_.emplace_back();
+      dim_groups_.back().push_back(h);
+      prev_group = g;
     }
   }
   prior_.setZero(k_);
@@ -452,10 +490,20 @@ void RlRun::Sweep() {
   for (int h = last_dim_; h < num_heads_; ++h) heads.push_back(h);
   std::vector<std::vector<int>> cands;
   auto add = [&](std::vector<int> c, bool batch_set) {
-    if (!batch_set && relbatch_ && c[StrategySpace::kTp] != base.idx[StrategySpace::kTp]) {
+    const bool tp_moved = c[StrategySpace::kTp] != base.idx[StrategySpace::kTp];
+    if (!batch_set && relbatch_ && tp_moved) {
       c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
     }
     if (c == base.idx || !space_.Check(space_.Decode(c)).ok()) return;
+    // dimgroups: a tp move also with every operator dim at `none` (the weights whole on each GPU
+    // of the group, tokens split: what a tp = 1 elite computes, spread over the new tp group),
+    // from which the group sweep re-shards one operator group at a time.
+    if (o_.dimgroups && tp_moved) {
+      std::vector<int> n = c;
+      for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+        if (none_[h] >= 0) n[h] = none_[h];
+      if (n != c && space_.Check(space_.Decode(n)).ok()) cands.push_back(std::move(n));
+    }
     cands.push_back(std::move(c));
   };
   for (size_t a = 0; a < heads.size(); ++a) {
@@ -476,6 +524,73 @@ void RlRun::Sweep() {
       }
     }
   }
+  // The best tp move of the sweep is remembered (it was evaluated with dims chosen for the old
+  // tp): with dimgroups, a group descent runs from the best elite and then from that move.
+  moved_from_tp_ = base.idx[StrategySpace::kTp];
+  best_moved_value_ = 0;
+  best_moved_.clear();
+  EvaluateCandidates(&cands);
+  if (o_.dimgroups) {
+    GroupDescent(elites_.front().idx, elites_.front().value);
+    if (!best_moved_.empty() && !IsElite(best_moved_) && !obj_->Done())
+      GroupDescent(best_moved_, best_moved_value_);
+  }
+  last_improvement_ = obj_->calls();
+}
+
+// Group descent (dimgroups=1): one pass of coordinate descent from `start` (of value `value`) over the batch head
+// and the operator groups of the dims, in head order: for each, every joint option of the group
+// (27 for attention, 9 per FFN pair, 3 for a single operator, every batch) with the rest kept is
+// evaluated, and the point moves to the best valid one before the next group. The simulator's
+// costs add up over the operator groups, so at fixed degrees one pass re-shards each group for
+// the degrees it is at (a tp move lands with dims chosen for the old tp). Every evaluation
+// updates the elites, not the network.
+void RlRun::GroupDescent(std::vector<int> start, double value) {
+  std::vector<std::vector<int>> groups;
+  if (space_.head_size(StrategySpace::kBatch) > 1) groups.push_back({StrategySpace::kBatch});
+  groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
+  for (const std::vector<int>& g : groups) {
+    int combos = 1;
+    for (int h : g) combos *= space_.head_size(h);
+    std::vector<int> best = start;
+    for (int k = 0; k < combos && !obj_->Done(); ++k) {
+      std::vector<int> c = start;
+      int r = k;
+      for (size_t j = g.size(); j-- > 0;) {
+        c[g[j]] = r % space_.head_size(g[j]);
+        r /= space_.head_size(g[j]);
+      }
+      if (c == start || !space_.Check(space_.Decode(c)).ok()) continue;
+      const double v = EvaluateCandidate(c);
+      if (v > value) {
+        value = v;
+        best = c;
+      }
+    }
+    start = best;
+  }
+}
+
+// One charged call for a sweep or descent candidate; the elites are updated with a valid one.
+// Returns its value (0 when invalid).
+double RlRun::EvaluateCandidate(const std::vector<int>& c) {
+  action_ = c;
+  const Evaluation& e = obj_->EvaluateEncoded(action_);
+  ++stats_->proposals;
+  if (!e.valid()) {
+    ++stats_->invalid;
+    return 0;
+  }
+  if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
+  UpdateElites(e.tokens_per_s_per_gpu);
+  return e.tokens_per_s_per_gpu;
+}
+
+// Evaluates the candidates once each, duplicates removed, in a random order (the sampling
+// stream), one charged call each, until the list or the budget ends; they update the elites,
+// not the network.
+void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
+  std::vector<std::vector<int>>& cands = *list;
   std::sort(cands.begin(), cands.end());
   cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
   // Fisher-Yates with the sampling stream.
@@ -485,17 +600,12 @@ void RlRun::Sweep() {
   }
   for (const std::vector<int>& c : cands) {
     if (obj_->Done()) break;
-    action_ = c;
-    const Evaluation& e = obj_->EvaluateEncoded(action_);
-    ++stats_->proposals;
-    if (!e.valid()) {
-      ++stats_->invalid;
-      continue;
+    const double v = EvaluateCandidate(c);
+    if (v > best_moved_value_ && c[StrategySpace::kTp] != moved_from_tp_) {
+      best_moved_value_ = v;
+      best_moved_ = c;
     }
-    if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
-    UpdateElites(e.tokens_per_s_per_gpu);
   }
-  last_improvement_ = obj_->calls();
 }
 
 void RlRun::Record(const Evaluation& e) {
@@ -589,7 +699,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep",
+                                     "dimgroups"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -619,6 +730,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.jump = spec.Double("jump", d.jump);
   o.megadims = spec.Double("megadims", d.megadims);
   o.sweep = spec.Bool("sweep", d.sweep);
+  o.dimgroups = spec.Bool("dimgroups", d.dimgroups);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -686,11 +798,13 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={},"
+      "dimgroups={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0,
+      o.dimgroups ? 1 : 0);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

@@ -100,6 +100,7 @@ struct RlOptions {
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
+  bool dimgroups = true;     // sweep: tp moves also with all dims none, then a group sweep
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
