@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 #include <vector>
@@ -113,6 +114,7 @@ class RlRun {
   const std::vector<int>& EliteKey();
   void UpdateElites(double v);
   void Sweep();
+  void CompoundMoves();
   void GroupDescent(std::vector<int> start, double value);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
@@ -148,9 +150,6 @@ class RlRun {
   int last_dim_ = 0;                  // first head after the operator dims
   std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
   std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
-  int moved_from_tp_ = -1;            // tp option of the elite the current pair sweep is around
-  double best_moved_value_ = 0;       // best value of a sweep candidate with another tp
-  std::vector<int> best_moved_;       // ... and that candidate (empty: none valid)
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -484,6 +483,8 @@ void RlRun::UpdateElites(double v) {
 // ends. These proposals are not policy samples: they update the elites, not the network.
 void RlRun::Sweep() {
   ++stats_->sweeps;
+  if (o_.dimgroups) CompoundMoves();
+  if (obj_->Done()) return;
   const Elite base = elites_.front();
   std::vector<int> heads = {StrategySpace::kPp, StrategySpace::kTp, StrategySpace::kEp,
                             StrategySpace::kBatch, StrategySpace::kSp};
@@ -524,31 +525,50 @@ void RlRun::Sweep() {
       }
     }
   }
-  // The best tp move of the sweep is remembered (it was evaluated with dims chosen for the old
-  // tp): with dimgroups, a group descent runs from the best elite and then from that move.
-  moved_from_tp_ = base.idx[StrategySpace::kTp];
-  best_moved_value_ = 0;
-  best_moved_.clear();
   EvaluateCandidates(&cands);
-  if (o_.dimgroups) {
-    GroupDescent(elites_.front().idx, elites_.front().value);
-    if (!best_moved_.empty() && !IsElite(best_moved_) && !obj_->Done())
-      GroupDescent(best_moved_, best_moved_value_);
-  }
   last_improvement_ = obj_->calls();
 }
 
-// Group descent (dimgroups=1): one pass of coordinate descent from `start` (of value `value`) over the batch head
-// and the operator groups of the dims, in head order: for each, every joint option of the group
-// (27 for attention, 9 per FFN pair, 3 for a single operator, every batch) with the rest kept is
-// evaluated, and the point moves to the best valid one before the next group. The simulator's
-// costs add up over the operator groups, so at fixed degrees one pass re-shards each group for
-// the degrees it is at (a tp move lands with dims chosen for the old tp). Every evaluation
-// updates the elites, not the network.
+// Compound moves (dimgroups=1), before the pair sweep: a group descent from the best elite, then
+// for each degree head (tp, ep, pp) and each neighbouring option of the best elite's, the move
+// (batch following tp, relbatch) followed by a group descent from it, whatever the move's own
+// value: a degree move evaluated with the batch and dims of the old degrees is often worse or
+// invalid (memory, SLO) although the degrees with their own batch and dims are better.
+void RlRun::CompoundMoves() {
+  GroupDescent(elites_.front().idx, elites_.front().value);
+  const Elite base = elites_.front();
+  for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
+                static_cast<int>(StrategySpace::kPp)}) {
+    for (int step : {-1, 1}) {
+      const int i = base.idx[d] + step;
+      if (i < 0 || i >= space_.head_size(d)) continue;
+      std::vector<int> c = base.idx;
+      c[d] = i;
+      if (d == StrategySpace::kTp && relbatch_)
+        c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+      if (!space_.Check(space_.Decode(c)).ok()) continue;
+      if (obj_->Done()) return;
+      const double v = EvaluateCandidate(c);
+      GroupDescent(std::move(c), v);
+    }
+  }
+}
+
+// Group descent (dimgroups=1): one pass of coordinate descent from `start` (of value `value`, 0
+// when invalid) over the batch and sp heads, the operator groups of the dims and the heads after
+// them (slots, overlap, mtp), in head order: for each, every joint option of the group (27 for
+// attention, 9 per FFN pair, 3 for a single operator, every batch) with the rest kept is
+// evaluated (structurally invalid ones skipped without a call), and the point moves to the best
+// valid one before the next group. The simulator's costs add up over the operator groups, so at
+// fixed degrees one pass re-shards each group for the degrees it is at (a tp move lands with dims
+// chosen for the old tp). Every evaluation updates the elites, not the network.
 void RlRun::GroupDescent(std::vector<int> start, double value) {
   std::vector<std::vector<int>> groups;
-  if (space_.head_size(StrategySpace::kBatch) > 1) groups.push_back({StrategySpace::kBatch});
+  for (int h : {static_cast<int>(StrategySpace::kBatch), static_cast<int>(StrategySpace::kSp)})
+    if (space_.head_size(h) > 1) groups.push_back({h});
   groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
+  for (int h = last_dim_; h < num_heads_; ++h)
+    if (space_.head_size(h) > 1) groups.push_back({h});
   for (const std::vector<int>& g : groups) {
     int combos = 1;
     for (int h : g) combos *= space_.head_size(h);
@@ -600,11 +620,7 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
   }
   for (const std::vector<int>& c : cands) {
     if (obj_->Done()) break;
-    const double v = EvaluateCandidate(c);
-    if (v > best_moved_value_ && c[StrategySpace::kTp] != moved_from_tp_) {
-      best_moved_value_ = v;
-      best_moved_ = c;
-    }
+    EvaluateCandidate(c);
   }
 }
 

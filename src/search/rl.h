@@ -54,12 +54,21 @@
 //      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
 //      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
 //      These calls update the elites, not the network.
+//  10. Compound moves (dimgroups=1, with the sweep): before the pair sweep, a group descent from
+//      the best elite, then for tp, ep and pp each neighbouring option of the best elite's
+//      (batch following tp) followed by a group descent from it, whatever that move's own value.
+//      A group descent is one pass of coordinate descent over batch, sp, each operator group of
+//      the dims jointly (attention's three, each FFN pair, the single operators) and the heads
+//      after the dims. In the pair sweep a tp move is also tried with every dim at `none` (the
+//      weights whole on each GPU of the group, tokens split: what a tp = 1 elite computes).
+//      Degrees evaluated with the batch and dims of other degrees are often worse or invalid
+//      even where they are better with their own (docs/RL_STUDY.md, "dimgroups").
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, sweep)
+//      relbatch, canon, jump, megadims, sweep, dimgroups)
 #pragma once
 
 #include <cstdint>
@@ -100,7 +109,7 @@ struct RlOptions {
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
-  bool dimgroups = true;     // sweep: tp moves also with all dims none, then a group sweep
+  bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
