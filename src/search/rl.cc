@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -112,6 +113,7 @@ class RlRun {
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
   const std::vector<int>& EliteKey();
+  std::vector<int> CanonicalKey(const std::vector<int>& idx) const;
   void UpdateElites(double v);
   void Sweep();
   void CompoundMoves();
@@ -264,7 +266,7 @@ Status RlRun::Run() {
                                  obj_->calls() >= o_.prior_from * chunk_len_);
     // Stalled (no better best for a chunk of calls, with the elite prior on): sweep.
     if (o_.sweep && prior_on_ && !elites_.empty() &&
-        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_, 1)) {
+        obj_->calls() - last_improvement_ >= std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), 1)) {
       Sweep();
       buffer_.clear();  // proposals of the policy before the sweep saw other elites
       if (obj_->Done()) break;
@@ -452,6 +454,16 @@ const std::vector<int>& RlRun::EliteKey() {
   return canon_;
 }
 
+// The canonical encoding of idx (the strategy it runs identically to; idx itself when it has no
+// other encoding). Sweeps and descents skip a candidate whose key they have already evaluated:
+// at tp = 1, e.g., the 27 attention options of a group descent are one strategy.
+std::vector<int> RlRun::CanonicalKey(const std::vector<int>& idx) const {
+  std::vector<int> key;
+  const Strategy c = Canonical(obj_->sim().problem().model, space_.Decode(idx));
+  if (!space_.Encode(c, &key)) return idx;
+  return key;
+}
+
 bool RlRun::IsElite(const std::vector<int>& idx) const {
   for (const Elite& el : elites_)
     if (el.idx == idx) return true;
@@ -569,6 +581,7 @@ void RlRun::GroupDescent(std::vector<int> start, double value) {
   groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
   for (int h = last_dim_; h < num_heads_; ++h)
     if (space_.head_size(h) > 1) groups.push_back({h});
+  std::set<std::vector<int>> seen = {CanonicalKey(start)};
   for (const std::vector<int>& g : groups) {
     int combos = 1;
     for (int h : g) combos *= space_.head_size(h);
@@ -581,6 +594,7 @@ void RlRun::GroupDescent(std::vector<int> start, double value) {
         r /= space_.head_size(g[j]);
       }
       if (c == start || !space_.Check(space_.Decode(c)).ok()) continue;
+      if (!seen.insert(CanonicalKey(c)).second) continue;
       const double v = EvaluateCandidate(c);
       if (v > value) {
         value = v;
@@ -606,13 +620,19 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   return e.tokens_per_s_per_gpu;
 }
 
-// Evaluates the candidates once each, duplicates removed, in a random order (the sampling
+// Evaluates the candidates once each, equivalent ones and elites removed, in a random order (the sampling
 // stream), one charged call each, until the list or the budget ends; they update the elites,
 // not the network.
 void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
   std::vector<std::vector<int>>& cands = *list;
+  // Once each up to equivalence (CanonicalKey), the elites excluded.
+  std::set<std::vector<int>> seen;
+  for (const Elite& e : elites_) seen.insert(CanonicalKey(e.idx));
+  std::vector<std::vector<int>> unique;
   std::sort(cands.begin(), cands.end());
-  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  for (std::vector<int>& c : cands)
+    if (seen.insert(CanonicalKey(c)).second) unique.push_back(std::move(c));
+  cands = std::move(unique);
   // Fisher-Yates with the sampling stream.
   for (size_t i = cands.size(); i > 1; --i) {
     const size_t j = std::min(i - 1, static_cast<size_t>(rng_.Uniform() * static_cast<double>(i)));
@@ -716,7 +736,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep",
-                                     "dimgroups"});
+                                     "dimgroups", "stall"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -747,6 +767,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.megadims = spec.Double("megadims", d.megadims);
   o.sweep = spec.Bool("sweep", d.sweep);
   o.dimgroups = spec.Bool("dimgroups", d.dimgroups);
+  o.stall = spec.Double("stall", d.stall);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -802,6 +823,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (!(o.jump >= 0 && o.jump < 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option jump={} must be in [0, 1)", o.jump));
+  if (!(o.stall > 0 && o.stall <= 100))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option stall={} must be in (0, 100]", o.stall));
   if (o.beta < 0 || o.entropy < 0)
     return Status::InvalidArgument("searcher 'rl': options beta and ent must be >= 0");
   if (o.invalid_reward >= 0)
@@ -815,12 +839,12 @@ std::string RlSpecText(const RlOptions& o) {
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={},"
-      "dimgroups={})",
+      "dimgroups={},stall={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0,
-      o.dimgroups ? 1 : 0);
+      o.dimgroups ? 1 : 0, o.stall);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

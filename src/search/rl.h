@@ -68,7 +68,7 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, sweep, dimgroups)
+//      relbatch, canon, jump, megadims, sweep, dimgroups, stall)
 #pragma once
 
 #include <cstdint>
@@ -110,6 +110,7 @@ struct RlOptions {
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
   bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
+  double stall = 1.0;        // sweep once the best has not improved for stall x a chunk of calls
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
