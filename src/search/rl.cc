@@ -115,7 +115,7 @@ class RlRun {
   const std::vector<int>& EliteKey();
   std::vector<int> CanonicalKey(const std::vector<int>& idx) const;
   void UpdateElites(double v);
-  void Sweep();
+  void Sweep(bool pairs);
   void CompoundMoves();
   void GroupDescent(std::vector<int> start, double value);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
@@ -149,9 +149,13 @@ class RlRun {
   std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
   int64_t last_improvement_ = 0;      // call at which the best elite last improved
+  int64_t last_sweep_end_ = -1;       // call at which the latest sweep ended (-1: none yet)
   int last_dim_ = 0;                  // first head after the operator dims
   std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
   std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
+  std::vector<int> sweep_base_;       // the elite the current pair sweep is around
+  // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0: none).
+  std::array<Elite, 3> best_moved_;
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -264,10 +268,17 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
-    // Stalled (no better best for a chunk of calls, with the elite prior on): sweep.
+    // Stalled (no better best for stall x a chunk of calls, with the elite prior on): sweep.
+    // With dimgroups, also once the budget left is half a chunk and the best has improved since
+    // the latest sweep (a last local search around the best instead of a stall that never comes).
+    const int64_t stall_len =
+        std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), 1);
+    const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
+                             obj_->budget() - obj_->calls() <= chunk_len_ / 2;
     if (o_.sweep && prior_on_ && !elites_.empty() &&
-        obj_->calls() - last_improvement_ >= std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), 1)) {
-      Sweep();
+        (obj_->calls() - last_improvement_ >= stall_len || final_sweep)) {
+      Sweep(/*pairs=*/!final_sweep);
+      last_sweep_end_ = obj_->calls();
       buffer_.clear();  // proposals of the policy before the sweep saw other elites
       if (obj_->Done()) break;
     }
@@ -492,11 +503,16 @@ void RlRun::UpdateElites(double v) {
 // dims kept; when tp changes and batch is not one of the two, batch follows the elite's
 // sequences per GPU (relbatch). Structurally invalid candidates are skipped without a call, the
 // rest are evaluated in a random order (one charged call each) until the list or the budget
-// ends. These proposals are not policy samples: they update the elites, not the network.
-void RlRun::Sweep() {
+// ends. These proposals are not policy samples: they update the elites, not the network. With
+// dimgroups the compound moves follow; pairs = false (the sweep near the end of the budget) runs
+// the compound moves alone.
+void RlRun::Sweep(bool pairs) {
   ++stats_->sweeps;
-  if (o_.dimgroups) CompoundMoves();
-  if (obj_->Done()) return;
+  if (!pairs) {
+    CompoundMoves();
+    last_improvement_ = obj_->calls();
+    return;
+  }
   const Elite base = elites_.front();
   std::vector<int> heads = {StrategySpace::kPp, StrategySpace::kTp, StrategySpace::kEp,
                             StrategySpace::kBatch, StrategySpace::kSp};
@@ -537,32 +553,63 @@ void RlRun::Sweep() {
       }
     }
   }
+  // The best candidate that moved each degree head (pp, tp, ep) is remembered for the compound
+  // moves: it was evaluated with the batch and dims chosen for the old degrees.
+  sweep_base_ = base.idx;
+  for (Elite& m : best_moved_) m = Elite{};
   EvaluateCandidates(&cands);
+  sweep_base_.clear();
+  if (o_.dimgroups) CompoundMoves();
   last_improvement_ = obj_->calls();
 }
 
-// Compound moves (dimgroups=1), before the pair sweep: a group descent from the best elite, then
-// for each degree head (tp, ep, pp) and each neighbouring option of the best elite's, the move
-// (batch following tp, relbatch) followed by a group descent from it, whatever the move's own
-// value: a degree move evaluated with the batch and dims of the old degrees is often worse or
-// invalid (memory, SLO) although the degrees with their own batch and dims are better.
+// Compound moves (dimgroups=1), after the pair sweep: a hill climb whose moves are a change of
+// one structural head followed by a group descent from it, whatever the change's own value (a
+// degree evaluated with the batch and dims of the old degrees is often worse or invalid, memory or
+// SLO, although it is better with its own). The moves from the best elite: each neighbouring
+// option of tp, ep and pp (batch following tp, relbatch) and each other option of the heads after
+// the dims (slots, overlap, mtp); in the first pass also the pair sweep's best candidate that
+// moved each of pp, tp, ep, after a descent from the best elite itself.
 void RlRun::CompoundMoves() {
-  GroupDescent(elites_.front().idx, elites_.front().value);
-  const Elite base = elites_.front();
-  for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
-                static_cast<int>(StrategySpace::kPp)}) {
-    for (int step : {-1, 1}) {
-      const int i = base.idx[d] + step;
-      if (i < 0 || i >= space_.head_size(d)) continue;
+  // First improvement: as soon as a compound move improves the best elite, the next pass starts
+  // from it (a descent ended there, so the pass does not descend from it again); passes end when
+  // one improves nothing (a local optimum of the compound neighbourhood) or the budget does.
+  std::vector<Elite> starts(best_moved_.begin(), best_moved_.end());
+  bool descend_from_best = true;
+  while (!obj_->Done()) {
+    const double before = elites_.front().value;
+    if (descend_from_best) GroupDescent(elites_.front().idx, elites_.front().value);
+    descend_from_best = false;
+    const Elite base = elites_.front();
+    bool improved = base.value > before;
+    // The pair sweep's best moves of pp, tp, ep (first pass only), then the ordered degree heads
+    // one option either way and the heads after the dims (slots, overlap, mtp) to each other
+    // option.
+    std::vector<std::vector<int>> moves;
+    for (const Elite& m : starts)
+      if (m.value > 0) moves.push_back(m.idx);
+    starts.clear();
+    auto add_move = [&](int h, int i) {
+      if (i < 0 || i >= space_.head_size(h) || i == base.idx[h]) return;
       std::vector<int> c = base.idx;
-      c[d] = i;
-      if (d == StrategySpace::kTp && relbatch_)
+      c[h] = i;
+      if (h == StrategySpace::kTp && relbatch_)
         c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
-      if (!space_.Check(space_.Decode(c)).ok()) continue;
-      if (obj_->Done()) return;
+      moves.push_back(std::move(c));
+    };
+    for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
+                  static_cast<int>(StrategySpace::kPp)})
+      for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
+    for (int h = last_dim_; h < num_heads_; ++h)
+      for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
+    for (std::vector<int>& c : moves) {
+      if (improved || obj_->Done()) break;
+      if (!space_.Check(space_.Decode(c)).ok() || CanonicalKey(c) == base.idx) continue;
       const double v = EvaluateCandidate(c);
       GroupDescent(std::move(c), v);
+      improved = elites_.front().value > base.value;
     }
+    if (!improved) break;
   }
 }
 
@@ -582,26 +629,31 @@ void RlRun::GroupDescent(std::vector<int> start, double value) {
   for (int h = last_dim_; h < num_heads_; ++h)
     if (space_.head_size(h) > 1) groups.push_back({h});
   std::set<std::vector<int>> seen = {CanonicalKey(start)};
-  for (const std::vector<int>& g : groups) {
-    int combos = 1;
-    for (int h : g) combos *= space_.head_size(h);
-    std::vector<int> best = start;
-    for (int k = 0; k < combos && !obj_->Done(); ++k) {
-      std::vector<int> c = start;
-      int r = k;
-      for (size_t j = g.size(); j-- > 0;) {
-        c[g[j]] = r % space_.head_size(g[j]);
-        r /= space_.head_size(g[j]);
+  // A start that is invalid (memory, SLO) gets a second pass: the groups before the one that made
+  // it valid were chosen while everything was invalid.
+  const int passes = value > 0 ? 1 : 2;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (const std::vector<int>& g : groups) {
+      int combos = 1;
+      for (int h : g) combos *= space_.head_size(h);
+      std::vector<int> best = start;
+      for (int k = 0; k < combos && !obj_->Done(); ++k) {
+        std::vector<int> c = start;
+        int r = k;
+        for (size_t j = g.size(); j-- > 0;) {
+          c[g[j]] = r % space_.head_size(g[j]);
+          r /= space_.head_size(g[j]);
+        }
+        if (c == start || !space_.Check(space_.Decode(c)).ok()) continue;
+        if (!seen.insert(CanonicalKey(c)).second) continue;
+        const double v = EvaluateCandidate(c);
+        if (v > value) {
+          value = v;
+          best = c;
+        }
       }
-      if (c == start || !space_.Check(space_.Decode(c)).ok()) continue;
-      if (!seen.insert(CanonicalKey(c)).second) continue;
-      const double v = EvaluateCandidate(c);
-      if (v > value) {
-        value = v;
-        best = c;
-      }
+      start = best;
     }
-    start = best;
   }
 }
 
@@ -640,7 +692,10 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
   }
   for (const std::vector<int>& c : cands) {
     if (obj_->Done()) break;
-    EvaluateCandidate(c);
+    const double v = EvaluateCandidate(c);
+    // Degree heads pp, tp, ep are heads 0, 1, 2 (StrategySpace::Head).
+    for (int d = 0; d < 3 && !sweep_base_.empty(); ++d)
+      if (c[d] != sweep_base_[d] && v > best_moved_[d].value) best_moved_[d] = Elite{c, v};
   }
 }
 

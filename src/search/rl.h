@@ -54,15 +54,18 @@
 //      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
 //      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
 //      These calls update the elites, not the network.
-//  10. Compound moves (dimgroups=1, with the sweep): before the pair sweep, a group descent from
-//      the best elite, then for tp, ep and pp each neighbouring option of the best elite's
-//      (batch following tp) followed by a group descent from it, whatever that move's own value.
-//      A group descent is one pass of coordinate descent over batch, sp, each operator group of
-//      the dims jointly (attention's three, each FFN pair, the single operators) and the heads
-//      after the dims. In the pair sweep a tp move is also tried with every dim at `none` (the
-//      weights whole on each GPU of the group, tokens split: what a tp = 1 elite computes).
-//      Degrees evaluated with the batch and dims of other degrees are often worse or invalid
-//      even where they are better with their own (docs/RL_STUDY.md, "dimgroups").
+//  10. Compound moves (dimgroups=1, with the sweep): in the pair sweep a tp move is also tried
+//      with every dim at `none` (the weights whole on each GPU of the group, tokens split: what a
+//      tp = 1 elite computes). After it, a hill climb over compound moves: a group descent from
+//      the best elite, then for each neighbouring option of tp, ep and pp and each other option
+//      of slots, overlap and mtp, the move followed by a group descent from it (in the first
+//      pass also from the pair sweep's best candidate that moved each of pp, tp, ep), repeated
+//      from the new best while a pass improves it. A group descent is one pass of coordinate
+//      descent (two from an invalid start) over batch, sp, each operator group of the dims
+//      jointly (attention's three, each FFN pair, the single operators) and the heads after the
+//      dims. A degree evaluated with the batch and dims of other degrees is often worse or
+//      invalid although it is better with its own (docs/RL_STUDY.md). Sweeps and descents skip
+//      strategies equivalent (Canonical) to one they already evaluated.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
