@@ -605,7 +605,22 @@ void RlRun::CompoundMoves() {
     for (std::vector<int>& c : moves) {
       if (improved || obj_->Done()) break;
       if (!space_.Check(space_.Decode(c)).ok() || CanonicalKey(c) == base.idx) continue;
-      const double v = EvaluateCandidate(c);
+      double v = EvaluateCandidate(c);
+      if (v <= 0) {
+        // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
+        // the descent from Megatron's dims instead when they make it valid.
+        std::vector<int> m = c;
+        for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+          if (megatron_[h] >= 0) m[h] = megatron_[h];
+        if (m != c && space_.Check(space_.Decode(m)).ok() && !obj_->Done()) {
+          const double w = EvaluateCandidate(m);
+          if (w > 0) {
+            c = std::move(m);
+            v = w;
+          }
+        }
+      }
+      if (obj_->Done()) break;
       GroupDescent(std::move(c), v);
       improved = elites_.front().value > base.value;
     }
