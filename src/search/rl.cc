@@ -154,7 +154,8 @@ class RlRun {
   std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
   std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
   std::vector<int> sweep_base_;       // the elite the current pair sweep is around
-  // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0: none).
+  // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0:
+  // none).
   std::array<Elite, 3> best_moved_;
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
@@ -526,7 +527,7 @@ void RlRun::Sweep(bool pairs) {
     if (c == base.idx || !space_.Check(space_.Decode(c)).ok()) return;
     // dimgroups: a tp move also with every operator dim at `none` (the weights whole on each GPU
     // of the group, tokens split: what a tp = 1 elite computes, spread over the new tp group),
-    // from which the group sweep re-shards one operator group at a time.
+    // from which the compound moves' group descents re-shard one operator group at a time.
     if (o_.dimgroups && tp_moved) {
       std::vector<int> n = c;
       for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
@@ -687,9 +688,9 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   return e.tokens_per_s_per_gpu;
 }
 
-// Evaluates the candidates once each, equivalent ones and elites removed, in a random order (the sampling
-// stream), one charged call each, until the list or the budget ends; they update the elites,
-// not the network.
+// Evaluates the candidates once each (equivalent ones and the elites removed) in a random order
+// (the sampling stream), one charged call each, until the list or the budget ends; they update
+// the elites, not the network.
 void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
   std::vector<std::vector<int>>& cands = *list;
   // Once each up to equivalence (CanonicalKey), the elites excluded.
@@ -805,8 +806,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep",
-                                     "dimgroups", "stall"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon",
+                                     "jump", "megadims", "sweep", "dimgroups", "stall"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -908,13 +909,13 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={},"
-      "dimgroups={},stall={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
+      "megadims={},sweep={},dimgroups={},stall={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0,
-      o.dimgroups ? 1 : 0, o.stall);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
+      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
