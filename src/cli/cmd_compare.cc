@@ -18,7 +18,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
-#include "cli/launch.h"
+#include "cli/pareto_report.h"
+#include "cli/plan_problem.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -40,6 +41,7 @@ struct CompareFlags {
   std::string out_dir = "./compare-out";
   std::string x_scale = "log";
   double oracle_seconds = 0;
+  bool pareto = false;  // also sweep the TPOT limit and draw the frontier on pareto.svg
 };
 
 // Splits "rl,sa(t0=50,x=1),rw" on the commas outside parentheses.
@@ -198,22 +200,6 @@ Plot ConvergencePlot(const Problem& p, const std::vector<SearcherRuns>& all, int
   return plot;
 }
 
-// Pareto front (maximise both) of the points, sorted by x ascending.
-std::vector<Point> ParetoFront(std::vector<Point> pts) {
-  std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
-    return a.x != b.x ? a.x > b.x : a.y > b.y;
-  });
-  std::vector<Point> front;
-  double best_y = -1;
-  for (const Point& q : pts)
-    if (q.y > best_y) {
-      front.push_back(q);
-      best_y = q.y;
-    }
-  std::reverse(front.begin(), front.end());
-  return front;
-}
-
 Plot ParetoPlot(const Problem& p, const std::vector<SearcherRuns>& all, size_t* front_size) {
   Plot plot;
   plot.title = fmt::format("Strategies evaluated: {} serving on {} x {}", p.model.name,
@@ -250,31 +236,16 @@ Plot ParetoPlot(const Problem& p, const std::vector<SearcherRuns>& all, size_t* 
     }
     plot.series.push_back(cloud);
   }
-  const std::vector<Point> front = ParetoFront(every);
-  *front_size = front.size();
-  PlotSeries line, dots;
-  line.kind = PlotSeries::Kind::kLine;
-  line.name = fmt::format("Pareto front ({} strategies)", front.size());
-  line.color = "#000000";
-  line.width_px = 2.2;
-  dots.kind = PlotSeries::Kind::kScatter;
-  dots.color = "#000000";
-  dots.width_px = 3.6;
-  // `front` is sorted by tokens/s per user ascending, so its throughput per GPU descends. The
-  // best throughput available at interactivity x is that of the first front point with x_i >= x:
-  // a staircase that drops at each point, then runs right to the next one.
-  for (size_t i = 0; i < front.size(); ++i) {
-    dots.x.push_back(front[i].x);
-    dots.y.push_back(front[i].y);
-    line.x.push_back(front[i].x);
-    line.y.push_back(front[i].y);
-    if (i + 1 < front.size()) {
-      line.x.push_back(front[i].x);
-      line.y.push_back(front[i + 1].y);
-    }
+  std::vector<ParetoPoint> cloud;
+  for (const Point& q : every) {
+    ParetoPoint pt;
+    pt.tokens_per_s_per_user = q.x;
+    pt.tokens_per_s_per_gpu = q.y;
+    cloud.push_back(pt);
   }
-  plot.series.push_back(line);
-  plot.series.push_back(dots);
+  const std::vector<ParetoPoint> front = ParetoFront(std::move(cloud));
+  *front_size = front.size();
+  AddStaircase(front, fmt::format("Pareto front ({} strategies)", front.size()), "#000000", &plot);
   return plot;
 }
 
@@ -308,6 +279,9 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   StatusOr<StrategySpace> space =
       StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
+  if (f.pareto && p.workload.mode == Mode::kPrefill)
+    return Fail("--pareto sweeps the TPOT limit: it needs --mode serve or decode (prefill has no "
+                "TPOT)");
   std::error_code ec;
   std::filesystem::create_directories(f.out_dir, ec);
   if (ec || !std::filesystem::is_directory(f.out_dir))
@@ -394,6 +368,28 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     }
   }
 
+  // The throughput-interactivity frontier (--pareto): the oracle per TPOT limit (compare's
+  // --oracle-seconds per limit), the first budgeted searcher of the list where it cannot finish.
+  std::vector<ParetoSeries> sweep;
+  std::vector<double> sweep_limits;
+  if (f.pareto && !interrupted) {
+    AggregatedSweepOptions opt;
+    opt.searcher = "rl";
+    for (const SearcherRuns& sr : all)
+      if (!BudgetFree(sr.name)) {
+        opt.searcher = sr.key;
+        break;
+      }
+    opt.budget = f.budget;
+    opt.oracle_seconds = f.oracle_seconds;
+    ProgressObserver obs({"pareto sweep", StderrIsTerminal(), 0});
+    StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &sweep_limits);
+    obs.Finish();
+    if (!agg.ok()) return Fail(agg.status());
+    sweep.push_back(*agg);
+    interrupted = interrupted || agg->cancelled || InterruptRequested();
+  }
+
   // traces.csv
   const std::filesystem::path dir(f.out_dir);
   const std::string csv_path = (dir / "traces.csv").string();
@@ -424,9 +420,12 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     return Fail(st);
   std::string pareto_path;
   size_t front_size = 0;
-  if (serve) {
+  const bool draw_pareto = serve || f.pareto;
+  if (draw_pareto) {
     pareto_path = (dir / "pareto.svg").string();
-    if (Status st = WriteSvg(ParetoPlot(p, all, &front_size), pareto_path); !st.ok()) return Fail(st);
+    Plot plot = ParetoPlot(p, all, &front_size);
+    AddParetoSeries(sweep, &plot);
+    if (Status st = WriteSvg(plot, pareto_path); !st.ok()) return Fail(st);
   }
 
   // Table / JSON.
@@ -475,7 +474,9 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   j["interrupted"] = interrupted;
   j["files"] = {{"traces_csv", csv_path},
                 {"convergence_svg", conv_path},
-                {"pareto_svg", serve ? json(pareto_path) : json()}};
+                {"pareto_svg", draw_pareto ? json(pareto_path) : json()}};
+  j["pareto"] = f.pareto ? ParetoFrontJson(sweep) : json();
+  j["pareto_tpot_limits_ms"] = f.pareto ? json(sweep_limits) : json();
   if (f.json) {
     fmt::print("{}\n", DumpJson(j));
     return interrupted ? InterruptExitCode() : kExitOk;
@@ -519,7 +520,17 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   if (have_oracle) fmt::print("oracle optimum: {:.2f} tokens/s per GPU\n", oracle);
   else fmt::print("oracle: {}\n", oracle_note.empty() ? "no valid strategy" : oracle_note);
   fmt::print("\nwrote {}\n      {}\n", csv_path, conv_path);
-  if (serve) fmt::print("      {} (Pareto front of {} strategies)\n", pareto_path, front_size);
+  if (draw_pareto) fmt::print("      {} (Pareto front of {} strategies)\n", pareto_path, front_size);
+  for (const ParetoSeries& s : sweep) {
+    fmt::print("\nTPOT sweep ({}): {} of {} limits on the front", s.name, s.front.size(),
+               s.sweep.size());
+    if (!sweep_limits.empty())
+      fmt::print(", limits {:.2f} .. {:.2f} ms", sweep_limits.front(), sweep_limits.back());
+    fmt::print("\n  {:>10} {:>12} {:>12}  {}\n", "TPOT ms", "tok/s/GPU", "tok/s/user", "strategy");
+    for (const ParetoPoint& pt : s.front)
+      fmt::print("  {:>10.2f} {:>12.2f} {:>12.2f}  {}\n", pt.tpot_ms, pt.tokens_per_s_per_gpu,
+                 pt.tokens_per_s_per_user, ParetoStrategyText(p.model, pt));
+  }
   return interrupted ? InterruptExitCode() : kExitOk;
 }
 
@@ -544,6 +555,9 @@ Runner RegisterCompare(CLI::App& app) {
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
                   "time limit of the oracle in seconds (default 0 = none)")
       ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  cmd->add_flag("--pareto", f->pareto,
+                "also sweep the TPOT limit (oracle per limit) and draw the throughput-"
+                "interactivity front on pareto.svg");
   return [f, cmd] { return RunCompare(*f, *cmd); };
 }
 

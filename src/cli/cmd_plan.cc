@@ -18,10 +18,12 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
-#include "cli/launch.h"
+#include "cli/pareto_report.h"
+#include "cli/plan_problem.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "launch/launch.h"
 #include "search/search.h"
 #include "strategy/space.h"
 
@@ -30,6 +32,13 @@ namespace l2s::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
+using launch::BestExpressible;
+using launch::DimWords;
+using launch::EngineTitle;
+using launch::EngineTranslation;
+using launch::ExpressibleBest;
+using launch::OpTitle;
+using launch::TranslatePlan;
 
 struct PlanFlags {
   ProblemFlags problem;
@@ -40,6 +49,7 @@ struct PlanFlags {
   std::string out;
   bool no_baselines = false;
   double oracle_seconds = 5;
+  bool pareto = false;  // sweep the TPOT limit instead (cli/pareto_report.h)
 };
 
 // ---------------------------------------------------------------- per-operator words
@@ -212,6 +222,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add_n("--context", f.context);
   add("--dtype", f.dtype);
   add("--kv-dtype", f.kv_dtype);
+  add("--attn-dtype", f.attn_dtype);
   add("--slo", f.slo);
   add_n("--max-batch", f.max_batch);
   add("--engine", f.engine);
@@ -404,24 +415,6 @@ json PlanJson(const PlanOutcome& o) {
   return j;
 }
 
-// Degrees, batch, sp and mtp (when set), then only the dims that differ from Megatron's.
-std::string ShortText(const ModelSpec& m, const Strategy& s) {
-  std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
-                                s.batch, s.sp ? "on" : "off");
-  if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
-  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
-  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
-  Strategy meg;
-  meg.dims = MegatronDims();
-  ClearAbsentOps(m, &meg);
-  std::string diff;
-  for (int i = 0; i < kNumOps; ++i)
-    if (s.dims[i] != meg.dims[i])
-      diff += fmt::format("{}{}={}", diff.empty() ? "" : ",", OpName(static_cast<Op>(i)),
-                          DimName(s.dims[i]));
-  return out + (diff.empty() ? "; Megatron dims" : "; differs from Megatron: " + diff);
-}
-
 // Who found the plan, in words ("the Megatron heuristic").
 std::string FoundByWords(const std::string& found_by) {
   if (found_by == "oracle") return "the oracle";
@@ -580,6 +573,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
   if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
     return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
+  if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
   ApplyPlanDefaults(&f.problem);
   // An --out that cannot be written, or that is an input, is found before the search.
   if (!f.out.empty()) {
@@ -591,6 +585,17 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
+  if (f.pareto) {
+    ParetoPlanArgs a;
+    a.search = f.search;
+    a.budget = f.budget;
+    a.seed = static_cast<uint64_t>(f.seed);
+    a.oracle_seconds = f.oracle_seconds;
+    a.json = f.json;
+    a.out = f.out;
+    a.mtp = f.problem.mtp;
+    return RunParetoPlan(*problem, a);
+  }
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
   if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
   // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.
@@ -731,6 +736,9 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--oracle-seconds", f->oracle_seconds,
                   "time limit of the oracle comparison in seconds (default 5; 0 skips it)")
       ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  cmd->add_flag("--pareto", f->pareto,
+                "sweep the TPOT limit and print the Pareto front of tokens/s per GPU against "
+                "tokens/s per user (serve mode unless --mode says decode)");
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 

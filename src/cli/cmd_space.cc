@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/launch.h"
+#include "cli/plan_problem.h"
 #include "cli/output.h"
 #include "cli/problem_flags.h"
 #include "strategy/space.h"

@@ -88,6 +88,7 @@ std::string Extras(const Measurement& m) {
   if (m.expert_slots > 0) add(fmt::format("slots={}", m.expert_slots));
   if (m.mtp > 0) add(m.mtp_accept > 0 ? fmt::format("mtp={}@{:g}", m.mtp, m.mtp_accept)
                                       : fmt::format("mtp={}", m.mtp));
+  if (!m.noted.Text().empty()) add(m.noted.Text());
   return s;
 }
 
@@ -197,6 +198,7 @@ nlohmann::ordered_json RowJson(const RowResult& r) {
   o["concurrency"] = m.concurrency;
   o["max_batch"] = m.max_batch;
   o["max_num_tokens"] = m.max_num_tokens;
+  o["from_notes"] = m.noted.Text();
   o["metric"] = m.metric;
   o["measured"] = m.value;
   o["predicted"] = r.pred.ok ? Num(r.pred.predicted) : nullptr;

@@ -31,6 +31,9 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
       ->check(count(kMaxTokens));
   cmd->add_option("--dtype", f->dtype, "weight dtype: bf16, fp8, fp4 (default: the model's)");
   cmd->add_option("--kv-dtype", f->kv_dtype, "KV-cache dtype: bf16 or fp8 (default bf16)");
+  cmd->add_option("--attn-dtype", f->attn_dtype,
+                  "precision of the attention math: bf16 (default) or fp8 (FP8 attention kernels, "
+                  "e.g. FlashMLA's FP8 path)");
   cmd->add_option("--slo", f->slo, "latency limits, e.g. ttft_ms=2000,tpot_ms=50");
   cmd->add_option("--max-batch", f->max_batch,
                   "largest batch per attention-dp rank (default: the engine's, else 4096)")
@@ -248,6 +251,16 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     if (!d || *d == DType::kFP4)
       return Status::InvalidArgument(fmt::format("--kv-dtype: expected bf16 or fp8, got \"{}\"", f.kv_dtype));
     w.kv = *d;
+  }
+  if (!f.attn_dtype.empty()) {
+    auto d = ParseDType(f.attn_dtype);
+    if (!d || *d == DType::kFP4)
+      return Status::InvalidArgument(
+          fmt::format("--attn-dtype: expected bf16 or fp8, got \"{}\"", f.attn_dtype));
+    if (*d == DType::kFP8 && p.cluster.gpu.fp8_flops <= 0)
+      return Status::InvalidArgument(
+          fmt::format("--attn-dtype fp8: {} has no FP8 tensor cores", p.cluster.gpu.name));
+    w.attn = *d;
   }
   if (w.weight == DType::kFP8 && p.cluster.gpu.fp8_flops <= 0) {
     // Blame what asked for FP8: the flag, or the checkpoint when no --dtype was given.

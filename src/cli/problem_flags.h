@@ -41,7 +41,7 @@ struct ProblemFlags {
   std::string cluster;
   std::string mode;
   int64_t isl = 0, osl = 0, context = 0;
-  std::string dtype, kv_dtype;
+  std::string dtype, kv_dtype, attn_dtype;
   std::string slo;
   int max_batch = 0;
   // Engine (docs/COST_MODEL.md "Engines"): scheduler and the defaults of the limits below.

@@ -212,6 +212,7 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   j["context"] = w.context;
   j["dtype"] = std::string(DTypeName(w.weight));
   j["kv_dtype"] = std::string(DTypeName(w.kv));
+  j["attn_dtype"] = std::string(DTypeName(w.attn));
   if (w.ttft_ms > 0 || w.tpot_ms > 0) j["slo"] = {{"ttft_ms", w.ttft_ms}, {"tpot_ms", w.tpot_ms}};
   j["engine"] = engine.name.empty() ? std::string("none") : engine.name;
   j["engine_factor"] = engine.factor;
@@ -267,8 +268,9 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
     return fmt::format("{:<12} {}\n", key, value);
   };
   std::string out;
-  out += row("model", fmt::format("{} ({} weights, {} KV cache)", p.model.name,
-                                  DTypeName(w.weight), DTypeName(w.kv)));
+  out += row("model", fmt::format("{} ({} weights, {} KV cache{})", p.model.name,
+                                  DTypeName(w.weight), DTypeName(w.kv),
+                                  w.attn == DType::kBF16 ? "" : ", fp8 attention"));
   out += row("cluster", fmt::format("{} x {} ({} NVLink domain(s) of {})", p.cluster.num_gpus,
                                     p.cluster.gpu.name, p.cluster.num_domains(),
                                     p.cluster.gpus_per_domain));
@@ -416,6 +418,23 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
   }
   ClearAbsentOps(p.model, &s);
   return s;
+}
+
+std::string ShortText(const ModelSpec& m, const Strategy& s) {
+  std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
+                                s.batch, s.sp ? "on" : "off");
+  if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
+  if (s.mtp > 0) out += fmt::format(",mtp={}", s.mtp);
+  Strategy meg;
+  meg.dims = MegatronDims();
+  ClearAbsentOps(m, &meg);
+  std::string diff;
+  for (int i = 0; i < kNumOps; ++i)
+    if (s.dims[i] != meg.dims[i])
+      diff += fmt::format("{}{}={}", diff.empty() ? "" : ",", OpName(static_cast<Op>(i)),
+                          DimName(s.dims[i]));
+  return out + (diff.empty() ? "; Megatron dims" : "; differs from Megatron: " + diff);
 }
 
 }  // namespace l2s::cli

@@ -61,6 +61,10 @@ StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stag
 // each collective kind per group. "" for a structurally invalid strategy.
 std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluation& e);
 
+// A strategy in short: degrees, batch, sp, then slots, overlap and mtp when set, then only the
+// dims that differ from Megatron's ("...; Megatron dims" when none does).
+std::string ShortText(const ModelSpec& m, const Strategy& s);
+
 // "1,234,567" style thousands separators for readable tables.
 std::string Thousands(double v);
 

@@ -1,9 +1,11 @@
 // Kernel latency model (see kernels.h for the formulas and docs/COST_MODEL.md "Kernels" for the
-// reasoning). Hot path: no allocation, no transcendental calls (frexp + sqrt only).
+// reasoning). Hot path: no allocation, no transcendental calls (sqrt only).
 #include "sim/kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace l2s {
 namespace {
@@ -27,16 +29,20 @@ inline double RoundUp(double x, double tile) {
 }
 
 // Piecewise-linear interpolation of a knot table over x = 2^0 ... 2^(N-1): table[0] below 1,
-// table[N-1] above 2^(N-1). frexp gives x = f * 2^e with f in [0.5, 1), so x lies in
-// [2^(e-1), 2^e) and its position inside that octave is 2f - 1.
+// table[N-1] above 2^(N-1). Writing x = f * 2^e with f in [0.5, 1) (frexp), x lies in
+// [2^(e-1), 2^e) and its position inside that octave is 2f - 1. The exponent and mantissa are
+// read from the IEEE-754 bits (x > 1 is normal here; +inf has the largest exponent and takes the
+// last knot), which is exactly frexp's result without its library call (sim_bench).
 template <int N>
 inline double Knot(const double (&table)[N], double x) {
   if (!(x > 1)) return table[0];
-  int e = 0;
-  const double f = std::frexp(x, &e);
+  const uint64_t bits = std::bit_cast<uint64_t>(x);
+  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // frexp's exponent
   const int j = e - 1;
   if (j >= N - 1) return table[N - 1];
-  return table[j] + (table[j + 1] - table[j]) * (2.0 * f - 1.0);
+  // 2f - 1 = (mantissa in [1, 2)) - 1: the significand bits over 2^52.
+  const double frac = static_cast<double>(bits & ((uint64_t{1} << 52) - 1)) * 0x1p-52;
+  return table[j] + (table[j + 1] - table[j]) * frac;
 }
 
 // Keys attended, summed over the query positions of one causal sequence of `seq` tokens; with a
@@ -57,6 +63,20 @@ const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
   return H100Coeffs();
 }
 
+// The calibration GPUs (H100 SXM and H200 SXM: 132 SMs, 989 / 1979 dense TFLOPS bf16 / fp8,
+// HARDWARE.md): their tensor rate per SM, for the per-SM transfer below.
+constexpr double kCalibSms = 132;
+constexpr double kCalibBf16Flops = 989e12, kCalibFp8Flops = 1979e12;
+
+// Per-SM rate of `gpu` at `peak_flops` relative to the calibration GPU's at the same GEMM kind: the
+// factor by which fixed per-tile times weigh more (> 1) or less (< 1) in units of tensor work.
+// 1 for GPUs with kernel tables of their own (gpu.calibration) and when the SM count is unknown.
+inline double PerSmRateRatio(const GpuSpec& gpu, GemmKind kind, double peak_flops) {
+  if (!gpu.calibration.empty() || gpu.sm_count <= 0) return 1.0;
+  const double ref = kind == GemmKind::kBF16 ? kCalibBf16Flops : kCalibFp8Flops;
+  return peak_flops * kCalibSms / (ref * gpu.sm_count);
+}
+
 // GemmSecondsWith at an explicit tensor-core peak (FP4 GEMMs run the FP8 form at the FP4 peak).
 double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
                          GemmKind kind, double weight_bytes, double count, double peak_flops) {
@@ -66,7 +86,20 @@ double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, do
   const double eff = Knot(g.eff_compute, m);
   // FLOPs of the padded problem, inflated by the per-tile fixed cost of small N / K.
   const double flops = 2.0 * m * (n_pad + g.n_half) * (k_pad + g.k_half);
-  const double compute_s = flops / (peak_flops * eff);
+  double compute_s = flops / (peak_flops * eff);
+  // GPUs without tables of their own (per-SM transfer, docs/COST_MODEL.md "Kernels"): the fitted
+  // losses below the asymptotic efficiency eff_max (the small-m ramp, the per-tile n_half / k_half
+  // costs) are fixed times on an SM, so they keep the time they take on an SM of the calibration
+  // GPU, while the ideal work runs at this GPU's peak:
+  //   t = W / (peak eff_max) + s (flops / eff - W / eff_max) / peak,  W = 2 m N' K',
+  // s = PerSmRateRatio (H20 0.25: its SMs are 4x slower, so the same fixed time is less tensor
+  // work; B200 2.0). s = 1 is the fitted form exactly; t is non-increasing in the peak.
+  const double s = PerSmRateRatio(gpu, kind, peak_flops);
+  if (s != 1.0) {
+    const double inv_max = 1.0 / g.eff_compute[kGemmKnots - 1];
+    const double ideal = 2.0 * m * n_pad * k_pad * inv_max;
+    compute_s = (ideal + s * (flops / eff - ideal)) / peak_flops;
+  }
   const double bytes = m * k * g.act_bytes + n * k * weight_bytes + 2.0 * m * n;  // X, W, Y (bf16)
   const double memory_s = bytes / (gpu.hbm_bw * Knot(g.eff_mem, bytes * (1.0 / kMemKnot0Bytes)));
   const double quant_s = g.quant_bytes_per_elem * m * k / gpu.hbm_bw;
@@ -79,17 +112,22 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
                            gpu.PeakFlops(ComputeOf(kind)));
 }
 
-double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                      DType weight, double count) {
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
     // FP4 tensor cores (Blackwell): no FP4 GEMM table was measured, so the FP8 fit's form
     // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
     // FP4 weight bytes.
-    return GemmSecondsAtPeak(CoeffsFor(gpu), gpu, m, n, k, GemmKind::kFP8,
-                             BytesPerElement(DType::kFP4), count, gpu.fp4_flops);
+    return GemmSecondsAtPeak(c, gpu, m, n, k, GemmKind::kFP8, BytesPerElement(DType::kFP4), count,
+                             gpu.fp4_flops);
   }
   const bool fp8_path = weight != DType::kBF16 && gpu.fp8_flops > 0;
-  return GemmSecondsWith(CoeffsFor(gpu), gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
+  return GemmSecondsWith(c, gpu, m, n, k, fp8_path ? GemmKind::kFP8 : GemmKind::kBF16,
                          BytesPerElement(weight), count);
+}
+
+double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
+  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count);
 }
 
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
@@ -144,10 +182,11 @@ double MlaPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, dou
 
 double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
                             double kv_len, double heads, double latent_dim, double rope_dim,
-                            DType kv) {
+                            DType kv, DType math) {
   const double width = latent_dim + rope_dim;
   const double flops = batch * heads * kv_len * (2.0 * width + 2.0 * latent_dim);
-  const double compute_s = flops / (gpu.PeakFlops(DType::kBF16) * c.eff_compute[0]);
+  const double peak = math == DType::kBF16 ? gpu.bf16_flops : gpu.PeakFlops(math);
+  const double compute_s = flops / (peak * c.eff_compute[0]);
   const double kv_read = batch * kv_len * width * BytesPerElement(kv);
   const double qo_bytes = batch * heads * 2.0 * (width + latent_dim);
   const double streams = batch;  // one latent stream per sequence
@@ -173,22 +212,25 @@ double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double
 }
 
 double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
-                         double qk_head_dim, double v_head_dim, DType compute) {
+                         double qk_head_dim, double v_head_dim, DType compute, DType math) {
   const int i = compute == DType::kBF16 ? 0 : 1;
   return MlaPrefillSecondsWith(CoeffsFor(gpu).mla_prefill[i], gpu, batch, seq_len, heads,
-                               qk_head_dim, v_head_dim, DType::kBF16);
+                               qk_head_dim, v_head_dim, math);
 }
 
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
-                        double latent_dim, double rope_dim, DType kv) {
+                        double latent_dim, double rope_dim, DType kv, DType math) {
   const int i = kv == DType::kBF16 ? 0 : 1;
   return MlaDecodeSecondsWith(CoeffsFor(gpu).mla_decode[i], gpu, batch, kv_len, heads, latent_dim,
-                              rope_dim, kv);
+                              rope_dim, kv, math);
+}
+
+double ElementwiseSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double bytes) {
+  return c.elementwise_overhead_s + bytes / (gpu.hbm_bw * c.elementwise_eff_mem);
 }
 
 double ElementwiseSeconds(const GpuSpec& gpu, double bytes) {
-  const KernelCoeffs& c = CoeffsFor(gpu);
-  return c.elementwise_overhead_s + bytes / (gpu.hbm_bw * c.elementwise_eff_mem);
+  return ElementwiseSecondsWith(CoeffsFor(gpu), gpu, bytes);
 }
 
 }  // namespace l2s

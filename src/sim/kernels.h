@@ -130,6 +130,9 @@ const KernelCoeffs& H200Coeffs();
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);
+// The same with the coefficient set given (the simulator resolves CoeffsFor once per problem).
+double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
+                      DType weight, double count = 1);
 
 // Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is
 // GemmSecondsWith(CoeffsFor(gpu), gpu, ..., kind for `weight`, BytesPerElement(weight), count)).
@@ -149,10 +152,16 @@ double AttnDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double
 // attention always computes in bf16; for prefill `compute` = kFP8 selects the fit for an FP8
 // latent cache (its write and handling make prefill ~19% slower at the median), kBF16 the bf16
 // one. For decode `kv` is the latent-cache dtype.
+// `math` is the precision of the attention math: kBF16 (what the tables measured) or kFP8 (an FP8
+// MLA kernel, e.g. FlashMLA's FP8 path: QK^T and PV on the FP8 tensor cores). No FP8-math MLA
+// table was measured, so the FP8 kernel is assumed to reach the same fraction of the FP8 peak as
+// the measured kernel reaches of the bf16 peak (the assumption FP4 GEMMs make); its bytes are
+// unchanged.
 double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, double heads,
-                         double qk_head_dim, double v_head_dim, DType compute);
+                         double qk_head_dim, double v_head_dim, DType compute,
+                         DType math = DType::kBF16);
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
-                        double latent_dim, double rope_dim, DType kv);
+                        double latent_dim, double rope_dim, DType kv, DType math = DType::kBF16);
 
 // Explicit-coefficient forms of the attention models (fitter / tests).
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,
@@ -166,9 +175,10 @@ double MlaPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, dou
                              DType compute);
 double MlaDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
                             double kv_len, double heads, double latent_dim, double rope_dim,
-                            DType kv);
+                            DType kv, DType math = DType::kBF16);
 
 // A memory-bound kernel that moves `bytes` through HBM (norm, activation, residual add).
 double ElementwiseSeconds(const GpuSpec& gpu, double bytes);
+double ElementwiseSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double bytes);
 
 }  // namespace l2s

@@ -21,6 +21,19 @@ namespace {
 
 // GPUs built by hand from HARDWARE.md (dense FLOP/s, HBM bytes and bytes/s, NVLink one way).
 GpuSpec H100() { return testing::H100Gpu(); }
+
+// A GPU without kernel tables of its own (calibration ""), priced with the H100 fit.
+GpuSpec TablelessGpu(const char* name, int sms, double bf16, double fp8, double fp4, double bw) {
+  GpuSpec g = H100();
+  g.name = name;
+  g.calibration = "";
+  g.sm_count = sms;
+  g.bf16_flops = bf16;
+  g.fp8_flops = fp8;
+  g.fp4_flops = fp4;
+  g.hbm_bw = bw;
+  return g;
+}
 GpuSpec H200() { return testing::H200Gpu(); }
 GpuSpec A100() {  // no FP8 tensor cores, no calibration tables of its own
   GpuSpec g;
@@ -216,13 +229,7 @@ TEST(KernelModel, WeightFormats) {
 // bytes, i.e. exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it
 // takes half the FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.
 TEST(KernelModel, Fp4OnBlackwell) {
-  GpuSpec b200 = H100();
-  b200.name = "b200";
-  b200.calibration = "";
-  b200.bf16_flops = 2250e12;
-  b200.fp8_flops = 4500e12;
-  b200.fp4_flops = 9000e12;
-  b200.hbm_bw = 8e12;
+  const GpuSpec b200 = TablelessGpu("b200", H100().sm_count, 2250e12, 4500e12, 9000e12, 8e12);
   GpuSpec as_fp8 = b200;
   as_fp8.fp8_flops = b200.fp4_flops;
   const KernelCoeffs& c = CoeffsFor(b200);
@@ -243,6 +250,63 @@ TEST(KernelModel, Fp4OnBlackwell) {
   no_fp4.fp4_flops = 0;
   EXPECT_DOUBLE_EQ(GemmSeconds(no_fp4, 64, 4096, 7168, DType::kFP4),
                    GemmSecondsWith(c, no_fp4, 64, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32));
+}
+
+// Per-SM transfer to a GPU without tables: the fitted losses below the asymptotic efficiency keep
+// the time they take on an SM of the calibration GPU. H20 (78 SMs, 296 TFLOPS fp8) against "H20
+// at H100's per-SM rate" (78 SMs x 1979/132 TFLOPS = 1169 TFLOPS, s = 1, the fitted form): with
+// HBM made free (memory and quantisation terms vanish) the compute time minus the ideal work
+// W / (peak eff_max), W = 2 m n k (tile-aligned n, k), is the same on both.
+TEST(KernelModel, PerSmTransferKeepsFixedTileTimes) {
+  const GpuSpec h20 = TablelessGpu("h20", 78, 148e12, 296e12, 0, 1e20);
+  GpuSpec ref = h20;
+  ref.fp8_flops = 1979e12 * 78 / 132;
+  const GemmCoeffs& g = CoeffsFor(h20).gemm[static_cast<int>(GemmKind::kFP8)];
+  const double emax = g.eff_compute[kGemmKnots - 1];
+  for (double m : {1.0, 16.0, 64.0, 512.0, 32768.0}) {
+    const double w = 2.0 * m * 4096 * 4096;
+    const double a = GemmSeconds(h20, m, 4096, 4096, DType::kFP8) - g.overhead_s;
+    const double b = GemmSeconds(ref, m, 4096, 4096, DType::kFP8) - g.overhead_s;
+    EXPECT_NEAR(a - w / (296e12 * emax), b - w / (ref.fp8_flops * emax), 1e-9 * b) << m;
+    // Slower SMs: the H20 reaches a larger fraction of its own peak than the fit's fraction.
+    EXPECT_GT(w / (a * 296e12), w / (b * ref.fp8_flops)) << m;
+  }
+  // With tables of its own (calibration set) or an unknown SM count nothing is transferred.
+  GpuSpec own = h20;
+  own.calibration = "h100_sxm";
+  GpuSpec unknown = h20;
+  unknown.sm_count = 0;
+  EXPECT_DOUBLE_EQ(GemmSeconds(own, 64, 4096, 4096, DType::kFP8),
+                   GemmSeconds(unknown, 64, 4096, 4096, DType::kFP8));
+  // More FLOP/s at the same SM count is never slower.
+  GpuSpec fast = h20;
+  fast.fp8_flops *= 2;
+  for (double m : {1.0, 64.0, 4096.0})
+    EXPECT_LE(GemmSeconds(fast, m, 512, 7168, DType::kFP8), GemmSeconds(h20, m, 512, 7168, DType::kFP8));
+}
+
+// FP8 MLA math (FlashMLA's FP8 path): the same fitted kernel at the FP8 peak. H20-like GPU (148 /
+// 296 TFLOPS, 4 TB/s), DeepSeek's 128 heads x 2 queries (MTP 1), 32 sequences over 4,864 keys:
+// FLOPs = 32 x 256 x 4864 x (2 x 576 + 2 x 512) = 8.67e10, i.e. 915 us at 148e12 x 0.64 while the
+// 89.6 MB latent cache reads in ~22 us: compute-bound by 40x, so the smooth max adds < 1e-12 and
+// the time beyond the fixed terms (overhead + per-stream cost) halves exactly at the FP8 peak.
+TEST(KernelModel, Fp8MlaMathRunsAtTheFp8Peak) {
+  const GpuSpec h20 = TablelessGpu("h20", H100().sm_count, 148e12, 296e12, 0, 4e12);
+  const AttnDecodeCoeffs& c = CoeffsFor(h20).mla_decode[1];
+  const double fixed = c.overhead_s + c.seq_s[0] * 32;
+  const double bf16 = MlaDecodeSeconds(h20, 32, 4864, 256, 512, 64, DType::kFP8);
+  const double fp8 = MlaDecodeSeconds(h20, 32, 4864, 256, 512, 64, DType::kFP8, DType::kFP8);
+  const double flops = 32.0 * 256 * 4864 * (2.0 * 576 + 2.0 * 512);
+  EXPECT_NEAR(bf16 - fixed, flops / (148e12 * c.eff_compute[0]), 1e-3 * bf16);
+  EXPECT_NEAR(fp8 - fixed, flops / (296e12 * c.eff_compute[0]), 1e-3 * fp8);
+  // Memory-bound shapes (one head, long cache: 6 us of math under 38 us of reads) change only
+  // through the smooth max (< 1e-6).
+  const double mem = MlaDecodeSeconds(h20, 4, 65536, 1, 512, 64, DType::kFP8);
+  EXPECT_NEAR(MlaDecodeSeconds(h20, 4, 65536, 1, 512, 64, DType::kFP8, DType::kFP8), mem,
+              1e-6 * mem);
+  // Prefill: the FP8-cache fit at the FP8 peak; never slower than at the bf16 peak.
+  EXPECT_LT(MlaPrefillSeconds(h20, 2, 4096, 16, 192, 128, DType::kFP8, DType::kFP8),
+            0.6 * MlaPrefillSeconds(h20, 2, 4096, 16, 192, 128, DType::kFP8));
 }
 
 // Sliding windows: a window at least as long as the sequence changes nothing; a short one on a

@@ -108,6 +108,8 @@ double MeanCausalKeys(double len, double window) {
 }  // namespace
 
 Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
+  kc_ = &CoeffsFor(p_.cluster.gpu);
+  cc_ = &CollectiveCoeffsFor(p_.cluster.gpu);
   const std::vector<LayerKind> kinds = KindsOf(p_.model);
   const int L = p_.model.num_layers;
   kind_prefix_.assign(kinds.size(), std::vector<int>(L + 1, 0));
@@ -330,7 +332,7 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
   switch (st.kind) {
     case StepKind::kGemm:
       if (st.m <= 0) return 0;
-      return GemmSeconds(gpu, st.m, st.n, st.k, st.wdtype, st.count);
+      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count);
     case StepKind::kAttnDecode:
       if (st.seqs <= 0) return 0;
       // q_len > 1 (MTP verification): the q_len queries of a sequence read the same keys; the
@@ -338,13 +340,16 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       // so the step is a decode step with heads x q_len query heads.
       if (st.mla)
         return MlaDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.latent_dim,
-                                st.rope_dim, st.kvdtype);
+                                st.rope_dim, st.kvdtype, p_.workload.attn);
       return AttnDecodeSeconds(gpu, st.seqs, st.kv_len, st.heads * st.q_len, st.kv_heads,
                                st.head_dim, st.window, st.kvdtype);
     case StepKind::kAttnPrefill: {
       if (st.seqs <= 0) return 0;
-      // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1).
-      const DType compute = st.kvdtype == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+      // On Hopper an FP8 KV cache makes the context FMHA run in FP8 (calibration README caveat 1);
+      // so does FP8 attention math (Workload::attn).
+      const DType compute = st.kvdtype == DType::kBF16 && p_.workload.attn == DType::kBF16
+                                ? DType::kBF16
+                                : DType::kFP8;
       // A fractional prompt count is serve mode's per-step share of chunked prefill: engines run
       // full-size chunks, so the step pays that share of one whole prompt's attention (not a
       // kernel launch with a fractional batch).
@@ -358,28 +363,28 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
                                            : 1.0;
         return share * frac *
                MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
-                                 compute);
+                                 st.kvdtype, p_.workload.attn);
       }
       return share * AttnPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.kv_heads, st.head_dim,
                                         st.window, compute);
     }
     case StepKind::kElementwise:
       if (st.bytes <= 0) return 0;
-      return ElementwiseSeconds(gpu, st.bytes);
+      return ElementwiseSecondsWith(*kc_, gpu, st.bytes);
     case StepKind::kStream: {
       // Roofline of a streaming kernel: its HBM traffic at the fitted elementwise efficiency, or
       // its FLOPs at the dtype's dense peak, whichever is longer.
       if (st.bytes <= 0 && st.flops <= 0) return 0;
       const double peak =
           st.wdtype == DType::kBF16 || gpu.fp8_flops <= 0 ? gpu.bf16_flops : gpu.fp8_flops;
-      return std::max(st.bytes > 0 ? ElementwiseSeconds(gpu, st.bytes) : 0.0, st.flops / peak);
+      return std::max(st.bytes > 0 ? ElementwiseSecondsWith(*kc_, gpu, st.bytes) : 0.0, st.flops / peak);
     }
     case StepKind::kScan:
       if (st.m <= 0 || st.count <= 0) return 0;
-      return GemmSeconds(gpu, st.m, st.n, st.k, st.wdtype, st.count);
+      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count);
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
-      return CollectiveSeconds(p_.cluster, ToCollKind(st.comm),
+      return CollectiveSecondsWith(*cc_, p_.cluster, ToCollKind(st.comm),
                                GroupPlacement{st.group_size, st.group_domains, st.fanout},
                                st.comm_bytes,
                                decode_kernels);

@@ -15,6 +15,7 @@
 #include "hw/hw.h"
 #include "model/model.h"
 #include "sim/collectives.h"
+#include "sim/kernels.h"
 #include "strategy/program.h"
 #include "strategy/strategy.h"
 
@@ -56,6 +57,10 @@ struct Workload {
   int64_t osl = 1024;       // serve: output length
   DType weight = DType::kBF16;
   DType kv = DType::kBF16;
+  // Precision of the attention math: bf16 (the measured kernels; an FP8 KV cache is dequantised)
+  // or fp8 (FP8 attention kernels: FA3 FP8, FlashMLA's FP8 path), which run QK^T and PV on the
+  // FP8 tensor cores (docs/COST_MODEL.md "Kernels", MLA).
+  DType attn = DType::kBF16;
   double ttft_ms = 0;       // SLOs; 0 = none
   double tpot_ms = 0;
   int max_batch = 4096;     // upper bound for batch "auto" (engine max_batch_size per rank)
@@ -258,6 +263,10 @@ class Simulator {
   double reserve_bytes_ = 0;
   double routing_sigma_ = 0;
   double overlap_stretch_ = 1;
+  // Fitted kernel and collective coefficient sets of the cluster's GPU (CoeffsFor /
+  // CollectiveCoeffsFor, resolved once; static storage).
+  const KernelCoeffs* kc_ = nullptr;
+  const CollectiveCoeffs* cc_ = nullptr;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
   struct StaticLoad {

@@ -486,4 +486,23 @@ double StrategySpace::CountValid() const {
   return degrees * rest;
 }
 
+std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const StrategySpace& space) {
+  std::vector<Strategy> out;
+  const int n = space.num_gpus();
+  for (int pp : space.pp_options())
+    for (int tp : space.tp_options())
+      for (int ep : space.ep_options()) {
+        if (n % (pp * tp) != 0) continue;
+        Strategy s;
+        s.pp = pp;
+        s.tp = tp;
+        s.dp = n / (pp * tp);
+        s.ep = ep;
+        s.dims = MegatronDims();
+        ClearAbsentOps(m, &s);
+        if (CheckStrategy(m, n, s).ok()) out.push_back(s);
+      }
+  return out;
+}
+
 }  // namespace l2s

@@ -68,6 +68,13 @@ void ClearAbsentOps(const ModelSpec& m, Strategy* s);
 // sp off and absent operators none, so that equivalent plans print the same.
 Strategy Canonical(const ModelSpec& m, const Strategy& s);
 
+class StrategySpace;
+// Every structurally valid (pp, tp, ep) combination of `space`'s options for its GPU count, dp
+// derived, with Megatron dims (operators the model lacks none), batch 0 (auto), sp off, no
+// redundant slots, no overlap, mtp 0, in pp, tp, ep option order. The degree scans of the
+// engine-expressible plans and of the TPOT sweep's fastest plan start from these.
+std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const StrategySpace& space);
+
 struct SpaceOptions {
   int max_batch = 1024;      // largest batch option (powers of two from 1)
   bool search_batch = true;  // false: the batch head has the single option `fixed_batch`

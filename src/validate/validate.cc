@@ -140,6 +140,59 @@ StatusOr<std::vector<CsvRecord>> ParseCsv(std::string_view text) {
 
 // ---------------------------------------------------------------- rows
 
+NotedSettings ReadNotes(std::string_view notes) {
+  const std::string text = Lower(notes);
+  // True when `key` occurs in the notes not directly negated ("no ...", "not ...", "without ...").
+  auto states = [&](std::string_view key) {
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+      size_t end = at;
+      while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '(')) --end;
+      size_t begin = end;
+      while (begin > 0 && std::isalpha(static_cast<unsigned char>(text[begin - 1]))) --begin;
+      const std::string_view word = std::string_view(text).substr(begin, end - begin);
+      if (word != "no" && word != "not" && word != "without") return true;
+    }
+    return false;
+  };
+  NotedSettings n;
+  if (states("two-batch overlap") || states("two-batch-overlap")) n.overlap = "tbo";
+  else if (states("single-batch overlap") || states("single-batch-overlap")) n.overlap = "sbo";
+  n.adp_balance = states("enable_balance");
+  n.fp8_kv = states("fp8 flashmla");
+  n.fp8_attention = n.fp8_kv || states("fp8 attention");
+  // "<N> requests": the number directly before the word (digits and thousands commas).
+  for (size_t at = text.find(" requests"); at != std::string::npos;
+       at = text.find(" requests", at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && (std::isdigit(static_cast<unsigned char>(text[begin - 1])) ||
+                         text[begin - 1] == ','))
+      --begin;
+    int64_t v = 0;
+    bool digits = false;
+    for (size_t i = begin; i < at && v <= kMaxRowGpus * int64_t{1024}; ++i) {
+      if (text[i] == ',') continue;
+      v = v * 10 + (text[i] - '0');
+      digits = true;
+    }
+    const bool word_start = begin == 0 || !std::isalnum(static_cast<unsigned char>(text[begin - 1]));
+    if (digits && word_start && v > 0 && v <= kMaxRowGpus * int64_t{1024}) {
+      n.requests = v;
+      break;
+    }
+  }
+  return n;
+}
+
+std::string NotedSettings::Text() const {
+  std::string s = overlap;
+  auto add = [&](const char* x) { s += (s.empty() ? "" : " ") + std::string(x); };
+  if (adp_balance) add("adp-balance");
+  if (fp8_attention) add("attn=fp8");
+  if (fp8_kv) add("kv=fp8");
+  if (requests > 0) s += (s.empty() ? "" : " ") + fmt::format("requests={}", requests);
+  return s;
+}
+
 StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
                                                      std::string_view name) {
   StatusOr<std::vector<CsvRecord>> recs = ParseCsv(text);
@@ -222,6 +275,7 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.mode = Lower(cell("mode"));
     m.metric = Lower(cell("metric"));
     m.notes = cell("notes");
+    m.noted = ReadNotes(m.notes);
     m.overlap = Lower(cell("overlap"));
     if (!m.overlap.empty() && m.overlap != "none" && m.overlap != "tbo" && m.overlap != "sbo")
       return bad("overlap", "none, tbo or sbo", m.overlap);
@@ -455,8 +509,9 @@ Prediction Predictor::Predict(const Measurement& row) {
   // FP8 KV (ModelOpt's default kv_cache_qformat); every other engine and bf16 checkpoints keep the
   // model's 16-bit KV.
   const bool quantised_trtllm = EngineFamily(row.engine) == "trtllm" && wd && *wd != DType::kBF16;
-  const std::optional<DType> kd =
-      dtype(row.kv_dtype, quantised_trtllm ? DType::kFP8 : DType::kBF16);
+  // FlashMLA's FP8 path (stated in the notes) reads an FP8 latent cache.
+  const std::optional<DType> kd = dtype(
+      row.kv_dtype, quantised_trtllm || row.noted.fp8_kv ? DType::kFP8 : DType::kBF16);
   if (!kd || *kd == DType::kFP4) return miss(fmt::format("unsupported kv_dtype '{}'", row.kv_dtype));
   // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
   // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.
@@ -465,6 +520,8 @@ Prediction Predictor::Predict(const Measurement& row) {
                             p.cluster.gpu.name));
   w.weight = *wd;
   w.kv = *kd;
+  // FP8 attention math stated in the notes (FA3 FP8, FlashMLA FP8).
+  if (row.noted.fp8_attention) w.attn = DType::kFP8;
 
   Strategy s;
   s.pp = static_cast<int>(pp);
@@ -478,6 +535,8 @@ Prediction Predictor::Predict(const Measurement& row) {
   // The engine's scheduler and its default limits (max batch, max_num_tokens: Workload::engine),
   // unless the row states them; an engine l2s does not know keeps the ideal engine.
   if (ParseEngine(row.engine, &w.engine)) w.max_batch = DefaultsOf(w.engine).max_batch;
+  // TensorRT-LLM's attention-DP balancing, when the notes state it (the engine's default is off).
+  if (row.noted.adp_balance) w.adp_balance = 1;
   // Engine limits and MTP as stated.
   if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
   if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
@@ -491,6 +550,12 @@ Prediction Predictor::Predict(const Measurement& row) {
   // ranks, else the simulator's best (under max_batch).
   int64_t batch = row.batch;
   if (batch == 0 && row.concurrency > 0) batch = (row.concurrency + dp - 1) / dp;
+  // An offline benchmark of N requests (all queued at once) never has more than N in flight: each
+  // rank of an instance holds at most ceil(N / (replicas x dp)) of them.
+  if (batch == 0 && row.noted.requests > 0 && w.mode == Mode::kServe) {
+    const int64_t per_rank = (row.noted.requests + replicas * dp - 1) / (replicas * dp);
+    w.max_batch = static_cast<int>(std::min<int64_t>(w.max_batch, per_rank));
+  }
   switch (w.mode) {
     case Mode::kServe:
       if (row.isl <= 0 || row.osl <= 0) return miss("serve row needs isl and osl");
@@ -528,11 +593,14 @@ Prediction Predictor::Predict(const Measurement& row) {
     return miss(fmt::format("invalid strategy: {}", st.message()));
   }
 
-  // Overlap of the MoE all-to-all: the row's `overlap` column when it has one; otherwise the
-  // engines' default, none (SGLang's two- and single-batch overlap are opt-in flags; TensorRT-LLM
-  // has no two-batch overlap by default).
-  if (!row.overlap.empty() && !ParseOverlap(row.overlap, &s.overlap))
-    return miss(fmt::format("unsupported overlap '{}'", row.overlap));
+  // Overlap of the MoE all-to-all: the row's `overlap` column when it has one; else what its notes
+  // state (ReadNotes), when the row has expert parallelism to overlap; otherwise the engines'
+  // default, none (SGLang's two- and single-batch overlap are opt-in flags; TensorRT-LLM has no
+  // two-batch overlap by default).
+  const std::string overlap =
+      !row.overlap.empty() ? row.overlap : (s.ep > 1 ? row.noted.overlap : std::string());
+  if (!overlap.empty() && !ParseOverlap(overlap, &s.overlap))
+    return miss(fmt::format("unsupported overlap '{}'", overlap));
   out.strategy = ToText(s);
   const Simulator sim(std::move(p));
   const Evaluation e = sim.Evaluate(s);

@@ -67,6 +67,33 @@ struct PoolColumns {
   int64_t gpus = 0, tp = 0, dp = 0, ep = 0;
 };
 
+// Settings that a row's `notes` state in prose, read by keyword (case-insensitive; a keyword
+// directly after "no", "not" or "without" does not count). The list (docs/VALIDATION.md, "Settings
+// read from the notes"):
+//   "two-batch overlap"                          -> overlap tbo
+//   "single-batch overlap" / "single-batch-overlap" -> overlap sbo
+//   "enable_balance"                             -> TensorRT-LLM attention-DP balancing on
+//                                                   (attention_dp_config.enable_balance)
+//   "fp8 attention"                              -> attention math in FP8
+//   "fp8 flashmla"                               -> attention math in FP8 and an FP8 latent KV
+//                                                   cache (FlashMLA's FP8 path reads FP8 KV)
+//   "<N> requests" (N digits, commas allowed) -> an offline benchmark of N requests: serve rows
+//                                                   never hold more than N in flight, so the
+//                                                   auto batch per rank is at most
+//                                                   ceil(N / (replicas x dp))
+// Anything else in the notes (pipelined overlap of other kinds, optimisations whose use is not
+// stated) is not read.
+struct NotedSettings {
+  std::string overlap;         // "tbo", "sbo", or "" when the notes state neither
+  bool adp_balance = false;
+  bool fp8_attention = false;
+  bool fp8_kv = false;
+  int64_t requests = 0;        // benchmark requests; 0 = not stated
+  // "tbo adp-balance attn=fp8 kv=fp8"-style summary ("" when nothing was read).
+  std::string Text() const;
+};
+NotedSettings ReadNotes(std::string_view notes);
+
 struct Measurement {
   int line = 0;
   std::string id, source, engine, gpu, model_config, weight_dtype, kv_dtype, mode, metric, notes;
@@ -84,6 +111,7 @@ struct Measurement {
   int64_t max_batch = 0, max_num_tokens = 0;  // engine limits per rank
   int64_t concurrency = 0;                // client requests in flight for one instance
   PoolColumns prefill, decode;            // disagg rows
+  NotedSettings noted;                    // settings read from `notes` (ReadNotes)
 };
 // Parses and checks the CSV. Malformed input gives one line naming the line number and column:
 // "<name>:<line>: column '<col>': expected ..., got '...'" (ParseError). Integer cells are

@@ -340,6 +340,88 @@ TEST(Predict, OverlapOnlyWhenStated) {
   EXPECT_NE(bad.status().message().find("column 'overlap'"), std::string::npos);
 }
 
+TEST(Notes, KeywordsAndNegation) {
+  // The documented keyword list, case-insensitive; a keyword directly after "no"/"not"/"without"
+  // (also inside a parenthesis) does not count.
+  NotedSettings n = ReadNotes("DeepEP normal, Two-Batch Overlap, dense FFN data-parallel");
+  EXPECT_EQ(n.overlap, "tbo");
+  EXPECT_FALSE(n.adp_balance || n.fp8_attention || n.fp8_kv);
+  n = ReadNotes("FP8 FlashMLA, DeepGEMM swapAB, Single-Batch-Overlap (no two-batch overlap)");
+  EXPECT_EQ(n.overlap, "sbo");
+  EXPECT_TRUE(n.fp8_attention);
+  EXPECT_TRUE(n.fp8_kv);
+  EXPECT_EQ(n.Text(), "sbo attn=fp8 kv=fp8");
+  n = ReadNotes("enable_attention_dp with attention_dp_config.enable_balance (timeout_iters 60)");
+  EXPECT_TRUE(n.adp_balance);
+  EXPECT_EQ(n.overlap, "");
+  n = ReadNotes("FA3 (final results include FP8 attention)");
+  EXPECT_TRUE(n.fp8_attention);
+  EXPECT_FALSE(n.fp8_kv);
+  n = ReadNotes("served without two-batch overlap, not enable_balance, no fp8 attention");
+  EXPECT_EQ(n.Text(), "");
+  EXPECT_EQ(ReadNotes("").Text(), "");
+  // Benchmark request counts: the number directly before "requests" (thousands commas allowed).
+  EXPECT_EQ(ReadNotes("DEP4; table 6,430 tok/s/GPU; 3000 requests. Source: x").requests, 3000);
+  EXPECT_EQ(ReadNotes("1,500 requests").requests, 1500);
+  EXPECT_EQ(ReadNotes("all requests at once, v2 requests").requests, 0);
+  EXPECT_EQ(ReadNotes("3000 requests").Text(), "requests=3000");
+}
+
+TEST(Predict, BenchmarkRequestsBoundTheBatch) {
+  // An offline benchmark of 9 requests on dp = 2 ranks never holds more than ceil(9 / 2) = 5
+  // sequences per rank: the auto batch is the one the simulator picks under max_batch 5; a stated
+  // batch is honoured as it is.
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "1,s,trtllm,h100,2,llama-3.1-8b,fp8,fp8,1,1,2,1,serve,1024,1024,,,output_tokens_per_s,100"
+      ",,,,,,,,,,,,,,,,\"9 requests\"\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.batch, 5);
+  const Prediction q = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,2,llama-3.1-8b,fp8,fp8,1,1,2,1,serve,1024,1024,,64,output_tokens_per_s,100"
+      ",,,,,,,,,,,,,,,,\"9 requests\"\n"));
+  ASSERT_TRUE(q.ok) << q.reason;
+  EXPECT_EQ(q.batch, 64);
+}
+
+TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
+  // The settings read from the notes reach the prediction: overlap in the strategy (only with
+  // ep > 1), TensorRT-LLM's attention-DP balancing and FP8 attention math in the workload. Each is
+  // checked against the same row with the setting stated another way.
+  Predictor pred({}, false);
+  auto row = [&](const std::string& cells, const std::string& notes) {
+    return ScaleRow(cells + ",,,,,,,,,,,,,,,,\"" + notes + "\"\n");
+  };
+  const std::string dep8 =
+      "1,s,trtllm,h200,8,deepseek-v3,fp8,fp8,1,1,8,8,serve,1024,1024,,64,output_tokens_per_s,100";
+  const Prediction plain = pred.Predict(row(dep8, ""));
+  const Prediction balanced = pred.Predict(row(dep8, "attention_dp_config.enable_balance"));
+  ASSERT_TRUE(plain.ok && balanced.ok) << plain.reason << balanced.reason;
+  // Unbalanced TensorRT-LLM waits for the slowest rank's prefill chunk: balancing is faster.
+  EXPECT_GT(balanced.raw, plain.raw);
+  const Prediction tbo = pred.Predict(row(dep8, "two-batch overlap"));
+  ASSERT_TRUE(tbo.ok) << tbo.reason;
+  EXPECT_NE(tbo.strategy.find("overlap=tbo"), std::string::npos) << tbo.strategy;
+  // No expert parallelism: nothing to overlap, the keyword is not applied.
+  const Prediction tp8 = pred.Predict(row(
+      "2,s,sglang,h200,8,deepseek-v3,fp8,bf16,8,1,1,1,decode,,,4096,64,output_tokens_per_s,100",
+      "two-batch overlap"));
+  ASSERT_TRUE(tp8.ok) << tp8.reason;
+  EXPECT_EQ(tp8.strategy.find("overlap="), std::string::npos) << tp8.strategy;
+  // FP8 FlashMLA: FP8 latent cache (as if kv_dtype said fp8) and FP8 attention math, which only
+  // makes the compute-bound MLA decode faster.
+  const std::string sg =
+      "3,s,sglang,h200,8,deepseek-v3,fp8,{},1,1,8,8,decode,,,4096,64,output_tokens_per_s,100";
+  auto with_kv = [&](const std::string& kv) {
+    std::string c = sg;
+    return c.replace(c.find("{}"), 2, kv);
+  };
+  const Prediction kv8 = pred.Predict(row(with_kv("fp8"), ""));
+  const Prediction flash = pred.Predict(row(with_kv(""), "FP8 FlashMLA"));
+  ASSERT_TRUE(kv8.ok && flash.ok) << kv8.reason << flash.reason;
+  EXPECT_GT(flash.raw, kv8.raw);
+}
+
 TEST(Predict, ConcurrencyAndMaxBatch) {
   Predictor pred({}, false);
   // concurrency 64 over dp 2: 32 sequences per attention-dp rank.

@@ -200,4 +200,19 @@ TEST(CompareCliErrors, OneLineAndExitCode) {
   }
 }
 
+// `l2s compare --pareto`: the TPOT sweep's front is drawn on pareto.svg beside the evaluated
+// clouds and listed in the JSON.
+TEST_F(CompareCli, ParetoDrawsTheTpotSweep) {
+  const Result r = RunL2s({"compare", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                           "--isl", "1024", "--osl", "256", "--searchers", "random,megatron",
+                           "--seeds", "1", "--budget", "60", "--out-dir", dir_, "--pareto",
+                           "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_TRUE(j["pareto"].is_array());
+  EXPECT_GE(j["pareto"].size(), 2u);
+  EXPECT_EQ(j["pareto_tpot_limits_ms"].size(), 16u);
+  ExpectSvg(dir_ + "/pareto.svg", {"aggregated (TPOT sweep", "random (evaluated)"});
+}
+
 }  // namespace

@@ -381,6 +381,26 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   ExpectUsageError(ds + ",mtp=2 --mtp 1", "--mtp 1");  // disagrees with the strategy
 }
 
+TEST(EvalCli, AttnDtypeFp8SpeedsUpComputeBoundMla) {
+  // DeepSeek-V3 DEP8 decode on H20 at batch 64 over 4,096 keys: absorbed MLA decode is
+  // compute-bound at H20's bf16 peak, so FP8 attention math makes the step faster; the flag shows
+  // in the JSON; a bad value or fp8 on a GPU without FP8 tensor cores is a usage error.
+  const std::string ds =
+      "eval --model deepseek-v3 --gpu h20 --gpus 16 --strategy tp=1,dp=16,ep=16 --batch 64 "
+      "--mode decode --context 4096 --kv-dtype fp8 --json";
+  const Result bf = RunL2s(ds);
+  const Result f8 = RunL2s(ds + " --attn-dtype fp8");
+  ASSERT_EQ(bf.code, 0) << bf.err;
+  ASSERT_EQ(f8.code, 0) << f8.err;
+  const nlohmann::json jb = ParseJson(bf.out), j8 = ParseJson(f8.out);
+  EXPECT_EQ(jb["attn_dtype"], "bf16");
+  EXPECT_EQ(j8["attn_dtype"], "fp8");
+  EXPECT_LT(j8["tpot_ms"].get<double>(), jb["tpot_ms"].get<double>());
+  ExpectUsageError(ds + " --attn-dtype fp4", "--attn-dtype");
+  ExpectUsageError("eval --model llama-3.1-8b --gpu a100 --gpus 1 --strategy tp=1 --attn-dtype fp8",
+                   "--attn-dtype fp8");
+}
+
 TEST(EngineAndMtpFlags, MtpAndSchedulerInJson) {
   const std::string ds =
       "eval --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=1,dp=8,ep=8 --batch 16 "

@@ -19,7 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "cli/pareto_report.h"
 #include "cli/progress.h"
+#include "hw/hw.h"
+#include "model/presets.h"
 #include "strategy/strategy.h"
 
 #include "run_l2s.h"
@@ -324,6 +327,107 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
   EXPECT_TRUE(none.interrupted());
   l2s::cli::ClearInterruptForTest();
   ::signal(SIGINT, SIG_DFL);
+}
+
+// `l2s plan --pareto` (docs/PLAN.md "--pareto"): serve mode by default, the front in `pareto`
+// with every field and the strategy of each point, monotone (tokens/s per user up, per GPU
+// down), every point meeting its TPOT limit, and 16 limits in the sweep; prefill is a usage error.
+TEST(PlanCli, ParetoSweepsTheTpotLimit) {
+  const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
+                           "1024", "--osl", "256", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["problem"]["mode"], "serve");
+  ASSERT_TRUE(j["pareto"].is_array());
+  ASSERT_GE(j["pareto"].size(), 2u);
+  double prev_user = 0, prev_gpu = 1e300;
+  for (const nlohmann::json& p : j["pareto"]) {
+    for (const char* k : {"series", "tpot_limit_ms", "tokens_per_s_per_gpu",
+                          "tokens_per_s_per_user", "ttft_ms", "tpot_ms", "strategy", "found_by",
+                          "exact"})
+      EXPECT_TRUE(p.contains(k)) << k;
+    EXPECT_EQ(p["series"], "aggregated");
+    EXPECT_TRUE(l2s::FromText(p["strategy"].get<std::string>()).ok()) << p["strategy"];
+    EXPECT_NEAR(Num(p["tokens_per_s_per_user"]), 1000 / Num(p["tpot_ms"]), 1e-9);
+    EXPECT_LE(Num(p["tpot_ms"]), Num(p["tpot_limit_ms"]) * (1 + 1e-9));
+    EXPECT_GT(Num(p["tokens_per_s_per_user"]), prev_user);
+    EXPECT_LT(Num(p["tokens_per_s_per_gpu"]), prev_gpu);
+    prev_user = Num(p["tokens_per_s_per_user"]);
+    prev_gpu = Num(p["tokens_per_s_per_gpu"]);
+  }
+  EXPECT_EQ(j["sweep"]["tpot_limits_ms"].size(), 16u);
+  EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
+  // The readable table.
+  const Result t = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
+                           "1024", "--osl", "256"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("points on the front"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("TPOT limits: 16 from"), std::string::npos) << t.out;
+  const Result bad = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                             "--mode", "prefill"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+  // A TPOT SLO no plan meets: one line saying how fast the fastest plan is, exit 1.
+  const Result slo = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                             "--slo", "tpot_ms=0.5"});
+  EXPECT_EQ(slo.code, 1);
+  EXPECT_EQ(CountLines(slo.err), 1) << slo.err;
+  EXPECT_NE(slo.err.find("no strategy meets the TPOT SLO of 0.5 ms"), std::string::npos) << slo.err;
+}
+
+// A second series (the disaggregated planner's, here a stand-in at 90% of the aggregated
+// throughput per limit) goes through RunParetoPlan's hook over the same limits: both series'
+// fronts are in `pareto`, each point naming its series, and the SVG draws one staircase each.
+TEST(ParetoReport, SecondSeriesThroughTheHook) {
+  l2s::Problem p;
+  p.model = *l2s::ModelPreset("llama-3.1-8b");
+  p.cluster = *l2s::MakeCluster("h100", 8, 8);
+  p.workload.mode = l2s::Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  l2s::cli::ParetoPlanArgs a;
+  a.out = TempPath("l2s_pareto_hook");
+  size_t limits_seen = 0;
+  a.more_series = [&](const std::vector<double>& limits, l2s::Observer*) {
+    limits_seen = limits.size();
+    return std::vector<l2s::ParetoSeries>{l2s::SweepTpot("disaggregated", limits, [](double l) {
+      l2s::SweepAnswer ans;
+      l2s::ParetoPoint pt;
+      pt.tpot_ms = l;
+      pt.tokens_per_s_per_user = l2s::TokensPerUser(l);
+      pt.tokens_per_s_per_gpu = 10 * l;  // more throughput at looser limits
+      pt.strategy = "prefill x2 + decode x1";
+      ans.point = pt;
+      return ans;
+    })};
+  };
+  ::testing::internal::CaptureStdout();
+  const int code = l2s::cli::RunParetoPlan(p, a);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(code, 0);
+  EXPECT_EQ(limits_seen, 16u);
+  EXPECT_NE(text.find("disaggregated: 16 of 16 points on the front"), std::string::npos) << text;
+  const nlohmann::json j = ParseJson(Slurp(a.out));
+  fs::remove(a.out);
+  int agg = 0, dis = 0;
+  for (const nlohmann::json& pt : j["pareto"]) {
+    agg += pt["series"] == "aggregated";
+    dis += pt["series"] == "disaggregated";
+  }
+  EXPECT_GE(agg, 2);
+  EXPECT_EQ(dis, 16);
+  EXPECT_EQ(j["sweep"]["series"].size(), 2u);
+  l2s::cli::Plot plot;
+  std::vector<l2s::ParetoSeries> series(2);
+  series[0].name = "aggregated";
+  series[1].name = "disaggregated";
+  series[0].front = {l2s::ParetoPoint{}};
+  l2s::cli::AddParetoSeries(series, &plot);
+  ASSERT_EQ(plot.series.size(), 4u);  // a line and its dots per series
+  EXPECT_EQ(plot.series[0].name, "aggregated (TPOT sweep, 1 on the front)");
+  EXPECT_EQ(plot.series[2].name, "disaggregated (TPOT sweep, 0 on the front)");
+  EXPECT_NE(plot.series[0].color, plot.series[2].color);
 }
 
 }  // namespace

@@ -1,13 +1,12 @@
-#include "cli/launch.h"
+#include "launch/launch.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 
-#include "cli/report.h"
 #include <utility>
 
-namespace l2s::cli {
+namespace l2s::launch {
 
 namespace {
 
@@ -267,6 +266,11 @@ std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, cons
 }
 
 LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s) {
+  return MakeLaunchCommand(engine, p, s, "extra-llm-api-config.yml", "");
+}
+
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s,
+                                const std::string& trtllm_file, const std::string& trtllm_yaml) {
   LaunchCommand lc;
   const ModelSpec& m = p.model;
   const Workload& w = p.workload;
@@ -375,10 +379,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                             s.mtp);
       if (moe && s.slots > 0)
         yaml += fmt::format("moe_config:\n  load_balancer:\n    num_slots: {}\n", s.slots);
+      yaml += trtllm_yaml;
       if (!yaml.empty()) {
-        lc.extra_file_name = "extra-llm-api-config.yml";
+        lc.extra_file_name = trtllm_file;
         lc.extra_file = yaml;
-        c += " --extra_llm_api_options extra-llm-api-config.yml";
+        c += " --extra_llm_api_options " + trtllm_file;
       }
       if (moe)
         lc.notes.push_back(fmt::format("MoE: ep_size {} x moe tensor parallel {} = tp_size {}", s.ep,
@@ -417,21 +422,8 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
                                 Observer* observer) {
   ExpressibleBest out;
   const ModelSpec& m = sim.problem().model;
-  const int n = space.num_gpus();
   // Candidate degree triples (structurally valid) first, to know the total for the progress bar.
-  std::vector<Strategy> degrees;
-  for (int pp : space.pp_options())
-    for (int tp : space.tp_options())
-      for (int ep : space.ep_options()) {
-        if (n % (pp * tp) != 0) continue;
-        Strategy s;
-        s.pp = pp;
-        s.tp = tp;
-        s.dp = n / (pp * tp);
-        s.ep = ep;
-        s.dims = EngineDims(m);
-        if (CheckStrategy(m, n, s).ok()) degrees.push_back(s);
-      }
+  const std::vector<Strategy> degrees = MegatronDegreeCombinations(m, space);
   const int64_t num_mtp = static_cast<int64_t>(space.mtp_options().size());
   int64_t total = 0;
   for (const Strategy& d : degrees)
@@ -472,6 +464,31 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
   return out;
 }
 
+bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, Strategy* out,
+                     Evaluation* eval) {
+  bool have = false;
+  for (Strategy cand : EngineAlternatives(engine, sim.problem().model, plan)) {
+    Evaluation e = sim.Evaluate(cand);
+    if (!e.valid() && cand.batch != 0) {
+      // The repair may not fit at the plan's batch: let the simulator pick the batch.
+      Strategy auto_batch = cand;
+      auto_batch.batch = 0;
+      const Evaluation ea = sim.Evaluate(auto_batch);
+      if (ea.valid()) e = ea;
+    }
+    if (e.valid()) cand.batch = e.batch;
+    const bool better =
+        !have || (e.valid() && (!eval->valid() ||
+                                e.tokens_per_s_per_gpu > eval->tokens_per_s_per_gpu));
+    if (better) {
+      *out = cand;
+      *eval = e;
+      have = true;
+    }
+  }
+  return have;
+}
+
 std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strategy& plan,
                                                const ExpressibleBest& best) {
   std::array<EngineTranslation, 4> out;
@@ -480,26 +497,7 @@ std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strat
     EngineTranslation& t = out[k];
     t.engine = kAllEngines[k];
     t.unsupported = UnsupportedChoices(t.engine, p.model, plan);
-    bool have = false;
-    for (Strategy cand : EngineAlternatives(t.engine, p.model, plan)) {
-      Evaluation e = sim.Evaluate(cand);
-      if (!e.valid() && cand.batch != 0) {
-        // The repair may not fit at the plan's batch: let the simulator pick the batch.
-        Strategy auto_batch = cand;
-        auto_batch.batch = 0;
-        const Evaluation ea = sim.Evaluate(auto_batch);
-        if (ea.valid()) e = ea;
-      }
-      if (e.valid()) cand.batch = e.batch;
-      const bool better = !have || (e.valid() && (!t.launched_eval.valid() ||
-                                                  e.tokens_per_s_per_gpu >
-                                                      t.launched_eval.tokens_per_s_per_gpu));
-      if (better) {
-        t.launched = cand;
-        t.launched_eval = e;
-        have = true;
-      }
-    }
+    const bool have = BestAlternative(sim, t.engine, plan, &t.launched, &t.launched_eval);
     t.runnable = have && t.launched_eval.valid();
     if (have) t.command = MakeLaunchCommand(t.engine, p, t.launched);
     t.has_best = best.found[k];
@@ -512,83 +510,4 @@ std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strat
   return out;
 }
 
-void ApplyPlanDefaults(ProblemFlags* f) {
-  if (f->model.empty()) f->model = "gpt-moe-1.6t";
-  if (f->gpus == 0 && f->nodes == 0 && f->cluster.empty()) f->gpus = 1024;
-  if (f->mode.empty()) f->mode = "decode";
-  if (f->context == 0 && f->mode == "decode") f->context = 16384;  // only decode reads it
-}
-
-Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
-  const std::pair<const char*, int64_t> counts[] = {
-      {"--gpus", f.gpus},       {"--nodes", f.nodes},   {"--context", f.context},
-      {"--isl", f.isl},         {"--osl", f.osl},       {"--max-batch", f.max_batch}};
-  for (const auto& [flag, v] : counts)
-    if (cmd.count(flag) > 0 && v <= 0)
-      return Status::InvalidArgument(fmt::format("{} must be positive, got {}", flag, v));
-  return Status::Ok();
-}
-
-SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
-  const Workload& w = p.workload;
-  SpaceOptions o;
-  o.max_batch = std::max(1, std::min(w.max_batch, 1024));
-  o.search_batch = true;
-  o.search_sp = true;
-  constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
-  if (mtp >= 0) {
-    o.mtp = {mtp};
-  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
-    o.mtp.clear();
-    for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
-  }
-  return o;
-}
-
-nlohmann::ordered_json ProblemJson(const Problem& p) {
-  const Workload& w = p.workload;
-  nlohmann::ordered_json j;
-  j["model"] = p.model.name;
-  j["gpu"] = p.cluster.gpu.name;
-  j["gpus"] = p.cluster.num_gpus;
-  j["gpus_per_node"] = p.cluster.gpus_per_domain;
-  j["mode"] = ModeName(w.mode);
-  nlohmann::ordered_json len;
-  if (w.mode == Mode::kDecode) len["context"] = w.context;
-  if (w.mode != Mode::kDecode) len["isl"] = w.isl;
-  if (w.mode == Mode::kServe) len["osl"] = w.osl;
-  j["lengths"] = len;
-  j["weight_dtype"] = DTypeName(w.weight);
-  j["kv_dtype"] = DTypeName(w.kv);
-  nlohmann::ordered_json slo;
-  slo["ttft_ms"] = w.ttft_ms > 0 ? nlohmann::ordered_json(w.ttft_ms) : nlohmann::ordered_json();
-  slo["tpot_ms"] = w.tpot_ms > 0 ? nlohmann::ordered_json(w.tpot_ms) : nlohmann::ordered_json();
-  j["slo"] = slo;
-  j["max_batch"] = w.max_batch;
-  j["engine"] = EngineName(w.engine);
-  if (w.max_num_tokens > 0) j["max_num_tokens"] = w.max_num_tokens;
-  if (w.cuda_graph_max_batch > 0) j["cuda_graph_max_batch"] = w.cuda_graph_max_batch;
-  if (w.adp_balance >= 0) j["adp_balance"] = w.adp_balance > 0;
-  if (w.mtp_accept > 0) j["mtp_accept"] = w.mtp_accept;
-  return j;
-}
-
-std::string ProblemSummary(const Problem& p) {
-  const Workload& w = p.workload;
-  std::string wl;
-  switch (w.mode) {
-    case Mode::kDecode: wl = fmt::format("decode at context {}", Thousands(w.context)); break;
-    case Mode::kPrefill: wl = fmt::format("prefill of {}-token prompts", Thousands(w.isl)); break;
-    case Mode::kServe:
-      wl = fmt::format("serving {} in / {} out tokens", Thousands(w.isl), Thousands(w.osl));
-      break;
-  }
-  if (w.ttft_ms > 0) wl += fmt::format(", TTFT <= {} ms", w.ttft_ms);
-  if (w.tpot_ms > 0) wl += fmt::format(", TPOT <= {} ms", w.tpot_ms);
-  const int nodes = p.cluster.num_domains();
-  return fmt::format("{} ({} weights), {}, {} x {} ({} node{} of {})", p.model.name,
-                     DTypeName(w.weight), wl, Thousands(p.cluster.num_gpus), p.cluster.gpu.name, nodes,
-                     nodes == 1 ? "" : "s", p.cluster.gpus_per_domain);
-}
-
-}  // namespace l2s::cli
+}  // namespace l2s::launch

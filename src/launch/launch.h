@@ -17,16 +17,13 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/problem_flags.h"
 #include "model/model.h"
 #include "search/search.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 #include "strategy/strategy.h"
 
-namespace l2s::cli {
+namespace l2s::launch {
 
 enum class Engine { kVllm, kSglang, kTrtllm, kMegatron };
 inline constexpr std::array<Engine, 4> kAllEngines = {Engine::kVllm, Engine::kSglang,
@@ -69,6 +66,19 @@ struct LaunchCommand {
 // The command running `s` on `engine` for problem `p`. `s` should be Expressible (choices the
 // engine cannot express are silently dropped: pass EngineAlternatives' result). `s.batch` > 0.
 LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s);
+// The same with TensorRT-LLM's extra LLM-API YAML named `trtllm_file` and `trtllm_yaml` appended to
+// its contents (the disaggregated commands add the KV-cache transceiver there); other engines
+// ignore both.
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s,
+                                const std::string& trtllm_file, const std::string& trtllm_yaml);
+
+// The repair of `plan` for `engine` (EngineAlternatives) with the highest simulated throughput:
+// each alternative at the plan's batch, or at the simulator's best batch when that one is not
+// valid. False when the engine has no structurally valid repair; otherwise *out is the chosen
+// one (its batch the evaluated one when valid) and *eval its evaluation, invalid when no repair
+// fits or meets the SLOs.
+bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, Strategy* out,
+                     Evaluation* eval);
 
 // ---- translation of a plan, and the best the engine can express ----
 struct EngineTranslation {
@@ -104,22 +114,4 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
 std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strategy& plan,
                                                const ExpressibleBest& best);
 
-// ---- the planning problem, shared by `l2s plan` and `l2s compare` ----
-// Fills what the user left out with plan's built-in problem: model gpt-moe-1.6t, 1,024 GPUs
-// (unless --gpus, --nodes or --cluster is given), decode, context 16,384.
-void ApplyPlanDefaults(ProblemFlags* f);
-// Counts the user gave explicitly as 0 (--gpus 0, --nodes 0, --context 0, --isl 0, --osl 0,
-// --max-batch 0) are usage errors: BuildProblem reads 0 as "not given", and plan's defaults would
-// silently replace them.
-Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f);
-// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched;
-// mtp fixed to `mtp` when >= 0 (--mtp), else searched over 0..3 for models with MTP layers in
-// decode and serve modes ({0} otherwise).
-SpaceOptions PlanSpaceOptions(const Problem& p, int mtp = -1);
-// {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
-//  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
-nlohmann::ordered_json ProblemJson(const Problem& p);
-// One line: "gpt-moe-1.6t, decode at context 16,384, 1,024 x h100 (128 nodes of 8)".
-std::string ProblemSummary(const Problem& p);
-
-}  // namespace l2s::cli
+}  // namespace l2s::launch

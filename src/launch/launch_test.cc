@@ -1,44 +1,25 @@
-// Engine translation (src/cli/launch.h) on hand-written plans: which choices each engine cannot
+// Engine translation (src/launch/launch.h) on hand-written plans: which choices each engine cannot
 // express, what it runs instead, the launch commands, and the best engine-expressible plan
 // against a brute-force reference and the Megatron heuristic.
-#include "cli/launch.h"
+#include "launch/launch.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 
+#include "launch/test_plans.h"
 #include "model/presets.h"
 #include "search/search.h"
 
-namespace l2s::cli {
+namespace l2s::launch {
 namespace {
 
-ModelSpec Preset(const char* name) {
-  StatusOr<ModelSpec> m = ModelPreset(name);
-  EXPECT_TRUE(m.ok()) << name;
-  return *m;
-}
-
-// A strategy with Megatron dims (absent operators none).
-Strategy Megatron(const ModelSpec& m, int pp, int tp, int dp, int ep, int batch = 8,
-                  bool sp = false) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
-  s.batch = batch;
-  s.sp = sp;
-  s.dims = MegatronDims();
-  ClearAbsentOps(m, &s);
-  return s;
-}
-
-bool Has(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
-}
+using testing::Has;
+using testing::Megatron;
+using testing::Preset;
 
 Problem MakeProblem(const char* model, int gpus, Mode mode = Mode::kDecode) {
   Problem p;
@@ -262,7 +243,7 @@ double BruteForceBest(const Simulator& sim, const StrategySpace& space, Engine e
 TEST(BestExpressible, MatchesBruteForceAndBoundsTheHeuristic) {
   Problem p = MakeProblem("mixtral-8x7b", 16);
   const Simulator sim(p);
-  SpaceOptions opt = PlanSpaceOptions(sim.problem());
+  SpaceOptions opt;  // plan's space (batch and sp searched), batch up to 64
   opt.max_batch = 64;
   StatusOr<StrategySpace> space = StrategySpace::Make(sim.problem().model, 16, opt);
   ASSERT_TRUE(space.ok());
@@ -313,12 +294,60 @@ TEST(BestExpressible, StopsWhenCancelled) {
   Problem p = MakeProblem("mixtral-8x7b", 16);
   const Simulator sim(p);
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(sim.problem().model, 16, PlanSpaceOptions(sim.problem()));
+      StrategySpace::Make(sim.problem().model, 16, SpaceOptions{});
   ASSERT_TRUE(space.ok());
   const ExpressibleBest eb = BestExpressible(sim, *space, &cancel);
   EXPECT_TRUE(eb.cancelled);
   EXPECT_EQ(eb.evaluated, 5);
 }
 
+// Invariant over random plans of four model shapes (all-MoE, MoE with dense layers, MLA + MTP,
+// dense): every alternative an engine runs instead is structurally valid and expressible by that
+// engine, and an expressible plan is run as itself (up to choices without effect).
+TEST(EngineAlternatives, ValidExpressibleAndIdentityOnExpressiblePlans) {
+  std::mt19937 rng(12);
+  int checked = 0, expressible = 0, repaired = 0;
+  for (const char* name : {"mixtral-8x7b", "llama-4-maverick", "deepseek-v3", "llama-3.1-70b"}) {
+    const ModelSpec m = Preset(name);
+    for (int gpus : {16, 64}) {
+      std::vector<int> div;
+      for (int d = 1; d <= gpus; d *= 2) div.push_back(d);
+      const std::vector<int> slot_options = SlotOptions(m);
+      for (int pp : div)
+        for (int tp : div)
+          for (int ep : div) {
+            if (pp * tp > gpus) continue;
+            Strategy s = Megatron(m, pp, tp, gpus / (pp * tp), ep, 8, rng() % 2 == 1);
+            for (int i = 0; i < kNumOps; ++i)
+              if (ModelHasOp(m, static_cast<Op>(i)))
+                s.dims[i] = static_cast<Dim>(rng() % 3);
+            s.slots = slot_options[rng() % slot_options.size()];
+            if (ep > 1) s.overlap = static_cast<Overlap>(rng() % 3);
+            if (m.mtp_layers > 0) s.mtp = static_cast<int>(rng() % 3);
+            if (!CheckStrategy(m, gpus, s).ok()) continue;
+            for (Engine e : kAllEngines) {
+              ++checked;
+              const std::vector<Strategy> alts = EngineAlternatives(e, m, s);
+              for (const Strategy& a : alts) {
+                EXPECT_TRUE(CheckStrategy(m, gpus, a).ok()) << EngineName(e) << " " << ToText(a);
+                EXPECT_TRUE(Expressible(e, m, a)) << EngineName(e) << " " << ToText(a);
+              }
+              if (Expressible(e, m, s)) {
+                ++expressible;
+                ASSERT_EQ(alts.size(), 1u) << EngineName(e) << " " << ToText(s);
+                EXPECT_EQ(Canonical(m, alts[0]), Canonical(m, s)) << EngineName(e);
+              } else if (!alts.empty()) {
+                ++repaired;
+              }
+            }
+          }
+    }
+  }
+  // The sample exercises both branches (hundreds of plans per engine).
+  EXPECT_GT(checked, 400);
+  EXPECT_GT(expressible, 20);
+  EXPECT_GT(repaired, 100);
+}
+
 }  // namespace
-}  // namespace l2s::cli
+}  // namespace l2s::launch

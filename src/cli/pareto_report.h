@@ -1,0 +1,54 @@
+// `l2s plan --pareto` and the frontier series of `l2s compare`'s pareto.svg: formatting of the
+// throughput-interactivity sweep that src/search/pareto.h computes (table, JSON, SVG series).
+// docs/PLAN.md ("--pareto") describes the output.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/svg.h"
+#include "search/pareto.h"
+#include "sim/simulator.h"
+
+namespace l2s::cli {
+
+struct ParetoPlanArgs {
+  std::string search = "rl";  // fallback searcher where the oracle does not finish in time
+  int64_t budget = 4000;
+  uint64_t seed = 0;
+  double oracle_seconds = 5;  // per TPOT limit
+  bool json = false;
+  std::string out;            // also write the JSON here ("" = no)
+  int mtp = -1;               // --mtp (-1 = searched)
+  // More series over the same TPOT limits (e.g. the disaggregated planner's, built with
+  // SweepTpot), shown and written after "aggregated". Null: the aggregated series only.
+  std::function<std::vector<ParetoSeries>(const std::vector<double>& limits, Observer* observer)>
+      more_series;
+};
+
+// Runs the sweep for `p` (serve or decode mode) and prints the table or JSON; returns the exit
+// code (1 when no plan is valid, 130/143 when interrupted).
+int RunParetoPlan(const Problem& p, const ParetoPlanArgs& args);
+
+// The point's strategy in short (report.h's ShortText) when it is one strategy's text; another
+// series' description as it is.
+std::string ParetoStrategyText(const ModelSpec& m, const ParetoPoint& p);
+
+// {series, tpot_limit_ms, tokens_per_s_per_gpu, tokens_per_s_per_user, ttft_ms, tpot_ms,
+//  strategy, found_by, exact}.
+nlohmann::ordered_json ParetoPointJson(const ParetoPoint& p);
+// Every series' front points, in series order (the JSON `pareto` array).
+nlohmann::ordered_json ParetoFrontJson(const std::vector<ParetoSeries>& series);
+
+// Adds each series' front to `plot` as a staircase (the best throughput per GPU available at
+// each interactivity) with a dot per point, one colour per series, named
+// "<name> (TPOT sweep, N on the front)".
+void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot);
+// A staircase through `front` (sorted by x ascending, y descending) plus its dots.
+void AddStaircase(const std::vector<ParetoPoint>& front, const std::string& name,
+                  const std::string& color, Plot* plot);
+
+}  // namespace l2s::cli

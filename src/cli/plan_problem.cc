@@ -1,0 +1,91 @@
+#include "cli/plan_problem.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "cli/report.h"
+
+namespace l2s::cli {
+
+void ApplyPlanDefaults(ProblemFlags* f) {
+  if (f->model.empty()) f->model = "gpt-moe-1.6t";
+  if (f->gpus == 0 && f->nodes == 0 && f->cluster.empty()) f->gpus = 1024;
+  if (f->mode.empty()) f->mode = "decode";
+  if (f->context == 0 && f->mode == "decode") f->context = 16384;  // only decode reads it
+}
+
+Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"--gpus", f.gpus},       {"--nodes", f.nodes},   {"--context", f.context},
+      {"--isl", f.isl},         {"--osl", f.osl},       {"--max-batch", f.max_batch}};
+  for (const auto& [flag, v] : counts)
+    if (cmd.count(flag) > 0 && v <= 0)
+      return Status::InvalidArgument(fmt::format("{} must be positive, got {}", flag, v));
+  return Status::Ok();
+}
+
+SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
+  const Workload& w = p.workload;
+  SpaceOptions o;
+  o.max_batch = std::max(1, std::min(w.max_batch, 1024));
+  o.search_batch = true;
+  o.search_sp = true;
+  constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
+  if (mtp >= 0) {
+    o.mtp = {mtp};
+  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
+    o.mtp.clear();
+    for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
+  }
+  return o;
+}
+
+nlohmann::ordered_json ProblemJson(const Problem& p) {
+  const Workload& w = p.workload;
+  nlohmann::ordered_json j;
+  j["model"] = p.model.name;
+  j["gpu"] = p.cluster.gpu.name;
+  j["gpus"] = p.cluster.num_gpus;
+  j["gpus_per_node"] = p.cluster.gpus_per_domain;
+  j["mode"] = ModeName(w.mode);
+  nlohmann::ordered_json len;
+  if (w.mode == Mode::kDecode) len["context"] = w.context;
+  if (w.mode != Mode::kDecode) len["isl"] = w.isl;
+  if (w.mode == Mode::kServe) len["osl"] = w.osl;
+  j["lengths"] = len;
+  j["weight_dtype"] = DTypeName(w.weight);
+  j["kv_dtype"] = DTypeName(w.kv);
+  nlohmann::ordered_json slo;
+  slo["ttft_ms"] = w.ttft_ms > 0 ? nlohmann::ordered_json(w.ttft_ms) : nlohmann::ordered_json();
+  slo["tpot_ms"] = w.tpot_ms > 0 ? nlohmann::ordered_json(w.tpot_ms) : nlohmann::ordered_json();
+  j["slo"] = slo;
+  j["max_batch"] = w.max_batch;
+  j["engine"] = EngineName(w.engine);
+  if (w.max_num_tokens > 0) j["max_num_tokens"] = w.max_num_tokens;
+  if (w.cuda_graph_max_batch > 0) j["cuda_graph_max_batch"] = w.cuda_graph_max_batch;
+  if (w.adp_balance >= 0) j["adp_balance"] = w.adp_balance > 0;
+  if (w.mtp_accept > 0) j["mtp_accept"] = w.mtp_accept;
+  return j;
+}
+
+std::string ProblemSummary(const Problem& p) {
+  const Workload& w = p.workload;
+  std::string wl;
+  switch (w.mode) {
+    case Mode::kDecode: wl = fmt::format("decode at context {}", Thousands(w.context)); break;
+    case Mode::kPrefill: wl = fmt::format("prefill of {}-token prompts", Thousands(w.isl)); break;
+    case Mode::kServe:
+      wl = fmt::format("serving {} in / {} out tokens", Thousands(w.isl), Thousands(w.osl));
+      break;
+  }
+  if (w.ttft_ms > 0) wl += fmt::format(", TTFT <= {} ms", w.ttft_ms);
+  if (w.tpot_ms > 0) wl += fmt::format(", TPOT <= {} ms", w.tpot_ms);
+  const int nodes = p.cluster.num_domains();
+  return fmt::format("{} ({} weights), {}, {} x {} ({} node{} of {})", p.model.name,
+                     DTypeName(w.weight), wl, Thousands(p.cluster.num_gpus), p.cluster.gpu.name, nodes,
+                     nodes == 1 ? "" : "s", p.cluster.gpus_per_domain);
+}
+
+}  // namespace l2s::cli

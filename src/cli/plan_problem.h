@@ -1,0 +1,36 @@
+// The planning problem shared by `l2s plan`, `l2s compare` and `l2s space`: plan's defaults for
+// what the user left out, the checks of explicitly given counts, the searched space, and the
+// problem's JSON object and one-line summary. CLI-only (it reads ProblemFlags / CLI11); the
+// engine launch translation is src/launch/.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/problem_flags.h"
+#include "common/status.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+
+namespace l2s::cli {
+
+// Fills what the user left out with plan's built-in problem: model gpt-moe-1.6t, 1,024 GPUs
+// (unless --gpus, --nodes or --cluster is given), decode, context 16,384.
+void ApplyPlanDefaults(ProblemFlags* f);
+// Counts the user gave explicitly as 0 (--gpus 0, --nodes 0, --context 0, --isl 0, --osl 0,
+// --max-batch 0) are usage errors: BuildProblem reads 0 as "not given", and plan's defaults would
+// silently replace them.
+Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f);
+// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched;
+// mtp fixed to `mtp` when >= 0 (--mtp), else searched over 0..3 for models with MTP layers in
+// decode and serve modes ({0} otherwise).
+SpaceOptions PlanSpaceOptions(const Problem& p, int mtp = -1);
+// {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
+//  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
+nlohmann::ordered_json ProblemJson(const Problem& p);
+// One line: "gpt-moe-1.6t, decode at context 16,384, 1,024 x h100 (128 nodes of 8)".
+std::string ProblemSummary(const Problem& p);
+
+}  // namespace l2s::cli

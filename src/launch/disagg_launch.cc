@@ -1,0 +1,480 @@
+#include "launch/disagg_launch.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "strategy/space.h"
+
+namespace l2s::launch {
+
+namespace {
+
+// Ports of the commands (the engines' usual ones; any free port works).
+constexpr int kSglangPort = 30000;
+constexpr int kVllmPort = 8000;
+constexpr int kTrtllmPort = 8001;
+constexpr int kRouterPort = 8000;
+constexpr int kVllmProxyPort = 8192;
+
+// "<prefill-1>" ... : the hosts the user fills in.
+std::string Host(const char* role, int i) { return fmt::format("<{}-{}>", role, i); }
+
+// Models with recurrent state (Mamba, Gated DeltaNet): vLLM's NIXL connector needs the same TP
+// on both sides for them (docs/PLAN.md).
+bool HasRecurrentState(const ModelSpec& m) {
+  return m.mamba_version > 0 || m.linear_value_heads > 0;
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+// Strips `prefix` from the front of `s` (the engine's own launcher, e.g. "vllm serve MODEL ").
+std::string After(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
+}
+
+// One side of the plan after the engine's rules: the strategy the command runs and the problem
+// its command is written for (maximum length isl + osl, the KV dtype both sides share).
+struct Side {
+  const char* role;  // "prefill" / "decode"
+  const PoolPlan* pool;
+  Strategy launched;  // the plan's strategy or its best repair, as simulated
+  Evaluation eval;
+  bool have = false;
+  Strategy command;   // what the command runs: `launched` with the pairing rules applied
+  Problem command_problem;
+};
+
+// The part of a disaggregated launch that depends on the base engine (SGLang, vLLM or
+// TensorRT-LLM): unsupported choices, repairs, and each side's plain launch command.
+struct BaseTranslation {
+  std::vector<std::string> unsupported;
+  std::vector<std::string> notes;
+  Side prefill, decode;
+  bool runnable = false;
+};
+
+BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
+                          KvTransfer transfer) {
+  BaseTranslation t;
+  t.prefill.role = "prefill";
+  t.prefill.pool = &pp;
+  t.decode.role = "decode";
+  t.decode.pool = &dp;
+  const ModelSpec& m = dp.problem.model;
+  const std::string_view E = EngineTitle(engine);
+  for (Side* side : {&t.prefill, &t.decode}) {
+    for (const std::string& u : UnsupportedChoices(engine, m, side->pool->strategy))
+      t.unsupported.push_back(fmt::format("{}: {}", side->role, u));
+    const Simulator sim(side->pool->problem);
+    side->have = BestAlternative(sim, engine, side->pool->strategy, &side->launched, &side->eval);
+  }
+  // vLLM's NIXL connector splits KV heads between unequal TP degrees, which recurrent layers
+  // (their state is not split by heads) do not allow: the prefill side runs the decode side's tp.
+  if (engine == Engine::kVllm && HasRecurrentState(m) && t.prefill.have && t.decode.have &&
+      t.prefill.launched.tp != t.decode.launched.tp) {
+    Strategy r = t.prefill.launched;
+    const int G = r.tp * r.dp;
+    r.tp = t.decode.launched.tp;
+    r.dp = G / std::max(1, r.tp);
+    const bool ok = G % r.tp == 0 && CheckStrategy(m, pp.gpus_per_instance, r).ok() &&
+                    Expressible(engine, m, r);
+    t.unsupported.push_back(fmt::format(
+        "both: prefill tp={} and decode tp={} on a model with recurrent layers: vLLM's KV "
+        "connector needs equal TP on both sides for such models; {}",
+        t.prefill.launched.tp, t.decode.launched.tp,
+        ok ? fmt::format("the prefill side runs tp={},dp={}", r.tp, r.dp)
+           : std::string("no prefill strategy with the decode side's tp is valid")));
+    if (ok) {
+      const Simulator sim(pp.problem);
+      r.batch = 0;
+      t.prefill.eval = sim.Evaluate(r);
+      if (t.prefill.eval.valid()) r.batch = t.prefill.eval.batch;
+      t.prefill.launched = r;
+    } else {
+      t.prefill.have = false;
+    }
+  }
+  // The KV cache moves as stored: both sides keep it in one format (vLLM checks it at the
+  // handshake; TensorRT-LLM's configs say it must match). The decode side's format wins.
+  const DType kv_p = pp.problem.workload.kv, kv_d = dp.problem.workload.kv;
+  if (kv_p != kv_d)
+    t.unsupported.push_back(fmt::format(
+        "both: KV cache in {} on the prefill side and {} on the decode side: the cache is copied "
+        "as stored, so {} keeps one format on both sides; it runs {} on both",
+        DTypeName(kv_p), DTypeName(kv_d), E, DTypeName(kv_d)));
+  if (transfer == KvTransfer::kMooncake && engine == Engine::kTrtllm)
+    t.unsupported.push_back(
+        "both: transfer=mooncake: TensorRT-LLM's cache transceiver has no Mooncake backend (it "
+        "has NIXL, UCX and MPI); it runs NIXL");
+  t.runnable = t.prefill.have && t.decode.have && t.prefill.eval.valid() && t.decode.eval.valid();
+  // Command problems: the request's whole length on both sides, the decode side's KV format.
+  const int64_t isl = std::max(pp.problem.workload.isl, dp.problem.workload.isl);
+  const int64_t osl = std::max(pp.problem.workload.osl, dp.problem.workload.osl);
+  for (Side* side : {&t.prefill, &t.decode}) {
+    Problem c = side->pool->problem;
+    c.workload.mode = Mode::kServe;
+    c.workload.isl = isl;
+    c.workload.osl = osl;
+    c.workload.kv = kv_d;
+    side->command_problem = c;
+  }
+  // Speculative decoding pairs the two sides: the prefill side runs the decode side's MTP
+  // setting (vLLM's handshake checks the method; the engines' published P/D configs with MTP set
+  // it on both sides).
+  t.prefill.command = t.prefill.launched;
+  t.decode.command = t.decode.launched;
+  if (t.decode.launched.mtp > 0 && t.prefill.launched.mtp != t.decode.launched.mtp) {
+    t.notes.push_back(fmt::format(
+        "the decode side drafts with MTP ({} token{}): the prefill side is started with the same "
+        "speculative setting, which {} pairs between the two sides",
+        t.decode.launched.mtp, t.decode.launched.mtp == 1 ? "" : "s", E));
+    t.prefill.command.mtp = t.decode.launched.mtp;
+  }
+  return t;
+}
+
+// TensorRT-LLM's KV-cache transceiver settings (appended to each server's extra YAML); the
+// buffer holds one whole prompt (the engine's advice: at least the longest isl).
+std::string TransceiverYaml(int64_t isl, bool context) {
+  return fmt::format("{}cache_transceiver_config:\n  backend: NIXL\n  max_tokens_in_buffer: {}\n",
+                     context ? "disable_overlap_scheduler: true\n" : "", isl);
+}
+
+std::vector<std::string> Hosts(const char* role, int n) {
+  std::vector<std::string> out;
+  for (int i = 1; i <= n; ++i) out.push_back(Host(role, i));
+  return out;
+}
+
+DisaggProcess Server(const Side& side, const LaunchCommand& lc, const std::string& extra) {
+  DisaggProcess p;
+  p.role = side.role;
+  p.count = side.pool->instances;
+  p.gpus = side.pool->gpus_per_instance;
+  p.command = lc.command + extra;
+  p.file_name = lc.extra_file_name;
+  p.file = lc.extra_file;
+  p.notes = lc.notes;
+  return p;
+}
+
+void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
+  for (const Side* side : {&t.prefill, &t.decode}) {
+    const LaunchCommand lc = MakeLaunchCommand(Engine::kSglang, side->command_problem, side->command);
+    out->processes.push_back(Server(
+        *side, lc,
+        fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {} --host 0.0.0.0 "
+                    "--port {}",
+                    side->role, KvTransferName(transfer), kSglangPort)));
+  }
+  DisaggProcess r;
+  r.role = "router";
+  r.command = "python -m sglang_router.launch_router --pd-disaggregation";
+  for (const std::string& h : Hosts("prefill", t.prefill.pool->instances))
+    r.command += fmt::format(" --prefill http://{}:{}", h, kSglangPort);
+  for (const std::string& h : Hosts("decode", t.decode.pool->instances))
+    r.command += fmt::format(" --decode http://{}:{}", h, kSglangPort);
+  r.command += fmt::format(" --host 0.0.0.0 --port {}", kRouterPort);
+  r.notes.push_back(
+      "the router sends each request to a prefill and a decode server, which pair up through the "
+      "prefill server's bootstrap port (--disaggregation-bootstrap-port, default 8998)");
+  out->processes.push_back(r);
+  if (transfer == KvTransfer::kMooncake) {
+    out->notes.push_back(
+        "Mooncake moves the KV cache over RDMA: --disaggregation-ib-device <device> picks the NIC "
+        "on each server");
+    if (t.decode.pool->problem.cluster.gpus_per_domain > 8)
+      out->notes.push_back(
+          "inside an NVLink domain larger than a node (e.g. NVL72) Mooncake can move the KV cache "
+          "over NVLink: SGLANG_MOONCAKE_CUSTOM_MEM_POOL=True MC_FORCE_MNNVL=True on every server");
+  }
+}
+
+std::string VllmKvConfig(KvTransfer transfer, const char* role) {
+  return fmt::format(" --kv-transfer-config '{{\"kv_connector\":\"{}\",\"kv_role\":\"{}\"}}'",
+                     transfer == KvTransfer::kNixl ? "NixlConnector" : "MooncakeConnector", role);
+}
+
+void VllmProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
+  for (const Side* side : {&t.prefill, &t.decode}) {
+    const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, side->command_problem, side->command);
+    const bool prefill = side == &t.prefill;
+    out->processes.push_back(
+        Server(*side, lc,
+               fmt::format(" --port {}{}", kVllmPort,
+                           VllmKvConfig(transfer, prefill ? "kv_producer" : "kv_consumer"))));
+  }
+  const std::vector<std::string> ph = Hosts("prefill", t.prefill.pool->instances);
+  const std::vector<std::string> dh = Hosts("decode", t.decode.pool->instances);
+  DisaggProcess r;
+  r.role = "router";
+  r.command = fmt::format(
+      "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py --port {} "
+      "--prefiller-hosts {} --prefiller-ports {} --decoder-hosts {} --decoder-ports {}",
+      kVllmProxyPort, Join(ph, " "),
+      Join(std::vector<std::string>(ph.size(), std::to_string(kVllmPort)), " "), Join(dh, " "),
+      Join(std::vector<std::string>(dh.size(), std::to_string(kVllmPort)), " "));
+  r.notes.push_back(
+      "the proxy is the P/D example proxy of the vLLM repository (a file of its source tree, run "
+      "from a checkout); a production deployment puts a P/D router (NVIDIA Dynamo, llm-d) in "
+      "front instead");
+  if (transfer == KvTransfer::kMooncake)
+    r.notes.push_back("with MooncakeConnector use the proxy of vLLM's Mooncake connector example");
+  out->processes.push_back(r);
+  if (transfer == KvTransfer::kNixl)
+    out->notes.push_back(
+        "NIXL: set VLLM_NIXL_SIDE_CHANNEL_HOST to each server's own address; the handshake port "
+        "VLLM_NIXL_SIDE_CHANNEL_PORT (default 5600) must be free on every host");
+  out->notes.push_back(
+      "with data parallelism the proxy needs only the head address of each server");
+}
+
+void TrtllmProcesses(const BaseTranslation& t, DisaggLaunch* out) {
+  const int64_t isl = t.decode.command_problem.workload.isl;
+  for (const Side* side : {&t.prefill, &t.decode}) {
+    const bool context = side == &t.prefill;
+    const LaunchCommand lc =
+        MakeLaunchCommand(Engine::kTrtllm, side->command_problem, side->command,
+                          context ? "ctx-extra-llm-api-config.yml" : "gen-extra-llm-api-config.yml",
+                          TransceiverYaml(isl, context));
+    out->processes.push_back(
+        Server(*side, lc, fmt::format(" --host 0.0.0.0 --port {}", kTrtllmPort)));
+  }
+  DisaggProcess r;
+  r.role = "router";
+  r.command = "trtllm-serve disaggregated -c disagg-config.yml";
+  r.file_name = "disagg-config.yml";
+  r.file = fmt::format("hostname: 0.0.0.0\nport: {}\nbackend: pytorch\n", kRouterPort);
+  for (const Side* side : {&t.prefill, &t.decode}) {
+    r.file += fmt::format("{}:\n  num_instances: {}\n  urls:\n",
+                          side == &t.prefill ? "context_servers" : "generation_servers",
+                          side->pool->instances);
+    for (const std::string& h : Hosts(side->role, side->pool->instances))
+      r.file += fmt::format("    - \"{}:{}\"\n", h, kTrtllmPort);
+  }
+  r.notes.push_back(
+      "the disaggregated server marks requests context-only for the context (prefill) servers "
+      "and generation-only for the generation (decode) servers");
+  out->processes.push_back(r);
+}
+
+// Dynamo's workers run the backend's own arguments behind `python -m dynamo.<backend>`.
+void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transfer,
+                     DisaggLaunch* out) {
+  DisaggProcess f;
+  f.role = "router";
+  f.command = fmt::format("python -m dynamo.frontend --http-port {}", kRouterPort);
+  f.notes.push_back(
+      "the frontend routes each request to a decode worker, which has a prefill worker compute "
+      "the prompt and pulls its KV cache with NIXL");
+  out->processes.push_back(f);
+  const std::string model = ModelArgument(t.decode.pool->problem.model);
+  const int64_t isl = t.decode.command_problem.workload.isl;
+  for (const Side* side : {&t.prefill, &t.decode}) {
+    const bool prefill = side == &t.prefill;
+    DisaggProcess p;
+    p.role = side->role;
+    p.count = side->pool->instances;
+    p.gpus = side->pool->gpus_per_instance;
+    const Strategy& s = side->command;
+    switch (backend) {
+      case Engine::kSglang: {
+        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s);
+        p.command = "python -m dynamo.sglang " + After(lc.command, "python -m sglang.launch_server ") +
+                    fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}",
+                                side->role, KvTransferName(transfer));
+        p.notes = lc.notes;
+        break;
+      }
+      case Engine::kVllm: {
+        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s);
+        p.command = fmt::format("python -m dynamo.vllm --model {} ", model) +
+                    After(lc.command, fmt::format("vllm serve {} ", model)) +
+                    fmt::format(" --disaggregation-mode {}", side->role) +
+                    VllmKvConfig(KvTransfer::kNixl, "kv_both");
+        p.notes = lc.notes;
+        break;
+      }
+      default: {  // TensorRT-LLM: the parallel sizes go into the engine-args YAML
+        const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, s, "",
+                                                   TransceiverYaml(isl, prefill));
+        const bool moe = side->pool->problem.model.is_moe();
+        const int G = s.tp * s.dp;
+        std::string yaml = fmt::format("tensor_parallel_size: {}\npipeline_parallel_size: {}\n",
+                                       moe ? G : s.tp, s.pp);
+        if (moe) yaml += fmt::format("moe_expert_parallel_size: {}\n", s.ep);
+        yaml += fmt::format("max_batch_size: {}\nmax_seq_len: {}\n", std::max(1, s.batch),
+                            isl + side->command_problem.workload.osl);
+        yaml += lc.extra_file;  // enable_attention_dp, KV dtype, MTP, slots, transceiver
+        p.file_name = fmt::format("{}.yaml", side->role);
+        p.file = yaml;
+        p.command = fmt::format(
+            "python -m dynamo.trtllm --model-path {} --extra-engine-args {} --disaggregation-mode {}",
+            model, p.file_name, side->role);
+        p.notes = lc.notes;
+        break;
+      }
+    }
+    out->processes.push_back(p);
+  }
+  out->notes.push_back(fmt::format(
+      "Dynamo: {} prefill worker{} and {} decode worker{} running {}", t.prefill.pool->instances,
+      t.prefill.pool->instances == 1 ? "" : "s", t.decode.pool->instances,
+      t.decode.pool->instances == 1 ? "" : "s", EngineTitle(backend)));
+}
+
+}  // namespace
+
+Status CheckPoolPlan(const PoolPlan& pool, std::string_view what) {
+  if (pool.instances < 1)
+    return Status::InvalidArgument(
+        fmt::format("{}: instances must be >= 1, got {}", what, pool.instances));
+  if (pool.gpus_per_instance != pool.strategy.gpus())
+    return Status::InvalidArgument(fmt::format(
+        "{}: gpus_per_instance {} but the strategy pp*tp*dp uses {} GPUs", what,
+        pool.gpus_per_instance, pool.strategy.gpus()));
+  if (pool.problem.cluster.num_gpus != pool.gpus_per_instance)
+    return Status::InvalidArgument(fmt::format(
+        "{}: the problem's cluster has {} GPUs, not one instance's {}", what,
+        pool.problem.cluster.num_gpus, pool.gpus_per_instance));
+  if (Status st = CheckStrategy(pool.problem.model, pool.gpus_per_instance, pool.strategy);
+      !st.ok())
+    return Status::InvalidArgument(fmt::format("{}: {}", what, st.message()));
+  return Status::Ok();
+}
+
+std::string_view DisaggEngineName(DisaggEngine e) {
+  switch (e) {
+    case DisaggEngine::kSglang: return "sglang";
+    case DisaggEngine::kVllm: return "vllm";
+    case DisaggEngine::kTrtllm: return "trtllm";
+    case DisaggEngine::kDynamo: return "dynamo";
+  }
+  return "?";
+}
+
+std::string_view DisaggEngineTitle(DisaggEngine e) {
+  switch (e) {
+    case DisaggEngine::kSglang: return "SGLang";
+    case DisaggEngine::kVllm: return "vLLM";
+    case DisaggEngine::kTrtllm: return "TensorRT-LLM";
+    case DisaggEngine::kDynamo: return "NVIDIA Dynamo";
+  }
+  return "?";
+}
+
+std::string_view KvTransferName(KvTransfer t) {
+  return t == KvTransfer::kNixl ? "nixl" : "mooncake";
+}
+
+bool ParseKvTransfer(std::string_view name, KvTransfer* out) {
+  if (name == "nixl") *out = KvTransfer::kNixl;
+  else if (name == "mooncake") *out = KvTransfer::kMooncake;
+  else return false;
+  return true;
+}
+
+StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& prefill,
+                                        const PoolPlan& decode, KvTransfer transfer,
+                                        std::optional<Engine> dynamo_backend) {
+  if (Status st = CheckPoolPlan(prefill, "prefill pool"); !st.ok()) return st;
+  if (Status st = CheckPoolPlan(decode, "decode pool"); !st.ok()) return st;
+  if (dynamo_backend && *dynamo_backend == Engine::kMegatron)
+    return Status::InvalidArgument("Dynamo's workers run SGLang, vLLM or TensorRT-LLM, not Megatron-LM");
+  if (prefill.problem.model.name != decode.problem.model.name)
+    return Status::InvalidArgument(fmt::format("the prefill pool serves {} and the decode pool {}",
+                                               prefill.problem.model.name,
+                                               decode.problem.model.name));
+  DisaggLaunch out;
+  out.engine = engine;
+  Engine base = Engine::kSglang;
+  BaseTranslation t;
+  switch (engine) {
+    case DisaggEngine::kSglang: base = Engine::kSglang; break;
+    case DisaggEngine::kVllm: base = Engine::kVllm; break;
+    case DisaggEngine::kTrtllm: base = Engine::kTrtllm; break;
+    case DisaggEngine::kDynamo: {
+      // The backend: the one asked for, else exact first (SGLang, TensorRT-LLM, vLLM in that
+      // order), else the runnable one with the fewest unsupported choices.
+      bool have = false;
+      size_t best_unsupported = 0;
+      std::vector<Engine> backends = {Engine::kSglang, Engine::kTrtllm, Engine::kVllm};
+      if (dynamo_backend) backends = {*dynamo_backend};
+      for (Engine b : backends) {
+        BaseTranslation c = Translate(b, prefill, decode, transfer);
+        // Dynamo moves the KV cache with NIXL; only its SGLang workers take Mooncake.
+        if (transfer == KvTransfer::kMooncake && b != Engine::kSglang)
+          c.unsupported.push_back(fmt::format(
+              "both: transfer=mooncake: Dynamo's {} workers move the KV cache with NIXL; they "
+              "run NIXL",
+              EngineTitle(b)));
+        const bool better = !have || (c.runnable && !t.runnable) ||
+                            (c.runnable == t.runnable && c.unsupported.size() < best_unsupported);
+        if (better) {
+          have = true;
+          base = b;
+          best_unsupported = c.unsupported.size();
+          t = std::move(c);
+        }
+      }
+      break;
+    }
+  }
+  if (engine != DisaggEngine::kDynamo) t = Translate(base, prefill, decode, transfer);
+  out.backend = base;
+  out.unsupported = t.unsupported;
+  if (engine == DisaggEngine::kDynamo)
+    for (std::string& u : out.unsupported) {
+      const size_t colon = u.find(": ");
+      u.insert(colon + 2, fmt::format("(Dynamo's {} workers) ", EngineTitle(base)));
+    }
+  out.notes = t.notes;
+  out.runnable = t.runnable;
+  out.prefill = t.prefill.launched;
+  out.decode = t.decode.launched;
+  out.prefill_eval = t.prefill.eval;
+  out.decode_eval = t.decode.eval;
+  if (!t.runnable) {
+    out.notes.push_back(fmt::format(
+        "{} cannot run this plan: {}", DisaggEngineTitle(engine),
+        !t.prefill.have || !t.prefill.eval.valid()
+            ? "no repair of the prefill strategy is valid in the prefill pool"
+            : "no repair of the decode strategy is valid in the decode pool"));
+    return out;
+  }
+  switch (engine) {
+    case DisaggEngine::kSglang: SglangProcesses(t, transfer, &out); break;
+    case DisaggEngine::kVllm: VllmProcesses(t, transfer, &out); break;
+    case DisaggEngine::kTrtllm: TrtllmProcesses(t, &out); break;
+    case DisaggEngine::kDynamo:
+      DynamoProcesses(base, t, base == Engine::kSglang ? transfer : KvTransfer::kNixl, &out);
+      break;
+  }
+  if (prefill.problem.cluster.gpu.name != decode.problem.cluster.gpu.name)
+    out.notes.push_back(fmt::format(
+        "mixed GPU types: the prefill servers run on {} and the decode servers on {}; the KV "
+        "transfer crosses between them over the network both reach",
+        prefill.problem.cluster.gpu.name, decode.problem.cluster.gpu.name));
+  return out;
+}
+
+StatusOr<std::array<DisaggLaunch, 4>> TranslateDisaggPlan(const PoolPlan& prefill,
+                                                         const PoolPlan& decode,
+                                                         KvTransfer transfer) {
+  std::array<DisaggLaunch, 4> out;
+  for (size_t k = 0; k < kDisaggEngines.size(); ++k) {
+    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(kDisaggEngines[k], prefill, decode, transfer);
+    if (!l.ok()) return l.status();
+    out[k] = std::move(*l);
+  }
+  return out;
+}
+
+}  // namespace l2s::launch

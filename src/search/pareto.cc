@@ -1,0 +1,233 @@
+#include "search/pareto.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+namespace l2s {
+
+namespace {
+
+// Forwards to an outer observer (progress, Ctrl-C) and cancels once `seconds` have passed
+// (0 = never): the oracle's per-limit time limit.
+class DeadlineObserver : public Observer {
+ public:
+  DeadlineObserver(Observer* outer, double seconds)
+      : outer_(outer), seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
+  void OnProgress(int64_t calls, int64_t budget, double best) override {
+    if (outer_ != nullptr) outer_->OnProgress(calls, budget, best);
+  }
+  void OnEvaluation(const Strategy& s, const Evaluation& e) override {
+    if (outer_ != nullptr) outer_->OnEvaluation(s, e);
+  }
+  bool Cancelled() override {
+    if (outer_ != nullptr && outer_->Cancelled()) {
+      outer_cancelled_ = true;
+      return true;
+    }
+    if (seconds_ > 0 && ++polls_ % 64 == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_)
+      deadline_hit_ = true;
+    return deadline_hit_;
+  }
+  bool outer_cancelled() const { return outer_cancelled_; }
+
+ private:
+  Observer* outer_;
+  double seconds_;
+  std::chrono::steady_clock::time_point start_;
+  int64_t polls_ = 0;
+  bool deadline_hit_ = false;
+  bool outer_cancelled_ = false;
+};
+
+ParetoPoint PointOf(const Strategy& s, const Evaluation& e, std::string found_by, bool exact) {
+  ParetoPoint p;
+  p.tokens_per_s_per_gpu = e.tokens_per_s_per_gpu;
+  p.tpot_ms = e.tpot_s * 1e3;
+  p.ttft_ms = e.ttft_s * 1e3;
+  p.tokens_per_s_per_user = TokensPerUser(p.tpot_ms);
+  p.strategy = ToText(s);
+  p.found_by = std::move(found_by);
+  p.exact = exact;
+  return p;
+}
+
+}  // namespace
+
+double TokensPerUser(double tpot_ms) { return tpot_ms > 0 ? 1000.0 / tpot_ms : 0.0; }
+
+bool Dominates(const ParetoPoint& a, const ParetoPoint& b) {
+  return a.tokens_per_s_per_gpu >= b.tokens_per_s_per_gpu &&
+         a.tokens_per_s_per_user >= b.tokens_per_s_per_user &&
+         (a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu ||
+          a.tokens_per_s_per_user > b.tokens_per_s_per_user);
+}
+
+std::vector<ParetoPoint> ParetoFront(std::vector<ParetoPoint> points) {
+  // By tokens/s per user descending (ties: per GPU descending, then input order); a point is on
+  // the front when its throughput per GPU beats every point at least as interactive.
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const ParetoPoint& x = points[a];
+    const ParetoPoint& y = points[b];
+    if (x.tokens_per_s_per_user != y.tokens_per_s_per_user)
+      return x.tokens_per_s_per_user > y.tokens_per_s_per_user;
+    return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
+  });
+  std::vector<ParetoPoint> front;
+  for (size_t i : order) {
+    if (!front.empty() && !(points[i].tokens_per_s_per_gpu > front.back().tokens_per_s_per_gpu))
+      continue;
+    front.push_back(std::move(points[i]));
+  }
+  std::reverse(front.begin(), front.end());
+  return front;
+}
+
+std::vector<double> TpotLimitGrid(double fastest_ms, double slowest_ms, int n) {
+  if (!(fastest_ms > 0) || !(fastest_ms < slowest_ms) || n < 2) return {slowest_ms};
+  std::vector<double> out;
+  const double ratio = slowest_ms / fastest_ms;
+  for (int i = 0; i < n; ++i)
+    out.push_back(i == 0       ? fastest_ms
+                  : i == n - 1 ? slowest_ms
+                               : fastest_ms * std::pow(ratio, static_cast<double>(i) / (n - 1)));
+  return out;
+}
+
+ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limits,
+                       const BestAtTpot& best) {
+  ParetoSeries s;
+  s.name = name;
+  for (double limit : limits) {
+    SweepAnswer a = best(limit);
+    if (a.point) {
+      a.point->series = name;
+      a.point->tpot_limit_ms = limit;
+      s.sweep.push_back(*a.point);
+    }
+    if (a.cancelled) {
+      s.cancelled = true;
+      break;
+    }
+  }
+  s.front = ParetoFront(s.sweep);
+  return s;
+}
+
+std::optional<FastestTpot> FastestTpotScan(const Simulator& sim, const StrategySpace& space) {
+  Problem p = sim.problem();
+  p.workload.tpot_ms = 0;
+  const Simulator free(std::move(p));
+  const ModelSpec& m = free.problem().model;
+  std::optional<FastestTpot> best;
+  for (Strategy s : MegatronDegreeCombinations(m, space)) {
+    s.batch = 1;
+    for (int sp = 0; sp < (s.tp > 1 ? 2 : 1); ++sp)
+      for (int mtp : space.mtp_options()) {
+        s.sp = sp == 1;
+        s.mtp = mtp;
+        const Evaluation e = free.Evaluate(s);
+        if (e.valid() && e.tpot_s > 0 && (!best || e.tpot_s < best->eval.tpot_s))
+          best = FastestTpot{s, e};
+      }
+  }
+  return best;
+}
+
+SweepAnswer BestAggregatedAtTpot(const Problem& base, const StrategySpace& space,
+                                 double tpot_limit_ms, const AggregatedSweepOptions& opt,
+                                 Observer* observer) {
+  SweepAnswer out;
+  Problem p = base;
+  // A relative tolerance of 1e-9: the grid's ends are TPOTs of actual plans, which must meet them.
+  if (tpot_limit_ms > 0) p.workload.tpot_ms = tpot_limit_ms * (1 + 1e-9);
+  const Simulator sim(std::move(p));
+  StatusOr<std::unique_ptr<Searcher>> oracle = MakeSearcher("oracle");
+  if (!oracle.ok()) return out;
+  DeadlineObserver deadline(observer, opt.oracle_seconds);
+  const SearchResult r = (*oracle)->Search(sim, space, opt.budget, opt.seed, &deadline);
+  if (deadline.outer_cancelled()) {
+    out.cancelled = true;
+    if (r.found) out.point = PointOf(r.best, r.eval, "oracle", false);
+    return out;
+  }
+  if (!r.interrupted) {
+    if (r.found) out.point = PointOf(r.best, r.eval, "oracle", true);
+    return out;
+  }
+  // The oracle ran out of time: the configured searcher, and the oracle's partial best.
+  StatusOr<std::unique_ptr<Searcher>> fallback = MakeSearcher(opt.searcher);
+  SearchResult f;
+  if (fallback.ok()) {
+    DeadlineObserver pass(observer, 0);
+    f = (*fallback)->Search(sim, space, opt.budget, opt.seed, &pass);
+    out.cancelled = pass.outer_cancelled();
+  }
+  const bool use_f = f.found && (!r.found || f.eval.tokens_per_s_per_gpu >
+                                                 r.eval.tokens_per_s_per_gpu);
+  if (use_f) out.point = PointOf(f.best, f.eval, (*fallback)->name(), false);
+  else if (r.found) out.point = PointOf(r.best, r.eval, "oracle (partial)", false);
+  return out;
+}
+
+StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const StrategySpace& space,
+                                              const AggregatedSweepOptions& opt,
+                                              Observer* observer, std::vector<double>* limits) {
+  if (base.workload.mode == Mode::kPrefill)
+    return Status::InvalidArgument("the TPOT sweep needs decode or serve mode (prefill has no TPOT)");
+  // The slow end: the best plan under the problem's own SLOs.
+  const SweepAnswer top = BestAggregatedAtTpot(base, space, 0, opt, observer);
+  if (top.cancelled) {
+    ParetoSeries s;
+    s.name = "aggregated";
+    s.cancelled = true;
+    return s;
+  }
+  if (!top.point && base.workload.tpot_ms > 0) {
+    // The TPOT SLO may be what no plan meets: say how fast the fastest plan is.
+    const std::optional<FastestTpot> f = FastestTpotScan(Simulator(base), space);
+    if (f && f->eval.tpot_s * 1e3 > base.workload.tpot_ms)
+      return Status::Invalid(fmt::format(
+          "no strategy meets the TPOT SLO of {} ms: the fastest found takes {:.3f} ms per token "
+          "({})",
+          base.workload.tpot_ms, f->eval.tpot_s * 1e3, ToText(f->strategy)));
+  }
+  if (!top.point)
+    return Status::Invalid(fmt::format("no strategy of {} on {} x {} is valid, so there is no "
+                                       "frontier to sweep",
+                                       base.model.name, base.cluster.num_gpus,
+                                       base.cluster.gpu.name));
+  const double slowest = top.point->tpot_ms;
+  const Simulator sim(base);
+  const std::optional<FastestTpot> fast = FastestTpotScan(sim, space);
+  // The scan holds the same limits as the problem except its TPOT SLO; its fastest strategy
+  // meets that SLO whenever the top point does (it is at least as fast).
+  const double fastest = fast ? std::min(fast->eval.tpot_s * 1e3, slowest) : slowest;
+  *limits = TpotLimitGrid(fastest, slowest, opt.points);
+  // A plan found under one limit is valid under every looser one: each limit's answer is the
+  // better of its own search and every plan known so far that meets it (the scan's fastest, the
+  // unconstrained search's best, earlier limits' answers). Exact answers cannot be beaten; this
+  // keeps inexact sweeps monotone and gives the fastest limit at least the scan's plan.
+  std::vector<ParetoPoint> known = {*top.point};
+  if (fast) known.push_back(PointOf(fast->strategy, fast->eval, "batch-1 scan", false));
+  return SweepTpot("aggregated", *limits, [&](double limit) {
+    SweepAnswer a = BestAggregatedAtTpot(base, space, limit, opt, observer);
+    for (const ParetoPoint& k : known)
+      if (k.tpot_ms <= limit * (1 + 1e-9) &&
+          (!a.point || k.tokens_per_s_per_gpu > a.point->tokens_per_s_per_gpu)) {
+        a.point = k;
+        a.point->exact = false;
+      }
+    if (a.point) known.push_back(*a.point);
+    return a;
+  });
+}
+
+}  // namespace l2s
