@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -40,6 +42,19 @@ uint64_t SamplerSeed(uint64_t seed) { return Mix(Mix(seed) ^ 0x73616d706c6572ULL
 
 // ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b near INT64_MAX.
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// Operator group of an op: the operators whose dims the simulator costs together (a change of one
+// dim alone usually adds a resharding between them): attention's three, each FFN's pair, and the
+// single operators (embed, router, lm_head).
+int OpGroup(Op op) {
+  switch (op) {
+    case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: return 1;
+    case Op::kMoeFfn1: case Op::kMoeFfn2: return 3;
+    case Op::kSharedFfn1: case Op::kSharedFfn2: return 4;
+    case Op::kDenseFfn1: case Op::kDenseFfn2: return 5;
+    default: return 10 + static_cast<int>(op);
+  }
+}
 
 struct Elite {
   std::vector<int> idx;  // [num_heads] encoded strategy
@@ -82,7 +97,7 @@ struct Sample {
 class RlRun {
  public:
   // space: obj->encoded_space(); sspace_: obj->strategy_space() (null over an encoded problem:
-  // relbatch, Megatron dims and canonical keys then do not apply).
+  // relbatch, Megatron dims, canonical keys and the compound moves then do not apply).
   RlRun(const RlOptions& o, uint64_t seed, Objective* obj, RlStats* stats)
       : o_(o), space_(obj->encoded_space()), sspace_(obj->strategy_space()), seed_(seed),
         obj_(obj), stats_(stats), rng_(SamplerSeed(seed)) {}
@@ -100,8 +115,13 @@ class RlRun {
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
   const std::vector<int>& EliteKey();
+  std::vector<int> CanonicalKey(const std::vector<int>& idx) const;
   void UpdateElites(double v);
-  void Sweep();
+  void Sweep(bool pairs);
+  void CompoundMoves();
+  void GroupDescent(std::vector<int> start, double value);
+  void EvaluateCandidates(std::vector<std::vector<int>>* cands);
+  double EvaluateCandidate(const std::vector<int>& c);
 
   const RlOptions& o_;
   const EncodedSpace& space_;
@@ -132,6 +152,14 @@ class RlRun {
   std::vector<int> canon_;            // [num_heads] canonical encoding of the current proposal
   std::vector<int> megatron_;         // [num_heads] Megatron's option of each dim head, else -1
   int64_t last_improvement_ = 0;      // call at which the best elite last improved
+  int64_t last_sweep_end_ = -1;       // call at which the latest sweep ended (-1: none yet)
+  int last_dim_ = 0;                  // first head after the operator dims
+  std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
+  std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
+  std::vector<int> sweep_base_;       // the elite the current pair sweep is around
+  // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0:
+  // none).
+  std::array<Elite, 3> best_moved_;
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -174,6 +202,9 @@ Status RlRun::Run() {
   // Megatron's option of every operator-dim head (heads kFirstDim .. kFirstDim + ops - 1; the
   // heads after them, e.g. slots and overlap, are not dims and keep -1).
   megatron_.assign(num_heads_, -1);
+  last_dim_ = sspace_ != nullptr
+                  ? StrategySpace::kFirstDim + static_cast<int>(sspace_->searched_ops().size())
+                  : 0;
   if (sspace_ != nullptr) {
     const auto dims = MegatronDims();
     const ModelSpec& model = obj_->sim().problem().model;
@@ -183,6 +214,23 @@ Status RlRun::Run() {
       if (!ModelHasOp(model, ops[i])) continue;
       const int d = static_cast<int>(dims[static_cast<int>(ops[i])]);
       if (h < num_heads_ && d >= 0 && d < space_.head_size(h)) megatron_[h] = d;
+    }
+  }
+  // Operator groups of the dim heads (attention's three, each FFN pair, the single operators):
+  // heads of operators the model has and with more than one option, consecutive ops of a group.
+  none_.assign(num_heads_, -1);
+  if (sspace_ != nullptr) {
+    const std::vector<Op>& ops = sspace_->searched_ops();
+    int prev_group = -1;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const int h = StrategySpace::kFirstDim + static_cast<int>(i);
+      if (h >= num_heads_ || space_.head_size(h) < 2) continue;
+      for (int j = 0; j < space_.head_size(h); ++j)
+        if (space_.option_name(h, j) == "none") none_[h] = j;
+      const int g = OpGroup(ops[i]);
+      if (g != prev_group || dim_groups_.empty()) dim_groups_.emplace_back();
+      dim_groups_.back().push_back(h);
+      prev_group = g;
     }
   }
   prior_.setZero(k_);
@@ -225,10 +273,17 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
-    // Stalled (no better best for a chunk of calls, with the elite prior on): sweep.
+    // Stalled (no better best for stall x a chunk of calls, with the elite prior on): sweep.
+    // With dimgroups, also once the budget left is half a chunk and the best has improved since
+    // the latest sweep (a last local search around the best instead of a stall that never comes).
+    const int64_t stall_len =
+        std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), 1);
+    const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
+                             obj_->budget() - obj_->calls() <= chunk_len_ / 2;
     if (o_.sweep && prior_on_ && !elites_.empty() &&
-        obj_->calls() - last_improvement_ >= std::max<int64_t>(chunk_len_, 1)) {
-      Sweep();
+        (obj_->calls() - last_improvement_ >= stall_len || final_sweep)) {
+      Sweep(/*pairs=*/!final_sweep);
+      last_sweep_end_ = obj_->calls();
       buffer_.clear();  // proposals of the policy before the sweep saw other elites
       if (obj_->Done()) break;
     }
@@ -415,6 +470,17 @@ const std::vector<int>& RlRun::EliteKey() {
   return canon_;
 }
 
+// The canonical encoding of idx (the strategy it runs identically to; idx itself when it has no
+// other encoding). Sweeps and descents skip a candidate whose key they have already evaluated:
+// at tp = 1, e.g., the 27 attention options of a group descent are one strategy.
+std::vector<int> RlRun::CanonicalKey(const std::vector<int>& idx) const {
+  if (sspace_ == nullptr) return idx;
+  std::vector<int> key;
+  const Strategy c = Canonical(obj_->sim().problem().model, sspace_->Decode(idx));
+  if (!sspace_->Encode(c, &key)) return idx;
+  return key;
+}
+
 bool RlRun::IsElite(const std::vector<int>& idx) const {
   for (const Elite& el : elites_)
     if (el.idx == idx) return true;
@@ -443,19 +509,36 @@ void RlRun::UpdateElites(double v) {
 // dims kept; when tp changes and batch is not one of the two, batch follows the elite's
 // sequences per GPU (relbatch). Structurally invalid candidates are skipped without a call, the
 // rest are evaluated in a random order (one charged call each) until the list or the budget
-// ends. These proposals are not policy samples: they update the elites, not the network.
-void RlRun::Sweep() {
+// ends. These proposals are not policy samples: they update the elites, not the network. With
+// dimgroups the compound moves follow; pairs = false (the sweep near the end of the budget) runs
+// the compound moves alone.
+void RlRun::Sweep(bool pairs) {
   ++stats_->sweeps;
+  if (!pairs) {
+    if (sspace_ != nullptr) CompoundMoves();
+    last_improvement_ = obj_->calls();
+    return;
+  }
   const Elite base = elites_.front();
   std::vector<int> heads;  // pp, tp, ep, batch, sp and the heads after the dims (slots, ...)
   for (int h = 0; h < num_heads_; ++h)
     if (space_.structural(h)) heads.push_back(h);
   std::vector<std::vector<int>> cands;
   auto add = [&](std::vector<int> c, bool batch_set) {
-    if (!batch_set && relbatch_ && c[StrategySpace::kTp] != base.idx[StrategySpace::kTp]) {
+    const bool tp_moved = c[StrategySpace::kTp] != base.idx[StrategySpace::kTp];
+    if (!batch_set && relbatch_ && tp_moved) {
       c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
     }
     if (c == base.idx || !space_.Valid(c)) return;
+    // dimgroups: a tp move also with every operator dim at `none` (the weights whole on each GPU
+    // of the group, tokens split: what a tp = 1 elite computes, spread over the new tp group),
+    // from which the compound moves' group descents re-shard one operator group at a time.
+    if (o_.dimgroups && sspace_ != nullptr && tp_moved) {
+      std::vector<int> n = c;
+      for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+        if (none_[h] >= 0) n[h] = none_[h];
+      if (n != c && space_.Valid(n)) cands.push_back(std::move(n));
+    }
     cands.push_back(std::move(c));
   };
   for (size_t a = 0; a < heads.size(); ++a) {
@@ -476,8 +559,153 @@ void RlRun::Sweep() {
       }
     }
   }
+  // The best candidate that moved each degree head (pp, tp, ep) is remembered for the compound
+  // moves: it was evaluated with the batch and dims chosen for the old degrees.
+  sweep_base_ = base.idx;
+  for (Elite& m : best_moved_) m = Elite{};
+  EvaluateCandidates(&cands);
+  sweep_base_.clear();
+  if (o_.dimgroups && sspace_ != nullptr) CompoundMoves();
+  last_improvement_ = obj_->calls();
+}
+
+// Compound moves (dimgroups=1), after the pair sweep: a hill climb whose moves are a change of
+// one structural head followed by a group descent from it, whatever the change's own value (a
+// degree evaluated with the batch and dims of the old degrees is often worse or invalid, memory or
+// SLO, although it is better with its own). The moves from the best elite: each neighbouring
+// option of tp, ep and pp (batch following tp, relbatch) and each other option of the heads after
+// the dims (slots, overlap, mtp); in the first pass also the pair sweep's best candidate that
+// moved each of pp, tp, ep, after a descent from the best elite itself.
+void RlRun::CompoundMoves() {
+  // First improvement: as soon as a compound move improves the best elite, the next pass starts
+  // from it (a descent ended there, so the pass does not descend from it again); passes end when
+  // one improves nothing (a local optimum of the compound neighbourhood) or the budget does.
+  std::vector<Elite> starts(best_moved_.begin(), best_moved_.end());
+  bool descend_from_best = true;
+  while (!obj_->Done()) {
+    const double before = elites_.front().value;
+    if (descend_from_best) GroupDescent(elites_.front().idx, elites_.front().value);
+    descend_from_best = false;
+    const Elite base = elites_.front();
+    bool improved = base.value > before;
+    // The pair sweep's best moves of pp, tp, ep (first pass only), then the ordered degree heads
+    // one option either way and the heads after the dims (slots, overlap, mtp) to each other
+    // option.
+    std::vector<std::vector<int>> moves;
+    for (const Elite& m : starts)
+      if (m.value > 0) moves.push_back(m.idx);
+    starts.clear();
+    auto add_move = [&](int h, int i) {
+      if (i < 0 || i >= space_.head_size(h) || i == base.idx[h]) return;
+      std::vector<int> c = base.idx;
+      c[h] = i;
+      if (h == StrategySpace::kTp && relbatch_)
+        c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+      moves.push_back(std::move(c));
+    };
+    for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
+                  static_cast<int>(StrategySpace::kPp)})
+      for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
+    for (int h = last_dim_; h < num_heads_; ++h)
+      for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
+    for (std::vector<int>& c : moves) {
+      if (improved || obj_->Done()) break;
+      if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
+      double v = EvaluateCandidate(c);
+      if (v <= 0) {
+        // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
+        // the descent from Megatron's dims instead when they make it valid.
+        std::vector<int> m = c;
+        for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+          if (megatron_[h] >= 0) m[h] = megatron_[h];
+        if (m != c && space_.Valid(m) && !obj_->Done()) {
+          const double w = EvaluateCandidate(m);
+          if (w > 0) {
+            c = std::move(m);
+            v = w;
+          }
+        }
+      }
+      if (obj_->Done()) break;
+      GroupDescent(std::move(c), v);
+      improved = elites_.front().value > base.value;
+    }
+    if (!improved) break;
+  }
+}
+
+// Group descent (dimgroups=1): one pass of coordinate descent from `start` (of value `value`, 0
+// when invalid) over the batch and sp heads, the operator groups of the dims and the heads after
+// them (slots, overlap, mtp), in head order: for each, every joint option of the group (27 for
+// attention, 9 per FFN pair, 3 for a single operator, every batch) with the rest kept is
+// evaluated (structurally invalid ones skipped without a call), and the point moves to the best
+// valid one before the next group. The simulator's costs add up over the operator groups, so at
+// fixed degrees one pass re-shards each group for the degrees it is at (a tp move lands with dims
+// chosen for the old tp). Every evaluation updates the elites, not the network.
+void RlRun::GroupDescent(std::vector<int> start, double value) {
+  std::vector<std::vector<int>> groups;
+  for (int h : {static_cast<int>(StrategySpace::kBatch), static_cast<int>(StrategySpace::kSp)})
+    if (space_.head_size(h) > 1) groups.push_back({h});
+  groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
+  for (int h = last_dim_; h < num_heads_; ++h)
+    if (space_.head_size(h) > 1) groups.push_back({h});
+  std::set<std::vector<int>> seen = {CanonicalKey(start)};
+  // A start that is invalid (memory, SLO) gets a second pass: the groups before the one that made
+  // it valid were chosen while everything was invalid.
+  const int passes = value > 0 ? 1 : 2;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (const std::vector<int>& g : groups) {
+      int combos = 1;
+      for (int h : g) combos *= space_.head_size(h);
+      std::vector<int> best = start;
+      for (int k = 0; k < combos && !obj_->Done(); ++k) {
+        std::vector<int> c = start;
+        int r = k;
+        for (size_t j = g.size(); j-- > 0;) {
+          c[g[j]] = r % space_.head_size(g[j]);
+          r /= space_.head_size(g[j]);
+        }
+        if (c == start || !space_.Valid(c)) continue;
+        if (!seen.insert(CanonicalKey(c)).second) continue;
+        const double v = EvaluateCandidate(c);
+        if (v > value) {
+          value = v;
+          best = c;
+        }
+      }
+      start = best;
+    }
+  }
+}
+
+// One charged call for a sweep or descent candidate; the elites are updated with a valid one.
+// Returns its value (0 when invalid).
+double RlRun::EvaluateCandidate(const std::vector<int>& c) {
+  action_ = c;
+  const Evaluation& e = obj_->EvaluateEncoded(action_);
+  ++stats_->proposals;
+  if (!e.valid()) {
+    ++stats_->invalid;
+    return 0;
+  }
+  if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
+  UpdateElites(e.tokens_per_s_per_gpu);
+  return e.tokens_per_s_per_gpu;
+}
+
+// Evaluates the candidates once each (equivalent ones and the elites removed) in a random order
+// (the sampling stream), one charged call each, until the list or the budget ends; they update
+// the elites, not the network.
+void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
+  std::vector<std::vector<int>>& cands = *list;
+  // Once each up to equivalence (CanonicalKey), the elites excluded.
+  std::set<std::vector<int>> seen;
+  for (const Elite& e : elites_) seen.insert(CanonicalKey(e.idx));
+  std::vector<std::vector<int>> unique;
   std::sort(cands.begin(), cands.end());
-  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  for (std::vector<int>& c : cands)
+    if (seen.insert(CanonicalKey(c)).second) unique.push_back(std::move(c));
+  cands = std::move(unique);
   // Fisher-Yates with the sampling stream.
   for (size_t i = cands.size(); i > 1; --i) {
     const size_t j = std::min(i - 1, static_cast<size_t>(rng_.Uniform() * static_cast<double>(i)));
@@ -485,17 +713,11 @@ void RlRun::Sweep() {
   }
   for (const std::vector<int>& c : cands) {
     if (obj_->Done()) break;
-    action_ = c;
-    const Evaluation& e = obj_->EvaluateEncoded(action_);
-    ++stats_->proposals;
-    if (!e.valid()) {
-      ++stats_->invalid;
-      continue;
-    }
-    if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
-    UpdateElites(e.tokens_per_s_per_gpu);
+    const double v = EvaluateCandidate(c);
+    // Degree heads pp, tp, ep are heads 0, 1, 2 (StrategySpace::Head).
+    for (int d = 0; d < 3 && !sweep_base_.empty(); ++d)
+      if (c[d] != sweep_base_[d] && v > best_moved_[d].value) best_moved_[d] = Elite{c, v};
   }
-  last_improvement_ = obj_->calls();
 }
 
 void RlRun::Record(const Evaluation& e) {
@@ -589,7 +811,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior_from", "ordinal", "relbatch", "prior0", "canon", "jump", "megadims", "sweep"});
+                                     "prior_from", "ordinal", "relbatch", "prior0", "canon",
+                                     "jump", "megadims", "sweep", "dimgroups", "stall"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -619,6 +842,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.jump = spec.Double("jump", d.jump);
   o.megadims = spec.Double("megadims", d.megadims);
   o.sweep = spec.Bool("sweep", d.sweep);
+  o.dimgroups = spec.Bool("dimgroups", d.dimgroups);
+  o.stall = spec.Double("stall", d.stall);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -674,6 +899,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (!(o.jump >= 0 && o.jump < 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option jump={} must be in [0, 1)", o.jump));
+  if (!(o.stall > 0 && o.stall <= 100))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option stall={} must be in (0, 100]", o.stall));
   if (o.beta < 0 || o.entropy < 0)
     return Status::InvalidArgument("searcher 'rl': options beta and ent must be >= 0");
   if (o.invalid_reward >= 0)
@@ -686,11 +914,13 @@ std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},megadims={},sweep={})",
+      "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
+      "megadims={},sweep={},dimgroups={},stall={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims, o.sweep ? 1 : 0);
+      o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
+      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

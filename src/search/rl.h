@@ -54,12 +54,24 @@
 //      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
 //      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
 //      These calls update the elites, not the network.
+//  10. Compound moves (dimgroups=1, with the sweep): in the pair sweep a tp move is also tried
+//      with every dim at `none` (the weights whole on each GPU of the group, tokens split: what a
+//      tp = 1 elite computes). After it, a hill climb over compound moves: a group descent from
+//      the best elite, then for each neighbouring option of tp, ep and pp and each other option
+//      of slots, overlap and mtp, the move followed by a group descent from it (in the first
+//      pass also from the pair sweep's best candidate that moved each of pp, tp, ep), repeated
+//      from the new best while a pass improves it. A group descent is one pass of coordinate
+//      descent (two from an invalid start) over batch, sp, each operator group of the dims
+//      jointly (attention's three, each FFN pair, the single operators) and the heads after the
+//      dims. A degree evaluated with the batch and dims of other degrees is often worse or
+//      invalid although it is better with its own (docs/RL_STUDY.md). Sweeps and descents skip
+//      strategies equivalent (Canonical) to one they already evaluated.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, sweep)
+//      relbatch, canon, jump, megadims, sweep, dimgroups, stall)
 #pragma once
 
 #include <cstdint>
@@ -100,6 +112,8 @@ struct RlOptions {
   double jump = 0.1;         // ordinal heads: probability mass spread uniformly over all options
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
+  bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
+  double stall = 1.0;        // sweep once the best has not improved for stall x a chunk of calls
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
