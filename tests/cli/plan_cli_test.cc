@@ -15,6 +15,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -332,9 +333,43 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
 // `l2s plan --pareto` (docs/PLAN.md "--pareto"): serve mode by default, the front in `pareto`
 // with every field and the strategy of each point, monotone (tokens/s per user up, per GPU
 // down), every point meeting its TPOT limit, and 16 limits in the sweep; prefill is a usage error.
-TEST(PlanCli, ParetoSweepsTheTpotLimit) {
+// Serve mode with --serving auto (the default): a second series, the disaggregated planner's best
+// under each limit of the same grid, each point meeting its limit, each series' front monotone,
+// and the disaggregated points naming both pools.
+TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--json"});
+                           "1024", "--osl", "256", "--budget", "300", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  ASSERT_EQ(j["sweep"]["series"].size(), 2u);
+  EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
+  EXPECT_EQ(j["sweep"]["series"][1]["name"], "disaggregated");
+  std::map<std::string, std::pair<double, double>> prev;  // series -> (user, gpu) of the last point
+  int disagg = 0;
+  for (const nlohmann::json& p : j["pareto"]) {
+    const std::string series = p["series"].get<std::string>();
+    EXPECT_LE(Num(p["tpot_ms"]), Num(p["tpot_limit_ms"]) * (1 + 1e-9));
+    if (series == "disaggregated") {
+      ++disagg;
+      const std::string s = p["strategy"].get<std::string>();
+      EXPECT_NE(s.find("prefill "), std::string::npos) << s;
+      EXPECT_NE(s.find("; decode "), std::string::npos) << s;
+    }
+    auto it = prev.find(series);
+    if (it != prev.end()) {
+      EXPECT_GT(Num(p["tokens_per_s_per_user"]), it->second.first) << series;
+      EXPECT_LT(Num(p["tokens_per_s_per_gpu"]), it->second.second) << series;
+    }
+    prev[series] = {Num(p["tokens_per_s_per_user"]), Num(p["tokens_per_s_per_gpu"])};
+  }
+  EXPECT_GE(disagg, 1);
+}
+
+TEST(PlanCli, ParetoSweepsTheTpotLimit) {
+  // --serving agg: the aggregated series alone (the default, auto, adds the disaggregated one:
+  // ParetoAddsTheDisaggregatedSeries).
+  const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
+                           "1024", "--osl", "256", "--serving", "agg", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   EXPECT_EQ(j["problem"]["mode"], "serve");
@@ -359,7 +394,7 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
   EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
   // The readable table.
   const Result t = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256"});
+                           "1024", "--osl", "256", "--serving", "agg"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("points on the front"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("TPOT limits: 16 from"), std::string::npos) << t.out;
