@@ -333,12 +333,17 @@ struct OracleRun {
   const JointSpace& js;
   Observer* obs;
   DisaggOracleStats* stats;
+  DisaggOracleOptions options;
   bool cancelled = false;
 
+  // floor: OracleOptions::floor (tokens/s per GPU; 0 = none).
   bool Solve(RoleSolver& r, double ttft_ms, double tpot_ms, const StrategySpace& space,
-             RoleSolver::Solved* out) {
+             RoleSolver::Solved* out, double floor = 0) {
     r.sim.SetSlo(ttft_ms, tpot_ms);
-    const SearchResult res = SolveExact(r.sim, space, obs);
+    OracleOptions opt;
+    opt.floor = floor;
+    opt.partial_bound = options.partial_bound;
+    const SearchResult res = SolveExact(r.sim, space, obs, nullptr, opt);
     ++stats->pool_solves;
     if (res.interrupted) cancelled = true;
     out->found = res.found;
@@ -372,12 +377,13 @@ struct OracleRun {
 
 }  // namespace
 
-DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOracleStats* stats) {
+DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOracleStats* stats,
+                              const DisaggOracleOptions& options) {
   const auto t0 = Clock::now();
   DisaggOracleStats local_stats;
   if (stats == nullptr) stats = &local_stats;
   *stats = DisaggOracleStats{};
-  OracleRun run{js, observer, stats};
+  OracleRun run{js, observer, stats, options};
   DisaggResult best;
   double incumbent = 0;  // matched requests/s over all GPUs (per-GPU figure x all GPUs / osl)
   bool any_prefill = false, any_decode = false;
@@ -460,58 +466,106 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
       int gp, gd;
       double ub;
     };
-    std::vector<Pair> pairs;
+    // Prefill: the optimum of every size at the whole TTFT (an upper bound on its capacity at
+    // any tighter latency limit).
+    std::map<int, double> cp_ub;  // requests/s of one instance
     for (int gp : gps) {
       const RoleSolver::Solved pu = run.Prefill(*pre[gp], ttft_ms);
       if (run.cancelled) break;
       if (!pu.found) continue;
       any_prefill = true;
-      const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
-      for (int gd : gds) {
-        ++stats->pairs;
-        const RoleSolver::Solved* d0 = decode_point(gd, 0);
-        if (run.cancelled) break;
-        if (d0 == nullptr) continue;
-        any_decode = true;
-        const double ub = counts_rate(gp, cp_ub, gd, d0->e.tokens_per_s / static_cast<double>(w.osl));
+      cp_ub[gp] = pu.e.tokens_per_s / static_cast<double>(w.isl);
+    }
+    // The best rate any solved prefill size reaches beside a decode instance of gd GPUs of
+    // capacity cd (non-decreasing in cd).
+    auto best_rate = [&](int gd, double cd) {
+      double r = 0;
+      for (const auto& [gp, cp] : cp_ub) r = std::max(r, counts_rate(gp, cp, gd, cd));
+      return r;
+    };
+    // Decode sizes in ascending order (small instances are cheap and give the incumbent early).
+    // For each, the capacity below which no pair with it can beat the incumbent (bisection on the
+    // monotone best_rate) becomes the floor of its solve (OracleOptions::floor): a size whose
+    // optimum is below the floor is bounded, not solved; one that cannot beat the incumbent even
+    // at unbounded capacity is not solved at all. The pairs of a solved size are examined at once,
+    // in the order of their upper bounds; the incumbent only grows, so every prune stays valid.
+    constexpr double kHuge = 1e15;  // requests/s: "unbounded" decode capacity
+    for (int gd : gds) {
+      if (run.cancelled) break;
+      stats->pairs += static_cast<int64_t>(cp_ub.size());
+      double floor_per_gpu = 0;
+      if (incumbent > 0 && run.options.floors) {
+        if (best_rate(gd, kHuge) <= incumbent * (1 + 1e-12)) {
+          ++stats->sizes_bounded;
+          continue;
+        }
+        double lo = 0, hi = kHuge;  // best_rate(lo) <= incumbent < best_rate(hi)
+        for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
+          const double mid = 0.5 * (lo + hi);
+          (best_rate(gd, mid) <= incumbent * (1 + 1e-12) ? lo : hi) = mid;
+        }
+        // Any capacity that beats the incumbent exceeds lo; as tokens/s per GPU, with a margin
+        // for rounding (a lower floor only prunes less).
+        floor_per_gpu = lo * static_cast<double>(w.osl) / gd * (1 - 1e-6);
+      }
+      DecodeFrontier& f = dec[gd];
+      if (floor_per_gpu > 0 && f.points.empty() && !f.done) {
+        RoleSolver::Solved p0;
+        if (!run.Solve(*f.solver, 0, w.tpot_ms, *f.solver->space, &p0, floor_per_gpu)) break;
+        if (p0.found) any_decode = true;
+        if (!p0.found || p0.e.tokens_per_s_per_gpu < floor_per_gpu * (1 - 1e-9)) {
+          // Its optimum (if any) is below the floor: no pair with it beats the incumbent.
+          ++stats->sizes_bounded;
+          continue;
+        }
+        f.points.push_back(p0);  // the exact optimum: it is above the floor
+      }
+      const RoleSolver::Solved* d0 = decode_point(gd, 0);
+      if (run.cancelled) break;
+      if (d0 == nullptr) continue;
+      any_decode = true;
+      std::vector<Pair> pairs;
+      for (const auto& [gp, cp] : cp_ub) {
+        const double ub = counts_rate(gp, cp, gd, d0->e.tokens_per_s / static_cast<double>(w.osl));
         if (ub > 0) pairs.push_back({gp, gd, ub});
       }
-    }
-    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.ub > b.ub; });
-    for (const Pair& pr : pairs) {
-      if (run.cancelled || pr.ub <= incumbent * (1 + 1e-12)) break;
-      ++stats->pairs_examined;
-      const RoleSolver::Solved pu = run.Prefill(*pre[pr.gp], ttft_ms);
-      const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
-      const KvLink link = dm.Link(pr.gp, pr.gd);
-      const double t = dm.KvBytesPerPrompt() / link.bw + link.latency;
-      for (size_t j = 0;; ++j) {
-        const RoleSolver::Solved* d = decode_point(pr.gd, j);
-        if (d == nullptr || run.cancelled) break;
-        ++stats->frontier_points;
-        const double cd = d->e.tokens_per_s / static_cast<double>(w.osl);
-        const double step_ms = d->e.tpot_s * d->e.accept * 1e3;
-        // Prefill latency limit: lat + exposed(t, lat) + step <= TTFT (disagg.h).
-        double x = ttft_ms - step_ms - t * 1e3;
-        if (dm.setup().layerwise)
-          x = std::min(ttft_ms - step_ms - t * 1e3 / L, L * (ttft_ms - step_ms - t * 1e3));
-        const RoleSolver::Solved p = run.Prefill(*pre[pr.gp], x);
-        if (run.cancelled) break;
-        if (p.found) {
-          const double rate = counts_rate(pr.gp, p.e.tokens_per_s / static_cast<double>(w.isl),
-                                          pr.gd, cd);
-          if (rate > incumbent * (1 + 1e-12)) {
-            const DisaggEvaluation ev = dm.Combine(pr.gp, p.s, p.e, pr.gd, d->s, d->e);
-            if (ev.valid()) {
-              incumbent = rate;
-              best.found = true;
-              best.best = JointSpace::Point{mi, pr.gp, pr.gd, p.s, d->s};
-              best.eval = ev;
+      std::stable_sort(pairs.begin(), pairs.end(),
+                       [](const Pair& a, const Pair& b) { return a.ub > b.ub; });
+      for (const Pair& pr : pairs) {
+        if (run.cancelled || pr.ub <= incumbent * (1 + 1e-12)) break;
+        ++stats->pairs_examined;
+        const RoleSolver::Solved pu = run.Prefill(*pre[pr.gp], ttft_ms);
+        const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
+        const KvLink link = dm.Link(pr.gp, pr.gd);
+        const double t = dm.KvBytesPerPrompt() / link.bw + link.latency;
+        for (size_t j = 0;; ++j) {
+          const RoleSolver::Solved* d = decode_point(pr.gd, j);
+          if (d == nullptr || run.cancelled) break;
+          ++stats->frontier_points;
+          const double cd = d->e.tokens_per_s / static_cast<double>(w.osl);
+          const double step_ms = d->e.tpot_s * d->e.accept * 1e3;
+          // Prefill latency limit: lat + exposed(t, lat) + step <= TTFT (disagg.h).
+          double x = ttft_ms - step_ms - t * 1e3;
+          if (dm.setup().layerwise)
+            x = std::min(ttft_ms - step_ms - t * 1e3 / L, L * (ttft_ms - step_ms - t * 1e3));
+          const RoleSolver::Solved p = run.Prefill(*pre[pr.gp], x);
+          if (run.cancelled) break;
+          if (p.found) {
+            const double rate = counts_rate(pr.gp, p.e.tokens_per_s / static_cast<double>(w.isl),
+                                            pr.gd, cd);
+            if (rate > incumbent * (1 + 1e-12)) {
+              const DisaggEvaluation ev = dm.Combine(pr.gp, p.s, p.e, pr.gd, d->s, d->e);
+              if (ev.valid()) {
+                incumbent = rate;
+                best.found = true;
+                best.best = JointSpace::Point{mi, pr.gp, pr.gd, p.s, d->s};
+                best.eval = ev;
+              }
             }
           }
+          // Further points decode less: their bound uses this point's capacity.
+          if (counts_rate(pr.gp, cp_ub, pr.gd, cd) <= incumbent * (1 + 1e-12)) break;
         }
-        // Further points decode less: their bound uses this point's capacity.
-        if (counts_rate(pr.gp, cp_ub, pr.gd, cd) <= incumbent * (1 + 1e-12)) break;
       }
     }
   }
@@ -532,8 +586,9 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
   stats->wall_s = best.wall_s;
   best.note = fmt::format(
       "joint space of {:.3g} points solved exactly by decomposition: {} pool solves, {} of {} "
-      "size pairs examined, {} decode frontier points",
-      js.Size(), stats->pool_solves, stats->pairs_examined, stats->pairs, stats->frontier_points);
+      "size pairs examined, {} decode frontier points, {} decode sizes bounded by the incumbent",
+      js.Size(), stats->pool_solves, stats->pairs_examined, stats->pairs, stats->frontier_points,
+      stats->sizes_bounded);
   return best;
 }
 

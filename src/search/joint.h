@@ -115,6 +115,8 @@ struct DisaggOracleStats {
   int64_t pairs = 0;            // (assignment, prefill size, decode size) pairs
   int64_t pairs_examined = 0;   // ... not pruned by their upper bound
   int64_t frontier_points = 0;  // decode frontier points examined
+  int64_t sizes_bounded = 0;    // decode sizes whose solve the incumbent's floor cut short
+                                // (or made unnecessary)
   double wall_s = 0;
 };
 
@@ -134,7 +136,15 @@ struct DisaggResult {
 // the decode step, so the decode role is walked along its frontier (best capacity at a step
 // strictly shorter than the previous point's) with the prefill solved at the latency the rest of
 // the TTFT leaves, and pairs of sizes are pruned by an upper bound. The observer may cancel.
+struct DisaggOracleOptions {
+  // Decode sizes solved with the incumbent's floor (OracleOptions::floor) or skipped when no
+  // capacity could beat the incumbent; off = every decode size solved in full (the reference).
+  bool floors = true;
+  // Each pool solve's partial bound (OracleOptions::partial_bound).
+  bool partial_bound = true;
+};
 DisaggResult SolveDisaggExact(const JointSpace& space, Observer* observer,
-                              DisaggOracleStats* stats = nullptr);
+                              DisaggOracleStats* stats = nullptr,
+                              const DisaggOracleOptions& options = {});
 
 }  // namespace l2s

@@ -174,5 +174,49 @@ TEST(JointSearch, MetaheuristicsRunOnTheJointSpaceBelowTheOracle) {
   EXPECT_NE(r.note.find("strategy space"), std::string::npos);
 }
 
+TEST(JointOracle, FastPathMatchesTheReferencePath) {
+  // The incumbent's floors on the decode solves and the pool solves' partial bound
+  // (DisaggOracleOptions) must not change the optimum: both paths on dense, MLA + MoE and MTP
+  // problems of 4-16 GPUs with and without binding SLOs. Both paths examine the decode sizes in
+  // the same order, so even the chosen point is the same. The floors must actually cut solves.
+  struct C {
+    Problem p;
+    int slo;  // 0 none, 1 TPOT 0.8, 2 TTFT 0.9 of the optimum's
+  };
+  std::vector<C> cases;
+  for (int slo : {0, 1, 2}) {
+    cases.push_back({SmallServe(TinyDense(4), 8), slo});
+    cases.push_back({SmallServe(TinyMla(4, 1), 8), slo});
+    cases.push_back({SmallServe(TinyMla(4, 1), 16), slo});
+  }
+  int64_t bounded = 0;
+  DisaggOracleOptions slow;
+  slow.floors = false;
+  slow.partial_bound = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    Problem p = cases[i].p;
+    if (cases[i].slo == 1) testing::BindSlo(&p, false, 0.8);
+    if (cases[i].slo == 2) {
+      Fixture probe = Make(p);
+      const DisaggResult r = SolveDisaggExact(*probe.space, nullptr);
+      ASSERT_TRUE(r.found);
+      p.workload.ttft_ms = r.eval.ttft_s * 1e3 * 0.9;
+    }
+    Fixture f = Make(p);
+    DisaggOracleStats fs, ss;
+    const DisaggResult a = SolveDisaggExact(*f.space, nullptr, &fs);
+    const DisaggResult b = SolveDisaggExact(*f.space, nullptr, &ss, slow);
+    EXPECT_EQ(ss.sizes_bounded, 0);
+    ASSERT_EQ(a.found, b.found);
+    if (!a.found) continue;
+    EXPECT_NEAR(a.eval.tokens_per_s_per_gpu, b.eval.tokens_per_s_per_gpu,
+                1e-12 * b.eval.tokens_per_s_per_gpu);
+    EXPECT_EQ(a.best_encoded, b.best_encoded);
+    bounded += fs.sizes_bounded;
+  }
+  EXPECT_GT(bounded, 0);
+}
+
 }  // namespace
 }  // namespace l2s
