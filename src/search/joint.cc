@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "model/json_fields.h"  // L2S_ASSIGN_OR_RETURN, L2S_RETURN_IF_ERROR
 #include "search/oracle.h"
@@ -308,6 +309,105 @@ DisaggEvaluation JointProblem::Describe(std::span<const int> idx) const {
 
 Evaluation JointProblem::Evaluate(std::span<const int> idx) const {
   return Describe(idx).AsEvaluation();
+}
+
+// ---------------------------------------------------------------- recombination
+
+namespace {
+
+// The role parts of the points evaluated through it.
+class RecordingView final : public EncodedProblem {
+ public:
+  explicit RecordingView(const JointProblem& base, const JointSpace& js) : base_(base), js_(js) {}
+  const EncodedSpace& space() const override { return base_.space(); }
+  Evaluation Evaluate(std::span<const int> idx) const override {
+    const DisaggEvaluation d = base_.Describe(idx);
+    if (js_.Valid(idx)) {
+      const JointSpace::Point p = js_.Decode(idx);
+      Record(p.model, true, p.gp, d.prefill.strategy, d.prefill.eval);
+      Record(p.model, false, p.gd, d.decode.strategy, d.decode.eval);
+    }
+    return d.AsEvaluation();
+  }
+
+  // The best valid pair of recorded parts; false when none.
+  bool Best(JointSpace::Point* out, double* value) const {
+    bool found = false;
+    for (const auto& [kp, fp] : parts_) {
+      const auto& [model, pre, gp] = kp;
+      if (!pre) continue;
+      const DisaggModel& dm = *js_.models()[model];
+      for (const auto& [kd, fd] : parts_) {
+        const auto& [model_d, pre_d, gd] = kd;
+        if (pre_d || model_d != model) continue;
+        for (const Part& a : fp)
+          for (const Part& b : fd) {
+            const DisaggEvaluation e = dm.Combine(gp, a.s, a.e, gd, b.s, b.e);
+            if (!e.valid() || (found && !(e.tokens_per_s_per_gpu > *value))) continue;
+            found = true;
+            *value = e.tokens_per_s_per_gpu;
+            *out = JointSpace::Point{model, gp, gd, a.s, b.s};
+          }
+      }
+    }
+    return found;
+  }
+
+ private:
+  struct Part {
+    Strategy s;
+    Evaluation e;
+    double cap = 0, time = 0;  // tokens/s of the instance; prefill latency or decode step (s)
+  };
+  // Keeps the parts not dominated in (cap higher, time lower); equal ones: the first.
+  void Record(int model, bool pre, int g, const Strategy& s, const Evaluation& e) const {
+    if (!e.valid()) return;
+    Part p{s, e, e.tokens_per_s, pre ? e.ttft_s : e.tpot_s * e.accept};
+    std::vector<Part>& front = parts_[{model, pre, g}];
+    for (const Part& q : front)
+      if (q.cap >= p.cap && q.time <= p.time) return;
+    std::erase_if(front, [&](const Part& q) { return p.cap >= q.cap && p.time <= q.time; });
+    front.push_back(std::move(p));
+  }
+
+  const JointProblem& base_;
+  const JointSpace& js_;
+  mutable std::map<std::tuple<int, bool, int>, std::vector<Part>> parts_;
+};
+
+}  // namespace
+
+SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
+                                   Observer* observer, const EncodedRun& run) {
+  if (budget < 2) return run(problem, budget);
+  const JointSpace& js = static_cast<const JointSpace&>(problem.space());
+  RecordingView view(problem, js);
+  SearchResult r = run(view, budget - 1);
+  if (r.interrupted) return r;
+  JointSpace::Point p;
+  double predicted = 0;
+  std::vector<int> idx;
+  // (Spent even when the recombination is the search's best itself: a search uses its budget.)
+  if (!view.Best(&p, &predicted) || !js.Encode(p, &idx)) return r;
+  // The last call: the recombined point, through the joint problem itself.
+  const Evaluation e = problem.Evaluate(idx);
+  ++r.calls;
+  ++r.evaluations;
+  if (observer != nullptr) {
+    observer->OnProgress(r.calls, budget, std::max(r.found ? r.eval.tokens_per_s_per_gpu : 0.0,
+                                                   Objective::Value(e)));
+    if (observer->Cancelled()) r.interrupted = true;
+  }
+  if (e.valid() && (!r.found || e.tokens_per_s_per_gpu > r.eval.tokens_per_s_per_gpu)) {
+    r.found = true;
+    r.eval = e;
+    r.best_encoded = idx;
+    r.trace.push_back(TracePoint{r.calls, Objective::Value(e)});
+  }
+  r.note += fmt::format("; last call: the best recombination of the evaluated prefill and "
+                        "decode parts ({:.2f} tokens/s per GPU)",
+                        Objective::Value(e));
+  return r;
 }
 
 // ---------------------------------------------------------------- the exact oracle

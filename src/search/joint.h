@@ -16,6 +16,7 @@
 // oracle by decomposition.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -109,6 +110,18 @@ class JointProblem final : public EncodedProblem {
  private:
   const JointSpace& space_;
 };
+
+// Searching the joint space with its structure (docs/SEARCH.md "Recombination"): a point's value
+// depends on its prefill part only through (capacity, latency) and on its decode part only
+// through (capacity, step), and the instance counts are exact for any pair. `run` searches
+// `budget - 1` calls through a view of `problem` that records the role evaluations of every
+// point it evaluates (per assignment, role and instance size, the points not dominated in
+// (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
+// (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
+// the result's calls are run's plus one. rl uses it on a JointProblem.
+using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
+SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
+                                   Observer* observer, const EncodedRun& run);
 
 struct DisaggOracleStats {
   int64_t pool_solves = 0;      // SolveExact calls on one role's instance space
