@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "model/json_fields.h"  // L2S_ASSIGN_OR_RETURN, L2S_RETURN_IF_ERROR
 #include "search/oracle.h"
@@ -310,6 +311,105 @@ Evaluation JointProblem::Evaluate(std::span<const int> idx) const {
   return Describe(idx).AsEvaluation();
 }
 
+// ---------------------------------------------------------------- recombination
+
+namespace {
+
+// The role parts of the points evaluated through it.
+class RecordingView final : public EncodedProblem {
+ public:
+  explicit RecordingView(const JointProblem& base, const JointSpace& js) : base_(base), js_(js) {}
+  const EncodedSpace& space() const override { return base_.space(); }
+  Evaluation Evaluate(std::span<const int> idx) const override {
+    const DisaggEvaluation d = base_.Describe(idx);
+    if (js_.Valid(idx)) {
+      const JointSpace::Point p = js_.Decode(idx);
+      Record(p.model, true, p.gp, d.prefill.strategy, d.prefill.eval);
+      Record(p.model, false, p.gd, d.decode.strategy, d.decode.eval);
+    }
+    return d.AsEvaluation();
+  }
+
+  // The best valid pair of recorded parts; false when none.
+  bool Best(JointSpace::Point* out, double* value) const {
+    bool found = false;
+    for (const auto& [kp, fp] : parts_) {
+      const auto& [model, pre, gp] = kp;
+      if (!pre) continue;
+      const DisaggModel& dm = *js_.models()[model];
+      for (const auto& [kd, fd] : parts_) {
+        const auto& [model_d, pre_d, gd] = kd;
+        if (pre_d || model_d != model) continue;
+        for (const Part& a : fp)
+          for (const Part& b : fd) {
+            const DisaggEvaluation e = dm.Combine(gp, a.s, a.e, gd, b.s, b.e);
+            if (!e.valid() || (found && !(e.tokens_per_s_per_gpu > *value))) continue;
+            found = true;
+            *value = e.tokens_per_s_per_gpu;
+            *out = JointSpace::Point{model, gp, gd, a.s, b.s};
+          }
+      }
+    }
+    return found;
+  }
+
+ private:
+  struct Part {
+    Strategy s;
+    Evaluation e;
+    double cap = 0, time = 0;  // tokens/s of the instance; prefill latency or decode step (s)
+  };
+  // Keeps the parts not dominated in (cap higher, time lower); equal ones: the first.
+  void Record(int model, bool pre, int g, const Strategy& s, const Evaluation& e) const {
+    if (!e.valid()) return;
+    Part p{s, e, e.tokens_per_s, pre ? e.ttft_s : e.tpot_s * e.accept};
+    std::vector<Part>& front = parts_[{model, pre, g}];
+    for (const Part& q : front)
+      if (q.cap >= p.cap && q.time <= p.time) return;
+    std::erase_if(front, [&](const Part& q) { return p.cap >= q.cap && p.time <= q.time; });
+    front.push_back(std::move(p));
+  }
+
+  const JointProblem& base_;
+  const JointSpace& js_;
+  mutable std::map<std::tuple<int, bool, int>, std::vector<Part>> parts_;
+};
+
+}  // namespace
+
+SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
+                                   Observer* observer, const EncodedRun& run) {
+  if (budget < 2) return run(problem, budget);
+  const JointSpace& js = static_cast<const JointSpace&>(problem.space());
+  RecordingView view(problem, js);
+  SearchResult r = run(view, budget - 1);
+  if (r.interrupted) return r;
+  JointSpace::Point p;
+  double predicted = 0;
+  std::vector<int> idx;
+  // (Spent even when the recombination is the search's best itself: a search uses its budget.)
+  if (!view.Best(&p, &predicted) || !js.Encode(p, &idx)) return r;
+  // The last call: the recombined point, through the joint problem itself.
+  const Evaluation e = problem.Evaluate(idx);
+  ++r.calls;
+  ++r.evaluations;
+  if (observer != nullptr) {
+    observer->OnProgress(r.calls, budget, std::max(r.found ? r.eval.tokens_per_s_per_gpu : 0.0,
+                                                   Objective::Value(e)));
+    if (observer->Cancelled()) r.interrupted = true;
+  }
+  if (e.valid() && (!r.found || e.tokens_per_s_per_gpu > r.eval.tokens_per_s_per_gpu)) {
+    r.found = true;
+    r.eval = e;
+    r.best_encoded = idx;
+    r.trace.push_back(TracePoint{r.calls, Objective::Value(e)});
+  }
+  r.note += fmt::format("; last call: the best recombination of the evaluated prefill and "
+                        "decode parts ({:.2f} tokens/s per GPU)",
+                        Objective::Value(e));
+  return r;
+}
+
 // ---------------------------------------------------------------- the exact oracle
 
 namespace {
@@ -333,12 +433,17 @@ struct OracleRun {
   const JointSpace& js;
   Observer* obs;
   DisaggOracleStats* stats;
+  DisaggOracleOptions options;
   bool cancelled = false;
 
+  // floor: OracleOptions::floor (tokens/s per GPU; 0 = none).
   bool Solve(RoleSolver& r, double ttft_ms, double tpot_ms, const StrategySpace& space,
-             RoleSolver::Solved* out) {
+             RoleSolver::Solved* out, double floor = 0) {
     r.sim.SetSlo(ttft_ms, tpot_ms);
-    const SearchResult res = SolveExact(r.sim, space, obs);
+    OracleOptions opt;
+    opt.floor = floor;
+    opt.partial_bound = options.partial_bound;
+    const SearchResult res = SolveExact(r.sim, space, obs, nullptr, opt);
     ++stats->pool_solves;
     if (res.interrupted) cancelled = true;
     out->found = res.found;
@@ -372,12 +477,13 @@ struct OracleRun {
 
 }  // namespace
 
-DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOracleStats* stats) {
+DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOracleStats* stats,
+                              const DisaggOracleOptions& options) {
   const auto t0 = Clock::now();
   DisaggOracleStats local_stats;
   if (stats == nullptr) stats = &local_stats;
   *stats = DisaggOracleStats{};
-  OracleRun run{js, observer, stats};
+  OracleRun run{js, observer, stats, options};
   DisaggResult best;
   double incumbent = 0;  // matched requests/s over all GPUs (per-GPU figure x all GPUs / osl)
   bool any_prefill = false, any_decode = false;
@@ -460,58 +566,106 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
       int gp, gd;
       double ub;
     };
-    std::vector<Pair> pairs;
+    // Prefill: the optimum of every size at the whole TTFT (an upper bound on its capacity at
+    // any tighter latency limit).
+    std::map<int, double> cp_ub;  // requests/s of one instance
     for (int gp : gps) {
       const RoleSolver::Solved pu = run.Prefill(*pre[gp], ttft_ms);
       if (run.cancelled) break;
       if (!pu.found) continue;
       any_prefill = true;
-      const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
-      for (int gd : gds) {
-        ++stats->pairs;
-        const RoleSolver::Solved* d0 = decode_point(gd, 0);
-        if (run.cancelled) break;
-        if (d0 == nullptr) continue;
-        any_decode = true;
-        const double ub = counts_rate(gp, cp_ub, gd, d0->e.tokens_per_s / static_cast<double>(w.osl));
+      cp_ub[gp] = pu.e.tokens_per_s / static_cast<double>(w.isl);
+    }
+    // The best rate any solved prefill size reaches beside a decode instance of gd GPUs of
+    // capacity cd (non-decreasing in cd).
+    auto best_rate = [&](int gd, double cd) {
+      double r = 0;
+      for (const auto& [gp, cp] : cp_ub) r = std::max(r, counts_rate(gp, cp, gd, cd));
+      return r;
+    };
+    // Decode sizes in ascending order (small instances are cheap and give the incumbent early).
+    // For each, the capacity below which no pair with it can beat the incumbent (bisection on the
+    // monotone best_rate) becomes the floor of its solve (OracleOptions::floor): a size whose
+    // optimum is below the floor is bounded, not solved; one that cannot beat the incumbent even
+    // at unbounded capacity is not solved at all. The pairs of a solved size are examined at once,
+    // in the order of their upper bounds; the incumbent only grows, so every prune stays valid.
+    constexpr double kHuge = 1e15;  // requests/s: "unbounded" decode capacity
+    for (int gd : gds) {
+      if (run.cancelled) break;
+      stats->pairs += static_cast<int64_t>(cp_ub.size());
+      double floor_per_gpu = 0;
+      if (incumbent > 0 && run.options.floors) {
+        if (best_rate(gd, kHuge) <= incumbent * (1 + 1e-12)) {
+          ++stats->sizes_bounded;
+          continue;
+        }
+        double lo = 0, hi = kHuge;  // best_rate(lo) <= incumbent < best_rate(hi)
+        for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
+          const double mid = 0.5 * (lo + hi);
+          (best_rate(gd, mid) <= incumbent * (1 + 1e-12) ? lo : hi) = mid;
+        }
+        // Any capacity that beats the incumbent exceeds lo; as tokens/s per GPU, with a margin
+        // for rounding (a lower floor only prunes less).
+        floor_per_gpu = lo * static_cast<double>(w.osl) / gd * (1 - 1e-6);
+      }
+      DecodeFrontier& f = dec[gd];
+      if (floor_per_gpu > 0 && f.points.empty() && !f.done) {
+        RoleSolver::Solved p0;
+        if (!run.Solve(*f.solver, 0, w.tpot_ms, *f.solver->space, &p0, floor_per_gpu)) break;
+        if (p0.found) any_decode = true;
+        if (!p0.found || p0.e.tokens_per_s_per_gpu < floor_per_gpu * (1 - 1e-9)) {
+          // Its optimum (if any) is below the floor: no pair with it beats the incumbent.
+          ++stats->sizes_bounded;
+          continue;
+        }
+        f.points.push_back(p0);  // the exact optimum: it is above the floor
+      }
+      const RoleSolver::Solved* d0 = decode_point(gd, 0);
+      if (run.cancelled) break;
+      if (d0 == nullptr) continue;
+      any_decode = true;
+      std::vector<Pair> pairs;
+      for (const auto& [gp, cp] : cp_ub) {
+        const double ub = counts_rate(gp, cp, gd, d0->e.tokens_per_s / static_cast<double>(w.osl));
         if (ub > 0) pairs.push_back({gp, gd, ub});
       }
-    }
-    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.ub > b.ub; });
-    for (const Pair& pr : pairs) {
-      if (run.cancelled || pr.ub <= incumbent * (1 + 1e-12)) break;
-      ++stats->pairs_examined;
-      const RoleSolver::Solved pu = run.Prefill(*pre[pr.gp], ttft_ms);
-      const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
-      const KvLink link = dm.Link(pr.gp, pr.gd);
-      const double t = dm.KvBytesPerPrompt() / link.bw + link.latency;
-      for (size_t j = 0;; ++j) {
-        const RoleSolver::Solved* d = decode_point(pr.gd, j);
-        if (d == nullptr || run.cancelled) break;
-        ++stats->frontier_points;
-        const double cd = d->e.tokens_per_s / static_cast<double>(w.osl);
-        const double step_ms = d->e.tpot_s * d->e.accept * 1e3;
-        // Prefill latency limit: lat + exposed(t, lat) + step <= TTFT (disagg.h).
-        double x = ttft_ms - step_ms - t * 1e3;
-        if (dm.setup().layerwise)
-          x = std::min(ttft_ms - step_ms - t * 1e3 / L, L * (ttft_ms - step_ms - t * 1e3));
-        const RoleSolver::Solved p = run.Prefill(*pre[pr.gp], x);
-        if (run.cancelled) break;
-        if (p.found) {
-          const double rate = counts_rate(pr.gp, p.e.tokens_per_s / static_cast<double>(w.isl),
-                                          pr.gd, cd);
-          if (rate > incumbent * (1 + 1e-12)) {
-            const DisaggEvaluation ev = dm.Combine(pr.gp, p.s, p.e, pr.gd, d->s, d->e);
-            if (ev.valid()) {
-              incumbent = rate;
-              best.found = true;
-              best.best = JointSpace::Point{mi, pr.gp, pr.gd, p.s, d->s};
-              best.eval = ev;
+      std::stable_sort(pairs.begin(), pairs.end(),
+                       [](const Pair& a, const Pair& b) { return a.ub > b.ub; });
+      for (const Pair& pr : pairs) {
+        if (run.cancelled || pr.ub <= incumbent * (1 + 1e-12)) break;
+        ++stats->pairs_examined;
+        const RoleSolver::Solved pu = run.Prefill(*pre[pr.gp], ttft_ms);
+        const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
+        const KvLink link = dm.Link(pr.gp, pr.gd);
+        const double t = dm.KvBytesPerPrompt() / link.bw + link.latency;
+        for (size_t j = 0;; ++j) {
+          const RoleSolver::Solved* d = decode_point(pr.gd, j);
+          if (d == nullptr || run.cancelled) break;
+          ++stats->frontier_points;
+          const double cd = d->e.tokens_per_s / static_cast<double>(w.osl);
+          const double step_ms = d->e.tpot_s * d->e.accept * 1e3;
+          // Prefill latency limit: lat + exposed(t, lat) + step <= TTFT (disagg.h).
+          double x = ttft_ms - step_ms - t * 1e3;
+          if (dm.setup().layerwise)
+            x = std::min(ttft_ms - step_ms - t * 1e3 / L, L * (ttft_ms - step_ms - t * 1e3));
+          const RoleSolver::Solved p = run.Prefill(*pre[pr.gp], x);
+          if (run.cancelled) break;
+          if (p.found) {
+            const double rate = counts_rate(pr.gp, p.e.tokens_per_s / static_cast<double>(w.isl),
+                                            pr.gd, cd);
+            if (rate > incumbent * (1 + 1e-12)) {
+              const DisaggEvaluation ev = dm.Combine(pr.gp, p.s, p.e, pr.gd, d->s, d->e);
+              if (ev.valid()) {
+                incumbent = rate;
+                best.found = true;
+                best.best = JointSpace::Point{mi, pr.gp, pr.gd, p.s, d->s};
+                best.eval = ev;
+              }
             }
           }
+          // Further points decode less: their bound uses this point's capacity.
+          if (counts_rate(pr.gp, cp_ub, pr.gd, cd) <= incumbent * (1 + 1e-12)) break;
         }
-        // Further points decode less: their bound uses this point's capacity.
-        if (counts_rate(pr.gp, cp_ub, pr.gd, cd) <= incumbent * (1 + 1e-12)) break;
       }
     }
   }
@@ -532,8 +686,9 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
   stats->wall_s = best.wall_s;
   best.note = fmt::format(
       "joint space of {:.3g} points solved exactly by decomposition: {} pool solves, {} of {} "
-      "size pairs examined, {} decode frontier points",
-      js.Size(), stats->pool_solves, stats->pairs_examined, stats->pairs, stats->frontier_points);
+      "size pairs examined, {} decode frontier points, {} decode sizes bounded by the incumbent",
+      js.Size(), stats->pool_solves, stats->pairs_examined, stats->pairs, stats->frontier_points,
+      stats->sizes_bounded);
   return best;
 }
 

@@ -16,6 +16,7 @@
 // oracle by decomposition.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -110,11 +111,25 @@ class JointProblem final : public EncodedProblem {
   const JointSpace& space_;
 };
 
+// Searching the joint space with its structure (docs/SEARCH.md "Recombination"): a point's value
+// depends on its prefill part only through (capacity, latency) and on its decode part only
+// through (capacity, step), and the instance counts are exact for any pair. `run` searches
+// `budget - 1` calls through a view of `problem` that records the role evaluations of every
+// point it evaluates (per assignment, role and instance size, the points not dominated in
+// (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
+// (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
+// the result's calls are run's plus one. rl uses it on a JointProblem.
+using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
+SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
+                                   Observer* observer, const EncodedRun& run);
+
 struct DisaggOracleStats {
   int64_t pool_solves = 0;      // SolveExact calls on one role's instance space
   int64_t pairs = 0;            // (assignment, prefill size, decode size) pairs
   int64_t pairs_examined = 0;   // ... not pruned by their upper bound
   int64_t frontier_points = 0;  // decode frontier points examined
+  int64_t sizes_bounded = 0;    // decode sizes whose solve the incumbent's floor cut short
+                                // (or made unnecessary)
   double wall_s = 0;
 };
 
@@ -134,7 +149,15 @@ struct DisaggResult {
 // the decode step, so the decode role is walked along its frontier (best capacity at a step
 // strictly shorter than the previous point's) with the prefill solved at the latency the rest of
 // the TTFT leaves, and pairs of sizes are pruned by an upper bound. The observer may cancel.
+struct DisaggOracleOptions {
+  // Decode sizes solved with the incumbent's floor (OracleOptions::floor) or skipped when no
+  // capacity could beat the incumbent; off = every decode size solved in full (the reference).
+  bool floors = true;
+  // Each pool solve's partial bound (OracleOptions::partial_bound).
+  bool partial_bound = true;
+};
 DisaggResult SolveDisaggExact(const JointSpace& space, Observer* observer,
-                              DisaggOracleStats* stats = nullptr);
+                              DisaggOracleStats* stats = nullptr,
+                              const DisaggOracleOptions& options = {});
 
 }  // namespace l2s

@@ -174,5 +174,109 @@ TEST(JointSearch, MetaheuristicsRunOnTheJointSpaceBelowTheOracle) {
   EXPECT_NE(r.note.find("strategy space"), std::string::npos);
 }
 
+TEST(JointOracle, FastPathMatchesTheReferencePath) {
+  // The incumbent's floors on the decode solves and the pool solves' partial bound
+  // (DisaggOracleOptions) must not change the optimum: both paths on dense, MLA + MoE and MTP
+  // problems of 4-16 GPUs with and without binding SLOs. Both paths examine the decode sizes in
+  // the same order, so even the chosen point is the same. The floors must actually cut solves.
+  struct C {
+    Problem p;
+    int slo;  // 0 none, 1 TPOT 0.8, 2 TTFT 0.9 of the optimum's
+  };
+  std::vector<C> cases;
+  for (int slo : {0, 1, 2}) {
+    cases.push_back({SmallServe(TinyDense(4), 8), slo});
+    cases.push_back({SmallServe(TinyMla(4, 1), 8), slo});
+    cases.push_back({SmallServe(TinyMla(4, 1), 16), slo});
+  }
+  int64_t bounded = 0;
+  DisaggOracleOptions slow;
+  slow.floors = false;
+  slow.partial_bound = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    Problem p = cases[i].p;
+    if (cases[i].slo == 1) testing::BindSlo(&p, false, 0.8);
+    if (cases[i].slo == 2) {
+      Fixture probe = Make(p);
+      const DisaggResult r = SolveDisaggExact(*probe.space, nullptr);
+      ASSERT_TRUE(r.found);
+      p.workload.ttft_ms = r.eval.ttft_s * 1e3 * 0.9;
+    }
+    Fixture f = Make(p);
+    DisaggOracleStats fs, ss;
+    const DisaggResult a = SolveDisaggExact(*f.space, nullptr, &fs);
+    const DisaggResult b = SolveDisaggExact(*f.space, nullptr, &ss, slow);
+    EXPECT_EQ(ss.sizes_bounded, 0);
+    ASSERT_EQ(a.found, b.found);
+    if (!a.found) continue;
+    EXPECT_NEAR(a.eval.tokens_per_s_per_gpu, b.eval.tokens_per_s_per_gpu,
+                1e-12 * b.eval.tokens_per_s_per_gpu);
+    EXPECT_EQ(a.best_encoded, b.best_encoded);
+    bounded += fs.sizes_bounded;
+  }
+  EXPECT_GT(bounded, 0);
+}
+
+TEST(JointSearch, RecombinationEvaluatesTheBestPairOfParts) {
+  // A search that evaluates two points, A = (optimal prefill part, another decode part) and
+  // B = (another prefill part, optimal decode part) of the oracle's sizes, both worse than the
+  // optimum, must have its last call spent on the optimum itself: the pair assembled from A's
+  // prefill and B's decode. (The first problem and sample where such A and B exist.)
+  std::vector<Problem> problems = {SmallServe(TinyMla(4, 1), 8), SmallServe(TinyDense(4), 8),
+                                   SmallServe(TinyMla(4, 1), 16)};
+  for (Problem& p : std::vector<Problem>(problems)) {
+    // Long prompts, short answers: the prefill part matters too.
+    p.workload.isl *= 16;
+    p.workload.osl = std::max<int64_t>(1, p.workload.osl / 4);
+    problems.push_back(p);
+  }
+  std::vector<int> ia, ib;
+  double v = 0;
+  std::unique_ptr<Fixture> fx;
+  for (const Problem& prob : problems) {
+    auto f = std::make_unique<Fixture>(Make(prob));
+    const DisaggResult exact = SolveDisaggExact(*f->space, nullptr);
+    if (!exact.found) continue;
+    const JointSpace::Point opt = exact.best;
+    JointProblem jp(*f->space);
+    v = exact.eval.tokens_per_s_per_gpu;
+    MaskedSampler sampler(*f->space);
+    Rng rng(11);
+    std::vector<int> idx;
+    bool have = false;
+    for (int i = 0; i < 5000 && !have; ++i) {
+      sampler.Sample(rng, &idx);
+      const JointSpace::Point other = f->space->Decode(idx);
+      if (other.model != opt.model || other.gp != opt.gp || other.gd != opt.gd) continue;
+      JointSpace::Point a = opt, b = opt;
+      a.decode = other.decode;
+      b.prefill = other.prefill;
+      if (!f->space->Encode(a, &ia) || !f->space->Encode(b, &ib)) continue;
+      have = std::max(Objective::Value(jp.Evaluate(ia)), Objective::Value(jp.Evaluate(ib))) <
+             v * (1 - 1e-9);
+    }
+    if (have) {
+      fx = std::move(f);
+      break;
+    }
+  }
+  ASSERT_NE(fx, nullptr) << "no problem with two worse points whose parts make the optimum";
+  JointProblem jp(*fx->space);
+  auto run = [&](const EncodedProblem& p, int64_t budget) {
+    EXPECT_EQ(budget, 2);
+    Objective obj(p, budget, nullptr);
+    obj.EvaluateEncoded(ia);
+    obj.EvaluateEncoded(ib);
+    return obj.Finish("two points");
+  };
+  const SearchResult r = SearchJointRecombined(jp, 3, nullptr, run);
+  EXPECT_EQ(r.calls, 3);
+  ASSERT_TRUE(r.found);
+  EXPECT_NEAR(r.eval.tokens_per_s_per_gpu, v, 1e-9 * v) << r.note;
+  EXPECT_NEAR(jp.Evaluate(r.best_encoded).tokens_per_s_per_gpu, v, 1e-9 * v);
+  EXPECT_EQ(r.trace.back().call, 3);
+}
+
 }  // namespace
 }  // namespace l2s

@@ -90,8 +90,10 @@ struct Profile {
 
 class Solver {
  public:
-  Solver(const Simulator& sim, const StrategySpace& space, Observer* observer, OracleStats* st)
-      : sim_(sim), space_(space), observer_(observer), stats_(*st) {
+  Solver(const Simulator& sim, const StrategySpace& space, Observer* observer, OracleStats* st,
+         const OracleOptions& opt)
+      : sim_(sim), space_(space), observer_(observer), stats_(*st), early_exit_(opt.partial_bound),
+        floor_(opt.floor) {
     const Problem& p = sim.problem();
     const ModelSpec& m = p.model;
     wl_ = p.workload;
@@ -123,6 +125,9 @@ class Solver {
       groups_.push_back(std::move(g));
       calls_per_config_ = std::max(calls_per_config_, groups_.back().size);
     }
+    // The partial bound is checked once every group smaller than the largest is complete.
+    for (const Group& g : groups_)
+      if (g.size < calls_per_config_) partial_at_ = std::max(partial_at_, g.size);
     ttft_matters_ = wl_.mode == Mode::kServe;
     if (space.batch_options().size() == 1 && space.batch_options()[0] == 0) {
       stats_.auto_batch = true;
@@ -156,13 +161,14 @@ class Solver {
     r.trace = trace_;
     r.note = fmt::format(
         "{} optimum over a space of {:.4g} strategies ({:.4g} structurally valid){}: {} degree "
-        "configs, {} ComputeOpTotals calls, {} branch-and-bound nodes, {} leaves composed, "
+        "configs ({} skipped by the partial bound), {} ComputeOpTotals calls, {} "
+        "branch-and-bound nodes, {} leaves composed, "
         "max |Compose - EvaluateAtBatch| rel {:.1e}, {:.2f} s",
         cancelled_ ? "interrupted before the" : "exact", stats_.space_size, stats_.valid_count,
         stats_.auto_batch ? fmt::format("; batch head {{auto}}: enumerated powers of two 1..{}",
                                         batches_.back())
                           : "",
-        stats_.degree_configs, stats_.op_totals_calls, stats_.nodes, stats_.composed,
+        stats_.degree_configs, stats_.partial_pruned, stats_.op_totals_calls, stats_.nodes, stats_.composed,
         stats_.max_verify_rel_err, stats_.wall_s);
     if (kind_mismatches_ > 0)
       r.note += fmt::format(" -- {} configs SKIPPED: layer kinds differ from the program's",
@@ -255,6 +261,11 @@ class Solver {
   bool SolveConfig(const Strategy& base) {
     ++stats_.degree_configs;
     base_ = base;
+    if (!have_constants_) ProbeConstants();
+    // MTP: every step emits TokensPerStep tokens per sequence (TPOT is the step over it).
+    accept_ = sim_.TokensPerStep(base);
+    value_factor_ = static_cast<double>(base.dp) * base.batch *
+                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : accept_) / n_;
     Strategy s = base;
     Simulator::OpTotals ot;
     for (Group& g : groups_) g.all.assign(g.size, Option{});
@@ -282,6 +293,12 @@ class Solver {
         Extract(ot, std::span<const Op>(g.def->ops.data(), g.def->num_ops), g.has_kv, &g.all[i]);
       }
       if (!AfterCall()) return false;
+      // Early exit: once every group but the largest is complete, bound the configuration with
+      // the incomplete groups counted as 0 (every criterion is a non-negative time or byte
+      // count, and the bounds are monotone in each) and skip the remaining calls if even that
+      // bound is pruned (docs/SEARCH.md "oracle": partial bound).
+      if (early_exit_ && partial_at_ > 0 && i + 1 == partial_at_ && i + 1 < calls_per_config_ && PartialPrune(i + 1))
+        return true;
     }
     for (Group& g : groups_) Prune(&g);
     // Suffix minima for the bound.
@@ -299,11 +316,6 @@ class Solver {
       for (int j = 0; j < kNumCrit; ++j) suffix_min_[d][j] = suffix_min_[d + 1][j] + mn[j];
       suffix_act_[d] = std::max(suffix_act_[d + 1], act);
     }
-    if (!have_constants_) ProbeConstants();
-    // MTP: every step emits TokensPerStep tokens per sequence (TPOT is the step over it).
-    accept_ = sim_.TokensPerStep(base);
-    value_factor_ = static_cast<double>(base.dp) * base.batch *
-                    (wl_.mode == Mode::kPrefill ? static_cast<double>(wl_.isl) : accept_) / n_;
     chosen_.assign(G, 0);
     return Dfs(0, fixed_.v, fixed_.act);
   }
@@ -391,12 +403,9 @@ class Solver {
     *mem = worst_m + act_factor_ * act + reserve_bytes_;
   }
 
-  // Depth-first over the groups' kept options with partial sums `v`, activation max `act`.
-  bool Dfs(int d, const Vec& v, double act) {
-    ++stats_.nodes;
-    Vec lb = v;
-    for (int j = 0; j < kNumCrit; ++j) lb[j] += suffix_min_[d][j];
-    const double lb_act = std::max(act, suffix_act_[d]);
+  // True when no completion of lower-bound totals `lb` (activation lower bound `lb_act`) can be
+  // valid and beat the incumbent: memory, the SLOs, the value bound.
+  bool Pruned(const Vec& lb, double lb_act) const {
     double t = 0, mem = 0;
     StageBounds(lb, lb_act, &t, &mem);
     if (mem > capacity_bytes_ * (1 + kSlack)) return true;
@@ -409,7 +418,41 @@ class Solver {
                               : lb[kTtft] + ttft_pipe_s_ * (base_.pp - 1) + t;
       if (ttft * 1e3 > wl_.ttft_ms * (1 + kSlack)) return true;
     }
-    if (has_best_ && t > 0 && value_factor_ / t < best_value_ * (1 - kSlack)) return true;
+    const double bar = has_best_ ? std::max(best_value_, floor_) : floor_;
+    return bar > 0 && t > 0 && value_factor_ / t < bar * (1 - kSlack);
+  }
+
+  // The root bound after the first `calls` calls: the groups of size <= calls are complete (their
+  // per-criterion minima over all options, which equal those over the options kept by Prune);
+  // the others count 0. Valid because every criterion is >= 0 and StageBounds is monotone.
+  bool PartialPrune(int calls) {
+    ++stats_.partial_checks;
+    Vec lb = fixed_.v;
+    double act = fixed_.act;
+    for (const Group& g : groups_) {
+      if (g.size > calls) continue;
+      Vec mn;
+      mn.fill(std::numeric_limits<double>::infinity());
+      double a = std::numeric_limits<double>::infinity();
+      for (const Option& o : g.all) {
+        for (int j = 0; j < kNumCrit; ++j) mn[j] = std::min(mn[j], o.v[j]);
+        a = std::min(a, o.act);
+      }
+      for (int j = 0; j < kNumCrit; ++j) lb[j] += mn[j];
+      act = std::max(act, a);
+    }
+    if (!Pruned(lb, act)) return false;
+    ++stats_.partial_pruned;
+    return true;
+  }
+
+  // Depth-first over the groups' kept options with partial sums `v`, activation max `act`.
+  bool Dfs(int d, const Vec& v, double act) {
+    ++stats_.nodes;
+    Vec lb = v;
+    for (int j = 0; j < kNumCrit; ++j) lb[j] += suffix_min_[d][j];
+    const double lb_act = std::max(act, suffix_act_[d]);
+    if (Pruned(lb, lb_act)) return true;
     if (d == static_cast<int>(groups_.size())) return Leaf(v, act);
     Vec next;
     for (int i = 0; i < static_cast<int>(groups_[d].kept.size()); ++i) {
@@ -480,6 +523,9 @@ class Solver {
   std::vector<Group> groups_;
   std::vector<Op> absent_ops_;
   int calls_per_config_ = 1;
+  int partial_at_ = 0;  // calls after which PartialPrune runs (0: never)
+  bool early_exit_ = true;
+  double floor_ = 0;  // OracleOptions::floor
   bool ttft_matters_ = false;
   std::vector<int> batches_;
   int64_t planned_configs_ = 0, planned_calls_ = 0;
@@ -520,9 +566,9 @@ class OracleSearcher : public Searcher {
 }  // namespace
 
 SearchResult SolveExact(const Simulator& sim, const StrategySpace& space, Observer* observer,
-                        OracleStats* stats) {
+                        OracleStats* stats, const OracleOptions& options) {
   OracleStats local;
-  Solver solver(sim, space, observer, stats != nullptr ? stats : &local);
+  Solver solver(sim, space, observer, stats != nullptr ? stats : &local, options);
   return solver.Run();
 }
 

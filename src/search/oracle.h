@@ -33,6 +33,8 @@ struct OracleStats {
   int64_t verify_calls = 0;      // EvaluateAtBatch re-evaluations of incumbents
   double max_verify_rel_err = 0; // largest |Compose - EvaluateAtBatch| / value over incumbents
   bool auto_batch = false;       // the space's batch head was {auto}
+  int64_t partial_checks = 0;    // configurations bounded after their smaller groups' calls
+  int64_t partial_pruned = 0;    // ... and skipped there (their remaining calls not made)
   double wall_s = 0;
 };
 
@@ -40,7 +42,19 @@ struct OracleStats {
 // EvaluateAtBatch re-evaluations; the observer sees every one of them (OnProgress's `budget` is
 // the planned number of ComputeOpTotals calls) and can cancel (the result is then the best of
 // the degree configurations finished). `stats` may be null.
+struct OracleOptions {
+  // Bound each configuration once every operator group but the largest is costed (the largest
+  // counted 0) and skip its remaining ComputeOpTotals calls when that bound is already pruned.
+  // Exact either way (oracle_test checks both paths agree); off = the reference path.
+  bool partial_bound = true;
+  // Only strategies worth at least `floor` tokens/s per GPU are of interest: configurations and
+  // nodes whose bound is below floor x (1 - 1e-9) are pruned as if an incumbent of that value
+  // existed. The result is the exact optimum whenever that optimum is >= floor x (1 - 1e-9);
+  // otherwise it is either not found or a valid strategy below that value (then the optimum is
+  // below it too). 0: no floor.
+  double floor = 0;
+};
 SearchResult SolveExact(const Simulator& sim, const StrategySpace& space, Observer* observer,
-                        OracleStats* stats = nullptr);
+                        OracleStats* stats = nullptr, const OracleOptions& options = {});
 
 }  // namespace l2s

@@ -317,5 +317,51 @@ TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
   EXPECT_GT(evals, 0);
 }
 
+TEST(Oracle, PartialBoundMatchesReferencePath) {
+  // The partial bound (OracleOptions::partial_bound) skips a configuration's remaining
+  // ComputeOpTotals calls when the bound over its complete groups (the largest counted 0) is
+  // already pruned. Any configuration it skips is also pruned at the full root bound (that bound
+  // adds the largest group's minima, all >= 0), so the result must be IDENTICAL to the reference
+  // path: same found, same value, same strategy. Problems larger than brute force allows (8 and
+  // 16 GPUs, every mode, memory squeezed, SLOs binding), and the skip must actually happen.
+  std::mt19937_64 rng(20261130);
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  const Mode modes[] = {Mode::kDecode, Mode::kPrefill, Mode::kServe};
+  int64_t skipped = 0, fast_calls = 0, slow_calls = 0;
+  for (int i = 0; i < 9; ++i) {
+    ModelSpec m = i % 3 == 0   ? testing::TinyDense(3)
+                  : i % 3 == 1 ? testing::TinyMoe(2, 0)
+                               : testing::TinyMla(2, 0);
+    const Mode mode = modes[(i / 3 + i) % 3];
+    Problem p = testing::MakeProblem(m, i % 2 == 0 ? 8 : 16, mode);
+    testing::SqueezeMemory(&p, 0.4 + unit());
+    if (mode == Mode::kServe) testing::BindSlo(&p, i % 2 == 0, 0.6 + 0.8 * unit());
+    SpaceOptions o;
+    o.max_batch = 16;
+    auto space = StrategySpace::Make(p.model, p.cluster.num_gpus, o);
+    ASSERT_TRUE(space.ok()) << space.status().message();
+    Simulator sim(p);
+    OracleStats fs, ss;
+    OracleOptions slow;
+    slow.partial_bound = false;
+    const SearchResult f = SolveExact(sim, *space, nullptr, &fs);
+    const SearchResult r = SolveExact(sim, *space, nullptr, &ss, slow);
+    SCOPED_TRACE(fmt::format("#{} {} {} gpus {}", i, m.name, ModeName(mode), p.cluster.num_gpus));
+    EXPECT_EQ(ss.partial_checks, 0);
+    EXPECT_EQ(f.found, r.found);
+    EXPECT_EQ(fs.degree_configs, ss.degree_configs);
+    EXPECT_LE(fs.op_totals_calls, ss.op_totals_calls);
+    if (f.found && r.found) {
+      EXPECT_EQ(f.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s_per_gpu);
+      EXPECT_EQ(ToText(f.best), ToText(r.best));
+    }
+    skipped += fs.partial_pruned;
+    fast_calls += fs.op_totals_calls;
+    slow_calls += ss.op_totals_calls;
+  }
+  EXPECT_GT(skipped, 0);
+  EXPECT_LT(fast_calls, slow_calls);
+}
+
 }  // namespace
 }  // namespace l2s

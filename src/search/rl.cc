@@ -14,6 +14,7 @@
 #include "nn/categorical.h"
 #include "nn/policy_net.h"
 #include "nn/rng.h"
+#include "search/joint.h"
 #include "search/searchers.h"
 
 namespace l2s {
@@ -931,8 +932,18 @@ SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space
 
 SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,
                                        uint64_t seed, Observer* observer) {
-  Objective obj(problem, budget, observer);
-  return Run(obj, seed);
+  auto run = [&](const EncodedProblem& p, int64_t b) {
+    Objective obj(p, b, observer);
+    return Run(obj, seed);
+  };
+  // The disaggregated joint space: the last call goes to the best recombination of the prefill
+  // and decode parts evaluated (search/joint.h).
+  if (const auto* jp = dynamic_cast<const JointProblem*>(&problem)) {
+    SearchResult r = SearchJointRecombined(*jp, budget, observer, run);
+    r.searcher = name();
+    return r;
+  }
+  return run(problem, budget);
 }
 
 SearchResult RlSearcher::Run(Objective& obj, uint64_t seed) {
