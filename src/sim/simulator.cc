@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "sim/kernels.h"
@@ -392,8 +393,18 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
   return 0;
 }
 
-void Simulator::StepTimes(const Section& sec, bool decode, double* x) const {
-  for (int i = 0; i < sec.num_steps; ++i) x[i] = StepSeconds(sec.steps[i], decode);
+void Simulator::StepTimes(const Section& sec, bool decode, double* x, const Section* like,
+                          const double* like_raw, double* raw) const {
+  // A step's seconds depend on its fields and `decode` alone, so a step byte-equal to `like`'s
+  // step at the same index takes its seconds (equal bytes imply equal fields; Section::Add starts
+  // every step from a zeroed blank, so equal fields also give equal padding and the reuse hits).
+  const int shared = like != nullptr ? std::min(sec.num_steps, like->num_steps) : 0;
+  for (int i = 0; i < sec.num_steps; ++i) {
+    x[i] = i < shared && std::memcmp(&sec.steps[i], &like->steps[i], sizeof(Step)) == 0
+               ? like_raw[i]
+               : StepSeconds(sec.steps[i], decode);
+  }
+  if (raw != nullptr) std::copy(x, x + sec.num_steps, raw);
   // Overlapped pairs (sbo): the later step runs beside the earlier one (which runs on the SMs
   // it leaves: OverlapStretch) and is charged what the pair takes beyond the earlier step.
   for (int i = 0; i < sec.num_steps; ++i) {
@@ -410,9 +421,10 @@ double Simulator::SectionSeconds(double compute, double comm, bool two_batch) co
 }
 
 void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,
-                            double* comm_out, SectionBreakdown* acc, bool two_batch) const {
+                            double* comm_out, SectionBreakdown* acc, bool two_batch,
+                            const Section* like, const double* like_raw, double* raw) const {
   double x[Section::kMaxSteps];
-  StepTimes(sec, decode, x);
+  StepTimes(sec, decode, x, like, like_raw, raw);
   double compute = 0, comm = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     const Step& st = sec.steps[i];
@@ -636,10 +648,15 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   // Sections' compute and communication seconds: kept apart under two-batch overlap (Compose
   // combines them with SectionSeconds), summed otherwise. Returns the section's seconds; `bal`
   // gets them with prefill spread evenly.
+  // Layer kinds often share their attention block (DeepSeek's dense and MoE layers): a kind's
+  // steps equal to the previous kind's reuse their seconds (StepTimes).
+  double raw[2][Section::kMaxSteps];
+  const Section* like = nullptr;
   auto cost = [&](const Section& sec, const Section& dsec, SectionBreakdown* acc, double* ts,
-                  double* ta, double* bal) {
+                  double* ta, double* bal, double* raw_out = nullptr) {
     double c = 0, a = 0;
-    CostSection(sec, dk, &c, &a, adp.active ? nullptr : acc, tbo);
+    CostSection(sec, dk, &c, &a, adp.active ? nullptr : acc, tbo, like,
+                like != nullptr ? raw[0] : nullptr, raw_out);
     *bal = SectionSeconds(c, a, tbo);
     if (adp.active) CostAdp(sec, dsec, dk, adp, tbo, &c, &a, acc, nullptr);
     *ts = tbo ? c : c + a;
@@ -650,13 +667,16 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   for (int k = 0; k < prog.num_kinds; ++k) {
     const double n = kind_prefix_[k].back();
     imb_total += n * cost(prog.layers[k], dec.layers[k], &bd[k], &t->layer_s[k],
-                          &t->layer_comm_s[k], &bal);
+                          &t->layer_comm_s[k], &bal, raw[1]);
+    std::copy(raw[1], raw[1] + prog.layers[k].num_steps, raw[0]);
+    like = &prog.layers[k];
     bal_total += n * bal;
     t->layer_w[k] = prog.layers[k].weight_bytes;
     t->layer_kv[k] = prog.layers[k].kv_bytes;
     t->layer_state[k] = prog.layers[k].state_bytes;
     act = std::max(act, prog.layers[k].act_bytes);
   }
+  like = nullptr;
   imb_total += cost(prog.embed, dec.embed, &bd[Program::kMaxKinds], &t->embed_s,
                     &t->embed_comm_s, &bal);
   bal_total += bal;
@@ -786,13 +806,20 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   const double act = t.act * kActivationBuffers;
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
+  // Per layer kind: seconds of one layer and the kind's prefix counts (hoisted out of the stages).
+  std::array<double, Program::kMaxKinds> kind_s;
+  std::array<const int*, Program::kMaxKinds> prefix;
+  for (int k = 0; k < t.num_kinds; ++k) {
+    kind_s[k] = SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
+    prefix[k] = kind_prefix_[k].data();
+  }
   for (int st = 0; st < pp; ++st) {
     const int lo = static_cast<int>(static_cast<long long>(st) * L / pp);
     const int hi = static_cast<int>(static_cast<long long>(st + 1) * L / pp);
     double time = (pp > 1 ? t.pipe_s : 0.0), w = 0, kv = 0, state = 0;
     for (int k = 0; k < t.num_kinds; ++k) {
-      const int c = kind_prefix_[k][hi] - kind_prefix_[k][lo];
-      time += c * SectionSeconds(t.layer_s[k], t.layer_comm_s[k], tbo);
+      const int c = prefix[k][hi] - prefix[k][lo];
+      time += c * kind_s[k];
       w += c * t.layer_w[k];
       kv += c * t.layer_kv[k] * pp;  // KV cache and recurrent state
       state += c * t.layer_state[k] * pp;

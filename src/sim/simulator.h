@@ -250,11 +250,17 @@ class Simulator {
                std::array<double, kNumOps>* by_op,
                std::array<double, kNumOps>* by_op_comm = nullptr) const;
   // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
+  // `like`: an earlier section of the same program whose raw step seconds (before the sbo
+  // adjustment) are in like_raw; steps identical to its same-index steps reuse them (the attention
+  // block that several layer kinds share). `raw`, when given, receives this section's raw step
+  // seconds.
   void CostSection(const Section& sec, bool decode, double* compute, double* comm,
-                   SectionBreakdown* acc, bool two_batch) const;
+                   SectionBreakdown* acc, bool two_batch, const Section* like = nullptr,
+                   const double* like_raw = nullptr, double* raw = nullptr) const;
   double CostSection(const Section& sec, bool decode) const;  // compute + comm, no breakdown
   // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
-  void StepTimes(const Section& sec, bool decode, double* x) const;
+  void StepTimes(const Section& sec, bool decode, double* x, const Section* like = nullptr,
+                 const double* like_raw = nullptr, double* raw = nullptr) const;
   bool Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const;
   double MemoryBytes(const Strategy& s, int batch) const;  // per GPU, worst stage
   void PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const;
