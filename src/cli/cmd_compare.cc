@@ -289,6 +289,21 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   std::optional<DisaggPlan> disagg;
   std::unique_ptr<JointProblem> joint;
   if (f.serving == "disagg") {
+    // megatron and default build one strategy of one space: they have no meaning on the joint
+    // space (a 0 in the table would read as a result). Left out of the default list, an error
+    // when listed.
+    std::vector<SearcherRuns> kept;
+    for (SearcherRuns& r : all) {
+      if (r.name != "megatron" && r.name != "default") {
+        kept.push_back(std::move(r));
+        continue;
+      }
+      if (cmd.count("--searchers") > 0)
+        return Fail(fmt::format("--searchers: {} builds a strategy of one engine's space; with "
+                                "--serving disagg use rl, sa, ga, rw, random or oracle",
+                                r.name));
+    }
+    all = std::move(kept);
     DisaggPlanRequest req;
     req.mtp = f.problem.mtp;
     StatusOr<DisaggPlan> d = PrepareDisaggregated(p, req);
