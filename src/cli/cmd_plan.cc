@@ -794,10 +794,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
           pt.ttft_ms = d->eval.ttft_s * 1e3;
           pt.tpot_ms = d->eval.tpot_s * 1e3;
           pt.tokens_per_s_per_user = TokensPerUser(pt.tpot_ms);
-          pt.strategy = fmt::format("prefill {} x {} GPUs: {}; decode {} x {} GPUs: {}",
-                                    d->eval.prefill.instances, d->eval.prefill.gpus_per_instance,
-                                    ToText(d->best.prefill), d->eval.decode.instances,
-                                    d->eval.decode.gpus_per_instance, ToText(d->best.decode));
+          pt.strategy = fmt::format("prefill {}; decode {}",
+                                    DisaggRoleText(d->eval.prefill, d->best.prefill),
+                                    DisaggRoleText(d->eval.decode, d->best.decode));
           pt.found_by = d->found_by == "oracle" ? "oracle" : req.search;
           pt.exact = d->oracle_status == "solved" && d->oracle.found;
           ans.point = pt;

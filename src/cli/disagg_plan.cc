@@ -177,13 +177,15 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   return d;
 }
 
+std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {
+  return fmt::format("{} x {} GPUs: {}", r.instances, r.gpus_per_instance, ToText(s));
+}
+
 json DisaggSummaryJson(const DisaggPlan& d) {
   if (!d.found) return json();
   json j;
-  j["prefill"] = fmt::format("{} x {} GPUs: {}", d.eval.prefill.instances,
-                             d.eval.prefill.gpus_per_instance, ToText(d.best.prefill));
-  j["decode"] = fmt::format("{} x {} GPUs: {}", d.eval.decode.instances,
-                            d.eval.decode.gpus_per_instance, ToText(d.best.decode));
+  j["prefill"] = DisaggRoleText(d.eval.prefill, d.best.prefill);
+  j["decode"] = DisaggRoleText(d.eval.decode, d.best.decode);
   j["tokens_per_s_per_gpu"] = d.eval.tokens_per_s_per_gpu;
   j["ttft_ms"] = d.eval.ttft_s * 1e3;
   j["tpot_ms"] = d.eval.tpot_s * 1e3;
@@ -287,21 +289,14 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
 
 StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d) {
   if (!d.found) return Status::Invalid("no disaggregated plan to launch");
-  const DisaggSetup& st = d.models[d.best.model]->setup();
-  const DisaggEvaluation& e = d.eval;
-  launch::PoolPlan prefill, decode;
-  prefill.strategy = d.best.prefill;
-  prefill.instances = e.prefill.instances;
-  prefill.gpus_per_instance = e.prefill.gpus_per_instance;
-  StatusOr<Problem> pp = PrefillProblem(st.serve, st.prefill_pool, e.prefill.gpus_per_instance);
-  if (!pp.ok()) return pp.status();
-  prefill.problem = std::move(*pp);
-  decode.strategy = d.best.decode;
-  decode.instances = e.decode.instances;
-  decode.gpus_per_instance = e.decode.gpus_per_instance;
-  StatusOr<Problem> dp = DecodeProblem(st.serve, st.decode_pool, e.decode.gpus_per_instance);
-  if (!dp.ok()) return dp.status();
-  decode.problem = std::move(*dp);
+  const DisaggModel& model = *d.models[d.best.model];
+  const RolePlan& p = d.eval.prefill;
+  const RolePlan& q = d.eval.decode;
+  // Each pool's problem is the one its instances were evaluated in (the model's simulators).
+  const launch::PoolPlan prefill{d.best.prefill, p.instances, p.gpus_per_instance,
+                                 model.PrefillSim(p.gpus_per_instance).problem()};
+  const launch::PoolPlan decode{d.best.decode, q.instances, q.gpus_per_instance,
+                                model.DecodeSim(q.gpus_per_instance).problem()};
   return launch::TranslateDisaggPlan(prefill, decode);
 }
 

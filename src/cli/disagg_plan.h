@@ -55,6 +55,8 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
 
 // JSON of a disaggregated plan (best.* fields of docs/PLAN.md).
 nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
+// One role of the plan in short: "<instances> x <gpus per instance> GPUs: <strategy text>".
+std::string DisaggRoleText(const RolePlan& r, const Strategy& s);
 // The short comparison object (strategy texts, tokens/s per GPU, latencies).
 nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
 // Launch commands of the recommended plan for every engine with disaggregated serving (index =
