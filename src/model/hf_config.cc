@@ -179,6 +179,11 @@ Status ReadCommon(const ObjectReader& r, ModelSpec* m,
 }
 
 // GQA head geometry: kv heads divide heads; head_dim defaults to hidden / heads.
+// A sliding window that may be absent or null (= none) but, when given, must be positive.
+StatusOr<int64_t> ReadWindowOr(const ObjectReader& r, std::string_view key) {
+  return r.IntOr(key, 0, 1, L::kMaxWindow);
+}
+
 Status ReadGqaHeads(const ObjectReader& r, ModelSpec* m) {
   m->attention = AttentionKind::kGqa;
   if (m->num_heads % m->num_kv_heads != 0)
@@ -260,7 +265,7 @@ Status ReadLlamaLike(const ObjectReader& r, Family f, ModelSpec* m) {
     L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
     L2S_ASSIGN_OR_RETURN(m->dense_ffn_bias, r.BoolOr("mlp_bias", false));
   } else if (f == Family::kMistral) {
-    L2S_ASSIGN_OR_RETURN(int64_t w, r.IntOr("sliding_window", 0, 1, L::kMaxWindow));
+    L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
     for (LayerSpec& l : m->layers) l.window = static_cast<int>(w);
   } else if (f == Family::kQwen2) {
     m->qkv_bias = true;  // Qwen2Attention: q/k/v with bias, o without
@@ -278,7 +283,7 @@ Status ReadMixtral(const ObjectReader& r, ModelSpec* m) {
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
   SetAllMoe(m);
-  L2S_ASSIGN_OR_RETURN(int64_t w, r.IntOr("sliding_window", 0, 1, L::kMaxWindow));
+  L2S_ASSIGN_OR_RETURN(int64_t w, ReadWindowOr(r, "sliding_window"));
   for (LayerSpec& l : m->layers) l.window = static_cast<int>(w);
   return Status::Ok();
 }
@@ -425,12 +430,6 @@ Status ReadLayerStrings(const ObjectReader& r, std::string_view key, int num_lay
     (*out)[static_cast<size_t>(i)] = found;
   }
   return Status::Ok();
-}
-
-// A sliding window that may be null (= none) but, when given, must be positive.
-StatusOr<int64_t> ReadWindowOr(const ObjectReader& r, std::string_view key) {
-  if (!r.Has(key)) return int64_t{0};
-  return r.Int(key, 1, L::kMaxWindow);
 }
 
 // DeepSeek Sparse Attention (deepseek_v32, glm_moe_dsa): every layer sparse, indexer fields with
