@@ -24,6 +24,7 @@
 #include "nn/attention.h"
 #include "nn/categorical.h"
 #include "nn/layers.h"
+#include "nn/policy_model.h"
 #include "nn/rng.h"
 #include "nn/tensor.h"
 
@@ -41,30 +42,30 @@ struct PolicyNetConfig {
   std::uint64_t seed = 0;
 };
 
-class PolicyNet {
+class PolicyNet final : public PolicyModel {
  public:
   // Validates the config (all dims >= 1, embed_dim % heads == 0, at least one head) and
   // initialises the weights from config.seed.
   static StatusOr<PolicyNet> Create(const PolicyNetConfig& config);
 
   // obs [T, A] with 1 <= T -> logits() [K]. Fails (and leaves logits untouched) on a shape mismatch.
-  Status Forward(const ConstMatRef& obs);
-  const Vec& logits() const { return logits_; }  // [K] from the latest Forward
+  Status Forward(const ConstMatRef& obs) override;
+  const Vec& logits() const override { return logits_; }  // [K] from the latest Forward
 
   // Backpropagates dL/dlogits [K] through the latest Forward and ACCUMULATES every parameter
   // gradient. Fails if no Forward happened or on a size mismatch. dL/dobs is not computed.
-  Status Backward(const Vec& dlogits);
+  Status Backward(const Vec& dlogits) override;
 
   // Re-draws all weights from `seed` (the searcher's restarts) and zeroes the gradients.
-  void Reinitialize(std::uint64_t seed);
+  void Reinitialize(std::uint64_t seed) override;
 
   // Views of every parameter and its gradient, in a fixed order. Valid while this object is alive
   // and not moved; re-fetch after a move.
-  std::vector<ParamRef> Params();
-  void ZeroGrad();  // allocation-free
+  std::vector<ParamRef> Params() override;
+  void ZeroGrad() override;  // allocation-free
 
   const PolicyNetConfig& config() const { return config_; }
-  const HeadLayout& layout() const { return layout_; }  // the heads over logits()
+  const HeadLayout& layout() const override { return layout_; }  // the heads over logits()
   int num_logits() const { return k_; }
 
  private:
