@@ -15,6 +15,7 @@
 #include "nn/policy_net.h"
 #include "nn/rng.h"
 #include "search/joint.h"
+#include "search/rl_features.h"
 #include "search/searchers.h"
 
 namespace l2s {
@@ -139,7 +140,8 @@ class RlRun {
   std::vector<bool> ordinal_;         // [num_heads] head uses the ordinal prior
   std::vector<double> log2_batch_;    // [batch options] log2 of each batch option (relbatch)
   bool relbatch_ = false;             // batch head prior keeps the elite's sequences per GPU
-  std::vector<nn::PolicyNet> net_;    // one element (PolicyNet has no default constructor)
+  std::unique_ptr<nn::PolicyModel> net_;  // PolicyNet, or the shared OptionScorer (warm)
+  nn::OptionScorer* scorer_ = nullptr;  // net_ when it is the shared network (warm >= 1)
   nn::Adam adam_;
   nn::MultiCategorical dist_;
   nn::Vec prior_;                     // [K] elite prior of the current proposal
@@ -240,19 +242,37 @@ Status RlRun::Run() {
   logits_.setZero(k_);
   dlogits_.setZero(k_);
 
-  nn::PolicyNetConfig cfg;
-  cfg.input_dim = k_ + 1;
-  cfg.embed_dim = o_.embed;
-  cfg.heads = o_.attn_heads;
-  cfg.mlp_hidden = o_.hidden;
-  cfg.head_sizes = sizes;
-  cfg.seed = NetSeed(seed_, 0);
-  StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
-  if (!net.ok()) return net.status();
-  net_.push_back(std::move(net).value());
+  // --- warm start (issue 14, item 3): the shared network over problem-independent features ---
+  if (o_.warm > 0 && sspace_ != nullptr) {
+    nn::ScorerWeights given{RlFeatureCount(), o_.warm_hidden, o_.warm_weights};
+    const nn::ScorerWeights* initial = !o_.warm_weights.empty() ? &given
+                                       : o_.warm == 1           ? PretrainedRlWeights()
+                                                                : nullptr;
+    if (o_.warm == 1 && initial == nullptr)
+      return Status::Unsupported(
+          "rl warm=1: no pretrained weights are compiled in (run tools/pretrain_rl)");
+    StatusOr<std::unique_ptr<nn::OptionScorer>> scorer =
+        MakeRlScorer(obj_->sim().problem(), *sspace_, initial, NetSeed(seed_, 0));
+    if (!scorer.ok()) return scorer.status();
+    scorer_ = scorer->get();
+    net_ = std::move(scorer).value();
+  }
+  // --- end of the warm-start hook ---
+  if (net_ == nullptr) {
+    nn::PolicyNetConfig cfg;
+    cfg.input_dim = k_ + 1;
+    cfg.embed_dim = o_.embed;
+    cfg.heads = o_.attn_heads;
+    cfg.mlp_hidden = o_.hidden;
+    cfg.head_sizes = sizes;
+    cfg.seed = NetSeed(seed_, 0);
+    StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
+    if (!net.ok()) return net.status();
+    net_ = std::make_unique<nn::PolicyNet>(std::move(net).value());
+  }
   nn::AdamConfig acfg;
   acfg.max_grad_norm = kMaxGradNorm;
-  StatusOr<nn::Adam> adam = nn::Adam::Create(net_[0].Params(), acfg);
+  StatusOr<nn::Adam> adam = nn::Adam::Create(net_->Params(), acfg);
   if (!adam.ok()) return adam.status();
   adam_ = std::move(adam).value();
 
@@ -297,6 +317,7 @@ Status RlRun::Run() {
       if (!st.ok()) return st;
     }
   }
+  if (scorer_ != nullptr) stats_->final_weights = scorer_->Weights().values;  // warm start
   return Status::Ok();
 }
 
@@ -321,7 +342,7 @@ void RlRun::SetPriorStrength(double q) {
 
 void RlRun::StartNetwork() {
   ++stats_->networks;
-  net_[0].Reinitialize(NetSeed(seed_, stats_->networks - 1));
+  net_->Reinitialize(NetSeed(seed_, stats_->networks - 1));
   adam_.Reset();
   buffer_.clear();
   life_start_ = obj_->calls();
@@ -400,7 +421,7 @@ void RlRun::HeadPrior(int h, std::span<const int> prefix, double* out) const {
 }
 
 void RlRun::Propose() {
-  nn::PolicyNet& net = net_[0];
+  nn::PolicyModel& net = *net_;
   // Shapes are fixed by construction ([rows >= 1, K + 1]); Forward cannot fail here.
   (void)net.Forward(obs_);
   logits_ = net.logits();
@@ -773,7 +794,7 @@ Status RlRun::Update() {
     baseline_ += (1.0 - o_.decay) * d;
     dev2_ = o_.decay * dev2_ + (1.0 - o_.decay) * d * d;
   }
-  nn::PolicyNet& net = net_[0];
+  nn::PolicyModel& net = *net_;
   const double inv_n = 1.0 / n;
   for (int ep = 0; ep < o_.epochs; ++ep) {
     for (const Sample& s : buffer_) {
@@ -813,7 +834,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon",
-                                     "jump", "megadims", "sweep", "dimgroups", "stall"});
+                                     "jump", "megadims", "sweep", "dimgroups", "stall", "warm"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -846,6 +867,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.dimgroups = spec.Bool("dimgroups", d.dimgroups);
   o.stall = spec.Double("stall", d.stall);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
+  const int64_t warm = spec.Int("warm", d.warm);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -860,7 +882,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("hidden", hidden, 1, 4096), range("attn", attn, 1, 4096),
                     range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
                     range("epochs", epochs, 1, 100),
-                    range("prior_from", prior_from, 0, 1000)}) {
+                    range("prior_from", prior_from, 0, 1000), range("warm", warm, 0, 2)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -871,6 +893,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.rollout = static_cast<int>(rollout);
   o.epochs = static_cast<int>(epochs);
   o.prior_from = static_cast<int>(prior_from);
+  o.warm = static_cast<int>(warm);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -905,6 +928,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
         fmt::format("searcher 'rl': option stall={} must be in (0, 100]", o.stall));
   if (o.beta < 0 || o.entropy < 0)
     return Status::InvalidArgument("searcher 'rl': options beta and ent must be >= 0");
+  if (o.warm == 1 && PretrainedRlWeights() == nullptr)
+    return Status::InvalidArgument(
+        "searcher 'rl': warm=1 needs pretrained weights and none are compiled in (tools/pretrain_rl)");
   if (o.invalid_reward >= 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': option invalid={} must be negative", o.invalid_reward));
@@ -912,16 +938,18 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
 }
 
 std::string RlSpecText(const RlOptions& o) {
+  // warm is written only when on, so the default searcher's name is unchanged.
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
-      "megadims={},sweep={},dimgroups={},stall={})",
+      "megadims={},sweep={},dimgroups={},stall={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
-      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall);
+      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall) +
+         (o.warm != 0 ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

@@ -71,12 +71,21 @@
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, sweep, dimgroups, stall)
+//      relbatch, canon, jump, megadims, sweep, dimgroups, stall, warm)
+//
+// Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
+// problem-independent option features of search/rl_features.h instead of the per-problem
+// PolicyNet, and every lifetime starts from the pretrained weights shipped in
+// src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones. warm=2: the same shared
+// network from random weights (what pretraining starts from). Everything else (prior, sweeps,
+// restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
+// disaggregated joint space) the per-problem network is used whatever `warm` says.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "search/search.h"
@@ -114,6 +123,12 @@ struct RlOptions {
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
   bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
   double stall = 1.0;        // sweep once the best has not improved for stall x a chunk of calls
+  int warm = 0;              // 0: per-problem network; 1: shared pretrained; 2: shared, random
+  // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
+  // place of the shipped ones (nn::ScorerWeights::values of RlFeatureCount() features and
+  // `warm_hidden` hidden units).
+  std::vector<double> warm_weights;
+  int warm_hidden = 0;
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
@@ -132,6 +147,9 @@ struct RlStats {
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
   int64_t sweeps = 0;        // pair sweeps run (sweep=1)
+  // warm >= 1: the shared network's weights at the end of the search (tools/pretrain_rl carries
+  // them to the next problem); empty otherwise.
+  std::vector<double> final_weights;
 };
 
 class RlSearcher final : public Searcher {

@@ -1,0 +1,245 @@
+// pretrain_rl: pretrains the RL searcher's shared policy (issue 14, item 3) across generated
+// problems and writes the weights that `rl(warm=1)` starts from.
+//
+//   pretrain_rl [--seed 1] [--passes 2] [--budget 300] [--lr 1e-3]
+//               [--out-cc src/search/rl_pretrained.cc] [--out-weights FILE] [--list]
+//
+// Problems: every training model x training cluster x workload below (kTrainModels x kTrainGpus x
+// kTrainCounts x the workloads of Workloads()), those where Megatron's heuristic finds no valid
+// plan left out. Held out (never trained on, the warm-vs-cold study of docs/RL_STUDY.md):
+// the models kHeldOutModels and the clusters made of h200 GPUs or of 16 or 64 GPUs.
+//
+// Training: one RL search per problem (rl with the shared network, `warm` weights carried from
+// the previous problem, no restarts so one network lives the whole search, no elite prior and no
+// sweeps so every call is a policy sample that PPO learns from: the pure policy that a warm
+// search's first lifetime samples from), problems in an order shuffled by --seed, --passes times
+// over the list. PPO therefore continues across problems; Adam's moments restart per problem.
+// Deterministic for its seed: every search is seeded from (--seed, pass, problem index), one
+// thread.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "nn/option_scorer.h"
+#include "nn/rng.h"
+#include "search/rl.h"
+#include "search/rl_features.h"
+#include "search/search.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+
+namespace l2s {
+namespace {
+
+// Held out of training: these models, GPU type and GPU counts (docs/RL_STUDY.md, warm start).
+const std::vector<std::string> kHeldOutModels = {"llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b",
+                                                 "kimi-k2"};
+const std::vector<std::string> kTrainGpus = {"h100", "a100", "b200", "h20"};  // not h200
+const std::vector<int> kTrainCounts = {8, 32, 128};                          // not 16, 64
+
+struct TrainProblem {
+  std::string label;
+  Problem problem;
+};
+
+// Decode at 2k / 8k / 32k context, prefill of 2k / 8k prompts, serve 2k in / 512 out under
+// TTFT 2 s / TPOT 50 ms (the serve problems of docs/RESULTS.md).
+std::vector<Workload> Workloads(const ModelSpec& m) {
+  std::vector<Workload> out;
+  for (int64_t ctx : {2048, 8192, 32768}) {
+    Workload w;
+    w.mode = Mode::kDecode;
+    w.context = ctx;
+    out.push_back(w);
+  }
+  for (int64_t isl : {2048, 8192}) {
+    Workload w;
+    w.mode = Mode::kPrefill;
+    w.isl = isl;
+    out.push_back(w);
+  }
+  Workload s;
+  s.mode = Mode::kServe;
+  s.isl = 2048;
+  s.osl = 512;
+  s.ttft_ms = 2000;
+  s.tpot_ms = 50;
+  out.push_back(s);
+  for (Workload& w : out) {
+    w.weight = m.weight_dtype;
+    w.max_batch = 1024;
+  }
+  return out;
+}
+
+std::string WorkloadLabel(const Workload& w) {
+  const int64_t len = w.mode == Mode::kDecode ? w.context : w.isl;
+  return fmt::format("{}k:{}", len / 1024, ModeName(w.mode));
+}
+
+// Every training problem with a valid Megatron plan, in a fixed order.
+std::vector<TrainProblem> TrainingProblems(bool verbose) {
+  std::vector<TrainProblem> out;
+  for (const std::string& name : ModelPresetNames()) {
+    if (std::find(kHeldOutModels.begin(), kHeldOutModels.end(), name) != kHeldOutModels.end())
+      continue;
+    StatusOr<ModelSpec> model = ModelPreset(name);
+    if (!model.ok()) continue;
+    for (const std::string& gpu : kTrainGpus) {
+      for (int gpus : kTrainCounts) {
+        StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
+        if (!cluster.ok()) continue;
+        for (const Workload& w : Workloads(*model)) {
+          TrainProblem tp;
+          tp.label = fmt::format("{}:{}@{}x{}", name, WorkloadLabel(w), gpus, gpu);
+          tp.problem = Problem{*model, *cluster, w};
+          const Simulator sim(tp.problem);
+          StatusOr<StrategySpace> space = StrategySpace::Make(sim.problem().model, gpus);
+          if (!space.ok()) continue;
+          StatusOr<std::unique_ptr<Searcher>> mg = MakeSearcher("megatron");
+          if (!mg.ok()) continue;
+          const SearchResult r = (*mg)->Search(sim, *space, 1, 0, nullptr);
+          if (!r.found) {
+            if (verbose) fmt::print("  skipped (no valid Megatron plan): {}\n", tp.label);
+            continue;
+          }
+          out.push_back(std::move(tp));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// SplitMix64 step (as rl.cc's seed derivation).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string GeneratedSource(const nn::ScorerWeights& w, const std::string& command) {
+  std::string s = fmt::format(
+      "// Generated by tools/pretrain_rl; do not edit. Regenerate with:\n//   {}\n"
+      "// The shared RL policy's pretrained weights (nn::OptionScorer, {} features per option, {} "
+      "hidden units,\n// {} values): see docs/RL_STUDY.md, \"Pretrained policy\".\n"
+      "#include <iterator>\n\n#include \"search/rl_features.h\"\n\nnamespace l2s {{\n\nnamespace {{\n"
+      "constexpr int kFeatures = {};\nconstexpr int kHidden = {};\nconstexpr double kValues[] = {{\n",
+      command, w.features, w.hidden, w.values.size(), w.features, w.hidden);
+  for (size_t i = 0; i < w.values.size(); ++i)
+    s += fmt::format("{}{:.17g},{}", i % 4 == 0 ? "    " : " ", w.values[i],
+                     i % 4 == 3 || i + 1 == w.values.size() ? "\n" : "");
+  s += "};\n}  // namespace\n\nconst nn::ScorerWeights* PretrainedRlWeights() {\n"
+       "  static const nn::ScorerWeights kWeights{kFeatures, kHidden,\n"
+       "                                          std::vector<double>(std::begin(kValues), "
+       "std::end(kValues))};\n  return &kWeights;\n}\n\n}  // namespace l2s\n";
+  return s;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"pretrain_rl: pretrain the RL searcher's shared policy across problems"};
+  uint64_t seed = 1;
+  int passes = 2;
+  int64_t budget = 300;
+  double lr = 1e-3;
+  std::string out_cc, out_weights;
+  bool list = false;
+  app.add_option("--seed", seed, "training seed (problem order, network init, sampling)");
+  app.add_option("--passes", passes, "passes over the training problems")->check(CLI::Range(1, 100));
+  app.add_option("--budget", budget, "simulator calls per training search")
+      ->check(CLI::Range(8, 100000));
+  app.add_option("--lr", lr, "Adam learning rate (cosine-annealed over each search)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--out-cc", out_cc, "write the weights as C++ source (src/search/rl_pretrained.cc)");
+  app.add_option("--out-weights", out_weights, "write the weights as text (nn/option_scorer.h)");
+  app.add_flag("--list", list, "print the training problems and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<TrainProblem> problems = TrainingProblems(list);
+  if (list) {
+    for (const TrainProblem& p : problems) fmt::print("{}\n", p.label);
+    fmt::print("{} training problems\n", problems.size());
+    return 0;
+  }
+  RlOptions o;
+  o.warm = 2;
+  o.restarts = false;
+  o.prior = 0;
+  o.prior0 = 0;
+  o.sweep = false;
+  o.lr = lr;
+  std::vector<int> order(problems.size());
+  nn::Rng rng(Mix(seed ^ 0x7072657472ULL));
+  int64_t searches = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    for (size_t i = order.size(); i > 1; --i) {
+      const size_t j = std::min(i - 1, static_cast<size_t>(rng.Uniform() * static_cast<double>(i)));
+      std::swap(order[i - 1], order[j]);
+    }
+    double frac_sum = 0;
+    for (size_t n = 0; n < order.size(); ++n) {
+      const TrainProblem& tp = problems[order[n]];
+      const Simulator sim(tp.problem);
+      StatusOr<StrategySpace> space =
+          StrategySpace::Make(sim.problem().model, tp.problem.cluster.num_gpus);
+      if (!space.ok()) continue;
+      RlSearcher rl(o);
+      const uint64_t s = Mix(Mix(seed) ^ Mix(static_cast<uint64_t>(pass) * 1000003ULL + n));
+      const SearchResult r = rl.Search(sim, *space, budget, s, nullptr);
+      ++searches;
+      if (!rl.last_stats().final_weights.empty()) {
+        o.warm_weights = rl.last_stats().final_weights;
+        o.warm_hidden = o.warm_hidden > 0 ? o.warm_hidden : kRlScorerHidden;
+      }
+      // Progress: mean of (best found / first valid value) over the pass so far is not
+      // comparable across problems; print the valid fraction of the latest search instead.
+      const RlStats& st = rl.last_stats();
+      frac_sum += st.proposals > 0 ? 1.0 - static_cast<double>(st.invalid) / st.proposals : 0;
+      if ((n + 1) % 100 == 0 || n + 1 == order.size())
+        fmt::print(stderr, "pass {} problem {}/{}: valid proposals {:.3f} (mean so far), {:.0f} s\n",
+                   pass + 1, n + 1, order.size(), frac_sum / static_cast<double>(n + 1),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      (void)r;
+    }
+  }
+  const nn::ScorerWeights w{RlFeatureCount(), o.warm_hidden, o.warm_weights};
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("pretrain_rl: {} problems, {} searches of {} calls, {} weights, {:.0f} s\n",
+             problems.size(), searches, budget, w.values.size(), secs);
+  const std::string command =
+      fmt::format("pretrain_rl --seed {} --passes {} --budget {} --lr {} --out-cc ...", seed,
+                  passes, budget, lr);
+  if (!out_weights.empty()) {
+    std::ofstream f(out_weights);
+    f << nn::ScorerWeightsToText(w);
+    if (!f) {
+      fmt::print(stderr, "pretrain_rl: cannot write {}\n", out_weights);
+      return 1;
+    }
+  }
+  if (!out_cc.empty()) {
+    std::ofstream f(out_cc);
+    f << GeneratedSource(w, command);
+    if (!f) {
+      fmt::print(stderr, "pretrain_rl: cannot write {}\n", out_cc);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace l2s
+
+int main(int argc, char** argv) { return l2s::Main(argc, argv); }
