@@ -30,7 +30,7 @@ PaperSetting MakeSetting() { return bench::MakePaperSetting("gpt-moe-1.2t", 1024
 
 const std::vector<std::string>& Specs() {
   static const std::vector<std::string> specs = {
-      "rl", "rl(embed=256,hidden=256,rollout=2,elites=3)"};
+      "rl", "rl(embed=256,hidden=256,rollout=2,elites=3)", "rl(warm=1)"};
   return specs;
 }
 
@@ -52,7 +52,7 @@ void BM_Rl4000(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
   state.SetLabel(spec);
 }
-BENCHMARK(BM_Rl4000)->DenseRange(0, 1)->Unit(benchmark::kSecond)->Iterations(2);
+BENCHMARK(BM_Rl4000)->DenseRange(0, 2)->Unit(benchmark::kSecond)->Iterations(2);
 
 // The simulator's share: 4,000 prefix-masked uniform proposals evaluated.
 void BM_Simulate4000(benchmark::State& state) {

@@ -1,21 +1,35 @@
 // pretrain_rl: pretrains the RL searcher's shared policy (issue 14, item 3) across generated
-// problems and writes the weights that `rl(warm=1)` starts from.
+// problems and writes the weights that `rl(warm=1)` starts from (docs/RL_STUDY.md, "Pretrained
+// policy").
 //
-//   pretrain_rl [--seed 1] [--passes 2] [--budget 300] [--lr 1e-3]
+//   pretrain_rl [--seed 1] [--method bc|ppo] [--epochs 60] [--batch 16] [--elite-obs 2]
+//               [--lr 3e-3] [--cache FILE] [--init FILE] [--passes 2] [--budget 300]
 //               [--out-cc src/search/rl_pretrained.cc] [--out-weights FILE] [--list]
 //
-// Problems: every training model x training cluster x workload below (kTrainModels x kTrainGpus x
-// kTrainCounts x the workloads of Workloads()), those where Megatron's heuristic finds no valid
-// plan left out. Held out (never trained on, the warm-vs-cold study of docs/RL_STUDY.md):
-// the models kHeldOutModels and the clusters made of h200 GPUs or of 16 or 64 GPUs.
+// Shipped weights: `pretrain_rl --out-cc src/search/rl_pretrained.cc` (all defaults; ~3 min of
+// CPU on one core, most of it the exact oracle of every training problem).
 //
-// Training: one RL search per problem (rl with the shared network, `warm` weights carried from
-// the previous problem, no restarts so one network lives the whole search, no elite prior and no
-// sweeps so every call is a policy sample that PPO learns from: the pure policy that a warm
-// search's first lifetime samples from), problems in an order shuffled by --seed, --passes times
-// over the list. PPO therefore continues across problems; Adam's moments restart per problem.
-// Deterministic for its seed: every search is seeded from (--seed, pass, problem index), one
-// thread.
+// Problems: every training model x training cluster x workload below (the presets but
+// kHeldOutModels x kTrainGpus x kTrainCounts x Workloads()), those where Megatron's heuristic
+// finds no valid plan left out (606 problems). Held out (never trained on; the warm-vs-cold study):
+// the models kHeldOutModels and every cluster of h200 GPUs or of 16 or 64 GPUs.
+//
+// --method bc (default): behaviour cloning. Each problem's exact optimum (the oracle) is the
+// target; Adam minimises the mean over problems of -log pi(optimum | observation) under the
+// masked per-head distributions the searcher samples from, for an observation without elites and
+// --elite-obs observations of three random valid strategies (so the elite features learn what
+// they can add instead of staying at their random initialisation); minibatches of --batch
+// problems, --epochs epochs, lr cosine-annealed from --lr to 0. --cache keeps the optima in a file
+// (read when it exists): the oracle runs are most of the time.
+//
+// --method ppo: one RL search per problem (the shared network, weights carried from the previous
+// problem, no restarts, no elite prior and no sweeps, so every call is a policy sample PPO learns
+// from), problems shuffled by --seed, --passes times. PPO continues across problems; Adam's
+// moments restart per problem. Measured worse than no pretraining (docs/RL_STUDY.md); kept to
+// reproduce that result.
+//
+// Deterministic for its seed (problem order, initial weights, random elites, sampling), one
+// thread; --init starts from given weights, --passes 0 only converts --init to --out-cc.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -132,6 +146,17 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// 0..n-1 in a random order (Fisher-Yates with rng).
+std::vector<int> ShuffledOrder(size_t n, nn::Rng& rng) {
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  for (size_t i = n; i > 1; --i) {
+    const size_t j = std::min(i - 1, static_cast<size_t>(rng.Uniform() * static_cast<double>(i)));
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
 // One behaviour-cloning example: a training problem's option features, its exact optimum
 // (oracle) as the target of every head, the prefix mask of that target (the distribution the
 // searcher samples each head from), and observations to score it under.
@@ -193,11 +218,7 @@ double TrainBc(std::vector<BcExample>& ex, std::vector<double>* w, int epochs, i
   const int64_t total = steps_per_epoch * epochs;
   double last_loss = 0;
   for (int e = 0; e < epochs; ++e) {
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    for (size_t i = order.size(); i > 1; --i) {
-      const size_t j = std::min(i - 1, static_cast<size_t>(rng.Uniform() * static_cast<double>(i)));
-      std::swap(order[i - 1], order[j]);
-    }
+    order = ShuffledOrder(order.size(), rng);
     double loss_sum = 0;
     int64_t loss_n = 0;
     for (size_t start = 0; start < order.size(); start += batch) {
@@ -260,7 +281,7 @@ int Main(int argc, char** argv) {
   uint64_t seed = 1;
   int passes = 2;
   int64_t budget = 300;
-  double lr = 1e-3;
+  double lr = 3e-3;
   std::string out_cc, out_weights, init;
   bool list = false;
   std::string method = "bc";
@@ -393,11 +414,7 @@ int Main(int argc, char** argv) {
     passes = 0;  // PPO passes below are skipped
   }
   for (int pass = 0; pass < passes; ++pass) {
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    for (size_t i = order.size(); i > 1; --i) {
-      const size_t j = std::min(i - 1, static_cast<size_t>(rng.Uniform() * static_cast<double>(i)));
-      std::swap(order[i - 1], order[j]);
-    }
+    order = ShuffledOrder(order.size(), rng);
     double frac_sum = 0;
     for (size_t n = 0; n < order.size(); ++n) {
       const TrainProblem& tp = problems[order[n]];
