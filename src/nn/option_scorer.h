@@ -18,7 +18,8 @@
 //
 // Initialisation: Glorot-uniform hidden layers, the last one at gain 0.01 (near-uniform start, as
 // nn::PolicyNet), or a given weight vector (the pretrained weights); Reinitialize goes back to
-// that same start, so a searcher's restarts each begin from what pretraining learned.
+// that same start until ClearInitial, after which it draws from its seed (the RL searcher's
+// restarts: only its first lifetime starts from what pretraining learned).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,8 @@ class OptionScorer final : public PolicyModel {
   ScorerWeights Weights();
   // Replaces the current weights (not the initial ones). Fails on a shape mismatch.
   Status SetWeights(const ScorerWeights& w);
+  // Later Reinitialize calls draw random weights from their seed instead of the initial ones.
+  void ClearInitial() { config_.initial.clear(); }
   int features() const { return static_cast<int>(config_.features.cols()); }
   int hidden() const { return config_.hidden; }
 

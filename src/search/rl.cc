@@ -342,6 +342,9 @@ void RlRun::SetPriorStrength(double q) {
 
 void RlRun::StartNetwork() {
   ++stats_->networks;
+  // Warm start: only the first lifetime starts from the pretrained weights; restarts draw random
+  // ones as the cold searcher does (measured in docs/RL_STUDY.md, "Pretrained policy").
+  if (scorer_ != nullptr) scorer_->ClearInitial();
   net_->Reinitialize(NetSeed(seed_, stats_->networks - 1));
   adam_.Reset();
   buffer_.clear();

@@ -75,10 +75,12 @@
 //
 // Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
 // problem-independent option features of search/rl_features.h instead of the per-problem
-// PolicyNet, and every lifetime starts from the pretrained weights shipped in
-// src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones. warm=2: the same shared
-// network from random weights (what pretraining starts from). Everything else (prior, sweeps,
-// restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
+// PolicyNet, and the first lifetime starts from the pretrained weights shipped in
+// src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts draw random
+// weights as the cold searcher does (restarting from the pretrained weights kept the pretrained
+// bias in every lifetime and hurt the paper's 64k problems, docs/RL_STUDY.md). warm=2: the same
+// shared network from random weights (what pretraining starts from). Everything else (prior,
+// sweeps, restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
 // disaggregated joint space) the per-problem network is used whatever `warm` says.
 #pragma once
 

@@ -148,8 +148,8 @@ TEST(OptionScorer, WeightsRoundTripThroughText) {
   EXPECT_FALSE(other.SetWeights(wrong).ok());
 }
 
-// With initial weights, Reinitialize (a searcher's restart) goes back to them whatever the seed;
-// without, it draws from the seed.
+// With initial weights, Reinitialize goes back to them whatever the seed; without (or after
+// ClearInitial), it draws from the seed.
 TEST(OptionScorer, ReinitializeReturnsToTheInitialWeights) {
   OptionScorer trained = Make(SmallConfig(11));
   for (const ParamRef& p : trained.Params())
@@ -162,6 +162,10 @@ TEST(OptionScorer, ReinitializeReturnsToTheInitialWeights) {
     for (std::size_t i = 0; i < p.size; ++i) p.value[i] -= 1.0;
   warm.Reinitialize(777);
   EXPECT_EQ(warm.Weights().values, c.initial);
+  // After ClearInitial (the searcher's restarts), Reinitialize draws from its seed.
+  warm.ClearInitial();
+  warm.Reinitialize(12);
+  EXPECT_EQ(warm.Weights().values, Make(SmallConfig(12)).Weights().values);
   OptionScorer cold_a = Make(SmallConfig(13));
   OptionScorer cold_b = Make(SmallConfig(14));
   EXPECT_NE(cold_a.Weights().values, cold_b.Weights().values);
