@@ -125,6 +125,7 @@ class RlRun {
   void DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
                    bool* improved);
   std::vector<int> Config(const std::vector<int>& idx) const;
+  void NoteConfig(double v);
   Elite GroupDescent(std::vector<int> start, double value);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
@@ -174,8 +175,10 @@ class RlRun {
     bool lower_batch_may_fit = false;  // invalid for memory or an SLO
   };
   std::map<std::vector<int>, Known> known_;
-  // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at.
+  // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
+  // and the best valid point evaluated in each configuration (policy proposals included).
   std::set<std::vector<int>> climbed_;
+  std::map<std::vector<int>, Elite> config_best_;
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -594,6 +597,14 @@ std::vector<int> RlRun::Config(const std::vector<int>& idx) const {
   return k;
 }
 
+// diverse=1: remembers action_ (valid, of value v) as the best point of its configuration when it
+// is.
+void RlRun::NoteConfig(double v) {
+  if (!o_.diverse || sspace_ == nullptr) return;
+  Elite& e = config_best_[Config(action_)];
+  if (v > e.value) e = Elite{action_, v};
+}
+
 // The point a sweep and its compound moves start from: the best elite, unless (diverse=1) a climb
 // of the compound moves already started from or ended at its configuration (pp, tp, ep and the
 // heads after the dims). Then the best point evaluated so far (elites, sweep and descent
@@ -608,8 +619,7 @@ Elite RlRun::SweepBase() {
       auto consider = [&](const std::vector<int>& idx, double v) {
         if (v > alt.value && climbed_.find(Config(idx)) == climbed_.end()) alt = Elite{idx, v};
       };
-      for (const Elite& e : elites_) consider(e.idx, e.value);
-      for (const auto& [key, k] : known_) consider(key, k.value);
+      for (const auto& [config, e] : config_best_) consider(e.idx, e.value);
       if (alt.value > 0) {
         base = std::move(alt);
         ++stats_->diverse;
@@ -745,10 +755,9 @@ void RlRun::CompoundMoves(const Elite& from) {
     if (o_.batchfit) {
       std::stable_sort(screened.begin(), screened.end(),
                        [](const auto& x, const auto& y) { return x.first > y.first; });
-      // Only the kDescendTop best-screened moves are descended from: a pass then costs a few
+      // Only the `descents` best-screened moves are descended from: a pass then costs a few
       // descents, and the budget goes to climbs from other configurations (diverse).
-      constexpr size_t kDescendTop = 4;
-      for (size_t i = 0; i < screened.size() && i < kDescendTop; ++i) {
+      for (size_t i = 0; i < screened.size() && i < static_cast<size_t>(o_.descents); ++i) {
         if (improved || obj_->Done()) break;
         DescendFrom(&screened[i], base, &cur, &improved);
       }
@@ -854,6 +863,7 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   k.value = e.tokens_per_s_per_gpu;
   if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
   UpdateElites(e.tokens_per_s_per_gpu);
+  NoteConfig(e.tokens_per_s_per_gpu);
   return e.tokens_per_s_per_gpu;
 }
 
@@ -938,6 +948,7 @@ void RlRun::Record(const Evaluation& e) {
     reward = o_.alpha * raw + beta * (raw - best_raw_);
     best_raw_ = std::max(best_raw_, raw);
     UpdateElites(v);
+    NoteConfig(v);
   } else {
     ++stats_->invalid;
     if (e.verdict == Verdict::kStructure) ++stats_->structural;
@@ -1017,7 +1028,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon",
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
-                                     "batchfit", "diverse", "pairsweep", "pairmoves"});
+                                     "batchfit", "diverse", "pairsweep", "pairmoves", "descents"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1054,6 +1065,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.pairsweep = spec.Bool("pairsweep", d.pairsweep);
   o.pairmoves = spec.Bool("pairmoves", d.pairmoves);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
+  const int64_t descents = spec.Int("descents", d.descents);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1068,7 +1080,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("hidden", hidden, 1, 4096), range("attn", attn, 1, 4096),
                     range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
                     range("epochs", epochs, 1, 100),
-                    range("prior_from", prior_from, 0, 1000)}) {
+                    range("prior_from", prior_from, 0, 1000),
+                    range("descents", descents, 1, 1000)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -1079,6 +1092,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.rollout = static_cast<int>(rollout);
   o.epochs = static_cast<int>(epochs);
   o.prior_from = static_cast<int>(prior_from);
+  o.descents = static_cast<int>(descents);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -1124,13 +1138,14 @@ std::string RlSpecText(const RlOptions& o) {
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
-      "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},pairmoves={})",
+      "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},pairmoves={},descents={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
-      o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0);
+      o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
+      o.descents);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

@@ -75,7 +75,7 @@
 //      no group of its own); the compound moves are every other option of pp, tp and ep (a degree
 //      move made structurally invalid by the heads after the dims resets those to their first
 //      option; a tp move is also tried with every dim `none`) and of the heads after the dims,
-//      each fitted, and descents start from the four best of them in decreasing order of that
+//      each fitted, and descents start from the `descents` (4) best of them in decreasing order of that
 //      value; pairmoves adds two changes at once (one option either way of a degree head with one
 //      of another degree head or another option of a head after the dims). diverse: a sweep whose best elite's
 //      configuration (pp, tp, ep, heads after the dims) a climb already started from or ended at
@@ -88,7 +88,7 @@
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
-//      pairmoves)
+//      pairmoves, descents)
 #pragma once
 
 #include <cstdint>
@@ -134,6 +134,7 @@ struct RlOptions {
   bool batchfit = true;      // compound moves and descents compare points at their own best batch
   bool pairsweep = false;     // sweep: evaluate the pair neighbourhood before the compound moves
   bool pairmoves = true;     // batchfit: compound moves also change two heads at once
+  int descents = 4;          // batchfit: screened compound moves descended from per climb pass
   bool diverse = true;       // a sweep whose base was swept before starts from another config
 };
 
