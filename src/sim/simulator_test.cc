@@ -194,6 +194,48 @@ TEST(Simulator, FastPathMatchesPerLayerReference) {
   }
 }
 
+TEST(Simulator, EvaluateWithoutBreakdownHasEvaluatesOtherFigures) {
+  // The searchers' path skips only the attribution to operators: every other field equals
+  // Evaluate's exactly, over random strategies, fixed and auto batches, every mode, with SLOs
+  // that bind (serve) so that the auto batch's SLO bisection runs too.
+  std::mt19937_64 rng(41);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(6)};
+  int valid = 0, with_bd = 0;
+  for (const ModelSpec& m : models) {
+    auto space = StrategySpace::Make(m, 16, SpaceOptions{});
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kPrefill, Mode::kServe}) {
+      Problem p = MakeProblem(m, 16, mode);
+      if (mode == Mode::kServe) p.workload.tpot_ms = 40;
+      Simulator sim(p);
+      for (int i = 0; i < 100; ++i) {
+        Strategy s = RandomStrategy(*space, rng);
+        if (i % 2 == 0) s.batch = 0;
+        const Evaluation a = sim.Evaluate(s), b = sim.EvaluateWithoutBreakdown(s);
+        EXPECT_EQ(a.verdict, b.verdict) << ToText(s);
+        EXPECT_EQ(a.batch, b.batch) << ToText(s);
+        EXPECT_EQ(a.tokens_per_s, b.tokens_per_s) << ToText(s);
+        EXPECT_EQ(a.tokens_per_s_per_gpu, b.tokens_per_s_per_gpu);
+        EXPECT_EQ(a.ttft_s, b.ttft_s);
+        EXPECT_EQ(a.tpot_s, b.tpot_s);
+        EXPECT_EQ(a.stage_s, b.stage_s);
+        EXPECT_EQ(a.slowest_stage, b.slowest_stage);
+        EXPECT_EQ(a.mem_bytes, b.mem_bytes);
+        EXPECT_EQ(a.weight_bytes, b.weight_bytes);
+        EXPECT_EQ(a.kv_bytes, b.kv_bytes);
+        EXPECT_EQ(a.accept, b.accept);
+        EXPECT_EQ(a.mtp_s, b.mtp_s);
+        EXPECT_EQ(a.adp_imbalance, b.adp_imbalance);
+        EXPECT_EQ(b.compute_s + b.comm_s, 0.0);
+        valid += a.valid() ? 1 : 0;
+        with_bd += a.compute_s + a.comm_s > 0 ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(valid, 100);
+  EXPECT_GT(with_bd, 100);  // Evaluate did attribute the time it was compared with
+}
+
 TEST(Simulator, AutoBatchFindsTheBestFeasibleBatch) {
   // Exhaustive over every batch 1..max_batch versus the auto search.
   std::mt19937_64 rng(9);
