@@ -1138,7 +1138,8 @@ std::string RlSpecText(const RlOptions& o) {
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
-      "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},pairmoves={},descents={})",
+      "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
+      "pairmoves={},descents={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
