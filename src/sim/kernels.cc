@@ -150,8 +150,9 @@ double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, do
 // XQA's multi-block split (kernels.h). The engine floors the cut to an integer; the real-valued
 // form keeps streams x nb, and so the time, monotone in the batch.
 double XqaBlocksPerStream(double keys, double streams, double batch, double sms) {
-  double nb = keys / 128.0;                                // kMinHistoryTokensPerBlock
-  nb = std::max(std::min(nb, std::sqrt(8.0 * nb)), 1.0);  // bound the final reduction
+  double nb = keys / 128.0;                   // kMinHistoryTokensPerBlock
+  if (nb > 8.0) nb = std::sqrt(8.0 * nb);      // bound the final reduction (sqrt(8 nb) < nb)
+  nb = std::max(nb, 1.0);
   const double waves = streams * nb / sms;
   if (waves > 8.0) nb = std::max(nb * 8.0 / waves, 1.0);  // kTargetWaveFactor
   return std::max(std::min(nb, 6000.0 / std::max(batch, 1.0)), 1.0);  // workspace sub-sequences
