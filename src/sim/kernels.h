@@ -125,8 +125,9 @@ struct AttnDecodeCoeffs {
 //   flops = batch * heads * (2 qk + 2 v) * keys, keys = seq^2/2; same form as AttnPrefillCoeffs.
 // MLA decode (absorbed; latent cache of latent + rope per token):
 //   flops = batch * heads * keys * (2 (latent + rope) + 2 latent), bytes = batch * keys *
-//   (latent + rope) * kv_bytes; the grouped path of AttnDecodeCoeffs (index 0) with one stream per
-//   sequence (absorbed MLA is MQA over the latent cache).
+//   (latent + rope) * kv_bytes; the per-head form of AttnDecodeCoeffs with the index-0 terms
+//   (seq_s, eff_compute, par_half, block_keys, max_blocks, eff_keys over keys) and one stream per
+//   sequence (absorbed MLA is MQA over the latent cache; its own fit, not the XQA wave model).
 struct KernelCoeffs {
   const char* name;  // calibration set, e.g. "h100_sxm"
   GemmCoeffs gemm[kNumGemmKinds];
