@@ -1,6 +1,7 @@
 // Simulator throughput: evaluations per second per core over random valid strategies
 // (issue targets: >= 500,000/s in decode mode with a fixed batch, >= 50,000/s in serve mode with
-// batch "auto"). Reported in docs/COST_MODEL.md.
+// batch "auto"). Reported in docs/COST_MODEL.md. BM_Search* time the call searchers make
+// (Simulator::EvaluateWithoutBreakdown), the others the full Evaluate the printed plan uses.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -54,12 +55,16 @@ Fixture Make(const char* model, int gpus, Mode mode, bool auto_batch) {
   return f;
 }
 
-void Run(benchmark::State& state, const char* model, int gpus, Mode mode, bool auto_batch) {
+// breakdown = false: the searchers' call (Objective::Evaluate), without the attribution of the
+// time to operators that only the printed plan reads.
+void Run(benchmark::State& state, const char* model, int gpus, Mode mode, bool auto_batch,
+         bool breakdown = true) {
   Fixture f = Make(model, gpus, mode, auto_batch);
   size_t i = 0;
   double sink = 0;
   for (auto _ : state) {
-    const Evaluation e = f.sim->Evaluate(f.strategies[i++ & 1023]);
+    const Strategy& s = f.strategies[i++ & 1023];
+    const Evaluation e = breakdown ? f.sim->Evaluate(s) : f.sim->EvaluateWithoutBreakdown(s);
     sink += e.tokens_per_s;
   }
   benchmark::DoNotOptimize(sink);
@@ -70,6 +75,9 @@ void Run(benchmark::State& state, const char* model, int gpus, Mode mode, bool a
 void BM_DecodeFixedBatch_GptMoe16T(benchmark::State& s) { Run(s, "gpt-moe-1.6t", 1024, Mode::kDecode, false); }
 void BM_DecodeFixedBatch_DeepSeekV3(benchmark::State& s) { Run(s, "deepseek-v3", 64, Mode::kDecode, false); }
 void BM_DecodeFixedBatch_Llama70B(benchmark::State& s) { Run(s, "llama-3.1-70b", 16, Mode::kDecode, false); }
+void BM_SearchDecodeFixedBatch_GptMoe16T(benchmark::State& s) { Run(s, "gpt-moe-1.6t", 1024, Mode::kDecode, false, false); }
+void BM_SearchDecodeFixedBatch_DeepSeekV3(benchmark::State& s) { Run(s, "deepseek-v3", 64, Mode::kDecode, false, false); }
+void BM_SearchDecodeFixedBatch_Llama70B(benchmark::State& s) { Run(s, "llama-3.1-70b", 16, Mode::kDecode, false, false); }
 void BM_ServeAutoBatch_GptMoe16T(benchmark::State& s) { Run(s, "gpt-moe-1.6t", 1024, Mode::kServe, true); }
 void BM_ServeAutoBatch_DeepSeekV3(benchmark::State& s) { Run(s, "deepseek-v3", 64, Mode::kServe, true); }
 void BM_ServeAutoBatch_Llama70B(benchmark::State& s) { Run(s, "llama-3.1-70b", 16, Mode::kServe, true); }
@@ -77,6 +85,9 @@ void BM_ServeAutoBatch_Llama70B(benchmark::State& s) { Run(s, "llama-3.1-70b", 1
 BENCHMARK(BM_DecodeFixedBatch_GptMoe16T);
 BENCHMARK(BM_DecodeFixedBatch_DeepSeekV3);
 BENCHMARK(BM_DecodeFixedBatch_Llama70B);
+BENCHMARK(BM_SearchDecodeFixedBatch_GptMoe16T);
+BENCHMARK(BM_SearchDecodeFixedBatch_DeepSeekV3);
+BENCHMARK(BM_SearchDecodeFixedBatch_Llama70B);
 BENCHMARK(BM_ServeAutoBatch_GptMoe16T);
 BENCHMARK(BM_ServeAutoBatch_DeepSeekV3);
 BENCHMARK(BM_ServeAutoBatch_Llama70B);

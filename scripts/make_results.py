@@ -35,17 +35,21 @@ PAPER_MEGATRON = {
     ("gpt-moe-1.2t", 16384): {"rl": 1.01},
     ("gpt-moe-1.6t", 16384): {"rl": 1.06, "sa": 0.65},
 }
-# Speed targets (project brief): (binary, benchmark-name prefix, what, kind, target).
+# Speed targets (project brief; the 1 s RL search of issue 14 and the 10 s oracle of issue 11):
+# (binary, benchmark-name prefix, what, kind, target).
 # kind "rate": figure = 1 / CPU seconds per iteration (evaluations per second per core), target
 # is a minimum; kind "time": figure = CPU seconds per iteration, target is a maximum.
 SPEED_RULES = [
     ("sim_bench", "BM_DecodeFixedBatch_", "simulator evaluations/s per core, decode, fixed batch",
      "rate", 500_000.0),
+    ("sim_bench", "BM_SearchDecodeFixedBatch_",
+     "simulator evaluations/s per core, decode, fixed batch, as searchers call it (no breakdown)",
+     "rate", 500_000.0),
     ("sim_bench", "BM_ServeAutoBatch_", "simulator evaluations/s per core, serve, batch auto",
      "rate", 50_000.0),
-    ("rl_bench", "BM_Rl4000/0", "one 4,000-call RL search (default rl), CPU s", "time", 5.0),
+    ("rl_bench", "BM_Rl4000/0", "one 4,000-call RL search (default rl), CPU s", "time", 1.0),
     ("search_bench", "BM_Oracle_GptMoe16T_24576", "oracle, gpt-moe-1.6t on 24,576 H100s, CPU s",
-     "time", 60.0),
+     "time", 10.0),
 ]
 REQUIRED_BENCH = [(b, p) for b, p, _, _, _ in SPEED_RULES]
 SEARCHERS = ["rl", "sa", "rw"]  # budgeted searchers shown per seed

@@ -36,7 +36,9 @@ const EncodedSpace& Objective::encoded_space() const {
 const Evaluation& Objective::Evaluate(const Strategy& s) {
   assert(!Done() && sim_ != nullptr);
   ++calls_;
-  last_ = sim_->Evaluate(s);
+  // Searchers compare figures, not their attribution to operators: Finish evaluates the best
+  // once more with it.
+  last_ = sim_->EvaluateWithoutBreakdown(s);
   const double v = Value(last_);
   // Strictly better valid value replaces the best; ties keep the earlier strategy.
   if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {
@@ -85,7 +87,7 @@ SearchResult Objective::Finish(std::string searcher) const {
   } else if (has_best_) {
     // Equivalent choices (dims over one-GPU groups, sp at tp=1) are reported canonically.
     r.best = Canonical(sim_->problem().model, best_);
-    r.eval = best_eval_;
+    r.eval = sim_->Evaluate(best_);  // best_eval_'s figures, with the breakdown
   }
   r.calls = calls_;
   r.evaluations = calls_;

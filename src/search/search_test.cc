@@ -11,9 +11,12 @@
 #include "search/sampling.h"
 #include "search/test_util.h"
 #include "strategy/space.h"
+#include "strategy/test_strategies.h"
 
 namespace l2s {
 namespace {
+
+using testing::MegatronStrategy;
 
 TEST(SearcherSpec, ParsesNameAndOptions) {
   auto s = ParseSearcherSpec("sa(t0=100, steps=5)");
@@ -139,21 +142,12 @@ struct Fixture {
   StrategySpace space = *StrategySpace::Make(problem.model, 2, SpaceOptions{.max_batch = 4});
 };
 
-Strategy Mega(int pp, int tp, int dp, int batch) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.batch = batch;
-  s.dims = MegatronDims();
-  return s;
-}
-
 TEST(Objective, CountsCallsKeepsBestAndTrace) {
   Fixture f;
   Recorder rec;
   Objective obj(f.sim, f.space, 5, &rec);
-  Strategy a = Mega(1, 2, 1, 1), b = Mega(1, 2, 1, 4), bad = Mega(1, 3, 1, 1);
+  Strategy a = MegatronStrategy(1, 2, 1, 1, 1), b = MegatronStrategy(1, 2, 1, 1, 4),
+           bad = MegatronStrategy(1, 3, 1, 1, 1);
   ClearAbsentOps(f.problem.model, &a);
   ClearAbsentOps(f.problem.model, &b);
   const double va = Objective::Value(f.sim.Evaluate(a));
@@ -190,7 +184,7 @@ TEST(Objective, ObserverCancels) {
   Fixture f;
   Recorder rec(2);
   Objective obj(f.sim, f.space, 100, &rec);
-  Strategy a = Mega(1, 2, 1, 1);
+  Strategy a = MegatronStrategy(1, 2, 1, 1, 1);
   ClearAbsentOps(f.problem.model, &a);
   obj.Evaluate(a);
   EXPECT_FALSE(obj.Done());
@@ -203,7 +197,7 @@ TEST(Objective, ObserverCancels) {
 TEST(Objective, EncodedEvaluationDecodes) {
   Fixture f;
   Objective obj(f.sim, f.space, 2, nullptr);
-  Strategy a = Mega(1, 2, 1, 2);
+  Strategy a = MegatronStrategy(1, 2, 1, 1, 2);
   ClearAbsentOps(f.problem.model, &a);
   std::vector<int> idx;
   ASSERT_TRUE(f.space.Encode(a, &idx));

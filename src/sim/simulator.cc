@@ -624,21 +624,26 @@ void Simulator::PrefillPass(const Strategy& s, Program* prog, bool* decode_kerne
 }
 
 void Simulator::ComputeTotals(const Strategy& s, int batch, Totals* t) const {
-  ComputeTotalsWithTtft(s, batch, -1.0, t);
+  ComputeTotalsWithTtft(s, batch, -1.0, t, false);
 }
 
 void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_prefill_s,
-                                      Totals* t) const {
+                                      Totals* t, bool breakdown) const {
   *t = Totals{};
   thread_local Program prog;
   bool dk = true;
   if (!Prepare(s, batch, &prog, &dk)) return;
   t->num_kinds = prog.num_kinds;
   double act = 0;
+  // Per-section attribution to operators (tl_breakdown), only when the caller reads it: it is
+  // ~10% of an evaluation (sim_bench). Only the entries this program uses (its layer kinds, then
+  // embed, lm_head, pipe, MTP) are read.
   auto& bd = tl_breakdown;
-  // Only the entries this program uses (its layer kinds, then embed, lm_head, pipe) are read.
-  for (int k = 0; k < prog.num_kinds; ++k) bd[k] = SectionBreakdown{};
-  for (int k = Program::kMaxKinds; k < static_cast<int>(bd.size()); ++k) bd[k] = SectionBreakdown{};
+  if (breakdown) {
+    for (int k = 0; k < prog.num_kinds; ++k) bd[k] = SectionBreakdown{};
+    for (int k = Program::kMaxKinds; k < static_cast<int>(bd.size()); ++k) bd[k] = SectionBreakdown{};
+  }
+  auto slot = [&](int i) { return breakdown ? &bd[i] : nullptr; };
   const bool tbo = s.overlap == Overlap::kTbo;
   // Serve-mode attention-DP imbalance (docs/COST_MODEL.md): sections are costed against their
   // decode-only counterparts in `dec`.
@@ -666,7 +671,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   double bal = 0;
   for (int k = 0; k < prog.num_kinds; ++k) {
     const double n = kind_prefix_[k].back();
-    imb_total += n * cost(prog.layers[k], dec.layers[k], &bd[k], &t->layer_s[k],
+    imb_total += n * cost(prog.layers[k], dec.layers[k], slot(k), &t->layer_s[k],
                           &t->layer_comm_s[k], &bal, raw[1]);
     std::copy(raw[1], raw[1] + prog.layers[k].num_steps, raw[0]);
     like = &prog.layers[k];
@@ -677,15 +682,15 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     act = std::max(act, prog.layers[k].act_bytes);
   }
   like = nullptr;
-  imb_total += cost(prog.embed, dec.embed, &bd[Program::kMaxKinds], &t->embed_s,
+  imb_total += cost(prog.embed, dec.embed, slot(Program::kMaxKinds), &t->embed_s,
                     &t->embed_comm_s, &bal);
   bal_total += bal;
-  imb_total += cost(prog.lm_head, dec.lm_head, &bd[Program::kMaxKinds + 1], &t->lm_s,
+  imb_total += cost(prog.lm_head, dec.lm_head, slot(Program::kMaxKinds + 1), &t->lm_s,
                     &t->lm_comm_s, &bal);
   bal_total += bal;
   {
     double ps = 0, pa = 0;
-    t->pipe_s = cost(prog.pipe, dec.pipe, &bd[Program::kMaxKinds + 2], &ps, &pa, &bal);
+    t->pipe_s = cost(prog.pipe, dec.pipe, slot(Program::kMaxKinds + 2), &ps, &pa, &bal);
     imb_total += t->pipe_s * (s.pp - 1);
     bal_total += bal * (s.pp - 1);
   }
@@ -697,7 +702,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     // MTP draft passes: on the last stage with the LM head, whose seconds they join (under
     // two-batch overlap the halves' passes overlap like the LM head's steps).
     double c = 0, a = 0;
-    CostSection(prog.mtp, dk, &c, &a, &bd[Program::kMaxKinds + 3], tbo);
+    CostSection(prog.mtp, dk, &c, &a, slot(Program::kMaxKinds + 3), tbo);
     const double K = prog.mtp_passes;
     t->lm_s += K * (tbo ? c : c + a);
     t->lm_comm_s += tbo ? K * a : 0.0;
@@ -879,7 +884,7 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
 Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_breakdown,
                                    double ttft_prefill_s) const {
   Totals t;
-  ComputeTotalsWithTtft(s, batch, ttft_prefill_s, &t);
+  ComputeTotalsWithTtft(s, batch, ttft_prefill_s, &t, with_breakdown);
   Evaluation e = Compose(s, batch, t);
   if (!with_breakdown || e.verdict == Verdict::kStructure) return e;
   // Attribute the slowest stage's time to operators and collectives.
@@ -940,9 +945,15 @@ double Simulator::MemoryBytes(const Strategy& s, int batch) const {
   return Compose(s, batch, t).mem_bytes;
 }
 
-Evaluation Simulator::Evaluate(const Strategy& s) const {
-  if (s.batch > 0) return EvaluateImpl(s, s.batch, true);
-  if (!QuickStructureOk(s)) return EvaluateImpl(s, 1, true);
+Evaluation Simulator::Evaluate(const Strategy& s) const { return EvaluateAuto(s, true); }
+
+Evaluation Simulator::EvaluateWithoutBreakdown(const Strategy& s) const {
+  return EvaluateAuto(s, false);
+}
+
+Evaluation Simulator::EvaluateAuto(const Strategy& s, bool breakdown) const {
+  if (s.batch > 0) return EvaluateImpl(s, s.batch, breakdown);
+  if (!QuickStructureOk(s)) return EvaluateImpl(s, 1, breakdown);
   // Auto batch. Memory grows with the batch, and so do TPOT and TTFT, while throughput grows
   // with it: find the largest batch that fits in memory by exponential + binary search on memory
   // alone (no step costed), then, when SLOs are set, the largest batch within them by bisection;
@@ -954,7 +965,7 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   // The TTFT prefill pass does not depend on the batch: compute it once.
   const double ttft = wl.mode == Mode::kServe ? TtftSeconds(s) : -1.0;
   auto fits = [&](int b) { return MemoryBytes(s, b) <= cap; };
-  if (!fits(1)) return EvaluateImpl(s, 1, true, ttft);
+  if (!fits(1)) return EvaluateImpl(s, 1, breakdown, ttft);
   int good = 1, bad = max_b + 1;
   for (int b = 2; b <= max_b; b *= 2) {
     if (fits(b)) {
@@ -974,15 +985,15 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   const bool slo = (wl.tpot_ms > 0 && wl.mode != Mode::kPrefill) ||
                    (wl.ttft_ms > 0 && wl.mode != Mode::kDecode);
   int chosen = good;
-  Evaluation best = EvaluateImpl(s, chosen, true, ttft);
+  Evaluation best = EvaluateImpl(s, chosen, breakdown, ttft);
   if (slo && !best.valid()) {
-    Evaluation one = EvaluateImpl(s, 1, true, ttft);
+    Evaluation one = EvaluateImpl(s, 1, breakdown, ttft);
     if (!one.valid()) return one;
     int lo = 1, hi = chosen;
     best = one;
     while (hi - lo > 1) {
       const int mid = lo + (hi - lo) / 2;
-      Evaluation e = EvaluateImpl(s, mid, true, ttft);
+      Evaluation e = EvaluateImpl(s, mid, breakdown, ttft);
       if (e.valid()) {
         lo = mid;
         best = e;
@@ -995,7 +1006,7 @@ Evaluation Simulator::Evaluate(const Strategy& s) const {
   int p2 = 1;
   while (p2 * 2 <= chosen) p2 *= 2;
   if (p2 != chosen) {
-    Evaluation e = EvaluateImpl(s, p2, true, ttft);
+    Evaluation e = EvaluateImpl(s, p2, breakdown, ttft);
     if (e.valid() && e.tokens_per_s > best.tokens_per_s) best = e;
   }
   return best;  // every candidate above carries its own breakdown

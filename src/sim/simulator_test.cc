@@ -20,6 +20,7 @@ namespace l2s {
 namespace {
 
 using testing::H100s;
+using testing::MegatronStrategy;
 using testing::RandomStrategy;
 
 Problem MakeProblem(ModelSpec m, int gpus, Mode mode = Mode::kDecode) {
@@ -31,13 +32,6 @@ Problem MakeProblem(ModelSpec m, int gpus, Mode mode = Mode::kDecode) {
   return p;
 }
 
-Strategy Mega(int pp, int tp, int dp, int ep, int batch) {
-  Strategy s;
-  s.pp = pp; s.tp = tp; s.dp = dp; s.ep = ep; s.batch = batch;
-  s.dims = MegatronDims();
-  return s;
-}
-
 TEST(Simulator, Llama8bDecodeBoundedByWeightReads) {
   // One decode step at batch 1 must read every weight once: Llama-3.1-8B has ~8.03e9 params; the
   // hand-built spec counts embeddings + lm_head 2 x 128256 x 4096 = 1.051e9 and 32 layers x
@@ -47,8 +41,8 @@ TEST(Simulator, Llama8bDecodeBoundedByWeightReads) {
   Problem p = MakeProblem(testing::Llama8B(), 1);
   p.workload.context = 1024;
   Simulator sim(p);
-  const Evaluation e = sim.Evaluate(Mega(1, 1, 1, 1, 1));
-  ASSERT_TRUE(e.valid()) << sim.Reason(Mega(1, 1, 1, 1, 1), e);
+  const Evaluation e = sim.Evaluate(MegatronStrategy(1, 1, 1, 1, 1));
+  ASSERT_TRUE(e.valid()) << sim.Reason(MegatronStrategy(1, 1, 1, 1, 1), e);
   const double streamed = (8.03e9 - 128256.0 * 4096) * 2;
   const double bound_s = streamed / 3.35e12;
   EXPECT_GE(e.tpot_s, bound_s);
@@ -63,7 +57,7 @@ TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
   Problem p = MakeProblem(testing::Llama70B(), 1);
   p.workload.context = 1024;
   Simulator sim(p);
-  const Strategy s = Mega(1, 1, 1, 1, 1);
+  const Strategy s = MegatronStrategy(1, 1, 1, 1, 1);
   const Evaluation e = sim.Evaluate(s);
   EXPECT_EQ(e.verdict, Verdict::kMemory);
   EXPECT_NEAR(e.weight_bytes / kGiB, 131.4, 0.05);
@@ -74,14 +68,14 @@ TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
   Problem p8 = MakeProblem(testing::Llama70B(), 8);
   p8.workload.context = 1024;
   Simulator sim8(p8);
-  const Evaluation e8 = sim8.Evaluate(Mega(1, 8, 1, 1, 8));
-  EXPECT_TRUE(e8.valid()) << sim8.Reason(Mega(1, 8, 1, 1, 8), e8);
+  const Evaluation e8 = sim8.Evaluate(MegatronStrategy(1, 8, 1, 1, 8));
+  EXPECT_TRUE(e8.valid()) << sim8.Reason(MegatronStrategy(1, 8, 1, 1, 8), e8);
   EXPECT_NEAR(e8.weight_bytes / kGiB, 131.4 / 8, 0.05);
 }
 
 TEST(Simulator, StructurallyInvalidHasReason) {
   Simulator sim(MakeProblem(testing::Llama70B(), 8));
-  const Strategy s = Mega(1, 3, 2, 1, 8);  // 6 GPUs, tp=3 does not divide 64 heads
+  const Strategy s = MegatronStrategy(1, 3, 2, 1, 8);  // 6 GPUs, tp=3 does not divide 64 heads
   const Evaluation e = sim.Evaluate(s);
   EXPECT_EQ(e.verdict, Verdict::kStructure);
   EXPECT_FALSE(sim.Reason(s, e).empty());
@@ -192,6 +186,48 @@ TEST(Simulator, FastPathMatchesPerLayerReference) {
       }
     }
   }
+}
+
+TEST(Simulator, EvaluateWithoutBreakdownHasEvaluatesOtherFigures) {
+  // The searchers' path skips only the attribution to operators: every other field equals
+  // Evaluate's exactly, over random strategies, fixed and auto batches, every mode, with SLOs
+  // that bind (serve) so that the auto batch's SLO bisection runs too.
+  std::mt19937_64 rng(41);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3(), testing::GptMoe(6)};
+  int valid = 0, with_bd = 0;
+  for (const ModelSpec& m : models) {
+    auto space = StrategySpace::Make(m, 16, SpaceOptions{});
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kPrefill, Mode::kServe}) {
+      Problem p = MakeProblem(m, 16, mode);
+      if (mode == Mode::kServe) p.workload.tpot_ms = 40;
+      Simulator sim(p);
+      for (int i = 0; i < 100; ++i) {
+        Strategy s = RandomStrategy(*space, rng);
+        if (i % 2 == 0) s.batch = 0;
+        const Evaluation a = sim.Evaluate(s), b = sim.EvaluateWithoutBreakdown(s);
+        EXPECT_EQ(a.verdict, b.verdict) << ToText(s);
+        EXPECT_EQ(a.batch, b.batch) << ToText(s);
+        EXPECT_EQ(a.tokens_per_s, b.tokens_per_s) << ToText(s);
+        EXPECT_EQ(a.tokens_per_s_per_gpu, b.tokens_per_s_per_gpu);
+        EXPECT_EQ(a.ttft_s, b.ttft_s);
+        EXPECT_EQ(a.tpot_s, b.tpot_s);
+        EXPECT_EQ(a.stage_s, b.stage_s);
+        EXPECT_EQ(a.slowest_stage, b.slowest_stage);
+        EXPECT_EQ(a.mem_bytes, b.mem_bytes);
+        EXPECT_EQ(a.weight_bytes, b.weight_bytes);
+        EXPECT_EQ(a.kv_bytes, b.kv_bytes);
+        EXPECT_EQ(a.accept, b.accept);
+        EXPECT_EQ(a.mtp_s, b.mtp_s);
+        EXPECT_EQ(a.adp_imbalance, b.adp_imbalance);
+        EXPECT_EQ(b.compute_s + b.comm_s, 0.0);
+        valid += a.valid() ? 1 : 0;
+        with_bd += a.compute_s + a.comm_s > 0 ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(valid, 100);
+  EXPECT_GT(with_bd, 100);  // Evaluate did attribute the time it was compared with
 }
 
 TEST(Simulator, AutoBatchFindsTheBestFeasibleBatch) {
@@ -315,7 +351,7 @@ TEST(Simulator, SloViolationsAreInvalidWithReason) {
   p.workload.osl = 256;
   p.workload.tpot_ms = 0.001;  // impossible
   Simulator sim(p);
-  const Strategy s = Mega(1, 8, 1, 1, 0);
+  const Strategy s = MegatronStrategy(1, 8, 1, 1, 0);
   const Evaluation e = sim.Evaluate(s);
   EXPECT_EQ(e.verdict, Verdict::kTpot);
   EXPECT_NE(sim.Reason(s, e).find("TPOT"), std::string::npos);
@@ -342,7 +378,7 @@ TEST(Simulator, MtpThroughputAndTpotFollowTheAcceptance) {
   // per step, so tokens/s = dp x batch x 2.58 / step and TPOT = step / 2.58.
   Problem p = DeepSeekOnH200s();
   p.workload.context = 2048;
-  Strategy s = Mega(1, 1, 8, 8, 16);
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 16);
   ClearAbsentOps(p.model, &s);
   s.mtp = 2;
   {
@@ -370,7 +406,7 @@ TEST(Simulator, MtpThroughputAndTpotFollowTheAcceptance) {
 TEST(Simulator, MtpVerifiesKPlusOneTokensAndPaysKDraftPasses) {
   Problem p = DeepSeekOnH200s();
   p.workload.context = 2048;
-  Strategy s = Mega(1, 1, 8, 8, 16);
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 16);
   ClearAbsentOps(p.model, &s);
   s.mtp = 3;
   const Simulator sim(p);
@@ -414,7 +450,7 @@ TEST(Simulator, MtpVerifiesKPlusOneTokensAndPaysKDraftPasses) {
 
 TEST(Simulator, MtpNeedsMtpLayers) {
   const Simulator sim(MakeProblem(testing::Llama8B(), 1));
-  Strategy s = Mega(1, 1, 1, 1, 4);
+  Strategy s = MegatronStrategy(1, 1, 1, 1, 4);
   ClearAbsentOps(sim.problem().model, &s);
   s.mtp = 1;
   const Evaluation e = sim.Evaluate(s);
@@ -428,7 +464,7 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
   Problem p = MakeProblem(DeepSeekWithMtp(), 8);
   p.workload.engine = Engine::kTrtllm;
   p.workload.max_num_tokens = 512;
-  Strategy s = Mega(1, 1, 8, 8, 0);
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 0);
   ClearAbsentOps(p.model, &s);
   s.mtp = 1;
   {
@@ -478,7 +514,7 @@ TEST(Simulator, AttentionDpImbalanceHandDerived) {
   p.workload.osl = 256;
   p.workload.max_num_tokens = 512;
   p.workload.engine = Engine::kTrtllm;
-  Strategy s = Mega(1, 1, 4, 1, 8);
+  Strategy s = MegatronStrategy(1, 1, 4, 1, 8);
   ClearAbsentOps(p.model, &s);
   p.workload.adp_balance = 1;
   const Evaluation bal = Simulator(p).EvaluateAtBatch(s, 8);
@@ -503,7 +539,7 @@ TEST(Simulator, AttentionDpImbalanceHandDerived) {
   EXPECT_NEAR(sg.stage_s, (1 + u) * d + qs * (1 + u) / u * (bal.stage_s - d),
               1e-9 * sg.stage_s);
   // dp = 1 on TensorRT-LLM: nobody to wait for.
-  Strategy s1 = Mega(1, 4, 1, 1, 8);
+  Strategy s1 = MegatronStrategy(1, 4, 1, 1, 8);
   ClearAbsentOps(p.model, &s1);
   p.workload.engine = Engine::kTrtllm;
   EXPECT_EQ(Simulator(p).EvaluateAtBatch(s1, 8).adp_imbalance, 1);

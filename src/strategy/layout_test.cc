@@ -9,9 +9,12 @@
 #include "strategy/program.h"
 #include "strategy/space.h"
 #include "strategy/test_models.h"
+#include "strategy/test_strategies.h"
 
 namespace l2s {
 namespace {
+
+using testing::MegatronStrategy;
 
 ClusterSpec Hgx(int gpus) {
   ClusterSpec c;
@@ -20,13 +23,6 @@ ClusterSpec Hgx(int gpus) {
   c.num_gpus = gpus;
   c.gpus_per_domain = 8;
   return c;
-}
-
-Strategy Megatron(int pp, int tp, int dp, int ep, int batch) {
-  Strategy s;
-  s.pp = pp; s.tp = tp; s.dp = dp; s.ep = ep; s.batch = batch;
-  s.dims = MegatronDims();
-  return s;
 }
 
 struct CommSummary {
@@ -60,7 +56,7 @@ TEST(Layout, Llama70bMegatronTp8HasTwoAllReducesPerLayer) {
   // 32 * 8192 * 2 B = 524,288 B.
   const ModelSpec m = testing::Llama70B();
   Program p;
-  BuildProgram(m, Hgx(8), Megatron(1, 8, 1, 1, 32), Decode(32, 4096), ProgramConfig{}, &p);
+  BuildProgram(m, Hgx(8), MegatronStrategy(1, 8, 1, 1, 32), Decode(32, 4096), ProgramConfig{}, &p);
   ASSERT_EQ(p.num_kinds, 1);
   const CommSummary c = Comms(p.layers[0]);
   ASSERT_EQ(c.comms.size(), 2u);
@@ -83,7 +79,7 @@ TEST(Layout, PaperMlpVariantUsesTwoAllGathersInsteadOfAllReduce) {
   // column-split [T, 28672] output of the first matmul is all-gathered (32*28672*2 = 1,835,008 B),
   // and its own output leaves split on features -> all-gather [T, 8192] (524,288 B) at the end.
   const ModelSpec m = testing::Llama70B();
-  Strategy s = Megatron(1, 8, 1, 1, 32);
+  Strategy s = MegatronStrategy(1, 8, 1, 1, 32);
   s.dims = PaperMlpVariantDims();
   Program p;
   BuildProgram(m, Hgx(8), s, Decode(32, 4096), ProgramConfig{}, &p);
@@ -104,7 +100,7 @@ TEST(Layout, SequenceParallelReplacesAllReducesWithReduceScatterAllGather) {
   // (the column-parallel matmul needs whole rows) and ends with a reduce-scatter of the partial
   // sums. Per layer: 2 all-gathers + 2 reduce-scatters of 32*8192*2 = 524,288 B each.
   const ModelSpec m = testing::Llama70B();
-  Strategy s = Megatron(1, 8, 1, 1, 32);
+  Strategy s = MegatronStrategy(1, 8, 1, 1, 32);
   s.sp = true;
   Program p;
   BuildProgram(m, Hgx(8), s, Decode(32, 4096), ProgramConfig{}, &p);
@@ -121,7 +117,7 @@ TEST(Layout, DeepSeekDpAttentionEp8) {
   // hidden state in FP8 (1 B): 16*8*7168 = 917,504 B; the combine returns them in BF16:
   // 1,835,008 B. Each GPU holds 256/8 = 32 experts.
   const ModelSpec m = testing::DeepSeekV3();
-  Strategy s = Megatron(1, 1, 8, 8, 16);
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 16);
   ProgramConfig cfg;
   cfg.weight = DType::kFP8;
   cfg.dispatch = DType::kFP8;  // what the simulator sets for quantised experts
@@ -156,7 +152,7 @@ TEST(Layout, CrossNodeGroupsAreMarked) {
   // tp=16 on 8-GPU nodes spans two NVLink domains.
   const ModelSpec m = testing::Llama70B();
   Program p;
-  BuildProgram(m, Hgx(16), Megatron(1, 16, 1, 1, 8), Decode(8, 1024), ProgramConfig{}, &p);
+  BuildProgram(m, Hgx(16), MegatronStrategy(1, 16, 1, 1, 8), Decode(8, 1024), ProgramConfig{}, &p);
   const CommSummary c = Comms(p.layers[0]);
   ASSERT_FALSE(c.comms.empty());
   for (const Step* s : c.comms) EXPECT_EQ(s->group_domains, 2);

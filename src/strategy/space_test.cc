@@ -1,6 +1,7 @@
 // Tests of the strategy space: validity reasons, option lists, encoding, the mask guarantees
 // (completability and completeness) and the exact valid count, over hand-built and random models.
 #include "strategy/space.h"
+#include "strategy/test_strategies.h"
 
 #include <cmath>
 #include <random>
@@ -11,6 +12,8 @@
 
 namespace l2s {
 namespace {
+
+using testing::MegatronStrategy;
 
 ModelSpec Uniform(std::string name, int layers, FfnKind ffn) {
   ModelSpec m;
@@ -70,17 +73,6 @@ ModelSpec DeepSeekLike() {
   return m;
 }
 
-Strategy Make(int pp, int tp, int dp, int ep, int batch = 0) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
-  s.batch = batch;
-  s.dims = MegatronDims();
-  return s;
-}
-
 void ExpectInvalid(const Status& st, std::string_view what) {
   ASSERT_FALSE(st.ok()) << "expected an error mentioning '" << what << "'";
   EXPECT_EQ(st.message().find('\n'), std::string::npos) << st.message();
@@ -114,35 +106,39 @@ TEST(ModelHasOp, ByFamily) {
 
 TEST(CheckStrategy, EachReason) {
   const ModelSpec llama = Llama70B(), moe = GptMoe(), ds = DeepSeekLike();
-  EXPECT_TRUE(CheckStrategy(llama, 64, Make(2, 8, 4, 1)).ok());
-  EXPECT_TRUE(CheckStrategy(ds, 256, Make(1, 8, 32, 256)).ok());
+  EXPECT_TRUE(CheckStrategy(llama, 64, MegatronStrategy(2, 8, 4, 1)).ok());
+  EXPECT_TRUE(CheckStrategy(ds, 256, MegatronStrategy(1, 8, 32, 256)).ok());
 
-  ExpectInvalid(CheckStrategy(llama, 64, Make(0, 8, 4, 1)), "positive");
-  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 4, 0)), "positive");
-  ExpectInvalid(CheckStrategy(llama, 64, Make(2, -8, 4, 1)), "positive");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(0, 8, 4, 1)), "positive");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(2, 8, 4, 0)), "positive");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(2, -8, 4, 1)), "positive");
   // 2*8*2 = 32 GPUs of a 64-GPU cluster: both numbers in the message.
-  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 2, 1)), "pp*tp*dp = 32");
-  ExpectInvalid(CheckStrategy(llama, 64, Make(2, 8, 2, 1)), "64 GPUs");
-  ExpectInvalid(CheckStrategy(llama, 160, Make(160, 1, 1, 1)), "80 layers");
-  ExpectInvalid(CheckStrategy(llama, 96, Make(1, 6, 16, 1)), "tp=6 does not divide the 64");
-  ExpectInvalid(CheckStrategy(llama, 64, Make(1, 8, 8, 2)), "dense");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(2, 8, 2, 1)), "pp*tp*dp = 32");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(2, 8, 2, 1)), "64 GPUs");
+  ExpectInvalid(CheckStrategy(llama, 160, MegatronStrategy(160, 1, 1, 1)), "80 layers");
+  ExpectInvalid(CheckStrategy(llama, 96, MegatronStrategy(1, 6, 16, 1)),
+                "tp=6 does not divide the 64");
+  ExpectInvalid(CheckStrategy(llama, 64, MegatronStrategy(1, 8, 8, 2)), "dense");
   // GPT-MoE: 16 experts; tp*dp = 12 per stage.
-  ExpectInvalid(CheckStrategy(moe, 24, Make(2, 12, 1, 8)), "does not divide the 12 GPUs per stage");
-  ExpectInvalid(CheckStrategy(moe, 24, Make(2, 12, 1, 3)), "does not divide the 16 experts");
-  ExpectInvalid(CheckStrategy(moe, 64, Make(1, 8, 8, 4, -1)), "batch=-1");
-  ExpectInvalid(CheckStrategy(moe, 0, Make(1, 1, 1, 1)), "at least one GPU");
+  ExpectInvalid(CheckStrategy(moe, 24, MegatronStrategy(2, 12, 1, 8)),
+                "does not divide the 12 GPUs per stage");
+  ExpectInvalid(CheckStrategy(moe, 24, MegatronStrategy(2, 12, 1, 3)),
+                "does not divide the 16 experts");
+  ExpectInvalid(CheckStrategy(moe, 64, MegatronStrategy(1, 8, 8, 4, -1)), "batch=-1");
+  ExpectInvalid(CheckStrategy(moe, 0, MegatronStrategy(1, 1, 1, 1)), "at least one GPU");
 }
 
 TEST(CheckStrategy, FewKvHeadsIsValidWithANote) {
   const ModelSpec llama = Llama70B();  // 8 KV heads
-  const Strategy s = Make(1, 16, 4, 1);
+  const Strategy s = MegatronStrategy(1, 16, 4, 1);
   EXPECT_TRUE(CheckStrategy(llama, 64, s).ok());
   const auto notes = StrategyNotes(llama, s);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("8 KV heads"), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("replicated on 2 GPUs"), std::string::npos) << notes[0];
-  EXPECT_TRUE(StrategyNotes(llama, Make(1, 8, 8, 1)).empty());
-  EXPECT_EQ(StrategyNotes(DeepSeekLike(), Make(1, 8, 8, 1)).size(), 1u);  // MLA latent cache
+  EXPECT_TRUE(StrategyNotes(llama, MegatronStrategy(1, 8, 8, 1)).empty());
+  // MLA latent cache
+  EXPECT_EQ(StrategyNotes(DeepSeekLike(), MegatronStrategy(1, 8, 8, 1)).size(), 1u);
 }
 
 TEST(StrategySpace, MakeRejectsBadInput) {
@@ -222,7 +218,7 @@ TEST(StrategySpace, FixedBatchAndSp) {
   EXPECT_EQ(sp->head_size(StrategySpace::kBatch), 1);
   EXPECT_EQ(sp->head_size(StrategySpace::kSp), 1);
   EXPECT_EQ(sp->option_name(StrategySpace::kBatch, 0), "auto");
-  Strategy s = Make(1, 16, 1, 16);
+  Strategy s = MegatronStrategy(1, 16, 1, 16);
   ClearAbsentOps(moe, &s);
   EXPECT_TRUE(sp->Check(s).ok()) << sp->Check(s).ToString();
   s.sp = true;
@@ -236,7 +232,7 @@ TEST(StrategySpace, CheckRepresentability) {
   const ModelSpec llama = Llama70B();
   auto sp = StrategySpace::Make(llama, 64);
   ASSERT_TRUE(sp.ok());
-  Strategy s = Make(2, 8, 4, 1, 64);  // Megatron dims set moe_* on a dense model
+  Strategy s = MegatronStrategy(2, 8, 4, 1, 64);  // Megatron dims set moe_* on a dense model
   ExpectInvalid(sp->Check(s), "moe_ffn1");
   std::vector<int> idx;
   EXPECT_FALSE(sp->Encode(s, &idx));

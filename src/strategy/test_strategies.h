@@ -1,4 +1,5 @@
-// Random structurally valid strategies of a strategy space, for tests of the simulator layer.
+// Strategies for tests: random structurally valid ones of a strategy space, and Megatron-dims ones
+// of given degrees.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,18 @@
 #include "strategy/space.h"
 
 namespace l2s::testing {
+
+// pp x tp x dp GPUs with ep-way experts and Megatron's dims (sp off, no slots, no overlap, no MTP).
+inline Strategy MegatronStrategy(int pp, int tp, int dp, int ep = 1, int batch = 0) {
+  Strategy s;
+  s.pp = pp;
+  s.tp = tp;
+  s.dp = dp;
+  s.ep = ep;
+  s.batch = batch;
+  s.dims = MegatronDims();
+  return s;
+}
 
 // Draws every head uniformly among the choices the space's mask allows after the heads before it.
 inline Strategy RandomStrategy(const StrategySpace& space, std::mt19937_64& rng) {
