@@ -118,13 +118,14 @@ class JointProblem final : public EncodedProblem {
 // point it evaluates (per assignment, role and instance size, the points not dominated in
 // (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
 // (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
-// the result's calls are run's plus one. (rl used it until SearchJointDecomposed below; it wraps
-// any searcher of the joint space.)
+// the result's calls are run's plus one. rl uses it on a JointProblem of several pool assignments
+// (a mixed cluster; one assignment: SearchJointDecomposed below).
 using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
 SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
                                    Observer* observer, const EncodedRun& run);
 
-// rl's search of the joint space by decomposition (docs/SEARCH.md "Decomposed search"). A joint
+// rl's search of a joint space of one pool assignment by decomposition (docs/SEARCH.md
+// "Decomposed search"; it also runs on several, with a set of slots per assignment). A joint
 // point's value depends on its prefill part only through (capacity, latency) and on its decode
 // part only through (capacity, step), and the instance counts are exact for any pair; so the
 // budget goes to per-role searches, each over one role's StrategySpace at one instance size (a
