@@ -118,32 +118,32 @@ class JointProblem final : public EncodedProblem {
 // point it evaluates (per assignment, role and instance size, the points not dominated in
 // (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
 // (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
-// the result's calls are run's plus one. rl uses it on a JointProblem of several pool assignments
-// (a mixed cluster; one assignment: SearchJointDecomposed below).
+// the result's calls are run's plus one. (rl used it until SearchJointDecomposed below; it wraps
+// any searcher of the joint space.)
 using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
 SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
                                    Observer* observer, const EncodedRun& run);
 
-// rl's search of a joint space of one pool assignment by decomposition (docs/SEARCH.md
-// "Decomposed search"; it also runs on several, with a set of slots per assignment). A joint
+// rl's search of the joint space by decomposition (docs/SEARCH.md "Decomposed search"). A joint
 // point's value depends on its prefill part only through (capacity, latency) and on its decode
 // part only through (capacity, step), and the instance counts are exact for any pair; so the
-// budget goes to per-role searches, each over one role's StrategySpace at one instance size (a
-// "slot"), run by `run` (rl on the role's own space, with all its StrategySpace refinements).
+// budget goes to per-role searches, each over one role's StrategySpace at one instance size of one
+// pool (a "slot"; the pool assignments of a mixed cluster that use a pool in a role share its
+// slots), run by `run` (rl on the role's own space, with all its StrategySpace refinements).
 // Every role evaluation is recorded: per slot, the parts not dominated in (capacity,
 // latency/step); pairs of recorded parts are joined exactly by DisaggModel::Combine (no call).
-//   1. anchors: per role (decode first: its steps set the prefill latency limits), a search from
+//   1. anchors: per role and pool (decode first: its steps set the prefill latency limits), rl from
 //      scratch at the sizes nearest half, a quarter and a sixteenth of the largest instance size
 //      (`anchor` of the budget in all);
 //   2. until the budget is spent:
-//      a. projection: the best part of the role's `sources` slots of highest capacity per GPU is
-//         projected onto every other slot of the role (Project: three shapes - pp and tp kept,
+//      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
+//         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
 //         tp and dp kept, pp and dp kept - each with pp the nearest option on either side; ep the
 //         same share of a stage; the other heads the same option when allowed) and evaluated
 //         there once (start_only: with Megatron's dims, every dim none, or half or a quarter of
 //         the batch when invalid);
-//      b. hope: a slot not yet searched deeply is assumed to reach its role's best capacity per
-//         GPU seen at any size; the pairs of slots with valid parts are ranked by the rate their
+//      b. hope: a slot not yet searched deeply is assumed to reach the best capacity per GPU
+//         seen at any size of its role and pool; the pairs of slots with valid parts are ranked by the rate their
 //         packing would reach at their hopes (DisaggModel::BestCounts); the first pair, when it
 //         has a slot not searched deeply and its hope beats the best pair found, gets a deep
 //         search of `deep` calls per such slot (from its `start` best parts: rl's compound moves,

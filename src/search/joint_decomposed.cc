@@ -3,9 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
 
 #include "search/joint.h"
@@ -22,9 +24,11 @@ struct Part {
   double time = 0;  // prefill latency or decode step (s)
 };
 
-// One role at one instance size of one pool assignment.
+// One role at one instance size of one pool. The role's problem depends only on the pool, so the
+// pool assignments that use a pool in a role share its slots.
 struct Slot {
-  int model = 0;
+  int model = 0;  // an assignment that uses the pool in this role (its simulators and space)
+  int pool = 0;   // the pool (an index over the pools' names)
   bool pre = false;
   int g = 0;
   const StrategySpace* space = nullptr;
@@ -153,6 +157,7 @@ void AddProjections(const StrategySpace& from, const Strategy& s, const Strategy
 
 struct Pairing {
   bool found = false;
+  int model = 0;     // the pool assignment of the pair
   double value = 0;  // tokens/s per GPU
   Part p, d;  // copies: the fronts change as searches record parts
 };
@@ -162,21 +167,40 @@ class Decomposed {
   Decomposed(const JointProblem& problem, const RoleRun& run, Observer* observer, int64_t budget)
       : js_(static_cast<const JointSpace&>(problem.space())), run_(run), obs_(observer),
         budget_(budget) {
+    std::vector<std::string> names;
+    auto pool_id = [&](const std::string& name) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it != names.end()) return static_cast<int>(it - names.begin());
+      names.push_back(name);
+      return static_cast<int>(names.size()) - 1;
+    };
     for (int m = 0; m < static_cast<int>(js_.models().size()); ++m) {
       const DisaggModel& dm = *js_.models()[m];
-      for (bool pre : {false, true})
+      pools_.push_back({pool_id(dm.setup().prefill_pool_name),
+                        pool_id(dm.setup().decode_pool_name)});
+      for (bool pre : {false, true}) {
+        const int pl = pools_.back()[pre ? 0 : 1];
         for (int g : pre ? dm.prefill_sizes() : dm.decode_sizes()) {
           const StrategySpace* sp = pre ? js_.PrefillSpace(m, g) : js_.DecodeSpace(m, g);
           if (sp == nullptr) continue;
-          Slot s;
-          s.model = m;
-          s.pre = pre;
-          s.g = g;
-          s.space = sp;
-          slots_.push_back(std::move(s));
+          if (std::any_of(slots_.begin(), slots_.end(), [&](const Slot& o) {
+                return o.pre == pre && o.pool == pl && o.g == g;
+              }))
+            continue;
+          slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp,
+                                .front = {}, .spent = 0, .limit_ms = 0});
         }
+      }
     }
   }
+
+  // The pool assignment whose prefill pool is sp's and decode pool sd's; -1 when none.
+  int PairModel(const Slot& sp, const Slot& sd) const {
+    for (size_t m = 0; m < pools_.size(); ++m)
+      if (pools_[m][0] == sp.pool && pools_[m][1] == sd.pool) return static_cast<int>(m);
+    return -1;
+  }
+  const std::vector<std::array<int, 2>>& pools() const { return pools_; }
 
   std::vector<Slot>& slots() { return slots_; }
   int64_t used() const { return used_; }
@@ -203,8 +227,9 @@ class Decomposed {
   // part, the prefill part of highest capacity whose latency fits what the TTFT leaves, combined.
   Pairing Pair(const Slot& sp, const Slot& sd) const {
     Pairing best;
-    if (sp.model != sd.model || sp.front.empty() || sd.front.empty()) return best;
-    const DisaggModel& dm = *js_.models()[sp.model];
+    const int m = PairModel(sp, sd);
+    if (m < 0 || sp.front.empty() || sd.front.empty()) return best;
+    const DisaggModel& dm = *js_.models()[m];
     for (const Part& d : sd.front) {
       const double x = PrefillLimitMs(dm, sp.g, sd.g, d);
       // Front sorted by time (and capacity) ascending: the last part within the limit.
@@ -217,7 +242,7 @@ class Decomposed {
       if (p == nullptr) continue;
       const DisaggEvaluation e = dm.Combine(sp.g, p->s, p->e, sd.g, d.s, d.e);
       if (e.valid() && (!best.found || e.tokens_per_s_per_gpu > best.value)) {
-        best = Pairing{true, e.tokens_per_s_per_gpu, *p, d};
+        best = Pairing{true, m, e.tokens_per_s_per_gpu, *p, d};
       }
     }
     return best;
@@ -228,18 +253,17 @@ class Decomposed {
   // pair overall.
   void Assess() {
     const Part* typical = nullptr;  // the decode part of highest capacity per GPU
-    int typical_g = 0;
+    const Slot* typical_slot = nullptr;
     for (Slot& s : slots_) {
       if (s.pre) continue;
       for (const Part& d : s.front)
         if (typical == nullptr || d.e.tokens_per_s_per_gpu > typical->e.tokens_per_s_per_gpu) {
           typical = &d;
-          typical_g = s.g;
+          typical_slot = &s;
         }
     }
     for (Slot& sp : slots_) {
       if (!sp.pre) continue;
-      const DisaggModel& dm = *js_.models()[sp.model];
       Pairing mine;
       const Slot* partner = nullptr;
       for (Slot& sd : slots_) {
@@ -254,12 +278,17 @@ class Decomposed {
           best_ = pr;
           best_gp_ = sp.g;
           best_gd_ = sd.g;
-          best_model_ = sp.model;
+          best_model_ = pr.model;
         }
       }
-      if (mine.found) sp.limit_ms = PrefillLimitMs(dm, sp.g, partner->g, mine.d);
-      else if (typical != nullptr) sp.limit_ms = PrefillLimitMs(dm, sp.g, typical_g, *typical);
-      else sp.limit_ms = dm.setup().serve.workload.ttft_ms;  // no decode part yet: the TTFT
+      const int tm = typical_slot == nullptr ? -1 : PairModel(sp, *typical_slot);
+      if (mine.found) {
+        sp.limit_ms = PrefillLimitMs(*js_.models()[mine.model], sp.g, partner->g, mine.d);
+      } else if (tm >= 0) {
+        sp.limit_ms = PrefillLimitMs(*js_.models()[tm], sp.g, typical_slot->g, *typical);
+      } else {  // no decode part to pair with yet: the TTFT
+        sp.limit_ms = js_.models()[sp.model]->setup().serve.workload.ttft_ms;
+      }
     }
   }
 
@@ -289,7 +318,9 @@ class Decomposed {
   // tokens/s per GPU of the cluster that a prefill slot of rho_p and a decode slot of rho_d
   // tokens/s per GPU would reach with the best counts (TTFT not checked).
   double Packed(const Slot& sp, double rho_p, const Slot& sd, double rho_d) const {
-    const DisaggModel& dm = *js_.models()[sp.model];
+    const int m = PairModel(sp, sd);
+    if (m < 0) return 0;
+    const DisaggModel& dm = *js_.models()[m];
     const Workload& w = dm.setup().serve.workload;
     const double cp = rho_p * sp.g / static_cast<double>(w.isl);
     const double cd = rho_d * sd.g / static_cast<double>(w.osl);
@@ -322,6 +353,7 @@ class Decomposed {
   int64_t used_ = 0;
   bool cancelled_ = false;
   std::vector<Slot> slots_;
+  std::vector<std::array<int, 2>> pools_;  // per assignment: prefill and decode pool
   Pairing best_;
   int best_model_ = 0, best_gp_ = 0, best_gd_ = 0;
 };
@@ -345,16 +377,23 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   };
   const int64_t role_budget = budget - 1;
   const size_t n = slots.size();
-  const int models = static_cast<int>(js.models().size());
+  // Pools of each role (an index over the pools' names).
+  std::vector<int> role_pools[2];
+  for (const auto& pr : dc.pools())
+    for (int r = 0; r < 2; ++r)
+      if (std::find(role_pools[r].begin(), role_pools[r].end(), pr[1 - r]) == role_pools[r].end())
+        role_pools[r].push_back(pr[1 - r]);
+  int npools = 0;
+  for (const auto& pr : dc.pools()) npools = std::max({npools, pr[0] + 1, pr[1] + 1});
   int polishes = 0;
   auto best_gpu = [&](size_t i) {
     const Part* p = dc.BestPart(i);
     return p == nullptr ? 0.0 : p->e.tokens_per_s_per_gpu;
   };
-  auto role_slots = [&](bool pre, int m) {
+  auto role_slots = [&](bool pre, int pool) {
     std::vector<size_t> v;
     for (size_t i = 0; i < n; ++i)
-      if (slots[i].pre == pre && slots[i].model == m) v.push_back(i);
+      if (slots[i].pre == pre && slots[i].pool == pool) v.push_back(i);
     std::sort(v.begin(), v.end(), [&](size_t x, size_t y) { return slots[x].g > slots[y].g; });
     return v;
   };
@@ -363,8 +402,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   const int64_t anchor_calls = static_cast<int64_t>(options.anchor * role_budget);
   std::vector<size_t> anchors[2];
   for (bool pre : {false, true})
-    for (int m = 0; m < models; ++m) {
-      const std::vector<size_t> v = role_slots(pre, m);  // descending sizes
+    for (int pl : role_pools[pre]) {
+      const std::vector<size_t> v = role_slots(pre, pl);  // descending sizes
       if (v.empty()) continue;
       const int top = slots[v.front()].g;
       for (int div : {2, 4, 16}) {
@@ -416,8 +455,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     const int64_t before = dc.used();
     for (bool pre : {false, true}) {
       dc.Assess();
-      for (int m = 0; m < models; ++m) {
-        std::vector<size_t> v = role_slots(pre, m);
+      for (int pl : role_pools[pre]) {
+        std::vector<size_t> v = role_slots(pre, pl);
         std::vector<size_t> src;
         for (size_t i : v)
           if (best_gpu(i) > 0) src.push_back(i);
@@ -434,18 +473,18 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       }
     }
     dc.Assess();
-    std::vector<double> rho(2 * models, 0.0);  // [model * 2 + pre]
+    std::vector<double> rho(2 * npools, 0.0);  // [pool * 2 + pre]
     for (size_t i = 0; i < n; ++i) {
-      double& r = rho[slots[i].model * 2 + (slots[i].pre ? 1 : 0)];
+      double& r = rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
       r = std::max(r, best_gpu(i));
     }
     auto hope = [&](size_t i) {
-      return deep[i] ? best_gpu(i) : rho[slots[i].model * 2 + (slots[i].pre ? 1 : 0)];
+      return deep[i] ? best_gpu(i) : rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
     };
     std::vector<std::tuple<double, size_t, size_t>> pairs;
     for (size_t p = 0; p < n; ++p)
       for (size_t d = 0; d < n; ++d)
-        if (slots[p].pre && !slots[d].pre && slots[p].model == slots[d].model &&
+        if (slots[p].pre && !slots[d].pre && dc.PairModel(slots[p], slots[d]) >= 0 &&
             !slots[p].front.empty() && !slots[d].front.empty())
           pairs.emplace_back(dc.Packed(slots[p], hope(p), slots[d], hope(d)), p, d);
     std::stable_sort(pairs.begin(), pairs.end(),
@@ -454,8 +493,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       // No pair of valid parts yet: a deep search of the largest slot not searched yet (decode
       // first).
       for (bool pre : {false, true})
-        for (int m = 0; m < models && dc.used() == before; ++m)
-          for (size_t i : role_slots(pre, m))
+        for (size_t k = 0; k < role_pools[pre].size() && dc.used() == before; ++k)
+          for (size_t i : role_slots(pre, role_pools[pre][k]))
             if (slots[i].spent == 0) {
               dc.Search(i, options.deep, round, seed, 0);
               break;
@@ -475,7 +514,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         if (!deep[p]) {
           // Held to the latency that the pair's best decode part leaves.
           if (const Part* bd = dc.BestPart(d); bd != nullptr)
-            slots[p].limit_ms = dc.PrefillLimitMs(*js.models()[slots[p].model], slots[p].g,
+            slots[p].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p], slots[d])],
+                                                  slots[p].g,
                                                   slots[d].g, *bd);
           deep_search(p);
         }
@@ -494,17 +534,17 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         auto more = [&](size_t i) {
           std::vector<size_t> src;
           for (size_t k = 0; k < n; ++k)
-            if (slots[k].pre == slots[i].pre && slots[k].model == slots[i].model) src.push_back(k);
+            if (slots[k].pre == slots[i].pre && slots[k].pool == slots[i].pool) src.push_back(k);
           return fresh(i, src);
         };
+        const std::array<int, 2> bp = dc.pools()[dc.best_model()];
+        const int bgp = dc.best_gp(), bgd = dc.best_gd();
         for (size_t i = 0; i < n; ++i)
-          if (search_d && !slots[i].pre && slots[i].g == dc.best_gd() &&
-              slots[i].model == dc.best_model())
+          if (search_d && !slots[i].pre && slots[i].g == bgd && slots[i].pool == bp[1])
             dc.Search(i, c, round, seed, options.start, more(i));
         dc.Assess();
         for (size_t i = 0; i < n; ++i)
-          if (search_p && slots[i].pre && slots[i].g == dc.best_gp() &&
-              slots[i].model == dc.best_model())
+          if (search_p && slots[i].pre && slots[i].g == bgp && slots[i].pool == bp[0])
             dc.Search(i, c, round, seed, options.start, more(i));
       }
     }

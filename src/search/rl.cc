@@ -999,20 +999,6 @@ SearchResult RlSearcher::SearchFrom(const Simulator& sim, const StrategySpace& s
 SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,
                                        uint64_t seed, Observer* observer) {
   const auto* jp = dynamic_cast<const JointProblem*>(&problem);
-  // Several pool assignments (a mixed cluster): each role of each pool is a set of slots of its
-  // own per assignment and the decomposition's anchors thin out (measured worse than the joint
-  // search with the recombination there, docs/SEARCH.md): the joint search, its last call on the
-  // best recombination of the parts it evaluated.
-  if (jp != nullptr &&
-      static_cast<const JointSpace&>(jp->space()).models().size() > 1) {
-    auto run = [&](const EncodedProblem& p, int64_t b) {
-      Objective obj(p, b, observer);
-      return Run(obj, seed);
-    };
-    SearchResult r = SearchJointRecombined(*jp, budget, observer, run);
-    r.searcher = name();
-    return r;
-  }
   if (jp != nullptr) {
     const RoleRun role = [&](const Simulator& sim, const StrategySpace& space, int64_t b,
                              uint64_t s, std::span<const Strategy> start, bool start_only,
