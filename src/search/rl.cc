@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 #include <span>
 #include <vector>
@@ -121,10 +122,16 @@ class RlRun {
   std::vector<int> CanonicalKey(const std::vector<int>& idx) const;
   void UpdateElites(double v);
   void Sweep(bool pairs);
-  void CompoundMoves();
-  void GroupDescent(std::vector<int> start, double value);
+  void CompoundMoves(const Elite& from);
+  Elite SweepBase();
+  void DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
+                   bool* improved);
+  std::vector<int> Config(const std::vector<int>& idx) const;
+  void NoteConfig(double v);
+  Elite GroupDescent(std::vector<int> start, double value);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
+  double FitBatch(std::vector<int>* c, double value);
   void EvaluateStart();
 
   const RlOptions& o_;
@@ -166,6 +173,17 @@ class RlRun {
   // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0:
   // none).
   std::array<Elite, 3> best_moved_;
+  // Sweep and descent candidates evaluated so far (Canonical key -> value, 0 when invalid, and
+  // whether a smaller batch may make it valid): each is charged once per search.
+  struct Known {
+    double value = 0;
+    bool lower_batch_may_fit = false;  // invalid for memory or an SLO
+  };
+  std::map<std::vector<int>, Known> known_;
+  // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
+  // and the best valid point evaluated in each configuration (policy proposals included).
+  std::set<std::vector<int>> climbed_;
+  std::map<std::vector<int>, Elite> config_best_;
   bool to_megatron_ = false;          // this proposal's dim-head prior points at Megatron's dims
   double logp_ = 0;                   // joint log-probability of the current proposal
   bool converged_ = false;            // the latest sampling distribution had every top p >= c
@@ -523,11 +541,11 @@ void RlRun::UpdateElites(double v) {
 void RlRun::Sweep(bool pairs) {
   ++stats_->sweeps;
   if (!pairs) {
-    if (sspace_ != nullptr) CompoundMoves();
+    if (sspace_ != nullptr) CompoundMoves(elites_.front());
     last_improvement_ = obj_->calls();
     return;
   }
-  const Elite base = elites_.front();
+  const Elite base = SweepBase();
   std::vector<int> heads;  // pp, tp, ep, batch, sp and the heads after the dims (slots, ...)
   for (int h = 0; h < num_heads_; ++h)
     if (space_.structural(h)) heads.push_back(h);
@@ -571,10 +589,52 @@ void RlRun::Sweep(bool pairs) {
   // moves: it was evaluated with the batch and dims chosen for the old degrees.
   sweep_base_ = base.idx;
   for (Elite& m : best_moved_) m = Elite{};
+  if (!o_.pairsweep) cands.clear();
   EvaluateCandidates(&cands);
   sweep_base_.clear();
-  if (o_.dimgroups && sspace_ != nullptr) CompoundMoves();
+  if (o_.dimgroups && sspace_ != nullptr) CompoundMoves(base);
   last_improvement_ = obj_->calls();
+}
+
+// Configuration of a point for diverse restarts: its degrees (pp, tp, ep) and the heads after the
+// dims (slots, overlap, mtp).
+std::vector<int> RlRun::Config(const std::vector<int>& idx) const {
+  std::vector<int> k(idx.begin(), idx.begin() + StrategySpace::kBatch);
+  k.insert(k.end(), idx.begin() + last_dim_, idx.end());
+  return k;
+}
+
+// diverse=1: remembers action_ (valid, of value v) as the best point of its configuration when it
+// is.
+void RlRun::NoteConfig(double v) {
+  if (!o_.diverse || sspace_ == nullptr) return;
+  Elite& e = config_best_[Config(action_)];
+  if (v > e.value) e = Elite{action_, v};
+}
+
+// The point a sweep and its compound moves start from: the best elite, unless (diverse=1) a climb
+// of the compound moves already started from or ended at its configuration (pp, tp, ep and the
+// heads after the dims). Then the best point evaluated so far (elites, sweep and descent
+// candidates) whose configuration no climb has started from or ended at: the search restarts its
+// local search in another basin (iterated local search) instead of climbing again into the trap
+// it ended in.
+Elite RlRun::SweepBase() {
+  Elite base = elites_.front();
+  if (o_.diverse && sspace_ != nullptr) {
+    if (climbed_.count(Config(base.idx)) != 0) {
+      Elite alt;
+      auto consider = [&](const std::vector<int>& idx, double v) {
+        if (v > alt.value && climbed_.find(Config(idx)) == climbed_.end()) alt = Elite{idx, v};
+      };
+      for (const auto& [config, e] : config_best_) consider(e.idx, e.value);
+      if (alt.value > 0) {
+        base = std::move(alt);
+        ++stats_->diverse;
+      }
+    }
+  }
+  climbed_.insert(Config(base.idx));
+  return base;
 }
 
 // Compound moves (dimgroups=1), after the pair sweep: a hill climb whose moves are a change of
@@ -584,17 +644,21 @@ void RlRun::Sweep(bool pairs) {
 // option of tp, ep and pp (batch following tp, relbatch) and each other option of the heads after
 // the dims (slots, overlap, mtp); in the first pass also the pair sweep's best candidate that
 // moved each of pp, tp, ep, after a descent from the best elite itself.
-void RlRun::CompoundMoves() {
+void RlRun::CompoundMoves(const Elite& from) {
   // First improvement: as soon as a compound move improves the best elite, the next pass starts
   // from it (a descent ended there, so the pass does not descend from it again); passes end when
   // one improves nothing (a local optimum of the compound neighbourhood) or the budget does.
   std::vector<Elite> starts(best_moved_.begin(), best_moved_.end());
   bool descend_from_best = true;
+  Elite cur = from;  // the climb's own best (the best elite unless it restarted elsewhere)
   while (!obj_->Done()) {
-    const double before = elites_.front().value;
-    if (descend_from_best) GroupDescent(elites_.front().idx, elites_.front().value);
+    const double before = cur.value;
+    if (descend_from_best) {
+      Elite d = GroupDescent(cur.idx, cur.value);
+      if (d.value > cur.value) cur = std::move(d);
+    }
     descend_from_best = false;
-    const Elite base = elites_.front();
+    const Elite base = cur;
     bool improved = base.value > before;
     // The pair sweep's best moves of pp, tp, ep (first pass only), then the ordered degree heads
     // one option either way and the heads after the dims (slots, overlap, mtp) to each other
@@ -609,17 +673,67 @@ void RlRun::CompoundMoves() {
       c[h] = i;
       if (h == StrategySpace::kTp && relbatch_)
         c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+      // batchfit: a degree move that the heads after the dims make structurally invalid (ep 8 -> 1
+      // with overlap sbo or redundant slots) takes each of those heads that is not moved back to
+      // its first option (no redundant slots, no overlap, no MTP) until valid.
+      if (o_.batchfit && h < StrategySpace::kBatch)
+        for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
+      // batchfit (without the pair sweep that tried it): a tp move also with every operator dim
+      // at `none` (what a tp = 1 point computes, spread over the new tp group: DP attention).
+      if (o_.batchfit && h == StrategySpace::kTp) {
+        std::vector<int> n = c;
+        for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+          if (none_[k] >= 0) n[k] = none_[k];
+        if (n != c) moves.push_back(std::move(n));
+      }
       moves.push_back(std::move(c));
     };
+    // batchfit: every other option of each degree head (screened below, so the far ones cost a
+    // few calls each); otherwise one option either way.
     for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
-                  static_cast<int>(StrategySpace::kPp)})
-      for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
+                  static_cast<int>(StrategySpace::kPp)}) {
+      if (o_.batchfit) {
+        for (int i = 0; i < space_.head_size(d); ++i) add_move(d, i);
+      } else {
+        for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
+      }
+    }
     for (int h = last_dim_; h < num_heads_; ++h)
       for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
+    // pairmoves (with batchfit): two changes at once, one option either way of a degree head with
+    // one either way of another degree head or with another option of a head after the dims
+    // (pp 2 -> 1 with overlap sbo -> tbo; tp 2 -> 4 with ep 144 -> 72), screened with the rest.
+    if (o_.batchfit && o_.pairmoves) {
+      const int degrees[3] = {StrategySpace::kTp, StrategySpace::kEp, StrategySpace::kPp};
+      for (int a = 0; a < 3; ++a) {
+        const int ha = degrees[a];
+        for (int sa : {-1, 1}) {
+          const int ia = base.idx[ha] + sa;
+          if (ia < 0 || ia >= space_.head_size(ha)) continue;
+          auto add_pair = [&](int hb, int ib) {
+            if (ib < 0 || ib >= space_.head_size(hb) || ib == base.idx[hb]) return;
+            std::vector<int> c = base.idx;
+            c[ha] = ia;
+            c[hb] = ib;
+            if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
+              c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+            moves.push_back(std::move(c));
+          };
+          for (int b = a + 1; b < 3; ++b)
+            for (int sb : {-1, 1}) add_pair(degrees[b], base.idx[degrees[b]] + sb);
+          for (int h = last_dim_; h < num_heads_; ++h)
+            for (int i = 0; i < space_.head_size(h); ++i) add_pair(h, i);
+        }
+      }
+    }
+    // Each move is first evaluated at its own best batch (batchfit; invalid with the old dims:
+    // from Megatron's dims when those make it valid); with batchfit the descents then start from
+    // the moves in decreasing order of that value, so the first improvement tends to come early.
+    std::vector<std::pair<double, std::vector<int>>> screened;
     for (std::vector<int>& c : moves) {
       if (improved || obj_->Done()) break;
       if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
-      double v = EvaluateCandidate(c);
+      double v = FitBatch(&c, -1);
       if (v <= 0) {
         // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
         // the descent from Megatron's dims instead when they make it valid.
@@ -627,18 +741,49 @@ void RlRun::CompoundMoves() {
         for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
           if (megatron_[h] >= 0) m[h] = megatron_[h];
         if (m != c && space_.Valid(m) && !obj_->Done()) {
-          const double w = EvaluateCandidate(m);
+          const double w = FitBatch(&m, -1);
           if (w > 0) {
             c = std::move(m);
             v = w;
           }
         }
       }
-      if (obj_->Done()) break;
-      GroupDescent(std::move(c), v);
-      improved = elites_.front().value > base.value;
+      if (v > cur.value) {  // the move itself improves: the next pass descends from it
+        cur = Elite{c, v};
+        improved = descend_from_best = true;
+        break;
+      }
+      screened.emplace_back(v, std::move(c));
+      if (!o_.batchfit) {
+        std::pair<double, std::vector<int>>& m = screened.back();
+        DescendFrom(&m, base, &cur, &improved);
+      }
+    }
+    if (o_.batchfit) {
+      std::stable_sort(screened.begin(), screened.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      // Only the `descents` best-screened moves are descended from: a pass then costs a few
+      // descents, and the budget goes to climbs from other configurations (diverse).
+      for (size_t i = 0; i < screened.size() && i < static_cast<size_t>(o_.descents); ++i) {
+        if (improved || obj_->Done()) break;
+        DescendFrom(&screened[i], base, &cur, &improved);
+      }
     }
     if (!improved) break;
+  }
+  // diverse: the local optimum the climb ended at counts as climbed.
+  climbed_.insert(Config(cur.idx));
+}
+
+// One compound move of CompoundMoves: a group descent from the move (value, point); a better end
+// than `base` becomes the climb's point.
+void RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
+                        bool* improved) {
+  if (obj_->Done()) return;
+  Elite d = GroupDescent(std::move(move->second), move->first);
+  if (d.value > base.value) {
+    *cur = std::move(d);
+    *improved = true;
   }
 }
 
@@ -650,10 +795,15 @@ void RlRun::CompoundMoves() {
 // valid one before the next group. The simulator's costs add up over the operator groups, so at
 // fixed degrees one pass re-shards each group for the degrees it is at (a tp move lands with dims
 // chosen for the old tp). Every evaluation updates the elites, not the network.
-void RlRun::GroupDescent(std::vector<int> start, double value) {
+Elite RlRun::GroupDescent(std::vector<int> start, double value) {
   std::vector<std::vector<int>> groups;
+  // batchfit: every point is evaluated at its own best batch (FitBatch), the start included, so
+  // the batch is not a group of its own.
+  const bool fit = o_.batchfit && space_.head_size(StrategySpace::kBatch) > 1;
+  constexpr size_t kFitTop = 2;
+  if (fit) value = FitBatch(&start, value);
   for (int h : {static_cast<int>(StrategySpace::kBatch), static_cast<int>(StrategySpace::kSp)})
-    if (space_.head_size(h) > 1) groups.push_back({h});
+    if (space_.head_size(h) > 1 && !(fit && h == StrategySpace::kBatch)) groups.push_back({h});
   groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
   for (int h = last_dim_; h < num_heads_; ++h)
     if (space_.head_size(h) > 1) groups.push_back({h});
@@ -666,6 +816,7 @@ void RlRun::GroupDescent(std::vector<int> start, double value) {
       int combos = 1;
       for (int h : g) combos *= space_.head_size(h);
       std::vector<int> best = start;
+      std::vector<std::pair<double, std::vector<int>>> valid;  // fit: the options to fit
       for (int k = 0; k < combos && !obj_->Done(); ++k) {
         std::vector<int> c = start;
         int r = k;
@@ -676,28 +827,50 @@ void RlRun::GroupDescent(std::vector<int> start, double value) {
         if (c == start || !space_.Valid(c)) continue;
         if (!seen.insert(CanonicalKey(c)).second) continue;
         const double v = EvaluateCandidate(c);
+        if (fit && v > 0) valid.emplace_back(v, c);
         if (v > value) {
           value = v;
           best = c;
         }
       }
+      // batchfit: the kFitTop best options of the group at the start's batch are moved to their
+      // own best batch (an option that allows a larger batch wins only there).
+      std::stable_sort(valid.begin(), valid.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (size_t i = 0; i < valid.size() && i < kFitTop && !obj_->Done(); ++i) {
+        std::vector<int> c = valid[i].second;
+        const double v = FitBatch(&c, valid[i].first);
+        if (v > value) {
+          value = v;
+          best = std::move(c);
+        }
+      }
       start = best;
     }
   }
+  return Elite{start, value};
 }
 
 // One charged call for a sweep or descent candidate; the elites are updated with a valid one.
-// Returns its value (0 when invalid).
+// Returns its value (0 when invalid). A candidate equivalent (Canonical) to one evaluated before
+// by a sweep or descent of this search is not evaluated again (no call): its value is known.
 double RlRun::EvaluateCandidate(const std::vector<int>& c) {
+  std::vector<int> key = CanonicalKey(c);
+  if (auto it = known_.find(key); it != known_.end()) return it->second.value;
   action_ = c;
   const Evaluation& e = obj_->EvaluateEncoded(action_);
   ++stats_->proposals;
+  Known& k = known_[std::move(key)];
   if (!e.valid()) {
     ++stats_->invalid;
+    k.lower_batch_may_fit = e.verdict == Verdict::kMemory || e.verdict == Verdict::kTtft ||
+                            e.verdict == Verdict::kTpot;
     return 0;
   }
+  k.value = e.tokens_per_s_per_gpu;
   if (ref_value_ > 0) best_raw_ = std::max(best_raw_, e.tokens_per_s_per_gpu / ref_value_);
   UpdateElites(e.tokens_per_s_per_gpu);
+  NoteConfig(e.tokens_per_s_per_gpu);
   return e.tokens_per_s_per_gpu;
 }
 
@@ -747,6 +920,46 @@ void RlRun::EvaluateStart() {
   }
 }
 
+// Batch fitting (batchfit=1): moves *c (of value `value`, < 0 when not evaluated yet) to the best
+// batch near its own and returns that value. Valid: the batch goes up one option at a time while
+// that improves (the memory / SLO ridge: throughput grows with the batch until a limit binds).
+// Invalid for memory or an SLO: the batch goes down one option at a time, at most kFitDown
+// options, until valid. A strategy is then compared with others at its own best batch instead of
+// at the batch chosen for another one, which the limits often make invalid or poor
+// (docs/RL_STUDY.md). Each evaluation is a charged call (or a known one).
+double RlRun::FitBatch(std::vector<int>* c, double value) {
+  constexpr int kFitDown = 3;
+  const int h = StrategySpace::kBatch;
+  const int n = space_.head_size(h);
+  if (value < 0) value = EvaluateCandidate(*c);
+  if (!o_.batchfit || n < 2) return value;
+  if (value > 0) {
+    while ((*c)[h] + 1 < n && !obj_->Done()) {
+      std::vector<int> up = *c;
+      ++up[h];
+      if (!space_.Valid(up)) break;
+      const double v = EvaluateCandidate(up);
+      if (v <= value) break;
+      value = v;
+      *c = std::move(up);
+    }
+    return value;
+  }
+  auto it = known_.find(CanonicalKey(*c));
+  if (it == known_.end() || !it->second.lower_batch_may_fit) return 0;
+  for (int b = (*c)[h] - 1; b >= 0 && b >= (*c)[h] - kFitDown && !obj_->Done(); --b) {
+    std::vector<int> down = *c;
+    down[h] = b;
+    if (!space_.Valid(down)) continue;
+    const double v = EvaluateCandidate(down);
+    if (v > 0) {
+      *c = std::move(down);
+      return v;
+    }
+  }
+  return 0;
+}
+
 // Evaluates the candidates once each (equivalent ones and the elites removed) in a random order
 // (the sampling stream), one charged call each, until the list or the budget ends; they update
 // the elites, not the network.
@@ -788,6 +1001,7 @@ void RlRun::Record(const Evaluation& e) {
     reward = o_.alpha * raw + beta * (raw - best_raw_);
     best_raw_ = std::max(best_raw_, raw);
     UpdateElites(v);
+    NoteConfig(v);
   } else {
     ++stats_->invalid;
     if (e.verdict == Verdict::kStructure) ++stats_->structural;
@@ -866,7 +1080,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
                                      "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon",
-                                     "jump", "megadims", "sweep", "dimgroups", "stall"});
+                                     "jump", "megadims", "sweep", "dimgroups", "stall",
+                                     "batchfit", "diverse", "pairsweep", "pairmoves", "descents"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -898,7 +1113,12 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.sweep = spec.Bool("sweep", d.sweep);
   o.dimgroups = spec.Bool("dimgroups", d.dimgroups);
   o.stall = spec.Double("stall", d.stall);
+  o.batchfit = spec.Bool("batchfit", d.batchfit);
+  o.diverse = spec.Bool("diverse", d.diverse);
+  o.pairsweep = spec.Bool("pairsweep", d.pairsweep);
+  o.pairmoves = spec.Bool("pairmoves", d.pairmoves);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
+  const int64_t descents = spec.Int("descents", d.descents);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -913,7 +1133,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("hidden", hidden, 1, 4096), range("attn", attn, 1, 4096),
                     range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
                     range("epochs", epochs, 1, 100),
-                    range("prior_from", prior_from, 0, 1000)}) {
+                    range("prior_from", prior_from, 0, 1000),
+                    range("descents", descents, 1, 1000)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -924,6 +1145,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.rollout = static_cast<int>(rollout);
   o.epochs = static_cast<int>(epochs);
   o.prior_from = static_cast<int>(prior_from);
+  o.descents = static_cast<int>(descents);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -969,12 +1191,15 @@ std::string RlSpecText(const RlOptions& o) {
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
-      "megadims={},sweep={},dimgroups={},stall={})",
+      "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
+      "pairmoves={},descents={})",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
-      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall);
+      o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
+      o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
+      o.descents);
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,

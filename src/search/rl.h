@@ -27,7 +27,8 @@
 //      operator group, e.g. attention's three, can then change together). q is annealed from prior0 to prior over each lifetime. It
 //      applies from lifetime `prior_from` on (lifetime 0 explores as in the paper), or without
 //      restarts after prior_from chunks of calls.
-//   4. Every proposal is one Objective::Evaluate call: no cache, repeated proposals are charged.
+//   4. Every policy proposal is one Objective::Evaluate call: no cache, repeated proposals are
+//      charged (sweep and descent candidates: once per search, 11. below).
 //   5. Reward: raw = value / reference value (the first valid value of the search),
 //      r = alpha * raw + beta * (raw - b) with b the best raw value before this proposal
 //      (b = raw for the first valid one); invalid proposals get `invalid_reward`.
@@ -53,7 +54,8 @@
 //      prior on), every strategy differing from the best elite in one or two structural heads
 //      (pp, tp, ep, batch, sp and the heads after the dims) is evaluated in a random order, dims
 //      kept and batch following tp (relbatch); structurally invalid ones are skipped uncharged.
-//      These calls update the elites, not the network.
+//      These calls update the elites, not the network. Since 11. the pair candidates are
+//      evaluated only with pairsweep=1; the sweep itself (the compound moves) still runs.
 //  10. Compound moves (dimgroups=1, with the sweep): in the pair sweep a tp move is also tried
 //      with every dim at `none` (the weights whole on each GPU of the group, tokens split: what a
 //      tp = 1 elite computes). After it, a hill climb over compound moves: a group descent from
@@ -66,12 +68,30 @@
 //      dims. A degree evaluated with the batch and dims of other degrees is often worse or
 //      invalid although it is better with its own (docs/RL_STUDY.md). Sweeps and descents skip
 //      strategies equivalent (Canonical) to one they already evaluated.
+//  11. Batch fitting, screened moves and diverse climbs (issue 14, third pass; batchfit=1,
+//      pairmoves=1, diverse=1, pairsweep=0 by default). Sweep and descent candidates are
+//      evaluated once per search up to Canonical equivalence (a known one costs no call).
+//      batchfit: points are compared at their own best batch: a valid point's batch goes up one
+//      option while that improves, one invalid for memory or an SLO goes down (at most three
+//      options) until valid; a group descent fits the start and the two best options of each
+//      group (the batch is then no group of its own); the compound moves are every other option
+//      of pp, tp and ep (a degree move made structurally invalid by the heads after the dims
+//      resets those to their first option; a tp move is also tried with every dim `none`) and
+//      of the heads after the dims, each fitted, and descents start from the `descents` (4) best
+//      of them in decreasing order of that value; pairmoves adds two changes at once (one option
+//      either way of a degree head with one of another degree head or another option of a head
+//      after the dims). diverse: a sweep whose best elite's configuration (pp, tp, ep, heads
+//      after the dims) a climb already started from or ended at climbs instead from the best
+//      point evaluated (policy proposals included) in a configuration no climb has visited
+//      (iterated local search). pairsweep=0: the stalled sweep goes straight to the compound
+//      moves (the pair sweep cost ~300-550 calls per sweep).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
-//      relbatch, canon, jump, megadims, sweep, dimgroups, stall)
+//      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
+//      pairmoves, descents)
 #pragma once
 
 #include <cstdint>
@@ -116,6 +136,11 @@ struct RlOptions {
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
   bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
   double stall = 1.0;        // sweep once the best has not improved for stall x a chunk of calls
+  bool batchfit = true;      // compound moves and descents compare points at their own best batch
+  bool pairsweep = false;     // sweep: evaluate the pair neighbourhood before the compound moves
+  bool pairmoves = true;     // batchfit: compound moves also change two heads at once
+  int descents = 4;          // batchfit: screened compound moves descended from per climb pass
+  bool diverse = true;       // a sweep whose base was swept before starts from another config
 };
 
 // Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
@@ -134,6 +159,7 @@ struct RlStats {
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
   int64_t sweeps = 0;        // pair sweeps run (sweep=1)
+  int64_t diverse = 0;       // ... of which started away from the best elite (diverse=1)
 };
 
 class RlSearcher final : public Searcher {
