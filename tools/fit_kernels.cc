@@ -7,6 +7,8 @@
 // per cache dtype) is fitted on its own table rows by a coordinate pattern search minimising the
 // mean absolute log error; coefficients are rounded to the 6 significant digits they are printed
 // with before the error report, so the report describes exactly the file written. Deterministic.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -124,7 +126,7 @@ void InitPrefill(AttnPrefillCoeffs& a) {
   }
 }
 
-void InitDecode(AttnDecodeCoeffs& a) {
+void InitDecode(AttnDecodeCoeffs& a, bool mla) {
   a.overhead_s = 8e-6;
   // The grouped (XQA) path: the tables show a 3-10x slowdown between heads/kv_heads = 32 and 48
   // at the same KV volume, so groups above 32 take the per-head path. Fixed, not searched.
@@ -137,6 +139,15 @@ void InitDecode(AttnDecodeCoeffs& a) {
     a.block_keys[p] = 256;
     a.max_blocks[p] = 64;
     for (int j = 0; j < kDecodeKnots; ++j) a.eff_keys[p][j] = 0.8;
+  }
+  // Attention's grouped path is the XQA wave model (kernels.h): start from a few microseconds per
+  // CTA, one CTA reading tens of GB/s, two CTAs per SM, a tenth of the tensor peak. MLA decode
+  // keeps the per-head form with index 0 and does not use cta_bw / ctas_per_sm.
+  a.cta_bw = mla ? 0 : 20e9;
+  a.ctas_per_sm = mla ? 0 : 2;
+  if (!mla) {
+    a.seq_s[0] = 2e-6;
+    a.eff_compute[0] = 0.1;
   }
 }
 
@@ -170,11 +181,18 @@ void FitDecode(AttnDecodeCoeffs& a, const std::vector<Row>& rows,
   std::vector<Param> ps = {{&a.overhead_s, 0.5e-6, 100e-6, 1e-6}};
   if (!mla) ps.push_back({&a.window_skip, 0, 1, 0.01});
   for (int p = 0; p < (mla ? 1 : 2); ++p) {
-    ps.push_back({&a.seq_s[p], 0, 1e-6, 1e-10});
+    const bool waves = !mla && p == 0;  // attention's grouped path: the XQA wave model (kernels.h)
+    ps.push_back({&a.seq_s[p], 0, waves ? 1e-4 : 1e-6, waves ? 1e-8 : 1e-10});
     ps.push_back({&a.eff_compute[p], 1e-4, 1.0, 0.0});
-    ps.push_back({&a.par_half[p], 0, 1e6, 1});
-    ps.push_back({&a.block_keys[p], 1, 1e5, 1});
-    ps.push_back({&a.max_blocks[p], 1, 1e5, 1});
+    if (waves) {
+      ps.push_back({&a.cta_bw, 1e8, 1e13, 1e8});
+      ps.push_back({&a.ctas_per_sm, 0.25, 64, 0.25});
+      a.par_half[0] = a.block_keys[0] = a.max_blocks[0] = 0;  // not in the wave model
+    } else {
+      ps.push_back({&a.par_half[p], 0, 1e6, 1});
+      ps.push_back({&a.block_keys[p], 1, 1e5, 1});
+      ps.push_back({&a.max_blocks[p], 1, 1e5, 1});
+    }
     for (int j = 0; j < kDecodeKnots; ++j) ps.push_back({&a.eff_keys[p][j], 0.05, 3.0, 0.0});
   }
   auto f = [&] {
@@ -185,6 +203,25 @@ void FitDecode(AttnDecodeCoeffs& a, const std::vector<Row>& rows,
   fit::RoundAll(ps);
   fit::FixRamp(a.eff_keys[0], false);
   fit::FixRamp(a.eff_keys[1], false);
+}
+
+// The grouped decode path reads its HBM efficiency at the keys one CTA walks (kernels.h). The
+// tables measure long contexts only at small batches, where XQA splits them into many blocks, so
+// the longest walk measured is a few thousand keys; the knots above it take no part in the fit
+// and would keep their start value. They hold the last measured knot instead (constant
+// extrapolation), which a long-context, large-batch decode in the simulator then reads.
+void HoldUnmeasuredWalkKnots(AttnDecodeCoeffs& a, const std::vector<calib::AttnRow>& rows) {
+  double max_kpc = 1;
+  for (const calib::AttnRow& r : rows) {
+    if (!(r.heads > r.kv_heads && r.heads <= a.max_group * r.kv_heads)) continue;  // grouped only
+    const double in_window = r.window > 0 ? std::min(r.len, r.window) : r.len;
+    const double keys = in_window + a.window_skip * (r.len - in_window);
+    const double nb = XqaBlocksPerStream(keys, r.batch * r.kv_heads, r.batch, kCalibSmCount);
+    max_kpc = std::max(max_kpc, keys / nb);
+  }
+  // Knot j covers [2^j, 2^(j+1)); the one just above max_kpc is the last one any row reads.
+  const int top = std::min(kDecodeKnots - 1, static_cast<int>(std::ceil(std::log2(max_kpc))));
+  for (int j = top + 1; j < kDecodeKnots; ++j) a.eff_keys[0][j] = a.eff_keys[0][top];
 }
 
 // ---- report -------------------------------------------------------------------------------------
@@ -269,10 +306,11 @@ std::string DecodeText(const AttnDecodeCoeffs& a) {
       "      {{.overhead_s = {}, .max_group = {}, .window_skip = {},\n"
       "       .seq_s = {}, .eff_compute = {}, .par_half = {},\n"
       "       .block_keys = {}, .max_blocks = {},\n"
-      "       .eff_keys = {{{},\n                    {}}}}}",
+      "       .eff_keys = {{{},\n                    {}}},\n"
+      "       .cta_bw = {}, .ctas_per_sm = {}}}",
       Num(a.overhead_s), Num(a.max_group), Num(a.window_skip), Arr(a.seq_s), Arr(a.eff_compute),
       Arr(a.par_half), Arr(a.block_keys), Arr(a.max_blocks),
-      Arr(a.eff_keys[0]), Arr(a.eff_keys[1]));
+      Arr(a.eff_keys[0]), Arr(a.eff_keys[1]), Num(a.cta_bw), Num(a.ctas_per_sm));
 }
 
 std::string CoeffsText(const std::string& var, const KernelCoeffs& c,
@@ -356,10 +394,11 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
   for (int i = 0; i < 2; ++i) {
     const DType kv = i == 0 ? DType::kBF16 : DType::kFP8;
     const auto rows = Select<calib::AttnRow>(gen, [&](const auto& r) { return r.kv == kv; });
-    InitDecode(c.attn_decode[i]);
+    InitDecode(c.attn_decode[i], false);
     FitDecode<calib::AttnRow>(
         c.attn_decode[i], rows, [&](const auto& r) { return calib::PredictGeneration(c, gpu, r); },
         false);
+    HoldUnmeasuredWalkKnots(c.attn_decode[i], rows);
     out.report.push_back(Score<calib::AttnRow>(
         i == 0 ? "generation_attention kv bf16" : "generation_attention kv fp8", rows,
         [&](const auto& r) { return calib::PredictGeneration(c, gpu, r); }));
@@ -384,7 +423,7 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
         i == 0 ? "context_mla kv bf16" : "context_mla kv fp8", crows,
         [&](const auto& r) { return calib::PredictContextMla(c, gpu, r); }));
     const auto grows = Select<calib::MlaRow>(gmla, [&](const auto& r) { return r.kv == kv; });
-    InitDecode(c.mla_decode[i]);
+    InitDecode(c.mla_decode[i], true);
     c.mla_decode[i].window_skip = 0;
     FitDecode<calib::MlaRow>(
         c.mla_decode[i], grows, [&](const auto& r) { return calib::PredictGenerationMla(c, gpu, r); },

@@ -63,9 +63,8 @@ const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
   return H100Coeffs();
 }
 
-// The calibration GPUs (H100 SXM and H200 SXM: 132 SMs, 989 / 1979 dense TFLOPS bf16 / fp8,
-// HARDWARE.md): their tensor rate per SM, for the per-SM transfer below.
-constexpr double kCalibSms = 132;
+// The calibration GPUs (H100 SXM and H200 SXM: kCalibSmCount = 132 SMs, 989 / 1979 dense TFLOPS
+// bf16 / fp8, HARDWARE.md): their tensor rate per SM, for the per-SM transfer below.
 constexpr double kCalibBf16Flops = 989e12, kCalibFp8Flops = 1979e12;
 
 // Per-SM rate of `gpu` at `peak_flops` relative to the calibration GPU's at the same GEMM kind: the
@@ -74,7 +73,7 @@ constexpr double kCalibBf16Flops = 989e12, kCalibFp8Flops = 1979e12;
 inline double PerSmRateRatio(const GpuSpec& gpu, GemmKind kind, double peak_flops) {
   if (!gpu.calibration.empty() || gpu.sm_count <= 0) return 1.0;
   const double ref = kind == GemmKind::kBF16 ? kCalibBf16Flops : kCalibFp8Flops;
-  return peak_flops * kCalibSms / (ref * gpu.sm_count);
+  return peak_flops * kCalibSmCount / (ref * gpu.sm_count);
 }
 
 // GemmSecondsWith at an explicit tensor-core peak (FP4 GEMMs run the FP8 form at the FP4 peak).
@@ -148,6 +147,17 @@ double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, do
          SmoothMax(compute_s, memory_s);
 }
 
+// XQA's multi-block split (kernels.h). The engine floors the cut to an integer; the real-valued
+// form keeps streams x nb, and so the time, monotone in the batch.
+double XqaBlocksPerStream(double keys, double streams, double batch, double sms) {
+  double nb = keys / 128.0;                   // kMinHistoryTokensPerBlock
+  if (nb > 8.0) nb = std::sqrt(8.0 * nb);      // bound the final reduction (sqrt(8 nb) < nb)
+  nb = std::max(nb, 1.0);
+  const double waves = streams * nb / sms;
+  if (waves > 8.0) nb = std::max(nb * 8.0 / waves, 1.0);  // kTargetWaveFactor
+  return std::max(std::min(nb, 6000.0 / std::max(batch, 1.0)), 1.0);  // workspace sub-sequences
+}
+
 double AttnDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, double batch,
                              double kv_len, double heads, double kv_heads, double head_dim,
                              double window, DType kv) {
@@ -155,14 +165,32 @@ double AttnDecodeSecondsWith(const AttnDecodeCoeffs& c, const GpuSpec& gpu, doub
   const double keys = in_window + c.window_skip * (kv_len - in_window);
   const bool grouped = heads > kv_heads && heads <= c.max_group * kv_heads;
   const int p = grouped ? 0 : 1;
-  const double streams = batch * (grouped ? kv_heads : heads);
+  const double kv_elem = BytesPerElement(kv);
+  const double kv_read = batch * keys * 2.0 * kv_heads * head_dim * kv_elem;
+  const double qo_bytes = batch * 4.0 * heads * head_dim;  // q read, o write (bf16)
+  if (grouped) {
+    // Wave model of XQA's CTAs (kernels.h).
+    const double streams = batch * kv_heads;
+    const double sms = gpu.sm_count > 0 ? gpu.sm_count : kCalibSmCount;
+    const double nb = XqaBlocksPerStream(keys, streams, batch, sms);
+    const double hbm_s = kv_read / (gpu.hbm_bw * Knot(c.eff_keys[0], keys / nb));
+    const double ctas = streams * nb;
+    const double slots = c.ctas_per_sm * sms;
+    const double per_key_s =
+        SmoothMax(2.0 * head_dim * kv_elem / c.cta_bw,
+                  4.0 * (heads / kv_heads) * head_dim * slots /
+                      (gpu.PeakFlops(DType::kBF16) * c.eff_compute[0]));
+    const double tau = c.seq_s[0] + keys / nb * per_key_s;
+    const double cta_s = std::max(1.0, ctas / slots) * tau;
+    return c.overhead_s + SmoothMax(cta_s, hbm_s + qo_bytes / gpu.hbm_bw);
+  }
+  const double hbm_s = kv_read / (gpu.hbm_bw * Knot(c.eff_keys[1], keys));
+  const double streams = batch * heads;
   const double flops = 4.0 * batch * heads * head_dim * keys;
   const double compute_s = flops / (gpu.PeakFlops(DType::kBF16) * c.eff_compute[p]);
-  const double kv_read = batch * keys * 2.0 * kv_heads * head_dim * BytesPerElement(kv);
-  const double qo_bytes = batch * 4.0 * heads * head_dim;  // q read, o write (bf16)
   const double ctas = streams * std::min(keys / c.block_keys[p], c.max_blocks[p]);
-  const double memory_s = kv_read / (gpu.hbm_bw * Knot(c.eff_keys[p], keys)) +
-                          (kv_read * c.par_half[p] / std::max(ctas, 1e-9) + qo_bytes) / gpu.hbm_bw;
+  const double memory_s =
+      hbm_s + (kv_read * c.par_half[p] / std::max(ctas, 1e-9) + qo_bytes) / gpu.hbm_bw;
   return c.overhead_s + c.seq_s[p] * streams + SmoothMax(compute_s, memory_s);
 }
 

@@ -70,39 +70,64 @@ struct AttnPrefillCoeffs {
 
 // Decode attention (one query token per sequence) on one GPU. Two kernel paths: the grouped one
 // (TRT-LLM XQA: 1 < heads/kv_heads <= max_group, one stream per (sequence, kv head) sharing K/V
-// among its query heads on tensor cores) and the per-head one (MMHA: MHA, or groups larger than
-// max_group; one stream per (sequence, query head), CUDA cores). With path p:
-//   t = overhead_s + seq_s[p] * streams
-//       + smax( flops / (peak_bf16 * eff_compute[p]),
-//               kv_bytes / (hbm_bw * eff_keys[p](keys))
-//               + (kv_bytes * par_half[p] / ctas + qo_bytes) / hbm_bw )
+// among its g = heads/kv_heads query heads on tensor cores) and the per-head one (MMHA: MHA, or
+// groups larger than max_group; one stream per (sequence, query head), CUDA cores).
+//
+// Grouped path (p = 0): a wave model of the CTAs XQA launches. Each stream's keys are split into
+// nb blocks by XQA's multi-block rule (TensorRT-LLM decoderXQA computeMultiBlockCount, taken in
+// continuous form so that time stays monotone):
+//   nb = max(1, min(keys/128, sqrt(8 keys/128)));  if streams nb > 8 sms: nb = 8 sms / streams;
+//   nb = max(1, min(nb, 6000 / batch))
+// (128 = kMinHistoryTokensPerBlock, 8 = kTargetWaveFactor waves, 6000 = the workspace's
+// sub-sequences; sms = gpu.sm_count, 132 for the calibration GPUs). ctas = streams nb, each
+// walking kpc = keys / nb keys; slots = ctas_per_sm * sms CTAs run at once. One CTA takes
+//   tau = seq_s[0] + kpc * smax( 2 head_dim kv_bytes_per_elem / cta_bw,
+//                                4 g head_dim * slots / (peak_bf16 * eff_compute[0]) )
+// (a fixed prologue/epilogue, then per key its K/V bytes at one CTA's read rate or its MMA work at
+// one slot's share of the fitted tensor rate), and
+//   t = overhead_s + smax( max(1, ctas / slots) * tau,
+//                          kv_bytes / (hbm_bw * eff_keys[0](kpc)) + qo_bytes / hbm_bw ).
+// With many streams the fixed cost and the MMA work are shared by all slots (the attention runs at
+// the tensor and HBM rates); with few, one CTA's latency sets the time. The achieved HBM fraction
+// follows the keys each CTA walks (short walks stream less efficiently); knots above the longest
+// walk measured hold the last measured value.
+//
+// Per-head path (p = 1):
+//   t = overhead_s + seq_s[1] * streams
+//       + smax( flops / (peak_bf16 * eff_compute[1]),
+//               kv_bytes / (hbm_bw * eff_keys[1](keys))
+//               + (kv_bytes * par_half[1] / ctas + qo_bytes) / hbm_bw ),
+//   ctas = streams * min(keys / block_keys[1], max_blocks[1]).
 // kv_bytes = batch * keys * 2 * kv_heads * head_dim * kv_bytes_per_elem, qo_bytes = 4 batch heads
 // head_dim, flops = 4 * batch * heads * head_dim * keys; keys = kv_len, or with a window W
 // min(kv_len, W) + window_skip * (kv_len - min(kv_len, W)) (the kernel still walks the pages it
-// skips). ctas = streams * min(keys / block_keys, max_blocks): the kernel splits each stream's keys
-// into blocks of block_keys (multi-block mode, at most max_blocks per stream); with few CTAs
-// their own read rate, not HBM, limits the time (the par_half term). eff_keys[p] is a knot table
-// over keys; eff_keys[j+1] <= 2 eff_keys[j] keeps the time non-decreasing in kv_len.
+// skips). eff_keys[1] is a knot table over keys (eff_keys[0] over kpc); eff_keys[j+1] <= 2 eff_keys[j]
+// keeps the time non-decreasing in kv_len. MLA decode (MlaDecodeSecondsWith) keeps the per-head form's terms with
+// index 0 (its own fit; cta_bw and ctas_per_sm are unused there).
 struct AttnDecodeCoeffs {
   double overhead_s;
   double max_group;       // largest heads/kv_heads the grouped kernel takes
   double window_skip;
-  double seq_s[2];        // per stream fixed cost, [grouped, per-head]
+  double seq_s[2];        // [0] grouped: fixed time of one CTA; [1] per-head: per stream
   double eff_compute[2];
-  double par_half[2];
-  double block_keys[2];
-  double max_blocks[2];
-  // Achieved fraction of HBM bandwidth at keys = 2^j. Above 1 where the KV cache of a measured
-  // shape is small enough to stay in the 50 MB L2 across the back-to-back timed calls.
+  double par_half[2];     // per-head path (and MLA)
+  double block_keys[2];   // per-head path (and MLA)
+  double max_blocks[2];   // per-head path (and MLA)
+  // Achieved fraction of HBM bandwidth at keys (grouped path: keys per CTA) = 2^j. Above 1 where
+  // the KV cache of a measured shape is small enough to stay in the 50 MB L2 across the
+  // back-to-back timed calls.
   double eff_keys[2][kDecodeKnots];
+  double cta_bw;          // grouped path: bytes/s one CTA reads K/V at
+  double ctas_per_sm;     // grouped path: CTAs resident per SM
 };
 
 // MLA prefill (non-absorbed; q/k head dim qk, v head dim v):
 //   flops = batch * heads * (2 qk + 2 v) * keys, keys = seq^2/2; same form as AttnPrefillCoeffs.
 // MLA decode (absorbed; latent cache of latent + rope per token):
 //   flops = batch * heads * keys * (2 (latent + rope) + 2 latent), bytes = batch * keys *
-//   (latent + rope) * kv_bytes; the grouped path of AttnDecodeCoeffs (index 0) with one stream per
-//   sequence (absorbed MLA is MQA over the latent cache).
+//   (latent + rope) * kv_bytes; the per-head form of AttnDecodeCoeffs with the index-0 terms
+//   (seq_s, eff_compute, par_half, block_keys, max_blocks, eff_keys over keys) and one stream per
+//   sequence (absorbed MLA is MQA over the latent cache; its own fit, not the XQA wave model).
 struct KernelCoeffs {
   const char* name;  // calibration set, e.g. "h100_sxm"
   GemmCoeffs gemm[kNumGemmKinds];
@@ -162,6 +187,13 @@ double MlaPrefillSeconds(const GpuSpec& gpu, double batch, double seq_len, doubl
                          DType math = DType::kBF16);
 double MlaDecodeSeconds(const GpuSpec& gpu, double batch, double kv_len, double heads,
                         double latent_dim, double rope_dim, DType kv, DType math = DType::kBF16);
+
+// XQA's multi-block split (TensorRT-LLM decoderXQA computeMultiBlockCount) in continuous form:
+// blocks per stream for `keys` keys, `streams` (sequence, kv head) pairs of `batch` sequences on a
+// GPU of `sms` SMs (the formula under AttnDecodeCoeffs). At least 1.
+double XqaBlocksPerStream(double keys, double streams, double batch, double sms);
+// SMs of the calibration GPUs (H100 SXM and H200 SXM), used where a GpuSpec has no sm_count.
+inline constexpr double kCalibSmCount = 132;
 
 // Explicit-coefficient forms of the attention models (fitter / tests).
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,

@@ -323,6 +323,63 @@ TEST(KernelModel, AttentionWindows) {
             AttnDecodeSeconds(gpu, 64, 65536, 32, 8, 128, 0, DType::kBF16));
 }
 
+// XQA's multi-block rule (TensorRT-LLM computeMultiBlockCount), continuous form, 132 SMs.
+TEST(KernelModel, XqaBlocksPerStream) {
+  // 1024 keys: 1024/128 = 8 blocks, sqrt(8 x 8) = 8 does not cut; 8 streams x 8 = 64 CTAs < 8 waves.
+  EXPECT_DOUBLE_EQ(XqaBlocksPerStream(1024, 8, 1, 132), 8.0);
+  // 8192 keys: 64 blocks, cut to sqrt(8 x 64) = 22.63 (the final reduction bound).
+  EXPECT_NEAR(XqaBlocksPerStream(8192, 8, 1, 132), std::sqrt(512.0), 1e-12);
+  // 512 streams: 512 x 22.63 / 132 = 87.8 waves > 8, so the blocks shrink to 8 x 132 / 512 = 2.0625.
+  EXPECT_NEAR(XqaBlocksPerStream(8192, 512, 64, 132), 2.0625, 1e-12);
+  // More than 8 x 132 streams, or fewer than 128 keys: one block per stream.
+  EXPECT_DOUBLE_EQ(XqaBlocksPerStream(8192, 4096, 512, 132), 1.0);
+  EXPECT_DOUBLE_EQ(XqaBlocksPerStream(64, 1, 1, 132), 1.0);
+  // The workspace bound (6000 sub-sequences per batch) cuts 22.63 blocks to 6000 / 1000 = 6 where
+  // the waves allow more (a GPU with 10,000 SMs).
+  EXPECT_DOUBLE_EQ(XqaBlocksPerStream(8192, 1000, 1000, 10000), 6.0);
+}
+
+// The grouped decode path (XQA wave model, kernels.h) with a hand-made coefficient set on the
+// calibration H100 (no sm_count: 132 SMs; 989 TFLOPS bf16; 3.35 TB/s): overhead 1 us, 2 us per
+// CTA, one CTA reads 10 GB/s, one CTA per SM (132 slots), a tenth of the tensor peak, every HBM
+// knot 1.
+TEST(KernelModel, GroupedDecodeWaveModelHandDerived) {
+  const GpuSpec gpu = *calib::CalibrationGpu("h100_sxm");
+  AttnDecodeCoeffs c{};
+  c.overhead_s = 1e-6;
+  c.max_group = 32;
+  c.seq_s[0] = 2e-6;
+  c.eff_compute[0] = 0.1;
+  c.cta_bw = 1e10;
+  c.ctas_per_sm = 1;
+  for (double& e : c.eff_keys[0]) e = 1.0;
+  // 1 sequence, 1024 keys, 8 q / 1 kv heads, head dim 128, bf16 KV: 8 blocks (test above) = 8 CTAs
+  // < 132 slots, so one CTA's time: 128 keys x smax(512 B / 10 GB/s = 51.2 ns, 4 x 8 x 128 x 132 /
+  // (989e12 x 0.1) = 5.47 ns) = 128 x 51.2 ns x (1 + (5.47 / 51.2)^8)^(1/8) = 6.5536 us (x (1 +
+  // 2e-9)), + 2 us. HBM: 1024 x 2 x 128 x 2 B + q/o 4 x 8 x 128 B over 3.35 TB/s = 0.158 us, far
+  // below. Total with the 1 us overhead: 9.5536000138 us.
+  EXPECT_NEAR(AttnDecodeSecondsWith(c, gpu, 1, 1024, 8, 1, 128, 0, DType::kBF16), 9.5536000138e-6,
+              1e-10 * 9.5536e-6);
+  // 1024 sequences: 1.03125 blocks per stream (8 x 132 / 1024), 1056 CTAs = 8 waves of 132; a CTA
+  // walks 1024 / 1.03125 = 992.97 keys: tau = 2 us + 992.97 x 51.2 ns = 52.840 us; 8 tau = 422.72
+  // us. HBM: 536,870,912 B + 4 MiB q/o over 3.35 TB/s = 161.51 us; smax(422.72, 161.51) = 422.744
+  // us (x (1 + (161.51/422.72)^8)^(1/8)); + 1 us overhead.
+  EXPECT_NEAR(AttnDecodeSecondsWith(c, gpu, 1024, 1024, 8, 1, 128, 0, DType::kBF16),
+              423.744382e-6, 1e-6 * 423.744382e-6);
+  // Group 32 with an fp8 cache: per key smax(256 B / 10 GB/s = 25.6 ns, 4 x 32 x 128 x 132 /
+  // 9.89e13 = 21.63 ns) = 26.41 ns (both terms count); tau = 2 us + 992.97 x 26.41 ns = 28.225
+  // us, 8 tau = 225.80 us over 85.14 us of HBM: 226.815 us with the overhead.
+  EXPECT_NEAR(AttnDecodeSecondsWith(c, gpu, 1024, 1024, 32, 1, 128, 0, DType::kFP8),
+              226.8151033e-6, 1e-6 * 226.8151033e-6);
+  // Twice the SMs: 8 x 264 / 1024 = 2.0625 blocks per stream, 2112 CTAs = 8 waves of 264, each
+  // CTA walking half the keys: 8 x (2 us + 496.5 x 51.2 ns) = 219.4 us (smax with 161.5 us of HBM:
+  // 221.7 us), about 0.52 of the 132-SM time.
+  GpuSpec more = gpu;
+  more.sm_count = 264;
+  EXPECT_LT(AttnDecodeSecondsWith(c, more, 1024, 1024, 8, 1, 128, 0, DType::kBF16),
+            0.6 * AttnDecodeSecondsWith(c, gpu, 1024, 1024, 8, 1, 128, 0, DType::kBF16));
+}
+
 // README sanity figures (measured on H100 / H200), reproduced within 20% by the committed fit
 // (25% for decode attention, whose fit has a 36% 90th-percentile error).
 TEST(KernelModel, ReadmeSanityFigures) {
