@@ -118,10 +118,54 @@ class JointProblem final : public EncodedProblem {
 // point it evaluates (per assignment, role and instance size, the points not dominated in
 // (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
 // (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
-// the result's calls are run's plus one. rl uses it on a JointProblem.
+// the result's calls are run's plus one. (rl used it until SearchJointDecomposed below; it wraps
+// any searcher of the joint space.)
 using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
 SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
                                    Observer* observer, const EncodedRun& run);
+
+// rl's search of the joint space by decomposition (docs/SEARCH.md "Decomposed search"). A joint
+// point's value depends on its prefill part only through (capacity, latency) and on its decode
+// part only through (capacity, step), and the instance counts are exact for any pair; so the
+// budget goes to per-role searches, each over one role's StrategySpace at one instance size of one
+// pool (a "slot"; the pool assignments of a mixed cluster that use a pool in a role share its
+// slots), run by `run` (rl on the role's own space, with all its StrategySpace refinements).
+// Every role evaluation is recorded: per slot, the parts not dominated in (capacity,
+// latency/step); pairs of recorded parts are joined exactly by DisaggModel::Combine (no call).
+//   1. anchors: per role and pool (decode first: its steps set the prefill latency limits), rl from
+//      scratch at the sizes nearest half, a quarter and a sixteenth of the largest instance size
+//      (`anchor` of the budget in all);
+//   2. until the budget is spent:
+//      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
+//         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
+//         tp and dp kept, pp and dp kept - each with pp the nearest option on either side; ep the
+//         same share of a stage; the other heads the same option when allowed) and evaluated
+//         there once (start_only: with Megatron's dims, every dim none, or half or a quarter of
+//         the batch when invalid);
+//      b. hope: a slot not yet searched deeply is assumed to reach the best capacity per GPU
+//         seen at any size of its role and pool; the pairs of slots with valid parts are ranked by the rate their
+//         packing would reach at their hopes (DisaggModel::BestCounts); the first pair, when it
+//         has a slot not searched deeply and its hope beats the best pair found, gets a deep
+//         search of `deep` calls per such slot (from its `start` best parts: rl's compound moves,
+//         then its policy; the prefill slot held to the latency the pair's decode part leaves);
+//      c. otherwise the slot of the best pair found that binds its rate gets a further search,
+//         also from every other size's best part projected onto it;
+//   3. the last call evaluates the best pair of recorded parts through the joint problem.
+// Every role evaluation is one call of the budget (the result's calls = the role calls + 1 <=
+// budget); deterministic for a seed. The observer sees every call and may cancel.
+using RoleRun = std::function<SearchResult(const Simulator& sim, const StrategySpace& space,
+                                           int64_t budget, uint64_t seed,
+                                           std::span<const Strategy> start, bool start_only,
+                                           Observer* observer)>;
+struct DecomposedOptions {
+  double anchor = 0.35;  // fraction of the budget spent on the anchor searches
+  int sources = 1;       // slots per role whose best part is projected onto the others
+  int deep = 400;        // calls of one deep search of a slot
+  int start = 3;         // best parts of its own a slot's search starts from
+};
+SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
+                                   Observer* observer, const RoleRun& run,
+                                   const DecomposedOptions& options = {});
 
 struct DisaggOracleStats {
   int64_t pool_solves = 0;      // SolveExact calls on one role's instance space

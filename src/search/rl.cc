@@ -101,9 +101,11 @@ class RlRun {
  public:
   // space: obj->encoded_space(); sspace_: obj->strategy_space() (null over an encoded problem:
   // relbatch, Megatron dims, canonical keys and the compound moves then do not apply).
-  RlRun(const RlOptions& o, uint64_t seed, Objective* obj, RlStats* stats)
+  RlRun(const RlOptions& o, uint64_t seed, Objective* obj, RlStats* stats,
+        std::vector<std::vector<int>> start = {}, bool start_only = false)
       : o_(o), space_(obj->encoded_space()), sspace_(obj->strategy_space()), seed_(seed),
-        obj_(obj), stats_(stats), rng_(SamplerSeed(seed)) {}
+        obj_(obj), stats_(stats), rng_(SamplerSeed(seed)), start_(std::move(start)),
+        start_only_(start_only) {}
 
   Status Run();
 
@@ -131,6 +133,7 @@ class RlRun {
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
   double FitBatch(std::vector<int>* c, double value);
+  void EvaluateStart();
 
   const RlOptions& o_;
   const EncodedSpace& space_;
@@ -139,6 +142,8 @@ class RlRun {
   Objective* obj_;
   RlStats* stats_;
   nn::Rng rng_;
+  std::vector<std::vector<int>> start_;  // warm start (RlSearcher::SearchFrom): evaluated first
+  bool start_only_ = false;               // ... and nothing else (no search)
 
   int num_heads_ = 0;
   int k_ = 0;                         // total options over all heads
@@ -300,6 +305,8 @@ Status RlRun::Run() {
   life_steps_ = CeilDiv(life_len_, o_.rollout) * o_.epochs;
   buffer_.reserve(o_.rollout);
   stats_->networks = 1;
+  EvaluateStart();
+  if (start_only_) return Status::Ok();
 
   while (!obj_->Done()) {
     // Every iteration either starts a lifetime and then charges one call, or charges one call.
@@ -891,6 +898,52 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   return e.tokens_per_s_per_gpu;
 }
 
+// Warm start (RlSearcher::SearchFrom): the start points are evaluated first, one charged call
+// each, and the valid ones become the first elites (the first valid one sets the reference value).
+// With the sweep and dimgroups, the compound moves (a group descent from the best start, then the
+// hill climb of structural moves each followed by a descent) follow at once: a start is usually a
+// good strategy of another instance size or of a search under another limit, whose batch, dims and
+// degrees need re-fitting here. start_only: the start points (and their variants) only.
+void RlRun::EvaluateStart() {
+  for (const std::vector<int>& c : start_) {
+    if (obj_->Done()) break;
+    double v = EvaluateCandidate(c);
+    // Invalid (memory or a latency limit: the dims or batch of another size): also with
+    // Megatron's dims, with every dim `none` (as the compound moves do), and with half and a
+    // quarter of the batch, until one is valid.
+    if (v <= 0 && sspace_ != nullptr) {
+      std::vector<std::vector<int>> alts;
+      for (const std::vector<int>* dims : {&megatron_, &none_}) {
+        std::vector<int> m = c;
+        for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+          if ((*dims)[h] >= 0) m[h] = (*dims)[h];
+        alts.push_back(std::move(m));
+      }
+      for (int down : {1, 2}) {
+        std::vector<int> m = c;
+        m[StrategySpace::kBatch] -= down;
+        if (m[StrategySpace::kBatch] >= 0 && sspace_->batch_options()[m[StrategySpace::kBatch]] > 0)
+          alts.push_back(std::move(m));
+      }
+      for (const std::vector<int>& m : alts) {
+        if (m == c || !space_.Valid(m) || obj_->Done()) continue;
+        v = EvaluateCandidate(m);
+        if (v > 0) break;
+      }
+    }
+    if (ref_value_ <= 0 && v > 0) {
+      ref_value_ = v;
+      best_raw_ = 1;
+    }
+  }
+  if (start_only_) return;
+  if (!start_.empty() && !elites_.empty() && o_.sweep && o_.dimgroups && sspace_ != nullptr &&
+      !obj_->Done()) {
+    Sweep(/*pairs=*/false);
+    last_sweep_end_ = obj_->calls();
+  }
+}
+
 // Batch fitting (batchfit=1): moves *c (of value `value`, < 0 when not evaluated yet) to the best
 // batch near its own and returns that value. Valid: the batch goes up one option at a time while
 // that improves (the memory / SLO ridge: throughput grows with the batch until a limit binds).
@@ -1187,27 +1240,47 @@ SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space
   return Run(obj, seed);
 }
 
+SearchResult RlSearcher::SearchFrom(const Simulator& sim, const StrategySpace& space,
+                                    int64_t budget, uint64_t seed, Observer* observer,
+                                    std::span<const Strategy> start, bool start_only) {
+  Objective obj(sim, space, budget, observer);
+  std::vector<std::vector<int>> idx;
+  for (const Strategy& s : start)
+    if (std::vector<int> i; space.Encode(s, &i)) idx.push_back(std::move(i));
+  return Run(obj, seed, std::move(idx), start_only);
+}
+
+// ---- The disaggregated joint space (docs/SEARCH.md "Decomposed search"): rl searches each
+// role's own StrategySpace at the instance sizes SearchJointDecomposed (search/joint.h) chooses,
+// with every StrategySpace refinement; the joint point is the best exact pairing of the parts.
 SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,
                                        uint64_t seed, Observer* observer) {
-  auto run = [&](const EncodedProblem& p, int64_t b) {
-    Objective obj(p, b, observer);
-    return Run(obj, seed);
-  };
-  // The disaggregated joint space: the last call goes to the best recombination of the prefill
-  // and decode parts evaluated (search/joint.h).
-  if (const auto* jp = dynamic_cast<const JointProblem*>(&problem)) {
-    SearchResult r = SearchJointRecombined(*jp, budget, observer, run);
+  const auto* jp = dynamic_cast<const JointProblem*>(&problem);
+  if (jp != nullptr) {
+    const RoleRun role = [&](const Simulator& sim, const StrategySpace& space, int64_t b,
+                             uint64_t s, std::span<const Strategy> start, bool start_only,
+                             Observer* obs) {
+      // A warm-started search has elites from its first call: the elite prior applies at once.
+      RlOptions o = options_;
+      if (!start.empty()) o.prior_from = 0;
+      RlSearcher r(o);
+      return r.SearchFrom(sim, space, b, s, obs, start, start_only);
+    };
+    SearchResult r = SearchJointDecomposed(*jp, budget, seed, observer, role);
     r.searcher = name();
     return r;
   }
-  return run(problem, budget);
+  Objective obj(problem, budget, observer);
+  return Run(obj, seed);
 }
+// ---- end of the joint space
 
-SearchResult RlSearcher::Run(Objective& obj, uint64_t seed) {
+SearchResult RlSearcher::Run(Objective& obj, uint64_t seed,
+                             std::vector<std::vector<int>> start, bool start_only) {
   stats_ = RlStats{};
   std::string note;
   if (!obj.Done()) {
-    RlRun run(options_, seed, &obj, &stats_);
+    RlRun run(options_, seed, &obj, &stats_, std::move(start), start_only);
     Status st = run.Run();
     if (!st.ok()) note = "rl stopped early: " + st.message();
   }

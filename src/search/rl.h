@@ -106,6 +106,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -190,11 +191,21 @@ class RlSearcher final : public Searcher {
   SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
                              Observer* observer) override;
 
+  // Search from `start` (strategies of `space`, evaluated first, one charged call each, as the
+  // first elites; an invalid one also with Megatron's dims, every dim `none`, half and a quarter
+  // of its batch), followed at once by the compound moves, then the search; start_only: the
+  // start points alone. The disaggregated joint space's role searches use it (search/joint.h
+  // SearchJointDecomposed).
+  SearchResult SearchFrom(const Simulator& sim, const StrategySpace& space, int64_t budget,
+                          uint64_t seed, Observer* observer, std::span<const Strategy> start,
+                          bool start_only = false);
+
   const RlOptions& options() const { return options_; }
   const RlStats& last_stats() const { return stats_; }
 
  private:
-  SearchResult Run(Objective& obj, uint64_t seed);
+  SearchResult Run(Objective& obj, uint64_t seed, std::vector<std::vector<int>> start = {},
+                   bool start_only = false);
   RlOptions options_;
   RlStats stats_;
 };

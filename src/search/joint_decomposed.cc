@@ -1,0 +1,594 @@
+// The decomposed search of the disaggregated joint space (joint.h SearchJointDecomposed): per-role
+// searches at chosen instance sizes, paired exactly by DisaggModel::Combine.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "search/joint.h"
+
+namespace l2s {
+
+namespace {
+
+// A recorded role evaluation of one instance.
+struct Part {
+  Strategy s;
+  Evaluation e;
+  double cap = 0;   // tokens/s of the instance
+  double time = 0;  // prefill latency or decode step (s)
+};
+
+// One role at one instance size of one pool. The role's problem depends only on the pool, so the
+// pool assignments that use a pool in a role share its slots.
+struct Slot {
+  int model = 0;  // an assignment that uses the pool in this role (its simulators and space)
+  int pool = 0;   // the pool (an index over the pools' names)
+  bool pre = false;
+  int g = 0;
+  const StrategySpace* space = nullptr;
+  std::vector<Part> front;  // not dominated in (cap higher, time lower); time and cap ascending
+  int64_t spent = 0;        // calls of its searches
+  double limit_ms = 0;      // prefill: the latency its next search is held to (0: none)
+
+  // A prefill evaluation that only missed the latency limit of its search is a valid part: the
+  // role itself has no SLO (the TTFT is joint, checked by Combine).
+  void Record(const Strategy& s, Evaluation e) {
+    if (pre && e.verdict == Verdict::kTtft) e.verdict = Verdict::kValid;
+    if (!e.valid()) return;
+    Part p{s, e, e.tokens_per_s, pre ? e.ttft_s : e.tpot_s * e.accept};
+    for (const Part& q : front)
+      if (q.cap >= p.cap && q.time <= p.time) return;
+    std::erase_if(front, [&](const Part& q) { return p.cap >= q.cap && p.time <= q.time; });
+    auto at = std::lower_bound(front.begin(), front.end(), p.time,
+                               [](const Part& q, double t) { return q.time < t; });
+    front.insert(at, std::move(p));
+  }
+};
+
+// Sees every role evaluation of a slot's search: records it, forwards progress and cancellation.
+class SlotObserver final : public Observer {
+ public:
+  SlotObserver(Slot* slot, Observer* outer, int64_t offset, int64_t budget, double best)
+      : slot_(slot), outer_(outer), offset_(offset), budget_(budget), best_(best) {}
+  void OnEvaluation(const Strategy& s, const Evaluation& e) override { slot_->Record(s, e); }
+  void OnProgress(int64_t calls, int64_t, double) override {
+    if (outer_ != nullptr) outer_->OnProgress(offset_ + calls, budget_, best_);
+  }
+  bool Cancelled() override { return outer_ != nullptr && outer_->Cancelled(); }
+
+ private:
+  Slot* slot_;
+  Observer* outer_;
+  int64_t offset_, budget_;
+  double best_;
+};
+
+// SplitMix64 finaliser: the seed of a slot's search from (search seed, slot, round).
+uint64_t SlotSeed(uint64_t seed, size_t slot, int round) {
+  uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (1 + slot)) ^ (0xc2b2ae3d27d4eb4fULL * (1 + round));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A strategy of `to` (an instance of another size of the same role) like `s` of `from`, head by
+// head under `to`'s mask, in one of three shapes: mode 0 keeps pp and tp (the replicas dp follow
+// the size), mode 1 keeps tp and dp (pp follows), mode 2 keeps pp and dp (tp follows); each
+// degree is the allowed option nearest (in log2) to the one wanted, ep the same share of a stage's
+// GPUs, every other head the same option when allowed, else the nearest one. False when `s` is
+// not a point of `from` or the result is not structurally valid.
+bool Project(const StrategySpace& from, const Strategy& s, const StrategySpace& to, int mode,
+             Strategy* out) {
+  std::vector<int> a;
+  if (!from.Encode(s, &a)) return false;
+  const double g1 = from.num_gpus(), g2 = to.num_gpus();
+  const double dp1 = g1 / std::max(1, s.pp * s.tp);
+  std::vector<int> b(to.num_heads(), 0);
+  std::vector<uint8_t> mask;
+  auto nearest = [&](int n, auto&& dist) {
+    int best = -1;
+    for (int i = 0; i < n; ++i)
+      if (mask[i] && (best < 0 || dist(i) < dist(best))) best = i;
+    return best;
+  };
+  for (int h = 0; h < to.num_heads(); ++h) {
+    const int n = to.head_size(h);
+    mask.assign(n, 0);
+    to.Mask(std::span<const int>(b.data(), h), h, mask);
+    int pick = -1;
+    if (h == StrategySpace::kPp || h == StrategySpace::kTp || h == StrategySpace::kEp) {
+      const std::vector<int>& opts = h == StrategySpace::kPp   ? to.pp_options()
+                                     : h == StrategySpace::kTp ? to.tp_options()
+                                                               : to.ep_options();
+      double want = 0;
+      if (h == StrategySpace::kPp) {
+        want = mode % 3 == 1 ? g2 / (s.tp * dp1) : s.pp;
+      } else if (h == StrategySpace::kTp) {
+        want = mode % 3 == 2 ? g2 / (to.pp_options()[b[StrategySpace::kPp]] * dp1) : s.tp;
+      } else {
+        want = s.ep * (g2 / to.pp_options()[b[StrategySpace::kPp]]) / (g1 / std::max(1, s.pp));
+      }
+      want = std::max(want, 1.0);
+      pick = nearest(n, [&](int i) { return std::abs(std::log2(opts[i] / want)); });
+      // Modes 3-5: the shapes of modes 0-2 with pp the nearest option on the other side of the
+      // one wanted (11 beside 22 for 16).
+      if (h == StrategySpace::kPp && mode >= 3 && pick >= 0) {
+        const bool above = opts[pick] > want;
+        int other = -1;
+        for (int i = 0; i < n; ++i)
+          if (mask[i] && (above ? opts[i] < want : opts[i] > want) &&
+              (other < 0 || std::abs(std::log2(opts[i] / want)) <
+                                std::abs(std::log2(opts[other] / want))))
+            other = i;
+        if (other < 0) return false;
+        pick = other;
+      }
+    } else if (h < from.num_heads()) {
+      const std::string name = from.option_name(h, a[h]);
+      for (int i = 0; i < n && pick < 0; ++i)
+        if (mask[i] && to.option_name(h, i) == name) pick = i;
+      if (pick < 0) pick = nearest(n, [&](int i) { return std::abs(i - a[h]); });
+    } else {
+      pick = nearest(n, [](int i) { return i; });
+    }
+    if (pick < 0) return false;
+    b[h] = pick;
+  }
+  if (!to.Valid(b)) return false;
+  *out = to.Decode(b);
+  return true;
+}
+
+// Adds the projections of `s` onto `to` in every shape, without duplicates.
+void AddProjections(const StrategySpace& from, const Strategy& s, const StrategySpace& to,
+                    std::vector<Strategy>* out) {
+  for (int mode = 0; mode < 6; ++mode) {
+    Strategy x;
+    if (Project(from, s, to, mode, &x) && std::find(out->begin(), out->end(), x) == out->end())
+      out->push_back(x);
+  }
+}
+
+struct Pairing {
+  bool found = false;
+  int model = 0;     // the pool assignment of the pair
+  double value = 0;  // tokens/s per GPU
+  Part p, d;  // copies: the fronts change as searches record parts
+};
+
+class Decomposed {
+ public:
+  Decomposed(const JointProblem& problem, const RoleRun& run, Observer* observer, int64_t budget)
+      : js_(static_cast<const JointSpace&>(problem.space())), run_(run), obs_(observer),
+        budget_(budget) {
+    std::vector<std::string> names;
+    auto pool_id = [&](const std::string& name) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it != names.end()) return static_cast<int>(it - names.begin());
+      names.push_back(name);
+      return static_cast<int>(names.size()) - 1;
+    };
+    for (int m = 0; m < static_cast<int>(js_.models().size()); ++m) {
+      const DisaggModel& dm = *js_.models()[m];
+      pools_.push_back({pool_id(dm.setup().prefill_pool_name),
+                        pool_id(dm.setup().decode_pool_name)});
+      for (bool pre : {false, true}) {
+        const int pl = pools_.back()[pre ? 0 : 1];
+        for (int g : pre ? dm.prefill_sizes() : dm.decode_sizes()) {
+          const StrategySpace* sp = pre ? js_.PrefillSpace(m, g) : js_.DecodeSpace(m, g);
+          if (sp == nullptr) continue;
+          if (std::any_of(slots_.begin(), slots_.end(), [&](const Slot& o) {
+                return o.pre == pre && o.pool == pl && o.g == g;
+              }))
+            continue;
+          slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp,
+                                .front = {}, .spent = 0, .limit_ms = 0});
+        }
+      }
+    }
+  }
+
+  // The pool assignment whose prefill pool is sp's and decode pool sd's; -1 when none.
+  int PairModel(const Slot& sp, const Slot& sd) const {
+    for (size_t m = 0; m < pools_.size(); ++m)
+      if (pools_[m][0] == sp.pool && pools_[m][1] == sd.pool) return static_cast<int>(m);
+    return -1;
+  }
+  const std::vector<std::array<int, 2>>& pools() const { return pools_; }
+
+  std::vector<Slot>& slots() { return slots_; }
+  int64_t used() const { return used_; }
+  bool cancelled() const { return cancelled_; }
+  double best_value() const { return best_.value; }
+
+  // The latency (ms) a prefill instance of gp GPUs may take beside decode part d of gd GPUs:
+  // lat + exposed(t, lat) + step <= TTFT (disagg.h; the oracle's limit). 0: no TTFT limit.
+  double PrefillLimitMs(const DisaggModel& dm, int gp, int gd, const Part& d) const {
+    const Workload& w = dm.setup().serve.workload;
+    if (!(w.ttft_ms > 0)) return 0;
+    const KvLink link = dm.Link(gp, gd);
+    const double t_ms = (dm.KvBytesPerPrompt() / link.bw + link.latency) * 1e3;
+    const double step_ms = d.time * 1e3;
+    double x = w.ttft_ms - step_ms - t_ms;
+    if (dm.setup().layerwise) {
+      const double L = std::max(1, dm.setup().serve.model.num_layers);
+      x = std::min(w.ttft_ms - step_ms - t_ms / L, L * (w.ttft_ms - step_ms - t_ms));
+    }
+    return x;
+  }
+
+  // The best pair of recorded parts of a prefill and a decode slot (same model): for each decode
+  // part, the prefill part of highest capacity whose latency fits what the TTFT leaves, combined.
+  Pairing Pair(const Slot& sp, const Slot& sd) const {
+    Pairing best;
+    const int m = PairModel(sp, sd);
+    if (m < 0 || sp.front.empty() || sd.front.empty()) return best;
+    const DisaggModel& dm = *js_.models()[m];
+    for (const Part& d : sd.front) {
+      const double x = PrefillLimitMs(dm, sp.g, sd.g, d);
+      // Front sorted by time (and capacity) ascending: the last part within the limit.
+      const Part* p = nullptr;
+      for (const Part& q : sp.front) {
+        if (x > 0 && q.time * 1e3 > x * (1 + 1e-12)) break;
+        p = &q;
+      }
+      if (x <= 0 && dm.setup().serve.workload.ttft_ms > 0) p = nullptr;
+      if (p == nullptr) continue;
+      const DisaggEvaluation e = dm.Combine(sp.g, p->s, p->e, sd.g, d.s, d.e);
+      if (e.valid() && (!best.found || e.tokens_per_s_per_gpu > best.value)) {
+        best = Pairing{true, m, e.tokens_per_s_per_gpu, *p, d};
+      }
+    }
+    return best;
+  }
+
+  // Pairs every prefill slot with every decode slot: each prefill slot's latency limit (from its
+  // best partner; without one, from the decode part of highest capacity per GPU) and the best
+  // pair overall.
+  void Assess() {
+    const Part* typical = nullptr;  // the decode part of highest capacity per GPU
+    const Slot* typical_slot = nullptr;
+    for (Slot& s : slots_) {
+      if (s.pre) continue;
+      for (const Part& d : s.front)
+        if (typical == nullptr || d.e.tokens_per_s_per_gpu > typical->e.tokens_per_s_per_gpu) {
+          typical = &d;
+          typical_slot = &s;
+        }
+    }
+    for (Slot& sp : slots_) {
+      if (!sp.pre) continue;
+      Pairing mine;
+      const Slot* partner = nullptr;
+      for (Slot& sd : slots_) {
+        if (sd.pre) continue;
+        const Pairing pr = Pair(sp, sd);
+        if (!pr.found) continue;
+        if (!mine.found || pr.value > mine.value) {
+          mine = pr;
+          partner = &sd;
+        }
+        if (!best_.found || pr.value > best_.value) {
+          best_ = pr;
+          best_gp_ = sp.g;
+          best_gd_ = sd.g;
+          best_model_ = pr.model;
+        }
+      }
+      const int tm = typical_slot == nullptr ? -1 : PairModel(sp, *typical_slot);
+      if (mine.found) {
+        sp.limit_ms = PrefillLimitMs(*js_.models()[mine.model], sp.g, partner->g, mine.d);
+      } else if (tm >= 0) {
+        sp.limit_ms = PrefillLimitMs(*js_.models()[tm], sp.g, typical_slot->g, *typical);
+      } else {  // no decode part to pair with yet: the TTFT
+        sp.limit_ms = js_.models()[sp.model]->setup().serve.workload.ttft_ms;
+      }
+    }
+  }
+
+  // Searches slot i with `calls` calls from its best parts (within its limit).
+  void Search(size_t i, int64_t calls, int round, uint64_t seed, int starts,
+              const std::vector<Strategy>& extra = {}, bool start_only = false) {
+    calls = std::min(calls, budget_ - used_);
+    if (calls <= 0 || cancelled_) return;
+    Slot& s = slots_[i];
+    const DisaggModel& dm = *js_.models()[s.model];
+    Simulator sim = s.pre ? dm.PrefillSim(s.g) : dm.DecodeSim(s.g);
+    if (s.pre && s.limit_ms > 0) sim.SetSlo(s.limit_ms, 0);
+    std::vector<Strategy> start;
+    for (auto it = s.front.rbegin(); it != s.front.rend() && static_cast<int>(start.size()) < starts;
+         ++it)
+      if (!s.pre || s.limit_ms <= 0 || it->time * 1e3 <= s.limit_ms) start.push_back(it->s);
+    for (const Strategy& x : extra)
+      if (std::find(start.begin(), start.end(), x) == start.end()) start.push_back(x);
+    SlotObserver so(&s, obs_, used_, budget_ + 1, best_.value);
+    const SearchResult r =
+        run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, start_only, &so);
+    used_ += r.calls;
+    s.spent += r.calls;
+    if (r.interrupted) cancelled_ = true;
+  }
+
+  // tokens/s per GPU of the cluster that a prefill slot of rho_p and a decode slot of rho_d
+  // tokens/s per GPU would reach with the best counts (TTFT not checked).
+  double Packed(const Slot& sp, double rho_p, const Slot& sd, double rho_d) const {
+    const int m = PairModel(sp, sd);
+    if (m < 0) return 0;
+    const DisaggModel& dm = *js_.models()[m];
+    const Workload& w = dm.setup().serve.workload;
+    const double cp = rho_p * sp.g / static_cast<double>(w.isl);
+    const double cd = rho_d * sd.g / static_cast<double>(w.osl);
+    const KvLink l = dm.Link(sp.g, sd.g);
+    const double per_gpu = dm.KvBytesPerPrompt() > 0 ? l.bw / dm.KvBytesPerPrompt()
+                                                     : std::numeric_limits<double>::infinity();
+    DisaggModel::Counts c;
+    if (!dm.BestCounts(sp.g, cp, sd.g, cd, per_gpu, &c)) return 0;
+    return c.rate * static_cast<double>(w.osl) / dm.setup().total_gpus;
+  }
+
+  // The part of highest capacity of slot i (prefill: within its latency limit); null if none.
+  const Part* BestPart(size_t i) const {
+    const Slot& s = slots_[i];
+    for (auto it = s.front.rbegin(); it != s.front.rend(); ++it)
+      if (!s.pre || s.limit_ms <= 0 || it->time * 1e3 <= s.limit_ms) return &*it;
+    return nullptr;
+  }
+
+  const Pairing& best() const { return best_; }
+  int best_model() const { return best_model_; }
+  int best_gp() const { return best_gp_; }
+  int best_gd() const { return best_gd_; }
+
+ private:
+  const JointSpace& js_;
+  const RoleRun& run_;
+  Observer* obs_;
+  int64_t budget_;  // role calls (the joint budget less the last call)
+  int64_t used_ = 0;
+  bool cancelled_ = false;
+  std::vector<Slot> slots_;
+  std::vector<std::array<int, 2>> pools_;  // per assignment: prefill and decode pool
+  Pairing best_;
+  int best_model_ = 0, best_gp_ = 0, best_gd_ = 0;
+};
+
+}  // namespace
+
+SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
+                                   Observer* observer, const RoleRun& run,
+                                   const DecomposedOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult r;
+  if (budget < 1) return r;
+  const JointSpace& js = static_cast<const JointSpace&>(problem.space());
+  Decomposed dc(problem, run, observer, budget - 1);
+  std::vector<Slot>& slots = dc.slots();
+  std::vector<TracePoint> trace;
+  auto note_best = [&] {
+    dc.Assess();
+    if (dc.best().found && (trace.empty() || dc.best_value() > trace.back().value))
+      trace.push_back(TracePoint{dc.used(), dc.best_value()});
+  };
+  const int64_t role_budget = budget - 1;
+  const size_t n = slots.size();
+  // Pools of each role (an index over the pools' names).
+  std::vector<int> role_pools[2];
+  for (const auto& pr : dc.pools())
+    for (int r = 0; r < 2; ++r)
+      if (std::find(role_pools[r].begin(), role_pools[r].end(), pr[1 - r]) == role_pools[r].end())
+        role_pools[r].push_back(pr[1 - r]);
+  int npools = 0;
+  for (const auto& pr : dc.pools()) npools = std::max({npools, pr[0] + 1, pr[1] + 1});
+  int polishes = 0;
+  auto best_gpu = [&](size_t i) {
+    const Part* p = dc.BestPart(i);
+    return p == nullptr ? 0.0 : p->e.tokens_per_s_per_gpu;
+  };
+  auto role_slots = [&](bool pre, int pool) {
+    std::vector<size_t> v;
+    for (size_t i = 0; i < n; ++i)
+      if (slots[i].pre == pre && slots[i].pool == pool) v.push_back(i);
+    std::sort(v.begin(), v.end(), [&](size_t x, size_t y) { return slots[x].g > slots[y].g; });
+    return v;
+  };
+  // 1. Anchors: per role (decode first: its steps set the prefill slots' latency limits), a search
+  // from scratch at the sizes nearest half, a quarter and a sixteenth of the largest size.
+  const int64_t anchor_calls = static_cast<int64_t>(options.anchor * role_budget);
+  std::vector<size_t> anchors[2];
+  for (bool pre : {false, true})
+    for (int pl : role_pools[pre]) {
+      const std::vector<size_t> v = role_slots(pre, pl);  // descending sizes
+      if (v.empty()) continue;
+      const int top = slots[v.front()].g;
+      for (int div : {2, 4, 16}) {
+        size_t best = v.front();
+        for (size_t i : v)
+          if (std::abs(slots[i].g * div - top) < std::abs(slots[best].g * div - top)) best = i;
+        if (std::find(anchors[pre].begin(), anchors[pre].end(), best) == anchors[pre].end())
+          anchors[pre].push_back(best);
+      }
+    }
+  const size_t n_anchors = anchors[0].size() + anchors[1].size();
+  for (bool pre : {false, true}) {
+    if (pre) dc.Assess();
+    for (size_t i : anchors[pre])
+      dc.Search(i, anchor_calls / static_cast<int64_t>(std::max<size_t>(1, n_anchors)), 1, seed,
+                0);
+  }
+  note_best();
+  // 2. Until the budget is spent: (a) projection: every slot evaluates the best parts of the
+  // `sources` slots of its role of highest capacity per GPU, projected onto its space in each
+  // shape (Project; each once per slot; start_only); (b) the pairs of slots with valid parts are
+  // ranked by the value their packing would reach (DisaggModel::BestCounts) if every slot not yet
+  // searched deeply reached its role's best capacity per GPU seen at any size (its hope; deeply
+  // searched slots count with their own best); the slots of the first pair not searched deeply
+  // get a deep search of `deep` calls each (from their best parts: compound moves, then the
+  // policy), unless even its hope cannot beat the best pair found; (c) otherwise the slot of the
+  // best pair that binds its rate gets a further search, also from the best part of every other
+  // size of its role projected onto it.
+  std::vector<std::vector<Strategy>> projected(n);  // per slot: every projection evaluated
+  // The projections of the best parts of slots `src` onto slot i not evaluated there before.
+  auto fresh = [&](size_t i, const std::vector<size_t>& src) {
+    std::vector<Strategy> out;
+    for (size_t k : src) {
+      const Part* q = k == i ? nullptr : dc.BestPart(k);
+      if (q == nullptr) continue;
+      std::vector<Strategy> xs;
+      AddProjections(*slots[k].space, q->s, *slots[i].space, &xs);
+      for (Strategy& x : xs)
+        if (std::find(projected[i].begin(), projected[i].end(), x) == projected[i].end()) {
+          projected[i].push_back(x);
+          out.push_back(std::move(x));
+        }
+    }
+    return out;
+  };
+  std::vector<bool> deep(n, false);
+  int round = 2;
+  while (dc.used() < role_budget && !dc.cancelled()) {
+    const int64_t before = dc.used();
+    for (bool pre : {false, true}) {
+      dc.Assess();
+      for (int pl : role_pools[pre]) {
+        std::vector<size_t> v = role_slots(pre, pl);
+        std::vector<size_t> src;
+        for (size_t i : v)
+          if (best_gpu(i) > 0) src.push_back(i);
+        std::stable_sort(src.begin(), src.end(),
+                         [&](size_t x, size_t y) { return best_gpu(x) > best_gpu(y); });
+        if (static_cast<int>(src.size()) > options.sources) src.resize(options.sources);
+        for (size_t i : v) {
+          if (dc.cancelled()) continue;
+          std::vector<Strategy> starts = fresh(i, src);
+          // Each start and at most four variants of it (RoleRun start_only).
+          if (!starts.empty())
+            dc.Search(i, 5 * static_cast<int64_t>(starts.size()), round, seed, 0, starts, true);
+        }
+      }
+    }
+    dc.Assess();
+    std::vector<double> rho(2 * npools, 0.0);  // [pool * 2 + pre]
+    for (size_t i = 0; i < n; ++i) {
+      double& r = rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
+      r = std::max(r, best_gpu(i));
+    }
+    auto hope = [&](size_t i) {
+      return deep[i] ? best_gpu(i) : rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
+    };
+    std::vector<std::tuple<double, size_t, size_t>> pairs;
+    for (size_t p = 0; p < n; ++p)
+      for (size_t d = 0; d < n; ++d)
+        if (slots[p].pre && !slots[d].pre && dc.PairModel(slots[p], slots[d]) >= 0 &&
+            !slots[p].front.empty() && !slots[d].front.empty())
+          pairs.emplace_back(dc.Packed(slots[p], hope(p), slots[d], hope(d)), p, d);
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& x, const auto& y) { return std::get<0>(x) > std::get<0>(y); });
+    if (pairs.empty()) {
+      // No pair of valid parts yet: a deep search of the largest slot not searched yet (decode
+      // first).
+      for (bool pre : {false, true})
+        for (size_t k = 0; k < role_pools[pre].size() && dc.used() == before; ++k)
+          for (size_t i : role_slots(pre, role_pools[pre][k]))
+            if (slots[i].spent == 0) {
+              dc.Search(i, options.deep, round, seed, 0);
+              break;
+            }
+    } else {
+      const auto [v, p, d] = pairs.front();
+      // A pair that could not beat the best pair found even at its hopes is not worth a search.
+      if ((!deep[d] || !deep[p]) && v > dc.best_value() * (1 + 1e-9)) {
+        auto deep_search = [&](size_t i) {
+          dc.Search(i, options.deep, round, seed, options.start);
+          deep[i] = true;
+        };
+        if (!deep[d]) {
+          deep_search(d);
+          dc.Assess();  // the prefill slot's latency limit beside the decode parts found
+        }
+        if (!deep[p]) {
+          // Held to the latency that the pair's best decode part leaves.
+          if (const Part* bd = dc.BestPart(d); bd != nullptr)
+            slots[p].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p], slots[d])],
+                                                  slots[p].g,
+                                                  slots[d].g, *bd);
+          deep_search(p);
+        }
+        ++polishes;
+      } else {
+        // The best pair found so far: further searches of its slot that binds the rate (the
+        // role with no capacity to spare; both on a tie or when the KV link binds).
+        const DisaggModel& dm = *js.models()[dc.best_model()];
+        const DisaggEvaluation e = dm.Combine(dc.best_gp(), dc.best().p.s, dc.best().p.e,
+                                              dc.best_gd(), dc.best().d.s, dc.best().d.e);
+        const bool search_d = e.bottleneck != "prefill", search_p = e.bottleneck != "decode";
+        const int64_t left = role_budget - dc.used();
+        const int64_t c = std::min<int64_t>(options.deep, search_d && search_p ? left / 2 + 1 : left);
+        // Started also from the best part of every other size of its role not yet projected
+        // onto it (other shapes to climb from than its own best).
+        auto more = [&](size_t i) {
+          std::vector<size_t> src;
+          for (size_t k = 0; k < n; ++k)
+            if (slots[k].pre == slots[i].pre && slots[k].pool == slots[i].pool) src.push_back(k);
+          return fresh(i, src);
+        };
+        const std::array<int, 2> bp = dc.pools()[dc.best_model()];
+        const int bgp = dc.best_gp(), bgd = dc.best_gd();
+        for (size_t i = 0; i < n; ++i)
+          if (search_d && !slots[i].pre && slots[i].g == bgd && slots[i].pool == bp[1])
+            dc.Search(i, c, round, seed, options.start, more(i));
+        dc.Assess();
+        for (size_t i = 0; i < n; ++i)
+          if (search_p && slots[i].pre && slots[i].g == bgp && slots[i].pool == bp[0])
+            dc.Search(i, c, round, seed, options.start, more(i));
+      }
+    }
+    note_best();
+    ++round;
+    if (dc.used() == before) break;  // nothing to search
+  }
+  const int rounds = round - 2;
+  // 3. The last call: the best pair of recorded parts, through the joint problem.
+  r.calls = dc.used();
+  r.evaluations = dc.used();
+  r.interrupted = dc.cancelled();
+  if (dc.best().found && !dc.cancelled()) {
+    const JointSpace::Point p{dc.best_model(), dc.best_gp(), dc.best_gd(), dc.best().p.s,
+                              dc.best().d.s};
+    std::vector<int> idx;
+    if (js.Encode(p, &idx)) {
+      const Evaluation e = problem.Evaluate(idx);
+      ++r.calls;
+      ++r.evaluations;
+      if (observer != nullptr) {
+        observer->OnProgress(r.calls, budget, Objective::Value(e));
+        if (observer->Cancelled()) r.interrupted = true;
+      }
+      if (e.valid()) {
+        r.found = true;
+        r.eval = e;
+        r.best_encoded = idx;
+        // The trace ends at the joint evaluation of the best pair (the same Combine).
+        while (!trace.empty() && trace.back().value >= Objective::Value(e)) trace.pop_back();
+        trace.push_back(TracePoint{r.calls, Objective::Value(e)});
+      }
+    }
+  }
+  r.trace = std::move(trace);
+  if (!r.found) r.trace.clear();
+  int searched = 0;
+  for (const Slot& s : slots) searched += s.spent > 0 ? 1 : 0;
+  r.note = fmt::format(
+      "decomposed: {} role calls over {} of {} (role, instance size) slots ({} rounds, {} "
+      "polishes), best pair {} + {} GPUs; last call: that pair through the joint problem",
+      dc.used(), searched, slots.size(), rounds, polishes, dc.best_gp(), dc.best_gd());
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace l2s
