@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/policy_model.h"
 #include "nn/rng.h"
 #include "nn/tensor.h"
 
@@ -60,6 +61,26 @@ inline void CheckParams(const std::function<double()>& f, const std::vector<Para
     const std::vector<double> analytic(p.grad, p.grad + p.size);
     CheckEntries(f, p.value, analytic.data(), p.size, p.name, result);
   }
+}
+
+// Whole-network check of a policy: loss = logits(obs) . r, the analytic gradients of one
+// Backward(r) against central differences of every parameter. Zeroes the gradients first.
+inline GradCheckResult CheckPolicyModel(PolicyModel& net, const Mat& obs, const Vec& r) {
+  const std::vector<ParamRef> params = net.Params();
+  auto f = [&] {
+    (void)net.Forward(obs);
+    return net.logits().dot(r);
+  };
+  net.ZeroGrad();
+  f();
+  GradCheckResult res;
+  if (!net.Backward(r).ok()) {
+    res.max_err = 1e9;
+    res.worst = "Backward failed";
+    return res;
+  }
+  CheckParams(f, params, &res);
+  return res;
 }
 
 // A matrix with entries uniform in [-scale, scale).

@@ -11,7 +11,6 @@
 namespace l2s::nn {
 namespace {
 
-using gradcheck::CheckParams;
 using gradcheck::GradCheckResult;
 using gradcheck::RandomMat;
 
@@ -83,15 +82,7 @@ TEST(OptionScorer, GradCheckAllParams) {
       for (std::size_t i = 0; i < p.size; ++i) p.value[i] += rng.Uniform(-0.3, 0.3);
     const Mat obs = case_ == 0 ? EliteObs({}) : EliteObs({{2, 0, 1}, {0, 1, 3}, {2, 1, 1}});
     const Vec r = RandomMat(rng, 9, 1);
-    auto f = [&] {
-      EXPECT_TRUE(net.Forward(obs).ok());
-      return net.logits().dot(r);
-    };
-    net.ZeroGrad();
-    f();
-    ASSERT_TRUE(net.Backward(r).ok());
-    GradCheckResult res;
-    CheckParams(f, params, &res);
+    const GradCheckResult res = gradcheck::CheckPolicyModel(net, obs, r);
     EXPECT_EQ(static_cast<std::size_t>(res.checked), CountParams(params));
     EXPECT_LT(res.max_err, 1e-5) << "case " << case_ << " " << res.worst;
   }

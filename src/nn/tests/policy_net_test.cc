@@ -9,7 +9,6 @@
 namespace l2s::nn {
 namespace {
 
-using gradcheck::CheckParams;
 using gradcheck::GradCheckResult;
 using gradcheck::RandomMat;
 
@@ -91,15 +90,7 @@ TEST(PolicyNet, GradCheckAllParams) {
       }
       const Mat obs = RandomMat(rng, t_rows, 5);
       const Vec r = RandomMat(rng, 9, 1);
-      auto f = [&] {
-        EXPECT_TRUE(net.Forward(obs).ok());
-        return net.logits().dot(r);
-      };
-      net.ZeroGrad();
-      f();
-      ASSERT_TRUE(net.Backward(r).ok());
-      GradCheckResult res;
-      CheckParams(f, params, &res);
+      const GradCheckResult res = gradcheck::CheckPolicyModel(net, obs, r);
       EXPECT_EQ(static_cast<std::size_t>(res.checked), CountParams(params));
       EXPECT_LT(res.max_err, kTolPolicyNet)
           << (act == Activation::kGelu ? "gelu" : "relu") << " T=" << t_rows << " " << res.worst;
