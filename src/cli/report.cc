@@ -397,7 +397,9 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
         "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
         pp_tp > gpus ? fmt::format("more than {}", gpus) : std::to_string(pp_tp * s.dp), gpus));
   // A dim for an operator the model does not have is an error (the strategy space rejects it
-  // too), not something to drop silently. FromText accepted the text, so every entry is key=value.
+  // too), not something to drop silently; `none` is what such an operator holds (ClearAbsentOps)
+  // and what plan prints for it, so a printed strategy reads back. FromText accepted the text,
+  // so every entry is key=value.
   for (size_t pos = 0; pos <= text.size();) {
     size_t comma = text.find(',', pos);
     if (comma == std::string::npos) comma = text.size();
@@ -405,9 +407,10 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
     key.erase(0, key.find_first_not_of(" \t"));
     key.erase(key.find_last_not_of(" \t") + 1);
     Op op{};
-    if (ParseOp(key, &op) && !ModelHasOp(p.model, op))
+    if (ParseOp(key, &op) && !ModelHasOp(p.model, op) && s.dim(op) != Dim::kNone)
       return Status::InvalidArgument(fmt::format(
-          "--strategy: the model {} has no {} operator; leave its dim out", p.model.name, key));
+          "--strategy: the model {} has no {} operator; leave its dim out (or write {}=none)",
+          p.model.name, key, key));
     pos = comma + 1;
   }
   if (mtp_flag >= 0) {

@@ -8,6 +8,7 @@
 #include "model/presets.h"
 #include "strategy/space.h"
 #include "strategy/strategy.h"
+#include "strategy/test_strategies.h"
 
 namespace l2s::launch::testing {
 
@@ -20,14 +21,8 @@ inline ModelSpec Preset(const char* name) {
 // A strategy with Megatron dims (absent operators none).
 inline Strategy Megatron(const ModelSpec& m, int pp, int tp, int dp, int ep, int batch = 8,
                          bool sp = false) {
-  Strategy s;
-  s.pp = pp;
-  s.tp = tp;
-  s.dp = dp;
-  s.ep = ep;
-  s.batch = batch;
+  Strategy s = l2s::testing::MegatronStrategy(pp, tp, dp, ep, batch);
   s.sp = sp;
-  s.dims = MegatronDims();
   ClearAbsentOps(m, &s);
   return s;
 }

@@ -273,6 +273,24 @@ TEST(SilentNonsense, UnknownOrIgnoredNamesAreErrors) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+TEST(Reliability, PlanStrategyTextReadsBackIntoEval) {
+  // plan prints every operator's dim, `none` for those the model lacks (a dense model's MoE
+  // operators): that text must evaluate to the same figures in eval.
+  const Result plan = L2s({"plan", "--model", "llama-3.1-8b", "--gpus", "2", "--mode", "decode",
+                           "--budget", "200", "--oracle-seconds", "0", "--json"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto j = nlohmann::json::parse(plan.out);
+  const std::string text = j["best"]["strategy"].get<std::string>();
+  ASSERT_NE(text.find("moe_ffn1=none"), std::string::npos) << text;
+  const Result ev = L2s({"eval", "--model", "llama-3.1-8b", "--gpus", "2", "--mode", "decode",
+                         "--strategy", text, "--json"});
+  ASSERT_EQ(ev.code, 0) << ev.err;
+  const auto e = nlohmann::json::parse(ev.out);
+  EXPECT_NEAR(e["tokens_per_s_per_gpu"].get<double>(),
+              j["best"]["tokens_per_s_per_gpu"].get<double>(),
+              1e-6 * j["best"]["tokens_per_s_per_gpu"].get<double>());
+}
+
 // ------------------------------------------------------------------ 4. output and data loss
 
 TEST(Output, FullDiskAndClosedPipeOnStdout) {
