@@ -117,6 +117,7 @@ class RlRun {
   void Record(const Evaluation& e);
   Status Update();
   void StartNetwork();
+  Status MakePolicyNet(uint64_t seed);  // net_ = a per-problem PolicyNet, with its Adam
   void SetPriorStrength(double q);
   bool IsElite(const std::vector<int>& idx) const;
   const std::vector<int>& EliteKey();
@@ -282,22 +283,15 @@ Status RlRun::Run() {
   }
   // --- end of the warm-start hook ---
   if (net_ == nullptr) {
-    nn::PolicyNetConfig cfg;
-    cfg.input_dim = k_ + 1;
-    cfg.embed_dim = o_.embed;
-    cfg.heads = o_.attn_heads;
-    cfg.mlp_hidden = o_.hidden;
-    cfg.head_sizes = sizes;
-    cfg.seed = NetSeed(seed_, 0);
-    StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
-    if (!net.ok()) return net.status();
-    net_ = std::make_unique<nn::PolicyNet>(std::move(net).value());
+    Status st = MakePolicyNet(NetSeed(seed_, 0));
+    if (!st.ok()) return st;
+  } else {
+    nn::AdamConfig acfg;
+    acfg.max_grad_norm = kMaxGradNorm;
+    StatusOr<nn::Adam> adam = nn::Adam::Create(net_->Params(), acfg);
+    if (!adam.ok()) return adam.status();
+    adam_ = std::move(adam).value();
   }
-  nn::AdamConfig acfg;
-  acfg.max_grad_norm = kMaxGradNorm;
-  StatusOr<nn::Adam> adam = nn::Adam::Create(net_->Params(), acfg);
-  if (!adam.ok()) return adam.status();
-  adam_ = std::move(adam).value();
 
   const int64_t budget = obj_->budget();
   chunk_len_ = std::max<int64_t>(CeilDiv(budget, o_.chunks), 1);
@@ -365,11 +359,38 @@ void RlRun::SetPriorStrength(double q) {
   }
 }
 
+Status RlRun::MakePolicyNet(uint64_t seed) {
+  nn::PolicyNetConfig cfg;
+  cfg.input_dim = k_ + 1;
+  cfg.embed_dim = o_.embed;
+  cfg.heads = o_.attn_heads;
+  cfg.mlp_hidden = o_.hidden;
+  cfg.head_sizes = space_.head_sizes();
+  cfg.seed = seed;
+  StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
+  if (!net.ok()) return net.status();
+  nn::AdamConfig acfg;
+  acfg.max_grad_norm = kMaxGradNorm;
+  auto made = std::make_unique<nn::PolicyNet>(std::move(net).value());
+  StatusOr<nn::Adam> adam = nn::Adam::Create(made->Params(), acfg);
+  if (!adam.ok()) return adam.status();
+  net_ = std::move(made);
+  adam_ = std::move(adam).value();
+  return Status::Ok();
+}
+
 void RlRun::StartNetwork() {
   ++stats_->networks;
-  // Warm start: only the first lifetime starts from the pretrained weights; restarts draw random
-  // ones as the cold searcher does (measured in docs/RL_STUDY.md, "Pretrained policy").
-  if (scorer_ != nullptr) scorer_->ClearInitial();
+  // Warm start: only the first lifetime starts from the pretrained weights. Restarts of the
+  // shipped policy (warm=1) run the cold searcher's per-problem network, which costs half as much
+  // per call (docs/RL_STUDY.md, "Pretrained policy"); with weights given by tools/pretrain_rl
+  // (warm_weights) or warm=2 they draw random weights for the shared network.
+  if (scorer_ != nullptr && o_.warm == 1 && o_.warm_weights.empty() &&
+      MakePolicyNet(NetSeed(seed_, stats_->networks - 1)).ok()) {
+    scorer_ = nullptr;
+  } else if (scorer_ != nullptr) {
+    scorer_->ClearInitial();
+  }
   net_->Reinitialize(NetSeed(seed_, stats_->networks - 1));
   adam_.Reset();
   buffer_.clear();
