@@ -96,9 +96,11 @@
 // Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
 // problem-independent option features of search/rl_features.h instead of the per-problem
 // PolicyNet, and the first lifetime starts from the pretrained weights shipped in
-// src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts draw random
-// weights as the cold searcher does (restarting from the pretrained weights kept the pretrained
-// bias in every lifetime and hurt the paper's 64k problems, docs/RL_STUDY.md). warm=2: the same
+// src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts run the cold
+// searcher's per-problem PolicyNet from random weights (restarting from the pretrained weights
+// kept the pretrained bias in every lifetime and hurt the paper's 64k problems, and the shared
+// network costs twice as much per call, docs/RL_STUDY.md); with warm=2 or weights given by the
+// tool (warm_weights) restarts keep the shared network. warm=2: the same
 // shared network from random weights (what pretraining starts from). Everything else (prior,
 // sweeps, restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
 // disaggregated joint space) the per-problem network is used whatever `warm` says.
