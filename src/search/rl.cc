@@ -25,6 +25,13 @@ namespace {
 
 // Adam's gradient clipping by global norm: Stable-Baselines3 PPO's default max_grad_norm = 0.5.
 constexpr double kMaxGradNorm = 0.5;
+
+// Adam over a network's parameters, gradient norm clipped at kMaxGradNorm.
+StatusOr<nn::Adam> MakeAdam(std::vector<nn::ParamRef> params) {
+  nn::AdamConfig acfg;
+  acfg.max_grad_norm = kMaxGradNorm;
+  return nn::Adam::Create(std::move(params), acfg);
+}
 // Floor of the advantage scale, in units of normalised reward: keeps the first updates of a
 // network (when the deviation EMA is still ~0) from dividing by ~0.
 constexpr double kMinAdvantageScale = 1e-3;
@@ -286,9 +293,7 @@ Status RlRun::Run() {
     Status st = MakePolicyNet(NetSeed(seed_, 0));
     if (!st.ok()) return st;
   } else {
-    nn::AdamConfig acfg;
-    acfg.max_grad_norm = kMaxGradNorm;
-    StatusOr<nn::Adam> adam = nn::Adam::Create(net_->Params(), acfg);
+    StatusOr<nn::Adam> adam = MakeAdam(net_->Params());
     if (!adam.ok()) return adam.status();
     adam_ = std::move(adam).value();
   }
@@ -369,10 +374,8 @@ Status RlRun::MakePolicyNet(uint64_t seed) {
   cfg.seed = seed;
   StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
   if (!net.ok()) return net.status();
-  nn::AdamConfig acfg;
-  acfg.max_grad_norm = kMaxGradNorm;
   auto made = std::make_unique<nn::PolicyNet>(std::move(net).value());
-  StatusOr<nn::Adam> adam = nn::Adam::Create(made->Params(), acfg);
+  StatusOr<nn::Adam> adam = MakeAdam(made->Params());
   if (!adam.ok()) return adam.status();
   net_ = std::move(made);
   adam_ = std::move(adam).value();

@@ -188,7 +188,7 @@ TEST(Simulator, FastPathMatchesPerLayerReference) {
   }
 }
 
-TEST(Simulator, EvaluateWithoutBreakdownHasEvaluatesOtherFigures) {
+TEST(Simulator, EvaluateWithoutBreakdownMatchesEvaluateOutsideTheBreakdown) {
   // The searchers' path skips only the attribution to operators: every other field equals
   // Evaluate's exactly, over random strategies, fixed and auto batches, every mode, with SLOs
   // that bind (serve) so that the auto batch's SLO bisection runs too.
