@@ -140,7 +140,8 @@ class RlRun {
   Elite GroupDescent(std::vector<int> start, double value);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
-  double FitBatch(std::vector<int>* c, double value);
+  double Potential(const Evaluation& e) const;
+  double FitBatch(std::vector<int>* c, double value, double* potential = nullptr);
   void EvaluateStart();
 
   const RlOptions& o_;
@@ -179,6 +180,9 @@ class RlRun {
   int last_dim_ = 0;                  // first head after the operator dims
   std::vector<std::vector<int>> dim_groups_;  // operator-dim heads that form one group (dimgroups)
   std::vector<int> none_;             // [num_heads] option index of `none` on a dim head, else -1
+  // [num_heads] none_ on the dim heads of the operators sharded over the tp group (every one but
+  // the expert FFNs, which are sharded over the expert-TP group), else -1.
+  std::vector<int> tp_none_;
   std::vector<int> sweep_base_;       // the elite the current pair sweep is around
   // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0:
   // none).
@@ -188,6 +192,8 @@ class RlRun {
   struct Known {
     double value = 0;
     bool lower_batch_may_fit = false;  // invalid for memory or an SLO
+    // Invalid for the TPOT or TTFT limit: its throughput x limit / its latency (Potential).
+    double potential = 0;
   };
   std::map<std::vector<int>, Known> known_;
   // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
@@ -253,6 +259,7 @@ Status RlRun::Run() {
   // Operator groups of the dim heads (attention's three, each FFN pair, the single operators):
   // heads of operators the model has and with more than one option, consecutive ops of a group.
   none_.assign(num_heads_, -1);
+  tp_none_.assign(num_heads_, -1);
   if (sspace_ != nullptr) {
     const std::vector<Op>& ops = sspace_->searched_ops();
     int prev_group = -1;
@@ -261,6 +268,7 @@ Status RlRun::Run() {
       if (h >= num_heads_ || space_.head_size(h) < 2) continue;
       for (int j = 0; j < space_.head_size(h); ++j)
         if (space_.option_name(h, j) == "none") none_[h] = j;
+      if (ops[i] != Op::kMoeFfn1 && ops[i] != Op::kMoeFfn2) tp_none_[h] = none_[h];
       const int g = OpGroup(ops[i]);
       if (g != prev_group || dim_groups_.empty()) dim_groups_.emplace_back();
       dim_groups_.back().push_back(h);
@@ -318,11 +326,12 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
-    // Stalled (no better best for stall x a chunk of calls, with the elite prior on): sweep.
+    // Stalled (no better best for stall x a chunk of calls, at least stallmin calls, with the
+    // elite prior on): sweep.
     // With dimgroups, also once the budget left is half a chunk and the best has improved since
     // the latest sweep (a last local search around the best instead of a stall that never comes).
-    const int64_t stall_len =
-        std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), 1);
+    const int64_t stall_len = std::max<int64_t>(
+        static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), o_.stall_min);
     const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
                              obj_->budget() - obj_->calls() <= chunk_len_ / 2;
     if (o_.sweep && prior_on_ && !elites_.empty() &&
@@ -732,6 +741,14 @@ void RlRun::CompoundMoves(const Elite& from) {
         std::vector<int> n = c;
         for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
           if (none_[k] >= 0) n[k] = none_[k];
+        // ... and with the tp group's operators `none` but the expert FFNs' dims (over the
+        // expert-TP group, which the tp move does not change) kept.
+        if (o_.dpattn) {
+          std::vector<int> t = c;
+          for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+            if (tp_none_[k] >= 0) t[k] = tp_none_[k];
+          if (t != c && t != n) moves.push_back(std::move(t));
+        }
         if (n != c) moves.push_back(std::move(n));
       }
       moves.push_back(std::move(c));
@@ -777,11 +794,18 @@ void RlRun::CompoundMoves(const Elite& from) {
     // Each move is first evaluated at its own best batch (batchfit; invalid with the old dims:
     // from Megatron's dims when those make it valid); with batchfit the descents then start from
     // the moves in decreasing order of that value, so the first improvement tends to come early.
+    // nearslo: in decreasing order of max(value, potential), the potential being that of the next
+    // batch up when the fit stopped there at the TPOT or TTFT limit (FitBatch): a descent can
+    // re-shard a group to bring the latency under the limit and so win that batch (kimi-k2 serve
+    // on 64 H200s: pp 2 -> 1 with overlap tbo, 0.55 of the optimum at batch 128, misses TPOT by
+    // 4% at batch 256, where its descent moves the MoE pair and reaches the optimum).
     std::vector<std::pair<double, std::vector<int>>> screened;
+    std::vector<double> rank;
     for (std::vector<int>& c : moves) {
       if (improved || obj_->Done()) break;
       if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
-      double v = FitBatch(&c, -1);
+      double pot = 0;
+      double v = FitBatch(&c, -1, &pot);
       if (v <= 0) {
         // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
         // the descent from Megatron's dims instead when they make it valid.
@@ -789,10 +813,12 @@ void RlRun::CompoundMoves(const Elite& from) {
         for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
           if (megatron_[h] >= 0) m[h] = megatron_[h];
         if (m != c && space_.Valid(m) && !obj_->Done()) {
-          const double w = FitBatch(&m, -1);
+          double pm = 0;
+          const double w = FitBatch(&m, -1, &pm);
           if (w > 0) {
             c = std::move(m);
             v = w;
+            pot = pm;
           }
         }
       }
@@ -802,19 +828,22 @@ void RlRun::CompoundMoves(const Elite& from) {
         break;
       }
       screened.emplace_back(v, std::move(c));
+      rank.push_back(o_.nearslo ? std::max(v, pot) : v);
       if (!o_.batchfit) {
         std::pair<double, std::vector<int>>& m = screened.back();
         DescendFrom(&m, base, &cur, &improved);
       }
     }
     if (o_.batchfit) {
-      std::stable_sort(screened.begin(), screened.end(),
-                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::vector<size_t> order(screened.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t x, size_t y) { return rank[x] > rank[y]; });
       // Only the `descents` best-screened moves are descended from: a pass then costs a few
       // descents, and the budget goes to climbs from other configurations (diverse).
-      for (size_t i = 0; i < screened.size() && i < static_cast<size_t>(o_.descents); ++i) {
+      for (size_t i = 0; i < order.size() && i < static_cast<size_t>(o_.descents); ++i) {
         if (improved || obj_->Done()) break;
-        DescendFrom(&screened[i], base, &cur, &improved);
+        DescendFrom(&screened[order[i]], base, &cur, &improved);
       }
     }
     if (!improved) break;
@@ -899,6 +928,20 @@ Elite RlRun::GroupDescent(std::vector<int> start, double value) {
   return Elite{start, value};
 }
 
+// nearslo: the potential of an evaluation that misses the TPOT or TTFT limit, its throughput x
+// limit / its latency (the throughput discounted by the share of the latency that re-sharding
+// would have to save); 0 for any other verdict (memory misses are not counted, rl.h 12.).
+double RlRun::Potential(const Evaluation& e) const {
+  const Workload& wl = obj_->sim().problem().workload;
+  double ratio = 0;
+  if (e.verdict == Verdict::kTpot && e.tpot_s > 0) {
+    ratio = wl.tpot_ms / (e.tpot_s * 1e3);
+  } else if (e.verdict == Verdict::kTtft && e.ttft_s > 0) {
+    ratio = wl.ttft_ms / (e.ttft_s * 1e3);
+  }
+  return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
+}
+
 // One charged call for a sweep or descent candidate; the elites are updated with a valid one.
 // Returns its value (0 when invalid). A candidate equivalent (Canonical) to one evaluated before
 // by a sweep or descent of this search is not evaluated again (no call): its value is known.
@@ -913,6 +956,7 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
     ++stats_->invalid;
     k.lower_batch_may_fit = e.verdict == Verdict::kMemory || e.verdict == Verdict::kTtft ||
                             e.verdict == Verdict::kTpot;
+    if (k.lower_batch_may_fit && sspace_ != nullptr) k.potential = Potential(e);
     return 0;
   }
   k.value = e.tokens_per_s_per_gpu;
@@ -975,11 +1019,14 @@ void RlRun::EvaluateStart() {
 // options, until valid. A strategy is then compared with others at its own best batch instead of
 // at the batch chosen for another one, which the limits often make invalid or poor
 // (docs/RL_STUDY.md). Each evaluation is a charged call (or a known one).
-double RlRun::FitBatch(std::vector<int>* c, double value) {
+// potential (nearslo): max(the value found, the Potential of the batch the fit stopped at when
+// that one missed a latency limit).
+double RlRun::FitBatch(std::vector<int>* c, double value, double* potential) {
   constexpr int kFitDown = 3;
   const int h = StrategySpace::kBatch;
   const int n = space_.head_size(h);
   if (value < 0) value = EvaluateCandidate(*c);
+  if (potential != nullptr) *potential = value;
   if (!o_.batchfit || n < 2) return value;
   if (value > 0) {
     while ((*c)[h] + 1 < n && !obj_->Done()) {
@@ -987,6 +1034,10 @@ double RlRun::FitBatch(std::vector<int>* c, double value) {
       ++up[h];
       if (!space_.Valid(up)) break;
       const double v = EvaluateCandidate(up);
+      if (v <= 0 && potential != nullptr) {
+        auto it = known_.find(CanonicalKey(up));
+        if (it != known_.end()) *potential = std::max(value, it->second.potential);
+      }
       if (v <= value) break;
       value = v;
       *c = std::move(up);
@@ -995,6 +1046,7 @@ double RlRun::FitBatch(std::vector<int>* c, double value) {
   }
   auto it = known_.find(CanonicalKey(*c));
   if (it == known_.end() || !it->second.lower_batch_may_fit) return 0;
+  if (potential != nullptr) *potential = it->second.potential;
   for (int b = (*c)[h] - 1; b >= 0 && b >= (*c)[h] - kFitDown && !obj_->Done(); --b) {
     std::vector<int> down = *c;
     down[h] = b;
@@ -1002,6 +1054,7 @@ double RlRun::FitBatch(std::vector<int>* c, double value) {
     const double v = EvaluateCandidate(down);
     if (v > 0) {
       *c = std::move(down);
+      if (potential != nullptr) *potential = std::max(*potential, v);
       return v;
     }
   }
@@ -1130,7 +1183,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon",
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
-                                     "warm"});
+                                     "nearslo", "dpattn", "stallmin", "warm"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1166,8 +1219,11 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.diverse = spec.Bool("diverse", d.diverse);
   o.pairsweep = spec.Bool("pairsweep", d.pairsweep);
   o.pairmoves = spec.Bool("pairmoves", d.pairmoves);
+  o.nearslo = spec.Bool("nearslo", d.nearslo);
+  o.dpattn = spec.Bool("dpattn", d.dpattn);
   const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   const int64_t descents = spec.Int("descents", d.descents);
+  const int64_t stall_min = spec.Int("stallmin", d.stall_min);
   const int64_t warm = spec.Int("warm", d.warm);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
@@ -1184,7 +1240,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
                     range("epochs", epochs, 1, 100),
                     range("prior_from", prior_from, 0, 1000),
-                    range("descents", descents, 1, 1000), range("warm", warm, 0, 2)}) {
+                    range("descents", descents, 1, 1000),
+                    range("stallmin", stall_min, 1, int64_t{1} << 40), range("warm", warm, 0, 2)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -1196,6 +1253,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epochs = static_cast<int>(epochs);
   o.prior_from = static_cast<int>(prior_from);
   o.descents = static_cast<int>(descents);
+  o.stall_min = stall_min;
   o.warm = static_cast<int>(warm);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
@@ -1247,14 +1305,14 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
-      o.descents) +
+      o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min) +
          (o.warm != 0 ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

@@ -85,13 +85,24 @@
 //      point evaluated (policy proposals included) in a configuration no climb has visited
 //      (iterated local search). pairsweep=0: the stalled sweep goes straight to the compound
 //      moves (the pair sweep cost ~300-550 calls per sweep).
+//  12. Near-SLO screening, DP-attention tp moves, earlier sweeps (issue 14, fourth pass; nearslo=1,
+//      dpattn=1, stall=0.5, stallmin=200 by default). nearslo: a screened compound move whose batch
+//      fit stopped because the next batch misses the TPOT or TTFT limit is ranked for the descents
+//      by max(value, potential), potential = that next batch's throughput x limit / its latency:
+//      a group descent can re-shard an operator group to bring the latency under the limit and win
+//      the larger batch (memory misses do not count: in decode nearly every fitted point's next
+//      batch misses memory). dpattn: a tp move is also tried with the dims of the operators
+//      sharded over the tp group `none` and the expert FFNs' dims (over the expert-TP group, which
+//      the tp move does not change) kept. stall=0.5 with stallmin=200: a sweep comes after half a
+//      chunk without improvement, but never less than 200 calls (4,000 calls: 400; 1,000 calls:
+//      200, as before).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
-//      pairmoves, descents, warm)
+//      pairmoves, descents, nearslo, dpattn, stallmin, warm)
 //
 // Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
 // problem-independent option features of search/rl_features.h instead of the per-problem
@@ -147,12 +158,15 @@ struct RlOptions {
   double megadims = 0.1;     // probability that a proposal's dim prior points at Megatron's dims
   bool sweep = true;         // pair sweep of the structural heads around the best when stalled
   bool dimgroups = true;     // sweep: compound moves and group descents (see 10. above)
-  double stall = 1.0;        // sweep once the best has not improved for stall x a chunk of calls
+  double stall = 0.5;        // (*12.) sweep once the best has not improved for stall x a chunk
   bool batchfit = true;      // compound moves and descents compare points at their own best batch
   bool pairsweep = false;     // sweep: evaluate the pair neighbourhood before the compound moves
   bool pairmoves = true;     // batchfit: compound moves also change two heads at once
   int descents = 4;          // batchfit: screened compound moves descended from per climb pass
   bool diverse = true;       // a sweep whose base was swept before starts from another config
+  bool nearslo = true;       // batchfit: screened moves ranked by their near-SLO potential (12.)
+  bool dpattn = true;        // batchfit: a tp move also with the tp group's dims `none` (12.)
+  int64_t stall_min = 200;   // spec "stallmin": a stall lasts at least this many calls (12.)
   int warm = 0;              // 0: per-problem network; 1: shared pretrained; 2: shared, random
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
   // place of the shipped ones (nn::ScorerWeights::values of RlFeatureCount() features and
