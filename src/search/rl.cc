@@ -133,15 +133,16 @@ class RlRun {
   void Sweep(bool pairs);
   void CompoundMoves(const Elite& from);
   Elite SweepBase();
-  void DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
-                   bool* improved);
+  double DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
+                     bool* improved, bool fit_start = true);
   std::vector<int> Config(const std::vector<int>& idx) const;
   void NoteConfig(double v);
-  Elite GroupDescent(std::vector<int> start, double value);
+  Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
   double Potential(const Evaluation& e) const;
-  double FitBatch(std::vector<int>* c, double value, double* potential = nullptr);
+  double FitBatch(std::vector<int>* c, double value, double* potential = nullptr,
+                  std::vector<int>* above = nullptr);
   void EvaluateStart();
 
   const RlOptions& o_;
@@ -798,14 +799,16 @@ void RlRun::CompoundMoves(const Elite& from) {
     // batch up when the fit stopped there at the TPOT or TTFT limit (FitBatch): a descent can
     // re-shard a group to bring the latency under the limit and so win that batch (kimi-k2 serve
     // on 64 H200s: pp 2 -> 1 with overlap tbo, 0.55 of the optimum at batch 128, misses TPOT by
-    // 4% at batch 256, where its descent moves the MoE pair and reaches the optimum).
+    // 4% at batch 256; its descent from batch 256 moves the MoE pair and reaches the optimum).
     std::vector<std::pair<double, std::vector<int>>> screened;
     std::vector<double> rank;
+    std::vector<std::vector<int>> aboves;
     for (std::vector<int>& c : moves) {
       if (improved || obj_->Done()) break;
       if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
       double pot = 0;
-      double v = FitBatch(&c, -1, &pot);
+      std::vector<int> above;
+      double v = FitBatch(&c, -1, &pot, &above);
       if (v <= 0) {
         // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
         // the descent from Megatron's dims instead when they make it valid.
@@ -814,11 +817,13 @@ void RlRun::CompoundMoves(const Elite& from) {
           if (megatron_[h] >= 0) m[h] = megatron_[h];
         if (m != c && space_.Valid(m) && !obj_->Done()) {
           double pm = 0;
-          const double w = FitBatch(&m, -1, &pm);
+          std::vector<int> am;
+          const double w = FitBatch(&m, -1, &pm, &am);
           if (w > 0) {
             c = std::move(m);
             v = w;
             pot = pm;
+            above = std::move(am);
           }
         }
       }
@@ -829,6 +834,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       }
       screened.emplace_back(v, std::move(c));
       rank.push_back(o_.nearslo ? std::max(v, pot) : v);
+      aboves.push_back(pot > v ? std::move(above) : std::vector<int>{});
       if (!o_.batchfit) {
         std::pair<double, std::vector<int>>& m = screened.back();
         DescendFrom(&m, base, &cur, &improved);
@@ -843,7 +849,17 @@ void RlRun::CompoundMoves(const Elite& from) {
       // descents, and the budget goes to climbs from other configurations (diverse).
       for (size_t i = 0; i < order.size() && i < static_cast<size_t>(o_.descents); ++i) {
         if (improved || obj_->Done()) break;
-        DescendFrom(&screened[order[i]], base, &cur, &improved);
+        // nearslo: a move ranked by its potential descends from the batch that missed the
+        // latency limit (invalid, so each group's options are judged by whether they bring it
+        // under the limit), and from its fitted point when no option of that descent is valid.
+        const size_t k = order[i];
+        if (o_.nearslo && !aboves[k].empty()) {
+          std::pair<double, std::vector<int>> up(0.0, aboves[k]);
+          if (DescendFrom(&up, base, &cur, &improved, /*fit_start=*/false) <= 0)
+            DescendFrom(&screened[k], base, &cur, &improved);
+        } else {
+          DescendFrom(&screened[k], base, &cur, &improved);
+        }
       }
     }
     if (!improved) break;
@@ -852,16 +868,19 @@ void RlRun::CompoundMoves(const Elite& from) {
   climbed_.insert(Config(cur.idx));
 }
 
-// One compound move of CompoundMoves: a group descent from the move (value, point); a better end
-// than `base` becomes the climb's point.
-void RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base, Elite* cur,
-                        bool* improved) {
-  if (obj_->Done()) return;
-  Elite d = GroupDescent(std::move(move->second), move->first);
+// One compound move of CompoundMoves: a group descent from the move (value, point; fit_start=false:
+// the start's batch is not fitted first); a better end than `base` becomes the climb's point.
+// Returns the descent's end value (0: no valid point).
+double RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& base,
+                          Elite* cur, bool* improved, bool fit_start) {
+  if (obj_->Done()) return 0;
+  Elite d = GroupDescent(std::move(move->second), move->first, fit_start);
+  const double end = d.value;
   if (d.value > base.value) {
     *cur = std::move(d);
     *improved = true;
   }
+  return end;
 }
 
 // Group descent (dimgroups=1): one pass of coordinate descent from `start` (of value `value`, 0
@@ -872,13 +891,13 @@ void RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite& 
 // valid one before the next group. The simulator's costs add up over the operator groups, so at
 // fixed degrees one pass re-shards each group for the degrees it is at (a tp move lands with dims
 // chosen for the old tp). Every evaluation updates the elites, not the network.
-Elite RlRun::GroupDescent(std::vector<int> start, double value) {
+Elite RlRun::GroupDescent(std::vector<int> start, double value, bool fit_start) {
   std::vector<std::vector<int>> groups;
   // batchfit: every point is evaluated at its own best batch (FitBatch), the start included, so
   // the batch is not a group of its own.
   const bool fit = o_.batchfit && space_.head_size(StrategySpace::kBatch) > 1;
   constexpr size_t kFitTop = 2;
-  if (fit) value = FitBatch(&start, value);
+  if (fit && fit_start) value = FitBatch(&start, value);
   for (int h : {static_cast<int>(StrategySpace::kBatch), static_cast<int>(StrategySpace::kSp)})
     if (space_.head_size(h) > 1 && !(fit && h == StrategySpace::kBatch)) groups.push_back({h});
   groups.insert(groups.end(), dim_groups_.begin(), dim_groups_.end());
@@ -1020,8 +1039,9 @@ void RlRun::EvaluateStart() {
 // at the batch chosen for another one, which the limits often make invalid or poor
 // (docs/RL_STUDY.md). Each evaluation is a charged call (or a known one).
 // potential (nearslo): max(the value found, the Potential of the batch the fit stopped at when
-// that one missed a latency limit).
-double RlRun::FitBatch(std::vector<int>* c, double value, double* potential) {
+// that one missed a latency limit); above: that batch's point when its Potential is the larger.
+double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
+                       std::vector<int>* above) {
   constexpr int kFitDown = 3;
   const int h = StrategySpace::kBatch;
   const int n = space_.head_size(h);
@@ -1036,7 +1056,10 @@ double RlRun::FitBatch(std::vector<int>* c, double value, double* potential) {
       const double v = EvaluateCandidate(up);
       if (v <= 0 && potential != nullptr) {
         auto it = known_.find(CanonicalKey(up));
-        if (it != known_.end()) *potential = std::max(value, it->second.potential);
+        if (it != known_.end() && it->second.potential > value) {
+          *potential = it->second.potential;
+          if (above != nullptr) *above = up;
+        }
       }
       if (v <= value) break;
       value = v;

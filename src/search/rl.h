@@ -91,7 +91,9 @@
 //      by max(value, potential), potential = that next batch's throughput x limit / its latency:
 //      a group descent can re-shard an operator group to bring the latency under the limit and win
 //      the larger batch (memory misses do not count: in decode nearly every fitted point's next
-//      batch misses memory). dpattn: a tp move is also tried with the dims of the operators
+//      batch misses memory). Such a move descends from that next batch (an invalid start: each
+//      group's options are judged by whether they bring it under the limit), and from its fitted
+//      point when no option of that descent is valid. dpattn: a tp move is also tried with the dims of the operators
 //      sharded over the tp group `none` and the expert FFNs' dims (over the expert-TP group, which
 //      the tp move does not change) kept. stall=0.5 with stallmin=200: a sweep comes after half a
 //      chunk without improvement, but never less than 200 calls (4,000 calls: 400; 1,000 calls:
