@@ -236,6 +236,32 @@ TEST(RlSearcher, GroupDescentRespectsTheBudgetAndIsDeterministic) {
   EXPECT_NE(ra.texts, rc.texts);
 }
 
+// kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on `gpus` GPUs of type `gpu`.
+Instance KimiServe(const std::string& gpu, int gpus) {
+  Problem p;
+  p.model = *ModelPreset("kimi-k2");
+  p.cluster = *MakeCluster(gpu, gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 2048;
+  p.workload.osl = 512;
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 50;
+  p.workload.weight = p.model.weight_dtype;
+  Instance in;
+  in.sim = std::make_unique<Simulator>(std::move(p));
+  in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, gpus));
+  return in;
+}
+
+// The exact optimum's tokens/s per GPU (0 when the oracle finds nothing).
+double OracleValue(const Instance& in) {
+  auto oracle = MakeSearcher("oracle");
+  EXPECT_TRUE(oracle.ok());
+  if (!oracle.ok()) return 0;
+  const SearchResult best = (*oracle)->Search(*in.sim, *in.space, 0, 0, nullptr);
+  return best.found ? best.eval.tokens_per_s_per_gpu : 0;
+}
+
 // The trap of docs/RL_STUDY.md that dimgroups removes: kimi-k2 served (2,048 in / 512 out, TTFT
 // 2 s, TPOT 50 ms) on 32 H100s, where every seed of the searcher without it stops at
 // pp=1,tp=1,ep=32 (0.984 of the optimum): the optimum has tp=8 with attention whole on each GPU
@@ -243,22 +269,11 @@ TEST(RlSearcher, GroupDescentRespectsTheBudgetAndIsDeterministic) {
 // (tp 1 -> 2 -> ..., each followed by a group descent) the search reaches 0.99 of the exact
 // optimum; without them it does not (seed 1, 4,000 calls; measured, see RL_STUDY.md).
 TEST(RlSearcher, CompoundMovesLeaveTheTp1TrapOfAServeProblem) {
-  Problem p;
-  p.model = *ModelPreset("kimi-k2");
-  p.cluster = *MakeCluster("h100", 32);
-  p.workload.mode = Mode::kServe;
-  p.workload.isl = 2048;
-  p.workload.osl = 512;
-  p.workload.ttft_ms = 2000;
-  p.workload.tpot_ms = 50;
-  p.workload.weight = p.model.weight_dtype;
-  const Simulator sim(p);
-  const StrategySpace space = *StrategySpace::Make(sim.problem().model, 32);
-  auto oracle = MakeSearcher("oracle");
-  ASSERT_TRUE(oracle.ok());
-  const SearchResult best = (*oracle)->Search(sim, space, 0, 0, nullptr);
-  ASSERT_TRUE(best.found);
-  const double opt = best.eval.tokens_per_s_per_gpu;
+  const Instance in = KimiServe("h100", 32);
+  const Simulator& sim = *in.sim;
+  const StrategySpace& space = *in.space;
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
   SearchResult with = Rl("rl(dimgroups=1)")->Search(sim, space, 4000, 1, nullptr);
   SearchResult without = Rl("rl(dimgroups=0)")->Search(sim, space, 4000, 1, nullptr);
   ASSERT_TRUE(with.found && without.found);
@@ -274,22 +289,11 @@ TEST(RlSearcher, CompoundMovesLeaveTheTp1TrapOfAServeProblem) {
 // optimum at batch 256. Seed 1, 4,000 calls (measured: the default reaches the optimum in 10 of 10
 // seeds, nearslo=0 in 1 of 10).
 TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
-  Problem p;
-  p.model = *ModelPreset("kimi-k2");
-  p.cluster = *MakeCluster("h200", 64);
-  p.workload.mode = Mode::kServe;
-  p.workload.isl = 2048;
-  p.workload.osl = 512;
-  p.workload.ttft_ms = 2000;
-  p.workload.tpot_ms = 50;
-  p.workload.weight = p.model.weight_dtype;
-  const Simulator sim(p);
-  const StrategySpace space = *StrategySpace::Make(sim.problem().model, 64);
-  auto oracle = MakeSearcher("oracle");
-  ASSERT_TRUE(oracle.ok());
-  const SearchResult best = (*oracle)->Search(sim, space, 0, 0, nullptr);
-  ASSERT_TRUE(best.found);
-  const double opt = best.eval.tokens_per_s_per_gpu;
+  const Instance in = KimiServe("h200", 64);
+  const Simulator& sim = *in.sim;
+  const StrategySpace& space = *in.space;
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
   auto with_rl = Rl("rl");
   Recorder rec(space);
   SearchResult with = with_rl->Search(sim, space, 4000, 1, &rec);
