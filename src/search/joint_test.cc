@@ -392,5 +392,28 @@ TEST(JointSearch, DecomposedRlChargesEveryCallAndIsDeterministic) {
   EXPECT_EQ(stop.seen, 50);
 }
 
+// The decomposed search's role searches run the per-problem network whatever `warm` says
+// (rl.h, "Warm start"): the default rl (warm=1), the cold rl(warm=0) and rl(warm=2) give the same
+// point and trace; only the name records the option.
+TEST(JointSearch, DecomposedRlRunsTheRoleSearchesColdWhateverWarmSays) {
+  Problem p = SmallServe(TinyMla(4, 1), 16);
+  testing::SqueezeMemory(&p, 0.5);
+  Fixture f = Make(p);
+  JointProblem jp(*f.space);
+  const SearchResult cold = MakeSearcher("rl(warm=0)").value()->SearchEncoded(jp, 400, 5, nullptr);
+  ASSERT_TRUE(cold.found);
+  for (const char* spec : {"rl", "rl(warm=2)"}) {
+    const SearchResult r = MakeSearcher(spec).value()->SearchEncoded(jp, 400, 5, nullptr);
+    EXPECT_EQ(r.calls, cold.calls) << spec;
+    EXPECT_EQ(r.best_encoded, cold.best_encoded) << spec;
+    ASSERT_EQ(r.trace.size(), cold.trace.size()) << spec;
+    for (size_t i = 0; i < r.trace.size(); ++i) {
+      EXPECT_EQ(r.trace[i].call, cold.trace[i].call) << spec;
+      EXPECT_EQ(r.trace[i].value, cold.trace[i].value) << spec;
+    }
+    EXPECT_NE(r.searcher, cold.searcher) << spec;
+  }
+}
+
 }  // namespace
 }  // namespace l2s

@@ -93,7 +93,8 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, warm)
 //
-// Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
+// Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
+// spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
 // problem-independent option features of search/rl_features.h instead of the per-problem
 // PolicyNet, and the first lifetime starts from the pretrained weights shipped in
 // src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts run the cold
@@ -102,8 +103,10 @@
 // network costs twice as much per call, docs/RL_STUDY.md); with warm=2 or weights given by the
 // tool (warm_weights) restarts keep the shared network. warm=2: the same
 // shared network from random weights (what pretraining starts from). Everything else (prior,
-// sweeps, restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
-// disaggregated joint space) the per-problem network is used whatever `warm` says.
+// sweeps, restarts, PPO) is unchanged. Over the disaggregated joint space the per-problem network
+// is used whatever `warm` says: over an encoded problem without a strategy space, and in the role
+// searches of SearchEncoded's decomposed search (run cold: the warm start was measured on plain
+// problems only).
 #pragma once
 
 #include <cstdint>
@@ -153,7 +156,8 @@ struct RlOptions {
   bool pairmoves = true;     // batchfit: compound moves also change two heads at once
   int descents = 4;          // batchfit: screened compound moves descended from per climb pass
   bool diverse = true;       // a sweep whose base was swept before starts from another config
-  int warm = 0;              // 0: per-problem network; 1: shared pretrained; 2: shared, random
+  int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
+                             // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
   // place of the shipped ones (nn::ScorerWeights::values of RlFeatureCount() features and
   // `warm_hidden` hidden units).
@@ -165,7 +169,9 @@ struct RlOptions {
 // a malformed value or one out of range (sizes >= 1, attn dividing embed, 0 < converge <= 1, ...).
 StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec);
 
-// Canonical spec with every option written out, e.g. "rl(elites=3,embed=64,...)".
+// Canonical spec with every option written out, e.g. "rl(elites=3,embed=64,...)", except warm,
+// written only when it differs from the default (",warm=0)" for the cold searcher), so the
+// default searcher's name is the one it had before the warm start became the default.
 std::string RlSpecText(const RlOptions& o);
 
 // Counters of the latest Search (for tests and the study).
