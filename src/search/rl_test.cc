@@ -87,6 +87,18 @@ std::unique_ptr<RlSearcher> Rl(const std::string& spec) {
   return std::make_unique<RlSearcher>(o.ok() ? *o : RlOptions{});
 }
 
+// Two searches are the same: the same proposals in the same order, trace and best.
+void ExpectSameSearch(const Recorder& a, const Recorder& b, const SearchResult& r1,
+                      const SearchResult& r2) {
+  EXPECT_EQ(a.texts, b.texts);
+  ASSERT_EQ(r1.trace.size(), r2.trace.size());
+  for (size_t i = 0; i < r1.trace.size(); ++i) {
+    EXPECT_EQ(r1.trace[i].call, r2.trace[i].call);
+    EXPECT_EQ(r1.trace[i].value, r2.trace[i].value);
+  }
+  EXPECT_EQ(ToText(r1.best), ToText(r2.best));
+}
+
 double MegatronValue(const Instance& in) {
   auto mg = MakeSearcher("megatron");
   EXPECT_TRUE(mg.ok());
@@ -104,13 +116,7 @@ TEST(RlSearcher, DeterministicForASeed) {
     SearchResult r1 = rl->Search(*in.sim, *in.space, 300, 7, &a);
     SearchResult r2 = rl->Search(*in.sim, *in.space, 300, 7, &b);
     SearchResult r3 = rl->Search(*in.sim, *in.space, 300, 8, &c);
-    EXPECT_EQ(a.texts, b.texts);  // the same 300 proposals in the same order
-    ASSERT_EQ(r1.trace.size(), r2.trace.size());
-    for (size_t i = 0; i < r1.trace.size(); ++i) {
-      EXPECT_EQ(r1.trace[i].call, r2.trace[i].call);
-      EXPECT_EQ(r1.trace[i].value, r2.trace[i].value);
-    }
-    EXPECT_EQ(ToText(r1.best), ToText(r2.best));
+    ExpectSameSearch(a, b, r1, r2);  // the same 300 proposals in the same order
     // Another seed explores differently (2.6e7 points: identical sequences would mean the seed is
     // ignored).
     EXPECT_NE(a.texts, c.texts);
@@ -462,13 +468,7 @@ TEST(RlSearcher, DefaultIsTheWarmStartAndTheColdSpecRoundTrips) {
   Recorder a(*in.space), b(*in.space);
   const SearchResult r1 = def->Search(*in.sim, *in.space, 300, 3, &a);
   const SearchResult r2 = warm->Search(*in.sim, *in.space, 300, 3, &b);
-  EXPECT_EQ(a.texts, b.texts);
-  ASSERT_EQ(r1.trace.size(), r2.trace.size());
-  for (size_t i = 0; i < r1.trace.size(); ++i) {
-    EXPECT_EQ(r1.trace[i].call, r2.trace[i].call);
-    EXPECT_EQ(r1.trace[i].value, r2.trace[i].value);
-  }
-  EXPECT_EQ(ToText(r1.best), ToText(r2.best));
+  ExpectSameSearch(a, b, r1, r2);
   EXPECT_EQ(r1.searcher, r2.searcher);
 
   auto cold = Rl("rl(warm=0)");
@@ -481,9 +481,9 @@ TEST(RlSearcher, DefaultIsTheWarmStartAndTheColdSpecRoundTrips) {
   EXPECT_EQ(again->name(), name);
   EXPECT_EQ(again->options().warm, 0);
   Recorder c(*in.space), d(*in.space);
-  cold->Search(*in.sim, *in.space, 300, 3, &c);
-  again->Search(*in.sim, *in.space, 300, 3, &d);
-  EXPECT_EQ(c.texts, d.texts);
+  const SearchResult r3 = cold->Search(*in.sim, *in.space, 300, 3, &c);
+  const SearchResult r4 = again->Search(*in.sim, *in.space, 300, 3, &d);
+  ExpectSameSearch(c, d, r3, r4);
   EXPECT_NE(a.texts, c.texts);  // the default is not the cold searcher
 }
 
