@@ -12,7 +12,8 @@
 //      the space's fixed order. net is nn::PolicyNet (linear embedding -> one encoder block ->
 //      mean pool -> MLP -> one categorical head per sub-action). With masking on, each head is
 //      restricted to space.Mask(earlier choices), so every proposal is structurally valid
-//      (memory/SLO failures remain possible).
+//      (memory/SLO failures remain possible). (The default's first lifetime runs the pretrained
+//      nn::OptionScorer instead: "Warm start" below; rl(warm=0) is PolicyNet throughout.)
 //   3. Elite prior (prior > 0; not in the paper): a fixed function of the observation and the
 //      earlier choices that makes the policy a mutation distribution around the elites, which the
 //      network then corrects. Per head, averaged over the elites: categorical heads (sp, dims) add
