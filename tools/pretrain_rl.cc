@@ -317,7 +317,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   RlOptions o;
-  o.warm = 2;
+  o.warm = 2;  // the shared network from --init or its own random weights, never the shipped ones
   if (!init.empty()) {
     std::ifstream f(init);
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

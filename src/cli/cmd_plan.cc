@@ -942,7 +942,8 @@ Runner RegisterPlan(CLI::App& app) {
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--search", f->search,
                   "searcher spec: rl, sa, rw, ga, random, megatron, default or oracle, with options "
-                  "as in \"sa(t0=50)\" (default rl)");
+                  "as in \"sa(t0=50)\" (default rl, the pretrained warm start; rl(warm=0) is "
+                  "the cold searcher)");
   cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")
       ->check(CLI::Range(int64_t{1}, kMaxBudget));
   cmd->add_option("--seed", f->seed, "random seed (default 0)")->check(CLI::Range(int64_t{0}, kMaxSeed));

@@ -210,6 +210,7 @@ nlohmann::ordered_json RowJson(const RowResult& r) {
   o["reason"] = r.pred.reason;
   o["batch"] = r.pred.batch;
   o["strategy"] = r.pred.strategy;
+  o["limits"] = r.pred.limits;
   return o;
 }
 
@@ -268,7 +269,10 @@ int Run(const ValidateFlags& f) {
     for (const RowResult& r : res) {
       const Measurement& m = r.row;
       fmt::print("| {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} |\n",
-                 m.id, m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m), Extras(m),
+                 m.id, m.engine, ModelShort(m.model_config), m.gpus, m.gpu, Degrees(m),
+                 r.pred.limits.empty() ? Extras(m)
+                                       : fmt::format("{}{}({})", Extras(m),
+                                                     Extras(m).empty() ? "" : " ", r.pred.limits),
                  m.mode, Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-",
                  m.metric, m.value, r.pred.ok ? fmt::format("{:.0f}", r.pred.predicted) : "MISS",
                  r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : r.pred.reason);

@@ -111,19 +111,6 @@ class JointProblem final : public EncodedProblem {
   const JointSpace& space_;
 };
 
-// Searching the joint space with its structure (docs/SEARCH.md "Recombination"): a point's value
-// depends on its prefill part only through (capacity, latency) and on its decode part only
-// through (capacity, step), and the instance counts are exact for any pair. `run` searches
-// `budget - 1` calls through a view of `problem` that records the role evaluations of every
-// point it evaluates (per assignment, role and instance size, the points not dominated in
-// (capacity, latency/step)); the last call evaluates the best pair assembled from those parts
-// (DisaggModel::Combine, no simulator call), when it beats the search's best. Charged honestly:
-// the result's calls are run's plus one. (rl used it until SearchJointDecomposed below; it wraps
-// any searcher of the joint space.)
-using EncodedRun = std::function<SearchResult(const EncodedProblem&, int64_t budget)>;
-SearchResult SearchJointRecombined(const JointProblem& problem, int64_t budget,
-                                   Observer* observer, const EncodedRun& run);
-
 // rl's search of the joint space by decomposition (docs/SEARCH.md "Decomposed search"). A joint
 // point's value depends on its prefill part only through (capacity, latency) and on its decode
 // part only through (capacity, step), and the instance counts are exact for any pair; so the

@@ -219,66 +219,6 @@ TEST(JointOracle, FastPathMatchesTheReferencePath) {
   EXPECT_GT(bounded, 0);
 }
 
-TEST(JointSearch, RecombinationEvaluatesTheBestPairOfParts) {
-  // A search that evaluates two points, A = (optimal prefill part, another decode part) and
-  // B = (another prefill part, optimal decode part) of the oracle's sizes, both worse than the
-  // optimum, must have its last call spent on the optimum itself: the pair assembled from A's
-  // prefill and B's decode. (The first problem and sample where such A and B exist.)
-  std::vector<Problem> problems = {SmallServe(TinyMla(4, 1), 8), SmallServe(TinyDense(4), 8),
-                                   SmallServe(TinyMla(4, 1), 16)};
-  for (Problem& p : std::vector<Problem>(problems)) {
-    // Long prompts, short answers: the prefill part matters too.
-    p.workload.isl *= 16;
-    p.workload.osl = std::max<int64_t>(1, p.workload.osl / 4);
-    problems.push_back(p);
-  }
-  std::vector<int> ia, ib;
-  double v = 0;
-  std::unique_ptr<Fixture> fx;
-  for (const Problem& prob : problems) {
-    auto f = std::make_unique<Fixture>(Make(prob));
-    const DisaggResult exact = SolveDisaggExact(*f->space, nullptr);
-    if (!exact.found) continue;
-    const JointSpace::Point opt = exact.best;
-    JointProblem jp(*f->space);
-    v = exact.eval.tokens_per_s_per_gpu;
-    MaskedSampler sampler(*f->space);
-    Rng rng(11);
-    std::vector<int> idx;
-    bool have = false;
-    for (int i = 0; i < 5000 && !have; ++i) {
-      sampler.Sample(rng, &idx);
-      const JointSpace::Point other = f->space->Decode(idx);
-      if (other.model != opt.model || other.gp != opt.gp || other.gd != opt.gd) continue;
-      JointSpace::Point a = opt, b = opt;
-      a.decode = other.decode;
-      b.prefill = other.prefill;
-      if (!f->space->Encode(a, &ia) || !f->space->Encode(b, &ib)) continue;
-      have = std::max(Objective::Value(jp.Evaluate(ia)), Objective::Value(jp.Evaluate(ib))) <
-             v * (1 - 1e-9);
-    }
-    if (have) {
-      fx = std::move(f);
-      break;
-    }
-  }
-  ASSERT_NE(fx, nullptr) << "no problem with two worse points whose parts make the optimum";
-  JointProblem jp(*fx->space);
-  auto run = [&](const EncodedProblem& p, int64_t budget) {
-    EXPECT_EQ(budget, 2);
-    Objective obj(p, budget, nullptr);
-    obj.EvaluateEncoded(ia);
-    obj.EvaluateEncoded(ib);
-    return obj.Finish("two points");
-  };
-  const SearchResult r = SearchJointRecombined(jp, 3, nullptr, run);
-  EXPECT_EQ(r.calls, 3);
-  ASSERT_TRUE(r.found);
-  EXPECT_NEAR(r.eval.tokens_per_s_per_gpu, v, 1e-9 * v) << r.note;
-  EXPECT_NEAR(jp.Evaluate(r.best_encoded).tokens_per_s_per_gpu, v, 1e-9 * v);
-  EXPECT_EQ(r.trace.back().call, 3);
-}
-
 // The decomposed search (SearchJointDecomposed, rl's path on a JointProblem) on a problem whose
 // optimum uses a prefill instance size that is not the best per GPU: TinyDense on 16 GPUs with
 // HBM squeezed (SqueezeMemory 0.3); the oracle's optimum has 4-GPU prefill instances although
@@ -390,6 +330,29 @@ TEST(JointSearch, DecomposedRlChargesEveryCallAndIsDeterministic) {
   EXPECT_TRUE(r.interrupted);
   EXPECT_LE(r.calls, 50);
   EXPECT_EQ(stop.seen, 50);
+}
+
+// The decomposed search's role searches run the per-problem network whatever `warm` says
+// (rl.h, "Warm start"): the default rl (warm=1), the cold rl(warm=0) and rl(warm=2) give the same
+// point and trace; only the name records the option.
+TEST(JointSearch, DecomposedRlRunsTheRoleSearchesColdWhateverWarmSays) {
+  Problem p = SmallServe(TinyMla(4, 1), 16);
+  testing::SqueezeMemory(&p, 0.5);
+  Fixture f = Make(p);
+  JointProblem jp(*f.space);
+  const SearchResult cold = MakeSearcher("rl(warm=0)").value()->SearchEncoded(jp, 400, 5, nullptr);
+  ASSERT_TRUE(cold.found);
+  for (const char* spec : {"rl", "rl(warm=2)"}) {
+    const SearchResult r = MakeSearcher(spec).value()->SearchEncoded(jp, 400, 5, nullptr);
+    EXPECT_EQ(r.calls, cold.calls) << spec;
+    EXPECT_EQ(r.best_encoded, cold.best_encoded) << spec;
+    ASSERT_EQ(r.trace.size(), cold.trace.size()) << spec;
+    for (size_t i = 0; i < r.trace.size(); ++i) {
+      EXPECT_EQ(r.trace[i].call, cold.trace[i].call) << spec;
+      EXPECT_EQ(r.trace[i].value, cold.trace[i].value) << spec;
+    }
+    EXPECT_NE(r.searcher, cold.searcher) << spec;
+  }
 }
 
 }  // namespace

@@ -1322,7 +1322,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
 }
 
 std::string RlSpecText(const RlOptions& o) {
-  // warm is written only when on, so the default searcher's name is unchanged.
+  // warm is written only when it differs from the default (rl.h), so the default searcher's name
+  // is unchanged and the cold searcher's ends in ",warm=0)".
   return fmt::format(
       "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
@@ -1336,7 +1337,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min) +
-         (o.warm != 0 ? fmt::format(",warm={})", o.warm) : std::string(")"));
+         (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
@@ -1368,6 +1369,7 @@ SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t bu
       // A warm-started search has elites from its first call: the elite prior applies at once.
       RlOptions o = options_;
       if (!start.empty()) o.prior_from = 0;
+      o.warm = 0;  // the per-problem network whatever `warm` says (rl.h, "Warm start")
       RlSearcher r(o);
       return r.SearchFrom(sim, space, b, s, obs, start, start_only);
     };

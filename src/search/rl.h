@@ -12,7 +12,8 @@
 //      the space's fixed order. net is nn::PolicyNet (linear embedding -> one encoder block ->
 //      mean pool -> MLP -> one categorical head per sub-action). With masking on, each head is
 //      restricted to space.Mask(earlier choices), so every proposal is structurally valid
-//      (memory/SLO failures remain possible).
+//      (memory/SLO failures remain possible). (The default's first lifetime runs the pretrained
+//      nn::OptionScorer instead: "Warm start" below; rl(warm=0) is PolicyNet throughout.)
 //   3. Elite prior (prior > 0; not in the paper): a fixed function of the observation and the
 //      earlier choices that makes the policy a mutation distribution around the elites, which the
 //      network then corrects. Per head, averaged over the elites: categorical heads (sp, dims) add
@@ -106,7 +107,8 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, warm)
 //
-// Warm start (warm=1; issue 14, item 3): the network is the shared nn::OptionScorer over the
+// Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
+// spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
 // problem-independent option features of search/rl_features.h instead of the per-problem
 // PolicyNet, and the first lifetime starts from the pretrained weights shipped in
 // src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts run the cold
@@ -115,8 +117,10 @@
 // network costs twice as much per call, docs/RL_STUDY.md); with warm=2 or weights given by the
 // tool (warm_weights) restarts keep the shared network. warm=2: the same
 // shared network from random weights (what pretraining starts from). Everything else (prior,
-// sweeps, restarts, PPO) is unchanged. Over an encoded problem without a strategy space (the
-// disaggregated joint space) the per-problem network is used whatever `warm` says.
+// sweeps, restarts, PPO) is unchanged. Over the disaggregated joint space the per-problem network
+// is used whatever `warm` says: over an encoded problem without a strategy space, and in the role
+// searches of SearchEncoded's decomposed search (run cold: the warm start was measured on plain
+// problems only).
 #pragma once
 
 #include <cstdint>
@@ -169,7 +173,8 @@ struct RlOptions {
   bool nearslo = true;       // batchfit: screened moves ranked by their near-SLO potential (12.)
   bool dpattn = true;        // batchfit: a tp move also with the tp group's dims `none` (12.)
   int64_t stall_min = 200;   // spec "stallmin": a stall lasts at least this many calls (12.)
-  int warm = 0;              // 0: per-problem network; 1: shared pretrained; 2: shared, random
+  int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
+                             // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
   // place of the shipped ones (nn::ScorerWeights::values of RlFeatureCount() features and
   // `warm_hidden` hidden units).
@@ -181,7 +186,9 @@ struct RlOptions {
 // a malformed value or one out of range (sizes >= 1, attn dividing embed, 0 < converge <= 1, ...).
 StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec);
 
-// Canonical spec with every option written out, e.g. "rl(elites=3,embed=64,...)".
+// Canonical spec with every option written out, e.g. "rl(elites=3,embed=64,...)", except warm,
+// written only when it differs from the default (",warm=0)" for the cold searcher), so the
+// default searcher's name is the one it had before the warm start became the default.
 std::string RlSpecText(const RlOptions& o);
 
 // Counters of the latest Search (for tests and the study).

@@ -138,14 +138,23 @@ TEST(RlWarm, DeterministicPerSeedAndWeightsCarryAcrossProblems) {
   EXPECT_EQ(s3.calls, 300);
 }
 
+// warm=1 is the default: its name is the default searcher's, which does not mention warm (the
+// spec text it had before); the other values are written out (rl(warm=0) is the cold searcher).
 TEST(RlWarm, SpecOption) {
   StatusOr<std::unique_ptr<Searcher>> bad = MakeSearcher("rl(warm=3)");
   EXPECT_FALSE(bad.ok());
   StatusOr<std::unique_ptr<Searcher>> ok = MakeSearcher("rl(warm=1)");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_NE((*ok)->name().find(",warm=1)"), std::string::npos);
-  // The default searcher's name does not mention warm (unchanged spec text).
-  EXPECT_EQ((*MakeSearcher("rl"))->name().find("warm"), std::string::npos);
+  const std::string def = (*MakeSearcher("rl"))->name();
+  EXPECT_EQ((*ok)->name(), def);
+  EXPECT_EQ(def.find("warm"), std::string::npos) << def;
+  for (const char* spec : {"rl(warm=0)", "rl(warm=2)"}) {
+    StatusOr<std::unique_ptr<Searcher>> other = MakeSearcher(spec);
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    const std::string want = std::string(",warm=") + spec[8] + ")";
+    EXPECT_NE((*other)->name().find(want), std::string::npos) << (*other)->name();
+    EXPECT_EQ((*MakeSearcher((*other)->name()))->name(), (*other)->name());
+  }
 }
 
 // The shipped weights (src/search/rl_pretrained.cc) fit this build's features, and on a problem

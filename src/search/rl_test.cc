@@ -1,7 +1,10 @@
 // Tests of the RL searcher (rl.h): determinism, budget, masking, restarts and early exit,
 // interruption, option parsing, and quality on small problems against the Megatron heuristic.
 // Budgets are kept small (each 1,000-call search costs ~0.25 s of CPU) so the binary runs in a
-// few seconds.
+// few seconds. Every test says which start it tests: the default `rl` is the pretrained warm start
+// (warm=1), `rl(warm=0)` the cold searcher; properties of both (determinism, budget, masking,
+// restarts, interruption, quality) run both (BothStarts), the sweep and compound-move tests run
+// the cold searcher they were measured on.
 #include "search/rl.h"
 
 #include <gtest/gtest.h>
@@ -67,12 +70,33 @@ class Recorder : public Observer {
   int64_t cancel_after_;
 };
 
+// `spec` with warm=0 added: "rl" -> "rl(warm=0)", "rl(mask=0)" -> "rl(mask=0,warm=0)".
+std::string Cold(const std::string& spec) {
+  if (spec == "rl") return "rl(warm=0)";
+  return spec.substr(0, spec.size() - 1) + ",warm=0)";
+}
+
+// The cold searcher and the default (pretrained warm start) with the options of `spec`.
+std::vector<std::string> BothStarts(const std::string& spec) { return {Cold(spec), spec}; }
+
 std::unique_ptr<RlSearcher> Rl(const std::string& spec) {
   StatusOr<SearcherSpec> parsed = ParseSearcherSpec(spec);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   StatusOr<RlOptions> o = ParseRlOptions(*parsed);
   EXPECT_TRUE(o.ok()) << o.status().ToString();
   return std::make_unique<RlSearcher>(o.ok() ? *o : RlOptions{});
+}
+
+// Two searches are the same: the same proposals in the same order, trace and best.
+void ExpectSameSearch(const Recorder& a, const Recorder& b, const SearchResult& r1,
+                      const SearchResult& r2) {
+  EXPECT_EQ(a.texts, b.texts);
+  ASSERT_EQ(r1.trace.size(), r2.trace.size());
+  for (size_t i = 0; i < r1.trace.size(); ++i) {
+    EXPECT_EQ(r1.trace[i].call, r2.trace[i].call);
+    EXPECT_EQ(r1.trace[i].value, r2.trace[i].value);
+  }
+  EXPECT_EQ(ToText(r1.best), ToText(r2.best));
 }
 
 double MegatronValue(const Instance& in) {
@@ -85,99 +109,111 @@ double MegatronValue(const Instance& in) {
 
 TEST(RlSearcher, DeterministicForASeed) {
   Instance in = Paper();
-  auto rl = Rl("rl");
-  Recorder a(*in.space), b(*in.space), c(*in.space);
-  SearchResult r1 = rl->Search(*in.sim, *in.space, 300, 7, &a);
-  SearchResult r2 = rl->Search(*in.sim, *in.space, 300, 7, &b);
-  SearchResult r3 = rl->Search(*in.sim, *in.space, 300, 8, &c);
-  EXPECT_EQ(a.texts, b.texts);  // the same 300 proposals in the same order
-  ASSERT_EQ(r1.trace.size(), r2.trace.size());
-  for (size_t i = 0; i < r1.trace.size(); ++i) {
-    EXPECT_EQ(r1.trace[i].call, r2.trace[i].call);
-    EXPECT_EQ(r1.trace[i].value, r2.trace[i].value);
+  for (const std::string& spec : BothStarts("rl")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    Recorder a(*in.space), b(*in.space), c(*in.space);
+    SearchResult r1 = rl->Search(*in.sim, *in.space, 300, 7, &a);
+    SearchResult r2 = rl->Search(*in.sim, *in.space, 300, 7, &b);
+    SearchResult r3 = rl->Search(*in.sim, *in.space, 300, 8, &c);
+    ExpectSameSearch(a, b, r1, r2);  // the same 300 proposals in the same order
+    // Another seed explores differently (2.6e7 points: identical sequences would mean the seed is
+    // ignored).
+    EXPECT_NE(a.texts, c.texts);
+    (void)r3;
   }
-  EXPECT_EQ(ToText(r1.best), ToText(r2.best));
-  // Another seed explores differently (2.6e7 points: identical sequences would mean the seed is
-  // ignored).
-  EXPECT_NE(a.texts, c.texts);
-  (void)r3;
 }
 
 TEST(RlSearcher, ChargesEveryProposalAndStopsAtTheBudget) {
   Instance in = Paper();
-  auto rl = Rl("rl");
-  // 137 is neither a multiple of the rollout (8) nor of the 5 chunks.
-  for (int64_t budget : {0, 1, 137}) {
-    Recorder rec(*in.space);
-    SearchResult r = rl->Search(*in.sim, *in.space, budget, 1, &rec);
-    EXPECT_EQ(r.calls, budget);
-    EXPECT_EQ(rec.evaluations, budget);
-    EXPECT_EQ(rl->last_stats().proposals, budget);
-    EXPECT_FALSE(r.interrupted);
-    if (budget == 0) {
-      EXPECT_FALSE(r.found);
+  for (const std::string& spec : BothStarts("rl")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    // 137 is neither a multiple of the rollout (8) nor of the 5 chunks.
+    for (int64_t budget : {0, 1, 137}) {
+      Recorder rec(*in.space);
+      SearchResult r = rl->Search(*in.sim, *in.space, budget, 1, &rec);
+      EXPECT_EQ(r.calls, budget);
+      EXPECT_EQ(rec.evaluations, budget);
+      EXPECT_EQ(rl->last_stats().proposals, budget);
+      EXPECT_FALSE(r.interrupted);
+      if (budget == 0) {
+        EXPECT_FALSE(r.found);
+      }
     }
   }
 }
 
 TEST(RlSearcher, MaskingProposesOnlyStructurallyValidStrategies) {
   Instance in = Make("llama-3.1-70b", 8, 4096);
-  auto rl = Rl("rl");
-  Recorder rec(*in.space);
-  SearchResult r = rl->Search(*in.sim, *in.space, 600, 3, &rec);
-  EXPECT_EQ(rec.evaluations, 600);
-  EXPECT_EQ(rec.structural, 0);
-  EXPECT_EQ(rl->last_stats().structural, 0);
-  ASSERT_TRUE(r.found);
-  EXPECT_TRUE(in.space->Check(r.best).ok());
+  for (const std::string& spec : BothStarts("rl")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    Recorder rec(*in.space);
+    SearchResult r = rl->Search(*in.sim, *in.space, 600, 3, &rec);
+    EXPECT_EQ(rec.evaluations, 600);
+    EXPECT_EQ(rec.structural, 0);
+    EXPECT_EQ(rl->last_stats().structural, 0);
+    ASSERT_TRUE(r.found);
+    EXPECT_TRUE(in.space->Check(r.best).ok());
+  }
 }
 
 // On one 8-GPU node unmasked sampling can propose pp * tp > 8 (on the paper's 1,024 GPUs every
 // combination of the per-head options happens to be structurally valid).
 TEST(RlSearcher, UnmaskedSamplingRunsAndStillReturnsAValidBest) {
   Instance in = Make("llama-3.1-70b", 8, 4096);
-  auto rl = Rl("rl(mask=0)");
-  Recorder rec(*in.space);
-  SearchResult r = rl->Search(*in.sim, *in.space, 600, 3, &rec);
-  EXPECT_EQ(r.calls, 600);
-  // Without the mask the ablation does propose invalid structures (they get the -1 reward).
-  EXPECT_GT(rec.structural, 0);
-  EXPECT_EQ(rl->last_stats().structural, rec.structural);
-  ASSERT_TRUE(r.found);
-  EXPECT_TRUE(r.eval.valid());
-  EXPECT_TRUE(in.space->Check(r.best).ok());
-  // The reported value is the simulator's for the reported strategy.
-  EXPECT_DOUBLE_EQ(in.sim->Evaluate(r.best).tokens_per_s_per_gpu, r.eval.tokens_per_s_per_gpu);
+  for (const std::string& spec : BothStarts("rl(mask=0)")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    Recorder rec(*in.space);
+    SearchResult r = rl->Search(*in.sim, *in.space, 600, 3, &rec);
+    EXPECT_EQ(r.calls, 600);
+    // Without the mask the ablation does propose invalid structures (they get the -1 reward).
+    EXPECT_GT(rec.structural, 0);
+    EXPECT_EQ(rl->last_stats().structural, rec.structural);
+    ASSERT_TRUE(r.found);
+    EXPECT_TRUE(r.eval.valid());
+    EXPECT_TRUE(in.space->Check(r.best).ok());
+    // The reported value is the simulator's for the reported strategy.
+    EXPECT_DOUBLE_EQ(in.sim->Evaluate(r.best).tokens_per_s_per_gpu, r.eval.tokens_per_s_per_gpu);
+  }
 }
 
 // A llama-like dense model on one 8-GPU node: 7.7e5 strategies. The Megatron heuristic evaluates
-// every (pp, tp, batch) with Megatron's dims; RL must reach its value within 1,000 calls.
+// every (pp, tp, batch) with Megatron's dims; RL, cold or warm, must reach its value within 1,000
+// calls.
 TEST(RlSearcher, ReachesTheMegatronHeuristicOnASmallDenseProblem) {
   Instance in = Make("llama-3.1-70b", 8, 4096);
   const double megatron = MegatronValue(in);
-  auto rl = Rl("rl");
-  for (uint64_t seed : {1, 2, 3}) {
-    SearchResult r = rl->Search(*in.sim, *in.space, 1000, seed, nullptr);
-    ASSERT_TRUE(r.found);
-    EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9)) << "seed " << seed << ": "
-                                                                   << ToText(r.best);
+  for (const std::string& spec : BothStarts("rl")) {
+    auto rl = Rl(spec);
+    for (uint64_t seed : {1, 2, 3}) {
+      SearchResult r = rl->Search(*in.sim, *in.space, 1000, seed, nullptr);
+      ASSERT_TRUE(r.found);
+      EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9))
+          << spec << " seed " << seed << ": " << ToText(r.best);
+    }
   }
 }
 
 // The tp = 1 plateau of docs/RL_STUDY.md: on one 8-GPU node the optimum of llama-3.1-8b and
 // mixtral-8x7b is Megatron's tp = 2 strategy, and a tp = 1 incumbent (where every dim runs the
 // same) used to trap the search (7/10 and 2/10 seeds at 1,000 calls). Canonical elites, jumps
-// on the ordered heads and Megatron-dims group moves must reach it in every seed tried.
+// on the ordered heads and Megatron-dims group moves must reach it in every seed tried, cold or
+// warm.
 TEST(RlSearcher, LeavesTheTp1PlateauOnSmallClusters) {
   for (const char* model : {"llama-3.1-8b", "mixtral-8x7b"}) {
     Instance in = Make(model, 8, 4096);
     const double megatron = MegatronValue(in);
-    auto rl = Rl("rl");
-    for (uint64_t seed : {1, 2, 3, 4, 5}) {
-      SearchResult r = rl->Search(*in.sim, *in.space, 1000, seed, nullptr);
-      ASSERT_TRUE(r.found);
-      EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9))
-          << model << " seed " << seed << ": " << ToText(r.best);
+    for (const std::string& spec : BothStarts("rl")) {
+      auto rl = Rl(spec);
+      for (uint64_t seed : {1, 2, 3, 4, 5}) {
+        SearchResult r = rl->Search(*in.sim, *in.space, 1000, seed, nullptr);
+        ASSERT_TRUE(r.found);
+        EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9))
+            << model << " " << spec << " seed " << seed << ": " << ToText(r.best);
+      }
     }
   }
 }
@@ -187,18 +223,22 @@ TEST(RlSearcher, LeavesTheTp1PlateauOnSmallClusters) {
 TEST(RlSearcher, ReachesTheMegatronHeuristicOnThePaperProblem) {
   Instance in = Paper();
   const double megatron = MegatronValue(in);
-  auto rl = Rl("rl");
-  SearchResult r = rl->Search(*in.sim, *in.space, 4000, 1, nullptr);
-  ASSERT_TRUE(r.found);
-  EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9)) << ToText(r.best);
+  for (const std::string& spec : BothStarts("rl")) {
+    auto rl = Rl(spec);
+    SearchResult r = rl->Search(*in.sim, *in.space, 4000, 1, nullptr);
+    ASSERT_TRUE(r.found) << spec;
+    EXPECT_GE(r.eval.tokens_per_s_per_gpu, megatron * (1 - 1e-9)) << spec << ": "
+                                                                   << ToText(r.best);
+  }
 }
 
 // sweep=1 (pair sweep of the structural heads around the best when stalled): every call still
-// charged, the budget respected, deterministic for a seed, and the sweep actually runs.
+// charged, the budget respected, deterministic for a seed, and the sweep actually runs (the cold
+// searcher; the sweep does not depend on the network).
 TEST(RlSearcher, PairSweepRespectsTheBudgetAndIsDeterministic) {
   Instance in = Make("mixtral-8x7b", 8, 4096);
-  auto a = Rl("rl(sweep=1)");
-  auto b = Rl("rl(sweep=1)");
+  auto a = Rl("rl(sweep=1,warm=0)");
+  auto b = Rl("rl(sweep=1,warm=0)");
   Recorder ra(*in.space), rb(*in.space);
   SearchResult r1 = a->Search(*in.sim, *in.space, 1000, 3, &ra);
   SearchResult r2 = b->Search(*in.sim, *in.space, 1000, 3, &rb);
@@ -213,12 +253,12 @@ TEST(RlSearcher, PairSweepRespectsTheBudgetAndIsDeterministic) {
 
 // dimgroups=1 (compound moves and group descents in the stalled sweep) on a MoE space with the
 // slots and overlap heads: every call charged, the budget respected, no structurally invalid
-// candidate evaluated, deterministic for a seed.
+// candidate evaluated, deterministic for a seed (the cold searcher).
 TEST(RlSearcher, GroupDescentRespectsTheBudgetAndIsDeterministic) {
   Instance in = Make("qwen3-30b-a3b", 8, 4096);
   ASSERT_GE(in.space->overlap_head(), 0);
-  auto a = Rl("rl(dimgroups=1)");
-  auto b = Rl("rl(dimgroups=1)");
+  auto a = Rl("rl(dimgroups=1,warm=0)");
+  auto b = Rl("rl(dimgroups=1,warm=0)");
   Recorder ra(*in.space), rb(*in.space);
   SearchResult r1 = a->Search(*in.sim, *in.space, 1500, 5, &ra);
   SearchResult r2 = b->Search(*in.sim, *in.space, 1500, 5, &rb);
@@ -230,7 +270,7 @@ TEST(RlSearcher, GroupDescentRespectsTheBudgetAndIsDeterministic) {
   EXPECT_EQ(ra.texts, rb.texts);
   EXPECT_EQ(r1.eval.tokens_per_s_per_gpu, r2.eval.tokens_per_s_per_gpu);
   // The other option value changes the search (the same seed, other candidates).
-  auto c = Rl("rl(dimgroups=0)");
+  auto c = Rl("rl(dimgroups=0,warm=0)");
   Recorder rc(*in.space);
   c->Search(*in.sim, *in.space, 1500, 5, &rc);
   EXPECT_NE(ra.texts, rc.texts);
@@ -267,15 +307,16 @@ double OracleValue(const Instance& in) {
 // pp=1,tp=1,ep=32 (0.984 of the optimum): the optimum has tp=8 with attention whole on each GPU
 // of the tp group (dims none) and 8x the batch, several heads away. With the compound moves
 // (tp 1 -> 2 -> ..., each followed by a group descent) the search reaches 0.99 of the exact
-// optimum; without them it does not (seed 1, 4,000 calls; measured, see RL_STUDY.md).
+// optimum; without them it does not (the cold searcher, seed 1, 4,000 calls; measured, see
+// RL_STUDY.md).
 TEST(RlSearcher, CompoundMovesLeaveTheTp1TrapOfAServeProblem) {
   const Instance in = KimiServe("h100", 32);
   const Simulator& sim = *in.sim;
   const StrategySpace& space = *in.space;
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
-  SearchResult with = Rl("rl(dimgroups=1)")->Search(sim, space, 4000, 1, nullptr);
-  SearchResult without = Rl("rl(dimgroups=0)")->Search(sim, space, 4000, 1, nullptr);
+  SearchResult with = Rl("rl(dimgroups=1,warm=0)")->Search(sim, space, 4000, 1, nullptr);
+  SearchResult without = Rl("rl(dimgroups=0,warm=0)")->Search(sim, space, 4000, 1, nullptr);
   ASSERT_TRUE(with.found && without.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
   EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(without.best);
@@ -286,21 +327,23 @@ TEST(RlSearcher, CompoundMovesLeaveTheTp1TrapOfAServeProblem) {
 // docs/RL_STUDY.md). The way out, pp 2 -> 1 with overlap tbo, is worth 0.546 of the optimum at
 // batch 128 and misses TPOT by 4% at batch 256, so screened by value it is never descended from;
 // ranked by its potential at batch 256 it is, and its group descent (the MoE pair) reaches the
-// optimum at batch 256. Seed 1, 4,000 calls (measured: the default reaches the optimum in 10 of 10
-// seeds, nearslo=0 in 1 of 10).
+// optimum at batch 256. Seed 1, 4,000 calls, the cold searcher (measured: it reaches the optimum
+// in 10 of 10 seeds, with nearslo=0 in 1 of 10); the default (warm) start reaches it too.
 TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
   const Instance in = KimiServe("h200", 64);
   const Simulator& sim = *in.sim;
   const StrategySpace& space = *in.space;
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
-  auto with_rl = Rl("rl");
+  auto with_rl = Rl("rl(warm=0)");
   Recorder rec(space);
   SearchResult with = with_rl->Search(sim, space, 4000, 1, &rec);
-  SearchResult without = Rl("rl(nearslo=0)")->Search(sim, space, 4000, 1, nullptr);
-  ASSERT_TRUE(with.found && without.found);
+  SearchResult without = Rl("rl(warm=0,nearslo=0)")->Search(sim, space, 4000, 1, nullptr);
+  SearchResult warm = Rl("rl")->Search(sim, space, 4000, 1, nullptr);
+  ASSERT_TRUE(with.found && without.found && warm.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
   EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(without.best);
+  EXPECT_GE(warm.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(warm.best);
   // Every call charged, none structurally invalid.
   EXPECT_EQ(with.calls, 4000);
   EXPECT_EQ(rec.evaluations, 4000);
@@ -311,10 +354,11 @@ TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
 // batchfit=1 and diverse=1 (points compared at their own best batch, climbs restarted from other
 // configurations) with pairsweep=0 and =1: every call charged, the budget respected, no
 // structurally invalid candidate evaluated, deterministic for a seed; each option changes the
-// search.
+// search (the cold searcher).
 TEST(RlSearcher, BatchFitAndDiverseClimbsRespectTheBudgetAndAreDeterministic) {
   Instance in = Make("qwen3-30b-a3b", 8, 4096);
-  for (const char* spec : {"rl(batchfit=1,diverse=1)", "rl(batchfit=1,diverse=1,pairsweep=1)"}) {
+  for (const char* spec : {"rl(batchfit=1,diverse=1,warm=0)",
+                           "rl(batchfit=1,diverse=1,pairsweep=1,warm=0)"}) {
     auto a = Rl(spec);
     auto b = Rl(spec);
     Recorder ra(*in.space), rb(*in.space);
@@ -329,14 +373,14 @@ TEST(RlSearcher, BatchFitAndDiverseClimbsRespectTheBudgetAndAreDeterministic) {
     EXPECT_EQ(r1.eval.tokens_per_s_per_gpu, r2.eval.tokens_per_s_per_gpu) << spec;
   }
   Recorder ra(*in.space), rb(*in.space);
-  Rl("rl")->Search(*in.sim, *in.space, 1500, 5, &ra);
-  Rl("rl(batchfit=0)")->Search(*in.sim, *in.space, 1500, 5, &rb);
+  Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1500, 5, &ra);
+  Rl("rl(batchfit=0,warm=0)")->Search(*in.sim, *in.space, 1500, 5, &rb);
   EXPECT_NE(ra.texts, rb.texts);
   // On the paper's problem (seed 1, 4,000 calls) the first climb ends at a local optimum and a
   // later sweep starts from another configuration with diverse=1 only.
   Instance paper = Paper();
-  auto d = Rl("rl");
-  auto n = Rl("rl(diverse=0)");
+  auto d = Rl("rl(warm=0)");
+  auto n = Rl("rl(diverse=0,warm=0)");
   Recorder rd(*paper.space), rn(*paper.space);
   d->Search(*paper.sim, *paper.space, 4000, 1, &rd);
   n->Search(*paper.sim, *paper.space, 4000, 1, &rn);
@@ -359,19 +403,22 @@ TEST(RlSearcher, EarlyExitRestartsAConvergedPolicy) {
   // prior=0.99 with one elite: once it exists every head keeps its option with probability
   // >= 0.99 >= 0.95, i.e. the policy has converged by the paper's criterion; each lifetime must
   // then end at its next proposal and a new network start, while every call is still charged.
-  auto rl = Rl("rl(prior=0.99,prior_from=0,elites=1)");
-  SearchResult r = rl->Search(*in.sim, *in.space, 200, 1, nullptr);
-  EXPECT_EQ(r.calls, 200);
-  ASSERT_TRUE(r.found);
-  EXPECT_GT(rl->last_stats().early_exits, 150);
-  EXPECT_GT(rl->last_stats().networks, 5);  // more lifetimes than the 5 budget chunks
+  for (const std::string& spec : BothStarts("rl(prior=0.99,prior_from=0,elites=1)")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    SearchResult r = rl->Search(*in.sim, *in.space, 200, 1, nullptr);
+    EXPECT_EQ(r.calls, 200);
+    ASSERT_TRUE(r.found);
+    EXPECT_GT(rl->last_stats().early_exits, 150);
+    EXPECT_GT(rl->last_stats().networks, 5);  // more lifetimes than the 5 budget chunks
+  }
 }
 
 TEST(RlSearcher, EarlyExitFiresWhenTheNetworkLearnsToConverge) {
   Instance in = Make("llama-3.1-70b", 8, 4096);
   // Without the elite prior a fast-learning policy (paper shape, lr 0.01) collapses onto one
-  // strategy within a 200-call chunk.
-  auto rl = Rl("rl(prior=0,rollout=2,lr=0.01)");
+  // strategy within a 200-call chunk (the cold searcher's per-problem network).
+  auto rl = Rl("rl(prior=0,rollout=2,lr=0.01,warm=0)");
   SearchResult r = rl->Search(*in.sim, *in.space, 1000, 1, nullptr);
   EXPECT_EQ(r.calls, 1000);
   EXPECT_GE(rl->last_stats().early_exits, 1);
@@ -379,24 +426,30 @@ TEST(RlSearcher, EarlyExitFiresWhenTheNetworkLearnsToConverge) {
 
 TEST(RlSearcher, NoRestartsKeepsOneNetwork) {
   Instance in = Tiny();
-  auto rl = Rl("rl(prior=0.99,prior_from=0,elites=1,restarts=0)");
-  SearchResult r = rl->Search(*in.sim, *in.space, 200, 1, nullptr);
-  EXPECT_EQ(r.calls, 200);
-  EXPECT_EQ(rl->last_stats().networks, 1);
-  EXPECT_EQ(rl->last_stats().early_exits, 0);
+  for (const std::string& spec : BothStarts("rl(prior=0.99,prior_from=0,elites=1,restarts=0)")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    SearchResult r = rl->Search(*in.sim, *in.space, 200, 1, nullptr);
+    EXPECT_EQ(r.calls, 200);
+    EXPECT_EQ(rl->last_stats().networks, 1);
+    EXPECT_EQ(rl->last_stats().early_exits, 0);
+  }
 }
 
 TEST(RlSearcher, ObserverInterruptionReturnsTheBestSoFar) {
   Instance in = Paper();
-  auto rl = Rl("rl");
-  Recorder rec(*in.space, /*cancel_after=*/90);
-  SearchResult r = rl->Search(*in.sim, *in.space, 4000, 5, &rec);
-  EXPECT_TRUE(r.interrupted);
-  EXPECT_EQ(r.calls, 90);
-  EXPECT_EQ(rec.evaluations, 90);
-  ASSERT_GT(rec.best, 0);  // 90 masked proposals on this problem include valid ones
-  ASSERT_TRUE(r.found);
-  EXPECT_EQ(r.eval.tokens_per_s_per_gpu, rec.best);
+  for (const std::string& spec : BothStarts("rl")) {
+    SCOPED_TRACE(spec);
+    auto rl = Rl(spec);
+    Recorder rec(*in.space, /*cancel_after=*/90);
+    SearchResult r = rl->Search(*in.sim, *in.space, 4000, 5, &rec);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_EQ(r.calls, 90);
+    EXPECT_EQ(rec.evaluations, 90);
+    ASSERT_GT(rec.best, 0);  // 90 masked proposals on this problem include valid ones
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(r.eval.tokens_per_s_per_gpu, rec.best);
+  }
 }
 
 TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
@@ -423,7 +476,8 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(megadims=1.5)", "rl(canon=2)", "rl(sweep=maybe)",
                           "rl(dimgroups=2)", "rl(batchfit=2)", "rl(diverse=maybe)",
                           "rl(pairsweep=3)", "rl(pairmoves=x)", "rl(nearslo=2)",
-                          "rl(dpattn=maybe)", "rl(stallmin=0)", "rl(stallmin=x)"}) {
+                          "rl(dpattn=maybe)", "rl(stallmin=0)", "rl(stallmin=x)", "rl(warm=3)",
+                          "rl(warm=-1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
@@ -432,13 +486,51 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
   }
 }
 
-// shaping=0 changes the rewards (beta = 0), hence the updates and the proposals that follow.
+// shaping=0 changes the rewards (beta = 0), hence the updates and the proposals that follow,
+// cold and warm.
 TEST(RlSearcher, ShapingOptionChangesTheSearch) {
   Instance in = Paper();
+  const std::vector<std::string> on = BothStarts("rl"), off = BothStarts("rl(shaping=0)");
+  for (size_t i = 0; i < on.size(); ++i) {
+    Recorder a(*in.space), b(*in.space);
+    Rl(on[i])->Search(*in.sim, *in.space, 300, 4, &a);
+    Rl(off[i])->Search(*in.sim, *in.space, 300, 4, &b);
+    EXPECT_NE(a.texts, b.texts) << on[i];
+  }
+}
+
+// The default searcher is the pretrained warm start (issue 14, item 3): `rl` and `rl(warm=1)`
+// are the same searcher with the same name and the same search (proposals, trace, best), and the
+// cold searcher `rl(warm=0)` searches differently; its name round-trips through RlSpecText and
+// MakeSearcher to a searcher with the same search.
+TEST(RlSearcher, DefaultIsTheWarmStartAndTheColdSpecRoundTrips) {
+  Instance in = Paper();
+  EXPECT_EQ(RlOptions{}.warm, 1);
+  auto def = Rl("rl");
+  auto warm = Rl("rl(warm=1)");
+  EXPECT_EQ(def->options().warm, 1);
+  EXPECT_EQ(def->name(), warm->name());
+  EXPECT_EQ(def->name().find("warm"), std::string::npos) << def->name();
   Recorder a(*in.space), b(*in.space);
-  Rl("rl")->Search(*in.sim, *in.space, 300, 4, &a);
-  Rl("rl(shaping=0)")->Search(*in.sim, *in.space, 300, 4, &b);
-  EXPECT_NE(a.texts, b.texts);
+  const SearchResult r1 = def->Search(*in.sim, *in.space, 300, 3, &a);
+  const SearchResult r2 = warm->Search(*in.sim, *in.space, 300, 3, &b);
+  ExpectSameSearch(a, b, r1, r2);
+  EXPECT_EQ(r1.searcher, r2.searcher);
+
+  auto cold = Rl("rl(warm=0)");
+  EXPECT_EQ(cold->options().warm, 0);
+  const std::string name = cold->name();
+  EXPECT_EQ(name, RlSpecText(cold->options()));
+  ASSERT_GE(name.size(), 8u);
+  EXPECT_EQ(name.substr(name.size() - 8), ",warm=0)") << name;
+  auto again = Rl(name);
+  EXPECT_EQ(again->name(), name);
+  EXPECT_EQ(again->options().warm, 0);
+  Recorder c(*in.space), d(*in.space);
+  const SearchResult r3 = cold->Search(*in.sim, *in.space, 300, 3, &c);
+  const SearchResult r4 = again->Search(*in.sim, *in.space, 300, 3, &d);
+  ExpectSameSearch(c, d, r3, r4);
+  EXPECT_NE(a.texts, c.texts);  // the default is not the cold searcher
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Invariants every searcher must satisfy (open_spiel style: one parameterised suite run for every
-// name in SearcherNames(); "rl" is skipped while MakeSearcher("rl") returns Unsupported):
+// name in SearcherNames() and for the cold RL searcher "rl(warm=0)" next to the default "rl",
+// the pretrained warm start; a searcher is skipped while MakeSearcher returns Unsupported):
 //   - the result is a structurally valid strategy that Simulator::Evaluate re-evaluates to the
 //     reported value;
 //   - budget-limited searchers never use more calls than the budget;
@@ -13,6 +14,7 @@
 // is >= every searcher on several problems.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <memory>
 #include <string>
 #include <vector>
@@ -190,8 +192,28 @@ TEST_P(SearcherInvariants, CancellationStopsWithBestSoFar) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SearcherInvariants, ::testing::ValuesIn(SearcherNames()),
-                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+// Every registered searcher plus the cold RL searcher (the default "rl" is the warm start).
+std::vector<std::string> SearcherSpecs() {
+  std::vector<std::string> specs = SearcherNames();
+  specs.push_back("rl(warm=0)");
+  return specs;
+}
+
+// A test name from a spec: "rl(warm=0)" -> "rl_warm_0" (gtest allows letters, digits and '_').
+std::string TestName(const ::testing::TestParamInfo<std::string>& i) {
+  std::string out;
+  for (char c : i.param) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += c;
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SearcherInvariants, ::testing::ValuesIn(SearcherSpecs()), TestName);
 
 // ------------------------------------------------------------ cross-checks between searchers
 
@@ -260,7 +282,7 @@ TEST(SearcherCrossChecks, OracleIsAtLeastEverySearcher) {
     SCOPED_TRACE(in.label);
     const SearchResult oracle = RunSpec("oracle", in, 0, 0);
     ASSERT_TRUE(oracle.found);
-    for (const std::string& name : SearcherNames()) {
+    for (const std::string& name : SearcherSpecs()) {
       if (name == "oracle") continue;
       auto s = MakeSearcher(name);
       if (!s.ok() && s.status().code() == Status::Code::kUnsupported) continue;

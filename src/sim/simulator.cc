@@ -264,9 +264,9 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9647},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9556},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
   };
-  constexpr double kDefault = 0.9663;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9571;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).
   const std::string fam = EngineFamily(engine);
   if (fam.empty()) return 1.0;

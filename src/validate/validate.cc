@@ -16,6 +16,7 @@
 #include "model/presets.h"
 #include "sim/disagg.h"
 #include "strategy/space.h"
+#include "validate/trtllm_bench.h"
 
 namespace l2s::validate {
 namespace {
@@ -645,6 +646,25 @@ Prediction Predictor::Predict(const Measurement& row) {
       return miss(fmt::format("mtp_accept {} exceeds mtp + 1 = {} tokens per step", row.mtp_accept,
                               row.mtp + 1));
     w.mtp_accept = row.mtp_accept;
+  }
+  // A trtllm-bench throughput run whose command sets no limits ran with trtllm-bench's own
+  // estimate of them (trtllm_bench.h), which every rank's scheduler applies.
+  if (w.mode == Mode::kServe && EngineFamily(row.engine) == "trtllm" && row.batch == 0 &&
+      row.concurrency == 0 && row.max_batch <= 0 && row.max_num_tokens <= 0 &&
+      Lower(row.source).find("trtllm-bench") != std::string::npos && row.isl > 0 && row.osl > 0) {
+    TrtllmBenchInput in;
+    in.weight = w.weight;
+    in.kv = w.kv;
+    in.tp = static_cast<int>(tp * dp);
+    in.pp = static_cast<int>(pp);
+    in.isl = row.isl;
+    in.osl = row.osl;
+    const StatusOr<TrtllmBenchLimits> lim = TrtllmBenchSettings(p.model, p.cluster.gpu, in);
+    if (!lim.ok()) return miss(lim.status().message());
+    w.max_batch = lim->max_batch;
+    w.max_num_tokens = lim->max_num_tokens;
+    out.limits = fmt::format("trtllm-bench max_batch {}, max_num_tokens {}{}", lim->max_batch,
+                             lim->max_num_tokens, lim->tuned ? "" : " (untuned defaults)");
   }
   // Batch per attention-dp rank: the stated batch, else the stated concurrency spread over the dp
   // ranks, else the simulator's best (under max_batch).

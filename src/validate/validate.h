@@ -143,6 +143,10 @@ struct Prediction {
   int batch = 0;          // batch the simulator used (per attention-dp rank)
   int64_t replicas = 1;   // instances the figure covers
   std::string strategy;   // canonical text of the strategy evaluated (one instance)
+  // Engine limits the prediction derived rather than read from the row ("" = stated or the
+  // engine's defaults): trtllm-bench's own estimate (trtllm_bench.h), e.g.
+  // "trtllm-bench max_batch 64, max_num_tokens 2048".
+  std::string limits;
 };
 
 // What a metric measures, which decides how the engine factor applies and whether the fit uses

@@ -485,6 +485,30 @@ TEST(Predict, ConcurrencyAndMaxBatch) {
   EXPECT_GE(m.batch, 1);
 }
 
+TEST(Predict, TrtllmBenchRowsRunWithTheBenchEstimateOfTheLimits) {
+  // A trtllm-bench throughput row that states no limits runs with trtllm-bench's own estimate
+  // (trtllm_bench.h). Llama-3.1-70B FP8 on 2 H200s, TP2, FP8 KV, 1024/1024: 768 sequences and
+  // 2,048 tokens per step (hand-derived in trtllm_bench_test.cc), so the automatic batch is at
+  // most 768, and the prediction says where the limits came from.
+  Predictor pred({}, false);
+  const std::string cells =
+      ",h200,2,llama-3.1-70b,fp8,fp8,2,1,1,1,serve,1024,1024,,,output_tokens_per_s,100,,,,,";
+  const Prediction b = pred.Predict(ScaleRow("1,perf overview (trtllm-bench),trtllm" + cells +
+                                             ",,,,,,,,,,,\n"));
+  ASSERT_TRUE(b.ok) << b.reason;
+  EXPECT_EQ(b.limits, "trtllm-bench max_batch 768, max_num_tokens 2048");
+  EXPECT_LE(b.batch, 768);
+  // The same row from another harness keeps the engine's defaults; a stated max_batch wins.
+  const Prediction o = pred.Predict(ScaleRow("2,a blog,trtllm" + cells + ",,,,,,,,,,,\n"));
+  ASSERT_TRUE(o.ok) << o.reason;
+  EXPECT_EQ(o.limits, "");
+  const Prediction s = pred.Predict(ScaleRow("3,perf overview (trtllm-bench),trtllm" + cells +
+                                             "16,,,,,,,,,,,\n"));
+  ASSERT_TRUE(s.ok) << s.reason;
+  EXPECT_EQ(s.limits, "");
+  EXPECT_LE(s.batch, 16);
+}
+
 TEST(Predict, ReplicasMultiplyTotalsOnly) {
   // 4 GPUs as 2 replicas of tp 2: totals = 2 x one tp-2 instance; per-GPU figures and per-user
   // speed are those of one instance.
