@@ -327,12 +327,13 @@ Status RlRun::Run() {
     // of a rollout keeps the PPO ratios exact.
     prior_on_ = o_.prior > 0 && (stats_->networks - 1 >= o_.prior_from ||
                                  obj_->calls() >= o_.prior_from * chunk_len_);
-    // Stalled (no better best for stall x a chunk of calls, at least stallmin calls, with the
-    // elite prior on): sweep.
+    // Stalled (no better best for stall x a chunk of calls, at least stallmin calls or a chunk
+    // when that is shorter, with the elite prior on): sweep.
     // With dimgroups, also once the budget left is half a chunk and the best has improved since
     // the latest sweep (a last local search around the best instead of a stall that never comes).
-    const int64_t stall_len = std::max<int64_t>(
-        static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)), o_.stall_min);
+    const int64_t stall_len =
+        std::max<int64_t>(static_cast<int64_t>(o_.stall * static_cast<double>(chunk_len_)),
+                          std::min<int64_t>(o_.stall_min, chunk_len_));
     const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
                              obj_->budget() - obj_->calls() <= chunk_len_ / 2;
     if (o_.sweep && prior_on_ && !elites_.empty() &&

@@ -97,8 +97,8 @@
 //      point when no option of that descent is valid. dpattn: a tp move is also tried with the dims of the operators
 //      sharded over the tp group `none` and the expert FFNs' dims (over the expert-TP group, which
 //      the tp move does not change) kept. stall=0.5 with stallmin=200: a sweep comes after half a
-//      chunk without improvement, but never less than 200 calls (4,000 calls: 400; 1,000 calls:
-//      200, as before).
+//      chunk without improvement, but never less than 200 calls or a whole chunk when that is
+//      shorter (4,000 calls: 400; 1,000 calls: 200 and 300 calls: 60, as before).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -172,7 +172,7 @@ struct RlOptions {
   bool diverse = true;       // a sweep whose base was swept before starts from another config
   bool nearslo = true;       // batchfit: screened moves ranked by their near-SLO potential (12.)
   bool dpattn = true;        // batchfit: a tp move also with the tp group's dims `none` (12.)
-  int64_t stall_min = 200;   // spec "stallmin": a stall lasts at least this many calls (12.)
+  int64_t stall_min = 200;   // spec "stallmin": a stall lasts >= min(this, a chunk) calls (12.)
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
