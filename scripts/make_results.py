@@ -507,7 +507,7 @@ def bench_rows(benches):
             name = bm.get("run_name", bm.get("name", "?"))
             rule = next((r for r in SPEED_RULES if r[0] == binary and name.startswith(r[1])), None)
             label = bm.get("label") or ""
-            what = rule[2] if rule else (label if label and len(label) <= 48 else "—")
+            what = rule[2] if rule else (label if label and len(label) <= 72 else "—")
             if bm.get("error_occurred"):
                 rows.append([binary, name, what, "—", "error: %s" % bm.get("error_message", ""),
                              "—", "FAILED"])
