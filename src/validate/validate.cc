@@ -602,7 +602,8 @@ Prediction Predictor::Predict(const Measurement& row) {
   // checkpoint's KV format, and NVIDIA's quantised (ModelOpt FP8/FP4) checkpoints are exported with
   // FP8 KV (ModelOpt's default kv_cache_qformat); every other engine and bf16 checkpoints keep the
   // model's 16-bit KV.
-  const bool quantised_trtllm = EngineFamily(row.engine) == "trtllm" && wd && *wd != DType::kBF16;
+  const bool trtllm = EngineFamily(row.engine) == "trtllm";
+  const bool quantised_trtllm = trtllm && wd && *wd != DType::kBF16;
   // FlashMLA's FP8 path (stated in the notes) reads an FP8 latent cache.
   const std::optional<DType> kd = dtype(
       row.kv_dtype, quantised_trtllm || row.noted.fp8_kv ? DType::kFP8 : DType::kBF16);
@@ -649,7 +650,7 @@ Prediction Predictor::Predict(const Measurement& row) {
   }
   // A trtllm-bench throughput run whose command sets no limits ran with trtllm-bench's own
   // estimate of them (trtllm_bench.h), which every rank's scheduler applies.
-  if (w.mode == Mode::kServe && EngineFamily(row.engine) == "trtllm" && row.batch == 0 &&
+  if (w.mode == Mode::kServe && trtllm && row.batch == 0 &&
       row.concurrency == 0 && row.max_batch <= 0 && row.max_num_tokens <= 0 &&
       Lower(row.source).find("trtllm-bench") != std::string::npos && row.isl > 0 && row.osl > 0) {
     TrtllmBenchInput in;
