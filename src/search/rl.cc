@@ -138,6 +138,11 @@ class RlRun {
   std::vector<int> Config(const std::vector<int>& idx) const;
   void NoteConfig(double v);
   Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
+  Elite CoupledScans(Elite e, double base);
+  Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
+  Elite ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best);
+  std::vector<std::vector<int>> GroupOptions(const std::vector<int>& base,
+                                             const std::vector<int>& g) const;
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
   double Potential(const Evaluation& e) const;
@@ -197,6 +202,8 @@ class RlRun {
     double potential = 0;
   };
   std::map<std::vector<int>, Known> known_;
+  // deepen: how many climbs ended in each configuration (Config: pp, tp, ep, heads after the dims).
+  std::map<std::vector<int>, int> ends_;
   // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
   // and the best valid point evaluated in each configuration (policy proposals included).
   std::set<std::vector<int>> climbed_;
@@ -753,6 +760,14 @@ void RlRun::CompoundMoves(const Elite& from) {
         }
         if (n != c) moves.push_back(std::move(n));
       }
+      // epnone: an ep move also with the expert FFNs' dims `none` (the expert-TP group changes
+      // with ep: what was sharded over it may be whole per GPU at the new ep).
+      if (o_.batchfit && o_.epnone && h == StrategySpace::kEp) {
+        std::vector<int> t = c;
+        for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+          if (none_[k] >= 0 && tp_none_[k] < 0) t[k] = none_[k];
+        if (t != c) moves.push_back(std::move(t));
+      }
       moves.push_back(std::move(c));
     };
     // batchfit: every other option of each degree head (screened below, so the far ones cost a
@@ -792,6 +807,61 @@ void RlRun::CompoundMoves(const Elite& from) {
             for (int i = 0; i < space_.head_size(h); ++i) add_pair(h, i);
         }
       }
+    }
+    // deepen: from a point where a climb already ended (the same trap again), also every option
+    // of a degree head with every option of another degree head or of a head after the dims
+    // (deepseek-v3 decode on 144 H800s: pp 9 -> 1 with ep 16 -> 72, a trap that no move of one
+    // option either way leaves), and twice as many descents per earlier end (below).
+    int prior_ends = 0;
+    if (o_.deepen && o_.batchfit) {
+      auto it = ends_.find(Config(base.idx));
+      if (it != ends_.end()) prior_ends = it->second;
+    }
+    if (prior_ends > 0) {
+      auto add_wide = [&](int ha, int ia, int hb, int ib) {
+        if (ia == base.idx[ha] || ib == base.idx[hb]) return;
+        std::vector<int> c = base.idx;
+        c[ha] = ia;
+        c[hb] = ib;
+        if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
+          c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+        // Two degree heads moved: the heads after the dims reset as in add_move.
+        if (hb < last_dim_)
+          for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
+        moves.push_back(std::move(c));
+      };
+      const int degrees[3] = {StrategySpace::kTp, StrategySpace::kEp, StrategySpace::kPp};
+      for (int a = 0; a < 3; ++a)
+        for (int ia = 0; ia < space_.head_size(degrees[a]); ++ia) {
+          for (int b = a + 1; b < 3; ++b)
+            for (int ib = 0; ib < space_.head_size(degrees[b]); ++ib)
+              add_wide(degrees[a], ia, degrees[b], ib);
+        }
+      for (int a = 0; a < 3; ++a)
+        for (int ia = 0; ia < space_.head_size(degrees[a]); ++ia)
+          for (int h = last_dim_; h < num_heads_; ++h)
+            for (int ib = 0; ib < space_.head_size(h); ++ib) add_wide(degrees[a], ia, h, ib);
+      // ... and three heads at once: up to two options either way of two degree heads with
+      // another option of a head after the dims (the paper's 1.6T: pp 4 -> 2, tp 8 -> 32 with
+      // overlap sbo -> tbo; every change of one or two of them is worse).
+      for (int a = 0; a < 3; ++a)
+        for (int b = a + 1; b < 3; ++b)
+          for (int sa : {-2, -1, 1, 2})
+            for (int sb : {-2, -1, 1, 2})
+              for (int h = last_dim_; h < num_heads_; ++h)
+                for (int i = 0; i < space_.head_size(h); ++i) {
+                  const int ia = base.idx[degrees[a]] + sa, ib = base.idx[degrees[b]] + sb;
+                  if (ia < 0 || ia >= space_.head_size(degrees[a]) || ib < 0 ||
+                      ib >= space_.head_size(degrees[b]) || i == base.idx[h])
+                    continue;
+                  std::vector<int> c = base.idx;
+                  c[degrees[a]] = ia;
+                  c[degrees[b]] = ib;
+                  c[h] = i;
+                  if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
+                    c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+                  moves.push_back(std::move(c));
+                }
     }
     // Each move is first evaluated at its own best batch (batchfit; invalid with the old dims:
     // from Megatron's dims when those make it valid); with batchfit the descents then start from
@@ -848,7 +918,10 @@ void RlRun::CompoundMoves(const Elite& from) {
                        [&](size_t x, size_t y) { return rank[x] > rank[y]; });
       // Only the `descents` best-screened moves are descended from: a pass then costs a few
       // descents, and the budget goes to climbs from other configurations (diverse).
-      for (size_t i = 0; i < order.size() && i < static_cast<size_t>(o_.descents); ++i) {
+      // deepen: from a point where earlier climbs already ended (the descents of the moves
+      // descended from before are known and cost nothing), twice as many per earlier end.
+      const size_t limit = static_cast<size_t>(o_.descents) << std::min(prior_ends, 10);
+      for (size_t i = 0; i < order.size() && i < limit; ++i) {
         if (improved || obj_->Done()) break;
         // nearslo: a move ranked by its potential descends from the batch that missed the
         // latency limit (invalid, so each group's options are judged by whether they bring it
@@ -867,6 +940,7 @@ void RlRun::CompoundMoves(const Elite& from) {
   }
   // diverse: the local optimum the climb ended at counts as climbed.
   climbed_.insert(Config(cur.idx));
+  ++ends_[Config(cur.idx)];
 }
 
 // One compound move of CompoundMoves: a group descent from the move (value, point; fit_start=false:
@@ -876,6 +950,14 @@ double RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite
                           Elite* cur, bool* improved, bool fit_start) {
   if (obj_->Done()) return 0;
   Elite d = GroupDescent(std::move(move->second), move->first, fit_start);
+  // coupled: a descent that ends below the climb's point but within neargate of it gets the
+  // coupled scans of the MoE block's groups (CoupledScans), which a group-at-a-time descent
+  // cannot make.
+  if (o_.coupled > 0 && d.value <= base.value && d.value >= o_.near_gate * base.value &&
+      !obj_->Done()) {
+    Elite c = CoupledScans(d, base.value);
+    if (c.value > d.value) d = std::move(c);
+  }
   const double end = d.value;
   if (d.value > base.value) {
     *cur = std::move(d);
@@ -946,6 +1028,115 @@ Elite RlRun::GroupDescent(std::vector<int> start, double value, bool fit_start) 
     }
   }
   return Elite{start, value};
+}
+
+// Every other structurally valid joint option of group g (heads) from base, in option order.
+std::vector<std::vector<int>> RlRun::GroupOptions(const std::vector<int>& base,
+                                                  const std::vector<int>& g) const {
+  std::vector<std::vector<int>> out;
+  int combos = 1;
+  for (int h : g) combos *= space_.head_size(h);
+  for (int k = 0; k < combos; ++k) {
+    std::vector<int> c = base;
+    int r = k;
+    for (size_t j = g.size(); j-- > 0;) {
+      c[g[j]] = r % space_.head_size(g[j]);
+      r /= space_.head_size(g[j]);
+    }
+    if (c != base && space_.Valid(c)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Every other option of group g from `from` (one charged call each, known ones free); the two
+// best valid ones batch-fitted (batchfit). Returns the better of `best` and the fitted ones.
+Elite RlRun::ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best) {
+  constexpr size_t kFitTop = 2;
+  std::vector<std::pair<double, std::vector<int>>> valid;
+  for (std::vector<int>& c : GroupOptions(from, g)) {
+    if (obj_->Done()) break;
+    const double v = EvaluateCandidate(c);
+    if (v > 0) valid.emplace_back(v, std::move(c));
+  }
+  std::stable_sort(valid.begin(), valid.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (size_t j = 0; j < valid.size() && j < kFitTop && !obj_->Done(); ++j) {
+    std::vector<int> c = std::move(valid[j].second);
+    const double v = FitBatch(&c, valid[j].first);
+    if (v > best.value) best = Elite{std::move(c), v};
+  }
+  return best;
+}
+
+// coupled (rl.h 13.): the screened joint scan of operator groups a and b from e, both ways: the
+// `coupled` best other options of one group (each with the other group kept; an invalid one
+// ranked by its near-SLO potential) are each combined with every option of the other group, and
+// the two best valid combinations of each are batch-fitted. Returns the best point found (e when
+// none is better). Costs at most |b| + coupled x |a| + |a| + coupled x |b| calls, plus the fits.
+Elite RlRun::PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb) {
+  Elite best = e;
+  for (int dir = 0; dir < 2 && !obj_->Done(); ++dir) {
+    const std::vector<int>& screened = dir == 0 ? gb : ga;
+    const std::vector<int>& scanned = dir == 0 ? ga : gb;
+    std::vector<std::pair<double, std::vector<int>>> ranked;
+    for (std::vector<int>& c : GroupOptions(e.idx, screened)) {
+      if (obj_->Done()) break;
+      double v = EvaluateCandidate(c);
+      if (v <= 0) {
+        auto it = known_.find(CanonicalKey(c));
+        if (it != known_.end()) v = it->second.potential;
+      }
+      ranked.emplace_back(v, std::move(c));
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(o_.coupled); ++i)
+      best = ScanGroup(ranked[i].second, scanned, std::move(best));
+  }
+  return best;
+}
+
+// coupled (rl.h 13.): the coupled scans of the MoE block from e, the end of a group descent that
+// stopped below the climb's point (of value `base`): the attention group with the expert FFN
+// pair (attention's output is what the dispatch sends and the expert FFN's first GEMM reads),
+// with the router (which reads it too), then the router with the shared FFN pair (both read the
+// post-attention hidden state; the shared output is added to the combined routed one). An
+// improving scan is followed by a group descent from its point. Dense models have no such pair:
+// e is returned unchanged.
+Elite RlRun::CoupledScans(Elite e, double base) {
+  constexpr double kTripleGate = 0.99;
+  if (sspace_ == nullptr) return e;
+  std::vector<int> attn, moe, router, shared;
+  const std::vector<Op>& ops = sspace_->searched_ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const int h = StrategySpace::kFirstDim + static_cast<int>(i);
+    if (h >= last_dim_ || space_.head_size(h) < 2) continue;
+    switch (ops[i]) {
+      case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: attn.push_back(h); break;
+      case Op::kMoeFfn1: case Op::kMoeFfn2: moe.push_back(h); break;
+      case Op::kSharedFfn1: case Op::kSharedFfn2: shared.push_back(h); break;
+      case Op::kMoeRouter: router.push_back(h); break;
+      default: break;
+    }
+  }
+  for (const auto& [a, b] :
+       {std::pair{&attn, &moe}, std::pair{&attn, &router}, std::pair{&router, &shared}}) {
+    if (a->empty() || b->empty() || obj_->Done()) continue;
+    Elite p = PairScan(e, *a, *b);
+    if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
+  }
+  // A descent that ends within 1% of the climb's point after the pair scans: the router, MoE and
+  // shared pairs jointly, every option (243 for DeepSeek's 3 x 9 x 9; deepseek-v3 decode on 144
+  // H800s needs the router `none` with both pairs `dim0/none`, each change alone or in two worse).
+  if (e.value <= base && e.value >= kTripleGate * base && !router.empty() && !moe.empty() &&
+      !shared.empty() && !obj_->Done()) {
+    std::vector<int> g = router;
+    g.insert(g.end(), moe.begin(), moe.end());
+    g.insert(g.end(), shared.begin(), shared.end());
+    Elite best = ScanGroup(e.idx, g, e);
+    if (best.value > e.value) e = GroupDescent(std::move(best.idx), best.value, /*fit_start=*/false);
+  }
+  return e;
 }
 
 // nearslo: the potential of an evaluation that misses the TPOT or TTFT limit, its throughput x
@@ -1207,7 +1398,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "prior_from", "ordinal", "relbatch", "prior0", "canon",
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
-                                     "nearslo", "dpattn", "stallmin", "warm"});
+                                     "nearslo", "dpattn", "stallmin", "warm", "coupled",
+                                     "neargate", "epnone", "deepen"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1249,6 +1441,10 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   const int64_t descents = spec.Int("descents", d.descents);
   const int64_t stall_min = spec.Int("stallmin", d.stall_min);
   const int64_t warm = spec.Int("warm", d.warm);
+  const int64_t coupled = spec.Int("coupled", d.coupled);
+  o.near_gate = spec.Double("neargate", d.near_gate);
+  o.epnone = spec.Bool("epnone", d.epnone);
+  o.deepen = spec.Bool("deepen", d.deepen);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1265,7 +1461,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("epochs", epochs, 1, 100),
                     range("prior_from", prior_from, 0, 1000),
                     range("descents", descents, 1, 1000),
-                    range("stallmin", stall_min, 1, int64_t{1} << 40), range("warm", warm, 0, 2)}) {
+                    range("stallmin", stall_min, 1, int64_t{1} << 40), range("warm", warm, 0, 2),
+                    range("coupled", coupled, 0, 1000)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -1279,6 +1476,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.descents = static_cast<int>(descents);
   o.stall_min = stall_min;
   o.warm = static_cast<int>(warm);
+  o.coupled = static_cast<int>(coupled);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -1308,6 +1506,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (!(o.jump >= 0 && o.jump < 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option jump={} must be in [0, 1)", o.jump));
+  if (!(o.near_gate >= 0 && o.near_gate <= 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option neargate={} must be in [0, 1]", o.near_gate));
   if (!(o.stall > 0 && o.stall <= 100))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option stall={} must be in (0, 100]", o.stall));
@@ -1330,14 +1531,15 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
       o.ordinal ? 1 : 0, o.relbatch ? 1 : 0, o.canonical ? 1 : 0, o.jump, o.megadims,
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
-      o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min) +
+      o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
+      o.deepen ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
