@@ -760,9 +760,9 @@ void RlRun::CompoundMoves(const Elite& from) {
         }
         if (n != c) moves.push_back(std::move(n));
       }
-      // epnone: an ep move also with the expert FFNs' dims `none` (the expert-TP group changes
-      // with ep: what was sharded over it may be whole per GPU at the new ep).
-      if (o_.batchfit && o_.epnone && h == StrategySpace::kEp) {
+      // epnone: an ep or pp move also with the expert FFNs' dims `none` (the expert-TP group
+      // changes with ep and pp: what was sharded over it may be better whole per GPU).
+      if (o_.batchfit && o_.epnone && (h == StrategySpace::kEp || h == StrategySpace::kPp)) {
         std::vector<int> t = c;
         for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
           if (none_[k] >= 0 && tp_none_[k] < 0) t[k] = none_[k];

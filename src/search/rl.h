@@ -99,20 +99,26 @@
 //      the tp move does not change) kept. stall=0.5 with stallmin=200: a sweep comes after half a
 //      chunk without improvement, but never less than 200 calls or a whole chunk when that is
 //      shorter (4,000 calls: 400; 1,000 calls: 200 and 300 calls: 60, as before).
-//  13. Coupled scans, ep moves with the expert dims `none`, deeper climbs from a repeated end
-//      (issue 14, fifth pass; coupled=1, neargate=0.9, epnone=1, deepen=1 by default).
+//  13. Coupled scans, ep/pp moves with the expert dims `none`, deeper climbs from a repeated
+//      end (issue 14, fifth pass; coupled=1, neargate=0.9, epnone=1, deepen=1 by default).
 //      coupled: a compound move's group descent that ends below the climb's point but within
 //      neargate of it gets the coupled scans of the MoE block: the attention group with the
-//      expert FFN pair, then the router with the shared FFN pair. A scan of groups (a, b) takes
-//      the `coupled` best other options of b (an invalid one ranked by its near-SLO potential)
-//      each with every option of a, and the other way round; the two best of each are
-//      batch-fitted, and a better point is followed by a group descent. (The optimum of
-//      deepseek-v3 serve on 256 H100s needs attention `none,none,dim0` with the MoE pair
-//      `dim0/none`; each alone is worse.) epnone: an ep move is also tried with the expert FFNs'
-//      dims `none` (prefill on 128 H100s: ep 8 -> 1). deepen: a climb pass from a point where a
-//      climb already ended also screens every option of each degree head with every option of
-//      another degree head or of a head after the dims, and descends from descents x 2^(ends)
-//      moves (deepseek-v3 decode on 144 H800s: pp 9 -> 1 with ep 16 -> 72).
+//      expert FFN pair, the attention group with the router, the router with the shared FFN
+//      pair. A scan of groups (a, b) takes the `coupled` best other options of b (an invalid one
+//      ranked by its near-SLO potential) each with every option of a, and the other way round;
+//      the two best of each are batch-fitted, and a better point is followed by a group descent.
+//      A descent still within 1% of the climb's point after them gets the router, MoE and shared
+//      pairs jointly, every option. (The optimum of deepseek-v3 serve on 256 H100s needs
+//      attention `none,none,dim0` with the MoE pair `dim0/none`, each alone worse; decode on 144
+//      H800s the router `none` with the MoE and shared pairs `dim0/none`.) epnone: an ep or pp
+//      move is also tried with the expert FFNs' dims `none` (prefill on 128 H100s: ep 8 -> 1;
+//      mixtral-8x7b served on 64 H200s: pp 16 -> 1). deepen: a climb pass from a point whose
+//      configuration (pp, tp, ep, heads after the dims) a climb already ended in also screens
+//      every option of each degree head with every option of another degree head or of a head
+//      after the dims, and up to two options either way of two degree heads with another option
+//      of a head after the dims, and descends from descents x 2^(ends) moves (deepseek-v3 decode
+//      on 144 H800s: pp 9 -> 1 with ep 16 -> 72; the paper's 1.6T: pp 4 -> 2, tp 8 -> 32 with
+//      overlap sbo -> tbo).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -189,7 +195,7 @@ struct RlOptions {
   int64_t stall_min = 200;   // spec "stallmin": a stall lasts >= min(this, a chunk) calls (12.)
   int coupled = 1;           // (13.) screened options per coupled scan of a near-miss descent
   double near_gate = 0.9;    // spec "neargate": a near miss ends >= this x the climb's point
-  bool epnone = true;        // (13.) an ep move also with the expert FFNs' dims `none`
+  bool epnone = true;        // (13.) an ep or pp move also with the expert FFNs' dims `none`
   bool deepen = true;        // (13.) wider moves and more descents from a repeated climb end
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
