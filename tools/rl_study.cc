@@ -119,12 +119,14 @@ std::vector<std::string> SuiteScenarios(const std::string& name) {
   if (name == "8gpu")
     return {"llama-3.1-8b:4k@8", "llama-3.1-70b:4k@8", "qwen3-32b:4k@8", "mixtral-8x7b:4k@8",
             "qwen3-30b-a3b:4k@8"};
-  // docs/RESULTS.md's beyond-paper problems (serve 2048 in / 512 out, TTFT 2 s, TPOT 50 ms).
+  // docs/RESULTS.md's beyond-paper problems (serve 2048 in / 512 out, TTFT 2 s, TPOT 50 ms);
+  // kimi-k2 on 256 H100s and deepseek-v3 on the GB200 NVL72 since issue 14's fifth pass.
   if (name == "serve")
     return {"deepseek-v3:2k:serve@32xh100", "deepseek-v3:2k:serve@256xh100",
             "deepseek-v3:2k:serve@64xh200", "kimi-k2:2k:serve@32xh100",
             "kimi-k2:2k:serve@64xh200", "llama-3.1-405b:2k:serve@16xh100",
-            "qwen3-235b-a22b:2k:serve@8xh100", "qwen3-235b-a22b:2k:serve@16xh100"};
+            "qwen3-235b-a22b:2k:serve@8xh100", "qwen3-235b-a22b:2k:serve@16xh100",
+            "kimi-k2:2k:serve@256xh100", "deepseek-v3:2k:serve@gb200-nvl72"};
   // Wide expert parallelism: spaces with the slots and overlap heads.
   if (name == "widep")
     return {"deepseek-v3:4k:decode@32xh800", "deepseek-v3:4k:decode@144xh800",
