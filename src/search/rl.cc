@@ -189,6 +189,11 @@ class RlRun {
   // [num_heads] none_ on the dim heads of the operators sharded over the tp group (every one but
   // the expert FFNs, which are sharded over the expert-TP group), else -1.
   std::vector<int> tp_none_;
+  // The MoE block's operator-dim heads (coupled scans; empty without a strategy space or when the
+  // model lacks the operators).
+  struct MoeBlockHeads {
+    std::vector<int> attn, router, moe, shared;
+  } block_;
   std::vector<int> sweep_base_;       // the elite the current pair sweep is around
   // Per degree head (pp, tp, ep): the best valid pair-sweep candidate that moved it (value 0:
   // none).
@@ -277,6 +282,13 @@ Status RlRun::Run() {
       for (int j = 0; j < space_.head_size(h); ++j)
         if (space_.option_name(h, j) == "none") none_[h] = j;
       if (ops[i] != Op::kMoeFfn1 && ops[i] != Op::kMoeFfn2) tp_none_[h] = none_[h];
+      switch (ops[i]) {
+        case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: block_.attn.push_back(h); break;
+        case Op::kMoeRouter: block_.router.push_back(h); break;
+        case Op::kMoeFfn1: case Op::kMoeFfn2: block_.moe.push_back(h); break;
+        case Op::kSharedFfn1: case Op::kSharedFfn2: block_.shared.push_back(h); break;
+        default: break;
+      }
       const int g = OpGroup(ops[i]);
       if (g != prev_group || dim_groups_.empty()) dim_groups_.emplace_back();
       dim_groups_.back().push_back(h);
@@ -733,12 +745,16 @@ void RlRun::CompoundMoves(const Elite& from) {
     for (const Elite& m : starts)
       if (m.value > 0) moves.push_back(m.idx);
     starts.clear();
+    // relbatch: a move that changed tp takes the batch that keeps the base's sequences per GPU.
+    auto follow_tp = [&](std::vector<int>* c) {
+      if (relbatch_ && (*c)[StrategySpace::kTp] != base.idx[StrategySpace::kTp])
+        (*c)[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, *c);
+    };
     auto add_move = [&](int h, int i) {
       if (i < 0 || i >= space_.head_size(h) || i == base.idx[h]) return;
       std::vector<int> c = base.idx;
       c[h] = i;
-      if (h == StrategySpace::kTp && relbatch_)
-        c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+      follow_tp(&c);
       // batchfit: a degree move that the heads after the dims make structurally invalid (ep 8 -> 1
       // with overlap sbo or redundant slots) takes each of those heads that is not moved back to
       // its first option (no redundant slots, no overlap, no MTP) until valid.
@@ -797,8 +813,7 @@ void RlRun::CompoundMoves(const Elite& from) {
             std::vector<int> c = base.idx;
             c[ha] = ia;
             c[hb] = ib;
-            if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
-              c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+            follow_tp(&c);
             moves.push_back(std::move(c));
           };
           for (int b = a + 1; b < 3; ++b)
@@ -823,8 +838,7 @@ void RlRun::CompoundMoves(const Elite& from) {
         std::vector<int> c = base.idx;
         c[ha] = ia;
         c[hb] = ib;
-        if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
-          c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+        follow_tp(&c);
         // Two degree heads moved: the heads after the dims reset as in add_move.
         if (hb < last_dim_)
           for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
@@ -858,8 +872,7 @@ void RlRun::CompoundMoves(const Elite& from) {
                   c[degrees[a]] = ia;
                   c[degrees[b]] = ib;
                   c[h] = i;
-                  if (c[StrategySpace::kTp] != base.idx[StrategySpace::kTp] && relbatch_)
-                    c[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, c);
+                  follow_tp(&c);
                   moves.push_back(std::move(c));
                 }
     }
@@ -954,10 +967,8 @@ double RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite
   // coupled scans of the MoE block's groups (CoupledScans), which a group-at-a-time descent
   // cannot make.
   if (o_.coupled > 0 && d.value <= base.value && d.value >= o_.near_gate * base.value &&
-      !obj_->Done()) {
-    Elite c = CoupledScans(d, base.value);
-    if (c.value > d.value) d = std::move(c);
-  }
+      !obj_->Done())
+    d = CoupledScans(std::move(d), base.value);
   const double end = d.value;
   if (d.value > base.value) {
     *cur = std::move(d);
@@ -992,18 +1003,10 @@ Elite RlRun::GroupDescent(std::vector<int> start, double value, bool fit_start) 
   const int passes = value > 0 ? 1 : 2;
   for (int pass = 0; pass < passes; ++pass) {
     for (const std::vector<int>& g : groups) {
-      int combos = 1;
-      for (int h : g) combos *= space_.head_size(h);
       std::vector<int> best = start;
       std::vector<std::pair<double, std::vector<int>>> valid;  // fit: the options to fit
-      for (int k = 0; k < combos && !obj_->Done(); ++k) {
-        std::vector<int> c = start;
-        int r = k;
-        for (size_t j = g.size(); j-- > 0;) {
-          c[g[j]] = r % space_.head_size(g[j]);
-          r /= space_.head_size(g[j]);
-        }
-        if (c == start || !space_.Valid(c)) continue;
+      for (const std::vector<int>& c : GroupOptions(start, g)) {
+        if (obj_->Done()) break;
         if (!seen.insert(CanonicalKey(c)).second) continue;
         const double v = EvaluateCandidate(c);
         if (fit && v > 0) valid.emplace_back(v, c);
@@ -1105,20 +1108,10 @@ Elite RlRun::PairScan(const Elite& e, const std::vector<int>& ga, const std::vec
 // e is returned unchanged.
 Elite RlRun::CoupledScans(Elite e, double base) {
   constexpr double kTripleGate = 0.99;
-  if (sspace_ == nullptr) return e;
-  std::vector<int> attn, moe, router, shared;
-  const std::vector<Op>& ops = sspace_->searched_ops();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const int h = StrategySpace::kFirstDim + static_cast<int>(i);
-    if (h >= last_dim_ || space_.head_size(h) < 2) continue;
-    switch (ops[i]) {
-      case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: attn.push_back(h); break;
-      case Op::kMoeFfn1: case Op::kMoeFfn2: moe.push_back(h); break;
-      case Op::kSharedFfn1: case Op::kSharedFfn2: shared.push_back(h); break;
-      case Op::kMoeRouter: router.push_back(h); break;
-      default: break;
-    }
-  }
+  const std::vector<int>& attn = block_.attn;
+  const std::vector<int>& moe = block_.moe;
+  const std::vector<int>& router = block_.router;
+  const std::vector<int>& shared = block_.shared;
   for (const auto& [a, b] :
        {std::pair{&attn, &moe}, std::pair{&attn, &router}, std::pair{&router, &shared}}) {
     if (a->empty() || b->empty() || obj_->Done()) continue;
