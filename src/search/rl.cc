@@ -729,6 +729,7 @@ void RlRun::CompoundMoves(const Elite& from) {
   std::vector<Elite> starts(best_moved_.begin(), best_moved_.end());
   bool descend_from_best = true;
   Elite cur = from;  // the climb's own best (the best elite unless it restarted elsewhere)
+  int widened = 0;   // deepnow: 1 while the current pass is the widened repeat of the last one
   while (!obj_->Done()) {
     const double before = cur.value;
     if (descend_from_best) {
@@ -831,6 +832,7 @@ void RlRun::CompoundMoves(const Elite& from) {
     if (o_.deepen && o_.batchfit) {
       auto it = ends_.find(Config(base.idx));
       if (it != ends_.end()) prior_ends = it->second;
+      prior_ends += widened;
     }
     if (prior_ends > 0) {
       auto add_wide = [&](int ha, int ia, int hb, int ib) {
@@ -949,7 +951,18 @@ void RlRun::CompoundMoves(const Elite& from) {
         }
       }
     }
-    if (!improved) break;
+    if (!improved) {
+      // deepnow: a pass that improved nothing, from a configuration no climb ended in before, is
+      // repeated once as if one had (deepen's wide moves and doubled descents; the moves and
+      // descents of this pass are known and cost nothing again).
+      if (o_.deepnow && o_.deepen && o_.batchfit && widened == 0 && !obj_->Done() &&
+          ends_.count(Config(cur.idx)) == 0) {
+        widened = 1;
+        continue;
+      }
+      break;
+    }
+    widened = 0;
   }
   // diverse: the local optimum the climb ended at counts as climbed.
   climbed_.insert(Config(cur.idx));
@@ -1392,7 +1405,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
-                                     "neargate", "epnone", "deepen"});
+                                     "neargate", "epnone", "deepen", "deepnow"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1438,6 +1451,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.near_gate = spec.Double("neargate", d.near_gate);
   o.epnone = spec.Bool("epnone", d.epnone);
   o.deepen = spec.Bool("deepen", d.deepen);
+  o.deepnow = spec.Bool("deepnow", d.deepnow);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1524,7 +1538,7 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1532,7 +1546,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
-      o.deepen ? 1 : 0) +
+      o.deepen ? 1 : 0, o.deepnow ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

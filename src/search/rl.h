@@ -119,13 +119,20 @@
 //      of a head after the dims, and descends from descents x 2^(ends) moves (deepseek-v3 decode
 //      on 144 H800s: pp 9 -> 1 with ep 16 -> 72; the paper's 1.6T: pp 4 -> 2, tp 8 -> 32 with
 //      overlap sbo -> tbo).
+//  14. Widened first ends (issue 14, sixth pass; deepnow=1 by default). A climb pass that
+//      improves nothing, from a configuration where no climb ended before, is repeated once with
+//      deepen's wide moves and doubled descents before the climb ends, instead of waiting for a
+//      later climb to end there too (which at 4,000 calls often never happens: kimi-k2 served on
+//      256 H100s, pp=1,tp=2,ep=32 at 0.977 of the optimum, left through pp=1,tp=4 with attention
+//      `none` and sp on). The next pass, after an improvement, is an ordinary one.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
-//      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, warm)
+//      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
+//      warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -197,6 +204,7 @@ struct RlOptions {
   double near_gate = 0.9;    // spec "neargate": a near miss ends >= this x the climb's point
   bool epnone = true;        // (13.) an ep or pp move also with the expert FFNs' dims `none`
   bool deepen = true;        // (13.) wider moves and more descents from a repeated climb end
+  bool deepnow = true;       // (14.) a climb's pass that improves nothing is widened once
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in

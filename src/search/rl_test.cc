@@ -390,6 +390,17 @@ TEST(RlSearcher, DeeperClimbsLeaveARepeatedTrap) {
   ExpectNeeded(Make("deepseek-v3", 144, 4096, {}, "h800"), 3, "rl(warm=0,deepen=0)");
 }
 
+// deepnow=1: kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 256 H100s, seed 1.
+// The search without it ends at pp=1,tp=2,ep=32,batch=32,overlap=tbo (0.977 of the optimum,
+// pp=1,tp=16,ep=32,batch=256 with attention `none` and sp on): the descents of the four best
+// screened moves are all worse, and no later climb ends there a second time before the budget
+// does, so deepen's wide moves never run. Widened at the climb's first end (traced: 259 screened
+// moves, eight descents), a descent reaches pp=1,tp=4,batch=64 with attention `none` and sp on,
+// and the climb goes on from there to the optimum.
+TEST(RlSearcher, WidenedPassAtTheFirstEndLeavesAServeTrap) {
+  ExpectNeeded(KimiServe("h100", 256), 1, "rl(warm=0,deepnow=0)");
+}
+
 // epnone=1: deepseek-v3 prefill of 4,096 tokens on 128 H100s, seed 8. Without it the search stops
 // at pp=16,tp=8,ep=8,batch=256,overlap=sbo (0.90 of the optimum, pp=16,tp=8,ep=1,batch=128 with
 // the expert FFNs `none`): ep 8 -> 1 with the old expert dims is worse, and with them `none` it is
@@ -534,7 +545,7 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(pairsweep=3)", "rl(pairmoves=x)", "rl(nearslo=2)",
                           "rl(dpattn=maybe)", "rl(stallmin=0)", "rl(stallmin=x)", "rl(warm=3)",
                           "rl(warm=-1)", "rl(coupled=-1)", "rl(coupled=x)", "rl(neargate=1.5)",
-                          "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)"}) {
+                          "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)", "rl(deepnow=2)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
