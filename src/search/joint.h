@@ -121,7 +121,9 @@ class JointProblem final : public EncodedProblem {
 // latency/step); pairs of recorded parts are joined exactly by DisaggModel::Combine (no call).
 //   1. anchors: per role and pool (decode first: its steps set the prefill latency limits), rl from
 //      scratch at the sizes nearest half, a quarter and a sixteenth of the largest instance size
-//      (`anchor` of the budget in all);
+//      (`anchor` of the budget in all; only as many of the three as get `anchor_min` calls each,
+//      at least one); with `templates`, beside each anchor the usual serving shapes of that size
+//      are evaluated (start_only; Templates in joint_decomposed.cc);
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
 //         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
@@ -137,6 +139,10 @@ class JointProblem final : public EncodedProblem {
 //         then its policy; the prefill slot held to the latency the pair's decode part leaves);
 //      c. otherwise the slot of the best pair found that binds its rate gets a further search,
 //         also from every other size's best part projected onto it;
+//      unstick: a binding slot whose latest further search found nothing better is searched from
+//      scratch next (then from its best parts again), and after a round of further searches that
+//      left the best pair unchanged, b. takes the first ranked pair with a slot not searched
+//      deeply even when its hopes do not beat the best pair found;
 //   3. the last call evaluates the best pair of recorded parts through the joint problem.
 // Every role evaluation is one call of the budget (the result's calls = the role calls + 1 <=
 // budget); deterministic for a seed. The observer sees every call and may cancel.
@@ -149,6 +155,10 @@ struct DecomposedOptions {
   int sources = 1;       // slots per role whose best part is projected onto the others
   int deep = 400;        // calls of one deep search of a slot
   int start = 3;         // best parts of its own a slot's search starts from
+  // (issue 14, sixth pass; docs/SEARCH.md "Decomposed search")
+  bool unstick = true;       // 2c: from scratch after a fruitless further search; b. when stuck
+  int64_t anchor_min = 200;  // anchors per role: as many of 3 as get this many calls each (>= 1)
+  bool templates = true;     // the usual serving shapes evaluated beside each anchor
 };
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run,

@@ -35,6 +35,7 @@ struct Slot {
   std::vector<Part> front;  // not dominated in (cap higher, time lower); time and cap ascending
   int64_t spent = 0;        // calls of its searches
   double limit_ms = 0;      // prefill: the latency its next search is held to (0: none)
+  bool stale = false;       // its latest further search (2c) from its best parts found no better
 
   // A prefill evaluation that only missed the latency limit of its search is a valid part: the
   // role itself has no SLO (the TTFT is joint, checked by Combine).
@@ -162,6 +163,33 @@ struct Pairing {
   Part p, d;  // copies: the fronts change as searches record parts
 };
 
+// The two usual shapes of a serving instance of `space` (one role at one size), evaluated beside
+// each anchor: pp = 1 with the widest expert parallelism, (a) tp = 1 (data-parallel attention,
+// every operator whole per GPU) and (b) tp over one NVLink domain of the role's pool (`domain`
+// GPUs) with Megatron's dims; batch the middle option. Those not structurally valid in `space` are
+// left out (an invalid one is also tried with other dims and smaller batches: rl's SearchFrom).
+std::vector<Strategy> Templates(const StrategySpace& space, const ModelSpec& m, int domain) {
+  std::vector<Strategy> out;
+  const int g = space.num_gpus();
+  const std::vector<int>& batches = space.batch_options();
+  for (int tp : {1, std::min(g, domain)}) {
+    Strategy s;
+    s.pp = 1;
+    s.tp = tp;
+    s.dp = g / tp;
+    s.ep = space.ep_options().back();
+    s.batch = batches[batches.size() / 2];
+    s.sp = false;
+    s.dims = MegatronDims();
+    if (tp == 1) s.dims.fill(Dim::kNone);
+    ClearAbsentOps(m, &s);
+    if (std::vector<int> idx; space.Encode(s, &idx) &&
+                              std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  }
+  return out;
+}
+
 class Decomposed {
  public:
   Decomposed(const JointProblem& problem, const RoleRun& run, Observer* observer, int64_t budget)
@@ -188,7 +216,7 @@ class Decomposed {
               }))
             continue;
           slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp,
-                                .front = {}, .spent = 0, .limit_ms = 0});
+                                .front = {}, .spent = 0, .limit_ms = 0, .stale = false});
         }
       }
     }
@@ -406,7 +434,11 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       const std::vector<size_t> v = role_slots(pre, pl);  // descending sizes
       if (v.empty()) continue;
       const int top = slots[v.front()].g;
-      for (int div : {2, 4, 16}) {
+      const int per_role = static_cast<int>(std::clamp<int64_t>(
+          anchor_calls / (2 * options.anchor_min), 1, 3));
+      const int divs[3] = {2, 4, 16};
+      for (int di = 0; di < per_role; ++di) {
+        const int div = divs[di];
         size_t best = v.front();
         for (size_t i : v)
           if (std::abs(slots[i].g * div - top) < std::abs(slots[best].g * div - top)) best = i;
@@ -417,9 +449,19 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   const size_t n_anchors = anchors[0].size() + anchors[1].size();
   for (bool pre : {false, true}) {
     if (pre) dc.Assess();
-    for (size_t i : anchors[pre])
+    for (size_t i : anchors[pre]) {
       dc.Search(i, anchor_calls / static_cast<int64_t>(std::max<size_t>(1, n_anchors)), 1, seed,
                 0);
+      // templates: the usual serving shapes evaluated at the anchor's size too (start_only: each
+      // and at most four variants), parts for the pairing and starts for later searches.
+      if (options.templates) {
+        const DisaggSetup& st = js.models()[slots[i].model]->setup();
+        const std::vector<Strategy> t =
+            Templates(*slots[i].space, st.serve.model,
+                      (slots[i].pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
+        if (!t.empty()) dc.Search(i, 5 * static_cast<int64_t>(t.size()), 1, seed, 0, t, true);
+      }
+    }
   }
   note_best();
   // 2. Until the budget is spent: (a) projection: every slot evaluates the best parts of the
@@ -450,6 +492,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     return out;
   };
   std::vector<bool> deep(n, false);
+  bool stuck = false;  // unstick: the latest further searches (c) did not improve the best pair
   int round = 2;
   while (dc.used() < role_budget && !dc.cancelled()) {
     const int64_t before = dc.used();
@@ -500,9 +543,19 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
               break;
             }
     } else {
-      const auto [v, p, d] = pairs.front();
-      // A pair that could not beat the best pair found even at its hopes is not worth a search.
-      if ((!deep[d] || !deep[p]) && v > dc.best_value() * (1 + 1e-9)) {
+      // unstick: the first ranked pair with a slot not searched deeply (not only the first pair)
+      // gets its deep search when its hopes beat the best pair found, or when the latest further
+      // searches (c) found nothing better (stuck: the binding slot's size may be the wrong one,
+      // another size's hope too low).
+      size_t k = 0;
+      while (options.unstick && k + 1 < pairs.size() && deep[std::get<1>(pairs[k])] &&
+             deep[std::get<2>(pairs[k])])
+        ++k;
+      const auto [v, p, d] = pairs[k];
+      // A pair that could not beat the best pair found even at its hopes is not worth a search
+      // (unless stuck).
+      if ((!deep[d] || !deep[p]) &&
+          (v > dc.best_value() * (1 + 1e-9) || (options.unstick && stuck))) {
         auto deep_search = [&](size_t i) {
           dc.Search(i, options.deep, round, seed, options.start);
           deep[i] = true;
@@ -520,6 +573,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           deep_search(p);
         }
         ++polishes;
+        stuck = false;
       } else {
         // The best pair found so far: further searches of its slot that binds the rate (the
         // role with no capacity to spare; both on a tie or when the KV link binds).
@@ -539,13 +593,29 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         };
         const std::array<int, 2> bp = dc.pools()[dc.best_model()];
         const int bgp = dc.best_gp(), bgd = dc.best_gd();
+        // unstick: a slot whose latest further search from its best parts found nothing better is
+        // searched from scratch instead (another seed's policy and climbs: another basin), then
+        // from its best parts again.
+        auto further = [&](size_t i) {
+          const double before = best_gpu(i);
+          if (options.unstick && slots[i].stale) {
+            dc.Search(i, c, round, seed, 0);
+            slots[i].stale = false;
+          } else {
+            dc.Search(i, c, round, seed, options.start, more(i));
+            slots[i].stale = !(best_gpu(i) > before);
+          }
+        };
+        const double best_before = dc.best_value();
         for (size_t i = 0; i < n; ++i)
           if (search_d && !slots[i].pre && slots[i].g == bgd && slots[i].pool == bp[1])
-            dc.Search(i, c, round, seed, options.start, more(i));
+            further(i);
         dc.Assess();
         for (size_t i = 0; i < n; ++i)
           if (search_p && slots[i].pre && slots[i].g == bgp && slots[i].pool == bp[0])
-            dc.Search(i, c, round, seed, options.start, more(i));
+            further(i);
+        dc.Assess();
+        stuck = !(dc.best_value() > best_before);
       }
     }
     note_best();

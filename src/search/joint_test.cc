@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "search/oracle.h"
+#include "search/rl.h"
 #include "search/sampling.h"
 #include "search/test_util.h"
 
@@ -257,6 +258,72 @@ TEST(JointSearch, DecomposedRlFindsAnOptimumAtSizesNotBestPerGpu) {
     EXPECT_NEAR(jp.Evaluate(r.best_encoded).tokens_per_s_per_gpu, r.eval.tokens_per_s_per_gpu,
                 1e-12 * v);
   }
+}
+
+// `model` served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) disaggregated on `gpus` GPUs of type
+// `gpu`, in the joint space `l2s plan --serving disagg` searches (cli/plan_problem.cc
+// PlanSpaceOptions: batch up to 1,024 and sp searched in both roles, MTP depths 0-3 in decode for
+// a model with MTP layers).
+Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
+  const Problem serve = testing::RealServe(model, gpu, gpus);
+  Fixture f;
+  f.model = std::move(DisaggModel::Make(SharedSetup(serve))).value();
+  auto plan_options = [](const Problem& p) {
+    SpaceOptions o;
+    o.max_batch = std::max(1, std::min(p.workload.max_batch, 1024));
+    o.search_batch = true;
+    o.search_sp = true;
+    if (p.model.mtp_layers > 0 && p.workload.mode != Mode::kPrefill) o.mtp = {0, 1, 2, 3};
+    return o;
+  };
+  const DisaggSetup& st = f.model->setup();
+  const Problem pp = *PrefillProblem(serve, st.prefill_pool, st.prefill_pool.num_gpus);
+  const Problem dp = *DecodeProblem(serve, st.decode_pool, st.decode_pool.num_gpus);
+  f.space = std::move(JointSpace::Make({f.model.get()}, plan_options(pp), plan_options(dp))).value();
+  return f;
+}
+
+// The decomposed search with default options (rl's roles) reaches 0.99 of the exact optimum of
+// `f`'s joint space at `budget` calls and `seed`, and with `off` it does not; rl's own path on
+// the joint space is the search with the defaults.
+void ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t seed,
+                           const DecomposedOptions& off) {
+  const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
+  ASSERT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(RlOptions{});
+  const SearchResult with = SearchJointDecomposed(jp, budget, seed, nullptr, role, {});
+  const SearchResult without = SearchJointDecomposed(jp, budget, seed, nullptr, role, off);
+  ASSERT_TRUE(with.found && without.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << with.note;
+  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * v) << without.note;
+  EXPECT_LE(with.calls, budget);
+  auto rl = std::move(MakeSearcher("rl")).value();
+  EXPECT_EQ(rl->SearchEncoded(jp, budget, seed, nullptr).best_encoded, with.best_encoded);
+}
+
+// unstick: kimi-k2 disaggregated on 64 H200s, 4,000 calls, seed 2. The decode anchor at 16 GPUs
+// finds 102 tokens/s per GPU (847 with the serving-shape templates), below the 40-GPU decode
+// slot's 1,850, so every further search goes to the 40-GPU slot of the best pair and stays there
+// (0.892 of the oracle). With unstick the 16-GPU decode slot gets a deep search once the further
+// searches stop improving, and reaches the optimum (two 16-GPU decode instances at batch 512).
+TEST(JointSearch, UnstickLeavesTheBindingSlotOfALargeMoeServe) {
+  DecomposedOptions off;
+  off.unstick = false;
+  ExpectDecomposedNeeds(PlanServe("kimi-k2", "h200", 64), 4000, 2, off);
+}
+
+// templates and the anchors per role by budget: kimi-k2 disaggregated on 32 H100s, 1,000 calls,
+// seed 1. Without them six anchors of 58 calls each (at 2, 8 and 16 GPUs per role; kimi-k2's
+// weights need 16 H100s) leave the 16-GPU decode slot at 53 tokens/s per GPU, and its deep search
+// climbs from there to 95 (0.13 of the oracle); with one anchor per role and the pp = 1, widest-ep
+// shapes evaluated beside it the search reaches the optimum.
+TEST(JointSearch, ServingShapesAnchorASmallBudgetSearch) {
+  DecomposedOptions off;
+  off.templates = false;
+  off.anchor_min = 1;  // three anchors per role whatever the budget (before)
+  ExpectDecomposedNeeds(PlanServe("kimi-k2", "h100", 32), 1000, 1, off);
 }
 
 // Counts the calls an observer sees and cancels after `stop` of them (0: never).

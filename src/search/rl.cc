@@ -1566,6 +1566,19 @@ SearchResult RlSearcher::SearchFrom(const Simulator& sim, const StrategySpace& s
   return Run(obj, seed, std::move(idx), start_only);
 }
 
+RoleRun RlRoleRun(const RlOptions& options) {
+  return [options](const Simulator& sim, const StrategySpace& space, int64_t budget,
+                   uint64_t seed, std::span<const Strategy> start, bool start_only,
+                   Observer* observer) {
+    // A warm-started search has elites from its first call: the elite prior applies at once.
+    RlOptions o = options;
+    if (!start.empty()) o.prior_from = 0;
+    o.warm = 0;  // the per-problem network whatever `warm` says (rl.h, "Warm start")
+    RlSearcher r(o);
+    return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
+  };
+}
+
 // ---- The disaggregated joint space (docs/SEARCH.md "Decomposed search"): rl searches each
 // role's own StrategySpace at the instance sizes SearchJointDecomposed (search/joint.h) chooses,
 // with every StrategySpace refinement; the joint point is the best exact pairing of the parts.
@@ -1573,17 +1586,7 @@ SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t bu
                                        uint64_t seed, Observer* observer) {
   const auto* jp = dynamic_cast<const JointProblem*>(&problem);
   if (jp != nullptr) {
-    const RoleRun role = [&](const Simulator& sim, const StrategySpace& space, int64_t b,
-                             uint64_t s, std::span<const Strategy> start, bool start_only,
-                             Observer* obs) {
-      // A warm-started search has elites from its first call: the elite prior applies at once.
-      RlOptions o = options_;
-      if (!start.empty()) o.prior_from = 0;
-      o.warm = 0;  // the per-problem network whatever `warm` says (rl.h, "Warm start")
-      RlSearcher r(o);
-      return r.SearchFrom(sim, space, b, s, obs, start, start_only);
-    };
-    SearchResult r = SearchJointDecomposed(*jp, budget, seed, observer, role);
+    SearchResult r = SearchJointDecomposed(*jp, budget, seed, observer, RlRoleRun(options_));
     r.searcher = name();
     return r;
   }

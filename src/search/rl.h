@@ -157,6 +157,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "search/joint.h"
 #include "search/search.h"
 
 namespace l2s {
@@ -222,6 +223,12 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec);
 // written only when it differs from the default (",warm=0)" for the cold searcher), so the
 // default searcher's name is the one it had before the warm start became the default.
 std::string RlSpecText(const RlOptions& o);
+
+// The role search of the decomposed search of the disaggregated joint space (search/joint.h
+// SearchJointDecomposed): rl with `options` on one role's StrategySpace, cold (the per-problem
+// network whatever `warm` says), from the start points, the elite prior at once when there are
+// any.
+RoleRun RlRoleRun(const RlOptions& options);
 
 // Counters of the latest Search (for tests and the study).
 struct RlStats {

@@ -17,6 +17,7 @@
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "search/search.h"
+#include "search/test_util.h"
 #include "strategy/space.h"
 
 namespace l2s {
@@ -279,17 +280,8 @@ TEST(RlSearcher, GroupDescentRespectsTheBudgetAndIsDeterministic) {
 
 // kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on `gpus` GPUs of type `gpu`.
 Instance Serve(const std::string& model, const std::string& gpu, int gpus) {
-  Problem p;
-  p.model = *ModelPreset(model);
-  p.cluster = *MakeCluster(gpu, gpus);
-  p.workload.mode = Mode::kServe;
-  p.workload.isl = 2048;
-  p.workload.osl = 512;
-  p.workload.ttft_ms = 2000;
-  p.workload.tpot_ms = 50;
-  p.workload.weight = p.model.weight_dtype;
   Instance in;
-  in.sim = std::make_unique<Simulator>(std::move(p));
+  in.sim = std::make_unique<Simulator>(testing::RealServe(model, gpu, gpus));
   in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, gpus));
   return in;
 }

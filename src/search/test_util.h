@@ -7,6 +7,7 @@
 
 #include "hw/hw.h"
 #include "model/model.h"
+#include "model/presets.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 #include "strategy/strategy.h"
@@ -24,6 +25,21 @@ inline Problem MakeProblem(ModelSpec m, int gpus, Mode mode) {
   p.workload.isl = 512;
   p.workload.osl = 128;
   p.workload.max_batch = 8;
+  return p;
+}
+
+// The beyond-paper serve problem of docs/RESULTS.md: preset `model` served 2,048 in / 512 out
+// with TTFT <= 2 s and TPOT <= 50 ms on `gpus` GPUs of type `gpu` (weights in the model's dtype).
+inline Problem RealServe(const std::string& model, const std::string& gpu, int gpus) {
+  Problem p;
+  p.model = *ModelPreset(model);
+  p.cluster = *MakeCluster(gpu, gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 2048;
+  p.workload.osl = 512;
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 50;
+  p.workload.weight = p.model.weight_dtype;
   return p;
 }
 
