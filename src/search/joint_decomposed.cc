@@ -428,15 +428,16 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   // 1. Anchors: per role (decode first: its steps set the prefill slots' latency limits), a search
   // from scratch at the sizes nearest half, a quarter and a sixteenth of the largest size.
   const int64_t anchor_calls = static_cast<int64_t>(options.anchor * role_budget);
+  // As many of the three anchor sizes per role as get anchor_min calls each, at least one.
+  const int divs[3] = {2, 4, 16};
+  const int per_role = static_cast<int>(std::clamp<int64_t>(
+      anchor_calls / (2 * std::max<int64_t>(1, options.anchor_min)), 1, 3));
   std::vector<size_t> anchors[2];
   for (bool pre : {false, true})
     for (int pl : role_pools[pre]) {
       const std::vector<size_t> v = role_slots(pre, pl);  // descending sizes
       if (v.empty()) continue;
       const int top = slots[v.front()].g;
-      const int per_role = static_cast<int>(std::clamp<int64_t>(
-          anchor_calls / (2 * options.anchor_min), 1, 3));
-      const int divs[3] = {2, 4, 16};
       for (int di = 0; di < per_role; ++di) {
         const int div = divs[di];
         size_t best = v.front();
