@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "nn/policy_net.h"
 #include "nn/rng.h"
 #include "search/joint.h"
+#include "search/memory_bound.h"
 #include "search/rl_features.h"
 #include "search/searchers.h"
 
@@ -145,6 +147,9 @@ class RlRun {
                                              const std::vector<int>& g) const;
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
+  int BatchOf(const std::vector<int>& key) const;
+  void NoteMemory(const std::vector<int>& key, const Evaluation& e);
+  bool KnownMemoryMiss(const std::vector<int>& key) const;
   double Potential(const Evaluation& e) const;
   double FitBatch(std::vector<int>* c, double value, double* potential = nullptr,
                   std::vector<int>* above = nullptr);
@@ -207,6 +212,9 @@ class RlRun {
     double potential = 0;
   };
   std::map<std::vector<int>, Known> known_;
+  // membound: the memory of each point evaluated (Canonical key with the batch head set to -1) at
+  // each batch it was evaluated at (search/memory_bound.h).
+  std::map<std::vector<int>, std::vector<MemoryAtBatch>> memory_;
   // deepen: how many climbs ended in each configuration (Config: pp, tp, ep, heads after the dims).
   std::map<std::vector<int>, int> ends_;
   // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
@@ -1145,6 +1153,39 @@ Elite RlRun::CoupledScans(Elite e, double base) {
   return e;
 }
 
+// The batch of an encoded point of the strategy space (0: auto or no strategy space).
+int RlRun::BatchOf(const std::vector<int>& key) const {
+  return sspace_ != nullptr ? sspace_->batch_options()[key[StrategySpace::kBatch]] : 0;
+}
+
+// membound: remembers the memory of point `key` (a Canonical key) from its evaluation e, when e
+// reached the memory check (search/memory_bound.h MemoryOf) at a fixed batch.
+void RlRun::NoteMemory(const std::vector<int>& key, const Evaluation& e) {
+  if (!o_.membound || BatchOf(key) <= 0) return;
+  std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
+  if (!m) return;
+  std::vector<int> point = key;
+  point[StrategySpace::kBatch] = -1;
+  std::vector<MemoryAtBatch>& at = memory_[std::move(point)];
+  for (const MemoryAtBatch& x : at)
+    if (x.batch == m->batch) return;
+  at.push_back(*m);
+}
+
+// membound: whether point `key` (a Canonical key) certainly misses memory, by the lower bound of
+// search/memory_bound.h from the same point evaluated at another batch.
+bool RlRun::KnownMemoryMiss(const std::vector<int>& key) const {
+  const int batch = BatchOf(key);
+  if (!o_.membound || batch <= 0) return false;
+  std::vector<int> point = key;
+  point[StrategySpace::kBatch] = -1;
+  auto it = memory_.find(point);
+  if (it == memory_.end()) return false;
+  for (const MemoryAtBatch& m : it->second)
+    if (CertainMemoryMiss(m, batch)) return true;
+  return false;
+}
+
 // nearslo: the potential of an evaluation that misses the TPOT or TTFT limit, its throughput x
 // limit / its latency (the throughput discounted by the share of the latency that re-sharding
 // would have to save); 0 for any other verdict (memory misses are not counted, rl.h 12.).
@@ -1165,9 +1206,17 @@ double RlRun::Potential(const Evaluation& e) const {
 double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   std::vector<int> key = CanonicalKey(c);
   if (auto it = known_.find(key); it != known_.end()) return it->second.value;
+  if (KnownMemoryMiss(key)) {
+    // membound: the same point at another batch shows that this one misses memory (no call; known
+    // as an evaluated memory miss would be).
+    ++stats_->memory_skips;
+    known_[std::move(key)].lower_batch_may_fit = true;
+    return 0;
+  }
   action_ = c;
   const Evaluation& e = obj_->EvaluateEncoded(action_);
   ++stats_->proposals;
+  NoteMemory(key, e);
   Known& k = known_[std::move(key)];
   if (!e.valid()) {
     ++stats_->invalid;
@@ -1311,6 +1360,7 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
 
 void RlRun::Record(const Evaluation& e) {
   ++stats_->proposals;
+  NoteMemory(CanonicalKey(action_), e);
   double reward = o_.invalid_reward;
   if (e.valid()) {
     const double v = e.tokens_per_s_per_gpu;
@@ -1405,7 +1455,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
-                                     "neargate", "epnone", "deepen", "deepnow"});
+                                     "neargate", "epnone", "deepen", "deepnow", "membound"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1452,6 +1502,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epnone = spec.Bool("epnone", d.epnone);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
+  o.membound = spec.Bool("membound", d.membound);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1538,7 +1589,7 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1546,7 +1597,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
-      o.deepen ? 1 : 0, o.deepnow ? 1 : 0) +
+      o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

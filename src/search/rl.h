@@ -125,6 +125,15 @@
 //      later climb to end there too (which at 4,000 calls often never happens: kimi-k2 served on
 //      256 H100s, pp=1,tp=2,ep=32 at 0.977 of the optimum, left through pp=1,tp=4 with attention
 //      `none` and sp on). The next pass, after an improvement, is an ordinary one.
+//  15. Memory bounds (issue 14, seventh pass; membound=1 by default). Every evaluation that
+//      reaches the memory check (policy proposals included) leaves the memory of its worst stage
+//      split into weights + reserve and KV cache + recurrent state (search/memory_bound.h). A
+//      sweep or descent candidate (batch fits above all) that the same point at another batch
+//      shows to miss memory for certain, by a lower bound that holds for the simulator's memory
+//      model (weights fixed, caches never smaller for more sequences and at least b' / b of
+//      theirs at a batch b' dividing b), is known as a memory miss without a call. The choices
+//      are those of membound=0 (a skipped candidate would have been evaluated invalid); only the
+//      calls it saves change what follows.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -132,7 +141,7 @@
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
-//      warm)
+//      membound, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -206,6 +215,7 @@ struct RlOptions {
   bool epnone = true;        // (13.) an ep or pp move also with the expert FFNs' dims `none`
   bool deepen = true;        // (13.) wider moves and more descents from a repeated climb end
   bool deepnow = true;       // (14.) a climb's pass that improves nothing is widened once
+  bool membound = true;      // (15.) candidates certain to miss memory are not evaluated
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -240,6 +250,7 @@ struct RlStats {
   int64_t early_exits = 0;   // lifetimes ended by convergence
   int64_t sweeps = 0;        // pair sweeps run (sweep=1)
   int64_t diverse = 0;       // ... of which started away from the best elite (diverse=1)
+  int64_t memory_skips = 0;  // sweep/descent candidates known to miss memory, not evaluated
   // warm >= 1: the shared network's weights at the end of the search (tools/pretrain_rl carries
   // them to the next problem); empty otherwise.
   std::vector<double> final_weights;

@@ -59,6 +59,7 @@ class Recorder : public Observer {
     if (e.verdict == Verdict::kStructure || !space_.Check(s).ok()) ++structural;
     if (e.valid()) best = std::max(best, e.tokens_per_s_per_gpu);
     texts.push_back(ToText(s));
+    verdicts.push_back(e.verdict);
   }
   bool Cancelled() override { return cancel_after_ > 0 && evaluations >= cancel_after_; }
 
@@ -66,6 +67,7 @@ class Recorder : public Observer {
   int64_t structural = 0;
   double best = 0;
   std::vector<std::string> texts;
+  std::vector<Verdict> verdicts;
 
  private:
   const StrategySpace& space_;
@@ -382,15 +384,46 @@ TEST(RlSearcher, DeeperClimbsLeaveARepeatedTrap) {
   ExpectNeeded(Make("deepseek-v3", 144, 4096, {}, "h800"), 3, "rl(warm=0,deepen=0)");
 }
 
-// deepnow=1: kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 256 H100s, seed 1.
-// The search without it ends at pp=1,tp=2,ep=32,batch=32,overlap=tbo (0.977 of the optimum,
+// deepnow=1: kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 256 H100s, seed 5
+// (seed 1 until membound: with the calls it saves, seed 1 reaches 0.99 without deepnow too). The
+// search without it ends at pp=1,tp=2,ep=32,batch=32,overlap=tbo (0.977 of the optimum,
 // pp=1,tp=16,ep=32,batch=256 with attention `none` and sp on): the descents of the four best
 // screened moves are all worse, and no later climb ends there a second time before the budget
-// does, so deepen's wide moves never run. Widened at the climb's first end (traced: 259 screened
+// does, so deepen's wide moves never run. Widened at the climb's first end (traced on seed 1: 259 screened
 // moves, eight descents), a descent reaches pp=1,tp=4,batch=64 with attention `none` and sp on,
 // and the climb goes on from there to the optimum.
 TEST(RlSearcher, WidenedPassAtTheFirstEndLeavesAServeTrap) {
-  ExpectNeeded(KimiServe("h100", 256), 1, "rl(warm=0,deepnow=0)");
+  ExpectNeeded(KimiServe("h100", 256), 5, "rl(warm=0,deepnow=0)");
+}
+
+// membound=1 (rl.h 15.) makes the same choices with fewer calls: deepseek-v3 decode at 4k on 144
+// H800s, 1,000 calls, seed 1. Walking the evaluations of membound=0 and membound=1 side by side,
+// the whole membound=0 search is membound=1's first evaluations with memory misses in between
+// (traced: 979 of them and 21 misses, the 21 candidates membound=1 knew to miss without a call);
+// membound=1 spends the 21 calls it saved after that.
+TEST(RlSearcher, MemoryBoundLeavesOutOnlyMemoryMisses) {
+  const Instance in = Make("deepseek-v3", 144, 4096, {}, "h800");
+  Recorder off(*in.space), on(*in.space);
+  Rl("rl(warm=0,membound=0)")->Search(*in.sim, *in.space, 1000, 1, &off);
+  auto rl = Rl("rl(warm=0)");
+  rl->Search(*in.sim, *in.space, 1000, 1, &on);
+  ASSERT_EQ(off.evaluations, 1000);
+  ASSERT_EQ(on.evaluations, 1000);
+  size_t i = 0, j = 0;
+  int64_t left_out = 0;
+  while (i < off.texts.size() && j < on.texts.size()) {
+    if (off.texts[i] == on.texts[j]) {
+      ++i, ++j;
+    } else if (off.verdicts[i] == Verdict::kMemory) {
+      ++i, ++left_out;
+    } else {
+      break;
+    }
+  }
+  EXPECT_EQ(i, off.texts.size());  // every membound=0 evaluation matched or a memory miss
+  EXPECT_GT(left_out, 0);
+  EXPECT_EQ(left_out, rl->last_stats().memory_skips);
+  EXPECT_EQ(j + static_cast<size_t>(left_out), on.texts.size());
 }
 
 // epnone=1: deepseek-v3 prefill of 4,096 tokens on 128 H100s, seed 8. Without it the search stops
