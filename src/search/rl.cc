@@ -1659,6 +1659,8 @@ SearchResult RlSearcher::Run(Objective& obj, uint64_t seed,
   if (note.empty()) {
     note = fmt::format("{} networks ({} ended by convergence), {} of {} proposals invalid",
                        stats_.networks, stats_.early_exits, stats_.invalid, stats_.proposals);
+    if (stats_.memory_skips > 0)
+      note += fmt::format(", {} more known to miss memory without a call", stats_.memory_skips);
   }
   r.note = note;
   return r;
