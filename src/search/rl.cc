@@ -1139,6 +1139,17 @@ Elite RlRun::CoupledScans(Elite e, double base) {
     Elite p = PairScan(e, *a, *b);
     if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
   }
+  // schedpair (rl.h 16.): each head after the dims (overlap, slots, mtp) with the MoE pair, every
+  // joint option.
+  if (o_.schedpair && !moe.empty()) {
+    for (int h = last_dim_; h < num_heads_ && !obj_->Done(); ++h) {
+      if (space_.head_size(h) < 2) continue;
+      std::vector<int> g = {h};
+      g.insert(g.end(), moe.begin(), moe.end());
+      Elite p = ScanGroup(e.idx, g, e);
+      if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
+    }
+  }
   // A descent that ends within 1% of the climb's point after the pair scans: the router, MoE and
   // shared pairs jointly, every option (243 for DeepSeek's 3 x 9 x 9; deepseek-v3 decode on 144
   // H800s needs the router `none` with both pairs `dim0/none`, each change alone or in two worse).
@@ -1455,7 +1466,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
-                                     "neargate", "epnone", "deepen", "deepnow", "membound"});
+                                     "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1503,6 +1514,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
+  o.schedpair = spec.Bool("schedpair", d.schedpair);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1589,7 +1601,7 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1597,7 +1609,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
-      o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0) +
+      o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

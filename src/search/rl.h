@@ -134,6 +134,14 @@
 //      theirs at a batch b' dividing b), is known as a memory miss without a call. The choices
 //      are those of membound=0 (a skipped candidate would have been evaluated invalid); only the
 //      calls it saves change what follows.
+//  16. Schedule x MoE scans (issue 14, seventh pass; schedpair=1 by default). The coupled scans
+//      of a near-miss descent (13.) also scan each head after the dims (overlap, slots, mtp)
+//      jointly with the MoE pair, every option (27 for overlap x DeepSeek's 3 x 3 FFN dims), the
+//      two best batch-fitted, then a group descent from a better point. Two-batch overlap hides
+//      the expert dispatch and combine behind the other half's compute, and the MoE pair decides
+//      the expert-TP collectives there are to hide, so either change alone can miss a latency
+//      limit that both together meet (kimi-k2 served on 256 H100s, pp=1,tp=8: tbo alone or the
+//      pair `dim0/dim1` alone miss TPOT, together 0.991 of the optimum).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -141,7 +149,7 @@
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
-//      membound, warm)
+//      membound, schedpair, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -216,6 +224,7 @@ struct RlOptions {
   bool deepen = true;        // (13.) wider moves and more descents from a repeated climb end
   bool deepnow = true;       // (14.) a climb's pass that improves nothing is widened once
   bool membound = true;      // (15.) candidates certain to miss memory are not evaluated
+  bool schedpair = true;     // (16.) coupled scans: each head after the dims with the MoE pair
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in

@@ -348,14 +348,15 @@ TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
   EXPECT_EQ(with_rl->last_stats().proposals, 4000);
 }
 
-// One fifth-pass mechanism (rl.h 13.) on the problem that needs it: the cold searcher (4,000
-// calls, `seed`) reaches 0.99 of the exact optimum, and with `without` (the mechanism off) it does
-// not; every call charged, none structurally invalid.
-void ExpectNeeded(const Instance& in, uint64_t seed, const std::string& without) {
+// One mechanism (rl.h 13.-16.) on the problem that needs it: the searcher `with` (default the
+// cold one; 4,000 calls, `seed`) reaches 0.99 of the exact optimum, and with `without` (the
+// mechanism off) it does not; every call charged, none structurally invalid.
+void ExpectNeeded(const Instance& in, uint64_t seed, const std::string& without,
+                  const std::string& with_spec = "rl(warm=0)") {
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
   Recorder rec(*in.space);
-  SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 4000, seed, &rec);
+  SearchResult with = Rl(with_spec)->Search(*in.sim, *in.space, 4000, seed, &rec);
   SearchResult off = Rl(without)->Search(*in.sim, *in.space, 4000, seed, nullptr);
   ASSERT_TRUE(with.found && off.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
@@ -385,7 +386,8 @@ TEST(RlSearcher, DeeperClimbsLeaveARepeatedTrap) {
 }
 
 // deepnow=1: kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 256 H100s, seed 5
-// (seed 1 until membound: with the calls it saves, seed 1 reaches 0.99 without deepnow too). The
+// (seed 1 until membound: with the calls it saves, seed 1 reaches 0.99 without deepnow too), with
+// schedpair off (with it, the overlap x MoE-pair scan leaves this trap too, deepnow or not). The
 // search without it ends at pp=1,tp=2,ep=32,batch=32,overlap=tbo (0.977 of the optimum,
 // pp=1,tp=16,ep=32,batch=256 with attention `none` and sp on): the descents of the four best
 // screened moves are all worse, and no later climb ends there a second time before the budget
@@ -393,7 +395,20 @@ TEST(RlSearcher, DeeperClimbsLeaveARepeatedTrap) {
 // moves, eight descents), a descent reaches pp=1,tp=4,batch=64 with attention `none` and sp on,
 // and the climb goes on from there to the optimum.
 TEST(RlSearcher, WidenedPassAtTheFirstEndLeavesAServeTrap) {
-  ExpectNeeded(KimiServe("h100", 256), 5, "rl(warm=0,deepnow=0)");
+  ExpectNeeded(KimiServe("h100", 256), 5, "rl(warm=0,schedpair=0,deepnow=0)",
+               "rl(warm=0,schedpair=0)");
+}
+
+// schedpair=1: the same problem, the default (warm) searcher, seed 1. Its climb goes from
+// pp=1,tp=2,overlap=sbo with the MoE pair `none/none` to pp=1,tp=8,batch=128 (353.2 tok/s/GPU)
+// and on to pp=8,tp=8 (355.3, 0.929 of the optimum), where the widened pass finds no way out.
+// From pp=1,tp=8 overlap tbo alone misses the TPOT limit (67.6 ms) and the MoE pair `dim0/dim1`
+// alone too (51.7 ms); together they give 379.1 (0.991, TPOT 42.2 ms; `l2s eval`). The descents
+// of the climb end in such near misses (pp=1,tp=8 at 353.2 is one), whose coupled scans now
+// include every joint option of the overlap head and the MoE pair, and the search reaches the
+// optimum (pp=1,tp=16,batch=256, overlap tbo, `dim0/dim1`).
+TEST(RlSearcher, ScheduleAndMoePairScanLeavesAWarmServeTrap) {
+  ExpectNeeded(KimiServe("h100", 256), 1, "rl(schedpair=0)", "rl");
 }
 
 // membound=1 (rl.h 15.) makes the same choices with fewer calls: deepseek-v3 decode at 4k on 144
@@ -570,7 +585,8 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(pairsweep=3)", "rl(pairmoves=x)", "rl(nearslo=2)",
                           "rl(dpattn=maybe)", "rl(stallmin=0)", "rl(stallmin=x)", "rl(warm=3)",
                           "rl(warm=-1)", "rl(coupled=-1)", "rl(coupled=x)", "rl(neargate=1.5)",
-                          "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)", "rl(deepnow=2)"}) {
+                          "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)", "rl(deepnow=2)",
+                          "rl(membound=2)", "rl(schedpair=x)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
