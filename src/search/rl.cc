@@ -1636,7 +1636,6 @@ RoleRun RlRoleRun(const RlOptions& options) {
     // A warm-started search has elites from its first call: the elite prior applies at once.
     RlOptions o = options;
     if (!start.empty()) o.prior_from = 0;
-    o.warm = 0;  // the per-problem network whatever `warm` says (rl.h, "Warm start")
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };
