@@ -12,10 +12,9 @@
 #include <memory>
 
 #include "paper_setting.h"
-#include "hw/hw.h"
-#include "model/presets.h"
 #include "search/oracle.h"
 #include "search/search.h"
+#include "search/test_util.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 
@@ -43,15 +42,7 @@ void BM_Oracle_GptMoe16T_24576(benchmark::State& state) {
 // A harder structure: MLA, shared experts, dense + MoE layer kinds (every operator group
 // present), serve mode (TTFT pass per configuration) with TPOT and TTFT SLOs.
 void BM_Oracle_DeepSeekV3_Serve_256(benchmark::State& state) {
-  Problem p;
-  p.model = *ModelPreset("deepseek-v3");
-  p.cluster = *MakeCluster("h100", 256);
-  p.workload.mode = Mode::kServe;
-  p.workload.isl = 2048;
-  p.workload.osl = 512;
-  p.workload.tpot_ms = 50;
-  p.workload.ttft_ms = 2000;
-  p.workload.weight = p.model.weight_dtype;
+  Problem p = testing::RealServe("deepseek-v3", "h100", 256);
   p.workload.max_batch = 256;
   Simulator sim(std::move(p));
   SpaceOptions so;

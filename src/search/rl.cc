@@ -148,6 +148,7 @@ class RlRun {
   void EvaluateCandidates(std::vector<std::vector<int>>* cands);
   double EvaluateCandidate(const std::vector<int>& c);
   int BatchOf(const std::vector<int>& key) const;
+  static std::vector<int> MemoryPoint(std::vector<int> key);
   void NoteMemory(const std::vector<int>& key, const Evaluation& e);
   bool KnownMemoryMiss(const std::vector<int>& key) const;
   double Potential(const Evaluation& e) const;
@@ -1169,15 +1170,20 @@ int RlRun::BatchOf(const std::vector<int>& key) const {
   return sspace_ != nullptr ? sspace_->batch_options()[key[StrategySpace::kBatch]] : 0;
 }
 
+// membound: the key memory_ files a Canonical key under, the same for every batch of the point
+// (the batch head set to -1).
+std::vector<int> RlRun::MemoryPoint(std::vector<int> key) {
+  key[StrategySpace::kBatch] = -1;
+  return key;
+}
+
 // membound: remembers the memory of point `key` (a Canonical key) from its evaluation e, when e
 // reached the memory check (search/memory_bound.h MemoryOf) at a fixed batch.
 void RlRun::NoteMemory(const std::vector<int>& key, const Evaluation& e) {
   if (!o_.membound || BatchOf(key) <= 0) return;
   std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
   if (!m) return;
-  std::vector<int> point = key;
-  point[StrategySpace::kBatch] = -1;
-  std::vector<MemoryAtBatch>& at = memory_[std::move(point)];
+  std::vector<MemoryAtBatch>& at = memory_[MemoryPoint(key)];
   for (const MemoryAtBatch& x : at)
     if (x.batch == m->batch) return;
   at.push_back(*m);
@@ -1188,9 +1194,7 @@ void RlRun::NoteMemory(const std::vector<int>& key, const Evaluation& e) {
 bool RlRun::KnownMemoryMiss(const std::vector<int>& key) const {
   const int batch = BatchOf(key);
   if (!o_.membound || batch <= 0) return false;
-  std::vector<int> point = key;
-  point[StrategySpace::kBatch] = -1;
-  auto it = memory_.find(point);
+  auto it = memory_.find(MemoryPoint(key));
   if (it == memory_.end()) return false;
   for (const MemoryAtBatch& m : it->second)
     if (CertainMemoryMiss(m, batch)) return true;

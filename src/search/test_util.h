@@ -1,5 +1,6 @@
-// Small problems for the search tests (test-only header): hand-built shrunken models whose
-// spaces are small enough to enumerate, and an H100 cluster whose memory can be squeezed.
+// Small problems for the search tests (header-only, not part of the library): hand-built shrunken
+// models whose spaces are small enough to enumerate, an H100 cluster whose memory can be
+// squeezed, and the beyond-paper serve problem the tests and bench/search_bench.cc share.
 #pragma once
 
 #include <string>
