@@ -143,6 +143,8 @@ class JointProblem final : public EncodedProblem {
 //      scratch next (then from its best parts again), and after a round of further searches that
 //      left the best pair unchanged, b. takes the first ranked pair with a slot not searched
 //      deeply even when its hopes do not beat the best pair found;
+//      other: the other role's slot of that pair is then searched further as well (a decode
+//      instance of more capacity can leave GPUs to a binding prefill pool);
 //   3. the last call evaluates the best pair of recorded parts through the joint problem.
 // Every role evaluation is one call of the budget (the result's calls = the role calls + 1 <=
 // budget); deterministic for a seed. The observer sees every call and may cancel.
@@ -159,6 +161,10 @@ struct DecomposedOptions {
   bool unstick = true;       // 2c: from scratch after a fruitless further search; b. when stuck
   int64_t anchor_min = 200;  // anchors per role: as many of 3 as get this many calls each (>= 1)
   bool templates = true;     // the usual serving shapes evaluated beside each anchor
+  // (issue 14, eighth pass) 2c: when the binding slot's latest further search found nothing
+  // better, the other role's slot of the best pair gets a further search too: the rate also
+  // rises when that role needs fewer GPUs and leaves them to the binding one.
+  bool other = true;
 };
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run,

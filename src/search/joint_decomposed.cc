@@ -581,7 +581,20 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         const DisaggModel& dm = *js.models()[dc.best_model()];
         const DisaggEvaluation e = dm.Combine(dc.best_gp(), dc.best().p.s, dc.best().p.e,
                                               dc.best_gd(), dc.best().d.s, dc.best().d.e);
-        const bool search_d = e.bottleneck != "prefill", search_p = e.bottleneck != "decode";
+        bool search_d = e.bottleneck != "prefill", search_p = e.bottleneck != "decode";
+        // other: the binding slot's latest further search found nothing better; the other role's
+        // slot of the pair is searched further too (fewer GPUs there leave more to the binding
+        // role: the GB200 NVL72's decode instance of 8 GPUs at batch 1,024 needs three instances
+        // where one at batch 256 needs four).
+        if (options.other)
+          for (size_t i = 0; i < n; ++i) {
+            if (slots[i].pre && slots[i].g == dc.best_gp() && slots[i].pool == dc.pools()[dc.best_model()][0] &&
+                slots[i].stale)
+              search_d = true;
+            if (!slots[i].pre && slots[i].g == dc.best_gd() && slots[i].pool == dc.pools()[dc.best_model()][1] &&
+                slots[i].stale)
+              search_p = true;
+          }
         const int64_t left = role_budget - dc.used();
         const int64_t c = std::min<int64_t>(options.deep, search_d && search_p ? left / 2 + 1 : left);
         // Started also from the best part of every other size of its role not yet projected

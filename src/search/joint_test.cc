@@ -264,8 +264,7 @@ TEST(JointSearch, DecomposedRlFindsAnOptimumAtSizesNotBestPerGpu) {
 // `gpu`, in the joint space `l2s plan --serving disagg` searches (cli/plan_problem.cc
 // PlanSpaceOptions: batch up to 1,024 and sp searched in both roles, MTP depths 0-3 in decode for
 // a model with MTP layers).
-Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
-  const Problem serve = testing::RealServe(model, gpu, gpus);
+Fixture PlanServeOn(const Problem& serve) {
   Fixture f;
   f.model = std::move(DisaggModel::Make(SharedSetup(serve))).value();
   auto plan_options = [](const Problem& p) {
@@ -281,6 +280,17 @@ Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
   const Problem dp = *DecodeProblem(serve, st.decode_pool, st.decode_pool.num_gpus);
   f.space = std::move(JointSpace::Make({f.model.get()}, plan_options(pp), plan_options(dp))).value();
   return f;
+}
+
+Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
+  return PlanServeOn(testing::RealServe(model, gpu, gpus));
+}
+
+// deepseek-v3 served on the GB200 NVL72 (one NVLink domain of 72 GPUs).
+Fixture PlanServeGb200() {
+  Problem serve = testing::RealServe("deepseek-v3", "gb200", 72);
+  serve.cluster = *LoadCluster("gb200-nvl72");
+  return PlanServeOn(serve);
 }
 
 // The decomposed search with default options and cold role searches (rl(warm=0)'s roles: the
@@ -307,24 +317,27 @@ void ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t seed,
   EXPECT_EQ(rl->SearchEncoded(jp, budget, seed, nullptr).best_encoded, with.best_encoded);
 }
 
-// The role searches follow `warm` (rl.h, "Warm start"; issue 14's seventh pass): deepseek-v3
-// disaggregated on 32 H100s, 4,000 calls, seed 1. With cold role searches (rl(warm=0)) the search
-// ends at 0.943 of the exact optimum; the default rl's role searches start from the pretrained
-// weights and reach it. rl's own path on the joint space is the decomposed search with its roles.
-TEST(JointSearch, PretrainedRoleSearchesReachTheOptimum) {
-  const Fixture f = PlanServe("deepseek-v3", "h100", 32);
+// The role searches follow `warm` (rl.h, "Warm start"; issue 14's seventh pass): kimi-k2
+// disaggregated on 64 H200s, 1,000 calls, seed 0. With cold role searches (rl(warm=0)) the
+// search ends at 0.622 of the exact optimum; the default rl's role searches start from the
+// pretrained weights and end at 0.892. rl's own path on the joint space is the decomposed search
+// with its roles. (Until the eighth pass this test's problem was deepseek-v3 on 32 H100s at 4,000
+// calls, where cold role searches now reach the optimum too; on the disaggregated suite the
+// pretrained ones still reach 0.99 of it in 78 of 90 runs at 4,000 calls against 70.)
+TEST(JointSearch, PretrainedRoleSearchesClimbFurther) {
+  const Fixture f = PlanServe("kimi-k2", "h200", 64);
   const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
   ASSERT_TRUE(exact.found);
   const double v = exact.eval.tokens_per_s_per_gpu;
   JointProblem jp(*f.space);
-  const SearchResult warm = MakeSearcher("rl").value()->SearchEncoded(jp, 4000, 1, nullptr);
-  const SearchResult cold = MakeSearcher("rl(warm=0)").value()->SearchEncoded(jp, 4000, 1, nullptr);
+  const SearchResult warm = MakeSearcher("rl").value()->SearchEncoded(jp, 1000, 0, nullptr);
+  const SearchResult cold = MakeSearcher("rl(warm=0)").value()->SearchEncoded(jp, 1000, 0, nullptr);
   ASSERT_TRUE(warm.found && cold.found);
-  EXPECT_GE(warm.eval.tokens_per_s_per_gpu, 0.99 * v) << warm.note;
-  EXPECT_LT(cold.eval.tokens_per_s_per_gpu, 0.99 * v) << cold.note;
-  EXPECT_LE(warm.calls, 4000);
+  EXPECT_GE(warm.eval.tokens_per_s_per_gpu, 0.85 * v) << warm.note;
+  EXPECT_LT(cold.eval.tokens_per_s_per_gpu, 0.7 * v) << cold.note;
+  EXPECT_LE(warm.calls, 1000);
   const SearchResult direct =
-      SearchJointDecomposed(jp, 4000, 1, nullptr, RlRoleRun(RlOptions{}), {});
+      SearchJointDecomposed(jp, 1000, 0, nullptr, RlRoleRun(RlOptions{}), {});
   EXPECT_EQ(direct.best_encoded, warm.best_encoded);
 }
 
@@ -349,6 +362,62 @@ TEST(JointSearch, ServingShapesAnchorASmallBudgetSearch) {
   off.templates = false;
   off.anchor_min = 1;  // three anchors per role whatever the budget (before)
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h100", 32), 1000, 1, off);
+}
+
+// rl.h 17. (feas, nearmem, pairdp): the 8-GPU decode instance of deepseek-v3 disaggregated on the
+// GB200 NVL72 (TPOT 50 ms). Its optimum is pp=1,tp=2,batch=1,024 with no redundant expert slots,
+// one MTP token and the embedding and dense FFN sharded, at 185.8 of 186 GiB per GPU; from the
+// policy's tp=1,batch=256 with redundant slots every climb ends at 0.875 of it without the three
+// (in every seed and at any budget: the batch that needs those dims misses memory by 0.8% with
+// any one of them, and a descent from an invalid start took no invalid step). feas and nearmem
+// are each needed at 4,000 calls, seed 1, cold and pretrained. pairdp lets the first climb (from
+// tp = 1) take the tp = 2 move with DP-attention dims and no redundant slots: at 1,000 calls the
+// search gets within 3% of the optimum with it and stays at 0.875 without (a later climb from
+// tp = 2 finds the way at 4,000 calls either way).
+TEST(JointSearch, MemoryNearMissesLeaveTheGb200DecodeTrap) {
+  const Fixture f = PlanServeGb200();
+  const DisaggModel& dm = *f.model;
+  const StrategySpace* space = f.space->DecodeSpace(0, 8);
+  ASSERT_NE(space, nullptr);
+  const Simulator& sim = dm.DecodeSim(8);
+  const SearchResult exact = SolveExact(sim, *space, nullptr);
+  ASSERT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  for (const std::string base : {"rl(", "rl(warm=0,"}) {
+    auto run = [&](const std::string& extra, int64_t budget) {
+      const std::string spec = extra.empty() ? (base == "rl(" ? "rl" : "rl(warm=0)")
+                                             : base + extra + ")";
+      const SearchResult r = MakeSearcher(spec).value()->Search(sim, *space, budget, 1, nullptr);
+      EXPECT_TRUE(r.found) << spec;
+      return r.found ? r.eval.tokens_per_s_per_gpu : 0.0;
+    };
+    EXPECT_GE(run("", 4000), 0.99 * v) << base;
+    for (const char* off : {"feas=0", "nearmem=0"}) EXPECT_LT(run(off, 4000), 0.9 * v) << base << off;
+    EXPECT_GE(run("", 1000), 0.97 * v) << base;
+    EXPECT_LT(run("pairdp=0", 1000), 0.9 * v) << base;
+  }
+}
+
+// other (DecomposedOptions): the same GB200 NVL72 problem, 4,000 calls, seed 1, pretrained roles.
+// The best pair found pairs 8-GPU prefill instances (the binding role) with 8-GPU decode
+// instances at batch 256 (four of them, 13% to spare); the further searches of the prefill slot
+// find nothing better. Searched further too, the decode slot reaches batch 1,024, three decode
+// instances carry the rate and the 8 GPUs freed go to prefill: the optimum (0.987 without).
+TEST(JointSearch, OtherRoleSlotFreesGpusForTheBindingRole) {
+  const Fixture f = PlanServeGb200();
+  const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
+  ASSERT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  JointProblem jp(*f.space);
+  DecomposedOptions off;
+  off.other = false;
+  const RoleRun role = RlRoleRun(RlOptions{});
+  const SearchResult with = SearchJointDecomposed(jp, 4000, 1, nullptr, role, {});
+  const SearchResult without = SearchJointDecomposed(jp, 4000, 1, nullptr, role, off);
+  ASSERT_TRUE(with.found && without.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << with.note;
+  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * v) << without.note;
+  EXPECT_LE(with.calls, 4000);
 }
 
 // Counts the calls an observer sees and cancels after `stop` of them (0: never).

@@ -152,8 +152,9 @@ class RlRun {
   void NoteMemory(const std::vector<int>& key, const Evaluation& e);
   bool KnownMemoryMiss(const std::vector<int>& key) const;
   double Potential(const Evaluation& e) const;
+  double Closeness(const Evaluation& e) const;
   double FitBatch(std::vector<int>* c, double value, double* potential = nullptr,
-                  std::vector<int>* above = nullptr);
+                  std::vector<int>* above = nullptr, bool* near_memory = nullptr);
   void EvaluateStart();
 
   const RlOptions& o_;
@@ -211,11 +212,22 @@ class RlRun {
     bool lower_batch_may_fit = false;  // invalid for memory or an SLO
     // Invalid for the TPOT or TTFT limit: its throughput x limit / its latency (Potential).
     double potential = 0;
+    // feas: invalid for memory or an SLO: 1 / max(memory / capacity, TPOT / limit, TTFT / limit),
+    // higher when closer to valid (Closeness).
+    double closeness = 0;
+    // nearmem: invalid for memory: its bytes over the capacity and its throughput x capacity /
+    // memory.
+    double mem_excess = 0;
+    double mem_potential = 0;
   };
   std::map<std::vector<int>, Known> known_;
+  double MemoryPotential(const std::vector<int>& key, const Known& k) const;
   // membound: the memory of each point evaluated (Canonical key with the batch head set to -1) at
   // each batch it was evaluated at (search/memory_bound.h).
   std::map<std::vector<int>, std::vector<MemoryAtBatch>> memory_;
+  // nearmem: per configuration (Config), the least and the most weight memory (weights + reserve)
+  // of the points evaluated there.
+  std::map<std::vector<int>, std::pair<double, double>> fixed_range_;
   // deepen: how many climbs ended in each configuration (Config: pp, tp, ep, heads after the dims).
   std::map<std::vector<int>, int> ends_;
   // diverse=1: configurations (pp, tp, ep, heads after the dims) a climb started from or ended at,
@@ -824,6 +836,15 @@ void RlRun::CompoundMoves(const Elite& from) {
             c[ha] = ia;
             c[hb] = ib;
             follow_tp(&c);
+            // pairdp: from tp = 1 (dims that are only Canonical placeholders there), a pair move
+            // of tp also with the DP-attention dims, as add_move's single tp move (dpattn).
+            if (o_.pairdp && o_.dpattn && ha == StrategySpace::kTp &&
+                sspace_ != nullptr && sspace_->tp_options()[base.idx[StrategySpace::kTp]] == 1) {
+              std::vector<int> t = c;
+              for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+                if (tp_none_[k] >= 0) t[k] = tp_none_[k];
+              if (t != c) moves.push_back(std::move(t));
+            }
             moves.push_back(std::move(c));
           };
           for (int b = a + 1; b < 3; ++b)
@@ -903,7 +924,8 @@ void RlRun::CompoundMoves(const Elite& from) {
       if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
       double pot = 0;
       std::vector<int> above;
-      double v = FitBatch(&c, -1, &pot, &above);
+      bool near_memory = false;
+      double v = FitBatch(&c, -1, &pot, &above, &near_memory);
       if (v <= 0) {
         // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
         // the descent from Megatron's dims instead when they make it valid.
@@ -913,12 +935,14 @@ void RlRun::CompoundMoves(const Elite& from) {
         if (m != c && space_.Valid(m) && !obj_->Done()) {
           double pm = 0;
           std::vector<int> am;
-          const double w = FitBatch(&m, -1, &pm, &am);
+          bool nm = false;
+          const double w = FitBatch(&m, -1, &pm, &am, &nm);
           if (w > 0) {
             c = std::move(m);
             v = w;
             pot = pm;
             above = std::move(am);
+            near_memory = nm;
           }
         }
       }
@@ -929,7 +953,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       }
       screened.emplace_back(v, std::move(c));
       rank.push_back(o_.nearslo ? std::max(v, pot) : v);
-      aboves.push_back(pot > v ? std::move(above) : std::vector<int>{});
+      aboves.push_back(pot > v || near_memory ? std::move(above) : std::vector<int>{});
       if (!o_.batchfit) {
         std::pair<double, std::vector<int>>& m = screened.back();
         DescendFrom(&m, base, &cur, &improved);
@@ -1027,16 +1051,31 @@ Elite RlRun::GroupDescent(std::vector<int> start, double value, bool fit_start) 
     for (const std::vector<int>& g : groups) {
       std::vector<int> best = start;
       std::vector<std::pair<double, std::vector<int>>> valid;  // fit: the options to fit
+      // feas: while the descent has no valid point, the option of this group closest to valid
+      // (when closer than the start) becomes the start of the next group.
+      const bool feas = o_.feasible && !(value > 0);
+      double closest = 0;
+      std::vector<int> closer;
+      if (feas)
+        if (auto it = known_.find(CanonicalKey(start)); it != known_.end())
+          closest = it->second.closeness;
       for (const std::vector<int>& c : GroupOptions(start, g)) {
         if (obj_->Done()) break;
-        if (!seen.insert(CanonicalKey(c)).second) continue;
+        std::vector<int> key = CanonicalKey(c);
+        if (!seen.insert(key).second) continue;
         const double v = EvaluateCandidate(c);
         if (fit && v > 0) valid.emplace_back(v, c);
+        if (feas && !(v > 0))
+          if (auto it = known_.find(key); it != known_.end() && it->second.closeness > closest) {
+            closest = it->second.closeness;
+            closer = c;
+          }
         if (v > value) {
           value = v;
           best = c;
         }
       }
+      if (feas && !(value > 0) && !closer.empty()) best = std::move(closer);
       // batchfit: the kFitTop best options of the group at the start's batch are moved to their
       // own best batch (an option that allows a larger batch wins only there).
       std::stable_sort(valid.begin(), valid.end(),
@@ -1180,9 +1219,18 @@ std::vector<int> RlRun::MemoryPoint(std::vector<int> key) {
 // membound: remembers the memory of point `key` (a Canonical key) from its evaluation e, when e
 // reached the memory check (search/memory_bound.h MemoryOf) at a fixed batch.
 void RlRun::NoteMemory(const std::vector<int>& key, const Evaluation& e) {
-  if (!o_.membound || BatchOf(key) <= 0) return;
+  if ((!o_.membound && !o_.nearmem) || BatchOf(key) <= 0) return;
   std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
   if (!m) return;
+  if (o_.nearmem) {
+    auto [it, fresh] =
+        fixed_range_.try_emplace(Config(key), m->fixed_bytes, m->fixed_bytes);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, m->fixed_bytes);
+      it->second.second = std::max(it->second.second, m->fixed_bytes);
+    }
+  }
+  if (!o_.membound) return;
   std::vector<MemoryAtBatch>& at = memory_[MemoryPoint(key)];
   for (const MemoryAtBatch& x : at)
     if (x.batch == m->batch) return;
@@ -1215,6 +1263,28 @@ double RlRun::Potential(const Evaluation& e) const {
   return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
 }
 
+// feas: how close an evaluation invalid for memory or a latency limit is to valid, 1 / the largest
+// of memory / capacity, TPOT / its limit and TTFT / its limit (each > 1 when missed); 0 when
+// none is known.
+double RlRun::Closeness(const Evaluation& e) const {
+  const Workload& wl = obj_->sim().problem().workload;
+  double worst = 0;
+  if (std::optional<MemoryAtBatch> m = MemoryOf(e, wl.mode); m && m->capacity_bytes > 0)
+    worst = std::max(worst, e.mem_bytes / m->capacity_bytes);
+  if (wl.tpot_ms > 0 && e.tpot_s > 0) worst = std::max(worst, e.tpot_s * 1e3 / wl.tpot_ms);
+  if (wl.ttft_ms > 0 && e.ttft_s > 0) worst = std::max(worst, e.ttft_s * 1e3 / wl.ttft_ms);
+  return worst > 0 ? 1.0 / worst : 0.0;
+}
+
+// nearmem: the potential of a point known to miss memory when the weight memory seen at its
+// configuration spreads over more than its excess (0 otherwise).
+double RlRun::MemoryPotential(const std::vector<int>& key, const Known& k) const {
+  if (!o_.nearmem || !(k.mem_excess > 0)) return 0;
+  auto it = fixed_range_.find(Config(key));
+  if (it == fixed_range_.end() || it->second.second - it->second.first < k.mem_excess) return 0;
+  return k.mem_potential;
+}
+
 // One charged call for a sweep or descent candidate; the elites are updated with a valid one.
 // Returns its value (0 when invalid). A candidate equivalent (Canonical) to one evaluated before
 // by a sweep or descent of this search is not evaluated again (no call): its value is known.
@@ -1237,7 +1307,17 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
     ++stats_->invalid;
     k.lower_batch_may_fit = e.verdict == Verdict::kMemory || e.verdict == Verdict::kTtft ||
                             e.verdict == Verdict::kTpot;
-    if (k.lower_batch_may_fit && sspace_ != nullptr) k.potential = Potential(e);
+    if (k.lower_batch_may_fit && sspace_ != nullptr) {
+      k.potential = Potential(e);
+      k.closeness = Closeness(e);
+      if (e.verdict == Verdict::kMemory) {
+        std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
+        if (m && e.mem_bytes > m->capacity_bytes) {
+          k.mem_excess = e.mem_bytes - m->capacity_bytes;
+          k.mem_potential = e.tokens_per_s_per_gpu * m->capacity_bytes / e.mem_bytes;
+        }
+      }
+    }
     return 0;
   }
   k.value = e.tokens_per_s_per_gpu;
@@ -1303,7 +1383,7 @@ void RlRun::EvaluateStart() {
 // potential (nearslo): max(the value found, the Potential of the batch the fit stopped at when
 // that one missed a latency limit); above: that batch's point when its Potential is the larger.
 double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
-                       std::vector<int>* above) {
+                       std::vector<int>* above, bool* near_memory) {
   constexpr int kFitDown = 3;
   const int h = StrategySpace::kBatch;
   const int n = space_.head_size(h);
@@ -1317,10 +1397,23 @@ double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
       if (!space_.Valid(up)) break;
       const double v = EvaluateCandidate(up);
       if (v <= 0 && potential != nullptr) {
-        auto it = known_.find(CanonicalKey(up));
-        if (it != known_.end() && it->second.potential > value) {
-          *potential = it->second.potential;
-          if (above != nullptr) *above = up;
+        const std::vector<int> key = CanonicalKey(up);
+        auto it = known_.find(key);
+        if (it != known_.end()) {
+          // nearmem: under a latency limit a memory near miss is ranked by its potential like a
+          // latency one; without one, memory bounds every fit (each fitted point's next batch
+          // misses it), so it is not ranked, but a descent from the move starts at that batch.
+          const double mem = MemoryPotential(key, it->second);
+          const Workload& wl = obj_->sim().problem().workload;
+          const bool limited = wl.tpot_ms > 0 || wl.ttft_ms > 0;
+          const double p = std::max(it->second.potential, limited ? mem : 0.0);
+          if (p > value) {
+            *potential = p;
+            if (above != nullptr) *above = up;
+          } else if (near_memory != nullptr && mem > value) {
+            *near_memory = true;
+            if (above != nullptr) *above = up;
+          }
         }
       }
       if (v <= value) break;
@@ -1470,7 +1563,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "jump", "megadims", "sweep", "dimgroups", "stall",
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
-                                     "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair"});
+                                     "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
+                                     "feas", "nearmem", "pairdp"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1519,6 +1613,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
   o.schedpair = spec.Bool("schedpair", d.schedpair);
+  o.feasible = spec.Bool("feas", d.feasible);
+  o.nearmem = spec.Bool("nearmem", d.nearmem);
+  o.pairdp = spec.Bool("pairdp", d.pairdp);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1605,7 +1702,8 @@ std::string RlSpecText(const RlOptions& o) {
       "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
-      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={}",
+      "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
+      "feas={},nearmem={},pairdp={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1613,7 +1711,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.sweep ? 1 : 0, o.dimgroups ? 1 : 0, o.stall, o.batchfit ? 1 : 0,
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
-      o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0) +
+      o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
+      o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

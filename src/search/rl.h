@@ -142,6 +142,29 @@
 //      the expert-TP collectives there are to hide, so either change alone can miss a latency
 //      limit that both together meet (kimi-k2 served on 256 H100s, pp=1,tp=8: tbo alone or the
 //      pair `dim0/dim1` alone miss TPOT, together 0.991 of the optimum).
+//  17. Memory near misses (issue 14, eighth pass; feas=1, nearmem=1, pairdp=1 by default).
+//      nearmem (with nearslo): a batch fit whose next batch up misses memory by no more than the
+//      weight memory (weights + reserve) that points of the same configuration (pp, tp, ep,
+//      heads after the dims) have been seen to differ by (their dims differ) is a memory near
+//      miss: a re-sharding the search has already seen at that configuration saves that much. No
+//      constant decides "near": the spread is what this search measured. A descent from such a
+//      move starts from that batch (from the fitted point when nothing valid is found there, as
+//      for nearslo). Under a TPOT or TTFT limit the move is also ranked by that batch's
+//      throughput x capacity / memory; without one it is not: memory alone bounds every batch
+//      fit there, so every fitted point's next batch misses memory and that rank would reorder
+//      all moves (measured: the paper's 1.2T at 32k and decode on 144 H800s lose a seed each
+//      at 4,000 calls).
+//      feas: a group descent from an invalid start (nearslo, nearmem) whose group has no valid
+//      option moves to the option closest to valid when it is closer than the start: the one of
+//      least max(memory / capacity, TPOT / limit, TTFT / limit), so two changes that each leave
+//      the point invalid (the embedding sharded, one MTP token fewer) can follow each other.
+//      pairdp: from a point at tp = 1 (whose dims are only Canonical placeholders), a pair move
+//      that changes tp is also tried with the DP-attention dims (12.'s dpattn variant), as a
+//      single tp move is. (deepseek-v3 decode on 8 GB200s at TPOT 50 ms, the decode instance of
+//      the disaggregated GB200 NVL72 problem: from tp=1,batch=256 with redundant slots, the
+//      optimum is tp=2,batch=1024 with no redundant slots, one MTP token and the embedding and
+//      dense FFN sharded, at 185.8 of 186 GiB; without the three the search ends at 0.875 of it
+//      in every seed and budget.)
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -149,7 +172,7 @@
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
-//      membound, schedpair, warm)
+//      membound, schedpair, feas, nearmem, pairdp, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -227,6 +250,9 @@ struct RlOptions {
   bool deepnow = true;       // (14.) a climb's pass that improves nothing is widened once
   bool membound = true;      // (15.) candidates certain to miss memory are not evaluated
   bool schedpair = true;     // (16.) coupled scans: each head after the dims with the MoE pair
+  bool feasible = true;      // spec "feas" (17.): an invalid descent moves towards validity
+  bool nearmem = true;       // (17.) memory near misses within the dims' seen spread ranked
+  bool pairdp = true;        // (17.) from tp = 1, pair moves of tp also with DP-attention dims
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
