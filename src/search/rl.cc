@@ -1217,7 +1217,8 @@ std::vector<int> RlRun::MemoryPoint(std::vector<int> key) {
 }
 
 // membound: remembers the memory of point `key` (a Canonical key) from its evaluation e, when e
-// reached the memory check (search/memory_bound.h MemoryOf) at a fixed batch.
+// reached the memory check (search/memory_bound.h MemoryOf) at a fixed batch; nearmem: widens
+// the range of weight memory seen at its configuration.
 void RlRun::NoteMemory(const std::vector<int>& key, const Evaluation& e) {
   if ((!o_.membound && !o_.nearmem) || BatchOf(key) <= 0) return;
   std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
@@ -1381,7 +1382,10 @@ void RlRun::EvaluateStart() {
 // at the batch chosen for another one, which the limits often make invalid or poor
 // (docs/RL_STUDY.md). Each evaluation is a charged call (or a known one).
 // potential (nearslo): max(the value found, the Potential of the batch the fit stopped at when
-// that one missed a latency limit); above: that batch's point when its Potential is the larger.
+// that one missed a latency limit, or under a latency limit its MemoryPotential when it missed
+// memory near enough: nearmem); above: that batch's point when that is the larger; near_memory:
+// set (with above) when the batch missed memory near enough but is not ranked by it (no latency
+// limit).
 double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
                        std::vector<int>* above, bool* near_memory) {
   constexpr int kFitDown = 3;

@@ -586,7 +586,8 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(dpattn=maybe)", "rl(stallmin=0)", "rl(stallmin=x)", "rl(warm=3)",
                           "rl(warm=-1)", "rl(coupled=-1)", "rl(coupled=x)", "rl(neargate=1.5)",
                           "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)", "rl(deepnow=2)",
-                          "rl(membound=2)", "rl(schedpair=x)"}) {
+                          "rl(membound=2)", "rl(schedpair=x)", "rl(feas=2)", "rl(nearmem=maybe)",
+                          "rl(pairdp=x)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
