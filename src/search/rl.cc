@@ -1278,11 +1278,20 @@ double RlRun::Closeness(const Evaluation& e) const {
 }
 
 // nearmem: the potential of a point known to miss memory when the weight memory seen at its
-// configuration spreads over more than its excess (0 otherwise).
+// degrees spreads over more than its excess (0 otherwise).
 double RlRun::MemoryPotential(const std::vector<int>& key, const Known& k) const {
   if (!o_.nearmem || !(k.mem_excess > 0)) return 0;
-  auto it = fixed_range_.find(Config(key));
-  if (it == fixed_range_.end() || it->second.second - it->second.first < k.mem_excess) return 0;
+  // The spread of the dims at these degrees: the most that the weight memory of one
+  // configuration with the point's pp, tp and ep has been seen to vary (its points differ in
+  // their dims; slots, overlap and MTP change which weights there are, not how dims shard them).
+  const std::vector<int> cfg = Config(key);
+  const std::vector<int> degrees(cfg.begin(), cfg.begin() + StrategySpace::kBatch);
+  double spread = 0;
+  for (auto it = fixed_range_.lower_bound(degrees);
+       it != fixed_range_.end() && std::equal(degrees.begin(), degrees.end(), it->first.begin());
+       ++it)
+    spread = std::max(spread, it->second.second - it->second.first);
+  if (spread < k.mem_excess) return 0;
   return k.mem_potential;
 }
 

@@ -144,9 +144,10 @@
 //      pair `dim0/dim1` alone miss TPOT, together 0.991 of the optimum).
 //  17. Memory near misses (issue 14, eighth pass; feas=1, nearmem=1, pairdp=1 by default).
 //      nearmem (with nearslo): a batch fit whose next batch up misses memory by no more than the
-//      weight memory (weights + reserve) that points of the same configuration (pp, tp, ep,
-//      heads after the dims) have been seen to differ by (their dims differ) is a memory near
-//      miss: a re-sharding the search has already seen at that configuration saves that much. No
+//      weight memory (weights + reserve) that the points of one configuration (pp, tp, ep, heads
+//      after the dims) with its degrees have been seen to differ by (their dims differ; slots,
+//      overlap and MTP change which weights there are, not how the dims shard them) is a memory
+//      near miss: a re-sharding the search has already seen at those degrees saves that much. No
 //      constant decides "near": the spread is what this search measured. A descent from such a
 //      move starts from that batch (from the fitted point when nothing valid is found there, as
 //      for nearslo). Under a TPOT or TTFT limit the move is also ranked by that batch's
