@@ -581,20 +581,24 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         const DisaggModel& dm = *js.models()[dc.best_model()];
         const DisaggEvaluation e = dm.Combine(dc.best_gp(), dc.best().p.s, dc.best().p.e,
                                               dc.best_gd(), dc.best().d.s, dc.best().d.e);
+        const std::array<int, 2> bp = dc.pools()[dc.best_model()];
+        const int bgp = dc.best_gp(), bgd = dc.best_gd();
+        // The best pair's slot of a role (prefill: pre).
+        auto in_pair = [&](size_t i, bool pre) {
+          return slots[i].pre == pre && slots[i].g == (pre ? bgp : bgd) &&
+                 slots[i].pool == bp[pre ? 0 : 1];
+        };
         bool search_d = e.bottleneck != "prefill", search_p = e.bottleneck != "decode";
         // other: the binding slot's latest further search found nothing better; the other role's
         // slot of the pair is searched further too (fewer GPUs there leave more to the binding
         // role: the GB200 NVL72's decode instance of 8 GPUs at batch 1,024 needs three instances
         // where one at batch 256 needs four).
         if (options.other)
-          for (size_t i = 0; i < n; ++i) {
-            if (slots[i].pre && slots[i].g == dc.best_gp() && slots[i].pool == dc.pools()[dc.best_model()][0] &&
-                slots[i].stale)
-              search_d = true;
-            if (!slots[i].pre && slots[i].g == dc.best_gd() && slots[i].pool == dc.pools()[dc.best_model()][1] &&
-                slots[i].stale)
-              search_p = true;
-          }
+          for (size_t i = 0; i < n; ++i)
+            if (slots[i].stale) {
+              if (in_pair(i, true)) search_d = true;
+              if (in_pair(i, false)) search_p = true;
+            }
         const int64_t left = role_budget - dc.used();
         const int64_t c = std::min<int64_t>(options.deep, search_d && search_p ? left / 2 + 1 : left);
         // Started also from the best part of every other size of its role not yet projected
@@ -605,8 +609,6 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
             if (slots[k].pre == slots[i].pre && slots[k].pool == slots[i].pool) src.push_back(k);
           return fresh(i, src);
         };
-        const std::array<int, 2> bp = dc.pools()[dc.best_model()];
-        const int bgp = dc.best_gp(), bgd = dc.best_gd();
         // unstick: a slot whose latest further search from its best parts found nothing better is
         // searched from scratch instead (another seed's policy and climbs: another basin), then
         // from its best parts again.
@@ -622,12 +624,10 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         };
         const double best_before = dc.best_value();
         for (size_t i = 0; i < n; ++i)
-          if (search_d && !slots[i].pre && slots[i].g == bgd && slots[i].pool == bp[1])
-            further(i);
+          if (search_d && in_pair(i, false)) further(i);
         dc.Assess();
         for (size_t i = 0; i < n; ++i)
-          if (search_p && slots[i].pre && slots[i].g == bgp && slots[i].pool == bp[0])
-            further(i);
+          if (search_p && in_pair(i, true)) further(i);
         dc.Assess();
         stuck = !(dc.best_value() > best_before);
       }

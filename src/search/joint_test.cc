@@ -384,10 +384,9 @@ TEST(JointSearch, MemoryNearMissesLeaveTheGb200DecodeTrap) {
   const SearchResult exact = SolveExact(sim, *space, nullptr);
   ASSERT_TRUE(exact.found);
   const double v = exact.eval.tokens_per_s_per_gpu;
-  for (const std::string base : {"rl(", "rl(warm=0,"}) {
+  for (const std::string base : {"rl(warm=1", "rl(warm=0"}) {
     auto run = [&](const std::string& extra, int64_t budget) {
-      const std::string spec = extra.empty() ? (base == "rl(" ? "rl" : "rl(warm=0)")
-                                             : base + extra + ")";
+      const std::string spec = base + (extra.empty() ? "" : "," + extra) + ")";
       const SearchResult r = MakeSearcher(spec).value()->Search(sim, *space, budget, 1, nullptr);
       EXPECT_TRUE(r.found) << spec;
       return r.found ? r.eval.tokens_per_s_per_gpu : 0.0;

@@ -1270,8 +1270,7 @@ double RlRun::Potential(const Evaluation& e) const {
 double RlRun::Closeness(const Evaluation& e) const {
   const Workload& wl = obj_->sim().problem().workload;
   double worst = 0;
-  if (std::optional<MemoryAtBatch> m = MemoryOf(e, wl.mode); m && m->capacity_bytes > 0)
-    worst = std::max(worst, e.mem_bytes / m->capacity_bytes);
+  if (e.batch >= 1 && e.mem_capacity_bytes > 0) worst = e.mem_bytes / e.mem_capacity_bytes;
   if (wl.tpot_ms > 0 && e.tpot_s > 0) worst = std::max(worst, e.tpot_s * 1e3 / wl.tpot_ms);
   if (wl.ttft_ms > 0 && e.ttft_s > 0) worst = std::max(worst, e.ttft_s * 1e3 / wl.ttft_ms);
   return worst > 0 ? 1.0 / worst : 0.0;
@@ -1320,12 +1319,10 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
     if (k.lower_batch_may_fit && sspace_ != nullptr) {
       k.potential = Potential(e);
       k.closeness = Closeness(e);
-      if (e.verdict == Verdict::kMemory) {
-        std::optional<MemoryAtBatch> m = MemoryOf(e, obj_->sim().problem().workload.mode);
-        if (m && e.mem_bytes > m->capacity_bytes) {
-          k.mem_excess = e.mem_bytes - m->capacity_bytes;
-          k.mem_potential = e.tokens_per_s_per_gpu * m->capacity_bytes / e.mem_bytes;
-        }
+      if (e.verdict == Verdict::kMemory && e.batch >= 1 && e.mem_capacity_bytes > 0 &&
+          e.mem_bytes > e.mem_capacity_bytes) {
+        k.mem_excess = e.mem_bytes - e.mem_capacity_bytes;
+        k.mem_potential = e.tokens_per_s_per_gpu * e.mem_capacity_bytes / e.mem_bytes;
       }
     }
     return 0;
