@@ -124,6 +124,7 @@ class RlRun {
   int EliteTarget(const Elite& e, int h, std::span<const int> prefix) const;
   void Propose();
   void Record(const Evaluation& e);
+  void RepairProposal();
   Status Update();
   void StartNetwork();
   Status MakePolicyNet(uint64_t seed);  // net_ = a per-problem PolicyNet, with its Adam
@@ -376,8 +377,12 @@ Status RlRun::Run() {
                           std::min<int64_t>(o_.stall_min, chunk_len_));
     const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
                              obj_->budget() - obj_->calls() <= chunk_len_ / 2;
+    // first (18.): the first sweep comes at the latest after first x the budget.
+    const bool first_due = o_.first > 0 && last_sweep_end_ < 0 &&
+                           obj_->calls() >= static_cast<int64_t>(o_.first * static_cast<double>(obj_->budget()));
     if (o_.sweep && prior_on_ && !elites_.empty() &&
-        (obj_->calls() - last_improvement_ >= stall_len || final_sweep)) {
+        (obj_->calls() - last_improvement_ >= stall_len || final_sweep || first_due)) {
+      if (last_sweep_end_ < 0) stats_->first_sweep_call = obj_->calls();
       Sweep(/*pairs=*/!final_sweep);
       last_sweep_end_ = obj_->calls();
       buffer_.clear();  // proposals of the policy before the sweep saw other elites
@@ -386,7 +391,11 @@ Status RlRun::Run() {
     BuildObservation();
     Propose();
     const Evaluation& e = obj_->EvaluateEncoded(action_);
+    const Verdict verdict = e.verdict;
     Record(e);
+    if (o_.repair > 0 && sspace_ != nullptr &&
+        (verdict == Verdict::kMemory || verdict == Verdict::kTpot || verdict == Verdict::kTtft))
+      RepairProposal();
     if (static_cast<int>(buffer_.size()) >= o_.rollout) {
       Status st = Update();
       if (!st.ok()) return st;
@@ -848,7 +857,22 @@ void RlRun::CompoundMoves(const Elite& from) {
             moves.push_back(std::move(c));
           };
           for (int b = a + 1; b < 3; ++b)
-            for (int sb : {-1, 1}) add_pair(degrees[b], base.idx[degrees[b]] + sb);
+            for (int sb : {-1, 1}) {
+              add_pair(degrees[b], base.idx[degrees[b]] + sb);
+              // triple (18.): the two degree moves with another option of a head after the dims.
+              const int ib = base.idx[degrees[b]] + sb;
+              if (!o_.triple || ib < 0 || ib >= space_.head_size(degrees[b])) continue;
+              for (int h = last_dim_; h < num_heads_; ++h)
+                for (int i = 0; i < space_.head_size(h); ++i) {
+                  if (i == base.idx[h]) continue;
+                  std::vector<int> c = base.idx;
+                  c[ha] = ia;
+                  c[degrees[b]] = ib;
+                  c[h] = i;
+                  follow_tp(&c);
+                  moves.push_back(std::move(c));
+                }
+            }
           for (int h = last_dim_; h < num_heads_; ++h)
             for (int i = 0; i < space_.head_size(h); ++i) add_pair(h, i);
         }
@@ -1476,6 +1500,28 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
   }
 }
 
+// repair (18.): the policy proposal just evaluated (action_) missed memory or a latency limit;
+// its batch goes down one option at a time until a valid one, at most `repair` charged calls. A
+// candidate the memory bound shows to miss costs no call and does not count (it is known to miss
+// as an evaluated one would be), so the repair goes on below it. The valid point updates the
+// elites, not the network.
+void RlRun::RepairProposal() {
+  const int h = StrategySpace::kBatch;
+  const std::vector<int> start = action_;
+  int64_t charged = 0;
+  for (int b = start[h] - 1; b >= 0 && charged < o_.repair && !obj_->Done(); --b) {
+    std::vector<int> down = start;
+    down[h] = b;
+    if (!space_.Valid(down)) continue;
+    const int64_t before = obj_->calls();
+    const double v = EvaluateCandidate(down);
+    charged += obj_->calls() - before;
+    if (v > 0) break;
+  }
+  stats_->repairs += charged;
+  action_ = start;
+}
+
 void RlRun::Record(const Evaluation& e) {
   ++stats_->proposals;
   NoteMemory(CanonicalKey(action_), e);
@@ -1574,7 +1620,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
-                                     "feas", "nearmem", "pairdp"});
+                                     "feas", "nearmem", "pairdp", "repair", "triple", "first"});
   if (!keys.ok()) return keys;
   RlOptions d;
   RlOptions o;
@@ -1626,6 +1672,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.feasible = spec.Bool("feas", d.feasible);
   o.nearmem = spec.Bool("nearmem", d.nearmem);
   o.pairdp = spec.Bool("pairdp", d.pairdp);
+  const int64_t repair = spec.Int("repair", d.repair);
+  o.triple = spec.Bool("triple", d.triple);
+  o.first = spec.Double("first", d.first);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1643,7 +1692,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("prior_from", prior_from, 0, 1000),
                     range("descents", descents, 1, 1000),
                     range("stallmin", stall_min, 1, int64_t{1} << 40), range("warm", warm, 0, 2),
-                    range("coupled", coupled, 0, 1000)}) {
+                    range("coupled", coupled, 0, 1000), range("repair", repair, 0, 16)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -1658,6 +1707,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.stall_min = stall_min;
   o.warm = static_cast<int>(warm);
   o.coupled = static_cast<int>(coupled);
+  o.repair = static_cast<int>(repair);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -1690,6 +1740,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   if (!(o.near_gate >= 0 && o.near_gate <= 1))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option neargate={} must be in [0, 1]", o.near_gate));
+  if (!(o.first >= 0 && o.first <= 1))
+    return Status::InvalidArgument(
+        fmt::format("searcher 'rl': option first={} must be in [0, 1]", o.first));
   if (!(o.stall > 0 && o.stall <= 100))
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option stall={} must be in (0, 100]", o.stall));
@@ -1713,7 +1766,7 @@ std::string RlSpecText(const RlOptions& o) {
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
-      "feas={},nearmem={},pairdp={}",
+      "feas={},nearmem={},pairdp={},repair={},triple={},first={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1722,7 +1775,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.diverse ? 1 : 0, o.pairsweep ? 1 : 0, o.pairmoves ? 1 : 0,
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
-      o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0) +
+      o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
+      o.first) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

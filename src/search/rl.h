@@ -254,6 +254,9 @@ struct RlOptions {
   bool feasible = true;      // spec "feas" (17.): an invalid descent moves towards validity
   bool nearmem = true;       // (17.) memory near misses within the dims' seen spread ranked
   bool pairdp = true;        // (17.) from tp = 1, pair moves of tp also with DP-attention dims
+  bool triple = true;        // (18.) pair moves of two degree heads also with a head after dims
+  int repair = 2;            // (18.) calls re-evaluating a missed proposal at lower batches
+  double first = 0.4;        // (18.) the first sweep at the latest after first x the budget
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -289,6 +292,8 @@ struct RlStats {
   int64_t sweeps = 0;        // pair sweeps run (sweep=1)
   int64_t diverse = 0;       // ... of which started away from the best elite (diverse=1)
   int64_t memory_skips = 0;  // sweep/descent candidates known to miss memory, not evaluated
+  int64_t repairs = 0;       // charged calls re-evaluating missed proposals at a lower batch (18.)
+  int64_t first_sweep_call = -1;  // calls made when the main loop's first sweep began (-1: none)
   // warm >= 1: the shared network's weights at the end of the search (tools/pretrain_rl carries
   // them to the next problem); empty otherwise.
   std::vector<double> final_weights;
