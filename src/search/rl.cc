@@ -1803,6 +1803,12 @@ RoleRun RlRoleRun(const RlOptions& options) {
     // A warm-started search has elites from its first call: the elite prior applies at once.
     RlOptions o = options;
     if (!start.empty()) o.prior_from = 0;
+    // The options of rl.h 18. are off in role searches: measured on the disaggregated suite
+    // (docs/RL_STUDY.md, ninth pass) they cost runs there (4,000 calls: 78 -> 75 of 90 runs at
+    // 0.99, cold 77 -> 66), most of it repair in the searches that start from nothing.
+    o.repair = 0;
+    o.triple = false;
+    o.first = 0;
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };

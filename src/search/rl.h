@@ -166,6 +166,24 @@
 //      optimum is tp=2,batch=1024 with no redundant slots, one MTP token and the embedding and
 //      dense FFN sharded, at 185.8 of 186 GiB; without the three the search ends at 0.875 of it
 //      in every seed and budget.)
+//  18. Short budgets (issue 14, ninth pass; repair=2, triple=1, first=0.4 by default).
+//      repair: a policy proposal evaluated invalid for memory, TPOT or TTFT is evaluated again
+//      with its batch one option lower at a time until one is valid, at most `repair` charged
+//      calls; a lower batch that the memory bound (15.) shows to miss costs no call and does not
+//      count. On the paper's problems 42-69% of a 1,000-call search's calls miss memory (seeds
+//      1-3 without the options of 18.; no latency limits there, and the mask rules out
+//      structural misses), and a missed proposal taught the elites nothing. The valid point updates the elites (so the prior and the sweeps see it), not the network: the
+//      proposal's sample keeps its invalid reward.
+//      triple: the pair moves of compound moves (13.) that change two degree heads (pp, tp, ep)
+//      by one option each are also tried with every other option of each head after the dims
+//      (overlap, slots, MTP). The paper's 1.6T at 32k on 1,024 H100s ends at pp=4,tp=8,ep=16
+//      with sbo (0.904 of the optimum) where pp 4 -> 2 with tp 8 -> 16 is worse under sbo and
+//      better under tbo; before, only the deepened passes after the budget left it.
+//      first: the main loop's first sweep starts at the latest once first x the budget calls are
+//      made, even while the policy still improves by small steps (at 1,000 calls such a policy
+//      delayed the first sweep past 700 calls, leaving the climb one pass).
+//      (A fourth change, group descents scanned cyclically until no group moves, was measured
+//      and not kept: fewer runs at 0.98 at every budget from 1,000 to 3,000, docs/RL_STUDY.md.)
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
@@ -173,7 +191,7 @@
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
-//      membound, schedpair, feas, nearmem, pairdp, warm)
+//      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
