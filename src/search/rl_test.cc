@@ -681,7 +681,9 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(warm=-1)", "rl(coupled=-1)", "rl(coupled=x)", "rl(neargate=1.5)",
                           "rl(neargate=-0.1)", "rl(epnone=2)", "rl(deepen=maybe)", "rl(deepnow=2)",
                           "rl(membound=2)", "rl(schedpair=x)", "rl(feas=2)", "rl(nearmem=maybe)",
-                          "rl(pairdp=x)"}) {
+                          "rl(pairdp=x)", "rl(repair=17)", "rl(repair=-1)", "rl(repair=x)",
+                          "rl(triple=2)", "rl(first=1.5)", "rl(first=-0.1)", "rl(first=x)",
+                          "rl(cycle=1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
