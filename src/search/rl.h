@@ -296,7 +296,8 @@ std::string RlSpecText(const RlOptions& o);
 // The role search of the decomposed search of the disaggregated joint space (search/joint.h
 // SearchJointDecomposed): rl with `options` on one role's StrategySpace (`warm` included: the
 // default starts from the pretrained weights), from the start points, the elite prior at once
-// when there are any.
+// when there are any, and without the options of 18. (repair, triple, first: measured to cost
+// runs on the disaggregated suite, docs/RL_STUDY.md ninth pass) whatever `options` says.
 RoleRun RlRoleRun(const RlOptions& options);
 
 // Counters of the latest Search (for tests and the study).
