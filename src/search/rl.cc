@@ -358,7 +358,8 @@ Status RlRun::Run() {
   if (start_only_) return Status::Ok();
 
   while (!obj_->Done()) {
-    // Every iteration either starts a lifetime and then charges one call, or charges one call.
+    // Every iteration either starts a lifetime and then charges one call, or charges one call
+    // (with repair, up to `repair` more after a missed proposal; a sweep charges its own).
     if (o_.restarts && (converged_ || obj_->calls() - life_start_ >= life_len_)) {
       if (converged_) ++stats_->early_exits;
       StartNetwork();
@@ -378,8 +379,9 @@ Status RlRun::Run() {
     const bool final_sweep = o_.dimgroups && last_improvement_ != last_sweep_end_ &&
                              obj_->budget() - obj_->calls() <= chunk_len_ / 2;
     // first (18.): the first sweep comes at the latest after first x the budget.
-    const bool first_due = o_.first > 0 && last_sweep_end_ < 0 &&
-                           obj_->calls() >= static_cast<int64_t>(o_.first * static_cast<double>(obj_->budget()));
+    const bool first_due =
+        o_.first > 0 && last_sweep_end_ < 0 &&
+        obj_->calls() >= static_cast<int64_t>(o_.first * static_cast<double>(obj_->budget()));
     if (o_.sweep && prior_on_ && !elites_.empty() &&
         (obj_->calls() - last_improvement_ >= stall_len || final_sweep || first_due)) {
       if (last_sweep_end_ < 0) stats_->first_sweep_call = obj_->calls();
@@ -1504,10 +1506,11 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
 // its batch goes down one option at a time until a valid one, at most `repair` charged calls. A
 // candidate the memory bound shows to miss costs no call and does not count (it is known to miss
 // as an evaluated one would be), so the repair goes on below it. The valid point updates the
-// elites, not the network.
+// elites, not the network. Like a sweep's candidates, each one evaluated leaves action_ at it;
+// the next proposal overwrites it.
 void RlRun::RepairProposal() {
   const int h = StrategySpace::kBatch;
-  const std::vector<int> start = action_;
+  const std::vector<int> start = action_;  // EvaluateCandidate overwrites action_
   int64_t charged = 0;
   for (int b = start[h] - 1; b >= 0 && charged < o_.repair && !obj_->Done(); --b) {
     std::vector<int> down = start;
@@ -1519,7 +1522,6 @@ void RlRun::RepairProposal() {
     if (v > 0) break;
   }
   stats_->repairs += charged;
-  action_ = start;
 }
 
 void RlRun::Record(const Evaluation& e) {
@@ -1805,7 +1807,8 @@ RoleRun RlRoleRun(const RlOptions& options) {
     if (!start.empty()) o.prior_from = 0;
     // The options of rl.h 18. are off in role searches: measured on the disaggregated suite
     // (docs/RL_STUDY.md, ninth pass) they cost runs there (4,000 calls: 78 -> 75 of 90 runs at
-    // 0.99, cold 77 -> 66), most of it repair in the searches that start from nothing.
+    // 0.99, cold 77 -> 66); repair alone accounts for 2 of the 3 (cold 5 of the 11), all of it in
+    // the searches that start from nothing.
     o.repair = 0;
     o.triple = false;
     o.first = 0;
