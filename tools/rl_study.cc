@@ -36,6 +36,7 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "search/rl.h"
 #include "search/search.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
@@ -194,6 +195,9 @@ struct Run {
   std::string best;
   std::string note;
   std::vector<TracePoint> trace;  // best-so-far improvements (call, value)
+  // rl only (RlStats): calls charged by the climbs, of which screening their moves, and the
+  // moves screened; -1 for other searchers.
+  int64_t climb_calls = -1, screen_calls = -1, screened_moves = -1;
 };
 
 // First call at which the best-so-far reached `fraction` of `target`; -1 when it never did.
@@ -222,6 +226,11 @@ std::vector<Run> RunSeeds(const Simulator& sim, const StrategySpace& space, cons
       runs[i].best = r.found ? ToText(r.best) : "";
       runs[i].note = r.note;
       runs[i].trace = r.trace;
+      if (const auto* rl = dynamic_cast<const RlSearcher*>(s->get())) {
+        runs[i].climb_calls = rl->last_stats().climb_calls;
+        runs[i].screen_calls = rl->last_stats().screen_calls;
+        runs[i].screened_moves = rl->last_stats().screened_moves;
+      }
     }
   };
   std::vector<std::thread> threads;
@@ -253,6 +262,11 @@ nlohmann::json RunsJson(const std::vector<Run>& runs, double oracle) {
                  {"calls_to_0.99", oracle > 0 ? CallsToReach(r, oracle, 0.99) : -1},
                  {"best", r.best},
                  {"note", r.note}});
+    if (r.climb_calls >= 0) {
+      a.back()["climb_calls"] = r.climb_calls;
+      a.back()["screen_calls"] = r.screen_calls;
+      a.back()["screened_moves"] = r.screened_moves;
+    }
   }
   return a;
 }

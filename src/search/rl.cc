@@ -393,6 +393,7 @@ Status RlRun::Run() {
     BuildObservation();
     Propose();
     const Evaluation& e = obj_->EvaluateEncoded(action_);
+    ++stats_->policy_calls;
     const Verdict verdict = e.verdict;
     Record(e);
     if (o_.repair > 0 && sspace_ != nullptr &&
@@ -755,6 +756,7 @@ Elite RlRun::SweepBase() {
 // the dims (slots, overlap, mtp); in the first pass also the pair sweep's best candidate that
 // moved each of pp, tp, ep, after a descent from the best elite itself.
 void RlRun::CompoundMoves(const Elite& from) {
+  const int64_t climb_start = obj_->calls();
   // First improvement: as soon as a compound move improves the best elite, the next pass starts
   // from it (a descent ended there, so the pass does not descend from it again); passes end when
   // one improves nothing (a local optimum of the compound neighbourhood) or the budget does.
@@ -945,9 +947,11 @@ void RlRun::CompoundMoves(const Elite& from) {
     std::vector<std::pair<double, std::vector<int>>> screened;
     std::vector<double> rank;
     std::vector<std::vector<int>> aboves;
+    const int64_t screen_start = obj_->calls();
     for (std::vector<int>& c : moves) {
       if (improved || obj_->Done()) break;
       if (!space_.Valid(c) || CanonicalKey(c) == base.idx) continue;
+      ++stats_->screened_moves;
       double pot = 0;
       std::vector<int> above;
       bool near_memory = false;
@@ -985,6 +989,7 @@ void RlRun::CompoundMoves(const Elite& from) {
         DescendFrom(&m, base, &cur, &improved);
       }
     }
+    stats_->screen_calls += obj_->calls() - screen_start;
     if (o_.batchfit) {
       std::vector<size_t> order(screened.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -1026,6 +1031,7 @@ void RlRun::CompoundMoves(const Elite& from) {
   // diverse: the local optimum the climb ended at counts as climbed.
   climbed_.insert(Config(cur.idx));
   ++ends_[Config(cur.idx)];
+  stats_->climb_calls += obj_->calls() - climb_start;
 }
 
 // One compound move of CompoundMoves: a group descent from the move (value, point; fit_start=false:

@@ -492,7 +492,9 @@ TEST(RlSearcher, RepairMissedProposalsAtALowerBatch) {
     }
     EXPECT_EQ(repairs, rl->last_stats().repairs) << spec;
     EXPECT_LE(longest, repair) << spec;
-    if (repair > 0) EXPECT_GT(repairs, 50) << spec;
+    if (repair > 0) {
+      EXPECT_GT(repairs, 50) << spec;
+    }
   }
 }
 
@@ -533,6 +535,34 @@ TEST(RlSearcher, FirstSweepComesByTheBudgetShare) {
     later_without += off->last_stats().first_sweep_call > 403;
   }
   EXPECT_GE(later_without, 1);
+}
+
+// The call accounting of RlStats (rl_study's climb_calls, screen_calls, screened_moves): with the
+// pair sweep off (the default) every charged call is a policy proposal, a repair or a climb's,
+// and the climbs start with the first sweep, so the calls before it are the policy's and the
+// repairs'. Screening is a part of the climbs. With the sweeps off there are no climbs.
+TEST(RlSearcher, CallAccountingAddsUp) {
+  const Instance in = Make("deepseek-v3", 64, 4096);
+  for (uint64_t seed : {1, 2}) {
+    auto rl = Rl("rl(warm=0)");
+    const SearchResult r = rl->Search(*in.sim, *in.space, 1000, seed, nullptr);
+    const RlStats& st = rl->last_stats();
+    ASSERT_EQ(r.calls, 1000) << seed;
+    EXPECT_EQ(st.proposals, r.calls) << seed;
+    EXPECT_EQ(st.policy_calls + st.repairs + st.climb_calls, st.proposals) << seed;
+    EXPECT_GE(st.first_sweep_call, 0) << seed;
+    EXPECT_LE(st.climb_calls, st.proposals - st.first_sweep_call) << seed;
+    EXPECT_GT(st.screen_calls, 0) << seed;
+    EXPECT_LT(st.screen_calls, st.climb_calls) << seed;  // the descents cost calls too
+    EXPECT_GT(st.screened_moves, 0) << seed;
+  }
+  auto off = Rl("rl(warm=0,sweep=0)");
+  off->Search(*in.sim, *in.space, 600, 1, nullptr);
+  const RlStats& st = off->last_stats();
+  EXPECT_EQ(st.climb_calls, 0);
+  EXPECT_EQ(st.screen_calls, 0);
+  EXPECT_EQ(st.screened_moves, 0);
+  EXPECT_EQ(st.policy_calls + st.repairs, 600);
 }
 
 // epnone=1: deepseek-v3 prefill of 4,096 tokens on 128 H100s, seed 8. Without it the search stops
