@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -195,9 +196,7 @@ struct Run {
   std::string best;
   std::string note;
   std::vector<TracePoint> trace;  // best-so-far improvements (call, value)
-  // rl only (RlStats): calls charged by the climbs, of which screening their moves, and the
-  // moves screened; -1 for other searchers.
-  int64_t climb_calls = -1, screen_calls = -1, screened_moves = -1;
+  std::optional<RlStats> rl;  // rl searchers only: the search's counters
 };
 
 // First call at which the best-so-far reached `fraction` of `target`; -1 when it never did.
@@ -226,11 +225,7 @@ std::vector<Run> RunSeeds(const Simulator& sim, const StrategySpace& space, cons
       runs[i].best = r.found ? ToText(r.best) : "";
       runs[i].note = r.note;
       runs[i].trace = r.trace;
-      if (const auto* rl = dynamic_cast<const RlSearcher*>(s->get())) {
-        runs[i].climb_calls = rl->last_stats().climb_calls;
-        runs[i].screen_calls = rl->last_stats().screen_calls;
-        runs[i].screened_moves = rl->last_stats().screened_moves;
-      }
+      if (const auto* rl = dynamic_cast<const RlSearcher*>(s->get())) runs[i].rl = rl->last_stats();
     }
   };
   std::vector<std::thread> threads;
@@ -262,10 +257,10 @@ nlohmann::json RunsJson(const std::vector<Run>& runs, double oracle) {
                  {"calls_to_0.99", oracle > 0 ? CallsToReach(r, oracle, 0.99) : -1},
                  {"best", r.best},
                  {"note", r.note}});
-    if (r.climb_calls >= 0) {
-      a.back()["climb_calls"] = r.climb_calls;
-      a.back()["screen_calls"] = r.screen_calls;
-      a.back()["screened_moves"] = r.screened_moves;
+    if (r.rl) {  // where an rl search's calls went (RlStats)
+      a.back()["climb_calls"] = r.rl->climb_calls;
+      a.back()["screen_calls"] = r.rl->screen_calls;
+      a.back()["screened_moves"] = r.rl->screened_moves;
     }
   }
   return a;

@@ -313,11 +313,11 @@ struct RlStats {
   int64_t memory_skips = 0;  // sweep/descent candidates known to miss memory, not evaluated
   int64_t repairs = 0;       // charged calls re-evaluating missed proposals at a lower batch (18.)
   int64_t first_sweep_call = -1;  // calls made when the main loop's first sweep began (-1: none)
+  int64_t policy_calls = 0;  // calls charged by policy proposals (the main loop's samples)
   // Where the local search's calls go (compound moves, 10. and 11.): calls charged by the climbs
   // (screening, descents, coupled scans), of which screening the moves at their best batch
   // before the descents, and the moves screened (each charged at most 1 + its batch fit; known
   // ones free). Without batchfit the descents run inside the screening loop and count there.
-  int64_t policy_calls = 0;  // calls charged by policy proposals (the main loop's samples)
   int64_t climb_calls = 0;
   int64_t screen_calls = 0;
   int64_t screened_moves = 0;
