@@ -304,8 +304,7 @@ void ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t seed,
   ASSERT_TRUE(exact.found);
   const double v = exact.eval.tokens_per_s_per_gpu;
   JointProblem jp(*f.space);
-  RlOptions cold;
-  cold.warm = 0;
+  const RlOptions cold = ColdRlOptions();
   const RoleRun role = RlRoleRun(cold);
   const SearchResult with = SearchJointDecomposed(jp, budget, seed, nullptr, role, {});
   const SearchResult without = SearchJointDecomposed(jp, budget, seed, nullptr, role, off);

@@ -142,6 +142,7 @@ class RlRun {
   void NoteConfig(double v);
   Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
   Elite CoupledScans(Elite e, double base);
+  bool SpScans(Elite* cur);
   Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
   Elite ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best);
   std::vector<std::vector<int>> GroupOptions(const std::vector<int>& base,
@@ -1015,6 +1016,10 @@ void RlRun::CompoundMoves(const Elite& from) {
         }
       }
     }
+    // spscan (rl.h 20.): a pass that improved nothing scans sp jointly with each single
+    // operator's dim from the climb's point; a better point is descended from and the climb goes
+    // on from there.
+    if (!improved && o_.spscan) improved = SpScans(&cur);
     if (!improved) {
       // deepnow: a pass that improved nothing, from a configuration no climb ended in before, is
       // repeated once as if one had (deepen's wide moves and doubled descents; the moves and
@@ -1205,6 +1210,22 @@ Elite RlRun::CoupledScans(Elite e, double base) {
   const std::vector<int>& moe = block_.moe;
   const std::vector<int>& router = block_.router;
   const std::vector<int>& shared = block_.shared;
+  // A descent that ends within 1% of the climb's point: the router, MoE and shared pairs
+  // jointly, every option (243 for DeepSeek's 3 x 9 x 9; deepseek-v3 decode on 144 H800s needs
+  // the router `none` with both pairs `dim0/none`, each change alone or in two worse). With
+  // tripfirst (rl.h 21.) before the pair scans, else after them (judged on their end).
+  auto triple = [&](Elite* x) {
+    if (!(x->value <= base && x->value >= kTripleGate * base) || router.empty() || moe.empty() ||
+        shared.empty() || obj_->Done())
+      return;
+    std::vector<int> g = router;
+    g.insert(g.end(), moe.begin(), moe.end());
+    g.insert(g.end(), shared.begin(), shared.end());
+    Elite best = ScanGroup(x->idx, g, *x);
+    if (best.value > x->value)
+      *x = GroupDescent(std::move(best.idx), best.value, /*fit_start=*/false);
+  };
+  if (o_.tripfirst) triple(&e);
   for (const auto& [a, b] :
        {std::pair{&attn, &moe}, std::pair{&attn, &router}, std::pair{&router, &shared}}) {
     if (a->empty() || b->empty() || obj_->Done()) continue;
@@ -1222,18 +1243,28 @@ Elite RlRun::CoupledScans(Elite e, double base) {
       if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
     }
   }
-  // A descent that ends within 1% of the climb's point after the pair scans: the router, MoE and
-  // shared pairs jointly, every option (243 for DeepSeek's 3 x 9 x 9; deepseek-v3 decode on 144
-  // H800s needs the router `none` with both pairs `dim0/none`, each change alone or in two worse).
-  if (e.value <= base && e.value >= kTripleGate * base && !router.empty() && !moe.empty() &&
-      !shared.empty() && !obj_->Done()) {
-    std::vector<int> g = router;
-    g.insert(g.end(), moe.begin(), moe.end());
-    g.insert(g.end(), shared.begin(), shared.end());
-    Elite best = ScanGroup(e.idx, g, e);
-    if (best.value > e.value) e = GroupDescent(std::move(best.idx), best.value, /*fit_start=*/false);
-  }
+  if (!o_.tripfirst) triple(&e);
   return e;
+}
+
+// spscan (rl.h 20.): sp jointly with the dim of each single operator (the embedding, the router,
+// the LM head: one-operator groups of the dims), every joint option from *cur (the two best
+// batch-fitted, ScanGroup); a better point is followed by a group descent and becomes *cur.
+// Returns whether *cur improved.
+bool RlRun::SpScans(Elite* cur) {
+  const int sp = StrategySpace::kSp;
+  if (space_.head_size(sp) < 2) return false;
+  bool improved = false;
+  for (const std::vector<int>& g : dim_groups_) {
+    if (g.size() != 1 || obj_->Done()) continue;
+    Elite p = ScanGroup(cur->idx, {sp, g[0]}, *cur);
+    if (p.value > cur->value) {
+      Elite d = GroupDescent(p.idx, p.value, /*fit_start=*/false);
+      *cur = d.value > p.value ? std::move(d) : std::move(p);
+      improved = true;
+    }
+  }
+  return improved;
 }
 
 // The batch of an encoded point of the strategy space (0: auto or no strategy space).
@@ -1619,6 +1650,14 @@ Status RlRun::Update() {
 
 }  // namespace
 
+RlOptions ColdRlOptions() {
+  RlOptions o;
+  o.warm = 0;
+  o.prior_from = 0;
+  o.first = 0.25;
+  return o;
+}
+
 StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
                                      "restarts", "chunks", "converge", "alpha", "beta", "invalid",
@@ -1628,9 +1667,11 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "batchfit", "diverse", "pairsweep", "pairmoves", "descents",
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
-                                     "feas", "nearmem", "pairdp", "repair", "triple", "first"});
+                                     "feas", "nearmem", "pairdp", "repair", "triple", "first",
+                                     "spscan", "tripfirst"});
   if (!keys.ok()) return keys;
-  RlOptions d;
+  // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
+  const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
   RlOptions o;
   const int64_t elites = spec.Int("elites", d.elites);
   const int64_t embed = spec.Int("embed", d.embed);
@@ -1683,6 +1724,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   const int64_t repair = spec.Int("repair", d.repair);
   o.triple = spec.Bool("triple", d.triple);
   o.first = spec.Double("first", d.first);
+  o.spscan = spec.Bool("spscan", d.spscan);
+  o.tripfirst = spec.Bool("tripfirst", d.tripfirst);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1774,7 +1817,7 @@ std::string RlSpecText(const RlOptions& o) {
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
-      "feas={},nearmem={},pairdp={},repair={},triple={},first={}",
+      "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1784,7 +1827,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
-      o.first) +
+      o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
@@ -1809,8 +1852,12 @@ RoleRun RlRoleRun(const RlOptions& options) {
                    uint64_t seed, std::span<const Strategy> start, bool start_only,
                    Observer* observer) {
     // A warm-started search has elites from its first call: the elite prior applies at once.
+    // One from nothing keeps a first lifetime without it, also under the cold searcher's
+    // prior_from = 0 (rl.h 19.: measured on the disaggregated suite, docs/RL_STUDY.md eleventh
+    // pass, the elite prior from the first call costs cold role searches runs there, 4,000 calls
+    // 77 -> 68 of 90 at 0.99).
     RlOptions o = options;
-    if (!start.empty()) o.prior_from = 0;
+    o.prior_from = start.empty() ? std::max(o.prior_from, 1) : 0;
     // The options of rl.h 18. are off in role searches: measured on the disaggregated suite
     // (docs/RL_STUDY.md, ninth pass) they cost runs there (4,000 calls: 78 -> 75 of 90 runs at
     // 0.99, cold 77 -> 66); repair alone accounts for 2 of the 3 (cold 5 of the 11), all of it in

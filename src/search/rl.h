@@ -184,14 +184,39 @@
 //      delayed the first sweep past 700 calls, leaving the climb one pass).
 //      (A fourth change, group descents scanned cyclically until no group moves, was measured
 //      and not kept: fewer runs at 0.98 at every budget from 1,000 to 3,000, docs/RL_STUDY.md.)
+//  19. The cold searcher's schedule (issue 14, eleventh pass; ColdRlOptions(): prior_from=0,
+//      first=0.25 when warm=0). Its first lifetime's network has random weights, so without the
+//      elite prior (the paper's exploring lifetime) it proposes near-uniformly for a fifth of
+//      the budget; with the prior from the first valid proposal on it mutates around the elites
+//      at once, and its first sweep comes by a quarter of the budget instead of 40%. Measured
+//      before 20. and 21., 1,000 calls, seeds 1-20 of the suite: 422 -> 444 of 520 runs at 0.98
+//      of the optimum (problems with every seed there, seeds 1-10 / 11-20: 17 / 17 -> 20 / 21);
+//      either change alone 428 or 435. The warm searcher's first lifetime is the pretrained
+//      network, an informed explorer: either change costs it runs (prior_from=0: 239 -> 229 of
+//      260, seeds 1-10; first=0.25: 471 -> 464 of 520), so its defaults stay. Role searches from
+//      nothing keep a first lifetime without the prior (RlRoleRun).
+//  20. sp scans at a climb's end (spscan=1). A climb pass that improves nothing scans sp jointly
+//      with the dim of each single operator (embedding, router, LM head), every joint option
+//      from the climb's point, the two best batch-fitted; a better point is descended from and
+//      the climb goes on. A group descent chooses sp before the dims (head order), and no climb
+//      descends again from its own end, so an end can carry an sp chosen under other dims
+//      (mixtral-8x7b decode on one 8-GPU H100 node, cold, seed 1: sp on with the embedding
+//      `dim1`, 3,698.6 tok/s/GPU, below Megatron's 3,700.5; sp off alone 3,700.0, then the
+//      embedding `dim0` 3,700.5). Costs about ten calls per climb end.
+//  21. The triple scan first (tripfirst=1). A near-miss descent within 1% of the climb's point
+//      gets the router x MoE x shared scan (13.) before the pair and schedule scans instead of
+//      after them (which cost ~250 calls first and can end the budget before it: deepseek-v3
+//      decode on 144 H800s, whose optimum needs that triple change, cold seed 10 at 4,000 calls).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
-// Spec options (all optional; defaults are RlOptions{}, except that prior0 defaults to prior):
+// Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
+// prior0 defaults to prior):
 //   rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
 //      invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal,
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
-//      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, warm)
+//      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
+//      warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -275,6 +300,8 @@ struct RlOptions {
   bool triple = true;        // (18.) pair moves of two degree heads also with a head after dims
   int repair = 2;            // (18.) calls re-evaluating a missed proposal at lower batches
   double first = 0.4;        // (18.) the first sweep at the latest after first x the budget
+  bool spscan = true;        // (20.) a climb's end scans sp with each single operator's dim
+  bool tripfirst = true;     // (21.) a near miss's router x MoE x shared scan before the pairs
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -284,8 +311,14 @@ struct RlOptions {
   int warm_hidden = 0;
 };
 
-// Reads the options of an "rl(...)" spec over the defaults. InvalidArgument for an unknown key,
-// a malformed value or one out of range (sizes >= 1, attn dividing embed, 0 < converge <= 1, ...).
+// The cold searcher's defaults (rl(warm=0), rl.h 19.): RlOptions{} with warm = 0, the elite
+// prior from the first lifetime (prior_from = 0) and the first sweep by a quarter of the budget
+// (first = 0.25). ParseRlOptions reads a spec with warm=0 over these.
+RlOptions ColdRlOptions();
+
+// Reads the options of an "rl(...)" spec over the defaults (ColdRlOptions() with warm=0).
+// InvalidArgument for an unknown key, a malformed value or one out of range (sizes >= 1, attn
+// dividing embed, 0 < converge <= 1, ...).
 StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec);
 
 // Canonical spec with every option written out, e.g. "rl(elites=3,embed=64,...)", except warm,
@@ -296,8 +329,10 @@ std::string RlSpecText(const RlOptions& o);
 // The role search of the decomposed search of the disaggregated joint space (search/joint.h
 // SearchJointDecomposed): rl with `options` on one role's StrategySpace (`warm` included: the
 // default starts from the pretrained weights), from the start points, the elite prior at once
-// when there are any, and without the options of 18. (repair, triple, first: measured to cost
-// runs on the disaggregated suite, docs/RL_STUDY.md ninth pass) whatever `options` says.
+// when there are any (without any, from lifetime max(prior_from, 1): the cold searcher's
+// prior_from = 0 of 19. cost runs there, docs/RL_STUDY.md eleventh pass), and without the
+// options of 18. (repair, triple, first: measured to cost runs on the disaggregated suite,
+// docs/RL_STUDY.md ninth pass) whatever `options` says.
 RoleRun RlRoleRun(const RlOptions& options);
 
 // Counters of the latest Search (for tests and the study).
