@@ -1547,8 +1547,25 @@ void RlRun::EvaluateCandidates(std::vector<std::vector<int>>* list) {
 // the next proposal overwrites it.
 void RlRun::RepairProposal() {
   const int h = StrategySpace::kBatch;
-  const std::vector<int> start = action_;  // EvaluateCandidate overwrites action_
+  std::vector<int> start = action_;  // EvaluateCandidate overwrites action_
   int64_t charged = 0;
+  // megarepair (rl.h 22.): a whole lifetime's worth of calls without a valid point: the missed
+  // proposal with Megatron's dims first (every weight sharded), then its lower batches.
+  if (o_.megarepair && elites_.empty() && obj_->calls() >= chunk_len_ && !obj_->Done()) {
+    std::vector<int> m = start;
+    for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+      if (megatron_[k] >= 0) m[k] = megatron_[k];
+    if (m != start && space_.Valid(m)) {
+      const int64_t before = obj_->calls();
+      const double v = EvaluateCandidate(m);
+      charged += obj_->calls() - before;
+      if (v > 0) {
+        stats_->repairs += charged;
+        return;
+      }
+      start = m;
+    }
+  }
   for (int b = start[h] - 1; b >= 0 && charged < o_.repair && !obj_->Done(); --b) {
     std::vector<int> down = start;
     down[h] = b;
@@ -1668,7 +1685,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
-                                     "spscan", "tripfirst"});
+                                     "spscan", "tripfirst", "megarepair"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1726,6 +1743,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.first = spec.Double("first", d.first);
   o.spscan = spec.Bool("spscan", d.spscan);
   o.tripfirst = spec.Bool("tripfirst", d.tripfirst);
+  o.megarepair = spec.Bool("megarepair", d.megarepair);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1817,7 +1835,8 @@ std::string RlSpecText(const RlOptions& o) {
       "decay={},prior={},prior0={},prior_from={},ordinal={},relbatch={},canon={},jump={},"
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
-      "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={}",
+      "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
+      "megarepair={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1827,7 +1846,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
-      o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0) +
+      o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

@@ -210,6 +210,15 @@
 //      Seeds 1-20: 4,000 calls cold 519 -> 520 of 520 runs at 0.99, warm 518 -> 519; at 1,000
 //      calls the 243-option scan is a quarter of the budget and costs runs on that same problem
 //      (cold 445 -> 439, warm 472 -> 470 of 520 at 0.98), kept for the 4,000-call target.
+//  22. Megatron-dims repair (megarepair=1, with repair). Once a lifetime's worth of calls
+//      (ceil(budget / chunks)) has passed without any valid point, a policy proposal that missed
+//      memory, TPOT or TTFT is evaluated first with Megatron's dims (every weight sharded over
+//      its group), then at lower batches from there, within the same `repair` calls. On a
+//      tight-memory problem the policy's proposals and their lower batches can all miss:
+//      llama-3.1-405b served on 16 H100s (bf16 weights, about 810 GB of 1,280), cold, 300
+//      calls, 7 of 20 seeds found no valid strategy at all, now none. Every suite and held-out
+//      search finds a valid point within its first lifetime, so there it changes nothing
+//      (measured: identical figures at 300, 1,000 and 4,000 calls).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -219,7 +228,7 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
-//      warm)
+//      megarepair, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -305,6 +314,7 @@ struct RlOptions {
   double first = 0.4;        // (18.) the first sweep at the latest after first x the budget
   bool spscan = true;        // (20.) a climb's end scans sp with each single operator's dim
   bool tripfirst = true;     // (21.) a near miss's router x MoE x shared scan before the pairs
+  bool megarepair = true;    // (22.) nothing valid after a lifetime: repair with Megatron's dims
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in

@@ -448,6 +448,34 @@ TEST(RlSearcher, TripleScanFirstLeavesTheDecodeTrapWithinTheBudget) {
   EXPECT_EQ(off.best.ep, 144) << ToText(off.best);
 }
 
+// megarepair=1 (rl.h 22.): llama-3.1-405b served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 16
+// H100s, cold, 300 calls. Its bf16 weights (about 810 GB of the cluster's 1,280 GB) fit only with
+// every operator sharded over all 16 GPUs and a small batch, and the policy's proposals (and their
+// lower batches) miss memory: in seeds 3 and 4 no valid strategy at all without the repair. After
+// a lifetime's worth of calls (60 here) with nothing valid, a missed proposal is also tried with
+// Megatron's dims, and the search reaches the optimum. Where a valid point comes earlier (every
+// problem of the suite) the option changes nothing: the paper's 1.2T at 16k, seed 1, the same
+// search with and without it.
+TEST(RlSearcher, MegatronDimsRepairFindsATightMemoryProblem) {
+  const Instance in = Serve("llama-3.1-405b", "h100", 16);
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
+  for (uint64_t seed : {3, 4}) {
+    const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 300, seed, nullptr);
+    const SearchResult off =
+        Rl("rl(warm=0,megarepair=0)")->Search(*in.sim, *in.space, 300, seed, nullptr);
+    ASSERT_TRUE(with.found) << seed;
+    EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << seed << ": " << ToText(with.best);
+    EXPECT_FALSE(off.found) << seed << ": " << ToText(off.best);
+  }
+  const Instance paper = Paper();
+  Recorder a(*paper.space), b(*paper.space);
+  const SearchResult r1 = Rl("rl(warm=0)")->Search(*paper.sim, *paper.space, 1000, 1, &a);
+  const SearchResult r2 =
+      Rl("rl(warm=0,megarepair=0)")->Search(*paper.sim, *paper.space, 1000, 1, &b);
+  ExpectSameSearch(a, b, r1, r2);
+}
+
 // membound=1 (rl.h 15.) makes the same choices with fewer calls: deepseek-v3 decode at 4k on 144
 // H800s, 1,000 calls, seed 1. Walking the evaluations of membound=0 and membound=1 side by side,
 // the whole membound=0 search is membound=1's first evaluations with memory misses in between
@@ -787,7 +815,8 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(membound=2)", "rl(schedpair=x)", "rl(feas=2)", "rl(nearmem=maybe)",
                           "rl(pairdp=x)", "rl(repair=17)", "rl(repair=-1)", "rl(repair=x)",
                           "rl(triple=2)", "rl(first=1.5)", "rl(first=-0.1)", "rl(first=x)",
-                          "rl(spscan=2)", "rl(spscan=maybe)",
+                          "rl(spscan=2)", "rl(spscan=maybe)", "rl(tripfirst=2)",
+                          "rl(megarepair=x)",
                           "rl(cycle=1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
