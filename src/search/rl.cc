@@ -143,6 +143,7 @@ class RlRun {
   Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
   Elite CoupledScans(Elite e, double base);
   bool SpScans(Elite* cur);
+  std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
   Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
   Elite ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best);
   std::vector<std::vector<int>> GroupOptions(const std::vector<int>& base,
@@ -672,9 +673,7 @@ void RlRun::Sweep(bool pairs) {
     // of the group, tokens split: what a tp = 1 elite computes, spread over the new tp group),
     // from which the compound moves' group descents re-shard one operator group at a time.
     if (o_.dimgroups && sspace_ != nullptr && tp_moved) {
-      std::vector<int> n = c;
-      for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
-        if (none_[h] >= 0) n[h] = none_[h];
+      std::vector<int> n = WithDims(c, none_);
       if (n != c && space_.Valid(n)) cands.push_back(std::move(n));
     }
     cands.push_back(std::move(c));
@@ -799,15 +798,11 @@ void RlRun::CompoundMoves(const Elite& from) {
       // batchfit (without the pair sweep that tried it): a tp move also with every operator dim
       // at `none` (what a tp = 1 point computes, spread over the new tp group: DP attention).
       if (o_.batchfit && h == StrategySpace::kTp) {
-        std::vector<int> n = c;
-        for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-          if (none_[k] >= 0) n[k] = none_[k];
+        std::vector<int> n = WithDims(c, none_);
         // ... and with the tp group's operators `none` but the expert FFNs' dims (over the
         // expert-TP group, which the tp move does not change) kept.
         if (o_.dpattn) {
-          std::vector<int> t = c;
-          for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-            if (tp_none_[k] >= 0) t[k] = tp_none_[k];
+          std::vector<int> t = WithDims(c, tp_none_);
           if (t != c && t != n) moves.push_back(std::move(t));
         }
         if (n != c) moves.push_back(std::move(n));
@@ -854,9 +849,7 @@ void RlRun::CompoundMoves(const Elite& from) {
             // of tp also with the DP-attention dims, as add_move's single tp move (dpattn).
             if (o_.pairdp && o_.dpattn && ha == StrategySpace::kTp &&
                 sspace_ != nullptr && sspace_->tp_options()[base.idx[StrategySpace::kTp]] == 1) {
-              std::vector<int> t = c;
-              for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-                if (tp_none_[k] >= 0) t[k] = tp_none_[k];
+              std::vector<int> t = WithDims(c, tp_none_);
               if (t != c) moves.push_back(std::move(t));
             }
             moves.push_back(std::move(c));
@@ -960,9 +953,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       if (v <= 0) {
         // Invalid with the old dims (often memory: weights whole on each GPU of a group): start
         // the descent from Megatron's dims instead when they make it valid.
-        std::vector<int> m = c;
-        for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
-          if (megatron_[h] >= 0) m[h] = megatron_[h];
+        std::vector<int> m = WithDims(c, megatron_);
         if (m != c && space_.Valid(m) && !obj_->Done()) {
           double pm = 0;
           std::vector<int> am;
@@ -1247,6 +1238,14 @@ Elite RlRun::CoupledScans(Elite e, double base) {
   return e;
 }
 
+// c with the option of `dims` on every operator-dim head where it has one (>= 0): Megatron's
+// dims (megatron_), every dim `none` (none_) or the tp group's operators `none` (tp_none_).
+std::vector<int> RlRun::WithDims(std::vector<int> c, const std::vector<int>& dims) const {
+  for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
+    if (dims[h] >= 0) c[h] = dims[h];
+  return c;
+}
+
 // spscan (rl.h 20.): sp jointly with the dim of each single operator (the embedding, the router,
 // the LM head: one-operator groups of the dims), every joint option from *cur (the two best
 // batch-fitted, ScanGroup); a better point is followed by a group descent and becomes *cur.
@@ -1412,12 +1411,7 @@ void RlRun::EvaluateStart() {
     // quarter of the batch, until one is valid.
     if (v <= 0 && sspace_ != nullptr) {
       std::vector<std::vector<int>> alts;
-      for (const std::vector<int>* dims : {&megatron_, &none_}) {
-        std::vector<int> m = c;
-        for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
-          if ((*dims)[h] >= 0) m[h] = (*dims)[h];
-        alts.push_back(std::move(m));
-      }
+      for (const std::vector<int>* dims : {&megatron_, &none_}) alts.push_back(WithDims(c, *dims));
       for (int down : {1, 2}) {
         std::vector<int> m = c;
         m[StrategySpace::kBatch] -= down;
@@ -1549,31 +1543,30 @@ void RlRun::RepairProposal() {
   const int h = StrategySpace::kBatch;
   std::vector<int> start = action_;  // EvaluateCandidate overwrites action_
   int64_t charged = 0;
+  // Evaluates c (charged unless known) and says whether it is valid.
+  auto valid = [&](const std::vector<int>& c) {
+    const int64_t before = obj_->calls();
+    const double v = EvaluateCandidate(c);
+    charged += obj_->calls() - before;
+    return v > 0;
+  };
   // megarepair (rl.h 22.): a whole lifetime's worth of calls without a valid point: the missed
   // proposal with Megatron's dims first (every weight sharded), then its lower batches.
   if (o_.megarepair && elites_.empty() && obj_->calls() >= chunk_len_ && !obj_->Done()) {
-    std::vector<int> m = start;
-    for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-      if (megatron_[k] >= 0) m[k] = megatron_[k];
+    std::vector<int> m = WithDims(start, megatron_);
     if (m != start && space_.Valid(m)) {
-      const int64_t before = obj_->calls();
-      const double v = EvaluateCandidate(m);
-      charged += obj_->calls() - before;
-      if (v > 0) {
+      if (valid(m)) {
         stats_->repairs += charged;
         return;
       }
-      start = m;
+      start = std::move(m);
     }
   }
   for (int b = start[h] - 1; b >= 0 && charged < o_.repair && !obj_->Done(); --b) {
     std::vector<int> down = start;
     down[h] = b;
     if (!space_.Valid(down)) continue;
-    const int64_t before = obj_->calls();
-    const double v = EvaluateCandidate(down);
-    charged += obj_->calls() - before;
-    if (v > 0) break;
+    if (valid(down)) break;
   }
   stats_->repairs += charged;
 }
