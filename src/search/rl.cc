@@ -785,6 +785,17 @@ void RlRun::CompoundMoves(const Elite& from) {
       if (relbatch_ && (*c)[StrategySpace::kTp] != base.idx[StrategySpace::kTp])
         (*c)[StrategySpace::kBatch] = EliteTarget(base, StrategySpace::kBatch, *c);
     };
+    // dpsp (rl.h 23.): a tp move with the tp group's operators `none` has sp on (when sp is off
+    // and on is structurally valid): each GPU of the group then computes its share of the
+    // tokens, as the tp = 1 point it copies did, instead of every token of the group.
+    auto push_dp = [&](std::vector<int> t) {
+      const int sp = StrategySpace::kSp;
+      if (o_.dpsp && space_.head_size(sp) == 2 && t[sp] == 0) {
+        t[sp] = 1;
+        if (!space_.Valid(t)) t[sp] = 0;
+      }
+      moves.push_back(std::move(t));
+    };
     auto add_move = [&](int h, int i) {
       if (i < 0 || i >= space_.head_size(h) || i == base.idx[h]) return;
       std::vector<int> c = base.idx;
@@ -803,9 +814,9 @@ void RlRun::CompoundMoves(const Elite& from) {
         // expert-TP group, which the tp move does not change) kept.
         if (o_.dpattn) {
           std::vector<int> t = WithDims(c, tp_none_);
-          if (t != c && t != n) moves.push_back(std::move(t));
+          if (t != c && t != n) push_dp(std::move(t));
         }
-        if (n != c) moves.push_back(std::move(n));
+        if (n != c) push_dp(std::move(n));
       }
       // epnone: an ep or pp move also with the expert FFNs' dims `none` (the expert-TP group
       // changes with ep and pp: what was sharded over it may be better whole per GPU).
@@ -850,7 +861,7 @@ void RlRun::CompoundMoves(const Elite& from) {
             if (o_.pairdp && o_.dpattn && ha == StrategySpace::kTp &&
                 sspace_ != nullptr && sspace_->tp_options()[base.idx[StrategySpace::kTp]] == 1) {
               std::vector<int> t = WithDims(c, tp_none_);
-              if (t != c) moves.push_back(std::move(t));
+              if (t != c) push_dp(std::move(t));
             }
             moves.push_back(std::move(c));
           };
@@ -1233,6 +1244,14 @@ Elite RlRun::CoupledScans(Elite e, double base) {
       Elite p = ScanGroup(e.idx, g, e);
       if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
     }
+  }
+  // schedattn (rl.h 24.): the overlap head with the attention group, every joint option.
+  if (o_.schedattn && !attn.empty() && sspace_ != nullptr && sspace_->overlap_head() >= 0 &&
+      !obj_->Done()) {
+    std::vector<int> g = {sspace_->overlap_head()};
+    g.insert(g.end(), attn.begin(), attn.end());
+    Elite p = ScanGroup(e.idx, g, e);
+    if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
   }
   if (!o_.tripfirst) triple(&e);
   return e;
@@ -1678,7 +1697,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
-                                     "spscan", "tripfirst", "megarepair"});
+                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1737,6 +1756,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.spscan = spec.Bool("spscan", d.spscan);
   o.tripfirst = spec.Bool("tripfirst", d.tripfirst);
   o.megarepair = spec.Bool("megarepair", d.megarepair);
+  o.dpsp = spec.Bool("dpsp", d.dpsp);
+  o.schedattn = spec.Bool("schedattn", d.schedattn);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1829,7 +1850,7 @@ std::string RlSpecText(const RlOptions& o) {
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
-      "megarepair={}",
+      "megarepair={},dpsp={},schedattn={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1839,7 +1860,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.descents, o.nearslo ? 1 : 0, o.dpattn ? 1 : 0, o.stall_min, o.coupled, o.near_gate, o.epnone ? 1 : 0,
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
-      o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0) +
+      o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
+      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
@@ -1877,6 +1899,10 @@ RoleRun RlRoleRun(const RlOptions& options) {
     o.repair = 0;
     o.triple = false;
     o.first = 0;
+    // Likewise the options of rl.h 23. and 24. (docs/RL_STUDY.md, twelfth pass: 4,000 calls cold
+    // 77 -> 76 of 90 runs at 0.99, warm 1,000 calls 50 -> 49 at 0.98).
+    o.dpsp = false;
+    o.schedattn = false;
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };

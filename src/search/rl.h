@@ -219,6 +219,25 @@
 //      calls, 7 of 20 seeds found no valid strategy at all, now none. Every suite and held-out
 //      search finds a valid point within its first lifetime, so there it changes nothing
 //      (measured: identical figures at 300, 1,000 and 4,000 calls).
+//  23. Split tokens in DP-attention tp moves (issue 14, twelfth pass; dpsp=1). The tp moves of
+//      10.-12. and 17. that set the tp group's operators (or every operator) to `none` also set sp
+//      on where it is off: with the weights whole on each GPU of the group, sp off has every GPU
+//      compute every token of the group, sp on gives each its share, which is what the tp = 1
+//      point such a move copies computed (at tp = 1 sp is only a Canonical placeholder, off).
+//      deepseek-v3 decode on 64 H100s, from pp=1,tp=1,ep=64 (1,997.5 tok/s/GPU): tp = 2 with
+//      attention `none` is 1,894.1 with sp off, ranked below the four moves descended from, and
+//      1,997.5 with sp on, descended from at once (to 2,004.2, 240 calls earlier).
+//  24. The overlap x attention scan (schedattn=1). The coupled scans of a near-miss descent (13.)
+//      also scan the overlap head jointly with the attention group, every option (81 for DeepSeek:
+//      3 x 27), the two best batch-fitted, then a group descent from a better point. Two-batch
+//      overlap hides the collectives of the other half, and attention sharded over the tp group
+//      adds all-reduces to hide: at tp=4,batch=512 (deepseek-v3 decode on 64 H100s) tbo alone and
+//      attention `dim1,none,dim0` alone are each worse than sbo with attention `none`, together
+//      better, and the optimum follows (schedpair, 16., scans overlap with the MoE pair only).
+//      23. and 24. together: 1,000 calls cold, seeds 1-20, 439 -> 454 of 520 runs at 0.98 (that
+//      problem 3 -> 19 of 20 seeds; either alone 434 or 442), warm 470 -> 469; 4,000 calls
+//      unchanged (cold 520 of 520 runs at 0.99, warm 519); role searches run without them (they
+//      cost a run or two on the disaggregated suite, docs/RL_STUDY.md twelfth pass).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -228,7 +247,7 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
-//      megarepair, warm)
+//      megarepair, dpsp, schedattn, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -315,6 +334,8 @@ struct RlOptions {
   bool spscan = true;        // (20.) a climb's end scans sp with each single operator's dim
   bool tripfirst = true;     // (21.) a near miss's router x MoE x shared scan before the pairs
   bool megarepair = true;    // (22.) nothing valid after a lifetime: repair with Megatron's dims
+  bool dpsp = true;          // (23.) a tp move with the tp group's dims `none` also splits tokens
+  bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -345,7 +366,8 @@ std::string RlSpecText(const RlOptions& o);
 // when there are any (without any, from lifetime max(prior_from, 1): the cold searcher's
 // prior_from = 0 of 19. cost runs there, docs/RL_STUDY.md eleventh pass), and without the
 // options of 18. (repair, triple, first: measured to cost runs on the disaggregated suite,
-// docs/RL_STUDY.md ninth pass) whatever `options` says.
+// docs/RL_STUDY.md ninth pass), 23. and 24. (dpsp, schedattn: twelfth pass) whatever `options`
+// says.
 RoleRun RlRoleRun(const RlOptions& options);
 
 // Counters of the latest Search (for tests and the study).

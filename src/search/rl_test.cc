@@ -352,10 +352,10 @@ TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
   EXPECT_EQ(with_rl->last_stats().proposals, 4000);
 }
 
-// `spec` with the options of rl.h 18.-20. off: "rl(warm=0)" -> "rl(warm=0,repair=0,...)" (the
-// cold searcher with the first lifetime of the paper, rl.h 19.).
+// `spec` with the options of rl.h 18.-20., 23. and 24. off: "rl(warm=0)" ->
+// "rl(warm=0,repair=0,...)" (the cold searcher with the first lifetime of the paper, rl.h 19.).
 std::string Pre18(const std::string& spec) {
-  const std::string off = "repair=0,triple=0,first=0,prior_from=1,spscan=0";
+  const std::string off = "repair=0,triple=0,first=0,prior_from=1,spscan=0,dpsp=0,schedattn=0";
   if (spec == "rl") return "rl(" + off + ")";
   return spec.substr(0, spec.size() - 1) + "," + off + ")";
 }
@@ -367,7 +367,8 @@ void ExpectNeeded(const Instance& in, uint64_t seed, const std::string& without_
                   const std::string& with_base = "rl(warm=0)") {
   // Measured before rl.h 18. (repair, triple, first), which changes the seeds' paths (with it
   // several of these seeds reach the optimum without the mechanism too): both run without it,
-  // and without 19. and 20. (the cold schedule, spscan), which change the paths too.
+  // and without 19., 20., 23. and 24. (the cold schedule, spscan, dpsp, schedattn), which
+  // change the paths too.
   const std::string with_spec = Pre18(with_base), without = Pre18(without_spec);
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
@@ -474,6 +475,32 @@ TEST(RlSearcher, MegatronDimsRepairFindsATightMemoryProblem) {
   const SearchResult r2 =
       Rl("rl(warm=0,megarepair=0)")->Search(*paper.sim, *paper.space, 1000, 1, &b);
   ExpectSameSearch(a, b, r1, r2);
+}
+
+// dpsp=1 and schedattn=1 (rl.h 23., 24.): deepseek-v3 decode at 4k on 64 H100s, cold, 1,000
+// calls, seed 1. The optimum is pp=1,tp=4,ep=64,batch=512 with overlap tbo, attention
+// `dim1,none,dim0`, the router `dim0` and the shared pair `dim0/dim0` (2,149.7 tok/s/GPU). From the
+// climb's pp=1,tp=1,ep=64 point (1,997.5), the tp 1 -> 2 move with the attention dims `none` and sp
+// off computes every token of the group on each GPU (1,894.1, ranked below four other moves); with
+// sp on it is the tp = 1 point spread over the group (1,997.5) and is descended from at once, to
+// 2,004.2 (`l2s eval`). From tp=2 the tp 2 -> 4 move descends to 2,003.6, a near miss: at
+// tp=4,batch=512 with attention `none` and sbo, tbo alone gives 1,919.0 and attention
+// `dim1,none,dim0` alone 1,764.9, both together 2,099.1 (two-batch overlap hides the attention's
+// all-reduces behind the other half's compute), and the descent from there takes the router and
+// shared pair to the optimum. Without dpsp the search reaches tp = 2 too late for the rest; without
+// schedattn no scan changes overlap and attention together: both end at 2,004.2 (0.932).
+TEST(RlSearcher, SplitTokensAndOverlapAttentionScanReachADecodeOptimum) {
+  const Instance in = Make("deepseek-v3", 64, 4096);
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
+  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 1, nullptr);
+  ASSERT_TRUE(with.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
+  for (const char* spec : {"rl(warm=0,dpsp=0)", "rl(warm=0,schedattn=0)"}) {
+    const SearchResult off = Rl(spec)->Search(*in.sim, *in.space, 1000, 1, nullptr);
+    ASSERT_TRUE(off.found) << spec;
+    EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.95 * opt) << spec << ": " << ToText(off.best);
+  }
 }
 
 // membound=1 (rl.h 15.) makes the same choices with fewer calls: deepseek-v3 decode at 4k on 144
@@ -816,7 +843,7 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(pairdp=x)", "rl(repair=17)", "rl(repair=-1)", "rl(repair=x)",
                           "rl(triple=2)", "rl(first=1.5)", "rl(first=-0.1)", "rl(first=x)",
                           "rl(spscan=2)", "rl(spscan=maybe)", "rl(tripfirst=2)",
-                          "rl(megarepair=x)",
+                          "rl(megarepair=x)", "rl(dpsp=2)", "rl(schedattn=x)",
                           "rl(cycle=1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
