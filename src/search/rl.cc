@@ -826,6 +826,14 @@ void RlRun::CompoundMoves(const Elite& from) {
           if (none_[k] >= 0 && tp_none_[k] < 0) t[k] = none_[k];
         if (t != c) moves.push_back(std::move(t));
       }
+      // ppsp (rl.h 25.): a pp move also with sp's other option (sp's value, chosen at the old
+      // layers per stage, can change sign with them).
+      if (o_.batchfit && o_.ppsp && h == StrategySpace::kPp &&
+          space_.head_size(StrategySpace::kSp) == 2) {
+        std::vector<int> t = c;
+        t[StrategySpace::kSp] = 1 - t[StrategySpace::kSp];
+        if (space_.Valid(t)) moves.push_back(std::move(t));
+      }
       moves.push_back(std::move(c));
     };
     // batchfit: every other option of each degree head (screened below, so the far ones cost a
@@ -1245,9 +1253,12 @@ Elite RlRun::CoupledScans(Elite e, double base) {
       if (p.value > e.value) e = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
     }
   }
-  // schedattn (rl.h 24.): the overlap head with the attention group, every joint option.
-  if (o_.schedattn && !attn.empty() && sspace_ != nullptr && sspace_->overlap_head() >= 0 &&
-      !obj_->Done()) {
+  // schedattn (rl.h 24.): from DP attention (tp > 1, the attention group `none`), the overlap
+  // head with the attention group, every joint option.
+  bool dp_attention = sspace_ != nullptr && sspace_->overlap_head() >= 0 && !attn.empty() &&
+                      sspace_->tp_options()[e.idx[StrategySpace::kTp]] > 1;
+  for (int h : attn) dp_attention = dp_attention && e.idx[h] == none_[h];
+  if (o_.schedattn && dp_attention && !obj_->Done()) {
     std::vector<int> g = {sspace_->overlap_head()};
     g.insert(g.end(), attn.begin(), attn.end());
     Elite p = ScanGroup(e.idx, g, e);
@@ -1697,7 +1708,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
-                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn"});
+                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn", "ppsp"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1758,6 +1769,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.megarepair = spec.Bool("megarepair", d.megarepair);
   o.dpsp = spec.Bool("dpsp", d.dpsp);
   o.schedattn = spec.Bool("schedattn", d.schedattn);
+  o.ppsp = spec.Bool("ppsp", d.ppsp);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1850,7 +1862,7 @@ std::string RlSpecText(const RlOptions& o) {
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
-      "megarepair={},dpsp={},schedattn={}",
+      "megarepair={},dpsp={},schedattn={},ppsp={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1861,7 +1873,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
-      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0) +
+      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

@@ -227,17 +227,24 @@
 //      deepseek-v3 decode on 64 H100s, from pp=1,tp=1,ep=64 (1,997.5 tok/s/GPU): tp = 2 with
 //      attention `none` is 1,894.1 with sp off, ranked below the four moves descended from, and
 //      1,997.5 with sp on, descended from at once (to 2,004.2, 240 calls earlier).
-//  24. The overlap x attention scan (schedattn=1). The coupled scans of a near-miss descent (13.)
-//      also scan the overlap head jointly with the attention group, every option (81 for DeepSeek:
-//      3 x 27), the two best batch-fitted, then a group descent from a better point. Two-batch
-//      overlap hides the collectives of the other half, and attention sharded over the tp group
-//      adds all-reduces to hide: at tp=4,batch=512 (deepseek-v3 decode on 64 H100s) tbo alone and
-//      attention `dim1,none,dim0` alone are each worse than sbo with attention `none`, together
-//      better, and the optimum follows (schedpair, 16., scans overlap with the MoE pair only).
-//      23. and 24. together: 1,000 calls cold, seeds 1-20, 439 -> 454 of 520 runs at 0.98 (that
-//      problem 3 -> 19 of 20 seeds; either alone 434 or 442), warm 470 -> 469; 4,000 calls
-//      unchanged (cold 520 of 520 runs at 0.99, warm 519); role searches run without them (they
-//      cost a run or two on the disaggregated suite, docs/RL_STUDY.md twelfth pass).
+//  24. The overlap x attention scan (schedattn=1). The coupled scans (13.) of a near-miss descent
+//      that ends in DP attention (tp > 1 with the attention group `none`) also scan the overlap
+//      head jointly with the attention group, every option (81 for DeepSeek: 3 x 27), the two
+//      best batch-fitted, then a group descent from a better point. Two-batch overlap hides the
+//      collectives of the other half, and attention sharded over the tp group adds all-reduces to
+//      hide: at tp=4,batch=512 (deepseek-v3 decode on 64 H100s) tbo alone and attention
+//      `dim1,none,dim0` alone are each worse than sbo with attention `none`, together better, and
+//      the optimum follows (schedpair, 16., scans overlap with the MoE pair only). From other
+//      ends (attention already sharded) the scan was measured to cost calls and no problem.
+//  25. pp moves with sp's other option (ppsp=1). A compound move of pp is also tried with sp
+//      switched: sp's value, chosen for the old layers per stage, can change sign with the move
+//      (the paper's 1.2T at 64k: at pp=2 sp on is 0.2% worse than off, at pp=1 10% better, so the
+//      pp 2 -> 1 move with the climb's sp off screens at 0.91 and is not descended from).
+//      23.-25. together, 1,000 calls, seeds 1-20: cold 439 -> 462 of 520 runs at 0.98 (problems
+//      with every seed, seeds 1-10 / 11-20: 20 / 21 -> 22 / 21), warm 470 -> 469; 4,000 calls
+//      unchanged (cold 520 of 520 runs at 0.99, warm 519), held-out and disaggregated suites
+//      unchanged. Role searches run without 23. and 24. (they cost a run or two on the
+//      disaggregated suite, docs/RL_STUDY.md twelfth pass).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -247,7 +254,7 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
-//      megarepair, dpsp, schedattn, warm)
+//      megarepair, dpsp, schedattn, ppsp, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -336,6 +343,7 @@ struct RlOptions {
   bool megarepair = true;    // (22.) nothing valid after a lifetime: repair with Megatron's dims
   bool dpsp = true;          // (23.) a tp move with the tp group's dims `none` also splits tokens
   bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
+  bool ppsp = true;          // (25.) a pp move also with sp's other option
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
