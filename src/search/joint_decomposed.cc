@@ -163,33 +163,6 @@ struct Pairing {
   Part p, d;  // copies: the fronts change as searches record parts
 };
 
-// The two usual shapes of a serving instance of `space` (one role at one size), evaluated beside
-// each anchor: pp = 1 with the widest expert parallelism, (a) tp = 1 (data-parallel attention,
-// every operator whole per GPU) and (b) tp over one NVLink domain of the role's pool (`domain`
-// GPUs) with Megatron's dims; batch the middle option. Those not structurally valid in `space` are
-// left out (an invalid one is also tried with other dims and smaller batches: rl's SearchFrom).
-std::vector<Strategy> Templates(const StrategySpace& space, const ModelSpec& m, int domain) {
-  std::vector<Strategy> out;
-  const int g = space.num_gpus();
-  const std::vector<int>& batches = space.batch_options();
-  for (int tp : {1, std::min(g, domain)}) {
-    Strategy s;
-    s.pp = 1;
-    s.tp = tp;
-    s.dp = g / tp;
-    s.ep = space.ep_options().back();
-    s.batch = batches[batches.size() / 2];
-    s.sp = false;
-    s.dims = MegatronDims();
-    if (tp == 1) s.dims.fill(Dim::kNone);
-    ClearAbsentOps(m, &s);
-    if (std::vector<int> idx; space.Encode(s, &idx) &&
-                              std::find(out.begin(), out.end(), s) == out.end())
-      out.push_back(s);
-  }
-  return out;
-}
-
 class Decomposed {
  public:
   Decomposed(const JointProblem& problem, const RoleRun& run, Observer* observer, int64_t budget)
@@ -458,7 +431,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       if (options.templates) {
         const DisaggSetup& st = js.models()[slots[i].model]->setup();
         const std::vector<Strategy> t =
-            Templates(*slots[i].space, st.serve.model,
+            ServingTemplates(*slots[i].space, st.serve.model,
                       (slots[i].pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
         if (!t.empty()) dc.Search(i, 5 * static_cast<int64_t>(t.size()), 1, seed, 0, t, true);
       }

@@ -160,6 +160,7 @@ class RlRun {
                   std::vector<int>* above = nullptr, bool* near_memory = nullptr);
   void EvaluateStart();
 
+
   const RlOptions& o_;
   const EncodedSpace& space_;
   const StrategySpace* sspace_;
@@ -1695,6 +1696,7 @@ RlOptions ColdRlOptions() {
   o.warm = 0;
   o.prior_from = 0;
   o.first = 0.25;
+  o.templates = true;
   return o;
 }
 
@@ -1708,7 +1710,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
-                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn", "ppsp"});
+                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn", "ppsp", "templates"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1770,6 +1772,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.dpsp = spec.Bool("dpsp", d.dpsp);
   o.schedattn = spec.Bool("schedattn", d.schedattn);
   o.ppsp = spec.Bool("ppsp", d.ppsp);
+  o.templates = spec.Bool("templates", d.templates);
   Status values = SpecValueError(spec);
   if (!values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -1862,7 +1865,7 @@ std::string RlSpecText(const RlOptions& o) {
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
-      "megarepair={},dpsp={},schedattn={},ppsp={}",
+      "megarepair={},dpsp={},schedattn={},ppsp={},templates={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1873,13 +1876,22 @@ std::string RlSpecText(const RlOptions& o) {
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
-      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0) +
+      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                                 uint64_t seed, Observer* observer) {
   Objective obj(sim, space, budget, observer);
+  // templates (rl.h 26.): the usual serving shapes first, and the compound moves from them at
+  // once (EvaluateStart); a prefill instance's usual shapes are others.
+  if (options_.templates && sim.problem().workload.mode != Mode::kPrefill) {
+    std::vector<std::vector<int>> idx;
+    for (const Strategy& s : ServingTemplates(space, sim.problem().model,
+                                              sim.problem().cluster.gpus_per_domain))
+      if (std::vector<int> i; space.Encode(s, &i)) idx.push_back(std::move(i));
+    return Run(obj, seed, std::move(idx));
+  }
   return Run(obj, seed);
 }
 

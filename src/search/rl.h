@@ -245,6 +245,25 @@
 //      unchanged (cold 520 of 520 runs at 0.99, warm 519), held-out and disaggregated suites
 //      unchanged. Role searches run without 23. and 24. (they cost a run or two on the
 //      disaggregated suite, docs/RL_STUDY.md twelfth pass).
+//  26. The serving-shape start (templates=1; the cold searcher's default, ColdRlOptions()). Outside
+//      prefill, the search starts from the two usual shapes of a serving instance
+//      (strategy/space.h ServingTemplates: pp = 1 with the widest ep, tp = 1 with every dim `none`
+//      and tp over one NVLink domain with Megatron's dims), evaluated first as SearchFrom's start
+//      points (with its variants when invalid), and climbs from them at once (the compound moves);
+//      the policy follows. The cold searcher's random first network reaches, in 250 calls, points
+//      such as pp=8,tp=1,ep=32 for deepseek-v3 served on 256 H100s (0.83 of the optimum), whose
+//      climb does not reach the optimum's pp=1,tp=4,ep=64 within 1,000 calls; from the tp = 1
+//      shape it does. Cold, seeds 1-20: 1,000 calls 462 -> 501 of 520 runs at 0.98 (problems
+//      22 / 21 -> 24 / 23), 4,000 calls 520 of 520 as before, held-out problems at 1,000 calls
+//      139 -> 140 of 140; at 300 calls the climb from the shapes takes the budget and ends in
+//      other traps (held-out 121 -> 100 of 140: mixtral-8x7b decode on 16 H200s, whose optimum is
+//      Megatron's pp=4,tp=1, ends at pp=1,tp=4 in every seed). Prefill is left out: a prefill
+//      instance's usual shapes are others (from these, deepseek-v3 prefill on 32 H800s ends at
+//      0.948 of its optimum in every seed). The pretrained warm start keeps templates=0: its first
+//      lifetime is an informed explorer, and the same start costs it at 300 calls (held-out 127 ->
+//      100 of 140) what it gains at 1,000 (469 -> 497). Outside the suite the start can cost
+//      the cold searcher too: PLAN.md's aggregated deepseek-v3 (fp8, 4,096 in, 128 H100s), whose
+//      optimum is pp=8,tp=8, 6 -> 0 of 10 seeds at it at 4,000 calls (all at 0.957).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -254,7 +273,7 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
-//      megarepair, dpsp, schedattn, ppsp, warm)
+//      megarepair, dpsp, schedattn, ppsp, templates, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -344,6 +363,7 @@ struct RlOptions {
   bool dpsp = true;          // (23.) a tp move with the tp group's dims `none` also splits tokens
   bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
   bool ppsp = true;          // (25.) a pp move also with sp's other option
+  bool templates = false;    // (26.) start from the usual serving shapes (cold searcher: on)
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -353,9 +373,10 @@ struct RlOptions {
   int warm_hidden = 0;
 };
 
-// The cold searcher's defaults (rl(warm=0), rl.h 19.): RlOptions{} with warm = 0, the elite
-// prior from the first lifetime (prior_from = 0) and the first sweep by a quarter of the budget
-// (first = 0.25). ParseRlOptions reads a spec with warm=0 over these.
+// The cold searcher's defaults (rl(warm=0), rl.h 19. and 26.): RlOptions{} with warm = 0, the
+// elite prior from the first lifetime (prior_from = 0), the first sweep by a quarter of the budget
+// (first = 0.25) and the serving-shape start (templates = 1). ParseRlOptions reads a spec with
+// warm=0 over these.
 RlOptions ColdRlOptions();
 
 // Reads the options of an "rl(...)" spec over the defaults (ColdRlOptions() with warm=0).

@@ -1,5 +1,6 @@
 #include "strategy/space.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 
@@ -502,6 +503,28 @@ std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const Strat
         ClearAbsentOps(m, &s);
         if (CheckStrategy(m, n, s).ok()) out.push_back(s);
       }
+  return out;
+}
+
+std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain) {
+  std::vector<Strategy> out;
+  const int g = space.num_gpus();
+  const std::vector<int>& batches = space.batch_options();
+  for (int tp : {1, std::min(g, domain)}) {
+    Strategy s;
+    s.pp = 1;
+    s.tp = tp;
+    s.dp = g / tp;
+    s.ep = space.ep_options().back();
+    s.batch = batches[batches.size() / 2];
+    s.sp = false;
+    s.dims = MegatronDims();
+    if (tp == 1) s.dims.fill(Dim::kNone);
+    ClearAbsentOps(m, &s);
+    if (std::vector<int> idx; space.Encode(s, &idx) &&
+                              std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  }
   return out;
 }
 

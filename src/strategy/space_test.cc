@@ -161,6 +161,35 @@ TEST(StrategySpace, MakeRejectsBadInput) {
 //   heads: the same 7; ep: {1} (dense); batch: 1..1024 powers of two (11); sp: 2;
 //   ops: embed attn_qkv attn_core attn_out dense_ffn1 dense_ffn2 lm_head (7) -> 3^7 = 2187.
 //   Size = 7*7*1*11*2*2187. Valid (pp,tp): tp | 64/pp -> 7+6+5+4+3+2+1 = 28.
+// The usual serving shapes: llama-3.1-70b on 64 GPUs in 8-GPU domains has batch options 1..1024
+// (11; the middle one is 32) and ep only 1 (dense). (a) pp=1,tp=1,dp=64 with every dim none,
+// (b) pp=1,tp=8,dp=8 with Megatron's dims; both batch 32, sp off, encodable.
+TEST(ServingTemplates, DataParallelAttentionAndOneDomainTensorParallel) {
+  const ModelSpec llama = Llama70B();
+  auto sp = StrategySpace::Make(llama, 64);
+  ASSERT_TRUE(sp.ok());
+  const std::vector<Strategy> t = ServingTemplates(*sp, llama, 8);
+  ASSERT_EQ(t.size(), 2u);
+  auto a = FromText("pp=1,tp=1,dp=64,ep=1,batch=32,sp=off,embed=none,attn_qkv=none,"
+                    "attn_core=none,attn_out=none,dense_ffn1=none,dense_ffn2=none,lm_head=none",
+                    64);
+  ASSERT_TRUE(a.ok());
+  ClearAbsentOps(llama, &*a);
+  EXPECT_EQ(ToText(t[0]), ToText(*a));
+  Strategy b = MegatronStrategy(1, 8, 8, 1, 32);
+  ClearAbsentOps(llama, &b);
+  EXPECT_EQ(ToText(t[1]), ToText(b));
+  for (const Strategy& s : t) {
+    std::vector<int> idx;
+    EXPECT_TRUE(sp->Encode(s, &idx)) << ToText(s);
+  }
+  // A domain wider than the cluster: tp over all 64 GPUs.
+  const std::vector<Strategy> wide = ServingTemplates(*sp, llama, 72);
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[1].tp, 64);
+  EXPECT_EQ(wide[1].dp, 1);
+}
+
 TEST(StrategySpace, LlamaOn64Gpus) {
   const ModelSpec llama = Llama70B();
   auto sp = StrategySpace::Make(llama, 64);
