@@ -123,7 +123,7 @@ class JointProblem final : public EncodedProblem {
 //      scratch at the sizes nearest half, a quarter and a sixteenth of the largest instance size
 //      (`anchor` of the budget in all; only as many of the three as get `anchor_min` calls each,
 //      at least one); with `templates`, beside each anchor the usual serving shapes of that size
-//      are evaluated (start_only; Templates in joint_decomposed.cc);
+//      are evaluated (start_only; ServingTemplates in strategy/space.h);
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
 //         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
