@@ -160,7 +160,6 @@ class RlRun {
                   std::vector<int>* above = nullptr, bool* near_memory = nullptr);
   void EvaluateStart();
 
-
   const RlOptions& o_;
   const EncodedSpace& space_;
   const StrategySpace* sspace_;
@@ -1256,10 +1255,10 @@ Elite RlRun::CoupledScans(Elite e, double base) {
   }
   // schedattn (rl.h 24.): from DP attention (tp > 1, the attention group `none`), the overlap
   // head with the attention group, every joint option.
-  bool dp_attention = sspace_ != nullptr && sspace_->overlap_head() >= 0 && !attn.empty() &&
-                      sspace_->tp_options()[e.idx[StrategySpace::kTp]] > 1;
+  bool dp_attention = o_.schedattn && sspace_ != nullptr && sspace_->overlap_head() >= 0 &&
+                      !attn.empty() && sspace_->tp_options()[e.idx[StrategySpace::kTp]] > 1;
   for (int h : attn) dp_attention = dp_attention && e.idx[h] == none_[h];
-  if (o_.schedattn && dp_attention && !obj_->Done()) {
+  if (dp_attention && !obj_->Done()) {
     std::vector<int> g = {sspace_->overlap_head()};
     g.insert(g.end(), attn.begin(), attn.end());
     Elite p = ScanGroup(e.idx, g, e);
@@ -1710,7 +1709,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "nearslo", "dpattn", "stallmin", "warm", "coupled",
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
-                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn", "ppsp", "templates"});
+                                     "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
+                                     "ppsp", "templates"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1882,16 +1882,13 @@ std::string RlSpecText(const RlOptions& o) {
 
 SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
                                 uint64_t seed, Observer* observer) {
+  // templates (rl.h 26.): the usual serving shapes as start points, the compound moves from them
+  // at once (EvaluateStart); a prefill instance's usual shapes are others.
+  if (options_.templates && sim.problem().workload.mode != Mode::kPrefill)
+    return SearchFrom(sim, space, budget, seed, observer,
+                      ServingTemplates(space, sim.problem().model,
+                                       sim.problem().cluster.gpus_per_domain));
   Objective obj(sim, space, budget, observer);
-  // templates (rl.h 26.): the usual serving shapes first, and the compound moves from them at
-  // once (EvaluateStart); a prefill instance's usual shapes are others.
-  if (options_.templates && sim.problem().workload.mode != Mode::kPrefill) {
-    std::vector<std::vector<int>> idx;
-    for (const Strategy& s : ServingTemplates(space, sim.problem().model,
-                                              sim.problem().cluster.gpus_per_domain))
-      if (std::vector<int> i; space.Encode(s, &i)) idx.push_back(std::move(i));
-    return Run(obj, seed, std::move(idx));
-  }
   return Run(obj, seed);
 }
 
