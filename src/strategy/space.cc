@@ -521,9 +521,15 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     s.dims = MegatronDims();
     if (tp == 1) s.dims.fill(Dim::kNone);
     ClearAbsentOps(m, &s);
-    if (std::vector<int> idx; space.Encode(s, &idx) &&
-                              std::find(out.begin(), out.end(), s) == out.end())
-      out.push_back(s);
+    // The first slot count (in option order: one per expert, then the redundant ones) the widest
+    // ep divides, e.g. 288 slots for ep = 144 with 256 experts.
+    for (int slots : space.slot_options()) {
+      s.slots = slots;
+      if (std::vector<int> idx; space.Encode(s, &idx) && space.Valid(idx)) {
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+        break;
+      }
+    }
   }
   return out;
 }

@@ -190,6 +190,38 @@ TEST(ServingTemplates, DataParallelAttentionAndOneDomainTensorParallel) {
   EXPECT_EQ(wide[1].dp, 1);
 }
 
+// The widest ep that does not divide the experts: DeepSeek-like (256 experts) on 144 GPUs. The
+// ep options are the divisors of 144 up to 256 whose slots exist: 144 divides no slot count of
+// one per expert (256 = 2^8, 144 = 2^4 * 9), but divides 256 + 256/8 = 288 = 2 * 144. The
+// widest-ep shapes therefore take slots = 288 (the first slot option ep 144 divides), not 0: with
+// slots 0 they are not structurally valid (Valid fails though Encode succeeds), and the searcher
+// that starts from them would start from nothing (the bug this guards).
+TEST(ServingTemplates, WidestEpTakesTheFirstSlotOptionItDivides) {
+  const ModelSpec ds = DeepSeekLike();
+  auto sp = StrategySpace::Make(ds, 144);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  ASSERT_EQ(sp->ep_options().back(), 144);
+  ASSERT_EQ(sp->slot_options(), (std::vector<int>{0, 288, 320}));
+  const std::vector<Strategy> t = ServingTemplates(*sp, ds, 8);
+  ASSERT_EQ(t.size(), 2u);
+  for (const Strategy& s : t) {
+    EXPECT_EQ(s.ep, 144) << ToText(s);
+    EXPECT_EQ(s.slots, 288) << ToText(s);
+    std::vector<int> idx;
+    ASSERT_TRUE(sp->Encode(s, &idx)) << ToText(s);
+    EXPECT_TRUE(sp->Valid(idx)) << ToText(s);
+  }
+  EXPECT_EQ(t[0].tp, 1);
+  EXPECT_EQ(t[1].tp, 8);
+  // On 128 GPUs ep 128 divides 256: one slot per expert, as before.
+  auto sp128 = StrategySpace::Make(ds, 128);
+  ASSERT_TRUE(sp128.ok());
+  for (const Strategy& s : ServingTemplates(*sp128, ds, 8)) {
+    EXPECT_EQ(s.ep, 128) << ToText(s);
+    EXPECT_EQ(s.slots, 0) << ToText(s);
+  }
+}
+
 TEST(StrategySpace, LlamaOn64Gpus) {
   const ModelSpec llama = Llama70B();
   auto sp = StrategySpace::Make(llama, 64);
