@@ -145,6 +145,10 @@ class RlRun {
   bool SpScans(Elite* cur);
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
   Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
+  std::vector<std::vector<int>> BetterHalf(const Elite& e, const std::vector<int>& g);
+  Elite ScanProduct(
+      const Elite& e, const std::vector<int>& first,
+      const std::vector<std::pair<std::vector<int>, std::vector<std::vector<int>>>>& rest);
   Elite ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best);
   std::vector<std::vector<int>> GroupOptions(const std::vector<int>& base,
                                              const std::vector<int>& g) const;
@@ -806,6 +810,29 @@ void RlRun::CompoundMoves(const Elite& from) {
       // its first option (no redundant slots, no overlap, no MTP) until valid.
       if (o_.batchfit && h < StrategySpace::kBatch)
         for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
+      // epfit (rl.h 27.): a pp or tp move that leaves no valid point for the elite's ep (the
+      // experts no longer divide over the GPUs of a stage outside its tp group) also with the
+      // widest lower ep that is valid and with ep = 1, each also with the expert FFNs' dims
+      // `none` (deepseek-v3 prefill on 128 H100s: pp=4,tp=8,ep=32 -> pp=16,tp=8,ep=1).
+      if (o_.batchfit && o_.epfit && (h == StrategySpace::kPp || h == StrategySpace::kTp) &&
+          !space_.Valid(c)) {
+        const int ep = StrategySpace::kEp;
+        auto push_ep = [&](int j) {
+          std::vector<int> t = c;
+          t[ep] = j;
+          for (int k = last_dim_; k < num_heads_ && !space_.Valid(t); ++k) t[k] = 0;
+          if (!space_.Valid(t)) return false;
+          std::vector<int> n = t;
+          for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
+            if (none_[k] >= 0 && tp_none_[k] < 0) n[k] = none_[k];
+          if (n != t) moves.push_back(std::move(n));
+          moves.push_back(std::move(t));
+          return true;
+        };
+        for (int j = c[ep] - 1; j > 0; --j)
+          if (push_ep(j)) break;
+        if (c[ep] > 0) push_ep(0);
+      }
       // batchfit (without the pair sweep that tried it): a tp move also with every operator dim
       // at `none` (what a tp = 1 point computes, spread over the new tp group: DP attention).
       if (o_.batchfit && h == StrategySpace::kTp) {
@@ -1179,6 +1206,70 @@ Elite RlRun::ScanGroup(const std::vector<int>& from, const std::vector<int>& g, 
   return best;
 }
 
+// triphalf (rl.h 28.): group g's options from e.idx (e's own included, at e.value), each alone
+// (one charged call each, known ones free; an invalid one ranked by its near-SLO potential), the
+// better half kept, (n + 1) / 2 of n, best first. Each option is the values of g's heads.
+std::vector<std::vector<int>> RlRun::BetterHalf(const Elite& e, const std::vector<int>& g) {
+  std::vector<std::pair<double, std::vector<int>>> ranked;
+  auto values = [&](const std::vector<int>& c) {
+    std::vector<int> o;
+    for (int h : g) o.push_back(c[h]);
+    return o;
+  };
+  ranked.emplace_back(e.value, values(e.idx));
+  for (const std::vector<int>& c : GroupOptions(e.idx, g)) {
+    if (obj_->Done()) break;
+    double v = EvaluateCandidate(c);
+    if (v <= 0) {
+      auto it = known_.find(CanonicalKey(c));
+      if (it != known_.end()) v = it->second.potential;
+    }
+    ranked.emplace_back(v, values(c));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::vector<int>> out;
+  for (size_t i = 0; i < (ranked.size() + 1) / 2; ++i) out.push_back(std::move(ranked[i].second));
+  return out;
+}
+
+// triphalf: every combination from e.idx of an option of the heads `first` (e's own included) with
+// one of each (heads, options) of `rest` (options as BetterHalf returns them: the heads' values).
+// Evaluated like ScanGroup (one charged call each, known ones free, structurally invalid ones
+// skipped), the two best valid ones batch-fitted. Returns the better of e and the fitted ones.
+Elite RlRun::ScanProduct(const Elite& e, const std::vector<int>& first,
+                         const std::vector<std::pair<std::vector<int>, std::vector<std::vector<int>>>>& rest) {
+  constexpr size_t kFitTop = 2;
+  std::vector<std::vector<int>> points = GroupOptions(e.idx, first);
+  points.push_back(e.idx);
+  for (const auto& [heads, options] : rest) {
+    std::vector<std::vector<int>> next;
+    for (const std::vector<int>& p : points)
+      for (const std::vector<int>& o : options) {
+        std::vector<int> c = p;
+        for (size_t j = 0; j < heads.size(); ++j) c[heads[j]] = o[j];
+        next.push_back(std::move(c));
+      }
+    points = std::move(next);
+  }
+  std::vector<std::pair<double, std::vector<int>>> valid;
+  for (std::vector<int>& c : points) {
+    if (obj_->Done()) break;
+    if (c == e.idx || !space_.Valid(c)) continue;
+    const double v = EvaluateCandidate(c);
+    if (v > 0) valid.emplace_back(v, std::move(c));
+  }
+  std::stable_sort(valid.begin(), valid.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  Elite best = e;
+  for (size_t j = 0; j < valid.size() && j < kFitTop && !obj_->Done(); ++j) {
+    std::vector<int> c = std::move(valid[j].second);
+    const double v = FitBatch(&c, valid[j].first);
+    if (v > best.value) best = Elite{std::move(c), v};
+  }
+  return best;
+}
+
 // coupled (rl.h 13.): the screened joint scan of operator groups a and b from e, both ways: the
 // `coupled` best other options of one group (each with the other group kept; an invalid one
 // ranked by its near-SLO potential) are each combined with every option of the other group, and
@@ -1228,10 +1319,17 @@ Elite RlRun::CoupledScans(Elite e, double base) {
     if (!(x->value <= base && x->value >= kTripleGate * base) || router.empty() || moe.empty() ||
         shared.empty() || obj_->Done())
       return;
-    std::vector<int> g = router;
-    g.insert(g.end(), moe.begin(), moe.end());
-    g.insert(g.end(), shared.begin(), shared.end());
-    Elite best = ScanGroup(x->idx, g, *x);
+    Elite best = *x;
+    if (o_.triphalf) {
+      // triphalf (rl.h 28.): of each FFN pair only the better half of its options alone (the
+      // current one included), with every router option: 3 x 5 x 5 for DeepSeek's 9-option pairs.
+      best = ScanProduct(*x, router, {{moe, BetterHalf(*x, moe)}, {shared, BetterHalf(*x, shared)}});
+    } else {
+      std::vector<int> g = router;
+      g.insert(g.end(), moe.begin(), moe.end());
+      g.insert(g.end(), shared.begin(), shared.end());
+      best = ScanGroup(x->idx, g, *x);
+    }
     if (best.value > x->value)
       *x = GroupDescent(std::move(best.idx), best.value, /*fit_start=*/false);
   };
@@ -1710,7 +1808,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
-                                     "ppsp", "templates"});
+                                     "ppsp", "templates", "epfit", "triphalf"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1756,6 +1854,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   const int64_t coupled = spec.Int("coupled", d.coupled);
   o.near_gate = spec.Double("neargate", d.near_gate);
   o.epnone = spec.Bool("epnone", d.epnone);
+  o.epfit = spec.Bool("epfit", d.epfit);
+  o.triphalf = spec.Bool("triphalf", d.triphalf);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -1865,7 +1965,7 @@ std::string RlSpecText(const RlOptions& o) {
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
-      "megarepair={},dpsp={},schedattn={},ppsp={},templates={}",
+      "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1876,7 +1976,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.deepen ? 1 : 0, o.deepnow ? 1 : 0, o.membound ? 1 : 0, o.schedpair ? 1 : 0,
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
-      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0) +
+      o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
+      o.triphalf ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
@@ -1924,6 +2025,9 @@ RoleRun RlRoleRun(const RlOptions& options) {
     // 77 -> 76 of 90 runs at 0.99, warm 1,000 calls 50 -> 49 at 0.98).
     o.dpsp = false;
     o.schedattn = false;
+    // And 27. (thirteenth pass: 1,000 calls cold 53 -> 51 of 90 runs at 0.98, two seeds of
+    // deepseek-v3 on 256 H100s; 4,000 calls unchanged). 28. refines the triple scan, off here.
+    o.epfit = false;
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };

@@ -264,6 +264,28 @@
 //      100 of 140) what it gains at 1,000 (469 -> 497). Outside the suite the start can cost
 //      the cold searcher too: PLAN.md's aggregated deepseek-v3 (fp8, 4,096 in, 128 H100s), whose
 //      optimum is pp=8,tp=8, 6 -> 0 of 10 seeds at it at 4,000 calls (all at 0.957).
+//  27. pp and tp moves that also lower ep (issue 14, thirteenth pass; epfit=1). A compound move
+//      of pp or tp (with batchfit) that leaves no valid point at the elite's ep, the experts no
+//      longer dividing over the GPUs of a stage outside its tp group even after the heads after
+//      the dims are reset, is also screened with the widest lower ep that is valid and with ep = 1,
+//      each also with the expert FFNs' dims `none`. Before, such a move was screened at an invalid
+//      point and never descended from: deepseek-v3 prefill on 128 H100s, cold, ended at
+//      pp=4,tp=8,ep=32 (0.888 of the optimum pp=16,tp=8,ep=1) in 4 of 20 seeds at 1,000 calls,
+//      now none. Cold, seeds 1-20, 1,000 calls: 515 -> 519 of 520 runs at 0.98 (with 28.); warm
+//      469 -> 466 (two seeds of deepseek-v3 served on 256 H100s, one of the decode on 64 H100s,
+//      each moved by the extra screened moves); 4,000 calls and the held-out problems unchanged.
+//  28. The triple scan over the better halves (triphalf=1). The router x MoE pair x shared pair
+//      scan of 13./21. takes every router option with the better half of each FFN pair's options
+//      (each option alone from the near miss, ranked by value or near-SLO potential, the current
+//      one included): 3 x 5 x 5 - 1 = 74 points for DeepSeek's 9-option pairs instead of
+//      3 x 9 x 9 - 1 = 242, the two best batch-fitted as before. The change the deepseek-v3
+//      decode on 144 H800s needs (router `none` with both pairs `dim0/none` from the tp = 4 climb
+//      end) is made of options that are each among the better half alone. Cold, seeds 1-20,
+//      1,000 calls: that problem 0 -> 20 of 20 seeds at 0.98 (worst 0.978 -> 0.982: the scan
+//      ends within the budget, the optimum itself still comes later, ~1,100-1,250 calls in seed
+//      1), 499 -> 519 of 520 runs; warm unchanged (466); 4,000 calls unchanged (cold 520 of 520 at
+//      0.99, warm 519). A third of each pair's options (3 x 3 x 3) was measured and not kept:
+//      seed 1 of the same problem then misses the optimum (0.983 at 2,500 calls).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -273,7 +295,7 @@
 //      relbatch, canon, jump, megadims, sweep, dimgroups, stall, batchfit, diverse, pairsweep,
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
-//      megarepair, dpsp, schedattn, ppsp, templates, warm)
+//      megarepair, dpsp, schedattn, ppsp, templates, epfit, triphalf, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -364,6 +386,8 @@ struct RlOptions {
   bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
   bool ppsp = true;          // (25.) a pp move also with sp's other option
   bool templates = false;    // (26.) start from the usual serving shapes (cold searcher: on)
+  bool epfit = true;         // (27.) a pp or tp move that leaves ep not fitting also lowers ep
+  bool triphalf = true;      // (28.) the triple scan takes the better half of each FFN pair
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in

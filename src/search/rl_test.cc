@@ -354,11 +354,12 @@ TEST(RlSearcher, NearSloScreeningReachesTheIslandOfAServeProblem) {
   EXPECT_EQ(with_rl->last_stats().proposals, 4000);
 }
 
-// `spec` with the options of rl.h 18.-20. and 23.-26. off: "rl(warm=0)" ->
+// `spec` with the options of rl.h 18.-20. and 23.-28. off: "rl(warm=0)" ->
 // "rl(warm=0,repair=0,...)" (the cold searcher with the first lifetime of the paper, rl.h 19.).
 std::string Pre18(const std::string& spec) {
   const std::string off =
-      "repair=0,triple=0,first=0,prior_from=1,spscan=0,dpsp=0,schedattn=0,ppsp=0,templates=0";
+      "repair=0,triple=0,first=0,prior_from=1,spscan=0,dpsp=0,schedattn=0,ppsp=0,templates=0,"
+      "epfit=0,triphalf=0";
   if (spec == "rl") return "rl(" + off + ")";
   return spec.substr(0, spec.size() - 1) + "," + off + ")";
 }
@@ -370,8 +371,8 @@ void ExpectNeeded(const Instance& in, uint64_t seed, const std::string& without_
                   const std::string& with_base = "rl(warm=0)") {
   // Measured before rl.h 18. (repair, triple, first), which changes the seeds' paths (with it
   // several of these seeds reach the optimum without the mechanism too): both run without it,
-  // and without 19., 20. and 23.-26. (the cold schedule, spscan, dpsp, schedattn, ppsp,
-  // templates), which change the paths too.
+  // and without 19., 20. and 23.-28. (the cold schedule, spscan, dpsp, schedattn, ppsp,
+  // templates, epfit, triphalf), which change the paths too.
   const std::string with_spec = Pre18(with_base), without = Pre18(without_spec);
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
@@ -570,27 +571,96 @@ TEST(RlSearcher, ServingTemplatesStartTheColdSearchNearAServeOptimum) {
   ExpectSameSearch(a, b, r1, r2);
 }
 
+// epfit=1 (rl.h 27.): deepseek-v3 prefill of 4,096 tokens on 128 H100s, cold, 1,000 calls, seed 3.
+// The climb reaches pp=4,tp=1,ep=32 (traced: 8,409.7 tok/s/GPU with 320 slots and tbo). From there
+// pp 4 -> 16 leaves 8 GPUs per stage, which ep 32 does not fit: the plain move is not a point of
+// the space, and each ep move from pp=4 is worse. With epfit the pp move is also tried at the
+// widest ep that fits (8: at best 8,515.6) and at ep 1 (9,465.3 at batch 16), and the ep 1 move
+// is taken at once; the climb ends at the optimum (pp=16,tp=8,ep=1, every dim `none`, 9,476.5).
+// Without it the search ends at pp=4,tp=8,ep=32 (0.888). (A decode search is not helped: its
+// traps are others, and the moves cost screening calls, RL_STUDY.md thirteenth pass.)
+TEST(RlSearcher, PipelineMovesThatLowerEpReachThePrefillOptimum) {
+  Problem p;
+  p.model = *ModelPreset("deepseek-v3");
+  p.cluster = *MakeCluster("h100", 128);
+  p.workload.mode = Mode::kPrefill;
+  p.workload.isl = 4096;
+  p.workload.weight = p.model.weight_dtype;
+  Instance in;
+  in.sim = std::make_unique<Simulator>(std::move(p));
+  in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, 128));
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
+  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 3, nullptr);
+  const SearchResult off = Rl("rl(warm=0,epfit=0)")->Search(*in.sim, *in.space, 1000, 3, nullptr);
+  ASSERT_TRUE(with.found && off.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
+  EXPECT_EQ(with.best.ep, 1) << ToText(with.best);
+  EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.9 * opt) << ToText(off.best);
+  EXPECT_EQ(off.best.ep, 32) << ToText(off.best);
+}
+
+// triphalf=1 (rl.h 28.): deepseek-v3 decode at 4k on 144 H800s, cold, seed 1. The optimum
+// (2,234.4 tok/s/GPU) needs the router `none` with the MoE and shared pairs `dim0/none`, found by
+// the coupled scans' triple scan of a near miss. The full scan evaluates 3 x 9 x 9 - 1 = 242
+// points (traced: 284 calls with the fits and the descent that follows); with the better half of
+// each pair (5 of 9 options alone, the current one included), 3 x 5 x 5 - 1 = 74 of them, plus
+// the pairs' 16 options alone (known from the descent before: free). The search then reaches
+// 0.98 of the optimum (2,194.2, the point a pass after the scans finds) within 1,000 calls, and
+// the optimum within 1,500; with the whole product it is still at 0.978 at 1,000 calls and
+// reaches the optimum at 1,330 calls (traced).
+TEST(RlSearcher, BetterHalfTripleScanReachesTheWideEpDecodeSooner) {
+  const Instance in = Make("deepseek-v3", 144, 4096, {}, "h800");
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
+  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 1, nullptr);
+  const SearchResult off = Rl("rl(warm=0,triphalf=0)")->Search(*in.sim, *in.space, 1000, 1, nullptr);
+  ASSERT_TRUE(with.found && off.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.98 * opt) << ToText(with.best);
+  EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.98 * opt) << ToText(off.best);
+  const SearchResult longer = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1500, 1, nullptr);
+  ASSERT_TRUE(longer.found);
+  EXPECT_GE(longer.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(longer.best);
+}
+
+// Records, with each evaluation, the memory skips the searcher had made before it (RlStats is
+// updated during the search).
+class SkipRecorder : public Recorder {
+ public:
+  SkipRecorder(const StrategySpace& space, const RlSearcher* rl) : Recorder(space), rl_(rl) {}
+  void OnEvaluation(const Strategy& s, const Evaluation& e) override {
+    skips_before.push_back(rl_->last_stats().memory_skips);
+    Recorder::OnEvaluation(s, e);
+  }
+  std::vector<int64_t> skips_before;
+
+ private:
+  const RlSearcher* rl_;
+};
+
 // membound=1 (rl.h 15.) makes the same choices with fewer calls: deepseek-v3 decode at 4k on 144
 // H800s, 1,000 calls, seed 1. Walking the evaluations of membound=0 and membound=1 side by side,
 // the whole membound=0 search is membound=1's first evaluations with memory misses in between
-// (traced: 979 of them and 21 misses, the 21 candidates membound=1 knew to miss without a call);
-// membound=1 spends the 21 calls it saved after that.
+// (traced: 896 of them and 104 misses, the 104 candidates membound=1 knew to miss without a
+// call); membound=1 spends the 104 calls it saved after that (and knows 28 more misses there).
 TEST(RlSearcher, MemoryBoundLeavesOutOnlyMemoryMisses) {
   const Instance in = Make("deepseek-v3", 144, 4096, {}, "h800");
-  Recorder off(*in.space), on(*in.space);
   // repair=0, first=0: a candidate skipped before the policy's last call shifts the calls that
   // time the network lifetimes and the sweeps (a repair in the policy phase; a descent before
   // the call at which `first` starts the next sweep), so the same-choices walk below holds with
   // them off (RepairMissedProposalsAtALowerBatch checks repair's own skips).
+  Recorder off(*in.space);
   Rl("rl(warm=0,membound=0,repair=0,first=0)")->Search(*in.sim, *in.space, 1000, 1, &off);
   auto rl = Rl("rl(warm=0,repair=0,first=0)");
+  SkipRecorder on(*in.space, rl.get());
   rl->Search(*in.sim, *in.space, 1000, 1, &on);
   ASSERT_EQ(off.evaluations, 1000);
   ASSERT_EQ(on.evaluations, 1000);
   size_t i = 0, j = 0;
-  int64_t left_out = 0;
+  int64_t left_out = 0, left_out_before_last_match = 0;
   while (i < off.texts.size() && j < on.texts.size()) {
     if (off.texts[i] == on.texts[j]) {
+      left_out_before_last_match = left_out;
       ++i, ++j;
     } else if (off.verdicts[i] == Verdict::kMemory) {
       ++i, ++left_out;
@@ -600,8 +670,14 @@ TEST(RlSearcher, MemoryBoundLeavesOutOnlyMemoryMisses) {
   }
   EXPECT_EQ(i, off.texts.size());  // every membound=0 evaluation matched or a memory miss
   EXPECT_GT(left_out, 0);
-  EXPECT_EQ(left_out, rl->last_stats().memory_skips);
+  // The calls saved are spent after the matched ones: on's evaluations after the j-th continue
+  // the search past where the membound=0 run's budget ended.
   EXPECT_EQ(j + static_cast<size_t>(left_out), on.texts.size());
+  // Each memory miss left out before the last matched evaluation is one skip before it (the
+  // continuation may skip more: its skips are counted in the total only).
+  ASSERT_GT(j, 0u);
+  EXPECT_EQ(left_out_before_last_match, on.skips_before[j - 1]);
+  EXPECT_GE(rl->last_stats().memory_skips, left_out);
 }
 
 // Evaluation i repeats evaluation i - 1 (invalid for memory or a latency limit) at a smaller batch.
