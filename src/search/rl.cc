@@ -1794,6 +1794,8 @@ RlOptions ColdRlOptions() {
   o.prior_from = 0;
   o.first = 0.25;
   o.templates = true;
+  o.epfit = true;
+  o.triphalf = true;
   return o;
 }
 

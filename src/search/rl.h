@@ -271,9 +271,12 @@
 //      each also with the expert FFNs' dims `none`. Before, such a move was screened at an invalid
 //      point and never descended from: deepseek-v3 prefill on 128 H100s, cold, ended at
 //      pp=4,tp=8,ep=32 (0.888 of the optimum pp=16,tp=8,ep=1) in 4 of 20 seeds at 1,000 calls,
-//      now none. Cold, seeds 1-20, 1,000 calls: 515 -> 519 of 520 runs at 0.98 (with 28.); warm
-//      469 -> 466 (two seeds of deepseek-v3 served on 256 H100s, one of the decode on 64 H100s,
-//      each moved by the extra screened moves); 4,000 calls and the held-out problems unchanged.
+//      now none. Cold, seeds 1-20, 1,000 calls: 515 -> 519 of 520 runs at 0.98 (with 28.);
+//      4,000 calls and the held-out problems unchanged. The cold searcher's default
+//      (ColdRlOptions()): the warm one reaches that problem's optimum without it, and with it
+//      lost runs at 1,000 calls (469 -> 466 of 520: two seeds of deepseek-v3 served on 256 H100s,
+//      one of the decode on 64 H100s, each moved by the extra screened moves). Off in role
+//      searches (RlRoleRun).
 //  28. The triple scan over the better halves (triphalf=1). The router x MoE pair x shared pair
 //      scan of 13./21. takes every router option with the better half of each FFN pair's options
 //      (each option alone from the near miss, ranked by value or near-SLO potential, the current
@@ -281,10 +284,13 @@
 //      3 x 9 x 9 - 1 = 242, the two best batch-fitted as before. The change the deepseek-v3
 //      decode on 144 H800s needs (router `none` with both pairs `dim0/none` from the tp = 4 climb
 //      end) is made of options that are each among the better half alone. Cold, seeds 1-20,
-//      1,000 calls: that problem 0 -> 20 of 20 seeds at 0.98 (worst 0.978 -> 0.982: the scan
-//      ends within the budget, the optimum itself still comes later, ~1,100-1,250 calls in seed
-//      1), 499 -> 519 of 520 runs; warm unchanged (466); 4,000 calls unchanged (cold 520 of 520 at
-//      0.99, warm 519). A third of each pair's options (3 x 3 x 3) was measured and not kept:
+//      1,000 calls, with 27.: that problem 0 -> 20 of 20 seeds at 0.98 (worst 0.978 -> 0.982: 27.'s
+//      extra screened moves delay the climb, and the full scan no longer ends within the budget;
+//      the optimum itself still comes later, ~1,100-1,250 calls in seed 1), 499 -> 519 of 520
+//      runs; without 27. 515 either way; 4,000 calls unchanged (cold 520 of 520 at 0.99). The
+//      cold searcher's default (ColdRlOptions()): the warm one without 27. is per problem the same
+//      with it at 1,000 calls (469 of 520) and loses a seed of that problem at 4,000 (519 -> 518
+//      of 520 runs at 0.99, seed 19 at 0.983). A third of each pair's options (3 x 3 x 3) was measured and not kept:
 //      seed 1 of the same problem then misses the optimum (0.983 at 2,500 calls).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
@@ -386,8 +392,10 @@ struct RlOptions {
   bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
   bool ppsp = true;          // (25.) a pp move also with sp's other option
   bool templates = false;    // (26.) start from the usual serving shapes (cold searcher: on)
-  bool epfit = true;         // (27.) a pp or tp move that leaves ep not fitting also lowers ep
-  bool triphalf = true;      // (28.) the triple scan takes the better half of each FFN pair
+  bool epfit = false;        // (27.) a pp or tp move that leaves ep not fitting also lowers ep
+                             // (cold searcher: on)
+  bool triphalf = false;     // (28.) the triple scan takes the better half of each FFN pair
+                             // (cold searcher: on)
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -399,8 +407,9 @@ struct RlOptions {
 
 // The cold searcher's defaults (rl(warm=0), rl.h 19. and 26.): RlOptions{} with warm = 0, the
 // elite prior from the first lifetime (prior_from = 0), the first sweep by a quarter of the budget
-// (first = 0.25) and the serving-shape start (templates = 1). ParseRlOptions reads a spec with
-// warm=0 over these.
+// (first = 0.25), the serving-shape start (templates = 1), the ep-fitted moves (epfit = 1, rl.h
+// 27.) and the triple scan over better halves (triphalf = 1, 28.). ParseRlOptions reads a spec
+// with warm=0 over these.
 RlOptions ColdRlOptions();
 
 // Reads the options of an "rl(...)" spec over the defaults (ColdRlOptions() with warm=0).
