@@ -296,6 +296,20 @@ Instance Serve(const std::string& model, const std::string& gpu, int gpus) {
 
 Instance KimiServe(const std::string& gpu, int gpus) { return Serve("kimi-k2", gpu, gpus); }
 
+// deepseek-v3 prefill of `isl` tokens on `gpus` GPUs of type `gpu` (its fp8 weights).
+Instance DeepSeekPrefill(const std::string& gpu, int gpus, int64_t isl) {
+  Problem p;
+  p.model = *ModelPreset("deepseek-v3");
+  p.cluster = *MakeCluster(gpu, gpus);
+  p.workload.mode = Mode::kPrefill;
+  p.workload.isl = isl;
+  p.workload.weight = p.model.weight_dtype;
+  Instance in;
+  in.sim = std::make_unique<Simulator>(std::move(p));
+  in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, gpus));
+  return in;
+}
+
 // The exact optimum's tokens/s per GPU (0 when the oracle finds nothing).
 double OracleValue(const Instance& in) {
   auto oracle = MakeSearcher("oracle");
@@ -303,6 +317,19 @@ double OracleValue(const Instance& in) {
   if (!oracle.ok()) return 0;
   const SearchResult best = (*oracle)->Search(*in.sim, *in.space, 0, 0, nullptr);
   return best.found ? best.eval.tokens_per_s_per_gpu : 0;
+}
+
+// The searches `with` and `off` (a mechanism on and off) of `in`, `budget` calls, `seed`; both find
+// a valid strategy (checked).
+std::pair<SearchResult, SearchResult> WithAndWithout(const Instance& in, int64_t budget,
+                                                     uint64_t seed, const std::string& with,
+                                                     const std::string& off) {
+  std::pair<SearchResult, SearchResult> r{
+      Rl(with)->Search(*in.sim, *in.space, budget, seed, nullptr),
+      Rl(off)->Search(*in.sim, *in.space, budget, seed, nullptr)};
+  EXPECT_TRUE(r.first.found) << with;
+  EXPECT_TRUE(r.second.found) << off;
+  return r;
 }
 
 // The trap of docs/RL_STUDY.md that dimgroups removes: kimi-k2 served (2,048 in / 512 out, TTFT
@@ -523,9 +550,7 @@ TEST(RlSearcher, PipelineMovesWithTheOtherSpReachThePaperOptimum) {
   const Instance in = Make("gpt-moe-1.2t", 1024, 65536);
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
-  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 9, nullptr);
-  const SearchResult off = Rl("rl(warm=0,ppsp=0)")->Search(*in.sim, *in.space, 1000, 9, nullptr);
-  ASSERT_TRUE(with.found && off.found);
+  const auto [with, off] = WithAndWithout(in, 1000, 9, "rl(warm=0)", "rl(warm=0,ppsp=0)");
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
   EXPECT_EQ(with.best.pp, 1) << ToText(with.best);
   EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.98 * opt) << ToText(off.best);
@@ -580,20 +605,10 @@ TEST(RlSearcher, ServingTemplatesStartTheColdSearchNearAServeOptimum) {
 // Without it the search ends at pp=4,tp=8,ep=32 (0.888). (A decode search is not helped: its
 // traps are others, and the moves cost screening calls, RL_STUDY.md thirteenth pass.)
 TEST(RlSearcher, PipelineMovesThatLowerEpReachThePrefillOptimum) {
-  Problem p;
-  p.model = *ModelPreset("deepseek-v3");
-  p.cluster = *MakeCluster("h100", 128);
-  p.workload.mode = Mode::kPrefill;
-  p.workload.isl = 4096;
-  p.workload.weight = p.model.weight_dtype;
-  Instance in;
-  in.sim = std::make_unique<Simulator>(std::move(p));
-  in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, 128));
+  const Instance in = DeepSeekPrefill("h100", 128, 4096);
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
-  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 3, nullptr);
-  const SearchResult off = Rl("rl(warm=0,epfit=0)")->Search(*in.sim, *in.space, 1000, 3, nullptr);
-  ASSERT_TRUE(with.found && off.found);
+  const auto [with, off] = WithAndWithout(in, 1000, 3, "rl(warm=0)", "rl(warm=0,epfit=0)");
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
   EXPECT_EQ(with.best.ep, 1) << ToText(with.best);
   EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.9 * opt) << ToText(off.best);
@@ -613,9 +628,7 @@ TEST(RlSearcher, BetterHalfTripleScanReachesTheWideEpDecodeSooner) {
   const Instance in = Make("deepseek-v3", 144, 4096, {}, "h800");
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
-  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1000, 1, nullptr);
-  const SearchResult off = Rl("rl(warm=0,triphalf=0)")->Search(*in.sim, *in.space, 1000, 1, nullptr);
-  ASSERT_TRUE(with.found && off.found);
+  const auto [with, off] = WithAndWithout(in, 1000, 1, "rl(warm=0)", "rl(warm=0,triphalf=0)");
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.98 * opt) << ToText(with.best);
   EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.98 * opt) << ToText(off.best);
   const SearchResult longer = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 1500, 1, nullptr);
@@ -849,16 +862,7 @@ TEST(RlSearcher, CallAccountingAddsUp) {
 // the expert FFNs `none`): ep 8 -> 1 with the old expert dims is worse, and with them `none` it is
 // the way to the optimum.
 TEST(RlSearcher, EpMovesWithTheExpertDimsNoneReachThePrefillOptimum) {
-  Problem p;
-  p.model = *ModelPreset("deepseek-v3");
-  p.cluster = *MakeCluster("h100", 128);
-  p.workload.mode = Mode::kPrefill;
-  p.workload.isl = 4096;
-  p.workload.weight = p.model.weight_dtype;
-  Instance in;
-  in.sim = std::make_unique<Simulator>(std::move(p));
-  in.space = std::make_unique<StrategySpace>(*StrategySpace::Make(in.sim->problem().model, 128));
-  ExpectNeeded(in, 8, "rl(warm=0,epnone=0)");
+  ExpectNeeded(DeepSeekPrefill("h100", 128, 4096), 8, "rl(warm=0,epnone=0)");
 }
 
 // batchfit=1 and diverse=1 (points compared at their own best batch, climbs restarted from other
