@@ -146,9 +146,10 @@ class RlRun {
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
   Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
   std::vector<std::vector<int>> BetterHalf(const Elite& e, const std::vector<int>& g);
-  Elite ScanProduct(
-      const Elite& e, const std::vector<int>& first,
-      const std::vector<std::pair<std::vector<int>, std::vector<std::vector<int>>>>& rest);
+  // Heads and options of them (each option: the heads' values), as BetterHalf returns them.
+  using HeadOptions = std::pair<std::vector<int>, std::vector<std::vector<int>>>;
+  Elite ScanProduct(const Elite& e, const std::vector<int>& first,
+                    const std::vector<HeadOptions>& rest);
   Elite ScanGroup(const std::vector<int>& from, const std::vector<int>& g, Elite best);
   std::vector<std::vector<int>> GroupOptions(const std::vector<int>& base,
                                              const std::vector<int>& g) const;
@@ -1238,7 +1239,7 @@ std::vector<std::vector<int>> RlRun::BetterHalf(const Elite& e, const std::vecto
 // Evaluated like ScanGroup (one charged call each, known ones free, structurally invalid ones
 // skipped), the two best valid ones batch-fitted. Returns the better of e and the fitted ones.
 Elite RlRun::ScanProduct(const Elite& e, const std::vector<int>& first,
-                         const std::vector<std::pair<std::vector<int>, std::vector<std::vector<int>>>>& rest) {
+                         const std::vector<HeadOptions>& rest) {
   constexpr size_t kFitTop = 2;
   std::vector<std::vector<int>> points = GroupOptions(e.idx, first);
   points.push_back(e.idx);
@@ -1323,7 +1324,8 @@ Elite RlRun::CoupledScans(Elite e, double base) {
     if (o_.triphalf) {
       // triphalf (rl.h 28.): of each FFN pair only the better half of its options alone (the
       // current one included), with every router option: 3 x 5 x 5 for DeepSeek's 9-option pairs.
-      best = ScanProduct(*x, router, {{moe, BetterHalf(*x, moe)}, {shared, BetterHalf(*x, shared)}});
+      best = ScanProduct(*x, router,
+                         {{moe, BetterHalf(*x, moe)}, {shared, BetterHalf(*x, shared)}});
     } else {
       std::vector<int> g = router;
       g.insert(g.end(), moe.begin(), moe.end());

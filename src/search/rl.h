@@ -290,8 +290,9 @@
 //      runs; without 27. 515 either way; 4,000 calls unchanged (cold 520 of 520 at 0.99). The
 //      cold searcher's default (ColdRlOptions()): the warm one without 27. is per problem the same
 //      with it at 1,000 calls (469 of 520) and loses a seed of that problem at 4,000 (519 -> 518
-//      of 520 runs at 0.99, seed 19 at 0.983). A third of each pair's options (3 x 3 x 3) was measured and not kept:
-//      seed 1 of the same problem then misses the optimum (0.983 at 2,500 calls).
+//      of 520 runs at 0.99, seed 19 at 0.983). A third of each pair's options (3 x 3 x 3) was
+//      measured and not kept: seed 1 of the same problem then misses the optimum (0.983 at 2,500
+//      calls).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that

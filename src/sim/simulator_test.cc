@@ -312,8 +312,9 @@ TEST(Simulator, OperatorGroupsAreSeparable) {
           EXPECT_DOUBLE_EQ(o.embed_s[op], oc.embed_s[op]);
           EXPECT_DOUBLE_EQ(o.lm_s[op], oc.lm_s[op]);
         }
-        if (std::find(grp.begin(), grp.end(), Op::kAttnCore) == grp.end())
+        if (std::find(grp.begin(), grp.end(), Op::kAttnCore) == grp.end()) {
           for (int k = 0; k < t.num_kinds; ++k) EXPECT_DOUBLE_EQ(o.layer_kv[k], oc.layer_kv[k]);
+        }
       }
     }
   }
@@ -436,8 +437,9 @@ TEST(Simulator, MtpVerifiesKPlusOneTokensAndPaysKDraftPasses) {
   EXPECT_TRUE(saw_eh && saw_decode_attn);
   for (int k = 0; k < prog.num_kinds; ++k)
     for (int i = 0; i < prog.layers[k].num_steps; ++i)
-      if (prog.layers[k].steps[i].kind == StepKind::kAttnDecode)
+      if (prog.layers[k].steps[i].kind == StepKind::kAttnDecode) {
         EXPECT_EQ(prog.layers[k].steps[i].q_len, 4);  // verification: 3 drafts + 1
+      }
   EXPECT_NEAR(e.mtp_s, 3 * one_pass, 1e-12);
   // Memory: the module's weights (pp = 1: embedding and LM head shared) and its KV, once.
   Strategy s0 = s;
