@@ -137,6 +137,8 @@ class JointProblem final : public EncodedProblem {
 //         has a slot not searched deeply and its hope beats the best pair found, gets a deep
 //         search of `deep` calls per such slot (from its `start` best parts: rl's compound moves,
 //         then its policy; the prefill slot held to the latency the pair's decode part leaves);
+//         with `eligible`, pairs with a slot not searched deeply whose best part is below that
+//         fraction of its role's best capacity per GPU are passed over;
 //      c. otherwise the slot of the best pair found that binds its rate gets a further search,
 //         also from every other size's best part projected onto it;
 //      unstick: a binding slot whose latest further search found nothing better is searched from
@@ -165,6 +167,10 @@ struct DecomposedOptions {
   // better, the other role's slot of the best pair gets a further search too: the rate also
   // rises when that role needs fewer GPUs and leaves them to the binding one.
   bool other = true;
+  // (issue 14, thirteenth pass) 2b: a slot not searched deeply gets a deep search only when its
+  // best part is at least this fraction of its role and pool's best capacity per GPU (0: every
+  // slot, as before).
+  double eligible = 0.6;
 };
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run,
