@@ -491,13 +491,12 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     }
     dc.Assess();
     std::vector<double> rho(2 * npools, 0.0);  // [pool * 2 + pre]
-    for (size_t i = 0; i < n; ++i) {
-      double& r = rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
-      r = std::max(r, best_gpu(i));
-    }
-    auto hope = [&](size_t i) {
-      return deep[i] ? best_gpu(i) : rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
+    // The best capacity per GPU seen at any size of slot i's role and pool.
+    auto role_best = [&](size_t i) -> double& {
+      return rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
     };
+    for (size_t i = 0; i < n; ++i) role_best(i) = std::max(role_best(i), best_gpu(i));
+    auto hope = [&](size_t i) { return deep[i] ? best_gpu(i) : role_best(i); };
     std::vector<std::tuple<double, size_t, size_t>> pairs;
     for (size_t p = 0; p < n; ++p)
       for (size_t d = 0; d < n; ++d)
@@ -526,8 +525,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       // search: the role's good shapes fit that size badly (kimi-k2's 384 experts on a 152-GPU
       // decode instance: 713 tokens/s per GPU at best, 2,769 at 144).
       auto eligible = [&](size_t i) {
-        return deep[i] ||
-               best_gpu(i) >= options.eligible * rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
+        return deep[i] || best_gpu(i) >= options.eligible * role_best(i);
       };
       auto pair_eligible = [&](size_t j) {
         return eligible(std::get<1>(pairs[j])) && eligible(std::get<2>(pairs[j]));

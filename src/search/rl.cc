@@ -144,6 +144,9 @@ class RlRun {
   Elite CoupledScans(Elite e, double base);
   bool SpScans(Elite* cur);
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
+  void ResetAfterDims(std::vector<int>* c) const;
+  std::vector<std::pair<double, std::vector<int>>> RankOptions(const std::vector<int>& base,
+                                                               const std::vector<int>& g);
   Elite PairScan(const Elite& e, const std::vector<int>& ga, const std::vector<int>& gb);
   std::vector<std::vector<int>> BetterHalf(const Elite& e, const std::vector<int>& g);
   // Heads and options of them (each option: the heads' values), as BetterHalf returns them.
@@ -204,6 +207,9 @@ class RlRun {
   // [num_heads] none_ on the dim heads of the operators sharded over the tp group (every one but
   // the expert FFNs, which are sharded over the expert-TP group), else -1.
   std::vector<int> tp_none_;
+  // [num_heads] none_ on the dim heads of the expert FFNs only (sharded over the expert-TP group,
+  // which ep and pp moves change), else -1.
+  std::vector<int> expert_none_;
   // The MoE block's operator-dim heads (coupled scans; empty without a strategy space or when the
   // model lacks the operators).
   struct MoeBlockHeads {
@@ -302,6 +308,7 @@ Status RlRun::Run() {
   // heads of operators the model has and with more than one option, consecutive ops of a group.
   none_.assign(num_heads_, -1);
   tp_none_.assign(num_heads_, -1);
+  expert_none_.assign(num_heads_, -1);
   if (sspace_ != nullptr) {
     const std::vector<Op>& ops = sspace_->searched_ops();
     int prev_group = -1;
@@ -310,7 +317,11 @@ Status RlRun::Run() {
       if (h >= num_heads_ || space_.head_size(h) < 2) continue;
       for (int j = 0; j < space_.head_size(h); ++j)
         if (space_.option_name(h, j) == "none") none_[h] = j;
-      if (ops[i] != Op::kMoeFfn1 && ops[i] != Op::kMoeFfn2) tp_none_[h] = none_[h];
+      if (ops[i] != Op::kMoeFfn1 && ops[i] != Op::kMoeFfn2) {
+        tp_none_[h] = none_[h];
+      } else {
+        expert_none_[h] = none_[h];
+      }
       switch (ops[i]) {
         case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: block_.attn.push_back(h); break;
         case Op::kMoeRouter: block_.router.push_back(h); break;
@@ -809,8 +820,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       // batchfit: a degree move that the heads after the dims make structurally invalid (ep 8 -> 1
       // with overlap sbo or redundant slots) takes each of those heads that is not moved back to
       // its first option (no redundant slots, no overlap, no MTP) until valid.
-      if (o_.batchfit && h < StrategySpace::kBatch)
-        for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
+      if (o_.batchfit && h < StrategySpace::kBatch) ResetAfterDims(&c);
       // epfit (rl.h 27.): a pp or tp move that leaves no valid point for the elite's ep (the
       // experts no longer divide over the GPUs of a stage outside its tp group) also with the
       // widest lower ep that is valid and with ep = 1, each also with the expert FFNs' dims
@@ -821,11 +831,9 @@ void RlRun::CompoundMoves(const Elite& from) {
         auto push_ep = [&](int j) {
           std::vector<int> t = c;
           t[ep] = j;
-          for (int k = last_dim_; k < num_heads_ && !space_.Valid(t); ++k) t[k] = 0;
+          ResetAfterDims(&t);
           if (!space_.Valid(t)) return false;
-          std::vector<int> n = t;
-          for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-            if (none_[k] >= 0 && tp_none_[k] < 0) n[k] = none_[k];
+          std::vector<int> n = WithDims(t, expert_none_);
           if (n != t) moves.push_back(std::move(n));
           moves.push_back(std::move(t));
           return true;
@@ -849,9 +857,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       // epnone: an ep or pp move also with the expert FFNs' dims `none` (the expert-TP group
       // changes with ep and pp: what was sharded over it may be better whole per GPU).
       if (o_.batchfit && o_.epnone && (h == StrategySpace::kEp || h == StrategySpace::kPp)) {
-        std::vector<int> t = c;
-        for (int k = StrategySpace::kFirstDim; k < last_dim_; ++k)
-          if (none_[k] >= 0 && tp_none_[k] < 0) t[k] = none_[k];
+        std::vector<int> t = WithDims(c, expert_none_);
         if (t != c) moves.push_back(std::move(t));
       }
       // ppsp (rl.h 25.): a pp move also with sp's other option (sp's value, chosen at the old
@@ -941,8 +947,7 @@ void RlRun::CompoundMoves(const Elite& from) {
         c[hb] = ib;
         follow_tp(&c);
         // Two degree heads moved: the heads after the dims reset as in add_move.
-        if (hb < last_dim_)
-          for (int k = last_dim_; k < num_heads_ && !space_.Valid(c); ++k) c[k] = 0;
+        if (hb < last_dim_) ResetAfterDims(&c);
         moves.push_back(std::move(c));
       };
       const int degrees[3] = {StrategySpace::kTp, StrategySpace::kEp, StrategySpace::kPp};
@@ -1211,26 +1216,17 @@ Elite RlRun::ScanGroup(const std::vector<int>& from, const std::vector<int>& g, 
 // (one charged call each, known ones free; an invalid one ranked by its near-SLO potential), the
 // better half kept, (n + 1) / 2 of n, best first. Each option is the values of g's heads.
 std::vector<std::vector<int>> RlRun::BetterHalf(const Elite& e, const std::vector<int>& g) {
-  std::vector<std::pair<double, std::vector<int>>> ranked;
-  auto values = [&](const std::vector<int>& c) {
-    std::vector<int> o;
-    for (int h : g) o.push_back(c[h]);
-    return o;
-  };
-  ranked.emplace_back(e.value, values(e.idx));
-  for (const std::vector<int>& c : GroupOptions(e.idx, g)) {
-    if (obj_->Done()) break;
-    double v = EvaluateCandidate(c);
-    if (v <= 0) {
-      auto it = known_.find(CanonicalKey(c));
-      if (it != known_.end()) v = it->second.potential;
-    }
-    ranked.emplace_back(v, values(c));
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::pair<double, std::vector<int>>> ranked = RankOptions(e.idx, g);
+  // e's own option ahead of the others of equal value.
+  auto at = std::find_if(ranked.begin(), ranked.end(),
+                         [&](const auto& x) { return x.first <= e.value; });
+  ranked.emplace(at, e.value, e.idx);
   std::vector<std::vector<int>> out;
-  for (size_t i = 0; i < (ranked.size() + 1) / 2; ++i) out.push_back(std::move(ranked[i].second));
+  for (size_t i = 0; i < (ranked.size() + 1) / 2; ++i) {
+    std::vector<int> o;
+    for (int h : g) o.push_back(ranked[i].second[h]);
+    out.push_back(std::move(o));
+  }
   return out;
 }
 
@@ -1281,18 +1277,7 @@ Elite RlRun::PairScan(const Elite& e, const std::vector<int>& ga, const std::vec
   for (int dir = 0; dir < 2 && !obj_->Done(); ++dir) {
     const std::vector<int>& screened = dir == 0 ? gb : ga;
     const std::vector<int>& scanned = dir == 0 ? ga : gb;
-    std::vector<std::pair<double, std::vector<int>>> ranked;
-    for (std::vector<int>& c : GroupOptions(e.idx, screened)) {
-      if (obj_->Done()) break;
-      double v = EvaluateCandidate(c);
-      if (v <= 0) {
-        auto it = known_.find(CanonicalKey(c));
-        if (it != known_.end()) v = it->second.potential;
-      }
-      ranked.emplace_back(v, std::move(c));
-    }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    const std::vector<std::pair<double, std::vector<int>>> ranked = RankOptions(e.idx, screened);
     for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(o_.coupled); ++i)
       best = ScanGroup(ranked[i].second, scanned, std::move(best));
   }
@@ -1374,6 +1359,31 @@ std::vector<int> RlRun::WithDims(std::vector<int> c, const std::vector<int>& dim
   for (int h = StrategySpace::kFirstDim; h < last_dim_; ++h)
     if (dims[h] >= 0) c[h] = dims[h];
   return c;
+}
+
+// Each head after the dims of *c, in order, back to its first option (no redundant slots, no
+// overlap, no MTP) while *c is not structurally valid.
+void RlRun::ResetAfterDims(std::vector<int>* c) const {
+  for (int k = last_dim_; k < num_heads_ && !space_.Valid(*c); ++k) (*c)[k] = 0;
+}
+
+// Each option of group g from base alone (GroupOptions; one charged call each, known ones free),
+// with its value, an invalid one with its near-SLO potential; best first (stable).
+std::vector<std::pair<double, std::vector<int>>> RlRun::RankOptions(const std::vector<int>& base,
+                                                                    const std::vector<int>& g) {
+  std::vector<std::pair<double, std::vector<int>>> ranked;
+  for (std::vector<int>& c : GroupOptions(base, g)) {
+    if (obj_->Done()) break;
+    double v = EvaluateCandidate(c);
+    if (v <= 0) {
+      auto it = known_.find(CanonicalKey(c));
+      if (it != known_.end()) v = it->second.potential;
+    }
+    ranked.emplace_back(v, std::move(c));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  return ranked;
 }
 
 // spscan (rl.h 20.): sp jointly with the dim of each single operator (the embedding, the router,

@@ -525,7 +525,7 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     // ep divides, e.g. 288 slots for ep = 144 with 256 experts.
     for (int slots : space.slot_options()) {
       s.slots = slots;
-      if (std::vector<int> idx; space.Encode(s, &idx) && space.Valid(idx)) {
+      if (space.Check(s).ok()) {
         if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
         break;
       }

@@ -157,8 +157,8 @@ class StrategySpace final : public EncodedSpace {
 // expert parallelism (and the first slot option it divides) and the middle batch option,
 // (a) tp = 1 with every operator dim `none` (data-parallel attention, every weight whole per GPU)
 // and (b) tp over one NVLink domain of `domain` GPUs (or all of them when fewer) with Megatron's
-// dims; sp off, absent operators `none`. Those not structurally valid in `space` (Encode or Valid
-// fails) are left out; no duplicates. The rl searcher starts from them (search/rl.h 26.), the
+// dims; sp off, absent operators `none`. Those not structurally valid in `space` (Check fails)
+// are left out; no duplicates. The rl searcher starts from them (search/rl.h 26.), the
 // decomposed disaggregated search evaluates them beside each anchor (search/joint.h).
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain);
 
