@@ -36,11 +36,26 @@ struct Slot {
   int64_t spent = 0;        // calls of its searches
   double limit_ms = 0;      // prefill: the latency its next search is held to (0: none)
   bool stale = false;       // its latest further search (2c) from its best parts found no better
+  // evidence (DecomposedOptions): decode slots' batch probes.
+  double tpot_ms = 0;            // decode: the TPOT limit (0: none)
+  bool probing = false;          // the evaluations being recorded are batch probes
+  double promise = 0;            // the best value of its probes (a TPOT miss: its potential)
+  std::vector<Strategy> probed;  // the best parts whose probes were evaluated
 
   // A prefill evaluation that only missed the latency limit of its search is a valid part: the
   // role itself has no SLO (the TTFT is joint, checked by Combine).
   void Record(const Strategy& s, Evaluation e) {
     if (pre && e.verdict == Verdict::kTtft) e.verdict = Verdict::kValid;
+    if (probing) {
+      // A probe that misses only the TPOT counts with its near-SLO potential (rl.h 12.): its
+      // throughput discounted by the share of the step that re-sharding would have to save.
+      if (e.valid()) {
+        promise = std::max(promise, e.tokens_per_s_per_gpu);
+      } else if (e.verdict == Verdict::kTpot && e.tpot_s > 0 && tpot_ms > 0) {
+        promise = std::max(promise, e.tokens_per_s_per_gpu *
+                                        std::clamp(tpot_ms / (e.tpot_s * 1e3), 0.0, 1.0));
+      }
+    }
     if (!e.valid()) return;
     Part p{s, e, e.tokens_per_s, pre ? e.ttft_s : e.tpot_s * e.accept};
     for (const Part& q : front)
@@ -156,6 +171,46 @@ void AddProjections(const StrategySpace& from, const Strategy& s, const Strategy
   }
 }
 
+// evidence: the batch probes of a decode part `s` of `space` (DecomposedOptions): one batch up
+// with each overlap option; at the widest ep (with the first slot count it divides) at its batch
+// and one up, with each overlap option. Only points of the space, without duplicates.
+std::vector<Strategy> BatchProbes(const StrategySpace& space, const Strategy& s) {
+  std::vector<Strategy> out;
+  const std::vector<int>& batches = space.batch_options();
+  const auto at = std::find(batches.begin(), batches.end(), s.batch);
+  if (at == batches.end()) return out;
+  const size_t own = static_cast<size_t>(at - batches.begin());
+  const std::vector<Overlap> overlaps =
+      space.overlap_options().empty() ? std::vector<Overlap>{s.overlap} : space.overlap_options();
+  const int widest = space.ep_options().back();
+  for (bool wide : {false, true}) {
+    if (wide && s.ep == widest) break;
+    for (size_t b = wide ? own : own + 1; b <= own + 1 && b < batches.size(); ++b)
+      for (Overlap o : overlaps) {
+        Strategy x = s;
+        x.batch = batches[b];
+        x.overlap = o;
+        if (wide) {
+          x.ep = widest;
+          bool fits = false;
+          for (int slots : space.slot_options()) {
+            x.slots = slots;
+            if (space.Check(x).ok()) {
+              fits = true;
+              break;
+            }
+          }
+          if (!fits) continue;
+        }
+        std::vector<int> idx;
+        if (space.Encode(x, &idx) && space.Valid(idx) &&
+            std::find(out.begin(), out.end(), x) == out.end())
+          out.push_back(std::move(x));
+      }
+  }
+  return out;
+}
+
 struct Pairing {
   bool found = false;
   int model = 0;     // the pool assignment of the pair
@@ -189,7 +244,9 @@ class Decomposed {
               }))
             continue;
           slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp,
-                                .front = {}, .spent = 0, .limit_ms = 0, .stale = false});
+                                .front = {}, .spent = 0, .limit_ms = 0, .stale = false,
+                                .tpot_ms = pre ? 0 : dm.setup().serve.workload.tpot_ms,
+                                .probing = false, .promise = 0, .probed = {}});
         }
       }
     }
@@ -314,6 +371,28 @@ class Decomposed {
     used_ += r.calls;
     s.spent += r.calls;
     if (r.interrupted) cancelled_ = true;
+  }
+
+  // Evaluates strategies of slot i one by one (a call each), recorded as its batch probes.
+  void Probe(size_t i, const std::vector<Strategy>& xs) {
+    Slot& s = slots_[i];
+    const DisaggModel& dm = *js_.models()[s.model];
+    const Simulator& sim = s.pre ? dm.PrefillSim(s.g) : dm.DecodeSim(s.g);
+    SlotObserver so(&s, obs_, used_, budget_ + 1, best_.value);
+    s.probing = true;
+    int64_t calls = 0;
+    for (const Strategy& x : xs) {
+      if (used_ >= budget_ || cancelled_) break;
+      if (so.Cancelled()) {
+        cancelled_ = true;
+        break;
+      }
+      so.OnEvaluation(x, sim.Evaluate(x));
+      ++used_;
+      ++s.spent;
+      so.OnProgress(++calls, 0, 0);
+    }
+    s.probing = false;
   }
 
   // tokens/s per GPU of the cluster that a prefill slot of rho_p and a decode slot of rho_d
@@ -486,6 +565,13 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           // Each start and at most four variants of it (RoleRun start_only).
           if (!starts.empty())
             dc.Search(i, 5 * static_cast<int64_t>(starts.size()), round, seed, 0, starts, true);
+          // evidence: after the first deep search, the decode slot's best part's batch probes.
+          const Part* bp = options.evidence && !pre && polishes > 0 ? dc.BestPart(i) : nullptr;
+          if (bp != nullptr && std::find(slots[i].probed.begin(), slots[i].probed.end(), bp->s) ==
+                                   slots[i].probed.end()) {
+            slots[i].probed.push_back(bp->s);
+            dc.Probe(i, BatchProbes(*slots[i].space, bp->s));
+          }
         }
       }
     }
@@ -496,7 +582,15 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       return rho[slots[i].pool * 2 + (slots[i].pre ? 1 : 0)];
     };
     for (size_t i = 0; i < n; ++i) role_best(i) = std::max(role_best(i), best_gpu(i));
-    auto hope = [&](size_t i) { return deep[i] ? best_gpu(i) : role_best(i); };
+    // evidence: the second, fourth, ... deep searches hope a decode slot reaches evidence_gain x
+    // the larger of its best part and its probes' value.
+    const bool by_evidence = options.evidence && polishes % 2 == 1;
+    auto hope = [&](size_t i) {
+      if (deep[i]) return best_gpu(i);
+      if (by_evidence && !slots[i].pre)
+        return options.evidence_gain * std::max(best_gpu(i), slots[i].promise);
+      return role_best(i);
+    };
     std::vector<std::tuple<double, size_t, size_t>> pairs;
     for (size_t p = 0; p < n; ++p)
       for (size_t d = 0; d < n; ++d)

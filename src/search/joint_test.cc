@@ -298,22 +298,27 @@ Fixture PlanServeGb200() {
 // without them) reaches 0.99 of the exact optimum of `f`'s joint space at `budget` calls and
 // `seed`, and with `off` it does not; rl(warm=0)'s own path on the joint space is the search with
 // the defaults.
-void ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t seed,
-                           const DecomposedOptions& off) {
-  const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
-  ASSERT_TRUE(exact.found);
-  const double v = exact.eval.tokens_per_s_per_gpu;
+// `optimum`: that optimum when known (0: SolveDisaggExact here). Returns the search's result.
+SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t seed,
+                                   const DecomposedOptions& off, double optimum = 0) {
+  double v = optimum;
+  if (!(v > 0)) {
+    const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
+    EXPECT_TRUE(exact.found);
+    v = exact.eval.tokens_per_s_per_gpu;
+  }
   JointProblem jp(*f.space);
   const RlOptions cold = ColdRlOptions();
   const RoleRun role = RlRoleRun(cold);
   const SearchResult with = SearchJointDecomposed(jp, budget, seed, nullptr, role, {});
   const SearchResult without = SearchJointDecomposed(jp, budget, seed, nullptr, role, off);
-  ASSERT_TRUE(with.found && without.found);
+  EXPECT_TRUE(with.found && without.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << with.note;
   EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * v) << without.note;
   EXPECT_LE(with.calls, budget);
   auto rl = std::move(MakeSearcher("rl(warm=0)")).value();
   EXPECT_EQ(rl->SearchEncoded(jp, budget, seed, nullptr).best_encoded, with.best_encoded);
+  return with;
 }
 
 // The role searches follow `warm` (rl.h, "Warm start"; issue 14's seventh pass): kimi-k2
@@ -361,6 +366,33 @@ TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h200", 64), 1000, 0, off);
 }
 
+// evidence (fourteenth pass): kimi-k2 disaggregated on 256 H100s, cold role searches, 4,000
+// calls, seed 4. Its optimum (SolveDisaggExact, 24 s, not run here) is 8 prefill instances of 16
+// GPUs with one decode instance of 120 GPUs that binds the rate: 1,253.99 tokens/s per GPU, the
+// decode role's own optimum at 120 GPUs (pp=1,tp=4,ep=120 with 480 expert slots, batch 512, tbo:
+// 2,675.19 tokens/s per GPU) x 120 / 256. Computed here that way (0.8 s); the search must also end
+// at a 120-GPU decode instance. How well a decode size fits kimi-k2's 384 experts decides whether
+// batch 512 fits the 50 ms TPOT (the role's optimum is 1,742 at 80 GPUs, 2,675 at 120, 1,568 at
+// 128, 2,769 at 144, 713 at 152), but at the batch 256 and single-batch overlap of the parts the
+// projections carry, the sizes that fit look alike (about 1,750 per GPU), and without evidence
+// every deep search goes where the sizes pack well (0.837). With it, the 120-GPU slot's probe at
+// the widest ep, batch 512 and tbo misses the TPOT by a few percent (a potential of about 2,250)
+// and the second deep search goes there.
+TEST(JointSearch, DecodeProbesFindTheSizesThatFitTheExperts) {
+  const Fixture f = PlanServe("kimi-k2", "h100", 256);
+  const StrategySpace* space = f.space->DecodeSpace(0, 120);
+  ASSERT_NE(space, nullptr);
+  const SearchResult role = SolveExact(f.model->DecodeSim(120), *space, nullptr);
+  ASSERT_TRUE(role.found);
+  EXPECT_NEAR(role.eval.tokens_per_s_per_gpu, 2675.19, 0.01);
+  const double optimum = role.eval.tokens_per_s_per_gpu * 120 / 256;
+  DecomposedOptions off;
+  off.evidence = false;
+  const SearchResult with = ExpectDecomposedNeeds(f, 4000, 4, off, optimum);
+  ASSERT_TRUE(with.found);
+  EXPECT_EQ(f.space->Decode(with.best_encoded).gd, 120) << with.note;
+}
+
 // unstick: kimi-k2 disaggregated on 64 H200s, 4,000 calls, seed 2. The decode anchor at 16 GPUs
 // finds 102 tokens/s per GPU (847 with the serving-shape templates), below the 40-GPU decode
 // slot's 1,850, so every further search goes to the 40-GPU slot of the best pair and stays there
@@ -369,6 +401,9 @@ TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
 TEST(JointSearch, UnstickLeavesTheBindingSlotOfALargeMoeServe) {
   DecomposedOptions off;
   off.unstick = false;
+  // Measured before evidence (fourteenth pass): with it, its second deep search also goes to the
+  // 16-GPU decode slot without unstick.
+  off.evidence = false;
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h200", 64), 4000, 2, off);
 }
 
