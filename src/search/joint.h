@@ -127,7 +127,7 @@ class JointProblem final : public EncodedProblem {
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
 //         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
-//         tp and dp kept, pp and dp kept - each with pp the nearest option on either side; ep the
+//         tp and dp kept, pp and dp kept - with pp the nearest option (`other_side`: also the nearest on the other side); ep the
 //         same share of a stage; the other heads the same option when allowed) and evaluated
 //         there once (start_only: with Megatron's dims, every dim none, or half or a quarter of
 //         the batch when invalid);
@@ -180,6 +180,9 @@ struct DecomposedOptions {
   // role's best (the first, third, ... as before: the sizes that pack well).
   bool evidence = true;
   double evidence_gain = 1.4;
+  // (issue 14, fourteenth pass) 2a: the projections also in the three shapes with pp the nearest
+  // option on the other side of the one wanted (six shapes instead of three; on before).
+  bool other_side = false;
 };
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run,

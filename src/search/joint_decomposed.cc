@@ -161,10 +161,11 @@ bool Project(const StrategySpace& from, const Strategy& s, const StrategySpace& 
   return true;
 }
 
-// Adds the projections of `s` onto `to` in every shape, without duplicates.
+// Adds the projections of `s` onto `to` in the shapes of modes 0-2 (other_side: also 3-5),
+// without duplicates.
 void AddProjections(const StrategySpace& from, const Strategy& s, const StrategySpace& to,
-                    std::vector<Strategy>* out) {
-  for (int mode = 0; mode < 6; ++mode) {
+                    bool other_side, std::vector<Strategy>* out) {
+  for (int mode = 0; mode < (other_side ? 6 : 3); ++mode) {
     Strategy x;
     if (Project(from, s, to, mode, &x) && std::find(out->begin(), out->end(), x) == out->end())
       out->push_back(x);
@@ -535,7 +536,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       const Part* q = k == i ? nullptr : dc.BestPart(k);
       if (q == nullptr) continue;
       std::vector<Strategy> xs;
-      AddProjections(*slots[k].space, q->s, *slots[i].space, &xs);
+      AddProjections(*slots[k].space, q->s, *slots[i].space, options.other_side, &xs);
       for (Strategy& x : xs)
         if (std::find(projected[i].begin(), projected[i].end(), x) == projected[i].end()) {
           projected[i].push_back(x);
