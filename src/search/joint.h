@@ -180,6 +180,12 @@ struct DecomposedOptions {
   // role's best (the first, third, ... as before: the sizes that pack well).
   bool evidence = true;
   double evidence_gain = 1.4;
+  // (fourteenth pass) A round ranked by evidence also deep-searches its pair's prefill slot
+  // (off: only the decode slot that the evidence chose).
+  bool evidence_prefill = false;
+  // (fourteenth pass) 2c: the round after deep searches that raised the best pair searches the
+  // best pair's binding slot further instead of deep-searching another pair.
+  bool exploit = true;
   // (issue 14, fourteenth pass) 2a: the projections also in the three shapes with pp the nearest
   // option on the other side of the one wanted (six shapes instead of three; on before).
   bool other_side = false;

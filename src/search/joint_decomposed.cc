@@ -546,6 +546,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     return out;
   };
   std::vector<bool> deep(n, false);
+  bool raised = false;  // exploit: the latest deep searches raised the best pair
   bool stuck = false;  // unstick: the latest further searches (c) did not improve the best pair
   int round = 2;
   while (dc.used() < role_budget && !dc.cancelled()) {
@@ -633,17 +634,24 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       const auto [v, p, d] = pairs[k];
       // A pair that could not beat the best pair found even at its hopes is not worth a search
       // (unless stuck).
-      if ((!deep[d] || !deep[p]) && pair_eligible(k) &&
+      // exploit: the round after deep searches that raised the best pair goes to (c).
+      const bool exploit_now = options.exploit && raised;
+      raised = false;
+      if (!exploit_now && (!deep[d] || !deep[p]) && pair_eligible(k) &&
           (v > dc.best_value() * (1 + 1e-9) || (options.unstick && stuck))) {
+        const double best_before = dc.best_value();
         auto deep_search = [&](size_t i) {
           dc.Search(i, options.deep, round, seed, options.start);
           deep[i] = true;
         };
+        // evidence_prefill off: a round ranked by the decode slots' evidence searches only the
+        // decode slot that its evidence chose (the prefill slot is the one that packs with it).
+        const bool prefill_too = !by_evidence || deep[d] || options.evidence_prefill;
         if (!deep[d]) {
           deep_search(d);
           dc.Assess();  // the prefill slot's latency limit beside the decode parts found
         }
-        if (!deep[p]) {
+        if (!deep[p] && prefill_too) {
           // Held to the latency that the pair's best decode part leaves.
           if (const Part* bd = dc.BestPart(d); bd != nullptr)
             slots[p].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p], slots[d])],
@@ -653,6 +661,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         }
         ++polishes;
         stuck = false;
+        dc.Assess();
+        raised = dc.best_value() > best_before * (1 + 1e-9);
       } else {
         // The best pair found so far: further searches of its slot that binds the rate (the
         // role with no capacity to spare; both on a tie or when the KV link binds).

@@ -378,19 +378,55 @@ TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
 // every deep search goes where the sizes pack well (0.837). With it, the 120-GPU slot's probe at
 // the widest ep, batch 512 and tbo misses the TPOT by a few percent (a potential of about 2,250)
 // and the second deep search goes there.
+// The optimum of kimi-k2 disaggregated on 256 H100s (above): the decode role's exact optimum at 120
+// GPUs x 120 / 256.
+double Kimi256Optimum(const Fixture& f) {
+  const StrategySpace* space = f.space->DecodeSpace(0, 120);
+  EXPECT_NE(space, nullptr);
+  if (space == nullptr) return 0;
+  const SearchResult role = SolveExact(f.model->DecodeSim(120), *space, nullptr);
+  EXPECT_TRUE(role.found);
+  EXPECT_NEAR(role.eval.tokens_per_s_per_gpu, 2675.19, 0.01);
+  return role.eval.tokens_per_s_per_gpu * 120 / 256;
+}
+
 TEST(JointSearch, DecodeProbesFindTheSizesThatFitTheExperts) {
   const Fixture f = PlanServe("kimi-k2", "h100", 256);
-  const StrategySpace* space = f.space->DecodeSpace(0, 120);
-  ASSERT_NE(space, nullptr);
-  const SearchResult role = SolveExact(f.model->DecodeSim(120), *space, nullptr);
-  ASSERT_TRUE(role.found);
-  EXPECT_NEAR(role.eval.tokens_per_s_per_gpu, 2675.19, 0.01);
-  const double optimum = role.eval.tokens_per_s_per_gpu * 120 / 256;
+  const double optimum = Kimi256Optimum(f);
+  ASSERT_GT(optimum, 0);
   DecomposedOptions off;
   off.evidence = false;
   const SearchResult with = ExpectDecomposedNeeds(f, 4000, 4, off, optimum);
   ASSERT_TRUE(with.found);
   EXPECT_EQ(f.space->Decode(with.best_encoded).gd, 120) << with.note;
+}
+
+// exploit and evidence_prefill off (fourteenth pass): the same problem with the default rl's
+// pretrained role searches, 4,000 calls, seed 3. The second deep search (ranked by evidence) takes
+// the 120-GPU decode slot to 2,615 tokens/s per GPU and the best pair (eight 16-GPU prefill
+// instances with it) to 0.977 of the optimum. Before, the pair's 136-GPU prefill slot was
+// deep-searched too (400 calls) and the round after deep-searched another pair (a 40-GPU decode
+// slot): nothing was left for the binding 120-GPU slot; with exploit alone its further search gets
+// the last 121 calls. With both, that further search gets 400 calls (2,626 per GPU, batch 256 at
+// tp = 2): 0.982. Each alone stays at 0.977.
+TEST(JointSearch, ExploitSearchesTheRaisedPairsBindingSlot) {
+  const Fixture f = PlanServe("kimi-k2", "h100", 256);
+  const double optimum = Kimi256Optimum(f);
+  ASSERT_GT(optimum, 0);
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(RlOptions{});
+  auto run = [&](bool exploit, bool prefill) {
+    DecomposedOptions o;
+    o.exploit = exploit;
+    o.evidence_prefill = prefill;
+    const SearchResult r = SearchJointDecomposed(jp, 4000, 3, nullptr, role, o);
+    EXPECT_TRUE(r.found);
+    return r.found ? r.eval.tokens_per_s_per_gpu / optimum : 0.0;
+  };
+  EXPECT_GE(run(true, false), 0.98);
+  EXPECT_LT(run(false, true), 0.98);
+  EXPECT_LT(run(true, true), 0.98);
+  EXPECT_LT(run(false, false), 0.98);
 }
 
 // other_side off (fourteenth pass): the target problem of PLAN.md (deepseek-v3 served with 4,096
