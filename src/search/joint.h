@@ -158,6 +158,9 @@ struct DecomposedOptions {
   double anchor = 0.35;  // fraction of the budget spent on the anchor searches
   int sources = 1;       // slots per role whose best part is projected onto the others
   int deep = 400;        // calls of one deep search of a slot
+  // (issue 14, fourteenth pass) ... but at most this share of the budget (0.15: 149 calls at
+  // 1,000, 400 from 2,668 calls on; further searches too).
+  double deep_share = 0.15;
   int start = 3;         // best parts of its own a slot's search starts from
   // (issue 14, sixth pass; docs/SEARCH.md "Decomposed search")
   bool unstick = true;       // 2c: from scratch after a fruitless further search; b. when stuck

@@ -457,6 +457,9 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       trace.push_back(TracePoint{dc.used(), dc.best_value()});
   };
   const int64_t role_budget = budget - 1;
+  // deep_share: a deep (or further) search takes `deep` calls, at most deep_share of the budget.
+  const int64_t deep_calls = std::max<int64_t>(
+      1, std::min<int64_t>(options.deep, static_cast<int64_t>(options.deep_share * role_budget)));
   const size_t n = slots.size();
   // Pools of each role (an index over the pools' names).
   std::vector<int> role_pools[2];
@@ -608,7 +611,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         for (size_t k = 0; k < role_pools[pre].size() && dc.used() == before; ++k)
           for (size_t i : role_slots(pre, role_pools[pre][k]))
             if (slots[i].spent == 0) {
-              dc.Search(i, options.deep, round, seed, 0);
+              dc.Search(i, deep_calls, round, seed, 0);
               break;
             }
     } else {
@@ -641,7 +644,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           (v > dc.best_value() * (1 + 1e-9) || (options.unstick && stuck))) {
         const double best_before = dc.best_value();
         auto deep_search = [&](size_t i) {
-          dc.Search(i, options.deep, round, seed, options.start);
+          dc.Search(i, deep_calls, round, seed, options.start);
           deep[i] = true;
         };
         // evidence_prefill off: a round ranked by the decode slots' evidence searches only the
@@ -688,7 +691,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
               if (in_pair(i, false)) search_p = true;
             }
         const int64_t left = role_budget - dc.used();
-        const int64_t c = std::min<int64_t>(options.deep, search_d && search_p ? left / 2 + 1 : left);
+        const int64_t c = std::min<int64_t>(deep_calls, search_d && search_p ? left / 2 + 1 : left);
         // Started also from the best part of every other size of its role not yet projected
         // onto it (other shapes to climb from than its own best).
         auto more = [&](size_t i) {
