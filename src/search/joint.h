@@ -135,12 +135,17 @@ class JointProblem final : public EncodedProblem {
 //         seen at any size of its role and pool; the pairs of slots with valid parts are ranked by the rate their
 //         packing would reach at their hopes (DisaggModel::BestCounts); the first pair, when it
 //         has a slot not searched deeply and its hope beats the best pair found, gets a deep
-//         search of `deep` calls per such slot (from its `start` best parts: rl's compound moves,
-//         then its policy; the prefill slot held to the latency the pair's decode part leaves);
-//         with `eligible`, pairs with a slot not searched deeply whose best part is below that
-//         fraction of its role's best capacity per GPU are passed over;
-//      c. otherwise the slot of the best pair found that binds its rate gets a further search,
-//         also from every other size's best part projected onto it;
+//         search of `deep` calls (at most `deep_share` of the budget) per such slot (from its
+//         `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
+//         latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
+//         deeply whose best part is below that fraction of its role's best capacity per GPU are
+//         passed over; with `evidence`, every second such round hopes each decode slot not
+//         searched deeply reaches evidence_gain x what its best part and its batch probes show
+//         (a. then also probes each decode slot's best part) and deep-searches that decode slot
+//         only (`evidence_prefill` off);
+//      c. otherwise (with `exploit`, also in the round after deep searches that raised the best
+//         pair) the slot of the best pair found that binds its rate gets a further search, also
+//         from every other size's best part projected onto it;
 //      unstick: a binding slot whose latest further search found nothing better is searched from
 //      scratch next (then from its best parts again), and after a round of further searches that
 //      left the best pair unchanged, b. takes the first ranked pair with a slot not searched
