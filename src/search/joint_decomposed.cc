@@ -173,8 +173,8 @@ void AddProjections(const StrategySpace& from, const Strategy& s, const Strategy
 }
 
 // evidence: the batch probes of a decode part `s` of `space` (DecomposedOptions): one batch up
-// with each overlap option; at the widest ep (with the first slot count it divides) at its batch
-// and one up, with each overlap option. Only points of the space, without duplicates.
+// with each overlap option; at the widest ep (slots fitted by FitSlots) at its batch and one up,
+// with each overlap option. Only points of the space (Check), without duplicates.
 std::vector<Strategy> BatchProbes(const StrategySpace& space, const Strategy& s) {
   std::vector<Strategy> out;
   const std::vector<int>& batches = space.batch_options();
@@ -193,20 +193,11 @@ std::vector<Strategy> BatchProbes(const StrategySpace& space, const Strategy& s)
         x.overlap = o;
         if (wide) {
           x.ep = widest;
-          bool fits = false;
-          for (int slots : space.slot_options()) {
-            x.slots = slots;
-            if (space.Check(x).ok()) {
-              fits = true;
-              break;
-            }
-          }
-          if (!fits) continue;
+          if (!FitSlots(space, &x)) continue;
+        } else if (!space.Check(x).ok()) {
+          continue;
         }
-        std::vector<int> idx;
-        if (space.Encode(x, &idx) && space.Valid(idx) &&
-            std::find(out.begin(), out.end(), x) == out.end())
-          out.push_back(std::move(x));
+        if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(std::move(x));
       }
   }
   return out;

@@ -375,6 +375,18 @@ TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h200", 64), 1000, 0, off, 0, base);
 }
 
+// The optimum of kimi-k2 disaggregated on 256 H100s (below): the decode role's exact optimum at 120
+// GPUs x 120 / 256.
+double Kimi256Optimum(const Fixture& f) {
+  const StrategySpace* space = f.space->DecodeSpace(0, 120);
+  EXPECT_NE(space, nullptr);
+  if (space == nullptr) return 0;
+  const SearchResult role = SolveExact(f.model->DecodeSim(120), *space, nullptr);
+  EXPECT_TRUE(role.found);
+  EXPECT_NEAR(role.eval.tokens_per_s_per_gpu, 2675.19, 0.01);
+  return role.eval.tokens_per_s_per_gpu * 120 / 256;
+}
+
 // evidence (fourteenth pass): kimi-k2 disaggregated on 256 H100s, cold role searches, 4,000
 // calls, seed 4. Its optimum (SolveDisaggExact, 24 s, not run here) is 8 prefill instances of 16
 // GPUs with one decode instance of 120 GPUs that binds the rate: 1,253.99 tokens/s per GPU, the
@@ -387,18 +399,6 @@ TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
 // every deep search goes where the sizes pack well (0.837). With it, the 120-GPU slot's probe at
 // the widest ep, batch 512 and tbo misses the TPOT by a few percent (a potential of about 2,250)
 // and the second deep search goes there.
-// The optimum of kimi-k2 disaggregated on 256 H100s (above): the decode role's exact optimum at 120
-// GPUs x 120 / 256.
-double Kimi256Optimum(const Fixture& f) {
-  const StrategySpace* space = f.space->DecodeSpace(0, 120);
-  EXPECT_NE(space, nullptr);
-  if (space == nullptr) return 0;
-  const SearchResult role = SolveExact(f.model->DecodeSim(120), *space, nullptr);
-  EXPECT_TRUE(role.found);
-  EXPECT_NEAR(role.eval.tokens_per_s_per_gpu, 2675.19, 0.01);
-  return role.eval.tokens_per_s_per_gpu * 120 / 256;
-}
-
 TEST(JointSearch, DecodeProbesFindTheSizesThatFitTheExperts) {
   const Fixture f = PlanServe("kimi-k2", "h100", 256);
   const double optimum = Kimi256Optimum(f);

@@ -521,17 +521,20 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     s.dims = MegatronDims();
     if (tp == 1) s.dims.fill(Dim::kNone);
     ClearAbsentOps(m, &s);
-    // The first slot count (in option order: one per expert, then the redundant ones) the widest
-    // ep divides, e.g. 288 slots for ep = 144 with 256 experts.
-    for (int slots : space.slot_options()) {
-      s.slots = slots;
-      if (space.Check(s).ok()) {
-        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
-        break;
-      }
-    }
+    // The first slot count the widest ep divides, e.g. 288 slots for ep = 144 with 256 experts.
+    if (FitSlots(space, &s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   return out;
+}
+
+bool FitSlots(const StrategySpace& space, Strategy* s) {
+  const int before = s->slots;
+  for (int slots : space.slot_options()) {
+    s->slots = slots;
+    if (space.Check(*s).ok()) return true;
+  }
+  s->slots = before;
+  return false;
 }
 
 }  // namespace l2s

@@ -162,4 +162,10 @@ class StrategySpace final : public EncodedSpace {
 // decomposed disaggregated search evaluates them beside each anchor (search/joint.h).
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain);
 
+// Sets s->slots to the first slot option of `space` (in option order: one slot per expert, then
+// the redundant counts) with which *s passes space.Check, e.g. 288 for ep = 144 with 256 experts;
+// false, *s unchanged, when none does. ServingTemplates fits its widest-ep shapes with it, the
+// decomposed disaggregated search its widest-ep probes (search/joint_decomposed.cc).
+bool FitSlots(const StrategySpace& space, Strategy* s);
+
 }  // namespace l2s
