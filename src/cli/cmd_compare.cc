@@ -352,14 +352,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
                          sink);
     SearchResult r;
     if (joint && sr.name == "oracle") {
-      const DisaggResult d = SolveDisaggExact(*disagg->space, &obs);
-      r.searcher = "oracle";
-      r.found = d.found;
-      if (d.found) r.eval = d.eval.AsEvaluation();
-      r.best_encoded = d.best_encoded;
-      r.wall_s = d.wall_s;
-      r.interrupted = d.interrupted;
-      r.note = d.note;
+      r = DisaggOracleAsSearch(SolveDisaggExact(*disagg->space, &obs));
     } else if (joint) {
       r = (*s)->SearchEncoded(*joint, f.budget, seed, &obs);
     } else {

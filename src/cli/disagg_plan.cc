@@ -144,14 +144,24 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   JointProblem problem(*d.space);
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
+  // --search oracle: the search is the exact optimum of the joint space (SolveDisaggExact, no
+  // time limit, as the aggregated plan's oracle search), which is then also the oracle baseline.
+  const bool exact = (*searcher)->name() == "oracle";
   {
     ProgressObserver obs({"disaggregated search " + req.search, StderrIsTerminal(), 0});
-    d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, &obs);
+    if (exact) {
+      d.oracle = SolveDisaggExact(*d.space, &obs, &d.oracle_stats);
+      d.search = DisaggOracleAsSearch(d.oracle);
+      d.oracle_ran = true;
+      d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
+    } else {
+      d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, &obs);
+    }
     obs.Finish();
   }
   d.interrupted = InterruptRequested();
   if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
-  if (!d.interrupted && !req.no_baselines && req.oracle_seconds > 0) {
+  if (!exact && !d.interrupted && !req.no_baselines && req.oracle_seconds > 0) {
     ProgressObserver obs({"disaggregated oracle", StderrIsTerminal(), req.oracle_seconds});
     d.oracle = SolveDisaggExact(*d.space, &obs, &d.oracle_stats);
     obs.Finish();
@@ -175,6 +185,18 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
     return Status::Invalid("no disaggregated deployment is valid: " + why);
   }
   return d;
+}
+
+SearchResult DisaggOracleAsSearch(const DisaggResult& d) {
+  SearchResult r;
+  r.searcher = "oracle";
+  r.found = d.found;
+  if (d.found) r.eval = d.eval.AsEvaluation();
+  r.best_encoded = d.best_encoded;
+  r.wall_s = d.wall_s;
+  r.interrupted = d.interrupted;
+  r.note = d.found || d.why_none.empty() ? d.note : d.why_none;
+  return r;
 }
 
 std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {

@@ -53,6 +53,10 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
 // line), nothing meets the SLOs (Invalid, one line naming the binding limit).
 StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
 
+// The exact optimum of the joint space as a searcher's result (`--search oracle` in plan,
+// "oracle" in compare's --searchers): found, eval, best_encoded, wall time, interruption, note.
+SearchResult DisaggOracleAsSearch(const DisaggResult& d);
+
 // JSON of a disaggregated plan (best.* fields of docs/PLAN.md).
 nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
 // One role of the plan in short: "<instances> x <gpus per instance> GPUs: <strategy text>".
