@@ -144,6 +144,13 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   JointProblem problem(*d.space);
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
+  // megatron and default build one strategy of one engine's space: no joint-space search (as
+  // compare's --searchers).
+  if ((*searcher)->name() == "megatron" || (*searcher)->name() == "default")
+    return Status::InvalidArgument(fmt::format(
+        "--search {}: builds a strategy of one engine's space; the disaggregated (joint) space "
+        "needs rl, sa, ga, rw, random or oracle",
+        (*searcher)->name()));
   // --search oracle: the search is the exact optimum of the joint space (SolveDisaggExact, no
   // time limit, as the aggregated plan's oracle search), which is then also the oracle baseline.
   const bool exact = (*searcher)->name() == "oracle";

@@ -94,6 +94,24 @@ TEST(DisaggCli, SearchOracleSolvesTheJointSpace) {
             b["tokens_per_s_per_gpu"].get<double>() * (1 - 1e-12));
 }
 
+// megatron and default have no joint-space search: one line naming the flag and what works
+// (disagg: exit 2); auto keeps the aggregated plan and says why the disaggregated half is missing.
+TEST(DisaggCli, OneSpaceSearchersSayTheyCannotSearchTheJointSpace) {
+  for (const char* s : {"megatron", "default"}) {
+    const Result r = RunL2s(With({"--serving", "disagg", "--search", s, "--no-baselines"}));
+    EXPECT_EQ(r.code, 2) << s << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(std::string("--search ") + s), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("rl, sa, ga, rw, random or oracle"), std::string::npos) << r.err;
+    const Result a = RunL2s(With({"--search", s, "--no-baselines", "--json"}));
+    ASSERT_EQ(a.code, 0) << s << a.err;
+    const nlohmann::json j = nlohmann::json::parse(a.out);
+    EXPECT_EQ(j["best"]["serving"], "agg");
+    EXPECT_NE(j["baselines"]["disaggregated_error"].get<std::string>().find("joint"),
+              std::string::npos);
+  }
+}
+
 TEST(DisaggCli, AutoReturnsTheBetterAndReportsTheOther) {
   const Result r = RunL2s(With({"--json", "--oracle-seconds", "120"}));
   ASSERT_EQ(r.code, 0) << r.err;
