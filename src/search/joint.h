@@ -126,23 +126,25 @@ class JointProblem final : public EncodedProblem {
 //      are evaluated (start_only; ServingTemplates in strategy/space.h);
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
-//         and pool is projected onto every other slot of that role and pool (Project: three shapes - pp and tp kept,
-//         tp and dp kept, pp and dp kept - with pp the nearest option (`other_side`: also the nearest on the other side); ep the
-//         same share of a stage; the other heads the same option when allowed) and evaluated
-//         there once (start_only: with Megatron's dims, every dim none, or half or a quarter of
-//         the batch when invalid);
+//         and pool is projected onto every other slot of that role and pool (ProjectPart: three
+//         shapes - pp and tp kept, tp and dp kept, pp and dp kept - with pp the nearest option
+//         (`other_side`: also the nearest on the other side); ep the same share of a stage, with
+//         `ep_memory` onto a smaller instance at least the source's experts' GPUs; the other heads
+//         the same option when allowed) and evaluated there once (start_only: with Megatron's
+//         dims, every dim none, or half or a quarter of the batch when invalid); with `evidence`
+//         (and `probe_early`, from the first round on) each decode slot's best part is probed;
 //      b. hope: a slot not yet searched deeply is assumed to reach the best capacity per GPU
-//         seen at any size of its role and pool; the pairs of slots with valid parts are ranked by the rate their
-//         packing would reach at their hopes (DisaggModel::BestCounts); the first pair, when it
-//         has a slot not searched deeply and its hope beats the best pair found, gets a deep
-//         search of `deep` calls (at most `deep_share` of the budget) per such slot (from its
+//         seen at any size of its role and pool; the pairs of slots with valid parts are ranked
+//         by the rate their packing would reach at their hopes (DisaggModel::BestCounts); the
+//         first pair, when it has a slot not searched deeply and its hope beats the best pair
+//         found, gets a deep search of `deep` calls (at most `deep_share` of the budget) per such slot (from its
 //         `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
 //         latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
 //         deeply whose best part is below that fraction of its role's best capacity per GPU are
 //         passed over; with `evidence`, every second such round hopes each decode slot not
 //         searched deeply reaches evidence_gain x what its best part and its batch probes show
-//         (a. then also probes each decode slot's best part) and deep-searches that decode slot
-//         only (`evidence_prefill` off);
+//         and deep-searches that decode slot only (`evidence_prefill` off); with
+//         `evidence_fallback`, so is a round whose first pair's hopes do not beat the best pair;
 //      c. otherwise (with `exploit`, also in the round after deep searches that raised the best
 //         pair) the slot of the best pair found that binds its rate gets a further search, also
 //         from every other size's best part projected onto it;
@@ -197,7 +199,32 @@ struct DecomposedOptions {
   // (issue 14, fourteenth pass) 2a: the projections also in the three shapes with pp the nearest
   // option on the other side of the one wanted (six shapes instead of three; on before).
   bool other_side = false;
+  // (issue 14, fifteenth pass) 2a: a projection onto a smaller instance spreads the experts over
+  // at least as many GPUs of a stage as its source did (ep >= min(ep x source pp / pp, the
+  // stage's GPUs)) instead of the same share of the stage: the experts' bytes per GPU stay what
+  // fitted at the source (deepseek-v3's 120-GPU decode part, ep 40, lands on 16 GPUs at ep 16,
+  // not 8, which needs 138 GiB per GPU). Off: the share of the stage (before).
+  bool ep_memory = true;
+  // (fifteenth pass) evidence: the batch probes from the first projection round on (off: after
+  // the first deep search).
+  bool probe_early = true;
+  // (fifteenth pass) evidence: a round ranked by packing whose first eligible pair cannot beat
+  // the best pair even at its hopes (it would go to 2c) is ranked by the decode slots' evidence
+  // instead, when a decode slot not searched deeply has probes.
+  bool evidence_fallback = true;
 };
+// A strategy of `to` (an instance of another size of the same role) like `s` of `from`: the
+// decomposed search's projections. Head by head under `to`'s mask, in one of three shapes: mode 0
+// keeps pp and tp (the replicas dp follow the size), mode 1 keeps tp and dp (pp follows), mode 2
+// keeps pp and dp (tp follows); modes 3-5 are those with pp the nearest option on the other side
+// of the one wanted. Each degree is the allowed option nearest (in log2) to the one wanted; ep the
+// same share of a stage's GPUs, and with ep_memory onto a smaller instance at least
+// min(s.ep x s.pp / pp, the stage's GPUs) (DecomposedOptions::ep_memory); every other head the
+// same option when allowed, else the nearest one. False when `s` is not a point of `from` or the
+// result is not structurally valid.
+bool ProjectPart(const StrategySpace& from, const Strategy& s, const StrategySpace& to, int mode,
+                 bool ep_memory, Strategy* out);
+
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run,
                                    const DecomposedOptions& options = {});

@@ -93,14 +93,10 @@ uint64_t SlotSeed(uint64_t seed, size_t slot, int round) {
   return x ^ (x >> 31);
 }
 
-// A strategy of `to` (an instance of another size of the same role) like `s` of `from`, head by
-// head under `to`'s mask, in one of three shapes: mode 0 keeps pp and tp (the replicas dp follow
-// the size), mode 1 keeps tp and dp (pp follows), mode 2 keeps pp and dp (tp follows); each
-// degree is the allowed option nearest (in log2) to the one wanted, ep the same share of a stage's
-// GPUs, every other head the same option when allowed, else the nearest one. False when `s` is
-// not a point of `from` or the result is not structurally valid.
-bool Project(const StrategySpace& from, const Strategy& s, const StrategySpace& to, int mode,
-             Strategy* out) {
+}  // namespace
+
+bool ProjectPart(const StrategySpace& from, const Strategy& s, const StrategySpace& to, int mode,
+                 bool ep_memory, Strategy* out) {
   std::vector<int> a;
   if (!from.Encode(s, &a)) return false;
   const double g1 = from.num_gpus(), g2 = to.num_gpus();
@@ -128,7 +124,11 @@ bool Project(const StrategySpace& from, const Strategy& s, const StrategySpace& 
       } else if (h == StrategySpace::kTp) {
         want = mode % 3 == 2 ? g2 / (to.pp_options()[b[StrategySpace::kPp]] * dp1) : s.tp;
       } else {
-        want = s.ep * (g2 / to.pp_options()[b[StrategySpace::kPp]]) / (g1 / std::max(1, s.pp));
+        const double pp2 = to.pp_options()[b[StrategySpace::kPp]];
+        want = s.ep * (g2 / pp2) / (g1 / std::max(1, s.pp));
+        // ep_memory: onto a smaller instance, at least the source's experts per stage GPU.
+        if (ep_memory && g2 < g1)
+          want = std::max(want, std::min(s.ep * std::max(1, s.pp) / pp2, g2 / pp2));
       }
       want = std::max(want, 1.0);
       pick = nearest(n, [&](int i) { return std::abs(std::log2(opts[i] / want)); });
@@ -161,13 +161,16 @@ bool Project(const StrategySpace& from, const Strategy& s, const StrategySpace& 
   return true;
 }
 
+namespace {
+
 // Adds the projections of `s` onto `to` in the shapes of modes 0-2 (other_side: also 3-5),
 // without duplicates.
 void AddProjections(const StrategySpace& from, const Strategy& s, const StrategySpace& to,
-                    bool other_side, std::vector<Strategy>* out) {
-  for (int mode = 0; mode < (other_side ? 6 : 3); ++mode) {
+                    const DecomposedOptions& o, std::vector<Strategy>* out) {
+  for (int mode = 0; mode < (o.other_side ? 6 : 3); ++mode) {
     Strategy x;
-    if (Project(from, s, to, mode, &x) && std::find(out->begin(), out->end(), x) == out->end())
+    if (ProjectPart(from, s, to, mode, o.ep_memory, &x) &&
+        std::find(out->begin(), out->end(), x) == out->end())
       out->push_back(x);
   }
 }
@@ -530,7 +533,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       const Part* q = k == i ? nullptr : dc.BestPart(k);
       if (q == nullptr) continue;
       std::vector<Strategy> xs;
-      AddProjections(*slots[k].space, q->s, *slots[i].space, options.other_side, &xs);
+      AddProjections(*slots[k].space, q->s, *slots[i].space, options, &xs);
       for (Strategy& x : xs)
         if (std::find(projected[i].begin(), projected[i].end(), x) == projected[i].end()) {
           projected[i].push_back(x);
@@ -561,8 +564,11 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           // Each start and at most four variants of it (RoleRun start_only).
           if (!starts.empty())
             dc.Search(i, 5 * static_cast<int64_t>(starts.size()), round, seed, 0, starts, true);
-          // evidence: after the first deep search, the decode slot's best part's batch probes.
-          const Part* bp = options.evidence && !pre && polishes > 0 ? dc.BestPart(i) : nullptr;
+          // evidence: the decode slot's best part's batch probes (probe_early off: after the
+          // first deep search).
+          const Part* bp = options.evidence && !pre && (polishes > 0 || options.probe_early)
+                               ? dc.BestPart(i)
+                               : nullptr;
           if (bp != nullptr && std::find(slots[i].probed.begin(), slots[i].probed.end(), bp->s) ==
                                    slots[i].probed.end()) {
             slots[i].probed.push_back(bp->s);
@@ -580,21 +586,26 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     for (size_t i = 0; i < n; ++i) role_best(i) = std::max(role_best(i), best_gpu(i));
     // evidence: the second, fourth, ... deep searches hope a decode slot reaches evidence_gain x
     // the larger of its best part and its probes' value.
-    const bool by_evidence = options.evidence && polishes % 2 == 1;
+    bool by_evidence = options.evidence && polishes % 2 == 1;
     auto hope = [&](size_t i) {
       if (deep[i]) return best_gpu(i);
       if (by_evidence && !slots[i].pre)
         return options.evidence_gain * std::max(best_gpu(i), slots[i].promise);
       return role_best(i);
     };
-    std::vector<std::tuple<double, size_t, size_t>> pairs;
-    for (size_t p = 0; p < n; ++p)
-      for (size_t d = 0; d < n; ++d)
-        if (slots[p].pre && !slots[d].pre && dc.PairModel(slots[p], slots[d]) >= 0 &&
-            !slots[p].front.empty() && !slots[d].front.empty())
-          pairs.emplace_back(dc.Packed(slots[p], hope(p), slots[d], hope(d)), p, d);
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& x, const auto& y) { return std::get<0>(x) > std::get<0>(y); });
+    std::vector<std::tuple<double, size_t, size_t>> pairs;  // (packed hope, prefill, decode)
+    auto rank = [&] {
+      pairs.clear();
+      for (size_t p = 0; p < n; ++p)
+        for (size_t d = 0; d < n; ++d)
+          if (slots[p].pre && !slots[d].pre && dc.PairModel(slots[p], slots[d]) >= 0 &&
+              !slots[p].front.empty() && !slots[d].front.empty())
+            pairs.emplace_back(dc.Packed(slots[p], hope(p), slots[d], hope(d)), p, d);
+      std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
+        return std::get<0>(x) > std::get<0>(y);
+      });
+    };
+    rank();
     if (pairs.empty()) {
       // No pair of valid parts yet: a deep search of the largest slot not searched yet (decode
       // first).
@@ -621,16 +632,33 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         return eligible(std::get<1>(pairs[j])) && eligible(std::get<2>(pairs[j]));
       };
       size_t k = 0;
-      while (k + 1 < pairs.size() &&
-             ((options.unstick && deep[std::get<1>(pairs[k])] && deep[std::get<2>(pairs[k])]) ||
-              !pair_eligible(k)))
-        ++k;
-      const auto [v, p, d] = pairs[k];
+      auto pick = [&] {
+        k = 0;
+        while (k + 1 < pairs.size() &&
+               ((options.unstick && deep[std::get<1>(pairs[k])] && deep[std::get<2>(pairs[k])]) ||
+                !pair_eligible(k)))
+          ++k;
+      };
+      pick();
       // A pair that could not beat the best pair found even at its hopes is not worth a search
       // (unless stuck).
       // exploit: the round after deep searches that raised the best pair goes to (c).
       const bool exploit_now = options.exploit && raised;
       raised = false;
+      // evidence_fallback: a packing-ranked round whose first pair's hopes do not beat the best
+      // pair (it would go to (c)) is ranked by the decode slots' evidence instead, when a decode
+      // slot not searched deeply has probes.
+      bool probed = false;
+      for (size_t i = 0; i < n; ++i)
+        probed = probed || (!slots[i].pre && !deep[i] && slots[i].promise > 0);
+      if (options.evidence_fallback && options.evidence && !by_evidence && !exploit_now &&
+          probed && !(std::get<0>(pairs[k]) > dc.best_value() * (1 + 1e-9)) &&
+          !(options.unstick && stuck)) {
+        by_evidence = true;
+        rank();
+        pick();
+      }
+      const auto [v, p, d] = pairs[k];
       if (!exploit_now && (!deep[d] || !deep[p]) && pair_eligible(k) &&
           (v > dc.best_value() * (1 + 1e-9) || (options.unstick && stuck))) {
         const double best_before = dc.best_value();

@@ -325,6 +325,16 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
   return with;
 }
 
+// The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
+// evidence_fallback off), for the tests whose traps were measured on it.
+DecomposedOptions FourteenthPass() {
+  DecomposedOptions o;
+  o.ep_memory = false;
+  o.probe_early = false;
+  o.evidence_fallback = false;
+  return o;
+}
+
 // The role searches follow `warm` (rl.h, "Warm start"; issue 14's seventh pass): kimi-k2
 // disaggregated on 64 H200s, 1,000 calls, seed 0. With cold role searches (rl(warm=0)) the
 // search ends at 0.622 of the exact optimum; the default rl's role searches start from the
@@ -340,9 +350,11 @@ TEST(JointSearch, PretrainedRoleSearchesClimbFurther) {
   ASSERT_TRUE(exact.found);
   const double v = exact.eval.tokens_per_s_per_gpu;
   JointProblem jp(*f.space);
-  DecomposedOptions before;
+  // As measured: before eligible, deep searches of 400 calls (before deep_share), and before the
+  // fifteenth pass's changes (with which the cold role searches reach the optimum here too).
+  DecomposedOptions before = FourteenthPass();
   before.eligible = 0;
-  before.deep_share = 1;  // deep searches of 400 calls, as measured (fourteenth pass)
+  before.deep_share = 1;
   const SearchResult warm =
       SearchJointDecomposed(jp, 1000, 0, nullptr, RlRoleRun(RlOptions{}), before);
   const SearchResult cold =
@@ -367,8 +379,8 @@ TEST(JointSearch, PretrainedRoleSearchesClimbFurther) {
 // the same slot.
 TEST(JointSearch, EligibleDeepSearchesSkipSizesTheRoleFitsBadly) {
   // Measured with deep searches of 400 calls (before deep_share, fourteenth pass: with 149-call
-  // ones this seed reaches the optimum without eligible too).
-  DecomposedOptions base;
+  // ones this seed reaches the optimum without eligible too) and before the fifteenth pass.
+  DecomposedOptions base = FourteenthPass();
   base.deep_share = 1;
   DecomposedOptions off = base;
   off.eligible = 0;
@@ -481,6 +493,78 @@ TEST(JointSearch, UnstickLeavesTheBindingSlotOfALargeMoeServe) {
   // 16-GPU decode slot without unstick.
   off.evidence = false;
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h200", 64), 4000, 2, off);
+}
+
+// ep_memory (fifteenth pass): deepseek-v3 disaggregated on 256 H100s, a 120-GPU decode part at
+// ep 40 with every dim `none` (each GPU holds whole experts; what the first deep search of a
+// 1,000-call search ends at) projected onto a 16-GPU decode instance keeping pp and tp (dp 15 ->
+// 2). The same share of a stage's GPUs is ep 40 x 16 / 120 = 5.3 -> 4 (nearest in log2), where the
+// 320 expert slots of 58 MoE layers x 3 x 7,168 x 2,048 fp8 bytes (44.0 MB an expert, 761 GiB in
+// all) put 190 GiB on each GPU, over an H100's 80 GiB at any batch (211.8 GiB of weights with the
+// replicated rest). At least the source's 40 experts' GPUs, capped at the stage's 16, is ep 16:
+// 47.6 GiB of experts, 66.6 GiB of weights, and at batch 256 (the projection's 1,024 two options
+// down, as a start's variants go) the part is valid. Before ep_memory the 16-GPU decode slot of
+// the optimum (nine 16-GPU prefill and seven 16-GPU decode instances) had no valid part after the
+// first projection round.
+TEST(JointSearch, ProjectionsOntoSmallerInstancesKeepTheExpertsSpread) {
+  const Fixture f = PlanServe("deepseek-v3", "h100", 256);
+  const StrategySpace* from = f.space->DecodeSpace(0, 120);
+  const StrategySpace* to = f.space->DecodeSpace(0, 16);
+  ASSERT_TRUE(from != nullptr && to != nullptr);
+  const StatusOr<Strategy> s = FromText(
+      "pp=1,tp=8,dp=15,ep=40,batch=1024,sp=on,slots=320,overlap=tbo,mtp=2,embed=none,"
+      "attn_qkv=none,attn_core=none,attn_out=none,moe_router=none,moe_ffn1=none,moe_ffn2=none,"
+      "shared_ffn1=none,shared_ffn2=none,dense_ffn1=none,dense_ffn2=none,lm_head=none",
+      120);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(from->Check(*s).ok()) << from->Check(*s).message();
+  const Simulator& sim = f.model->DecodeSim(16);
+  Strategy kept, share;
+  ASSERT_TRUE(ProjectPart(*from, *s, *to, 0, true, &kept));
+  ASSERT_TRUE(ProjectPart(*from, *s, *to, 0, false, &share));
+  EXPECT_EQ(kept.pp, 1);
+  EXPECT_EQ(kept.tp, 8);
+  EXPECT_EQ(kept.ep, 16);
+  EXPECT_EQ(share.ep, 4);
+  EXPECT_EQ(share.tp, 8);
+  kept.batch = 256;
+  EXPECT_TRUE(sim.Evaluate(kept).valid()) << ToText(kept);
+  share.batch = 1;
+  const Evaluation e = sim.Evaluate(share);
+  EXPECT_EQ(e.verdict, Verdict::kMemory) << ToText(share);
+  EXPECT_GT(e.weight_bytes, e.mem_capacity_bytes);
+  // Onto a larger instance both are the same share of the stage (ep 40 x 240 / 120 = 80).
+  const StrategySpace* larger = f.space->DecodeSpace(0, 240);
+  ASSERT_NE(larger, nullptr);
+  Strategy a, b;
+  ASSERT_TRUE(ProjectPart(*from, *s, *larger, 0, true, &a));
+  ASSERT_TRUE(ProjectPart(*from, *s, *larger, 0, false, &b));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.ep, 80);
+}
+
+// probe_early and evidence_fallback (fifteenth pass): deepseek-v3 disaggregated on 64 H100s, cold
+// role searches, 1,000 calls, seed 4. After the anchors the best pair is a 32-GPU prefill with a
+// 32-GPU decode instance, both at their role's best per GPU, so no pair's packing hopes beat it
+// and the round went to a further search of that pair's binding slot; the deep searches of the
+// 16- and 24-GPU decode slots came later, the 24-GPU one with 62 calls left (0.905 of the
+// optimum, still 32 + 32). With the decode slots' probes from the first projection round on and
+// such a round ranked by their evidence, the 24-GPU decode slot is searched deeply in the second
+// round and the search ends at the optimum's pair, 40-GPU prefill with 24-GPU decode (0.998).
+// Either change alone leaves it at 0.905.
+TEST(JointSearch, EvidenceRanksTheRoundThatPackingCannotRank) {
+  const Fixture f = PlanServe("deepseek-v3", "h100", 64);
+  const DisaggResult exact = SolveDisaggExact(*f.space, nullptr);
+  ASSERT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  EXPECT_NEAR(v, 1390.21, 0.01);
+  DecomposedOptions early_off;
+  early_off.probe_early = false;
+  const SearchResult with = ExpectDecomposedNeeds(f, 1000, 4, early_off, v);
+  EXPECT_NE(with.note.find("best pair 40 + 24 GPUs"), std::string::npos) << with.note;
+  DecomposedOptions fallback_off;
+  fallback_off.evidence_fallback = false;
+  ExpectDecomposedNeeds(f, 1000, 4, fallback_off, v);
 }
 
 // templates and the anchors per role by budget: kimi-k2 disaggregated on 32 H100s, 1,000 calls,
