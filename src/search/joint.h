@@ -144,7 +144,8 @@ class JointProblem final : public EncodedProblem {
 //         passed over; with `evidence`, every second such round hopes each decode slot not
 //         searched deeply reaches evidence_gain x what its best part and its batch probes show
 //         and deep-searches that decode slot only (`evidence_prefill` off); with
-//         `evidence_fallback`, so is a round whose first pair's hopes do not beat the best pair;
+//         `evidence_fallback`, so is a round before the first deep search whose first pair's
+//         hopes do not beat the best pair;
 //      c. otherwise (with `exploit`, also in the round after deep searches that raised the best
 //         pair) the slot of the best pair found that binds its rate gets a further search, also
 //         from every other size's best part projected onto it;
@@ -208,9 +209,9 @@ struct DecomposedOptions {
   // (fifteenth pass) evidence: the batch probes from the first projection round on (off: after
   // the first deep search).
   bool probe_early = true;
-  // (fifteenth pass) evidence: a round ranked by packing whose first eligible pair cannot beat
-  // the best pair even at its hopes (it would go to 2c) is ranked by the decode slots' evidence
-  // instead, when a decode slot not searched deeply has probes.
+  // (fifteenth pass) evidence: before the first deep search, a round ranked by packing whose
+  // first pair cannot beat the best pair even at its hopes (it would go to 2c) is ranked by the
+  // decode slots' evidence instead, when a decode slot has probes (needs probe_early).
   bool evidence_fallback = true;
 };
 // A strategy of `to` (an instance of another size of the same role) like `s` of `from`: the

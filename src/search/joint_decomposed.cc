@@ -645,14 +645,15 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       // exploit: the round after deep searches that raised the best pair goes to (c).
       const bool exploit_now = options.exploit && raised;
       raised = false;
-      // evidence_fallback: a packing-ranked round whose first pair's hopes do not beat the best
-      // pair (it would go to (c)) is ranked by the decode slots' evidence instead, when a decode
-      // slot not searched deeply has probes.
+      // evidence_fallback: before the first deep search, a round whose first pair's hopes do not
+      // beat the best pair (it would go to (c)) is ranked by the decode slots' evidence instead,
+      // when a decode slot has probes. Later such rounds go to (c): the binding slot of the best
+      // pair needs its further searches (in every round, qwen3-235b-a22b on 128 H100s deep-
+      // searched six decode sizes one after another and its 80-GPU binding slot stayed at 0.967).
       bool probed = false;
-      for (size_t i = 0; i < n; ++i)
-        probed = probed || (!slots[i].pre && !deep[i] && slots[i].promise > 0);
-      if (options.evidence_fallback && options.evidence && !by_evidence && !exploit_now &&
-          probed && !(std::get<0>(pairs[k]) > dc.best_value() * (1 + 1e-9)) &&
+      for (size_t i = 0; i < n; ++i) probed = probed || (!slots[i].pre && slots[i].promise > 0);
+      if (options.evidence_fallback && options.evidence && polishes == 0 && !by_evidence &&
+          !exploit_now && probed && !(std::get<0>(pairs[k]) > dc.best_value() * (1 + 1e-9)) &&
           !(options.unstick && stuck)) {
         by_evidence = true;
         rank();
