@@ -1629,15 +1629,34 @@ double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
     }
     return value;
   }
-  auto it = known_.find(CanonicalKey(*c));
+  const std::vector<int> start_key = CanonicalKey(*c);
+  auto it = known_.find(start_key);
   if (it == known_.end() || !it->second.lower_batch_may_fit) return 0;
   if (potential != nullptr) *potential = it->second.potential;
+  const std::vector<int> start = *c;
   for (int b = (*c)[h] - 1; b >= 0 && b >= (*c)[h] - kFitDown && !obj_->Done(); --b) {
     std::vector<int> down = *c;
     down[h] = b;
     if (!space_.Valid(down)) continue;
     const double v = EvaluateCandidate(down);
     if (v > 0) {
+      // nearmove (rl.h 29.): the move at its own batch missed memory near enough (17.'s spread):
+      // ranked by its memory potential under a latency limit, and descended from either way.
+      if (o_.nearmove && potential != nullptr) {
+        auto k = known_.find(start_key);
+        const double mem = k == known_.end() ? 0 : MemoryPotential(start_key, k->second);
+        const Workload& wl = obj_->sim().problem().workload;
+        const bool limited = wl.tpot_ms > 0 || wl.ttft_ms > 0;
+        if (mem > v) {
+          if (limited) {
+            *potential = std::max(*potential, mem);
+            if (above != nullptr) *above = start;
+          } else if (near_memory != nullptr) {
+            *near_memory = true;
+            if (above != nullptr) *above = start;
+          }
+        }
+      }
       *c = std::move(down);
       if (potential != nullptr) *potential = std::max(*potential, v);
       return v;
@@ -1822,7 +1841,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
-                                     "ppsp", "templates", "epfit", "triphalf"});
+                                     "ppsp", "templates", "epfit", "triphalf", "nearmove"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1870,6 +1889,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epnone = spec.Bool("epnone", d.epnone);
   o.epfit = spec.Bool("epfit", d.epfit);
   o.triphalf = spec.Bool("triphalf", d.triphalf);
+  o.nearmove = spec.Bool("nearmove", d.nearmove);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -1979,7 +1999,8 @@ std::string RlSpecText(const RlOptions& o) {
       "megadims={},sweep={},dimgroups={},stall={},batchfit={},diverse={},pairsweep={},"
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
-      "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={}",
+      "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
+      "nearmove={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -1991,7 +2012,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
