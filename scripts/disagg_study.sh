@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The disaggregated figures of docs/RL_STUDY.md (issue 14): `l2s compare --serving disagg` on the
-# nine problems of the disaggregated suite and the eight outside it, seeds 0-9, each searcher's
+# nine problems of the disaggregated suite, the eight outside it (`all`: both) and the eight held
+# out of issue 14's fifteenth pass (`held15`), seeds 0-9, each searcher's
 # fraction of the exact oracle per seed; prints, per problem and searcher, the worst seed and the
 # seeds at 0.99 and 0.98 of the oracle, then the totals.
 #
 #   scripts/disagg_study.sh [--build-dir DIR] [--budget N] [--searchers "rl,rl(warm=0)"]
-#                           [--set suite|outside|all] [--jobs N] [--out DIR]
+#                           [--set suite|outside|all|held15] [--jobs N] [--out DIR]
 #
 # Every problem serves 2,048 in / 512 out tokens (the suite's deepseek-v3 on 128 H100s: 4,096 in)
 # with TTFT <= 2 s and TPOT <= 50 ms. The oracle runs once per problem (up to ~40 s on the
@@ -29,8 +30,8 @@ while [ $# -gt 0 ]; do
     *) echo "disagg_study.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-case "$set_name" in suite|outside|all) ;; *)
-  echo "disagg_study.sh: --set must be suite, outside or all (got '$set_name')" >&2; exit 2 ;;
+case "$set_name" in suite|outside|all|held15) ;; *)
+  echo "disagg_study.sh: --set must be suite, outside, all or held15 (got '$set_name')" >&2; exit 2 ;;
 esac
 l2s="$build/src/cli/l2s"
 if [ ! -x "$l2s" ]; then
@@ -61,9 +62,23 @@ outside=(
   "llama405_32 --model llama-3.1-405b --gpus 32"
   "kimi_gb200 --model kimi-k2 --cluster gb200-nvl72"
 )
+held15=(
+  "qwen128 --model qwen3-235b-a22b --gpus 128"
+  "ds96h200 --model deepseek-v3 --gpus 96 --gpu h200"
+  "kimi192h200 --model kimi-k2 --gpus 192 --gpu h200"
+  "mix22_64 --model mixtral-8x22b --gpus 64"
+  "oss32 --model gpt-oss-120b --gpus 32"
+  "glm64h200 --model $here/../shared/models/hf/zai-org--GLM-4.7.json --gpus 64 --gpu h200"
+  "mav64 --model llama-4-maverick --gpus 64"
+  "ds48 --model deepseek-v3 --gpus 48"
+)
 problems=()
-[ "$set_name" = outside ] || problems+=("${suite[@]}")
-[ "$set_name" = suite ] || problems+=("${outside[@]}")
+case "$set_name" in
+  suite) problems+=("${suite[@]}") ;;
+  outside) problems+=("${outside[@]}") ;;
+  all) problems+=("${suite[@]}" "${outside[@]}") ;;
+  held15) problems+=("${held15[@]}") ;;
+esac
 
 run() {
   local name="$1"; shift
