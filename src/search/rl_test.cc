@@ -998,7 +998,7 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(triple=2)", "rl(first=1.5)", "rl(first=-0.1)", "rl(first=x)",
                           "rl(spscan=2)", "rl(spscan=maybe)", "rl(tripfirst=2)",
                           "rl(megarepair=x)", "rl(dpsp=2)", "rl(schedattn=x)", "rl(ppsp=3)",
-                          "rl(templates=2)",
+                          "rl(templates=2)", "rl(epfit=2)", "rl(triphalf=x)", "rl(nearmove=2)",
                           "rl(cycle=1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
