@@ -36,9 +36,7 @@ struct Slot {
   int64_t spent = 0;        // calls of its searches
   double limit_ms = 0;      // prefill: the latency its next search is held to (0: none)
   bool stale = false;       // its latest further search (2c) from its best parts found no better
-  // evidence (DecomposedOptions): decode slots' batch probes.
-  double tpot_ms = 0;            // decode: the TPOT limit (0: none)
-  bool probing = false;          // the evaluations being recorded are batch probes
+  // evidence (DecomposedOptions): decode slots' batch probes (Decomposed::Probe).
   double promise = 0;            // the best value of its probes (a TPOT miss: its potential)
   std::vector<Strategy> probed;  // the best parts whose probes were evaluated
 
@@ -46,16 +44,6 @@ struct Slot {
   // role itself has no SLO (the TTFT is joint, checked by Combine).
   void Record(const Strategy& s, Evaluation e) {
     if (pre && e.verdict == Verdict::kTtft) e.verdict = Verdict::kValid;
-    if (probing) {
-      // A probe that misses only the TPOT counts with its near-SLO potential (rl.h 12.): its
-      // throughput discounted by the share of the step that re-sharding would have to save.
-      if (e.valid()) {
-        promise = std::max(promise, e.tokens_per_s_per_gpu);
-      } else if (e.verdict == Verdict::kTpot && e.tpot_s > 0 && tpot_ms > 0) {
-        promise = std::max(promise, e.tokens_per_s_per_gpu *
-                                        std::clamp(tpot_ms / (e.tpot_s * 1e3), 0.0, 1.0));
-      }
-    }
     if (!e.valid()) return;
     Part p{s, e, e.tokens_per_s, pre ? e.ttft_s : e.tpot_s * e.accept};
     for (const Part& q : front)
@@ -240,8 +228,7 @@ class Decomposed {
             continue;
           slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp,
                                 .front = {}, .spent = 0, .limit_ms = 0, .stale = false,
-                                .tpot_ms = pre ? 0 : dm.setup().serve.workload.tpot_ms,
-                                .probing = false, .promise = 0, .probed = {}});
+                                .promise = 0, .probed = {}});
         }
       }
     }
@@ -368,13 +355,14 @@ class Decomposed {
     if (r.interrupted) cancelled_ = true;
   }
 
-  // Evaluates strategies of slot i one by one (a call each), recorded as its batch probes.
+  // Evaluates strategies of slot i one by one (a call each), recorded as its parts; its promise
+  // is the best of their values, a probe that misses only the TPOT counting with its near-SLO
+  // potential (NearSloPotential: rl.h 12.'s).
   void Probe(size_t i, const std::vector<Strategy>& xs) {
     Slot& s = slots_[i];
     const DisaggModel& dm = *js_.models()[s.model];
     const Simulator& sim = s.pre ? dm.PrefillSim(s.g) : dm.DecodeSim(s.g);
     SlotObserver so(&s, obs_, used_, budget_ + 1, best_.value);
-    s.probing = true;
     int64_t calls = 0;
     for (const Strategy& x : xs) {
       if (used_ >= budget_ || cancelled_) break;
@@ -382,12 +370,14 @@ class Decomposed {
         cancelled_ = true;
         break;
       }
-      so.OnEvaluation(x, sim.Evaluate(x));
+      const Evaluation e = sim.Evaluate(x);
+      s.promise = std::max(s.promise, e.valid() ? e.tokens_per_s_per_gpu
+                                                : NearSloPotential(e, sim.problem().workload));
+      so.OnEvaluation(x, e);
       ++used_;
       ++s.spent;
       so.OnProgress(++calls, 0, 0);
     }
-    s.probing = false;
   }
 
   // tokens/s per GPU of the cluster that a prefill slot of rho_p and a decode slot of rho_d

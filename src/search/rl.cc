@@ -1452,18 +1452,10 @@ bool RlRun::KnownMemoryMiss(const std::vector<int>& key) const {
   return false;
 }
 
-// nearslo: the potential of an evaluation that misses the TPOT or TTFT limit, its throughput x
-// limit / its latency (the throughput discounted by the share of the latency that re-sharding
-// would have to save); 0 for any other verdict (memory misses are not counted, rl.h 12.).
+// nearslo: the potential of an evaluation that misses the TPOT or TTFT limit (NearSloPotential,
+// search.h); 0 for any other verdict (memory misses are not counted, rl.h 12.).
 double RlRun::Potential(const Evaluation& e) const {
-  const Workload& wl = obj_->sim().problem().workload;
-  double ratio = 0;
-  if (e.verdict == Verdict::kTpot && e.tpot_s > 0) {
-    ratio = wl.tpot_ms / (e.tpot_s * 1e3);
-  } else if (e.verdict == Verdict::kTtft && e.ttft_s > 0) {
-    ratio = wl.ttft_ms / (e.ttft_s * 1e3);
-  }
-  return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
+  return NearSloPotential(e, obj_->sim().problem().workload);
 }
 
 // feas: how close an evaluation invalid for memory or a latency limit is to valid, 1 / the largest

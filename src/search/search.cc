@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cmath>
@@ -106,6 +107,16 @@ SearchResult Searcher::SearchEncoded(const EncodedProblem& problem, int64_t budg
                        "(joint) space",
                        name());
   return r;
+}
+
+double NearSloPotential(const Evaluation& e, const Workload& w) {
+  double ratio = 0;
+  if (e.verdict == Verdict::kTpot && e.tpot_s > 0) {
+    ratio = w.tpot_ms / (e.tpot_s * 1e3);
+  } else if (e.verdict == Verdict::kTtft && e.ttft_s > 0) {
+    ratio = w.ttft_ms / (e.ttft_s * 1e3);
+  }
+  return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
 }
 
 // ---------------------------------------------------------------- spec strings
