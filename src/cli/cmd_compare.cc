@@ -294,14 +294,14 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     // when listed.
     std::vector<SearcherRuns> kept;
     for (SearcherRuns& r : all) {
-      if (r.name != "megatron" && r.name != "default") {
+      if (!BuildsOneEngineStrategy(r.name)) {
         kept.push_back(std::move(r));
         continue;
       }
       if (cmd.count("--searchers") > 0)
         return Fail(fmt::format("--searchers: {} builds a strategy of one engine's space; with "
-                                "--serving disagg use rl, sa, ga, rw, random or oracle",
-                                r.name));
+                                "--serving disagg use {}",
+                                r.name, kJointSpaceSearchers));
     }
     all = std::move(kept);
     DisaggPlanRequest req;

@@ -144,23 +144,25 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   JointProblem problem(*d.space);
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
-  // megatron and default build one strategy of one engine's space: no joint-space search (as
-  // compare's --searchers).
-  if ((*searcher)->name() == "megatron" || (*searcher)->name() == "default")
+  if (BuildsOneEngineStrategy((*searcher)->name()))
     return Status::InvalidArgument(fmt::format(
         "--search {}: builds a strategy of one engine's space; the disaggregated (joint) space "
-        "needs rl, sa, ga, rw, random or oracle",
-        (*searcher)->name()));
-  // --search oracle: the search is the exact optimum of the joint space (SolveDisaggExact, no
-  // time limit, as the aggregated plan's oracle search), which is then also the oracle baseline.
+        "needs {}",
+        (*searcher)->name(), kJointSpaceSearchers));
+  // The exact optimum of the joint space (the oracle baseline), under `obs`.
+  auto solve_exact = [&](ProgressObserver* obs) {
+    d.oracle = SolveDisaggExact(*d.space, obs, &d.oracle_stats);
+    d.oracle_ran = true;
+    d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
+  };
+  // --search oracle: the search is the exact optimum of the joint space (no time limit, as the
+  // aggregated plan's oracle search), which is then also the oracle baseline.
   const bool exact = (*searcher)->name() == "oracle";
   {
     ProgressObserver obs({"disaggregated search " + req.search, StderrIsTerminal(), 0});
     if (exact) {
-      d.oracle = SolveDisaggExact(*d.space, &obs, &d.oracle_stats);
+      solve_exact(&obs);
       d.search = DisaggOracleAsSearch(d.oracle);
-      d.oracle_ran = true;
-      d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
     } else {
       d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, &obs);
     }
@@ -170,10 +172,8 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
   if (!exact && !d.interrupted && !req.no_baselines && req.oracle_seconds > 0) {
     ProgressObserver obs({"disaggregated oracle", StderrIsTerminal(), req.oracle_seconds});
-    d.oracle = SolveDisaggExact(*d.space, &obs, &d.oracle_stats);
+    solve_exact(&obs);
     obs.Finish();
-    d.oracle_ran = true;
-    d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
     d.interrupted = InterruptRequested();
   }
   auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
@@ -192,6 +192,10 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
     return Status::Invalid("no disaggregated deployment is valid: " + why);
   }
   return d;
+}
+
+bool BuildsOneEngineStrategy(const std::string& searcher_name) {
+  return searcher_name == "megatron" || searcher_name == "default";
 }
 
 SearchResult DisaggOracleAsSearch(const DisaggResult& d) {

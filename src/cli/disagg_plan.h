@@ -53,6 +53,12 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
 // line), nothing meets the SLOs (Invalid, one line naming the binding limit).
 StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
 
+// megatron and default build one strategy of one engine's space and have no search of the
+// disaggregated (joint) space; the searchers that do are kJointSpaceSearchers (for the one-line
+// errors of plan's --search and compare's --searchers).
+bool BuildsOneEngineStrategy(const std::string& searcher_name);
+inline constexpr const char* kJointSpaceSearchers = "rl, sa, ga, rw, random or oracle";
+
 // The exact optimum of the joint space as a searcher's result (`--search oracle` in plan,
 // "oracle" in compare's --searchers): found, eval, best_encoded, wall time, interruption, note.
 SearchResult DisaggOracleAsSearch(const DisaggResult& d);
