@@ -213,6 +213,8 @@ struct DecomposedOptions {
   // first pair cannot beat the best pair even at its hopes (it would go to 2c) is ranked by the
   // decode slots' evidence instead, when a decode slot has probes (needs probe_early).
   bool evidence_fallback = true;
+
+  bool operator==(const DecomposedOptions&) const = default;
 };
 // A strategy of `to` (an instance of another size of the same role) like `s` of `from`: the
 // decomposed search's projections. Head by head under `to`'s mask, in one of three shapes: mode 0

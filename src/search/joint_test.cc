@@ -320,7 +320,9 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
   EXPECT_LE(with.calls, budget);
   auto rl = std::move(MakeSearcher("rl(warm=0)")).value();
   const SearchResult defaults =
-      SearchJointDecomposed(jp, budget, seed, nullptr, role, DecomposedOptions{});
+      base == DecomposedOptions{}
+          ? with
+          : SearchJointDecomposed(jp, budget, seed, nullptr, role, DecomposedOptions{});
   EXPECT_EQ(rl->SearchEncoded(jp, budget, seed, nullptr).best_encoded, defaults.best_encoded);
   return with;
 }
@@ -586,7 +588,8 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
   ASSERT_TRUE(exact.found);
   const double v = exact.eval.tokens_per_s_per_gpu;
   EXPECT_NEAR(v, 3675.77, 0.01);
-  const SearchResult with = MakeSearcher("rl(warm=0)").value()->Search(sim, *space, 4000, 0, nullptr);
+  const SearchResult with =
+      MakeSearcher("rl(warm=0)").value()->Search(sim, *space, 4000, 0, nullptr);
   const SearchResult off =
       MakeSearcher("rl(warm=0,nearmove=0)").value()->Search(sim, *space, 4000, 0, nullptr);
   ASSERT_TRUE(with.found && off.found);

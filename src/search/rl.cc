@@ -163,6 +163,11 @@ class RlRun {
   void NoteMemory(const std::vector<int>& key, const Evaluation& e);
   bool KnownMemoryMiss(const std::vector<int>& key) const;
   double Potential(const Evaluation& e) const;
+  // Whether the problem has a TPOT or TTFT limit (memory near misses are ranked only then).
+  bool LatencyLimited() const {
+    const Workload& wl = obj_->sim().problem().workload;
+    return wl.tpot_ms > 0 || wl.ttft_ms > 0;
+  }
   double Closeness(const Evaluation& e) const;
   double FitBatch(std::vector<int>* c, double value, double* potential = nullptr,
                   std::vector<int>* above = nullptr, bool* near_memory = nullptr);
@@ -1603,9 +1608,7 @@ double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
           // latency one; without one, memory bounds every fit (each fitted point's next batch
           // misses it), so it is not ranked, but a descent from the move starts at that batch.
           const double mem = MemoryPotential(key, it->second);
-          const Workload& wl = obj_->sim().problem().workload;
-          const bool limited = wl.tpot_ms > 0 || wl.ttft_ms > 0;
-          const double p = std::max(it->second.potential, limited ? mem : 0.0);
+          const double p = std::max(it->second.potential, LatencyLimited() ? mem : 0.0);
           if (p > value) {
             *potential = p;
             if (above != nullptr) *above = up;
@@ -1622,31 +1625,28 @@ double RlRun::FitBatch(std::vector<int>* c, double value, double* potential,
     return value;
   }
   const std::vector<int> start_key = CanonicalKey(*c);
-  auto it = known_.find(start_key);
+  auto it = known_.find(start_key);  // a std::map entry: stays valid as evaluations add others
   if (it == known_.end() || !it->second.lower_batch_may_fit) return 0;
   if (potential != nullptr) *potential = it->second.potential;
-  const std::vector<int> start = *c;
   for (int b = (*c)[h] - 1; b >= 0 && b >= (*c)[h] - kFitDown && !obj_->Done(); --b) {
     std::vector<int> down = *c;
     down[h] = b;
     if (!space_.Valid(down)) continue;
     const double v = EvaluateCandidate(down);
     if (v > 0) {
-      // nearmove (rl.h 29.): the move at its own batch missed memory near enough (17.'s spread):
-      // ranked by its memory potential under a latency limit, and descended from either way.
+      // nearmove (rl.h 29.): the move at its own batch (*c) missed memory near enough (17.'s
+      // spread): ranked by its memory potential under a latency limit, and descended from either
+      // way.
       if (o_.nearmove && potential != nullptr) {
-        auto k = known_.find(start_key);
-        const double mem = k == known_.end() ? 0 : MemoryPotential(start_key, k->second);
-        const Workload& wl = obj_->sim().problem().workload;
-        const bool limited = wl.tpot_ms > 0 || wl.ttft_ms > 0;
-        if (mem > v) {
+        const double mem = MemoryPotential(start_key, it->second);
+        const bool limited = LatencyLimited();
+        if (mem > v && (limited || near_memory != nullptr)) {
           if (limited) {
             *potential = std::max(*potential, mem);
-            if (above != nullptr) *above = start;
-          } else if (near_memory != nullptr) {
+          } else {
             *near_memory = true;
-            if (above != nullptr) *above = start;
           }
+          if (above != nullptr) *above = *c;
         }
       }
       *c = std::move(down);
