@@ -182,11 +182,11 @@ struct DecomposedOptions {
   // best part is at least this fraction of its role and pool's best capacity per GPU (0: every
   // slot, as before).
   double eligible = 0.6;
-  // (issue 14, fourteenth pass) 2a/2b: after the first deep search, every decode slot's best part
-  // is probed one batch up with each overlap option, and at the widest ep at its batch and one
+  // (issue 14, fourteenth pass) 2a/2b: after the first deep search (probe_early: from the first
+  // projection round on), every decode slot's best part is probed one batch up with each overlap option, and at the widest ep at its batch and one
   // up (BatchProbes, one call each, once per best part); its evidence is the larger of its best
   // part and its probes' best value (a probe that misses only the TPOT counts with its near-SLO
-  // potential, throughput x limit / TPOT). The second, fourth, ... deep searches rank the pairs
+  // potential, NearSloPotential in search.h). The second, fourth, ... deep searches rank the pairs
   // with every decode slot not searched deeply at evidence_gain x its evidence instead of its
   // role's best (the first, third, ... as before: the sizes that pack well).
   bool evidence = true;
