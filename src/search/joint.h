@@ -137,8 +137,8 @@ class JointProblem final : public EncodedProblem {
 //         seen at any size of its role and pool; the pairs of slots with valid parts are ranked
 //         by the rate their packing would reach at their hopes (DisaggModel::BestCounts); the
 //         first pair, when it has a slot not searched deeply and its hope beats the best pair
-//         found, gets a deep search of `deep` calls (at most `deep_share` of the budget) per such slot (from its
-//         `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
+//         found, gets a deep search of `deep` calls (at most `deep_share` of the budget) per
+//         such slot (from its `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
 //         latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
 //         deeply whose best part is below that fraction of its role's best capacity per GPU are
 //         passed over; with `evidence`, every second such round hopes each decode slot not
@@ -183,8 +183,9 @@ struct DecomposedOptions {
   // slot, as before).
   double eligible = 0.6;
   // (issue 14, fourteenth pass) 2a/2b: after the first deep search (probe_early: from the first
-  // projection round on), every decode slot's best part is probed one batch up with each overlap option, and at the widest ep at its batch and one
-  // up (BatchProbes, one call each, once per best part); its evidence is the larger of its best
+  // projection round on), every decode slot's best part is probed one batch up with each overlap
+  // option, and at the widest ep at its batch and one up (BatchProbes, one call each, once per
+  // best part); its evidence is the larger of its best
   // part and its probes' best value (a probe that misses only the TPOT counts with its near-SLO
   // potential, NearSloPotential in search.h). The second, fourth, ... deep searches rank the pairs
   // with every decode slot not searched deeply at evidence_gain x its evidence instead of its
