@@ -138,8 +138,8 @@ class JointProblem final : public EncodedProblem {
 //         by the rate their packing would reach at their hopes (DisaggModel::BestCounts); the
 //         first pair, when it has a slot not searched deeply and its hope beats the best pair
 //         found, gets a deep search of `deep` calls (at most `deep_share` of the budget) per
-//         such slot (from its `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
-//         latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
+//         such slot (from its `start` best parts: rl's compound moves, then its policy; the
+//         prefill slot held to the latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
 //         deeply whose best part is below that fraction of its role's best capacity per GPU are
 //         passed over; with `evidence`, every second such round hopes each decode slot not
 //         searched deeply reaches evidence_gain x what its best part and its batch probes show
