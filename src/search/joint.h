@@ -133,19 +133,19 @@ class JointProblem final : public EncodedProblem {
 //         the same option when allowed) and evaluated there once (start_only: with Megatron's
 //         dims, every dim none, or half or a quarter of the batch when invalid); with `evidence`
 //         (and `probe_early`, from the first round on) each decode slot's best part is probed;
-//      b. hope: a slot not yet searched deeply is assumed to reach the best capacity per GPU
-//         seen at any size of its role and pool; the pairs of slots with valid parts are ranked
-//         by the rate their packing would reach at their hopes (DisaggModel::BestCounts); the
-//         first pair, when it has a slot not searched deeply and its hope beats the best pair
-//         found, gets a deep search of `deep` calls (at most `deep_share` of the budget) per
-//         such slot (from its `start` best parts: rl's compound moves, then its policy; the
-//         prefill slot held to the latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
+//      b. hope: a slot not yet searched deeply is assumed to reach the best capacity per GPU seen
+//         at any size of its role and pool; the pairs of slots with valid parts are ranked by the
+//         rate their packing would reach at their hopes (DisaggModel::BestCounts); the first pair,
+//         when it has a slot not searched deeply and its hope beats the best pair found, gets a
+//         deep search of `deep` calls (at most `deep_share` of the budget) per such slot (from its
+//         `start` best parts: rl's compound moves, then its policy; the prefill slot held to the
+//         latency the pair's decode part leaves); with `eligible`, pairs with a slot not searched
 //         deeply whose best part is below that fraction of its role's best capacity per GPU are
-//         passed over; with `evidence`, every second such round hopes each decode slot not
-//         searched deeply reaches evidence_gain x what its best part and its batch probes show
-//         and deep-searches that decode slot only (`evidence_prefill` off); with
-//         `evidence_fallback`, so is a round before the first deep search whose first pair's
-//         hopes do not beat the best pair;
+//         passed over; with `evidence`, every second such round hopes each decode slot not searched
+//         deeply reaches evidence_gain x what its best part and its batch probes show and
+//         deep-searches that decode slot only (`evidence_prefill` off); with `evidence_fallback`,
+//         so is a round before the first deep search whose first pair's hopes do not beat the best
+//         pair;
 //      c. otherwise (with `exploit`, also in the round after deep searches that raised the best
 //         pair) the slot of the best pair found that binds its rate gets a further search, also
 //         from every other size's best part projected onto it;

@@ -508,8 +508,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   // 2. Until the budget is spent: (a) projection: every slot evaluates the best parts of the
   // `sources` slots of its role of highest capacity per GPU, projected onto its space in each
   // shape (ProjectPart; each once per slot; start_only); (b) the pairs of slots with valid parts
-  // are ranked by the value their packing would reach (DisaggModel::BestCounts) if every slot not yet
-  // searched deeply reached its role's best capacity per GPU seen at any size (its hope; deeply
+  // are ranked by the value their packing would reach (DisaggModel::BestCounts) if every slot not
+  // yet searched deeply reached its role's best capacity per GPU seen at any size (its hope; deeply
   // searched slots count with their own best); the slots of the first pair not searched deeply
   // get a deep search of `deep` calls each (from their best parts: compound moves, then the
   // policy), unless even its hope cannot beat the best pair found; (c) otherwise the slot of the
