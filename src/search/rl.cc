@@ -143,6 +143,8 @@ class RlRun {
   Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
   Elite CoupledScans(Elite e, double base);
   bool SpScans(Elite* cur);
+  // pairfirst (rl.h 30.): the attention group with the expert FFN pair from a new climb point.
+  Elite PairFirst(Elite e);
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
   void ResetAfterDims(std::vector<int>* c) const;
   std::vector<std::pair<double, std::vector<int>>> RankOptions(const std::vector<int>& base,
@@ -790,6 +792,8 @@ void RlRun::CompoundMoves(const Elite& from) {
     if (descend_from_best) {
       Elite d = GroupDescent(cur.idx, cur.value);
       if (d.value > cur.value) cur = std::move(d);
+      // pairfirst (rl.h 30.): then the attention group with the expert FFN pair at the new point.
+      if (o_.pairfirst) cur = PairFirst(std::move(cur));
     }
     descend_from_best = false;
     const Elite base = cur;
@@ -1411,6 +1415,33 @@ bool RlRun::SpScans(Elite* cur) {
   return improved;
 }
 
+// pairfirst (rl.h 30.): from e, a point a climb pass starts at after its group descent, the best
+// other option of the attention group (by the values already known: no call; a latency miss by
+// its near-SLO potential) when it is within 1% of e, with every option of the expert FFN pair
+// (ScanGroup: the two best batch-fitted); a better point is followed by a group descent.
+Elite RlRun::PairFirst(Elite e) {
+  constexpr double kGate = 0.99;
+  if (block_.attn.empty() || block_.moe.empty() || obj_->Done()) return e;
+  const std::vector<std::vector<int>> options = GroupOptions(e.idx, block_.attn);
+  const std::vector<int>* other = nullptr;
+  double best = 0;
+  for (const std::vector<int>& c : options) {
+    if (c == e.idx) continue;
+    auto it = known_.find(CanonicalKey(c));
+    if (it == known_.end()) continue;
+    const double v = it->second.value > 0 ? it->second.value : it->second.potential;
+    if (v > best) {
+      best = v;
+      other = &c;
+    }
+  }
+  if (other == nullptr || best < kGate * e.value) return e;
+  Elite p = ScanGroup(*other, block_.moe, e);
+  if (p.value <= e.value) return e;
+  Elite d = GroupDescent(p.idx, p.value, /*fit_start=*/false);
+  return d.value > p.value ? d : p;
+}
+
 // The batch of an encoded point of the strategy space (0: auto or no strategy space).
 int RlRun::BatchOf(const std::vector<int>& key) const {
   return sspace_ != nullptr ? sspace_->batch_options()[key[StrategySpace::kBatch]] : 0;
@@ -1833,7 +1864,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
-                                     "ppsp", "templates", "epfit", "triphalf", "nearmove"});
+                                     "ppsp", "templates", "epfit", "triphalf", "nearmove", "pairfirst"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1882,6 +1913,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epfit = spec.Bool("epfit", d.epfit);
   o.triphalf = spec.Bool("triphalf", d.triphalf);
   o.nearmove = spec.Bool("nearmove", d.nearmove);
+  o.pairfirst = spec.Bool("pairfirst", d.pairfirst);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -1992,7 +2024,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={}",
+      "nearmove={},pairfirst={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2004,7 +2036,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

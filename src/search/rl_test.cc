@@ -484,6 +484,26 @@ TEST(RlSearcher, TripleScanFirstLeavesTheDecodeTrapWithinTheBudget) {
   EXPECT_EQ(off.best.ep, 144) << ToText(off.best);
 }
 
+// pairfirst=1 (rl.h 30.): kimi-k2 decode at 4k on 64 H200s (one of RL_STUDY's held-out
+// problems), cold, 300 calls, seed 1. Without it the search ends at pp=1,tp=4,ep=32, batch 1,024,
+// attention `none,none,dim0` with the expert pair `dim0/none` (3,410.7 tokens/s per GPU, 0.988 of
+// the optimum); the optimum takes attention `none,none,none` with the pair `dim0/dim1` (3,453.9),
+// and each change alone is worse (`l2s eval`: 3,376.7 and 3,177.5). With it, the first climb's
+// tp = 1 point (ep 32, 480 slots, the pair `dim0/none`: 3,350.8) scans the pair again after its
+// descent moved the slots head, and `dim0/dim1` (3,426.8) puts the climb on the way to the optimum.
+TEST(RlSearcher, AttentionNearOptionWithTheExpertPairLeavesAHeldOutTrap) {
+  const Instance in = Make("kimi-k2", 64, 4096, {}, "h200");
+  const double opt = OracleValue(in);
+  ASSERT_GT(opt, 0);
+  EXPECT_NEAR(opt, 3453.92, 0.01);
+  const SearchResult with = Rl("rl(warm=0)")->Search(*in.sim, *in.space, 300, 1, nullptr);
+  const SearchResult off = Rl("rl(warm=0,pairfirst=0)")->Search(*in.sim, *in.space, 300, 1, nullptr);
+  ASSERT_TRUE(with.found && off.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * opt) << ToText(with.best);
+  EXPECT_NEAR(off.eval.tokens_per_s_per_gpu, 3410.67, 0.01) << ToText(off.best);
+  EXPECT_LE(with.calls, 300);
+}
+
 // megarepair=1 (rl.h 22.): llama-3.1-405b served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 16
 // H100s, cold, 300 calls. Its bf16 weights (about 810 GB of the cluster's 1,280 GB) fit only with
 // every operator sharded over all 16 GPUs and a small batch, and the policy's proposals (and their
