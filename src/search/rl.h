@@ -313,7 +313,7 @@
 //      best batch-fitted); a better point is followed by a group descent. The two groups meet at
 //      the MoE dispatch, and the group descent takes one group at a time, one pass: kimi-k2 decode
 //      at 4k on 64 H200s (a held-out problem) ends at tp = 4, attention `none,none,dim0` with the
-//      pair `dim0/none` (0.988 of the optimum, whose attention is `none,none,none` with the pair
+//      pair `dim0/none` (0.987 of the optimum, whose attention is `none,none,none` with the pair
 //      `dim0/dim1`; each change alone is worse); on the way, at tp = 1 (where attention's options
 //      are one Canonical point), the descent scanned the pair before the slots head moved to 480
 //      redundant slots, where `dim0/dim1` gains 2.3% over `dim0/none` (at 384 slots it loses 3%),

@@ -486,7 +486,7 @@ TEST(RlSearcher, TripleScanFirstLeavesTheDecodeTrapWithinTheBudget) {
 
 // pairfirst=1 (rl.h 30.): kimi-k2 decode at 4k on 64 H200s (one of RL_STUDY's held-out
 // problems), cold, 300 calls, seed 1. Without it the search ends at pp=1,tp=4,ep=32, batch 1,024,
-// attention `none,none,dim0` with the expert pair `dim0/none` (3,410.7 tokens/s per GPU, 0.988 of
+// attention `none,none,dim0` with the expert pair `dim0/none` (3,410.7 tokens/s per GPU, 0.987 of
 // the optimum); the optimum takes attention `none,none,none` with the pair `dim0/dim1` (3,453.9),
 // and each change alone is worse (`l2s eval`: 3,376.7 and 3,177.5). With it, the first climb's
 // tp = 1 point (ep 32, 480 slots, the pair `dim0/none`: 3,350.8) scans the pair again after its
