@@ -599,6 +599,32 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
   EXPECT_LE(with.calls, 4000);
 }
 
+// rl.h 30. (pairfirst=2): the 120-GPU decode role of kimi-k2 disaggregated on 256 H100s (TPOT 50
+// ms), cold, 4,000 calls, seed 1. Its optimum (pp=1,tp=4,ep=120, batch 512) takes attention
+// `none,none,dim0` with the shared FFN pair `dim0/dim1` (2,675.19 tokens/s per GPU); from
+// attention `dim1,none,dim0` with the pair `none/none` (2,614.65) each change alone is worse
+// (2,601.58; the pair alone misses the TPOT). pairfirst=1 (its near option of attention with the
+// expert pair, at points a move reached) ends at tp = 2, 0.982 of it; with the shared pair too and
+// at the ends of improving descents the search reaches the optimum.
+TEST(JointSearch, AttentionNearOptionWithTheSharedPairLeavesAKimiDecodeRoleTrap) {
+  const Fixture f = PlanServe("kimi-k2", "h100", 256);
+  const StrategySpace* space = f.space->DecodeSpace(0, 120);
+  ASSERT_NE(space, nullptr);
+  const Simulator& sim = f.model->DecodeSim(120);
+  const SearchResult exact = SolveExact(sim, *space, nullptr);
+  ASSERT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  EXPECT_NEAR(v, 2675.19, 0.01);
+  const SearchResult with =
+      MakeSearcher("rl(warm=0)").value()->Search(sim, *space, 4000, 1, nullptr);
+  const SearchResult first =
+      MakeSearcher("rl(warm=0,pairfirst=1)").value()->Search(sim, *space, 4000, 1, nullptr);
+  ASSERT_TRUE(with.found && first.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
+  EXPECT_LT(first.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(first.best);
+  EXPECT_LE(with.calls, 4000);
+}
+
 // templates and the anchors per role by budget: kimi-k2 disaggregated on 32 H100s, 1,000 calls,
 // seed 1. Without them six anchors of 58 calls each (at 2, 8 and 16 GPUs per role; kimi-k2's
 // weights need 16 H100s) leave the 16-GPU decode slot at 53 tokens/s per GPU, and its deep search

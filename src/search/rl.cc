@@ -793,7 +793,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       Elite d = GroupDescent(cur.idx, cur.value);
       if (d.value > cur.value) cur = std::move(d);
       // pairfirst (rl.h 30.): then the attention group with the expert FFN pair at the new point.
-      if (o_.pairfirst) cur = PairFirst(std::move(cur));
+      if (o_.pairfirst >= 1) cur = PairFirst(std::move(cur));
     }
     descend_from_best = false;
     const Elite base = cur;
@@ -1104,6 +1104,8 @@ double RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite
   if (o_.coupled > 0 && d.value <= base.value && d.value >= o_.near_gate * base.value &&
       !obj_->Done())
     d = CoupledScans(std::move(d), base.value);
+  // pairfirst=2 (rl.h 30.): a descent that improves on the climb's point ends at a new point too.
+  if (o_.pairfirst >= 2 && d.value > base.value) d = PairFirst(std::move(d));
   const double end = d.value;
   if (d.value > base.value) {
     *cur = std::move(d);
@@ -1415,10 +1417,12 @@ bool RlRun::SpScans(Elite* cur) {
   return improved;
 }
 
-// pairfirst (rl.h 30.): from e, a point a climb pass starts at after its group descent, the best
-// other option of the attention group (by the values already known: no call; a latency miss by
-// its near-SLO potential) when it is within 1% of e, with every option of the expert FFN pair
-// (ScanGroup: the two best batch-fitted); a better point is followed by a group descent.
+// pairfirst (rl.h 30.): from e, a point a climb pass starts at after its group descent (with
+// pairfirst=2 also the end of a descent that improved on the climb's point), the best other
+// option of the attention group (by the values already known: no call; a latency miss by its
+// near-SLO potential) when it is within 1% of e, with every option of the expert FFN pair, and
+// with pairfirst=2 then of the shared FFN pair (ScanGroup: the two best batch-fitted); a better
+// point is followed by a group descent.
 Elite RlRun::PairFirst(Elite e) {
   constexpr double kGate = 0.99;
   if (block_.attn.empty() || block_.moe.empty() || obj_->Done()) return e;
@@ -1437,6 +1441,8 @@ Elite RlRun::PairFirst(Elite e) {
   }
   if (other == nullptr || best < kGate * e.value) return e;
   Elite p = ScanGroup(*other, block_.moe, e);
+  if (o_.pairfirst >= 2 && !block_.shared.empty() && !obj_->Done())
+    p = ScanGroup(*other, block_.shared, std::move(p));
   if (p.value <= e.value) return e;
   Elite d = GroupDescent(p.idx, p.value, /*fit_start=*/false);
   return d.value > p.value ? d : p;
@@ -1913,7 +1919,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epfit = spec.Bool("epfit", d.epfit);
   o.triphalf = spec.Bool("triphalf", d.triphalf);
   o.nearmove = spec.Bool("nearmove", d.nearmove);
-  o.pairfirst = spec.Bool("pairfirst", d.pairfirst);
+  const int64_t pairfirst = spec.Int("pairfirst", d.pairfirst);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -1948,7 +1954,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                     range("prior_from", prior_from, 0, 1000),
                     range("descents", descents, 1, 1000),
                     range("stallmin", stall_min, 1, int64_t{1} << 40), range("warm", warm, 0, 2),
-                    range("coupled", coupled, 0, 1000), range("repair", repair, 0, 16)}) {
+                    range("coupled", coupled, 0, 1000), range("repair", repair, 0, 16),
+                    range("pairfirst", pairfirst, 0, 2)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
@@ -1964,6 +1971,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.warm = static_cast<int>(warm);
   o.coupled = static_cast<int>(coupled);
   o.repair = static_cast<int>(repair);
+  o.pairfirst = static_cast<int>(pairfirst);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -2036,7 +2044,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

@@ -306,22 +306,29 @@
 //      seeds at the optimum at 4,000 calls, 0.934 -> 0.970 in every seed at 1,000.) The 26-
 //      problem suite is per seed the same with it, warm and cold, at 1,000 and 4,000 calls.
 //  30. The attention group's near option with the expert FFN pair at a new climb point (issue 14,
-//      sixteenth pass; pairfirst=1). A climb pass that starts with a group descent (from a point a
-//      move reached) then takes the attention group's best other option known so far (no call; a
-//      latency miss by its near-SLO potential), and when it is within 1% of the point, scans every
-//      option of the expert FFN pair with it (ScanGroup: 9 calls for 3 x 3 pair options, the two
-//      best batch-fitted); a better point is followed by a group descent. The two groups meet at
-//      the MoE dispatch, and the group descent takes one group at a time, one pass: kimi-k2 decode
-//      at 4k on 64 H200s (a held-out problem) ends at tp = 4, attention `none,none,dim0` with the
-//      pair `dim0/none` (0.987 of the optimum, whose attention is `none,none,none` with the pair
-//      `dim0/dim1`; each change alone is worse); on the way, at tp = 1 (where attention's options
-//      are one Canonical point), the descent scanned the pair before the slots head moved to 480
-//      redundant slots, where `dim0/dim1` gains 2.3% over `dim0/none` (at 384 slots it loses 3%),
-//      and no later step scans it. Cold, 300 calls, seeds 1-20: 0 -> 20 of 20 at 0.99 (pretrained:
-//      9, was 8); the 26-problem suite per seed the same at 1,000 and 4,000 calls, warm and cold,
-//      and the 25 disaggregated problems of docs/RL_STUDY.md too but for one cold seed at 4,000
-//      calls (1.000 -> 0.993). A scan whose gate needed calls delayed deepseek-v3 serve on 256
-//      H100s past 1,000 calls: 0.999 -> 0.962 in every cold seed.
+//      sixteenth pass; pairfirst=2, 1: the first form, 0: off). A climb pass that starts with a
+//      group descent (from a point a move reached) then takes the attention group's best other
+//      option known so far (no call; a latency miss by its near-SLO potential), and when it is
+//      within 1% of the point, scans every option of the expert FFN pair with it (ScanGroup: 9
+//      calls for 3 x 3 pair options, the two best batch-fitted); a better point is followed by a
+//      group descent. The two groups meet at the MoE dispatch, and the group descent takes one
+//      group at a time, one pass: kimi-k2 decode at 4k on 64 H200s (a held-out problem) ends at tp
+//      = 4, attention `none,none,dim0` with the pair `dim0/none` (0.987 of the optimum, whose
+//      attention is `none,none,none` with the pair `dim0/dim1`; each change alone is worse); on the
+//      way, at tp = 1 (where attention's options are one Canonical point), the descent scanned the
+//      pair before the slots head moved to 480 redundant slots, where `dim0/dim1` gains 2.3% over
+//      `dim0/none` (at 384 slots it loses 3%), and no later step scans it. Cold, 300 calls, seeds
+//      1-20: 0 -> 20 of 20 at 0.99 (pretrained: 9, was 8); the 26-problem suite per seed the same
+//      at 1,000 and 4,000 calls, warm and cold, and the 25 disaggregated problems of
+//      docs/RL_STUDY.md too but for one cold seed at 4,000 calls (1.000 -> 0.993). A scan whose
+//      gate needed calls delayed deepseek-v3 serve on 256 H100s past 1,000 calls: 0.999 -> 0.962 in
+//      every cold seed. pairfirst=2 also takes the end of a descent that improved on the climb's
+//      point as a new point, and scans the shared FFN pair too (after the expert pair, from the
+//      same near option): kimi-k2 disaggregated on 256 H100s, whose 120-GPU decode role needs
+//      attention `none,none,dim0` with the shared pair `dim0/dim1` (from `dim1,none,dim0` with
+//      `none/none` each alone is worse), reaches 0.99 in 10 of 10 seeds at 4,000 calls (2 cold, 8
+//      pretrained with pairfirst=1), the disaggregated suite 89 of 90 runs both ways; the
+//      aggregated and held-out problems per seed as with pairfirst=1.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -427,7 +434,7 @@ struct RlOptions {
   bool triphalf = false;     // (28.) the triple scan takes the better half of each FFN pair
                              // (cold searcher: on)
   bool nearmove = true;      // (29.) a move missing memory near enough descends from its batch
-  bool pairfirst = true;     // (30.) a new climb point: attention's near option x the MoE pair
+  int pairfirst = 2;         // (30.) a new climb point: attention's near option x the FFN pairs
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
