@@ -286,6 +286,34 @@ Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
   return PlanServeOn(testing::RealServe(model, gpu, gpus));
 }
 
+// A mechanism of rl on the g-GPU decode role of `model` disaggregated on `gpus` H100s: the cold
+// searcher (4,000 calls, `seed`) reaches 0.99 of the role's exact optimum (`optimum`, checked),
+// and `without` (the mechanism off) stays below `below` x it. Returns the cold searcher's result.
+SearchResult ExpectRoleNeeds(const std::string& model, int gpus, int g, double optimum,
+                             uint64_t seed, const std::string& without, double below) {
+  const Fixture f = PlanServe(model, "h100", gpus);
+  const StrategySpace* space = f.space->DecodeSpace(0, g);
+  if (space == nullptr) {
+    ADD_FAILURE() << "no " << g << "-GPU decode role";
+    return {};
+  }
+  const Simulator& sim = f.model->DecodeSim(g);
+  const SearchResult exact = SolveExact(sim, *space, nullptr);
+  EXPECT_TRUE(exact.found);
+  const double v = exact.eval.tokens_per_s_per_gpu;
+  EXPECT_NEAR(v, optimum, 0.01);
+  auto run = [&](const std::string& spec) {
+    return MakeSearcher(spec).value()->Search(sim, *space, 4000, seed, nullptr);
+  };
+  const SearchResult with = run("rl(warm=0)");
+  const SearchResult off = run(without);
+  EXPECT_TRUE(with.found && off.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
+  EXPECT_LT(off.eval.tokens_per_s_per_gpu, below * v) << without << ": " << ToText(off.best);
+  EXPECT_LE(with.calls, 4000);
+  return with;
+}
+
 // deepseek-v3 served on the GB200 NVL72 (one NVLink domain of 72 GPUs).
 Fixture PlanServeGb200() {
   Problem serve = testing::RealServe("deepseek-v3", "gb200", 72);
@@ -580,23 +608,9 @@ TEST(JointSearch, EvidenceRanksTheRoundThatPackingCannotRank) {
 // move descends from its own batch (the dims walk towards valid) and the search reaches the
 // optimum. Seeds 0-9: 10 of 10 at the optimum, 1 of 10 without (pretrained: 10 and 9).
 TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
-  const Fixture f = PlanServe("deepseek-v3", "h100", 48);
-  const StrategySpace* space = f.space->DecodeSpace(0, 16);
-  ASSERT_NE(space, nullptr);
-  const Simulator& sim = f.model->DecodeSim(16);
-  const SearchResult exact = SolveExact(sim, *space, nullptr);
-  ASSERT_TRUE(exact.found);
-  const double v = exact.eval.tokens_per_s_per_gpu;
-  EXPECT_NEAR(v, 3675.77, 0.01);
   const SearchResult with =
-      MakeSearcher("rl(warm=0)").value()->Search(sim, *space, 4000, 0, nullptr);
-  const SearchResult off =
-      MakeSearcher("rl(warm=0,nearmove=0)").value()->Search(sim, *space, 4000, 0, nullptr);
-  ASSERT_TRUE(with.found && off.found);
-  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
+      ExpectRoleNeeds("deepseek-v3", 48, 16, 3675.77, 0, "rl(warm=0,nearmove=0)", 0.95);
   EXPECT_EQ(with.best.slots, 288) << ToText(with.best);
-  EXPECT_LT(off.eval.tokens_per_s_per_gpu, 0.95 * v) << ToText(off.best);
-  EXPECT_LE(with.calls, 4000);
 }
 
 // rl.h 30. (pairfirst=2): the 120-GPU decode role of kimi-k2 disaggregated on 256 H100s (TPOT 50
@@ -607,22 +621,7 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
 // expert pair, at points a move reached) ends at tp = 2, 0.982 of it; with the shared pair too and
 // at the ends of improving descents the search reaches the optimum.
 TEST(JointSearch, AttentionNearOptionWithTheSharedPairLeavesAKimiDecodeRoleTrap) {
-  const Fixture f = PlanServe("kimi-k2", "h100", 256);
-  const StrategySpace* space = f.space->DecodeSpace(0, 120);
-  ASSERT_NE(space, nullptr);
-  const Simulator& sim = f.model->DecodeSim(120);
-  const SearchResult exact = SolveExact(sim, *space, nullptr);
-  ASSERT_TRUE(exact.found);
-  const double v = exact.eval.tokens_per_s_per_gpu;
-  EXPECT_NEAR(v, 2675.19, 0.01);
-  const SearchResult with =
-      MakeSearcher("rl(warm=0)").value()->Search(sim, *space, 4000, 1, nullptr);
-  const SearchResult first =
-      MakeSearcher("rl(warm=0,pairfirst=1)").value()->Search(sim, *space, 4000, 1, nullptr);
-  ASSERT_TRUE(with.found && first.found);
-  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
-  EXPECT_LT(first.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(first.best);
-  EXPECT_LE(with.calls, 4000);
+  ExpectRoleNeeds("kimi-k2", 256, 120, 2675.19, 1, "rl(warm=0,pairfirst=1)", 0.99);
 }
 
 // templates and the anchors per role by budget: kimi-k2 disaggregated on 32 H100s, 1,000 calls,
