@@ -1121,7 +1121,9 @@ double RlRun::DescendFrom(std::pair<double, std::vector<int>>* move, const Elite
 // evaluated (structurally invalid ones skipped without a call), and the point moves to the best
 // valid one before the next group. The simulator's costs add up over the operator groups, so at
 // fixed degrees one pass re-shards each group for the degrees it is at (a tp move lands with dims
-// chosen for the old tp). Every evaluation updates the elites, not the network.
+// chosen for the old tp). Every evaluation updates the elites, not the network. The value only
+// rises: with a valid start and fit_start=false the result is the start itself when no option beats
+// it.
 Elite RlRun::GroupDescent(std::vector<int> start, double value, bool fit_start) {
   std::vector<std::vector<int>> groups;
   // batchfit: every point is evaluated at its own best batch (FitBatch), the start included, so
@@ -1409,8 +1411,7 @@ bool RlRun::SpScans(Elite* cur) {
     if (g.size() != 1 || obj_->Done()) continue;
     Elite p = ScanGroup(cur->idx, {sp, g[0]}, *cur);
     if (p.value > cur->value) {
-      Elite d = GroupDescent(p.idx, p.value, /*fit_start=*/false);
-      *cur = d.value > p.value ? std::move(d) : std::move(p);
+      *cur = GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
       improved = true;
     }
   }
@@ -1444,8 +1445,7 @@ Elite RlRun::PairFirst(Elite e) {
   if (o_.pairfirst >= 2 && !block_.shared.empty() && !obj_->Done())
     p = ScanGroup(*other, block_.shared, std::move(p));
   if (p.value <= e.value) return e;
-  Elite d = GroupDescent(p.idx, p.value, /*fit_start=*/false);
-  return d.value > p.value ? d : p;
+  return GroupDescent(std::move(p.idx), p.value, /*fit_start=*/false);
 }
 
 // The batch of an encoded point of the strategy space (0: auto or no strategy space).
@@ -1870,7 +1870,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "neargate", "epnone", "deepen", "deepnow", "membound", "schedpair",
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
-                                     "ppsp", "templates", "epfit", "triphalf", "nearmove", "pairfirst"});
+                                     "ppsp", "templates", "epfit", "triphalf", "nearmove",
+                                     "pairfirst"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
