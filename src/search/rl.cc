@@ -217,6 +217,8 @@ class RlRun {
   // [num_heads] none_ on the dim heads of the expert FFNs only (sharded over the expert-TP group,
   // which ep and pp moves change), else -1.
   std::vector<int> expert_none_;
+  // [num_heads] megatron_ on the dim heads of the expert FFNs only, else -1 (epmega).
+  std::vector<int> expert_megatron_;
   // The MoE block's operator-dim heads (coupled scans; empty without a strategy space or when the
   // model lacks the operators).
   struct MoeBlockHeads {
@@ -316,6 +318,7 @@ Status RlRun::Run() {
   none_.assign(num_heads_, -1);
   tp_none_.assign(num_heads_, -1);
   expert_none_.assign(num_heads_, -1);
+  expert_megatron_.assign(num_heads_, -1);
   if (sspace_ != nullptr) {
     const std::vector<Op>& ops = sspace_->searched_ops();
     int prev_group = -1;
@@ -328,6 +331,7 @@ Status RlRun::Run() {
         tp_none_[h] = none_[h];
       } else {
         expert_none_[h] = none_[h];
+        expert_megatron_[h] = megatron_[h];
       }
       switch (ops[i]) {
         case Op::kAttnQkv: case Op::kAttnCore: case Op::kAttnOut: block_.attn.push_back(h); break;
@@ -868,6 +872,12 @@ void RlRun::CompoundMoves(const Elite& from) {
       if (o_.batchfit && o_.epnone && (h == StrategySpace::kEp || h == StrategySpace::kPp)) {
         std::vector<int> t = WithDims(c, expert_none_);
         if (t != c) moves.push_back(std::move(t));
+        // epmega (rl.h 32.): ... and, the other way, with Megatron's expert FFN dims (what was
+        // whole per GPU may be better sharded over the new group).
+        if (o_.epmega) {
+          std::vector<int> m = WithDims(c, expert_megatron_);
+          if (m != c && m != t) moves.push_back(std::move(m));
+        }
       }
       // ppsp (rl.h 25.): a pp move also with sp's other option (sp's value, chosen at the old
       // layers per stage, can change sign with them).
@@ -1885,7 +1895,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
                                      "ppsp", "templates", "epfit", "triphalf", "nearmove",
-                                     "pairfirst", "nearfirst"});
+                                     "pairfirst", "nearfirst", "epmega"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1936,6 +1946,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.nearmove = spec.Bool("nearmove", d.nearmove);
   const int64_t pairfirst = spec.Int("pairfirst", d.pairfirst);
   o.nearfirst = spec.Bool("nearfirst", d.nearfirst);
+  o.epmega = spec.Bool("epmega", d.epmega);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -2048,7 +2059,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={},pairfirst={},nearfirst={}",
+      "nearmove={},pairfirst={},nearfirst={},epmega={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2060,7 +2071,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.nearfirst ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.nearfirst ? 1 : 0,
+      o.epmega ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

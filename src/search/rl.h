@@ -349,6 +349,18 @@
 //      at 4,000 calls 520 of 520 both. On the disaggregated suite neutral to better (4,000 calls
 //      pretrained 89 -> 90 of 90 runs at 0.99). Hence on for the warm searcher, whose target is
 //      300 calls, and off for the cold one, whose targets are at 1,000 and 4,000.
+//  32. Degree moves with Megatron's expert dims (issue 14, seventeenth pass; epmega=1, warm and
+//      cold). With epnone (13.), an ep or pp move is also screened with the expert FFNs' dims
+//      `none`, since the expert-TP group those are sharded over changes with ep and pp; epmega
+//      also screens it, the other way, with Megatron's expert dims. mixtral-8x7b served (2k in,
+//      512 out, TTFT 2 s, TPOT 50 ms) on 16 H200s, a problem never run before this pass: every
+//      searcher ended at pp=1,tp=1,ep=1 with the expert FFNs `none` (the whole model on each GPU,
+//      0.952 of the optimum) in every seed at 300 calls; the optimum is pp=4 with the experts
+//      sharded Megatron's way over each stage's four GPUs, and the pp move with the dims kept
+//      screens below the point. With it: 10 of 10 seeds at 0.99 warm and cold; the cold searcher
+//      also leaves 31.'s mixtral-8x7b decode trap (held-out problems at 300 calls, cold 120 -> 140
+//      of 140 runs at 0.99 without nearfirst); the 26 aggregated problems per seed the same at
+//      1,000 and 4,000 calls, warm and cold.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -359,7 +371,7 @@
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
 //      megarepair, dpsp, schedattn, ppsp, templates, epfit, triphalf, nearmove, pairfirst,
-//      nearfirst, warm)
+//      nearfirst, epmega, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -458,6 +470,7 @@ struct RlOptions {
   int pairfirst = 2;         // (30.) a new climb point: attention's near option x the FFN pairs
   bool nearfirst = true;     // (31.) the climb screens the one-option degree moves first
                              // (cold searcher: off)
+  bool epmega = true;        // (32.) an ep or pp move also with Megatron's expert FFN dims
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
