@@ -465,11 +465,7 @@ TEST(JointSearch, ExploitSearchesTheRaisedPairsBindingSlot) {
   const double optimum = Kimi256Optimum(f);
   ASSERT_GT(optimum, 0);
   JointProblem jp(*f.space);
-  // The role searches as measured, before rl.h 31. (with the climb's one-option moves screened
-  // first the default role searches reach the optimum with both options and with neither).
-  RlOptions measured;
-  measured.nearfirst = false;
-  const RoleRun role = RlRoleRun(measured);
+  const RoleRun role = RlRoleRun(RlOptions{});
   auto run = [&](bool exploit, bool prefill) {
     DecomposedOptions o;
     o.exploit = exploit;

@@ -872,7 +872,7 @@ void RlRun::CompoundMoves(const Elite& from) {
       if (o_.batchfit && o_.epnone && (h == StrategySpace::kEp || h == StrategySpace::kPp)) {
         std::vector<int> t = WithDims(c, expert_none_);
         if (t != c) moves.push_back(std::move(t));
-        // epmega (rl.h 32.): ... and, the other way, with Megatron's expert FFN dims (what was
+        // epmega (rl.h 31.): ... and, the other way, with Megatron's expert FFN dims (what was
         // whole per GPU may be better sharded over the new group).
         if (o_.epmega) {
           std::vector<int> m = WithDims(c, expert_megatron_);
@@ -891,30 +891,16 @@ void RlRun::CompoundMoves(const Elite& from) {
     };
     // batchfit: every other option of each degree head (screened below, so the far ones cost a
     // few calls each); otherwise one option either way.
-    const int degree_heads[3] = {StrategySpace::kTp, StrategySpace::kEp, StrategySpace::kPp};
-    if (o_.batchfit && o_.nearfirst) {
-      // nearfirst (rl.h 31.): the degree moves one option away, then the heads after the dims,
-      // then the far degree moves by distance (the screen stops at the first better move).
-      for (int d : degree_heads)
+    for (int d : {static_cast<int>(StrategySpace::kTp), static_cast<int>(StrategySpace::kEp),
+                  static_cast<int>(StrategySpace::kPp)}) {
+      if (o_.batchfit) {
+        for (int i = 0; i < space_.head_size(d); ++i) add_move(d, i);
+      } else {
         for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
-      for (int h = last_dim_; h < num_heads_; ++h)
-        for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
-      int far = 0;
-      for (int d : degree_heads) far = std::max(far, space_.head_size(d));
-      for (int dist = 2; dist < far; ++dist)
-        for (int d : degree_heads)
-          for (int step : {-dist, dist}) add_move(d, base.idx[d] + step);
-    } else {
-      for (int d : degree_heads) {
-        if (o_.batchfit) {
-          for (int i = 0; i < space_.head_size(d); ++i) add_move(d, i);
-        } else {
-          for (int step : {-1, 1}) add_move(d, base.idx[d] + step);
-        }
       }
-      for (int h = last_dim_; h < num_heads_; ++h)
-        for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
     }
+    for (int h = last_dim_; h < num_heads_; ++h)
+      for (int i = 0; i < space_.head_size(h); ++i) add_move(h, i);
     // pairmoves (with batchfit): two changes at once, one option either way of a degree head with
     // one either way of another degree head or with another option of a head after the dims
     // (pp 2 -> 1 with overlap sbo -> tbo; tp 2 -> 4 with ep 144 -> 72), screened with the rest.
@@ -1877,7 +1863,6 @@ RlOptions ColdRlOptions() {
   o.warm = 0;
   o.prior_from = 0;
   o.first = 0.25;
-  o.nearfirst = false;
   o.epfit = true;
   o.triphalf = true;
   return o;
@@ -1895,7 +1880,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
                                      "ppsp", "templates", "epfit", "triphalf", "nearmove",
-                                     "pairfirst", "nearfirst", "epmega"});
+                                     "pairfirst", "epmega"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1945,7 +1930,6 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.triphalf = spec.Bool("triphalf", d.triphalf);
   o.nearmove = spec.Bool("nearmove", d.nearmove);
   const int64_t pairfirst = spec.Int("pairfirst", d.pairfirst);
-  o.nearfirst = spec.Bool("nearfirst", d.nearfirst);
   o.epmega = spec.Bool("epmega", d.epmega);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
@@ -2059,7 +2043,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={},pairfirst={},nearfirst={},epmega={}",
+      "nearmove={},pairfirst={},epmega={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2071,8 +2055,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.nearfirst ? 1 : 0,
-      o.epmega ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.epmega ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

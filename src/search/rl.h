@@ -245,7 +245,7 @@
 //      unchanged (cold 520 of 520 runs at 0.99, warm 519), held-out and disaggregated suites
 //      unchanged. Role searches run without 23. and 24. (they cost a run or two on the
 //      disaggregated suite, docs/RL_STUDY.md twelfth pass).
-//  26. The serving-shape start (templates=1; the default of both searchers since 31.). Outside
+//  26. The serving-shape start (templates=1; the warm searcher's default too since 31.). Outside
 //      prefill, the search starts from the two usual shapes of a serving instance
 //      (strategy/space.h ServingTemplates: pp = 1 with the widest ep, tp = 1 with every dim `none`
 //      and tp over one NVLink domain with Megatron's dims), evaluated first as SearchFrom's start
@@ -259,10 +259,14 @@
 //      other traps (held-out 121 -> 100 of 140: mixtral-8x7b decode on 16 H200s, whose optimum is
 //      Megatron's pp=4,tp=1, ends at pp=1,tp=4 in every seed). Prefill is left out: a prefill
 //      instance's usual shapes are others (from these, deepseek-v3 prefill on 32 H800s ends at
-//      0.948 of its optimum in every seed). The pretrained warm start kept templates=0 until 31.:
-//      its first lifetime is an informed explorer, and the same start cost it at 300 calls
-//      (held-out 127 -> 100 of 140) what it gained at 1,000 (469 -> 497); with 31.'s move order
-//      the start costs it nothing at 300 calls and it is on. Outside the suite the start can cost
+//      0.948 of its optimum in every seed). The pretrained warm start kept templates=0 until the
+//      seventeenth pass: its first lifetime is an informed explorer, and the same start cost it at
+//      300 calls (held-out 127 -> 100 of 140) what it gained at 1,000 (469 -> 497). With 31. the
+//      start and 31. take the held-out problems at 300 calls from 128 to 140 of 140 runs at 0.99
+//      (seeds 1-20), the 26 aggregated problems at 1,000 calls from 469 to 481 of 520 runs at
+//      0.98 (problems with every seed 19 -> 23) and at 4,000 calls from 519 to 520 at 0.99; on 16
+//      problems never run before that pass, 300 calls, seeds 1-20: 270 -> 260 runs at 0.99, but
+//      11 -> 13 problems at 18 of 20 seeds (docs/RL_STUDY.md seventeenth pass): on by default. Outside the suite the start can cost
 //      the cold searcher too: PLAN.md's aggregated deepseek-v3 (fp8, 4,096 in, 128 H100s), whose
 //      optimum is pp=8,tp=8, 6 -> 0 of 10 seeds at it at 4,000 calls (all at 0.957).
 //  27. pp and tp moves that also lower ep (issue 14, thirteenth pass; epfit=1). A compound move
@@ -330,26 +334,7 @@
 //      `none/none` each alone is worse), reaches 0.99 in 10 of 10 seeds at 4,000 calls (2 cold, 8
 //      pretrained with pairfirst=1), the disaggregated suite 89 of 90 runs both ways; the
 //      aggregated and held-out problems per seed as with pairfirst=1.
-//  31. One-option moves first (issue 14, seventeenth pass; nearfirst=1, the warm searcher's default
-//      with the serving-shape start of 26.; the cold searcher keeps nearfirst=0). A climb pass
-//      screens its single moves in the order: each degree head (tp, ep, pp) one option either way,
-//      the heads after the dims to each other option, then the degree heads' farther options by
-//      distance (before: every option of tp, then of ep, then of pp, then the heads after the
-//      dims). The screen stops at the first move better than the climb's point, so the order
-//      decides which way the climb goes. mixtral-8x7b decode at 4k on 16 H200s (optimum
-//      pp=4,tp=1,ep=1, Megatron's): from the tp = 1 serving shape (pp=1,ep=8) the old order took
-//      tp 1 -> 2 first and every seed ended at pp=1,tp=4,ep=2 (0.846 of the optimum) at 300 calls;
-//      with ep 8 -> 4 first the climb goes on by ep 4 -> 2 -> 1 and pp 1 -> 2 -> 4 and is within
-//      1% of the optimum by call 128 in every seed (pp=2,tp=1,ep=1 alone is 0.993). Measured,
-//      seeds 1-20: the seven held-out problems at 300 calls, cold 120 -> 139 of 140 runs at 0.99,
-//      warm (with the shapes) 140 of 140 (128 before, without the shapes and this order); the 26
-//      aggregated problems at 1,000 calls cold 519 -> 499 at 0.98 (deepseek-v3 serve on 256 H100s
-//      0.999 -> 0.962 in every seed: its climb reaches a tp = 8 point sooner and the budget ends
-//      in its descents; with 1,300 calls it reaches the optimum by call 1,063), warm 469 -> 481,
-//      at 4,000 calls 520 of 520 both. On the disaggregated suite neutral to better (4,000 calls
-//      pretrained 89 -> 90 of 90 runs at 0.99). Hence on for the warm searcher, whose target is
-//      300 calls, and off for the cold one, whose targets are at 1,000 and 4,000.
-//  32. Degree moves with Megatron's expert dims (issue 14, seventeenth pass; epmega=1, warm and
+//  31. Degree moves with Megatron's expert dims (issue 14, seventeenth pass; epmega=1, warm and
 //      cold). With epnone (13.), an ep or pp move is also screened with the expert FFNs' dims
 //      `none`, since the expert-TP group those are sharded over changes with ep and pp; epmega
 //      also screens it, the other way, with Megatron's expert dims. mixtral-8x7b served (2k in,
@@ -358,9 +343,12 @@
 //      0.952 of the optimum) in every seed at 300 calls; the optimum is pp=4 with the experts
 //      sharded Megatron's way over each stage's four GPUs, and the pp move with the dims kept
 //      screens below the point. With it: 10 of 10 seeds at 0.99 warm and cold; the cold searcher
-//      also leaves 31.'s mixtral-8x7b decode trap (held-out problems at 300 calls, cold 120 -> 140
-//      of 140 runs at 0.99 without nearfirst); the 26 aggregated problems per seed the same at
-//      1,000 and 4,000 calls, warm and cold.
+//      also leaves mixtral-8x7b decode at 4k on 16 H200s (a held-out problem: 0.846 in every seed
+//      at 300 calls from the serving shapes, see 26.; held-out problems at 300 calls, cold 120 ->
+//      140 of 140 runs at 0.99); the 26 aggregated problems per seed the same at 1,000 and 4,000
+//      calls cold, and warm (from the shapes) too but deepseek-v3 decode on 144 H800s at 1,000
+//      calls (0.982 -> 0.978 in every seed) and deepseek-v3 serve on 256 H100s at 1,000 (1.000 ->
+//      0.999); the 25 disaggregated problems per seed the same but three seeds better. With it the warm searcher starts from the serving shapes too (templates=1, 26.).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -371,7 +359,7 @@
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
 //      megarepair, dpsp, schedattn, ppsp, templates, epfit, triphalf, nearmove, pairfirst,
-//      nearfirst, epmega, warm)
+//      epmega, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -461,16 +449,14 @@ struct RlOptions {
   bool dpsp = true;          // (23.) a tp move with the tp group's dims `none` also splits tokens
   bool schedattn = true;     // (24.) coupled scans: the overlap head with the attention group
   bool ppsp = true;          // (25.) a pp move also with sp's other option
-  bool templates = true;     // (26., 31.) start from the usual serving shapes
+  bool templates = true;     // (26.) start from the usual serving shapes (since 31.: warm too)
   bool epfit = false;        // (27.) a pp or tp move that leaves ep not fitting also lowers ep
                              // (cold searcher: on)
   bool triphalf = false;     // (28.) the triple scan takes the better half of each FFN pair
                              // (cold searcher: on)
   bool nearmove = true;      // (29.) a move missing memory near enough descends from its batch
   int pairfirst = 2;         // (30.) a new climb point: attention's near option x the FFN pairs
-  bool nearfirst = true;     // (31.) the climb screens the one-option degree moves first
-                             // (cold searcher: off)
-  bool epmega = true;        // (32.) an ep or pp move also with Megatron's expert FFN dims
+  bool epmega = true;        // (31.) an ep or pp move also with Megatron's expert FFN dims
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
@@ -480,11 +466,11 @@ struct RlOptions {
   int warm_hidden = 0;
 };
 
-// The cold searcher's defaults (rl(warm=0), rl.h 19., 26. and 31.): RlOptions{} with warm = 0, the
-// elite prior from the first lifetime (prior_from = 0), the first sweep by a quarter of the budget
-// (first = 0.25), the ep-fitted moves (epfit = 1, rl.h 27.), the triple scan over better halves
-// (triphalf = 1, 28.) and the climb's moves in the old order (nearfirst = 0, 31.); both start
-// from the serving shapes (templates = 1). ParseRlOptions reads a spec with warm=0 over these.
+// The cold searcher's defaults (rl(warm=0), rl.h 19.): RlOptions{} with warm = 0, the elite prior
+// from the first lifetime (prior_from = 0), the first sweep by a quarter of the budget (first =
+// 0.25), the ep-fitted moves (epfit = 1, rl.h 27.) and the triple scan over better halves
+// (triphalf = 1, 28.); both searchers start from the serving shapes (templates = 1, 26.).
+// ParseRlOptions reads a spec with warm=0 over these.
 RlOptions ColdRlOptions();
 
 // Reads the options of an "rl(...)" spec over the defaults (ColdRlOptions() with warm=0).
