@@ -261,14 +261,15 @@
 //      instance's usual shapes are others (from these, deepseek-v3 prefill on 32 H800s ends at
 //      0.948 of its optimum in every seed). The pretrained warm start kept templates=0 until the
 //      seventeenth pass: its first lifetime is an informed explorer, and the same start cost it at
-//      300 calls (held-out 127 -> 100 of 140) what it gained at 1,000 (469 -> 497). With 31. the
-//      start and 31. take the held-out problems at 300 calls from 128 to 140 of 140 runs at 0.99
+//      300 calls (held-out 127 -> 100 of 140) what it gained at 1,000 (469 -> 497). With 31.,
+//      the start takes the held-out problems at 300 calls from 128 to 140 of 140 runs at 0.99
 //      (seeds 1-20), the 26 aggregated problems at 1,000 calls from 469 to 481 of 520 runs at
 //      0.98 (problems with every seed 19 -> 23) and at 4,000 calls from 519 to 520 at 0.99; on 16
 //      problems never run before that pass, 300 calls, seeds 1-20: 270 -> 260 runs at 0.99, but
-//      11 -> 13 problems at 18 of 20 seeds (docs/RL_STUDY.md seventeenth pass): on by default. Outside the suite the start can cost
-//      the cold searcher too: PLAN.md's aggregated deepseek-v3 (fp8, 4,096 in, 128 H100s), whose
-//      optimum is pp=8,tp=8, 6 -> 0 of 10 seeds at it at 4,000 calls (all at 0.957).
+//      11 -> 13 problems at 18 of 20 seeds (docs/RL_STUDY.md seventeenth pass): on by default
+//      since. Outside the suite the start can cost: PLAN.md's aggregated deepseek-v3 (fp8, 4,096
+//      in, 128 H100s), whose optimum is pp=8,tp=8, cold 6 -> 0 of 10 seeds at it at 4,000 calls
+//      (all at 0.957), pretrained 4 -> 0 of 10 since the seventeenth pass.
 //  27. pp and tp moves that also lower ep (issue 14, thirteenth pass; epfit=1). A compound move
 //      of pp or tp (with batchfit) that leaves no valid point at the elite's ep, the experts no
 //      longer dividing over the GPUs of a stage outside its tp group even after the heads after
@@ -348,7 +349,8 @@
 //      140 of 140 runs at 0.99); the 26 aggregated problems per seed the same at 1,000 and 4,000
 //      calls cold, and warm (from the shapes) too but deepseek-v3 decode on 144 H800s at 1,000
 //      calls (0.982 -> 0.978 in every seed) and deepseek-v3 serve on 256 H100s at 1,000 (1.000 ->
-//      0.999); the 25 disaggregated problems per seed the same but three seeds better. With it the warm searcher starts from the serving shapes too (templates=1, 26.).
+//      0.999); the 25 disaggregated problems per seed the same but three seeds better. With it
+//      the warm searcher starts from the serving shapes too (templates=1, 26.).
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that

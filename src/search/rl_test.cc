@@ -487,7 +487,8 @@ TEST(RlSearcher, TripleScanFirstLeavesTheDecodeTrapWithinTheBudget) {
   const double opt = OracleValue(in);
   ASSERT_GT(opt, 0);
   const SearchResult with =
-      Rl("rl(warm=0,templates=0,pairfirst=0,epmega=0)")->Search(*in.sim, *in.space, 4000, 10, nullptr);
+      Rl("rl(warm=0,templates=0,pairfirst=0,epmega=0)")
+          ->Search(*in.sim, *in.space, 4000, 10, nullptr);
   const SearchResult off = Rl("rl(warm=0,tripfirst=0,templates=0,pairfirst=0,epmega=0)")
                                ->Search(*in.sim, *in.space, 4000, 10, nullptr);
   ASSERT_TRUE(with.found && off.found);
