@@ -5,7 +5,8 @@
 // fraction of the oracle per seed. Optional ablations run RL variants (spec strings) on the same
 // seeds.
 //
-//   rl_study [--scenario gpt-moe-1.2t:16k ...] [--suite paper|8gpu|serve|widep ...]
+//   rl_study [--scenario gpt-moe-1.2t:16k ...]
+//            [--suite paper|8gpu|serve|widep|heldout|new17a|new17b ...]
 //            [--seeds 10] [--budget 4000] [--gpus 1024] [--gpu h100] [--osl 512]
 //            [--ttft-ms 2000] [--tpot-ms 50] [--rl "rl"] [--baselines rw,sa]
 //            [--ablation "rl(elites=3)" ...] [--ablations] [--jobs 2] [--no-oracle]
@@ -134,6 +135,22 @@ std::vector<std::string> SuiteScenarios(const std::string& name) {
     return {"deepseek-v3:4k:decode@32xh800", "deepseek-v3:4k:decode@144xh800",
             "deepseek-v3:4k:prefill@32xh800", "deepseek-v3:4k:decode@64xh100",
             "deepseek-v3:4k:prefill@128xh100"};
+  // The problems held out of pretraining (tools/pretrain_rl: the models llama-3.1-70b,
+  // mixtral-8x7b, qwen3-30b-a3b and kimi-k2, every H200 cluster and every 16- or 64-GPU one):
+  // docs/RL_STUDY.md's seven of the warm-start study, and the sixteen first run in issue 14's
+  // seventeenth pass (sets A and B; A's mixtral-8x7b serve problem was traced in that pass).
+  if (name == "heldout")
+    return {"llama-3.1-70b:4k@16xh200", "mixtral-8x7b:4k@16xh200", "qwen3-30b-a3b:4k@16xh200",
+            "kimi-k2:4k@64xh200", "llama-3.1-70b:2k:serve@16xh200",
+            "qwen3-30b-a3b:2k:prefill@64xh200", "mixtral-8x7b:2k:serve@64xh200"};
+  if (name == "new17a")
+    return {"llama-3.1-70b:8k@64xh200", "mixtral-8x7b:16k@16", "qwen3-30b-a3b:2k:serve@64xh200",
+            "kimi-k2:2k:prefill@64xh200", "llama-3.1-70b:8k:prefill@16xh200",
+            "mixtral-8x7b:2k:serve@16xh200", "qwen3-30b-a3b:32k@64", "kimi-k2:2k:serve@16xh200"};
+  if (name == "new17b")
+    return {"llama-3.1-70b:2k:serve@64xh200", "mixtral-8x7b:8k@64",
+            "qwen3-30b-a3b:8k:prefill@16xh200", "kimi-k2:8k@64xh200", "llama-3.1-70b:32k@16",
+            "mixtral-8x7b:8k:prefill@64xh200", "qwen3-30b-a3b:2k:serve@16", "kimi-k2:2k:serve@64"};
   return {};
 }
 
@@ -300,7 +317,9 @@ int Main(int argc, char** argv) {
   std::vector<std::string> suites;
   int64_t osl = 512;
   double ttft_ms = 2000, tpot_ms = 50;
-  app.add_option("--suite", suites, "named scenario sets: paper, 8gpu, serve, widep (repeatable)");
+  app.add_option("--suite", suites,
+                 "named scenario sets: paper, 8gpu, serve, widep, heldout, new17a, new17b "
+                 "(repeatable)");
   app.add_option("--osl", osl, "serve scenarios: output length")->check(CLI::Range(1, 1 << 20));
   app.add_option("--ttft-ms", ttft_ms, "serve scenarios: TTFT SLO in ms (0 = none)");
   app.add_option("--tpot-ms", tpot_ms, "serve scenarios: TPOT SLO in ms (0 = none)");
@@ -315,7 +334,10 @@ int Main(int argc, char** argv) {
   for (const std::string& name : suites) {
     std::vector<std::string> v = SuiteScenarios(name);
     if (v.empty()) {
-      fmt::print(stderr, "rl_study: unknown suite '{}' (paper, 8gpu, serve, widep)\n", name);
+      fmt::print(stderr,
+                 "rl_study: unknown suite '{}' (paper, 8gpu, serve, widep, heldout, new17a, "
+                 "new17b)\n",
+                 name);
       return 2;
     }
     scenario_texts.insert(scenario_texts.end(), v.begin(), v.end());
