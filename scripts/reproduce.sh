@@ -129,11 +129,14 @@ seeds=10
 meta_kv seeds "$seeds"
 common=(--budget 4000 --seeds "$seeds" --searchers rl,sa,rw,megatron,oracle --oracle-seconds 120)
 
-# Oracle plan + explain of its best strategy (the "why" sentence) for one problem.
+# Oracle plan + explain of its best strategy (the "why" sentence) for one serve-mode problem: the
+# aggregated optimum (`--serving agg`), as `compare` and `explain` see the problem; plan's default
+# (`auto`) can answer with a disaggregated plan, which has no single strategy to explain.
 oracle_and_explain() {
   local id="$1" group="$2"
   shift 2
-  run_job "$id.plan" plan "$group" "$l2s" plan "$@" --search oracle --no-baselines --json
+  run_job "$id.plan" plan "$group" "$l2s" plan "$@" --serving agg --search oracle --no-baselines \
+    --json
   local best
   if best="$(python3 - "$raw/$id.plan.json" <<'EOF' 2>/dev/null
 import json, sys
