@@ -115,6 +115,7 @@ StatusOr<Scenario> ParseScenario(const std::string& text) {
 }
 
 // Named suites (--suite): the problems issue 14 asks the RL searcher to hold on.
+constexpr const char* kSuiteNames = "paper, 8gpu, serve, widep, heldout, new17a, new17b";
 std::vector<std::string> SuiteScenarios(const std::string& name) {
   if (name == "paper")
     return {"gpt-moe-1.2t:16k", "gpt-moe-1.2t:32k", "gpt-moe-1.2t:64k",
@@ -318,8 +319,7 @@ int Main(int argc, char** argv) {
   int64_t osl = 512;
   double ttft_ms = 2000, tpot_ms = 50;
   app.add_option("--suite", suites,
-                 "named scenario sets: paper, 8gpu, serve, widep, heldout, new17a, new17b "
-                 "(repeatable)");
+                 fmt::format("named scenario sets: {} (repeatable)", kSuiteNames));
   app.add_option("--osl", osl, "serve scenarios: output length")->check(CLI::Range(1, 1 << 20));
   app.add_option("--ttft-ms", ttft_ms, "serve scenarios: TTFT SLO in ms (0 = none)");
   app.add_option("--tpot-ms", tpot_ms, "serve scenarios: TPOT SLO in ms (0 = none)");
@@ -334,10 +334,7 @@ int Main(int argc, char** argv) {
   for (const std::string& name : suites) {
     std::vector<std::string> v = SuiteScenarios(name);
     if (v.empty()) {
-      fmt::print(stderr,
-                 "rl_study: unknown suite '{}' (paper, 8gpu, serve, widep, heldout, new17a, "
-                 "new17b)\n",
-                 name);
+      fmt::print(stderr, "rl_study: unknown suite '{}' ({})\n", name, kSuiteNames);
       return 2;
     }
     scenario_texts.insert(scenario_texts.end(), v.begin(), v.end());
