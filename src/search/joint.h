@@ -123,7 +123,8 @@ class JointProblem final : public EncodedProblem {
 //      scratch at the sizes nearest half, a quarter and a sixteenth of the largest instance size
 //      (`anchor` of the budget in all; only as many of the three as get `anchor_min` calls each,
 //      at least one); with `templates`, beside each anchor the usual serving shapes of that size
-//      are evaluated (start_only; ServingTemplates in strategy/space.h);
+//      are evaluated (start_only; ServingTemplates in strategy/space.h), with `recipe` also with
+//      overlap and redundant experts (AddOverlapRecipes);
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
 //         and pool is projected onto every other slot of that role and pool (ProjectPart: three
@@ -214,6 +215,16 @@ struct DecomposedOptions {
   // first pair cannot beat the best pair even at its hopes (it would go to 2c) is ranked by the
   // decode slots' evidence instead, when a decode slot has probes (needs probe_early).
   bool evidence_fallback = true;
+  // (issue 14, eighteenth pass) 1: the serving shapes evaluated beside each anchor also in the
+  // wide-EP recipe (AddOverlapRecipes in strategy/space.h: each with every other overlap option
+  // and the most redundant expert slots). kimi-k2 served on 128 H100s: the optimum's prefill
+  // instance is 24 GPUs at pp=1,tp=8,ep=24 with two-batch overlap and 480 slots (11,415 input
+  // tokens/s per GPU; tp=1 with every dim `none`, the shape (a) with TBO and 480 slots, 11,401);
+  // the anchors' shapes had wide ep only without overlap and with one slot per expert (at
+  // 24 GPUs 6,769), so their deep pipelines (pp=16, 11,192) were projected onto every other
+  // prefill size, and the 24-GPU slot's projections missed memory: every seed ended at 3 x 16
+  // prefill GPUs (1,049.29, 0.981). Needs `templates`.
+  bool recipe = true;
 
   bool operator==(const DecomposedOptions&) const = default;
 };

@@ -497,9 +497,11 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       // and at most four variants), parts for the pairing and starts for later searches.
       if (options.templates) {
         const DisaggSetup& st = js.models()[slots[i].model]->setup();
-        const std::vector<Strategy> t =
+        std::vector<Strategy> t =
             ServingTemplates(*slots[i].space, st.serve.model,
                       (slots[i].pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
+        // recipe: each shape also with the MoE all-to-all overlapped and redundant experts.
+        if (options.recipe) AddOverlapRecipes(*slots[i].space, &t);
         if (!t.empty()) dc.Search(i, 5 * static_cast<int64_t>(t.size()), 1, seed, 0, t, true);
       }
     }

@@ -527,6 +527,24 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
   return out;
 }
 
+void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t) {
+  const size_t n = t->size();
+  const std::vector<int>& slots = space.slot_options();
+  for (size_t j = 0; j < n; ++j)
+    for (Overlap o : space.overlap_options()) {
+      if (o == (*t)[j].overlap) continue;
+      Strategy x = (*t)[j];
+      x.overlap = o;
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
+        x.slots = *it;
+        if (space.Check(x).ok()) {
+          if (std::find(t->begin(), t->end(), x) == t->end()) t->push_back(x);
+          break;
+        }
+      }
+    }
+}
+
 bool FitSlots(const StrategySpace& space, Strategy* s) {
   const int before = s->slots;
   for (int slots : space.slot_options()) {

@@ -162,6 +162,12 @@ class StrategySpace final : public EncodedSpace {
 // decomposed disaggregated search evaluates them beside each anchor (search/joint.h).
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain);
 
+// The wide-EP serving recipe (large-scale expert-parallel deployments: redundant experts placed
+// by EPLB and the MoE all-to-all overlapped): appends to *t, for each of its shapes, the shape with
+// each other overlap option of `space` and the most redundant slot option that passes
+// space.Check (none when no slot option does). Shapes already in *t are not added again.
+void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
+
 // Sets s->slots to the first slot option of `space` (in option order: one slot per expert, then
 // the redundant counts) with which *s passes space.Check, e.g. 288 for ep = 144 with 256 experts;
 // false, *s unchanged, when none does. ServingTemplates fits its widest-ep shapes with it, the

@@ -222,6 +222,47 @@ TEST(ServingTemplates, WidestEpTakesTheFirstSlotOptionItDivides) {
   }
 }
 
+// AddOverlapRecipes: DeepSeek-like (256 experts) on 144 GPUs, slot options {0, 288, 320} (above).
+// Each of the two widest-ep shapes (ep 144, overlap none, slots 288) gains tbo and sbo with the
+// most redundant slot count ep divides: 320 = 256 + 256/4 is not a multiple of 144, 288 is, so
+// slots 288: 2 + 2 x 2 = 6 shapes. On 128 GPUs 320 = 2.5 x 128 fails too and 288 = 2.25 x 128,
+// so the recipes fall back to one slot per expert (0). A dense model has no overlap option other
+// than none: nothing is added. Applied twice, nothing more is added.
+TEST(ServingTemplates, OverlapRecipesTakeTheMostRedundantSlotsEpDivides) {
+  const ModelSpec ds = DeepSeekLike();
+  auto sp = StrategySpace::Make(ds, 144);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  std::vector<Strategy> t = ServingTemplates(*sp, ds, 8);
+  ASSERT_EQ(t.size(), 2u);
+  AddOverlapRecipes(*sp, &t);
+  ASSERT_EQ(t.size(), 6u);
+  for (size_t i = 2; i < t.size(); ++i) {
+    const Strategy& base = t[(i - 2) / 2];
+    EXPECT_EQ(t[i].overlap, (i % 2 == 0) ? Overlap::kTbo : Overlap::kSbo) << ToText(t[i]);
+    EXPECT_EQ(t[i].slots, 288) << ToText(t[i]);
+    EXPECT_EQ(t[i].tp, base.tp);
+    EXPECT_EQ(t[i].ep, 144);
+    EXPECT_EQ(t[i].dims, base.dims);
+    std::vector<int> idx;
+    ASSERT_TRUE(sp->Encode(t[i], &idx)) << ToText(t[i]);
+    EXPECT_TRUE(sp->Valid(idx)) << ToText(t[i]);
+  }
+  AddOverlapRecipes(*sp, &t);
+  EXPECT_EQ(t.size(), 6u);
+  auto sp128 = StrategySpace::Make(ds, 128);
+  ASSERT_TRUE(sp128.ok());
+  std::vector<Strategy> t128 = ServingTemplates(*sp128, ds, 8);
+  AddOverlapRecipes(*sp128, &t128);
+  ASSERT_EQ(t128.size(), 6u);
+  for (size_t i = 2; i < t128.size(); ++i) EXPECT_EQ(t128[i].slots, 0) << ToText(t128[i]);
+  const ModelSpec llama = Llama70B();
+  auto dense = StrategySpace::Make(llama, 64);
+  ASSERT_TRUE(dense.ok());
+  std::vector<Strategy> d = ServingTemplates(*dense, llama, 8);
+  AddOverlapRecipes(*dense, &d);
+  EXPECT_EQ(d.size(), 2u);
+}
+
 TEST(StrategySpace, LlamaOn64Gpus) {
   const ModelSpec llama = Llama70B();
   auto sp = StrategySpace::Make(llama, 64);
