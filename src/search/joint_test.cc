@@ -618,6 +618,32 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
   EXPECT_EQ(with.best.slots, 288) << ToText(with.best);
 }
 
+// memtrade (rl.h 32., eighteenth pass): the same 16-GPU decode role of deepseek-v3 (the decode
+// instance of the optimum of deepseek-v3 disaggregated on 48 and on 256 H100s), cold, seed 0,
+// 3,000 calls. From the serving shapes every seed climbs to tp=4, batch 512, 288 slots at 3,506.6
+// tokens/s per GPU (0.954 of the role's optimum, 79.77 of 80 GiB; call 2,415): there the shared
+// FFN's up-projection whole per GPU would be 4.5% faster but needs 1.21 GiB more (0.98 over the
+// capacity), the embedding on dim1 saves 1.29 GiB for 0.06% of throughput, and neither alone is
+// better. The pass's end tries the pair (0.9958 at 79.69 GiB), whose descent takes the dense
+// FFN's down-projection whole too: the optimum at 79.97 GiB, call 2,641 (0.99 at 2,589 in every
+// seed 0-9; without memtrade at 3,103-3,787, this seed at 3,614).
+TEST(JointSearch, MemoryTradesPairAFasterMissWithASaver) {
+  const Fixture f = PlanServe("deepseek-v3", "h100", 48);
+  const StrategySpace* space = f.space->DecodeSpace(0, 16);
+  ASSERT_NE(space, nullptr);
+  const Simulator& sim = f.model->DecodeSim(16);
+  const double v = 3675.77;  // the role's exact optimum (MemoryNearMovesFitRedundantExpertsInADecodeRole)
+  auto run = [&](const std::string& spec) {
+    return MakeSearcher(spec).value()->Search(sim, *space, 3000, 0, nullptr);
+  };
+  const SearchResult with = run("rl(warm=0)");
+  const SearchResult without = run("rl(warm=0,memtrade=0)");
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
+  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.96 * v) << ToText(without.best);
+  EXPECT_EQ(with.best.tp, 4);
+  EXPECT_EQ(with.best.slots, 288);
+}
+
 // rl.h 30. (pairfirst=2): the 120-GPU decode role of kimi-k2 disaggregated on 256 H100s (TPOT 50
 // ms), cold, 4,000 calls, seed 1. Its optimum (pp=1,tp=4,ep=120, batch 512) takes attention
 // `none,none,dim0` with the shared FFN pair `dim0/dim1` (2,675.19 tokens/s per GPU); from
@@ -839,6 +865,7 @@ TEST(JointSearch, RoleSearchesRunWithoutTheShortBudgetOptions) {
     EXPECT_EQ(on.trace[i].value, off.trace[i].value);
   }
 }
+
 
 }  // namespace
 }  // namespace l2s

@@ -143,6 +143,8 @@ class RlRun {
   Elite GroupDescent(std::vector<int> start, double value, bool fit_start = true);
   Elite CoupledScans(Elite e, double base);
   bool SpScans(Elite* cur);
+  bool MemoryTrades(Elite* cur);
+  double mem_capacity_ = 0;  // memtrade: the memory per GPU of the space's cluster (bytes)
   // pairfirst (rl.h 30.): the attention group with the expert FFN pair from a new climb point.
   Elite PairFirst(Elite e);
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
@@ -242,6 +244,10 @@ class RlRun {
     // memory.
     double mem_excess = 0;
     double mem_potential = 0;
+    // memtrade: its memory per GPU (bytes) when the evaluation reached the memory check (0 when
+    // not), and its throughput as simulated whatever its verdict.
+    double mem = 0;
+    double raw = 0;
   };
   std::map<std::vector<int>, Known> known_;
   double MemoryPotential(const std::vector<int>& key, const Known& k) const;
@@ -1082,6 +1088,8 @@ void RlRun::CompoundMoves(const Elite& from) {
     // operator's dim from the climb's point; a better point is descended from and the climb goes
     // on from there.
     if (!improved && o_.spscan) improved = SpScans(&cur);
+    // memtrade (rl.h 32.): then a faster option that misses memory with another that saves it.
+    if (!improved && o_.memtrade) improved = MemoryTrades(&cur);
     if (!improved) {
       // deepnow: a pass that improved nothing, from a configuration no climb ended in before, is
       // repeated once as if one had (deepen's wide moves and doubled descents; the moves and
@@ -1428,6 +1436,60 @@ bool RlRun::SpScans(Elite* cur) {
   return improved;
 }
 
+// memtrade (rl.h 32.): from the climb's point *cur, every other option of each operator's dim
+// alone (one charged call each, known ones free); each that misses memory and whose throughput as
+// simulated beats the point's, with the fastest valid one of another operator that saves at least
+// its excess (one call each); the first better pair is descended from.
+bool RlRun::MemoryTrades(Elite* cur) {
+  if (sspace_ == nullptr || obj_->Done()) return false;
+  auto at = known_.find(CanonicalKey(cur->idx));
+  if (at == known_.end() || !(at->second.mem > 0)) return false;
+  const double mem0 = at->second.mem;
+  struct Option {
+    int h = 0, i = 0;
+    double value = 0, mem = 0;
+  };
+  std::vector<Option> misses, savers;
+  for (int h = StrategySpace::kFirstDim; h < last_dim_ && !obj_->Done(); ++h) {
+    for (int i = 0; i < space_.head_size(h) && !obj_->Done(); ++i) {
+      if (i == cur->idx[h]) continue;
+      std::vector<int> c = cur->idx;
+      c[h] = i;
+      if (!space_.Valid(c)) continue;
+      const double v = EvaluateCandidate(c);
+      auto it = known_.find(CanonicalKey(c));
+      if (it == known_.end() || !(it->second.mem > 0)) continue;
+      const Known& k = it->second;
+      if (v > cur->value) {  // a single change better after all: descend from it
+        *cur = GroupDescent(std::move(c), v, /*fit_start=*/false);
+        return true;
+      }
+      if (v > 0 && k.mem < mem0) savers.push_back({h, i, v, k.mem});
+      if (!(v > 0) && k.mem_excess > 0 && k.raw > cur->value) misses.push_back({h, i, k.raw, k.mem});
+    }
+  }
+  auto faster = [](const Option& x, const Option& y) { return x.value > y.value; };
+  std::stable_sort(misses.begin(), misses.end(), faster);
+  std::stable_sort(savers.begin(), savers.end(), faster);
+  for (const Option& m : misses) {
+    for (const Option& s : savers) {
+      if (obj_->Done()) return false;
+      if (s.h == m.h || mem0 - s.mem < m.mem - mem_capacity_) continue;
+      std::vector<int> c = cur->idx;
+      c[m.h] = m.i;
+      c[s.h] = s.i;
+      if (!space_.Valid(c)) continue;
+      const double v = EvaluateCandidate(c);
+      if (v > cur->value) {
+        *cur = GroupDescent(std::move(c), v, /*fit_start=*/false);
+        return true;
+      }
+      break;  // this miss's fastest sufficient saver
+    }
+  }
+  return false;
+}
+
 // pairfirst (rl.h 30.): from e, a point a climb pass starts at after its group descent (with
 // pairfirst=2 also the end of a descent that improved on the climb's point), the best other
 // option of the attention group (by the values already known: no call; a latency miss by its
@@ -1558,6 +1620,11 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   ++stats_->proposals;
   NoteMemory(key, e);
   Known& k = known_[std::move(key)];
+  if (e.batch >= 1 && e.mem_capacity_bytes > 0 && e.mem_bytes > 0) {
+    k.mem = e.mem_bytes;
+    mem_capacity_ = e.mem_capacity_bytes;
+  }
+  k.raw = e.tokens_per_s_per_gpu;
   if (!e.valid()) {
     ++stats_->invalid;
     k.lower_batch_may_fit = e.verdict == Verdict::kMemory || e.verdict == Verdict::kTtft ||
@@ -1880,7 +1947,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
                                      "ppsp", "templates", "epfit", "triphalf", "nearmove",
-                                     "pairfirst", "epmega"});
+                                     "pairfirst", "epmega", "memtrade"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1931,6 +1998,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.nearmove = spec.Bool("nearmove", d.nearmove);
   const int64_t pairfirst = spec.Int("pairfirst", d.pairfirst);
   o.epmega = spec.Bool("epmega", d.epmega);
+  o.memtrade = spec.Bool("memtrade", d.memtrade);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -2043,7 +2111,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={},pairfirst={},epmega={}",
+      "nearmove={},pairfirst={},epmega={},memtrade={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2055,7 +2123,8 @@ std::string RlSpecText(const RlOptions& o) {
       o.feasible ? 1 : 0, o.nearmem ? 1 : 0, o.pairdp ? 1 : 0, o.repair, o.triple ? 1 : 0,
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
-      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.epmega ? 1 : 0) +
+      o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.epmega ? 1 : 0,
+      o.memtrade ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

@@ -351,6 +351,23 @@
 //      calls (0.982 -> 0.978 in every seed) and deepseek-v3 serve on 256 H100s at 1,000 (1.000 ->
 //      0.999); the 25 disaggregated problems per seed the same but three seeds better. With it
 //      the warm searcher starts from the serving shapes too (templates=1, 26.).
+//  32. Memory trades (issue 14, eighteenth pass; memtrade=1, warm and cold, role searches too).
+//      A climb pass that improved nothing (after spscan, 20.) evaluates every other option of
+//      each operator's dim alone from the climb's point (known ones free). An option that misses
+//      memory at the point's batch but would be faster (its throughput as simulated, the memory
+//      check aside) is tried together with the fastest valid option of another operator that
+//      saves at least the miss's excess (the memory of the point minus its own; weights add up
+//      over operators, so the pair is expected to fit: one call, the evaluation decides); a
+//      better point is descended from. Neither change alone is better, so no descent or scan of
+//      one group makes the pair. (deepseek-v3's decode role at 16 H100s, disaggregated on 48
+//      and 256 H100s: at tp=4, batch 512, 288 slots and 79.77 of 80 GiB, the shared FFN's
+//      up-projection whole per GPU is 4.5% faster and needs 1.21 GiB more, the embedding on dim1
+//      saves 1.29 GiB for 0.06% of throughput; the pair, then the dense FFN whole, is the role's
+//      optimum at 79.97 GiB: cold, 0.99 of it at call 2,589 in every seed 0-9 (3,103-3,787
+//      without), pretrained 2,365 (2,879-3,663).) The 26 aggregated problems at 1,000 and 4,000
+//      calls, the held-out and new problems at 300 and the 25 disaggregated ones at 1,000 and
+//      4,000 are per seed the same with it: their climbs rarely end at such a point within
+//      their budgets.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -361,7 +378,7 @@
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
 //      megarepair, dpsp, schedattn, ppsp, templates, epfit, triphalf, nearmove, pairfirst,
-//      epmega, warm)
+//      epmega, memtrade, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -459,6 +476,7 @@ struct RlOptions {
   bool nearmove = true;      // (29.) a move missing memory near enough descends from its batch
   int pairfirst = 2;         // (30.) a new climb point: attention's near option x the FFN pairs
   bool epmega = true;        // (31.) an ep or pp move also with Megatron's expert FFN dims
+  bool memtrade = true;      // (32.) a climb's end: a memory miss with a memory saver
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
