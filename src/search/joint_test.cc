@@ -619,7 +619,7 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
 }
 
 // memtrade (rl.h 32., eighteenth pass): the same 16-GPU decode role of deepseek-v3 (the decode
-// instance of the optimum of deepseek-v3 disaggregated on 48 and on 256 H100s), cold, seed 0,
+// instance of the optimum of deepseek-v3 disaggregated on 48 H100s), cold, seed 0,
 // 3,000 calls. From the serving shapes every seed climbs to tp=4, batch 512, 288 slots at 3,506.6
 // tokens/s per GPU (0.954 of the role's optimum, 79.77 of 80 GiB; call 2,415): there the shared
 // FFN's up-projection whole per GPU would be 4.5% faster but needs 1.21 GiB more (0.98 over the

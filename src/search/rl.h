@@ -356,18 +356,18 @@
 //      each operator's dim alone from the climb's point (known ones free). An option that misses
 //      memory at the point's batch but would be faster (its throughput as simulated, the memory
 //      check aside) is tried together with the fastest valid option of another operator that
-//      saves at least the miss's excess (the memory of the point minus its own; weights add up
-//      over operators, so the pair is expected to fit: one call, the evaluation decides); a
-//      better point is descended from. Neither change alone is better, so no descent or scan of
-//      one group makes the pair. (deepseek-v3's decode role at 16 H100s, disaggregated on 48
-//      and 256 H100s: at tp=4, batch 512, 288 slots and 79.77 of 80 GiB, the shared FFN's
-//      up-projection whole per GPU is 4.5% faster and needs 1.21 GiB more, the embedding on dim1
-//      saves 1.29 GiB for 0.06% of throughput; the pair, then the dense FFN whole, is the role's
-//      optimum at 79.97 GiB: cold, 0.99 of it at call 2,589 in every seed 0-9 (3,103-3,787
-//      without), pretrained 2,365 (2,879-3,663).) The 26 aggregated problems at 1,000 and 4,000
-//      calls, the held-out and new problems at 300 and the 25 disaggregated ones at 1,000 and
-//      4,000 are per seed the same with it: their climbs rarely end at such a point within
-//      their budgets.
+//      saves at least the miss's excess over the capacity (the point's memory minus the saver's;
+//      weights add up over operators, so the pair is expected to fit: one call, the evaluation
+//      decides); a better point is descended from. Neither change alone is better, so no descent
+//      or scan of one group makes the pair. (deepseek-v3's decode role at 16 H100s, the decode
+//      instance of its optimum disaggregated on 48 H100s: at tp=4, batch 512, 288 slots and
+//      79.77 of 80 GiB, the shared FFN's up-projection whole per GPU is 4.5% faster and needs
+//      1.21 GiB more, the embedding on dim1 saves 1.29 GiB for 0.06% of throughput; the pair,
+//      then the dense FFN whole, is the role's optimum at 79.97 GiB: cold, 0.99 of it at call
+//      2,589 in every seed 0-9 (3,103-3,787 without), pretrained 2,365 (2,879-3,663).) The 26
+//      aggregated problems at 1,000 and 4,000 calls, the held-out and new problems at 300 and
+//      the 25 disaggregated ones at 1,000 and 4,000 are per seed the same with it: their climbs
+//      rarely end at such a point within their budgets.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
