@@ -3,6 +3,7 @@
 #include "strategy/space.h"
 #include "strategy/test_strategies.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -473,6 +474,59 @@ TEST(StrategySpaceRandom, MaskedSamplesAreAllValid) {
     }
   }
   EXPECT_EQ(sampled, 10000);
+}
+
+// AddOverlapRecipes on random problems against a brute-force reference: for each serving shape
+// and each other overlap option, the shape with the last slot option (in option order, the most
+// redundant) that passes Check, none when none does; the shapes before are kept as they were, the
+// added ones are structurally valid, encodable and distinct, and differ from their shape only in
+// overlap and slots.
+TEST(StrategySpaceRandom, OverlapRecipesMatchABruteForceReference) {
+  std::mt19937 rng(77);
+  int added = 0;
+  for (int problem = 0; problem < 300; ++problem) {
+    const ModelSpec m = RandomModel(rng);
+    const int gpus = RandomGpus(rng);
+    auto sp = StrategySpace::Make(m, gpus, RandomOptions(rng));
+    ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+    const std::vector<Strategy> base = ServingTemplates(*sp, m, 8);
+    std::vector<Strategy> want = base;
+    for (const Strategy& b : base)
+      for (Overlap o : sp->overlap_options()) {
+        if (o == b.overlap) continue;
+        std::vector<Strategy> fits;
+        for (int slots : sp->slot_options()) {
+          Strategy x = b;
+          x.overlap = o;
+          x.slots = slots;
+          if (sp->Check(x).ok()) fits.push_back(x);
+        }
+        if (!fits.empty() && std::find(want.begin(), want.end(), fits.back()) == want.end())
+          want.push_back(fits.back());
+      }
+    std::vector<Strategy> got = base;
+    AddOverlapRecipes(*sp, &got);
+    ASSERT_EQ(got.size(), want.size()) << m.name << " on " << gpus;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], want[i]) << ToText(got[i]) << " vs " << ToText(want[i]);
+      std::vector<int> idx;
+      ASSERT_TRUE(sp->Encode(got[i], &idx)) << ToText(got[i]);
+      EXPECT_TRUE(sp->Valid(idx)) << ToText(got[i]);
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(got[i], got[j]);
+      if (i >= base.size()) {
+        bool from_a_shape = false;
+        for (const Strategy& b : base) {
+          Strategy y = got[i];
+          y.overlap = b.overlap;
+          y.slots = b.slots;
+          from_a_shape = from_a_shape || (y == b && got[i].overlap != b.overlap);
+        }
+        EXPECT_TRUE(from_a_shape) << ToText(got[i]);
+      }
+    }
+    added += static_cast<int>(got.size() - base.size());
+  }
+  EXPECT_GT(added, 50);  // the random MoE problems have overlap options: the check is not vacuous
 }
 
 // Completeness and soundness: on small spaces, the set reached by masked enumeration equals the
