@@ -632,7 +632,8 @@ TEST(JointSearch, MemoryTradesPairAFasterMissWithASaver) {
   const StrategySpace* space = f.space->DecodeSpace(0, 16);
   ASSERT_NE(space, nullptr);
   const Simulator& sim = f.model->DecodeSim(16);
-  const double v = 3675.77;  // the role's exact optimum (MemoryNearMovesFitRedundantExpertsInADecodeRole)
+  // The role's exact optimum (checked in MemoryNearMovesFitRedundantExpertsInADecodeRole).
+  const double v = 3675.77;
   auto run = [&](const std::string& spec) {
     return MakeSearcher(spec).value()->Search(sim, *space, 3000, 0, nullptr);
   };
@@ -658,10 +659,10 @@ TEST(JointSearch, AttentionNearOptionWithTheSharedPairLeavesAKimiDecodeRoleTrap)
 // recipe (eighteenth pass): kimi-k2 disaggregated on 128 H100s (2,048 in / 512 out, TTFT 2 s,
 // TPOT 50 ms), cold role searches, 4,000 calls, seed 0. The optimum (1,070.12 tokens/s per GPU, the
 // exact oracle's, `l2s plan ... --serving disagg --search oracle`, 10 s) prefills on 2 x 24 GPUs at
-// pp=1,tp=8,ep=24 with two-batch overlap and 480 expert slots (11,415 input tokens/s per GPU) beside
-// one 80-GPU decode instance. The anchors' serving shapes had wide ep only without overlap and
-// with 384 slots (at 24 GPUs 6,769 per GPU, over the TTFT), so the prefill parts found were deep
-// pipelines (pp=16 at 11,192), whose projections onto 24 GPUs miss memory: 3 x 16 prefill GPUs,
+// pp=1,tp=8,ep=24 with two-batch overlap and 480 expert slots (11,415 input tokens/s per GPU)
+// beside one 80-GPU decode instance. The anchors' serving shapes had wide ep only without overlap
+// and with 384 slots (at 24 GPUs 6,769 per GPU, over the TTFT), so the prefill parts found were
+// deep pipelines (pp=16 at 11,192), whose projections onto 24 GPUs miss memory: 3 x 16 prefill GPUs,
 // 1,049.29 (0.981) in every seed. With the shapes also overlapped and with redundant experts the
 // 24-GPU slot has a wide-ep part and the search reaches the optimum (seeds 0-9: 10 of 10, either
 // searcher).

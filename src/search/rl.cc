@@ -1465,7 +1465,8 @@ bool RlRun::MemoryTrades(Elite* cur) {
         return true;
       }
       if (v > 0 && k.mem < mem0) savers.push_back({h, i, v, k.mem});
-      if (!(v > 0) && k.mem_excess > 0 && k.raw > cur->value) misses.push_back({h, i, k.raw, k.mem});
+      if (!(v > 0) && k.mem_excess > 0 && k.raw > cur->value)
+        misses.push_back({h, i, k.raw, k.mem});
     }
   }
   auto faster = [](const Option& x, const Option& y) { return x.value > y.value; };
