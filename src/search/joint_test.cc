@@ -663,9 +663,9 @@ TEST(JointSearch, AttentionNearOptionWithTheSharedPairLeavesAKimiDecodeRoleTrap)
 // beside one 80-GPU decode instance. The anchors' serving shapes had wide ep only without overlap
 // and with 384 slots (at 24 GPUs 6,769 per GPU, over the TTFT), so the prefill parts found were
 // deep pipelines (pp=16 at 11,192), whose projections onto 24 GPUs miss memory: 3 x 16 prefill
-// GPUs, 1,049.29 (0.981) in every seed. With the shapes also overlapped and with redundant experts the
-// 24-GPU slot has a wide-ep part and the search reaches the optimum (seeds 0-9: 10 of 10, either
-// searcher).
+// GPUs, 1,049.29 (0.981) in every seed. With the shapes also overlapped and with redundant
+// experts the 24-GPU slot has a wide-ep part and the search reaches the optimum (seeds 0-9: 10 of
+// 10, either searcher).
 TEST(JointSearch, OverlapRecipesAnchorAWideEpPrefillInstance) {
   DecomposedOptions off;
   off.recipe = false;
