@@ -287,10 +287,11 @@ Fixture PlanServe(const std::string& model, const std::string& gpu, int gpus) {
 }
 
 // A mechanism of rl on the g-GPU decode role of `model` disaggregated on `gpus` H100s: the cold
-// searcher (4,000 calls, `seed`) reaches 0.99 of the role's exact optimum (`optimum`, checked),
+// searcher (`budget` calls, `seed`) reaches 0.99 of the role's exact optimum (`optimum`, checked),
 // and `without` (the mechanism off) stays below `below` x it. Returns the cold searcher's result.
 SearchResult ExpectRoleNeeds(const std::string& model, int gpus, int g, double optimum,
-                             uint64_t seed, const std::string& without, double below) {
+                             uint64_t seed, const std::string& without, double below,
+                             int64_t budget = 4000) {
   const Fixture f = PlanServe(model, "h100", gpus);
   const StrategySpace* space = f.space->DecodeSpace(0, g);
   if (space == nullptr) {
@@ -303,14 +304,14 @@ SearchResult ExpectRoleNeeds(const std::string& model, int gpus, int g, double o
   const double v = exact.eval.tokens_per_s_per_gpu;
   EXPECT_NEAR(v, optimum, 0.01);
   auto run = [&](const std::string& spec) {
-    return MakeSearcher(spec).value()->Search(sim, *space, 4000, seed, nullptr);
+    return MakeSearcher(spec).value()->Search(sim, *space, budget, seed, nullptr);
   };
   const SearchResult with = run("rl(warm=0)");
   const SearchResult off = run(without);
   EXPECT_TRUE(with.found && off.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
   EXPECT_LT(off.eval.tokens_per_s_per_gpu, below * v) << without << ": " << ToText(off.best);
-  EXPECT_LE(with.calls, 4000);
+  EXPECT_LE(with.calls, budget);
   return with;
 }
 
@@ -628,19 +629,8 @@ TEST(JointSearch, MemoryNearMovesFitRedundantExpertsInADecodeRole) {
 // FFN's down-projection whole too: the optimum at 79.97 GiB, call 2,641 (0.99 at 2,589 in every
 // seed 0-9; without memtrade at 3,103-3,787, this seed at 3,614).
 TEST(JointSearch, MemoryTradesPairAFasterMissWithASaver) {
-  const Fixture f = PlanServe("deepseek-v3", "h100", 48);
-  const StrategySpace* space = f.space->DecodeSpace(0, 16);
-  ASSERT_NE(space, nullptr);
-  const Simulator& sim = f.model->DecodeSim(16);
-  // The role's exact optimum (checked in MemoryNearMovesFitRedundantExpertsInADecodeRole).
-  const double v = 3675.77;
-  auto run = [&](const std::string& spec) {
-    return MakeSearcher(spec).value()->Search(sim, *space, 3000, 0, nullptr);
-  };
-  const SearchResult with = run("rl(warm=0)");
-  const SearchResult without = run("rl(warm=0,memtrade=0)");
-  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * v) << ToText(with.best);
-  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.96 * v) << ToText(without.best);
+  const SearchResult with =
+      ExpectRoleNeeds("deepseek-v3", 48, 16, 3675.77, 0, "rl(warm=0,memtrade=0)", 0.96, 3000);
   EXPECT_EQ(with.best.tp, 4);
   EXPECT_EQ(with.best.slots, 288);
 }

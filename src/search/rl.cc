@@ -144,7 +144,6 @@ class RlRun {
   Elite CoupledScans(Elite e, double base);
   bool SpScans(Elite* cur);
   bool MemoryTrades(Elite* cur);
-  double mem_capacity_ = 0;  // memtrade: the memory per GPU of the space's cluster (bytes)
   // pairfirst (rl.h 30.): the attention group with the expert FFN pair from a new climb point.
   Elite PairFirst(Elite e);
   std::vector<int> WithDims(std::vector<int> c, const std::vector<int>& dims) const;
@@ -1445,17 +1444,15 @@ bool RlRun::MemoryTrades(Elite* cur) {
   auto at = known_.find(CanonicalKey(cur->idx));
   if (at == known_.end() || !(at->second.mem > 0)) return false;
   const double mem0 = at->second.mem;
+  // bytes: a miss's excess over the capacity, a saver's saving below the point's memory.
   struct Option {
     int h = 0, i = 0;
-    double value = 0, mem = 0;
+    double value = 0, bytes = 0;
   };
   std::vector<Option> misses, savers;
   for (int h = StrategySpace::kFirstDim; h < last_dim_ && !obj_->Done(); ++h) {
-    for (int i = 0; i < space_.head_size(h) && !obj_->Done(); ++i) {
-      if (i == cur->idx[h]) continue;
-      std::vector<int> c = cur->idx;
-      c[h] = i;
-      if (!space_.Valid(c)) continue;
+    for (std::vector<int>& c : GroupOptions(cur->idx, {h})) {
+      if (obj_->Done()) break;
       const double v = EvaluateCandidate(c);
       auto it = known_.find(CanonicalKey(c));
       if (it == known_.end() || !(it->second.mem > 0)) continue;
@@ -1464,9 +1461,9 @@ bool RlRun::MemoryTrades(Elite* cur) {
         *cur = GroupDescent(std::move(c), v, /*fit_start=*/false);
         return true;
       }
-      if (v > 0 && k.mem < mem0) savers.push_back({h, i, v, k.mem});
+      if (v > 0 && k.mem < mem0) savers.push_back({h, c[h], v, mem0 - k.mem});
       if (!(v > 0) && k.mem_excess > 0 && k.raw > cur->value)
-        misses.push_back({h, i, k.raw, k.mem});
+        misses.push_back({h, c[h], k.raw, k.mem_excess});
     }
   }
   auto faster = [](const Option& x, const Option& y) { return x.value > y.value; };
@@ -1475,7 +1472,7 @@ bool RlRun::MemoryTrades(Elite* cur) {
   for (const Option& m : misses) {
     for (const Option& s : savers) {
       if (obj_->Done()) return false;
-      if (s.h == m.h || mem0 - s.mem < m.mem - mem_capacity_) continue;
+      if (s.h == m.h || s.bytes < m.bytes) continue;
       std::vector<int> c = cur->idx;
       c[m.h] = m.i;
       c[s.h] = s.i;
@@ -1621,10 +1618,7 @@ double RlRun::EvaluateCandidate(const std::vector<int>& c) {
   ++stats_->proposals;
   NoteMemory(key, e);
   Known& k = known_[std::move(key)];
-  if (e.batch >= 1 && e.mem_capacity_bytes > 0 && e.mem_bytes > 0) {
-    k.mem = e.mem_bytes;
-    mem_capacity_ = e.mem_capacity_bytes;
-  }
+  if (e.batch >= 1 && e.mem_capacity_bytes > 0 && e.mem_bytes > 0) k.mem = e.mem_bytes;
   k.raw = e.tokens_per_s_per_gpu;
   if (!e.valid()) {
     ++stats_->invalid;
