@@ -529,26 +529,22 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
 
 void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t) {
   const size_t n = t->size();
-  const std::vector<int>& slots = space.slot_options();
   for (size_t j = 0; j < n; ++j)
     for (Overlap o : space.overlap_options()) {
       if (o == (*t)[j].overlap) continue;
       Strategy x = (*t)[j];
       x.overlap = o;
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
-        x.slots = *it;
-        if (space.Check(x).ok()) {
-          if (std::find(t->begin(), t->end(), x) == t->end()) t->push_back(x);
-          break;
-        }
-      }
+      if (FitSlots(space, &x, /*most_redundant=*/true) &&
+          std::find(t->begin(), t->end(), x) == t->end())
+        t->push_back(x);
     }
 }
 
-bool FitSlots(const StrategySpace& space, Strategy* s) {
+bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant) {
   const int before = s->slots;
-  for (int slots : space.slot_options()) {
-    s->slots = slots;
+  const std::vector<int>& options = space.slot_options();
+  for (size_t k = 0; k < options.size(); ++k) {
+    s->slots = options[most_redundant ? options.size() - 1 - k : k];
     if (space.Check(*s).ok()) return true;
   }
   s->slots = before;

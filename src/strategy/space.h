@@ -170,8 +170,10 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
 
 // Sets s->slots to the first slot option of `space` (in option order: one slot per expert, then
 // the redundant counts) with which *s passes space.Check, e.g. 288 for ep = 144 with 256 experts;
-// false, *s unchanged, when none does. ServingTemplates fits its widest-ep shapes with it, the
-// decomposed disaggregated search its widest-ep probes (search/joint_decomposed.cc).
-bool FitSlots(const StrategySpace& space, Strategy* s);
+// with most_redundant the last such option instead; false, *s unchanged, when none does.
+// ServingTemplates fits its widest-ep shapes with it, AddOverlapRecipes its recipes (the most
+// redundant), the decomposed disaggregated search its widest-ep probes
+// (search/joint_decomposed.cc).
+bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant = false);
 
 }  // namespace l2s
