@@ -635,6 +635,34 @@ TEST(JointSearch, MemoryTradesPairAFasterMissWithASaver) {
   EXPECT_EQ(with.best.slots, 288);
 }
 
+// nearscale (rl.h 33., nineteenth pass): deepseek-v3 disaggregated on 256 H100s (2,048 in / 512
+// out, TTFT 2 s, TPOT 50 ms), cold role searches, 4,000 calls, seed 0. The optimum (1,416.10
+// tokens/s per GPU, the exact oracle's: `l2s plan ... --serving disagg --oracle-seconds 600`, 35
+// s) is prefill-bound: 9 x 16 prefill GPUs at pp=16 beside 7 x 16 decode GPUs at
+// pp=1,tp=2,ep=16, batch 256 (3,373 tokens/s per GPU). The 16-GPU decode slot's deep search
+// climbs to pp=2,tp=2,ep=8 (3,050.6); from there the move to pp=1, ep 16 misses memory at batch
+// 256 by 2.0 GiB and its fit falls to batch 128 (2,312). No two points with other dims had been
+// seen at pp=1,tp=2,ep=16, so 17.'s spread there was 0 and the move was no near miss; the spread
+// seen at pp=2,tp=2,ep=8 (the same tp and expert-TP degree 1: 4.9 GiB) scaled by pp (9.9 GiB)
+// makes it one, its descent starts at batch 256 and shards attention's output projection: the
+// optimum's decode part. Without it the search pairs 4 x 24 decode GPUs (1,390.21, 0.982).
+TEST(JointSearch, ScaledSpreadMakesAProjectedMoveAMemoryNearMiss) {
+  const Fixture f = PlanServe("deepseek-v3", "h100", 256);
+  JointProblem jp(*f.space);
+  constexpr double kOptimum = 1416.10;
+  RlOptions cold = ColdRlOptions();
+  const SearchResult with = SearchJointDecomposed(jp, 4000, 0, nullptr, RlRoleRun(cold));
+  cold.nearscale = false;
+  const SearchResult without = SearchJointDecomposed(jp, 4000, 0, nullptr, RlRoleRun(cold));
+  ASSERT_TRUE(with.found && without.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.99 * kOptimum) << with.note;
+  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.99 * kOptimum) << without.note;
+  EXPECT_NE(with.note.find("best pair 16 + 16 GPUs"), std::string::npos) << with.note;
+  EXPECT_LE(with.calls, 4000);
+  auto rl = std::move(MakeSearcher("rl(warm=0)")).value();
+  EXPECT_EQ(rl->SearchEncoded(jp, 4000, 0, nullptr).best_encoded, with.best_encoded);
+}
+
 // rl.h 30. (pairfirst=2): the 120-GPU decode role of kimi-k2 disaggregated on 256 H100s (TPOT 50
 // ms), cold, 4,000 calls, seed 1. Its optimum (pp=1,tp=4,ep=120, batch 512) takes attention
 // `none,none,dim0` with the shared FFN pair `dim0/dim1` (2,675.19 tokens/s per GPU); from

@@ -250,6 +250,7 @@ class RlRun {
   };
   std::map<std::vector<int>, Known> known_;
   double MemoryPotential(const std::vector<int>& key, const Known& k) const;
+  double ScaledSpread(const std::vector<int>& degrees) const;
   // membound: the memory of each point evaluated (Canonical key with the batch head set to -1) at
   // each batch it was evaluated at (search/memory_bound.h).
   std::map<std::vector<int>, std::vector<MemoryAtBatch>> memory_;
@@ -1583,7 +1584,8 @@ double RlRun::Closeness(const Evaluation& e) const {
 }
 
 // nearmem: the potential of a point known to miss memory when the weight memory seen at its
-// degrees spreads over more than its excess (0 otherwise).
+// degrees (nearscale: when none was seen there, ScaledSpread) spreads over more than its excess
+// (0 otherwise).
 double RlRun::MemoryPotential(const std::vector<int>& key, const Known& k) const {
   if (!o_.nearmem || !(k.mem_excess > 0)) return 0;
   // The spread of the dims at these degrees: the most that the weight memory of one
@@ -1596,8 +1598,30 @@ double RlRun::MemoryPotential(const std::vector<int>& key, const Known& k) const
        it != fixed_range_.end() && std::equal(degrees.begin(), degrees.end(), it->first.begin());
        ++it)
     spread = std::max(spread, it->second.second - it->second.first);
+  if (spread <= 0 && o_.nearscale && sspace_ != nullptr) spread = ScaledSpread(degrees);
   if (spread < k.mem_excess) return 0;
   return k.mem_potential;
+}
+
+// nearscale (rl.h 33.): the spread of the dims at `degrees` (pp, tp, ep option indices) when none
+// was measured there, from the configurations measured at the same tp and, for a MoE model, the
+// same expert-TP degree (a stage's GPUs / ep, the same where pp x ep is): the dims shard the same
+// operators over the same groups there, and a stage holds num_layers / pp layers, so a spread seen
+// at pp' is scaled by pp' / pp. The largest such estimate; 0 when none was measured.
+double RlRun::ScaledSpread(const std::vector<int>& degrees) const {
+  const StrategySpace& sp = *sspace_;
+  const bool moe = sp.ep_options().size() > 1 || sp.ep_options().front() > 1;
+  const int pp = sp.pp_options()[degrees[StrategySpace::kPp]];
+  const int stage_ep = pp * sp.ep_options()[degrees[StrategySpace::kEp]];
+  double spread = 0;
+  for (const auto& [cfg, range] : fixed_range_) {
+    if (cfg[StrategySpace::kTp] != degrees[StrategySpace::kTp] || !(range.second > range.first))
+      continue;
+    const int pp2 = sp.pp_options()[cfg[StrategySpace::kPp]];
+    if (moe && pp2 * sp.ep_options()[cfg[StrategySpace::kEp]] != stage_ep) continue;
+    spread = std::max(spread, (range.second - range.first) * pp2 / pp);
+  }
+  return spread;
 }
 
 // One charged call for a sweep or descent candidate; the elites are updated with a valid one.
@@ -1942,7 +1966,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
                                      "ppsp", "templates", "epfit", "triphalf", "nearmove",
-                                     "pairfirst", "epmega", "memtrade"});
+                                     "pairfirst", "epmega", "memtrade", "nearscale"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -1994,6 +2018,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   const int64_t pairfirst = spec.Int("pairfirst", d.pairfirst);
   o.epmega = spec.Bool("epmega", d.epmega);
   o.memtrade = spec.Bool("memtrade", d.memtrade);
+  o.nearscale = spec.Bool("nearscale", d.nearscale);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -2106,7 +2131,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={},pairfirst={},epmega={},memtrade={}",
+      "nearmove={},pairfirst={},epmega={},memtrade={},nearscale={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2119,7 +2144,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
       o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.epmega ? 1 : 0,
-      o.memtrade ? 1 : 0) +
+      o.memtrade ? 1 : 0, o.nearscale ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 

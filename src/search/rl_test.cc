@@ -1063,7 +1063,8 @@ TEST(RlSearcher, SpecOptionsParseValidateAndRoundTrip) {
                           "rl(spscan=2)", "rl(spscan=maybe)", "rl(tripfirst=2)",
                           "rl(megarepair=x)", "rl(dpsp=2)", "rl(schedattn=x)", "rl(ppsp=3)",
                           "rl(templates=2)", "rl(epfit=2)", "rl(triphalf=x)", "rl(nearmove=2)",
-                          "rl(epmega=2)", "rl(memtrade=maybe)", "rl(cycle=1)"}) {
+                          "rl(epmega=2)", "rl(memtrade=maybe)", "rl(nearscale=2)",
+                          "rl(cycle=1)"}) {
     auto r = MakeSearcher(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
