@@ -25,6 +25,7 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "launch/launch.h"
+#include "search/refine.h"
 #include "search/search.h"
 #include "strategy/space.h"
 
@@ -343,9 +344,11 @@ struct PlanOutcome {
   std::string oracle_hint;    // how to run it when skipped
   bool interrupted = false;
   bool have_recommended = false;
-  std::string recommended_source;  // found_by: search, oracle, megatron, default, expressible_scan
+  // found_by: search, oracle, megatron, default, expressible_scan, engine_repair
+  std::string recommended_source;
   Strategy recommended;
   Evaluation recommended_eval;
+  int refined_from = 0;  // the batch of the candidate before its batch was refined (0: not refined)
   std::string warning;
   std::vector<OpChoice> ops;  // of the recommended strategy
   bool have_launch = false;
@@ -372,6 +375,8 @@ json PlanJson(const PlanOutcome& o) {
   if (o.have_recommended) {
     json b = BestJson(sim, o.recommended, o.recommended_eval, o.ops);
     b["found_by"] = o.recommended_source;
+    // The batch of the candidate before the plan's batch was refined (null: not refined).
+    b["batch_refined_from"] = o.refined_from > 0 ? json(o.refined_from) : json();
     j["best"] = b;
   } else {
     j["best"] = json();
@@ -379,7 +384,7 @@ json PlanJson(const PlanOutcome& o) {
   const bool found = o.main.ran && o.main.result.found;
   json search;
   search["best"] = !found ? json()
-                   : o.recommended_source == "search"
+                   : o.recommended_source == "search" && o.refined_from == 0
                        ? BestJson(sim, o.main.result.best, o.main.result.eval, o.ops)
                        : BestJson(sim, o.main.result.best, o.main.result.eval,
                                   DescribeOps(sim, o.main.result.best, o.main.result.eval.batch));
@@ -426,6 +431,7 @@ std::string FoundByWords(const std::string& found_by) {
   if (found_by == "megatron") return "the Megatron heuristic";
   if (found_by == "default") return "the default layout";
   if (found_by == "expressible_scan") return "the engine-expressible scan";
+  if (found_by == "engine_repair") return "an engine's repair of the best plan";
   return "the search";
 }
 
@@ -455,6 +461,10 @@ void PrintPlan(const PlanOutcome& o) {
   if (p.model.is_moe()) fmt::print("; experts: ep {} x expert-TP {}", s.ep, s.etp());
   fmt::print("\n  batch      {} sequences per attention-dp rank per microbatch ({} in flight in all)\n",
              e.batch, Thousands(static_cast<double>(e.batch) * s.dp * s.pp));
+  if (o.refined_from > 0)
+    fmt::print("             refined from {}: the largest batch within memory{} and the batch "
+               "limits (the space's batches are powers of two)\n",
+               o.refined_from, p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0 ? ", the SLOs" : "");
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
                                            : "off: residual stream replicated over the tp group");
@@ -493,7 +503,7 @@ void PrintPlan(const PlanOutcome& o) {
                                                                              : o.recommended_source),
              e.tokens_per_s_per_gpu, "", ShortText(p.model, s));
   const double best = e.tokens_per_s_per_gpu;
-  if (o.recommended_source != "search") {  // the searcher's own result, below the plan
+  if (o.recommended_source != "search" || o.refined_from > 0) {  // the searcher's own result
     if (o.main.result.found)
       fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n", fmt::format("search {}", o.searcher),
                  Value(o.main), Ratio(best, Value(o.main)), ShortText(p.model, o.main.result.best));
@@ -516,8 +526,13 @@ void PrintPlan(const PlanOutcome& o) {
     fmt::print("  {:<22} {:>14.2f} {:>12}  {}\n", "oracle (optimum)", Value(o.oracle),
                fmt::format("{:.1f}%", 100.0 * best / Value(o.oracle)),
                ShortText(p.model, o.oracle.result.best));
-    if (best > Value(o.oracle) * (1 + 1e-9))
-      fmt::print("  note: this plan beats the oracle, which should be exact: please report it\n");
+    if (best > Value(o.oracle) * (1 + 1e-9)) {
+      if (o.refined_from > 0)
+        fmt::print("  note: the oracle's optimum is over the space's batch options (powers of two); "
+                   "this plan's batch is between two of them\n");
+      else
+        fmt::print("  note: this plan beats the oracle, which should be exact: please report it\n");
+    }
   } else if (o.oracle_status == "skipped") {
     fmt::print("  oracle: skipped - {}\n", o.oracle_hint);
   } else if (!o.oracle_hint.empty()) {
@@ -880,7 +895,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   // The plan is the best strategy among everything evaluated - the searcher's result, the
   // baselines, the oracle and the engine-expressible scan - so it is never below a figure the
   // output shows (issue 14). Ties go to the searcher, then the oracle, Megatron, default, scan.
-  auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
+  auto consider_one = [&](const std::string& by, const Strategy& s, const Evaluation& e,
+                          int refined_from) {
     if (!e.valid()) return;
     if (o.have_recommended && !(e.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu))
       return;
@@ -888,6 +904,15 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.recommended_source = by;
     o.recommended = s;
     o.recommended_eval = e;
+    o.refined_from = refined_from;
+  };
+  // Each candidate also with its batch refined between the space's options (search/refine.h:
+  // an engine takes any batch, and its translation below is simulated at one).
+  auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
+    consider_one(by, s, e, 0);
+    Strategy a = s;
+    Evaluation ea = e;
+    if (RefineBatch(sim, &a, &ea)) consider_one(by, a, ea, e.batch);
   };
   for (const auto& [by, run] : {std::pair<const char*, const Run*>{"search", &o.main},
                                 {"oracle", &o.oracle}, {"megatron", &o.megatron},
@@ -896,13 +921,33 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (have_eb)
     for (size_t k = 0; k < eb.found.size(); ++k)
       if (eb.found[k]) consider("expressible_scan", eb.best[k], eb.eval[k]);
+  // The engines' translations of the plan are simulated too (an engine that cannot express a
+  // choice runs a repair of it, at a batch of its own): a repair above the plan becomes the plan
+  // (engine_repair), translated again. Each round raises the plan's value, so this ends; the
+  // bound only caps the work.
+  for (int round = 0; o.have_recommended && have_eb; ++round) {
+    o.launch = TranslatePlan(sim, o.recommended, eb);
+    o.have_launch = true;
+    const EngineTranslation* above = nullptr;
+    for (const EngineTranslation& t : o.launch)
+      if (t.runnable && t.launched_eval.valid() &&
+          t.launched_eval.tokens_per_s_per_gpu >
+              (above != nullptr ? above->launched_eval : o.recommended_eval).tokens_per_s_per_gpu)
+        above = &t;
+    if (above == nullptr || round == 8) break;
+    const Strategy repair = above->launched;
+    const Evaluation repair_eval = above->launched_eval;
+    consider("engine_repair", repair, repair_eval);
+  }
   if (o.have_recommended && o.recommended_source != "search") {
     const std::string by = FoundByWords(o.recommended_source);
+    const std::string refined =
+        o.refined_from > 0 ? fmt::format(", its batch refined from {}", o.refined_from) : "";
     o.warning = o.main.result.found
                     ? fmt::format("the {} searcher's best ({:.2f} tokens/s per GPU) is below {}'s "
-                                  "({:.2f}); the plan is that strategy",
+                                  "({:.2f}{}); the plan is that strategy",
                                   o.searcher, Value(o.main), by,
-                                  o.recommended_eval.tokens_per_s_per_gpu)
+                                  o.recommended_eval.tokens_per_s_per_gpu, refined)
                     : fmt::format("the {} searcher found no valid strategy; the plan is {}'s best",
                                   o.searcher, by);
   }
@@ -912,13 +957,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     agg_failure = stats.Reason(p);
   }
 
-  if (o.have_recommended) {
-    o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
-    if (have_eb) {
-      o.launch = TranslatePlan(sim, o.recommended, eb);
-      o.have_launch = true;
-    }
-  }
+  if (o.have_recommended) o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
   o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);

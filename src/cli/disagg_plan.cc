@@ -3,10 +3,13 @@
 
 #include <fmt/core.h>
 
+#include <tuple>
+
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "search/oracle.h"
+#include "search/refine.h"
 
 namespace l2s::cli {
 
@@ -81,7 +84,7 @@ std::string StrategyShort(const Strategy& s) {
   return out;
 }
 
-json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill) {
+json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refined_from) {
   json j;
   j["strategy"] = ToText(p.strategy);
   j["instances"] = p.instances;
@@ -90,6 +93,8 @@ json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill) {
   if (!st.prefill_pool_name.empty())
     j["pool"] = prefill ? st.prefill_pool_name : st.decode_pool_name;
   j["batch"] = p.eval.batch;
+  // The batch before it was refined between the space's options (null: not refined).
+  j["batch_refined_from"] = refined_from > 0 ? json(refined_from) : json();
   j["capacity_requests_per_s"] = p.capacity_rps;
   j["spare_capacity"] = p.spare;
   if (prefill) {
@@ -176,13 +181,26 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
     obs.Finish();
     d.interrupted = InterruptRequested();
   }
-  auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
+  auto consider_one = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e,
+                          int prefill_from, int decode_from) {
     if (!e.valid()) return;
     if (d.found && !(e.tokens_per_s_per_gpu > d.eval.tokens_per_s_per_gpu)) return;
     d.found = true;
     d.found_by = by;
     d.best = p;
     d.eval = e;
+    d.prefill_batch_refined_from = prefill_from;
+    d.decode_batch_refined_from = decode_from;
+  };
+  // Each candidate also with its instances' batches refined between the spaces' options
+  // (search/refine.h).
+  auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
+    consider_one(by, p, e, 0, 0);
+    JointSpace::Point q = p;
+    DisaggEvaluation eq = e;
+    if (RefineDisaggBatches(*d.models[p.model], &q, &eq))
+      consider_one(by, q, eq, q.prefill.batch != p.prefill.batch ? p.prefill.batch : 0,
+                   q.decode.batch != p.decode.batch ? p.decode.batch : 0);
   };
   if (d.search.found) consider("search", d.space->Decode(d.search.best_encoded), d.search_eval);
   if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
@@ -232,8 +250,8 @@ json DisaggBestJson(const DisaggPlan& d) {
   json j;
   j["serving"] = "disagg";
   j["found_by"] = d.found_by;
-  j["prefill"] = PoolJson(st, e.prefill, true);
-  j["decode"] = PoolJson(st, e.decode, false);
+  j["prefill"] = PoolJson(st, e.prefill, true, d.prefill_batch_refined_from);
+  j["decode"] = PoolJson(st, e.decode, false, d.decode_batch_refined_from);
   j["kv_transfer_ms"] = e.kv_exposed_s * 1e3;
   j["kv_transfer_full_ms"] = e.kv_transfer_s * 1e3;
   j["kv_bytes_per_prompt"] = e.kv_bytes_per_prompt;
@@ -293,6 +311,13 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
       "capacity spare\n",
       e.decode.capacity_rps, Thousands(e.decode.eval.tokens_per_s), e.decode.eval.tpot_s * 1e3,
       100 * e.decode.spare);
+  for (const auto& [role, from, to] :
+       {std::tuple<const char*, int, int>{"prefill", d.prefill_batch_refined_from, e.prefill.eval.batch},
+        {"decode", d.decode_batch_refined_from, e.decode.eval.batch}})
+    if (from > 0)
+      out += fmt::format("  batch    {} {} refined from {}: the largest with which the deployment "
+                         "stays within memory and the SLOs (the space's batches are powers of two)\n",
+                         role, to, from);
   out += fmt::format("  GPUs     {} used of {}\n", e.gpus_used, e.total_gpus);
   out += fmt::format(
       "  KV       {:.1f} MB per {}-token prompt over {} ({:.0f} GB/s per GPU): {:.2f} ms{}\n",
@@ -312,9 +337,12 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
                      d.search.found ? fmt::format("{:.2f} tokens/s per GPU", d.search_eval.tokens_per_s_per_gpu)
                                     : std::string("no valid deployment"));
   if (d.oracle_status == "solved" && d.oracle.found)
-    out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s; this plan is {:.1f}%\n",
+    out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s; this plan is {:.1f}%{}\n",
                        d.oracle.eval.tokens_per_s_per_gpu, d.oracle.wall_s,
-                       100 * e.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu);
+                       100 * e.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu,
+                       d.prefill_batch_refined_from > 0 || d.decode_batch_refined_from > 0
+                           ? " (the oracle's optimum is over the space's batch options)"
+                           : "");
   else if (d.oracle_status == "skipped")
     out += fmt::format("  oracle: skipped after {:.1f} s (--oracle-seconds)\n", d.oracle.wall_s);
   return out;

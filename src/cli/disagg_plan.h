@@ -43,6 +43,8 @@ struct DisaggPlan {
   std::string found_by;         // "search" or "oracle"
   JointSpace::Point best;
   DisaggEvaluation eval;
+  // The instances' batches before they were refined (search/refine.h; 0: not refined).
+  int prefill_batch_refined_from = 0, decode_batch_refined_from = 0;
   bool interrupted = false;
 };
 

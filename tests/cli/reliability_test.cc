@@ -500,7 +500,16 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
   }
   ASSERT_EQ(j["oracle"]["status"], "solved");
   EXPECT_GE(plan, Num(j["oracle"]["tokens_per_s_per_gpu"]));
-  EXPECT_EQ(Num(j["oracle"]["recommended_fraction"]), 1.0);
+  // The oracle's optimum, its batch refined between the space's options (search/refine.h): this
+  // decode problem is memory-bound, and the batch the oracle's 256 leaves room for is larger.
+  EXPECT_GE(Num(j["oracle"]["recommended_fraction"]), 1.0);
+  EXPECT_EQ(j["best"]["found_by"], "oracle");
+  EXPECT_EQ(j["best"]["batch_refined_from"], 256);
+  EXPECT_GT(Num(j["best"]["batch"]), 256);
+  // Every engine's run of the plan, as simulated, is not above the plan either.
+  for (const auto& [engine, l] : j["launch"].items())
+    if (l["launched"].is_object())
+      EXPECT_LE(Num(l["launched"]["tokens_per_s_per_gpu"]), plan * (1 + 1e-12)) << engine;
   // The searcher's own result stays, for studies.
   const std::string found_by = j["best"]["found_by"].get<std::string>();
   if (j["search"]["best"].is_object() &&
@@ -509,7 +518,8 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
     EXPECT_TRUE(j["warning"].is_string());
   }
   EXPECT_TRUE(found_by == "search" || found_by == "oracle" || found_by == "megatron" ||
-              found_by == "default" || found_by == "expressible_scan")
+              found_by == "default" || found_by == "expressible_scan" ||
+              found_by == "engine_repair")
       << found_by;
   // The text output says who found it, and every "plan is" ratio is >= 1.
   const Result t = L2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--context", "4096",
@@ -517,7 +527,9 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("Best strategy (found by "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("oracle (optimum)"), std::string::npos);
-  EXPECT_NE(t.out.find("100.0%"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("refined from 256"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("the oracle's optimum is over the space's batch options"), std::string::npos)
+      << t.out;
 }
 
 }  // namespace

@@ -1,0 +1,32 @@
+// Batch refinement of a finished plan (issue 14 item 1: the plan is never below a figure the
+// output shows).
+//
+// The strategy spaces offer the batch in powers of two (strategy/space.h), which the searchers and
+// the exact oracle need; an engine takes any batch (--max-running-requests, --max-num-seqs,
+// --max_batch_size). Where memory or a latency limit binds, the best batch is usually between two
+// options: kimi-k2 served on 64 H100s (TPOT 50 ms) at pp=2,tp=1,ep=32 with 480 expert slots and
+// single-batch overlap decodes at 43.7 ms with batch 16, 49.6 ms with 21 and 53.1 ms with 24. These
+// functions move a plan's batch there, with the simulator's own auto batch (sim/simulator.h: the
+// largest batch within memory, the SLOs and the batch limits) as the bound.
+#pragma once
+
+#include "search/joint.h"
+#include "sim/disagg.h"
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s {
+
+// `s` (evaluated as `e`) at the simulator's auto batch when that is valid and gives more tokens/s
+// per GPU: updates *s (its batch) and *e and returns true; false (nothing changed) otherwise.
+bool RefineBatch(const Simulator& sim, Strategy* s, Evaluation* e);
+
+// The same for a disaggregated deployment `p` of `dm` (evaluated as `e`): the decode instance's
+// batch, then the prefill instance's, each raised to the largest batch up to its role
+// simulator's auto batch with which the combined deployment stays valid (the TTFT is joint:
+// a larger batch lengthens the prefill and the decode step), by bisection (validity falls with the
+// batch); the variant of the best figure of merit among decode only, prefill only and both. Updates
+// *p and *e and returns true when one beats `e`.
+bool RefineDisaggBatches(const DisaggModel& dm, JointSpace::Point* p, DisaggEvaluation* e);
+
+}  // namespace l2s
