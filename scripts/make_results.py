@@ -430,21 +430,39 @@ def section_beyond(beyond, plans, explains):
     out.append("")
     out.append(section_detail(beyond, "Fraction of the exact optimum reached, per seed"))
     out.append("### The optimum of each problem and what limits it\n")
-    out.append("The oracle's best strategy (`l2s plan --search oracle --json`) and the \"why\" "
-               "sentence of `l2s explain --json` for it, verbatim.\n")
+    out.append("The oracle's best strategy (`l2s plan --search oracle --json`: `search.best`, the "
+               "optimum over the space's batch options) and the \"why\" sentence of `l2s explain "
+               "--json` for it, verbatim; `plan` is what `l2s plan` returns for it, its batch refined "
+               "between those options (docs/PLAN.md, \"Batch refinement\").\n")
     rows = []
     for c in beyond:
         plan, pfail = plans.get(c.id, (None, "not run"))
         exp, efail = explains.get(c.id, (None, "not run"))
         if pfail or not plan or not plan.get("best"):
-            rows.append([c.label, pfail or "no valid strategy", "", ""])
+            rows.append([c.label, pfail or "no valid strategy", "", "", ""])
             continue
-        b = plan["best"]
+        b = oracle_best(plan)
         why = exp.get("why") if exp and not efail else None
         rows.append([c.label, ftok(b["tokens_per_s_per_gpu"]), "`%s`" % b["strategy"],
-                     why if why else (efail or "no why field")])
-    out.append(md_table(["workload", "oracle tok/s/GPU", "strategy", "why (explain)"], rows))
+                     refined_text(plan), why if why else (efail or "no why field")])
+    out.append(md_table(["workload", "oracle tok/s/GPU", "strategy", "plan (batch refined)",
+                         "why (explain)"], rows))
     return "\n".join(out) + "\n"
+
+
+def oracle_best(plan):
+    """The oracle's own optimum of a `plan --search oracle --json` (search.best: over the space's
+    batch options); `best` before plan refined batches."""
+    return (plan.get("search") or {}).get("best") or plan["best"]
+
+
+def refined_text(plan):
+    """What `plan` returns for the oracle's optimum: its batch refined, or the same."""
+    b = plan["best"]
+    if b.get("batch_refined_from") is None:
+        return "the same"
+    return "%s at batch %d (from %d)" % (ftok(b["tokens_per_s_per_gpu"]), b["batch"],
+                                         b["batch_refined_from"])
 
 
 def section_topology(topo_ids, plans, explains):
@@ -472,7 +490,7 @@ def section_topology(topo_ids, plans, explains):
                 rows.append([tid, pfail or "no valid strategy", "", ""])
                 strategies.append(None)
                 continue
-            b = plan["best"]
+            b = oracle_best(plan)
             strategies.append(parse_strategy(b["strategy"]))
             why = exp.get("why") if exp and not efail else (efail or "—")
             rows.append([label_problem(plan["problem"], False), ftok(b["tokens_per_s_per_gpu"]),
@@ -483,8 +501,8 @@ def section_topology(topo_ids, plans, explains):
             a, b = strategies
             diff = ["%s %s -> %s" % (k, a.get(k, "?"), b.get(k, "?"))
                     for k in list(dict.fromkeys(list(a) + list(b))) if a.get(k) != b.get(k)]
-            va = results[0][1]["best"]["tokens_per_s_per_gpu"]
-            vb = results[1][1]["best"]["tokens_per_s_per_gpu"]
+            va = oracle_best(results[0][1])["tokens_per_s_per_gpu"]
+            vb = oracle_best(results[1][1])["tokens_per_s_per_gpu"]
             out.append("\nWhat changes from 8-GPU nodes to the NVL72 domain: %s; throughput per "
                        "GPU %s.\n" % ("; ".join(diff) if diff else "nothing",
                                       fx(ratio(vb, va), 2, "x")))

@@ -129,7 +129,8 @@ seeds=10
 meta_kv seeds "$seeds"
 common=(--budget 4000 --seeds "$seeds" --searchers rl,sa,rw,megatron,oracle --oracle-seconds 120)
 
-# Oracle plan + explain of its best strategy (the "why" sentence) for one serve-mode problem: the
+# Oracle plan + explain of its best strategy (the "why" sentence; search.best: the oracle's own
+# optimum, before plan refines its batch) for one serve-mode problem: the
 # aggregated optimum (`--serving agg`), as `compare` and `explain` see the problem; plan's default
 # (`auto`) can answer with a disaggregated plan, which has no single strategy to explain.
 oracle_and_explain() {
@@ -140,7 +141,8 @@ oracle_and_explain() {
   local best
   if best="$(python3 - "$raw/$id.plan.json" <<'EOF' 2>/dev/null
 import json, sys
-b = json.load(open(sys.argv[1]))["best"]
+j = json.load(open(sys.argv[1]))
+b = (j.get("search") or {}).get("best") or j["best"]  # the oracle's own optimum
 print(b["strategy"]); print(b["batch"])
 EOF
   )"; then
