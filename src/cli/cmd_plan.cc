@@ -246,6 +246,7 @@ struct Run {
   bool ran = false;
   SearchResult result;
   bool deadline_hit = false;  // stopped by --oracle-seconds
+  EvaluatedStrategies evaluated;  // every distinct valid strategy the run evaluated (refine.h)
 };
 
 Run RunSearcher(Searcher& searcher, const Simulator& sim, const StrategySpace& space,
@@ -253,7 +254,10 @@ Run RunSearcher(Searcher& searcher, const Simulator& sim, const StrategySpace& s
                 FailureStats* stats) {
   Run r;
   ProgressObserver obs({label, StderrIsTerminal(), deadline_s},
-                       [stats](const Strategy& s, const Evaluation& e) { stats->Add(s, e); });
+                       [stats, &r](const Strategy& s, const Evaluation& e) {
+                         stats->Add(s, e);
+                         r.evaluated.Add(s, e);
+                       });
   r.result = searcher.Search(sim, space, budget, seed, &obs);
   obs.Finish();
   r.ran = true;
@@ -349,6 +353,7 @@ struct PlanOutcome {
   Strategy recommended;
   Evaluation recommended_eval;
   int refined_from = 0;  // the batch of the candidate before its batch was refined (0: not refined)
+  double unrefined_value = 0;  // its tokens/s per GPU at that batch
   std::string warning;
   std::vector<OpChoice> ops;  // of the recommended strategy
   bool have_launch = false;
@@ -375,8 +380,11 @@ json PlanJson(const PlanOutcome& o) {
   if (o.have_recommended) {
     json b = BestJson(sim, o.recommended, o.recommended_eval, o.ops);
     b["found_by"] = o.recommended_source;
-    // The batch of the candidate before the plan's batch was refined (null: not refined).
+    // The batch of the candidate before the plan's batch was refined and its tokens/s per GPU
+    // there (null: not refined).
     b["batch_refined_from"] = o.refined_from > 0 ? json(o.refined_from) : json();
+    b["tokens_per_s_per_gpu_before_refinement"] =
+        o.refined_from > 0 ? json(o.unrefined_value) : json();
     j["best"] = b;
   } else {
     j["best"] = json();
@@ -461,10 +469,21 @@ void PrintPlan(const PlanOutcome& o) {
   if (p.model.is_moe()) fmt::print("; experts: ep {} x expert-TP {}", s.ep, s.etp());
   fmt::print("\n  batch      {} sequences per attention-dp rank per microbatch ({} in flight in all)\n",
              e.batch, Thousands(static_cast<double>(e.batch) * s.dp * s.pp));
-  if (o.refined_from > 0)
-    fmt::print("             refined from {}: the largest batch within memory{} and the batch "
-               "limits (the space's batches are powers of two)\n",
-               o.refined_from, p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0 ? ", the SLOs" : "");
+  if (o.refined_from > 0) {
+    fmt::print("             refined from {} ({:.2f} tokens/s per GPU there): the largest batch "
+               "within memory{} and the batch limits (the space's batches are powers of two)\n",
+               o.refined_from, o.unrefined_value,
+               p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0 ? ", the SLOs" : "");
+    const Run& by = o.recommended_source == "oracle"     ? o.oracle
+                    : o.recommended_source == "megatron" ? o.megatron
+                    : o.recommended_source == "default"  ? o.def
+                                                         : o.main;
+    if (o.recommended_source != "expressible_scan" && o.recommended_source != "engine_repair" &&
+        by.result.found && o.unrefined_value < Value(by) * (1 - 1e-12))
+      fmt::print("             (on the space's batches {} ranked it below its best, {:.2f}; "
+                 "refined, it is above)\n",
+                 FoundByWords(o.recommended_source), Value(by));
+  }
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
                                            : "off: residual stream replicated over the tp group");
@@ -896,7 +915,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   // baselines, the oracle and the engine-expressible scan - so it is never below a figure the
   // output shows (issue 14). Ties go to the searcher, then the oracle, Megatron, default, scan.
   auto consider_one = [&](const std::string& by, const Strategy& s, const Evaluation& e,
-                          int refined_from) {
+                          const Evaluation* unrefined) {
     if (!e.valid()) return;
     if (o.have_recommended && !(e.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu))
       return;
@@ -904,20 +923,26 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.recommended_source = by;
     o.recommended = s;
     o.recommended_eval = e;
-    o.refined_from = refined_from;
+    o.refined_from = unrefined != nullptr ? unrefined->batch : 0;
+    o.unrefined_value = unrefined != nullptr ? unrefined->tokens_per_s_per_gpu : 0;
   };
   // Each candidate also with its batch refined between the space's options (search/refine.h:
   // an engine takes any batch, and its translation below is simulated at one).
   auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
-    consider_one(by, s, e, 0);
+    consider_one(by, s, e, nullptr);
     Strategy a = s;
     Evaluation ea = e;
-    if (RefineBatch(sim, &a, &ea)) consider_one(by, a, ea, e.batch);
+    if (RefineBatch(sim, &a, &ea)) consider_one(by, a, ea, &e);
   };
-  for (const auto& [by, run] : {std::pair<const char*, const Run*>{"search", &o.main},
-                                {"oracle", &o.oracle}, {"megatron", &o.megatron},
-                                {"default", &o.def}})
+  const std::pair<const char*, const Run*> runs[] = {
+      {"search", &o.main}, {"oracle", &o.oracle}, {"megatron", &o.megatron}, {"default", &o.def}};
+  for (const auto& [by, run] : runs)
     if (run->ran && run->result.found) consider(by, run->result.best, run->result.eval);
+  // ... and every other distinct strategy the runs evaluated, refined: the best on the space's
+  // batches is not always the best refined (EvaluatedStrategies).
+  for (const auto& [by, run] : runs)
+    if (run->ran)
+      for (const auto& [s, e] : run->evaluated.Sorted()) consider(by, s, e);
   if (have_eb)
     for (size_t k = 0; k < eb.found.size(); ++k)
       if (eb.found[k]) consider("expressible_scan", eb.best[k], eb.eval[k]);

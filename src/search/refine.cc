@@ -19,6 +19,26 @@ bool RefineBatch(const Simulator& sim, Strategy* s, Evaluation* e) {
   return true;
 }
 
+void EvaluatedStrategies::Add(const Strategy& s, const Evaluation& e) {
+  if (!e.valid()) return;
+  Strategy k = s;
+  k.batch = 0;
+  const auto [it, fresh] = index_.try_emplace(ToText(k), items_.size());
+  if (fresh) {
+    items_.emplace_back(s, e);
+  } else if (e.tokens_per_s_per_gpu > items_[it->second].second.tokens_per_s_per_gpu) {
+    items_[it->second] = {s, e};
+  }
+}
+
+std::vector<std::pair<Strategy, Evaluation>> EvaluatedStrategies::Sorted() const {
+  std::vector<std::pair<Strategy, Evaluation>> v = items_;
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.tokens_per_s_per_gpu > b.second.tokens_per_s_per_gpu;
+  });
+  return v;
+}
+
 namespace {
 
 // One role of `p` (decode or prefill) at the largest batch in (its batch, its simulator's auto

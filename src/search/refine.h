@@ -10,6 +10,11 @@
 // largest batch within memory, the SLOs and the batch limits) as the bound.
 #pragma once
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "search/joint.h"
 #include "sim/disagg.h"
 #include "sim/simulator.h"
@@ -20,6 +25,24 @@ namespace l2s {
 // `s` (evaluated as `e`) at the simulator's auto batch when that is valid and gives more tokens/s
 // per GPU: updates *s (its batch) and *e and returns true; false (nothing changed) otherwise.
 bool RefineBatch(const Simulator& sim, Strategy* s, Evaluation* e);
+
+// Every distinct strategy a search evaluated (distinct up to its batch), at the best valid batch
+// it was evaluated at: the candidates a plan refines, since the strategy best on the space's
+// batches is not always the best once each batch is refined (deepseek-v3 served on 256 H100s:
+// the rl searcher's best, pp=1,tp=8,ep=64 at batch 256, is 791.92 tokens/s per GPU and 804.77
+// refined; another strategy it evaluated, at 746.97 on the space's batches, is 1,087.78 refined).
+class EvaluatedStrategies {
+ public:
+  // Keeps `s` when `e` is valid and beats what was kept for the same strategy up to its batch.
+  void Add(const Strategy& s, const Evaluation& e);
+  // The kept strategies, best first (ties: the one added first).
+  std::vector<std::pair<Strategy, Evaluation>> Sorted() const;
+  size_t size() const { return items_.size(); }
+
+ private:
+  std::map<std::string, size_t> index_;  // ToText of the strategy with batch 0 -> items_
+  std::vector<std::pair<Strategy, Evaluation>> items_;
+};
 
 // The same for a disaggregated deployment `p` of `dm` (evaluated as `e`): the decode instance's
 // batch, then the prefill instance's, each raised to the largest batch up to its role

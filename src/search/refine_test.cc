@@ -87,6 +87,35 @@ TEST(RefineBatch, NeverLowersOrInvalidatesAPlan) {
   EXPECT_LT(refined, valid);
 }
 
+// The candidates a plan refines: per strategy up to its batch, the best valid evaluation seen;
+// best first, ties in the order added.
+TEST(EvaluatedStrategies, KeepsTheBestValidBatchOfEachStrategy) {
+  auto eval = [](double v, bool valid) {
+    Evaluation e;
+    e.verdict = valid ? Verdict::kValid : Verdict::kMemory;
+    e.tokens_per_s_per_gpu = v;
+    return e;
+  };
+  const Strategy a8 = *FromText("pp=1,tp=2,dp=4,ep=1,batch=8", 8);
+  const Strategy a16 = *FromText("pp=1,tp=2,dp=4,ep=1,batch=16", 8);
+  const Strategy a32 = *FromText("pp=1,tp=2,dp=4,ep=1,batch=32", 8);
+  const Strategy b8 = *FromText("pp=2,tp=2,dp=2,ep=1,batch=8", 8);
+  const Strategy c8 = *FromText("pp=1,tp=8,dp=1,ep=1,batch=8", 8);
+  EvaluatedStrategies k;
+  k.Add(a8, eval(10, true));
+  k.Add(a16, eval(12, true));
+  k.Add(a32, eval(20, false));  // invalid: not kept
+  k.Add(b8, eval(11, true));
+  k.Add(c8, eval(11, true));    // ties b8: after it
+  k.Add(a8, eval(10, true));    // worse than a16: a16 stays
+  ASSERT_EQ(k.size(), 3u);
+  const auto v = k.Sorted();
+  EXPECT_EQ(v[0].first, a16);
+  EXPECT_EQ(v[0].second.tokens_per_s_per_gpu, 12);
+  EXPECT_EQ(v[1].first, b8);
+  EXPECT_EQ(v[2].first, c8);
+}
+
 // deepseek-v3 disaggregated on 256 H100s (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) at the exact
 // optimum of the joint space (1,416.10 tokens/s per GPU, prefill-bound: 16-GPU prefill instances
 // at pp=16, batch 8, 1,627.0 ms per prefill; 16-GPU decode instances at pp=1,tp=2,ep=16, batch 256,
