@@ -15,6 +15,7 @@ and the speed targets of the project brief (SPEED_RULES). The page says so.
 import argparse
 import glob
 import json
+import re
 import os
 import shutil
 import statistics
@@ -432,8 +433,9 @@ def section_beyond(beyond, plans, explains):
     out.append("### The optimum of each problem and what limits it\n")
     out.append("The oracle's best strategy (`l2s plan --search oracle --json`: `search.best`, the "
                "optimum over the space's batch options) and the \"why\" sentence of `l2s explain "
-               "--json` for it, verbatim; `plan` is what `l2s plan` returns for it, its batch refined "
-               "between those options (docs/PLAN.md, \"Batch refinement\").\n")
+               "--json` for it, verbatim; `plan` is what that `l2s plan` returns: the best of the oracle's "
+               "incumbents with its batch refined between those options, which can be another "
+               "strategy (docs/PLAN.md, \"Batch refinement\").\n")
     rows = []
     for c in beyond:
         plan, pfail = plans.get(c.id, (None, "not run"))
@@ -457,12 +459,17 @@ def oracle_best(plan):
 
 
 def refined_text(plan):
-    """What `plan` returns for the oracle's optimum: its batch refined, or the same."""
+    """What `plan --search oracle` returns: the oracle's optimum, or an incumbent of it, at its
+    refined batch; "the same" when nothing was refined."""
     b = plan["best"]
     if b.get("batch_refined_from") is None:
         return "the same"
-    return "%s at batch %d (from %d)" % (ftok(b["tokens_per_s_per_gpu"]), b["batch"],
-                                         b["batch_refined_from"])
+    def without_batch(text):
+        return re.sub(r"batch=\d+,?", "", text)
+    other = "" if without_batch(b["strategy"]) == without_batch(oracle_best(plan)["strategy"]) \
+        else ", another strategy"
+    return "%s at batch %d (from %d%s)" % (ftok(b["tokens_per_s_per_gpu"]), b["batch"],
+                                           b["batch_refined_from"], other)
 
 
 def section_topology(topo_ids, plans, explains):
