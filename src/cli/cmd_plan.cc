@@ -474,15 +474,16 @@ void PrintPlan(const PlanOutcome& o) {
                "within memory{} and the batch limits (the space's batches are powers of two)\n",
                o.refined_from, o.unrefined_value,
                p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0 ? ", the SLOs" : "");
-    const Run& by = o.recommended_source == "oracle"     ? o.oracle
-                    : o.recommended_source == "megatron" ? o.megatron
-                    : o.recommended_source == "default"  ? o.def
-                                                         : o.main;
-    if (o.recommended_source != "expressible_scan" && o.recommended_source != "engine_repair" &&
-        by.result.found && o.unrefined_value < Value(by) * (1 - 1e-12))
+    // A strategy the run evaluated but did not return: its own best was above it on the grid.
+    const Run* by = o.recommended_source == "search"     ? &o.main
+                    : o.recommended_source == "oracle"   ? &o.oracle
+                    : o.recommended_source == "megatron" ? &o.megatron
+                    : o.recommended_source == "default"  ? &o.def
+                                                         : nullptr;
+    if (by != nullptr && by->result.found && o.unrefined_value < Value(*by) * (1 - 1e-12))
       fmt::print("             (on the space's batches {} ranked it below its best, {:.2f}; "
                  "refined, it is above)\n",
-                 FoundByWords(o.recommended_source), Value(by));
+                 FoundByWords(o.recommended_source), Value(*by));
   }
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
@@ -912,8 +913,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
 
   // The plan is the best strategy among everything evaluated - the searcher's result, the
-  // baselines, the oracle and the engine-expressible scan - so it is never below a figure the
-  // output shows (issue 14). Ties go to the searcher, then the oracle, Megatron, default, scan.
+  // baselines, the oracle, every other strategy they evaluated and the engine-expressible scan,
+  // each also at its refined batch, and the engines' repairs of it - so it is never below a
+  // figure the output shows (issue 14). Ties go to the searcher, then the oracle, Megatron,
+  // default, scan.
   auto consider_one = [&](const std::string& by, const Strategy& s, const Evaluation& e,
                           const Evaluation* unrefined) {
     if (!e.valid()) return;

@@ -507,9 +507,11 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
   EXPECT_EQ(j["best"]["batch_refined_from"], 256);
   EXPECT_GT(Num(j["best"]["batch"]), 256);
   // Every engine's run of the plan, as simulated, is not above the plan either.
-  for (const auto& [engine, l] : j["launch"].items())
-    if (l["launched"].is_object())
+  for (const auto& [engine, l] : j["launch"].items()) {
+    if (l["launched"].is_object()) {
       EXPECT_LE(Num(l["launched"]["tokens_per_s_per_gpu"]), plan * (1 + 1e-12)) << engine;
+    }
+  }
   // The searcher's own result stays, for studies.
   const std::string found_by = j["best"]["found_by"].get<std::string>();
   if (j["search"]["best"].is_object() &&
