@@ -443,6 +443,17 @@ std::string FoundByWords(const std::string& found_by) {
   return "the search";
 }
 
+// The runs whose results (and evaluated strategies) are the plan's candidates, in tie order, by
+// their found_by names; RunOf: the run of a found_by name (null for the scan and the repairs).
+constexpr const char* kRunSources[] = {"search", "oracle", "megatron", "default"};
+const Run* RunOf(const PlanOutcome& o, const std::string& source) {
+  if (source == "search") return &o.main;
+  if (source == "oracle") return &o.oracle;
+  if (source == "megatron") return &o.megatron;
+  if (source == "default") return &o.def;
+  return nullptr;
+}
+
 std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
 
 void PrintPlan(const PlanOutcome& o) {
@@ -475,11 +486,7 @@ void PrintPlan(const PlanOutcome& o) {
                o.refined_from, o.unrefined_value,
                p.workload.ttft_ms > 0 || p.workload.tpot_ms > 0 ? ", the SLOs" : "");
     // A strategy the run evaluated but did not return: its own best was above it on the grid.
-    const Run* by = o.recommended_source == "search"     ? &o.main
-                    : o.recommended_source == "oracle"   ? &o.oracle
-                    : o.recommended_source == "megatron" ? &o.megatron
-                    : o.recommended_source == "default"  ? &o.def
-                                                         : nullptr;
+    const Run* by = RunOf(o, o.recommended_source);
     if (by != nullptr && by->result.found && o.unrefined_value < Value(*by) * (1 - 1e-12))
       fmt::print("             (on the space's batches {} ranked it below its best, {:.2f}; "
                  "refined, it is above)\n",
@@ -937,15 +944,18 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     Evaluation ea = e;
     if (RefineBatch(sim, &a, &ea)) consider_one(by, a, ea, &e);
   };
-  const std::pair<const char*, const Run*> runs[] = {
-      {"search", &o.main}, {"oracle", &o.oracle}, {"megatron", &o.megatron}, {"default", &o.def}};
-  for (const auto& [by, run] : runs)
-    if (run->ran && run->result.found) consider(by, run->result.best, run->result.eval);
+  for (const char* by : kRunSources) {
+    const Run& run = *RunOf(o, by);
+    if (run.ran && run.result.found) consider(by, run.result.best, run.result.eval);
+  }
   // ... and every other distinct strategy the runs evaluated, refined: the best on the space's
   // batches is not always the best refined (EvaluatedStrategies).
-  for (const auto& [by, run] : runs)
-    if (run->ran)
-      for (const auto& [s, e] : run->evaluated.Sorted()) consider(by, s, e);
+  for (const char* by : kRunSources) {
+    const Run& run = *RunOf(o, by);
+    if (!run.ran) continue;
+    for (const auto& [s, e] : run.evaluated.Sorted())
+      if (!(run.result.found && s == run.result.best)) consider(by, s, e);
+  }
   if (have_eb)
     for (size_t k = 0; k < eb.found.size(); ++k)
       if (eb.found[k]) consider("expressible_scan", eb.best[k], eb.eval[k]);

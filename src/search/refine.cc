@@ -52,38 +52,33 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
   a.batch = 0;
   const Evaluation auto_eval = sim.Evaluate(a);
   if (!auto_eval.valid() || auto_eval.batch <= own.batch) return false;
-  // Both roles at the batches of *q, one of them at batch b.
-  auto at = [&](int b, JointSpace::Point* r, DisaggEvaluation* ev) {
-    *r = p;
-    (decode ? r->decode : r->prefill).batch = b;
-    const Evaluation eo = (decode ? dm.PrefillSim(p.gp) : dm.DecodeSim(p.gd))
-                              .Evaluate(decode ? r->prefill : r->decode);
-    const Evaluation er = sim.EvaluateAtBatch(decode ? r->decode : r->prefill, b);
-    *ev = decode ? dm.Combine(r->gp, r->prefill, eo, r->gd, r->decode, er)
-                 : dm.Combine(r->gp, r->prefill, er, r->gd, r->decode, eo);
-    return ev->valid();
-  };
-  JointSpace::Point r;
-  DisaggEvaluation ev;
-  int lo = own.batch, hi = auto_eval.batch + 1;  // valid at lo (the plan), hi not tried
-  bool found = false;
-  if (at(auto_eval.batch, &r, &ev)) {
-    lo = auto_eval.batch;
-    found = true;
+  // The other role's instance stays as it is: evaluated once.
+  const Evaluation other = decode ? dm.PrefillSim(p.gp).Evaluate(p.prefill)
+                                  : dm.DecodeSim(p.gd).Evaluate(p.decode);
+  // `p` with this role at batch b, into *q and *out when the deployment is valid.
+  auto at = [&](int b) {
+    JointSpace::Point r = p;
+    Strategy& mine = decode ? r.decode : r.prefill;
+    mine.batch = b;
+    const Evaluation e = sim.EvaluateAtBatch(mine, b);
+    const DisaggEvaluation ev = decode ? dm.Combine(r.gp, r.prefill, other, r.gd, r.decode, e)
+                                       : dm.Combine(r.gp, r.prefill, e, r.gd, r.decode, other);
+    if (!ev.valid()) return false;
     *q = r;
     *out = ev;
-  } else {
-    hi = auto_eval.batch;
-    while (hi - lo > 1) {
-      const int mid = lo + (hi - lo) / 2;
-      if (at(mid, &r, &ev)) {
-        lo = mid;
-        found = true;
-        *q = r;
-        *out = ev;
-      } else {
-        hi = mid;
-      }
+    return true;
+  };
+  if (at(auto_eval.batch)) return true;
+  // Valid at lo (the plan's batch), invalid at hi.
+  int lo = own.batch, hi = auto_eval.batch;
+  bool found = false;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (at(mid)) {
+      lo = mid;
+      found = true;
+    } else {
+      hi = mid;
     }
   }
   return found;
