@@ -822,7 +822,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
       // TPOT limit of the aggregated grid.
       const Problem base = *problem;
-      const DisaggPlanRequest req = MakeDisaggRequest(f);
+      DisaggPlanRequest req = MakeDisaggRequest(f);
+      req.refine = false;  // grid points, as the aggregated series' (the header says so)
       a.more_series = [base, req](const std::vector<double>& limits, Observer*) {
         ParetoSeries series = SweepTpot("disaggregated", limits, [&](double limit_ms) {
           SweepAnswer ans;

@@ -196,6 +196,7 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   // (search/refine.h).
   auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
     consider_one(by, p, e, 0, 0);
+    if (!req.refine) return;
     JointSpace::Point q = p;
     DisaggEvaluation eq = e;
     if (RefineDisaggBatches(*d.models[p.model], &q, &eq))

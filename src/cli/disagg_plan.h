@@ -28,6 +28,10 @@ struct DisaggPlanRequest {
   // A cluster of several GPU pools (hw.h ClusterPools), or null: every assignment is searched
   // (each pool alone serving both roles, and every ordered pair prefill pool -> decode pool).
   const ClusterPools* pools = nullptr;
+  // The plan's instances' batches refined between the spaces' options (search/refine.h; plan's
+  // answer). Off: the best deployment on the spaces' batches (the Pareto sweep, whose points are
+  // the optimum on the grid under each limit, as the aggregated series').
+  bool refine = true;
 };
 
 struct DisaggPlan {

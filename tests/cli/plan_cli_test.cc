@@ -348,7 +348,11 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
 // down), every point meeting its TPOT limit, and 16 limits in the sweep; prefill is a usage error.
 // Serve mode with --serving auto (the default): a second series, the disaggregated planner's best
 // under each limit of the same grid, each point meeting its limit, each series' front monotone,
-// and the disaggregated points naming both pools.
+// and the disaggregated points naming both pools. Every point of both series is a point of the
+// spaces' batch grid (powers of two): the header says each point is the optimum under its limit
+// on that grid, and the two series compare alike (plan's own answer refines its batches,
+// docs/PLAN.md; the sweep's disaggregated series did too, by mistake, between the nineteenth and
+// the twentieth passes: batches 246 and 492 on this problem).
 TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
                            "1024", "--osl", "256", "--budget", "300", "--json"});
@@ -362,6 +366,15 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
   for (const nlohmann::json& p : j["pareto"]) {
     const std::string series = p["series"].get<std::string>();
     EXPECT_LE(Num(p["tpot_ms"]), Num(p["tpot_limit_ms"]) * (1 + 1e-9));
+    const std::string text = p["strategy"].get<std::string>();
+    int batches = 0;
+    for (size_t at = text.find("batch="); at != std::string::npos;
+         at = text.find("batch=", at + 6)) {
+      const long b = std::strtol(text.c_str() + at + 6, nullptr, 10);
+      EXPECT_TRUE(b > 0 && (b & (b - 1)) == 0) << series << ": " << text;
+      ++batches;
+    }
+    EXPECT_EQ(batches, series == "disaggregated" ? 2 : 1) << text;
     if (series == "disaggregated") {
       ++disagg;
       const std::string s = p["strategy"].get<std::string>();
