@@ -954,6 +954,33 @@ void RlRun::CompoundMoves(const Elite& from) {
         }
       }
     }
+    // recipemoves (rl.h 34.): the wide-EP recipe at the point's pp and at one pp option either
+    // way: the experts over the widest ep a stage allows, with each overlap option and the most
+    // redundant expert slots that fit (FitSlots), the rest of the point kept.
+    if (o_.recipemoves && o_.batchfit && sspace_ != nullptr &&
+        !sspace_->overlap_options().empty()) {
+      const Strategy b = sspace_->Decode(base.idx);
+      const std::vector<int>& pps = sspace_->pp_options();
+      const std::vector<int>& eps = sspace_->ep_options();
+      for (int step : {-1, 0, 1}) {
+        const int pi = base.idx[StrategySpace::kPp] + step;
+        if (pi < 0 || pi >= static_cast<int>(pps.size())) continue;
+        for (Overlap ov : sspace_->overlap_options()) {
+          if (ov == Overlap::kNone) continue;
+          for (auto e = eps.rbegin(); e != eps.rend(); ++e) {  // widest first
+            Strategy x = b;
+            x.pp = pps[pi];
+            x.dp = sspace_->num_gpus() / std::max(1, x.pp * x.tp);
+            x.ep = *e;
+            x.overlap = ov;
+            if (!FitSlots(*sspace_, &x, /*most_redundant=*/true)) continue;
+            std::vector<int> c;
+            if (sspace_->Encode(x, &c) && c != base.idx) moves.push_back(std::move(c));
+            break;
+          }
+        }
+      }
+    }
     // deepen: from a point where a climb already ended (the same trap again), also every option
     // of a degree head with every option of another degree head or of a head after the dims
     // (deepseek-v3 decode on 144 H800s: pp 9 -> 1 with ep 16 -> 72, a trap that no move of one
@@ -1966,7 +1993,8 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
                                      "feas", "nearmem", "pairdp", "repair", "triple", "first",
                                      "spscan", "tripfirst", "megarepair", "dpsp", "schedattn",
                                      "ppsp", "templates", "epfit", "triphalf", "nearmove",
-                                     "pairfirst", "epmega", "memtrade", "nearscale"});
+                                     "pairfirst", "epmega", "memtrade", "nearscale",
+                                     "recipemoves"});
   if (!keys.ok()) return keys;
   // The defaults: the cold searcher's (rl.h 19.) when the spec says warm=0.
   const RlOptions d = spec.Int("warm", RlOptions{}.warm) == 0 ? ColdRlOptions() : RlOptions{};
@@ -2019,6 +2047,7 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   o.epmega = spec.Bool("epmega", d.epmega);
   o.memtrade = spec.Bool("memtrade", d.memtrade);
   o.nearscale = spec.Bool("nearscale", d.nearscale);
+  o.recipemoves = spec.Bool("recipemoves", d.recipemoves);
   o.deepen = spec.Bool("deepen", d.deepen);
   o.deepnow = spec.Bool("deepnow", d.deepnow);
   o.membound = spec.Bool("membound", d.membound);
@@ -2131,7 +2160,7 @@ std::string RlSpecText(const RlOptions& o) {
       "pairmoves={},descents={},nearslo={},dpattn={},stallmin={},coupled={},neargate={},epnone={},deepen={},deepnow={},membound={},schedpair={},"
       "feas={},nearmem={},pairdp={},repair={},triple={},first={},spscan={},tripfirst={},"
       "megarepair={},dpsp={},schedattn={},ppsp={},templates={},epfit={},triphalf={},"
-      "nearmove={},pairfirst={},epmega={},memtrade={},nearscale={}",
+      "nearmove={},pairfirst={},epmega={},memtrade={},nearscale={},recipemoves={}",
       o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
       o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
       o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
@@ -2144,7 +2173,7 @@ std::string RlSpecText(const RlOptions& o) {
       o.first, o.spscan ? 1 : 0, o.tripfirst ? 1 : 0, o.megarepair ? 1 : 0,
       o.dpsp ? 1 : 0, o.schedattn ? 1 : 0, o.ppsp ? 1 : 0, o.templates ? 1 : 0, o.epfit ? 1 : 0,
       o.triphalf ? 1 : 0, o.nearmove ? 1 : 0, o.pairfirst, o.epmega ? 1 : 0,
-      o.memtrade ? 1 : 0, o.nearscale ? 1 : 0) +
+      o.memtrade ? 1 : 0, o.nearscale ? 1 : 0, o.recipemoves ? 1 : 0) +
          (o.warm != RlOptions{}.warm ? fmt::format(",warm={})", o.warm) : std::string(")"));
 }
 
@@ -2195,6 +2224,11 @@ RoleRun RlRoleRun(const RlOptions& options) {
     // And 27. (thirteenth pass: 1,000 calls cold 53 -> 51 of 90 runs at 0.98, two seeds of
     // deepseek-v3 on 256 H100s; 4,000 calls unchanged). 28. refines the triple scan, off here.
     o.epfit = false;
+    // And 34. (twentieth pass: on in role searches the disaggregated suite at 4,000 calls had
+    // 87 / 83 of 90 runs at 0.99, pretrained / cold, instead of 89 / 90: kimi-k2 on 256 H100s
+    // 1,253.99 -> 1,224.18 in seven cold seeds; the fifteenth pass's eight at 1,000 calls 59 / 60
+    // -> 56 / 59 at 0.98, llama-4-maverick on 64 H100s; docs/RL_STUDY.md).
+    o.recipemoves = false;
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };

@@ -385,6 +385,26 @@
 //      search spends its calls on tp=2 moves that now fit memory but miss the TPOT); every other
 //      problem, aggregated and disaggregated, at 300, 1,000 and 4,000 calls per seed the same but
 //      one cold seed of qwen3-235b-a22b on 64 B200s at 4,000 (0.998 -> 1.000).
+//  34. Recipe moves (issue 14, twentieth pass; recipemoves=1, warm and cold; off in the
+//      disaggregated space's role searches, RlRoleRun). A climb pass also screens the wide-EP
+//      recipe (26.'s serving shape with AddOverlapRecipes' overlap and slots, strategy/space.h)
+//      at the point's pp and at one pp option either way: ep the widest a stage allows, each
+//      overlap option other than none, the most redundant expert slots that fit (FitSlots), the
+//      rest of the point (tp, batch, dims) kept; screened and descended from as any move (up to
+//      six more moves a pass). Single and paired moves change ep one option at a time or leave
+//      the overlap and slots as they are, so a climb from a data-parallel point raises ep one
+//      rung a pass. (qwen3-30b-a3b served on 64 H200s: every seed, warm and cold, climbs from the
+//      serving shapes to pp=1,tp=1,ep=1 at batch 256 (5,161.5 tokens/s per GPU, call 134), then
+//      ep 2, 4, 16, pp 2, ep 32 a pass each and reaches 0.99 of the optimum (pp=2,tp=2,ep=32,
+//      batch 512, TBO, 160 slots: 6,230.8) at call 840; the recipe one pp option up, pp=2 with ep
+//      32, TBO and 160 slots, is 6,199.0, reached at call 258.) The 26 aggregated problems at
+//      1,000 calls: one run changes, gpt-moe-1.2t 64k cold seed 14 0.923 -> 1.000 (cold 520 of
+//      520 at 0.98); at 4,000 calls per seed the same; the 23 held-out and new problems at 300
+//      calls: qwen3-30b-a3b served on 64 H200s 0.828 -> 0.995 in all 20 seeds warm and cold,
+//      mixtral-8x7b decode 8k on 64 H100s 0.9989 -> 0.9972 in all 20, three prefill runs by less
+//      than 0.001, the rest the same. In role
+//      searches it cost the disaggregated suite at 4,000 calls 89 / 90 -> 87 / 83 runs of 90 at
+//      0.99 (pretrained / cold; kimi-k2 on 256 H100s), so RlRoleRun turns it off there.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that
@@ -395,7 +415,7 @@
 //      pairmoves, descents, nearslo, dpattn, stallmin, coupled, neargate, epnone, deepen, deepnow,
 //      membound, schedpair, feas, nearmem, pairdp, repair, triple, first, spscan, tripfirst,
 //      megarepair, dpsp, schedattn, ppsp, templates, epfit, triphalf, nearmove, pairfirst,
-//      epmega, memtrade, nearscale, warm)
+//      epmega, memtrade, nearscale, recipemoves, warm)
 //
 // Warm start (warm=1, the default since issue 14 item 3 measured it to help; the cold searcher is
 // spelled rl(warm=0)): the network of the first lifetime is the shared nn::OptionScorer over the
@@ -495,6 +515,8 @@ struct RlOptions {
   bool epmega = true;        // (31.) an ep or pp move also with Megatron's expert FFN dims
   bool memtrade = true;      // (32.) a climb's end: a memory miss with a memory saver
   bool nearscale = true;     // (33.) nearmem's spread at unmeasured degrees, scaled from others
+  bool recipemoves = true;   // (34.) climb moves to the wide-EP recipe at pp and pp +- 1
+                             // (off in the disaggregated space's role searches)
   int warm = 1;              // (*) 1: shared pretrained (default); 0: per-problem network (cold,
                              // the searcher before issue 14 item 3); 2: shared, random weights
   // Code only (tools/pretrain_rl): with warm >= 1, initial weights of the shared network in
