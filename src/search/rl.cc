@@ -959,18 +959,17 @@ void RlRun::CompoundMoves(const Elite& from) {
     // redundant expert slots that fit (FitSlots), the rest of the point kept.
     if (o_.recipemoves && o_.batchfit && sspace_ != nullptr &&
         !sspace_->overlap_options().empty()) {
-      const Strategy b = sspace_->Decode(base.idx);
-      const std::vector<int>& pps = sspace_->pp_options();
       const std::vector<int>& eps = sspace_->ep_options();
       for (int step : {-1, 0, 1}) {
-        const int pi = base.idx[StrategySpace::kPp] + step;
-        if (pi < 0 || pi >= static_cast<int>(pps.size())) continue;
+        const int pp = StrategySpace::kPp;
+        std::vector<int> at = base.idx;
+        at[pp] += step;
+        if (at[pp] < 0 || at[pp] >= space_.head_size(pp)) continue;
+        const Strategy b = sspace_->Decode(at);  // dp follows pp
         for (Overlap ov : sspace_->overlap_options()) {
           if (ov == Overlap::kNone) continue;
           for (auto e = eps.rbegin(); e != eps.rend(); ++e) {  // widest first
             Strategy x = b;
-            x.pp = pps[pi];
-            x.dp = sspace_->num_gpus() / std::max(1, x.pp * x.tp);
             x.ep = *e;
             x.overlap = ov;
             if (!FitSlots(*sspace_, &x, /*most_redundant=*/true)) continue;

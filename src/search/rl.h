@@ -402,9 +402,9 @@
 //      520 at 0.98); at 4,000 calls per seed the same; the 23 held-out and new problems at 300
 //      calls: qwen3-30b-a3b served on 64 H200s 0.828 -> 0.995 in all 20 seeds warm and cold,
 //      mixtral-8x7b decode 8k on 64 H100s 0.9989 -> 0.9972 in all 20, three prefill runs by less
-//      than 0.001, the rest the same. In role
-//      searches it cost the disaggregated suite at 4,000 calls 89 / 90 -> 87 / 83 runs of 90 at
-//      0.99 (pretrained / cold; kimi-k2 on 256 H100s), so RlRoleRun turns it off there.
+//      than 0.001, the rest the same. In role searches it cost the disaggregated suite at 4,000
+//      calls 89 / 90 -> 87 / 83 runs of 90 at 0.99 (pretrained / cold; kimi-k2 on 256 H100s), so
+//      RlRoleRun turns it off there.
 //
 // Deterministic for a seed: all randomness comes from nn::Rng streams seeded from it.
 // Spec options (all optional; defaults are RlOptions{}, ColdRlOptions() with warm=0, except that

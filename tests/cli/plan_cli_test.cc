@@ -377,9 +377,8 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
     EXPECT_EQ(batches, series == "disaggregated" ? 2 : 1) << text;
     if (series == "disaggregated") {
       ++disagg;
-      const std::string s = p["strategy"].get<std::string>();
-      EXPECT_NE(s.find("prefill "), std::string::npos) << s;
-      EXPECT_NE(s.find("; decode "), std::string::npos) << s;
+      EXPECT_NE(text.find("prefill "), std::string::npos) << text;
+      EXPECT_NE(text.find("; decode "), std::string::npos) << text;
     }
     auto it = prev.find(series);
     if (it != prev.end()) {
