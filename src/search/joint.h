@@ -124,7 +124,8 @@ class JointProblem final : public EncodedProblem {
 //      (`anchor` of the budget in all; only as many of the three as get `anchor_min` calls each,
 //      at least one); with `templates`, beside each anchor the usual serving shapes of that size
 //      are evaluated (start_only; ServingTemplates in strategy/space.h), with `recipe` also with
-//      overlap and redundant experts (AddOverlapRecipes);
+//      overlap and redundant experts (AddOverlapRecipes); with `shape_sizes` also at the decode
+//      role's other anchor sizes, each valid shape raised in batch while it gains;
 //   2. until the budget is spent:
 //      a. projection: the best part of the `sources` slots of highest capacity per GPU of a role
 //         and pool is projected onto every other slot of that role and pool (ProjectPart: three
@@ -225,6 +226,17 @@ struct DecomposedOptions {
   // prefill size, and the 24-GPU slot's projections missed memory: every seed ended at 3 x 16
   // prefill GPUs (1,049.29, 0.981). Needs `templates`.
   bool recipe = true;
+  // (issue 14, twenty-second pass) 1: with `templates`, the decode role's anchor sizes that get
+  // no anchor search (a budget below 3 x 2 x anchor_min / anchor calls: per_role < 3) get its
+  // serving shapes too (with `recipe` also in the wide-EP recipe), each shape that is valid
+  // raised one batch option at a time while it stays valid and gains (the largest batch the TPOT
+  // allows, as a serving engineer sets it): no anchor search climbs the batch there. kimi-k2
+  // served on 256 H100s at 1,000 calls: the one decode anchor (128 GPUs) ends at tp=1, batch 64
+  // (1,442.5 tokens/s per GPU); at 64 GPUs the raised recipe with SBO reaches 1,524.3 and its
+  // projection leads the 120-GPU slot to tp=2, batch 256, TBO; every seed then ends at 0.967 of
+  // the optimum (cold 0.828-0.976 before). At the anchors themselves the raise is left out: at
+  // 4,000 calls it cost deepseek-v3 on the GB200 NVL72 eight runs at 0.99 (1.000 -> 0.987).
+  bool shape_sizes = true;
 
   bool operator==(const DecomposedOptions&) const = default;
 };

@@ -360,24 +360,39 @@ class Decomposed {
   // potential (NearSloPotential: rl.h 12.'s).
   void Probe(size_t i, const std::vector<Strategy>& xs) {
     Slot& s = slots_[i];
-    const DisaggModel& dm = *js_.models()[s.model];
-    const Simulator& sim = s.pre ? dm.PrefillSim(s.g) : dm.DecodeSim(s.g);
-    SlotObserver so(&s, obs_, used_, budget_ + 1, best_.value);
-    int64_t calls = 0;
+    Caller c(this, i);
     for (const Strategy& x : xs) {
-      if (used_ >= budget_ || cancelled_) break;
-      if (so.Cancelled()) {
-        cancelled_ = true;
-        break;
-      }
-      const Evaluation e = sim.Evaluate(x);
+      Evaluation e;
+      if (!c.Call(x, &e)) break;
       s.promise = std::max(s.promise, e.valid() ? e.tokens_per_s_per_gpu
-                                                : NearSloPotential(e, sim.problem().workload));
-      so.OnEvaluation(x, e);
-      ++used_;
-      ++s.spent;
-      so.OnProgress(++calls, 0, 0);
+                                                : NearSloPotential(e, c.sim.problem().workload));
     }
+  }
+
+  // shape_sizes (DecomposedOptions): evaluates each of xs on slot i (a call each, recorded as its
+  // parts) and raises each that is valid one batch option at a time while it stays valid and its
+  // tokens/s per GPU rises. Returns those invalid at their own batch.
+  std::vector<Strategy> RaiseBatches(size_t i, const std::vector<Strategy>& xs) {
+    const StrategySpace& space = *slots_[i].space;
+    const std::vector<int>& batches = space.batch_options();
+    Caller c(this, i);
+    std::vector<Strategy> invalid;
+    for (Strategy x : xs) {
+      Evaluation e;
+      if (!c.Call(x, &e)) break;
+      if (!e.valid()) {
+        invalid.push_back(x);
+        continue;
+      }
+      for (double v = e.tokens_per_s_per_gpu;; v = e.tokens_per_s_per_gpu) {
+        const auto at = std::find(batches.begin(), batches.end(), x.batch);
+        if (at == batches.end() || at + 1 == batches.end()) break;
+        x.batch = *(at + 1);
+        if (!space.Check(x).ok() || !c.Call(x, &e) || !e.valid() || e.tokens_per_s_per_gpu <= v)
+          break;
+      }
+    }
+    return invalid;
   }
 
   // tokens/s per GPU of the cluster that a prefill slot of rho_p and a decode slot of rho_d
@@ -411,6 +426,35 @@ class Decomposed {
   int best_gd() const { return best_gd_; }
 
  private:
+  // One call at a time on slot i outside its searches (Probe, RaiseBatches): each charged to the
+  // budget and recorded; false, nothing evaluated, once the budget is spent or the search cancelled.
+  struct Caller {
+    Caller(Decomposed* d, size_t i)
+        : d(d),
+          slot(d->slots_[i]),
+          sim(slot.pre ? d->js_.models()[slot.model]->PrefillSim(slot.g)
+                       : d->js_.models()[slot.model]->DecodeSim(slot.g)),
+          so(&slot, d->obs_, d->used_, d->budget_ + 1, d->best_.value) {}
+    bool Call(const Strategy& x, Evaluation* e) {
+      if (d->used_ >= d->budget_ || d->cancelled_) return false;
+      if (so.Cancelled()) {
+        d->cancelled_ = true;
+        return false;
+      }
+      *e = sim.Evaluate(x);
+      so.OnEvaluation(x, *e);
+      ++d->used_;
+      ++slot.spent;
+      so.OnProgress(++calls, 0, 0);
+      return true;
+    }
+    Decomposed* d;
+    Slot& slot;
+    const Simulator& sim;
+    SlotObserver so;
+    int64_t calls = 0;
+  };
+
   const JointSpace& js_;
   const RoleRun& run_;
   Observer* obs_;
@@ -472,39 +516,50 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   const int divs[3] = {2, 4, 16};
   const int per_role = static_cast<int>(std::clamp<int64_t>(
       anchor_calls / (2 * std::max<int64_t>(1, options.anchor_min)), 1, 3));
-  std::vector<size_t> anchors[2];
+  // Per role and pool, the slots nearest half, a quarter and a sixteenth of its largest size;
+  // the first per_role of them (without repeats) are the anchors, the others (decode) get only
+  // the serving shapes (shape_sizes).
+  std::vector<size_t> anchors[2], shape_only;
   for (bool pre : {false, true})
     for (int pl : role_pools[pre]) {
       const std::vector<size_t> v = role_slots(pre, pl);  // descending sizes
       if (v.empty()) continue;
       const int top = slots[v.front()].g;
-      for (int di = 0; di < per_role; ++di) {
+      for (int di = 0; di < (pre ? per_role : 3); ++di) {
         const int div = divs[di];
         size_t best = v.front();
         for (size_t i : v)
           if (std::abs(slots[i].g * div - top) < std::abs(slots[best].g * div - top)) best = i;
-        if (std::find(anchors[pre].begin(), anchors[pre].end(), best) == anchors[pre].end())
-          anchors[pre].push_back(best);
+        std::vector<size_t>& to = di < per_role ? anchors[pre] : shape_only;
+        if (std::find(anchors[pre].begin(), anchors[pre].end(), best) == anchors[pre].end() &&
+            std::find(to.begin(), to.end(), best) == to.end())
+          to.push_back(best);
       }
     }
+  // templates: the usual serving shapes evaluated at slot i (start_only: each and at most four
+  // variants), parts for the pairing and starts for later searches; with `raise` each valid one
+  // first raised in batch (RaiseBatches), the invalid ones then with their variants.
+  auto shapes = [&](size_t i, bool raise) {
+    const DisaggSetup& st = js.models()[slots[i].model]->setup();
+    std::vector<Strategy> t =
+        ServingTemplates(*slots[i].space, st.serve.model,
+                         (slots[i].pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
+    // recipe: each shape also with the MoE all-to-all overlapped and redundant experts.
+    if (options.recipe) AddOverlapRecipes(*slots[i].space, &t);
+    if (raise) t = dc.RaiseBatches(i, t);
+    if (!t.empty()) dc.Search(i, 5 * static_cast<int64_t>(t.size()), 1, seed, 0, t, true);
+  };
   const size_t n_anchors = anchors[0].size() + anchors[1].size();
   for (bool pre : {false, true}) {
     if (pre) dc.Assess();
     for (size_t i : anchors[pre]) {
       dc.Search(i, anchor_calls / static_cast<int64_t>(std::max<size_t>(1, n_anchors)), 1, seed,
                 0);
-      // templates: the usual serving shapes evaluated at the anchor's size too (start_only: each
-      // and at most four variants), parts for the pairing and starts for later searches.
-      if (options.templates) {
-        const DisaggSetup& st = js.models()[slots[i].model]->setup();
-        std::vector<Strategy> t =
-            ServingTemplates(*slots[i].space, st.serve.model,
-                      (slots[i].pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
-        // recipe: each shape also with the MoE all-to-all overlapped and redundant experts.
-        if (options.recipe) AddOverlapRecipes(*slots[i].space, &t);
-        if (!t.empty()) dc.Search(i, 5 * static_cast<int64_t>(t.size()), 1, seed, 0, t, true);
-      }
+      if (options.templates) shapes(i, false);
     }
+    // shape_sizes: the decode role's other anchor sizes, which no anchor search climbs.
+    if (!pre && options.templates && options.shape_sizes)
+      for (size_t i : shape_only) shapes(i, true);
   }
   note_best();
   // 2. Until the budget is spent: (a) projection: every slot evaluates the best parts of the

@@ -357,14 +357,15 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
 }
 
 // The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
-// evidence_fallback off, and the eighteenth pass's recipe), for the tests whose traps were
-// measured on it.
+// evidence_fallback off, and the eighteenth pass's recipe and the twenty-second's shape_sizes),
+// for the tests whose traps were measured on it.
 DecomposedOptions FourteenthPass() {
   DecomposedOptions o;
   o.ep_memory = false;
   o.probe_early = false;
   o.evidence_fallback = false;
   o.recipe = false;
+  o.shape_sizes = false;
   return o;
 }
 
@@ -508,10 +509,11 @@ TEST(JointSearch, ThreeProjectionShapesLeaveBudgetForTheDeepSearches) {
   // Measured with deep searches of 400 calls (before deep_share, which reaches 0.997 here with
   // six shapes too) and before the eighteenth pass's recipe (with which this seed ends at 0.961
   // in three shapes too; with the defaults it reaches 0.997, 1,000 calls, seeds 0-9: 9 of 10
-  // cold, docs/RL_STUDY.md).
+  // cold, docs/RL_STUDY.md) and the twenty-second pass's shape_sizes.
   DecomposedOptions base;
   base.deep_share = 1;
   base.recipe = false;
+  base.shape_sizes = false;
   DecomposedOptions off = base;
   off.other_side = true;
   ExpectDecomposedNeeds(PlanServeOn(serve), 1000, 0, off, 0, base);
@@ -702,6 +704,39 @@ TEST(JointSearch, ServingShapesAnchorASmallBudgetSearch) {
   off.templates = false;
   off.anchor_min = 1;  // three anchors per role whatever the budget (before)
   ExpectDecomposedNeeds(PlanServe("kimi-k2", "h100", 32), 1000, 1, off);
+}
+
+// shape_sizes (twenty-second pass): deepseek-v3 disaggregated on 128 H200s (2,048 in / 512 out,
+// TTFT 2 s, TPOT 50 ms), cold role searches, 1,000 calls, seed 3. At 1,000 calls each role gets one
+// anchor search (350 anchor calls < 3 x 2 x 200); without the serving shapes at the decode role's
+// other anchor sizes (a quarter and a sixteenth of its largest) the search ends at 0.900 of the
+// exact optimum (1,779.78 tokens/s per GPU, `l2s plan ... --serving disagg --search oracle`);
+// with them, each raised in batch while it gains, it reaches the optimum.
+TEST(JointSearch, RaisedServingShapesAtTheDecodeSizesNoAnchorSearches) {
+  DecomposedOptions off;
+  off.shape_sizes = false;
+  ExpectDecomposedNeeds(PlanServe("deepseek-v3", "h200", 128), 1000, 3, off, 1779.78);
+}
+
+// The same on kimi-k2 disaggregated on 256 H100s, seed 0 (optimum 1,253.99: 8 x 16 prefill GPUs
+// beside one 120-GPU decode instance at tp=4, batch 512, TBO, 480 slots). The one decode anchor
+// (128 GPUs) ends at tp=1, batch 64 (1,442.5 tokens/s per GPU); without shape_sizes the 120-GPU
+// slot stays at tp=1 and the search ends at 0.852. With it the recipe with SBO raised to batch 64
+// at 64 GPUs (1,524.3) is projected onto the 120-GPU slot, whose deep search climbs to tp=2, batch
+// 256, TBO (2,586.4 against the role's 2,675.19): 0.967 (every seed 0-9 the same; still short of
+// 0.98, docs/RL_STUDY.md twenty-second pass).
+TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
+  const Fixture f = PlanServe("kimi-k2", "h100", 256);
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(ColdRlOptions());
+  DecomposedOptions off;
+  off.shape_sizes = false;
+  const SearchResult with = SearchJointDecomposed(jp, 1000, 0, nullptr, role, {});
+  const SearchResult without = SearchJointDecomposed(jp, 1000, 0, nullptr, role, off);
+  ASSERT_TRUE(with.found && without.found);
+  EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.96 * 1253.99) << with.note;
+  EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.9 * 1253.99) << without.note;
+  EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
 }
 
 // rl.h 17. (feas, nearmem, pairdp): the 8-GPU decode instance of deepseek-v3 disaggregated on the
