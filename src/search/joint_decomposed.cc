@@ -790,6 +790,20 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         stuck = !(dc.best_value() > best_before);
       }
     }
+    // pair_fallback: no valid pair yet and nothing searched this round (the ranked pairs' slots
+    // all searched deeply, no best pair to search further): the first ranked pair's prefill slot
+    // is searched further, held to the latency its decode part leaves (its pairings missed the
+    // TTFT), then, when that makes no call, its decode slot.
+    if (options.pair_fallback && dc.used() == before && !dc.best().found && !pairs.empty() &&
+        !dc.cancelled()) {
+      const auto [v0, p0, d0] = pairs.front();
+      if (const Part* bd = dc.BestPart(d0); bd != nullptr)
+        slots[p0].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p0], slots[d0])],
+                                               slots[p0].g, slots[d0].g, *bd);
+      dc.Search(p0, deep_calls, round, seed, options.start);
+      if (dc.used() == before) dc.Search(d0, deep_calls, round, seed, options.start);
+      dc.Assess();
+    }
     note_best();
     ++round;
     if (dc.used() == before) break;  // nothing to search

@@ -739,6 +739,31 @@ TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
   EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
 }
 
+// pair_fallback (twenty-second pass): llama-3.1-405b disaggregated on 32 H100s (2,048 in / 512
+// out, TTFT 2 s, TPOT 50 ms), pretrained role searches, 1,000 calls, seed 3, with deep searches of
+// 0.175 of the budget (0.15 by default). Slots of both roles have parts, but no pairing of them
+// meets the TTFT; once the ranked pairs' slots have all been searched deeply there is no best pair
+// to search further, and without the fallback the search ends at 744 calls with no answer. With
+// it the first ranked pair's prefill slot is searched held to the latency its decode part leaves,
+// and the search ends at a valid pair (16 + 16 GPUs) with its budget spent.
+TEST(JointSearch, NoValidPairYetSearchesTheRankedPairsPrefillUnderItsLatency) {
+  const Fixture f = PlanServe("llama-3.1-405b", "h100", 32);
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(RlOptions{});
+  DecomposedOptions on;
+  on.deep_share = 0.175;
+  DecomposedOptions off = on;
+  off.pair_fallback = false;
+  const SearchResult with = SearchJointDecomposed(jp, 1000, 3, nullptr, role, on);
+  const SearchResult without = SearchJointDecomposed(jp, 1000, 3, nullptr, role, off);
+  EXPECT_FALSE(without.found) << without.note;
+  EXPECT_LT(without.calls, 1000);
+  ASSERT_TRUE(with.found) << with.note;
+  EXPECT_GT(with.eval.tokens_per_s_per_gpu, 0);
+  EXPECT_EQ(with.calls, 1000);
+  EXPECT_NE(with.note.find("best pair 16 + 16 GPUs"), std::string::npos) << with.note;
+}
+
 // rl.h 17. (feas, nearmem, pairdp): the 8-GPU decode instance of deepseek-v3 disaggregated on the
 // GB200 NVL72 (TPOT 50 ms). Its optimum is pp=1,tp=2,batch=1,024 with no redundant expert slots,
 // one MTP token and the embedding and dense FFN sharded, at 185.8 of 186 GiB per GPU; from the
