@@ -420,6 +420,15 @@ class Decomposed {
     return nullptr;
   }
 
+  // Holds prefill slot p's later searches to the latency that decode slot d's best part leaves
+  // to the pair's TTFT; unchanged when d has no part.
+  void HoldPrefill(size_t p, size_t d) {
+    const Part* bd = BestPart(d);
+    if (bd == nullptr) return;
+    Slot& sp = slots_[p];
+    sp.limit_ms = PrefillLimitMs(*js_.models()[PairModel(sp, slots_[d])], sp.g, slots_[d].g, *bd);
+  }
+
   const Pairing& best() const { return best_; }
   int best_model() const { return best_model_; }
   int best_gp() const { return best_gp_; }
@@ -722,11 +731,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           dc.Assess();  // the prefill slot's latency limit beside the decode parts found
         }
         if (!deep[p] && prefill_too) {
-          // Held to the latency that the pair's best decode part leaves.
-          if (const Part* bd = dc.BestPart(d); bd != nullptr)
-            slots[p].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p], slots[d])],
-                                                  slots[p].g,
-                                                  slots[d].g, *bd);
+          dc.HoldPrefill(p, d);
           deep_search(p);
         }
         ++polishes;
@@ -797,9 +802,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     if (options.pair_fallback && dc.used() == before && !dc.best().found && !pairs.empty() &&
         !dc.cancelled()) {
       const auto [v0, p0, d0] = pairs.front();
-      if (const Part* bd = dc.BestPart(d0); bd != nullptr)
-        slots[p0].limit_ms = dc.PrefillLimitMs(*js.models()[dc.PairModel(slots[p0], slots[d0])],
-                                               slots[p0].g, slots[d0].g, *bd);
+      dc.HoldPrefill(p0, d0);
       dc.Search(p0, deep_calls, round, seed, options.start);
       if (dc.used() == before) dc.Search(d0, deep_calls, round, seed, options.start);
       dc.Assess();
