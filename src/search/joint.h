@@ -248,6 +248,22 @@ struct DecomposedOptions {
   // pair at 744 calls without it, 16 + 16 GPUs with it. No run of the three disaggregated sets
   // at the defaults (500 runs, 1,000 calls) reaches that end.
   bool pair_fallback = true;
+  // (issue 14, twenty-third pass) 2b: before a decode slot's deep search, the data-parallel-
+  // attention shapes of its best part (DpAttentionShapes in strategy/space.h: tp options above
+  // the part's up to the NVLink domain, pp = 1, the widest ep, sp on, the embedding, QKV and
+  // attention core `none`, the part's KV per GPU, each overlap option) are evaluated one tp
+  // option at a time, each valid one raised one batch option at a time while it stays valid and
+  // gains (as shape_sizes does), as parts the deep search may start from; the next tp option only
+  // while the slot's best part gained. Only while deep searches are shorter than their cap
+  // `deep` (deep_share binds: below 2,667 calls); one of 400 calls climbs there itself (at 4,000
+  // calls the suite's 90 runs are per seed the same either way; on there, the calls they take
+  // cost the GB200 NVL72 seven runs at 0.99). A 149-call climb from a tp=1 or tp=2 wide-EP part
+  // does not reach a decode instance whose attention is data-parallel in tp groups of four:
+  // kimi-k2 served on 256 H100s at 1,000 calls, the 120-GPU decode slot climbed to tp=2, batch
+  // 256 (2,586.4 tokens/s per GPU; every cold seed 0.967 of the optimum); the shape at tp=4
+  // raised to batch 512 (2,645.4) starts it there and it ends at the role's optimum (2,675.19;
+  // every cold seed the joint optimum).
+  bool dp_shapes = true;
 
   bool operator==(const DecomposedOptions&) const = default;
 };

@@ -497,6 +497,9 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   // deep_share: a deep (or further) search takes `deep` calls, at most deep_share of the budget.
   const int64_t deep_calls = std::max<int64_t>(
       1, std::min<int64_t>(options.deep, static_cast<int64_t>(options.deep_share * role_budget)));
+  // dp_shapes: only while a deep search is shorter than its cap (below 2,667 calls at the
+  // defaults); one of `deep` calls climbs to that regime itself.
+  const bool dp_shapes = options.dp_shapes && deep_calls < options.deep;
   const size_t n = slots.size();
   // Pools of each role (an index over the pools' names).
   std::vector<int> role_pools[2];
@@ -720,6 +723,19 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           (v > dc.best_value() * (1 + 1e-9) || (options.unstick && stuck))) {
         const double best_before = dc.best_value();
         auto deep_search = [&](size_t i) {
+          // dp_shapes: a decode slot's data-parallel-attention shapes first, raised in batch, one
+          // tp option at a time while the slot's best part gains.
+          if (dp_shapes && !slots[i].pre && dc.BestPart(i) != nullptr) {
+            const DisaggSetup& st = js.models()[slots[i].model]->setup();
+            const std::vector<Strategy> t = DpAttentionShapes(
+                *slots[i].space, st.serve.model, st.decode_pool.gpus_per_domain, dc.BestPart(i)->s);
+            for (size_t a = 0, b = 0; a < t.size(); a = b) {
+              while (b < t.size() && t[b].tp == t[a].tp) ++b;
+              const double top = best_gpu(i);
+              dc.RaiseBatches(i, std::vector<Strategy>(t.begin() + a, t.begin() + b));
+              if (!(best_gpu(i) > top)) break;
+            }
+          }
           dc.Search(i, deep_calls, round, seed, options.start);
           deep[i] = true;
         };

@@ -357,8 +357,8 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
 }
 
 // The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
-// evidence_fallback off, and the eighteenth pass's recipe and the twenty-second's shape_sizes),
-// for the tests whose traps were measured on it.
+// evidence_fallback off, and the eighteenth pass's recipe, the twenty-second's shape_sizes and the
+// twenty-third's dp_shapes), for the tests whose traps were measured on it.
 DecomposedOptions FourteenthPass() {
   DecomposedOptions o;
   o.ep_memory = false;
@@ -366,6 +366,7 @@ DecomposedOptions FourteenthPass() {
   o.evidence_fallback = false;
   o.recipe = false;
   o.shape_sizes = false;
+  o.dp_shapes = false;
   return o;
 }
 
@@ -509,11 +510,13 @@ TEST(JointSearch, ThreeProjectionShapesLeaveBudgetForTheDeepSearches) {
   // Measured with deep searches of 400 calls (before deep_share, which reaches 0.997 here with
   // six shapes too) and before the eighteenth pass's recipe (with which this seed ends at 0.961
   // in three shapes too; with the defaults it reaches 0.997, 1,000 calls, seeds 0-9: 9 of 10
-  // cold, docs/RL_STUDY.md) and the twenty-second pass's shape_sizes.
+  // cold, docs/RL_STUDY.md) and the twenty-second pass's shape_sizes (and the twenty-third's
+  // dp_shapes).
   DecomposedOptions base;
   base.deep_share = 1;
   base.recipe = false;
   base.shape_sizes = false;
+  base.dp_shapes = false;
   DecomposedOptions off = base;
   off.other_side = true;
   ExpectDecomposedNeeds(PlanServeOn(serve), 1000, 0, off, 0, base);
@@ -698,12 +701,16 @@ TEST(JointSearch, OverlapRecipesAnchorAWideEpPrefillInstance) {
 // seed 1. Without them six anchors of 58 calls each (at 2, 8 and 16 GPUs per role; kimi-k2's
 // weights need 16 H100s) leave the 16-GPU decode slot at 53 tokens/s per GPU, and its deep search
 // climbs from there to 95 (0.13 of the oracle); with one anchor per role and the pp = 1, widest-ep
-// shapes evaluated beside it the search reaches the optimum.
+// shapes evaluated beside it the search reaches the optimum. (Measured before the twenty-third
+// pass's dp_shapes, off in both: with it the search without the templates reaches the optimum
+// too, its data-parallel-attention shapes grown from the 16-GPU decode slot's part.)
 TEST(JointSearch, ServingShapesAnchorASmallBudgetSearch) {
-  DecomposedOptions off;
+  DecomposedOptions base;
+  base.dp_shapes = false;
+  DecomposedOptions off = base;
   off.templates = false;
   off.anchor_min = 1;  // three anchors per role whatever the budget (before)
-  ExpectDecomposedNeeds(PlanServe("kimi-k2", "h100", 32), 1000, 1, off);
+  ExpectDecomposedNeeds(PlanServe("kimi-k2", "h100", 32), 1000, 1, off, 0, base);
 }
 
 // shape_sizes (twenty-second pass): deepseek-v3 disaggregated on 128 H200s (2,048 in / 512 out,
@@ -724,19 +731,51 @@ TEST(JointSearch, RaisedServingShapesAtTheDecodeSizesNoAnchorSearches) {
 // slot stays at tp=1 and the search ends at 0.852. With it the recipe with SBO raised to batch 64
 // at 64 GPUs (1,524.3) is projected onto the 120-GPU slot, whose deep search climbs to tp=2, batch
 // 256, TBO (2,586.4 against the role's 2,675.19): 0.967 (every seed 0-9 the same; still short of
-// 0.98, docs/RL_STUDY.md twenty-second pass).
+// 0.98, docs/RL_STUDY.md twenty-second pass). Both without the twenty-third pass's dp_shapes
+// (next test).
 TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
   const Fixture f = PlanServe("kimi-k2", "h100", 256);
   JointProblem jp(*f.space);
   const RoleRun role = RlRoleRun(ColdRlOptions());
-  DecomposedOptions off;
+  DecomposedOptions on;
+  on.dp_shapes = false;
+  DecomposedOptions off = on;
   off.shape_sizes = false;
-  const SearchResult with = SearchJointDecomposed(jp, 1000, 0, nullptr, role, {});
+  const SearchResult with = SearchJointDecomposed(jp, 1000, 0, nullptr, role, on);
   const SearchResult without = SearchJointDecomposed(jp, 1000, 0, nullptr, role, off);
   ASSERT_TRUE(with.found && without.found);
   EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.96 * 1253.99) << with.note;
+  EXPECT_LT(with.eval.tokens_per_s_per_gpu, 0.97 * 1253.99) << with.note;
   EXPECT_LT(without.eval.tokens_per_s_per_gpu, 0.9 * 1253.99) << without.note;
   EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
+}
+
+// dp_shapes (twenty-third pass), the same problem and seed: before the 120-GPU decode slot's deep
+// search (149 calls at 1,000) its data-parallel-attention shapes are raised in batch. From its
+// part (pp=1,tp=1,ep=120, batch 64, SBO, 480 slots: 1,753.7 tokens/s per GPU) the shapes at tp=2
+// start at batch 128 (the part's KV per GPU: batch 64 x 2 / 1) and the one with TBO rises to
+// batch 256 (2,580.0; 512 misses the TPOT); at tp=4 the one with TBO rises from 256 to 512
+// (2,645.4: Megatron's dims but the embedding, QKV and attention core `none`), and no shape at
+// tp=8 beats that, so the raise stops there. The deep search starts from that part and ends at the role's optimum at 120 GPUs
+// (2,675.19: tp=4, batch 512, TBO, shared experts split), the pair at the joint optimum
+// (1,253.99: 8 x 16 prefill GPUs beside the 120-GPU instance) where without the shapes it ends at
+// 0.967 (above). At 4,000 calls (deep searches of 400 calls) the option does nothing.
+TEST(JointSearch, DataParallelAttentionShapesLeadAKimiDecodeSlotToItsOptimum) {
+  const Fixture f = PlanServe("kimi-k2", "h100", 256);
+  DecomposedOptions off;
+  off.dp_shapes = false;
+  const SearchResult with = ExpectDecomposedNeeds(f, 1000, 0, off, 1253.99);
+  EXPECT_NEAR(with.eval.tokens_per_s_per_gpu, 1253.99, 0.01);
+  EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
+  // By construction nothing changes once the deep searches reach their cap.
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(ColdRlOptions());
+  DecomposedOptions capped;
+  capped.deep_share = 0.5;  // 499 calls at 1,000: the cap of 400 binds
+  DecomposedOptions capped_off = capped;
+  capped_off.dp_shapes = false;
+  EXPECT_EQ(SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped).best_encoded,
+            SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped_off).best_encoded);
 }
 
 // pair_fallback (twenty-second pass): llama-3.1-405b disaggregated on 32 H100s (2,048 in / 512

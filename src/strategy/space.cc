@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -538,6 +539,50 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t) {
           std::find(t->begin(), t->end(), x) == t->end())
         t->push_back(x);
     }
+}
+
+std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
+                                        const Strategy& s) {
+  std::vector<Strategy> out;
+  const int g = space.num_gpus();
+  const std::vector<int>& batches = space.batch_options();
+  if (batches.empty() || space.ep_options().empty() || s.tp < 1 || s.pp < 1) return out;
+  std::vector<Overlap> overlaps{s.overlap};
+  for (Overlap o : space.overlap_options())
+    if (o != s.overlap) overlaps.push_back(o);
+  bool first = true;  // the first tp option above s.tp: the only one with every dim `none`
+  for (int tp : space.tp_options()) {
+    if (tp <= s.tp || tp > std::min(g, domain)) continue;
+    // The KV cache per GPU kept: a replica of pp x tp GPUs holds pp x batch sequences, each
+    // stage its layers' KV of all of them over its tp GPUs, i.e. batch / tp sequences' worth of
+    // every layer per GPU at any pp; here batch / tp as at s.
+    const double want = static_cast<double>(s.batch) * tp / s.tp;
+    int batch = batches.front();
+    for (int b : batches)
+      if (std::abs(std::log2(b / want)) < std::abs(std::log2(batch / want))) batch = b;
+    for (bool all_none : {false, true}) {
+      if (all_none && !first) break;
+      for (Overlap o : overlaps) {
+        Strategy x = s;
+        x.pp = 1;
+        x.tp = tp;
+        x.dp = g / tp;
+        x.ep = space.ep_options().back();
+        x.batch = batch;
+        x.sp = true;
+        x.overlap = o;
+        x.dims = MegatronDims();
+        for (Op op : {Op::kEmbed, Op::kAttnQkv, Op::kAttnCore})
+          x.dims[static_cast<size_t>(op)] = Dim::kNone;
+        if (all_none) x.dims.fill(Dim::kNone);
+        ClearAbsentOps(m, &x);
+        if (FitSlots(space, &x) && std::find(out.begin(), out.end(), x) == out.end())
+          out.push_back(std::move(x));
+      }
+    }
+    first = false;
+  }
+  return out;
 }
 
 bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant) {

@@ -264,6 +264,73 @@ TEST(ServingTemplates, OverlapRecipesTakeTheMostRedundantSlotsEpDivides) {
   EXPECT_EQ(d.size(), 2u);
 }
 
+// DpAttentionShapes: DeepSeek-like (128 heads, 256 experts) on 144 GPUs, one NVLink domain of 8.
+// tp options 1, 2, 4, 8, 16 (the divisors of 144 that divide 128 heads), so from a part at
+// pp=2,tp=1 the shapes take tp 2, 4 and 8 (16 is wider than the domain). KV per GPU kept: the
+// part's replica of 2 GPUs holds pp 2 x batch 32 = 64 sequences, each GPU its half of the layers
+// of all 64, i.e. 32 sequences' worth of every layer; at tp the replica's tp GPUs share batch
+// sequences, so batch 32 x tp: 64, 128, 256 (all options). Each tp with Megatron's dims but the embedding, QKV and core `none`, and the first
+// tp (2) also with every dim `none` (at a wider tp that is the same program), each in three
+// overlaps (the part's sbo first, then none and tbo): 3 x 3 + 3 = 12 shapes, pp 1, ep the widest
+// (144) with the first slot count it divides (288, as above), sp on.
+TEST(ServingTemplates, DataParallelAttentionShapesFromAPart) {
+  const ModelSpec ds = DeepSeekLike();
+  auto sp = StrategySpace::Make(ds, 144);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  ASSERT_EQ(sp->tp_options(), (std::vector<int>{1, 2, 4, 8, 16}));
+  Strategy part = MegatronStrategy(2, 1, 72, 72, 32);
+  part.overlap = Overlap::kSbo;
+  ClearAbsentOps(ds, &part);
+  const std::vector<Strategy> t = DpAttentionShapes(*sp, ds, 8, part);
+  ASSERT_EQ(t.size(), 12u);
+  const std::array<Overlap, 3> overlaps{Overlap::kSbo, Overlap::kNone, Overlap::kTbo};
+  for (size_t i = 0; i < t.size(); ++i) {
+    const Strategy& x = t[i];
+    const int tp = i < 6 ? 2 : i < 9 ? 4 : 8;
+    EXPECT_EQ(x.tp, tp) << ToText(x);
+    EXPECT_EQ(x.pp, 1);
+    EXPECT_EQ(x.dp, 144 / tp);
+    EXPECT_EQ(x.ep, 144);
+    EXPECT_EQ(x.slots, 288);
+    EXPECT_EQ(x.batch, 32 * tp);
+    EXPECT_TRUE(x.sp);
+    EXPECT_EQ(x.overlap, overlaps[i % 3]) << ToText(x);
+    const bool all_none = i >= 3 && i < 6;
+    for (Op op : sp->searched_ops()) {
+      const Dim want = all_none || op == Op::kEmbed || op == Op::kAttnQkv || op == Op::kAttnCore
+                           ? Dim::kNone
+                           : MegatronDims()[static_cast<size_t>(op)];
+      EXPECT_EQ(x.dims[static_cast<size_t>(op)], want) << ToText(x);
+    }
+    std::vector<int> idx;
+    ASSERT_TRUE(sp->Encode(x, &idx)) << ToText(x);
+    EXPECT_TRUE(sp->Valid(idx)) << ToText(x);
+  }
+  // A part already at the domain's tp has none; a dense model (llama-70b on 64 GPUs: ep 1, no
+  // overlap option but none) from tp=2, batch 16 (8 per GPU): tp 4 at batch 32 in both dim sets,
+  // tp 8 at batch 64 with the data-parallel attention dims only.
+  part.tp = 8;
+  EXPECT_TRUE(DpAttentionShapes(*sp, ds, 8, part).empty());
+  const ModelSpec llama = Llama70B();
+  auto dense = StrategySpace::Make(llama, 64);
+  ASSERT_TRUE(dense.ok());
+  Strategy d = MegatronStrategy(1, 2, 32, 1, 16);
+  ClearAbsentOps(llama, &d);
+  const std::vector<Strategy> td = DpAttentionShapes(*dense, llama, 8, d);
+  ASSERT_EQ(td.size(), 3u);
+  EXPECT_EQ(ToText(td[0]),
+            "pp=1,tp=4,dp=16,ep=1,batch=32,sp=on,embed=none,attn_qkv=none,attn_core=none,"
+            "attn_out=dim0,moe_router=none,moe_ffn1=none,moe_ffn2=none,shared_ffn1=none,"
+            "shared_ffn2=none,dense_ffn1=dim1,dense_ffn2=dim0,lm_head=dim1");
+  EXPECT_EQ(ToText(td[1]),
+            "pp=1,tp=4,dp=16,ep=1,batch=32,sp=on,embed=none,attn_qkv=none,attn_core=none,"
+            "attn_out=none,moe_router=none,moe_ffn1=none,moe_ffn2=none,shared_ffn1=none,"
+            "shared_ffn2=none,dense_ffn1=none,dense_ffn2=none,lm_head=none");
+  EXPECT_EQ(td[2].tp, 8);
+  EXPECT_EQ(td[2].batch, 64);
+  EXPECT_EQ(td[2].dims, td[0].dims);
+}
+
 TEST(StrategySpace, LlamaOn64Gpus) {
   const ModelSpec llama = Llama70B();
   auto sp = StrategySpace::Make(llama, 64);
