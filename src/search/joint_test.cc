@@ -756,10 +756,11 @@ TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
 // start at batch 128 (the part's KV per GPU: batch 64 x 2 / 1) and the one with TBO rises to
 // batch 256 (2,580.0; 512 misses the TPOT); at tp=4 the one with TBO rises from 256 to 512
 // (2,645.4: Megatron's dims but the embedding, QKV and attention core `none`), and no shape at
-// tp=8 beats that, so the raise stops there. The deep search starts from that part and ends at the role's optimum at 120 GPUs
-// (2,675.19: tp=4, batch 512, TBO, shared experts split), the pair at the joint optimum
-// (1,253.99: 8 x 16 prefill GPUs beside the 120-GPU instance) where without the shapes it ends at
-// 0.967 (above). At 4,000 calls (deep searches of 400 calls) the option does nothing.
+// tp=8 beats that, so the raise stops there. The deep search starts from that part and ends at
+// the role's optimum at 120 GPUs (2,675.19: tp=4, batch 512, TBO, shared experts split), the
+// pair at the joint optimum (1,253.99: 8 x 16 prefill GPUs beside the 120-GPU instance) where
+// without the shapes it ends at 0.967 (above). At 4,000 calls (deep searches of 400 calls) the
+// option does nothing.
 TEST(JointSearch, DataParallelAttentionShapesLeadAKimiDecodeSlotToItsOptimum) {
   const Fixture f = PlanServe("kimi-k2", "h100", 256);
   DecomposedOptions off;

@@ -269,10 +269,11 @@ TEST(ServingTemplates, OverlapRecipesTakeTheMostRedundantSlotsEpDivides) {
 // pp=2,tp=1 the shapes take tp 2, 4 and 8 (16 is wider than the domain). KV per GPU kept: the
 // part's replica of 2 GPUs holds pp 2 x batch 32 = 64 sequences, each GPU its half of the layers
 // of all 64, i.e. 32 sequences' worth of every layer; at tp the replica's tp GPUs share batch
-// sequences, so batch 32 x tp: 64, 128, 256 (all options). Each tp with Megatron's dims but the embedding, QKV and core `none`, and the first
-// tp (2) also with every dim `none` (at a wider tp that is the same program), each in three
-// overlaps (the part's sbo first, then none and tbo): 3 x 3 + 3 = 12 shapes, pp 1, ep the widest
-// (144) with the first slot count it divides (288, as above), sp on.
+// sequences, so batch 32 x tp: 64, 128, 256 (all options). Each tp with Megatron's dims but the
+// embedding, QKV and core `none`, and the first tp (2) also with every dim `none` (at a wider tp
+// that is the same program), each in three overlaps (the part's sbo first, then none and tbo):
+// 3 x 3 + 3 = 12 shapes, pp 1, ep the widest (144) with the first slot count it divides (288, as
+// above), sp on.
 TEST(ServingTemplates, DataParallelAttentionShapesFromAPart) {
   const ModelSpec ds = DeepSeekLike();
   auto sp = StrategySpace::Make(ds, 144);
