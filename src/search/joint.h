@@ -264,6 +264,22 @@ struct DecomposedOptions {
   // raised to batch 512 (2,645.4) starts it there and it ends at the role's optimum (2,675.19;
   // every cold seed the joint optimum).
   bool dp_shapes = true;
+  // (issue 14, twenty-fourth pass) dp_shapes also at the tp options below the part's (down to 2)
+  // and with every dim `none` but the LM head split on the vocabulary (DpAttentionShapes' `wide`).
+  // deepseek-v3 served on 256 H100s at 1,000 calls: the 24-GPU decode slot's role optimum is tp=2
+  // at batch 256 with only the LM head split (3,707.2 tokens/s per GPU, `l2s eval`); the tp=2
+  // point with every dim `none` is the tp=1 program (3,698.8), so no climb move leads there, and
+  // a part already at tp=8 (the domain) had no shapes at all: six cold seeds ended at 0.9795 of
+  // the optimum, now 0.982 (the role optimum's pair).
+  bool dp_shapes_wide = true;
+  // (twenty-fourth pass) 2c: while deep searches are shorter than their cap `deep` (as
+  // dp_shapes), `exploit` is skipped once fewer than two deep searches' calls are left: the
+  // round goes to the first ranked pair's deep search when its hopes beat the best pair, so the
+  // last calls do not all go to further searches of a slot already searched deeply. kimi-k2
+  // served on 64 H200s at 1,000 calls, cold seed 5: the 16-GPU decode slot of the optimum's pair
+  // got no deep search (0.892), now does (1.000). At 4,000 calls the same rule (ungated) cost
+  // kimi-k2 on 256 H100s eight runs at 0.99 (twenty-third pass), hence the gate.
+  bool deep_first = true;
 
   bool operator==(const DecomposedOptions&) const = default;
 };

@@ -701,8 +701,12 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       pick();
       // A pair that could not beat the best pair found even at its hopes is not worth a search
       // (unless stuck).
-      // exploit: the round after deep searches that raised the best pair goes to (c).
-      const bool exploit_now = options.exploit && raised;
+      // exploit: the round after deep searches that raised the best pair goes to (c); with
+      // deep_first not on short budgets once fewer than two deep searches' calls are left.
+      const bool exploit_now =
+          options.exploit && raised &&
+          !(options.deep_first && deep_calls < options.deep &&
+            role_budget - dc.used() < 2 * deep_calls);
       raised = false;
       // evidence_fallback: before the first deep search, a round whose first pair's hopes do not
       // beat the best pair (it would go to (c)) is ranked by the decode slots' evidence instead,
@@ -728,7 +732,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           if (dp_shapes && !slots[i].pre && dc.BestPart(i) != nullptr) {
             const DisaggSetup& st = js.models()[slots[i].model]->setup();
             const std::vector<Strategy> t = DpAttentionShapes(
-                *slots[i].space, st.serve.model, st.decode_pool.gpus_per_domain, dc.BestPart(i)->s);
+                *slots[i].space, st.serve.model, st.decode_pool.gpus_per_domain, dc.BestPart(i)->s,
+                options.dp_shapes_wide);
             for (size_t a = 0, b = 0; a < t.size(); a = b) {
               while (b < t.size() && t[b].tp == t[a].tp) ++b;
               const double top = best_gpu(i);

@@ -357,8 +357,9 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
 }
 
 // The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
-// evidence_fallback off, and the eighteenth pass's recipe, the twenty-second's shape_sizes and the
-// twenty-third's dp_shapes), for the tests whose traps were measured on it.
+// evidence_fallback off, and the eighteenth pass's recipe, the twenty-second's shape_sizes, the
+// twenty-third's dp_shapes and the twenty-fourth's deep_first), for the tests whose traps were
+// measured on it.
 DecomposedOptions FourteenthPass() {
   DecomposedOptions o;
   o.ep_memory = false;
@@ -367,6 +368,7 @@ DecomposedOptions FourteenthPass() {
   o.recipe = false;
   o.shape_sizes = false;
   o.dp_shapes = false;
+  o.deep_first = false;
   return o;
 }
 
@@ -777,6 +779,60 @@ TEST(JointSearch, DataParallelAttentionShapesLeadAKimiDecodeSlotToItsOptimum) {
   capped_off.dp_shapes = false;
   EXPECT_EQ(SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped).best_encoded,
             SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped_off).best_encoded);
+}
+
+// dp_shapes_wide (twenty-fourth pass): deepseek-v3 served on 256 H100s (2,048 in / 512 out, TTFT
+// 2 s, TPOT 50 ms), cold role searches, 1,000 calls; joint optimum 1,416.10 tokens/s per GPU
+// (SolveDisaggExact, docs/RL_STUDY.md). Its 24-GPU decode role's optimum is tp=2 at batch 256
+// with every dim `none` but the LM head (3,707.2 tokens/s per GPU); at tp=2 with every dim `none`
+// it is the tp=1 program (3,698.8), so the climbs' tp move screens equal. Seed 0: the slot's part
+// is at tp=8 (the domain), batch 1,024 (3,027.1), where the shapes above it had nothing to offer;
+// now the tp options below it come next, tp=4 at batch 512 and tp=2 at batch 1,024 x 2 / 8 = 256,
+// whose LM-head shape is that optimum. Seed 5: the part is already tp=1, batch 128 (3,698.8), and
+// its tp=2 LM-head shape at batch 128 x 2 = 256 is the optimum. The pair then packs at 1,390.21
+// (0.9817); without them both seeds end at 1,387.05 (0.9795: the 24-GPU slot at 3,698.8).
+TEST(JointSearch, LmHeadShapesLeadADeepSeekDecodeSlotToItsRoleOptimum) {
+  const Fixture f = PlanServe("deepseek-v3", "h100", 256);
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(ColdRlOptions());
+  DecomposedOptions narrow;
+  narrow.dp_shapes_wide = false;
+  for (uint64_t seed : {0, 5}) {
+    const SearchResult with = SearchJointDecomposed(jp, 1000, seed, nullptr, role, {});
+    const SearchResult without = SearchJointDecomposed(jp, 1000, seed, nullptr, role, narrow);
+    ASSERT_TRUE(with.found && without.found);
+    EXPECT_NEAR(with.eval.tokens_per_s_per_gpu, 1390.21, 0.01) << seed << ": " << with.note;
+    EXPECT_GE(with.eval.tokens_per_s_per_gpu, 0.98 * 1416.10);
+    EXPECT_NEAR(without.eval.tokens_per_s_per_gpu, 1387.05, 0.01) << seed << ": " << without.note;
+    EXPECT_NE(with.note.find("+ 24 GPUs"), std::string::npos) << with.note;
+  }
+}
+
+// deep_first (twenty-fourth pass): kimi-k2 served on 64 H200s (2,048 in / 512 out, TTFT 2 s, TPOT
+// 50 ms), cold role searches, 1,000 calls, seed 5; joint optimum 1,295.58 tokens/s per GPU
+// (docs/RL_STUDY.md), the one nine of ten seeds reached already. After the first round's deep
+// searches (the 40-GPU decode slot, the 8-GPU prefill slot) raised the best pair, `exploit` spent
+// the round on further searches of the binding slot, and the next round had too few calls left
+// for the 16-GPU decode slot's deep search, which the optimum's pair needs: 1,156.22 (0.892).
+// With fewer than two deep searches' calls (2 x 149) left that round goes to the ranked pair's
+// deep search instead, and the search ends at the optimum. At 4,000 calls (deep searches at their
+// cap of 400) the option does nothing.
+TEST(JointSearch, DeepFirstOnShortBudgetsSearchesTheUnsearchedSlot) {
+  const Fixture f = PlanServe("kimi-k2", "h200", 64);
+  DecomposedOptions off;
+  off.deep_first = false;
+  const SearchResult with = ExpectDecomposedNeeds(f, 1000, 5, off, 1295.58);
+  EXPECT_NEAR(with.eval.tokens_per_s_per_gpu, 1295.58, 0.01) << with.note;
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(ColdRlOptions());
+  EXPECT_NEAR(SearchJointDecomposed(jp, 1000, 5, nullptr, role, off).eval.tokens_per_s_per_gpu,
+              1156.22, 0.01);
+  DecomposedOptions capped;
+  capped.deep_share = 0.5;  // 499 calls at 1,000: the cap of 400 binds
+  DecomposedOptions capped_off = capped;
+  capped_off.deep_first = false;
+  EXPECT_EQ(SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped).best_encoded,
+            SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped_off).best_encoded);
 }
 
 // pair_fallback (twenty-second pass): llama-3.1-405b disaggregated on 32 H100s (2,048 in / 512

@@ -171,17 +171,20 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
 // The data-parallel-attention shapes of a decode instance grown from its strategy `s` (as
 // SGLang's DP attention with wide EP: each sequence's attention and KV cache on one GPU of a tp
 // group, the rest of the layer split over the group): for each tp option of `space` above s.tp up
-// to one NVLink domain of `domain` GPUs (or all of them when fewer), pp = 1, the widest ep with
-// the first slot option it divides (FitSlots), sp on, the batch option nearest in log2 to the one
-// that keeps s's KV cache per GPU (s.batch x tp / s.tp: a replica of pp x tp GPUs holds pp x
-// batch sequences, batch / tp sequences' worth of every layer per GPU), with Megatron's dims but
-// the embedding, QKV projection and attention core `none`, and at the first such tp also with
-// every dim `none` (at a wider tp that is the same program); each with s's overlap, then each
-// other overlap option. In tp order; absent operators `none`; only points that pass Check, no
-// duplicates. The decomposed disaggregated search raises them in batch before
-// a decode slot's deep search (search/joint.h DecomposedOptions::dp_shapes).
+// to one NVLink domain of `domain` GPUs (or all of them when fewer), nearest first, and with
+// `wide` then each one below s.tp down to 2, nearest first: pp = 1, the widest ep with the first
+// slot option it divides (FitSlots), sp on, the batch option nearest in log2 to the one that keeps
+// s's KV cache per GPU (s.batch x tp / s.tp: a replica of pp x tp GPUs holds pp x batch
+// sequences, batch / tp sequences' worth of every layer per GPU), with Megatron's dims but the
+// embedding, QKV projection and attention core `none` in s's overlap, then each other overlap
+// option; with `wide` then every dim `none` but the LM head on Megatron's dim (the vocabulary
+// split over the group: the one weight every sequence's step reads whole), in s's overlap only;
+// and at the first such tp also every dim `none` in each overlap option (at another tp that is
+// the same program). In that order; absent operators `none`; only points that pass Check, no
+// duplicates. The decomposed disaggregated search raises them in batch before a decode slot's
+// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide).
 std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
-                                        const Strategy& s);
+                                        const Strategy& s, bool wide = true);
 
 // Sets s->slots to the first slot option of `space` (in option order: one slot per expert, then
 // the redundant counts) with which *s passes space.Check, e.g. 288 for ep = 144 with 256 experts;

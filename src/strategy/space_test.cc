@@ -266,14 +266,16 @@ TEST(ServingTemplates, OverlapRecipesTakeTheMostRedundantSlotsEpDivides) {
 
 // DpAttentionShapes: DeepSeek-like (128 heads, 256 experts) on 144 GPUs, one NVLink domain of 8.
 // tp options 1, 2, 4, 8, 16 (the divisors of 144 that divide 128 heads), so from a part at
-// pp=2,tp=1 the shapes take tp 2, 4 and 8 (16 is wider than the domain). KV per GPU kept: the
-// part's replica of 2 GPUs holds pp 2 x batch 32 = 64 sequences, each GPU its half of the layers
-// of all 64, i.e. 32 sequences' worth of every layer; at tp the replica's tp GPUs share batch
-// sequences, so batch 32 x tp: 64, 128, 256 (all options). Each tp with Megatron's dims but the
-// embedding, QKV and core `none`, and the first tp (2) also with every dim `none` (at a wider tp
-// that is the same program), each in three overlaps (the part's sbo first, then none and tbo):
-// 3 x 3 + 3 = 12 shapes, pp 1, ep the widest (144) with the first slot count it divides (288, as
-// above), sp on.
+// pp=2,tp=1 the shapes take tp 2, 4 and 8 (16 is wider than the domain; none below tp 1). KV per
+// GPU kept: the part's replica of 2 GPUs holds pp 2 x batch 32 = 64 sequences, each GPU its half
+// of the layers of all 64, i.e. 32 sequences' worth of every layer; at tp the replica's tp GPUs
+// share batch sequences, so batch 32 x tp: 64, 128, 256 (all options). Without `wide`: each tp
+// with Megatron's dims but the embedding, QKV and core `none`, and the first tp (2) also with
+// every dim `none` (at a wider tp that is the same program), each in three overlaps (the part's
+// sbo first, then none and tbo): 3 x 3 + 3 = 12 shapes, pp 1, ep the widest (144) with the first
+// slot count it divides (288, as above), sp on. With `wide` (the default) each tp also has every
+// dim `none` but the LM head (dim1, Megatron's) in sbo only, after the Megatron dims: tp 2 has
+// 3 + 1 + 3 = 7 shapes, tp 4 and 8 have 3 + 1 = 4 each, 15 in all.
 TEST(ServingTemplates, DataParallelAttentionShapesFromAPart) {
   const ModelSpec ds = DeepSeekLike();
   auto sp = StrategySpace::Make(ds, 144);
@@ -282,42 +284,73 @@ TEST(ServingTemplates, DataParallelAttentionShapesFromAPart) {
   Strategy part = MegatronStrategy(2, 1, 72, 72, 32);
   part.overlap = Overlap::kSbo;
   ClearAbsentOps(ds, &part);
-  const std::vector<Strategy> t = DpAttentionShapes(*sp, ds, 8, part);
-  ASSERT_EQ(t.size(), 12u);
-  const std::array<Overlap, 3> overlaps{Overlap::kSbo, Overlap::kNone, Overlap::kTbo};
-  for (size_t i = 0; i < t.size(); ++i) {
-    const Strategy& x = t[i];
-    const int tp = i < 6 ? 2 : i < 9 ? 4 : 8;
-    EXPECT_EQ(x.tp, tp) << ToText(x);
-    EXPECT_EQ(x.pp, 1);
-    EXPECT_EQ(x.dp, 144 / tp);
-    EXPECT_EQ(x.ep, 144);
-    EXPECT_EQ(x.slots, 288);
-    EXPECT_EQ(x.batch, 32 * tp);
-    EXPECT_TRUE(x.sp);
-    EXPECT_EQ(x.overlap, overlaps[i % 3]) << ToText(x);
-    const bool all_none = i >= 3 && i < 6;
-    for (Op op : sp->searched_ops()) {
-      const Dim want = all_none || op == Op::kEmbed || op == Op::kAttnQkv || op == Op::kAttnCore
-                           ? Dim::kNone
-                           : MegatronDims()[static_cast<size_t>(op)];
-      EXPECT_EQ(x.dims[static_cast<size_t>(op)], want) << ToText(x);
+  enum Kind { kMegatron, kLmHead, kNone };
+  // The expected (tp, dims kind, overlap) of each shape, in order.
+  struct Want {
+    int tp;
+    Kind kind;
+    Overlap overlap;
+  };
+  const Overlap sbo = Overlap::kSbo, none = Overlap::kNone, tbo = Overlap::kTbo;
+  auto check = [&](const std::vector<Strategy>& t, const std::vector<Want>& want, int batch_per_tp,
+                   int batch_div) {
+    ASSERT_EQ(t.size(), want.size());
+    for (size_t i = 0; i < t.size(); ++i) {
+      const Strategy& x = t[i];
+      const int tp = want[i].tp;
+      EXPECT_EQ(x.tp, tp) << i << " " << ToText(x);
+      EXPECT_EQ(x.pp, 1);
+      EXPECT_EQ(x.dp, 144 / tp);
+      EXPECT_EQ(x.ep, 144);
+      EXPECT_EQ(x.slots, 288);
+      EXPECT_EQ(x.batch, batch_per_tp * tp / batch_div) << ToText(x);
+      EXPECT_TRUE(x.sp);
+      EXPECT_EQ(x.overlap, want[i].overlap) << i << " " << ToText(x);
+      for (Op op : sp->searched_ops()) {
+        Dim d = MegatronDims()[static_cast<size_t>(op)];
+        if (op == Op::kEmbed || op == Op::kAttnQkv || op == Op::kAttnCore) d = Dim::kNone;
+        if (want[i].kind == kNone || (want[i].kind == kLmHead && op != Op::kLmHead))
+          d = Dim::kNone;
+        EXPECT_EQ(x.dims[static_cast<size_t>(op)], d) << i << " " << ToText(x);
+      }
+      std::vector<int> idx;
+      ASSERT_TRUE(sp->Encode(x, &idx)) << ToText(x);
+      EXPECT_TRUE(sp->Valid(idx)) << ToText(x);
     }
-    std::vector<int> idx;
-    ASSERT_TRUE(sp->Encode(x, &idx)) << ToText(x);
-    EXPECT_TRUE(sp->Valid(idx)) << ToText(x);
-  }
-  // A part already at the domain's tp has none; a dense model (llama-70b on 64 GPUs: ep 1, no
-  // overlap option but none) from tp=2, batch 16 (8 per GPU): tp 4 at batch 32 in both dim sets,
-  // tp 8 at batch 64 with the data-parallel attention dims only.
+  };
+  check(DpAttentionShapes(*sp, ds, 8, part, /*wide=*/false),
+        {{2, kMegatron, sbo}, {2, kMegatron, none}, {2, kMegatron, tbo}, {2, kNone, sbo},
+         {2, kNone, none}, {2, kNone, tbo}, {4, kMegatron, sbo}, {4, kMegatron, none},
+         {4, kMegatron, tbo}, {8, kMegatron, sbo}, {8, kMegatron, none}, {8, kMegatron, tbo}},
+        32, 1);
+  check(DpAttentionShapes(*sp, ds, 8, part),
+        {{2, kMegatron, sbo}, {2, kMegatron, none}, {2, kMegatron, tbo}, {2, kLmHead, sbo},
+         {2, kNone, sbo}, {2, kNone, none}, {2, kNone, tbo}, {4, kMegatron, sbo},
+         {4, kMegatron, none}, {4, kMegatron, tbo}, {4, kLmHead, sbo}, {8, kMegatron, sbo},
+         {8, kMegatron, none}, {8, kMegatron, tbo}, {8, kLmHead, sbo}},
+        32, 1);
+  // A part already at the domain's tp (8, batch 32: 4 sequences' worth per GPU) has none without
+  // `wide`; with it the tp options below, nearest first: tp 4 at batch 32 x 4 / 8 = 16 (its
+  // Megatron dims in three overlaps, the LM-head one, and as the first tp every dim `none` in
+  // three), then tp 2 at batch 8 (Megatron's three, the LM-head one): 7 + 4 = 11.
   part.tp = 8;
-  EXPECT_TRUE(DpAttentionShapes(*sp, ds, 8, part).empty());
+  part.dp = 9;
+  EXPECT_TRUE(DpAttentionShapes(*sp, ds, 8, part, /*wide=*/false).empty());
+  check(DpAttentionShapes(*sp, ds, 8, part),
+        {{4, kMegatron, sbo}, {4, kMegatron, none}, {4, kMegatron, tbo}, {4, kLmHead, sbo},
+         {4, kNone, sbo}, {4, kNone, none}, {4, kNone, tbo}, {2, kMegatron, sbo},
+         {2, kMegatron, none}, {2, kMegatron, tbo}, {2, kLmHead, sbo}},
+        32, 8);
+  // A dense model (llama-70b on 64 GPUs: ep 1, no overlap option but none) from tp=2, batch 16
+  // (8 per GPU): tp 4 at batch 32 in the three dim sets (with `wide`; two without), tp 8 at
+  // batch 64 with the data-parallel attention dims and (with `wide`) the LM-head ones; no tp
+  // option below 2.
   const ModelSpec llama = Llama70B();
   auto dense = StrategySpace::Make(llama, 64);
   ASSERT_TRUE(dense.ok());
   Strategy d = MegatronStrategy(1, 2, 32, 1, 16);
   ClearAbsentOps(llama, &d);
-  const std::vector<Strategy> td = DpAttentionShapes(*dense, llama, 8, d);
+  const std::vector<Strategy> td = DpAttentionShapes(*dense, llama, 8, d, /*wide=*/false);
   ASSERT_EQ(td.size(), 3u);
   EXPECT_EQ(ToText(td[0]),
             "pp=1,tp=4,dp=16,ep=1,batch=32,sp=on,embed=none,attn_qkv=none,attn_core=none,"
@@ -330,6 +363,18 @@ TEST(ServingTemplates, DataParallelAttentionShapesFromAPart) {
   EXPECT_EQ(td[2].tp, 8);
   EXPECT_EQ(td[2].batch, 64);
   EXPECT_EQ(td[2].dims, td[0].dims);
+  const std::vector<Strategy> tw = DpAttentionShapes(*dense, llama, 8, d);
+  ASSERT_EQ(tw.size(), 5u);
+  EXPECT_EQ(tw[0], td[0]);
+  EXPECT_EQ(ToText(tw[1]),
+            "pp=1,tp=4,dp=16,ep=1,batch=32,sp=on,embed=none,attn_qkv=none,attn_core=none,"
+            "attn_out=none,moe_router=none,moe_ffn1=none,moe_ffn2=none,shared_ffn1=none,"
+            "shared_ffn2=none,dense_ffn1=none,dense_ffn2=none,lm_head=dim1");
+  EXPECT_EQ(tw[2], td[1]);
+  EXPECT_EQ(tw[3], td[2]);
+  EXPECT_EQ(tw[4].tp, 8);
+  EXPECT_EQ(tw[4].batch, 64);
+  EXPECT_EQ(tw[4].dims, tw[1].dims);
 }
 
 TEST(StrategySpace, LlamaOn64Gpus) {
