@@ -280,6 +280,14 @@ struct DecomposedOptions {
   // got no deep search (0.892), now does (1.000). At 4,000 calls the same rule (ungated) cost
   // kimi-k2 on 256 H100s eight runs at 0.99 (twenty-third pass), hence the gate.
   bool deep_first = true;
+  // (twenty-fourth pass) dp_shapes also after a decode slot's deep search, from the part it
+  // raised, when the shapes before it had raised the slot's best part (the slot is in the
+  // data-parallel-attention regime; the deep search may have moved what the shapes keep: the
+  // part's MTP tokens, its overlap). deepseek-v3 served on 256 H100s at 1,000 calls, cold seed 9:
+  // the 24-GPU slot's part (tp=4, one MTP token) raised by its shapes to tp=2 with TBO (2,779.5),
+  // the deep search ends at tp=1 with two MTP tokens (3,698.8); the tp=2 LM-head shape from there
+  // is the role's optimum (3,707.2) and the run ends at 0.982 of the joint optimum (0.9795).
+  bool dp_shapes_after = true;
 
   bool operator==(const DecomposedOptions&) const = default;
 };

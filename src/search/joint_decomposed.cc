@@ -729,7 +729,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         auto deep_search = [&](size_t i) {
           // dp_shapes: a decode slot's data-parallel-attention shapes first, raised in batch, one
           // tp option at a time while the slot's best part gains.
-          if (dp_shapes && !slots[i].pre && dc.BestPart(i) != nullptr) {
+          auto shapes = [&] {
+            if (!(dp_shapes && !slots[i].pre && dc.BestPart(i) != nullptr)) return;
             const DisaggSetup& st = js.models()[slots[i].model]->setup();
             const std::vector<Strategy> t = DpAttentionShapes(
                 *slots[i].space, st.serve.model, st.decode_pool.gpus_per_domain, dc.BestPart(i)->s,
@@ -740,8 +741,14 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
               dc.RaiseBatches(i, std::vector<Strategy>(t.begin() + a, t.begin() + b));
               if (!(best_gpu(i) > top)) break;
             }
-          }
+          };
+          const double unshaped = best_gpu(i);
+          shapes();
+          const double shaped = best_gpu(i);
           dc.Search(i, deep_calls, round, seed, options.start);
+          // dp_shapes_after: again from the part the deep search raised, when the shapes before
+          // it had raised the slot's best part.
+          if (options.dp_shapes_after && shaped > unshaped && best_gpu(i) > shaped) shapes();
           deep[i] = true;
         };
         // evidence_prefill off: a round ranked by the decode slots' evidence searches only the

@@ -358,8 +358,8 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
 
 // The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
 // evidence_fallback off, and the eighteenth pass's recipe, the twenty-second's shape_sizes, the
-// twenty-third's dp_shapes and the twenty-fourth's deep_first), for the tests whose traps were
-// measured on it.
+// twenty-third's dp_shapes and the twenty-fourth's deep_first and dp_shapes_after), for the tests
+// whose traps were measured on it.
 DecomposedOptions FourteenthPass() {
   DecomposedOptions o;
   o.ep_memory = false;
@@ -369,6 +369,7 @@ DecomposedOptions FourteenthPass() {
   o.shape_sizes = false;
   o.dp_shapes = false;
   o.deep_first = false;
+  o.dp_shapes_after = false;
   return o;
 }
 
@@ -806,6 +807,17 @@ TEST(JointSearch, LmHeadShapesLeadADeepSeekDecodeSlotToItsRoleOptimum) {
     EXPECT_NEAR(without.eval.tokens_per_s_per_gpu, 1387.05, 0.01) << seed << ": " << without.note;
     EXPECT_NE(with.note.find("+ 24 GPUs"), std::string::npos) << with.note;
   }
+  // dp_shapes_after (twenty-fourth pass), seed 9: the part (tp=4, one MTP token) is raised by its
+  // shapes to tp=2 with TBO (2,779.5), from where the deep search ends at tp=1 with two MTP
+  // tokens (3,698.8); the shapes again from there reach the tp=2 LM-head optimum (two MTP tokens,
+  // batch 128 x 2 = 256). Without them the run ends at 1,387.05.
+  DecomposedOptions once;
+  once.dp_shapes_after = false;
+  const SearchResult after = SearchJointDecomposed(jp, 1000, 9, nullptr, role, {});
+  const SearchResult before = SearchJointDecomposed(jp, 1000, 9, nullptr, role, once);
+  ASSERT_TRUE(after.found && before.found);
+  EXPECT_NEAR(after.eval.tokens_per_s_per_gpu, 1390.21, 0.01) << after.note;
+  EXPECT_NEAR(before.eval.tokens_per_s_per_gpu, 1387.05, 0.01) << before.note;
 }
 
 // deep_first (twenty-fourth pass): kimi-k2 served on 64 H200s (2,048 in / 512 out, TTFT 2 s, TPOT
