@@ -199,6 +199,17 @@ struct DecomposedOptions {
   // (fourteenth pass) A round ranked by evidence also deep-searches its pair's prefill slot
   // (off: only the decode slot that the evidence chose).
   bool evidence_prefill = false;
+  // (issue 14, twenty-fourth pass) ... but it does when that prefill slot's best part is below
+  // its role's best capacity per GPU (a projection that has not yet found the role's shapes at
+  // that size, where a deep search has room to gain). deepseek-v3 served on 128 H100s with 4,096
+  // in at 1,000 calls, cold seed 4: the first round is ranked by evidence (evidence_fallback), its
+  // 40-GPU decode slot is searched deeply, and the 88-GPU prefill slot of the optimum's pair
+  // (8,134.9 input tokens/s per GPU beside the role's 9,042.1 at another size) never was: 0.896
+  // of the optimum; searched there it reaches 9,147.0 and the run 0.997. Only while deep searches
+  // are shorter than their cap `deep` (as dp_shapes: below 2,667 calls), where a round's deep
+  // searches are few and a slot left out may get none; at 4,000 calls it lowered kimi-k2 on 256
+  // H100s in eight runs (1.000 -> 0.977-0.993, three below 0.99).
+  bool evidence_prefill_below = true;
   // (fourteenth pass) 2c: the round after deep searches that raised the best pair searches the
   // best pair's binding slot further instead of deep-searching another pair.
   bool exploit = true;

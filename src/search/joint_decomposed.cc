@@ -753,11 +753,16 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
         };
         // evidence_prefill off: a round ranked by the decode slots' evidence searches only the
         // decode slot that its evidence chose (the prefill slot is the one that packs with it).
-        const bool prefill_too = !by_evidence || deep[d] || options.evidence_prefill;
+        bool prefill_too = !by_evidence || deep[d] || options.evidence_prefill;
         if (!deep[d]) {
           deep_search(d);
           dc.Assess();  // the prefill slot's latency limit beside the decode parts found
         }
+        // evidence_prefill_below: also the prefill slot when its best part is below its role's
+        // best capacity per GPU, while deep searches are shorter than their cap.
+        if (options.evidence_prefill_below && deep_calls < options.deep &&
+            best_gpu(p) < role_best(p) * (1 - 1e-9))
+          prefill_too = true;
         if (!deep[p] && prefill_too) {
           dc.HoldPrefill(p, d);
           deep_search(p);

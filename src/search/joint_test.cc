@@ -358,8 +358,8 @@ SearchResult ExpectDecomposedNeeds(const Fixture& f, int64_t budget, uint64_t se
 
 // The decomposed search as measured before the fifteenth pass (ep_memory, probe_early and
 // evidence_fallback off, and the eighteenth pass's recipe, the twenty-second's shape_sizes, the
-// twenty-third's dp_shapes and the twenty-fourth's deep_first and dp_shapes_after), for the tests
-// whose traps were measured on it.
+// twenty-third's dp_shapes and the twenty-fourth's deep_first, dp_shapes_after and
+// evidence_prefill_below), for the tests whose traps were measured on it.
 DecomposedOptions FourteenthPass() {
   DecomposedOptions o;
   o.ep_memory = false;
@@ -370,6 +370,7 @@ DecomposedOptions FourteenthPass() {
   o.dp_shapes = false;
   o.deep_first = false;
   o.dp_shapes_after = false;
+  o.evidence_prefill_below = false;
   return o;
 }
 
@@ -845,6 +846,28 @@ TEST(JointSearch, DeepFirstOnShortBudgetsSearchesTheUnsearchedSlot) {
   capped_off.deep_first = false;
   EXPECT_EQ(SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped).best_encoded,
             SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped_off).best_encoded);
+}
+
+// evidence_prefill_below (twenty-fourth pass): deepseek-v3 served on 128 H100s with 4,096 in /
+// 512 out (TTFT 2 s, TPOT 50 ms), cold role searches, 1,000 calls, seed 4; joint optimum 788.63
+// tokens/s per GPU (SolveDisaggExact, docs/RL_STUDY.md). The first round is ranked by the decode
+// slots' evidence (evidence_fallback) and deep-searches the 40-GPU decode slot only; the 88-GPU
+// prefill slot of the optimum's pair holds a projection (8,134.9 input tokens/s per GPU against
+// the role's 9,042.1 at another size) and, never searched deeply, the run ends at 706.41 (0.896).
+// Below its role's best, it is searched in that round too and the run ends at 786.07 (0.997).
+TEST(JointSearch, EvidenceRoundSearchesAPrefillSlotBelowItsRole) {
+  Problem p = testing::RealServe("deepseek-v3", "h100", 128);
+  p.workload.isl = 4096;
+  const Fixture f = PlanServeOn(p);
+  DecomposedOptions off;
+  off.evidence_prefill_below = false;
+  const SearchResult with = ExpectDecomposedNeeds(f, 1000, 4, off, 788.63);
+  EXPECT_NEAR(with.eval.tokens_per_s_per_gpu, 786.07, 0.01) << with.note;
+  EXPECT_NE(with.note.find("best pair 88 + 40 GPUs"), std::string::npos) << with.note;
+  JointProblem jp(*f.space);
+  EXPECT_NEAR(SearchJointDecomposed(jp, 1000, 4, nullptr, RlRoleRun(ColdRlOptions()), off)
+                  .eval.tokens_per_s_per_gpu,
+              706.41, 0.01);
 }
 
 // pair_fallback (twenty-second pass): llama-3.1-405b disaggregated on 32 H100s (2,048 in / 512
