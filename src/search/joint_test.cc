@@ -754,6 +754,20 @@ TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
   EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
 }
 
+// A short-budget option (`option`: on by default) changes nothing once the deep searches reach
+// their cap: cold role searches, 1,000 calls with deep searches of 0.5 of the budget (499 calls:
+// the cap of 400 binds), the same point with the option on and off.
+void ExpectSameAtTheDeepCap(const Fixture& f, uint64_t seed, bool DecomposedOptions::*option) {
+  JointProblem jp(*f.space);
+  const RoleRun role = RlRoleRun(ColdRlOptions());
+  DecomposedOptions capped;
+  capped.deep_share = 0.5;
+  DecomposedOptions capped_off = capped;
+  capped_off.*option = false;
+  EXPECT_EQ(SearchJointDecomposed(jp, 1000, seed, nullptr, role, capped).best_encoded,
+            SearchJointDecomposed(jp, 1000, seed, nullptr, role, capped_off).best_encoded);
+}
+
 // dp_shapes (twenty-third pass), the same problem and seed: before the 120-GPU decode slot's deep
 // search (149 calls at 1,000) its data-parallel-attention shapes are raised in batch. From its
 // part (pp=1,tp=1,ep=120, batch 64, SBO, 480 slots: 1,753.7 tokens/s per GPU) the shapes at tp=2
@@ -773,14 +787,7 @@ TEST(JointSearch, DataParallelAttentionShapesLeadAKimiDecodeSlotToItsOptimum) {
   EXPECT_NEAR(with.eval.tokens_per_s_per_gpu, 1253.99, 0.01);
   EXPECT_NE(with.note.find("+ 120 GPUs"), std::string::npos) << with.note;
   // By construction nothing changes once the deep searches reach their cap.
-  JointProblem jp(*f.space);
-  const RoleRun role = RlRoleRun(ColdRlOptions());
-  DecomposedOptions capped;
-  capped.deep_share = 0.5;  // 499 calls at 1,000: the cap of 400 binds
-  DecomposedOptions capped_off = capped;
-  capped_off.dp_shapes = false;
-  EXPECT_EQ(SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped).best_encoded,
-            SearchJointDecomposed(jp, 1000, 0, nullptr, role, capped_off).best_encoded);
+  ExpectSameAtTheDeepCap(f, 0, &DecomposedOptions::dp_shapes);
 }
 
 // dp_shapes_wide (twenty-fourth pass): deepseek-v3 served on 256 H100s (2,048 in / 512 out, TTFT
@@ -819,6 +826,8 @@ TEST(JointSearch, LmHeadShapesLeadADeepSeekDecodeSlotToItsRoleOptimum) {
   ASSERT_TRUE(after.found && before.found);
   EXPECT_NEAR(after.eval.tokens_per_s_per_gpu, 1390.21, 0.01) << after.note;
   EXPECT_NEAR(before.eval.tokens_per_s_per_gpu, 1387.05, 0.01) << before.note;
+  ExpectSameAtTheDeepCap(f, 0, &DecomposedOptions::dp_shapes_wide);
+  ExpectSameAtTheDeepCap(f, 9, &DecomposedOptions::dp_shapes_after);
 }
 
 // deep_first (twenty-fourth pass): kimi-k2 served on 64 H200s (2,048 in / 512 out, TTFT 2 s, TPOT
@@ -840,12 +849,7 @@ TEST(JointSearch, DeepFirstOnShortBudgetsSearchesTheUnsearchedSlot) {
   const RoleRun role = RlRoleRun(ColdRlOptions());
   EXPECT_NEAR(SearchJointDecomposed(jp, 1000, 5, nullptr, role, off).eval.tokens_per_s_per_gpu,
               1156.22, 0.01);
-  DecomposedOptions capped;
-  capped.deep_share = 0.5;  // 499 calls at 1,000: the cap of 400 binds
-  DecomposedOptions capped_off = capped;
-  capped_off.deep_first = false;
-  EXPECT_EQ(SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped).best_encoded,
-            SearchJointDecomposed(jp, 1000, 5, nullptr, role, capped_off).best_encoded);
+  ExpectSameAtTheDeepCap(f, 5, &DecomposedOptions::deep_first);
 }
 
 // evidence_prefill_below (twenty-fourth pass): deepseek-v3 served on 128 H100s with 4,096 in /
@@ -868,6 +872,7 @@ TEST(JointSearch, EvidenceRoundSearchesAPrefillSlotBelowItsRole) {
   EXPECT_NEAR(SearchJointDecomposed(jp, 1000, 4, nullptr, RlRoleRun(ColdRlOptions()), off)
                   .eval.tokens_per_s_per_gpu,
               706.41, 0.01);
+  ExpectSameAtTheDeepCap(f, 4, &DecomposedOptions::evidence_prefill_below);
 }
 
 // pair_fallback (twenty-second pass): llama-3.1-405b disaggregated on 32 H100s (2,048 in / 512
