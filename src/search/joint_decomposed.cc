@@ -497,9 +497,11 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   // deep_share: a deep (or further) search takes `deep` calls, at most deep_share of the budget.
   const int64_t deep_calls = std::max<int64_t>(
       1, std::min<int64_t>(options.deep, static_cast<int64_t>(options.deep_share * role_budget)));
-  // dp_shapes: only while a deep search is shorter than its cap (below 2,667 calls at the
-  // defaults); one of `deep` calls climbs to that regime itself.
-  const bool dp_shapes = options.dp_shapes && deep_calls < options.deep;
+  // short_deep: a deep search is shorter than its cap (below 2,667 calls at the defaults), where
+  // dp_shapes, deep_first and evidence_prefill_below act; one of `deep` calls climbs to the
+  // data-parallel-attention regime itself, and a round's deep searches are few.
+  const bool short_deep = deep_calls < options.deep;
+  const bool dp_shapes = options.dp_shapes && short_deep;
   const size_t n = slots.size();
   // Pools of each role (an index over the pools' names).
   std::vector<int> role_pools[2];
@@ -705,8 +707,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
       // deep_first not on short budgets once fewer than two deep searches' calls are left.
       const bool exploit_now =
           options.exploit && raised &&
-          !(options.deep_first && deep_calls < options.deep &&
-            role_budget - dc.used() < 2 * deep_calls);
+          !(options.deep_first && short_deep && role_budget - dc.used() < 2 * deep_calls);
       raised = false;
       // evidence_fallback: before the first deep search, a round whose first pair's hopes do not
       // beat the best pair (it would go to (c)) is ranked by the decode slots' evidence instead,
@@ -759,9 +760,8 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
           dc.Assess();  // the prefill slot's latency limit beside the decode parts found
         }
         // evidence_prefill_below: also the prefill slot when its best part is below its role's
-        // best capacity per GPU, while deep searches are shorter than their cap.
-        if (options.evidence_prefill_below && deep_calls < options.deep &&
-            best_gpu(p) < role_best(p) * (1 - 1e-9))
+        // best capacity per GPU, while deep searches are short.
+        if (options.evidence_prefill_below && short_deep && best_gpu(p) < role_best(p) * (1 - 1e-9))
           prefill_too = true;
         if (!deep[p] && prefill_too) {
           dc.HoldPrefill(p, d);
