@@ -27,6 +27,7 @@
 #include "cli/report.h"
 #include "cli/svg.h"
 #include "search/search.h"
+#include "search/work_bound.h"
 
 namespace l2s::cli {
 
@@ -42,7 +43,8 @@ struct CompareFlags {
   bool json = false;
   std::string out_dir = "./compare-out";
   std::string x_scale = "log";
-  double oracle_seconds = 0;
+  int64_t oracle_calls = 0;    // the oracle's work bound (0 = none)
+  double oracle_seconds = -1;  // deprecated (problem_flags.h OracleCallsOf); < 0 = not given
   std::string serving = "agg";  // serve mode: agg (one engine) or disagg (the joint space)
   bool pareto = false;  // also sweep the TPOT limit and draw the frontier on pareto.svg
 };
@@ -259,8 +261,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   if (f.seeds <= 0) return Fail(fmt::format("--seeds must be positive, got {}", f.seeds));
   if (f.x_scale != "log" && f.x_scale != "linear")
     return Fail(fmt::format("--x-scale: expected log or linear, got \"{}\"", f.x_scale));
-  if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
-    return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
+  const int64_t oracle_calls = OracleCallsOf(f.oracle_calls, f.oracle_seconds);
   std::vector<SearcherRuns> all;
   std::set<std::string> keys;
   for (const std::string& key : SplitSpecs(f.searchers)) {
@@ -348,8 +349,8 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
         if (e.valid() && e.tpot_s > 0) sr.cloud.push_back({1.0 / e.tpot_s, e.tokens_per_s_per_gpu});
       };
     const std::string label = of > 1 ? fmt::format("{} seed {}/{}", sr.key, seed + 1, of) : sr.key;
-    ProgressObserver obs({label, StderrIsTerminal(), sr.name == "oracle" ? f.oracle_seconds : 0},
-                         sink);
+    ProgressObserver progress({label, StderrIsTerminal(), 0}, sink);
+    WorkBoundObserver obs(&progress, sr.name == "oracle" ? oracle_calls : 0);
     SearchResult r;
     if (joint && sr.name == "oracle") {
       r = DisaggOracleAsSearch(SolveDisaggExact(*disagg->space, &obs));
@@ -358,8 +359,8 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     } else {
       r = (*s)->Search(sim, *space, f.budget, seed, &obs);
     }
-    obs.Finish();
-    if (obs.deadline_hit() && !obs.interrupted()) sr.deadline_hit = true;
+    progress.Finish();
+    if (obs.bound_hit() && !obs.inner_cancelled()) sr.deadline_hit = true;
     if (r.interrupted) sr.interrupted = true;
     sr.runs.push_back(std::move(r));
     interrupted = InterruptRequested();
@@ -381,7 +382,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     }
     if (sr.name == "oracle" && !sr.runs.empty()) {
       if (sr.interrupted)
-        oracle_note = sr.deadline_hit ? fmt::format("the oracle did not finish within --oracle-seconds {}", f.oracle_seconds)
+        oracle_note = sr.deadline_hit ? fmt::format("the oracle did not finish within --oracle-calls {}", oracle_calls)
                                       : "the oracle was interrupted";
       else {
         have_oracle = sr.runs[0].found;
@@ -411,7 +412,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
   }
 
   // The throughput-interactivity frontier (--pareto): the oracle per TPOT limit (compare's
-  // --oracle-seconds per limit), the first budgeted searcher of the list where it cannot finish.
+  // --oracle-calls per limit), the first budgeted searcher of the list where it cannot finish.
   std::vector<ParetoSeries> sweep;
   std::vector<double> sweep_limits;
   if (f.pareto && !interrupted) {
@@ -423,7 +424,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
         break;
       }
     opt.budget = f.budget;
-    opt.oracle_seconds = f.oracle_seconds;
+    opt.oracle_calls = oracle_calls;
     ProgressObserver obs({"pareto sweep", StderrIsTerminal(), 0});
     StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &sweep_limits);
     obs.Finish();
@@ -594,9 +595,7 @@ Runner RegisterCompare(CLI::App& app) {
   cmd->add_option("--out-dir", f->out_dir, "directory for traces.csv and the SVG plots "
                                            "(default ./compare-out)");
   cmd->add_option("--x-scale", f->x_scale, "x axis of convergence.svg: log (default) or linear");
-  cmd->add_option("--oracle-seconds", f->oracle_seconds,
-                  "time limit of the oracle in seconds (default 0 = none)")
-      ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  AddOracleFlags(cmd, &f->oracle_calls, &f->oracle_seconds, "no bound");
   cmd->add_option("--serving", f->serving,
                   "serve mode: agg (default: one engine) or disagg (searchers and oracle on the "
                   "disaggregated joint space)");

@@ -50,7 +50,8 @@ struct PlanFlags {
   bool json = false;
   std::string out;
   bool no_baselines = false;
-  double oracle_seconds = 5;
+  int64_t oracle_calls = kDefaultOracleCalls;
+  double oracle_seconds = -1;  // deprecated (read as calls, OracleCalls); < 0 = not given
   // Serve mode: aggregated, disaggregated or both (auto); see disagg_plan.h.
   std::string serving;
   int prefill_gpus = 0;
@@ -141,63 +142,6 @@ std::string OpChoiceLine(const OpChoice& c) {
   return line;
 }
 
-// ---------------------------------------------------------------- why nothing is valid
-
-struct FailureStats {
-  std::array<int64_t, 6> count{};  // by Verdict
-  bool have_mem = false, have_tpot = false, have_ttft = false;
-  Strategy mem_s, tpot_s, ttft_s;
-  Evaluation mem_e, tpot_e, ttft_e;
-
-  void Add(const Strategy& s, const Evaluation& e) {
-    ++count[static_cast<int>(e.verdict)];
-    if (e.verdict == Verdict::kStructure || e.verdict == Verdict::kValid) return;
-    if (e.mem_bytes > 0 && (!have_mem || e.mem_bytes < mem_e.mem_bytes)) {
-      have_mem = true;
-      mem_s = s;
-      mem_e = e;
-    }
-    if (e.verdict == Verdict::kTpot && (!have_tpot || e.tpot_s < tpot_e.tpot_s)) {
-      have_tpot = true;
-      tpot_s = s;
-      tpot_e = e;
-    }
-    if (e.verdict == Verdict::kTtft && (!have_ttft || e.ttft_s < ttft_e.ttft_s)) {
-      have_ttft = true;
-      ttft_s = s;
-      ttft_e = e;
-    }
-  }
-
-  std::string Reason(const Problem& p) const {
-    const Workload& w = p.workload;
-    if (have_tpot)
-      return fmt::format(
-          "no strategy meets the TPOT SLO of {} ms: the fastest that fits in memory takes {:.3f} ms "
-          "per token ({}, batch {})",
-          w.tpot_ms, tpot_e.tpot_s * 1e3, ToText(tpot_s), tpot_e.batch);
-    if (have_ttft)
-      return fmt::format(
-          "no strategy meets the TTFT SLO of {} ms: the fastest that fits in memory takes {:.1f} ms "
-          "to the first token ({})",
-          w.ttft_ms, ttft_e.ttft_s * 1e3, ToText(ttft_s));
-    if (have_mem)
-      return fmt::format(
-          "{} does not fit on {} x {}: the smallest footprint found needs {:.1f} GiB per GPU of "
-          "{:.1f} GiB (weights {:.1f}, KV cache {:.1f}, {}activations {:.1f}, reserve {:.1f}) with "
-          "pp={},tp={},dp={},ep={} at batch {}",
-          p.model.name, p.cluster.num_gpus, p.cluster.gpu.name, mem_e.mem_bytes / kGiB,
-          mem_e.mem_capacity_bytes / kGiB, mem_e.weight_bytes / kGiB, mem_e.kv_bytes / kGiB,
-          mem_e.state_bytes > 0
-              ? fmt::format("recurrent state {:.1f}, ", mem_e.state_bytes / kGiB)
-              : std::string(),
-          mem_e.act_bytes / kGiB, mem_e.reserve_bytes / kGiB, mem_s.pp, mem_s.tp, mem_s.dp,
-          mem_s.ep, mem_e.batch);
-    return fmt::format("no structurally valid strategy exists for {} on {} GPUs", p.model.name,
-                       p.cluster.num_gpus);
-  }
-};
-
 // The problem flags as the user could retype them (after plan's defaults), each " --flag value";
 // values with characters a shell would split or expand are single-quoted.
 std::string ProblemFlagsText(const ProblemFlags& f) {
@@ -242,34 +186,21 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
 
 // ---------------------------------------------------------------- running searchers
 
-struct Run {
-  bool ran = false;
-  SearchResult result;
-  bool deadline_hit = false;  // stopped by --oracle-seconds
-  EvaluatedStrategies evaluated;  // every distinct valid strategy the run evaluated (refine.h)
-};
+using plan::AggPlan;
+using plan::Run;
+using plan::RunOf;
+using plan::Value;
+using plan::kRunSources;
 
-Run RunSearcher(Searcher& searcher, const Simulator& sim, const StrategySpace& space,
-                int64_t budget, uint64_t seed, const std::string& label, double deadline_s,
-                FailureStats* stats) {
-  Run r;
-  ProgressObserver obs({label, StderrIsTerminal(), deadline_s},
-                       [stats, &r](const Strategy& s, const Evaluation& e) {
-                         stats->Add(s, e);
-                         r.evaluated.Add(s, e);
-                       });
-  r.result = searcher.Search(sim, space, budget, seed, &obs);
-  obs.Finish();
-  r.ran = true;
-  r.deadline_hit = obs.deadline_hit() && !obs.interrupted();
-  return r;
+// The CLI's progress: a bar per step on a terminal, Ctrl-C through InterruptRequested.
+plan::PlanProgress CliProgress() {
+  plan::PlanProgress p;
+  p.observe = [](const std::string& label) -> std::unique_ptr<Observer> {
+    return std::make_unique<ProgressObserver>(ProgressObserver::Options{label, StderrIsTerminal(), 0});
+  };
+  p.interrupted = [] { return InterruptRequested(); };
+  return p;
 }
-
-double Value(const Run& r) {
-  return r.ran && r.result.found ? r.result.eval.tokens_per_s_per_gpu : 0.0;
-}
-
-// ---------------------------------------------------------------- JSON
 
 json StrategyEvalJson(const Strategy& s, const Evaluation& e) {
   json j;
@@ -336,28 +267,15 @@ json LaunchJson(const EngineTranslation& t) {
 
 // ---------------------------------------------------------------- the plan
 
-struct PlanOutcome {
+// The library's plan (plan/aggregated.h) and what the CLI adds to print it.
+struct PlanOutcome : AggPlan {
   const Simulator* sim = nullptr;
   std::string searcher;       // as given to --search, e.g. "rl"
-  std::string searcher_spec;  // canonical, with every option in force
   uint64_t seed = 0;
   int64_t budget = 0;
-  Run main;
-  Run megatron, def, oracle;
-  std::string oracle_status;  // "solved", "skipped", "not run"
   std::string oracle_hint;    // how to run it when skipped
-  bool interrupted = false;
-  bool have_recommended = false;
-  // found_by: search, oracle, megatron, default, expressible_scan, engine_repair
-  std::string recommended_source;
-  Strategy recommended;
-  Evaluation recommended_eval;
-  int refined_from = 0;  // the batch of the candidate before its batch was refined (0: not refined)
-  double unrefined_value = 0;  // its tokens/s per GPU at that batch
   std::string warning;
   std::vector<OpChoice> ops;  // of the recommended strategy
-  bool have_launch = false;
-  std::array<EngineTranslation, 4> launch{};
   double total_wall_s = 0;
 };
 
@@ -441,17 +359,6 @@ std::string FoundByWords(const std::string& found_by) {
   if (found_by == "expressible_scan") return "the engine-expressible scan";
   if (found_by == "engine_repair") return "an engine's repair of the best plan";
   return "the search";
-}
-
-// The runs whose results (and evaluated strategies) are the plan's candidates, in tie order, by
-// their found_by names; RunOf: the run of a found_by name (null for the scan and the repairs).
-constexpr const char* kRunSources[] = {"search", "oracle", "megatron", "default"};
-const Run* RunOf(const PlanOutcome& o, const std::string& source) {
-  if (source == "search") return &o.main;
-  if (source == "oracle") return &o.oracle;
-  if (source == "megatron") return &o.megatron;
-  if (source == "default") return &o.def;
-  return nullptr;
 }
 
 std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
@@ -614,6 +521,10 @@ void PrintPlan(const PlanOutcome& o) {
 
 // ---------------------------------------------------------------- disaggregated serving
 
+int64_t OracleCalls(const PlanFlags& f) {
+  return OracleCallsOf(f.oracle_calls, f.oracle_seconds);
+}
+
 // --serving: "agg", "disagg" or "auto" (the default in serve mode); only serve mode has a choice.
 StatusOr<std::string> ResolveServing(const PlanFlags& f, Mode mode) {
   if (!f.serving.empty() && f.serving != "agg" && f.serving != "disagg" && f.serving != "auto")
@@ -642,7 +553,7 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
   r.search = f.search;
   r.budget = f.budget;
   r.seed = static_cast<uint64_t>(f.seed);
-  r.oracle_seconds = f.oracle_seconds;
+  r.oracle_calls = OracleCalls(f);
   r.no_baselines = f.no_baselines;
   r.prefill_gpus = f.prefill_gpus;
   r.layerwise = f.kv_layerwise;
@@ -771,8 +682,6 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (f.budget <= 0)
     return Fail(fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
   if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
-  if (!(f.oracle_seconds >= 0) || !std::isfinite(f.oracle_seconds))
-    return Fail(fmt::format("--oracle-seconds must be >= 0, got {}", f.oracle_seconds));
   if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
   ApplyPlanDefaults(&f.problem);
   // An --out that cannot be written, or that is an input, is found before the search.
@@ -814,7 +723,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     a.search = f.search;
     a.budget = f.budget;
     a.seed = static_cast<uint64_t>(f.seed);
-    a.oracle_seconds = f.oracle_seconds;
+    a.oracle_calls = OracleCalls(f);
     a.json = f.json;
     a.out = f.out;
     a.mtp = f.problem.mtp;
@@ -851,11 +760,6 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     return RunParetoPlan(*problem, a);
   }
   if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0);
-  StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(f.search);
-  if (!searcher.ok()) return Fail(Status::InvalidArgument("--search: " + searcher.status().message()));
-  // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.
-  const std::string spec_name = ParseSearcherSpec(f.search)->name;
-
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
   StatusOr<StrategySpace> space =
@@ -863,121 +767,29 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (!space.ok()) return Fail(space.status());
 
   InstallSigintHandler();
+  plan::AggRequest req;
+  req.search = f.search;
+  req.budget = f.budget;
+  req.seed = static_cast<uint64_t>(f.seed);
+  req.no_baselines = f.no_baselines;
+  req.oracle_calls = OracleCalls(f);
+  StatusOr<AggPlan> planned = plan::PlanAggregated(sim, *space, req, CliProgress());
+  if (!planned.ok()) return Fail(planned.status());
   PlanOutcome o;
+  static_cast<AggPlan&>(o) = std::move(*planned);
   o.sim = &sim;
   o.searcher = f.search;
-  o.searcher_spec = (*searcher)->name();
   o.seed = f.seed;
   o.budget = f.budget;
-  FailureStats stats;
-  o.main = RunSearcher(**searcher, sim, *space, f.budget, static_cast<uint64_t>(f.seed), "search " + o.searcher, 0, &stats);
-  o.interrupted = InterruptRequested();
-
-  // Baselines on the same problem (reusing the main run when it IS that baseline).
-  auto baseline = [&](const char* name, double deadline_s, Run* out) {
-    if (o.interrupted) return;
-    if (spec_name == name) {
-      *out = o.main;
-      return;
-    }
-    StatusOr<std::unique_ptr<Searcher>> b = MakeSearcher(name);
-    if (!b.ok()) return;
-    *out = RunSearcher(**b, sim, *space, f.budget, static_cast<uint64_t>(f.seed), std::string("baseline ") + name,
-                       deadline_s, &stats);
-    o.interrupted = InterruptRequested();
-  };
-  o.oracle_status = "not run";
-  if (!f.no_baselines && f.oracle_seconds == 0 && spec_name != "oracle")
-    o.oracle_hint = "not run (--oracle-seconds 0)";
-  if (!f.no_baselines) {
-    baseline("megatron", 0, &o.megatron);
-    baseline("default", 0, &o.def);
-    if (f.oracle_seconds > 0 || spec_name == "oracle") {
-      baseline("oracle", f.oracle_seconds, &o.oracle);
-      if (o.oracle.ran)
-        o.oracle_status = o.oracle.result.interrupted ? "skipped" : "solved";
-      if (o.oracle_status == "skipped") {
-        o.oracle_hint = fmt::format(
-            "{} after {:.1f} s (--oracle-seconds {}); run it alone with: l2s plan{} --search "
-            "oracle",
-            o.interrupted ? "interrupted" : "did not finish", o.oracle.result.wall_s,
-            f.oracle_seconds, ProblemFlagsText(f.problem));
-      }
-    }
-  }
-  // Nothing found by the search: the Megatron heuristic is the fallback (and tells why nothing
-  // fits, being exhaustive over the degrees and batches).
-  if (!o.interrupted && !o.main.result.found && !o.megatron.ran) baseline("megatron", 0, &o.megatron);
-
-  // The engine-expressible scan evaluates strategies too: run it before choosing the plan.
-  ExpressibleBest eb;
-  bool have_eb = false;
-  if (!o.interrupted) {
-    ProgressObserver obs({"engine-expressible plans", StderrIsTerminal(), 0});
-    eb = BestExpressible(sim, *space, &obs);
-    obs.Finish();
-    o.interrupted = eb.cancelled || InterruptRequested();
-    have_eb = !o.interrupted;
-  }
-
-  // The plan is the best strategy among everything evaluated - the searcher's result, the
-  // baselines, the oracle, every other strategy they evaluated and the engine-expressible scan,
-  // each also at its refined batch, and the engines' repairs of it - so it is never below a
-  // figure the output shows (issue 14). Ties go to the searcher, then the oracle, Megatron,
-  // default, scan.
-  auto consider_one = [&](const std::string& by, const Strategy& s, const Evaluation& e,
-                          const Evaluation* unrefined) {
-    if (!e.valid()) return;
-    if (o.have_recommended && !(e.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu))
-      return;
-    o.have_recommended = true;
-    o.recommended_source = by;
-    o.recommended = s;
-    o.recommended_eval = e;
-    o.refined_from = unrefined != nullptr ? unrefined->batch : 0;
-    o.unrefined_value = unrefined != nullptr ? unrefined->tokens_per_s_per_gpu : 0;
-  };
-  // Each candidate also with its batch refined between the space's options (search/refine.h:
-  // an engine takes any batch, and its translation below is simulated at one).
-  auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
-    consider_one(by, s, e, nullptr);
-    Strategy a = s;
-    Evaluation ea = e;
-    if (RefineBatch(sim, &a, &ea)) consider_one(by, a, ea, &e);
-  };
-  for (const char* by : kRunSources) {
-    const Run& run = *RunOf(o, by);
-    if (run.ran && run.result.found) consider(by, run.result.best, run.result.eval);
-  }
-  // ... and every other distinct strategy the runs evaluated, refined: the best on the space's
-  // batches is not always the best refined (EvaluatedStrategies).
-  for (const char* by : kRunSources) {
-    const Run& run = *RunOf(o, by);
-    if (!run.ran) continue;
-    for (const auto& [s, e] : run.evaluated.Sorted())
-      if (!(run.result.found && s == run.result.best)) consider(by, s, e);
-  }
-  if (have_eb)
-    for (size_t k = 0; k < eb.found.size(); ++k)
-      if (eb.found[k]) consider("expressible_scan", eb.best[k], eb.eval[k]);
-  // The engines' translations of the plan are simulated too (an engine that cannot express a
-  // choice runs a repair of it, at a batch of its own): a repair above the plan becomes the plan
-  // (engine_repair), translated again. Each round raises the plan's value, so this ends; the
-  // bound only caps the work.
-  for (int round = 0; o.have_recommended && have_eb; ++round) {
-    o.launch = TranslatePlan(sim, o.recommended, eb);
-    o.have_launch = true;
-    const EngineTranslation* above = nullptr;
-    for (const EngineTranslation& t : o.launch)
-      if (t.runnable && t.launched_eval.valid() &&
-          t.launched_eval.tokens_per_s_per_gpu >
-              (above != nullptr ? above->launched_eval : o.recommended_eval).tokens_per_s_per_gpu)
-        above = &t;
-    if (above == nullptr || round == 8) break;
-    const Strategy repair = above->launched;
-    const Evaluation repair_eval = above->launched_eval;
-    consider("engine_repair", repair, repair_eval);
-  }
+  const std::string spec_name = ParseSearcherSpec(f.search)->name;
+  if (!f.no_baselines && req.oracle_calls == 0 && spec_name != "oracle")
+    o.oracle_hint = "not run (--oracle-calls 0)";
+  if (o.oracle_status == "skipped")
+    o.oracle_hint = fmt::format(
+        "{} after {} of its simulator calls (--oracle-calls {}); run it alone with: l2s plan{} "
+        "--search oracle",
+        o.interrupted ? "interrupted" : "did not finish", o.oracle.result.calls, req.oracle_calls,
+        ProblemFlagsText(f.problem));
   if (o.have_recommended && o.recommended_source != "search") {
     const std::string by = FoundByWords(o.recommended_source);
     const std::string refined =
@@ -992,8 +804,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   std::string agg_failure;  // auto: the aggregated plan failed, the disaggregated one may not
   if (!o.have_recommended && !o.interrupted) {
-    if (*serving != "auto") return Fail(Status::Invalid(stats.Reason(p)));
-    agg_failure = stats.Reason(p);
+    if (*serving != "auto") return Fail(Status::Invalid(o.failures.Reason(p)));
+    agg_failure = o.failures.Reason(p);
   }
 
   if (o.have_recommended) o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
@@ -1029,9 +841,7 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--out", f->out, "also write the JSON plan to this file");
   cmd->add_flag("--no-baselines", f->no_baselines,
                 "skip the Megatron heuristic, default layout and oracle comparisons");
-  cmd->add_option("--oracle-seconds", f->oracle_seconds,
-                  "time limit of the oracle comparison in seconds (default 5; 0 skips it)")
-      ->check(CLI::Range(0.0, kMaxOracleSeconds));
+  AddOracleFlags(cmd, &f->oracle_calls, &f->oracle_seconds, "skips it");
   cmd->add_option("--serving", f->serving,
                   "serve mode: agg (one engine), disagg (prefill and decode pools) or auto (both "
                   "searched, the better returned; default)");

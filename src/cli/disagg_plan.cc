@@ -17,65 +17,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& serve,
-                                                               const DisaggPlanRequest& req) {
-  std::vector<std::unique_ptr<DisaggModel>> out;
-  if (req.pools != nullptr) {
-    if (req.prefill_gpus > 0)
-      return Status::InvalidArgument(
-          "--prefill-gpus fixes the split of one pool; a cluster with pools is split by its pools");
-    const ClusterPools& cp = *req.pools;
-    for (size_t i = 0; i < cp.pools.size(); ++i) {
-      for (size_t j = 0; j < cp.pools.size(); ++j) {
-        DisaggSetup st;
-        st.serve = serve;
-        st.serve.cluster = cp.pools[i];
-        st.prefill_pool = cp.pools[i];
-        st.decode_pool = cp.pools[j];
-        st.prefill_pool_name = cp.pools[i].name;
-        st.decode_pool_name = cp.pools[j].name;
-        st.shared = i == j;
-        st.cross = KvLink{false, cp.link_bw, cp.link_latency};
-        st.total_gpus = cp.total_gpus();
-        st.layerwise = req.layerwise;
-        StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(st));
-        if (!m.ok()) return m.status();
-        out.push_back(std::move(*m));
-      }
-    }
-    return out;
-  }
-  DisaggSetup setup = SharedSetup(serve);
-  setup.layerwise = req.layerwise;
-  const ClusterSpec& c = serve.cluster;
-  if (req.prefill_gpus > 0) {
-    // A fixed split: two pools of the cluster's GPUs, the KV crossing the scale-out network
-    // (each pool is its own set of NVLink domains).
-    const int decode_gpus = c.num_gpus - req.prefill_gpus;
-    if (decode_gpus < 1)
-      return Status::InvalidArgument(fmt::format(
-          "--prefill-gpus {} leaves no GPU for decode: the cluster has {}", req.prefill_gpus,
-          c.num_gpus));
-    StatusOr<ClusterSpec> pp = ResizeCluster(c, req.prefill_gpus);
-    if (!pp.ok()) return Status::InvalidArgument("--prefill-gpus: " + pp.status().message());
-    StatusOr<ClusterSpec> dp = ResizeCluster(c, decode_gpus);
-    if (!dp.ok())
-      return Status::InvalidArgument(fmt::format("--prefill-gpus {}: the {} decode GPUs: {}",
-                                                 req.prefill_gpus, decode_gpus,
-                                                 dp.status().message()));
-    setup.prefill_pool = *pp;
-    setup.decode_pool = *dp;
-    setup.shared = false;
-    setup.prefill_pool_name = "prefill";
-    setup.decode_pool_name = "decode";
-    setup.cross = KvLink{false, c.scaleout_bw, c.scaleout_latency};
-  }
-  StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(setup));
-  if (!m.ok()) return m.status();
-  out.push_back(std::move(*m));
-  return out;
-}
-
 std::string StrategyShort(const Strategy& s) {
   std::string out = fmt::format("pp={},tp={},dp={},ep={},batch={}", s.pp, s.tp, s.dp, s.ep, s.batch);
   if (s.slots > 0) out += fmt::format(",slots={}", s.slots);
@@ -110,124 +51,6 @@ json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refine
 }
 
 }  // namespace
-
-StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req) {
-  DisaggPlan d;
-  {
-    StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req);
-    if (!models.ok()) return models.status();
-    d.models = std::move(*models);
-  }
-  // Strategy-space options of each role, as plan's aggregated space (launch.h).
-  const DisaggModel& m0 = *d.models.front();
-  StatusOr<Problem> pp = PrefillProblem(serve, m0.setup().prefill_pool, m0.setup().prefill_pool.num_gpus);
-  StatusOr<Problem> dp = DecodeProblem(serve, m0.setup().decode_pool, m0.setup().decode_pool.num_gpus);
-  if (!pp.ok()) return pp.status();
-  if (!dp.ok()) return dp.status();
-  std::vector<const DisaggModel*> raw;
-  for (const auto& m : d.models) raw.push_back(m.get());
-  StatusOr<std::unique_ptr<JointSpace>> space =
-      JointSpace::Make(raw, PlanSpaceOptions(*pp), PlanSpaceOptions(*dp, req.mtp));
-  if (!space.ok()) return Status::InvalidArgument("disaggregated plan: " + space.status().message());
-  d.space = std::move(*space);
-  {
-    std::vector<uint8_t> mask(d.space->head_size(0));
-    d.space->Mask({}, 0, mask);
-    if (std::find(mask.begin(), mask.end(), 1) == mask.end())
-      return Status::InvalidArgument(fmt::format(
-          "disaggregated plan: no pool split leaves both pools a structurally valid strategy for "
-          "{} (prefill pool {} GPUs, decode pool {} GPUs)",
-          serve.model.name, m0.setup().prefill_pool.num_gpus, m0.setup().decode_pool.num_gpus));
-  }
-  return d;
-}
-
-StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req) {
-  StatusOr<DisaggPlan> prepared = PrepareDisaggregated(serve, req);
-  if (!prepared.ok()) return prepared.status();
-  DisaggPlan d = std::move(*prepared);
-  JointProblem problem(*d.space);
-  StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
-  if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
-  if (BuildsOneEngineStrategy((*searcher)->name()))
-    return Status::InvalidArgument(fmt::format(
-        "--search {}: builds a strategy of one engine's space; the disaggregated (joint) space "
-        "needs {}",
-        (*searcher)->name(), kJointSpaceSearchers));
-  // The exact optimum of the joint space (the oracle baseline), under `obs`.
-  auto solve_exact = [&](ProgressObserver* obs) {
-    d.oracle = SolveDisaggExact(*d.space, obs, &d.oracle_stats);
-    d.oracle_ran = true;
-    d.oracle_status = d.oracle.interrupted ? "skipped" : "solved";
-  };
-  // --search oracle: the search is the exact optimum of the joint space (no time limit, as the
-  // aggregated plan's oracle search), which is then also the oracle baseline.
-  const bool exact = (*searcher)->name() == "oracle";
-  {
-    ProgressObserver obs({"disaggregated search " + req.search, StderrIsTerminal(), 0});
-    if (exact) {
-      solve_exact(&obs);
-      d.search = DisaggOracleAsSearch(d.oracle);
-    } else {
-      d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, &obs);
-    }
-    obs.Finish();
-  }
-  d.interrupted = InterruptRequested();
-  if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
-  if (!exact && !d.interrupted && !req.no_baselines && req.oracle_seconds > 0) {
-    ProgressObserver obs({"disaggregated oracle", StderrIsTerminal(), req.oracle_seconds});
-    solve_exact(&obs);
-    obs.Finish();
-    d.interrupted = InterruptRequested();
-  }
-  auto consider_one = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e,
-                          int prefill_from, int decode_from) {
-    if (!e.valid()) return;
-    if (d.found && !(e.tokens_per_s_per_gpu > d.eval.tokens_per_s_per_gpu)) return;
-    d.found = true;
-    d.found_by = by;
-    d.best = p;
-    d.eval = e;
-    d.prefill_batch_refined_from = prefill_from;
-    d.decode_batch_refined_from = decode_from;
-  };
-  // Each candidate also with its instances' batches refined between the spaces' options
-  // (search/refine.h).
-  auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
-    consider_one(by, p, e, 0, 0);
-    if (!req.refine) return;
-    JointSpace::Point q = p;
-    DisaggEvaluation eq = e;
-    if (RefineDisaggBatches(*d.models[p.model], &q, &eq))
-      consider_one(by, q, eq, q.prefill.batch != p.prefill.batch ? p.prefill.batch : 0,
-                   q.decode.batch != p.decode.batch ? p.decode.batch : 0);
-  };
-  if (d.search.found) consider("search", d.space->Decode(d.search.best_encoded), d.search_eval);
-  if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
-  if (!d.found && !d.interrupted) {
-    std::string why = d.oracle_ran && d.oracle_status == "solved" ? d.oracle.why_none : "";
-    if (why.empty()) why = d.search.note.empty() ? "the search found no valid deployment" : d.search.note;
-    return Status::Invalid("no disaggregated deployment is valid: " + why);
-  }
-  return d;
-}
-
-bool BuildsOneEngineStrategy(const std::string& searcher_name) {
-  return searcher_name == "megatron" || searcher_name == "default";
-}
-
-SearchResult DisaggOracleAsSearch(const DisaggResult& d) {
-  SearchResult r;
-  r.searcher = "oracle";
-  r.found = d.found;
-  if (d.found) r.eval = d.eval.AsEvaluation();
-  r.best_encoded = d.best_encoded;
-  r.wall_s = d.wall_s;
-  r.interrupted = d.interrupted;
-  r.note = d.found || d.why_none.empty() ? d.note : d.why_none;
-  return r;
-}
 
 std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {
   return fmt::format("{} x {} GPUs: {}", r.instances, r.gpus_per_instance, ToText(s));
@@ -345,21 +168,10 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
                            ? " (the oracle's optimum is over the space's batch options)"
                            : "");
   else if (d.oracle_status == "skipped")
-    out += fmt::format("  oracle: skipped after {:.1f} s (--oracle-seconds)\n", d.oracle.wall_s);
+    out += d.oracle_bound_hit
+               ? std::string("  oracle: skipped - it did not finish within its work bound (--oracle-calls)\n")
+               : fmt::format("  oracle: interrupted after {:.1f} s\n", d.oracle.wall_s);
   return out;
-}
-
-StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d) {
-  if (!d.found) return Status::Invalid("no disaggregated plan to launch");
-  const DisaggModel& model = *d.models[d.best.model];
-  const RolePlan& p = d.eval.prefill;
-  const RolePlan& q = d.eval.decode;
-  // Each pool's problem is the one its instances were evaluated in (the model's simulators).
-  const launch::PoolPlan prefill{d.best.prefill, p.instances, p.gpus_per_instance,
-                                 model.PrefillSim(p.gpus_per_instance).problem()};
-  const launch::PoolPlan decode{d.best.decode, q.instances, q.gpus_per_instance,
-                                model.DecodeSim(q.gpus_per_instance).problem()};
-  return launch::TranslateDisaggPlan(prefill, decode);
 }
 
 json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l) {

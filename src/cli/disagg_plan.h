@@ -1,6 +1,5 @@
-// `l2s plan --serving disagg|auto`: the disaggregated half of plan (docs/PLAN.md
-// "Disaggregated serving"). cmd_plan.cc runs the aggregated plan as before and calls these to
-// search the joint space (search/joint.h), format it and merge the two into one answer.
+// `l2s plan --serving disagg|auto`: the formatting of the disaggregated plan (docs/PLAN.md
+// "Disaggregated serving"); the plan itself comes from src/plan/disaggregated.h.
 #pragma once
 
 #include <memory>
@@ -11,63 +10,20 @@
 
 #include "common/status.h"
 #include "launch/disagg_launch.h"
+#include "plan/disaggregated.h"
 #include "search/joint.h"
 #include "sim/disagg.h"
 
 namespace l2s::cli {
 
-struct DisaggPlanRequest {
-  std::string search = "rl";   // searcher spec for the joint space
-  int64_t budget = 4000;
-  uint64_t seed = 0;
-  double oracle_seconds = 5;   // 0: no oracle
-  bool no_baselines = false;   // skips the oracle too
-  int prefill_gpus = 0;        // > 0: the user fixes the pool split (prefill GPUs, rest decode)
-  bool layerwise = false;      // KV transfer pipelined with the prefill layer by layer
-  int mtp = -1;                // --mtp (decode role); -1 = searched 0..3 where the model has MTP
-  // A cluster of several GPU pools (hw.h ClusterPools), or null: every assignment is searched
-  // (each pool alone serving both roles, and every ordered pair prefill pool -> decode pool).
-  const ClusterPools* pools = nullptr;
-  // The plan's instances' batches refined between the spaces' options (search/refine.h; plan's
-  // answer). Off: the best deployment on the spaces' batches (the Pareto sweep, whose points are
-  // the optimum on the grid under each limit, as the aggregated series').
-  bool refine = true;
-};
-
-struct DisaggPlan {
-  std::vector<std::unique_ptr<DisaggModel>> models;  // one per pool assignment
-  std::unique_ptr<JointSpace> space;
-  SearchResult search;          // the searcher's result on the joint space
-  DisaggEvaluation search_eval;
-  bool oracle_ran = false;
-  DisaggResult oracle;
-  DisaggOracleStats oracle_stats;
-  std::string oracle_status = "not run";  // "solved", "skipped", "not run"
-  bool found = false;           // the recommended plan (best of search and oracle)
-  std::string found_by;         // "search" or "oracle"
-  JointSpace::Point best;
-  DisaggEvaluation eval;
-  // The instances' batches before they were refined (search/refine.h; 0: not refined).
-  int prefill_batch_refined_from = 0, decode_batch_refined_from = 0;
-  bool interrupted = false;
-};
-
-// Builds the setups and the joint space only (no search): for `l2s compare --serving disagg`.
-StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
-// Builds the setups for the serve problem (the pool split when fixed), searches the joint space
-// and runs the oracle. Errors: bad split / no valid strategy for a pool (InvalidArgument, one
-// line), nothing meets the SLOs (Invalid, one line naming the binding limit).
-StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req);
-
-// megatron and default build one strategy of one engine's space and have no search of the
-// disaggregated (joint) space; the searchers that do are kJointSpaceSearchers (for the one-line
-// errors of plan's --search and compare's --searchers).
-bool BuildsOneEngineStrategy(const std::string& searcher_name);
-inline constexpr const char* kJointSpaceSearchers = "rl, sa, ga, rw, random or oracle";
-
-// The exact optimum of the joint space as a searcher's result (`--search oracle` in plan,
-// "oracle" in compare's --searchers): found, eval, best_encoded, wall time, interruption, note.
-SearchResult DisaggOracleAsSearch(const DisaggResult& d);
+using plan::BuildsOneEngineStrategy;
+using plan::DisaggLaunches;
+using plan::DisaggOracleAsSearch;
+using plan::DisaggPlan;
+using plan::DisaggPlanRequest;
+using plan::kJointSpaceSearchers;
+using plan::PlanDisaggregated;
+using plan::PrepareDisaggregated;
 
 // JSON of a disaggregated plan (best.* fields of docs/PLAN.md).
 nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
@@ -75,9 +31,6 @@ nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
 std::string DisaggRoleText(const RolePlan& r, const Strategy& s);
 // The short comparison object (strategy texts, tokens/s per GPU, latencies).
 nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
-// Launch commands of the recommended plan for every engine with disaggregated serving (index =
-// position in launch::kDisaggEngines), built from the plan's two pools (launch/disagg_launch.h).
-StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d);
 // {"<engine>": {"backend", "exact", "unsupported", "runnable", "prefill", "decode",
 //  "processes": [{"role", "count", "gpus", "command", "file": {"name", "contents"}, "notes"}],
 //  "notes"}} for `best` plans' "launch" field.

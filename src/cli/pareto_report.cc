@@ -104,7 +104,7 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   opt.searcher = a.search;
   opt.budget = a.budget;
   opt.seed = a.seed;
-  opt.oracle_seconds = a.oracle_seconds;
+  opt.oracle_calls = a.oracle_calls;
   std::vector<double> limits;
   ProgressObserver obs({"pareto sweep", StderrIsTerminal(), 0});
   StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &limits);
@@ -131,7 +131,10 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
       "the TPOT of the best plan under the problem's own SLOs",
       limits.size());
   sweep["searcher"] = (*searcher)->name();
-  sweep["oracle_seconds"] = a.oracle_seconds;
+  sweep["oracle_calls"] = a.oracle_calls;
+  // The bound in the deprecated unit (--oracle-seconds is read as calls / kOracleCallsPerSecond).
+  sweep["oracle_seconds"] =
+      static_cast<double>(a.oracle_calls) / static_cast<double>(kOracleCallsPerSecond);
   json sj = json::array();
   for (const ParetoSeries& s : series) {
     json o;
@@ -163,8 +166,8 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   if (!limits.empty())
     fmt::print("TPOT limits: {} from {:.2f} ms (lowest TPOT of a batch-1 scan) to {:.2f} ms (TPOT "
                "of the best plan under the problem's SLOs), geometric; each point is the oracle's "
-               "optimum under its limit ({} where the oracle does not finish in {} s)\n",
-               limits.size(), limits.front(), limits.back(), a.search, a.oracle_seconds);
+               "optimum under its limit ({} where the oracle does not finish within {} calls)\n",
+               limits.size(), limits.front(), limits.back(), a.search, a.oracle_calls);
   for (const ParetoSeries& s : series) {
     fmt::print("\n{}: {} of {} points on the front\n", s.name, s.front.size(), s.sweep.size());
     fmt::print("  {:>10} {:>11} {:>10} {:>8} {:>8} {:>5}  {:<8} {}\n", "TPOT limit", "tok/s/GPU",

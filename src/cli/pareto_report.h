@@ -13,13 +13,14 @@
 #include "search/pareto.h"
 #include "sim/simulator.h"
 
+
 namespace l2s::cli {
 
 struct ParetoPlanArgs {
-  std::string search = "rl";  // fallback searcher where the oracle does not finish in time
+  std::string search = "rl";  // fallback searcher where the oracle does not finish within its bound
   int64_t budget = 4000;
   uint64_t seed = 0;
-  double oracle_seconds = 5;  // per TPOT limit
+  int64_t oracle_calls = kDefaultOracleCalls;  // the oracle's work bound per TPOT limit (0: none)
   bool json = false;
   std::string out;            // also write the JSON here ("" = no)
   int mtp = -1;               // --mtp (-1 = searched)

@@ -26,22 +26,6 @@ Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f) {
   return Status::Ok();
 }
 
-SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
-  const Workload& w = p.workload;
-  SpaceOptions o;
-  o.max_batch = std::max(1, std::min(w.max_batch, 1024));
-  o.search_batch = true;
-  o.search_sp = true;
-  constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
-  if (mtp >= 0) {
-    o.mtp = {mtp};
-  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
-    o.mtp.clear();
-    for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
-  }
-  return o;
-}
-
 nlohmann::ordered_json ProblemJson(const Problem& p) {
   const Workload& w = p.workload;
   nlohmann::ordered_json j;

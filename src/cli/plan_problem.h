@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/problem_flags.h"
+#include "plan/space.h"
 #include "common/status.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
@@ -23,10 +24,8 @@ void ApplyPlanDefaults(ProblemFlags* f);
 // --max-batch 0) are usage errors: BuildProblem reads 0 as "not given", and plan's defaults would
 // silently replace them.
 Status CheckGivenCounts(const CLI::App& cmd, const ProblemFlags& f);
-// The searched space: batch over powers of two up to min(workload.max_batch, 1024), sp searched;
-// mtp fixed to `mtp` when >= 0 (--mtp), else searched over 0..3 for models with MTP layers in
-// decode and serve modes ({0} otherwise).
-SpaceOptions PlanSpaceOptions(const Problem& p, int mtp = -1);
+// The searched space (plan/space.h).
+using plan::PlanSpaceOptions;
 // {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
 //  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
 nlohmann::ordered_json ProblemJson(const Problem& p);

@@ -12,6 +12,27 @@
 
 namespace l2s::cli {
 
+void AddOracleFlags(CLI::App* cmd, int64_t* calls, double* seconds, const char* zero_means) {
+  cmd->add_option("--oracle-calls", *calls,
+                  fmt::format("work bound of the oracle in its simulator calls (default {}; 0 {}): "
+                              "an oracle that cannot finish within it is reported as skipped",
+                              *calls, zero_means))
+      ->check(CLI::Range(int64_t{0}, kMaxOracleCalls));
+  cmd->add_option("--oracle-seconds", *seconds,
+                  fmt::format("deprecated: read as --oracle-calls SECONDS x {} (a bound in seconds "
+                              "made the answer depend on the machine's load)",
+                              kOracleCallsPerSecond))
+      ->check(CLI::Range(0.0, kMaxOracleSeconds));
+}
+
+int64_t OracleCallsOf(int64_t calls, double seconds) {
+  if (!(seconds >= 0)) return calls;
+  if (seconds == 0) return 0;
+  // Any positive time is at least one call (0 alone skips the oracle).
+  return std::max<int64_t>(
+      1, static_cast<int64_t>(std::llround(seconds * static_cast<double>(kOracleCallsPerSecond))));
+}
+
 void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   // Counts are checked as they are parsed: a value out of its range (0 included) is a usage error
   // naming the flag, whichever command reads it (docs/LIMITS.md).

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "search/work_bound.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {
@@ -31,6 +32,16 @@ constexpr int64_t kMaxBudget = 100'000'000;
 constexpr int64_t kMaxSeed = 4'294'967'295;
 constexpr int kMaxSeeds = 1000;
 constexpr double kMaxOracleSeconds = 7 * 24 * 3600.0;
+// The oracle's work bound (plan, compare): --oracle-calls N, the oracle's simulator calls (its
+// cost attributions and incumbent re-evaluations; 0 skips it). A bound that counts work gives the
+// same answer on a loaded machine. The deprecated --oracle-seconds S is read as
+// S x kOracleCallsPerSecond calls (search/work_bound.h: the oracle's rate on one core).
+constexpr int64_t kMaxOracleCalls = int64_t{1} << 40;
+// Adds --oracle-calls (default *calls; `zero_means` what 0 does, e.g. "skips it") and
+// --oracle-seconds (deprecated; *seconds < 0: not given).
+void AddOracleFlags(CLI::App* cmd, int64_t* calls, double* seconds, const char* zero_means);
+// The bound in calls: seconds x kOracleCallsPerSecond when --oracle-seconds was given, else calls.
+int64_t OracleCallsOf(int64_t calls, double seconds);
 
 struct ProblemFlags {
   std::string model;

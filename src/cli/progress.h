@@ -9,8 +9,8 @@
 //
 // ProgressObserver draws "label [#####.....] calls/budget  best X tok/s/GPU  elapsed" on stderr,
 // redrawn at most every 100 ms, and only when stderr is a terminal (silent in pipes, logs and
-// tests). It can also stop a search after a wall-clock deadline (the oracle's --oracle-seconds)
-// and forward every evaluation to a sink (compare's Pareto cloud).
+// tests). It can also stop a search after a wall-clock deadline and forward every evaluation to
+// a sink (compare's Pareto cloud).
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,7 @@
 #include "search/pareto.h"
 
+#include "search/work_bound.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -11,39 +13,6 @@
 namespace l2s {
 
 namespace {
-
-// Forwards to an outer observer (progress, Ctrl-C) and cancels once `seconds` have passed
-// (0 = never): the oracle's per-limit time limit.
-class DeadlineObserver : public Observer {
- public:
-  DeadlineObserver(Observer* outer, double seconds)
-      : outer_(outer), seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
-  void OnProgress(int64_t calls, int64_t budget, double best) override {
-    if (outer_ != nullptr) outer_->OnProgress(calls, budget, best);
-  }
-  void OnEvaluation(const Strategy& s, const Evaluation& e) override {
-    if (outer_ != nullptr) outer_->OnEvaluation(s, e);
-  }
-  bool Cancelled() override {
-    if (outer_ != nullptr && outer_->Cancelled()) {
-      outer_cancelled_ = true;
-      return true;
-    }
-    if (seconds_ > 0 && ++polls_ % 64 == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > seconds_)
-      deadline_hit_ = true;
-    return deadline_hit_;
-  }
-  bool outer_cancelled() const { return outer_cancelled_; }
-
- private:
-  Observer* outer_;
-  double seconds_;
-  std::chrono::steady_clock::time_point start_;
-  int64_t polls_ = 0;
-  bool deadline_hit_ = false;
-  bool outer_cancelled_ = false;
-};
 
 ParetoPoint PointOf(const Strategy& s, const Evaluation& e, std::string found_by, bool exact) {
   ParetoPoint p;
@@ -151,9 +120,9 @@ SweepAnswer BestAggregatedAtTpot(const Problem& base, const StrategySpace& space
   const Simulator sim(std::move(p));
   StatusOr<std::unique_ptr<Searcher>> oracle = MakeSearcher("oracle");
   if (!oracle.ok()) return out;
-  DeadlineObserver deadline(observer, opt.oracle_seconds);
-  const SearchResult r = (*oracle)->Search(sim, space, opt.budget, opt.seed, &deadline);
-  if (deadline.outer_cancelled()) {
+  WorkBoundObserver bound(observer, opt.oracle_calls);
+  const SearchResult r = (*oracle)->Search(sim, space, opt.budget, opt.seed, &bound);
+  if (bound.inner_cancelled()) {
     out.cancelled = true;
     if (r.found) out.point = PointOf(r.best, r.eval, "oracle", false);
     return out;
@@ -162,13 +131,13 @@ SweepAnswer BestAggregatedAtTpot(const Problem& base, const StrategySpace& space
     if (r.found) out.point = PointOf(r.best, r.eval, "oracle", true);
     return out;
   }
-  // The oracle ran out of time: the configured searcher, and the oracle's partial best.
+  // The oracle reached its work bound: the configured searcher, and the oracle's partial best.
   StatusOr<std::unique_ptr<Searcher>> fallback = MakeSearcher(opt.searcher);
   SearchResult f;
   if (fallback.ok()) {
-    DeadlineObserver pass(observer, 0);
+    WorkBoundObserver pass(observer, 0);
     f = (*fallback)->Search(sim, space, opt.budget, opt.seed, &pass);
-    out.cancelled = pass.outer_cancelled();
+    out.cancelled = pass.inner_cancelled();
   }
   const bool use_f = f.found && (!r.found || f.eval.tokens_per_s_per_gpu >
                                                  r.eval.tokens_per_s_per_gpu);

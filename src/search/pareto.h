@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "search/search.h"
+#include "search/work_bound.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 
@@ -68,10 +69,10 @@ ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limit
 // ---------------------------------------------------------------- the aggregated series
 
 struct AggregatedSweepOptions {
-  std::string searcher = "rl";  // the fallback when the oracle does not finish in time
+  std::string searcher = "rl";  // the fallback when the oracle does not finish within its bound
   int64_t budget = 4000;
   uint64_t seed = 0;
-  double oracle_seconds = 5;    // per limit; 0 = no time limit
+  int64_t oracle_calls = kDefaultOracleCalls;  // the oracle's work bound per limit; 0 = none
   int points = 16;              // limits in the grid
 };
 
@@ -85,7 +86,7 @@ struct FastestTpot {
 std::optional<FastestTpot> FastestTpotScan(const Simulator& sim, const StrategySpace& space);
 
 // The best aggregated plan of `base` with its TPOT SLO replaced by `tpot_limit_ms` (0 = the
-// problem's own SLO): the oracle (exact) with `oracle_seconds`, else the better of its partial
+// problem's own SLO): the oracle (exact) within `oracle_calls`, else the better of its partial
 // result and `searcher`. `observer` (may be null) sees progress and can cancel.
 SweepAnswer BestAggregatedAtTpot(const Problem& base, const StrategySpace& space,
                                  double tpot_limit_ms, const AggregatedSweepOptions& opt,

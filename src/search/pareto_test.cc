@@ -131,7 +131,7 @@ void CheckSweepAgainstBruteForce(const Problem& p, const SpaceOptions& o) {
   const std::vector<Evaluated> all = EvaluateAll(sim, *space);
   ASSERT_FALSE(all.empty());
   AggregatedSweepOptions opt;
-  opt.oracle_seconds = 0;  // no time limit: every point exact
+  opt.oracle_calls = 0;  // no work bound: every point exact
   opt.points = 12;
   std::vector<double> limits;
   StatusOr<ParetoSeries> s = AggregatedParetoSeries(p, *space, opt, nullptr, &limits);
@@ -197,8 +197,8 @@ TEST(AggregatedSweep, ExactPerLimitAgainstBruteForceMoeDecode) {
 }
 
 TEST(AggregatedSweep, InexactSweepsStayMonotoneAndMeetTheirLimits) {
-  // An oracle time limit of 1 ns stops every oracle run at its first clock check: each limit
-  // falls back to a 30-call random search, whose answers alone need not be monotone.
+  // An oracle work bound of one call stops every oracle run at its first call: each limit falls
+  // back to a 30-call random search, whose answers alone need not be monotone.
   Problem p = testing::MakeProblem(testing::TinyMoe(2), 4, Mode::kServe);
   SpaceOptions o;
   o.max_batch = 8;
@@ -207,7 +207,7 @@ TEST(AggregatedSweep, InexactSweepsStayMonotoneAndMeetTheirLimits) {
   AggregatedSweepOptions opt;
   opt.searcher = "random";
   opt.budget = 30;
-  opt.oracle_seconds = 1e-9;
+  opt.oracle_calls = 1;
   opt.points = 10;
   std::vector<double> limits;
   StatusOr<ParetoSeries> s = AggregatedParetoSeries(p, *space, opt, nullptr, &limits);

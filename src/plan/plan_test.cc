@@ -1,0 +1,183 @@
+// The planning library: the oracle's work bound, the aggregated plan's contract (never below a
+// figure it reports, deterministic per seed) and the disaggregated plan's work bound.
+#include <gtest/gtest.h>
+
+#include "plan/aggregated.h"
+#include "plan/disaggregated.h"
+#include "plan/space.h"
+#include "search/oracle.h"
+#include "search/test_util.h"
+#include "search/work_bound.h"
+
+namespace l2s {
+namespace {
+
+// Reports `calls` as a solver does: counts restart at 1 with each new solve.
+class CountingObserver : public Observer {
+ public:
+  bool Cancelled() override { return ++polls > stop_after && stop_after > 0; }
+  int polls = 0;
+  int stop_after = 0;
+};
+
+TEST(WorkBound, CountsCallsAcrossSolvesWhoseCountsRestart) {
+  WorkBoundObserver w(nullptr, 10);
+  // First solve: calls 1..4 (4 calls); second solve restarts: 1..3 (3 more); third: 1..3.
+  for (int c = 1; c <= 4; ++c) {
+    w.OnProgress(c, 0, 0);
+    EXPECT_FALSE(w.Cancelled());
+  }
+  for (int c = 1; c <= 3; ++c) {
+    w.OnProgress(c, 0, 0);
+    EXPECT_FALSE(w.Cancelled());
+  }
+  EXPECT_EQ(w.calls(), 7);
+  w.OnProgress(1, 0, 0);
+  w.OnProgress(2, 0, 0);
+  EXPECT_FALSE(w.Cancelled());  // 9 calls
+  w.OnProgress(3, 0, 0);        // the 10th call reaches the bound: allowed
+  EXPECT_FALSE(w.Cancelled());
+  w.OnProgress(1, 0, 0);        // the 11th is past it
+  EXPECT_TRUE(w.Cancelled());
+  EXPECT_TRUE(w.bound_hit());
+  EXPECT_FALSE(w.inner_cancelled());
+}
+
+TEST(WorkBound, ForwardsTheCallersCancellationAndZeroMeansNoBound) {
+  CountingObserver inner;
+  inner.stop_after = 2;
+  WorkBoundObserver w(&inner, 0);
+  for (int c = 1; c <= 1000; ++c) w.OnProgress(c, 0, 0);
+  EXPECT_FALSE(w.Cancelled());
+  EXPECT_FALSE(w.Cancelled());
+  EXPECT_TRUE(w.Cancelled());  // the caller's third poll says stop
+  EXPECT_TRUE(w.inner_cancelled());
+  EXPECT_FALSE(w.bound_hit());
+}
+
+struct Small {
+  Simulator sim;
+  StrategySpace space;
+};
+Small SmallServe() {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 200;
+  Simulator sim(p);
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 8, plan::PlanSpaceOptions(p));
+  EXPECT_TRUE(space.ok());
+  return {std::move(sim), std::move(*space)};
+}
+
+TEST(PlanAggregated, NeverBelowAnyRunItReportsAndDeterministicPerSeed) {
+  const Small s = SmallServe();
+  plan::AggRequest req;
+  req.search = "random";
+  req.budget = 60;
+  req.seed = 3;
+  StatusOr<plan::AggPlan> a = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(a->have_recommended);
+  EXPECT_EQ(a->oracle_status, "solved");
+  for (const char* by : plan::kRunSources) {
+    const plan::Run* r = plan::RunOf(*a, by);
+    ASSERT_NE(r, nullptr);
+    if (r->ran && r->result.found)
+      EXPECT_GE(a->recommended_eval.tokens_per_s_per_gpu, plan::Value(*r) * (1 - 1e-12)) << by;
+  }
+  // The plan's figures are those of its strategy evaluated again.
+  const Evaluation again = s.sim.Evaluate(a->recommended);
+  EXPECT_NEAR(again.tokens_per_s_per_gpu, a->recommended_eval.tokens_per_s_per_gpu,
+              1e-9 * again.tokens_per_s_per_gpu);
+  StatusOr<plan::AggPlan> b = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(ToText(a->recommended), ToText(b->recommended));
+  EXPECT_EQ(a->recommended_eval.tokens_per_s_per_gpu, b->recommended_eval.tokens_per_s_per_gpu);
+}
+
+TEST(PlanAggregated, TheOracleBoundCountsItsCalls) {
+  const Small s = SmallServe();
+  const SearchResult full = SolveExact(s.sim, s.space, nullptr);
+  ASSERT_TRUE(full.found);
+  ASSERT_GT(full.calls, 2);
+  plan::AggRequest req;
+  req.search = "random";
+  req.budget = 20;
+  // One call short of the oracle's own count: it stops at its last call, "skipped", bound hit.
+  req.oracle_calls = full.calls - 1;
+  StatusOr<plan::AggPlan> cut = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->oracle_status, "skipped");
+  EXPECT_TRUE(cut->oracle.bound_hit);
+  EXPECT_EQ(cut->oracle.result.calls, full.calls);
+  // Its own count: it finishes, with the optimum.
+  req.oracle_calls = full.calls;
+  StatusOr<plan::AggPlan> done = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->oracle_status, "solved");
+  EXPECT_FALSE(done->oracle.bound_hit);
+  EXPECT_EQ(plan::Value(done->oracle), full.eval.tokens_per_s_per_gpu);
+  // 0: no oracle.
+  req.oracle_calls = 0;
+  StatusOr<plan::AggPlan> none = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->oracle_status, "not run");
+  EXPECT_FALSE(none->oracle.ran);
+}
+
+TEST(PlanAggregated, BadRequestsAreOneLineErrors) {
+  const Small s = SmallServe();
+  plan::AggRequest req;
+  req.search = "nosuch";
+  StatusOr<plan::AggPlan> a = plan::PlanAggregated(s.sim, s.space, req);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("--search"), std::string::npos);
+  req.search = "random";
+  req.budget = 0;
+  EXPECT_FALSE(plan::PlanAggregated(s.sim, s.space, req).ok());
+  req.budget = 10;
+  req.oracle_calls = -1;
+  EXPECT_FALSE(plan::PlanAggregated(s.sim, s.space, req).ok());
+}
+
+TEST(PlanAggregated, NothingValidIsAResultThatSaysWhy) {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  p.workload.tpot_ms = 1e-6;  // no strategy decodes a token in a nanosecond
+  Simulator sim(p);
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 8, plan::PlanSpaceOptions(p));
+  ASSERT_TRUE(space.ok());
+  plan::AggRequest req;
+  req.search = "random";
+  req.budget = 30;
+  StatusOr<plan::AggPlan> a = plan::PlanAggregated(sim, *space, req);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(a->have_recommended);
+  EXPECT_NE(a->failures.Reason(p).find("TPOT SLO"), std::string::npos) << a->failures.Reason(p);
+}
+
+TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 200;
+  plan::DisaggPlanRequest req;
+  req.search = "random";
+  req.budget = 40;
+  req.oracle_calls = int64_t{1} << 40;  // a bound it never reaches
+  StatusOr<plan::DisaggPlan> full = plan::PlanDisaggregated(p, req);
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(full->oracle_status, "solved");
+  EXPECT_FALSE(full->oracle_bound_hit);
+  req.oracle_calls = 1;
+  StatusOr<plan::DisaggPlan> cut = plan::PlanDisaggregated(p, req);
+  ASSERT_TRUE(cut.ok()) << cut.status().message();
+  EXPECT_EQ(cut->oracle_status, "skipped");
+  EXPECT_TRUE(cut->oracle_bound_hit);
+  // Deterministic: the same bound gives the same plan.
+  StatusOr<plan::DisaggPlan> again = plan::PlanDisaggregated(p, req);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(cut->found, again->found);
+  if (cut->found) EXPECT_EQ(cut->eval.tokens_per_s_per_gpu, again->eval.tokens_per_s_per_gpu);
+}
+
+}  // namespace
+}  // namespace l2s
