@@ -310,7 +310,7 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
         const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s, o);
         p.command = fmt::format("python -m dynamo.vllm --model {} ", model) +
                     After(lc.command, fmt::format("vllm serve {} ", model)) +
-                    fmt::format(" --disaggregation-mode {}", side->role) +
+                    (prefill ? " --is-prefill-worker" : " --is-decode-worker") +
                     VllmKvConfig(KvTransfer::kNixl, "kv_both");
         p.notes = lc.notes;
         break;
@@ -335,7 +335,7 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
         p.file_name = fmt::format("{}.yaml", side->role);
         p.file = yaml;
         p.command = fmt::format(
-            "python -m dynamo.trtllm --model-path {} --extra-engine-args {} --disaggregation-mode {}",
+            "python -m dynamo.trtllm --model {} --extra-engine-args {} --disaggregation-mode {}",
             model, p.file_name, side->role);
         p.notes = lc.notes;
         break;

@@ -206,7 +206,7 @@ TEST(DisaggLaunch, DynamoPicksTheBackendThatExpressesThePlan) {
                              0),
             0u)
       << p->command;
-  EXPECT_TRUE(Has(p->command, "--disaggregation-mode prefill --kv-transfer-config "
+  EXPECT_TRUE(Has(p->command, "--is-prefill-worker --kv-transfer-config "
                               "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'"))
       << p->command;
   EXPECT_EQ(Find(*l, "decode")->count, 2);
@@ -237,7 +237,7 @@ TEST(DisaggLaunch, DynamoOverTensorRtLlmPutsTheDegreesInTheEngineYaml) {
   const DisaggProcess* p = Find(*l, "prefill");
   ASSERT_TRUE(p != nullptr);
   EXPECT_EQ(p->command,
-            "python -m dynamo.trtllm --model-path mistralai/Mixtral-8x7B-v0.1 --extra-engine-args "
+            "python -m dynamo.trtllm --model mistralai/Mixtral-8x7B-v0.1 --extra-engine-args "
             "prefill.yaml --disaggregation-mode prefill");
   // tp_size = the instance's 8 GPUs (attention DP), ep 8, batch 4 per rank, 4096 + 1024 tokens.
   EXPECT_EQ(p->file_name, "prefill.yaml");
