@@ -56,9 +56,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Fractions rounded to hundredths, up or down (a fraction flag takes two decimals).
+// Fractions rounded up to hundredths (a fraction flag takes two decimals).
 double CeilHundredth(double x) { return std::ceil(x * 100.0 - 1e-9) / 100.0; }
-double FloorHundredth(double x) { return std::floor(x * 100.0 + 1e-9) / 100.0; }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -311,14 +310,15 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (have_mem) {
         const Evaluation& e = *opt.eval;
         const double cap = e.mem_capacity_bytes;
+        // The static pool holds the plan's weights and the KV cache of its batch at full length;
+        // everything else stays free for activations, CUDA graphs and communication buffers.
         const double static_share = (e.weight_bytes + e.kv_bytes + e.state_bytes) / cap;
-        const double rest = 1.0 - (e.act_bytes + e.reserve_bytes) / cap;
-        const double frac = std::min(1.0, std::max(CeilHundredth(static_share), FloorHundredth(rest)));
+        const double frac = std::min(1.0, CeilHundredth(static_share));
         c += fmt::format(" --mem-fraction-static {:.2f}", frac);
         lc.notes.push_back(fmt::format(
-            "--mem-fraction-static {:.2f}: {}; weights + KV = {:.3f} of the GPU, and {:.2f} leaves "
-            "the activations and reserve outside the static pool",
-            frac, MemoryWords(e), static_share, frac));
+            "--mem-fraction-static {:.2f}: {}; weights + KV cache = {:.3f} of the GPU, rounded up "
+            "(a larger value gives the KV pool room beyond the plan's batch)",
+            frac, MemoryWords(e), static_share));
       }
       if (kv_fp8) c += " --kv-cache-dtype fp8_e4m3";
       if (online_fp8) c += " --quantization fp8";

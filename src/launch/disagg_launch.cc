@@ -413,6 +413,8 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
                                                decode.problem.model.name));
   DisaggLaunch out;
   out.engine = engine;
+  out.prefill_pool = prefill;
+  out.decode_pool = decode;
   Engine base = Engine::kSglang;
   BaseTranslation t;
   switch (engine) {

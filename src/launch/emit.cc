@@ -94,6 +94,13 @@ std::string Figures(const Evaluation& e) {
       e.act_bytes / kGiB, e.reserve_bytes / kGiB);
 }
 
+// The strategy's degrees, batch and engine switches (ToText without the per-operator dims).
+std::string Short(const Strategy& s) {
+  const std::string t = ToText(s);
+  const size_t at = t.find(",embed=");
+  return at == std::string::npos ? t : t.substr(0, at);
+}
+
 std::string Bulleted(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& x : v) out += "- " + x + "\n";
@@ -236,9 +243,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
                         " \"${{i:+,}}\"; done)",
                         nodes_per_instance - 1, P);
     const std::string pod = fmt::format(
-        "        spec:\n          containers:\n          - name: {{}}\n            image: {}\n"
-        "            command:\n{{}}            resources:\n              limits:\n"
-        "                nvidia.com/gpu: {}\n",
+        "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
+        "          command:\n{{}}          resources:\n            limits:\n"
+        "              nvidia.com/gpu: {}\n",
         Image(engine), std::min(P, inst.gpus()));
     std::string yaml = fmt::format(
         "# LeaderWorkerSet (leaderworkerset.x-k8s.io): {} instance(s) of {} nodes each.\n"
@@ -247,16 +254,16 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "      metadata:\n        labels:\n          role: leader\n",
         instances, nodes_per_instance, EngineName(engine), instances, nodes_per_instance);
     yaml += fmt::format(fmt::runtime(pod), "leader",
-                        YamlList("            ", env + mpi + "; exec " + lead.command));
+                        YamlList("          ", env + mpi + "; exec " + lead.command));
     yaml += "    workerTemplate:\n";
     yaml += fmt::format(fmt::runtime(pod), "worker",
-                        YamlList("            ", env + "; case $NODE_RANK in " + cases + "esac"));
+                        YamlList("          ", env + "; case $NODE_RANK in " + cases + "esac"));
     if (Status st = w.Write("lws.yaml", yaml); !st.ok()) return st;
     files_md += "- `lws.yaml`: the same deployment as a Kubernetes LeaderWorkerSet\n";
   }
   std::string md = fmt::format("# Deployment: {} on {}\n\n", p.model.name, EngineTitle(engine));
   md += fmt::format("{} instance(s) of {} GPU(s) (`{}`), {} node(s) of {} GPUs.\n\n", instances,
-                    inst.gpus(), ToText(inst), by_node.size(), P);
+                    inst.gpus(), Short(inst), by_node.size(), P);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   md += "\n## Order to start\n";
@@ -300,6 +307,18 @@ std::string PlacedCommand(const DisaggProcess& proc, const PlacedServer& ps, int
   return c;
 }
 
+// `cmd` with the model argument `resolved` (a whole word) replaced by `model_id` ("" = kept).
+std::string WithModelId(std::string cmd, const std::string& resolved, const std::string& model_id) {
+  if (model_id.empty() || resolved.empty()) return cmd;
+  for (size_t at = cmd.find(" " + resolved); at != std::string::npos;
+       at = cmd.find(" " + resolved, at + 1 + model_id.size())) {
+    const size_t end = at + 1 + resolved.size();
+    if (end < cmd.size() && cmd[end] != ' ') continue;
+    cmd.replace(at + 1, resolved.size(), model_id);
+  }
+  return cmd;
+}
+
 int ProcessPort(const DisaggProcess& proc) {
   const size_t at = proc.command.find(" --port ");
   return at == std::string::npos ? 0 : std::atoi(proc.command.c_str() + at + 8);
@@ -307,9 +326,12 @@ int ProcessPort(const DisaggProcess& proc) {
 
 }  // namespace
 
-Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const PoolPlan& prefill,
-                            const PoolPlan& decode, const DisaggLaunch* dynamo,
-                            const EmitOptions& opt, std::vector<std::string>* written) {
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
+                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+                            std::vector<std::string>* written) {
+  const PoolPlan& prefill = l.prefill_pool;
+  const PoolPlan& decode = l.decode_pool;
+  const std::string resolved = ModelArgument(decode.problem.model);
   if (!l.runnable)
     return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
                                                DisaggEngineTitle(l.engine)));
@@ -347,8 +369,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
       }
       for (const PlacedServer* ps : servers) {
         script += fmt::format("nohup {} > logs/{}-{}-rank-{}.log 2>&1 &\n",
-                              PlacedCommand(proc, *ps, base), proc.role, ps->instance + 1,
-                              ps->node_rank);
+                              WithModelId(PlacedCommand(proc, *ps, base), resolved, opt.model_id),
+                              proc.role, ps->instance + 1, ps->node_rank);
         where_md += fmt::format("| {}-node-{} | {} {}{} | {} | {} |\n", proc.role, node + 1,
                                 proc.role, ps->instance + 1,
                                 proc.gpus > P ? fmt::format(" rank {}", ps->node_rank) : "",
@@ -394,7 +416,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
       }
       yaml += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
                           "          command:\n{}",
-                          image, YamlList("          ", proc.command));
+                          image, YamlList("          ", WithModelId(proc.command, resolved, opt.model_id)));
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes\n";
@@ -402,8 +424,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
   std::string md = fmt::format("# Deployment: {} disaggregated on {}\n\n",
                                decode.problem.model.name, DisaggEngineTitle(l.engine));
   md += fmt::format("Prefill: {} x `{}` ({} GPUs each); decode: {} x `{}` ({} GPUs each).\n\n",
-                    prefill.instances, ToText(l.prefill), prefill.gpus_per_instance,
-                    decode.instances, ToText(l.decode), decode.gpus_per_instance);
+                    prefill.instances, Short(l.prefill), prefill.gpus_per_instance,
+                    decode.instances, Short(l.decode), decode.gpus_per_instance);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server that "
@@ -419,6 +441,97 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
     for (const std::string& n : proc.notes) notes.push_back(proc.role + ": " + n);
   md += "\n## Notes\n" + Bulleted(notes);
   return w.Write("DEPLOY.md", md);
+}
+
+Status CheckEmitDir(const std::string& dir) {
+  if (dir.empty()) return Status::InvalidArgument("--emit needs a directory");
+  Writer w(dir, nullptr);
+  if (Status st = w.Open(); !st.ok()) return st;
+  const std::filesystem::path probe = std::filesystem::path(dir) / ".l2s-write-check";
+  {
+    std::ofstream out(probe);
+    if (!out) return Status::InvalidArgument(fmt::format("--emit {}: the directory is not writable", dir));
+  }
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  return Status::Ok();
+}
+
+namespace {
+
+int AskedIndex(l2s::Engine asked) {
+  switch (asked) {
+    case l2s::Engine::kVllm: return 0;
+    case l2s::Engine::kSglang: return 1;
+    case l2s::Engine::kTrtllm: return 2;
+    case l2s::Engine::kIdeal: return -1;
+  }
+  return -1;
+}
+
+std::string Summary(const std::string& dir, const std::vector<std::string>& written,
+                    const std::string& what) {
+  return fmt::format("wrote {} files to {} for {} (start with {}/DEPLOY.md)", written.size(), dir,
+                     what, dir);
+}
+
+}  // namespace
+
+StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
+                                         const std::array<EngineTranslation, 4>& launch,
+                                         l2s::Engine asked, const EmitOptions& opt) {
+  int pick = AskedIndex(asked);  // kAllEngines order: vllm, sglang, trtllm, megatron
+  if (pick >= 0 && !launch[pick].runnable)
+    return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan (no valid repair)",
+                                               EngineTitle(kAllEngines[pick])));
+  if (pick < 0) {
+    for (int k = 0; k < 3; ++k)
+      if (launch[k].runnable &&
+          (pick < 0 || launch[k].launched_eval.tokens_per_s_per_gpu >
+                           launch[pick].launched_eval.tokens_per_s_per_gpu))
+        pick = k;
+  }
+  if (pick < 0)
+    return Status::InvalidArgument("--emit: no engine can run this plan (see the launch section)");
+  const EngineTranslation& t = launch[pick];
+  std::vector<std::string> written;
+  EmitOptions o = opt;
+  if (!t.unsupported.empty())
+    o.plan_lines.push_back(fmt::format("{} cannot express {} choice(s) of the plan: the files run "
+                                       "its repair {}",
+                                       EngineTitle(t.engine), t.unsupported.size(),
+                                       Short(t.launched)));
+  if (Status st = EmitDeployment(dir, t.engine, p, t.launched, t.launched_eval, o, &written); !st.ok())
+    return st;
+  return Summary(dir, written,
+                 fmt::format("{} ({}, {:.0f} tokens/s per GPU simulated)", EngineTitle(t.engine),
+                             Short(t.launched), t.launched_eval.tokens_per_s_per_gpu));
+}
+
+StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
+                                            const std::array<DisaggLaunch, 4>& launch,
+                                            l2s::Engine asked, const EmitOptions& opt) {
+  // kDisaggEngines order: sglang, vllm, trtllm, dynamo.
+  int pick = -1;
+  switch (asked) {
+    case l2s::Engine::kSglang: pick = 0; break;
+    case l2s::Engine::kVllm: pick = 1; break;
+    case l2s::Engine::kTrtllm: pick = 2; break;
+    case l2s::Engine::kIdeal: break;
+  }
+  if (pick >= 0 && !launch[pick].runnable)
+    return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
+                                               DisaggEngineTitle(launch[pick].engine)));
+  for (int k = 0; pick < 0 && k < 4; ++k)
+    if (launch[k].runnable && launch[k].unsupported.empty()) pick = k;
+  for (int k = 0; pick < 0 && k < 4; ++k)
+    if (launch[k].runnable) pick = k;
+  if (pick < 0)
+    return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
+  std::vector<std::string> written;
+  if (Status st = EmitDisaggDeployment(dir, launch[pick], &launch[3], opt, &written); !st.ok())
+    return st;
+  return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
 }
 
 }  // namespace l2s::launch

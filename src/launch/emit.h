@@ -11,6 +11,7 @@
 // (launch/command.cc) and the node's NODE_RANK; HEAD_ADDR is the instance's first node.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,31 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
                       const Evaluation& eval, const EmitOptions& opt,
                       std::vector<std::string>* written);
 
-// Writes the disaggregated deployment `l` (of the pools `prefill` and `decode`) into `dir`; with
-// `dynamo` (may be null: the Dynamo translation of the same plan) a DynamoGraphDeployment when the
-// deployment spans more than one node. InvalidArgument as above, or when `l` is not runnable.
-Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const PoolPlan& prefill,
-                            const PoolPlan& decode, const DisaggLaunch* dynamo,
-                            const EmitOptions& opt, std::vector<std::string>* written);
+// Writes the disaggregated deployment `l` (of its pools l.prefill_pool and l.decode_pool) into
+// `dir`; with `dynamo` (may be null: the Dynamo translation of the same plan) a
+// DynamoGraphDeployment when the deployment spans more than one node. InvalidArgument as above,
+// or when `l` is not runnable.
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
+                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+                            std::vector<std::string>* written);
+
+// ---- what `l2s plan --emit DIR` calls ----
+// OK when `dir` exists as a directory or can be created (it is created); else InvalidArgument,
+// one line naming it. Checked before the search.
+Status CheckEmitDir(const std::string& dir);
+// The aggregated plan's files for one engine: `asked` (the plan's --engine) when it is vLLM,
+// SGLang or TensorRT-LLM, else the engine whose translation runs at the highest simulated
+// throughput. Each file runs that translation's strategy (t.launched) with its evaluation.
+// Returns one line for the user ("wrote 4 files to DIR for SGLang ..."); InvalidArgument when no
+// engine can run the plan or a file cannot be written.
+StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
+                                         const std::array<EngineTranslation, 4>& launch,
+                                         l2s::Engine asked, const EmitOptions& opt);
+// The disaggregated plan's files: the launch of `asked` when it is SGLang, vLLM or TensorRT-LLM,
+// else the first runnable of SGLang, vLLM, TensorRT-LLM, Dynamo that expresses both pools
+// exactly, else the first runnable one; Dynamo's launch (launch[3]) for the Kubernetes graph.
+StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
+                                            const std::array<DisaggLaunch, 4>& launch,
+                                            l2s::Engine asked, const EmitOptions& opt);
 
 }  // namespace l2s::launch

@@ -653,7 +653,7 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
       if (!l.runnable) continue;
       const std::filesystem::path dir =
           root / fmt::format("disagg-{}-{}", DisaggEngineName(l.engine), scripts + graphs);
-      ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, c.prefill, c.decode, &(*all)[3], {}, nullptr).ok());
+      ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
       scripts += CheckScripts(dir, 8, &ck);
       if (std::filesystem::exists(dir / "dynamo-graph.yaml")) {
         ++graphs;

@@ -274,6 +274,68 @@ TEST(Commands, DenseModelsReplicateOverDp) {
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "expert"));
 }
 
+TEST(Commands, MemoryFractionsByHand) {
+  // 80 GiB per GPU: weights 40, KV 20.5, activations 2, reserve 3.9 GiB (66.4 in all).
+  const double GiB = 1024.0 * 1024.0 * 1024.0;
+  Evaluation e;
+  e.verdict = Verdict::kValid;
+  e.mem_capacity_bytes = 80 * GiB;
+  e.weight_bytes = 40 * GiB;
+  e.kv_bytes = 20.5 * GiB;
+  e.act_bytes = 2 * GiB;
+  e.reserve_bytes = 3.9 * GiB;
+  e.mem_bytes = 66.4 * GiB;
+  const Problem p = MakeProblem("llama-3.1-70b", 8);
+  const Strategy s = Megatron(p.model, 1, 8, 1, 1, 32);
+  LaunchOptions o;
+  o.eval = &e;
+  // SGLang's static pool: weights + KV = 60.5 / 80 = 0.75625 -> 0.76.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--mem-fraction-static 0.76 "));
+  // vLLM: 66.4 / 80 = 0.83 is below vLLM's default 0.90, which stays.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command, "--gpu-memory-utilization 0.90 "));
+  // TensorRT-LLM: the KV's share of what weights, activations and reserve leave, 20.5 / 34.1 =
+  // 0.601, is below its default 0.90.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s, o).extra_file,
+                  "kv_cache_config:\n  free_gpu_memory_fraction: 0.90\n"));
+  // A fuller GPU: KV 28.5 GiB (74.4 in all, the vLLM prefill server).
+  e.kv_bytes = 28.5 * GiB;
+  e.mem_bytes = 74.4 * GiB;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command, "--gpu-memory-utilization 0.93 "));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--mem-fraction-static 0.86 "));
+  // 28.5 / 34.1 = 0.8358 -> the default 0.90; KV 32 GiB: 32 / 34.1 = 0.9384 -> 0.94.
+  e.kv_bytes = 32 * GiB;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s, o).extra_file,
+                  "free_gpu_memory_fraction: 0.94\n"));
+  // No evaluation: no fraction, and a note says the default stays.
+  const LaunchCommand none = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_FALSE(Has(none.command, "--gpu-memory-utilization"));
+  EXPECT_TRUE(std::any_of(none.notes.begin(), none.notes.end(),
+                          [](const std::string& n) { return Has(n, "engine's default"); }));
+}
+
+TEST(Commands, CudaGraphLimitAndTokenBudgetFollowThePlan) {
+  Problem p = MakeProblem("qwen3-30b-a3b", 8);
+  // Batch 300 per rank: above SGLang's 256 and TensorRT-LLM's 128, below vLLM's 512.
+  const Strategy s = Megatron(p.model, 1, 1, 8, 8, 300);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--cuda-graph-max-bs 300"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).extra_file,
+                  "cuda_graph_config:\n  enable_padding: true\n  max_batch_size: 300\n"));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "cudagraph"));
+  // SGLang with attention DP divides --chunked-prefill-size over the 8 ranks: 8192 x 8.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--chunked-prefill-size 65536"));
+  // The plan's own limits win: a budget of 4096 tokens and graphs up to 64.
+  p.workload.max_num_tokens = 4096;
+  p.workload.cuda_graph_max_batch = 64;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command,
+                  "--max-num-batched-tokens 4096 --max-cudagraph-capture-size 64"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).command, "--max_num_tokens 4096"));
+  // A prefill server captures no decode graphs.
+  LaunchOptions prefill;
+  prefill.role = ServeRole::kPrefill;
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s, prefill).command, "cuda-graph"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, prefill).command, "--deepep-mode normal"));
+}
+
 // Exhaustive reference: the best valid strategy with Megatron dims that `e` expresses, over the
 // space's degree, batch and sp options, by evaluating everything. Sets *found.
 double BruteForceBest(const Simulator& sim, const StrategySpace& space, Engine e, bool* found) {
