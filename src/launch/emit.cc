@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -101,6 +102,19 @@ std::string Short(const Strategy& s) {
   return at == std::string::npos ? t : t.substr(0, at);
 }
 
+// The script line starting `cmd` in the background: its NAME=VALUE prefixes before nohup (nohup
+// runs a program, not an assignment).
+std::string Background(const std::string& cmd, const std::string& log) {
+  size_t start = 0;
+  while (true) {
+    const size_t sp = cmd.find(' ', start);
+    const std::string word = cmd.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+    if (sp == std::string::npos || word.find('=') == std::string::npos || word[0] == '-') break;
+    start = sp + 1;
+  }
+  return fmt::format("{}nohup {} > {} 2>&1 &\n", cmd.substr(0, start), cmd.substr(start), log);
+}
+
 std::string Bulleted(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& x : v) out += "- " + x + "\n";
@@ -178,7 +192,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     if (nodes_per_instance > 1) {
       script += "# The instance's head node address (node-" +
                 std::to_string(node - servers.front()->node_rank) + "):\n";
-      script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the head node's address}\"\n";
+      script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the head node}\"\n";
       if (engine == Engine::kTrtllm)
         script += fmt::format(": \"${{MPI_HOSTS:?set MPI_HOSTS to host1:{0},host2:{0},...}}\"\n", P);
       script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", servers.front()->node_rank);
@@ -207,7 +221,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       if (engine == Engine::kMegatron)
         script += fmt::format("# Megatron-LM arguments of your inference script:\n# {}\n", lc.command);
       else
-        script += fmt::format("nohup {} > {} 2>&1 &\n", lc.command, log);
+        script += Background(lc.command, log);
       where_md += fmt::format("| node-{} | instance {}{} | {} | {} |\n", node, ps->instance + 1,
                               nodes_per_instance > 1 ? fmt::format(" rank {}", ps->node_rank) : "",
                               ps->devices.empty() ? "all" : ps->devices,
@@ -219,7 +233,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     files_md += fmt::format("- `{}`: run on node {}\n", name, node);
   }
   // Kubernetes: a LeaderWorkerSet when one instance spans nodes.
-  if (nodes_per_instance > 1 && engine != Engine::kMegatron) {
+  // (TensorRT-LLM across nodes is one MPI job started over ssh, which pods do not offer as such:
+  // no manifest; DEPLOY.md says so.)
+  if (nodes_per_instance > 1 && (engine == Engine::kSglang || engine == Engine::kVllm)) {
     std::string cases;
     for (int r = 1; r < nodes_per_instance; ++r) {
       LaunchOptions o;
@@ -237,11 +253,6 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     o0.node_rank = 0;
     const LaunchCommand lead = MakeLaunchCommand(engine, p, inst, o0);
     const std::string env = "export HEAD_ADDR=$LWS_LEADER_ADDRESS NODE_RANK=$LWS_WORKER_INDEX";
-    std::string mpi;
-    if (engine == Engine::kTrtllm)
-      mpi = fmt::format(" MPI_HOSTS=$(for i in $(seq 0 {}); do printf '%s${{LWS_LEADER_ADDRESS/-0./-$i.}}:{}'"
-                        " \"${{i:+,}}\"; done)",
-                        nodes_per_instance - 1, P);
     const std::string pod = fmt::format(
         "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
         "          command:\n{{}}          resources:\n            limits:\n"
@@ -254,7 +265,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "      metadata:\n        labels:\n          role: leader\n",
         instances, nodes_per_instance, EngineName(engine), instances, nodes_per_instance);
     yaml += fmt::format(fmt::runtime(pod), "leader",
-                        YamlList("          ", env + mpi + "; exec " + lead.command));
+                        YamlList("          ", env + "; exec " + lead.command));
     yaml += "    workerTemplate:\n";
     yaml += fmt::format(fmt::runtime(pod), "worker",
                         YamlList("          ", env + "; case $NODE_RANK in " + cases + "esac"));
@@ -275,6 +286,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
           ".\n2. Start the scripts of the other nodes, then the head node's.\n";
   else
     md += "1. Run each node's script (any order).\n";
+  if (engine == Engine::kTrtllm && nodes_per_instance > 1)
+    md += "\nTensorRT-LLM across nodes is one MPI job started from the head node over ssh; no "
+          "Kubernetes manifest is written for it.\n";
   if (engine != Engine::kMegatron)
     md += fmt::format(
         "\n## Check it is up\n`curl -s http://<node>:{}/v1/models` answers with the model once the "
@@ -339,15 +353,15 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   if (Status st = w.Open(); !st.ok()) return st;
   std::string files_md, where_md;
   int total_nodes = 0;
-  std::string router_cmd;
+  std::string router_cmd, router_file_name, router_file;
+  // "<role-k>:port" of the router's placeholders -> "<role-node-n>:port" of the placed server.
+  std::vector<std::pair<std::string, std::string>> hosts;
   std::vector<std::string> extra_written;
   for (const DisaggProcess& proc : l.processes) {
     if (proc.role == "router") {
       router_cmd = proc.command;
-      if (!proc.file_name.empty()) {
-        if (Status st = w.Write(proc.file_name, proc.file); !st.ok()) return st;
-        files_md += fmt::format("- `{}`: the router's configuration\n", proc.file_name);
-      }
+      router_file_name = proc.file_name;
+      router_file = proc.file;
       continue;
     }
     const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
@@ -363,14 +377,30 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     total_nodes += static_cast<int>(by_node.size());
     for (const auto& [node, servers] : by_node) {
       std::string script = kScriptHead;
+      if (l.backend == Engine::kVllm && (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
+        script += "# NIXL's handshake: this node's address as the other side reaches it.\n"
+                  "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
       if (servers.front()->node_rank > 0 || (proc.gpus > P)) {
-        script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the instance's first node}\"\n";
+        script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
         script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", servers.front()->node_rank);
       }
       for (const PlacedServer* ps : servers) {
-        script += fmt::format("nohup {} > logs/{}-{}-rank-{}.log 2>&1 &\n",
-                              WithModelId(PlacedCommand(proc, *ps, base), resolved, opt.model_id),
-                              proc.role, ps->instance + 1, ps->node_rank);
+        if (ps->node_rank == 0) {
+          const int slot = ps->port - base;
+          hosts.push_back({fmt::format("<{}-{}>:{}", proc.role, ps->instance + 1, base),
+                           fmt::format("<{}-node-{}>:{}", proc.role, node + 1, ps->port)});
+          // SGLang's prefill servers pair through their bootstrap port, one per slot.
+          hosts.push_back({fmt::format("<{}-node-{}>:{} 8998", proc.role, node + 1, ps->port),
+                           fmt::format("<{}-node-{}>:{} {}", proc.role, node + 1, ps->port,
+                                       8998 + slot)});
+        }
+        std::string cmd = WithModelId(PlacedCommand(proc, *ps, base), resolved, opt.model_id);
+        // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
+        // rank: servers sharing a node start their range after the previous one's GPUs.
+        if (servers.size() > 1 && l.backend == Engine::kVllm && !ps->devices.empty())
+          cmd = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ", 5600 + (ps->port - base) * proc.gpus) + cmd;
+        script += Background(cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps->instance + 1,
+                                              ps->node_rank));
         where_md += fmt::format("| {}-node-{} | {} {}{} | {} | {} |\n", proc.role, node + 1,
                                 proc.role, ps->instance + 1,
                                 proc.gpus > P ? fmt::format(" rank {}", ps->node_rank) : "",
@@ -383,9 +413,23 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       files_md += fmt::format("- `{}`: run on {} node {}\n", name, proc.role, node + 1);
     }
   }
+  // The router reaches each server on its node and port.
+  for (const auto& [from, to] : hosts) {
+    for (std::string* text : {&router_cmd, &router_file}) {
+      for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, at + to.size())) {
+        const size_t end = at + from.size();
+        if (end < text->size() && std::isdigit(static_cast<unsigned char>((*text)[end]))) continue;
+        text->replace(at, from.size(), to);
+      }
+    }
+  }
+  if (!router_file_name.empty()) {
+    if (Status st = w.Write(router_file_name, router_file); !st.ok()) return st;
+    files_md += fmt::format("- `{}`: the router's configuration\n", router_file_name);
+  }
   if (!router_cmd.empty()) {
     std::string script = kScriptHead;
-    script += "# Replace <prefill-i> / <decode-i> with the servers' addresses (DEPLOY.md).\n";
+    script += "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses (DEPLOY.md).\n";
     script += "exec " + router_cmd + "\n";
     if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
     files_md += "- `router.sh`: the router (any host that reaches every server)\n";
@@ -402,6 +446,18 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
                                                                              : EngineName(dynamo->backend));
     for (const DisaggProcess& proc : dynamo->processes) {
       const bool router = proc.role == "router";
+      std::string command = WithModelId(proc.command, resolved, opt.model_id);
+      const PoolPlan& pp = proc.role == "prefill" ? prefill : decode;
+      if (!router && proc.gpus > pp.problem.cluster.gpus_per_domain) {
+        // A multinode service: the operator gives each pod its node rank and the leader's
+        // address, so the script's ${NODE_RANK} / ${HEAD_ADDR} flags are left out.
+        const size_t at = command.find(" --nnodes ");
+        if (at != std::string::npos) {
+          const std::string port = fmt::format(":{}", kDistInitPort);
+          const size_t end = command.find(port, at);
+          if (end != std::string::npos) command.erase(at, end + port.size() - at);
+        }
+      }
       const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
       const int P = pool.problem.cluster.gpus_per_domain;
       yaml += fmt::format("    {}:\n      componentType: {}\n", router ? "Frontend" : proc.role,
@@ -416,7 +472,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       }
       yaml += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
                           "          command:\n{}",
-                          image, YamlList("          ", WithModelId(proc.command, resolved, opt.model_id)));
+                          image, YamlList("          ", command));
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes\n";
@@ -430,7 +486,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
         where_md;
   md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server that "
         "spans nodes: set HEAD_ADDR to its first node on each of them).\n2. `router.sh` once every "
-        "server answers, after replacing <prefill-i> / <decode-i> with the nodes' addresses.\n";
+        "server answers, after replacing <prefill-node-i> / <decode-node-i> with the nodes' "
+        "addresses.\n";
   md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then the "
         "same on the router; send a request to the router's `/v1/completions`.\n";
   md += "\n## What the plan expects (simulated)\nPrefill instance:\n" + Figures(l.prefill_eval) +

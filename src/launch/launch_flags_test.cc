@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -586,14 +587,19 @@ int CheckScripts(const std::filesystem::path& dir, int gpus_per_node, Checker* c
     }
     if (entry.path().extension() != ".sh") continue;
     ++scripts;
+    // bash parses it.
+    EXPECT_EQ(std::system(("bash -n '" + entry.path().string() + "'").c_str()), 0) << entry.path();
     std::istringstream in(ReadAll(entry.path()));
     std::string line;
     std::set<std::string> ports;
     std::set<int> devices;
     while (std::getline(in, line)) {
       std::string cmd;
-      if (line.rfind("nohup ", 0) == 0) {
-        cmd = line.substr(6, line.find(" > logs/") - 6);
+      const size_t nohup = line.find("nohup ");
+      if (nohup != std::string::npos && line.find(" > logs/") != std::string::npos) {
+        // NAME=VALUE prefixes come before nohup.
+        EXPECT_TRUE(nohup == 0 || line[nohup - 1] == ' ') << line;
+        cmd = line.substr(0, nohup) + line.substr(nohup + 6, line.find(" > logs/") - nohup - 6);
       } else if (line.rfind("exec ", 0) == 0) {
         cmd = line.substr(5);
       } else {
@@ -665,7 +671,7 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   }
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
   EXPECT_GT(scripts, 30);
-  EXPECT_GE(lws, 3);     // the multi-node aggregated plans
+  EXPECT_GE(lws, 6);     // the 3 multi-node aggregated plans on SGLang and vLLM
   EXPECT_GE(graphs, 3);  // every disaggregated plan spans nodes
   std::printf("emitted: %d scripts, %d commands, %d flags checked, %zu outside the fixtures\n",
               scripts, ck.commands, ck.flags, ck.errors.size());
