@@ -263,8 +263,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                 "spans {} nodes: on node i > 0 add --headless --data-parallel-start-rank {}*i",
                 nodes, local));
         } else {
-          // Tensor/pipeline groups across nodes: a Ray cluster, vLLM on the head node.
+          // Tensor/pipeline groups across nodes: a Ray cluster, vLLM on the head node (its
+          // data-parallel ranks placed by Ray too).
           c += " --distributed-executor-backend ray";
+          if (s.dp > 1) c += " --data-parallel-backend ray";
           if (opt.node_rank > 0)
             c = fmt::format("ray start --address ${{HEAD_ADDR}}:{} --block", kRayPort);
           else

@@ -295,7 +295,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "weights are loaded; then send a request to `/v1/completions`.\n",
         BasePort(engine));
   md += "\n## What the plan expects (simulated)\n" + Figures(eval);
-  for (const std::string& l : opt.plan_lines) md += "    " + l + "\n";
+  for (const std::string& l : opt.plan_lines) md += "- " + l + "\n";
   md += "\n## Notes\n" + Bulleted(first.notes);
   if (Status st = w.Write("DEPLOY.md", md); !st.ok()) return st;
   return Status::Ok();
@@ -492,7 +492,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
         "same on the router; send a request to the router's `/v1/completions`.\n";
   md += "\n## What the plan expects (simulated)\nPrefill instance:\n" + Figures(l.prefill_eval) +
         "Decode instance:\n" + Figures(l.decode_eval);
-  for (const std::string& line : opt.plan_lines) md += "    " + line + "\n";
+  for (const std::string& line : opt.plan_lines) md += "- " + line + "\n";
   std::vector<std::string> notes = l.notes;
   for (const DisaggProcess& proc : l.processes)
     for (const std::string& n : proc.notes) notes.push_back(proc.role + ": " + n);
