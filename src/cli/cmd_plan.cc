@@ -763,10 +763,11 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     }
   } else {
     j["best"]["serving"] = "agg";
+    std::string emitted;
     if (!f.emit.empty()) {
       StatusOr<std::string> e = launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
       if (!e.ok()) return Fail(e.status());
-      text += "\n" + *e + "\n";
+      emitted = "\n" + *e + "\n";
     }
     j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
     if (!d.ok()) j["baselines"]["disaggregated_error"] = d.status().message();
@@ -780,6 +781,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     } else {
       text += fmt::format("  not available: {}\n", d.status().message());
     }
+    text += emitted;
   }
   j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Emit(f, j, text, o.interrupted || (d.ok() && d->interrupted));

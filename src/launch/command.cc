@@ -269,13 +269,14 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
           if (s.dp > 1) c += " --data-parallel-backend ray";
           if (opt.node_rank > 0)
             c = fmt::format("ray start --address ${{HEAD_ADDR}}:{} --block", kRayPort);
-          else
+          else if (opt.node_rank == 0)
             c = fmt::format("ray start --head --port {} && ", kRayPort) + c;
-          if (opt.node_rank < 0)
+          else  // the command as printed: the Ray cluster in a note
             lc.notes.push_back(fmt::format(
                 "spans {} nodes: tp x pp = {} GPUs cross nodes, so vLLM runs on a Ray cluster; "
-                "on node i > 0 run ray start --address ${{HEAD_ADDR}}:{} --block",
-                nodes, rank_gpus, kRayPort));
+                "first ray start --head --port {} on the head node and ray start --address "
+                "${{HEAD_ADDR}}:{} --block on every other node",
+                nodes, rank_gpus, kRayPort, kRayPort));
         }
       }
       break;
