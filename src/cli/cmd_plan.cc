@@ -24,6 +24,7 @@
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "launch/emit.h"
 #include "launch/launch.h"
 #include "search/refine.h"
 #include "search/search.h"
@@ -57,6 +58,8 @@ struct PlanFlags {
   int prefill_gpus = 0;
   bool kv_layerwise = false;
   bool pareto = false;  // sweep the TPOT limit instead (cli/pareto_report.h)
+  std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
+  std::string model_id;  // --model-id: the model the emitted files load
 };
 
 // ---------------------------------------------------------------- per-operator words
@@ -609,6 +612,12 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   }
   text += FormatDisaggPlan(p, *d, f.search);
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
+  if (!f.emit.empty()) {
+    if (!launches.ok()) return Fail(Status::InvalidArgument("--emit: " + launches.status().message()));
+    StatusOr<std::string> e = launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
+    if (!e.ok()) return Fail(e.status());
+    text += "\n" + *e + "\n";
+  }
   return Emit(f, j, text, d->interrupted);
 }
 
@@ -657,8 +666,20 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                               d->eval.tokens_per_s_per_gpu / agg_v)
                 : fmt::format("  no valid plan: {}\n", agg_failure);
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
+    if (!f.emit.empty()) {
+      if (!launches.ok()) return Fail(Status::InvalidArgument("--emit: " + launches.status().message()));
+      StatusOr<std::string> e = launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
+      if (!e.ok()) return Fail(e.status());
+      text += "\n" + *e + "\n";
+    }
   } else {
     j["best"]["serving"] = "agg";
+    std::string emitted;
+    if (!f.emit.empty()) {
+      StatusOr<std::string> e = launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
+      if (!e.ok()) return Fail(e.status());
+      emitted = "\n" + *e + "\n";
+    }
     j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
     if (!d.ok()) j["baselines"]["disaggregated_error"] = d.status().message();
     if (!f.json) PrintPlan(o);
@@ -671,6 +692,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     } else {
       text += fmt::format("  not available: {}\n", d.status().message());
     }
+    text += emitted;
   }
   j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Emit(f, j, text, o.interrupted || (d.ok() && d->interrupted));
@@ -692,6 +714,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
         !st.ok())
       return Fail(st);
   }
+  if (!f.emit.empty())
+    if (Status st = launch::CheckEmitDir(f.emit); !st.ok()) return Fail(st);
   // A cluster file with several GPU pools: only a disaggregated serve plan can use it.
   if (!f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster)) {
     StatusOr<ClusterPools> pools = LoadClusterPools(f.problem.cluster);
@@ -817,8 +841,15 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (!f.out.empty())
     if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
       return Fail(Status::IoError("--out " + st.message()));
+  std::string emitted;
+  if (!f.emit.empty()) {
+    StatusOr<std::string> e = launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
+    if (!e.ok()) return Fail(e.status());
+    emitted = *e;
+  }
   if (f.json) fmt::print("{}\n", DumpJson(j));
   else PrintPlan(o);
+  if (!emitted.empty()) fmt::print(f.json ? stderr : stdout, "\n{}\n", emitted);
   return o.interrupted ? InterruptExitCode() : kExitOk;
 }
 
@@ -854,6 +885,12 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_flag("--pareto", f->pareto,
                 "sweep the TPOT limit and print the Pareto front of tokens/s per GPU against "
                 "tokens/s per user (serve mode unless --mode says decode)");
+  cmd->add_option("--emit", f->emit,
+                  "write the plan's launch files to this directory: a script per node, DEPLOY.md "
+                  "and, across nodes, Kubernetes manifests (for --engine, else the fastest engine)");
+  cmd->add_option("--model-id", f->model_id,
+                  "the model the launch files load (a HuggingFace repo id or checkpoint folder; "
+                  "default: from the preset or the config)");
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 

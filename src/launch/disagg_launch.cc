@@ -13,11 +13,11 @@ namespace l2s::launch {
 namespace {
 
 // Ports of the commands (the engines' usual ones; any free port works).
-constexpr int kSglangPort = 30000;
-constexpr int kVllmPort = 8000;
+constexpr int kSglangPort = kSglangDefaultPort;
+constexpr int kSglangBootstrapPort = 8998;  // --disaggregation-bootstrap-port default
+constexpr int kVllmPort = kVllmDefaultPort;
 constexpr int kTrtllmPort = 8001;
 constexpr int kRouterPort = 8000;
-constexpr int kVllmProxyPort = 8192;
 
 // "<prefill-1>" ... : the hosts the user fills in.
 std::string Host(const char* role, int i) { return fmt::format("<{}-{}>", role, i); }
@@ -165,26 +165,41 @@ DisaggProcess Server(const Side& side, const LaunchCommand& lc, const std::strin
   return p;
 }
 
+// The launch options of one side's servers: its role, its simulated memory, reachable from
+// the other hosts.
+LaunchOptions SideOptions(const Side& side, int port) {
+  LaunchOptions o;
+  o.role = std::string(side.role) == "prefill" ? ServeRole::kPrefill : ServeRole::kDecode;
+  o.eval = side.eval.valid() ? &side.eval : nullptr;
+  o.listen_all = true;
+  o.port = port;
+  return o;
+}
+
 void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
   for (const Side* side : {&t.prefill, &t.decode}) {
-    const LaunchCommand lc = MakeLaunchCommand(Engine::kSglang, side->command_problem, side->command);
+    const LaunchCommand lc =
+        MakeLaunchCommand(Engine::kSglang, side->command_problem, side->command,
+                          SideOptions(*side, kSglangPort));
+    const bool prefill = side == &t.prefill;
     out->processes.push_back(Server(
         *side, lc,
-        fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {} --host 0.0.0.0 "
-                    "--port {}",
-                    side->role, KvTransferName(transfer), kSglangPort)));
+        fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}{}", side->role,
+                    KvTransferName(transfer),
+                    prefill ? fmt::format(" --disaggregation-bootstrap-port {}", kSglangBootstrapPort)
+                            : "")));
   }
   DisaggProcess r;
   r.role = "router";
   r.command = "python -m sglang_router.launch_router --pd-disaggregation";
   for (const std::string& h : Hosts("prefill", t.prefill.pool->instances))
-    r.command += fmt::format(" --prefill http://{}:{}", h, kSglangPort);
+    r.command += fmt::format(" --prefill http://{}:{} {}", h, kSglangPort, kSglangBootstrapPort);
   for (const std::string& h : Hosts("decode", t.decode.pool->instances))
     r.command += fmt::format(" --decode http://{}:{}", h, kSglangPort);
   r.command += fmt::format(" --host 0.0.0.0 --port {}", kRouterPort);
   r.notes.push_back(
-      "the router sends each request to a prefill and a decode server, which pair up through the "
-      "prefill server's bootstrap port (--disaggregation-bootstrap-port, default 8998)");
+      "the router (sglang-router) sends each request to a prefill and a decode server, which pair "
+      "up through the prefill server's bootstrap port (--prefill URL BOOTSTRAP_PORT)");
   out->processes.push_back(r);
   if (transfer == KvTransfer::kMooncake) {
     out->notes.push_back(
@@ -204,48 +219,42 @@ std::string VllmKvConfig(KvTransfer transfer, const char* role) {
 
 void VllmProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
   for (const Side* side : {&t.prefill, &t.decode}) {
-    const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, side->command_problem, side->command);
+    const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, side->command_problem, side->command,
+                                               SideOptions(*side, kVllmPort));
     const bool prefill = side == &t.prefill;
     out->processes.push_back(
-        Server(*side, lc,
-               fmt::format(" --port {}{}", kVllmPort,
-                           VllmKvConfig(transfer, prefill ? "kv_producer" : "kv_consumer"))));
+        Server(*side, lc, VllmKvConfig(transfer, prefill ? "kv_producer" : "kv_consumer")));
   }
-  const std::vector<std::string> ph = Hosts("prefill", t.prefill.pool->instances);
-  const std::vector<std::string> dh = Hosts("decode", t.decode.pool->instances);
   DisaggProcess r;
   r.role = "router";
-  r.command = fmt::format(
-      "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py --port {} "
-      "--prefiller-hosts {} --prefiller-ports {} --decoder-hosts {} --decoder-ports {}",
-      kVllmProxyPort, Join(ph, " "),
-      Join(std::vector<std::string>(ph.size(), std::to_string(kVllmPort)), " "), Join(dh, " "),
-      Join(std::vector<std::string>(dh.size(), std::to_string(kVllmPort)), " "));
+  r.command = "vllm-router --vllm-pd-disaggregation";
+  for (const std::string& h : Hosts("prefill", t.prefill.pool->instances))
+    r.command += fmt::format(" --prefill http://{}:{}", h, kVllmPort);
+  for (const std::string& h : Hosts("decode", t.decode.pool->instances))
+    r.command += fmt::format(" --decode http://{}:{}", h, kVllmPort);
+  r.command += fmt::format(" --host 0.0.0.0 --port {}", kRouterPort);
   r.notes.push_back(
-      "the proxy is the P/D example proxy of the vLLM repository (a file of its source tree, run "
-      "from a checkout); a production deployment puts a P/D router (NVIDIA Dynamo, llm-d) in "
-      "front instead");
-  if (transfer == KvTransfer::kMooncake)
-    r.notes.push_back("with MooncakeConnector use the proxy of vLLM's Mooncake connector example");
+      "the router is vLLM's P/D router (github.com/vllm-project/router, the vllm-router binary): "
+      "it sends each request to a prefill server, then to a decode server that pulls the KV cache "
+      "through the connector");
   out->processes.push_back(r);
   if (transfer == KvTransfer::kNixl)
     out->notes.push_back(
         "NIXL: set VLLM_NIXL_SIDE_CHANNEL_HOST to each server's own address; the handshake port "
-        "VLLM_NIXL_SIDE_CHANNEL_PORT (default 5600) must be free on every host");
+        "VLLM_NIXL_SIDE_CHANNEL_PORT (default 5600) must be free on every host, one per server");
   out->notes.push_back(
-      "with data parallelism the proxy needs only the head address of each server");
+      "with data parallelism the router needs only the head address of each server");
 }
 
 void TrtllmProcesses(const BaseTranslation& t, DisaggLaunch* out) {
   const int64_t isl = t.decode.command_problem.workload.isl;
   for (const Side* side : {&t.prefill, &t.decode}) {
     const bool context = side == &t.prefill;
-    const LaunchCommand lc =
-        MakeLaunchCommand(Engine::kTrtllm, side->command_problem, side->command,
-                          context ? "ctx-extra-llm-api-config.yml" : "gen-extra-llm-api-config.yml",
-                          TransceiverYaml(isl, context));
-    out->processes.push_back(
-        Server(*side, lc, fmt::format(" --host 0.0.0.0 --port {}", kTrtllmPort)));
+    LaunchOptions o = SideOptions(*side, kTrtllmPort);
+    o.trtllm_file = context ? "ctx-extra-llm-api-config.yml" : "gen-extra-llm-api-config.yml";
+    o.trtllm_yaml = TransceiverYaml(isl, context);
+    const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, side->command, o);
+    out->processes.push_back(Server(*side, lc, ""));
   }
   DisaggProcess r;
   r.role = "router";
@@ -286,7 +295,9 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
     const Strategy& s = side->command;
     switch (backend) {
       case Engine::kSglang: {
-        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s);
+        LaunchOptions o = SideOptions(*side, 0);
+        o.listen_all = false;
+        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s, o);
         p.command = "python -m dynamo.sglang " + After(lc.command, "python -m sglang.launch_server ") +
                     fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}",
                                 side->role, KvTransferName(transfer));
@@ -294,29 +305,37 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
         break;
       }
       case Engine::kVllm: {
-        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s);
+        LaunchOptions o = SideOptions(*side, 0);
+        o.listen_all = false;
+        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s, o);
         p.command = fmt::format("python -m dynamo.vllm --model {} ", model) +
                     After(lc.command, fmt::format("vllm serve {} ", model)) +
-                    fmt::format(" --disaggregation-mode {}", side->role) +
+                    (prefill ? " --is-prefill-worker" : " --is-decode-worker") +
                     VllmKvConfig(KvTransfer::kNixl, "kv_both");
         p.notes = lc.notes;
         break;
       }
       default: {  // TensorRT-LLM: the parallel sizes go into the engine-args YAML
-        const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, s, "",
-                                                   TransceiverYaml(isl, prefill));
+        LaunchOptions o = SideOptions(*side, 0);
+        o.listen_all = false;
+        o.trtllm_file = "";
+        o.trtllm_yaml = TransceiverYaml(isl, prefill);
+        const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, s, o);
         const bool moe = side->pool->problem.model.is_moe();
         const int G = s.tp * s.dp;
         std::string yaml = fmt::format("tensor_parallel_size: {}\npipeline_parallel_size: {}\n",
                                        moe ? G : s.tp, s.pp);
         if (moe) yaml += fmt::format("moe_expert_parallel_size: {}\n", s.ep);
-        yaml += fmt::format("max_batch_size: {}\nmax_seq_len: {}\n", std::max(1, s.batch),
-                            isl + side->command_problem.workload.osl);
+        const int budget = side->command_problem.workload.max_num_tokens > 0
+                               ? side->command_problem.workload.max_num_tokens
+                               : DefaultsOf(l2s::Engine::kTrtllm).max_num_tokens;
+        yaml += fmt::format("max_batch_size: {}\nmax_seq_len: {}\nmax_num_tokens: {}\n",
+                            std::max(1, s.batch), isl + side->command_problem.workload.osl, budget);
         yaml += lc.extra_file;  // enable_attention_dp, KV dtype, MTP, slots, transceiver
         p.file_name = fmt::format("{}.yaml", side->role);
         p.file = yaml;
         p.command = fmt::format(
-            "python -m dynamo.trtllm --model-path {} --extra-engine-args {} --disaggregation-mode {}",
+            "python -m dynamo.trtllm --model {} --extra-engine-args {} --disaggregation-mode {}",
             model, p.file_name, side->role);
         p.notes = lc.notes;
         break;
@@ -394,6 +413,8 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
                                                decode.problem.model.name));
   DisaggLaunch out;
   out.engine = engine;
+  out.prefill_pool = prefill;
+  out.decode_pool = decode;
   Engine base = Engine::kSglang;
   BaseTranslation t;
   switch (engine) {

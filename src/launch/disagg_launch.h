@@ -79,6 +79,7 @@ struct DisaggLaunch {
   Evaluation prefill_eval, decode_eval;
   std::vector<DisaggProcess> processes;  // prefill, decode, router (Dynamo: frontend first)
   std::vector<std::string> notes;        // of the whole deployment
+  PoolPlan prefill_pool, decode_pool;    // the pools as given (instances, GPUs, problems)
 };
 
 // The launch of the two pools on `engine` with `transfer`. For Dynamo, `dynamo_backend` fixes

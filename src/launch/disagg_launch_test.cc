@@ -63,29 +63,34 @@ TEST(DisaggLaunch, SglangCommandsByHand) {
   EXPECT_TRUE(l->unsupported.empty());
   ASSERT_TRUE(l->runnable);
   ASSERT_EQ(l->processes.size(), 3u);
-  // --tp is the 8 GPUs of the instance; requests = batch 4 x dp 8 = 32; length 4096 + 1024.
+  // --tp-size is the 8 GPUs of the instance; requests = batch 4 x dp 8 = 32; length 4096 + 1024;
+  // DeepEP in normal mode on the prefill side, low_latency on the decode side; chunked prefill =
+  // SGLang's per-rank budget 8192 x dp; the memory fraction from the simulated memory (its
+  // derivation is tested in launch_flags_test).
   const DisaggProcess& p = l->processes[0];
   EXPECT_EQ(p.role, "prefill");
   EXPECT_EQ(p.count, 2);
   EXPECT_EQ(p.gpus, 8);
   EXPECT_EQ(p.command,
-            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp 8 --dp 8 "
-            "--enable-dp-attention --ep-size 8 --max-running-requests 32 --context-length 5120 "
-            "--disaggregation-mode prefill --disaggregation-transfer-backend nixl --host 0.0.0.0 "
-            "--port 30000");
+            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp-size 8 "
+            "--dp-size 8 --enable-dp-attention --ep-size 8 --moe-a2a-backend deepep --deepep-mode "
+            "normal --max-running-requests 32 --context-length 5120 --chunked-prefill-size 65536 "
+            "--mem-fraction-static 0.20 --host 0.0.0.0 --port 30000 --disaggregation-mode prefill "
+            "--disaggregation-transfer-backend nixl --disaggregation-bootstrap-port 8998");
   // Decode: attention TP 2 inside --tp 8; requests = 64 x 4 = 256.
   const DisaggProcess& d = l->processes[1];
   EXPECT_EQ(d.role, "decode");
   EXPECT_EQ(d.count, 1);
   EXPECT_EQ(d.command,
-            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp 8 --dp 4 "
-            "--enable-dp-attention --ep-size 8 --max-running-requests 256 --context-length 5120 "
-            "--disaggregation-mode decode --disaggregation-transfer-backend nixl --host 0.0.0.0 "
-            "--port 30000");
+            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp-size 8 "
+            "--dp-size 4 --enable-dp-attention --ep-size 8 --moe-a2a-backend deepep --deepep-mode "
+            "low_latency --max-running-requests 256 --context-length 5120 --chunked-prefill-size "
+            "32768 --mem-fraction-static 0.40 --host 0.0.0.0 --port 30000 --disaggregation-mode "
+            "decode --disaggregation-transfer-backend nixl");
   EXPECT_EQ(l->processes[2].role, "router");
   EXPECT_EQ(l->processes[2].command,
             "python -m sglang_router.launch_router --pd-disaggregation --prefill "
-            "http://<prefill-1>:30000 --prefill http://<prefill-2>:30000 --decode "
+            "http://<prefill-1>:30000 8998 --prefill http://<prefill-2>:30000 8998 --decode "
             "http://<decode-1>:30000 --host 0.0.0.0 --port 8000");
   EXPECT_EQ(l->prefill, plan.prefill.strategy);
   EXPECT_EQ(l->decode, plan.decode.strategy);
@@ -103,17 +108,18 @@ TEST(DisaggLaunch, VllmCommandsByHand) {
   EXPECT_EQ(l->processes[0].command,
             "vllm serve mistralai/Mixtral-8x7B-v0.1 --tensor-parallel-size 1 "
             "--pipeline-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
-            "--max-num-seqs 4 --max-model-len 5120 --port 8000 --kv-transfer-config "
+            "--max-num-seqs 4 --max-model-len 5120 --max-num-batched-tokens 8192 "
+            "--gpu-memory-utilization 0.90 --host 0.0.0.0 --port 8000 --kv-transfer-config "
             "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_producer\"}'");
   EXPECT_TRUE(Has(l->processes[1].command,
                   "--tensor-parallel-size 2 --pipeline-parallel-size 1 --data-parallel-size 4 "
                   "--enable-expert-parallel --max-num-seqs 64"))
       << l->processes[1].command;
   EXPECT_TRUE(Has(l->processes[1].command, "\"kv_role\":\"kv_consumer\""));
+  // vLLM's P/D router, not the repository's toy proxy.
   EXPECT_EQ(l->processes[2].command,
-            "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py --port 8192 "
-            "--prefiller-hosts <prefill-1> <prefill-2> --prefiller-ports 8000 8000 "
-            "--decoder-hosts <decode-1> --decoder-ports 8000");
+            "vllm-router --vllm-pd-disaggregation --prefill http://<prefill-1>:8000 --prefill "
+            "http://<prefill-2>:8000 --decode http://<decode-1>:8000 --host 0.0.0.0 --port 8000");
 }
 
 TEST(DisaggLaunch, TrtllmContextAndGenerationServersByHand) {
@@ -131,12 +137,14 @@ TEST(DisaggLaunch, TrtllmContextAndGenerationServersByHand) {
   const DisaggProcess& ctx = l->processes[0];
   EXPECT_EQ(ctx.command,
             "trtllm-serve mistralai/Mixtral-8x7B-v0.1 --tp_size 8 --pp_size 1 --ep_size 8 "
-            "--max_batch_size 4 --max_seq_len 5120 --extra_llm_api_options "
-            "ctx-extra-llm-api-config.yml --host 0.0.0.0 --port 8001");
+            "--max_batch_size 4 --max_seq_len 5120 --max_num_tokens 8192 "
+            "--extra_llm_api_options ctx-extra-llm-api-config.yml --host 0.0.0.0 --port 8001");
   EXPECT_EQ(ctx.file_name, "ctx-extra-llm-api-config.yml");
-  // Context servers: no overlap scheduler; the transceiver buffer holds a 4,096-token prompt.
+  // Context servers: no overlap scheduler; the transceiver buffer holds a 4,096-token prompt;
+  // the KV cache needs less than TensorRT-LLM's default share of the free memory (0.90).
   EXPECT_EQ(ctx.file,
-            "enable_attention_dp: true\ndisable_overlap_scheduler: true\n"
+            "enable_attention_dp: true\nkv_cache_config:\n  free_gpu_memory_fraction: 0.90\n"
+            "disable_overlap_scheduler: true\n"
             "cache_transceiver_config:\n  backend: NIXL\n  max_tokens_in_buffer: 4096\n");
   EXPECT_EQ(l->processes[1].file_name, "gen-extra-llm-api-config.yml");
   EXPECT_TRUE(Has(l->processes[1].file, "cache_transceiver_config:\n  backend: NIXL\n"));
@@ -165,7 +173,7 @@ TEST(DisaggLaunch, DynamoWorkerCountsOverTheExactBackend) {
   EXPECT_EQ(p->count, 2);
   EXPECT_EQ(d->count, 1);
   EXPECT_EQ(p->command.rfind("python -m dynamo.sglang --model-path mistralai/Mixtral-8x7B-v0.1 "
-                             "--tp 8 --dp 8 --enable-dp-attention",
+                             "--tp-size 8 --dp-size 8 --enable-dp-attention",
                              0),
             0u)
       << p->command;
@@ -198,7 +206,7 @@ TEST(DisaggLaunch, DynamoPicksTheBackendThatExpressesThePlan) {
                              0),
             0u)
       << p->command;
-  EXPECT_TRUE(Has(p->command, "--disaggregation-mode prefill --kv-transfer-config "
+  EXPECT_TRUE(Has(p->command, "--is-prefill-worker --kv-transfer-config "
                               "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'"))
       << p->command;
   EXPECT_EQ(Find(*l, "decode")->count, 2);
@@ -229,13 +237,14 @@ TEST(DisaggLaunch, DynamoOverTensorRtLlmPutsTheDegreesInTheEngineYaml) {
   const DisaggProcess* p = Find(*l, "prefill");
   ASSERT_TRUE(p != nullptr);
   EXPECT_EQ(p->command,
-            "python -m dynamo.trtllm --model-path mistralai/Mixtral-8x7B-v0.1 --extra-engine-args "
+            "python -m dynamo.trtllm --model mistralai/Mixtral-8x7B-v0.1 --extra-engine-args "
             "prefill.yaml --disaggregation-mode prefill");
   // tp_size = the instance's 8 GPUs (attention DP), ep 8, batch 4 per rank, 4096 + 1024 tokens.
   EXPECT_EQ(p->file_name, "prefill.yaml");
   EXPECT_EQ(p->file,
             "tensor_parallel_size: 8\npipeline_parallel_size: 1\nmoe_expert_parallel_size: 8\n"
-            "max_batch_size: 4\nmax_seq_len: 5120\nenable_attention_dp: true\n"
+            "max_batch_size: 4\nmax_seq_len: 5120\nmax_num_tokens: 8192\nenable_attention_dp: true\n"
+            "kv_cache_config:\n  free_gpu_memory_fraction: 0.90\n"
             "disable_overlap_scheduler: true\ncache_transceiver_config:\n  backend: NIXL\n"
             "  max_tokens_in_buffer: 4096\n");
   EXPECT_EQ(Find(*l, "decode")->file_name, "decode.yaml");

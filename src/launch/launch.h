@@ -39,9 +39,22 @@ std::string OpTitle(Op op);
 // (none)" for a matmul with none. Derived from which tensor dimension the dim cuts (strategy.h).
 std::string DimWords(Op op, Dim d);
 
-// The model argument of the commands: the HuggingFace repo id of a preset built from a public
-// config (e.g. "deepseek-ai/DeepSeek-V3"), the directory holding a config.json given by path, or
-// "<NAME-checkpoint>" for the synthetic GPT-MoE models (no released weights).
+// The model id the commands load, and where it came from. In order: the HuggingFace repo id of a
+// preset built from a public config (e.g. "deepseek-ai/DeepSeek-V3"); for a config given by path
+// (ModelSpec::name ends in ".json"), the config's own "_name_or_path" / "name_or_path" when it is
+// a repo id ("org/name"), else the file name "org--name.json" of ../shared/models/hf read as
+// repo "org/name", else the folder holding a config.json that sits next to weights
+// (*.safetensors); else a placeholder "<NAME-checkpoint>" (synthetic GPT-MoE models, or a bare
+// config) with a note saying to pass --model-id. Never the folder of a bare config file.
+struct ModelId {
+  std::string id;
+  std::string source;       // "preset", "config name field", "file name", "checkpoint folder",
+                            // "placeholder" (or "--model-id" when given by the user)
+  std::string note;         // non-empty for a placeholder: what to do
+  bool placeholder = false;
+};
+ModelId ResolveModelId(const ModelSpec& m);
+// ResolveModelId(m).id.
 std::string ModelArgument(const ModelSpec& m);
 
 // ---- expressibility ----
@@ -63,8 +76,51 @@ struct LaunchCommand {
   std::string extra_file;            // its contents
   std::vector<std::string> notes;    // multi-node launch, quantised checkpoints, batch meaning
 };
+// Which side of a deployment a server is: aggregated, or the prefill / decode pool of a
+// disaggregated plan (SGLang's DeepEP mode follows it: auto / normal / low_latency).
+enum class ServeRole { kAggregated, kPrefill, kDecode };
+
+// Where and how one server of the plan starts, beyond the strategy (src/launch/command.cc).
+struct LaunchOptions {
+  std::string model_id;            // "" = ResolveModelId(problem.model)
+  // The plan's simulated evaluation of this strategy: its memory (weight/kv/state/act/reserve
+  // bytes per GPU) sets the memory fraction flags. nullptr or not valid: the fractions are left
+  // at the engine's default and a note says so.
+  const Evaluation* eval = nullptr;
+  ServeRole role = ServeRole::kAggregated;
+  int port = 0;                    // HTTP port; 0 = the engine's usual one
+  bool listen_all = false;         // --host 0.0.0.0 (servers other hosts reach)
+  std::string cuda_visible_devices;  // "" = all GPUs of the node; else "0,1,2,3" (env prefix)
+  // A server spanning several nodes: node_rank < 0 writes "${NODE_RANK}" (set by the node's
+  // script); the head node's address is "${HEAD_ADDR}".
+  int node_rank = -1;
+  // TensorRT-LLM: the extra LLM-API YAML's file name and text appended to it (the disaggregated
+  // commands add the KV-cache transceiver there); other engines ignore both.
+  std::string trtllm_file = "extra-llm-api-config.yml";
+  std::string trtllm_yaml;
+};
+
+// Ports and addresses the commands use (the engines' usual ones).
+inline constexpr int kSglangDefaultPort = 30000;
+inline constexpr int kVllmDefaultPort = 8000;
+inline constexpr int kTrtllmDefaultPort = 8000;
+inline constexpr int kDistInitPort = 5000;      // SGLang --dist-init-addr, torchrun master port
+inline constexpr int kVllmDpRpcPort = 13345;    // vLLM --data-parallel-rpc-port
+inline constexpr int kRayPort = 6379;           // ray start --head
+
+// GPUs one instance of `s` spans and the nodes it needs (nodes of p.cluster.gpus_per_domain).
+int InstanceNodes(const Problem& p, const Strategy& s);
+
 // The command running `s` on `engine` for problem `p`. `s` should be Expressible (choices the
 // engine cannot express are silently dropped: pass EngineAlternatives' result). `s.batch` > 0.
+// Every value is traceable to the plan (docs/PLAN.md "Launch"): parallel sizes, the batch
+// (max running requests / seqs / batch size), the token budget the simulator priced
+// (chunked-prefill size, max-num-batched-tokens, max_num_tokens: Workload::max_num_tokens or
+// the engine's default), the CUDA-graph limit when the batch exceeds the engine's default,
+// memory fractions from `opt.eval`, the DeepEP all-to-all for SGLang expert parallelism, the
+// overlap, MTP and EPLB settings, ports, devices and multi-node flags from `opt`.
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s,
+                                const LaunchOptions& opt);
 LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s);
 // The same with TensorRT-LLM's extra LLM-API YAML named `trtllm_file` and `trtllm_yaml` appended to
 // its contents (the disaggregated commands add the KV-cache transceiver there); other engines

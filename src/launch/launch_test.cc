@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -48,15 +53,53 @@ TEST(Words, DimWordsNameTheSplitDimension) {
   EXPECT_EQ(OpTitle(Op::kDenseFfn2), "MLP down-projection");
 }
 
-TEST(ModelArgument, RepoIdPathOrPlaceholder) {
+// Writes `text` to `dir`/`name` and returns the path.
+std::string WriteFile(const std::filesystem::path& dir, const std::string& name,
+                      const std::string& text) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(ModelArgument, RepoIdNeverTheFolderOfABareConfig) {
   EXPECT_EQ(ModelArgument(Preset("deepseek-v3")), "deepseek-ai/DeepSeek-V3");
   EXPECT_EQ(ModelArgument(Preset("llama-3.1-70b")), "meta-llama/Meta-Llama-3.1-70B");
   EXPECT_EQ(ModelArgument(Preset("gpt-moe-1.6t")), "<gpt-moe-1.6t-checkpoint>");
+  EXPECT_TRUE(ResolveModelId(Preset("gpt-moe-1.6t")).placeholder);
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_model_id_{}", ::getpid());
+  std::filesystem::remove_all(tmp);
   ModelSpec m = Preset("llama-3.1-8b");
-  m.name = "/models/my-llama/config.json";
-  EXPECT_EQ(ModelArgument(m), "/models/my-llama");
-  m.name = "config.json";
-  EXPECT_EQ(ModelArgument(m), ".");
+  // The org--name.json file names of ../shared/models/hf.
+  m.name = WriteFile(tmp / "hf", "deepseek-ai--DeepSeek-R1.json", "{}");
+  EXPECT_EQ(ModelArgument(m), "deepseek-ai/DeepSeek-R1");
+  EXPECT_EQ(ResolveModelId(m).source, "file name");
+  // The config's own name field wins when it is a repo id; a local name is not one.
+  m.name = WriteFile(tmp / "a", "config.json", R"({"_name_or_path": "microsoft/phi-4"})");
+  EXPECT_EQ(ModelArgument(m), "microsoft/phi-4");
+  m.name = WriteFile(tmp / "b", "config.json", R"({"_name_or_path": "llama_nemotron_super"})");
+  const ModelId bare = ResolveModelId(m);
+  EXPECT_TRUE(bare.placeholder);
+  EXPECT_EQ(bare.id, "<config-checkpoint>");
+  EXPECT_TRUE(Has(bare.note, "--model-id")) << bare.note;
+  // A config.json next to weights: the checkpoint folder is what the engines load.
+  WriteFile(tmp / "ckpt", "model-00001-of-00002.safetensors", "");
+  m.name = WriteFile(tmp / "ckpt", "config.json", "{}");
+  EXPECT_EQ(ModelArgument(m), (tmp / "ckpt").string());
+  // The commands say how to fill a placeholder, and --model-id replaces it.
+  m.name = (tmp / "b" / "config.json").string();
+  Problem p = MakeProblem("llama-3.1-8b", 8);
+  p.model = m;
+  const Strategy s = Megatron(m, 1, 8, 1, 1, 8);
+  const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_TRUE(Has(lc.command, "vllm serve <config-checkpoint> "));
+  EXPECT_TRUE(std::any_of(lc.notes.begin(), lc.notes.end(),
+                          [](const std::string& n) { return Has(n, "--model-id"); }));
+  LaunchOptions o;
+  o.model_id = "acme/llama-ft";
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--model-path acme/llama-ft "));
+  std::filesystem::remove_all(tmp);
 }
 
 TEST(Unsupported, MegatronDimsWithoutSpAreExpressibleEverywhereWhenDegreesAre) {
@@ -156,7 +199,7 @@ TEST(Unsupported, SglangDenseLayersWithDpAttention) {
   EXPECT_TRUE(UnsupportedChoices(Engine::kSglang, m, adp).empty());
   const Problem p = MakeProblem("llama-4-maverick", 8);
   const std::string cmd = MakeLaunchCommand(Engine::kSglang, p, adp).command;
-  EXPECT_TRUE(Has(cmd, "--tp 8 --dp 8 --enable-dp-attention --ep-size 8")) << cmd;
+  EXPECT_TRUE(Has(cmd, "--tp-size 8 --dp-size 8 --enable-dp-attention --ep-size 8")) << cmd;
   EXPECT_TRUE(Has(cmd, "--moe-dense-tp-size 1")) << cmd;
 }
 
@@ -166,26 +209,40 @@ TEST(Commands, EveryEngineOnAHandWrittenPlan) {
   p.workload.kv = DType::kFP8;
   const Strategy s = Megatron(p.model, 2, 2, 4, 8, 16);
 
+  // vLLM: 2 nodes; a data-parallel rank is tp x pp = 4 GPUs, so 2 ranks per node start with
+  // vLLM's multi-node data parallelism; the token budget is vLLM's default 8192.
   const LaunchCommand v = MakeLaunchCommand(Engine::kVllm, p, s);
   EXPECT_EQ(v.command,
             "vllm serve mistralai/Mixtral-8x7B-v0.1 --tensor-parallel-size 2 "
             "--pipeline-parallel-size 2 --data-parallel-size 4 --enable-expert-parallel "
-            "--max-num-seqs 32 --max-model-len 4096 --kv-cache-dtype fp8");
+            "--max-num-seqs 32 --max-model-len 4096 --max-num-batched-tokens 8192 "
+            "--kv-cache-dtype fp8 --port 8000 --data-parallel-size-local 2 "
+            "--data-parallel-address ${HEAD_ADDR} --data-parallel-rpc-port 13345");
+  LaunchOptions second;
+  second.node_rank = 1;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, second).command,
+                  "--headless --data-parallel-start-rank 2"));
 
-  // SGLang: --tp is the 8 GPUs of a stage (attention TP = 8/4 = 2); requests = 16 x 4 x 2.
+  // SGLang: --tp-size is the 8 GPUs of a stage (attention TP = 8/4 = 2); requests = 16 x 4 x 2;
+  // expert parallelism over DeepEP (auto mode: an aggregated server); chunked prefill = the
+  // per-rank budget 8192 x dp 4 (SGLang divides it over the attention-DP ranks); 2 nodes.
   const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s);
   EXPECT_EQ(g.command,
-            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp 8 --dp 4 "
-            "--enable-dp-attention --ep-size 8 --pp-size 2 --max-running-requests 128 "
-            "--context-length 4096 --kv-cache-dtype fp8_e4m3");
+            "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp-size 8 "
+            "--dp-size 4 --enable-dp-attention --ep-size 8 --moe-a2a-backend deepep --deepep-mode "
+            "auto --pp-size 2 --max-running-requests 128 --context-length 4096 "
+            "--chunked-prefill-size 32768 --kv-cache-dtype fp8_e4m3 --port 30000 --nnodes 2 "
+            "--node-rank ${NODE_RANK} --dist-init-addr ${HEAD_ADDR}:5000");
 
   // TensorRT-LLM with attention DP (tp=1, dp=8) and an FP8 KV cache: both in the YAML.
   const Strategy adp = Megatron(p.model, 2, 1, 8, 8, 16);
   const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, adp);
+  // 16 GPUs on 2 nodes: one MPI job from the head node.
   EXPECT_EQ(t.command,
-            "trtllm-serve mistralai/Mixtral-8x7B-v0.1 --tp_size 8 --pp_size 2 --ep_size 8 "
-            "--max_batch_size 16 --max_seq_len 4096 --extra_llm_api_options "
-            "extra-llm-api-config.yml");
+            "mpirun --allow-run-as-root -H ${MPI_HOSTS} -np 16 trtllm-llmapi-launch trtllm-serve "
+            "mistralai/Mixtral-8x7B-v0.1 --tp_size 8 --pp_size 2 --ep_size 8 --max_batch_size 16 "
+            "--max_seq_len 4096 --max_num_tokens 8192 --extra_llm_api_options "
+            "extra-llm-api-config.yml --port 8000");
   EXPECT_EQ(t.extra_file_name, "extra-llm-api-config.yml");
   EXPECT_EQ(t.extra_file, "enable_attention_dp: true\nkv_cache_config:\n  dtype: fp8\n");
 
@@ -208,12 +265,75 @@ TEST(Commands, EveryEngineOnAHandWrittenPlan) {
 TEST(Commands, DenseModelsReplicateOverDp) {
   Problem p = MakeProblem("llama-3.1-8b", 8);
   const Strategy s = Megatron(p.model, 1, 2, 4, 1, 32);
-  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--tp 2 --dp 4 --max"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--tp-size 2 --dp-size 4 --max"));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "deepep"));
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "dp-attention"));
   const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, s);
   EXPECT_TRUE(Has(t.command, "--tp_size 2 --pp_size 1 --max_batch_size 32")) << t.command;
   EXPECT_TRUE(t.extra_file.empty());
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "expert"));
+}
+
+TEST(Commands, MemoryFractionsByHand) {
+  // 80 GiB per GPU: weights 40, KV 20.5, activations 2, reserve 3.9 GiB (66.4 in all).
+  const double GiB = 1024.0 * 1024.0 * 1024.0;
+  Evaluation e;
+  e.verdict = Verdict::kValid;
+  e.mem_capacity_bytes = 80 * GiB;
+  e.weight_bytes = 40 * GiB;
+  e.kv_bytes = 20.5 * GiB;
+  e.act_bytes = 2 * GiB;
+  e.reserve_bytes = 3.9 * GiB;
+  e.mem_bytes = 66.4 * GiB;
+  const Problem p = MakeProblem("llama-3.1-70b", 8);
+  const Strategy s = Megatron(p.model, 1, 8, 1, 1, 32);
+  LaunchOptions o;
+  o.eval = &e;
+  // SGLang's static pool: weights + KV = 60.5 / 80 = 0.75625 -> 0.76.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--mem-fraction-static 0.76 "));
+  // vLLM: 66.4 / 80 = 0.83 is below vLLM's default 0.90, which stays.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command, "--gpu-memory-utilization 0.90 "));
+  // TensorRT-LLM: the KV's share of what weights, activations and reserve leave, 20.5 / 34.1 =
+  // 0.601, is below its default 0.90.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s, o).extra_file,
+                  "kv_cache_config:\n  free_gpu_memory_fraction: 0.90\n"));
+  // A fuller GPU: KV 28.5 GiB (74.4 in all, the issue's vLLM prefill server).
+  e.kv_bytes = 28.5 * GiB;
+  e.mem_bytes = 74.4 * GiB;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command, "--gpu-memory-utilization 0.93 "));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--mem-fraction-static 0.86 "));
+  // 28.5 / 34.1 = 0.8358 -> the default 0.90; KV 32 GiB: 32 / 34.1 = 0.9384 -> 0.94.
+  e.kv_bytes = 32 * GiB;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s, o).extra_file,
+                  "free_gpu_memory_fraction: 0.94\n"));
+  // No evaluation: no fraction, and a note says the default stays.
+  const LaunchCommand none = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_FALSE(Has(none.command, "--gpu-memory-utilization"));
+  EXPECT_TRUE(std::any_of(none.notes.begin(), none.notes.end(),
+                          [](const std::string& n) { return Has(n, "engine's default"); }));
+}
+
+TEST(Commands, CudaGraphLimitAndTokenBudgetFollowThePlan) {
+  Problem p = MakeProblem("qwen3-30b-a3b", 8);
+  // Batch 300 per rank: above SGLang's 256 and TensorRT-LLM's 128, below vLLM's 512.
+  const Strategy s = Megatron(p.model, 1, 1, 8, 8, 300);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--cuda-graph-max-bs 300"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).extra_file,
+                  "cuda_graph_config:\n  enable_padding: true\n  max_batch_size: 300\n"));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "cudagraph"));
+  // SGLang with attention DP divides --chunked-prefill-size over the 8 ranks: 8192 x 8.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--chunked-prefill-size 65536"));
+  // The plan's own limits win: a budget of 4096 tokens and graphs up to 64.
+  p.workload.max_num_tokens = 4096;
+  p.workload.cuda_graph_max_batch = 64;
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command,
+                  "--max-num-batched-tokens 4096 --max-cudagraph-capture-size 64"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).command, "--max_num_tokens 4096"));
+  // A prefill server captures no decode graphs.
+  LaunchOptions prefill;
+  prefill.role = ServeRole::kPrefill;
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s, prefill).command, "cuda-graph"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, prefill).command, "--deepep-mode normal"));
 }
 
 // Exhaustive reference: the best valid strategy with Megatron dims that `e` expresses, over the

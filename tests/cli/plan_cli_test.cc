@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -488,6 +489,34 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   EXPECT_EQ(plot.series[0].name, "aggregated (TPOT sweep, 1 on the front)");
   EXPECT_EQ(plot.series[2].name, "disaggregated (TPOT sweep, 0 on the front)");
   EXPECT_NE(plot.series[0].color, plot.series[2].color);
+}
+
+// --emit DIR writes the launch files of the plan for --engine; --model-id replaces the model
+// argument; a DIR that cannot be made is one line and exit code 2 before any search.
+TEST(PlanCli, EmitWritesTheLaunchFiles) {
+  const std::string dir = TempPath("l2s_emit_cli");
+  fs::remove_all(dir);
+  const Result r = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "16", "--mode", "serve",
+                           "--isl", "1024", "--osl", "256", "--engine", "sglang", "--serving", "agg",
+                           "--budget", "200", "--oracle-seconds", "0", "--emit", dir, "--model-id",
+                           "acme/mixtral-ft"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("for SGLang"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "DEPLOY.md"));
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "node-0.sh"));
+  const std::string script = Slurp((fs::path(dir) / "node-0.sh").string());
+  EXPECT_NE(script.find("python -m sglang.launch_server --model-path acme/mixtral-ft "),
+            std::string::npos)
+      << script;
+  fs::remove_all(dir);
+  const std::string file = TempPath("l2s_emit_file");
+  std::ofstream(file) << "x";
+  const Result bad = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--emit", file});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--emit"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  fs::remove(file);
 }
 
 }  // namespace

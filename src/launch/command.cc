@@ -1,0 +1,454 @@
+// Launch commands of one server of a plan (launch.h: MakeLaunchCommand, ResolveModelId). The
+// flag names and choices are the engines' own (src/launch/testdata/flags/ lists them with the
+// source each was read from; launch_flags_test checks every emitted flag against those lists).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "launch/launch.h"
+
+namespace l2s::launch {
+
+namespace {
+
+int64_t MaxLen(const Workload& w) {
+  switch (w.mode) {
+    case Mode::kDecode: return w.context;
+    case Mode::kPrefill: return w.isl;
+    case Mode::kServe: return w.isl + w.osl;
+  }
+  return w.context;
+}
+
+// HuggingFace repo ids of the presets built from public configs: the file names of
+// ../shared/models/hf ("org--name.json" is the config of repo "org/name").
+const std::pair<const char*, const char*> kRepoIds[] = {
+    {"llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B"},
+    {"llama-3.1-70b", "meta-llama/Meta-Llama-3.1-70B"},
+    {"llama-3.1-405b", "meta-llama/Meta-Llama-3.1-405B"},
+    {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},
+    {"mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1"},
+    {"qwen3-32b", "Qwen/Qwen3-32B"},
+    {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
+    {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+    {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+    {"kimi-k2", "moonshotai/Kimi-K2-Instruct"},
+    {"gpt-oss-120b", "openai/gpt-oss-120b"},
+    {"llama-4-maverick", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"},
+};
+
+// "org/name" with non-empty parts, no spaces and no leading "/" or "." (a path, not a repo id).
+bool IsRepoId(const std::string& s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 >= s.size()) return false;
+  if (s.find('/', slash + 1) != std::string::npos) return false;
+  if (s[0] == '.' || s.find(' ') != std::string::npos) return false;
+  return true;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Fractions rounded up to hundredths (a fraction flag takes two decimals).
+double CeilHundredth(double x) { return std::ceil(x * 100.0 - 1e-9) / 100.0; }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string MemoryWords(const Evaluation& e) {
+  return fmt::format(
+      "the plan needs {:.1f} of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}{}, "
+      "activations {:.1f}, runtime reserve {:.1f})",
+      e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB, e.kv_bytes / kGiB,
+      e.state_bytes > 0 ? fmt::format(", recurrent state {:.1f}", e.state_bytes / kGiB) : "",
+      e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+}
+
+bool HasMemory(const LaunchOptions& opt) {
+  return opt.eval != nullptr && opt.eval->valid() && opt.eval->mem_capacity_bytes > 0;
+}
+
+l2s::Engine SimEngine(Engine e) {
+  switch (e) {
+    case Engine::kVllm: return l2s::Engine::kVllm;
+    case Engine::kSglang: return l2s::Engine::kSglang;
+    case Engine::kTrtllm: return l2s::Engine::kTrtllm;
+    case Engine::kMegatron: return l2s::Engine::kIdeal;
+  }
+  return l2s::Engine::kIdeal;
+}
+
+std::string NodeRank(const LaunchOptions& opt) {
+  return opt.node_rank < 0 ? std::string("${NODE_RANK}") : std::to_string(opt.node_rank);
+}
+
+}  // namespace
+
+ModelId ResolveModelId(const ModelSpec& m) {
+  ModelId out;
+  for (const auto& [preset, repo] : kRepoIds)
+    if (m.name == preset) return {repo, "preset", "", false};
+  const std::string& path = m.name;
+  if (!m.synthetic && EndsWith(path, ".json")) {
+    // The config's own name field, when it names a repo.
+    std::ifstream in(path);
+    if (in) {
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object())
+        for (const char* key : {"_name_or_path", "name_or_path"})
+          if (j.contains(key) && j[key].is_string() && IsRepoId(j[key].get<std::string>()))
+            return {j[key].get<std::string>(), "config name field", "", false};
+    }
+    // The "org--name.json" file names of ../shared/models/hf.
+    const std::string file = std::filesystem::path(path).filename().string();
+    const size_t sep = file.find("--");
+    if (sep != std::string::npos && sep > 0 && file.size() > sep + 2 + 5) {
+      const std::string repo = file.substr(0, sep) + "/" + file.substr(sep + 2, file.size() - sep - 2 - 5);
+      if (IsRepoId(repo)) return {repo, "file name", "", false};
+    }
+    // A config.json inside a checkpoint folder (weights next to it): the engines load the folder.
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (file == "config.json") {
+      for (const auto& entry : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
+        if (EndsWith(entry.path().filename().string(), ".safetensors"))
+          return {dir.empty() ? std::string(".") : dir.string(), "checkpoint folder", "", false};
+      }
+    }
+  }
+  const std::string base =
+      m.synthetic ? m.name
+                  : std::filesystem::path(path).stem().string().empty()
+                        ? std::string("model")
+                        : std::filesystem::path(path).stem().string();
+  out.id = fmt::format("<{}-checkpoint>", base);
+  out.source = "placeholder";
+  out.placeholder = true;
+  out.note = m.synthetic
+                 ? fmt::format("{} is synthetic (no released checkpoint): put the path of your own "
+                               "checkpoint in place of {}",
+                               m.name, out.id)
+                 : fmt::format("{} names no HuggingFace repo (no _name_or_path, not an "
+                               "org--name.json file, no weights next to it): pass --model-id "
+                               "<org/name or checkpoint folder>, or put it in place of {}",
+                               m.name, out.id);
+  return out;
+}
+
+int InstanceNodes(const Problem& p, const Strategy& s) {
+  const int per_node = std::max(1, p.cluster.gpus_per_domain);
+  return std::max(1, (s.gpus() + per_node - 1) / per_node);
+}
+
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s) {
+  return MakeLaunchCommand(engine, p, s, LaunchOptions{});
+}
+
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s,
+                                const std::string& trtllm_file, const std::string& trtllm_yaml) {
+  LaunchOptions opt;
+  opt.trtllm_file = trtllm_file;
+  opt.trtllm_yaml = trtllm_yaml;
+  return MakeLaunchCommand(engine, p, s, opt);
+}
+
+LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy& s,
+                                const LaunchOptions& opt) {
+  LaunchCommand lc;
+  const ModelSpec& m = p.model;
+  const Workload& w = p.workload;
+  const int G = s.tp * s.dp;
+  const int batch = std::max(1, s.batch);
+  ModelId mid = ResolveModelId(m);
+  if (!opt.model_id.empty()) mid = {opt.model_id, "--model-id", "", false};
+  const std::string& model = mid.id;
+  const int nodes = InstanceNodes(p, s);
+  const int per_node = p.cluster.gpus_per_domain;
+  const bool kv_fp8 = w.kv == DType::kFP8;
+  const bool moe = m.is_moe();
+  const bool decode_side = opt.role != ServeRole::kPrefill && w.mode != Mode::kPrefill;
+  const EngineDefaults defaults = DefaultsOf(SimEngine(engine));
+  // The token budget the simulator priced one rank's step with (Workload::max_num_tokens, else
+  // the engine's default), and the CUDA-graph limit: the plan's own, or the batch when it
+  // exceeds the engine's default.
+  const int token_budget = w.max_num_tokens > 0 ? w.max_num_tokens : defaults.max_num_tokens;
+  int graph_max_bs = 0;
+  if (decode_side) {
+    if (w.cuda_graph_max_batch > 0) graph_max_bs = w.cuda_graph_max_batch;
+    else if (defaults.cuda_graph_max_batch > 0 && batch > defaults.cuda_graph_max_batch)
+      graph_max_bs = batch;
+  }
+  std::string& c = lc.command;
+  if (!mid.note.empty()) lc.notes.push_back(mid.note);
+  // vLLM and SGLang quantise bf16 weights to FP8 at load time (--quantization fp8); every other
+  // change of weight format needs a checkpoint in that format.
+  const bool online_fp8 = (engine == Engine::kVllm || engine == Engine::kSglang) &&
+                          w.weight == DType::kFP8 && m.weight_dtype == DType::kBF16;
+  if (w.weight != m.weight_dtype && !online_fp8)
+    lc.notes.push_back(fmt::format("weights in {}: use a {}-quantised checkpoint", DTypeName(w.weight),
+                                   DTypeName(w.weight)));
+  const std::string env =
+      opt.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + opt.cuda_visible_devices + " ";
+  const std::string host = opt.listen_all ? " --host 0.0.0.0" : "";
+  const bool have_mem = HasMemory(opt);
+  if (!have_mem && engine != Engine::kMegatron)
+    lc.notes.push_back("no simulated memory for this strategy: the memory fraction is left at "
+                       "the engine's default");
+  if (graph_max_bs > 0)
+    lc.notes.push_back(
+        w.cuda_graph_max_batch > 0
+            ? fmt::format("CUDA graphs up to batch {}: the limit the plan was priced with",
+                          graph_max_bs)
+            : fmt::format("CUDA graphs up to batch {}: the decode batch {} exceeds {}'s default "
+                          "capture limit {}",
+                          graph_max_bs, batch, EngineTitle(engine), defaults.cuda_graph_max_batch));
+  switch (engine) {
+    case Engine::kVllm: {
+      c = fmt::format("{}vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}", env,
+                      model, s.tp, s.pp);
+      if (s.dp > 1) c += fmt::format(" --data-parallel-size {}", s.dp);
+      if (moe && s.ep > 1) c += " --enable-expert-parallel";
+      if (moe && s.slots > m.num_experts)
+        c += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'",
+                         s.slots - m.num_experts);
+      if (s.overlap == Overlap::kTbo) c += " --enable-dbo";
+      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
+      if (token_budget > 0) c += fmt::format(" --max-num-batched-tokens {}", token_budget);
+      if (graph_max_bs > 0) c += fmt::format(" --max-cudagraph-capture-size {}", graph_max_bs);
+      if (have_mem) {
+        const Evaluation& e = *opt.eval;
+        const double share = e.mem_bytes / e.mem_capacity_bytes;
+        const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
+        c += fmt::format(" --gpu-memory-utilization {:.2f}", util);
+        lc.notes.push_back(fmt::format(
+            "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share "
+            "rounded up, at least vLLM's default 0.90",
+            util, MemoryWords(e), share));
+      }
+      if (kv_fp8) c += " --kv-cache-dtype fp8";
+      if (online_fp8) c += " --quantization fp8";
+      if (s.mtp > 0)
+        c += fmt::format(
+            " --speculative-config '{{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":{}}}'",
+            s.mtp);
+      c += host;
+      c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kVllmDefaultPort);
+      lc.notes.push_back(fmt::format(
+          "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine", batch,
+          s.pp));
+      if (token_budget > 0)
+        lc.notes.push_back(fmt::format(
+            "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
+            token_budget));
+      if (nodes > 1) {
+        const int rank_gpus = s.tp * s.pp;
+        const bool dp_nodes = s.dp > 1 && rank_gpus <= per_node && per_node % rank_gpus == 0;
+        if (dp_nodes) {
+          // Data-parallel ranks spread over the nodes: the head node runs the API server and its
+          // local ranks; every other node runs its ranks headless.
+          const int local = per_node / rank_gpus;
+          c += fmt::format(" --data-parallel-size-local {} --data-parallel-address ${{HEAD_ADDR}} "
+                           "--data-parallel-rpc-port {}",
+                           local, kVllmDpRpcPort);
+          if (opt.node_rank > 0)
+            c += fmt::format(" --headless --data-parallel-start-rank {}", opt.node_rank * local);
+          else if (opt.node_rank < 0)
+            lc.notes.push_back(fmt::format(
+                "spans {} nodes: on node i > 0 add --headless --data-parallel-start-rank {}*i",
+                nodes, local));
+        } else {
+          // Tensor/pipeline groups across nodes: a Ray cluster, vLLM on the head node (its
+          // data-parallel ranks placed by Ray too).
+          c += " --distributed-executor-backend ray";
+          if (s.dp > 1) c += " --data-parallel-backend ray";
+          if (opt.node_rank > 0)
+            c = fmt::format("ray start --address ${{HEAD_ADDR}}:{} --block", kRayPort);
+          else if (opt.node_rank == 0)
+            c = fmt::format("ray start --head --port {} && ", kRayPort) + c;
+          else  // the command as printed: the Ray cluster in a note
+            lc.notes.push_back(fmt::format(
+                "spans {} nodes: tp x pp = {} GPUs cross nodes, so vLLM runs on a Ray cluster; "
+                "first ray start --head --port {} on the head node and ray start --address "
+                "${{HEAD_ADDR}}:{} --block on every other node",
+                nodes, rank_gpus, kRayPort, kRayPort));
+        }
+      }
+      break;
+    }
+    case Engine::kSglang: {
+      // MoE models: attention data parallelism inside the instance (--tp-size is all G GPUs of a
+      // stage, attention TP = tp/dp). Dense models: --dp-size runs dp replicas of tp GPUs.
+      const bool dp_attention = moe && s.dp > 1;
+      c = fmt::format("{}python -m sglang.launch_server --model-path {} --tp-size {}", env, model,
+                      dp_attention ? G : s.tp);
+      if (s.dp > 1) c += fmt::format(" --dp-size {}", s.dp);
+      if (dp_attention) c += " --enable-dp-attention";
+      if (moe && s.ep > 1) {
+        // The costed expert layers move tokens with DeepEP's all-to-all: normal kernels for
+        // prefill, low-latency ones for decode, auto (both) for an aggregated server.
+        const char* mode = opt.role == ServeRole::kPrefill  ? "normal"
+                           : opt.role == ServeRole::kDecode ? "low_latency"
+                                                            : "auto";
+        c += fmt::format(" --ep-size {} --moe-a2a-backend deepep --deepep-mode {}", s.ep, mode);
+      }
+      if (moe && s.slots > 0)
+        c += fmt::format(" --enable-eplb --ep-num-redundant-experts {}",
+                         std::max(0, s.slots - m.num_experts));
+      if (s.overlap == Overlap::kTbo) c += " --enable-two-batch-overlap";
+      if (s.overlap == Overlap::kSbo) c += " --enable-single-batch-overlap";
+      if (s.pp > 1) c += fmt::format(" --pp-size {}", s.pp);
+      if (dp_attention && ModelHasOp(m, Op::kDenseFfn1)) c += " --moe-dense-tp-size 1";
+      const int requests = batch * s.pp * (dp_attention ? s.dp : 1);
+      c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxLen(w));
+      // SGLang divides --chunked-prefill-size over the attention-DP ranks.
+      if (token_budget > 0)
+        c += fmt::format(" --chunked-prefill-size {}", token_budget * (dp_attention ? s.dp : 1));
+      if (graph_max_bs > 0) c += fmt::format(" --cuda-graph-max-bs {}", graph_max_bs);
+      if (have_mem) {
+        const Evaluation& e = *opt.eval;
+        const double cap = e.mem_capacity_bytes;
+        // The static pool holds the plan's weights and the KV cache of its batch at full length;
+        // everything else stays free for activations, CUDA graphs and communication buffers.
+        const double static_share = (e.weight_bytes + e.kv_bytes + e.state_bytes) / cap;
+        const double frac = std::min(1.0, CeilHundredth(static_share));
+        c += fmt::format(" --mem-fraction-static {:.2f}", frac);
+        lc.notes.push_back(fmt::format(
+            "--mem-fraction-static {:.2f}: {}; weights + KV cache = {:.3f} of the GPU, rounded up "
+            "(a larger value gives the KV pool room beyond the plan's batch)",
+            frac, MemoryWords(e), static_share));
+      }
+      if (kv_fp8) c += " --kv-cache-dtype fp8_e4m3";
+      if (online_fp8) c += " --quantization fp8";
+      // SGLang counts the verified token among its draft tokens: mtp K = K + 1 draft tokens.
+      if (s.mtp > 0)
+        c += fmt::format(" --speculative-algorithm EAGLE --speculative-num-steps {} "
+                         "--speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+                         s.mtp, s.mtp + 1);
+      c += host;
+      c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kSglangDefaultPort);
+      if (nodes > 1)
+        c += fmt::format(" --nnodes {} --node-rank {} --dist-init-addr ${{HEAD_ADDR}}:{}", nodes,
+                         NodeRank(opt), kDistInitPort);
+      if (dp_attention) {
+        lc.notes.push_back(fmt::format(
+            "SGLang's --tp-size is all {} GPUs of a stage; attention TP = tp/dp = {}", G, s.tp));
+        lc.notes.push_back(fmt::format(
+            "--max-running-requests = batch {} x dp {} x pp {}: sequences in flight per instance",
+            batch, s.dp, s.pp));
+      } else {
+        lc.notes.push_back(fmt::format(
+            "--max-running-requests = batch {} x pp {}: sequences in flight per {}", batch, s.pp,
+            s.dp > 1 ? "replica" : "instance"));
+      }
+      if (token_budget > 0)
+        lc.notes.push_back(fmt::format(
+            "--chunked-prefill-size {}: the per-rank token budget {} the plan was priced with{}",
+            token_budget * (dp_attention ? s.dp : 1), token_budget,
+            dp_attention ? fmt::format(" x dp {}", s.dp) : ""));
+      if (nodes > 1)
+        lc.notes.push_back(fmt::format(
+            "spans {} nodes of {} GPUs: the same command on every node with its --node-rank",
+            nodes, per_node));
+      break;
+    }
+    case Engine::kTrtllm: {
+      // MoE models: tp_size is all G GPUs of a stage (attention TP over them, or attention DP with
+      // enable_attention_dp). Dense models: dp separate servers of tp_size tp.
+      std::string serve = fmt::format("trtllm-serve {} --tp_size {} --pp_size {}", model,
+                                      moe ? G : s.tp, s.pp);
+      if (moe) serve += fmt::format(" --ep_size {}", s.ep);
+      serve += fmt::format(" --max_batch_size {} --max_seq_len {}", batch, MaxLen(w));
+      if (token_budget > 0) serve += fmt::format(" --max_num_tokens {}", token_budget);
+      std::string yaml;
+      if (moe && s.dp > 1) yaml += "enable_attention_dp: true\n";
+      if (!moe && s.dp > 1)
+        lc.notes.push_back(fmt::format(
+            "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
+            s.tp * s.pp));
+      std::string kv_cache;
+      if (kv_fp8) kv_cache += "  dtype: fp8\n";
+      if (have_mem) {
+        // The fraction of the memory left after weights and activations that the KV cache takes.
+        const Evaluation& e = *opt.eval;
+        const double free = e.mem_capacity_bytes - e.weight_bytes - e.act_bytes - e.reserve_bytes;
+        if (free > 0) {
+          const double need = (e.kv_bytes + e.state_bytes) / free;
+          const double frac = std::min(1.0, std::max(0.90, CeilHundredth(need)));
+          kv_cache += fmt::format("  free_gpu_memory_fraction: {:.2f}\n", frac);
+          lc.notes.push_back(fmt::format(
+              "kv_cache_config.free_gpu_memory_fraction {:.2f}: {}; the KV cache takes {:.3f} of "
+              "the memory left after weights, activations and reserve (at least TensorRT-LLM's "
+              "default 0.90)",
+              frac, MemoryWords(e), need));
+        }
+      }
+      if (!kv_cache.empty()) yaml += "kv_cache_config:\n" + kv_cache;
+      if (graph_max_bs > 0)
+        yaml += fmt::format("cuda_graph_config:\n  enable_padding: true\n  max_batch_size: {}\n",
+                            graph_max_bs);
+      if (s.mtp > 0)
+        yaml += fmt::format("speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: {}\n",
+                            s.mtp);
+      if (moe && s.slots > 0)
+        yaml += fmt::format("moe_config:\n  load_balancer:\n    num_slots: {}\n", s.slots);
+      yaml += opt.trtllm_yaml;
+      if (!yaml.empty()) {
+        lc.extra_file_name = opt.trtllm_file;
+        lc.extra_file = yaml;
+        serve += " --extra_llm_api_options " + opt.trtllm_file;
+      }
+      serve += host;
+      serve += fmt::format(" --port {}", opt.port > 0 ? opt.port : kTrtllmDefaultPort);
+      if (nodes > 1) {
+        // One MPI job over the nodes, started on the head node.
+        if (opt.node_rank > 0) {
+          c = "";
+        } else {
+          c = fmt::format("{}mpirun --allow-run-as-root -H ${{MPI_HOSTS}} -np {} "
+                          "trtllm-llmapi-launch {}",
+                          env, s.gpus(), serve);
+        }
+        lc.notes.push_back(fmt::format(
+            "spans {} nodes of {} GPUs: one MPI job of {} ranks started on the head node; "
+            "MPI_HOSTS lists every node as host:{} and the other nodes must be reachable by "
+            "mpirun (ssh)",
+            nodes, per_node, s.gpus(), per_node));
+      } else {
+        c = env + serve;
+      }
+      if (moe)
+        lc.notes.push_back(fmt::format("MoE: ep_size {} x moe tensor parallel {} = tp_size {}", s.ep,
+                                       s.etp(), G));
+      lc.notes.push_back(
+          fmt::format("--max_batch_size = batch {}: sequences per attention rank and microbatch",
+                      batch));
+      break;
+    }
+    case Engine::kMegatron:
+      c = fmt::format("--tensor-model-parallel-size {} --pipeline-model-parallel-size {}", s.tp,
+                      s.pp);
+      if (moe)
+        c += fmt::format(" --expert-model-parallel-size {} --expert-tensor-parallel-size {}", s.ep,
+                         s.etp());
+      if (s.sp && s.tp > 1) c += " --sequence-parallel";
+      lc.notes.push_back(fmt::format(
+          "data-parallel size {} follows from the world size: {} GPUs / (tp {} x pp {})", s.dp,
+          s.gpus(), s.tp, s.pp));
+      lc.notes.push_back(fmt::format(
+          "batch {} sequences per data-parallel rank and microbatch: set it in the inference loop",
+          batch));
+      if (nodes > 1)
+        lc.notes.push_back(fmt::format("spans {} nodes: torchrun --nnodes {} --nproc-per-node {}",
+                                       nodes, nodes, per_node));
+      break;
+  }
+  return lc;
+}
+
+}  // namespace l2s::launch

@@ -1,0 +1,594 @@
+#include "launch/emit.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace l2s::launch {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string Devices(int first, int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) out += (i ? "," : "") + std::to_string(first + i);
+  return out;
+}
+
+int BasePort(Engine e) {
+  switch (e) {
+    case Engine::kSglang: return kSglangDefaultPort;
+    case Engine::kVllm: return kVllmDefaultPort;
+    case Engine::kTrtllm: return kTrtllmDefaultPort;
+    case Engine::kMegatron: return 0;
+  }
+  return 0;
+}
+
+const char* Image(Engine e) {
+  switch (e) {
+    case Engine::kSglang: return "lmsysorg/sglang:latest";
+    case Engine::kVllm: return "vllm/vllm-openai:latest";
+    case Engine::kTrtllm: return "nvcr.io/nvidia/tensorrt-llm/release:latest";
+    case Engine::kMegatron: return "nvcr.io/nvidia/pytorch:latest";
+  }
+  return "";
+}
+
+class Writer {
+ public:
+  Writer(std::string dir, std::vector<std::string>* written) : dir_(std::move(dir)), written_(written) {}
+  Status Open() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec || !std::filesystem::is_directory(dir_))
+      return Status::InvalidArgument(
+          fmt::format("--emit {}: cannot create the directory ({})", dir_,
+                      ec ? ec.message() : "a file of that name exists"));
+    return Status::Ok();
+  }
+  Status Write(const std::string& name, const std::string& text, bool executable = false) {
+    const std::filesystem::path path = std::filesystem::path(dir_) / name;
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      if (!out) return Status::InvalidArgument(fmt::format("--emit {}: cannot write {}", dir_, name));
+      out << text;
+      if (!out) return Status::InvalidArgument(fmt::format("--emit {}: cannot write {}", dir_, name));
+    }
+    if (executable) {
+      std::error_code ec;
+      std::filesystem::permissions(path,
+                                   std::filesystem::perms::owner_exec |
+                                       std::filesystem::perms::group_exec |
+                                       std::filesystem::perms::others_exec,
+                                   std::filesystem::perm_options::add, ec);
+    }
+    if (written_ != nullptr) written_->push_back(path.string());
+    return Status::Ok();
+  }
+
+ private:
+  std::string dir_;
+  std::vector<std::string>* written_;
+};
+
+const char* kScriptHead =
+    "#!/usr/bin/env bash\n"
+    "# Written by `l2s plan --emit`. Run from anywhere; logs go to ./logs.\n"
+    "set -euo pipefail\n"
+    "cd \"$(dirname \"$0\")\"\n"
+    "mkdir -p logs\n";
+
+std::string Figures(const Evaluation& e) {
+  return fmt::format(
+      "- throughput {:.0f} tokens/s per GPU ({:.0f} tokens/s in all)\n- TTFT {:.0f} ms, TPOT {:.1f} "
+      "ms\n- batch {} sequences per attention rank\n- memory {:.1f} of {:.1f} GiB per GPU (weights "
+      "{:.1f}, KV cache {:.1f}, activations {:.1f}, reserve {:.1f})\n",
+      e.tokens_per_s_per_gpu, e.tokens_per_s, e.ttft_s * 1e3, e.tpot_s * 1e3, e.batch,
+      e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB, e.kv_bytes / kGiB,
+      e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+}
+
+// The strategy's degrees, batch and engine switches (ToText without the per-operator dims).
+std::string Short(const Strategy& s) {
+  const std::string t = ToText(s);
+  const size_t at = t.find(",embed=");
+  return at == std::string::npos ? t : t.substr(0, at);
+}
+
+// The script line starting `cmd` in the background: its NAME=VALUE prefixes before nohup (nohup
+// runs a program, not an assignment).
+std::string Background(const std::string& cmd, const std::string& log) {
+  size_t start = 0;
+  while (true) {
+    const size_t sp = cmd.find(' ', start);
+    const std::string word = cmd.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+    if (sp == std::string::npos || word.find('=') == std::string::npos || word[0] == '-') break;
+    start = sp + 1;
+  }
+  return fmt::format("{}nohup {} > {} 2>&1 &\n", cmd.substr(0, start), cmd.substr(start), log);
+}
+
+std::string Bulleted(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& x : v) out += "- " + x + "\n";
+  return out;
+}
+
+// Shell-quotes `s` for bash -c '...'.
+std::string SingleQuoted(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string YamlList(const std::string& indent, const std::string& cmd) {
+  return fmt::format("{}- bash\n{}- -c\n{}- {}\n", indent, indent, indent, SingleQuoted(cmd));
+}
+
+}  // namespace
+
+std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port) {
+  std::vector<PlacedServer> out;
+  const int P = std::max(1, gpus_per_node);
+  const int g = std::max(1, gpus);
+  if (g <= P) {
+    const int per_node = std::max(1, P / g);
+    for (int i = 0; i < instances; ++i) {
+      PlacedServer s;
+      s.instance = i;
+      s.node = i / per_node;
+      const int slot = i % per_node;
+      s.devices = g < P ? Devices(slot * g, g) : "";
+      s.port = base_port > 0 ? base_port + slot : 0;
+      out.push_back(s);
+    }
+  } else {
+    const int nodes = (g + P - 1) / P;
+    for (int i = 0; i < instances; ++i)
+      for (int r = 0; r < nodes; ++r) {
+        PlacedServer s;
+        s.instance = i;
+        s.node = i * nodes + r;
+        s.node_rank = r;
+        s.port = r == 0 ? base_port : 0;
+        out.push_back(s);
+      }
+  }
+  return out;
+}
+
+Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, const Strategy& s,
+                      const Evaluation& eval, const EmitOptions& opt,
+                      std::vector<std::string>* written) {
+  if (!eval.valid())
+    return Status::InvalidArgument("--emit: the plan has no valid evaluation to deploy");
+  Writer w(dir, written);
+  if (Status st = w.Open(); !st.ok()) return st;
+  // TensorRT-LLM runs a dense model's data-parallel replicas as separate servers.
+  Strategy inst = s;
+  int instances = 1;
+  if (engine == Engine::kTrtllm && !p.model.is_moe() && s.dp > 1) {
+    instances = s.dp;
+    inst.dp = 1;
+  }
+  const int P = p.cluster.gpus_per_domain;
+  const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, BasePort(engine));
+  const int nodes_per_instance = InstanceNodes(p, inst);
+  std::map<int, std::vector<const PlacedServer*>> by_node;
+  for (const PlacedServer& ps : placed) by_node[ps.node].push_back(&ps);
+  std::string files_md;
+  std::string where_md;
+  std::vector<std::string> notes;
+  LaunchCommand first;
+  for (const auto& [node, servers] : by_node) {
+    std::string script = kScriptHead;
+    if (nodes_per_instance > 1) {
+      script += "# The instance's head node address (node-" +
+                std::to_string(node - servers.front()->node_rank) + "):\n";
+      script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the head node}\"\n";
+      if (engine == Engine::kTrtllm)
+        script += fmt::format(": \"${{MPI_HOSTS:?set MPI_HOSTS to host1:{0},host2:{0},...}}\"\n", P);
+      script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", servers.front()->node_rank);
+    }
+    for (const PlacedServer* ps : servers) {
+      LaunchOptions o;
+      o.model_id = opt.model_id;
+      o.eval = &eval;
+      o.listen_all = true;
+      o.port = ps->port > 0 ? ps->port : BasePort(engine);
+      o.cuda_visible_devices = ps->devices;
+      o.node_rank = ps->node_rank;
+      const LaunchCommand lc = MakeLaunchCommand(engine, p, inst, o);
+      if (ps->instance == 0 && ps->node_rank == 0) first = lc;
+      if (!lc.extra_file_name.empty() && ps->instance == 0 && ps->node_rank == 0) {
+        if (Status st = w.Write(lc.extra_file_name, lc.extra_file); !st.ok()) return st;
+        files_md += fmt::format("- `{}`: TensorRT-LLM's extra LLM-API options\n", lc.extra_file_name);
+      }
+      if (lc.command.empty()) {
+        script += "# Nothing to start here: the head node's mpirun starts this node's ranks over ssh.\n";
+        where_md += fmt::format("| node-{} | instance {} rank {} (started by mpirun) | - | - |\n",
+                                node, ps->instance + 1, ps->node_rank);
+        continue;
+      }
+      const std::string log = fmt::format("logs/instance-{}-rank-{}.log", ps->instance + 1, ps->node_rank);
+      if (engine == Engine::kMegatron)
+        script += fmt::format("# Megatron-LM arguments of your inference script:\n# {}\n", lc.command);
+      else
+        script += Background(lc.command, log);
+      where_md += fmt::format("| node-{} | instance {}{} | {} | {} |\n", node, ps->instance + 1,
+                              nodes_per_instance > 1 ? fmt::format(" rank {}", ps->node_rank) : "",
+                              ps->devices.empty() ? "all" : ps->devices,
+                              ps->node_rank == 0 ? std::to_string(o.port) : "-");
+    }
+    script += "wait\n";
+    const std::string name = fmt::format("node-{}.sh", node);
+    if (Status st = w.Write(name, script, true); !st.ok()) return st;
+    files_md += fmt::format("- `{}`: run on node {}\n", name, node);
+  }
+  // Kubernetes: a LeaderWorkerSet when one instance spans nodes.
+  // (TensorRT-LLM across nodes is one MPI job started over ssh, which pods do not offer as such:
+  // no manifest; DEPLOY.md says so.)
+  if (nodes_per_instance > 1 && (engine == Engine::kSglang || engine == Engine::kVllm)) {
+    std::string cases;
+    for (int r = 1; r < nodes_per_instance; ++r) {
+      LaunchOptions o;
+      o.model_id = opt.model_id;
+      o.eval = &eval;
+      o.listen_all = true;
+      o.node_rank = r;
+      const LaunchCommand lc = MakeLaunchCommand(engine, p, inst, o);
+      cases += fmt::format("{}) exec {} ;; ", r, lc.command.empty() ? "sleep infinity" : lc.command);
+    }
+    LaunchOptions o0;
+    o0.model_id = opt.model_id;
+    o0.eval = &eval;
+    o0.listen_all = true;
+    o0.node_rank = 0;
+    const LaunchCommand lead = MakeLaunchCommand(engine, p, inst, o0);
+    const std::string env = "export HEAD_ADDR=$LWS_LEADER_ADDRESS NODE_RANK=$LWS_WORKER_INDEX";
+    const std::string pod = fmt::format(
+        "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
+        "          command:\n{{}}          resources:\n            limits:\n"
+        "              nvidia.com/gpu: {}\n",
+        Image(engine), std::min(P, inst.gpus()));
+    std::string yaml = fmt::format(
+        "# LeaderWorkerSet (leaderworkerset.x-k8s.io): {} instance(s) of {} nodes each.\n"
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: l2s-{}\n"
+        "spec:\n  replicas: {}\n  leaderWorkerTemplate:\n    size: {}\n    leaderTemplate:\n"
+        "      metadata:\n        labels:\n          role: leader\n",
+        instances, nodes_per_instance, EngineName(engine), instances, nodes_per_instance);
+    yaml += fmt::format(fmt::runtime(pod), "leader",
+                        YamlList("          ", env + "; exec " + lead.command));
+    yaml += "    workerTemplate:\n";
+    yaml += fmt::format(fmt::runtime(pod), "worker",
+                        YamlList("          ", env + "; case $NODE_RANK in " + cases + "esac"));
+    if (Status st = w.Write("lws.yaml", yaml); !st.ok()) return st;
+    files_md += "- `lws.yaml`: the same deployment as a Kubernetes LeaderWorkerSet\n";
+  }
+  std::string md = fmt::format("# Deployment: {} on {}\n\n", p.model.name, EngineTitle(engine));
+  md += fmt::format("{} instance(s) of {} GPU(s) (`{}`), {} node(s) of {} GPUs.\n\n", instances,
+                    inst.gpus(), Short(inst), by_node.size(), P);
+  md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
+        where_md;
+  md += "\n## Order to start\n";
+  if (nodes_per_instance > 1)
+    md += "1. On every node set HEAD_ADDR to the address of the instance's first node" +
+          std::string(engine == Engine::kTrtllm ? " and MPI_HOSTS to the nodes as host:" +
+                                                      std::to_string(P) + " list"
+                                                : "") +
+          ".\n2. Start the scripts of the other nodes, then the head node's.\n";
+  else
+    md += "1. Run each node's script (any order).\n";
+  if (engine == Engine::kTrtllm && nodes_per_instance > 1)
+    md += "\nTensorRT-LLM across nodes is one MPI job started from the head node over ssh; no "
+          "Kubernetes manifest is written for it.\n";
+  if (engine != Engine::kMegatron)
+    md += fmt::format(
+        "\n## Check it is up\n`curl -s http://<node>:{}/v1/models` answers with the model once the "
+        "weights are loaded; then send a request to `/v1/completions`.\n",
+        BasePort(engine));
+  md += "\n## What the plan expects (simulated)\n" + Figures(eval);
+  for (const std::string& l : opt.plan_lines) md += "- " + l + "\n";
+  md += "\n## Notes\n" + Bulleted(first.notes);
+  if (Status st = w.Write("DEPLOY.md", md); !st.ok()) return st;
+  return Status::Ok();
+}
+
+namespace {
+
+// The command of one placed server of a disaggregated pool: the process's command with its port,
+// devices and the SGLang bootstrap port of its slot.
+std::string PlacedCommand(const DisaggProcess& proc, const PlacedServer& ps, int base_port) {
+  std::string c = proc.command;
+  if (ps.port > 0 && ps.port != base_port) {
+    const std::string from = fmt::format(" --port {}", base_port);
+    const size_t at = c.find(from);
+    if (at != std::string::npos) c.replace(at, from.size(), fmt::format(" --port {}", ps.port));
+    const std::string boot = " --disaggregation-bootstrap-port 8998";
+    const size_t b = c.find(boot);
+    if (b != std::string::npos)
+      c.replace(b, boot.size(),
+                fmt::format(" --disaggregation-bootstrap-port {}", 8998 + ps.port - base_port));
+  }
+  if (!ps.devices.empty()) c = "CUDA_VISIBLE_DEVICES=" + ps.devices + " " + c;
+  return c;
+}
+
+// `cmd` with the model argument `resolved` (a whole word) replaced by `model_id` ("" = kept).
+std::string WithModelId(std::string cmd, const std::string& resolved, const std::string& model_id) {
+  if (model_id.empty() || resolved.empty()) return cmd;
+  for (size_t at = cmd.find(" " + resolved); at != std::string::npos;
+       at = cmd.find(" " + resolved, at + 1 + model_id.size())) {
+    const size_t end = at + 1 + resolved.size();
+    if (end < cmd.size() && cmd[end] != ' ') continue;
+    cmd.replace(at + 1, resolved.size(), model_id);
+  }
+  return cmd;
+}
+
+int ProcessPort(const DisaggProcess& proc) {
+  const size_t at = proc.command.find(" --port ");
+  return at == std::string::npos ? 0 : std::atoi(proc.command.c_str() + at + 8);
+}
+
+}  // namespace
+
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
+                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+                            std::vector<std::string>* written) {
+  const PoolPlan& prefill = l.prefill_pool;
+  const PoolPlan& decode = l.decode_pool;
+  const std::string resolved = ModelArgument(decode.problem.model);
+  if (!l.runnable)
+    return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
+                                               DisaggEngineTitle(l.engine)));
+  Writer w(dir, written);
+  if (Status st = w.Open(); !st.ok()) return st;
+  std::string files_md, where_md;
+  int total_nodes = 0;
+  std::string router_cmd, router_file_name, router_file;
+  // "<role-k>:port" of the router's placeholders -> "<role-node-n>:port" of the placed server.
+  std::vector<std::pair<std::string, std::string>> hosts;
+  std::vector<std::string> extra_written;
+  for (const DisaggProcess& proc : l.processes) {
+    if (proc.role == "router") {
+      router_cmd = proc.command;
+      router_file_name = proc.file_name;
+      router_file = proc.file;
+      continue;
+    }
+    const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
+    const int P = pool.problem.cluster.gpus_per_domain;
+    const int base = ProcessPort(proc);
+    const std::vector<PlacedServer> placed = PlaceInstances(proc.count, proc.gpus, P, base);
+    if (!proc.file_name.empty()) {
+      if (Status st = w.Write(proc.file_name, proc.file); !st.ok()) return st;
+      files_md += fmt::format("- `{}`: {} servers' engine options\n", proc.file_name, proc.role);
+    }
+    std::map<int, std::vector<const PlacedServer*>> by_node;
+    for (const PlacedServer& ps : placed) by_node[ps.node].push_back(&ps);
+    total_nodes += static_cast<int>(by_node.size());
+    for (const auto& [node, servers] : by_node) {
+      std::string script = kScriptHead;
+      if (l.backend == Engine::kVllm && (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
+        script += "# NIXL's handshake: this node's address as the other side reaches it.\n"
+                  "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
+      if (servers.front()->node_rank > 0 || (proc.gpus > P)) {
+        script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
+        script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", servers.front()->node_rank);
+      }
+      for (const PlacedServer* ps : servers) {
+        if (ps->node_rank == 0) {
+          const int slot = ps->port - base;
+          hosts.push_back({fmt::format("<{}-{}>:{}", proc.role, ps->instance + 1, base),
+                           fmt::format("<{}-node-{}>:{}", proc.role, node + 1, ps->port)});
+          // SGLang's prefill servers pair through their bootstrap port, one per slot.
+          hosts.push_back({fmt::format("<{}-node-{}>:{} 8998", proc.role, node + 1, ps->port),
+                           fmt::format("<{}-node-{}>:{} {}", proc.role, node + 1, ps->port,
+                                       8998 + slot)});
+        }
+        std::string cmd = WithModelId(PlacedCommand(proc, *ps, base), resolved, opt.model_id);
+        // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
+        // rank: servers sharing a node start their range after the previous one's GPUs.
+        if (servers.size() > 1 && l.backend == Engine::kVllm && !ps->devices.empty())
+          cmd = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ", 5600 + (ps->port - base) * proc.gpus) + cmd;
+        script += Background(cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps->instance + 1,
+                                              ps->node_rank));
+        where_md += fmt::format("| {}-node-{} | {} {}{} | {} | {} |\n", proc.role, node + 1,
+                                proc.role, ps->instance + 1,
+                                proc.gpus > P ? fmt::format(" rank {}", ps->node_rank) : "",
+                                ps->devices.empty() ? "all" : ps->devices,
+                                ps->port > 0 ? std::to_string(ps->port) : "-");
+      }
+      script += "wait\n";
+      const std::string name = fmt::format("{}-node-{}.sh", proc.role, node + 1);
+      if (Status st = w.Write(name, script, true); !st.ok()) return st;
+      files_md += fmt::format("- `{}`: run on {} node {}\n", name, proc.role, node + 1);
+    }
+  }
+  // The router reaches each server on its node and port.
+  for (const auto& [from, to] : hosts) {
+    for (std::string* text : {&router_cmd, &router_file}) {
+      for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, at + to.size())) {
+        const size_t end = at + from.size();
+        if (end < text->size() && std::isdigit(static_cast<unsigned char>((*text)[end]))) continue;
+        text->replace(at, from.size(), to);
+      }
+    }
+  }
+  if (!router_file_name.empty()) {
+    if (Status st = w.Write(router_file_name, router_file); !st.ok()) return st;
+    files_md += fmt::format("- `{}`: the router's configuration\n", router_file_name);
+  }
+  if (!router_cmd.empty()) {
+    std::string script = kScriptHead;
+    script += "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses (DEPLOY.md).\n";
+    script += "exec " + router_cmd + "\n";
+    if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
+    files_md += "- `router.sh`: the router (any host that reaches every server)\n";
+  }
+  // Kubernetes: Dynamo's graph deployment when the deployment spans nodes.
+  if (dynamo != nullptr && dynamo->runnable && total_nodes > 1) {
+    std::string yaml =
+        "# DynamoGraphDeployment (nvidia.com/v1alpha1, the Dynamo Kubernetes operator): the same\n"
+        "# plan as Dynamo workers.\n"
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: l2s-disagg\n"
+        "spec:\n  services:\n";
+    const std::string image = fmt::format("nvcr.io/nvidia/ai-dynamo/{}-runtime:latest",
+                                          dynamo->backend == Engine::kTrtllm ? "tensorrtllm"
+                                                                             : EngineName(dynamo->backend));
+    for (const DisaggProcess& proc : dynamo->processes) {
+      const bool router = proc.role == "router";
+      std::string command = WithModelId(proc.command, resolved, opt.model_id);
+      const PoolPlan& pp = proc.role == "prefill" ? prefill : decode;
+      if (!router && proc.gpus > pp.problem.cluster.gpus_per_domain) {
+        // A multinode service: the operator gives each pod its node rank and the leader's
+        // address, so the script's ${NODE_RANK} / ${HEAD_ADDR} flags are left out.
+        const size_t at = command.find(" --nnodes ");
+        if (at != std::string::npos) {
+          const std::string port = fmt::format(":{}", kDistInitPort);
+          const size_t end = command.find(port, at);
+          if (end != std::string::npos) command.erase(at, end + port.size() - at);
+        }
+      }
+      const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
+      const int P = pool.problem.cluster.gpus_per_domain;
+      yaml += fmt::format("    {}:\n      componentType: {}\n", router ? "Frontend" : proc.role,
+                          router ? "frontend" : "worker");
+      if (!router) yaml += fmt::format("      subComponentType: {}\n", proc.role);
+      yaml += fmt::format("      replicas: {}\n", router ? 1 : proc.count);
+      if (!router) {
+        yaml += fmt::format("      resources:\n        limits:\n          gpu: \"{}\"\n",
+                            std::min(proc.gpus, P));
+        if (proc.gpus > P)
+          yaml += fmt::format("      multinode:\n        nodeCount: {}\n", (proc.gpus + P - 1) / P);
+      }
+      yaml += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
+                          "          command:\n{}",
+                          image, YamlList("          ", command));
+    }
+    if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
+    files_md += "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes\n";
+  }
+  std::string md = fmt::format("# Deployment: {} disaggregated on {}\n\n",
+                               decode.problem.model.name, DisaggEngineTitle(l.engine));
+  md += fmt::format("Prefill: {} x `{}` ({} GPUs each); decode: {} x `{}` ({} GPUs each).\n\n",
+                    prefill.instances, Short(l.prefill), prefill.gpus_per_instance,
+                    decode.instances, Short(l.decode), decode.gpus_per_instance);
+  md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
+        where_md;
+  md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server that "
+        "spans nodes: set HEAD_ADDR to its first node on each of them).\n2. `router.sh` once every "
+        "server answers, after replacing <prefill-node-i> / <decode-node-i> with the nodes' "
+        "addresses.\n";
+  md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then the "
+        "same on the router; send a request to the router's `/v1/completions`.\n";
+  md += "\n## What the plan expects (simulated)\nPrefill instance:\n" + Figures(l.prefill_eval) +
+        "Decode instance:\n" + Figures(l.decode_eval);
+  for (const std::string& line : opt.plan_lines) md += "- " + line + "\n";
+  std::vector<std::string> notes = l.notes;
+  for (const DisaggProcess& proc : l.processes)
+    for (const std::string& n : proc.notes) notes.push_back(proc.role + ": " + n);
+  md += "\n## Notes\n" + Bulleted(notes);
+  return w.Write("DEPLOY.md", md);
+}
+
+Status CheckEmitDir(const std::string& dir) {
+  if (dir.empty()) return Status::InvalidArgument("--emit needs a directory");
+  Writer w(dir, nullptr);
+  if (Status st = w.Open(); !st.ok()) return st;
+  const std::filesystem::path probe = std::filesystem::path(dir) / ".l2s-write-check";
+  {
+    std::ofstream out(probe);
+    if (!out) return Status::InvalidArgument(fmt::format("--emit {}: the directory is not writable", dir));
+  }
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  return Status::Ok();
+}
+
+namespace {
+
+int AskedIndex(l2s::Engine asked) {
+  switch (asked) {
+    case l2s::Engine::kVllm: return 0;
+    case l2s::Engine::kSglang: return 1;
+    case l2s::Engine::kTrtllm: return 2;
+    case l2s::Engine::kIdeal: return -1;
+  }
+  return -1;
+}
+
+std::string Summary(const std::string& dir, const std::vector<std::string>& written,
+                    const std::string& what) {
+  return fmt::format("wrote {} files to {} for {} (start with {}/DEPLOY.md)", written.size(), dir,
+                     what, dir);
+}
+
+}  // namespace
+
+StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
+                                         const std::array<EngineTranslation, 4>& launch,
+                                         l2s::Engine asked, const EmitOptions& opt) {
+  int pick = AskedIndex(asked);  // kAllEngines order: vllm, sglang, trtllm, megatron
+  if (pick >= 0 && !launch[pick].runnable)
+    return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan (no valid repair)",
+                                               EngineTitle(kAllEngines[pick])));
+  if (pick < 0) {
+    for (int k = 0; k < 3; ++k)
+      if (launch[k].runnable &&
+          (pick < 0 || launch[k].launched_eval.tokens_per_s_per_gpu >
+                           launch[pick].launched_eval.tokens_per_s_per_gpu))
+        pick = k;
+  }
+  if (pick < 0)
+    return Status::InvalidArgument("--emit: no engine can run this plan (see the launch section)");
+  const EngineTranslation& t = launch[pick];
+  std::vector<std::string> written;
+  EmitOptions o = opt;
+  if (!t.unsupported.empty())
+    o.plan_lines.push_back(fmt::format("{} cannot express {} choice(s) of the plan: the files run "
+                                       "its repair {}",
+                                       EngineTitle(t.engine), t.unsupported.size(),
+                                       Short(t.launched)));
+  if (Status st = EmitDeployment(dir, t.engine, p, t.launched, t.launched_eval, o, &written); !st.ok())
+    return st;
+  return Summary(dir, written,
+                 fmt::format("{} ({}, {:.0f} tokens/s per GPU simulated)", EngineTitle(t.engine),
+                             Short(t.launched), t.launched_eval.tokens_per_s_per_gpu));
+}
+
+StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
+                                            const std::array<DisaggLaunch, 4>& launch,
+                                            l2s::Engine asked, const EmitOptions& opt) {
+  // kDisaggEngines order: sglang, vllm, trtllm, dynamo.
+  int pick = -1;
+  switch (asked) {
+    case l2s::Engine::kSglang: pick = 0; break;
+    case l2s::Engine::kVllm: pick = 1; break;
+    case l2s::Engine::kTrtllm: pick = 2; break;
+    case l2s::Engine::kIdeal: break;
+  }
+  if (pick >= 0 && !launch[pick].runnable)
+    return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
+                                               DisaggEngineTitle(launch[pick].engine)));
+  for (int k = 0; pick < 0 && k < 4; ++k)
+    if (launch[k].runnable && launch[k].unsupported.empty()) pick = k;
+  for (int k = 0; pick < 0 && k < 4; ++k)
+    if (launch[k].runnable) pick = k;
+  if (pick < 0)
+    return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
+  std::vector<std::string> written;
+  if (Status st = EmitDisaggDeployment(dir, launch[pick], &launch[3], opt, &written); !st.ok())
+    return st;
+  return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
+}
+
+}  // namespace l2s::launch

@@ -1,0 +1,76 @@
+// `l2s plan --emit DIR`: the files that start a plan. One shell script per node (node-<k>.sh; for a
+// disaggregated plan prefill-node-<k>.sh, decode-node-<k>.sh and router.sh), the engine's config
+// files, a DEPLOY.md (what runs where, ports, the order to start, how to check it is up, the
+// figures the plan expects) and, for a deployment on more than one node, Kubernetes manifests: a
+// LeaderWorkerSet (lws.yaml) for an aggregated instance that spans nodes, a Dynamo graph
+// deployment (dynamo-graph.yaml, DynamoGraphDeployment) for a disaggregated plan.
+//
+// Placement: instances of g GPUs on nodes of P GPUs. g <= P: floor(P/g) instances per node, each
+// on its own CUDA_VISIBLE_DEVICES range and port (the engine's port + its slot on the node); g > P:
+// ceil(g/P) whole nodes per instance, started with the engine's multi-node flags
+// (launch/command.cc) and the node's NODE_RANK; HEAD_ADDR is the instance's first node.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "launch/disagg_launch.h"
+#include "launch/launch.h"
+#include "sim/simulator.h"
+
+namespace l2s::launch {
+
+struct EmitOptions {
+  std::string model_id;                 // --model-id ("" = ResolveModelId)
+  std::vector<std::string> plan_lines;  // the plan as `l2s plan` prints it, for DEPLOY.md
+};
+
+// One server placed on a node.
+struct PlacedServer {
+  int instance = 0;          // 0-based
+  int node = 0;              // 0-based node of the pool
+  int node_rank = 0;         // rank inside a multi-node instance
+  int port = 0;              // HTTP port (0 on nodes that run no API server)
+  std::string devices;       // CUDA_VISIBLE_DEVICES ("" = the whole node)
+};
+// Places `instances` instances of `gpus` GPUs on nodes of `gpus_per_node` GPUs (see above);
+// `base_port` is the engine's port. Ports are distinct per node and device ranges disjoint.
+std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port);
+
+// Writes the aggregated deployment of `s` (evaluated as `eval` in problem `p`) on `engine` into
+// `dir` (created if missing). InvalidArgument when `dir` cannot be created or written (one line
+// naming it), or `s` has no valid evaluation. `written` (may be null) gets the files, in order.
+Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, const Strategy& s,
+                      const Evaluation& eval, const EmitOptions& opt,
+                      std::vector<std::string>* written);
+
+// Writes the disaggregated deployment `l` (of its pools l.prefill_pool and l.decode_pool) into
+// `dir`; with `dynamo` (may be null: the Dynamo translation of the same plan) a
+// DynamoGraphDeployment when the deployment spans more than one node. InvalidArgument as above,
+// or when `l` is not runnable.
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
+                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+                            std::vector<std::string>* written);
+
+// ---- what `l2s plan --emit DIR` calls ----
+// OK when `dir` exists as a directory or can be created (it is created); else InvalidArgument,
+// one line naming it. Checked before the search.
+Status CheckEmitDir(const std::string& dir);
+// The aggregated plan's files for one engine: `asked` (the plan's --engine) when it is vLLM,
+// SGLang or TensorRT-LLM, else the engine whose translation runs at the highest simulated
+// throughput. Each file runs that translation's strategy (t.launched) with its evaluation.
+// Returns one line for the user ("wrote 4 files to DIR for SGLang ..."); InvalidArgument when no
+// engine can run the plan or a file cannot be written.
+StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
+                                         const std::array<EngineTranslation, 4>& launch,
+                                         l2s::Engine asked, const EmitOptions& opt);
+// The disaggregated plan's files: the launch of `asked` when it is SGLang, vLLM or TensorRT-LLM,
+// else the first runnable of SGLang, vLLM, TensorRT-LLM, Dynamo that expresses both pools
+// exactly, else the first runnable one; Dynamo's launch (launch[3]) for the Kubernetes graph.
+StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
+                                            const std::array<DisaggLaunch, 4>& launch,
+                                            l2s::Engine asked, const EmitOptions& opt);
+
+}  // namespace l2s::launch

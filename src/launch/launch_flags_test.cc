@@ -1,0 +1,716 @@
+// Every flag l2s emits exists in the engine: each command of every engine, aggregated and
+// disaggregated, over a set of plans (dense, dense replicas, MoE wide-EP with redundant experts and
+// overlap, MTP, multi-node data/pipeline/tensor parallelism, a config given by path, a decode batch
+// above the CUDA-graph default, P/D pools), and the scripts `l2s plan --emit` writes, are parsed;
+// every `--flag` must be in the fixture of its program (src/launch/testdata/flags, taken from the
+// engines' sources) and its value among the fixture's choices where it lists them. The same plans
+// check what makes the files start: distinct ports and disjoint CUDA_VISIBLE_DEVICES per node, a
+// model id that is a repo id or a placeholder (never a folder of configs), DeepEP on SGLang expert
+// parallelism, --cuda-graph-max-bs >= a decode batch above the default, and memory fractions that
+// hold the plan's memory.
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "launch/disagg_launch.h"
+#include "launch/emit.h"
+#include "launch/launch.h"
+#include "launch/test_plans.h"
+#include "model/presets.h"
+
+namespace l2s::launch {
+namespace {
+
+using testing::Has;
+using testing::Megatron;
+using testing::Preset;
+
+// ---- fixtures ----
+using Flags = std::map<std::string, std::vector<std::string>>;  // flag -> accepted values
+
+std::string FlagsDir() { return std::string(L2S_SOURCE_DIR) + "/src/launch/testdata/flags/"; }
+
+// The flags of `file` (section "[name]" when `section` is not empty).
+Flags LoadFlags(const std::string& file, const std::string& section = "") {
+  std::ifstream in(FlagsDir() + file);
+  EXPECT_TRUE(in.good()) << file;
+  Flags out;
+  std::string line;
+  bool on = section.empty();
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      on = line == "[" + section + "]";
+      continue;
+    }
+    if (!on) continue;
+    std::istringstream ss(line);
+    std::string name, v;
+    ss >> name;
+    std::vector<std::string>& choices = out[name];
+    while (ss >> v) choices.push_back(v);
+  }
+  EXPECT_FALSE(out.empty()) << file << " " << section;
+  return out;
+}
+
+Flags Merge(Flags a, const Flags& b) {
+  for (const auto& [k, v] : b) a[k] = v;
+  return a;
+}
+
+struct Fixtures {
+  Flags sglang = LoadFlags("sglang-launch_server.txt");
+  Flags vllm = LoadFlags("vllm-serve.txt");
+  Flags trtllm = LoadFlags("trtllm-serve.txt");
+  Flags yaml = LoadFlags("trtllm-llm-api-yaml.txt");
+  Flags sglang_router = LoadFlags("routers.txt", "sglang_router");
+  Flags vllm_router = LoadFlags("routers.txt", "vllm-router");
+  Flags frontend = LoadFlags("routers.txt", "dynamo.frontend");
+  Flags dynamo_trtllm = LoadFlags("dynamo-workers.txt", "dynamo.trtllm");
+  Flags dynamo_vllm = Merge(LoadFlags("vllm-serve.txt"), LoadFlags("dynamo-workers.txt", "dynamo.vllm"));
+  Flags megatron = LoadFlags("megatron.txt");
+  Flags ray = LoadFlags("cluster-tools.txt", "ray");
+};
+
+const Fixtures& Fx() {
+  static const Fixtures* f = new Fixtures();
+  return *f;
+}
+
+// ---- command parsing ----
+// Shell words of `cmd`: whitespace-separated, '...' and "..." quoted.
+std::vector<std::string> Words(const std::string& cmd) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool have = false;
+  char quote = 0;
+  for (char c : cmd) {
+    if (quote) {
+      if (c == quote) quote = 0;
+      else cur += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      have = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (have) out.push_back(cur);
+      cur.clear();
+      have = false;
+    } else {
+      cur += c;
+      have = true;
+    }
+  }
+  EXPECT_EQ(quote, 0) << "unbalanced quote in " << cmd;
+  if (have) out.push_back(cur);
+  return out;
+}
+
+struct Parsed {
+  std::string program;                 // "vllm", "sglang", ...
+  std::string model;                   // the model argument ("" when the program takes none)
+  std::map<std::string, std::string> values;  // flag -> value ("" for a switch)
+  std::vector<std::string> env;        // NAME=VALUE prefixes
+};
+
+struct Checker {
+  int commands = 0;
+  int flags = 0;
+  std::vector<std::string> errors;
+
+  // Checks the flags from words[i] on against `fx`; fills `p`.
+  void CheckFlags(const std::vector<std::string>& w, size_t i, const Flags& fx, Parsed* p,
+                  const std::string& where) {
+    for (; i < w.size(); ++i) {
+      if (w[i].rfind("--", 0) != 0) continue;
+      std::string name = w[i], value;
+      const size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (i + 1 < w.size() && w[i + 1].rfind("--", 0) != 0) {
+        value = w[i + 1];
+      }
+      ++flags;
+      p->values[name] = value;
+      const auto it = fx.find(name);
+      if (it == fx.end()) {
+        errors.push_back(fmt::format("{}: {} is not a {} flag", where, name, p->program));
+        continue;
+      }
+      if (!it->second.empty() &&
+          std::find(it->second.begin(), it->second.end(), value) == it->second.end())
+        errors.push_back(fmt::format("{}: {} {} is not one of its values", where, name, value));
+    }
+  }
+
+  // Parses and checks one command line (segments joined by &&).
+  std::vector<Parsed> Check(const std::string& cmd, const std::string& where) {
+    std::vector<Parsed> out;
+    const std::vector<std::string> all = Words(cmd);
+    std::vector<std::vector<std::string>> segments(1);
+    for (const std::string& x : all) {
+      if (x == "&&") segments.emplace_back();
+      else segments.back().push_back(x);
+    }
+    for (std::vector<std::string> w : segments) {
+      Parsed p;
+      size_t i = 0;
+      while (i < w.size() && w[i].find('=') != std::string::npos && w[i].rfind("-", 0) != 0)
+        p.env.push_back(w[i++]);
+      w.erase(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(i));
+      if (!w.empty() && w[0] == "mpirun") {
+        const auto it = std::find(w.begin(), w.end(), "trtllm-llmapi-launch");
+        if (it == w.end()) {
+          errors.push_back(where + ": mpirun without trtllm-llmapi-launch");
+          continue;
+        }
+        w.erase(w.begin(), it + 1);
+      }
+      if (w.empty()) continue;
+      ++commands;
+      auto is = [&](std::initializer_list<const char*> head) {
+        size_t k = 0;
+        for (const char* h : head)
+          if (k >= w.size() || w[k++] != h) return false;
+        return true;
+      };
+      if (is({"vllm", "serve"})) {
+        p.program = "vllm";
+        p.model = w.size() > 2 ? w[2] : "";
+        CheckFlags(w, 3, Fx().vllm, &p, where);
+      } else if (is({"python", "-m", "sglang.launch_server"}) || is({"python", "-m", "dynamo.sglang"})) {
+        p.program = "sglang";
+        CheckFlags(w, 3, Fx().sglang, &p, where);
+        p.model = p.values["--model-path"];
+      } else if (is({"python", "-m", "sglang_router.launch_router"})) {
+        p.program = "sglang_router";
+        CheckFlags(w, 3, Fx().sglang_router, &p, where);
+      } else if (is({"vllm-router"})) {
+        p.program = "vllm-router";
+        CheckFlags(w, 1, Fx().vllm_router, &p, where);
+      } else if (is({"python", "-m", "dynamo.frontend"})) {
+        p.program = "dynamo.frontend";
+        CheckFlags(w, 3, Fx().frontend, &p, where);
+      } else if (is({"python", "-m", "dynamo.vllm"})) {
+        p.program = "dynamo.vllm";
+        CheckFlags(w, 3, Fx().dynamo_vllm, &p, where);
+        p.model = p.values["--model"];
+      } else if (is({"python", "-m", "dynamo.trtllm"})) {
+        p.program = "dynamo.trtllm";
+        CheckFlags(w, 3, Fx().dynamo_trtllm, &p, where);
+        p.model = p.values["--model"];
+      } else if (is({"trtllm-serve", "disaggregated"})) {
+        p.program = "trtllm-serve disaggregated";
+        CheckFlags(w, 2, Fx().trtllm, &p, where);
+      } else if (is({"trtllm-serve"})) {
+        p.program = "trtllm";
+        p.model = w.size() > 1 ? w[1] : "";
+        CheckFlags(w, 2, Fx().trtllm, &p, where);
+      } else if (is({"ray", "start"})) {
+        p.program = "ray";
+        CheckFlags(w, 2, Fx().ray, &p, where);
+      } else if (w[0].rfind("--", 0) == 0) {
+        p.program = "megatron";
+        CheckFlags(w, 0, Fx().megatron, &p, where);
+      } else {
+        errors.push_back(fmt::format("{}: unknown program in: {}", where, cmd));
+        continue;
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  // Checks the keys of a TensorRT-LLM YAML (two-space indentation, "- " list items) against the
+  // fixture's dotted paths.
+  void CheckYaml(const std::string& yaml, const std::string& where) {
+    std::istringstream in(yaml);
+    std::string line;
+    std::vector<std::string> path;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      const size_t indent = line.find_first_not_of(' ');
+      if (line.compare(indent, 2, "- ") == 0) continue;
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const size_t level = indent / 2;
+      path.resize(std::min(path.size(), level));
+      path.push_back(line.substr(indent, colon - indent));
+      std::string key;
+      for (const std::string& k : path) key += (key.empty() ? "" : ".") + k;
+      ++flags;
+      if (Fx().yaml.count(key) == 0)
+        errors.push_back(fmt::format("{}: YAML key {} is not a TensorRT-LLM option", where, key));
+    }
+  }
+};
+
+// A repo id ("org/name") or a placeholder ("<...>"); never a path.
+bool IsModelId(const std::string& s) {
+  if (s.size() > 2 && s.front() == '<' && s.back() == '>') return true;
+  const size_t slash = s.find('/');
+  return slash != std::string::npos && slash > 0 && s.find('/', slash + 1) == std::string::npos &&
+         s[0] != '.' && !std::filesystem::exists(s);
+}
+
+double Value(const Parsed& p, const std::string& flag) {
+  const auto it = p.values.find(flag);
+  return it == p.values.end() ? -1 : std::stod(it->second);
+}
+
+// ---- plans ----
+struct AggPlan {
+  std::string name;
+  Problem problem;
+  Strategy strategy;
+  Evaluation eval;
+};
+
+Problem MakeProblem(const ModelSpec& m, const char* gpu, int gpus, Mode mode, int64_t isl = 2048,
+                    int64_t osl = 512) {
+  Problem p;
+  p.model = m;
+  StatusOr<ClusterSpec> c = MakeCluster(gpu, gpus, 8);
+  EXPECT_TRUE(c.ok()) << gpu;
+  p.cluster = *c;
+  p.workload.mode = mode;
+  p.workload.isl = isl;
+  p.workload.osl = osl;
+  p.workload.context = isl + osl;
+  p.workload.weight = m.weight_dtype;
+  return p;
+}
+
+// Evaluates `s` at its batch (or the simulator's best batch when that one is not valid).
+AggPlan Plan(std::string name, Problem p, Strategy s) {
+  EXPECT_TRUE(CheckStrategy(p.model, p.cluster.num_gpus, s).ok())
+      << name << ": " << CheckStrategy(p.model, p.cluster.num_gpus, s).message();
+  const Simulator sim(p);
+  Evaluation e = sim.Evaluate(s);
+  if (!e.valid()) {
+    Strategy a = s;
+    a.batch = 0;
+    const Evaluation ea = sim.Evaluate(a);
+    if (ea.valid()) e = ea;
+  }
+  if (e.valid()) s.batch = e.batch;
+  return {std::move(name), std::move(p), s, e};
+}
+
+std::vector<AggPlan> AggregatedPlans() {
+  std::vector<AggPlan> out;
+  {  // dense, one node
+    const ModelSpec m = Preset("llama-3.1-70b");
+    out.push_back(Plan("dense tp8", MakeProblem(m, "h100", 8, Mode::kServe), Megatron(m, 1, 8, 1, 1, 64)));
+  }
+  {  // dense replicas (TensorRT-LLM: four servers on one node)
+    const ModelSpec m = Preset("llama-3.1-8b");
+    out.push_back(Plan("dense tp2 dp4", MakeProblem(m, "h100", 8, Mode::kServe),
+                       Megatron(m, 1, 2, 4, 1, 64)));
+  }
+  {  // MoE wide expert parallelism over 2 nodes, redundant experts, two-batch overlap, MTP
+    const ModelSpec m = Preset("deepseek-v3");
+    Strategy s = Megatron(m, 1, 1, 16, 16, 32);
+    s.slots = 288;
+    s.overlap = Overlap::kTbo;
+    s.mtp = 2;
+    Problem p = MakeProblem(m, "h200", 16, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    out.push_back(Plan("deepseek wide-EP dp16 ep16 slots288 tbo mtp2", p, s));
+  }
+  {  // MTP on one node with single-batch overlap
+    const ModelSpec m = Preset("deepseek-v3");
+    Strategy s = Megatron(m, 1, 1, 8, 8, 16);
+    s.mtp = 1;
+    s.overlap = Overlap::kSbo;
+    Problem p = MakeProblem(m, "h200", 8, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    p.workload.kv = DType::kFP8;
+    out.push_back(Plan("deepseek dp8 ep8 mtp1 sbo fp8-kv", p, s));
+  }
+  {  // pipeline and data parallelism over 2 nodes
+    const ModelSpec m = Preset("mixtral-8x7b");
+    out.push_back(Plan("mixtral pp2 tp2 dp4 ep8", MakeProblem(m, "h100", 16, Mode::kServe),
+                       Megatron(m, 2, 2, 4, 8, 16)));
+  }
+  {  // tensor parallelism across nodes
+    const ModelSpec m = Preset("llama-3.1-405b");
+    Problem p = MakeProblem(m, "h100", 16, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    out.push_back(Plan("llama-405b tp16", p, Megatron(m, 1, 16, 1, 1, 32)));
+  }
+  {  // a config given by path (an org--name.json file of ../shared/models/hf)
+    StatusOr<ModelSpec> m =
+        LoadModel(std::string(L2S_SHARED_DIR) + "/models/hf/deepseek-ai--DeepSeek-R1.json");
+    if (m.ok()) {
+      Problem p = MakeProblem(*m, "h200", 8, Mode::kServe);
+      p.workload.weight = DType::kFP8;
+      out.push_back(Plan("DeepSeek-R1 by path tp8 ep8", p, Megatron(*m, 1, 8, 1, 8, 32)));
+    }
+  }
+  {  // a decode batch above every engine's CUDA-graph default (TensorRT-LLM 128, SGLang 256)
+    const ModelSpec m = Preset("qwen3-30b-a3b");
+    Problem p = MakeProblem(m, "h200", 8, Mode::kDecode);
+    p.workload.context = 2048;
+    out.push_back(Plan("qwen3-30b decode batch 600", p, Megatron(m, 1, 1, 8, 8, 600)));
+  }
+  return out;
+}
+
+// ---- the aggregated commands ----
+TEST(LaunchFlags, EveryAggregatedCommandUsesOnlyTheEnginesFlags) {
+  Checker ck;
+  int valid = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    valid += plan.eval.valid();
+    for (Engine e : kAllEngines) {
+      std::vector<Strategy> alts = EngineAlternatives(e, plan.problem.model, plan.strategy);
+      if (alts.empty()) continue;
+      const Strategy& s = Expressible(e, plan.problem.model, plan.strategy) ? plan.strategy : alts[0];
+      const int nodes = InstanceNodes(plan.problem, s);
+      for (int rank = -1; rank < nodes; ++rank) {
+        LaunchOptions o;
+        o.eval = &plan.eval;
+        o.node_rank = rank;
+        o.listen_all = true;
+        const LaunchCommand lc = MakeLaunchCommand(e, plan.problem, s, o);
+        const std::string where = fmt::format("{} / {} / rank {}", plan.name, EngineName(e), rank);
+        for (const Parsed& p : ck.Check(lc.command, where)) {
+          if (!p.model.empty()) EXPECT_TRUE(IsModelId(p.model)) << where << ": " << p.model;
+        }
+        if (!lc.extra_file.empty()) ck.CheckYaml(lc.extra_file, where);
+      }
+    }
+  }
+  EXPECT_GE(valid, 6);
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GT(ck.commands, 40);
+  EXPECT_GT(ck.flags, 400);
+  std::printf("aggregated: %d commands, %d flags checked, %zu outside the fixtures\n", ck.commands,
+              ck.flags, ck.errors.size());
+}
+
+// The start-ability facts of the aggregated commands, per plan and engine.
+TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
+  Checker ck;
+  int graph_checked = 0, mem_checked = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    if (!plan.eval.valid()) continue;
+    const Evaluation& ev = plan.eval;
+    const Strategy& s = plan.strategy;
+    const double cap = ev.mem_capacity_bytes;
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
+      if (!Expressible(e, plan.problem.model, s)) continue;
+      LaunchOptions o;
+      o.eval = &ev;
+      o.node_rank = 0;
+      const LaunchCommand lc = MakeLaunchCommand(e, plan.problem, s, o);
+      const std::string where = fmt::format("{} / {}", plan.name, EngineName(e));
+      const std::vector<Parsed> ps = ck.Check(lc.command, where);
+      ASSERT_FALSE(ps.empty()) << where;
+      const Parsed& p = ps.back();
+      const int graph_default = DefaultsOf(e == Engine::kSglang  ? l2s::Engine::kSglang
+                                           : e == Engine::kVllm ? l2s::Engine::kVllm
+                                                                : l2s::Engine::kTrtllm)
+                                    .cuda_graph_max_batch;
+      switch (e) {
+        case Engine::kSglang: {
+          // DeepEP all-to-all whenever the experts are spread (ep > 1).
+          if (plan.problem.model.is_moe() && s.ep > 1) {
+            EXPECT_EQ(p.values.count("--moe-a2a-backend"), 1u) << where;
+            EXPECT_EQ(p.values.at("--moe-a2a-backend"), "deepep") << where;
+            EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
+          } else {
+            EXPECT_EQ(p.values.count("--moe-a2a-backend"), 0u) << where;
+          }
+          // Weights + KV fit in the static pool.
+          const double share = (ev.weight_bytes + ev.kv_bytes + ev.state_bytes) / cap;
+          EXPECT_GE(Value(p, "--mem-fraction-static") + 1e-9, share) << where;
+          ++mem_checked;
+          if (s.batch > graph_default) {
+            EXPECT_GE(Value(p, "--cuda-graph-max-bs"), s.batch) << where;
+            ++graph_checked;
+          } else {
+            EXPECT_EQ(p.values.count("--cuda-graph-max-bs"), 0u) << where;
+          }
+          break;
+        }
+        case Engine::kVllm: {
+          EXPECT_GE(Value(p, "--gpu-memory-utilization") + 1e-9, ev.mem_bytes / cap) << where;
+          EXPECT_GE(Value(p, "--gpu-memory-utilization"), 0.90) << where;
+          ++mem_checked;
+          if (s.batch > graph_default) {
+            EXPECT_GE(Value(p, "--max-cudagraph-capture-size"), s.batch) << where;
+            ++graph_checked;
+          }
+          EXPECT_EQ(Value(p, "--max-num-batched-tokens"), 8192) << where;
+          break;
+        }
+        case Engine::kTrtllm: {
+          // free_gpu_memory_fraction x (memory left after weights, activations, reserve) holds the KV.
+          const size_t at = lc.extra_file.find("free_gpu_memory_fraction: ");
+          ASSERT_NE(at, std::string::npos) << where;
+          const double frac = std::stod(lc.extra_file.substr(at + 26));
+          const double free = cap - ev.weight_bytes - ev.act_bytes - ev.reserve_bytes;
+          EXPECT_GE(frac * free * (1 + 1e-9), ev.kv_bytes + ev.state_bytes) << where;
+          ++mem_checked;
+          if (s.batch > graph_default) {
+            EXPECT_TRUE(Has(lc.extra_file, fmt::format("cuda_graph_config:\n  enable_padding: "
+                                                       "true\n  max_batch_size: {}\n",
+                                                       s.batch)))
+                << where << "\n" << lc.extra_file;
+            ++graph_checked;
+          }
+          break;
+        }
+        case Engine::kMegatron: break;
+      }
+    }
+  }
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GE(graph_checked, 3);  // the batch-600 plan on every engine at least
+  EXPECT_GE(mem_checked, 10);
+}
+
+// ---- the disaggregated commands ----
+PoolPlan Pool(const ModelSpec& m, const char* gpu, Strategy s, int instances, Mode mode,
+              int64_t isl, int64_t osl) {
+  PoolPlan p;
+  p.instances = instances;
+  p.gpus_per_instance = s.gpus();
+  p.problem = MakeProblem(m, gpu, s.gpus(), mode, isl, osl);
+  if (mode == Mode::kDecode) p.problem.workload.context = isl + osl / 2;
+  const Simulator sim(p.problem);
+  Evaluation e = sim.Evaluate(s);
+  if (!e.valid()) {
+    s.batch = 0;
+    e = sim.Evaluate(s);
+  }
+  if (e.valid()) s.batch = e.batch;
+  p.strategy = s;
+  return p;
+}
+
+struct DisaggPlanCase {
+  std::string name;
+  PoolPlan prefill, decode;
+};
+
+std::vector<DisaggPlanCase> DisaggPlans() {
+  std::vector<DisaggPlanCase> out;
+  {
+    const ModelSpec m = Preset("mixtral-8x7b");
+    out.push_back({"mixtral P 2x dp8 / D 1x tp2 dp4",
+                   Pool(m, "h100", Megatron(m, 1, 1, 8, 8, 4), 2, Mode::kPrefill, 4096, 1024),
+                   Pool(m, "h100", Megatron(m, 1, 2, 4, 8, 64), 1, Mode::kDecode, 4096, 1024)});
+  }
+  {  // decode instances of 16 GPUs (2 nodes each) with MTP
+    const ModelSpec m = Preset("deepseek-v3");
+    Strategy d = Megatron(m, 1, 1, 16, 16, 64);
+    d.mtp = 1;
+    PoolPlan pp = Pool(m, "h200", Megatron(m, 1, 1, 8, 8, 2), 3, Mode::kPrefill, 2048, 512);
+    PoolPlan dp = Pool(m, "h200", d, 1, Mode::kDecode, 2048, 512);
+    pp.problem.workload.weight = dp.problem.workload.weight = DType::kFP8;
+    out.push_back({"deepseek P 3x dp8 / D 1x dp16 mtp1", pp, dp});
+  }
+  {  // dense: small instances sharing nodes
+    const ModelSpec m = Preset("llama-3.1-8b");
+    out.push_back({"llama-8b P 4x tp1 / D 2x tp2",
+                   Pool(m, "h100", Megatron(m, 1, 1, 1, 1, 8), 4, Mode::kPrefill, 2048, 256),
+                   Pool(m, "h100", Megatron(m, 1, 2, 1, 1, 128), 2, Mode::kDecode, 2048, 256)});
+  }
+  return out;
+}
+
+TEST(LaunchFlags, EveryDisaggregatedCommandUsesOnlyTheEnginesFlags) {
+  Checker ck;
+  int runnable = 0;
+  for (const DisaggPlanCase& c : DisaggPlans()) {
+    for (DisaggEngine e : kDisaggEngines) {
+      for (KvTransfer t : {KvTransfer::kNixl, KvTransfer::kMooncake}) {
+        StatusOr<DisaggLaunch> l = MakeDisaggLaunch(e, c.prefill, c.decode, t);
+        ASSERT_TRUE(l.ok()) << c.name << ": " << l.status().message();
+        if (!l->runnable) continue;
+        ++runnable;
+        for (const DisaggProcess& p : l->processes) {
+          const std::string where =
+              fmt::format("{} / {} / {} / {}", c.name, DisaggEngineName(e), KvTransferName(t), p.role);
+          for (const Parsed& x : ck.Check(p.command, where)) {
+            if (!x.model.empty()) EXPECT_TRUE(IsModelId(x.model)) << where << ": " << x.model;
+            // SGLang expert parallelism runs DeepEP in the mode of its side.
+            if (x.program == "sglang" && x.values.count("--ep-size") && x.values.at("--ep-size") != "1") {
+              EXPECT_EQ(x.values.at("--moe-a2a-backend"), "deepep") << where;
+              EXPECT_EQ(x.values.at("--deepep-mode"), p.role == "prefill" ? "normal" : "low_latency")
+                  << where;
+            }
+          }
+          if (!p.file.empty()) ck.CheckYaml(p.file, where);
+        }
+      }
+    }
+  }
+  EXPECT_GE(runnable, 16);
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  std::printf("disaggregated: %d commands, %d flags checked, %zu outside the fixtures\n",
+              ck.commands, ck.flags, ck.errors.size());
+}
+
+// ---- the emitted files ----
+std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Checks every server line of the node scripts in `dir`: flags in the fixtures, ports distinct and
+// CUDA_VISIBLE_DEVICES disjoint within each script (one node). Returns the scripts checked.
+int CheckScripts(const std::filesystem::path& dir, int gpus_per_node, Checker* ck) {
+  int scripts = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".yml" || entry.path().extension() == ".yaml") {
+      if (name != "lws.yaml" && name != "dynamo-graph.yaml")
+        ck->CheckYaml(ReadAll(entry.path()), dir.filename().string() + "/" + name);
+      continue;
+    }
+    if (entry.path().extension() != ".sh") continue;
+    ++scripts;
+    // bash parses it.
+    EXPECT_EQ(std::system(("bash -n '" + entry.path().string() + "'").c_str()), 0) << entry.path();
+    std::istringstream in(ReadAll(entry.path()));
+    std::string line;
+    std::set<std::string> ports;
+    std::set<int> devices;
+    while (std::getline(in, line)) {
+      std::string cmd;
+      const size_t nohup = line.find("nohup ");
+      if (nohup != std::string::npos && line.find(" > logs/") != std::string::npos) {
+        // NAME=VALUE prefixes come before nohup.
+        EXPECT_TRUE(nohup == 0 || line[nohup - 1] == ' ') << line;
+        cmd = line.substr(0, nohup) + line.substr(nohup + 6, line.find(" > logs/") - nohup - 6);
+      } else if (line.rfind("exec ", 0) == 0) {
+        cmd = line.substr(5);
+      } else {
+        continue;
+      }
+      const std::string where = dir.filename().string() + "/" + name;
+      for (const Parsed& p : ck->Check(cmd, where)) {
+        if (p.values.count("--port")) {
+          EXPECT_TRUE(ports.insert(p.values.at("--port")).second)
+              << where << ": port " << p.values.at("--port") << " twice";
+        }
+        for (const std::string& env : p.env) {
+          if (env.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) continue;
+          std::stringstream ds(env.substr(21));
+          std::string d;
+          while (std::getline(ds, d, ',')) {
+            const int g = std::stoi(d);
+            EXPECT_LT(g, gpus_per_node) << where;
+            EXPECT_TRUE(devices.insert(g).second) << where << ": GPU " << g << " twice";
+          }
+        }
+      }
+    }
+  }
+  return scripts;
+}
+
+TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_test_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  Checker ck;
+  int scripts = 0, lws = 0, graphs = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    if (!plan.eval.valid()) continue;
+    for (Engine e : kAllEngines) {
+      if (!Expressible(e, plan.problem.model, plan.strategy)) continue;
+      const std::filesystem::path dir =
+          root / fmt::format("{}-{}", EngineName(e), scripts + lws + graphs + ck.commands);
+      std::vector<std::string> written;
+      ASSERT_TRUE(EmitDeployment(dir.string(), e, plan.problem, plan.strategy, plan.eval, {}, &written).ok())
+          << plan.name;
+      EXPECT_TRUE(std::filesystem::exists(dir / "DEPLOY.md"));
+      scripts += CheckScripts(dir, plan.problem.cluster.gpus_per_domain, &ck);
+      if (std::filesystem::exists(dir / "lws.yaml")) {
+        ++lws;
+        const std::string y = ReadAll(dir / "lws.yaml");
+        EXPECT_TRUE(Has(y, "kind: LeaderWorkerSet")) << y;
+        EXPECT_TRUE(Has(y, fmt::format("size: {}", InstanceNodes(plan.problem, plan.strategy)))) << y;
+      }
+    }
+  }
+  for (const DisaggPlanCase& c : DisaggPlans()) {
+    StatusOr<std::array<DisaggLaunch, 4>> all = TranslateDisaggPlan(c.prefill, c.decode);
+    ASSERT_TRUE(all.ok());
+    for (const DisaggLaunch& l : *all) {
+      if (!l.runnable) continue;
+      const std::filesystem::path dir =
+          root / fmt::format("disagg-{}-{}", DisaggEngineName(l.engine), scripts + graphs);
+      ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
+      scripts += CheckScripts(dir, 8, &ck);
+      if (std::filesystem::exists(dir / "dynamo-graph.yaml")) {
+        ++graphs;
+        const std::string y = ReadAll(dir / "dynamo-graph.yaml");
+        EXPECT_TRUE(Has(y, "kind: DynamoGraphDeployment")) << y;
+        EXPECT_TRUE(Has(y, "subComponentType: prefill")) << y;
+      }
+    }
+  }
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GT(scripts, 30);
+  EXPECT_GE(lws, 6);     // the 3 multi-node aggregated plans on SGLang and vLLM
+  EXPECT_GE(graphs, 3);  // every disaggregated plan spans nodes
+  std::printf("emitted: %d scripts, %d commands, %d flags checked, %zu outside the fixtures\n",
+              scripts, ck.commands, ck.flags, ck.errors.size());
+  std::filesystem::remove_all(root);
+}
+
+TEST(LaunchFlags, PlacementPartitionsNodes) {
+  // 8-GPU nodes: 2-GPU instances pack 4 per node on disjoint devices and distinct ports.
+  const std::vector<PlacedServer> p = PlaceInstances(6, 2, 8, 30000);
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0].devices, "0,1");
+  EXPECT_EQ(p[3].devices, "6,7");
+  EXPECT_EQ(p[3].port, 30003);
+  EXPECT_EQ(p[4].node, 1);
+  EXPECT_EQ(p[4].devices, "0,1");
+  EXPECT_EQ(p[4].port, 30000);
+  // A whole node: no device list; 16-GPU instances take 2 nodes with ranks 0 and 1.
+  EXPECT_EQ(PlaceInstances(2, 8, 8, 8000)[1].devices, "");
+  const std::vector<PlacedServer> w = PlaceInstances(2, 16, 8, 8000);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[3].node, 3);
+  EXPECT_EQ(w[3].node_rank, 1);
+  EXPECT_EQ(w[3].port, 0);
+  EXPECT_EQ(w[2].port, 8000);
+}
+
+TEST(LaunchFlags, BadEmitDirectoryIsOneClearError) {
+  const AggPlan plan = AggregatedPlans()[0];
+  ASSERT_TRUE(plan.eval.valid());
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_file_{}", ::getpid());
+  std::ofstream(file) << "x";
+  const Status st = EmitDeployment(file.string(), Engine::kVllm, plan.problem, plan.strategy,
+                                   plan.eval, {}, nullptr);
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(Has(st.message(), "--emit")) << st.message();
+  EXPECT_EQ(st.message().find('\n'), std::string::npos);
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace l2s::launch
