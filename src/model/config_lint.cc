@@ -97,6 +97,10 @@ const std::vector<std::string_view> kIgnoredKeys = {
     "num_mtp_modules", "use_mtp", "mtp_transformer_layers",
 };
 
+// Keys linted per object (real configs have under 300): a 16 MiB file of short keys would
+// otherwise cost minutes of edit distances.
+constexpr size_t kMaxLintedKeys = 4096;
+
 // torch dtype names HuggingFace accepts for torch_dtype / dtype.
 const std::vector<std::string_view> kTorchDtypes = {
     "auto",  "bfloat16", "float16", "float32",       "float64",     "half",
@@ -119,7 +123,9 @@ std::string_view Nearest(std::string_view key, const std::vector<std::string_vie
   std::string_view best;
   int best_d = limit + 1;
   for (std::string_view c : candidates) {
-    if (skip(c)) continue;
+    // Cheap bound first: the distance is at least the length difference.
+    const size_t lo = std::min(key.size(), c.size()), hi = std::max(key.size(), c.size());
+    if (hi - lo > static_cast<size_t>(limit) || skip(c)) continue;
     const int d = EditDistance(k, Lower(c));
     if (d < best_d) {
       best_d = d;
@@ -138,7 +144,9 @@ void LintObject(const json& obj, std::string_view source, const std::string& pre
     k.insert(k.end(), kIgnoredKeys.begin(), kIgnoredKeys.end());
     return k;
   }();
+  size_t checked = 0;
   for (const auto& [key, value] : obj.items()) {
+    if (++checked > kMaxLintedKeys) break;  // bounds the work on a hostile file
     if (IsKnownHfKey(key)) continue;
     // A known key the object already sets is not what this one meant.
     const std::string_view near =

@@ -37,7 +37,8 @@ bool IsKnownHfKey(std::string_view key);
 //  - torch_dtype / dtype that is not a torch dtype name:
 //      <source>: field "torch_dtype": unrecognised value "bfloat61" (did you mean "bfloat16"?;
 //      expected one of ...); it is ignored
-// Values the importer reads are checked by the importer itself (a bad one is an error).
+// Values the importer reads are checked by the importer itself (a bad one is an error). Only
+// the first 4,096 keys of an object are checked (real configs have under 300).
 std::vector<std::string> LintHfConfig(const nlohmann::json& root, std::string_view source);
 
 // A size in a model name: "70B", "8x22B" (= 176B), "1.6t", "235B-A22B" (total 235B, active 22B),

@@ -151,6 +151,24 @@ TEST(ConfigLintTest, ExactMessages) {
                   "\"text_config.num_local_experts\"?); it is ignored");
 }
 
+// Only the first 4,096 keys of an object are checked (nlohmann::json iterates them sorted).
+TEST(ConfigLintTest, KeysCheckedPerObjectAreBounded) {
+  for (const int filler : {4000, 5000}) {
+    json j = {{"model_type", "llama"}, {"num_nextn_predict_layer", 1}, {"vocab_sise", 1}};
+    for (int i = 0; i < filler; ++i) j[fmt::format("k{:05d}", i)] = i;
+    const std::vector<std::string> w = LintHfConfig(j, "c.json");
+    // "k....." sort before "model_type", "num_nextn_predict_layer", "vocab_sise": past the bound
+    // with 5,000 of them.
+    ASSERT_EQ(w.size(), filler == 4000 ? 2u : 0u) << filler;
+    if (filler == 4000) {
+      EXPECT_EQ(w[0], "c.json: unknown field \"num_nextn_predict_layer\" (did you mean "
+                      "\"num_nextn_predict_layers\"?); it is ignored");
+      EXPECT_EQ(w[1], "c.json: unknown field \"vocab_sise\" (did you mean \"vocab_size\"?); it is "
+                      "ignored");
+    }
+  }
+}
+
 // Every key of every shipped config is known (read or deliberately ignored): no warning, and no
 // unknown key that a later edit could turn into a false "did you mean".
 TEST(ConfigLintTest, NoWarningOnShippedConfigs) {
@@ -370,6 +388,21 @@ TEST(ModelSourceTest, SharedRepoIdsResolve) {
   EXPECT_TRUE(w.empty());
   // The default paths find it too (../shared beside the source tree).
   EXPECT_TRUE(LoadModel("deepseek-ai/DeepSeek-R1").ok());
+
+  // A hub snapshot's config.json is named by its repo (models--org--name), by path or by id.
+  TempDir dir("l2s_model_source_name");
+  const fs::path cfg = dir.path / "models--acme--Tiny-1B" / "snapshots" / "c0ffee" / "config.json";
+  WriteFile(cfg, Slurp(kHfDir + "/meta-llama--Meta-Llama-3.1-8B.json"));
+  paths.hf_hub_cache = dir.path.string();
+  const std::string expected =
+      "acme/Tiny-1B: the config gives 8.0B parameters, 8.0x the 1B in its name; check "
+      "hidden_size, intermediate_size, num_hidden_layers and the expert counts";
+  for (const std::string& name : {cfg.string(), std::string("acme/Tiny-1B")}) {
+    w.clear();
+    ASSERT_TRUE(LoadModelFrom(name, paths, &w).ok()) << name;
+    ASSERT_EQ(w.size(), 1u) << name;
+    EXPECT_EQ(w[0], expected);
+  }
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ std::string FileModelName(const std::string& path) {
     if (repo.rfind("models--", 0) == 0) {
       repo = repo.substr(8);
       const auto sep = repo.find("--");
-      if (sep != std::string::npos) repo.replace(sep, 2, "/");
+      if (sep != std::string::npos) repo = repo.substr(0, sep) + "/" + repo.substr(sep + 2);
     }
     return repo;
   }
@@ -147,8 +147,8 @@ bool LooksLikeRepoId(std::string_view s) {
 StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearchPaths& paths,
                                      std::vector<std::string>* looked) {
   const std::string id(repo_id);
-  std::string flat = id;
-  flat.replace(flat.find('/'), 1, "--");
+  const size_t slash = id.find('/');
+  const std::string flat = id.substr(0, slash) + "--" + id.substr(slash + 1);
   std::vector<std::string> tried;
   std::vector<fs::path> seen;  // the same folder reached twice is tried once
   for (const std::string& dir : paths.config_dirs) {
