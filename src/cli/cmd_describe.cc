@@ -290,7 +290,7 @@ int Run(const DescribeFlags& f) {
     if (f.context <= 0)
       return Fail(fmt::format("--context: expected a positive number of tokens, got {}",
                               f.context));
-    StatusOr<ModelSpec> m = LoadModel(f.model);
+    StatusOr<ModelSpec> m = LoadModelWithWarnings(f.model);
     if (!m.ok()) return Fail(m.status());
     if (f.json) {
       fmt::print("{}\n", DumpJson(ModelJson(*m, f.context)));

@@ -591,6 +591,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   req.pools = pools;
   StatusOr<DisaggPlan> d = PlanDisaggregated(p, req);
   if (!d.ok()) return Fail(d.status());
+  if (d->found) Warn(NoSloWarning(p, d->eval.ttft_s, d->eval.tpot_s));
   json j = DisaggHeaderJson(f, p, *d);
   j["best"] = DisaggBestJson(*d);
   j["baselines"] = {{"aggregated", json()}};
@@ -642,6 +643,9 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
   const bool disagg_best =
       d.ok() && d->found &&
       (!o.have_recommended || d->eval.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu);
+  if (disagg_best || o.have_recommended)
+    Warn(disagg_best ? NoSloWarning(p, d->eval.ttft_s, d->eval.tpot_s)
+                     : NoSloWarning(p, o.recommended_eval.ttft_s, o.recommended_eval.tpot_s));
   json j = PlanJson(o);
   j["serving"] = "auto";
   std::string text;
@@ -836,6 +840,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
+  if (o.have_recommended)
+    Warn(NoSloWarning(p, o.recommended_eval.ttft_s, o.recommended_eval.tpot_s));
   const json j = PlanJson(o);
   // The file first: a reader of stdout that goes away (`| head`) must not cost the result.
   if (!f.out.empty())

@@ -6,17 +6,36 @@
 #include <map>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
 
+#ifndef L2S_VERSION
+#define L2S_VERSION "unknown"
+#endif
+
 namespace {
+
+// Whether the command line asks for JSON output: --json (or --json=true / 1) before any "--".
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--json" || a == "--json=true" || a == "--json=1") return true;
+  }
+  return false;
+}
 
 int Main(int argc, char** argv) {
   CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
   app.require_subcommand(0, 1);
+  // "l2s 0.1.0 (git <describe>)": the CMake project version and `git describe` at configure time.
+  app.set_version_flag("--version", std::string("l2s ") + L2S_VERSION);
+  // Every exit prints a JSON object under --json, parse errors included (common.h Fail).
+  l2s::cli::SetJsonMode(WantsJson(argc, argv));
   std::map<std::string, l2s::cli::Runner> runners;
   auto add = [&](const char* name, l2s::cli::Runner r) { runners[name] = std::move(r); };
   add("describe", l2s::cli::RegisterDescribe(app));
@@ -31,6 +50,8 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return l2s::cli::Fail(l2s::Status::InvalidArgument(e.what()));

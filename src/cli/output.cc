@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include "cli/common.h"
 
@@ -124,6 +126,42 @@ std::string DumpJson(const nlohmann::ordered_json& j, int indent) {
 }
 
 void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
+namespace {
+bool g_json_mode = false;
+}  // namespace
+
+void SetJsonMode(bool on) { g_json_mode = on; }
+bool JsonMode() { return g_json_mode; }
+
+int ExitCodeOf(const Status& s) {
+  return s.code() == Status::Code::kInvalid     ? kExitImpossible
+         : s.code() == Status::Code::kCancelled ? kExitInterrupted
+                                                : kExitUsage;
+}
+
+int Fail(const Status& s) {
+  // Status messages are one printable line whatever they quote (common/status.h).
+  const int code = ExitCodeOf(s);
+  fmt::print(stderr, "l2s: error: {}\n", s.message());
+  if (g_json_mode) {
+    nlohmann::ordered_json j;
+    j["valid"] = false;
+    j["reason"] = s.message();
+    j["exit_code"] = code;
+    fmt::print("{}\n", DumpJson(j));
+  }
+  return code;
+}
+
+void Warn(const std::string& message) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  if (message.empty()) return;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(message).second) return;
+  fmt::print(stderr, "l2s: warning: {}\n", message);
+}
 
 int FinishStdout(int code) {
   errno = 0;

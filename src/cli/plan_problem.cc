@@ -54,6 +54,15 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   return j;
 }
 
+std::string NoSloWarning(const Problem& p, double ttft_s, double tpot_s) {
+  const Workload& w = p.workload;
+  if (w.mode != Mode::kServe || w.ttft_ms > 0 || w.tpot_ms > 0) return "";
+  return fmt::format(
+      "serving without --slo: the plan maximises tokens/s per GPU whatever its latency: TTFT "
+      "{:.1f} ms, TPOT {:.2f} ms; bound them with --slo ttft_ms=X,tpot_ms=Y",
+      ttft_s * 1e3, tpot_s * 1e3);
+}
+
 std::string ProblemSummary(const Problem& p) {
   const Workload& w = p.workload;
   std::string wl;

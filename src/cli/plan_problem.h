@@ -29,6 +29,11 @@ using plan::PlanSpaceOptions;
 // {"model", "gpu", "gpus", "gpus_per_node", "mode", "lengths": {...}, "weight_dtype",
 //  "kv_dtype", "slo": {"ttft_ms", "tpot_ms"} (null = none), "max_batch"}.
 nlohmann::ordered_json ProblemJson(const Problem& p);
+// The warning for a serve plan without an SLO (neither ttft_ms nor tpot_ms), from the plan's
+// latencies; "" for other modes or when an SLO is given:
+//   serving without --slo: the plan maximises tokens/s per GPU whatever its latency: TTFT
+//   6612.3 ms, TPOT 48.30 ms; bound them with --slo ttft_ms=X,tpot_ms=Y
+std::string NoSloWarning(const Problem& p, double ttft_s, double tpot_s);
 // One line: "gpt-moe-1.6t, decode at context 16,384, 1,024 x h100 (128 nodes of 8)".
 std::string ProblemSummary(const Problem& p);
 

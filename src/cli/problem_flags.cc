@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "cli/common.h"
 #include "common/text.h"
 #include "hw/hw.h"
+#include "model/model_source.h"
 #include "model/presets.h"
 
 namespace l2s::cli {
@@ -202,10 +204,18 @@ Status ParseSlo(const std::string& text, Workload* w) {
   return Status::Ok();
 }
 
+StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path) {
+  std::vector<std::string> warnings;
+  StatusOr<ModelSpec> m = LoadModelFrom(name_or_path, DefaultModelSearchPaths(), &warnings);
+  if (m.ok())
+    for (const std::string& w : warnings) Warn(w);
+  return m;
+}
+
 StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   Problem p;
   if (f.model.empty()) return Status::InvalidArgument("--model is required");
-  auto model = LoadModel(f.model);
+  auto model = LoadModelWithWarnings(f.model);
   if (!model.ok()) return model.status();
   p.model = std::move(*model);
 

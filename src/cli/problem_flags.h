@@ -74,7 +74,11 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f);
 // (one line naming the flag) and sets the workload (BuildProblem calls it).
 void AddEngineFlags(CLI::App* cmd, ProblemFlags* f);
 Status ApplyEngineFlags(const ProblemFlags& f, Problem* p);
-// Validates every flag and builds the problem; errors are one line naming the flag.
+// --model: a preset, a config path or a HuggingFace repo id (model/model_source.h), with its input
+// checks (model/config_lint.h) printed as "l2s: warning: ..." lines on stderr.
+StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path);
+// Validates every flag and builds the problem (the model through LoadModelWithWarnings); errors
+// are one line naming the flag.
 StatusOr<Problem> BuildProblem(const ProblemFlags& f);
 // "ttft_ms=2000,tpot_ms=50" -> workload SLOs. Each key at most once, plain decimal numbers of
 // milliseconds in (0, kMaxSloMs], no empty entries.

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "model/hf_config.h"
+#include "model/model_source.h"
 #include "model/presets.h"
 
 namespace l2s {
@@ -187,20 +188,8 @@ StatusOr<ModelSpec> ModelPreset(std::string_view name) {
 }
 
 StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
-  for (const auto& [n, make] : Registry())
-    if (n == name_or_path) return make();
-  const std::string path(name_or_path);
-  std::error_code ec;
-  if (!path.empty() && std::filesystem::exists(path, ec)) {
-    // A checkpoint directory works too: its config.json.
-    if (std::filesystem::is_directory(path, ec))
-      return LoadHfConfig((std::filesystem::path(path) / "config.json").string());
-    return LoadHfConfig(path);
-  }
-  std::string list;
-  for (const std::string& n : ModelPresetNames()) list += (list.empty() ? "" : ", ") + n;
-  return Status::NotFound(fmt::format(
-      "unknown model \"{}\": not a preset and no such file; presets: {}", name_or_path, list));
+  // Presets, paths and HuggingFace repo ids (model_source.h).
+  return LoadModelFrom(name_or_path, DefaultModelSearchPaths(), nullptr);
 }
 
 }  // namespace l2s

@@ -13,7 +13,8 @@ namespace l2s {
 
 std::vector<std::string> ModelPresetNames();
 StatusOr<ModelSpec> ModelPreset(std::string_view name);
-// A preset name, or a path to a HuggingFace config.json.
+// A preset name, a path to a HuggingFace config.json (or its folder), or a HuggingFace repo id
+// "org/name" found locally (model_source.h).
 StatusOr<ModelSpec> LoadModel(std::string_view name_or_path);
 
 }  // namespace l2s

@@ -67,7 +67,14 @@ void ExpectUsageError(const std::string& args, const std::string& needle = "") {
   const Result r = RunL2s(args);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  if (args.find("--json") == std::string::npos) {
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  } else {  // --json: the error as one JSON object on stdout (issue 46)
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["valid"], false);
+    EXPECT_EQ(j["exit_code"], 2);
+    EXPECT_EQ("l2s: error: " + j["reason"].get<std::string>() + "\n", r.err);
+  }
   if (!needle.empty()) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }

@@ -93,7 +93,11 @@ TEST(ValidateCli, HeaderOnlyFileIsAnError) {
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("no data rows"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("NaN"), std::string::npos);
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  // --json: the error as one JSON object on stdout (issue 46), nothing else.
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_NE(j["reason"].get<std::string>().find("no data rows"), std::string::npos) << r.out;
 }
 
 TEST(ValidateCli, MissingModelsDirIsAnError) {

@@ -1,0 +1,213 @@
+#include "model/model_source.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "common/text.h"
+#include "model/config_lint.h"
+#include "model/hf_config.h"
+#include "model/json_fields.h"
+#include "model/presets.h"
+
+namespace l2s {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+bool IsRepoChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+bool IsFile(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// The first line of a small text file ("" when absent).
+std::string FirstLine(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  if (in) std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// The cache's snapshot for `repo_dir` (models--org--name) as model_source.h says; "" when none.
+std::string PickSnapshot(const fs::path& repo_dir) {
+  const fs::path snapshots = repo_dir / "snapshots";
+  const std::string main_rev = FirstLine(repo_dir / "refs" / "main");
+  if (!main_rev.empty() && main_rev.find('/') == std::string::npos &&
+      IsFile(snapshots / main_rev / "config.json"))
+    return (snapshots / main_rev / "config.json").string();
+  std::error_code ec;
+  std::string best, best_rev;
+  fs::file_time_type best_time{};
+  for (fs::directory_iterator it(snapshots, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path cfg = it->path() / "config.json";
+    if (!IsFile(cfg)) continue;
+    std::error_code tec;
+    const fs::file_time_type t = fs::last_write_time(cfg, tec);
+    if (tec) continue;
+    const std::string rev = it->path().filename().string();
+    if (best.empty() || t > best_time || (t == best_time && rev > best_rev)) {
+      best = cfg.string();
+      best_rev = rev;
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+// The name a config file is known by when its JSON has no _name_or_path: its file name without
+// .json, or for a config.json its folder's name (a hub cache's models--org--name for a snapshot).
+std::string FileModelName(const std::string& path) {
+  fs::path p(path);
+  if (p.filename() != "config.json") return p.stem().string();
+  fs::path dir = p.parent_path();
+  if (dir.parent_path().filename() == "snapshots") {
+    std::string repo = dir.parent_path().parent_path().filename().string();
+    if (repo.rfind("models--", 0) == 0) {
+      repo = repo.substr(8);
+      const auto sep = repo.find("--");
+      if (sep != std::string::npos) repo = repo.substr(0, sep) + "/" + repo.substr(sep + 2);
+    }
+    return repo;
+  }
+  return dir.filename().string();
+}
+
+// Loads a config file; with `warnings`, lints it and checks its named size against `fallback`'s.
+StatusOr<ModelSpec> LoadConfigFile(const std::string& path, std::string_view fallback_name,
+                                   std::vector<std::string>* warnings) {
+  L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(path));
+  L2S_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfig(text, path));
+  if (warnings == nullptr) return m;
+  StatusOr<nlohmann::json> root = jsonio::Parse(text, path);
+  if (!root.ok()) return m;  // parsed above: cannot happen
+  for (std::string& w : LintHfConfig(*root, path)) warnings->push_back(std::move(w));
+  for (const std::string& name : ConfigModelNames(*root, fallback_name)) {
+    if (!ParseNamedSize(name)) continue;
+    std::string w = NamedSizeWarning(m, name);
+    if (!w.empty()) warnings->push_back(std::move(w));
+    break;
+  }
+  return m;
+}
+
+std::string PresetList() {
+  std::string list;
+  for (const std::string& n : ModelPresetNames()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+}  // namespace
+
+ModelSearchPaths DefaultModelSearchPaths() {
+  ModelSearchPaths p;
+  p.config_dirs.push_back("../shared/models/hf");
+#ifdef L2S_SOURCE_DIR
+  p.config_dirs.push_back(std::string(L2S_SOURCE_DIR) + "/../shared/models/hf");
+#endif
+  if (std::string v = Env("HF_HUB_CACHE"); !v.empty()) {
+    p.hf_hub_cache = v;
+  } else if (std::string h = Env("HF_HOME"); !h.empty()) {
+    p.hf_hub_cache = (fs::path(h) / "hub").string();
+  } else if (std::string x = Env("XDG_CACHE_HOME"); !x.empty()) {
+    p.hf_hub_cache = (fs::path(x) / "huggingface" / "hub").string();
+  } else if (std::string home = Env("HOME"); !home.empty()) {
+    p.hf_hub_cache = (fs::path(home) / ".cache" / "huggingface" / "hub").string();
+  }
+  return p;
+}
+
+bool LooksLikeRepoId(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos || s.find('/', slash + 1) != std::string_view::npos)
+    return false;
+  const std::string_view org = s.substr(0, slash), name = s.substr(slash + 1);
+  for (std::string_view part : {org, name}) {
+    if (part.empty() || part == "." || part == "..") return false;
+    if (!std::all_of(part.begin(), part.end(), IsRepoChar)) return false;
+  }
+  return true;
+}
+
+StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearchPaths& paths,
+                                     std::vector<std::string>* looked) {
+  const std::string id(repo_id);
+  const size_t slash = id.find('/');
+  const std::string flat = id.substr(0, slash) + "--" + id.substr(slash + 1);
+  std::vector<std::string> tried;
+  std::vector<fs::path> seen;  // the same folder reached twice is tried once
+  for (const std::string& dir : paths.config_dirs) {
+    std::error_code ec;
+    const fs::path canon = fs::weakly_canonical(fs::path(dir), ec);
+    if (!ec && std::find(seen.begin(), seen.end(), canon) != seen.end()) continue;
+    if (!ec) seen.push_back(canon);
+    const fs::path f = fs::path(dir) / (flat + ".json");
+    tried.push_back(f.string());
+    if (IsFile(f)) {
+      if (looked != nullptr) *looked = tried;
+      return f.string();
+    }
+  }
+  if (!paths.hf_hub_cache.empty()) {
+    const fs::path repo_dir = fs::path(paths.hf_hub_cache) / ("models--" + flat);
+    tried.push_back((repo_dir / "snapshots" / "*" / "config.json").string());
+    if (std::string cfg = PickSnapshot(repo_dir); !cfg.empty()) {
+      if (looked != nullptr) *looked = tried;
+      return cfg;
+    }
+  }
+  if (looked != nullptr) *looked = tried;
+  std::string where;
+  for (const std::string& t : tried) where += (where.empty() ? "" : ", ") + t;
+  return Status::NotFound(fmt::format("no config.json for HuggingFace repo {} in {}",
+                                      PrintableText(id), where.empty() ? "(no folder)" : where));
+}
+
+StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSearchPaths& paths,
+                                  std::vector<std::string>* warnings) {
+  const std::vector<std::string> presets = ModelPresetNames();
+  if (std::find(presets.begin(), presets.end(), name_or_path) != presets.end()) {
+    L2S_ASSIGN_OR_RETURN(ModelSpec m, ModelPreset(name_or_path));
+    if (warnings != nullptr)
+      if (std::string w = NamedSizeWarning(m, name_or_path); !w.empty()) warnings->push_back(w);
+    return m;
+  }
+  const std::string path(name_or_path);
+  std::error_code ec;
+  if (!path.empty() && fs::exists(path, ec)) {
+    // A checkpoint directory works too: its config.json.
+    const std::string file =
+        fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
+    return LoadConfigFile(file, FileModelName(file), warnings);
+  }
+  if (LooksLikeRepoId(path)) {
+    StatusOr<std::string> found = FindRepoConfig(path, paths, nullptr);
+    if (!found.ok())
+      return Status::NotFound(fmt::format(
+          "unknown model \"{}\": not a preset, no such file, and {} (l2s reads local files "
+          "only: fetch it with `huggingface-cli download {} config.json`); presets: {}",
+          PrintableText(path), found.status().message(), PrintableText(path), PresetList()));
+    L2S_ASSIGN_OR_RETURN(ModelSpec m, LoadConfigFile(*found, path, warnings));
+    m.name = path;  // the repo id: what engines take as --model
+    return m;
+  }
+  return Status::NotFound(fmt::format(
+      "unknown model \"{}\": not a preset and no such file; presets: {}", name_or_path, PresetList()));
+}
+
+}  // namespace l2s

@@ -1,0 +1,231 @@
+// Issue 46 item 5 (safe inputs), end to end through the binary: the exact warning lines (config
+// keys and values, the named size, serving without an SLO), --model org/name from the shared
+// folder and a temporary HuggingFace cache, a JSON object on every --json exit, --version.
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/json_fields.h"
+#include "run_l2s.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using l2s_cli_test::Result;
+using l2s_cli_test::RunL2s;
+using l2s_cli_test::Slurp;
+using nlohmann::json;
+
+const std::string kHfDir = std::string(L2S_SHARED_DIR) + "/models/hf";
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+json Shipped(const std::string& file) {
+  const std::string path = kHfDir + "/" + file;
+  auto j = l2s::jsonio::Parse(Slurp(path), path);
+  EXPECT_TRUE(j.ok()) << j.status().ToString();
+  return j.ok() ? *j : json();
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& stem)
+      : path(fs::temp_directory_path() / (stem + "." + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string Write(const std::string& rel, const std::string& text) const {
+    const fs::path p = path / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+// The one JSON object a failed --json run prints on stdout.
+void ExpectJsonFailure(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("l2s: error: ", 0), 0u) << r.err;
+  json j;
+  ASSERT_NO_THROW(j = json::parse(r.out)) << r.out;
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j.size(), 3u) << r.out;
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_EQ(j["exit_code"], code);
+  // The same reason as the stderr line.
+  EXPECT_EQ("l2s: error: " + j["reason"].get<std::string>() + "\n", r.err);
+  EXPECT_NE(j["reason"].get<std::string>().find(needle), std::string::npos) << r.out;
+}
+
+TEST(InputsCli, Version) {
+  const Result r = RunL2s({"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("l2s 0.1.0", 0), 0u) << r.out;
+  EXPECT_EQ(Lines(r.out), 1) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(InputsCli, MisspelledKeyAndBadDtypeWarn) {
+  if (!fs::exists(kHfDir)) GTEST_SKIP() << "no " << kHfDir;
+  TempDir dir("l2s_inputs_keys");
+  json v3 = Shipped("deepseek-ai--DeepSeek-V3.json");
+  v3["first_k_dense_replac"] = v3["first_k_dense_replace"];
+  v3.erase("first_k_dense_replace");
+  const std::string v3_path = dir.Write("v3.json", v3.dump());
+  for (const char* cmd : {"describe", "eval"}) {
+    std::vector<std::string> args = {cmd, "--model", v3_path};
+    if (std::string(cmd) == "eval")
+      args.insert(args.end(), {"--gpus", "16", "--strategy", "tp=8,pp=2,dp=1,ep=8", "--json"});
+    const Result r = RunL2s(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "l2s: warning: " + v3_path +
+                         ": unknown field \"first_k_dense_replac\" (did you mean "
+                         "\"first_k_dense_replace\"?); it is ignored\n");
+  }
+  json l8 = Shipped("meta-llama--Meta-Llama-3.1-8B.json");
+  l8["torch_dtype"] = "bfloat61";
+  const std::string l8_path = dir.Write("cfg.json", l8.dump());
+  const Result r = RunL2s({"describe", "--model", l8_path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "l2s: warning: " + l8_path +
+                       ": field \"torch_dtype\": unrecognised value \"bfloat61\" (did you mean "
+                       "\"bfloat16\"?; expected one of auto, bfloat16, float16, float32, float64, "
+                       "half, float, double, int8, float8_e4m3fn, float8_e5m2); it is ignored\n");
+}
+
+// Llama-3.1-8B's shape (8,030,261,248 parameters) under a name that says 1B.
+TEST(InputsCli, SizeFarFromTheNameWarns) {
+  if (!fs::exists(kHfDir)) GTEST_SKIP() << "no " << kHfDir;
+  TempDir dir("l2s_inputs_size");
+  const std::string path =
+      dir.Write("acme--Tiny-1B.json", Shipped("meta-llama--Meta-Llama-3.1-8B.json").dump());
+  const Result r = RunL2s({"describe", "--model", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "l2s: warning: acme--Tiny-1B: the config gives 8.0B parameters, 8.0x the 1B in its "
+            "name; check hidden_size, intermediate_size, num_hidden_layers and the expert "
+            "counts\n");
+  // The shipped configs and the presets load without a word.
+  for (const auto& e : fs::directory_iterator(kHfDir)) {
+    const Result q = RunL2s({"describe", "--model", e.path().string(), "--json"});
+    EXPECT_EQ(q.code, 0) << e.path();
+    EXPECT_EQ(q.err, "") << e.path();
+  }
+  for (const char* preset : {"llama-3.1-70b", "mixtral-8x22b", "qwen3-235b-a22b",
+                             "llama-4-maverick", "gpt-moe-1.6t", "gpt-oss-120b"}) {
+    const Result q = RunL2s({"describe", "--model", preset, "--json"});
+    EXPECT_EQ(q.code, 0) << preset;
+    EXPECT_EQ(q.err, "") << preset;
+  }
+}
+
+// --model org/name: the shared folder (found beside the source tree), then the HF cache.
+TEST(InputsCli, RepoIdFromSharedFolderAndHfCache) {
+  if (!fs::exists(kHfDir)) GTEST_SKIP() << "no " << kHfDir;
+  const Result r1 = RunL2s({"describe", "--model", "deepseek-ai/DeepSeek-R1", "--json"});
+  ASSERT_EQ(r1.code, 0) << r1.err;
+  EXPECT_EQ(r1.err, "");
+  EXPECT_EQ(json::parse(r1.out)["name"], "deepseek-ai/DeepSeek-R1") << r1.out.substr(0, 300);
+
+  TempDir dir("l2s_inputs_hub");
+  json tiny = json::parse(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+      "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100})");
+  dir.Write("hub/models--acme--Tiny/snapshots/0123abcd/config.json", tiny.dump());
+  dir.Write("hub/models--acme--Tiny/refs/main", "0123abcd\n");
+  ::unsetenv("HF_HUB_CACHE");
+  ::setenv("HF_HOME", dir.path.c_str(), 1);  // <HF_HOME>/hub
+  const Result r2 = RunL2s({"describe", "--model", "acme/Tiny", "--json"});
+  EXPECT_EQ(r2.code, 0) << r2.err;
+  EXPECT_EQ(json::parse(r2.out)["num_layers"], 2) << r2.out.substr(0, 300);
+  ::unsetenv("HF_HOME");
+  ::setenv("HF_HUB_CACHE", (dir.path / "hub").c_str(), 1);
+  const Result r3 = RunL2s({"eval", "--model", "acme/Tiny", "--gpus", "1", "--strategy", "tp=1", "--json"});
+  EXPECT_EQ(r3.code, 0) << r3.err;
+  EXPECT_EQ(json::parse(r3.out)["valid"], true) << r3.out.substr(0, 300);
+
+  // Not there: one line naming every place looked, and how to fetch it.
+  const Result r4 = RunL2s({"describe", "--model", "acme/Nope"});
+  ::unsetenv("HF_HUB_CACHE");
+  EXPECT_EQ(r4.code, 2);
+  EXPECT_EQ(Lines(r4.err), 1) << r4.err;
+  EXPECT_NE(r4.err.find("l2s: error: unknown model \"acme/Nope\": not a preset, no such file, and "
+                        "no config.json for HuggingFace repo acme/Nope in ../shared/models/hf/"
+                        "acme--Nope.json, "),
+            std::string::npos)
+      << r4.err;
+  EXPECT_NE(r4.err.find((dir.path / "hub" / "models--acme--Nope" / "snapshots" / "*" /
+                         "config.json")
+                            .string() +
+                        " (l2s reads local files only: fetch it with `huggingface-cli download "
+                        "acme/Nope config.json`); presets: "),
+            std::string::npos)
+      << r4.err;
+}
+
+TEST(InputsCli, ServingWithoutSloWarnsWithThePlansLatency) {
+  for (const char* serving : {"agg", "disagg"}) {
+    SCOPED_TRACE(serving);
+    const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                             "--serving", serving, "--budget", "100", "--no-baselines", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json best = json::parse(r.out)["best"];
+    EXPECT_EQ(r.err, fmt::format("l2s: warning: serving without --slo: the plan maximises tokens/s "
+                                 "per GPU whatever its latency: TTFT {:.1f} ms, TPOT {:.2f} ms; "
+                                 "bound them with --slo ttft_ms=X,tpot_ms=Y\n",
+                                 best["ttft_ms"].get<double>(), best["tpot_ms"].get<double>()));
+  }
+  // With an SLO, or in decode mode: no warning.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--mode", "serve", "--slo", "ttft_ms=5000"},
+        std::vector<std::string>{"--mode", "decode"}}) {
+    std::vector<std::string> args = {"plan", "--model", "llama-3.1-8b", "--gpus", "8",
+                                     "--budget", "100", "--no-baselines"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = RunL2s(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(InputsCli, JsonOnEveryExit) {
+  // No fit, and an SLO no strategy meets: exit 1.
+  ExpectJsonFailure(RunL2s({"plan", "--model", "llama-3.1-405b", "--gpus", "1", "--budget", "50",
+                            "--no-baselines", "--json"}),
+                    1, "does not fit on 1 x h100");
+  ExpectJsonFailure(RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                            "--slo", "tpot_ms=0.01", "--serving", "agg", "--budget", "100",
+                            "--no-baselines", "--json"}),
+                    1, "no strategy meets the TPOT SLO of 0.01 ms");
+  // A bad flag value (caught while parsing), a missing file: exit 2.
+  ExpectJsonFailure(RunL2s({"plan", "--gpus", "abc", "--json"}), 2, "--gpus");
+  ExpectJsonFailure(RunL2s({"--json", "plan", "--budget", "0"}), 2, "--budget");
+  ExpectJsonFailure(RunL2s({"eval", "--model", "/no/such/config.json", "--gpus", "8", "--json"}),
+                    2, "unknown model \"/no/such/config.json\"");
+  // Every subcommand that has --json.
+  ExpectJsonFailure(RunL2s({"describe", "--model", "no-such", "--json"}), 2, "no-such");
+  ExpectJsonFailure(RunL2s({"space", "--model", "no-such", "--gpus", "8", "--json"}), 2,
+                    "no-such");
+  ExpectJsonFailure(RunL2s({"explain", "--model", "no-such", "--gpus", "8", "--json"}), 2,
+                    "no-such");
+  ExpectJsonFailure(RunL2s({"compare", "--model", "no-such", "--json"}), 2, "no-such");
+  ExpectJsonFailure(RunL2s({"validate", "--measurements", "/no/such.csv", "--json"}), 2,
+                    "/no/such.csv");
+  // Without --json stdout stays empty.
+  const Result r = RunL2s({"plan", "--gpus", "abc"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
