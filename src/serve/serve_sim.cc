@@ -188,7 +188,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   int64_t g_waiting = 0, g_running = 0, g_kv = 0;
   const double kv_total = static_cast<double>(kv_cap_) * dp * opt_.instances;
   std::vector<TimelinePoint> samples;
-  std::vector<int64_t> waiting_at_arrival;
+  std::vector<int64_t> waiting_at_arrival;  // in the system (waiting + running)
   waiting_at_arrival.reserve(closed ? 0 : reqs.size());
 
   // Sending.
@@ -478,7 +478,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (ta <= te) {
       if (!closed) {
         route(static_cast<int>(next_open++), ta);
-        waiting_at_arrival.push_back(g_waiting);
+        waiting_at_arrival.push_back(g_waiting + g_running);
       } else {
         const int64_t id = sendq.front().second;
         sendq.pop_front();
@@ -523,9 +523,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     run.unstable_reason = fmt::format("{} of {} requests unfinished after {} steps (work limit)",
                                       undone, n, run.steps);
   } else if (!closed && n >= 40) {
-    // Queue growth: mean waiting requests (at arrivals) over the last quarter of the arrivals
-    // against the second quarter. A stable queue fluctuates around a level; an overloaded one
-    // grows by (offered - served rate) x time.
+    // Growth of the requests in the system (waiting or running, sampled at arrivals): their mean
+    // over the last quarter of the arrivals against the second quarter. A stable system
+    // fluctuates around rate x mean latency; an overloaded one grows by (offered - served rate)
+    // x time, in the queue or, when the engine admits everything (SGLang's prefill priority), in
+    // an ever larger and slower decode batch.
     const size_t m = waiting_at_arrival.size(), qn = m / 4;
     auto mean_of = [&](size_t a, size_t b) {
       double s = 0;
@@ -536,8 +538,8 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (w4 > 1.5 * w2 + 10 && w4 > 0.01 * static_cast<double>(n)) {
       run.unstable = true;
       run.unstable_reason = fmt::format(
-          "the queue grows: {:.0f} requests waiting on average over the last quarter of the "
-          "arrivals against {:.0f} over the second (the offered rate is above what the "
+          "the queue grows: {:.0f} requests in the system on average over the last quarter of "
+          "the arrivals against {:.0f} over the second (the offered rate is above what the "
           "deployment serves)",
           w4, w2);
     }
