@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -64,6 +65,18 @@ struct CapacityFlags {
 };
 
 std::string Ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+// A layout in short: ShortText's degrees and wide-EP fields without the batch (the engine's
+// scheduler sets it) and without the per-operator dims.
+std::string LayoutLabel(const ModelSpec& m, const Strategy& s) {
+  std::string t = ShortText(m, s);
+  t = t.substr(0, t.find(';'));
+  for (const char* drop : {"batch=0,", "batch=auto,"}) {
+    const auto at = t.find(drop);
+    if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
+  }
+  return t;
+}
 
 std::string SummaryText(const ServeSummary& s) {
   if (s.unstable) return fmt::format("  UNSTABLE: {}\n", s.unstable_reason);
@@ -181,8 +194,8 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     mr = *r;
   }
   if (!f.svg.empty()) {
-    Status st = TimelineSvg(run, fmt::format("{} x {} on {}: queue and KV cache", f.instances,
-                                             ShortText(p.model, *s), p.cluster.gpu.name),
+    Status st = TimelineSvg(run, fmt::format("{} x [{}] on {}: queue and KV cache", f.instances,
+                                             LayoutLabel(p.model, *s), p.cluster.gpu.name),
                             f.svg);
     if (!st.ok()) return Fail(st);
   }
@@ -210,7 +223,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     j["timeline"] = serve::TimelineJson(run);
     fmt::print("{}\n", DumpJson(j));
   } else {
-    fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, ShortText(p.model, *s),
+    fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
     fmt::print("KV pool {} tokens per rank, max running {} per rank\n",
                Thousands(run.kv_capacity_tokens), run.max_running);
@@ -264,12 +277,25 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   if (!searcher.ok()) return Fail(searcher.status());
   std::vector<serve::LayoutOption> layouts;
   std::vector<std::string> skipped;
+  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
+  // limits (the tightest of each, read as the steady state's figures), so that it proposes
+  // layouts whose step latency can meet the percentiles.
+  double ttft_ms = 0, tpot_ms = 0;
+  for (const serve::Slo& o : slos) {
+    double* lim = o.metric == serve::Metric::kTtft ? &ttft_ms
+                  : o.metric == serve::Metric::kTpot || o.metric == serve::Metric::kItl
+                      ? &tpot_ms
+                      : nullptr;
+    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
+  }
   for (int g : *sizes) {
     ProblemFlags one = pf;
     one.gpus = g;
     one.nodes = 0;
     auto p = BuildProblem(one);
     if (!p.ok()) return Fail(p.status());
+    p->workload.ttft_ms = ttft_ms;
+    p->workload.tpot_ms = tpot_ms;
     const Simulator sim(*p);
     auto space = StrategySpace::Make(p->model, g, PlanSpaceOptions(*p, pf.mtp));
     if (!space.ok()) {
@@ -284,7 +310,8 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     }
     Strategy s = r.best;
     s.batch = 0;
-    layouts.push_back({*p, s, ShortText(p->model, s)});
+    p->workload.ttft_ms = p->workload.tpot_ms = 0;
+    layouts.push_back({*p, s, LayoutLabel(p->model, s)});
   }
   if (layouts.empty()) return Fail(Status::Invalid("no instance size holds the model"));
   serve::CapacityOptions co;
@@ -329,14 +356,15 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
              p0.cluster.gpu.name, EngineName(p0.workload.engine), reqs.size(),
              serve::StreamRate(reqs), serve::SlosText(slos));
-  fmt::print("{:>5} {:<44} {:>12} {:>10} {:>6}\n", "GPUs", "layout (one instance)",
-             "inst. req/s", "instances", "total");
+  fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
+             "total GPUs", "layout of one instance");
   for (const serve::SizeResult& c : res->candidates) {
     if (c.meets)
-      fmt::print("{:>5} {:<44} {:>12.3g} {:>10} {:>6}\n", c.layout.strategy.gpus(), c.layout.label,
-                 c.instance_max_rps, c.instances, c.gpus);
+      fmt::print("{:>9} {:>12.3g} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(), c.instance_max_rps,
+                 c.instances, c.gpus, c.layout.label);
     else
-      fmt::print("{:>5} {:<44} {}\n", c.layout.strategy.gpus(), c.layout.label, c.note);
+      fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
+                 c.layout.label, c.note);
   }
   for (const std::string& s : skipped) fmt::print("  skipped {}\n", s);
   if (!res->found) {
