@@ -91,9 +91,11 @@ std::string SummaryText(const ServeSummary& s) {
   row("inter-token", s.itl);
   row("end-to-end", s.e2e);
   o += fmt::format(
-      "  {} of {} requests in {:.1f} s: {:.2f} req/s, {} output tokens/s, goodput {:.2f} req/s; "
-      "{} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue {}\n",
-      s.completed, s.requests, s.makespan_s, s.request_rate, Thousands(s.output_tokens_per_s),
+      "  {} of {} requests done in {:.1f} s; over {:.1f} s: {:.2f} req/s, {} output tokens/s, "
+      "goodput {:.2f} req/s; {} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue "
+      "{}\n",
+      s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
+      Thousands(s.output_tokens_per_s),
       s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction, Thousands(s.kv_capacity_tokens),
       s.peak_waiting);
   return o;

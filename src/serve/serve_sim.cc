@@ -169,6 +169,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   if (n == 0) return run;
 
   const bool closed = concurrency > 0;
+  run.closed_loop = closed;
   const double q = cost_->decode_q(), accept = cost_->accept();
   const int64_t mnt = cost_->max_num_tokens() > 0 ? cost_->max_num_tokens()
                                                   : std::numeric_limits<int64_t>::max() / 4;

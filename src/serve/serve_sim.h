@@ -98,6 +98,7 @@ struct ServeRun {
   bool unstable = false;
   std::string unstable_reason;
   double makespan_s = 0;                 // first arrival to last completion
+  bool closed_loop = false;
 };
 
 class ServeSim {

@@ -126,7 +126,6 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.kv_capacity_tokens = run.kv_capacity_tokens;
   s.makespan_s = run.makespan_s;
   std::vector<double> ttft, tpot, e2e;
-  double out_tokens = 0, in_tokens = 0;
   int64_t good = 0;
   // Per-request limits: the tightest limit of each metric (a request "meets" an SLO when its own
   // figure is within the limit; ITL limits are checked against the request's TPOT).
@@ -142,8 +141,6 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     ttft.push_back(o.ttft_s());
     e2e.push_back(o.e2e_s());
     if (o.output > 1) tpot.push_back(o.tpot_s());
-    out_tokens += static_cast<double>(o.output);
-    in_tokens += static_cast<double>(o.prompt);
     const double tp = o.tpot_s();
     if (o.ttft_s() <= lim[0] && tp <= lim[1] && tp <= lim[2] && o.e2e_s() <= lim[3]) ++good;
   }
@@ -154,11 +151,32 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.itl.p50 = run.itl.Quantile(0.5);
   s.itl.p90 = run.itl.Quantile(0.9);
   s.itl.p99 = run.itl.Quantile(0.99);
-  if (s.makespan_s > 0) {
-    s.request_rate = s.completed / s.makespan_s;
-    s.output_tokens_per_s = out_tokens / s.makespan_s;
-    s.input_tokens_per_s = in_tokens / s.makespan_s;
-    s.goodput_rps = good / s.makespan_s;
+  double w0 = INFINITY, w1 = -INFINITY, last_finish = -INFINITY;
+  for (const RequestOutcome& o : run.requests) {
+    w0 = std::min(w0, o.arrival_s);
+    w1 = std::max(w1, o.arrival_s);
+    if (o.done()) last_finish = std::max(last_finish, o.finish_s);
+  }
+  if (run.closed_loop) w1 = last_finish;
+  s.window_s = w1 > w0 ? w1 - w0 : 0;
+  if (s.window_s > 0 && s.completed > 0) {
+    double done = 0, out = 0, in = 0;
+    for (const RequestOutcome& o : run.requests) {
+      if (!o.done()) continue;
+      if (o.finish_s >= w0 && o.finish_s <= w1) done += 1;
+      if (o.first_token_s >= w0 && o.first_token_s <= w1) in += static_cast<double>(o.prompt);
+      const double a = o.first_token_s, b = o.finish_s;
+      if (b > a) {
+        const double inside = std::max(0.0, std::min(b, w1) - std::max(a, w0));
+        out += static_cast<double>(o.output) * inside / (b - a);
+      } else if (a >= w0 && a <= w1) {
+        out += static_cast<double>(o.output);
+      }
+    }
+    s.request_rate = done / s.window_s;
+    s.output_tokens_per_s = out / s.window_s;
+    s.input_tokens_per_s = in / s.window_s;
+    s.goodput_rps = s.request_rate * static_cast<double>(good) / static_cast<double>(s.completed);
   }
   for (const TimelinePoint& p : run.timeline) {
     s.peak_kv_fraction = std::max(s.peak_kv_fraction, p.kv_fraction);
@@ -226,6 +244,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["input_tokens_per_s"] = s.input_tokens_per_s;
   j["goodput_rps"] = s.goodput_rps;
   j["makespan_s"] = s.makespan_s;
+  j["window_s"] = s.window_s;
   j["preemptions"] = s.preemptions;
   j["steps"] = s.steps;
   j["step_cost_calls"] = s.cost_calls;

@@ -42,10 +42,16 @@ struct ServeSummary {
   int64_t requests = 0, completed = 0, preemptions = 0;
   Percentiles ttft, tpot, itl, e2e;  // seconds, over completed requests
   double makespan_s = 0;
-  double request_rate = 0;           // completed requests / makespan
+  // Rates over the measurement window: open loop, the arrivals' span (first to last arrival: the
+  // steady state, without the drain after the last arrival); closed loop, the makespan. Requests:
+  // completions in the window; output tokens: each request's tokens spread evenly from its first
+  // token to its finish, the part inside the window; input tokens: prompts whose first token
+  // falls inside.
+  double window_s = 0;
+  double request_rate = 0;
   double output_tokens_per_s = 0, input_tokens_per_s = 0;
-  // Requests meeting every SLO's limit (each request's own TTFT, TPOT, e2e; ITL by its TPOT) /
-  // makespan; = request_rate without SLOs.
+  // request_rate x the fraction of completed requests meeting every SLO's limit (each request's
+  // own TTFT, TPOT, e2e; ITL by its TPOT); = request_rate without SLOs.
   double goodput_rps = 0;
   bool unstable = false;
   std::string unstable_reason;
