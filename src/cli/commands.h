@@ -21,5 +21,6 @@ Runner RegisterEval(CLI::App& app);
 Runner RegisterValidate(CLI::App& app);
 Runner RegisterPlan(CLI::App& app);
 Runner RegisterCompare(CLI::App& app);
+Runner RegisterCapacity(CLI::App& app);
 
 }  // namespace l2s::cli

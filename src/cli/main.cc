@@ -45,6 +45,7 @@ int Main(int argc, char** argv) {
   add("validate", l2s::cli::RegisterValidate(app));
   add("plan", l2s::cli::RegisterPlan(app));
   add("compare", l2s::cli::RegisterCompare(app));
+  add("capacity", l2s::cli::RegisterCapacity(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

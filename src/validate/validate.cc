@@ -14,6 +14,7 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "serve/bench_client.h"
 #include "sim/disagg.h"
 #include "strategy/space.h"
 #include "validate/trtllm_bench.h"
@@ -727,8 +728,21 @@ Prediction Predictor::Predict(const Measurement& row) {
   const Evaluation e = sim.Evaluate(s);
   out.batch = e.batch;
   if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
-  const std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
+  std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
   if (!v) return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
+  // A serve row stating a concurrency: mean TTFT / TPOT of its benchmark client, simulated request
+  // by request (serve/bench_client.h: N clients, 10 x N prompts, lengths 0.8-1.0 x nominal).
+  if (w.mode == Mode::kServe && row.concurrency > 0 &&
+      (row.metric == "ttft_ms" || row.metric == "tpot_ms")) {
+    serve::BenchClientSpec bc;
+    bc.concurrency = static_cast<int>(row.concurrency);
+    bc.isl = row.isl;
+    bc.osl = row.osl;
+    bc.instances = static_cast<int>(replicas);
+    const auto r = serve::SimulateBenchmarkClient(sim.problem(), s, bc);
+    if (!r.ok()) return miss(r.status().message());
+    v = 1e3 * (row.metric == "ttft_ms" ? r->mean_ttft_s : r->mean_tpot_s);
+  }
   if (!std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
   // Totals cover every replica; per-GPU figures, per-user speed and latencies do not change.

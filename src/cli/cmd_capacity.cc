@@ -1,0 +1,476 @@
+// `l2s capacity`: request-level serving simulation and capacity answers (docs/CAPACITY.md).
+//   Deployment given (--strategy, one instance's GPUs; --instances K):
+//     simulate the workload and print its percentiles; with --slo also the highest open-loop
+//     rate the deployment sustains within the SLOs (bisection, --rate-tol).
+//   No deployment: the fewest GPUs (instances x layout) that serve the workload (--rate or
+//     --trace) within the SLOs, over instance sizes --sizes (each size's layout chosen by
+//     --search on the serve-mode problem), with the figures at that size and one instance fewer.
+// Workloads: --rate R [--burstiness B] --requests N | --concurrency N [--requests N, default
+// 10 N] | --trace FILE (arrival_s,prompt_tokens,output_tokens[,cached_tokens]); lengths --isl,
+// --osl with --isl-dist / --osl-dist fixed|uniform:R|lognormal:S; --prefix-hit H; --seed.
+// Exit: 0 answered; 1 no size / rate meets the SLOs or the run is unstable; 2 usage errors.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/output.h"
+#include "cli/plan_problem.h"
+#include "cli/problem_flags.h"
+#include "cli/report.h"
+#include "cli/svg.h"
+#include "search/search.h"
+#include "serve/capacity.h"
+#include "serve/serve_sim.h"
+#include "serve/stats.h"
+#include "serve/step_cost.h"
+#include "serve/workload.h"
+#include "strategy/space.h"
+
+namespace l2s::cli {
+namespace {
+
+using serve::ServeSummary;
+
+struct CapacityFlags {
+  ProblemFlags problem;  // model, gpu, dtypes, engine flags (mode serve, lengths from --isl/--osl)
+  std::string strategy;
+  int instances = 1;
+  // workload
+  double rate = 0, burstiness = 1;
+  int concurrency = 0;
+  int64_t requests = 0;
+  std::string isl_dist = "fixed", osl_dist = "fixed";
+  double prefix_hit = 0;
+  std::string trace;
+  int64_t seed = 1;
+  std::string slo;
+  // search
+  std::string sizes;
+  int max_gpus = 4096;
+  std::string search = "sa";
+  int64_t budget = 1000;
+  double rate_tol = 0.02;
+  int64_t probe_requests = 2000;
+  std::string rank_assign = "default", router = "shortest-queue";
+  bool json = false;
+  std::string svg;
+};
+
+std::string Ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+// A layout in short: ShortText's degrees and wide-EP fields without the batch (the engine's
+// scheduler sets it) and without the per-operator dims.
+std::string LayoutLabel(const ModelSpec& m, const Strategy& s) {
+  std::string t = ShortText(m, s);
+  t = t.substr(0, t.find(';'));
+  for (const char* drop : {"batch=0,", "batch=auto,"}) {
+    const auto at = t.find(drop);
+    if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
+  }
+  return t;
+}
+
+std::string SummaryText(const ServeSummary& s) {
+  if (s.unstable) return fmt::format("  UNSTABLE: {}\n", s.unstable_reason);
+  std::string o;
+  o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}   (ms)\n", "", "mean", "p50", "p90", "p99");
+  auto row = [&](const char* name, const serve::Percentiles& p) {
+    o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}\n", name, Ms(p.mean), Ms(p.p50), Ms(p.p90),
+                     Ms(p.p99));
+  };
+  row("TTFT", s.ttft);
+  row("TPOT", s.tpot);
+  row("inter-token", s.itl);
+  row("end-to-end", s.e2e);
+  o += fmt::format(
+      "  {} of {} requests done in {:.1f} s; over {:.1f} s: {:.2f} req/s, {} output tokens/s, "
+      "goodput {:.2f} req/s; {} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue "
+      "{}\n",
+      s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
+      Thousands(s.output_tokens_per_s),
+      s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction, Thousands(s.kv_capacity_tokens),
+      s.peak_waiting);
+  return o;
+}
+
+Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const std::string& path) {
+  Plot plot;
+  plot.title = title;
+  plot.x_label = "time (s)";
+  plot.y_label = "requests  /  KV occupancy (% of the pool)";
+  PlotSeries w, r, kv;
+  w.name = "waiting";
+  w.color = "#d62728";
+  r.name = "running";
+  r.color = "#1f77b4";
+  kv.name = "KV occupancy %";
+  kv.color = "#2ca02c";
+  kv.dashed = true;
+  for (const serve::TimelinePoint& p : run.timeline) {
+    w.x.push_back(p.t_s);
+    w.y.push_back(static_cast<double>(p.waiting));
+    r.x.push_back(p.t_s);
+    r.y.push_back(static_cast<double>(p.running));
+    kv.x.push_back(p.t_s);
+    kv.y.push_back(100 * p.kv_fraction);
+  }
+  plot.series = {w, r, kv};
+  return WriteSvg(plot, path);
+}
+
+StatusOr<std::vector<serve::RequestSpec>> Requests(const CapacityFlags& f, int64_t isl, int64_t osl) {
+  if (!f.trace.empty()) {
+    if (f.rate > 0 || f.concurrency > 0)
+      return Status::InvalidArgument("--trace: give no --rate or --concurrency with a trace");
+    return serve::LoadTrace(f.trace);
+  }
+  serve::WorkloadSpec w;
+  w.rate_rps = f.rate;
+  w.burstiness = f.burstiness;
+  w.concurrency = f.concurrency;
+  w.num_requests = f.requests;
+  w.isl = isl;
+  w.osl = osl;
+  auto id = serve::ParseLengthDist(f.isl_dist);
+  if (!id.ok()) return Status::InvalidArgument("--isl-dist: " + id.status().message());
+  auto od = serve::ParseLengthDist(f.osl_dist);
+  if (!od.ok()) return Status::InvalidArgument("--osl-dist: " + od.status().message());
+  w.isl_dist = *id;
+  w.osl_dist = *od;
+  w.prefix_hit = f.prefix_hit;
+  w.seed = static_cast<uint64_t>(f.seed);
+  if (w.rate_rps > 0 && w.num_requests == 0) w.num_requests = 2000;
+  return serve::GenerateRequests(w);
+}
+
+StatusOr<serve::ServeOptions> Options(const CapacityFlags& f) {
+  serve::ServeOptions o;
+  if (!serve::ParseAssign(f.rank_assign, &o.rank_assign))
+    return Status::InvalidArgument("--rank-assign: expected default, round-robin or shortest-queue");
+  if (!serve::ParseAssign(f.router, &o.router) || o.router == serve::Assign::kEngineDefault)
+    return Status::InvalidArgument("--router: expected round-robin or shortest-queue");
+  o.max_running = f.problem.max_batch;
+  return o;
+}
+
+int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<serve::Slo>& slos,
+                  const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
+  StatusOr<Strategy> s = ResolveStrategy(p, f.strategy, "", f.problem.mtp);
+  if (!s.ok()) return Fail(s.status());
+  auto cost = StepCost::Make(p, *s);
+  if (!cost.ok()) return Fail(cost.status());
+  serve::ServeOptions opt = base;
+  opt.instances = f.instances;
+  auto sim = serve::ServeSim::Make(cost->get(), opt, p.workload.isl, p.workload.osl);
+  if (!sim.ok()) return Fail(sim.status());
+  const serve::ServeRun run = (*sim)->Run(reqs, f.trace.empty() ? f.concurrency : 0);
+  const ServeSummary sum = serve::Summarise(run, slos);
+  std::string why;
+  const bool meets = serve::MeetsSlos(sum, slos, &why);
+  // Highest rate within the SLOs (open loop, lengths of this workload).
+  std::optional<serve::MaxRateResult> mr;
+  if (!slos.empty()) {
+    std::vector<serve::RequestSpec> unit = reqs;
+    if (f.concurrency > 0 || serve::StreamRate(reqs) <= 0) {
+      // Closed loop: open-loop Poisson arrivals at unit rate with the same lengths.
+      serve::ServeRng rng(static_cast<uint64_t>(f.seed) + 17);
+      double t = 0;
+      for (auto& r : unit) r.arrival_s = (t += rng.Exponential(1.0));
+    } else {
+      unit = serve::ToUnitRate(reqs);
+    }
+    serve::MaxRateOptions mo;
+    mo.rel_tol = f.rate_tol;
+    const double hint =
+        serve::SteadyStateRps(**cost, p.workload.isl, p.workload.osl) * f.instances;
+    auto r = serve::MaxRate(sim->get(), unit, slos, hint, mo);
+    if (!r.ok()) return Fail(r.status());
+    mr = *r;
+  }
+  if (!f.svg.empty()) {
+    Status st = TimelineSvg(run, fmt::format("{} x [{}] on {}: queue and KV cache", f.instances,
+                                             LayoutLabel(p.model, *s), p.cluster.gpu.name),
+                            f.svg);
+    if (!st.ok()) return Fail(st);
+  }
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["model"] = p.model.name;
+    j["gpu"] = p.cluster.gpu.name;
+    j["engine"] = EngineName(p.workload.engine);
+    j["strategy"] = ToText(*s);
+    j["gpus_per_instance"] = s->gpus();
+    j["instances"] = f.instances;
+    j["slo"] = serve::SlosText(slos);
+    j["summary"] = serve::SummaryJson(sum);
+    j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
+    if (mr) {
+      nlohmann::ordered_json m;
+      m["found"] = mr->found;
+      m["rate_rps"] = mr->rate_rps;
+      m["fail_rps"] = mr->fail_rps;
+      m["rel_tol"] = f.rate_tol;
+      m["probes"] = mr->probes.size();
+      m["summary_at_rate"] = serve::SummaryJson(mr->at.summary);
+      j["max_rate"] = m;
+    }
+    j["timeline"] = serve::TimelineJson(run);
+    fmt::print("{}\n", DumpJson(j));
+  } else {
+    fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
+               s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
+    fmt::print("KV pool {} tokens per rank, max running {} per rank\n",
+               Thousands(run.kv_capacity_tokens), run.max_running);
+    fmt::print("{}", SummaryText(sum));
+    if (!slos.empty())
+      fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
+    if (mr) {
+      if (mr->found)
+        fmt::print("highest rate within the SLOs: {:.3g} req/s (fails at {:.3g}; tolerance {}%, "
+                   "{} simulations of {} requests)\n",
+                   mr->rate_rps, mr->fail_rps, 100 * f.rate_tol, mr->probes.size(), reqs.size());
+      else
+        fmt::print("no rate meets the SLOs ({})\n",
+                   mr->probes.empty() ? "" : mr->probes.back().why);
+    }
+  }
+  if (mr && !mr->found) return kExitImpossible;
+  return sum.unstable || (!slos.empty() && !meets && !mr) ? kExitImpossible : kExitOk;
+}
+
+StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
+  std::vector<int> out;
+  if (f.sizes.empty()) {
+    for (int g = 1; g <= std::min(64, f.max_gpus); g *= 2) out.push_back(g);
+    return out;
+  }
+  size_t pos = 0;
+  while (pos <= f.sizes.size()) {
+    const size_t c = std::min(f.sizes.find(',', pos), f.sizes.size());
+    const std::string item = f.sizes.substr(pos, c - pos);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > f.max_gpus)
+      return Status::InvalidArgument(
+          fmt::format("--sizes: '{}' is not a GPU count in [1, --max-gpus {}]", item, f.max_gpus));
+    out.push_back(static_cast<int>(v));
+    pos = c + 1;
+    if (c >= f.sizes.size()) break;
+  }
+  return out;
+}
+
+int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
+              const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
+  if (slos.empty()) return Fail("--slo is required to size a deployment");
+  if (serve::StreamRate(reqs) <= 0)
+    return Fail("sizing needs an open-loop workload (--rate or --trace)");
+  auto sizes = Sizes(f);
+  if (!sizes.ok()) return Fail(sizes.status());
+  auto searcher = MakeSearcher(f.search);
+  if (!searcher.ok()) return Fail(searcher.status());
+  std::vector<serve::LayoutOption> layouts;
+  std::vector<std::string> skipped;
+  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
+  // limits (the tightest of each, read as the steady state's figures), so that it proposes
+  // layouts whose step latency can meet the percentiles.
+  double ttft_ms = 0, tpot_ms = 0;
+  for (const serve::Slo& o : slos) {
+    double* lim = o.metric == serve::Metric::kTtft ? &ttft_ms
+                  : o.metric == serve::Metric::kTpot || o.metric == serve::Metric::kItl
+                      ? &tpot_ms
+                      : nullptr;
+    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
+  }
+  for (int g : *sizes) {
+    ProblemFlags one = pf;
+    one.gpus = g;
+    one.nodes = 0;
+    auto p = BuildProblem(one);
+    if (!p.ok()) return Fail(p.status());
+    p->workload.ttft_ms = ttft_ms;
+    p->workload.tpot_ms = tpot_ms;
+    const Simulator sim(*p);
+    auto space = StrategySpace::Make(p->model, g, PlanSpaceOptions(*p, pf.mtp));
+    if (!space.ok()) {
+      skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
+      continue;
+    }
+    const SearchResult r =
+        (*searcher)->Search(sim, *space, f.budget, static_cast<uint64_t>(f.seed), nullptr);
+    if (!r.found) {
+      skipped.push_back(fmt::format("{} GPUs: no valid layout (memory)", g));
+      continue;
+    }
+    Strategy s = r.best;
+    s.batch = 0;
+    p->workload.ttft_ms = p->workload.tpot_ms = 0;
+    layouts.push_back({*p, s, LayoutLabel(p->model, s)});
+  }
+  if (layouts.empty()) return Fail(Status::Invalid("no instance size holds the model"));
+  serve::CapacityOptions co;
+  co.max_gpus = f.max_gpus;
+  co.rate.rel_tol = f.rate_tol;
+  co.serve = base;
+  auto res = serve::FewestGpus(layouts, reqs, slos, co);
+  if (!res.ok()) return Fail(res.status());
+  const Problem& p0 = layouts.front().problem;
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["model"] = p0.model.name;
+    j["gpu"] = p0.cluster.gpu.name;
+    j["engine"] = EngineName(p0.workload.engine);
+    j["slo"] = serve::SlosText(slos);
+    j["requests"] = reqs.size();
+    j["rate_rps"] = serve::StreamRate(reqs);
+    j["found"] = res->found;
+    nlohmann::ordered_json cands = nlohmann::ordered_json::array();
+    for (const serve::SizeResult& c : res->candidates) {
+      nlohmann::ordered_json x;
+      x["gpus_per_instance"] = c.layout.strategy.gpus();
+      x["strategy"] = ToText(c.layout.strategy);
+      x["meets"] = c.meets;
+      x["note"] = c.note;
+      x["instances"] = c.instances;
+      x["gpus"] = c.gpus;
+      x["instance_max_rps"] = c.instance_max_rps;
+      if (c.meets) x["summary"] = serve::SummaryJson(c.at);
+      if (c.has_smaller) {
+        x["smaller_summary"] = serve::SummaryJson(c.smaller);
+        x["smaller_misses"] = c.smaller_why;
+      }
+      cands.push_back(x);
+    }
+    j["best"] = res->best;
+    j["candidates"] = cands;
+    j["skipped"] = skipped;
+    fmt::print("{}\n", DumpJson(j));
+    return res->found ? kExitOk : kExitImpossible;
+  }
+  fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
+             p0.cluster.gpu.name, EngineName(p0.workload.engine), reqs.size(),
+             serve::StreamRate(reqs), serve::SlosText(slos));
+  fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
+             "total GPUs", "layout of one instance");
+  for (const serve::SizeResult& c : res->candidates) {
+    if (c.meets)
+      fmt::print("{:>9} {:>12.3g} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(), c.instance_max_rps,
+                 c.instances, c.gpus, c.layout.label);
+    else
+      fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
+                 c.layout.label, c.note);
+  }
+  for (const std::string& s : skipped) fmt::print("  skipped {}\n", s);
+  if (!res->found) {
+    fmt::print("no size within --max-gpus {} meets the SLOs\n", f.max_gpus);
+    return kExitImpossible;
+  }
+  const serve::SizeResult& b = res->candidates[res->best];
+  fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
+  fmt::print("{}", SummaryText(b.at));
+  if (b.has_smaller) {
+    fmt::print("one instance fewer ({} GPUs) misses: {}\n", b.gpus - b.layout.strategy.gpus(),
+               b.smaller_why);
+    fmt::print("{}", SummaryText(b.smaller));
+  }
+  if (!f.svg.empty()) {
+    auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
+    serve::ServeOptions o = base;
+    o.instances = b.instances;
+    if (cost.ok()) {
+      auto sim = serve::ServeSim::Make(cost->get(), o, p0.workload.isl, p0.workload.osl);
+      if (sim.ok()) {
+        Status st = TimelineSvg((*sim)->Run(reqs),
+                                fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),
+                                f.svg);
+        if (!st.ok()) return Fail(st);
+      }
+    }
+  }
+  return kExitOk;
+}
+
+int Run(const CapacityFlags& f) {
+  ProblemFlags pf = f.problem;
+  pf.mode = "serve";
+  if (pf.isl == 0) pf.isl = 1024;
+  if (pf.osl == 0) pf.osl = 1024;
+  if (f.instances < 1 || f.instances > 100000) return Fail("--instances must be in [1, 100000]");
+  if (!(f.rate_tol > 0 && f.rate_tol < 0.5)) return Fail("--rate-tol must be in (0, 0.5)");
+  if (f.max_gpus < 1 || f.max_gpus > kMaxGpusFlag) return Fail("--max-gpus must be >= 1");
+  std::vector<serve::Slo> slos;
+  if (!f.slo.empty()) {
+    auto s = serve::ParseSlos(f.slo);
+    if (!s.ok()) return Fail(s.status());
+    slos = *s;
+  }
+  auto base = Options(f);
+  if (!base.ok()) return Fail(base.status());
+  auto reqs = Requests(f, pf.isl, pf.osl);
+  if (!reqs.ok()) return Fail(reqs.status());
+  if (!f.strategy.empty()) {
+    if (pf.gpus == 0) {
+      auto s0 = FromText(f.strategy);
+      if (!s0.ok()) return Fail(s0.status());
+      pf.gpus = s0->gpus();
+    }
+    auto p = BuildProblem(pf);
+    if (!p.ok()) return Fail(p.status());
+    return RunDeployment(f, *p, slos, *reqs, *base);
+  }
+  if (pf.gpu.empty() && pf.cluster.empty()) pf.gpu = kDefaultGpu;
+  return RunFewest(f, pf, slos, *reqs, *base);
+}
+
+}  // namespace
+
+Runner RegisterCapacity(CLI::App& app) {
+  auto f = std::make_shared<CapacityFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "capacity", "Request-level serving simulation: percentiles, max rate, fewest GPUs for a load");
+  ProblemFlags& p = f->problem;
+  cmd->add_option("--model", p.model, "model preset name or HF config.json")->required();
+  cmd->add_option("--gpu", p.gpu, "GPU type (default h100)");
+  cmd->add_option("--gpus", p.gpus, "GPUs of one instance (default: the strategy's)");
+  cmd->add_option("--gpus-per-node", p.gpus_per_node, "GPUs per node (default 8)");
+  cmd->add_option("--isl", p.isl, "nominal prompt tokens (default 1024)");
+  cmd->add_option("--osl", p.osl, "nominal output tokens (default 1024)");
+  cmd->add_option("--dtype", p.dtype, "weight dtype bf16|fp8|fp4");
+  cmd->add_option("--kv-dtype", p.kv_dtype, "KV-cache dtype bf16|fp8");
+  cmd->add_option("--max-batch", p.max_batch, "max running requests per rank (default: engine's)");
+  AddEngineFlags(cmd, &p);
+  cmd->add_option("--strategy", f->strategy, "one instance's layout, e.g. \"tp=8\" (else: size it)");
+  cmd->add_option("--instances", f->instances, "instances of --strategy behind the router (1)");
+  cmd->add_option("--rate", f->rate, "open loop: requests/s");
+  cmd->add_option("--burstiness", f->burstiness, "gamma shape of inter-arrival times (1 = Poisson)");
+  cmd->add_option("--concurrency", f->concurrency, "closed loop: clients in flight");
+  cmd->add_option("--requests", f->requests,
+                  "requests to simulate (open loop default 2000; closed loop 10 x concurrency)");
+  cmd->add_option("--isl-dist", f->isl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
+  cmd->add_option("--osl-dist", f->osl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
+  cmd->add_option("--prefix-hit", f->prefix_hit, "fraction of each prompt in the prefix cache");
+  cmd->add_option("--trace", f->trace, "CSV arrival_s,prompt_tokens,output_tokens[,cached_tokens]");
+  cmd->add_option("--seed", f->seed, "random seed (default 1)");
+  cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");
+  cmd->add_option("--sizes", f->sizes, "instance sizes to try (default 1,2,4,...,64)");
+  cmd->add_option("--max-gpus", f->max_gpus, "largest total GPU count considered (4096)");
+  cmd->add_option("--search", f->search, "searcher choosing each size's layout (default sa)");
+  cmd->add_option("--budget", f->budget, "simulator calls per layout search (default 1000)");
+  cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
+  cmd->add_option("--rank-assign", f->rank_assign,
+                  "attention-DP request placement: default | round-robin | shortest-queue");
+  cmd->add_option("--router", f->router, "instance router: shortest-queue | round-robin");
+  cmd->add_flag("--json", f->json, "print one JSON object");
+  cmd->add_option("--svg", f->svg, "write the queue / KV-occupancy timeline as SVG");
+  return [f] { return Run(*f); };
+}
+
+}  // namespace l2s::cli

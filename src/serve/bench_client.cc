@@ -1,0 +1,41 @@
+#include "serve/bench_client.h"
+
+#include "serve/serve_sim.h"
+#include "serve/step_cost.h"
+#include "serve/workload.h"
+
+namespace l2s::serve {
+
+StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, const Strategy& s,
+                                                    const BenchClientSpec& spec) {
+  if (spec.concurrency < 1 || spec.concurrency > 1'000'000)
+    return Status::InvalidArgument("benchmark client: concurrency must be in [1, 10^6]");
+  if (spec.prompts_per_client < 1)
+    return Status::InvalidArgument("benchmark client: prompts per client must be >= 1");
+  auto cost = StepCost::Make(problem, s);
+  if (!cost.ok()) return cost.status();
+  ServeOptions opt;
+  opt.instances = spec.instances;
+  auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
+  if (!sim.ok()) return sim.status();
+  WorkloadSpec w;
+  w.concurrency = spec.concurrency;
+  w.num_requests = static_cast<int64_t>(spec.concurrency) * spec.prompts_per_client;
+  w.isl = spec.isl;
+  w.osl = spec.osl;
+  w.isl_dist.kind = w.osl_dist.kind = LengthDist::Kind::kUniform;
+  w.isl_dist.param = w.osl_dist.param = spec.range_ratio;
+  w.seed = spec.seed;
+  auto reqs = GenerateRequests(w);
+  if (!reqs.ok()) return reqs.status();
+  const ServeRun run = (*sim)->Run(*reqs, spec.concurrency);
+  BenchClientResult r;
+  r.summary = Summarise(run, {});
+  if (r.summary.unstable) return Status::Invalid("benchmark client: " + r.summary.unstable_reason);
+  r.mean_ttft_s = r.summary.ttft.mean;
+  r.mean_tpot_s = r.summary.tpot.mean;
+  r.output_tokens_per_s = r.summary.output_tokens_per_s;
+  return r;
+}
+
+}  // namespace l2s::serve

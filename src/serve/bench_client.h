@@ -1,0 +1,36 @@
+// The benchmark client of a measured serving row (validation, docs/CAPACITY.md): N concurrent
+// clients send 10 x N prompts, each sending the next prompt as soon as its previous one finished;
+// prompt and output lengths uniform in [0.8, 1.0] x nominal (the "random range ratio" 0.8 of the
+// InferenceMAX / SGLang bench_serving clients); figures are means over all prompts.
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "serve/stats.h"
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s::serve {
+
+struct BenchClientSpec {
+  int concurrency = 1;
+  int64_t isl = 1024, osl = 1024;  // nominal lengths
+  double range_ratio = 0.8;        // lengths uniform in [ratio x nominal, nominal]
+  int prompts_per_client = 10;
+  int instances = 1;               // replicas of the strategy behind the router
+  uint64_t seed = 1;
+};
+
+struct BenchClientResult {
+  double mean_ttft_s = 0, mean_tpot_s = 0;
+  double output_tokens_per_s = 0;  // over the whole run
+  ServeSummary summary;
+};
+
+// `problem`: one instance (cluster = strategy.gpus() GPUs), its engine, dtypes and MTP acceptance;
+// its lengths are not read. Errors: invalid strategy, no KV room, bad spec.
+StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, const Strategy& s,
+                                                    const BenchClientSpec& spec);
+
+}  // namespace l2s::serve

@@ -1,0 +1,101 @@
+// Capacity answers on top of the request-level simulator (docs/CAPACITY.md):
+//   MaxRate     the highest open-loop request rate a deployment (a layout x instances) sustains
+//               within percentile SLOs: bisection on the rate with common random numbers (the
+//               same unit-rate arrival stream scaled by 1 / rate, the same lengths), to a stated
+//               relative tolerance
+//   FewestGpus  over candidate instance layouts (one strategy per instance size, chosen by the
+//               caller, e.g. with a searcher), the fewest GPUs (instances x layout) whose
+//               simulation of the given request stream meets the SLOs, with the figures at that
+//               size and at one instance fewer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "serve/serve_sim.h"
+#include "serve/stats.h"
+#include "serve/step_cost.h"
+#include "serve/workload.h"
+
+namespace l2s::serve {
+
+struct RateProbe {
+  double rate_rps = 0;
+  bool meets = false;
+  std::string why;  // first SLO missed, or why the run is unstable
+  ServeSummary summary;
+};
+
+struct MaxRateOptions {
+  double rel_tol = 0.02;   // stop when (fail - pass) <= rel_tol x fail
+  int max_probes = 40;     // work limit (simulations)
+};
+
+struct MaxRateResult {
+  bool found = false;      // some rate meets the SLOs
+  double rate_rps = 0;     // highest rate found that meets them
+  double fail_rps = 0;     // lowest rate found that does not
+  RateProbe at;            // the probe at rate_rps
+  std::vector<RateProbe> probes;  // in the order run
+};
+
+// `unit_requests`: the request stream at a mean rate of 1 request/s (arrival times in seconds at
+// rate 1); a probe at rate r sends them at arrival / r. `hint_rps` (> 0): a first guess of the
+// capacity (e.g. the steady-state serve-mode figure); the search brackets from it. The sim's
+// instances all share the load.
+StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& unit_requests,
+                                const std::vector<Slo>& slos, double hint_rps,
+                                const MaxRateOptions& opt);
+
+// Requests/s one instance of `cost`'s deployment serves in the Simulator's steady state (serve
+// mode at isl/osl, its auto batch): a first guess for MaxRate. 0 when the Simulator finds no
+// valid batch.
+double SteadyStateRps(const StepCost& cost, int64_t isl, int64_t osl);
+
+// Mean rate of a request stream: (n - 1) / (last arrival - first arrival); 0 for n < 2 or when all
+// arrive at once.
+double StreamRate(const std::vector<RequestSpec>& requests);
+// The stream rescaled to a mean rate of 1 request/s (arrivals x StreamRate).
+std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests);
+
+struct LayoutOption {
+  Problem problem;    // one instance's problem (cluster = its GPUs)
+  Strategy strategy;
+  std::string label;  // e.g. "tp=8,ep=8"
+};
+
+struct SizeResult {
+  LayoutOption layout;
+  bool meets = false;
+  int instances = 0;
+  int gpus = 0;                 // instances x GPUs per instance
+  double instance_max_rps = 0;  // MaxRate of one instance
+  ServeSummary at;              // the request stream on `instances`
+  bool has_smaller = false;     // instances - 1 >= 1 simulated
+  ServeSummary smaller;         // ... on instances - 1
+  std::string smaller_why;      // the SLO instances - 1 misses
+  std::string note;             // why this layout gives no answer
+};
+
+struct CapacityOptions {
+  int max_gpus = 4096;       // no answer above this many GPUs
+  MaxRateOptions rate;
+  ServeOptions serve;        // instances is set per candidate
+};
+
+struct CapacityResult {
+  bool found = false;
+  int best = -1;                     // index into candidates
+  std::vector<SizeResult> candidates;  // one per layout option, in the given order
+};
+
+// `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
+// stream's unit-rate form, then instances = ceil(stream rate / that) adjusted up until the
+// simulation of the whole stream meets the SLOs and down while one fewer still does. The best
+// candidate has the fewest GPUs (ties: the higher per-instance rate).
+StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
+                                    const std::vector<RequestSpec>& requests,
+                                    const std::vector<Slo>& slos, const CapacityOptions& opt);
+
+}  // namespace l2s::serve

@@ -1,0 +1,449 @@
+// Request-level serving simulator: the step cost against the Simulator, closed forms of queueing
+// (M/D/1, Little's law), the unloaded TTFT, instability above capacity, schedulers' invariants,
+// determinism, workloads and SLO parsing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "serve/bench_client.h"
+#include "serve/capacity.h"
+#include "serve/serve_sim.h"
+#include "serve/stats.h"
+#include "serve/step_cost.h"
+#include "serve/workload.h"
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s::serve {
+namespace {
+
+Problem MakeProblem(const std::string& model, int gpus, Engine engine = Engine::kVllm,
+                    DType weight = DType::kBF16) {
+  Problem p;
+  p.model = *ModelPreset(model);
+  p.cluster = *MakeCluster("h100", gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.weight = weight;
+  p.workload.kv = weight == DType::kBF16 ? DType::kBF16 : DType::kFP8;
+  p.workload.engine = engine;
+  return p;
+}
+
+Strategy S(const std::string& text, int gpus) { return *FromText(text, gpus); }
+
+// ---- step cost against the Simulator ----
+
+TEST(StepCost, DecodeStepEqualsSimulatorDecodeMode) {
+  struct Case {
+    std::string model, strategy;
+    int gpus;
+    DType w;
+  };
+  const Case cases[] = {{"llama-3.1-8b", "tp=1", 1, DType::kBF16},
+                        {"llama-3.1-70b", "tp=4", 4, DType::kFP8},
+                        {"llama-3.1-70b", "tp=2,pp=2", 4, DType::kFP8},
+                        {"deepseek-v3", "tp=1,dp=16,ep=16", 16, DType::kFP8},
+                        {"deepseek-v3", "tp=1,dp=16,ep=16,overlap=tbo", 16, DType::kFP8},
+                        {"deepseek-v3", "tp=1,dp=16,ep=16,mtp=2", 16, DType::kFP8}};
+  for (const Case& c : cases) {
+    Problem p = MakeProblem(c.model, c.gpus, Engine::kIdeal, c.w);
+    const Strategy s = S(c.strategy, c.gpus);
+    auto cost = StepCost::Make(p, s);
+    ASSERT_TRUE(cost.ok()) << c.strategy << ": " << cost.status().message();
+    for (int batch : {1, 7, 64}) {
+      for (int64_t ctx : {512, 5000}) {
+        Problem d = p;
+        d.workload.mode = Mode::kDecode;
+        d.workload.context = ctx;
+        const Simulator sim(d);
+        const Evaluation e = sim.EvaluateAtBatch(s, batch);
+        ASSERT_NE(e.verdict, Verdict::kStructure) << c.strategy;
+        // pp microbatches of `batch` sequences each: one step of pp x batch per rank.
+        RankShape r{static_cast<double>(batch * s.pp), static_cast<double>(ctx), 0, 0};
+        const double want = e.stage_s * s.pp;
+        EXPECT_NEAR((*cost)->Seconds(r), want, 1e-9 * want) << c.strategy << " b=" << batch;
+      }
+    }
+  }
+}
+
+TEST(StepCost, PrefillStepEqualsSimulatorPrefillMode) {
+  for (const char* text : {"tp=1", "tp=2"}) {
+    Problem p = MakeProblem("llama-3.1-8b", 2, Engine::kIdeal);
+    if (std::string(text) == "tp=1") p.cluster = *MakeCluster("h100", 1);
+    const Strategy s = S(text, p.cluster.num_gpus);
+    auto cost = StepCost::Make(p, s);
+    ASSERT_TRUE(cost.ok());
+    for (int64_t isl : {100, 3000}) {
+      Problem f = p;
+      f.workload.mode = Mode::kPrefill;
+      f.workload.isl = isl;
+      const Evaluation e = Simulator(f).EvaluateAtBatch(s, 2);
+      RankShape r{0, 0, 2.0 * isl, 2};
+      EXPECT_NEAR((*cost)->Seconds(r), e.ttft_s, 1e-9 * e.ttft_s) << text << " isl " << isl;
+    }
+  }
+}
+
+TEST(StepCost, BusiestRankSetsPerRankWork) {
+  // Attention-DP: one rank with all the prefill costs more than the same tokens spread evenly,
+  // and less than every rank carrying that much.
+  Problem p = MakeProblem("deepseek-v3", 16, Engine::kSglang, DType::kFP8);
+  auto cost = StepCost::Make(p, S("tp=1,dp=16,ep=16", 16));
+  ASSERT_TRUE(cost.ok());
+  const RankShape heavy{8, 2000, 4096, 1}, light{8, 2000, 0, 0};
+  RankShape mean = light;
+  mean.prefill_tokens = 4096.0 / 16;
+  mean.prefill_seqs = 1.0 / 16;
+  const double skew = (*cost)->Seconds(heavy, mean);
+  EXPECT_GT(skew, (*cost)->Seconds(mean, mean));
+  EXPECT_LT(skew, (*cost)->Seconds(heavy, heavy));
+}
+
+TEST(StepCost, KvCapacityByHand) {
+  // llama-3.1-8b bf16 on one H100: KV per token = 2 (K,V) x 32 layers x 8 kv heads x 128 dims x
+  // 2 bytes = 131,072 bytes; the pool is what weights, activations and the reserve leave.
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  auto cost = StepCost::Make(p, S("tp=1", 1));
+  ASSERT_TRUE(cost.ok());
+  const int64_t cap = (*cost)->KvCapacityTokens(2048, 1024);
+  Problem d = p;
+  d.workload.mode = Mode::kDecode;
+  d.workload.context = 2048;
+  const Evaluation e = Simulator(d).EvaluateAtBatch(S("tp=1", 1), 1);
+  EXPECT_NEAR(e.kv_bytes / 2048, 131072.0, 1.0);
+  const double free = p.cluster.gpu.hbm_bytes - e.weight_bytes - e.reserve_bytes;
+  EXPECT_LE(cap, free / 131072.0);
+  EXPECT_GT(cap, 0.9 * free / 131072.0);  // activations of an 8,192-token step are small
+}
+
+// ---- queueing checks ----
+
+struct Rig {
+  std::unique_ptr<StepCost> cost;
+  std::unique_ptr<ServeSim> sim;
+};
+
+Rig MakeSim(Problem p, const std::string& strategy, ServeOptions opt, int64_t isl, int64_t osl) {
+  Rig s;
+  s.cost = StepCost::Make(p, S(strategy, p.cluster.num_gpus)).value();
+  s.sim = ServeSim::Make(s.cost.get(), opt, isl, osl).value();
+  return s;
+}
+
+std::vector<RequestSpec> Open(double rate, int64_t n, int64_t isl, int64_t osl, uint64_t seed = 7,
+                              const char* isl_dist = "fixed") {
+  WorkloadSpec w;
+  w.rate_rps = rate;
+  w.num_requests = n;
+  w.isl = isl;
+  w.osl = osl;
+  w.isl_dist = *ParseLengthDist(isl_dist);
+  w.seed = seed;
+  return *GenerateRequests(w);
+}
+
+TEST(ServeSim, VanishingRateTtftIsTheUnloadedPrefill) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  ServeOptions opt;
+  opt.shape_steps_per_octave = 1 << 16;  // price shapes exactly (rounding below 1e-5)
+  Rig s = MakeSim(p, "tp=1", opt, 2000, 50);
+  const ServeRun run = s.sim->Run(Open(0.01, 200, 2000, 50));
+  const ServeSummary sum = Summarise(run, {});
+  Problem f = p;
+  f.workload.mode = Mode::kPrefill;
+  f.workload.isl = 2000;
+  const double prefill = Simulator(f).EvaluateAtBatch(S("tp=1", 1), 1).ttft_s;
+  EXPECT_FALSE(sum.unstable);
+  EXPECT_NEAR(sum.ttft.p50, prefill, 1e-4 * prefill);
+  EXPECT_GE(sum.ttft.p99, sum.ttft.p50);
+}
+
+// Single server, deterministic service: every request is one prompt of `isl` tokens with one
+// output token (done at the end of its prefill step) and the token budget holds one prompt.
+struct Md1 {
+  Rig s;
+  double service_s = 0;
+};
+Md1 MakeMd1() {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  p.workload.max_num_tokens = 1000;
+  ServeOptions opt;
+  opt.max_running = 1;
+  Md1 m;
+  m.s = MakeSim(p, "tp=1", opt, 1000, 1);
+  m.service_s = m.s.sim->StepSeconds({0, 0, 1000, 1}, {0, 0, 1000, 1});
+  return m;
+}
+
+TEST(ServeSim, MD1MeanWaitMatchesClosedForm) {
+  Md1 m = MakeMd1();
+  const double S = m.service_s;
+  ASSERT_GT(S, 0);
+  for (double rho : {0.3, 0.5, 0.7}) {
+    const ServeRun run = m.s.sim->Run(Open(rho / S, 40000, 1000, 1));
+    const ServeSummary sum = Summarise(run, {});
+    // Pollaczek-Khinchine for deterministic service: Wq = rho S / (2 (1 - rho)).
+    const double wq = rho * S / (2 * (1 - rho));
+    EXPECT_FALSE(sum.unstable) << rho;
+    EXPECT_NEAR(sum.ttft.mean - S, wq, 0.05 * wq) << "rho " << rho;
+    EXPECT_GE(sum.ttft.p50, S - 1e-12);  // never faster than the service
+  }
+}
+
+TEST(ServeSim, AboveCapacityIsUnstable) {
+  Md1 m = MakeMd1();
+  const ServeRun run = m.s.sim->Run(Open(1.5 / m.service_s, 4000, 1000, 1));
+  EXPECT_TRUE(run.unstable);
+  EXPECT_NE(run.unstable_reason.find("queue grows"), std::string::npos) << run.unstable_reason;
+  const ServeSummary sum = Summarise(run, {});
+  std::string why;
+  EXPECT_FALSE(MeetsSlos(sum, {{Metric::kTtft, Stat::kP99, 1e9}}, &why));
+  EXPECT_EQ(SummaryJson(sum)["ttft_ms"], nullptr);
+  // Just below capacity the same stream is stable.
+  EXPECT_FALSE(m.s.sim->Run(Open(0.6 / m.service_s, 4000, 1000, 1)).unstable);
+}
+
+TEST(ServeSim, MaxRateFindsTheMD1Rate) {
+  // SLO: mean TTFT <= S (1 + rho / (2 (1 - rho))) at rho = 0.5, i.e. 1.5 S: the highest rate is
+  // 0.5 / S (within the sampling noise of 20,000 requests and the 2% tolerance).
+  Md1 m = MakeMd1();
+  const double S = m.service_s;
+  const std::vector<Slo> slo = {{Metric::kTtft, Stat::kMean, 1.5 * S * 1e3}};
+  auto unit = ToUnitRate(Open(1.0, 20000, 1000, 1));
+  auto r = MaxRate(m.s.sim.get(), unit, slo, 1.0 / S, MaxRateOptions{});
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->found);
+  EXPECT_NEAR(r->rate_rps, 0.5 / S, 0.06 * 0.5 / S);
+  EXPECT_GT(r->fail_rps, r->rate_rps);
+  EXPECT_LE(r->fail_rps - r->rate_rps, 0.02 * r->fail_rps + 1e-12);
+}
+
+TEST(ServeSim, ClosedLoopLittlesLaw) {
+  for (Engine e : {Engine::kVllm, Engine::kTrtllm, Engine::kSglang}) {
+    Problem p = MakeProblem("llama-3.1-8b", 1, e);
+    Rig s = MakeSim(p, "tp=1", ServeOptions{}, 1000, 200);
+    WorkloadSpec w;
+    w.concurrency = 16;
+    w.num_requests = 16 * 60;
+    w.isl = 1000;
+    w.osl = 200;
+    w.isl_dist = *ParseLengthDist("uniform:0.5");
+    w.osl_dist = *ParseLengthDist("uniform:0.5");
+    const ServeRun run = s.sim->Run(*GenerateRequests(w), 16);
+    const ServeSummary sum = Summarise(run, {});
+    ASSERT_EQ(sum.completed, w.num_requests) << EngineName(e);
+    // Little: throughput x mean latency = clients in the system (16), up to the ramp at the
+    // start and the drain at the end (~1 latency of 60 per client).
+    EXPECT_NEAR(sum.request_rate * sum.e2e.mean, 16.0, 16.0 * 0.02) << EngineName(e);
+  }
+}
+
+TEST(ServeSim, DeterministicPerSeed) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  Rig a = MakeSim(p, "tp=1", ServeOptions{}, 1000, 100);
+  Rig b = MakeSim(p, "tp=1", ServeOptions{}, 1000, 100);
+  auto run = [&](Rig& s, uint64_t seed) {
+    return Summarise(s.sim->Run(Open(20, 2000, 1000, 100, seed, "lognormal:0.6")), {});
+  };
+  const ServeSummary x = run(a, 3), y = run(b, 3), z = run(a, 4);
+  EXPECT_EQ(x.ttft.p99, y.ttft.p99);
+  EXPECT_EQ(x.e2e.mean, y.e2e.mean);
+  EXPECT_EQ(x.steps, y.steps);
+  EXPECT_NE(x.e2e.mean, z.e2e.mean);
+}
+
+TEST(ServeSim, KvPressurePreemptsOnVllmNotOnTrtllm) {
+  for (Engine e : {Engine::kVllm, Engine::kTrtllm, Engine::kSglang}) {
+    Problem p = MakeProblem("llama-3.1-8b", 1, e);
+    ServeOptions opt;
+    opt.kv_capacity_tokens = 12000;  // ~8 requests of 1,500 tokens
+    Rig s = MakeSim(p, "tp=1", opt, 1000, 500);
+    WorkloadSpec w;
+    w.concurrency = 32;
+    w.num_requests = 200;
+    w.isl = 1000;
+    w.osl = 500;
+    const ServeRun run = s.sim->Run(*GenerateRequests(w), 32);
+    const ServeSummary sum = Summarise(run, {});
+    EXPECT_EQ(sum.completed, 200) << EngineName(e);
+    EXPECT_LE(sum.peak_kv_fraction, 1.0 + 1e-9) << EngineName(e);
+    if (e == Engine::kTrtllm) {
+      EXPECT_EQ(sum.preemptions, 0);  // GUARANTEED_NO_EVICT
+    }
+    if (e == Engine::kVllm) {
+      EXPECT_GT(sum.preemptions, 0);
+    }
+  }
+}
+
+TEST(ServeSim, OversizedRequestIsRejectedNotHung) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  ServeOptions opt;
+  opt.kv_capacity_tokens = 1000;
+  Rig s = MakeSim(p, "tp=1", opt, 1000, 500);
+  const ServeRun run = s.sim->Run(Open(1, 50, 1000, 500));
+  EXPECT_TRUE(run.unstable);
+  EXPECT_NE(run.unstable_reason.find("rejects"), std::string::npos);
+}
+
+TEST(ServeSim, MtpEmitsAcceptedTokensPerStep) {
+  // An isolated request decodes osl - 1 tokens at `accept` tokens per step.
+  Problem p = MakeProblem("deepseek-v3", 16, Engine::kTrtllm, DType::kFP8);
+  p.workload.mtp_accept = 2.5;
+  Rig s = MakeSim(p, "tp=1,dp=16,ep=16,mtp=2", ServeOptions{}, 500, 501);
+  const ServeRun run = s.sim->Run(Open(0.001, 3, 500, 501));
+  // Steps: 1 prefill + ceil(500 / 2.5) = 200 decodes per request.
+  EXPECT_EQ(run.steps, 3 * 201);
+}
+
+TEST(ServeSim, AttentionDpSpreadsRequests) {
+  Problem p = MakeProblem("deepseek-v3", 16, Engine::kSglang, DType::kFP8);
+  for (Assign a : {Assign::kRoundRobin, Assign::kShortestQueue}) {
+    ServeOptions opt;
+    opt.rank_assign = a;
+    Rig s = MakeSim(p, "tp=1,dp=16,ep=16", opt, 1000, 200);
+    const ServeRun run = s.sim->Run(Open(15, 1000, 1000, 200));  // ~45% of the serve-mode 33 req/s
+    const ServeSummary sum = Summarise(run, {});
+    EXPECT_EQ(sum.completed, 1000);
+    EXPECT_FALSE(sum.unstable) << sum.unstable_reason;
+    // Every rank got work: 16 ranks' decode capacity is far above one rank's.
+    EXPECT_LT(sum.tpot.p50, 0.2);
+  }
+}
+
+TEST(ServeSim, MoreInstancesNeverSlower) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  const auto reqs = Open(40, 3000, 1000, 200);
+  double last = 1e18;
+  for (int k : {1, 2, 4}) {
+    ServeOptions opt;
+    opt.instances = k;
+    Rig s = MakeSim(p, "tp=1", opt, 1000, 200);
+    const ServeSummary sum = Summarise(s.sim->Run(reqs), {});
+    EXPECT_LE(sum.e2e.mean, last * 1.0001) << k;
+    last = sum.e2e.mean;
+  }
+}
+
+// ---- workloads and SLOs ----
+
+TEST(Workload, LengthDistributions) {
+  ServeRng rng(5);
+  const LengthDist u = *ParseLengthDist("uniform:0.8");
+  int64_t lo = 1 << 30, hi = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t x = SampleLength(u, 1000, &rng);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  EXPECT_EQ(lo, 800);
+  EXPECT_EQ(hi, 1000);
+  const LengthDist ln = *ParseLengthDist("lognormal:0.5");
+  double sum = 0;
+  for (int i = 0; i < 40000; ++i) sum += SampleLength(ln, 2000, &rng);
+  EXPECT_NEAR(sum / 40000, 2000, 2000 * 0.02);
+  for (const char* bad : {"uniform", "uniform:0", "uniform:1.5", "lognormal:-1", "zipf:1", "fixed:2"})
+    EXPECT_FALSE(ParseLengthDist(bad).ok()) << bad;
+}
+
+TEST(Workload, ArrivalsHaveTheRateAndBurstiness) {
+  for (double burst : {1.0, 0.25}) {
+    WorkloadSpec w;
+    w.rate_rps = 10;
+    w.burstiness = burst;
+    w.num_requests = 40000;
+    const auto r = *GenerateRequests(w);
+    std::vector<double> gaps;
+    for (size_t i = 1; i < r.size(); ++i) gaps.push_back(r[i].arrival_s - r[i - 1].arrival_s);
+    double m = 0, v = 0;
+    for (double g : gaps) m += g;
+    m /= gaps.size();
+    for (double g : gaps) v += (g - m) * (g - m);
+    v /= gaps.size();
+    EXPECT_NEAR(m, 0.1, 0.1 * 0.03);
+    // Gamma(shape k): coefficient of variation^2 = 1 / k.
+    EXPECT_NEAR(v / (m * m), 1.0 / burst, 0.08 / burst);
+  }
+}
+
+TEST(Workload, ClosedLoopDefaultsToTenPromptsPerClient) {
+  WorkloadSpec w;
+  w.concurrency = 7;
+  EXPECT_EQ(GenerateRequests(w)->size(), 70u);
+  w.rate_rps = 1;
+  EXPECT_FALSE(GenerateRequests(w).ok());  // both a rate and a concurrency
+}
+
+TEST(Workload, PrefixHitRate) {
+  WorkloadSpec w;
+  w.rate_rps = 1;
+  w.num_requests = 10;
+  w.isl = 1000;
+  w.prefix_hit = 0.25;
+  for (const RequestSpec& r : *GenerateRequests(w)) EXPECT_EQ(r.cached, 250);
+}
+
+TEST(Workload, TraceCsv) {
+  auto t = ParseTraceCsv("arrival_s,prompt_tokens,output_tokens,cached_tokens\n0,100,10,0\n"
+                         "0.5,200,20,50\n",
+                         "t.csv");
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_EQ((*t)[1].cached, 50);
+  EXPECT_EQ((*t)[1].arrival_s, 0.5);
+  EXPECT_FALSE(ParseTraceCsv("1,100,10\n0,100,10\n", "t.csv").ok());   // time goes back
+  EXPECT_FALSE(ParseTraceCsv("0,100\n", "t.csv").ok());                // missing field
+  EXPECT_FALSE(ParseTraceCsv("0,100,10,100\n", "t.csv").ok());         // cached >= prompt
+  EXPECT_FALSE(ParseTraceCsv("0,1.5,10\n", "t.csv").ok());             // fractional tokens
+  auto e = ParseTraceCsv("0,100,x\n", "t.csv");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("t.csv:1"), std::string::npos);
+}
+
+TEST(Slo, Parse) {
+  auto s = ParseSlos("p99_ttft_ms=2000,p50_tpot_ms=50,mean_e2e_ms=9000,itl_ms=80");
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 4u);
+  EXPECT_EQ((*s)[0].metric, Metric::kTtft);
+  EXPECT_EQ((*s)[1].stat, Stat::kP50);
+  EXPECT_EQ((*s)[3].stat, Stat::kP99);  // no stat = p99
+  EXPECT_EQ(SlosText(*s), "p99_ttft_ms=2000,p50_tpot_ms=50,mean_e2e_ms=9000,p99_itl_ms=80");
+  for (const char* bad : {"", "p99_ttft_ms", "p98_ttft_ms=1", "p99_ttft_ms=0", "p99_ttft_ms=x",
+                          "ttft_ms=1,p99_ttft_ms=2", "p99_ttft_ms=1,"})
+    EXPECT_FALSE(ParseSlos(bad).ok()) << bad;
+}
+
+TEST(Stats, QuantileInterpolates) {
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.5), 3);
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(Quantile({4, 1, 3, 2}, 1.0), 4);
+  LogHistogram h;
+  for (int i = 1; i <= 1000; ++i) h.Add(i * 1e-3);
+  EXPECT_NEAR(h.Quantile(0.5), 0.5, 0.5 * 0.006);
+  EXPECT_NEAR(h.Mean(), 0.5005, 1e-9);
+}
+
+TEST(BenchClient, MeansOverAllPrompts) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  BenchClientSpec spec;
+  spec.concurrency = 8;
+  spec.isl = 1000;
+  spec.osl = 300;
+  auto r = SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->summary.completed, 80);
+  EXPECT_GT(r->mean_ttft_s, 0);
+  EXPECT_GT(r->mean_tpot_s, 0);
+  // Concurrency 1: no queueing, so TTFT is about one prefill of 900 tokens (0.8-1.0 x 1000).
+  spec.concurrency = 1;
+  auto one = SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  ASSERT_TRUE(one.ok());
+  EXPECT_LT(one->mean_ttft_s, r->mean_ttft_s);
+  EXPECT_LT(one->mean_tpot_s, r->mean_tpot_s);
+}
+
+}  // namespace
+}  // namespace l2s::serve

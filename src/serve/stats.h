@@ -1,0 +1,78 @@
+// Figures of a request-level run (serve/serve_sim.h): percentiles of TTFT, TPOT, inter-token
+// latency and end-to-end latency, throughput, goodput; percentile SLOs ("p99_ttft_ms=2000") and
+// whether a run meets them; JSON for scripts.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "serve/serve_sim.h"
+
+namespace l2s::serve {
+
+struct Percentiles {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;  // seconds
+};
+// Linear interpolation between order statistics (position q (n - 1) in the sorted values).
+double Quantile(std::vector<double> v, double q);
+Percentiles PercentilesOf(const std::vector<double>& v);
+
+enum class Metric : uint8_t { kTtft, kTpot, kItl, kE2e };
+enum class Stat : uint8_t { kMean, kP50, kP90, kP99 };
+const char* MetricName(Metric m);  // "ttft", "tpot", "itl", "e2e"
+const char* StatName(Stat s);      // "mean", "p50", "p90", "p99"
+
+// One percentile SLO: STAT_METRIC_ms <= limit_ms.
+struct Slo {
+  Metric metric = Metric::kTtft;
+  Stat stat = Stat::kP99;
+  double limit_ms = 0;
+  std::string ToText() const;  // "p99_ttft_ms=2000"
+};
+// "p99_ttft_ms=2000,p99_tpot_ms=50": STAT in mean|p50|p90|p99, METRIC in ttft|tpot|itl|e2e; a
+// key without a STAT ("ttft_ms") is p99. Each key at most once, limits in (0, 1e9] ms.
+StatusOr<std::vector<Slo>> ParseSlos(std::string_view text);
+std::string SlosText(const std::vector<Slo>& slos);
+
+struct ServeSummary {
+  int64_t requests = 0, completed = 0, preemptions = 0;
+  Percentiles ttft, tpot, itl, e2e;  // seconds, over completed requests
+  double makespan_s = 0;
+  // Rates over the measurement window: open loop, the arrivals' span (first to last arrival: the
+  // steady state, without the drain after the last arrival); closed loop, the makespan. Requests:
+  // completions in the window; output tokens: each request's tokens spread evenly from its first
+  // token to its finish, the part inside the window; input tokens: prompts whose first token
+  // falls inside.
+  double window_s = 0;
+  double request_rate = 0;
+  double output_tokens_per_s = 0, input_tokens_per_s = 0;
+  // request_rate x the fraction of completed requests meeting every SLO's limit (each request's
+  // own TTFT, TPOT, e2e; ITL by its TPOT); = request_rate without SLOs.
+  double goodput_rps = 0;
+  bool unstable = false;
+  std::string unstable_reason;
+  int64_t steps = 0, cost_calls = 0;
+  int64_t kv_capacity_tokens = 0;
+  double peak_kv_fraction = 0;
+  int64_t peak_waiting = 0;
+};
+ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos);
+
+// The figure an SLO constrains, seconds.
+double Figure(const ServeSummary& s, Metric m, Stat st);
+// True when the run is stable and every SLO holds; `why` (may be null) gets the first miss.
+bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string* why);
+
+// {"requests", "completed", "unstable", "unstable_reason", "ttft_ms": {mean,p50,p90,p99},
+//  "tpot_ms", "itl_ms", "e2e_ms", "request_rate", "output_tokens_per_s", "input_tokens_per_s",
+//  "goodput_rps", "makespan_s", "preemptions", "steps", "step_cost_calls", "kv_capacity_tokens",
+//  "peak_kv_fraction", "peak_waiting"}; percentiles null when unstable.
+nlohmann::ordered_json SummaryJson(const ServeSummary& s);
+// Timeline as {"t_s": [...], "waiting": [...], "running": [...], "kv_fraction": [...]}.
+nlohmann::ordered_json TimelineJson(const ServeRun& run);
+
+}  // namespace l2s::serve

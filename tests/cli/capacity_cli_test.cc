@@ -1,0 +1,93 @@
+// `l2s capacity` end to end (issue 45): exit codes and one-line errors for bad input, the JSON
+// contract of a deployment run, the unstable verdict above capacity, and the sizing answer's
+// consistency (its size meets the SLOs, one instance fewer does not).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_l2s.h"
+
+namespace {
+
+using l2s_cli_test::RunL2s;
+
+const std::vector<std::string> kDeploy = {
+    "capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--strategy", "tp=1",
+    "--engine", "vllm", "--isl", "1000", "--osl", "200"};
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+TEST(CapacityCli, BadInputIsOneLineAndExit2) {
+  const std::vector<std::vector<std::string>> bad = {
+      With(kDeploy, {"--rate", "5", "--concurrency", "4"}),
+      With(kDeploy, {"--rate", "5", "--slo", "p98_ttft_ms=1"}),
+      With(kDeploy, {"--rate", "5", "--isl-dist", "zipf:1"}),
+      With(kDeploy, {"--rate", "5", "--prefix-hit", "1"}),
+      With(kDeploy, {"--rate", "5", "--router", "default"}),
+      With(kDeploy, {"--trace", "/nonexistent/trace.csv"}),
+      {"capacity", "--model", "llama-3.1-8b", "--rate", "5"},  // sizing needs --slo
+  };
+  for (const auto& args : bad) {
+    const auto r = RunL2s(args, "cap_bad");
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find("l2s: error:"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(CapacityCli, DeploymentJsonAndMaxRate) {
+  const auto r = RunL2s(With(kDeploy, {"--rate", "2", "--requests", "400", "--slo",
+                                       "p99_ttft_ms=1000,p99_tpot_ms=40", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["strategy"].get<std::string>().rfind("pp=1,tp=1", 0), 0u);
+  const auto& s = j["summary"];
+  EXPECT_EQ(s["completed"], 400);
+  EXPECT_FALSE(s["unstable"].get<bool>());
+  for (const char* m : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}) {
+    EXPECT_LE(s[m]["p50"].get<double>(), s[m]["p90"].get<double>()) << m;
+    EXPECT_LE(s[m]["p90"].get<double>(), s[m]["p99"].get<double>()) << m;
+  }
+  EXPECT_TRUE(j["meets_slo"].get<bool>());
+  const auto& mr = j["max_rate"];
+  ASSERT_TRUE(mr["found"].get<bool>());
+  // The bisection brackets the answer within its tolerance, above the rate that was met.
+  EXPECT_GE(mr["rate_rps"].get<double>(), 2.0);
+  EXPECT_GT(mr["fail_rps"].get<double>(), mr["rate_rps"].get<double>());
+  EXPECT_LE(mr["fail_rps"].get<double>() - mr["rate_rps"].get<double>(),
+            0.02 * mr["fail_rps"].get<double>() + 1e-9);
+  EXPECT_EQ(j["timeline"]["t_s"].size(), j["timeline"]["waiting"].size());
+}
+
+TEST(CapacityCli, AboveCapacityIsUnstableExit1) {
+  const auto r = RunL2s(With(kDeploy, {"--rate", "500", "--requests", "2000"}));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("UNSTABLE: the queue grows"), std::string::npos) << r.out;
+}
+
+TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
+  const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                         "vllm", "--isl", "1000", "--osl", "200", "--rate", "30", "--requests",
+                         "1000", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2",
+                         "--search", "oracle", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["found"].get<bool>());
+  const auto& best = j["candidates"][j["best"].get<int>()];
+  EXPECT_TRUE(best["meets"].get<bool>());
+  EXPECT_EQ(best["gpus"].get<int>(),
+            best["instances"].get<int>() * best["gpus_per_instance"].get<int>());
+  EXPECT_LE(best["summary"]["ttft_ms"]["p99"].get<double>(), 1000.0);
+  EXPECT_LE(best["summary"]["tpot_ms"]["p99"].get<double>(), 30.0);
+  for (const auto& c : j["candidates"])
+    if (c["meets"].get<bool>()) EXPECT_GE(c["gpus"].get<int>(), best["gpus"].get<int>());
+  if (best["instances"].get<int>() > 1) EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
+}
+
+}  // namespace
