@@ -31,13 +31,17 @@ Capabilities Vllm() {
   // vllm/config/parallel.py: enable_dbo (dual-batch overlap = two-batch), enable_eplb with
   // eplb_config.num_redundant_experts; no single-batch overlap.
   c.overlap = kTboOnly;
+  // docs/design/dbo.md: --enable-dbo "must be run in conjunction with --data-parallel-size N
+  // where N is greater than 1 and --enable-expert-parallel".
+  c.tbo_needs_dp = true;
   c.mtp = true;  // speculative_config method "deepseek_mtp"
   c.expert_slots = true;
   c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
   c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
   c.source =
       "docs.vllm.ai serving/data_parallel_deployment and expert_parallel_deployment; "
-      "vllm/config/parallel.py (enable_expert_parallel, enable_eplb, enable_dbo)";
+      "vllm/config/parallel.py (enable_expert_parallel, enable_eplb, enable_dbo); "
+      "docs/design/dbo.md";
   return c;
 }
 

@@ -74,6 +74,7 @@ struct Capabilities {
   bool sequence_parallel = true;        // residual stream split on tokens (sp = on)
   // Features.
   std::array<bool, 3> overlap{true, true, true};  // by Overlap: none, tbo, sbo
+  bool tbo_needs_dp = false;            // tbo only with attention data parallelism (dp > 1)
   bool mtp = true;                      // MTP speculative decoding (mtp > 0)
   bool expert_slots = true;             // redundant expert slots (EPLB)
   bool disaggregation = true;           // prefill/decode pools

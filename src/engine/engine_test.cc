@@ -143,8 +143,15 @@ TEST(EngineFacts, VllmDenseReplicasAndExpertParallelAllOrNothing) {
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].ep, 1);
   EXPECT_EQ(r[1].ep, 8);
-  // vllm/config/parallel.py enable_dbo: a two-batch overlap; no single-batch overlap.
+  // vllm/config/parallel.py enable_dbo: a two-batch overlap; no single-batch overlap. And
+  // docs/design/dbo.md: DBO "must be run in conjunction with --data-parallel-size N where N is
+  // greater than 1 and --enable-expert-parallel".
   EXPECT_TRUE(Launchable(C(EngineId::kVllm), q, S(q, "tp=1,dp=8,ep=8,overlap=tbo", 8)));
+  const std::vector<Violation> no_dp =
+      FindViolations(C(EngineId::kVllm), q, S(q, "tp=8,dp=1,ep=8,overlap=tbo", 8));
+  ASSERT_EQ(no_dp.size(), 1u);
+  EXPECT_EQ(no_dp[0].kind, Violation::Kind::kOverlap);
+  EXPECT_TRUE(Launchable(C(EngineId::kSglang), q, S(q, "tp=8,dp=1,ep=8,overlap=tbo", 8)));
   EXPECT_TRUE(Has(FindViolations(C(EngineId::kVllm), q, S(q, "tp=1,dp=8,ep=8,overlap=sbo", 8)),
                   Violation::Kind::kOverlap));
 }
@@ -246,14 +253,17 @@ TEST(RestrictOptions, FixedChoicesTheEngineLacksAreErrorsNamingIt) {
 // Hand count: vLLM, Qwen3-235B-A22B (128 experts, 64 heads, 94 layers, no MTP) on 8 GPUs, batch
 // {1}. pp in {1,2,4,8}; tp divides the stage's 8/pp GPUs; ep in {1, 8/pp}; slot options {0, 144,
 // 160} (SlotOptions: E + E/8, E + E/4) all divisible by 2, 4, 8, and only with ep > 1; overlaps
-// {none, tbo}, tbo only with ep > 1. Per pp: tp count x (1 + 3 x 2) = 4x7 + 3x7 + 2x7 + 1x1 = 64.
+// {none, tbo}, tbo only with ep > 1 and dp > 1 (--enable-dbo needs --data-parallel-size > 1).
+// A (pp, tp) with dp > 1 counts 1 + 3 x 2 = 7 (ep = 1; ep = 8/pp with 3 slot options x 2
+// overlaps), one with dp = 1 (tp = 8/pp) counts 1 + 3 = 4: pp=1 3x7+4, pp=2 2x7+4, pp=4 7+4,
+// pp=8 1 (ep = 1 only) = 25 + 18 + 11 + 1 = 55.
 TEST(RestrictedSpace, HandCountedVllmQwen3Space) {
   const ModelSpec q = Preset("qwen3-235b-a22b");
   SpaceOptions opt;
   opt.max_batch = 1;
   StatusOr<StrategySpace> sp = RestrictedSpace(C(EngineId::kVllm), q, 8, opt);
   ASSERT_TRUE(sp.ok()) << sp.status().message();
-  EXPECT_DOUBLE_EQ(sp->CountValid(), 64.0);
+  EXPECT_DOUBLE_EQ(sp->CountValid(), 55.0);
   EXPECT_EQ(sp->head_size(StrategySpace::kSp), 1);
   for (size_t i = 0; i < sp->searched_ops().size(); ++i)
     EXPECT_EQ(sp->head_size(StrategySpace::kFirstDim + static_cast<int>(i)), 1);
@@ -263,7 +273,7 @@ TEST(RestrictedSpace, HandCountedVllmQwen3Space) {
   ASSERT_TRUE(full.ok());
   StatusOr<StrategySpace> again = RestrictedSpace(C(EngineId::kVllm), *full);
   ASSERT_TRUE(again.ok());
-  EXPECT_DOUBLE_EQ(again->CountValid(), 64.0);
+  EXPECT_DOUBLE_EQ(again->CountValid(), 55.0);
   // A point outside: the reason names the engine.
   const Status st = sp->Check(S(q, "tp=2,dp=4,ep=4,batch=1", 8));
   ASSERT_FALSE(st.ok());

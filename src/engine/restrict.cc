@@ -101,6 +101,11 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
                     "overlap=none",
                     OverlapName(s.overlap),
                     s.overlap == Overlap::kTbo ? "two-batch overlap" : "single-batch overlap", E));
+  if (c.tbo_needs_dp && s.overlap == Overlap::kTbo && s.dp <= 1 && OverlapOk(c, s.overlap))
+    add(Violation::Kind::kOverlap,
+        fmt::format("overlap=tbo with dp=1: {}'s two-batch overlap runs with data-parallel "
+                    "attention only (dp > 1); it runs overlap=none",
+                    E));
   if (EpRule(c, m) && s.ep != 1 && s.ep != G)
     add(Violation::Kind::kExpertSpan,
         fmt::format("ep={} (expert-TP {}): {}'s expert parallelism spans all tp*dp = {} GPUs of a "
@@ -157,6 +162,7 @@ std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const S
       t.dp = dp;
       t.ep = ep;
       if (t.tp <= 1) t.sp = false;
+      if (c.tbo_needs_dp && t.overlap == Overlap::kTbo && t.dp <= 1) t.overlap = Overlap::kNone;
       if (t.ep <= 1) {
         t.overlap = Overlap::kNone;  // overlap hides the expert all-to-all only
         t.slots = 0;                 // redundant slots live on expert-parallel ranks
@@ -191,12 +197,11 @@ StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m
     opt.fixed_slots = 0;
   }
   r.slots_need_ep = true;
-  r.overlaps.clear();
-  for (Overlap o : {Overlap::kNone, Overlap::kTbo, Overlap::kSbo})
-    if (OverlapOk(c, o)) r.overlaps.push_back(o);
+  r.overlaps = c.overlap;
   if (!opt.search_overlap && !OverlapOk(c, opt.fixed_overlap))
     return Status::InvalidArgument(
         fmt::format("overlap={}: {} has no such overlap", OverlapName(opt.fixed_overlap), c.title));
+  r.tbo_needs_dp = c.tbo_needs_dp;
   r.ep_one_or_stage = EpRule(c, m);
   r.tp_one_or_stage = TpRule(c, m);
   return opt;

@@ -164,6 +164,31 @@ TEST(RestrictedSpace, MaskCompletesEveryPrefix) {
   }
 }
 
+// The serving shapes the searchers start from (ServingTemplates, DpAttentionShapes) are, under
+// an engine restriction, points the engine launches, and not all of them are dropped.
+TEST(RestrictedSpace, SeedShapesAreLaunchable) {
+  for (const Case& c : Cases()) {
+    if (!c.model.is_moe()) continue;
+    for (const Capabilities& caps : CapabilityTable()) {
+      StatusOr<StrategySpace> sp = RestrictedSpace(caps, c.model, c.gpus, Options(c.model));
+      ASSERT_TRUE(sp.ok());
+      const std::vector<Strategy> t = ServingTemplates(*sp, c.model, 8);
+      EXPECT_FALSE(t.empty()) << caps.name << " " << c.model.name << " " << c.gpus;
+      for (const Strategy& s : t) {
+        EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
+        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
+      }
+      Strategy base = t.empty() ? Strategy{} : t.front();
+      base.tp = 1;
+      base.dp = c.gpus;
+      for (const Strategy& s : DpAttentionShapes(*sp, c.model, 8, base)) {
+        EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
+        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
+      }
+    }
+  }
+}
+
 // Repairs are launchable, valid, and {Canonical(s)} when s is launchable.
 TEST(Repairs, LaunchableValidAndIdentityOnLaunchablePoints) {
   std::mt19937_64 rng(3);

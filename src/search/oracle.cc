@@ -207,11 +207,11 @@ class Solver {
               for (int slots : space_.slot_options()) {
                 const int S = slots == 0 ? sim_.problem().model.num_experts : slots;
                 if (space_.slots_head() >= 0 && S % ep != 0) continue;
-                // An engine restriction: redundant slots only with expert parallelism.
-                const EngineRestriction& r = space_.restriction();
-                if (r.active && r.slots_need_ep && slots != 0 && ep <= 1) continue;
+                // An engine restriction's rules (StrategySpace::Mask's).
+                if (!space_.SlotsAllowed(ep, slots)) continue;
                 for (Overlap ov : space_.overlap_options()) {
                   if (ov != Overlap::kNone && ep <= 1) continue;
+                  if (!space_.OverlapAllowed(n_ / (pps[ipp] * space_.tp_options()[itp]), ov)) continue;
                   // MTP depth (models with MTP layers): part of the configuration too.
                   for (int mtp : space_.mtp_options()) {
                     if (count_only) {

@@ -229,11 +229,10 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
 
   const EngineRestriction& r = opt.restriction;
   if (r.active) {
-    if (std::find(r.overlaps.begin(), r.overlaps.end(), Overlap::kNone) == r.overlaps.end())
+    if (!r.overlaps[static_cast<int>(Overlap::kNone)])
       return Status::InvalidArgument(
           "strategy space: an engine restriction must allow overlap=none");
-    if (!opt.search_overlap &&
-        std::find(r.overlaps.begin(), r.overlaps.end(), opt.fixed_overlap) == r.overlaps.end())
+    if (!opt.search_overlap && !r.overlaps[static_cast<int>(opt.fixed_overlap)])
       return Status::InvalidArgument(fmt::format("strategy space: {} has no overlap={}", r.engine,
                                                  OverlapName(opt.fixed_overlap)));
   }
@@ -258,7 +257,7 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
     if (opt.search_overlap) {
       sp.overlaps_.clear();
       for (Overlap o : {Overlap::kNone, Overlap::kTbo, Overlap::kSbo})
-        if (!r.active || std::find(r.overlaps.begin(), r.overlaps.end(), o) != r.overlaps.end())
+        if (!r.active || r.overlaps[static_cast<int>(o)])
           sp.overlaps_.push_back(o);
     } else {
       sp.overlaps_ = {opt.fixed_overlap};
@@ -408,7 +407,8 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
   // decoded strategy to be exactly `s`. The engine restriction's degree rules last.
   if (!(Decode(*idx) == s)) return false;
   const int per_stage = s.tp * s.dp;
-  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.ep) && SlotsAllowed(s.ep, s.slots);
+  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.ep) && SlotsAllowed(s.ep, s.slots) &&
+         OverlapAllowed(s.dp, s.overlap);
 }
 
 Status StrategySpace::Check(const Strategy& s) const {
@@ -483,7 +483,11 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
       }
       if (h == overlap_head_) {
         const int ep = ep_[prefix[kEp]];
-        for (int i = 0; i < n; ++i) out[i] = (ep > 1 || overlaps_[i] == Overlap::kNone) ? 1 : 0;
+        const int dp = num_gpus_ / (pp_[prefix[kPp]] * tp_[prefix[kTp]]);
+        for (int i = 0; i < n; ++i)
+          out[i] = (ep > 1 || overlaps_[i] == Overlap::kNone) && OverlapAllowed(dp, overlaps_[i])
+                       ? 1
+                       : 0;
         return;
       }
       // pp: every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it.
@@ -500,28 +504,30 @@ double StrategySpace::Size() const {
 }
 
 double StrategySpace::CountValid() const {
-  // Valid (pp, tp, ep) triples: for each pp, tp and ep each independently divide GPUs/pp (see
-  // Mask). Batch, sp and dims are unconstrained, so each multiplies the count by its head size.
-  // With MoE heads, each valid ep counts its valid (slots, overlap) pairs (see Mask).
+  // Valid (pp, tp, ep) triples: for each pp, tp and ep each divide GPUs/pp (see Mask) and pass
+  // the engine restriction's rules. Batch, sp and dims are unconstrained, so each multiplies the
+  // count by its head size. With MoE heads, each valid triple counts its valid (slots, overlap)
+  // pairs (see Mask).
   double degrees = 0;
   for (int pp : pp_) {
     const int per_stage = num_gpus_ / pp;
-    int ntp = 0;
-    double nep = 0;
-    for (int tp : tp_) ntp += per_stage % tp == 0 && TpAllowed(per_stage, tp) ? 1 : 0;
-    for (int ep : ep_) {
-      if (per_stage % ep != 0 || !EpAllowed(per_stage, ep)) continue;
-      double moe = 1;
-      if (slots_head_ >= 0) {
-        int ns = 0, no = 0;
-        for (int slots : slots_)
-          ns += (slots == 0 ? model_->num_experts : slots) % ep == 0 && SlotsAllowed(ep, slots) ? 1 : 0;
-        for (Overlap o : overlaps_) no += (ep > 1 || o == Overlap::kNone) ? 1 : 0;
-        moe = static_cast<double>(ns) * no;
+    for (int tp : tp_) {
+      if (per_stage % tp != 0 || !TpAllowed(per_stage, tp)) continue;
+      const int dp = per_stage / tp;
+      for (int ep : ep_) {
+        if (per_stage % ep != 0 || !EpAllowed(per_stage, ep)) continue;
+        double moe = 1;
+        if (slots_head_ >= 0) {
+          int ns = 0, no = 0;
+          for (int slots : slots_)
+            ns += (slots == 0 ? model_->num_experts : slots) % ep == 0 && SlotsAllowed(ep, slots) ? 1 : 0;
+          for (Overlap o : overlaps_)
+            no += (ep > 1 || o == Overlap::kNone) && OverlapAllowed(dp, o) ? 1 : 0;
+          moe = static_cast<double>(ns) * no;
+        }
+        degrees += moe;
       }
-      nep += moe;
     }
-    degrees += static_cast<double>(ntp) * nep;
   }
   double rest = 1;
   for (int h = kBatch; h < kFirstDim + static_cast<int>(ops_.size()); ++h) rest *= head_sizes_[h];
@@ -542,6 +548,11 @@ bool StrategySpace::EpAllowed(int per_stage, int ep) const {
 bool StrategySpace::SlotsAllowed(int ep, int slots) const {
   const EngineRestriction& r = options_.restriction;
   return !r.active || !r.slots_need_ep || slots == 0 || ep > 1;
+}
+
+bool StrategySpace::OverlapAllowed(int dp, Overlap o) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.tbo_needs_dp || o != Overlap::kTbo || dp > 1;
 }
 
 Status StrategySpace::CheckRestriction(const Strategy& s) const {
@@ -573,6 +584,9 @@ Status StrategySpace::CheckRestriction(const Strategy& s) const {
     return Status::Invalid(fmt::format(
         "ep={}: {} runs expert parallelism over all tp*dp = {} GPUs of a stage or not at all", s.ep,
         E, per_stage));
+  if (!OverlapAllowed(s.dp, s.overlap))
+    return Status::Invalid(fmt::format(
+        "overlap=tbo with dp=1: {}'s two-batch overlap runs with data-parallel attention only", E));
   if (!SlotsAllowed(s.ep, s.slots))
     return Status::Invalid(
         fmt::format("slots={} with ep=1: {} places redundant experts only with expert parallelism",
@@ -599,6 +613,32 @@ std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const Strat
   return out;
 }
 
+namespace {
+// Under an engine restriction, a shape in the form the engine launches: Megatron's dims where the
+// space has only them, sp off where it has no sp, no overlap it lacks (the degree rules are left
+// to Check). Unrestricted spaces: `s` unchanged.
+Strategy EngineForm(const StrategySpace& space, const ModelSpec& m, Strategy s) {
+  const EngineRestriction& r = space.restriction();
+  if (!r.active) return s;
+  if (r.megatron_dims_only) {
+    s.dims = MegatronDims();
+    ClearAbsentOps(m, &s);
+  }
+  if (space.head_size(StrategySpace::kSp) == 1) s.sp = false;
+  if (!r.overlaps[static_cast<int>(s.overlap)]) s.overlap = Overlap::kNone;
+  return s;
+}
+
+// The widest ep option for a stage of g GPUs (pp = 1) that the engine restriction allows: the
+// last option when it is inactive (every option divides the GPU count).
+int WidestEp(const StrategySpace& space, int g) {
+  const std::vector<int>& eps = space.ep_options();
+  for (auto it = eps.rbegin(); it != eps.rend(); ++it)
+    if (g % *it == 0 && space.EpAllowed(g, *it)) return *it;
+  return eps.front();
+}
+}  // namespace
+
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain) {
   std::vector<Strategy> out;
   const int g = space.num_gpus();
@@ -608,12 +648,13 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     s.pp = 1;
     s.tp = tp;
     s.dp = g / tp;
-    s.ep = space.ep_options().back();
+    s.ep = WidestEp(space, g);
     s.batch = batches[batches.size() / 2];
     s.sp = false;
     s.dims = MegatronDims();
     if (tp == 1) s.dims.fill(Dim::kNone);
     ClearAbsentOps(m, &s);
+    s = EngineForm(space, m, s);
     // The first slot count the widest ep divides, e.g. 288 slots for ep = 144 with 256 experts.
     if (FitSlots(space, &s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
@@ -673,7 +714,7 @@ std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelS
         x.pp = 1;
         x.tp = tp;
         x.dp = g / tp;
-        x.ep = space.ep_options().back();
+        x.ep = WidestEp(space, g);
         x.batch = batch;
         x.sp = true;
         x.overlap = o;
@@ -686,6 +727,7 @@ std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelS
           if (v == Dims::kLmHead) x.dims[static_cast<size_t>(Op::kLmHead)] = lm;
         }
         ClearAbsentOps(m, &x);
+        x = EngineForm(space, m, x);
         if (FitSlots(space, &x) && std::find(out.begin(), out.end(), x) == out.end())
           out.push_back(std::move(x));
       }

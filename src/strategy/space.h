@@ -90,7 +90,8 @@ struct EngineRestriction {
   bool ep_one_or_stage = false;     // ep = 1 or ep = tp*dp (vLLM's --enable-expert-parallel)
   bool tp_one_or_stage = false;     // tp = 1 or dp = 1: attention all-TP or all-DP in a stage
   bool slots_need_ep = false;       // redundant slots (slots != 0) only with ep > 1
-  std::vector<Overlap> overlaps = {Overlap::kNone, Overlap::kTbo, Overlap::kSbo};  // allowed
+  bool tbo_needs_dp = false;        // overlap=tbo only with dp > 1 (vLLM's --enable-dbo)
+  std::array<bool, 3> overlaps{true, true, true};  // allowed, indexed by Overlap (none, tbo, sbo)
   std::string engine;               // the engine's name, for the reasons Check gives
 };
 
@@ -108,7 +109,7 @@ struct SpaceOptions {
   // MTP layers have no mtp head and accept only {0}.
   std::vector<int> mtp = {0};
   // Inactive by default; see EngineRestriction.
-  EngineRestriction restriction;
+  EngineRestriction restriction{};
 };
 
 class StrategySpace final : public EncodedSpace {
@@ -145,6 +146,13 @@ class StrategySpace final : public EncodedSpace {
   // sp, slots, overlap and mtp are among those the engine launches; else the reason. Batch and
   // structural validity are not checked here (Check does both).
   Status CheckRestriction(const Strategy& s) const;
+  // The restriction's rules one choice at a time (all true when it is inactive), for code that
+  // enumerates the space (Mask, CountValid, the oracle): tp and ep given the stage's GPUs, slots
+  // given ep, an overlap given dp and ep.
+  bool TpAllowed(int per_stage, int tp) const;
+  bool EpAllowed(int per_stage, int ep) const;
+  bool SlotsAllowed(int ep, int slots) const;
+  bool OverlapAllowed(int dp, Overlap o) const;
 
   // idx has num_heads() entries, each in [0, head_size(h)).
   Strategy Decode(std::span<const int> idx) const;
@@ -183,10 +191,6 @@ class StrategySpace final : public EncodedSpace {
   bool search_sp_ = true;
   std::array<std::vector<Dim>, kNumOps> dim_options_;
   SpaceOptions options_;
-  // The engine restriction's degree rules (true when inactive).
-  bool TpAllowed(int per_stage, int tp) const;
-  bool EpAllowed(int per_stage, int ep) const;
-  bool SlotsAllowed(int ep, int slots) const;
 };
 
 // The two usual shapes of a serving (decode) instance on `space`'s GPUs: pp = 1 with the widest
@@ -218,7 +222,10 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
 // and at the first such tp also every dim `none` in each overlap option (at another tp that is
 // the same program). In that order; absent operators `none`; only points that pass Check, no
 // duplicates. The decomposed disaggregated search raises them in batch before a decode slot's
-// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide).
+// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide). Under an engine
+// restriction (this and ServingTemplates) the widest ep is the widest its rules allow and each
+// shape is put in the engine's form (Megatron dims, sp off, an overlap it has, as the space
+// allows); shapes its degree rules reject are left out like any other that fails Check.
 std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
                                         const Strategy& s, bool wide = true);
 
