@@ -1,5 +1,8 @@
 #include "launch/launch.h"
 
+#include "engine/engine.h"
+#include "engine/restrict.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -10,26 +13,8 @@ namespace l2s::launch {
 
 namespace {
 
-// Which group an operator's dim splits over: the attention-TP group (tp) or, for the routed
-// expert FFNs, the expert-TP group (etp = tp*dp/ep). With a group of one GPU every dim is the
-// same computation, so a differing dim is not a real difference.
-int GroupOf(Op op, const Strategy& s) {
-  return (op == Op::kMoeFfn1 || op == Op::kMoeFfn2) ? s.etp() : s.tp;
-}
-
 bool HasDenseFfn(const ModelSpec& m) { return ModelHasOp(m, Op::kDenseFfn1); }
 
-std::string Degrees(const Strategy& s) {
-  return fmt::format("pp={},tp={},dp={},ep={}", s.pp, s.tp, s.dp, s.ep);
-}
-
-// Megatron dims with the operators the model lacks set to none.
-std::array<Dim, kNumOps> EngineDims(const ModelSpec& m) {
-  Strategy t;
-  t.dims = MegatronDims();
-  ClearAbsentOps(m, &t);
-  return t.dims;
-}
 
 }  // namespace
 
@@ -105,127 +90,33 @@ std::string DimWords(Op op, Dim d) {
 std::string ModelArgument(const ModelSpec& m) { return ResolveModelId(m).id; }
 
 std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s) {
+  // The rules are the engine layer's capability table (src/engine); here only the words of the
+  // per-operator dims (OpTitle, DimWords) are added.
+  const engine::Capabilities& caps =
+      engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value());
   std::vector<std::string> out;
-  const std::string_view E = EngineTitle(engine);
-  const std::array<Dim, kNumOps> meg = EngineDims(m);
-  const int G = s.tp * s.dp;
-  // Per-operator dims: every engine implements Megatron's layouts only.
-  for (int i = 0; i < kNumOps; ++i) {
-    const Op op = static_cast<Op>(i);
-    if (!ModelHasOp(m, op) || s.dims[i] == meg[i] || GroupOf(op, s) <= 1) continue;
+  for (engine::Violation& v : engine::FindViolations(caps, m, s)) {
+    if (v.kind != engine::Violation::Kind::kDim) {
+      out.push_back(std::move(v.text));
+      continue;
+    }
     out.push_back(fmt::format("{}={} ({}, {}): {} implements only Megatron's layout for it; it runs "
                               "{} instead",
-                              OpName(op), DimName(s.dims[i]), OpTitle(op), DimWords(op, s.dims[i]),
-                              E, DimWords(op, meg[i])));
-  }
-  // Residual-stream sequence parallelism: only Megatron-LM has it (--sequence-parallel).
-  if (s.sp && s.tp > 1 && engine != Engine::kMegatron)
-    out.push_back(fmt::format("sp=on (residual stream split on tokens over the tp group): {} has no "
-                              "sequence-parallel residual stream; it runs sp=off (replicated "
-                              "residual stream)",
-                              E));
-  // Speculative decoding: vLLM, SGLang and TensorRT-LLM draft with DeepSeek's MTP module.
-  if (s.mtp > 0 && engine == Engine::kMegatron)
-    out.push_back(fmt::format("mtp={} (speculative tokens per step): Megatron-LM's inference has no "
-                              "MTP speculative decoding; it runs mtp=0",
-                              s.mtp));
-  // Redundant experts and MoE overlap (docs/PLAN.md "Engine rules"): SGLang has EPLB with
-  // redundant experts (--enable-eplb --ep-num-redundant-experts) and both overlaps
-  // (--enable-two-batch-overlap, --enable-single-batch-overlap); vLLM has EPLB
-  // (--enable-eplb, num_redundant_experts) and a two-batch overlap (--enable-dbo) but no
-  // single-batch overlap; TensorRT-LLM has redundant slots (moe_load_balancer num_slots) and
-  // no overlap switch; Megatron-LM neither.
-  const bool has_slots = engine != Engine::kMegatron;
-  const bool has_tbo = engine == Engine::kSglang || engine == Engine::kVllm;
-  const bool has_sbo = engine == Engine::kSglang;
-  if (s.slots > 0 && !has_slots)
-    out.push_back(fmt::format("slots={} (redundant experts, EPLB placement): {} has no redundant "
-                              "expert slots; it runs one slot per expert",
-                              s.slots, E));
-  if ((s.overlap == Overlap::kTbo && !has_tbo) || (s.overlap == Overlap::kSbo && !has_sbo))
-    out.push_back(fmt::format("overlap={} ({}): {} cannot overlap the MoE all-to-all this way; it "
-                              "runs overlap=none",
-                              OverlapName(s.overlap),
-                              s.overlap == Overlap::kTbo ? "two-batch overlap"
-                                                         : "single-batch overlap",
-                              E));
-  // Degree combinations.
-  auto alternatives = [&](std::vector<std::pair<int, int>> tp_dp, std::vector<int> eps) {
-    std::vector<std::string> alts;
-    for (auto [tp, dp] : tp_dp) {
-      Strategy t = s;
-      t.tp = tp;
-      t.dp = dp;
-      for (int ep : eps) {
-        t.ep = ep;
-        if (CheckStrategy(m, s.gpus(), t).ok()) alts.push_back(Degrees(t));
-      }
-    }
-    if (alts.empty()) return std::string("no repair of the degrees is valid for this model");
-    std::string list;
-    for (const std::string& a : alts) list += (list.empty() ? "" : " or ") + a;
-    return "it can run " + list + " instead";
-  };
-  if (engine == Engine::kVllm && m.is_moe() && s.ep != 1 && s.ep != G) {
-    out.push_back(fmt::format(
-        "ep={} (expert-TP {}): vLLM's expert parallelism spans all tp*dp = {} GPUs of a stage "
-        "(--enable-expert-parallel) or is off (experts tensor-parallel over the {} GPUs); {}",
-        s.ep, s.etp(), G, G, alternatives({{s.tp, s.dp}}, {1, G})));
-  }
-  // Attention data parallelism inside a stage matters only for MoE models (their expert layers
-  // span the whole stage); for dense models dp is plain replication, which every engine does.
-  if (engine == Engine::kSglang && m.is_moe() && HasDenseFfn(m) && s.dp > 1 && s.tp > 1) {
-    out.push_back(fmt::format(
-        "tp={} with dp={} on a model with dense FFN layers: with --enable-dp-attention SGLang runs "
-        "dense FFN layers over all --tp {} GPUs or unsharded on each GPU (--moe-dense-tp-size 1), "
-        "not over an attention-TP group of {}; {}",
-        s.tp, s.dp, G, s.tp, alternatives({{1, G}, {G, 1}}, {s.ep})));
-  }
-  if (engine == Engine::kTrtllm && m.is_moe() && s.dp > 1 && s.tp > 1) {
-    out.push_back(fmt::format(
-        "tp={} with dp={}: TensorRT-LLM runs attention either tensor-parallel over all tp_size = {} "
-        "GPUs or data-parallel over them (enable_attention_dp); {}",
-        s.tp, s.dp, G, alternatives({{1, G}, {G, 1}}, {s.ep})));
+                              OpName(v.op), DimName(s.dim(v.op)), OpTitle(v.op),
+                              DimWords(v.op, s.dim(v.op)), EngineTitle(engine),
+                              DimWords(v.op, v.runs)));
   }
   return out;
 }
 
 bool Expressible(Engine engine, const ModelSpec& m, const Strategy& s) {
-  return UnsupportedChoices(engine, m, s).empty();
+  return engine::Launchable(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value()),
+                            m, s);
 }
 
 std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s) {
-  Strategy base = s;
-  base.dims = EngineDims(m);
-  if (engine != Engine::kMegatron || s.tp <= 1) base.sp = false;
-  if (engine == Engine::kMegatron) base.mtp = 0;
-  if (engine == Engine::kMegatron) base.slots = 0;
-  if ((s.overlap == Overlap::kTbo && engine != Engine::kSglang && engine != Engine::kVllm) ||
-      (s.overlap == Overlap::kSbo && engine != Engine::kSglang))
-    base.overlap = Overlap::kNone;
-  const int G = s.tp * s.dp;
-  std::vector<Strategy> cands;
-  auto add = [&](int tp, int dp, int ep) {
-    Strategy t = base;
-    t.tp = tp;
-    t.dp = dp;
-    t.ep = ep;
-    if (t.tp <= 1) t.sp = false;
-    if (t.ep <= 1) t.overlap = Overlap::kNone;  // overlap hides the expert all-to-all only
-    if (!CheckStrategy(m, s.gpus(), t).ok()) return;
-    if (std::find(cands.begin(), cands.end(), t) == cands.end()) cands.push_back(t);
-  };
-  if (engine == Engine::kVllm && m.is_moe() && s.ep != 1 && s.ep != G) {
-    add(s.tp, s.dp, 1);
-    add(s.tp, s.dp, G);
-  } else if (m.is_moe() && s.dp > 1 && s.tp > 1 &&
-             (engine == Engine::kTrtllm || (engine == Engine::kSglang && HasDenseFfn(m)))) {
-    add(1, G, s.ep);
-    add(G, 1, s.ep);
-  } else {
-    add(s.tp, s.dp, s.ep);
-  }
-  return cands;
+  return engine::Repairs(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value()),
+                         m, s);
 }
 
 ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space,

@@ -9,6 +9,7 @@
 //   batch = the largest of the space's batch options that is valid (tried from the largest
 //           down; a space whose batch head is {auto} lets the simulator choose).
 // Not limited by the budget (it needs at most one call per batch option).
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -42,11 +43,22 @@ class DefaultSearcher : public Searcher {
     Strategy s;
     s.pp = LargestOption(space.pp_options(), [&](int pp) { return pp <= domains; });
     const int per_stage = n / s.pp;
+    // The space's masks: divisibility, and an engine restriction's degree rules when it has one.
+    auto index_of = [](const std::vector<int>& opts, int v) {
+      return static_cast<int>(std::find(opts.begin(), opts.end(), v) - opts.begin());
+    };
+    std::vector<int> prefix = {index_of(space.pp_options(), s.pp)};
+    std::vector<uint8_t> tp_ok(space.head_size(StrategySpace::kTp)),
+        ep_ok(space.head_size(StrategySpace::kEp));
+    space.Mask(prefix, StrategySpace::kTp, tp_ok);
     s.tp = LargestOption(space.tp_options(), [&](int tp) {
-      return per_stage % tp == 0 && tp <= c.gpus_per_domain;
+      return tp_ok[index_of(space.tp_options(), tp)] && tp <= c.gpus_per_domain;
     });
     s.dp = per_stage / s.tp;
-    s.ep = LargestOption(space.ep_options(), [&](int ep) { return per_stage % ep == 0; });
+    prefix.push_back(index_of(space.tp_options(), s.tp));
+    space.Mask(prefix, StrategySpace::kEp, ep_ok);
+    s.ep = LargestOption(space.ep_options(),
+                         [&](int ep) { return ep_ok[index_of(space.ep_options(), ep)] != 0; });
     s.sp = false;
     s.dims = MegatronDims();
     ClearAbsentOps(m, &s);

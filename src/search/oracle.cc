@@ -62,22 +62,26 @@ constexpr GroupDef kGroupDefs[] = {
 };
 
 struct Option {
-  int combo = 0;  // base-3 digits = the dims of the group's ops, first op most significant
+  int combo = 0;  // mixed-radix digits (SetCombo) = the dims of the group's ops, first op most significant
   Vec v{};
   double act = 0;
 };
 
 struct Group {
   const GroupDef* def = nullptr;
-  int size = 1;  // 3^num_ops
+  int size = 1;  // product of the ops' dim option counts (3^num_ops unrestricted)
   bool has_kv = false;
   std::vector<Option> all, kept;
 };
 
-void SetCombo(const GroupDef& g, int combo, Strategy* s) {
+// Mixed radix over the space's options of each operator (StrategySpace::dim_options: {dim0,
+// dim1, none}, or Megatron's dim alone in an engine-restricted space), first op most significant.
+void SetCombo(const StrategySpace& space, const GroupDef& g, int combo, Strategy* s) {
   for (int j = g.num_ops - 1; j >= 0; --j) {
-    s->set_dim(g.ops[j], static_cast<Dim>(combo % 3));
-    combo /= 3;
+    const std::vector<Dim>& opts = space.dim_options(g.ops[j]);
+    const int n = static_cast<int>(opts.size());
+    s->set_dim(g.ops[j], opts[combo % n]);
+    combo /= n;
   }
 }
 
@@ -120,7 +124,8 @@ class Solver {
       }
       Group g;
       g.def = &d;
-      for (int j = 0; j < d.num_ops; ++j) g.size *= 3;
+      for (int j = 0; j < d.num_ops; ++j)
+        g.size *= static_cast<int>(space.dim_options(d.ops[j]).size());
       g.has_kv = d.ops[0] == Op::kAttnQkv;
       groups_.push_back(std::move(g));
       calls_per_config_ = std::max(calls_per_config_, groups_.back().size);
@@ -202,8 +207,11 @@ class Solver {
               for (int slots : space_.slot_options()) {
                 const int S = slots == 0 ? sim_.problem().model.num_experts : slots;
                 if (space_.slots_head() >= 0 && S % ep != 0) continue;
+                // An engine restriction's rules (StrategySpace::Mask's).
+                if (!space_.SlotsAllowed(ep, slots)) continue;
                 for (Overlap ov : space_.overlap_options()) {
                   if (ov != Overlap::kNone && ep <= 1) continue;
+                  if (!space_.OverlapAllowed(n_ / (pps[ipp] * space_.tp_options()[itp]), ov)) continue;
                   // MTP depth (models with MTP layers): part of the configuration too.
                   for (int mtp : space_.mtp_options()) {
                     if (count_only) {
@@ -270,7 +278,7 @@ class Solver {
     Simulator::OpTotals ot;
     for (Group& g : groups_) g.all.assign(g.size, Option{});
     for (int i = 0; i < calls_per_config_; ++i) {
-      for (Group& g : groups_) SetCombo(*g.def, i % g.size, &s);
+      for (Group& g : groups_) SetCombo(space_, *g.def, i % g.size, &s);
       sim_.ComputeOpTotals(s, base.batch, &ot);
       ++stats_.op_totals_calls;
       if (i == 0) {
@@ -490,7 +498,7 @@ class Solver {
     // New incumbent: the full strategy, re-evaluated by the simulator itself.
     Strategy s = base_;
     for (size_t g = 0; g < groups_.size(); ++g)
-      SetCombo(*groups_[g].def, groups_[g].kept[chosen_[g]].combo, &s);
+      SetCombo(space_, *groups_[g].def, groups_[g].kept[chosen_[g]].combo, &s);
     const Evaluation ev = sim_.EvaluateAtBatch(s, s.batch);
     ++stats_.verify_calls;
     const double rel =

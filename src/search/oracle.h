@@ -3,7 +3,8 @@
 //
 // Method (docs/SEARCH.md, "oracle"): for each structurally valid (pp, tp, ep, batch, sp, mtp), 27
 // Simulator::ComputeOpTotals calls give the cost attribution of every option of every operator
-// group (attention's 27 dim combinations, the FFN pairs' 9, the single operators' 3). A full
+// group (attention's 27 dim combinations, the FFN pairs' 9, the single operators' 3; the space's
+// dim options, so one call in a space restricted to an engine's Megatron dims, src/engine). A full
 // strategy's Simulator::Totals is the sum of its groups' attributions (the largest activation is
 // their max), and Simulator::Compose turns totals into the Evaluation the simulator would return.
 // Per group, options dominated in every cost criterion are dropped; the product of the rest is

@@ -315,7 +315,10 @@ Status RlRun::Run() {
     for (size_t i = 0; i < ops.size(); ++i) {
       const int h = StrategySpace::kFirstDim + static_cast<int>(i);
       if (!ModelHasOp(model, ops[i])) continue;
-      const int d = static_cast<int>(dims[static_cast<int>(ops[i])]);
+      // The option index of Megatron's dim (the head's options may be Megatron's dim alone).
+      const std::vector<Dim>& opts = sspace_->dim_options(ops[i]);
+      const auto it = std::find(opts.begin(), opts.end(), dims[static_cast<int>(ops[i])]);
+      const int d = it == opts.end() ? -1 : static_cast<int>(it - opts.begin());
       if (h < num_heads_ && d >= 0 && d < space_.head_size(h)) megatron_[h] = d;
     }
   }

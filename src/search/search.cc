@@ -37,9 +37,16 @@ const EncodedSpace& Objective::encoded_space() const {
 const Evaluation& Objective::Evaluate(const Strategy& s) {
   assert(!Done() && sim_ != nullptr);
   ++calls_;
-  // Searchers compare figures, not their attribution to operators: Finish evaluates the best
-  // once more with it.
-  last_ = sim_->EvaluateWithoutBreakdown(s);
+  // A point outside an engine-restricted space (the engine cannot launch it) is charged but not
+  // simulated, and never becomes the best: structurally invalid for this search.
+  if (space_->restriction().active && !space_->CheckRestriction(s).ok()) {
+    last_ = Evaluation{};
+    last_.verdict = Verdict::kStructure;
+  } else {
+    // Searchers compare figures, not their attribution to operators: Finish evaluates the best
+    // once more with it.
+    last_ = sim_->EvaluateWithoutBreakdown(s);
+  }
   const double v = Value(last_);
   // Strictly better valid value replaces the best; ties keep the earlier strategy.
   if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {

@@ -227,10 +227,22 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
         "strategy space: fixed_batch must be >= 0 (0 = auto), got {}", opt.fixed_batch));
   }
 
+  const EngineRestriction& r = opt.restriction;
+  if (r.active) {
+    if (!r.overlaps[static_cast<int>(Overlap::kNone)])
+      return Status::InvalidArgument(
+          "strategy space: an engine restriction must allow overlap=none");
+    if (!opt.search_overlap && !r.overlaps[static_cast<int>(opt.fixed_overlap)])
+      return Status::InvalidArgument(fmt::format("strategy space: {} has no overlap={}", r.engine,
+                                                 OverlapName(opt.fixed_overlap)));
+  }
+
   StrategySpace sp;
   sp.model_ = &m;
   sp.num_gpus_ = num_gpus;
   sp.search_sp_ = opt.search_sp;
+  sp.options_ = opt;
+  if (!r.active) sp.options_.restriction = EngineRestriction{};
   if (HasMoeLayers(m)) {
     if (opt.search_slots) {
       sp.slots_ = SlotOptions(m);
@@ -243,7 +255,10 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
       sp.slots_ = {opt.fixed_slots};
     }
     if (opt.search_overlap) {
-      sp.overlaps_ = {Overlap::kNone, Overlap::kTbo, Overlap::kSbo};
+      sp.overlaps_.clear();
+      for (Overlap o : {Overlap::kNone, Overlap::kTbo, Overlap::kSbo})
+        if (!r.active || r.overlaps[static_cast<int>(o)])
+          sp.overlaps_.push_back(o);
     } else {
       sp.overlaps_ = {opt.fixed_overlap};
     }
@@ -266,8 +281,15 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
   } else {
     sp.batch_.push_back(opt.fixed_batch);
   }
+  const std::array<Dim, kNumOps> megatron = MegatronDims();
   for (int i = 0; i < kNumOps; ++i) {
-    if (ModelHasOp(m, static_cast<Op>(i))) sp.ops_.push_back(static_cast<Op>(i));
+    if (!ModelHasOp(m, static_cast<Op>(i))) {
+      sp.dim_options_[i] = {Dim::kNone};
+      continue;
+    }
+    sp.ops_.push_back(static_cast<Op>(i));
+    if (r.active && r.megatron_dims_only) sp.dim_options_[i] = {megatron[i]};
+    else sp.dim_options_[i] = {Dim::kDim0, Dim::kDim1, Dim::kNone};
   }
   // Completability rests on degree 1 being the first option of pp, tp and ep (1 divides every
   // positive count); see Mask.
@@ -276,7 +298,8 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
   sp.head_sizes_ = {static_cast<int>(sp.pp_.size()), static_cast<int>(sp.tp_.size()),
                     static_cast<int>(sp.ep_.size()), static_cast<int>(sp.batch_.size()),
                     opt.search_sp ? 2 : 1};
-  for (size_t i = 0; i < sp.ops_.size(); ++i) sp.head_sizes_.push_back(kNumDimOptions);
+  for (Op op : sp.ops_)
+    sp.head_sizes_.push_back(static_cast<int>(sp.dim_options_[static_cast<int>(op)].size()));
   if (HasMoeLayers(m)) {
     sp.slots_head_ = static_cast<int>(sp.head_sizes_.size());
     sp.head_sizes_.push_back(static_cast<int>(sp.slots_.size()));
@@ -320,7 +343,7 @@ std::string StrategySpace::option_name(int h, int i) const {
   if (h == slots_head_) return slots_[i] == 0 ? std::string("experts") : fmt::format("{}", slots_[i]);
   if (h == overlap_head_) return std::string(OverlapName(overlaps_[i]));
   if (h == mtp_head_) return fmt::format("{}", mtp_[i]);
-  return std::string(DimName(static_cast<Dim>(i)));
+  return std::string(DimName(dim_options(ops_[h - kFirstDim])[i]));
 }
 
 Strategy StrategySpace::Decode(std::span<const int> idx) const {
@@ -336,7 +359,7 @@ Strategy StrategySpace::Decode(std::span<const int> idx) const {
   s.dp = static_cast<int>(num_gpus_ / (static_cast<int64_t>(s.pp) * s.tp));
   s.dims.fill(Dim::kNone);
   for (size_t i = 0; i < ops_.size(); ++i) {
-    s.dims[static_cast<int>(ops_[i])] = static_cast<Dim>(idx[kFirstDim + i]);
+    s.dims[static_cast<int>(ops_[i])] = dim_options(ops_[i])[idx[kFirstDim + i]];
   }
   s.slots = slots_head_ >= 0 ? slots_[idx[slots_head_]] : slots_.front();
   s.overlap = overlap_head_ >= 0 ? overlaps_[idx[overlap_head_]] : overlaps_.front();
@@ -365,7 +388,12 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
     const int d = static_cast<int>(s.dims[i]);
     if (d < 0 || d >= kNumDimOptions) return false;
   }
-  for (size_t i = 0; i < ops_.size(); ++i) (*idx)[kFirstDim + i] = static_cast<int>(s.dim(ops_[i]));
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const std::vector<Dim>& opts = dim_options(ops_[i]);
+    const auto it = std::find(opts.begin(), opts.end(), s.dim(ops_[i]));
+    if (it == opts.end()) return false;
+    (*idx)[kFirstDim + i] = static_cast<int>(it - opts.begin());
+  }
   if (slots_head_ >= 0 && !find(slots_, s.slots, &(*idx)[slots_head_])) return false;
   if (overlap_head_ >= 0) {
     int found = -1;
@@ -376,8 +404,11 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
   }
   if (mtp_head_ >= 0 && !find(mtp_, s.mtp, &(*idx)[mtp_head_])) return false;
   // dp is derived and the lacking operators are fixed to none: both are covered by requiring the
-  // decoded strategy to be exactly `s`.
-  return Decode(*idx) == s;
+  // decoded strategy to be exactly `s`. The engine restriction's degree rules last.
+  if (!(Decode(*idx) == s)) return false;
+  const int per_stage = s.tp * s.dp;
+  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.ep) && SlotsAllowed(s.ep, s.slots) &&
+         OverlapAllowed(s.dp, s.overlap);
 }
 
 Status StrategySpace::Check(const Strategy& s) const {
@@ -407,6 +438,7 @@ Status StrategySpace::Check(const Strategy& s) const {
     return Status::Invalid(fmt::format("mtp={} is not an option of this space (options: {})", s.mtp,
                                        fmt::join(mtp_, ", ")));
   }
+  if (Status r = CheckRestriction(s); !r.ok()) return r;
   // Degrees: a structurally valid pp divides the GPU count and is <= num_layers, tp divides the
   // GPUs and the heads, ep divides the GPUs and the experts, so they are always among the options.
   std::vector<int> idx;
@@ -423,27 +455,39 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
     case kTp: {
       // tp must divide the GPUs of one stage so that dp = GPUs/(pp*tp) is whole; then ep = 1
       // always completes the strategy.
+      // An engine rule on tp (tp = 1 or dp = 1) leaves ep = 1 completing it too.
       const int per_stage = num_gpus_ / pp_[prefix[kPp]];
-      for (int i = 0; i < n; ++i) out[i] = per_stage % tp_[i] == 0 ? 1 : 0;
+      for (int i = 0; i < n; ++i)
+        out[i] = per_stage % tp_[i] == 0 && TpAllowed(per_stage, tp_[i]) ? 1 : 0;
       return;
     }
     case kEp: {
       // Given pp*tp | GPUs, tp*dp = GPUs/pp; ep must divide it (ep divides the experts or some
       // slot option by construction of the options, so the slots head completes it).
+      // An engine rule on ep (ep = 1 or tp*dp) keeps ep = 1 and the slots head completes the
+      // rest (slot 0 for ep = 1; with ep > 1 every slot option the engine has is allowed).
       const int per_stage = num_gpus_ / pp_[prefix[kPp]];
-      for (int i = 0; i < n; ++i) out[i] = per_stage % ep_[i] == 0 ? 1 : 0;
+      for (int i = 0; i < n; ++i)
+        out[i] = per_stage % ep_[i] == 0 && EpAllowed(per_stage, ep_[i]) ? 1 : 0;
       return;
     }
     default:
       if (h == slots_head_) {
         const int ep = ep_[prefix[kEp]];
         for (int i = 0; i < n; ++i)
-          out[i] = (slots_[i] == 0 ? model_->num_experts : slots_[i]) % ep == 0 ? 1 : 0;
+          out[i] = (slots_[i] == 0 ? model_->num_experts : slots_[i]) % ep == 0 &&
+                           SlotsAllowed(ep, slots_[i])
+                       ? 1
+                       : 0;
         return;
       }
       if (h == overlap_head_) {
         const int ep = ep_[prefix[kEp]];
-        for (int i = 0; i < n; ++i) out[i] = (ep > 1 || overlaps_[i] == Overlap::kNone) ? 1 : 0;
+        const int dp = num_gpus_ / (pp_[prefix[kPp]] * tp_[prefix[kTp]]);
+        for (int i = 0; i < n; ++i)
+          out[i] = (ep > 1 || overlaps_[i] == Overlap::kNone) && OverlapAllowed(dp, overlaps_[i])
+                       ? 1
+                       : 0;
         return;
       }
       // pp: every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it.
@@ -460,32 +504,94 @@ double StrategySpace::Size() const {
 }
 
 double StrategySpace::CountValid() const {
-  // Valid (pp, tp, ep) triples: for each pp, tp and ep each independently divide GPUs/pp (see
-  // Mask). Batch, sp and dims are unconstrained, so each multiplies the count by its head size.
-  // With MoE heads, each valid ep counts its valid (slots, overlap) pairs (see Mask).
+  // Valid (pp, tp, ep) triples: for each pp, tp and ep each divide GPUs/pp (see Mask) and pass
+  // the engine restriction's rules. Batch, sp and dims are unconstrained, so each multiplies the
+  // count by its head size. With MoE heads, each valid triple counts its valid (slots, overlap)
+  // pairs (see Mask).
   double degrees = 0;
   for (int pp : pp_) {
     const int per_stage = num_gpus_ / pp;
-    int ntp = 0;
-    double nep = 0;
-    for (int tp : tp_) ntp += per_stage % tp == 0 ? 1 : 0;
-    for (int ep : ep_) {
-      if (per_stage % ep != 0) continue;
-      double moe = 1;
-      if (slots_head_ >= 0) {
-        int ns = 0, no = 0;
-        for (int slots : slots_) ns += (slots == 0 ? model_->num_experts : slots) % ep == 0 ? 1 : 0;
-        for (Overlap o : overlaps_) no += (ep > 1 || o == Overlap::kNone) ? 1 : 0;
-        moe = static_cast<double>(ns) * no;
+    for (int tp : tp_) {
+      if (per_stage % tp != 0 || !TpAllowed(per_stage, tp)) continue;
+      const int dp = per_stage / tp;
+      for (int ep : ep_) {
+        if (per_stage % ep != 0 || !EpAllowed(per_stage, ep)) continue;
+        double moe = 1;
+        if (slots_head_ >= 0) {
+          int ns = 0, no = 0;
+          for (int slots : slots_)
+            ns += (slots == 0 ? model_->num_experts : slots) % ep == 0 && SlotsAllowed(ep, slots) ? 1 : 0;
+          for (Overlap o : overlaps_)
+            no += (ep > 1 || o == Overlap::kNone) && OverlapAllowed(dp, o) ? 1 : 0;
+          moe = static_cast<double>(ns) * no;
+        }
+        degrees += moe;
       }
-      nep += moe;
     }
-    degrees += static_cast<double>(ntp) * nep;
   }
   double rest = 1;
   for (int h = kBatch; h < kFirstDim + static_cast<int>(ops_.size()); ++h) rest *= head_sizes_[h];
   if (mtp_head_ >= 0) rest *= head_sizes_[mtp_head_];  // no structural constraint
   return degrees * rest;
+}
+
+bool StrategySpace::TpAllowed(int per_stage, int tp) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.tp_one_or_stage || tp == 1 || tp == per_stage;
+}
+
+bool StrategySpace::EpAllowed(int per_stage, int ep) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.ep_one_or_stage || ep == 1 || ep == per_stage;
+}
+
+bool StrategySpace::SlotsAllowed(int ep, int slots) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.slots_need_ep || slots == 0 || ep > 1;
+}
+
+bool StrategySpace::OverlapAllowed(int dp, Overlap o) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.tbo_needs_dp || o != Overlap::kTbo || dp > 1;
+}
+
+Status StrategySpace::CheckRestriction(const Strategy& s) const {
+  const EngineRestriction& r = options_.restriction;
+  if (!r.active) return Status::Ok();
+  const std::string& E = r.engine;
+  for (int i = 0; i < kNumOps; ++i) {
+    const std::vector<Dim>& opts = dim_options_[i];
+    if (std::find(opts.begin(), opts.end(), s.dims[i]) == opts.end())
+      return Status::Invalid(fmt::format("{}={}: {} runs only {}={} (Megatron's layout)",
+                                         OpName(static_cast<Op>(i)), DimName(s.dims[i]), E,
+                                         OpName(static_cast<Op>(i)), DimName(opts.front())));
+  }
+  if (s.sp && !search_sp_) return Status::Invalid(fmt::format("sp=on: {} has no sequence parallelism", E));
+  if (std::find(mtp_.begin(), mtp_.end(), s.mtp) == mtp_.end())
+    return Status::Invalid(fmt::format("mtp={} is not an option of this space for {} (options: {})",
+                                       s.mtp, E, fmt::join(mtp_, ", ")));
+  if (std::find(slots_.begin(), slots_.end(), s.slots) == slots_.end())
+    return Status::Invalid(fmt::format("slots={} is not an option of this space for {}", s.slots, E));
+  if (std::find(overlaps_.begin(), overlaps_.end(), s.overlap) == overlaps_.end())
+    return Status::Invalid(fmt::format("overlap={}: {} has no such overlap", OverlapName(s.overlap), E));
+  const int per_stage = s.tp * s.dp;
+  if (!TpAllowed(per_stage, s.tp))
+    return Status::Invalid(fmt::format(
+        "tp={} with dp={}: {} runs attention either tensor-parallel over all {} GPUs of a stage "
+        "or data-parallel over them (tp = 1)",
+        s.tp, s.dp, E, per_stage));
+  if (!EpAllowed(per_stage, s.ep))
+    return Status::Invalid(fmt::format(
+        "ep={}: {} runs expert parallelism over all tp*dp = {} GPUs of a stage or not at all", s.ep,
+        E, per_stage));
+  if (!OverlapAllowed(s.dp, s.overlap))
+    return Status::Invalid(fmt::format(
+        "overlap=tbo with dp=1: {}'s two-batch overlap runs with data-parallel attention only", E));
+  if (!SlotsAllowed(s.ep, s.slots))
+    return Status::Invalid(
+        fmt::format("slots={} with ep=1: {} places redundant experts only with expert parallelism",
+                    s.slots, E));
+  return Status::Ok();
 }
 
 std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const StrategySpace& space) {
@@ -507,6 +613,32 @@ std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const Strat
   return out;
 }
 
+namespace {
+// Under an engine restriction, a shape in the form the engine launches: Megatron's dims where the
+// space has only them, sp off where it has no sp, no overlap it lacks (the degree rules are left
+// to Check). Unrestricted spaces: `s` unchanged.
+Strategy EngineForm(const StrategySpace& space, const ModelSpec& m, Strategy s) {
+  const EngineRestriction& r = space.restriction();
+  if (!r.active) return s;
+  if (r.megatron_dims_only) {
+    s.dims = MegatronDims();
+    ClearAbsentOps(m, &s);
+  }
+  if (space.head_size(StrategySpace::kSp) == 1) s.sp = false;
+  if (!r.overlaps[static_cast<int>(s.overlap)]) s.overlap = Overlap::kNone;
+  return s;
+}
+
+// The widest ep option for a stage of g GPUs (pp = 1) that the engine restriction allows: the
+// last option when it is inactive (every option divides the GPU count).
+int WidestEp(const StrategySpace& space, int g) {
+  const std::vector<int>& eps = space.ep_options();
+  for (auto it = eps.rbegin(); it != eps.rend(); ++it)
+    if (g % *it == 0 && space.EpAllowed(g, *it)) return *it;
+  return eps.front();
+}
+}  // namespace
+
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain) {
   std::vector<Strategy> out;
   const int g = space.num_gpus();
@@ -516,12 +648,13 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     s.pp = 1;
     s.tp = tp;
     s.dp = g / tp;
-    s.ep = space.ep_options().back();
+    s.ep = WidestEp(space, g);
     s.batch = batches[batches.size() / 2];
     s.sp = false;
     s.dims = MegatronDims();
     if (tp == 1) s.dims.fill(Dim::kNone);
     ClearAbsentOps(m, &s);
+    s = EngineForm(space, m, s);
     // The first slot count the widest ep divides, e.g. 288 slots for ep = 144 with 256 experts.
     if (FitSlots(space, &s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
@@ -581,7 +714,7 @@ std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelS
         x.pp = 1;
         x.tp = tp;
         x.dp = g / tp;
-        x.ep = space.ep_options().back();
+        x.ep = WidestEp(space, g);
         x.batch = batch;
         x.sp = true;
         x.overlap = o;
@@ -594,6 +727,7 @@ std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelS
           if (v == Dims::kLmHead) x.dims[static_cast<size_t>(Op::kLmHead)] = lm;
         }
         ClearAbsentOps(m, &x);
+        x = EngineForm(space, m, x);
         if (FitSlots(space, &x) && std::find(out.begin(), out.end(), x) == out.end())
           out.push_back(std::move(x));
       }

@@ -10,6 +10,7 @@
 //   3 batch  - sequences per attention-dp rank: powers of two 1..max_batch, or {auto}
 //   4 sp     - residual stream: {off (replicated), on (split on tokens)}
 //   5..      - one head per operator the model HAS, in Op order, options {dim0, dim1, none}
+//              ({Megatron's dim} alone under an engine restriction, see EngineRestriction)
 //   then, for models with MoE layers only:
 //   slots    - routed-expert slots (SlotOptions: 0 = one per expert, E + E/8, E + E/4); ep must
 //              divide the slots (E when 0)
@@ -17,10 +18,13 @@
 //   then, for models with MTP (next-token-prediction) layers only:
 //   mtp      - speculative tokens per decode step: SpaceOptions::mtp (plan: 0..3 in decode and
 //              serve modes, {0} in prefill)
-// dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none.
+// dp is derived: dp = GPUs / (pp * tp). Operators the model lacks are fixed to none. An engine
+// restriction (SpaceOptions::restriction) narrows these options and removes the degree
+// combinations the engine cannot launch (src/engine/restrict.h).
 // Memory and SLO validity need the simulator and are not checked here.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -76,6 +80,21 @@ class StrategySpace;
 // engine-expressible plans and of the TPOT sweep's fastest plan start from these.
 std::vector<Strategy> MegatronDegreeCombinations(const ModelSpec& m, const StrategySpace& space);
 
+// What an inference engine can launch, as data the space honours (src/engine/restrict.h fills
+// it from the engine's capability table; the default, inactive, is the paper's full space). Each
+// rule removes points from the space: Decode, Encode, Check, Mask and CountValid all honour it,
+// so masked sampling and the oracle's enumeration only reach points the engine launches.
+struct EngineRestriction {
+  bool active = false;              // false: no restriction at all (the fields below are ignored)
+  bool megatron_dims_only = false;  // every operator head has one option: Megatron's dim
+  bool ep_one_or_stage = false;     // ep = 1 or ep = tp*dp (vLLM's --enable-expert-parallel)
+  bool tp_one_or_stage = false;     // tp = 1 or dp = 1: attention all-TP or all-DP in a stage
+  bool slots_need_ep = false;       // redundant slots (slots != 0) only with ep > 1
+  bool tbo_needs_dp = false;        // overlap=tbo only with dp > 1 (vLLM's --enable-dbo)
+  std::array<bool, 3> overlaps{true, true, true};  // allowed, indexed by Overlap (none, tbo, sbo)
+  std::string engine;               // the engine's name, for the reasons Check gives
+};
+
 struct SpaceOptions {
   int max_batch = 1024;      // largest batch option (powers of two from 1)
   bool search_batch = true;  // false: the batch head has the single option `fixed_batch`
@@ -89,6 +108,8 @@ struct SpaceOptions {
   // Options of the mtp head (models with MTP layers; each must pass CheckMtp). Models without
   // MTP layers have no mtp head and accept only {0}.
   std::vector<int> mtp = {0};
+  // Inactive by default; see EngineRestriction.
+  EngineRestriction restriction{};
 };
 
 class StrategySpace final : public EncodedSpace {
@@ -115,6 +136,23 @@ class StrategySpace final : public EncodedSpace {
   const std::vector<int>& mtp_options() const { return mtp_; }  // {0} without MTP layers
   int mtp_head() const { return mtp_head_; }                     // -1 without MTP layers
   int num_gpus() const { return num_gpus_; }
+  // Options of operator op's head, in option order: {dim0, dim1, none}, or {Megatron's dim} in
+  // a space restricted to Megatron's dims; {none} for an operator the model lacks.
+  const std::vector<Dim>& dim_options(Op op) const { return dim_options_[static_cast<int>(op)]; }
+  // The options the space was made with (the engine restriction included).
+  const SpaceOptions& options() const { return options_; }
+  const EngineRestriction& restriction() const { return options_.restriction; }
+  // Ok when `s` obeys the engine restriction (always when it is inactive): its degrees, dims,
+  // sp, slots, overlap and mtp are among those the engine launches; else the reason. Batch and
+  // structural validity are not checked here (Check does both).
+  Status CheckRestriction(const Strategy& s) const;
+  // The restriction's rules one choice at a time (all true when it is inactive), for code that
+  // enumerates the space (Mask, CountValid, the oracle): tp and ep given the stage's GPUs, slots
+  // given ep, an overlap given dp and ep.
+  bool TpAllowed(int per_stage, int tp) const;
+  bool EpAllowed(int per_stage, int ep) const;
+  bool SlotsAllowed(int ep, int slots) const;
+  bool OverlapAllowed(int dp, Overlap o) const;
 
   // idx has num_heads() entries, each in [0, head_size(h)).
   Strategy Decode(std::span<const int> idx) const;
@@ -151,6 +189,8 @@ class StrategySpace final : public EncodedSpace {
   std::vector<Op> ops_;
   std::vector<int> head_sizes_;
   bool search_sp_ = true;
+  std::array<std::vector<Dim>, kNumOps> dim_options_;
+  SpaceOptions options_;
 };
 
 // The two usual shapes of a serving (decode) instance on `space`'s GPUs: pp = 1 with the widest
@@ -182,7 +222,10 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
 // and at the first such tp also every dim `none` in each overlap option (at another tp that is
 // the same program). In that order; absent operators `none`; only points that pass Check, no
 // duplicates. The decomposed disaggregated search raises them in batch before a decode slot's
-// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide).
+// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide). Under an engine
+// restriction (this and ServingTemplates) the widest ep is the widest its rules allow and each
+// shape is put in the engine's form (Megatron dims, sp off, an overlap it has, as the space
+// allows); shapes its degree rules reject are left out like any other that fails Check.
 std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
                                         const Strategy& s, bool wide = true);
 

@@ -1,0 +1,250 @@
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace l2s::engine {
+namespace {
+
+constexpr std::array<bool, 3> kAllOverlaps{true, true, true};
+constexpr std::array<bool, 3> kTboOnly{true, true, false};
+constexpr std::array<bool, 3> kNoOverlap{true, false, false};
+
+// Shared by an engine's own row and its Dynamo row (Dynamo's workers are the engine's own
+// processes: python -m dynamo.vllm / dynamo.sglang / dynamo.trtllm take the engine's arguments).
+Capabilities Vllm() {
+  Capabilities c;
+  c.version = "0.11";
+  c.workers = EngineId::kVllm;
+  c.scheduler = Engine::kVllm;
+  // docs.vllm.ai serving/data_parallel_deployment: "The expert layers will by default form a
+  // (DP x TP) sized tensor parallel group. To enable expert parallelism, include the
+  // --enable-expert-parallel CLI arg"; "Data Parallel attention can be combined with Tensor
+  // Parallel attention"; dense models: DP ranks are separate engine replicas.
+  c.expert_span = ExpertSpan::kOneOrStage;
+  c.attention_split = AttentionSplit::kAny;
+  c.per_operator_dims = false;
+  c.sequence_parallel = false;
+  // vllm/config/parallel.py: enable_dbo (dual-batch overlap = two-batch), enable_eplb with
+  // eplb_config.num_redundant_experts; no single-batch overlap.
+  c.overlap = kTboOnly;
+  // docs/design/dbo.md: --enable-dbo "must be run in conjunction with --data-parallel-size N
+  // where N is greater than 1 and --enable-expert-parallel".
+  c.tbo_needs_dp = true;
+  c.mtp = true;  // speculative_config method "deepseek_mtp"
+  c.expert_slots = true;
+  c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
+  c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
+  c.source =
+      "docs.vllm.ai serving/data_parallel_deployment and expert_parallel_deployment; "
+      "vllm/config/parallel.py (enable_expert_parallel, enable_eplb, enable_dbo); "
+      "docs/design/dbo.md";
+  return c;
+}
+
+Capabilities Sglang() {
+  Capabilities c;
+  c.version = "0.5";
+  c.workers = EngineId::kSglang;
+  c.scheduler = Engine::kSglang;
+  // python/sglang/srt/layers/dp_attention.py compute_dp_attention_world_info: with
+  // --enable-dp-attention, attn_tp_size = tp_size // dp_size (attention TP inside DP ranks);
+  // --ep-size any divisor of --tp (MoE TP = tp_size / ep_size).
+  c.expert_span = ExpertSpan::kAnyDivisor;
+  // python/sglang/srt/layers/dp_attention.py require_attn_tp_gather: "assert
+  // server_args.moe_dense_tp_size in [1, None]": dense FFN layers run over all --tp GPUs or
+  // unsharded per GPU, never over an attention-TP group of 1 < tp < G.
+  c.attention_split = AttentionSplit::kDpOnlyWithDenseFfn;
+  c.per_operator_dims = false;
+  c.sequence_parallel = false;
+  // python/sglang/srt/server_args.py: --enable-two-batch-overlap, --enable-single-batch-overlap,
+  // --enable-eplb --ep-num-redundant-experts, --speculative-algorithm, --disaggregation-mode,
+  // --chunked-prefill-size.
+  c.overlap = kAllOverlaps;
+  c.mtp = true;
+  c.expert_slots = true;
+  c.disaggregation = true;
+  c.chunked_prefill = true;
+  c.source =
+      "python/sglang/srt/layers/dp_attention.py (compute_dp_attention_world_info, "
+      "moe_dense_tp_size in [1, None]); python/sglang/srt/server_args.py";
+  return c;
+}
+
+Capabilities Trtllm() {
+  Capabilities c;
+  c.version = "1.1";
+  c.workers = EngineId::kTrtllm;
+  c.scheduler = Engine::kTrtllm;
+  // nvidia.github.io/TensorRT-LLM features/parallel-strategy: attention is tensor-parallel or
+  // data-parallel (enable_attention_dp) over tensor_parallel_size; MoE: moe_expert_parallel_size
+  // x moe_tensor_parallel_size = tensor_parallel_size. Dynamo's TRT-LLM page: "--enable-
+  // attention-dp sets attention_dp_size = tensor_parallel_size".
+  c.expert_span = ExpertSpan::kAnyDivisor;
+  c.attention_split = AttentionSplit::kTpOrDp;
+  c.per_operator_dims = false;
+  c.sequence_parallel = false;
+  // LLM API: speculative_config decoding_type MTP; moe_config.load_balancer.num_slots;
+  // cache_transceiver_config (disaggregated serving); enable_chunked_prefill. No switch that
+  // overlaps the MoE all-to-all with compute.
+  c.overlap = kNoOverlap;
+  c.mtp = true;
+  c.expert_slots = true;
+  c.disaggregation = true;
+  c.chunked_prefill = true;
+  c.source =
+      "nvidia.github.io/TensorRT-LLM features/parallel-strategy; tensorrt_llm/llmapi/llm_args.py "
+      "(enable_attention_dp, moe_expert_parallel_size, speculative_config MTP, moe_config)";
+  return c;
+}
+
+Capabilities Dynamo(EngineId id, Capabilities backend, std::string_view name,
+                    std::string_view title) {
+  Capabilities c = backend;
+  c.id = id;
+  c.name = name;
+  c.title = title;
+  c.version = "0.6";  // Dynamo's; the workers are the backend row's version
+  c.disaggregation = true;
+  c.source = "docs.nvidia.com/dynamo backends (vllm, sglang, trtllm): workers take the engine's own "
+             "arguments";
+  return c;
+}
+
+Capabilities Megatron() {
+  Capabilities c;
+  c.id = EngineId::kMegatron;
+  c.name = "megatron";
+  c.title = "Megatron-LM";
+  c.version = "core 0.14";
+  c.workers = EngineId::kMegatron;
+  c.scheduler = Engine::kIdeal;  // no serving scheduler: its inference loop takes the batch
+  // megatron/core/transformer/moe/README.md "MoE Parallel Folding": attention TP x DP and
+  // experts ETP x EP fold over the same GPUs (--expert-tensor-parallel-size); data parallel size
+  // = world / (tp * pp).
+  c.expert_span = ExpertSpan::kAnyDivisor;
+  c.attention_split = AttentionSplit::kAny;
+  c.per_operator_dims = false;    // its own layouts are Megatron's dims
+  c.sequence_parallel = true;     // --sequence-parallel
+  c.overlap = kNoOverlap;
+  c.mtp = false;                  // no MTP speculative decoding in its inference engine
+  c.expert_slots = false;
+  c.disaggregation = false;
+  c.chunked_prefill = false;
+  c.source = "megatron/core/transformer/moe/README.md; megatron/training/arguments.py";
+  return c;
+}
+
+Capabilities Ideal() {
+  Capabilities c;
+  c.id = EngineId::kIdeal;
+  c.name = "ideal";
+  c.title = "ideal (no engine)";
+  c.version = "-";
+  c.source = "the paper's full space: every per-operator layout, no engine limits";
+  return c;
+}
+
+std::array<Capabilities, 8> BuildTable() {
+  Capabilities v = Vllm(), s = Sglang(), t = Trtllm();
+  v.id = EngineId::kVllm;
+  v.name = "vllm";
+  v.title = "vLLM";
+  s.id = EngineId::kSglang;
+  s.name = "sglang";
+  s.title = "SGLang";
+  t.id = EngineId::kTrtllm;
+  t.name = "trtllm";
+  t.title = "TensorRT-LLM";
+  return {Ideal(),
+          v,
+          s,
+          t,
+          Dynamo(EngineId::kDynamoVllm, v, "dynamo+vllm", "Dynamo + vLLM"),
+          Dynamo(EngineId::kDynamoSglang, s, "dynamo+sglang", "Dynamo + SGLang"),
+          Dynamo(EngineId::kDynamoTrtllm, t, "dynamo+trtllm", "Dynamo + TensorRT-LLM"),
+          Megatron()};
+}
+
+const std::array<Capabilities, 8>& Table() {
+  static const std::array<Capabilities, 8> table = BuildTable();
+  return table;
+}
+
+// Lower-cased name without its version tokens: "vLLM 0.11" -> "vllm", "TensorRT-LLM v1.1" ->
+// "tensorrtllm", "megatron-lm" -> "megatronlm".
+std::string Family(std::string_view s) {
+  std::string out, tok;
+  bool stop = false;
+  auto flush = [&] {
+    if (tok.empty() || stop) {
+      tok.clear();
+      return;
+    }
+    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
+                         (tok.size() > 1 && tok[0] == 'v' &&
+                          std::isdigit(static_cast<unsigned char>(tok[1])));
+    if (version) stop = true;
+    else out += tok;
+    tok.clear();
+  };
+  for (char ch : s) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (l == '-' || l == '_' || l == ' ' || l == '/' || l == '.') flush();
+    else tok += l;
+  }
+  flush();
+  return out;
+}
+
+bool Single(const std::string& f, EngineId* out) {
+  if (f == "vllm") *out = EngineId::kVllm;
+  else if (f == "sglang") *out = EngineId::kSglang;
+  else if (f == "trtllm" || f == "tensorrtllm") *out = EngineId::kTrtllm;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+std::span<const Capabilities> CapabilityTable() { return Table(); }
+
+const Capabilities& CapabilitiesOf(EngineId id) {
+  for (const Capabilities& c : Table())
+    if (c.id == id) return c;
+  return Table()[0];
+}
+
+std::string_view EngineName(EngineId id) { return CapabilitiesOf(id).name; }
+std::string_view EngineTitle(EngineId id) { return CapabilitiesOf(id).title; }
+
+StatusOr<EngineId> ParseEngineId(std::string_view name) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  EngineId id = EngineId::kIdeal;
+  // A Dynamo front end in front of a backend: "dynamo+trtllm", "dynamo-sglang", "dynamo vllm".
+  if (lower.rfind("dynamo", 0) == 0 && lower.size() > 7 &&
+      (lower[6] == '+' || lower[6] == '-' || lower[6] == ' ' || lower[6] == '_')) {
+    if (Single(Family(lower.substr(7)), &id)) {
+      switch (id) {
+        case EngineId::kVllm: return EngineId::kDynamoVllm;
+        case EngineId::kSglang: return EngineId::kDynamoSglang;
+        default: return EngineId::kDynamoTrtllm;
+      }
+    }
+  } else {
+    const std::string f = Family(lower);
+    if (Single(f, &id)) return id;
+    if (f.rfind("megatron", 0) == 0) return EngineId::kMegatron;
+    if (f == "ideal" || f == "none") return EngineId::kIdeal;
+  }
+  std::string names;
+  for (const Capabilities& c : Table()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+  return Status::InvalidArgument(
+      fmt::format("unknown engine '{}' (expected one of: {})", name, names));
+}
+
+}  // namespace l2s::engine

@@ -1,0 +1,103 @@
+// The inference engines l2s plans for, and what each one can launch, as data: one row per engine
+// and version in a capability table (engine.cc), the single source of the engine rules that the
+// restricted strategy space (restrict.h), the launch commands (src/launch) and docs/PLAN.md
+// ("Engine rules") follow.
+//
+// Vocabulary (src/strategy/strategy.h): a stage has G = tp*dp GPUs; attention runs tp-way inside
+// each of dp attention-data-parallel ranks; MoE layers run ep-way expert parallel with expert
+// tensor parallelism etp = G/ep. How that maps onto each engine's own flags:
+//   vLLM     --tensor-parallel-size tp --data-parallel-size dp; MoE experts over the DP x TP group,
+//            tensor-parallel (ep = 1) or expert-parallel with --enable-expert-parallel (ep = G).
+//   SGLang   MoE with dp > 1: --tp G --dp dp --enable-dp-attention (attention TP = G/dp = tp),
+//            --ep-size ep; dense models: --tp tp --dp dp = dp independent replicas.
+//   TRT-LLM  MoE: tensor_parallel_size G, attention TP over all of it (tp = G) or attention DP
+//            (enable_attention_dp, tp = 1), moe_expert_parallel_size ep; dense: dp servers.
+//   Megatron --tensor-model-parallel-size tp, data parallel = world / (tp*pp), MoE parallel
+//            folding: --expert-model-parallel-size ep --expert-tensor-parallel-size etp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "common/status.h"
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s::engine {
+
+// Engine identity. kIdeal is no engine: the paper's unrestricted space ("--engine ideal").
+enum class EngineId : uint8_t {
+  kIdeal,
+  kVllm,
+  kSglang,
+  kTrtllm,
+  kDynamoVllm,
+  kDynamoSglang,
+  kDynamoTrtllm,
+  kMegatron,
+};
+// Every engine that launches plans, in table order (kIdeal excluded): what `l2s plan` without
+// --engine plans and tabulates.
+inline constexpr std::array<EngineId, 7> kLaunchEngines = {
+    EngineId::kVllm,         EngineId::kSglang,       EngineId::kTrtllm,  EngineId::kDynamoVllm,
+    EngineId::kDynamoSglang, EngineId::kDynamoTrtllm, EngineId::kMegatron};
+
+// How far expert parallelism may span a stage.
+enum class ExpertSpan : uint8_t {
+  kAnyDivisor,   // any ep dividing G (expert TP G/ep over the rest)
+  kOneOrStage,   // ep = 1 (experts tensor-parallel over G) or ep = G, nothing in between
+};
+// How attention may split a stage of a MoE model when dp > 1 (dense models: dp is always
+// independent replicas, any tp).
+enum class AttentionSplit : uint8_t {
+  kAny,                  // any tp x dp (attention TP inside attention-DP ranks)
+  kTpOrDp,               // tp = G (all tensor-parallel) or tp = 1 (all data-parallel)
+  kDpOnlyWithDenseFfn,   // any, except that a model with dense FFN layers needs tp = 1
+};
+
+struct Capabilities {
+  EngineId id = EngineId::kIdeal;
+  std::string_view name;     // "vllm", "dynamo+trtllm" (JSON, --engine)
+  std::string_view title;    // "vLLM", "Dynamo + TensorRT-LLM"
+  std::string_view version;  // the version the row describes, e.g. "0.11"
+  EngineId workers = EngineId::kIdeal;  // the engine whose processes run the model (itself, or
+                                        // Dynamo's backend); its command line is the workers'
+  Engine scheduler = Engine::kIdeal;    // whose scheduler and limits the simulator follows
+  // Degrees (every engine runs pipeline stages, pp > 1, and any tp dividing the heads).
+  ExpertSpan expert_span = ExpertSpan::kAnyDivisor;
+  AttentionSplit attention_split = AttentionSplit::kAny;
+  bool dense_dp_replicas = true;        // a dense model's dp ranks are independent replicas
+  // Layouts.
+  bool per_operator_dims = true;        // false: Megatron's per-operator dims only
+  bool sequence_parallel = true;        // residual stream split on tokens (sp = on)
+  // Features.
+  std::array<bool, 3> overlap{true, true, true};  // by Overlap: none, tbo, sbo
+  bool tbo_needs_dp = false;            // tbo only with attention data parallelism (dp > 1)
+  bool mtp = true;                      // MTP speculative decoding (mtp > 0)
+  bool expert_slots = true;             // redundant expert slots (EPLB)
+  bool disaggregation = true;           // prefill/decode pools
+  bool chunked_prefill = true;
+  std::string_view source;              // where the row's facts come from
+};
+
+// The whole table, kIdeal first then kLaunchEngines' order.
+std::span<const Capabilities> CapabilityTable();
+const Capabilities& CapabilitiesOf(EngineId id);
+
+std::string_view EngineName(EngineId id);   // Capabilities::name
+std::string_view EngineTitle(EngineId id);  // Capabilities::title
+// "vllm", "vLLM 0.11", "sglang-0.5.4", "trtllm", "trt-llm", "TensorRT-LLM", "dynamo+trtllm"
+// (also "dynamo-sglang", "dynamo+vLLM"), "megatron", "megatron-lm", "ideal", "none" -> the engine;
+// anything else, or "", is InvalidArgument naming the accepted names.
+StatusOr<EngineId> ParseEngineId(std::string_view name);
+
+// The simulator's scheduler for the engine (Capabilities::scheduler); Megatron-LM has no serving
+// scheduler of its own and follows kIdeal.
+inline Engine SchedulerOf(EngineId id) { return CapabilitiesOf(id).scheduler; }
+// The limits the engine applies when the user states none: the simulator's DefaultsOf for its
+// scheduler (the CUDA-graph limit among them; the one source is sim/simulator.cc).
+inline EngineDefaults DefaultsOfEngine(EngineId id) { return DefaultsOf(SchedulerOf(id)); }
+
+}  // namespace l2s::engine

@@ -1,0 +1,226 @@
+// The restricted space is exactly the launchable set, both ways, by enumeration:
+//   - every point of an engine's restricted space (each index tuple that passes Valid) has no
+//     Violations, and CountValid counts exactly those points;
+//   - every structurally valid point of the unrestricted space with no Violations has its
+//     Canonical form in the restricted space, and every one with Violations has not (its
+//     degree/feature choices enumerated, with Megatron's dims, every dim none, and random dims);
+//   - Mask completes: choosing every head among its mask's options in order ends in a valid
+//     point.
+// Over a dense Llama, DeepSeek-V3 (MoE with dense FFN layers and MTP), Qwen3-235B (MoE without
+// dense FFN layers) and Mixtral (8 experts, no slot options), on 4, 8 and 16 GPUs, for every
+// engine of the table.
+#include "engine/restrict.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/presets.h"
+
+namespace l2s::engine {
+namespace {
+
+struct Case {
+  ModelSpec model;
+  int gpus;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> out;
+  for (const char* name : {"llama-3.1-70b", "deepseek-v3", "qwen3-235b-a22b", "mixtral-8x7b"}) {
+    StatusOr<ModelSpec> m = ModelPreset(name);
+    EXPECT_TRUE(m.ok()) << name;
+    for (int g : {4, 8, 16}) out.push_back({*m, g});
+  }
+  return out;
+}
+
+SpaceOptions Options(const ModelSpec& m) {
+  SpaceOptions o;
+  o.max_batch = 2;
+  if (m.mtp_layers > 0) o.mtp = {0, 1, 2};
+  return o;
+}
+
+// Every index tuple of `space` (odometer order).
+template <class F>
+void ForEachIndex(const StrategySpace& space, F f) {
+  std::vector<int> idx(space.num_heads(), 0);
+  while (true) {
+    f(idx);
+    int h = space.num_heads() - 1;
+    while (h >= 0 && ++idx[h] == space.head_size(h)) idx[h--] = 0;
+    if (h < 0) return;
+  }
+}
+
+TEST(RestrictedSpace, EveryPointLaunchableAndCountValidExact) {
+  for (const Case& c : Cases()) {
+    for (const Capabilities& caps : CapabilityTable()) {
+      if (caps.id == EngineId::kIdeal) continue;
+      StatusOr<StrategySpace> sp = RestrictedSpace(caps, c.model, c.gpus, Options(c.model));
+      ASSERT_TRUE(sp.ok()) << sp.status().message();
+      double valid = 0;
+      ForEachIndex(*sp, [&](const std::vector<int>& idx) {
+        if (!sp->Valid(idx)) return;
+        ++valid;
+        const Strategy s = sp->Decode(idx);
+        const std::vector<std::string> v = Violations(caps, c.model, s);
+        EXPECT_TRUE(v.empty()) << caps.name << " " << c.model.name << " " << ToText(s) << ": "
+                               << v.front();
+        std::vector<int> again;
+        EXPECT_TRUE(sp->Encode(s, &again) && again == idx) << ToText(s);
+      });
+      EXPECT_DOUBLE_EQ(sp->CountValid(), valid) << caps.name << " " << c.model.name << " "
+                                                << c.gpus;
+      EXPECT_GT(valid, 0) << caps.name << " " << c.model.name;
+    }
+  }
+}
+
+TEST(RestrictedSpace, EveryLaunchablePointOfTheFullSpaceIsInIt) {
+  std::mt19937_64 rng(7);
+  for (const Case& c : Cases()) {
+    const SpaceOptions opt = Options(c.model);
+    StatusOr<StrategySpace> full = StrategySpace::Make(c.model, c.gpus, opt);
+    ASSERT_TRUE(full.ok());
+    std::vector<StrategySpace> restricted;
+    std::vector<const Capabilities*> engines;
+    for (const Capabilities& caps : CapabilityTable()) {
+      restricted.push_back(*RestrictedSpace(caps, c.model, c.gpus, opt));
+      engines.push_back(&caps);
+    }
+    // The structural heads enumerated; the dims: Megatron's, all none, three random draws.
+    const int first_dim = StrategySpace::kFirstDim;
+    const int num_dims = static_cast<int>(full->searched_ops().size());
+    int launchable = 0, not_launchable = 0;
+    for (int pp : full->pp_options())
+      for (int tp : full->tp_options())
+        for (int ep : full->ep_options())
+          for (int sp_on = 0; sp_on < 2; ++sp_on)
+            for (int slots : full->slot_options())
+              for (Overlap ov : full->overlap_options())
+                for (int mtp : full->mtp_options())
+                  for (int variant = 0; variant < 5; ++variant) {
+                    if (c.gpus % (pp * tp) != 0) continue;
+                    Strategy s;
+                    s.pp = pp;
+                    s.tp = tp;
+                    s.dp = c.gpus / (pp * tp);
+                    s.ep = ep;
+                    s.batch = 1;
+                    s.sp = sp_on == 1;
+                    s.slots = slots;
+                    s.overlap = ov;
+                    s.mtp = mtp;
+                    s.dims = MegatronDims();
+                    if (variant == 1) s.dims.fill(Dim::kNone);
+                    if (variant >= 2)
+                      for (int i = 0; i < num_dims; ++i)
+                        s.set_dim(full->searched_ops()[i], static_cast<Dim>(rng() % 3));
+                    ClearAbsentOps(c.model, &s);
+                    if (!full->Check(s).ok()) continue;
+                    (void)first_dim;
+                    for (size_t k = 0; k < engines.size(); ++k) {
+                      const bool ok = Launchable(*engines[k], c.model, s);
+                      const Status in = restricted[k].Check(Canonical(c.model, s));
+                      EXPECT_EQ(ok, in.ok())
+                          << engines[k]->name << " " << c.model.name << " " << ToText(s) << ": "
+                          << (ok ? in.message() : Violations(*engines[k], c.model, s).front());
+                      (ok ? launchable : not_launchable) += 1;
+                    }
+                  }
+    EXPECT_GT(launchable, 0) << c.model.name;
+    EXPECT_GT(not_launchable, 0) << c.model.name;
+  }
+}
+
+TEST(RestrictedSpace, MaskCompletesEveryPrefix) {
+  std::mt19937_64 rng(11);
+  for (const Case& c : Cases()) {
+    for (const Capabilities& caps : CapabilityTable()) {
+      StatusOr<StrategySpace> sp = RestrictedSpace(caps, c.model, c.gpus, Options(c.model));
+      ASSERT_TRUE(sp.ok());
+      for (int draw = 0; draw < 300; ++draw) {
+        std::vector<int> idx(sp->num_heads(), 0);
+        for (int h = 0; h < sp->num_heads(); ++h) {
+          std::vector<uint8_t> mask(sp->head_size(h));
+          sp->Mask(std::span<const int>(idx.data(), h), h, mask);
+          std::vector<int> ok;
+          for (int i = 0; i < sp->head_size(h); ++i)
+            if (mask[i]) ok.push_back(i);
+          ASSERT_FALSE(ok.empty()) << caps.name << " head " << sp->head_name(h);
+          idx[h] = ok[rng() % ok.size()];
+        }
+        const Strategy s = sp->Decode(idx);
+        EXPECT_TRUE(sp->Check(s).ok()) << caps.name << " " << ToText(s) << ": "
+                                       << sp->Check(s).message();
+        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
+      }
+    }
+  }
+}
+
+// The serving shapes the searchers start from (ServingTemplates, DpAttentionShapes) are, under
+// an engine restriction, points the engine launches, and not all of them are dropped.
+TEST(RestrictedSpace, SeedShapesAreLaunchable) {
+  for (const Case& c : Cases()) {
+    if (!c.model.is_moe()) continue;
+    for (const Capabilities& caps : CapabilityTable()) {
+      StatusOr<StrategySpace> sp = RestrictedSpace(caps, c.model, c.gpus, Options(c.model));
+      ASSERT_TRUE(sp.ok());
+      const std::vector<Strategy> t = ServingTemplates(*sp, c.model, 8);
+      EXPECT_FALSE(t.empty()) << caps.name << " " << c.model.name << " " << c.gpus;
+      for (const Strategy& s : t) {
+        EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
+        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
+      }
+      Strategy base = t.empty() ? Strategy{} : t.front();
+      base.tp = 1;
+      base.dp = c.gpus;
+      for (const Strategy& s : DpAttentionShapes(*sp, c.model, 8, base)) {
+        EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
+        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
+      }
+    }
+  }
+}
+
+// Repairs are launchable, valid, and {Canonical(s)} when s is launchable.
+TEST(Repairs, LaunchableValidAndIdentityOnLaunchablePoints) {
+  std::mt19937_64 rng(3);
+  for (const Case& c : Cases()) {
+    StatusOr<StrategySpace> full = StrategySpace::Make(c.model, c.gpus, Options(c.model));
+    ASSERT_TRUE(full.ok());
+    for (int draw = 0; draw < 400; ++draw) {
+      std::vector<int> idx(full->num_heads(), 0);
+      for (int h = 0; h < full->num_heads(); ++h) {
+        std::vector<uint8_t> mask(full->head_size(h));
+        full->Mask(std::span<const int>(idx.data(), h), h, mask);
+        std::vector<int> ok;
+        for (int i = 0; i < full->head_size(h); ++i)
+          if (mask[i]) ok.push_back(i);
+        idx[h] = ok[rng() % ok.size()];
+      }
+      const Strategy s = full->Decode(idx);
+      for (const Capabilities& caps : CapabilityTable()) {
+        const std::vector<Strategy> r = Repairs(caps, c.model, s);
+        for (const Strategy& t : r) {
+          EXPECT_TRUE(CheckStrategy(c.model, c.gpus, t).ok()) << ToText(t);
+          EXPECT_TRUE(Launchable(caps, c.model, t)) << caps.name << " " << ToText(s) << " -> "
+                                                    << ToText(t);
+        }
+        if (Launchable(caps, c.model, s)) {
+          ASSERT_EQ(r.size(), 1u);
+          EXPECT_EQ(ToText(r[0]), ToText(Canonical(c.model, s))) << caps.name;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace l2s::engine
