@@ -8,10 +8,13 @@
 // 141 GiB, b200_sxm 193273528320 B = 180 GiB; H800 and A100 80GB are the same 80 GiB parts. H20
 // (96 GB) and GB200 (186 GB) follow the same reading: 96 and 186 GiB.
 //
-// GPUs without kernel tables of their own (a100, b200, gb200, h20: calibration "") are priced by
-// the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc CoeffsFor)
-// and collective latencies (collectives.cc), and this table's peaks and bandwidths: every figure
-// traces to the spec sheet (peaks) and to the H100 tables (efficiencies).
+// GPUs without kernel tables of their own (a100, b200, gb200, h20, b300, gb300: calibration "")
+// are priced by the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc
+// CoeffsFor) and collective latencies (collectives.cc), and this table's peaks and bandwidths:
+// every figure traces to the spec sheet (peaks) and to the H100 tables (efficiencies). B300 and
+// GB300 tables exist in ../shared/calibration (b300_sxm, gb300) and tools/fit_kernels --sets fits
+// them, but no fitted set is committed yet. AMD GPUs (vendor "amd") take the H100 fit scaled by
+// the MI300X measurements (kernels.h AmdKernelScales, collectives.h AmdCollectiveCoeffs).
 //
 // Latencies: HARDWARE.md gives "a few microseconds per hop" for InfiniBand; we take 5 us per
 // scale-out hop and 3 us per NVLink collective step (an NVSwitch hop is below an IB hop). These

@@ -209,7 +209,7 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
                       DType weight, double count) {
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
-    // FP4 tensor cores (Blackwell): no FP4 GEMM table was measured, so the FP8 fit's form
+    // FP4 tensor cores (Blackwell, CDNA4): no FP4 GEMM table is fitted, so the FP8 fit's form
     // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
     // FP4 weight bytes.
     return GemmSecondsAtPeak(c, gpu, m, n, k, GemmKind::kFP8, BytesPerElement(DType::kFP4), count,

@@ -173,8 +173,8 @@ std::string CalibrationNote(const GpuSpec& gpu);
 
 // Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype; `count` independent GEMMs of the same
 // shape (grouped experts). FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8). FP4 weights on
-// a GPU with FP4 tensor cores (Blackwell, gpu.fp4_flops > 0) run the FP8 fit's form at the FP4 peak
-// with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
+// a GPU with FP4 tensor cores (Blackwell, CDNA4: gpu.fp4_flops > 0) run the FP8 fit's form at the
+// FP4 peak with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);

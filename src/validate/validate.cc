@@ -516,7 +516,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   st.prefill_pool_name = "prefill";
   st.decode_pool_name = "decode";
   st.cross = KvLink{false, pc->scaleout_bw, pc->scaleout_latency};
-  st.total_gpus = static_cast<int>(row.prefill.gpus + row.decode.gpus);
+  // The pools' clusters are whole nodes (pool_cluster); the rate counts the row's instances only.
+  st.total_gpus = pc->num_gpus + dc->num_gpus;
   StatusOr<std::unique_ptr<DisaggModel>> dm = DisaggModel::Make(std::move(st));
   if (!dm.ok()) return miss(dm.status().message());
   Strategy s[2];
@@ -553,7 +554,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
                                 std::min(np * size[0], nd * size[1]) * d.link.bw /
                                     std::max(1.0, d.kv_bytes_per_prompt)});
   e.tokens_per_s = rate * static_cast<double>(row.osl);
-  const std::optional<double> v = MetricValue(e, p.workload, static_cast<int>(d.total_gpus), row.metric);
+  const std::optional<double> v = MetricValue(
+      e, p.workload, static_cast<int>(row.prefill.gpus + row.decode.gpus), row.metric);
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
   out.raw = *v;
@@ -773,7 +775,16 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     if (n > 0 && n < gpu.size() && GpuPreset(gpu.substr(0, n)).ok()) gpu = gpu.substr(0, n);
   }
   if (!GpuPreset(gpu).ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
-  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
+  // A disaggregated row's GPUs need not fill whole nodes (pools may use part of one): its serve
+  // problem is set on the whole nodes; PredictDisagg builds each pool on its own.
+  int cluster_gpus = gpus;
+  if (disagg) {
+    StatusOr<ClusterSpec> one = MakeCluster(gpu, 1);
+    if (!one.ok()) return miss(one.status().message());
+    const int dom = one->gpus_per_domain;
+    if (cluster_gpus > dom) cluster_gpus = (cluster_gpus + dom - 1) / dom * dom;
+  }
+  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, cluster_gpus);
   if (!cluster.ok()) return miss(cluster.status().message());
   p.cluster = *cluster;
 
