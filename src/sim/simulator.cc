@@ -269,6 +269,9 @@ double Simulator::EngineFactor(const std::string& engine) {
   };
   static constexpr Fitted kFitted[] = {
       {"trtllm", 0.9556},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      // 11 throughput rows of ../shared/reference/measurements-frontier.csv (AMD ATOM on MI355X,
+      // DeepSeek-R1 FP8/MXFP4; l2s validate --fit-engine-factors on that file).
+      {"atom", 1.2266},
   };
   constexpr double kDefault = 0.9571;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).
