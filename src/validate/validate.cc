@@ -812,7 +812,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
   // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.
   if (*wd == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0 && p.model.weight_dtype != DType::kFP4)
-    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell only)",
+    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell, CDNA4)",
                             p.cluster.gpu.name));
   w.weight = *wd;
   w.kv = *kd;
