@@ -881,5 +881,19 @@ TEST(Predict, PoolsMayUsePartOfANode) {
   EXPECT_EQ(p.batch, 16);  // 48 requests over 3 decode workers
 }
 
+TEST(Predict, SglangAddsRedundantExpertsWhenEpDoesNotDivide) {
+  // DeepSeek-V3 (256 routed experts) at EP 48 with no slots stated: SGLang runs 288 slots (the
+  // next multiple of 48); an engine without that rule cannot place 256 experts on 48 ranks.
+  Predictor pred({}, false);
+  const std::string cells =
+      ",h200,48,deepseek-v3,fp8,fp8,1,1,48,48,decode,2048,512,2048,8,output_tokens_per_s,1000" +
+      kEmpty16 + "\n";
+  const Prediction sg = pred.Predict(ScaleRow("1,s,sglang" + cells));
+  ASSERT_TRUE(sg.ok) << sg.reason;
+  EXPECT_NE(sg.strategy.find("slots=288"), std::string::npos) << sg.strategy;
+  const Prediction trt = pred.Predict(ScaleRow("2,s,trtllm" + cells));
+  EXPECT_FALSE(trt.ok);
+}
+
 }  // namespace
 }  // namespace l2s::validate
