@@ -19,6 +19,7 @@
 #include "hw/hw.h"
 #include "model/counts.h"
 #include "model/presets.h"
+#include "sim/kernels.h"
 
 namespace l2s::cli {
 namespace {
@@ -249,7 +250,11 @@ nlohmann::ordered_json ClusterJson(const ClusterSpec& c) {
               {"hbm_gib", c.gpu.hbm_bytes / kGiB},
               {"hbm_tbps", c.gpu.hbm_bw / 1e12},
               {"nvlink_gbps", c.gpu.nvlink_bw / 1e9},
-              {"calibration", c.gpu.calibration}};
+              {"calibration", c.gpu.calibration},
+              {"fp4_tflops", c.gpu.fp4_flops / 1e12},
+              {"mesh_link_gbps", c.gpu.mesh_link_bw / 1e9},
+              {"tdp_w", c.gpu.tdp_w},
+              {"calibration_note", CalibrationNote(c.gpu)}};
   j["num_gpus"] = c.num_gpus;
   j["gpus_per_domain"] = c.gpus_per_domain;
   j["num_domains"] = c.num_domains();
@@ -269,11 +274,20 @@ void PrintCluster(const ClusterSpec& c) {
   row("gpu", fmt::format("{}: {:.0f} / {:.0f} TFLOPS bf16 / fp8, {:.0f} GiB HBM at {:.2f} TB/s",
                          c.gpu.name, c.gpu.bf16_flops / 1e12, c.gpu.fp8_flops / 1e12,
                          c.gpu.hbm_bytes / kGiB, c.gpu.hbm_bw / 1e12));
-  row("calibration", c.gpu.calibration.empty() ? "none (roofline only)" : c.gpu.calibration);
+  row("calibration", CalibrationNote(c.gpu));
+  if (c.gpu.fp4_flops > 0) row("fp4", fmt::format("{:.0f} TFLOPS dense", c.gpu.fp4_flops / 1e12));
+  if (c.gpu.tdp_w > 0) row("power", fmt::format("{:.0f} W board (TDP)", c.gpu.tdp_w));
   row("gpus", fmt::format("{} in {} NVLink domain(s) of {}", c.num_gpus, c.num_domains(),
                           c.gpus_per_domain));
-  row("nvlink", fmt::format("{:.0f} GB/s per GPU per direction, {:.1f} us", c.gpu.nvlink_bw / 1e9,
-                            c.nvlink_latency * 1e6));
+  if (c.gpu.mesh_link_bw > 0)
+    row("node fabric", fmt::format("point-to-point mesh (no switch): {:.1f} GB/s per link per "
+                                   "direction, {:.0f} GB/s per GPU over all links; a group of k "
+                                   "GPUs uses its k-1 links, {:.1f} us",
+                                   c.gpu.mesh_link_bw / 1e9, c.gpu.nvlink_bw / 1e9,
+                                   c.nvlink_latency * 1e6));
+  else
+    row("nvlink", fmt::format("{:.0f} GB/s per GPU per direction, {:.1f} us", c.gpu.nvlink_bw / 1e9,
+                              c.nvlink_latency * 1e6));
   row("scale-out", fmt::format("{:.0f} GB/s per GPU per direction, {:.1f} us", c.scaleout_bw / 1e9,
                                c.scaleout_latency * 1e6));
   row("total", fmt::format("{:.0f} GiB HBM, {:.2f} PFLOPS bf16",

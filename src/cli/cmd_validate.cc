@@ -120,6 +120,8 @@ void PrintGroupsText(const Summary& s) {
   };
   for (const auto& [name, g] : s.by_engine) line("engine " + name, g);
   for (const auto& [name, g] : s.by_regime) line("regime " + name, g);
+  for (const auto& [name, g] : s.by_gpu) line("gpu " + name, g);
+  for (const auto& [name, g] : s.by_metric) line("metric " + name, g);
 }
 
 void PrintSummaryText(const Summary& s) {
@@ -211,6 +213,8 @@ nlohmann::ordered_json RowJson(const RowResult& r) {
   o["batch"] = r.pred.batch;
   o["strategy"] = r.pred.strategy;
   o["limits"] = r.pred.limits;
+  o["chosen"] = r.pred.chosen;
+  o["lengths"] = r.pred.lengths;
   return o;
 }
 
@@ -257,6 +261,10 @@ int Run(const ValidateFlags& f) {
     for (const auto& [name, g] : s.by_engine) groups["engine"][name] = ScoresJson(g);
     groups["regime"] = nlohmann::ordered_json::object();
     for (const auto& [name, g] : s.by_regime) groups["regime"][name] = ScoresJson(g);
+    groups["gpu"] = nlohmann::ordered_json::object();
+    for (const auto& [name, g] : s.by_gpu) groups["gpu"][name] = ScoresJson(g);
+    groups["metric"] = nlohmann::ordered_json::object();
+    for (const auto& [name, g] : s.by_metric) groups["metric"][name] = ScoresJson(g);
     j["groups"] = std::move(groups);
     fmt::print("{}\n", DumpJson(j));
     return kExitOk;
@@ -293,7 +301,8 @@ int Run(const ValidateFlags& f) {
                r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
                r.pred.ok ? fmt::format("{:.1f}", r.pred.predicted) : "-",
                r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : "-",
-               r.pred.ok ? "ok " + m.metric : "MISS: " + r.pred.reason);
+               r.pred.ok ? "ok " + m.metric + (r.pred.chosen.empty() ? "" : " (best: " + r.pred.chosen + ")")
+                         : "MISS: " + r.pred.reason);
   }
   fmt::print("\n");
   PrintSummaryText(s);

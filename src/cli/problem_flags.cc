@@ -40,7 +40,9 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   // naming the flag, whichever command reads it (docs/LIMITS.md).
   const auto count = [](int64_t hi) { return CLI::Range(int64_t{1}, hi); };
   cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
-  cmd->add_option("--gpu", f->gpu, "GPU type: h100 (default), h200, h800, h20, a100, b200, gb200");
+  cmd->add_option("--gpu", f->gpu,
+                  "GPU type: h100 (default), h200, h800, h20, a100, b200, gb200, b300, gb300, "
+                  "mi300x, mi325x, mi355x");
   cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(count(kMaxGpusFlag));
   cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)")
       ->check(count(kMaxGpusFlag));
@@ -273,7 +275,8 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     if (!d) return Status::InvalidArgument(fmt::format("--dtype: expected bf16, fp8 or fp4, got \"{}\"", f.dtype));
     if (*d == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0)
       return Status::InvalidArgument(fmt::format(
-          "--dtype fp4: {} has no FP4 tensor cores (FP4 GEMMs need Blackwell: b200, gb200)",
+          "--dtype fp4: {} has no FP4 tensor cores (FP4 GEMMs need Blackwell or CDNA4: b200, "
+          "gb200, b300, gb300, mi355x)",
           p.cluster.gpu.name));
     w.weight = *d;
   }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/kernels.h"
 #include "strategy/space.h"
 
 namespace l2s::cli {
@@ -203,6 +204,7 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   j["strategy"] = ToText(s);
   j["model"] = p.model.name;
   j["gpu"] = p.cluster.gpu.name;
+  j["calibration"] = CalibrationNote(p.cluster.gpu);
   j["gpus"] = p.cluster.num_gpus;
   j["gpus_per_node"] = p.cluster.gpus_per_domain;
   const Workload& w = p.workload;
@@ -274,6 +276,8 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   out += row("cluster", fmt::format("{} x {} ({} NVLink domain(s) of {})", p.cluster.num_gpus,
                                     p.cluster.gpu.name, p.cluster.num_domains(),
                                     p.cluster.gpus_per_domain));
+  // GPUs without kernel tables of their own: where their efficiencies come from.
+  if (p.cluster.gpu.calibration.empty()) out += row("calibration", CalibrationNote(p.cluster.gpu));
   std::string wl = ModeName(w.mode);
   if (w.mode == Mode::kDecode) wl += fmt::format(", context {}", w.context);
   if (w.mode == Mode::kPrefill) wl += fmt::format(", isl {}", w.isl);

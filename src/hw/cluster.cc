@@ -61,10 +61,10 @@ ClusterSpec FromEntry(const GpuPresetEntry& e, int num_gpus, int per_domain) {
   return c;
 }
 
-// GB200 NVL72: 72 gb200 GPUs sharing one NVLink 5 domain.
-ClusterSpec Gb200Nvl72() {
-  ClusterSpec c = FromEntry(*FindGpuPreset("gb200"), kNvl72Domain, kNvl72Domain);
-  c.name = "gb200-nvl72";
+// GB200 / GB300 NVL72: 72 GPUs sharing one NVLink 5 domain.
+ClusterSpec Nvl72(const char* gpu) {
+  ClusterSpec c = FromEntry(*FindGpuPreset(gpu), kNvl72Domain, kNvl72Domain);
+  c.name = fmt::format("{}-nvl72", gpu);
   return c;
 }
 
@@ -104,7 +104,8 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   if (!g->is_object()) return r.Error("gpu", what, g);
   ObjectReader gr(*g, r.source(), "gpu.");
   L2S_RETURN_IF_ERROR(CheckKeys(gr, *g, {"name", "bf16_tflops", "fp8_tflops", "fp4_tflops",
-                                         "hbm_gib", "hbm_tbps", "nvlink_gbps", "calibration"}));
+                                         "hbm_gib", "hbm_tbps", "nvlink_gbps", "calibration",
+                                         "mesh_link_gbps"}));
   L2S_ASSIGN_OR_RETURN(std::string name, gr.String("name"));
   *preset = FindGpuPreset(name);
   GpuSpec gpu;
@@ -132,6 +133,10 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   if (gr.Has("fp4_tflops")) {
     L2S_ASSIGN_OR_RETURN(double fp4, gr.Number("fp4_tflops", 0, 1e6));
     gpu.fp4_flops = fp4 * 1e12;
+  }
+  if (gr.Has("mesh_link_gbps")) {  // 0 = switched fabric
+    L2S_ASSIGN_OR_RETURN(double link, gr.Number("mesh_link_gbps", 0, kNvlinkGbps.hi));
+    gpu.mesh_link_bw = link * kG;
   }
   L2S_ASSIGN_OR_RETURN(gpu.calibration, gr.StringOr("calibration", gpu.calibration));
   if (kCalibrationSets.count(gpu.calibration) == 0)
@@ -162,7 +167,8 @@ StatusOr<GpuSpec> GpuPreset(std::string_view name) {
 
 std::vector<std::string> ClusterPresetNames() {
   return {"gb200-nvl72", "h100-8", "h100-64", "h100-1024", "h200-8", "h200-64",
-          "h800-2048", "a100-64", "b200-8"};
+          "h800-2048", "a100-64", "b200-8", "gb300-nvl72", "b300-8", "mi300x-8", "mi325x-8",
+          "mi355x-8"};
 }
 
 Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
@@ -353,7 +359,8 @@ StatusOr<ClusterPools> LoadClusterPools(std::string_view path) {
 }
 
 StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path) {
-  if (preset_or_path == "gb200-nvl72") return Gb200Nvl72();
+  if (preset_or_path == "gb200-nvl72") return Nvl72("gb200");
+  if (preset_or_path == "gb300-nvl72") return Nvl72("gb300");
   if (FindGpuPreset(preset_or_path) != nullptr) return MakeCluster(preset_or_path, kHgxNode);
   std::string_view gpu, count;
   if (SplitGpuCount(preset_or_path, &gpu, &count)) {

@@ -8,10 +8,13 @@
 // 141 GiB, b200_sxm 193273528320 B = 180 GiB; H800 and A100 80GB are the same 80 GiB parts. H20
 // (96 GB) and GB200 (186 GB) follow the same reading: 96 and 186 GiB.
 //
-// GPUs without kernel tables of their own (a100, b200, gb200, h20: calibration "") are priced by
-// the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc CoeffsFor)
-// and collective latencies (collectives.cc), and this table's peaks and bandwidths: every figure
-// traces to the spec sheet (peaks) and to the H100 tables (efficiencies).
+// GPUs without kernel tables of their own (a100, b200, gb200, h20, b300, gb300: calibration "")
+// are priced by the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc
+// CoeffsFor) and collective latencies (collectives.cc), and this table's peaks and bandwidths:
+// every figure traces to the spec sheet (peaks) and to the H100 tables (efficiencies). B300 and
+// GB300 tables exist in ../shared/calibration (b300_sxm, gb300) and tools/fit_kernels --sets fits
+// them, but no fitted set is committed yet. AMD GPUs (vendor "amd") take the H100 fit scaled by
+// the MI300X measurements (kernels.h AmdKernelScales, collectives.h AmdCollectiveCoeffs).
 //
 // Latencies: HARDWARE.md gives "a few microseconds per hop" for InfiniBand; we take 5 us per
 // scale-out hop and 3 us per NVLink collective step (an NVSwitch hop is below an IB hop). These
@@ -38,8 +41,11 @@ int SmCountFor(std::string_view name) {
     const char* name;
     int sms;
   };
-  static constexpr Sms kSms[] = {{"h100", 132}, {"h200", 132}, {"h800", 132}, {"a100", 108},
-                                 {"b200", 148}, {"gb200", 148}, {"h20", 78}};
+  // AMD: compute units (HARDWARE.md: MI300X / MI325X 304 = 38 per XCD x 8 XCDs, MI355X 256 =
+  // 32 x 8); Blackwell Ultra (B300, GB300) 160 SMs (HARDWARE.md, Hot Chips 2025 summaries).
+  static constexpr Sms kSms[] = {{"h100", 132},  {"h200", 132},  {"h800", 132},  {"a100", 108},
+                                 {"b200", 148},  {"gb200", 148}, {"h20", 78},    {"mi300x", 304},
+                                 {"mi325x", 304}, {"mi355x", 256}, {"b300", 160}, {"gb300", 160}};
   for (const Sms& s : kSms)
     if (name == s.name) return s.sms;
   return 0;
@@ -62,6 +68,25 @@ GpuPresetEntry Entry(const char* name, double bf16_tflops, double fp8_tflops, do
   e.scaleout_bw = scaleout_gbps * kG;
   e.nvlink_latency = kNvlinkLatency;
   e.scaleout_latency = kIbLatency;
+  return e;
+}
+
+// An AMD Instinct board: 8 GPUs per node joined by a point-to-point Infinity Fabric (xGMI) mesh,
+// seven links per GPU, `link_gbps` per link and direction; nvlink_bw holds the seven links' sum.
+GpuPresetEntry AmdEntry(const char* name, double bf16_tflops, double fp8_tflops, double fp4_tflops,
+                        double hbm_gib, double hbm_tbps, double link_gbps, double tdp_w,
+                        double scaleout_gbps) {
+  constexpr int kMeshPeers = 7;
+  GpuPresetEntry e = Entry(name, bf16_tflops, fp8_tflops, hbm_gib, hbm_tbps, kMeshPeers * link_gbps,
+                           "", scaleout_gbps, fp4_tflops);
+  e.gpu.mesh_link_bw = link_gbps * kG;
+  e.gpu.tdp_w = tdp_w;
+  e.gpu.vendor = "amd";
+  return e;
+}
+
+GpuPresetEntry WithPower(GpuPresetEntry e, double tdp_w) {
+  e.gpu.tdp_w = tdp_w;
   return e;
 }
 
@@ -100,6 +125,40 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // HARDWARE.md states none for H20; HGX H20 servers are the HGX H100 platform, taken with its
       // one 400 Gb/s NIC per GPU = 50 GB/s.
       Entry("h20", 148, 296, 96, 4.0, 450, "", 50),
+      // ---- Blackwell Ultra and AMD Instinct (HARDWARE.md, second part; where sources disagree
+      // the choice is made here, once, and named). ----
+      // B300 (HGX, sm103): 2250 / 4500 / 14000 TFLOPS dense BF16 / FP8 / NVFP4 (Verda, "without
+      // sparsity"; aiconfigurator b300_sxm system.yaml the same). HBM: sources say 270 GB
+      // (Verda; NVIDIA's MLPerf "B300-SXM-270GB") or 288 GB (Lockwood, Cisco): we take what the
+      // device exposes, aiconfigurator's mem_capacity 288,400,343,040 B = 275,040 MiB reported by
+      // nvidia-smi = 268.6 GiB (the "270 GB" reading). Bandwidth 7.75 TB/s (system.yaml: 62 TB/s
+      // / 8; Verda 7.7, Lockwood 8). TDP: 1,100 W (Verda, system.yaml) rather than Lockwood's
+      // "1,400 W maximum". NVLink 5 900 GB/s per direction, 8-GPU domain; ConnectX-8 800 Gb/s per
+      // GPU = 100 GB/s (system.yaml inter_node_bw).
+      WithPower(Entry("b300", 2250, 4500, 275040.0 / 1024.0, 7.75, 900, "", 100, 14000), 1100),
+      // GB300 (one GPU of an NVL72 rack): 2500 / 5000 / 15000 TFLOPS dense (Verda; system.yaml).
+      // HBM: 279 GB (Verda), 288 GB (LMSYS, NVIDIA MLPerf "GB300-288GB"): we take aiconfigurator's
+      // mem_capacity, 284,208 MiB reported by nvidia-smi = 277.5 GiB. 8 TB/s; 1,400 W (Verda,
+      // Azure's power limit). 72 GPUs in one NVLink 5 domain at 900 GB/s per direction; between
+      // racks one ConnectX-8 800 Gb/s NIC per GPU = 100 GB/s (system.yaml inter_rack_bw).
+      WithPower(Entry("gb300", 2500, 5000, 284208.0 / 1024.0, 8.0, 900, "", 100, 15000, 72), 1400),
+      // MI300X (CDNA3): 1307.4 / 2614.9 TFLOPS dense BF16 / FP8, no FP4 matrix cores; 192 GB
+      // HBM3 read as 192 GiB (the devices expose about that, as for NVIDIA's parts) at 5.3 TB/s
+      // (Oracle's 5.2 is the other reading); 750 W. xGMI: 7 links per GPU, 16 lanes x 32 Gb/s =
+      // 128 GB/s both ways = 64 GB/s per direction per link (448 GB/s over all seven). Scale-out:
+      // one 400 Gb/s NIC per GPU = 50 GB/s (MoRI's benchmark nodes: 8 x ConnectX-7 400G).
+      AmdEntry("mi300x", 1307.4, 2614.9, 0, 192, 5.3, 64, 750, 50),
+      // MI325X: MI300X compute (1307 / 2615 TFLOPS, same die and xGMI); 256 GB HBM3E (256 GiB) at
+      // 6.0 TB/s. Power is not stated in HARDWARE.md (0 = unknown).
+      AmdEntry("mi325x", 1307.4, 2614.9, 0, 256, 6.0, 64, 0, 50),
+      // MI355X (CDNA4): FP8 5,000 TFLOPS dense (ISSCC 2026: "five petaflops"; 8,192 FLOPs/clock/CU
+      // x 256 CUs), MXFP4 10,000 dense (AMD: "up to 10 petaFLOPS MXFP4/MXFP6"; the 20 PF figures
+      // are read as with sparsity); BF16 2,500 = FP8 / 2 (CDNA's matrix cores run 16-bit at half
+      // the FP8 rate: MI300X 1307 / 2615). 288 GB HBM3E (rocm-smi: 309,220,868,096 B = 288.0 GiB)
+      // at 8 TB/s; 1,400 W. xGMI mesh of 8, ~153 GB/s both ways per link = 76.5 GB/s per
+      // direction (Hume Consulting; a secondary source). Scale-out: 8 x 400 GbE Pollara NICs
+      // per node = 50 GB/s per GPU (InferenceX MI355X cluster).
+      AmdEntry("mi355x", 2500, 5000, 10000, 309220868096.0 / kGiBytes, 8.0, 76.5, 1400, 50),
   };
   return kTable;
 }

@@ -21,8 +21,24 @@ struct GpuSpec {
   double hbm_bw = 0;             // peak HBM bandwidth, bytes/s
   double nvlink_bw = 0;          // per GPU, one direction, bytes/s
   std::string calibration;       // calibration table set used by the simulator ("h100_sxm", ...)
-  int sm_count = 0;              // streaming multiprocessors; 0 = unknown (overlap then assumes
-                                 // communication kernels take no compute from the GEMMs)
+  int sm_count = 0;              // streaming multiprocessors (AMD: compute units); 0 = unknown
+                                 // (overlap then assumes communication kernels take no compute
+                                 // from the GEMMs)
+  // Intra-node fabric. 0: a switch (NVSwitch): any group of GPUs of a domain exchanges at
+  // nvlink_bw per GPU. > 0: a point-to-point mesh without a switch (AMD Infinity Fabric / xGMI:
+  // one link of this bandwidth, bytes/s one direction, between each pair of GPUs of a node): a
+  // group of k GPUs of a node reaches its k - 1 peers over k - 1 links, min(nvlink_bw,
+  // (k - 1) mesh_link_bw) per GPU (FabricBw).
+  double mesh_link_bw = 0;
+  double tdp_w = 0;              // board power (TDP), W; 0 = not stated
+  std::string vendor = "nvidia";  // "nvidia" | "amd" (engines and kernels differ by vendor)
+
+  // Bandwidth per GPU, one direction, bytes/s, of a collective among `k` GPUs of one domain.
+  double FabricBw(int k) const {
+    if (mesh_link_bw <= 0 || k <= 1) return nvlink_bw;
+    const double mesh = (k - 1) * mesh_link_bw;
+    return mesh < nvlink_bw ? mesh : nvlink_bw;
+  }
 
   // Peak of the tensor-core rate for `compute`, falling back to the next wider format the GPU has
   // (FP4 -> FP8 -> BF16).
@@ -51,7 +67,7 @@ struct ClusterSpec {
 std::vector<std::string> GpuPresetNames();
 StatusOr<GpuSpec> GpuPreset(std::string_view name);
 
-std::vector<std::string> ClusterPresetNames();  // e.g. "gb200-nvl72"
+std::vector<std::string> ClusterPresetNames();  // e.g. "gb200-nvl72", "gb300-nvl72"
 // A cluster of `num_gpus` GPUs of type `gpu` in NVLink domains of `gpus_per_node` GPUs (0 = the
 // GPU type's own: 8 for HGX boards, 72 for gb200's NVL72 racks), with the scale-out network that
 // GPU type ships with.
@@ -64,7 +80,7 @@ StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
 // "name" is a preset to override or a new GPU that then needs every figure):
 //   {"name": "my-cluster", "gpu": "h100" | {"name": "h100", "bf16_tflops": 989,
 //    "fp8_tflops": 1979, "fp4_tflops": 0, "hbm_gib": 80, "hbm_tbps": 3.35, "nvlink_gbps": 450,
-//    "calibration": "h100_sxm"}, "num_gpus": 64, "gpus_per_domain": 8,
+//    "calibration": "h100_sxm", "mesh_link_gbps": 0}, "num_gpus": 64, "gpus_per_domain": 8,
 //    "scaleout_gbps_per_gpu": 50, "nvlink_latency_us": 3, "scaleout_latency_us": 5}
 // Only num_gpus and gpu are required; the rest default to the GPU preset's. Unknown fields are
 // errors (typos would otherwise be silently ignored).

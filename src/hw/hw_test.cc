@@ -81,6 +81,62 @@ TEST(HwTest, BlackwellAndH20Presets) {
   EXPECT_EQ(ParseClusterJson(R"({"gpu": "gb200", "num_gpus": 144})", "g.json")->gpus_per_domain, 72);
 }
 
+TEST(HwTest, BlackwellUltraAndInstinctPresets) {
+  // HARDWARE.md (second part), with the choices gpus.cc names: name, TFLOPS bf16 / fp8 / fp4
+  // (NVFP4 on Blackwell Ultra, MXFP4 on CDNA4, none on CDNA3), HBM GiB, HBM TB/s, fabric GB/s
+  // per direction (NVLink, or the seven xGMI links' sum), link GB/s (mesh; 0 = switch), SMs/CUs,
+  // TDP W (0 = not stated), NVLink-domain size.
+  struct Want {
+    const char* name;
+    double bf16, fp8, fp4, gib, tbps, fabric, link;
+    int sms;
+    double tdp;
+    int domain;
+  };
+  const Want wants[] = {
+      {"b300", 2250, 4500, 14000, 275040.0 / 1024, 7.75, 900, 0, 160, 1100, 8},
+      {"gb300", 2500, 5000, 15000, 284208.0 / 1024, 8.0, 900, 0, 160, 1400, 72},
+      {"mi300x", 1307.4, 2614.9, 0, 192, 5.3, 448, 64, 304, 750, 8},
+      {"mi325x", 1307.4, 2614.9, 0, 256, 6.0, 448, 64, 304, 0, 8},
+      {"mi355x", 2500, 5000, 10000, 309220868096.0 / (1024.0 * 1024 * 1024), 8.0, 535.5, 76.5, 256,
+       1400, 8},
+  };
+  for (const Want& w : wants) {
+    const GpuSpec g = *GpuPreset(w.name);
+    EXPECT_DOUBLE_EQ(g.bf16_flops, w.bf16 * 1e12) << w.name;
+    EXPECT_DOUBLE_EQ(g.fp8_flops, w.fp8 * 1e12) << w.name;
+    EXPECT_DOUBLE_EQ(g.fp4_flops, w.fp4 * 1e12) << w.name;
+    EXPECT_NEAR(g.hbm_bytes, w.gib * 1024 * 1024 * 1024, 1.0) << w.name;
+    EXPECT_DOUBLE_EQ(g.hbm_bw, w.tbps * 1e12) << w.name;
+    EXPECT_NEAR(g.nvlink_bw, w.fabric * 1e9, 1.0) << w.name;
+    EXPECT_DOUBLE_EQ(g.mesh_link_bw, w.link * 1e9) << w.name;
+    EXPECT_EQ(g.sm_count, w.sms) << w.name;
+    EXPECT_DOUBLE_EQ(g.tdp_w, w.tdp) << w.name;
+    EXPECT_EQ(g.vendor, w.link > 0 ? "amd" : "nvidia") << w.name;
+    EXPECT_EQ(MakeCluster(w.name, 8)->num_domains(), 1) << w.name;
+    EXPECT_EQ(MakeCluster(w.name, 144)->gpus_per_domain, w.domain) << w.name;
+  }
+  // The mesh: a group of k GPUs of a node has k - 1 links; NVSwitch gives every group the full rate.
+  const GpuSpec mi = *GpuPreset("mi300x");
+  EXPECT_DOUBLE_EQ(mi.FabricBw(2), 64e9);
+  EXPECT_DOUBLE_EQ(mi.FabricBw(4), 192e9);
+  EXPECT_DOUBLE_EQ(mi.FabricBw(8), 448e9);
+  EXPECT_DOUBLE_EQ(GpuPreset("b300")->FabricBw(2), 900e9);
+  // MI300X has no FP4 matrix cores: an FP4 GEMM falls back to the FP8 rate.
+  EXPECT_DOUBLE_EQ(mi.PeakFlops(DType::kFP4), 2614.9e12);
+  StatusOr<ClusterSpec> nvl = LoadCluster("gb300-nvl72");
+  ASSERT_TRUE(nvl.ok());
+  EXPECT_EQ(nvl->num_gpus, 72);
+  EXPECT_EQ(nvl->gpus_per_domain, 72);
+  EXPECT_EQ(nvl->gpu.name, "gb300");
+  EXPECT_DOUBLE_EQ(nvl->scaleout_bw, 100e9);
+  // Cluster JSON: a mesh link override.
+  StatusOr<ClusterSpec> j = ParseClusterJson(
+      R"({"gpu": {"name": "mi300x", "mesh_link_gbps": 50}, "num_gpus": 8})", "j.json");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_DOUBLE_EQ(j->gpu.FabricBw(4), 150e9);
+}
+
 TEST(HwTest, MakeClusterNetworks) {
   StatusOr<ClusterSpec> c = MakeCluster("h100", 64);
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -196,10 +196,14 @@ StatusOr<std::vector<GemmRow>> LoadGemm(const std::string& dir) {
   std::string path;
   std::vector<int> c;
   L2S_RETURN_IF_ERROR(Open(dir, "gemm.csv", {"dtype", "m", "n", "k", "latency_us"}, &t, &path, &c));
-  std::vector<GemmRow> rows(t.num_rows());
+  std::vector<GemmRow> rows;
+  rows.reserve(t.num_rows());
   for (int i = 0; i < t.num_rows(); ++i) {
-    GemmRow& r = rows[i];
     const std::string_view d = t.Str(i, c[0]);
+    // NVFP4 GEMMs (Blackwell tables) are not a fitted kind: FP4 runs the block-scaled FP8 form at
+    // the FP4 peak (kernels.h).
+    if (d == "nvfp4") continue;
+    GemmRow& r = rows.emplace_back();
     if (d == "bfloat16") {
       r.kind = GemmKind::kBF16;
     } else if (d == "fp8") {
@@ -369,6 +373,18 @@ StatusOr<GpuSpec> CalibrationGpu(std::string_view set) {
     g.name = "h200";
     g.hbm_bytes = 141e9;
     g.hbm_bw = 4.8e12;
+  } else if (set == "b300_sxm" || set == "gb300") {
+    // aiconfigurator system.yaml of each (HARDWARE.md agrees): B300 2250 / 4500 / 14000 TFLOPS,
+    // 7.75 TB/s; GB300 2500 / 5000 / 15000, 8 TB/s; NVLink 5 900 GB/s; 160 SMs.
+    const bool gb = set == "gb300";
+    g.name = gb ? "gb300" : "b300";
+    g.bf16_flops = gb ? 2500e12 : 2250e12;
+    g.fp8_flops = gb ? 5000e12 : 4500e12;
+    g.fp4_flops = gb ? 15000e12 : 14000e12;
+    g.hbm_bytes = (gb ? 284208.0 : 275040.0) * 1024 * 1024;
+    g.hbm_bw = gb ? 8.0e12 : 7.75e12;
+    g.nvlink_bw = 900e9;
+    g.sm_count = 160;
   } else {
     return Status::NotFound(fmt::format("no calibration GPU '{}'", set));
   }

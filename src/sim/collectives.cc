@@ -138,7 +138,46 @@ const char* CollKindName(CollKind k) {
   return "?";
 }
 
+namespace {
+
+// AMD Instinct (no tables): the H100 set with every line's bus bandwidth scaled by one factor,
+// RCCL's achieved share of the xGMI mesh over the H100 fit's share of NVLink for the 8-GPU
+// all-reduce at large messages (../shared/calibration/OTHER-MEASUREMENTS.md section 1: RCCL
+// 316.82 GB/s busbw at 8 GB on 8 MI300X, whose 7 links carry 448 GB/s; H100 fit: the best line
+// of nccl all_reduce n = 8). Latencies are the H100 fit's: the engines run their own all-reduce
+// below 16 MB on ROCm (OTHER-MEASUREMENTS.md section 3), and MoRI's EP8 latencies (35 / 47 us at
+// 128 tokens) are of the order of DeepEP's on H100.
+CollectiveCoeffs MakeAmdCollectiveCoeffs() {
+  CollectiveCoeffs c = H100CollectiveCoeffs();
+  c.name = "amd (h100_sxm scaled)";
+  const double scale = AmdCollectiveScale();
+  auto scale_curve = [&](CollCurve& cv) {
+    for (CollLine& l : cv.line) l.busbw *= scale;
+  };
+  for (auto& kind : c.nccl)
+    for (CollCurve& cv : kind) scale_curve(cv);
+  for (CollCurve& cv : c.custom_ar) scale_curve(cv);
+  for (auto& mode : c.deepep)
+    for (CollLine& l : mode) l.busbw *= scale;
+  return c;
+}
+
+}  // namespace
+
+double AmdCollectiveScale() {
+  double h100_best = 0;
+  for (const CollLine& l : H100CollectiveCoeffs().nccl[0][kCollSizes - 1].line)
+    h100_best = std::max(h100_best, l.busbw);
+  return (kRcclAllReduceBusBw / kMi300xMeshBw) / (h100_best / kCalibNvlinkBw);
+}
+
+const CollectiveCoeffs& AmdCollectiveCoeffs() {
+  static const CollectiveCoeffs kAmd = MakeAmdCollectiveCoeffs();
+  return kAmd;
+}
+
 const CollectiveCoeffs& CollectiveCoeffsFor(const GpuSpec& gpu) {
+  if (gpu.vendor == "amd") return AmdCollectiveCoeffs();
   const std::string& s = gpu.calibration;
   if (s.size() >= 4 && s[0] == 'h' && s[1] == '2' && s[2] == '0' && s[3] == '0') {
     return H200CollectiveCoeffs();
@@ -156,8 +195,11 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
   const int d = std::clamp(g.n_domains, 1, n);
   if (bytes <= 0 || (n == 1 && kind != CollKind::kSendRecv)) return 0.0;
   const int n_local = std::max(n / d, 1);
-  // GPUs without their own tables: same latencies, bandwidth scaled by their NVLink rate.
-  const double bw_scale = cluster.gpu.nvlink_bw > 0 ? cluster.gpu.nvlink_bw / kCalibNvlinkBw : 1.0;
+  // GPUs without their own tables: same latencies, bandwidth scaled by their fabric's rate for a
+  // group of n_local GPUs of one domain (a switch: nvlink_bw whatever the group; a mesh: the
+  // n_local - 1 links among the group's GPUs, GpuSpec::FabricBw).
+  const double fabric = cluster.gpu.FabricBw(n_local);
+  const double bw_scale = fabric > 0 ? fabric / kCalibNvlinkBw : 1.0;
   const double so_bw = std::max(cluster.scaleout_bw, 1.0) * kScaleoutEfficiency;  // bytes/s
   const double so_lat = cluster.scaleout_latency;
 
@@ -166,7 +208,10 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
       // One peer over NVLink: a 2-GPU all-to-all of a 2*bytes buffer sends exactly `bytes` each
       // way, so the measured 2-GPU all-to-all curve is the point-to-point cost. Across domains the
       // same software latency, one network hop, and the bytes over the NIC.
-      const double nv = CurvePhase(c.nccl[3][0], CollKind::kAllToAll, 2, 2.0 * bytes, bw_scale).total();
+      // On a mesh the pair's one link (FabricBw(2)).
+      const double pair = cluster.gpu.FabricBw(2);
+      const double nv = CurvePhase(c.nccl[3][0], CollKind::kAllToAll, 2, 2.0 * bytes,
+                                   pair > 0 ? pair / kCalibNvlinkBw : 1.0).total();
       if (d == 1) return nv;
       return std::max(nv, NcclFloor(c, CollKind::kAllToAll, 2) + so_lat + bytes / so_bw);
     }

@@ -35,6 +35,10 @@ struct GroupPlacement {
 // pick uniformly among `d` domains: (d - 1) * (1 - (1 - 1/d)^k).
 double RemoteDomainsPerToken(double k, int d);
 
+// Inside a domain the bandwidth is the fabric's for the group (GpuSpec::FabricBw): on a switched
+// NVLink domain nvlink_bw whatever the group size; on a point-to-point mesh (AMD xGMI) only the
+// links among the group's members carry its traffic: (n_local - 1) links per GPU; a send/recv one
+// link.
 // Time of one collective. `bytes` follows the nccl-tests convention: all-reduce = the reduced
 // buffer; all-gather = the gathered output; reduce-scatter = the full input; all-to-all = each
 // rank's send buffer; send/recv = the message. For dispatch/combine `bytes` is each rank's send
@@ -73,8 +77,18 @@ struct CollectiveCoeffs {
   double deepep_normal_sms;
 };
 
-// By gpu.calibration (h200_sxm -> its own set, anything else -> the H100 set). O(1).
+// By gpu.calibration (h200_sxm -> its own set, anything else -> the H100 set); AMD GPUs
+// (gpu.vendor "amd") -> AmdCollectiveCoeffs. O(1).
 const CollectiveCoeffs& CollectiveCoeffsFor(const GpuSpec& gpu);
+// The H100 set with every line's bus bandwidth scaled by (kRcclAllReduceBusBw / kMi300xMeshBw) /
+// (the H100 fit's best 8-GPU all-reduce bus bandwidth / kCalibNvlinkBw): RCCL's achieved share of
+// the Infinity Fabric mesh relative to NCCL's of NVLink (collectives.cc).
+const CollectiveCoeffs& AmdCollectiveCoeffs();
+double AmdCollectiveScale();  // that factor
+// RCCL all-reduce bus bandwidth on 8 MI300X at 8 GB (OTHER-MEASUREMENTS.md section 1) and the
+// mesh bandwidth it ran over (7 xGMI links x 64 GB/s per direction).
+inline constexpr double kRcclAllReduceBusBw = 316.82e9;
+inline constexpr double kMi300xMeshBw = 7 * 64e9;
 const CollectiveCoeffs& H100CollectiveCoeffs();
 const CollectiveCoeffs& H200CollectiveCoeffs();
 

@@ -320,5 +320,98 @@ TEST(CollectiveModel, ClampsOddPlacements) {
   EXPECT_STREQ(CollKindName(CollKind::kCombine), "combine");
 }
 
+
+// ---- AMD Infinity Fabric mesh (point-to-point links, no switch) --------------------------------
+
+namespace mesh {
+
+// One protocol line with no latency at the calibration NVLink rate: the time of a collective is
+// its wire bytes over the fabric bandwidth of its group, exactly.
+CollectiveCoeffs PureBandwidth() {
+  CollectiveCoeffs c = H100CollectiveCoeffs();
+  const CollCurve one = {{{0.0, kCalibNvlinkBw}, {0.0, 0.0}, {0.0, 0.0}}};
+  for (auto& kind : c.nccl)
+    for (CollCurve& cv : kind) cv = one;
+  for (CollCurve& cv : c.custom_ar) cv = one;
+  return c;
+}
+
+ClusterSpec Mi300x8() {
+  GpuSpec g = H100();
+  g.name = "mesh";
+  g.nvlink_bw = 7 * 64e9;   // seven xGMI links of 64 GB/s per direction
+  g.mesh_link_bw = 64e9;
+  return Cluster(g, 8);
+}
+
+}  // namespace mesh
+
+TEST(CollectivesMesh, FabricBandwidthOfAGroup) {
+  const ClusterSpec c = mesh::Mi300x8();
+  EXPECT_DOUBLE_EQ(c.gpu.FabricBw(2), 64e9);
+  EXPECT_DOUBLE_EQ(c.gpu.FabricBw(4), 192e9);
+  EXPECT_DOUBLE_EQ(c.gpu.FabricBw(8), 448e9);
+  EXPECT_DOUBLE_EQ(H100().FabricBw(2), 450e9);  // a switch: every group the full rate
+  EXPECT_DOUBLE_EQ(H100().FabricBw(4), 450e9);
+}
+
+TEST(CollectivesMesh, HandDerived) {
+  const CollectiveCoeffs cc = mesh::PureBandwidth();
+  const ClusterSpec c = mesh::Mi300x8();
+  const double b = 1e9;
+  // All-reduce over 4 of the 8 GPUs: wire 2 x 3/4 x 1 GB = 1.5 GB per GPU over the 3 links
+  // among the four (192 GB/s): 7.8125 ms. The other four GPUs' links carry nothing of it.
+  EXPECT_NEAR(CollectiveSecondsWith(cc, c, CollKind::kAllReduce, {4, 1}, b), 1.5e9 / 192e9, 1e-12);
+  // Over all 8: 2 x 7/8 GB over 7 links (448 GB/s): 3.90625 ms.
+  EXPECT_NEAR(CollectiveSecondsWith(cc, c, CollKind::kAllReduce, {8, 1}, b), 1.75e9 / 448e9, 1e-12);
+  // All-to-all across the mesh: each rank sends 1 GB / 8 to each of 7 peers, each over that
+  // pair's single link: (1e9 / 8) / 64e9 = 1.953125 ms.
+  EXPECT_NEAR(CollectiveSecondsWith(cc, c, CollKind::kAllToAll, {8, 1}, b), (b / 8) / 64e9, 1e-12);
+  // All-to-all among 2: 1/2 GB each way over the one link.
+  EXPECT_NEAR(CollectiveSecondsWith(cc, c, CollKind::kAllToAll, {2, 1}, b), 0.5e9 / 64e9, 1e-12);
+  // Send/recv of 1 GB to a peer: one link, 15.625 ms (on NVSwitch the full 450 GB/s).
+  EXPECT_NEAR(CollectiveSecondsWith(cc, c, CollKind::kSendRecv, {2, 1}, b), b / 64e9, 1e-12);
+  const ClusterSpec h = Cluster(H100(), 8);
+  EXPECT_NEAR(CollectiveSecondsWith(cc, h, CollKind::kSendRecv, {2, 1}, b), b / 450e9, 1e-12);
+  EXPECT_NEAR(CollectiveSecondsWith(cc, h, CollKind::kAllReduce, {4, 1}, b), 1.5e9 / 450e9, 1e-12);
+}
+
+TEST(CollectivesMesh, SmallerGroupsAreSlowerPerByteOnAMeshOnly) {
+  // Invariant over sizes: on the mesh, the bandwidth time of a group grows as the group shrinks
+  // (fewer links), on a switch it does not.
+  const ClusterSpec m = mesh::Mi300x8();
+  const ClusterSpec h = Cluster(H100(), 8);
+  const CollectiveCoeffs cc = mesh::PureBandwidth();
+  for (double b : {1e6, 1e8, 4e9}) {
+    const double m2 = CollectiveSecondsWith(cc, m, CollKind::kAllGather, {2, 1}, b) / 0.5;
+    const double m4 = CollectiveSecondsWith(cc, m, CollKind::kAllGather, {4, 1}, b) / 0.75;
+    const double m8 = CollectiveSecondsWith(cc, m, CollKind::kAllGather, {8, 1}, b) / 0.875;
+    EXPECT_GT(m2, m4);
+    EXPECT_GT(m4, m8);
+    const double h2 = CollectiveSecondsWith(cc, h, CollKind::kAllGather, {2, 1}, b) / 0.5;
+    const double h8 = CollectiveSecondsWith(cc, h, CollKind::kAllGather, {8, 1}, b) / 0.875;
+    EXPECT_NEAR(h2, h8, 1e-12 * h8);
+  }
+}
+
+TEST(CollectivesMesh, AmdSetScalesH100ByRccl) {
+  // One factor: RCCL's 316.82 GB/s of the 448 GB/s mesh over the H100 fit's best 8-GPU
+  // all-reduce line as a share of 450 GB/s (4.5e11 in the committed fit: 1.0).
+  const double best = 4.5e11;
+  EXPECT_NEAR(AmdCollectiveScale(), (316.82e9 / 448e9) / (best / 450e9), 1e-9);
+  const CollectiveCoeffs& a = AmdCollectiveCoeffs();
+  const CollectiveCoeffs& h = H100CollectiveCoeffs();
+  EXPECT_DOUBLE_EQ(a.nccl[0][2].line[2].busbw, h.nccl[0][2].line[2].busbw * AmdCollectiveScale());
+  EXPECT_DOUBLE_EQ(a.nccl[0][2].line[2].lat_s, h.nccl[0][2].line[2].lat_s);
+  GpuSpec amd = mesh::Mi300x8().gpu;
+  amd.vendor = "amd";
+  EXPECT_EQ(&CollectiveCoeffsFor(amd), &AmdCollectiveCoeffs());
+  // An 8-GPU RCCL all-reduce of 8 GB on the fitted set: within 5% of the measured 316.82 GB/s
+  // bus bandwidth (the large-message line dominates).
+  const double t = CollectiveSecondsWith(a, mesh::Mi300x8(), CollKind::kAllReduce, {8, 1}, 8e9);
+  const double busbw = 2.0 * 7 / 8 * 8e9 / t;
+  EXPECT_NEAR(busbw / 316.82e9, 1.0, 0.05) << busbw;
+}
+
 }  // namespace
 }  // namespace l2s

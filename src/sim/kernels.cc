@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include <fmt/core.h>
+
+#include "sim/collectives.h"
+
 namespace l2s {
 namespace {
 
@@ -58,9 +62,100 @@ inline DType ComputeOf(GemmKind kind) { return kind == GemmKind::kBF16 ? DType::
 }  // namespace
 
 const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
+  if (gpu.vendor == "amd") return AmdKernelCoeffs();
   const std::string& s = gpu.calibration;
   if (s.size() >= 4 && s[0] == 'h' && s[1] == '2' && s[2] == '0' && s[3] == '0') return H200Coeffs();
   return H100Coeffs();
+}
+
+namespace {
+
+// The H100 SXM as the H100 fit was made on (HARDWARE.md; calib_csv.cc CalibrationGpu).
+GpuSpec H100Spec() {
+  GpuSpec g;
+  g.name = "h100";
+  g.bf16_flops = 989e12;
+  g.fp8_flops = 1979e12;
+  g.hbm_bytes = 80.0 * 1024 * 1024 * 1024;
+  g.hbm_bw = 3.35e12;
+  g.nvlink_bw = 450e9;
+  g.calibration = "h100_sxm";
+  return g;
+}
+
+AmdKernelScales MakeAmdScales() {
+  AmdKernelScales r;
+  const KernelCoeffs& h = H100Coeffs();
+  const GpuSpec h100 = H100Spec();
+  // GEMM: hipBLASLt FP8 8192^3 on MI300X reaches 1159.23 of 2614.9 TFLOPS; the H100 fit's FP8
+  // GEMM at the same shape, its fraction of 1979.
+  const double n = 8192;
+  const double h_frac = 2 * n * n * n /
+                        GemmSecondsWith(h, h100, n, n, n, GemmKind::kFP8, 1.0) / h100.fp8_flops;
+  r.gemm = (kMi300xGemmTflops / kMi300xFp8Tflops) / h_frac;
+  // Prefill attention: FlashAttention-2 at head_dim 64, batch 2, seq 8192 reaches 328.6 of
+  // 1307.4 TFLOPS; the H100 fit's bf16 FMHA efficiency there (32 heads: a 2048-wide model).
+  const AttnPrefillCoeffs& a = h.attn_prefill[0];
+  const double units = 2.0 * 32.0;
+  const double a_eff = Knot(a.eff_seq, 8192.0) * 64.0 / (64.0 + a.hd_half) * units /
+                       (units + a.par_half);
+  r.attn = (kMi300xFa2Tflops / kMi300xBf16Tflops) / a_eff;
+  // Memory: HBM stream copy 4.11 of 5.3 TB/s on MI300X; H100 2.935 of 3.35 (HARDWARE.md).
+  r.mem = (4.11 / 5.3) / (2.935 / 3.35);
+  return r;
+}
+
+KernelCoeffs MakeAmdCoeffs() {
+  const AmdKernelScales r = AmdScales();
+  KernelCoeffs c = H100Coeffs();
+  c.name = "amd (h100_sxm scaled)";
+  for (GemmCoeffs& g : c.gemm) {
+    for (double& e : g.eff_compute) e *= r.gemm;
+    for (double& e : g.eff_mem) e *= r.mem;
+  }
+  for (AttnPrefillCoeffs* p : {&c.attn_prefill[0], &c.attn_prefill[1], &c.mla_prefill[0],
+                               &c.mla_prefill[1]}) {
+    for (double& e : p->eff_seq) e *= r.attn;
+    p->eff_mem *= r.mem;
+  }
+  for (AttnDecodeCoeffs* d : {&c.attn_decode[0], &c.attn_decode[1], &c.mla_decode[0],
+                              &c.mla_decode[1]}) {
+    for (auto& row : d->eff_keys)
+      for (double& e : row) e *= r.mem;
+    d->cta_bw *= r.mem;
+  }
+  c.elementwise_eff_mem *= r.mem;
+  return c;
+}
+
+}  // namespace
+
+const AmdKernelScales& AmdScales() {
+  static const AmdKernelScales kScales = MakeAmdScales();
+  return kScales;
+}
+
+const KernelCoeffs& AmdKernelCoeffs() {
+  static const KernelCoeffs kAmd = MakeAmdCoeffs();
+  return kAmd;
+}
+
+std::string CalibrationNote(const GpuSpec& gpu) {
+  if (gpu.vendor == "amd") {
+    const AmdKernelScales& r = AmdScales();
+    return fmt::format(
+        "{}: no kernel tables; efficiencies of the h100_sxm fit scaled by MI300X measurements "
+        "(GEMM x{:.3f} from hipBLASLt FP8 8192^3, attention x{:.3f} from FlashAttention-2, memory "
+        "x{:.3f} from HBM copy; OTHER-MEASUREMENTS.md section 1){}; collectives: h100_sxm lines "
+        "x{:.3f} (RCCL all-reduce share of the xGMI mesh)",
+        gpu.name, r.gemm, r.attn, r.mem,
+        gpu.name == "mi300x" ? "" : ", applied to this GPU's peaks as to MI300X's (nearest measured generation)",
+        AmdCollectiveScale());
+  }
+  if (gpu.calibration.empty())
+    return fmt::format("{}: no kernel tables of its own; efficiencies of the h100_sxm fit at this GPU's peaks",
+                       gpu.name);
+  return fmt::format("{}: kernel tables {}", gpu.name, gpu.calibration);
 }
 
 // The calibration GPUs (H100 SXM and H200 SXM: kCalibSmCount = 132 SMs, 989 / 1979 dense TFLOPS
@@ -114,7 +209,7 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
                       DType weight, double count) {
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
-    // FP4 tensor cores (Blackwell): no FP4 GEMM table was measured, so the FP8 fit's form
+    // FP4 tensor cores (Blackwell, CDNA4): no FP4 GEMM table is fitted, so the FP8 fit's form
     // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
     // FP4 weight bytes.
     return GemmSecondsAtPeak(c, gpu, m, n, k, GemmKind::kFP8, BytesPerElement(DType::kFP4), count,

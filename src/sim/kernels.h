@@ -6,6 +6,8 @@
 // seq_len, kv_len and bytes, and never slower with more bandwidth or FLOP/s (tested).
 #pragma once
 
+#include <string>
+
 #include "common/dtype.h"
 #include "hw/hw.h"
 
@@ -148,10 +150,31 @@ const KernelCoeffs& CoeffsFor(const GpuSpec& gpu);
 const KernelCoeffs& H100Coeffs();
 const KernelCoeffs& H200Coeffs();
 
+// AMD Instinct GPUs have no kernel tables. Their set is the H100 fit with three factors, each the
+// ratio of an MI300X measurement's fraction of peak (../shared/calibration/OTHER-MEASUREMENTS.md
+// section 1) to the H100 fit's fraction at the same shape:
+//   gemm: hipBLASLt FP8 m = n = k = 8192, 1159.23 of 2614.9 TFLOPS -> every GEMM eff_compute;
+//   attn: FlashAttention-2, head_dim 64, batch 2, seq 8192, 328.6 of 1307.4 TFLOPS -> the
+//         prefill eff_seq of FMHA and MLA;
+//   mem:  HBM stream copy 4.11 of 5.3 TB/s against H100's 2.935 of 3.35 -> every memory
+//         efficiency (GEMM eff_mem, decode eff_keys and cta_bw, prefill eff_mem, elementwise).
+// MI325X (the same die) and MI355X (CDNA4, no measured kernels) take the same set at their own
+// peaks: the nearest measured generation's efficiencies.
+struct AmdKernelScales {
+  double gemm = 1, attn = 1, mem = 1;
+};
+inline constexpr double kMi300xGemmTflops = 1159.23, kMi300xFp8Tflops = 2614.9;
+inline constexpr double kMi300xFa2Tflops = 328.6, kMi300xBf16Tflops = 1307.4;
+const AmdKernelScales& AmdScales();
+const KernelCoeffs& AmdKernelCoeffs();
+// One line saying where `gpu`'s kernel efficiencies come from (describe / plan print it), e.g.
+// "mi355x: no kernel tables; efficiencies of the h100_sxm fit scaled by MI300X measurements ...".
+std::string CalibrationNote(const GpuSpec& gpu);
+
 // Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype; `count` independent GEMMs of the same
 // shape (grouped experts). FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8). FP4 weights on
-// a GPU with FP4 tensor cores (Blackwell, gpu.fp4_flops > 0) run the FP8 fit's form at the FP4 peak
-// with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
+// a GPU with FP4 tensor cores (Blackwell, CDNA4: gpu.fp4_flops > 0) run the FP8 fit's form at the
+// FP4 peak with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);

@@ -35,6 +35,8 @@ bool ParseMode(const std::string& s, Mode* out) {
 // "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm", "dynamo+trtllm" -> "trtllm"); "" for no
 // engine.
 std::string EngineFamily(std::string_view engine) {
+  // A parenthesised remark is not part of the name ("vllm (AITER + MoRI)" -> "vllm").
+  engine = engine.substr(0, engine.find('('));
   std::string fam;
   std::string tok;
   auto flush = [&](bool* stop) {
@@ -222,6 +224,8 @@ bool ParseEngine(const std::string& name, Engine* out) {
   else if (fam == "trtllm") *out = Engine::kTrtllm;
   else if (fam == "sglang") *out = Engine::kSglang;
   else if (fam == "vllm") *out = Engine::kVllm;
+  // AMD's ATOM (AiTer Optimized Model) serves with a vLLM-style continuous-batching scheduler.
+  else if (fam == "atom") *out = Engine::kVllm;
   else return false;
   return true;
 }
@@ -265,6 +269,9 @@ double Simulator::EngineFactor(const std::string& engine) {
   };
   static constexpr Fitted kFitted[] = {
       {"trtllm", 0.9556},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      // 11 throughput rows of ../shared/reference/measurements-frontier.csv (AMD ATOM on MI355X,
+      // DeepSeek-R1 FP8/MXFP4; l2s validate --fit-engine-factors on that file).
+      {"atom", 1.2266},
   };
   constexpr double kDefault = 0.9571;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).

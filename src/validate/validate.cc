@@ -163,6 +163,21 @@ NotedSettings ReadNotes(std::string_view notes) {
   n.adp_balance = states("enable_balance");
   n.fp8_kv = states("fp8 flashmla");
   n.fp8_attention = n.fp8_kv || states("fp8 attention");
+  n.mtp_on = states("mtp on");
+  // Request-length distribution: "random-range-ratio <r>" or "uniform in [<r>x".
+  for (const std::string_view key : {std::string_view("random-range-ratio "),
+                                     std::string_view("uniform in [")}) {
+    const size_t at = text.find(key);
+    if (at == std::string::npos) continue;
+    size_t end = at + key.size();
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+      ++end;
+    const std::optional<double> r = ParseFinite(text.substr(at + key.size(), end - at - key.size()));
+    if (r && *r > 0 && *r < 1) {
+      n.length_ratio = *r;
+      break;
+    }
+  }
   // "<N> requests": the number directly before the word (digits and thousands commas).
   for (size_t at = text.find(" requests"); at != std::string::npos;
        at = text.find(" requests", at + 1)) {
@@ -193,6 +208,8 @@ std::string NotedSettings::Text() const {
   if (fp8_attention) add("attn=fp8");
   if (fp8_kv) add("kv=fp8");
   if (requests > 0) s += (s.empty() ? "" : " ") + fmt::format("requests={}", requests);
+  if (length_ratio < 1) s += (s.empty() ? "" : " ") + fmt::format("lengths={}-1.0x", length_ratio);
+  if (mtp_on) add("mtp-on");
   return s;
 }
 
@@ -319,6 +336,8 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     }
     // mtp_accept counts the verified token: in [1, mtp + 1] (checked when predicting, since mtp
     // may be stated in another column); here only a plausible range.
+    m.layout_stated = !(cell("tp").empty() && cell("dp").empty() && cell("ep").empty());
+    m.mtp_stated = !cell("mtp").empty();
     Status sa = number("mtp_accept", 1.0, kMaxMtpTokens + 1.0, &m.mtp_accept);
     if (!sa.ok()) return sa;
     const std::string v = cell("value");
@@ -437,6 +456,15 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
 
 namespace {
 
+// Expert slots an engine runs when the row states none: SGLang adds redundant experts up to a
+// multiple of the EP size when EP does not divide the routed experts (ep_num_redundant_experts;
+// 256 experts at EP 48 run 288 slots); 0 (one slot per expert) otherwise.
+int EngineSlots(const std::string& engine, const ModelSpec& m, int ep) {
+  if (!m.is_moe() || ep <= 1 || m.num_experts % ep == 0) return 0;
+  if (EngineFamily(engine) != "sglang") return 0;
+  return (m.num_experts + ep - 1) / ep * ep;
+}
+
 // A disagg row: the prefill pool and the decode pool (prefill_*/decode_* columns: each pool is
 // instances of tp x dp GPUs with pp = 1), costed by DisaggModel on the serve workload. The counts
 // are the row's (all instances of each pool); batch: the decode pool's share of `concurrency`,
@@ -469,8 +497,18 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
                             row.prefill.gpus + row.decode.gpus));
   DisaggSetup st;
   st.serve = p;
-  StatusOr<ClusterSpec> pc = MakeCluster(gpu, static_cast<int>(row.prefill.gpus));
-  StatusOr<ClusterSpec> dc = MakeCluster(gpu, static_cast<int>(row.decode.gpus));
+  // A pool may use part of a node (a 4-GPU prefill worker beside idle GPUs, 20 prefill GPUs in
+  // 8-GPU nodes): its cluster is the whole nodes it occupies; the rate below counts only the
+  // row's instances, so the idle GPUs add nothing.
+  auto pool_cluster = [&](int64_t g) -> StatusOr<ClusterSpec> {
+    StatusOr<ClusterSpec> one = MakeCluster(gpu, 1);
+    if (!one.ok()) return one.status();
+    const int64_t dom = one->gpus_per_domain;
+    const int64_t whole = g <= dom ? g : (g + dom - 1) / dom * dom;
+    return MakeCluster(gpu, static_cast<int>(whole));
+  };
+  StatusOr<ClusterSpec> pc = pool_cluster(row.prefill.gpus);
+  StatusOr<ClusterSpec> dc = pool_cluster(row.decode.gpus);
   if (!pc.ok()) return miss(pc.status().message());
   if (!dc.ok()) return miss(dc.status().message());
   st.prefill_pool = *pc;
@@ -479,7 +517,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   st.prefill_pool_name = "prefill";
   st.decode_pool_name = "decode";
   st.cross = KvLink{false, pc->scaleout_bw, pc->scaleout_latency};
-  st.total_gpus = static_cast<int>(row.prefill.gpus + row.decode.gpus);
+  // The pools' clusters are whole nodes (pool_cluster); the rate counts the row's instances only.
+  st.total_gpus = pc->num_gpus + dc->num_gpus;
   StatusOr<std::unique_ptr<DisaggModel>> dm = DisaggModel::Make(std::move(st));
   if (!dm.ok()) return miss(dm.status().message());
   Strategy s[2];
@@ -490,6 +529,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     s[k].ep = static_cast<int>(c.ep > 0 ? c.ep : 1);
     s[k].dims = MegatronDims();
     s[k].slots = static_cast<int>(row.expert_slots);
+    if (s[k].slots == 0) s[k].slots = EngineSlots(row.engine, p.model, s[k].ep);
     if (!row.overlap.empty() && !ParseOverlap(row.overlap, &s[k].overlap))
       return miss(fmt::format("unsupported overlap '{}'", row.overlap));
     ClearAbsentOps(p.model, &s[k]);
@@ -515,7 +555,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
                                 std::min(np * size[0], nd * size[1]) * d.link.bw /
                                     std::max(1.0, d.kv_bytes_per_prompt)});
   e.tokens_per_s = rate * static_cast<double>(row.osl);
-  const std::optional<double> v = MetricValue(e, p.workload, static_cast<int>(d.total_gpus), row.metric);
+  const std::optional<double> v = MetricValue(
+      e, p.workload, static_cast<int>(row.prefill.gpus + row.decode.gpus), row.metric);
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
   out.raw = *v;
@@ -528,7 +569,158 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
 
 }  // namespace
 
+namespace {
+
+// Every Measurement with the unstated degrees of `row` filled in, each with a description of the
+// choice; just the row itself when everything is stated. Candidates:
+//   layout (tp, dp, ep cells all empty, mode not disagg): tp a power of two dividing the
+//     instance's GPUs up to 8 (one node), dp the rest, ep 1 or the whole tp x dp group;
+//   a disagg pool without tp: tp x dp = min(pool GPUs, 8) with tp a power of two, ep 1 or tp x dp
+//     (attention-DP workers with expert parallelism, or TP workers);
+//   mtp on without a depth: mtp 1, 2, 3.
+std::vector<std::pair<Measurement, std::string>> Candidates(const Measurement& row) {
+  std::vector<std::pair<Measurement, std::string>> out = {{row, ""}};
+  auto expand = [&](auto&& fill) {
+    std::vector<std::pair<Measurement, std::string>> next;
+    for (const auto& [m, why] : out) fill(m, why, &next);
+    out = std::move(next);
+  };
+  auto join = [](const std::string& a, const std::string& b) { return a.empty() ? b : a + "; " + b; };
+  if (!row.layout_stated && row.mode != "disagg" && row.gpus > 1) {
+    expand([&](const Measurement& m, const std::string& why, auto* next) {
+      const int64_t per = m.gpus / std::max<int64_t>(1, m.replicas) / std::max<int64_t>(1, m.pp);
+      for (int64_t tp = 1; tp <= std::min<int64_t>(per, 8); tp *= 2) {
+        if (per % tp != 0) continue;
+        for (const bool wide : {false, true}) {
+          Measurement c = m;
+          c.tp = tp;
+          c.dp = per / tp;
+          c.ep = wide ? per : 1;
+          if (wide && per == 1) continue;
+          next->push_back({c, join(why, fmt::format("tp {} dp {} ep {}", c.tp, c.dp, c.ep))});
+        }
+      }
+    });
+  }
+  if (row.mode == "disagg") {
+    for (int k = 0; k < 2; ++k) {
+      const PoolColumns& pc = k == 0 ? row.prefill : row.decode;
+      if (pc.tp > 0 || pc.gpus <= 0) continue;
+      expand([&](const Measurement& m, const std::string& why, auto* next) {
+        const int64_t size = std::min<int64_t>(pc.gpus, 8);
+        for (int64_t tp = 1; tp <= size; tp *= 2) {
+          if (size % tp != 0) continue;
+          for (const bool wide : {false, true}) {
+            Measurement c = m;
+            PoolColumns& q = k == 0 ? c.prefill : c.decode;
+            q.tp = tp;
+            q.dp = size / tp;
+            q.ep = wide ? size : 1;
+            if (wide && size == 1) continue;
+            next->push_back({c, join(why, fmt::format("{} tp {} dp {} ep {}", k == 0 ? "prefill" : "decode",
+                                                     q.tp, q.dp, q.ep))});
+          }
+        }
+      });
+    }
+  }
+  if (!row.mtp_stated && row.noted.mtp_on) {
+    expand([&](const Measurement& m, const std::string& why, auto* next) {
+      for (int64_t d = 1; d <= 3; ++d) {
+        Measurement c = m;
+        c.mtp = d;
+        next->push_back({c, join(why, fmt::format("mtp {}", d))});
+      }
+    });
+  }
+  return out;
+}
+
+// The throughput metric of the same mode, for ranking candidates.
+std::string RankMetric(const Measurement& row) {
+  return row.mode == "prefill" ? "input_tokens_per_s" : "output_tokens_per_s";
+}
+
+}  // namespace
+
 Prediction Predictor::Predict(const Measurement& row) {
+  const std::vector<std::pair<Measurement, std::string>> cands = Candidates(row);
+  if (cands.size() == 1) return PredictLengths(row);
+  Prediction best;
+  double best_rate = -1;
+  std::string first_reason;
+  for (const auto& [c, why] : cands) {
+    Measurement rank = c;
+    rank.metric = RankMetric(c);
+    const Prediction r = PredictLengths(rank);
+    if (!r.ok) {
+      if (first_reason.empty()) first_reason = fmt::format("{}: {}", why, r.reason);
+      continue;
+    }
+    if (r.raw > best_rate) {
+      Prediction p = PredictLengths(c);
+      if (!p.ok) continue;
+      best_rate = r.raw;
+      best = std::move(p);
+      best.chosen = why;
+    }
+  }
+  if (best_rate < 0) {
+    Prediction miss;
+    miss.reason = fmt::format("no candidate for the unstated degrees predicts (first: {})", first_reason);
+    return miss;
+  }
+  return best;
+}
+
+Prediction Predictor::PredictLengths(const Measurement& row) {
+  const double r = row.noted.length_ratio;
+  if (!(r < 1) || row.isl <= 0) return PredictOne(row);
+  // Midpoints of three equal-probability bins of U[r, 1].
+  double f[3];
+  for (int i = 0; i < 3; ++i) f[i] = r + (1.0 - r) * (i + 0.5) / 3.0;
+  const bool has_osl = row.osl > 0;
+  const MetricKind kind = KindOfMetric(row.metric);
+  double sum_inv_rps = 0, sum_per_req = 0, sum_v = 0, sum_raw = 0;
+  int n = 0;
+  Prediction last;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < (has_osl ? 3 : 1); ++j) {
+      Measurement m = row;
+      m.isl = std::max<int64_t>(1, std::llround(static_cast<double>(row.isl) * f[i]));
+      if (has_osl) m.osl = std::max<int64_t>(1, std::llround(static_cast<double>(row.osl) * f[j]));
+      const Prediction p = PredictOne(m);
+      if (!p.ok) return p;
+      if (kind == MetricKind::kThroughput) {
+        // requests/s of this point, and the metric per request (tokens of the metric's kind).
+        Measurement q = m;
+        q.metric = EndsWith(m.metric, "_per_gpu") ? "requests_per_s_per_gpu" : "requests_per_s";
+        const Prediction rq = PredictOne(q);
+        if (!rq.ok || !(rq.raw > 0)) return rq.ok ? p : rq;
+        sum_inv_rps += 1.0 / rq.raw;
+        sum_per_req += p.raw / rq.raw;
+      } else {
+        sum_v += p.predicted;
+        sum_raw += p.raw;
+      }
+      ++n;
+      last = p;
+    }
+  }
+  Prediction out = last;
+  if (kind == MetricKind::kThroughput) {
+    const double rps = n / sum_inv_rps;  // 1 / mean(1 / r_i)
+    out.raw = rps * sum_per_req / n;     // x mean tokens per request
+    out.predicted = out.raw * out.factor;
+  } else {
+    out.raw = sum_raw / n;
+    out.predicted = sum_v / n;
+  }
+  out.lengths = fmt::format("isl/osl uniform {:.2g}-1.0 x nominal ({}-point grid)", r, n);
+  return out;
+}
+
+Prediction Predictor::PredictOne(const Measurement& row) {
   Prediction out;
   auto miss = [&](std::string why) {
     out.ok = false;
@@ -584,7 +776,16 @@ Prediction Predictor::Predict(const Measurement& row) {
     if (n > 0 && n < gpu.size() && GpuPreset(gpu.substr(0, n)).ok()) gpu = gpu.substr(0, n);
   }
   if (!GpuPreset(gpu).ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
-  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, gpus);
+  // A disaggregated row's GPUs need not fill whole nodes (pools may use part of one): its serve
+  // problem is set on the whole nodes; PredictDisagg builds each pool on its own.
+  int cluster_gpus = gpus;
+  if (disagg) {
+    StatusOr<ClusterSpec> one = MakeCluster(gpu, 1);
+    if (!one.ok()) return miss(one.status().message());
+    const int dom = one->gpus_per_domain;
+    if (cluster_gpus > dom) cluster_gpus = (cluster_gpus + dom - 1) / dom * dom;
+  }
+  StatusOr<ClusterSpec> cluster = MakeCluster(gpu, cluster_gpus);
   if (!cluster.ok()) return miss(cluster.status().message());
   p.cluster = *cluster;
 
@@ -612,7 +813,7 @@ Prediction Predictor::Predict(const Measurement& row) {
   // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
   // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.
   if (*wd == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0 && p.model.weight_dtype != DType::kFP4)
-    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell only)",
+    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell, CDNA4)",
                             p.cluster.gpu.name));
   w.weight = *wd;
   w.kv = *kd;
@@ -633,6 +834,7 @@ Prediction Predictor::Predict(const Measurement& row) {
   s.ep = static_cast<int>(ep);
   s.dims = MegatronDims();
   s.slots = static_cast<int>(row.expert_slots);
+  if (s.slots == 0) s.slots = EngineSlots(row.engine, p.model, s.ep);
   ClearAbsentOps(p.model, &s);
 
   // The engine's scheduler and its default limits (max batch, max_num_tokens: Workload::engine),
@@ -837,7 +1039,7 @@ Scores Score(const std::vector<RowResult>& results) {
 Summary Summarize(const std::vector<RowResult>& results) {
   Summary s;
   static_cast<Scores&>(s) = Score(results);
-  std::map<std::string, std::vector<RowResult>> engines, regimes;
+  std::map<std::string, std::vector<RowResult>> engines, regimes, gpus, metrics;
   struct Group {
     std::set<int64_t> tps;
     std::vector<double> pred, meas, pred_gpu, meas_gpu;
@@ -848,6 +1050,10 @@ Summary Summarize(const std::vector<RowResult>& results) {
     const std::string fam = EngineFamily(m.engine);
     engines[fam.empty() ? "(none)" : fam].push_back(r);
     regimes[Regime(m)].push_back(r);
+    gpus[Lower(m.gpu)].push_back(r);
+    metrics[m.metric].push_back(r);
+    if (m.metric == "tpot_ms" || KindOfMetric(m.metric) == MetricKind::kThroughput)
+      metrics["throughput+tpot"].push_back(r);
     const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
                                         Lower(m.gpu), m.mode, m.isl, m.osl, m.context, fam,
                                         Lower(m.weight_dtype), Lower(m.kv_dtype), m.metric);
@@ -864,6 +1070,8 @@ Summary Summarize(const std::vector<RowResult>& results) {
   }
   for (const auto& [name, rs] : engines) s.by_engine[name] = Score(rs);
   for (const auto& [name, rs] : regimes) s.by_regime[name] = Score(rs);
+  for (const auto& [name, rs] : gpus) s.by_gpu[name] = Score(rs);
+  for (const auto& [name, rs] : metrics) s.by_metric[name] = Score(rs);
   double sum = 0, sum_gpu = 0;
   std::vector<double> pooled_p, pooled_m;
   for (const auto& [key, g] : groups) {

@@ -78,6 +78,11 @@ struct PoolColumns {
 //   "fp8 attention"                              -> attention math in FP8
 //   "fp8 flashmla"                               -> attention math in FP8 and an FP8 latent KV
 //                                                   cache (FlashMLA's FP8 path reads FP8 KV)
+//   "random-range-ratio <r>" / "uniform in [<r>x" -> request lengths uniform in [r, 1] x nominal
+//                                                   (InferenceX's random dataset): predicted
+//                                                   over that distribution (Predictor::Predict)
+//   "mtp on"                                     -> MTP on; with an empty mtp cell the depth is
+//                                                   an unstated degree (predicted at its best)
 //   "<N> requests" (N digits, commas allowed) -> an offline benchmark of N requests: serve rows
 //                                                   never hold more than N in flight, so the
 //                                                   auto batch per rank is at most
@@ -90,6 +95,10 @@ struct NotedSettings {
   bool fp8_attention = false;
   bool fp8_kv = false;
   int64_t requests = 0;        // benchmark requests; 0 = not stated
+  // Lengths drawn per request uniformly from [length_ratio, 1] x the nominal isl / osl
+  // ("random-range-ratio <r>" or "uniform in [<r>x,1.0x]"); 1 = fixed lengths.
+  double length_ratio = 1;
+  bool mtp_on = false;         // "mtp on": speculative decoding on, depth not necessarily stated
   // "tbo adp-balance attn=fp8 kv=fp8"-style summary ("" when nothing was read).
   std::string Text() const;
 };
@@ -112,6 +121,8 @@ struct Measurement {
   int64_t max_batch = 0, max_num_tokens = 0;  // engine limits per rank
   int64_t concurrency = 0;                // client requests in flight for one instance
   PoolColumns prefill, decode;            // disagg rows
+  bool layout_stated = true;              // false when the tp, dp and ep cells are all empty
+  bool mtp_stated = true;                 // false when the mtp cell is empty
   NotedSettings noted;                    // settings read from `notes` (ReadNotes)
 };
 // Parses and checks the CSV. Malformed input gives one line naming the line number and column:
@@ -147,6 +158,12 @@ struct Prediction {
   // engine's defaults): trtllm-bench's own estimate (trtllm_bench.h), e.g.
   // "trtllm-bench max_batch 64, max_num_tokens 2048".
   std::string limits;
+  // Degrees the row leaves unstated, chosen as the best (highest throughput) of their values, e.g.
+  // "prefill tp 8 dp 1 ep 8; mtp 3" ("" = everything was stated).
+  std::string chosen;
+  // Lengths predicted: "" for the row's fixed lengths, else the distribution's grid, e.g.
+  // "isl/osl uniform 0.8-1.0 x nominal (9-point grid)".
+  std::string lengths;
 };
 
 // What a metric measures, which decides how the engine factor applies and whether the fit uses
@@ -161,9 +178,18 @@ class Predictor {
   // file there may also be a preset name or a path. `apply_engine_factor` = false predicts for
   // the ideal engine (factor 1: what --fit-engine-factors fits against).
   Predictor(std::vector<std::string> model_dirs, bool apply_engine_factor);
+  // Rows that leave degrees unstated (layout_stated false; a disagg pool without tp; mtp on
+  // without a depth) are predicted at every candidate value and reported at the one with the
+  // highest throughput (Prediction::chosen). Rows whose lengths follow a distribution
+  // (noted.length_ratio < 1) are predicted on a 3 x 3 grid of (isl, osl) at the midpoints of
+  // three equal-probability bins of each: throughput metrics as requests/s = 1 / mean(1 / r_i)
+  // (each request occupies the deployment for 1 / r_i) times the mean tokens per request;
+  // latencies and per-user speed as the mean over the grid (client-side means).
   Prediction Predict(const Measurement& row);
 
  private:
+  Prediction PredictLengths(const Measurement& row);  // the length distribution, fixed degrees
+  Prediction PredictOne(const Measurement& row);      // fixed lengths and degrees
   StatusOr<ModelSpec> Model(const std::string& config);
   std::vector<std::string> dirs_;
   bool apply_factor_;
@@ -212,6 +238,9 @@ struct Summary : Scores {
   double spearman = 0, spearman_pooled = 0, spearman_per_gpu = 0;
   // The same scores per engine family and per regime (Regime), keyed by name.
   std::map<std::string, Scores> by_engine, by_regime;
+  // Per GPU (the row's gpu, lower-cased) and per metric (the metric's name; "throughput+tpot"
+  // pools every throughput and tpot_ms row).
+  std::map<std::string, Scores> by_gpu, by_metric;
 };
 
 Summary Summarize(const std::vector<RowResult>& results);

@@ -3,6 +3,7 @@
 // derived by hand in the comments.
 #include "validate/validate.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include "hw/hw.h"
 #include "sim/disagg.h"
@@ -794,6 +795,104 @@ TEST(EngineFactor, CommittedValuesMatchTheFit) {
   }
   EXPECT_NEAR(Simulator::EngineFactor("unknown-engine"), fit.default_factor,
               0.03 * fit.default_factor);
+}
+
+}  // namespace
+}  // namespace l2s::validate
+
+namespace l2s::validate {
+namespace {
+
+TEST(Notes, LengthDistributionAndMtpOn) {
+  const NotedSettings n = ReadNotes("random ISL/OSL uniform in [0.8x,1.0x] of nominal; MTP on");
+  EXPECT_DOUBLE_EQ(n.length_ratio, 0.8);
+  EXPECT_TRUE(n.mtp_on);
+  EXPECT_DOUBLE_EQ(ReadNotes("InferenceX random-range-ratio 0.75").length_ratio, 0.75);
+  EXPECT_DOUBLE_EQ(ReadNotes("fixed lengths").length_ratio, 1.0);
+  EXPECT_FALSE(ReadNotes("no MTP on this run").mtp_on);
+}
+
+TEST(Predict, LengthDistributionAveragesOverTheGrid) {
+  // Lengths uniform in [0.7, 1] x nominal: the 3 x 3 grid at 0.75, 0.85, 0.95 x (1000, 2000).
+  // Throughput = 1 / mean(1 / requests_per_s_i) x mean(osl_i); TPOT = mean of tpot_i.
+  Predictor pred({}, false);
+  const std::string tail = ",,,,,,,,,,,,,,,,\"random-range-ratio 0.7\"\n";
+  const Prediction thr = pred.Predict(ScaleRow(
+      "1,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1000,2000,,8,output_tokens_per_s,100" +
+      tail));
+  const Prediction tpot = pred.Predict(ScaleRow(
+      "2,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1000,2000,,8,tpot_ms,10" + tail));
+  ASSERT_TRUE(thr.ok && tpot.ok) << thr.reason << tpot.reason;
+  const int64_t isl[3] = {750, 850, 950}, osl[3] = {1500, 1700, 1900};
+  double inv = 0, mean_osl = 0, mean_tpot = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      auto row = [&](const char* metric) {
+        return fmt::format("3,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,{},{},,8,{},1",
+                           isl[i], osl[j], metric) +
+               kEmpty16 + "\n";
+      };
+      const Prediction r = pred.Predict(ScaleRow(row("requests_per_s")));
+      const Prediction t = pred.Predict(ScaleRow(row("tpot_ms")));
+      ASSERT_TRUE(r.ok && t.ok);
+      inv += 1.0 / r.raw;
+      mean_osl += osl[j] / 9.0;
+      mean_tpot += t.raw / 9.0;
+    }
+  }
+  EXPECT_NEAR(thr.raw, 9.0 / inv * mean_osl, 1e-9 * thr.raw);
+  EXPECT_NEAR(tpot.raw, mean_tpot, 1e-9 * tpot.raw);
+  EXPECT_NE(thr.lengths.find("9-point"), std::string::npos) << thr.lengths;
+}
+
+TEST(Predict, UnstatedDegreesArePredictedAtTheirBest) {
+  // A disagg row without prefill_tp: every candidate split of the first node is tried and the
+  // highest-throughput one is reported; the choice is named.
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "1,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,,,,16,8,1,1,\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_NE(p.chosen.find("prefill tp"), std::string::npos) << p.chosen;
+  double best = 0;
+  for (const char* split : {"1,8,1", "2,4,1", "4,2,1", "8,1,1"}) {
+    const Prediction c = pred.Predict(ScaleRow(
+        std::string("1,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,"
+                    "output_tokens_per_s,5000,,,,,,,64,8,") +
+        split + ",16,8,1,1,\n"));
+    if (c.ok) best = std::max(best, c.raw);
+  }
+  EXPECT_NEAR(p.raw, best, 1e-9 * best);
+  // Stated degrees are never replaced.
+  const Prediction s = pred.Predict(ScaleRow(
+      "2,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,8,1,1,16,8,1,1,\n"));
+  EXPECT_TRUE(s.chosen.empty());
+}
+
+TEST(Predict, PoolsMayUsePartOfANode) {
+  // 4 prefill GPUs + 12 decode GPUs (one TP4 prefill worker, three TP4 decode workers): neither
+  // pool fills whole 8-GPU nodes, and the row is predicted, not rejected.
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "1,s,ideal,h100,16,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "48,4,4,1,1,12,4,1,1,\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.batch, 16);  // 48 requests over 3 decode workers
+}
+
+TEST(Predict, SglangAddsRedundantExpertsWhenEpDoesNotDivide) {
+  // DeepSeek-V3 (256 routed experts) at EP 48 with no slots stated: SGLang runs 288 slots (the
+  // next multiple of 48); an engine without that rule cannot place 256 experts on 48 ranks.
+  Predictor pred({}, false);
+  const std::string cells =
+      ",h200,48,deepseek-v3,fp8,fp8,1,1,48,48,decode,2048,512,2048,8,output_tokens_per_s,1000" +
+      kEmpty16 + "\n";
+  const Prediction sg = pred.Predict(ScaleRow("1,s,sglang" + cells));
+  ASSERT_TRUE(sg.ok) << sg.reason;
+  EXPECT_NE(sg.strategy.find("slots=288"), std::string::npos) << sg.strategy;
+  const Prediction trt = pred.Predict(ScaleRow("2,s,trtllm" + cells));
+  EXPECT_FALSE(trt.ok);
 }
 
 }  // namespace
