@@ -25,7 +25,10 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "launch/emit.h"
+#include "engine/engine.h"
+#include "engine/restrict.h"
 #include "launch/launch.h"
+#include "plan/engines.h"
 #include "search/refine.h"
 #include "search/search.h"
 #include "strategy/space.h"
@@ -280,7 +283,43 @@ struct PlanOutcome : AggPlan {
   std::string warning;
   std::vector<OpChoice> ops;  // of the recommended strategy
   double total_wall_s = 0;
+  // --engine E: the plan is E's (its space restricted to what E launches); "ideal" otherwise.
+  engine::EngineId engine = engine::EngineId::kIdeal;
+  // --engine E: the unrestricted plan on the same problem (the headroom a custom engine has).
+  bool have_ideal = false;
+  Strategy ideal;
+  Evaluation ideal_eval;
+  std::string ideal_source;
+  // No --engine: the best each serving engine launches (plan/engines.h), in kTabulatedEngines order.
+  std::vector<plan::EnginePlan> engines;
 };
+
+// Whether engine `id` launches `s` as it is (kIdeal: whether any tabulated engine does).
+bool LaunchableBy(engine::EngineId id, const ModelSpec& m, const Strategy& s) {
+  if (id != engine::EngineId::kIdeal) return engine::Launchable(engine::CapabilitiesOf(id), m, s);
+  for (engine::EngineId e : plan::kTabulatedEngines)
+    if (engine::Launchable(engine::CapabilitiesOf(e), m, s)) return true;
+  return false;
+}
+
+json EnginesJson(const PlanOutcome& o) {
+  json a = json::array();
+  for (const plan::EnginePlan& e : o.engines) {
+    json x;
+    x["engine"] = std::string(engine::EngineName(e.id));
+    x["version"] = std::string(engine::CapabilitiesOf(e.id).version);
+    x["found"] = e.found;
+    x["tokens_per_s_per_gpu"] = e.found ? json(e.eval.tokens_per_s_per_gpu) : json();
+    x["ttft_ms"] = e.found ? json(e.eval.ttft_s * 1e3) : json();
+    x["tpot_ms"] = e.found ? json(e.eval.tpot_s * 1e3) : json();
+    x["strategy"] = e.found ? json(ToText(e.best)) : json();
+    x["found_by"] = e.found_by;
+    x["exact"] = e.exact;
+    x["why_none"] = e.found ? json() : json(e.why_none);
+    a.push_back(x);
+  }
+  return a;
+}
 
 json PlanJson(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
@@ -306,6 +345,10 @@ json PlanJson(const PlanOutcome& o) {
     b["batch_refined_from"] = o.refined_from > 0 ? json(o.refined_from) : json();
     b["tokens_per_s_per_gpu_before_refinement"] =
         o.refined_from > 0 ? json(o.unrefined_value) : json();
+    // The engine the plan is for ("ideal": the paper's unrestricted space) and whether an engine
+    // launches it as it is (with --engine E: E, always; without: any of the tabulated engines).
+    b["engine"] = std::string(engine::EngineName(o.engine));
+    b["launchable"] = LaunchableBy(o.engine, sim.problem().model, o.recommended);
     j["best"] = b;
   } else {
     j["best"] = json();
@@ -351,7 +394,62 @@ json PlanJson(const PlanOutcome& o) {
   if (o.have_launch)
     for (const EngineTranslation& t : o.launch) lj[std::string(EngineName(t.engine))] = LaunchJson(t);
   j["launch"] = o.have_launch ? lj : json();
+  if (o.have_ideal) {
+    json id = StrategyEvalJson(o.ideal, o.ideal_eval);
+    id["ttft_ms"] = o.ideal_eval.ttft_s * 1e3;
+    id["tpot_ms"] = o.ideal_eval.tpot_s * 1e3;
+    id["found_by"] = o.ideal_source;
+    id["over_best"] = o.have_recommended && o.recommended_eval.tokens_per_s_per_gpu > 0
+                          ? json(o.ideal_eval.tokens_per_s_per_gpu /
+                                 o.recommended_eval.tokens_per_s_per_gpu)
+                          : json();
+    j["ideal"] = id;
+  } else {
+    j["ideal"] = json();
+  }
+  j["engines"] = EnginesJson(o);
   return j;
+}
+
+// The engines' table and the headroom line (after the plan's text).
+std::string EnginesText(const PlanOutcome& o) {
+  std::string out;
+  if (!o.engines.empty()) {
+    out += "\nEngines (each the best plan it launches, under its own scheduler)\n";
+    out += fmt::format("  {:<14} {:>12} {:>10} {:>10}  {}\n", "engine", "tok/s/GPU", "TTFT ms",
+                       "TPOT ms", "plan");
+    const plan::EnginePlan* top = nullptr;
+    for (const plan::EnginePlan& e : o.engines) {
+      const std::string name = fmt::format("{} {}", engine::EngineName(e.id),
+                                           engine::CapabilitiesOf(e.id).version);
+      if (!e.found) {
+        out += fmt::format("  {:<14} {:>12} {:>10} {:>10}  {}\n", name, "-", "-", "-", e.why_none);
+        continue;
+      }
+      if (top == nullptr || e.eval.tokens_per_s_per_gpu > top->eval.tokens_per_s_per_gpu) top = &e;
+      out += fmt::format("  {:<14} {:>12.2f} {:>10.1f} {:>10.2f}  {}{}\n", name,
+                         e.eval.tokens_per_s_per_gpu, e.eval.ttft_s * 1e3, e.eval.tpot_s * 1e3,
+                         ToText(e.best), e.exact ? "" : " (searched, not exact)");
+    }
+    if (top != nullptr && o.have_recommended)
+      out += fmt::format(
+          "  best launchable: {} at {:.2f} tokens/s per GPU ({:.2f}x below the plan above, which "
+          "no listed engine launches as it is{}); its commands: l2s plan --engine {} ...\n",
+          engine::EngineTitle(top->id), top->eval.tokens_per_s_per_gpu,
+          o.recommended_eval.tokens_per_s_per_gpu / top->eval.tokens_per_s_per_gpu,
+          LaunchableBy(engine::EngineId::kIdeal, o.sim->problem().model, o.recommended)
+              ? " - or one does, see Launch"
+              : "",
+          engine::EngineName(top->id));
+  }
+  if (o.have_ideal && o.have_recommended &&
+      o.ideal_eval.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu * (1 + 1e-9))
+    out += fmt::format(
+        "\nHeadroom: a custom engine with layout {} would reach {:.2f} tokens/s per GPU ({:.2f}x "
+        "this plan; l2s plan --engine ideal)\n",
+        ToText(o.ideal), o.ideal_eval.tokens_per_s_per_gpu,
+        o.ideal_eval.tokens_per_s_per_gpu / o.recommended_eval.tokens_per_s_per_gpu);
+  return out;
 }
 
 // Who found the plan, in words ("the Megatron heuristic").
@@ -561,6 +659,7 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
   r.prefill_gpus = f.prefill_gpus;
   r.layerwise = f.kv_layerwise;
   r.mtp = f.problem.mtp;
+  r.engine = LaunchEngineOf(f.problem);
   return r;
 }
 
@@ -686,7 +785,10 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     }
     j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
     if (!d.ok()) j["baselines"]["disaggregated_error"] = d.status().message();
-    if (!f.json) PrintPlan(o);
+    if (!f.json) {
+      PrintPlan(o);
+      fmt::print("{}", EnginesText(o));
+    }
     text = "\nServing auto: the aggregated plan above beats the disaggregated one below\n";
     if (d.ok()) {
       text += FormatDisaggPlan(p, *d, f.search);
@@ -801,10 +903,50 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   req.seed = static_cast<uint64_t>(f.seed);
   req.no_baselines = f.no_baselines;
   req.oracle_calls = OracleCalls(f);
-  StatusOr<AggPlan> planned = plan::PlanAggregated(sim, *space, req, CliProgress());
-  if (!planned.ok()) return Fail(planned.status());
+  // --engine E: the plan searches E's restricted space and recommends only what E launches; the
+  // unrestricted plan on the same problem is the headroom beside it.
+  const engine::EngineId eid = LaunchEngineOf(f.problem);
+  StatusOr<AggPlan> planned = Status::Invalid("not planned");
+  std::optional<AggPlan> ideal;
+  if (eid != engine::EngineId::kIdeal) {
+    const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
+    StatusOr<StrategySpace> restricted = engine::RestrictedSpace(caps, *space);
+    if (!restricted.ok()) return Fail(restricted.status());
+    plan::AggRequest r = req;
+    r.admissible = [&caps, &p](const Strategy& s) { return engine::Launchable(caps, p.model, s); };
+    planned = plan::PlanAggregated(sim, *restricted, r, CliProgress());
+    if (!planned.ok()) return Fail(planned.status());
+    if (!InterruptRequested()) {
+      StatusOr<AggPlan> u = plan::PlanAggregated(sim, *space, req, CliProgress());
+      if (!u.ok()) return Fail(u.status());
+      ideal = std::move(*u);
+    }
+  } else {
+    planned = plan::PlanAggregated(sim, *space, req, CliProgress());
+    if (!planned.ok()) return Fail(planned.status());
+  }
   PlanOutcome o;
   static_cast<AggPlan&>(o) = std::move(*planned);
+  o.engine = eid;
+  o.interrupted = o.interrupted || InterruptRequested();
+  if (ideal && ideal->have_recommended) {
+    o.have_ideal = true;
+    o.ideal = ideal->recommended;
+    o.ideal_eval = ideal->recommended_eval;
+    o.ideal_source = ideal->recommended_source;
+  }
+  // No --engine: what each serving engine launches at best (the exact optimum of its space).
+  if (f.problem.engine.empty() && !o.interrupted) {
+    for (engine::EngineId e : plan::kTabulatedEngines) {
+      StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, e, req, f.problem.mtp, CliProgress());
+      if (!ep.ok()) {
+        if (InterruptRequested()) break;
+        continue;  // the space options fix a choice this engine lacks (--mtp on Megatron-LM)
+      }
+      o.engines.push_back(std::move(*ep));
+    }
+    o.interrupted = o.interrupted || InterruptRequested();
+  }
   o.sim = &sim;
   o.searcher = f.search;
   o.seed = f.seed;
@@ -854,7 +996,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     emitted = *e;
   }
   if (f.json) fmt::print("{}\n", DumpJson(j));
-  else PrintPlan(o);
+  else {
+    PrintPlan(o);
+    fmt::print("{}", EnginesText(o));
+  }
   if (!emitted.empty()) fmt::print(f.json ? stderr : stdout, "\n{}\n", emitted);
   return o.interrupted ? InterruptExitCode() : kExitOk;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "common/text.h"
+#include "engine/engine.h"
 #include "hw/hw.h"
 #include "model/model_source.h"
 #include "model/presets.h"
@@ -68,8 +69,10 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
 
 void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--engine", f->engine,
-                  "serving engine whose scheduler and limits to follow: trtllm, sglang, vllm "
-                  "(a version may follow, e.g. trtllm-0.17) or ideal (default)");
+                  "the engine to plan for: vllm, sglang, trtllm, dynamo+vllm, dynamo+sglang, "
+                  "dynamo+trtllm, megatron (a version may follow, e.g. trtllm-0.17) - plan then "
+                  "searches only what that engine launches, under its scheduler and limits - or "
+                  "ideal (the unrestricted space of the paper)");
   cmd->add_option("--adp-balance", f->adp_balance,
                   "TensorRT-LLM attention-DP balancing (attention_dp_config.enable_balance): on "
                   "or off (default off)");
@@ -87,16 +90,21 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
                   "published acceptance curve)");
 }
 
+engine::EngineId LaunchEngineOf(const ProblemFlags& f) {
+  if (f.engine.empty()) return engine::EngineId::kIdeal;
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
+  return id.ok() ? *id : engine::EngineId::kIdeal;
+}
+
 Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
   Workload& w = p->workload;
-  // Only the engines whose scheduler, limits and factor are known; any other name would
-  // silently get the ideal engine.
-  if (!f.engine.empty() && f.engine != "none" && f.engine != "ideal" &&
-      !ParseEngine(f.engine, &w.engine))
-    return Status::InvalidArgument(fmt::format(
-        "--engine: unknown engine \"{}\" (expected trtllm, vllm, sglang or ideal, optionally "
-        "with a version such as trtllm-0.17)",
-        PrintableText(f.engine)));
+  // The engines of the capability table (engine/engine.h); any other name is an error, never
+  // silently the ideal engine. The scheduler is the engine's (Dynamo's is its backend's).
+  if (!f.engine.empty()) {
+    StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
+    if (!id.ok()) return Status::InvalidArgument("--engine: " + id.status().message());
+    w.engine = engine::SchedulerOf(*id);
+  }
   if (!f.adp_balance.empty()) {
     if (f.adp_balance != "on" && f.adp_balance != "off")
       return Status::InvalidArgument(

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "engine/engine.h"
 #include "search/work_bound.h"
 #include "sim/simulator.h"
 
@@ -72,6 +73,8 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f);
 // The engine and speculative-decoding flags (part of AddProblemFlags): --engine, --adp-balance,
 // --max-num-tokens, --cuda-graph-max-batch, --mtp, --mtp-accept; ApplyEngineFlags checks them
 // (one line naming the flag) and sets the workload (BuildProblem calls it).
+// The engine --engine names (kIdeal when none, "ideal" or "none"; BuildProblem rejects the rest).
+engine::EngineId LaunchEngineOf(const ProblemFlags& f);
 void AddEngineFlags(CLI::App* cmd, ProblemFlags* f);
 Status ApplyEngineFlags(const ProblemFlags& f, Problem* p);
 // --model: a preset, a config path or a HuggingFace repo id (model/model_source.h), with its input

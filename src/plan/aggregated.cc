@@ -172,6 +172,7 @@ StatusOr<AggPlan> PlanAggregated(const Simulator& sim, const StrategySpace& spac
     if (!e.valid()) return;
     if (o.have_recommended && !(e.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu))
       return;
+    if (req.admissible && !req.admissible(s)) return;
     o.have_recommended = true;
     o.recommended_source = by;
     o.recommended = s;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -49,6 +50,10 @@ struct AggRequest {
   // The oracle's work bound in its simulator calls; 0: no oracle (unless it is the searcher,
   // which then runs unbounded).
   int64_t oracle_calls = kDefaultOracleCalls;
+  // The strategies the plan may recommend (null: every valid one). `--engine E` passes
+  // engine::Launchable for E beside E's restricted space, so that no candidate E cannot launch -
+  // the scan's bests of other engines, their repairs - becomes the plan.
+  std::function<bool(const Strategy&)> admissible;
 };
 
 struct AggPlan {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/restrict.h"
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "search/refine.h"
@@ -91,8 +92,13 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   if (!dp.ok()) return dp.status();
   std::vector<const DisaggModel*> raw;
   for (const auto& m : d.models) raw.push_back(m.get());
-  StatusOr<std::unique_ptr<JointSpace>> space =
-      JointSpace::Make(raw, PlanSpaceOptions(*pp), PlanSpaceOptions(*dp, req.mtp));
+  const engine::Capabilities& caps = engine::CapabilitiesOf(req.engine);
+  StatusOr<SpaceOptions> prefill_opt = engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*pp));
+  if (!prefill_opt.ok()) return prefill_opt.status();
+  StatusOr<SpaceOptions> decode_opt =
+      engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*dp, req.mtp));
+  if (!decode_opt.ok()) return decode_opt.status();
+  StatusOr<std::unique_ptr<JointSpace>> space = JointSpace::Make(raw, *prefill_opt, *decode_opt);
   if (!space.ok()) return Status::InvalidArgument("disaggregated plan: " + space.status().message());
   d.space = std::move(*space);
   {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "engine/engine.h"
 #include "launch/disagg_launch.h"
 #include "plan/aggregated.h"
 #include "plan/progress.h"
@@ -29,6 +30,9 @@ struct DisaggPlanRequest {
   int prefill_gpus = 0;        // > 0: the user fixes the pool split (prefill GPUs, rest decode)
   bool layerwise = false;      // KV transfer pipelined with the prefill layer by layer
   int mtp = -1;                // --mtp (decode role); -1 = searched 0..3 where the model has MTP
+  // --engine E: both roles' spaces restricted to what E launches (engine/restrict.h); kIdeal:
+  // the unrestricted joint space.
+  engine::EngineId engine = engine::EngineId::kIdeal;
   // A cluster of several GPU pools (hw.h ClusterPools), or null: every assignment is searched
   // (each pool alone serving both roles, and every ordered pair prefill pool -> decode pool).
   const ClusterPools* pools = nullptr;

@@ -1,0 +1,45 @@
+// What each engine launches at best: the exact optimum of an engine's restricted space
+// (engine/restrict.h) under its own scheduler, for `l2s plan`'s table of engines and its
+// launchable headline. Restricted spaces are small (10^2-10^4 valid points on the problems of the
+// docs), so the oracle solves them within its work bound; where it cannot, the searcher runs on
+// the restricted space instead (a portfolio: exact where cheap).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/engine.h"
+#include "plan/aggregated.h"
+#include "plan/progress.h"
+#include "sim/simulator.h"
+
+namespace l2s::plan {
+
+struct EnginePlan {
+  engine::EngineId id = engine::EngineId::kIdeal;
+  Problem problem;           // the problem under the engine's scheduler (what `l2s eval --engine`
+                             // of the plan simulates)
+  bool found = false;
+  Strategy best;             // launchable by the engine as it is
+  Evaluation eval;
+  bool exact = false;        // the oracle solved the restricted space
+  std::string found_by;      // "oracle" or the searcher's spec
+  int refined_from = 0;      // the batch before refinement (0: not refined)
+  std::string why_none;      // !found: the binding limit, one line
+  int64_t evaluations = 0;   // simulator calls spent
+};
+
+// The best plan engine `id` launches for problem `p` (the space of PlanSpaceOptions(p, mtp)
+// restricted to the engine). The scheduler is the engine's (Capabilities::scheduler) unless the
+// problem already names one. InvalidArgument when the space options fix a choice the engine lacks.
+StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
+                                   int mtp, const PlanProgress& progress = {});
+
+// The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
+// (vLLM, SGLang, TensorRT-LLM). Dynamo's rows run their backends' workers (the same plans), and
+// Megatron-LM has no serving scheduler.
+inline constexpr engine::EngineId kTabulatedEngines[] = {
+    engine::EngineId::kVllm, engine::EngineId::kSglang, engine::EngineId::kTrtllm};
+
+}  // namespace l2s::plan
