@@ -83,7 +83,10 @@ class Builder {
     tp_ = {s.tp, GroupDomains(s.tp, 1, D), GroupKind::kTp};
     etp_ = {G / std::max(1, s.ep), GroupDomains(G / std::max(1, s.ep), 1, D), GroupKind::kEtp};
     stage_ = {G, GroupDomains(G, 1, D), GroupKind::kStage};
-    pipe_domains_ = c.num_gpus > D ? 2 : 1;
+    // The pipeline of an instance spans NVLink domains when its GPUs do: all of them for a MoE
+    // model (its stages hold every dp rank, which the expert collectives join), one replica's
+    // pp x tp for a dense model (its dp replicas are independent and each is placed whole).
+    pipe_domains_ = (m.is_moe() ? c.num_gpus : s.pp * s.tp) > D ? 2 : 1;
     act_b_ = BytesPerElement(cfg.act);
     T_ = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
     res_ = (s.sp && s.tp > 1) ? Layout::kTokens : Layout::kReplicated;
@@ -361,6 +364,18 @@ class Builder {
       const double keys = win > 0 ? std::min(kvlen, win) / kv_split : kvlen / kv_split;
       st.flops = (mla ? 2.0 * dseqs * keys * heads * (2 * latent + rope)
                       : 4.0 * dseqs * keys * heads * hd) * sh_.decode_q;
+    }
+    if (pseqs > 0 && g > 1 && dc == Dim::kNone && sh_.prefill_seqs != std::floor(sh_.prefill_seqs)) {
+      // Token-divided prefill: serve mode's fractional prompt share split evenly over the group
+      // divides the tokens of one prompt's chunk among its GPUs (whole prompts would not split
+      // evenly), and each GPU's queries attend that prompt's earlier keys, which the other GPUs
+      // computed: the share's KV (and the indexer's keys) is all-gathered over the group (a
+      // ring-attention exchange moves the same bytes), which also leaves the whole sequence's KV
+      // on the GPU that decodes it. docs/COST_MODEL.md "Token-divided attention".
+      const double plen = kind.window > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
+      Comm(sec, Op::kAttnCore, CommKind::kAllGather, tp_,
+           sh_.prefill_seqs * plen * (per_tok_per_layer + ihd * kvb), Layout::kTokens,
+           Layout::kTokens);
     }
     if (pseqs > 0) {
       Step& st = sec->Add();
