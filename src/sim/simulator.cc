@@ -337,6 +337,7 @@ void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
       sh->prefill_seqs = static_cast<double>(batch) * TokensPerStep(s) /
                          static_cast<double>(std::max<int64_t>(1, w.osl));
       sh->prefill_len = static_cast<double>(w.isl);
+      sh->prefill_rate = true;
       break;
     }
   }

@@ -897,5 +897,22 @@ TEST(Simulator, EagerLaunchesAddTheSameUnderTheImbalance) {
   EXPECT_NEAR(added[0], added[1], 1e-9 * added[1]);
 }
 
+TEST(Simulator, ServePrefillShareSplitsEvenlyAtWholeNumbers) {
+  // Serve mode's prefill share is a rate: at batch = osl it is exactly 1.0 prompt per step, which
+  // a group that divides sequences (attn_core none) must still split evenly over its GPUs, not
+  // price as one whole prompt on every GPU. Llama-3.1-8B, tp = 8 whole weights, osl 256: the step
+  // at batch 256 lies between those at 255 and 257 (it jumped 2.5x before).
+  Problem p = MakeProblem(testing::Llama8B(), 8, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  const Strategy s = WholeWeights(p.model, MegatronStrategy(1, 8, 1));
+  Simulator sim(p);
+  const double lo = sim.EvaluateAtBatch(s, 255).stage_s, at = sim.EvaluateAtBatch(s, 256).stage_s,
+               hi = sim.EvaluateAtBatch(s, 257).stage_s;
+  EXPECT_LE(lo, at);
+  EXPECT_LE(at, hi);
+  EXPECT_LT(hi, lo * 1.02);
+}
+
 }  // namespace
 }  // namespace l2s
