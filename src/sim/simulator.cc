@@ -82,6 +82,20 @@ constexpr double kActivationBuffers = 2.0;
 // high-throughput kernels.
 constexpr double kLowLatencyTokenLimit = 256;
 
+// Host-side time to launch one kernel when a step runs eagerly (its decode batch is above the
+// engine's CUDA-graph limit): a kernel then takes at least this long, max(gpu_s, kLaunchS), since
+// the GPU waits for the CPU to issue it. An assumed constant, not a fit: no table or row in
+// ../shared measures eager execution (the kernel tables were timed as CUDA-graph replays), and
+// 5 us is the order of a cudaLaunchKernel call plus the framework's per-op dispatch.
+// docs/COST_MODEL.md "CUDA graphs" gives the formula and a hand-derived example.
+constexpr double kEagerLaunchS = 5e-6;
+
+// Whether the step of the latest Prepare on this thread runs eagerly (set by Prepare, cleared by
+// PrefillPass; StepTimes reads it, unless tl_no_floor, which CostAdp sets while it reads the
+// graph-replayed seconds).
+thread_local bool tl_eager = false;
+thread_local bool tl_no_floor = false;
+
 
 CollKind ToCollKind(CommKind k) {
   switch (k) {
@@ -330,6 +344,7 @@ void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
       sh->prefill_seqs = static_cast<double>(batch) * TokensPerStep(s) /
                          static_cast<double>(std::max<int64_t>(1, w.osl));
       sh->prefill_len = static_cast<double>(w.isl);
+      sh->prefill_rate = true;
       break;
     }
   }
@@ -411,6 +426,11 @@ void Simulator::StepTimes(const Section& sec, bool decode, double* x, const Sect
                ? like_raw[i]
                : StepSeconds(sec.steps[i], decode);
   }
+  // Eager step: every kernel that runs takes at least its launch time (idempotent on like_raw,
+  // which holds adjusted seconds of the same program).
+  if (tl_eager && !tl_no_floor)
+    for (int i = 0; i < sec.num_steps; ++i)
+      if (x[i] > 0 && x[i] < kEagerLaunchS) x[i] = kEagerLaunchS;
   if (raw != nullptr) std::copy(x, x + sec.num_steps, raw);
   // Overlapped pairs (sbo): the later step runs beside the earlier one (which runs on the SMs
   // it leaves: OverlapStretch) and is charged what the pair takes beyond the earlier step.
@@ -496,13 +516,20 @@ thread_local StepShape tl_full_shape, tl_shape;
 thread_local ProgramConfig tl_cfg;
 }  // namespace
 
+int Simulator::SyncRanks(const Strategy& s) const { return p_.model.is_moe() ? s.dp : 1; }
+
 Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) const {
   AdpCoeffs c;
   const Workload& w = p_.workload;
   const double p = sh.prefill_seqs * sh.prefill_len;  // prefill tokens per rank per decode step
   if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
     return c;
-  const double C = max_num_tokens_, dp = s.dp;
+  // Only ranks that synchronise wait for each other: `dp` below counts the attention-dp ranks
+  // of one synchronising group. The ranks of a stage meet in every MoE layer (the dispatch /
+  // combine all-to-all over the stage, or with ep = 1 the expert-TP group of all tp x dp GPUs);
+  // a model without MoE layers has no collective wider than a tp group, so its dp ranks are
+  // independent replicas, each priced as a lone rank (dp = 1) whatever the strategy's dp.
+  const double C = max_num_tokens_, dp = SyncRanks(s);
   if (w.engine == Engine::kSglang) {
     // Prefill batches of up to C tokens run as steps of their own (decode is not mixed in);
     // a rank needs u = p / C of them per decode step, i.e. a fraction f = u / (1 + u) of its
@@ -523,7 +550,7 @@ Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) cons
   // the slowest rank: some rank prefills in q = 1 - (1 - f)^dp of the steps, so the per-rank
   // prefill work costs q / f times its even share.
   const bool balance = w.engine == Engine::kTrtllm && w.adp_balance > 0;
-  if (balance || s.dp <= 1) return c;
+  if (balance || dp <= 1) return c;
   const double room = C - sh.decode_seqs * sh.decode_q;
   if (room <= 0) return c;  // TokenBatchLimit rejects such a batch
   const double f = std::min(1.0, p / room);
@@ -547,13 +574,21 @@ void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const A
                         bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                         std::array<double, kNumOps>* by_op,
                         std::array<double, kNumOps>* by_op_comm) const {
-  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only), step by step.
+  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only), step by step, on the
+  // graph-replayed seconds; an eager step then adds what the launch floor adds to the mixed
+  // step's kernels (the same amount as without the imbalance: flooring both programs first
+  // would cancel the prefill increments of short kernels in b x mixed + (1 - b) x decode).
   double x[Section::kMaxSteps], xd[Section::kMaxSteps], w[Section::kMaxSteps];
+  double xf[Section::kMaxSteps];
+  tl_no_floor = true;
   StepTimes(sec, dk, x);
   StepTimes(dec, dk, xd);
+  tl_no_floor = false;
+  if (tl_eager) StepTimes(sec, dk, xf);
   double cs = 0, as = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
     w[i] = PooledAcrossRanks(sec.steps[i]) ? x[i] : c.b * x[i];
+    if (tl_eager) w[i] += xf[i] - x[i];
     (sec.steps[i].kind == StepKind::kComm ? as : cs) += w[i];
   }
   for (int i = 0; i < dec.num_steps; ++i) {
@@ -615,11 +650,15 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
     prog->mtp.kv_bytes *= 2;
   }
   *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  // Decode and serve steps replay CUDA graphs up to the engine's limit; a larger decode batch
+  // runs eagerly (prefill steps are costed from the graph-replayed tables either way).
+  tl_eager = p_.workload.mode != Mode::kPrefill && graph_max_batch_ > 0 && batch > graph_max_batch_;
   return true;
 }
 
 void Simulator::PrefillPass(const Strategy& s, Program* prog, bool* decode_kernels) const {
   // First token of a new request: its whole prompt prefilled alone through all stages.
+  tl_eager = false;
   StepShape sh;
   sh.prefill_seqs = 1;
   sh.prefill_len = static_cast<double>(p_.workload.isl);

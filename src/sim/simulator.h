@@ -238,6 +238,9 @@ class Simulator {
  private:
   struct Costed;
   void Shape(const Strategy& s, int batch, StepShape* sh) const;
+  // Attention-dp ranks that wait for each other in every step: all dp ranks of a stage when the
+  // model has MoE layers (their expert collectives span the stage), else 1 (dense replicas).
+  int SyncRanks(const Strategy& s) const;
   // Serve-mode attention-DP imbalance: the per-rank and pooled coefficients of the step.
   struct AdpCoeffs {
     bool active = false;

@@ -83,7 +83,10 @@ class Builder {
     tp_ = {s.tp, GroupDomains(s.tp, 1, D), GroupKind::kTp};
     etp_ = {G / std::max(1, s.ep), GroupDomains(G / std::max(1, s.ep), 1, D), GroupKind::kEtp};
     stage_ = {G, GroupDomains(G, 1, D), GroupKind::kStage};
-    pipe_domains_ = c.num_gpus > D ? 2 : 1;
+    // The pipeline of an instance spans NVLink domains when its GPUs do: all of them for a MoE
+    // model (its stages hold every dp rank, which the expert collectives join), one replica's
+    // pp x tp for a dense model (its dp replicas are independent and each is placed whole).
+    pipe_domains_ = (m.is_moe() ? c.num_gpus : s.pp * s.tp) > D ? 2 : 1;
     act_b_ = BytesPerElement(cfg.act);
     T_ = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
     res_ = (s.sp && s.tp > 1) ? Layout::kTokens : Layout::kReplicated;
@@ -121,9 +124,15 @@ class Builder {
   double TokensSplit(int g) const { return g == tp_.g ? tokens_split_tp_ : ComputeTokensSplit(g); }
   double ComputeTokensSplit(int g) const {
     return SplitSeqs(sh_.decode_seqs, g) * sh_.decode_q +
-           SplitSeqs(sh_.prefill_seqs, g) * sh_.prefill_len;
+           PrefillSplit(sh_.prefill_seqs, g) * sh_.prefill_len;
   }
   double TokensIn(Layout l, int g) const { return l == Layout::kTokens ? TokensSplit(g) : T_; }
+  // Prompts per GPU when `x` prompts are split over g GPUs: whole prompts (SplitSeqs), or, for
+  // serve mode's per-step prefill share (StepShape::prefill_rate), an even split whatever x is
+  // (a rate of 1.0 prompts per step is no more whole prompts than 0.99).
+  double PrefillSplit(double x, int g) const {
+    return sh_.prefill_rate && g > 1 ? x / g : SplitSeqs(x, g);
+  }
 
   void Elementwise(Section* sec, Op op, const char* what, double bytes) {
     Step& st = sec->Add();
@@ -335,7 +344,7 @@ class Builder {
         out = Layout::kPartial;
       } else {
         dseqs = SplitSeqs(dseqs, g);
-        pseqs = SplitSeqs(pseqs, g);
+        pseqs = PrefillSplit(pseqs, g);
         out = Layout::kTokens;
       }
     }
@@ -361,6 +370,18 @@ class Builder {
       const double keys = win > 0 ? std::min(kvlen, win) / kv_split : kvlen / kv_split;
       st.flops = (mla ? 2.0 * dseqs * keys * heads * (2 * latent + rope)
                       : 4.0 * dseqs * keys * heads * hd) * sh_.decode_q;
+    }
+    if (pseqs > 0 && g > 1 && dc == Dim::kNone && sh_.prefill_rate) {
+      // Token-divided prefill: serve mode's fractional prompt share split evenly over the group
+      // divides the tokens of one prompt's chunk among its GPUs (whole prompts would not split
+      // evenly), and each GPU's queries attend that prompt's earlier keys, which the other GPUs
+      // computed: the share's KV (and the indexer's keys) is all-gathered over the group (a
+      // ring-attention exchange moves the same bytes), which also leaves the whole sequence's KV
+      // on the GPU that decodes it. docs/COST_MODEL.md "Token-divided attention".
+      const double plen = kind.window > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
+      Comm(sec, Op::kAttnCore, CommKind::kAllGather, tp_,
+           sh_.prefill_seqs * plen * (per_tok_per_layer + ihd * kvb), Layout::kTokens,
+           Layout::kTokens);
     }
     if (pseqs > 0) {
       Step& st = sec->Add();
@@ -595,7 +616,7 @@ class Builder {
         out = Layout::kFeatures;
       } else if (dc == Dim::kNone) {
         dseqs = SplitSeqs(dseqs, g);
-        pseqs = SplitSeqs(pseqs, g);
+        pseqs = PrefillSplit(pseqs, g);
         out = Layout::kTokens;
       }
     }
@@ -704,7 +725,7 @@ class Builder {
     // Only the last position of each prompt needs logits; every verified position of a decoding
     // sequence (decode_q of them) does.
     const double T = sh_.decode_seqs * sh_.decode_q + sh_.prefill_seqs;
-    const double Ts = SplitSeqs(sh_.decode_seqs, g) * sh_.decode_q + SplitSeqs(sh_.prefill_seqs, g);
+    const double Ts = SplitSeqs(sh_.decode_seqs, g) * sh_.decode_q + PrefillSplit(sh_.prefill_seqs, g);
     Elementwise(sec, Op::kLmHead, "final-norm", (res_ == Layout::kTokens ? Ts : T) * h * act_b_ * 3);
     Layout l = Matmul(sec, Op::kLmHead, s_.dim(Op::kLmHead), res_, T, Ts, h, V, DType::kBF16, tp_,
                       1, "lm_head");

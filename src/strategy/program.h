@@ -119,6 +119,10 @@ struct StepShape {
   // Query tokens each decoding sequence runs through the model per step: 1, or K + 1 when a step
   // verifies K speculative (MTP) tokens (docs/COST_MODEL.md "MTP").
   double decode_q = 1;
+  // prefill_seqs is serve mode's steady-state prefill share per step (a rate, fractional or
+  // not): split evenly over a group that divides sequences, i.e. a prompt's chunk is divided by
+  // tokens. False: prefill_seqs whole prompts, each kept whole on one GPU.
+  bool prefill_rate = false;
 };
 
 // Distinct kinds of layers: one per distinct LayerSpec (mixer, window, FFN kind, per-layer

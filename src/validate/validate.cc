@@ -867,6 +867,11 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     if (!lim.ok()) return miss(lim.status().message());
     w.max_batch = lim->max_batch;
     w.max_num_tokens = lim->max_num_tokens;
+    // trtllm-bench also captures CUDA graphs up to that max batch (PyTorch backend:
+    // cuda_graph_config {padding_enabled, max_batch_size = max_batch_size} in
+    // tensorrt_llm/bench/benchmark/utils/general.py; the TensorRT-engine backend of the v0.17
+    // rows launches from C++ with no per-op framework dispatch): no step of the run is eager.
+    w.cuda_graph_max_batch = lim->max_batch;
     out.limits = fmt::format("trtllm-bench max_batch {}, max_num_tokens {}{}", lim->max_batch,
                              lim->max_num_tokens, lim->tuned ? "" : " (untuned defaults)");
   }
