@@ -11,14 +11,14 @@ Keyword arguments map to flags: ``gpus=8`` -> ``--gpus 8``; underscores become d
 (``oracle_calls=0`` -> ``--oracle-calls 0``); ``True`` -> the bare flag, ``False``/``None`` -> left
 out; a dict -> ``k=v,k=v`` (``slo={"ttft_ms": 2000, "tpot_ms": 50}``); a list/tuple -> its items
 joined by commas. A non-zero exit raises `Error` with the CLI's one-line message and exit code
-(130/143 from an interrupted search raise KeyboardInterrupt). See docs/PYTHON.md.
+(130/143 from an interrupted search raise `Interrupted`, a KeyboardInterrupt). See docs/PYTHON.md.
 """
 
 import json as _json
 
 from . import _l2s
 
-__all__ = ["Error", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
+__all__ = ["Error", "Interrupted", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
            "compare", "capacity", "command"]
 
 
@@ -36,6 +36,16 @@ class Error(Exception):
 
     def __str__(self):
         return f"{self.message} (exit {self.exit_code})"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A search stopped by Ctrl-C/SIGTERM (exit 130/143): a KeyboardInterrupt whose ``result`` is
+    the partial answer the command printed (marked ``interrupted``), if any."""
+
+    def __init__(self, message, exit_code, result=None):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.result = result
 
 
 class Result:
@@ -140,7 +150,8 @@ def command(name, **kwargs):
         except ValueError:
             parsed = None
     if code in (130, 143):
-        raise KeyboardInterrupt(_message(err, parsed))
+        raise Interrupted(f"l2s {name} interrupted (exit {code})", code,
+                          _wrap(parsed) if isinstance(parsed, dict) else None)
     if code != 0:
         raise Error(_message(err, parsed), code,
                     _wrap(parsed) if isinstance(parsed, dict) else None, err)

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 
 import pytest
 
@@ -60,6 +61,19 @@ def test_describe_matches_the_binary():
     r = l2s.describe(model="llama-3.1-8b")
     code, j, _ = cli_json("describe", "--model", "llama-3.1-8b")
     assert code == 0
+    assert r.to_dict() == j
+
+
+SHARED = os.environ.get("L2S_SHARED_DIR") or os.path.join(HERE, "..", "..", "..", "shared")
+MEASUREMENTS = os.path.join(SHARED, "reference", "measurements.csv")
+
+
+@pytest.mark.skipif(not os.path.exists(MEASUREMENTS), reason="no ../shared/reference/measurements.csv")
+def test_validate_matches_the_binary():
+    r = l2s.validate(measurements=MEASUREMENTS)
+    code, j, _ = cli_json("validate", "--measurements", MEASUREMENTS)
+    assert code == 0
+    assert len(r.rows) == len(j["rows"]) > 0
     assert r.to_dict() == j
 
 
@@ -127,6 +141,23 @@ def test_signal_handlers_are_restored():
         os.kill(os.getpid(), signal.SIGINT)
         for _ in range(1000000):
             pass
+
+
+def test_ctrl_c_stops_a_search_and_raises_keyboard_interrupt():
+    # The search (2M calls: minutes) is stopped by the SIGINT the timer sends while it runs; the
+    # message says the interrupt came back through l2s (exit 130), not from Python's own handler.
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match=r"l2s plan interrupted \(exit 130\)") as e:
+            l2s.plan(model="deepseek-v3", gpus=64, budget=2000000, oracle_calls=0)
+    finally:
+        timer.cancel()
+    assert isinstance(e.value, l2s.Interrupted) and e.value.exit_code == 130
+    assert e.value.result.interrupted is True
+    assert 0 < e.value.result.calls < 2000000
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_output_is_captured_not_printed(capfd):
