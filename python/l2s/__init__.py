@@ -1,0 +1,200 @@
+"""l2s: plan how to shard an LLM across a GPU cluster for inference, from Python.
+
+Every function runs the l2s command line in this process (the same C++ code as the binary) with
+the keyword arguments as flags and ``--json`` added, and returns the parsed JSON as a `Result`:
+
+    >>> import l2s
+    >>> r = l2s.plan(model="llama-3.1-8b", gpus=8, budget=200)
+    >>> r.best.tokens_per_s_per_gpu, r.best.strategy
+
+Keyword arguments map to flags: ``gpus=8`` -> ``--gpus 8``; underscores become dashes
+(``oracle_calls=0`` -> ``--oracle-calls 0``); ``True`` -> the bare flag, ``False``/``None`` -> left
+out; a dict -> ``k=v,k=v`` (``slo={"ttft_ms": 2000, "tpot_ms": 50}``); a list/tuple -> its items
+joined by commas. A non-zero exit raises `Error` with the CLI's one-line message and exit code
+(130/143 from an interrupted search raise `Interrupted`, a KeyboardInterrupt). See docs/PYTHON.md.
+"""
+
+import json as _json
+
+from . import _l2s
+
+__all__ = ["Error", "Interrupted", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
+           "compare", "capacity", "command"]
+
+
+class Error(Exception):
+    """A non-zero exit of the l2s command: ``message`` is its one-line error (without the
+    ``l2s: error:`` prefix), ``exit_code`` its exit status (1: the request is valid but has no
+    valid answer; 2: bad input), ``result`` the JSON it printed, if any (a `Result`, else None)."""
+
+    def __init__(self, message, exit_code, result=None, stderr=""):
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.result = result
+        self.stderr = stderr
+
+    def __str__(self):
+        return f"{self.message} (exit {self.exit_code})"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A search stopped by Ctrl-C/SIGTERM (exit 130/143): a KeyboardInterrupt whose ``result`` is
+    the partial answer the command printed (marked ``interrupted``), if any."""
+
+    def __init__(self, message, exit_code, result=None):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.result = result
+
+
+class Result:
+    """The JSON object a command printed, with attribute access to its fields (nested objects are
+    Results too, lists are lists) and ``to_dict()`` for the plain JSON value."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name):
+        data = object.__getattribute__(self, "_data")
+        if name in data:
+            return _wrap(data[name])
+        raise AttributeError(f"no field '{name}' (fields: {', '.join(data)})")
+
+    def __getitem__(self, key):
+        return _wrap(self._data[key])
+
+    def __contains__(self, key):
+        return key in self._data
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("l2s.Result is read-only; use to_dict() for a copy")
+
+    def __dir__(self):
+        return list(self._data)
+
+    def __eq__(self, other):
+        return isinstance(other, Result) and self._data == other._data
+
+    def keys(self):
+        return self._data.keys()
+
+    def to_dict(self):
+        """A deep copy of the JSON object (dicts, lists, numbers, strings, bools, None)."""
+        return _json.loads(_json.dumps(self._data))
+
+    def __repr__(self):
+        return f"l2s.Result({_json.dumps(self._data)[:200]})"
+
+
+def _wrap(value):
+    if isinstance(value, dict):
+        return Result(value)
+    if isinstance(value, list):
+        return [_wrap(v) for v in value]
+    return value
+
+
+def _value(v):
+    if isinstance(v, dict):
+        return ",".join(f"{k}={_value(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ",".join(_value(x) for x in v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _flags(kwargs):
+    args = []
+    for key, v in kwargs.items():
+        if v is None or v is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if v is True:
+            args.append(flag)
+        else:
+            args += [flag, _value(v)]
+    return args
+
+
+def run(*args):
+    """Runs ``l2s ARGS...`` in this process; returns (exit_code, stdout, stderr) as text."""
+    code, out, err = _l2s.run([str(a) for a in args])
+    return code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _message(err, parsed):
+    for line in err.splitlines():
+        if line.startswith("l2s: error: "):
+            return line[len("l2s: error: "):]
+    if isinstance(parsed, dict) and isinstance(parsed.get("reason"), str):
+        return parsed["reason"]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    return lines[-1] if lines else "l2s failed without a message"
+
+
+def command(name, **kwargs):
+    """Runs ``l2s NAME --json`` with the keyword arguments as flags and returns the JSON as a
+    `Result`; raises `Error` on a non-zero exit."""
+    code, out, err = run(name, *_flags(kwargs), "--json")
+    parsed = None
+    if out.strip():
+        try:
+            parsed = _json.loads(out)
+        except ValueError:
+            parsed = None
+    if code in (130, 143):
+        raise Interrupted(f"l2s {name} interrupted (exit {code})", code,
+                          _wrap(parsed) if isinstance(parsed, dict) else None)
+    if code != 0:
+        raise Error(_message(err, parsed), code,
+                    _wrap(parsed) if isinstance(parsed, dict) else None, err)
+    if parsed is None:
+        raise Error(f"l2s {name} printed no JSON", 2, None, err)
+    return _wrap(parsed)
+
+
+def plan(**kwargs):
+    """``l2s plan``: the best deployment for a model on a cluster (see `l2s plan --help`)."""
+    return command("plan", **kwargs)
+
+
+def eval(**kwargs):  # noqa: A001 - named as the CLI command
+    """``l2s eval``: the simulated cost of one given strategy."""
+    return command("eval", **kwargs)
+
+
+def describe(**kwargs):
+    """``l2s describe``: a model's or a cluster's figures."""
+    return command("describe", **kwargs)
+
+
+def validate(**kwargs):
+    """``l2s validate``: the cost model against measured deployments."""
+    return command("validate", **kwargs)
+
+
+def explain(**kwargs):
+    """``l2s explain``: one strategy's cost broken down."""
+    return command("explain", **kwargs)
+
+
+def space(**kwargs):
+    """``l2s space``: the size of the search space."""
+    return command("space", **kwargs)
+
+
+def compare(**kwargs):
+    """``l2s compare``: the searchers side by side."""
+    return command("compare", **kwargs)
+
+
+def capacity(**kwargs):
+    """``l2s capacity``: GPUs needed for a traffic (exists in builds that have the command)."""
+    return command("capacity", **kwargs)

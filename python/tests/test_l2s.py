@@ -1,0 +1,176 @@
+"""The Python package against the l2s binary: same numbers for the same flags, errors, results.
+
+Run from the test command (ctest's python_pytest test, scripts/test.sh) with PYTHONPATH=build/python
+and L2S_BIN=build/src/cli/l2s; by hand: PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
+"""
+
+import json
+import os
+import signal
+import subprocess
+import threading
+
+import pytest
+
+import l2s
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+L2S_BIN = os.environ.get("L2S_BIN") or os.path.join(HERE, "..", "..", "build", "src", "cli", "l2s")
+
+# A small, fast plan: the searcher's 200 calls, no oracle.
+SMALL = dict(model="llama-3.1-8b", gpus=8, budget=200, oracle_calls=0)
+
+
+def cli_json(*args):
+    """The binary's --json output and exit code."""
+    p = subprocess.run([L2S_BIN, *args, "--json"], capture_output=True, text=True, timeout=600)
+    return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else None), p.stderr
+
+
+def test_plan_matches_the_binary():
+    r = l2s.plan(**SMALL, seed=3)
+    code, j, _ = cli_json("plan", "--model", "llama-3.1-8b", "--gpus", "8", "--budget", "200",
+                          "--oracle-calls", "0", "--seed", "3")
+    assert code == 0
+    assert r.best.tokens_per_s_per_gpu > 0
+    assert r.best.tokens_per_s_per_gpu == j["best"]["tokens_per_s_per_gpu"]
+    assert r.best.strategy == j["best"]["strategy"]
+    # The whole object, not only the headline (wall-clock fields aside, if any).
+    assert _without_times(r.to_dict()) == _without_times(j)
+
+
+def test_plan_with_slo_dict_and_string_match_the_binary():
+    slo = {"ttft_ms": 2000, "tpot_ms": 50}
+    a = l2s.plan(**SMALL, mode="serve", slo=slo)
+    b = l2s.plan(**SMALL, mode="serve", slo="ttft_ms=2000,tpot_ms=50")
+    code, j, _ = cli_json("plan", "--model", "llama-3.1-8b", "--gpus", "8", "--budget", "200",
+                          "--oracle-calls", "0", "--mode", "serve", "--slo", "ttft_ms=2000,tpot_ms=50")
+    assert code == 0
+    assert a.best.tokens_per_s_per_gpu == b.best.tokens_per_s_per_gpu == j["best"]["tokens_per_s_per_gpu"]
+    assert a.best.strategy == b.best.strategy == j["best"]["strategy"]
+
+
+def test_eval_matches_the_binary():
+    r = l2s.eval(model="llama-3.1-8b", gpus=8, strategy="tp=8")
+    code, j, _ = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8")
+    assert code == 0
+    assert _without_times(r.to_dict()) == _without_times(j)
+
+
+def test_describe_matches_the_binary():
+    r = l2s.describe(model="llama-3.1-8b")
+    code, j, _ = cli_json("describe", "--model", "llama-3.1-8b")
+    assert code == 0
+    assert r.to_dict() == j
+
+
+SHARED = os.environ.get("L2S_SHARED_DIR") or os.path.join(HERE, "..", "..", "..", "shared")
+MEASUREMENTS = os.path.join(SHARED, "reference", "measurements.csv")
+
+
+@pytest.mark.skipif(not os.path.exists(MEASUREMENTS), reason="no ../shared/reference/measurements.csv")
+def test_validate_matches_the_binary():
+    r = l2s.validate(measurements=MEASUREMENTS)
+    code, j, _ = cli_json("validate", "--measurements", MEASUREMENTS)
+    assert code == 0
+    assert len(r.rows) == len(j["rows"]) > 0
+    assert r.to_dict() == j
+
+
+def test_deterministic_per_seed():
+    a = l2s.plan(**SMALL, seed=7).to_dict()
+    b = l2s.plan(**SMALL, seed=7).to_dict()
+    assert _without_times(a) == _without_times(b)
+
+
+def test_unknown_model_is_an_error_with_exit_2_and_the_message():
+    code, _, err = cli_json("plan", "--model", "no-such-model", "--gpus", "8")
+    assert code == 2
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="no-such-model", gpus=8)
+    assert e.value.exit_code == 2
+    line = [ln for ln in err.splitlines() if ln.startswith("l2s: error: ")][0]
+    assert e.value.message == line[len("l2s: error: "):]
+    assert "no-such-model" in e.value.message
+    assert "\n" not in e.value.message
+
+
+def test_unknown_keyword_is_the_cli_error():
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=8, no_such_flag=1)
+    assert e.value.exit_code == 2
+    assert "--no-such-flag" in e.value.message
+
+
+def test_invalid_strategy_exits_1():
+    # tp=3 does not divide 8 GPUs' worth of heads evenly or the GPU count: no valid answer.
+    code, j, err = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=3")
+    with pytest.raises(l2s.Error) as e:
+        l2s.eval(model="llama-3.1-8b", gpus=8, strategy="tp=3")
+    assert e.value.exit_code == code != 0
+
+
+def test_result_attribute_access_and_to_dict_round_trip():
+    r = l2s.plan(**SMALL)
+    d = r.to_dict()
+    assert isinstance(d, dict) and "best" in d
+    assert json.loads(json.dumps(d)) == d
+    assert l2s.Result(d) == r
+    assert r["best"]["strategy"] == r.best.strategy == d["best"]["strategy"]
+    d["best"]["strategy"] = "changed"  # a copy: the result is untouched
+    assert r.best.strategy != "changed"
+    with pytest.raises(AttributeError):
+        r.no_such_field
+
+
+def test_flags_mapping():
+    assert l2s._flags({"gpus": 8, "oracle_calls": 0, "json": True, "pareto": False, "x": None}) == [
+        "--gpus", "8", "--oracle-calls", "0", "--json"]
+    assert l2s._flags({"slo": {"ttft_ms": 2000, "tpot_ms": 50.0}}) == ["--slo", "ttft_ms=2000,tpot_ms=50"]
+    assert l2s._flags({"gpu": ["h100", "h200"]}) == ["--gpu", "h100,h200"]
+
+
+def test_signal_handlers_are_restored():
+    before_int = signal.getsignal(signal.SIGINT)
+    before_term = signal.getsignal(signal.SIGTERM)
+    l2s.plan(**SMALL)  # plan installs its one-shot Ctrl-C handler while it runs
+    assert signal.getsignal(signal.SIGINT) is before_int
+    assert signal.getsignal(signal.SIGTERM) is before_term
+    # Python's own handler still works after the call.
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000000):
+            pass
+
+
+def test_ctrl_c_stops_a_search_and_raises_keyboard_interrupt():
+    # The search (2M calls: minutes) is stopped by the SIGINT the timer sends while it runs; the
+    # message says the interrupt came back through l2s (exit 130), not from Python's own handler.
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match=r"l2s plan interrupted \(exit 130\)") as e:
+            l2s.plan(model="deepseek-v3", gpus=64, budget=2000000, oracle_calls=0)
+    finally:
+        timer.cancel()
+    assert isinstance(e.value, l2s.Interrupted) and e.value.exit_code == 130
+    assert e.value.result.interrupted is True
+    assert 0 < e.value.result.calls < 2000000
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_output_is_captured_not_printed(capfd):
+    l2s.describe(model="llama-3.1-8b")
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def _without_times(j):
+    """The JSON without wall-clock fields (seconds), which differ between two runs."""
+    if isinstance(j, dict):
+        return {k: _without_times(v) for k, v in j.items()
+                if not (k.endswith("_s") and ("wall" in k or "elapsed" in k or "time" in k))}
+    if isinstance(j, list):
+        return [_without_times(v) for v in j]
+    return j

@@ -1,0 +1,184 @@
+// The l2s command line as a function (cli/run.h): subcommand registration and dispatch, the
+// top-level error handling, and the optional in-process capture of stdout/stderr.
+#include "cli/run.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/output.h"
+#include "cli/progress.h"
+
+namespace l2s::cli {
+
+#ifndef L2S_VERSION
+#define L2S_VERSION "unknown"
+#endif
+
+namespace {
+
+// Whether the command line asks for JSON output: --json (or --json=true / 1) before any "--".
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--json" || a == "--json=true" || a == "--json=1") return true;
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
+  app.require_subcommand(0, 1);
+  // "l2s 0.1.0 (git <describe>)": the CMake project version and `git describe` at configure time.
+  app.set_version_flag("--version", std::string("l2s ") + L2S_VERSION);
+  // Every exit prints a JSON object under --json, parse errors included (common.h Fail).
+  l2s::cli::SetJsonMode(WantsJson(argc, argv));
+  std::map<std::string, l2s::cli::Runner> runners;
+  auto add = [&](const char* name, l2s::cli::Runner r) { runners[name] = std::move(r); };
+  add("describe", l2s::cli::RegisterDescribe(app));
+  add("space", l2s::cli::RegisterSpace(app));
+  add("explain", l2s::cli::RegisterExplain(app));
+  add("eval", l2s::cli::RegisterEval(app));
+  add("validate", l2s::cli::RegisterValidate(app));
+  add("plan", l2s::cli::RegisterPlan(app));
+  add("compare", l2s::cli::RegisterCompare(app));
+  add("capacity", l2s::cli::RegisterCapacity(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(e.what()));
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    return runners.at(sub->get_name())();
+  }
+  // No subcommand: the main job.
+  const char* plan_argv[] = {argv[0], "plan"};
+  CLI::App app2;
+  auto run_plan = l2s::cli::RegisterPlan(app2);
+  try {
+    app2.parse(2, const_cast<char**>(plan_argv));
+  } catch (const CLI::ParseError& e) {
+    return app2.exit(e);
+  }
+  return run_plan();
+}
+
+// Main() with the top-level error handling and the final stdout check of the binary.
+int RunUncaptured(const std::vector<std::string>& args) {
+  std::vector<std::string> copy = args;
+  if (copy.empty()) copy.emplace_back("l2s");
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int code = 0;
+  try {
+    code = Main(static_cast<int>(copy.size()), argv.data());
+  } catch (const std::system_error& e) {
+    // fmt::print throws when a write to stdout fails (closed pipe, full disk).
+    std::fprintf(stderr, "l2s: error: cannot write to standard output (%s)\n",
+                 e.code().message().c_str());
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "l2s: error: out of memory\n");
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    return Fail(Status::InvalidArgument(fmt::format("internal error: {}", e.what())));
+  }
+  return FinishStdout(code);
+}
+
+// Redirects one file descriptor to an anonymous temporary file until Finish().
+class FdCapture {
+ public:
+  explicit FdCapture(int fd) : fd_(fd) {
+    tmp_ = std::tmpfile();
+    saved_ = ::dup(fd_);
+    ok_ = tmp_ != nullptr && saved_ >= 0 && ::dup2(::fileno(tmp_), fd_) >= 0;
+  }
+  bool ok() const { return ok_; }
+  // Restores the descriptor and returns what was written to it.
+  std::string Finish() {
+    std::string text;
+    if (saved_ >= 0) {
+      ::dup2(saved_, fd_);
+      ::close(saved_);
+      saved_ = -1;
+    }
+    if (tmp_ != nullptr) {
+      std::rewind(tmp_);
+      char buf[65536];
+      size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, tmp_)) > 0) text.append(buf, n);
+      std::fclose(tmp_);
+      tmp_ = nullptr;
+    }
+    return text;
+  }
+  ~FdCapture() { Finish(); }
+
+ private:
+  int fd_;
+  int saved_ = -1;
+  std::FILE* tmp_ = nullptr;
+  bool ok_ = false;
+};
+
+std::mutex g_run_mutex;
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  if (out == nullptr && err == nullptr) return RunUncaptured(args);
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  struct sigaction old_int {}, old_term {}, old_pipe {};
+  sigaction(SIGINT, nullptr, &old_int);
+  sigaction(SIGTERM, nullptr, &old_term);
+  sigaction(SIGPIPE, nullptr, &old_pipe);
+  IgnoreSigpipe();
+  ClearInterruptForTest();  // a Ctrl-C seen by an earlier call must not stop this one
+  std::fflush(nullptr);
+  int code = kExitUsage;
+  {
+    FdCapture cap_out(STDOUT_FILENO);
+    FdCapture cap_err(STDERR_FILENO);
+    if (!cap_out.ok() || !cap_err.ok()) {
+      if (err) *err = "l2s: error: cannot capture the output (no temporary file)\n";
+      if (out) out->clear();
+    } else {
+      code = RunUncaptured(args);
+      std::fflush(nullptr);
+      std::clearerr(stdout);
+    }
+    std::string o = cap_out.Finish();
+    std::string e = cap_err.Finish();
+    if (cap_out.ok() && cap_err.ok()) {
+      if (out) *out = std::move(o);
+      if (err) *err = std::move(e);
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  return code;
+}
+
+}  // namespace l2s::cli
