@@ -935,6 +935,17 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.ideal_eval = ideal->recommended_eval;
     o.ideal_source = ideal->recommended_source;
   }
+  // `l2s eval --engine E` scales throughput by E's fitted factor (Simulator::EngineFactor,
+  // docs/VALIDATION.md); the plan's figures for E are those figures, so that the plan equals the
+  // eval of its strategy. The factor is one number per engine: it changes no ranking.
+  if (!f.problem.engine.empty()) {
+    const double k = Simulator::EngineFactor(f.problem.engine);
+    o.recommended_eval = ApplyEngineFactor(o.recommended_eval, k);
+    o.unrefined_value *= k;
+    if (o.have_ideal) o.ideal_eval = ApplyEngineFactor(o.ideal_eval, k);
+    for (plan::Run* r : {&o.main, &o.megatron, &o.def, &o.oracle})
+      if (r->ran && r->result.found) r->result.eval = ApplyEngineFactor(r->result.eval, k);
+  }
   // No --engine: what each serving engine launches at best (the exact optimum of its space).
   if (f.problem.engine.empty() && !o.interrupted) {
     for (engine::EngineId e : plan::kTabulatedEngines) {
@@ -943,6 +954,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
         if (InterruptRequested()) break;
         continue;  // the space options fix a choice this engine lacks (--mtp on Megatron-LM)
       }
+      ep->eval = ApplyEngineFactor(ep->eval, Simulator::EngineFactor(std::string(engine::EngineName(e))));
       o.engines.push_back(std::move(*ep));
     }
     o.interrupted = o.interrupted || InterruptRequested();

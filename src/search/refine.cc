@@ -9,11 +9,14 @@ bool RefineBatch(const Simulator& sim, Strategy* s, Evaluation* e) {
   if (!e->valid()) return false;
   Strategy a = *s;
   a.batch = 0;  // the simulator's auto batch
+  const Evaluation auto_eval = sim.Evaluate(a);
+  if (!auto_eval.valid() || auto_eval.batch == e->batch) return false;
+  // The plan states the batch explicitly (the engine is told it), so its figures are those of the
+  // explicit batch - what `l2s eval --strategy` of the plan gives. In serve mode the auto batch's
+  // evaluation can differ from the explicit one's at the same batch (docs/PLAN.md).
+  a.batch = auto_eval.batch;
   const Evaluation ea = sim.Evaluate(a);
-  if (!ea.valid() || ea.batch == e->batch ||
-      !(ea.tokens_per_s_per_gpu > e->tokens_per_s_per_gpu))
-    return false;
-  a.batch = ea.batch;
+  if (!ea.valid() || !(ea.tokens_per_s_per_gpu > e->tokens_per_s_per_gpu)) return false;
   *s = a;
   *e = ea;
   return true;
