@@ -204,6 +204,55 @@ TEST(PlanCli, NoBaselinesSkipsThem) {
   EXPECT_EQ(j["oracle"]["status"], "not run");
 }
 
+// --engine E (issue 43): the plan searches only what E launches. Its headline is launchable
+// (best.engine, best.launchable, launch.E.exact), its figures are those of `l2s eval --engine E`
+// of its strategy, and the unrestricted optimum is beside it as `ideal`, never below it.
+TEST(PlanCli, EnginePlanIsLaunchableAndEqualsItsEval) {
+  for (const char* engine : {"vllm", "sglang", "trtllm"}) {
+    const std::vector<std::string> problem = {
+        "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8", "--mode", "serve",
+        "--isl", "1024", "--osl", "256", "--slo", "ttft_ms=2000,tpot_ms=50", "--engine", engine};
+    std::vector<std::string> plan = {"plan", "--serving", "agg", "--search", "random",
+                                     "--budget", "200", "--json"};
+    plan.insert(plan.end(), problem.begin(), problem.end());
+    const Result r = RunL2s(plan);
+    ASSERT_EQ(r.code, 0) << engine << ": " << r.err;
+    const nlohmann::json j = ParseJson(r.out);
+    const nlohmann::json& b = j["best"];
+    EXPECT_EQ(b["engine"], engine);
+    EXPECT_EQ(b["launchable"], true) << engine;
+    EXPECT_EQ(j["launch"][engine]["exact"], true) << engine;
+    ASSERT_TRUE(j["ideal"].is_object()) << engine;
+    EXPECT_GE(Num(j["ideal"]["tokens_per_s_per_gpu"]), Num(b["tokens_per_s_per_gpu"]) * (1 - 1e-9));
+    std::vector<std::string> eval = {"eval", "--json", "--strategy",
+                                     b["strategy"].get<std::string>()};
+    eval.insert(eval.end(), problem.begin(), problem.end());
+    const Result e = RunL2s(eval);
+    ASSERT_EQ(e.code, 0) << engine << ": " << e.err;
+    const nlohmann::json ej = ParseJson(e.out);
+    EXPECT_NEAR(Num(ej["tokens_per_s_per_gpu"]), Num(b["tokens_per_s_per_gpu"]),
+                5e-3 * Num(b["tokens_per_s_per_gpu"]))
+        << engine;
+  }
+}
+
+// Without --engine: the table of what each serving engine launches at best, each launchable.
+TEST(PlanCli, EnginesTableWithoutEngine) {
+  const Result r = RunL2s({"plan", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8",
+                           "--mode", "serve", "--isl", "1024", "--osl", "256", "--slo",
+                           "ttft_ms=2000,tpot_ms=50", "--serving", "agg", "--search", "random",
+                           "--budget", "200", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["best"]["engine"], "ideal");
+  ASSERT_EQ(j["engines"].size(), 3u);
+  for (const nlohmann::json& e : j["engines"]) {
+    ASSERT_EQ(e["found"], true) << e.dump();
+    EXPECT_EQ(e["exact"], true) << e.dump();  // restricted spaces are within the oracle's bound
+    EXPECT_GT(Num(e["tokens_per_s_per_gpu"]), 0);
+  }
+}
+
 // An oracle that cannot finish within --oracle-seconds is reported as skipped, with the command
 // that runs it alone.
 TEST(PlanCli, OracleOverItsTimeLimitIsSkipped) {
