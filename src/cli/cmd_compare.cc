@@ -86,8 +86,8 @@ struct SearcherRuns {
   std::string spec;   // canonical spec with options
   std::vector<SearchResult> runs;  // one per seed (1 for budget-free)
   std::vector<Point> cloud;        // serve mode: valid evaluations seen
-  bool interrupted = false;        // stopped by Ctrl-C or the oracle's time limit
-  bool deadline_hit = false;
+  bool interrupted = false;        // stopped by Ctrl-C or the oracle's work bound
+  bool bound_hit = false;          // the oracle stopped by --oracle-calls
   double Value(size_t i) const { return runs[i].found ? runs[i].eval.tokens_per_s_per_gpu : 0.0; }
   double Mean() const {
     double s = 0;
@@ -360,7 +360,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
       r = (*s)->Search(sim, *space, f.budget, seed, &obs);
     }
     progress.Finish();
-    if (obs.bound_hit() && !obs.inner_cancelled()) sr.deadline_hit = true;
+    if (obs.bound_hit() && !obs.inner_cancelled()) sr.bound_hit = true;
     if (r.interrupted) sr.interrupted = true;
     sr.runs.push_back(std::move(r));
     interrupted = InterruptRequested();
@@ -382,7 +382,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     }
     if (sr.name == "oracle" && !sr.runs.empty()) {
       if (sr.interrupted)
-        oracle_note = sr.deadline_hit ? fmt::format("the oracle did not finish within --oracle-calls {}", oracle_calls)
+        oracle_note = sr.bound_hit ? fmt::format("the oracle did not finish within --oracle-calls {}", oracle_calls)
                                       : "the oracle was interrupted";
       else {
         have_oracle = sr.runs[0].found;

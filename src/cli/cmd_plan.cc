@@ -663,6 +663,19 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
   return r;
 }
 
+// --emit DIR (launch/emit.h): writes the plan's launch files and returns the line saying where
+// they went; "" without --emit.
+StatusOr<std::string> EmitDisagg(const PlanFlags& f, const Problem& p,
+                                 const StatusOr<std::array<launch::DisaggLaunch, 4>>& launches) {
+  if (f.emit.empty()) return std::string();
+  if (!launches.ok()) return Status::InvalidArgument("--emit: " + launches.status().message());
+  return launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
+}
+StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
+  if (f.emit.empty()) return std::string();
+  return launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
+}
+
 int Emit(const PlanFlags& f, const json& j, const std::string& text, bool interrupted) {
   if (!f.out.empty())
     if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
@@ -712,12 +725,9 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   }
   text += FormatDisaggPlan(p, *d, f.search);
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
-  if (!f.emit.empty()) {
-    if (!launches.ok()) return Fail(Status::InvalidArgument("--emit: " + launches.status().message()));
-    StatusOr<std::string> e = launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
-    if (!e.ok()) return Fail(e.status());
-    text += "\n" + *e + "\n";
-  }
+  StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
+  if (!emitted.ok()) return Fail(emitted.status());
+  if (!emitted->empty()) text += "\n" + *emitted + "\n";
   return Emit(f, j, text, d->interrupted);
 }
 
@@ -769,20 +779,14 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                               d->eval.tokens_per_s_per_gpu / agg_v)
                 : fmt::format("  no valid plan: {}\n", agg_failure);
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
-    if (!f.emit.empty()) {
-      if (!launches.ok()) return Fail(Status::InvalidArgument("--emit: " + launches.status().message()));
-      StatusOr<std::string> e = launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
-      if (!e.ok()) return Fail(e.status());
-      text += "\n" + *e + "\n";
-    }
+    StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
+    if (!emitted.ok()) return Fail(emitted.status());
+    if (!emitted->empty()) text += "\n" + *emitted + "\n";
   } else {
     j["best"]["serving"] = "agg";
-    std::string emitted;
-    if (!f.emit.empty()) {
-      StatusOr<std::string> e = launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
-      if (!e.ok()) return Fail(e.status());
-      emitted = "\n" + *e + "\n";
-    }
+    StatusOr<std::string> agg_emitted = EmitAgg(f, p, o);
+    if (!agg_emitted.ok()) return Fail(agg_emitted.status());
+    const std::string emitted = agg_emitted->empty() ? "" : "\n" + *agg_emitted + "\n";
     j["baselines"]["disaggregated"] = d.ok() ? DisaggBestJson(*d) : json();
     if (!d.ok()) j["baselines"]["disaggregated_error"] = d.status().message();
     if (!f.json) {
@@ -1001,12 +1005,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (!f.out.empty())
     if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
       return Fail(Status::IoError("--out " + st.message()));
-  std::string emitted;
-  if (!f.emit.empty()) {
-    StatusOr<std::string> e = launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
-    if (!e.ok()) return Fail(e.status());
-    emitted = *e;
-  }
+  StatusOr<std::string> agg_emitted = EmitAgg(f, p, o);
+  if (!agg_emitted.ok()) return Fail(agg_emitted.status());
+  const std::string& emitted = *agg_emitted;
   if (f.json) fmt::print("{}\n", DumpJson(j));
   else {
     PrintPlan(o);
