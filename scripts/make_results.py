@@ -431,7 +431,7 @@ def section_beyond(beyond, plans, explains):
     out.append("")
     out.append(section_detail(beyond, "Fraction of the exact optimum reached, per seed"))
     out.append("### The optimum of each problem and what limits it\n")
-    out.append("The oracle's best strategy (`l2s plan --search oracle --json`: `search.best`, the "
+    out.append("The oracle's best strategy (`l2s plan --engine ideal --search oracle --json`: `search.best`, the "
                "optimum over the space's batch options) and the \"why\" sentence of `l2s explain "
                "--json` for it, verbatim; `plan` is what that `l2s plan` returns: the best of the oracle's "
                "incumbents with its batch refined between those options, which can be another "

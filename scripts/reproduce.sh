@@ -136,7 +136,7 @@ common=(--budget 4000 --seeds "$seeds" --searchers rl,sa,rw,megatron,oracle --or
 oracle_and_explain() {
   local id="$1" group="$2"
   shift 2
-  run_job "$id.plan" plan "$group" "$l2s" plan "$@" --serving agg --search oracle --no-baselines \
+  run_job "$id.plan" plan "$group" "$l2s" plan "$@" --serving agg --engine ideal --search oracle --no-baselines \
     --json
   local best
   if best="$(python3 - "$raw/$id.plan.json" <<'EOF' 2>/dev/null

@@ -29,6 +29,7 @@
 #include "engine/restrict.h"
 #include "launch/launch.h"
 #include "plan/engines.h"
+#include "plan/error_bands.h"
 #include "search/refine.h"
 #include "search/search.h"
 #include "strategy/space.h"
@@ -276,7 +277,8 @@ json LaunchJson(const EngineTranslation& t) {
 // The library's plan (plan/aggregated.h) and what the CLI adds to print it.
 struct PlanOutcome : AggPlan {
   const Simulator* sim = nullptr;
-  std::string searcher;       // as given to --search, e.g. "rl"
+  std::string searcher;       // the searcher that ran: --search's, or "oracle" (engine portfolio)
+  std::string requested_searcher;  // as given to --search, e.g. "rl" (JSON "searcher")
   uint64_t seed = 0;
   int64_t budget = 0;
   std::string oracle_hint;    // how to run it when skipped
@@ -292,6 +294,8 @@ struct PlanOutcome : AggPlan {
   std::string ideal_source;
   // No --engine: the best each serving engine launches (plan/engines.h), in kTabulatedEngines order.
   std::vector<plan::EnginePlan> engines;
+  // No --engine: `engine` is the fastest of `engines`, planned as --engine would plan it.
+  bool engine_chosen = false;
 };
 
 // Whether engine `id` launches `s` as it is (kIdeal: whether any tabulated engine does).
@@ -325,8 +329,8 @@ json PlanJson(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
   json j;
   j["problem"] = ProblemJson(sim.problem());
-  j["searcher"] = o.searcher;
-  j["searcher_spec"] = o.searcher_spec;
+  j["searcher"] = o.requested_searcher;
+  j["searcher_spec"] = o.searcher_spec;  // what ran: "oracle" where the engine's space is exact
   j["seed"] = o.seed;
   j["budget"] = o.budget;
   j["calls"] = o.main.result.calls;
@@ -349,6 +353,13 @@ json PlanJson(const PlanOutcome& o) {
     // launches it as it is (with --engine E: E, always; without: any of the tabulated engines).
     b["engine"] = std::string(engine::EngineName(o.engine));
     b["launchable"] = LaunchableBy(o.engine, sim.problem().model, o.recommended);
+    b["error_band"] = ErrorBandJson(plan::UncertaintyOf(sim.problem(), o.recommended,
+                                                        /*disaggregated=*/false, o.recommended.pp));
+    // How the engine was chosen: "flag" (--engine), "fastest" (no --engine: the fastest row of
+    // `engines`) or null (the unrestricted plan: --engine ideal, or no engine launches one).
+    b["engine_chosen_by"] = o.engine == engine::EngineId::kIdeal ? json()
+                            : o.engine_chosen                    ? json("fastest")
+                                                                 : json("flag");
     j["best"] = b;
   } else {
     j["best"] = json();
@@ -427,28 +438,30 @@ std::string EnginesText(const PlanOutcome& o) {
         continue;
       }
       if (top == nullptr || e.eval.tokens_per_s_per_gpu > top->eval.tokens_per_s_per_gpu) top = &e;
-      out += fmt::format("  {:<14} {:>12.2f} {:>10.1f} {:>10.2f}  {}{}\n", name,
-                         e.eval.tokens_per_s_per_gpu, e.eval.ttft_s * 1e3, e.eval.tpot_s * 1e3,
+      const std::string ttft =
+          e.eval.ttft_s > 0 ? fmt::format("{:.1f}", e.eval.ttft_s * 1e3) : std::string("n/a");
+      out += fmt::format("  {:<14} {:>12.2f} {:>10} {:>10.2f}  {}{}\n", name,
+                         e.eval.tokens_per_s_per_gpu, ttft, e.eval.tpot_s * 1e3,
                          ToText(e.best), e.exact ? "" : " (searched, not exact)");
     }
-    if (top != nullptr && o.have_recommended)
+    if (o.engine_chosen)
       out += fmt::format(
-          "  best launchable: {} at {:.2f} tokens/s per GPU ({:.2f}x below the plan above, which "
-          "no listed engine launches as it is{}); its commands: l2s plan --engine {} ...\n",
-          engine::EngineTitle(top->id), top->eval.tokens_per_s_per_gpu,
-          o.recommended_eval.tokens_per_s_per_gpu / top->eval.tokens_per_s_per_gpu,
-          LaunchableBy(engine::EngineId::kIdeal, o.sim->problem().model, o.recommended)
-              ? " - or one does, see Launch"
-              : "",
-          engine::EngineName(top->id));
+          "  the plan above is {}'s, the fastest here (--engine E plans another engine; --engine "
+          "ideal the paper's unrestricted space)\n",
+          engine::EngineTitle(o.engine));
+    else if (top == nullptr)
+      out += "  no listed engine launches a valid plan: the plan above is the unrestricted one "
+             "(--engine ideal)\n";
   }
   if (o.have_ideal && o.have_recommended &&
       o.ideal_eval.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu * (1 + 1e-9))
     out += fmt::format(
         "\nHeadroom: a custom engine with layout {} would reach {:.2f} tokens/s per GPU ({:.2f}x "
-        "this plan; l2s plan --engine ideal)\n",
+        "this plan, under {}'s scheduler; l2s plan --engine ideal plans the paper's ideal "
+        "engine)\n",
         ToText(o.ideal), o.ideal_eval.tokens_per_s_per_gpu,
-        o.ideal_eval.tokens_per_s_per_gpu / o.recommended_eval.tokens_per_s_per_gpu);
+        o.ideal_eval.tokens_per_s_per_gpu / o.recommended_eval.tokens_per_s_per_gpu,
+        engine::EngineTitle(o.engine));
   return out;
 }
 
@@ -469,8 +482,16 @@ void PrintPlan(const PlanOutcome& o) {
   const Problem& p = sim.problem();
   const SearchResult& r = o.main.result;
   fmt::print("l2s plan: {}\n", ProblemSummary(p));
-  fmt::print("search {}, seed {}: {} of {} simulator calls in {:.1f} s{}{}\n\n", o.searcher, o.seed,
-             r.calls, o.budget, r.wall_s, r.note.empty() ? "" : " - ", r.note);
+  if (o.searcher == "oracle")  // exact, not limited by --budget
+    fmt::print("search oracle{}: {} simulator calls in {:.1f} s{}{}\n\n",
+               o.engine != engine::EngineId::kIdeal
+                   ? fmt::format(" ({}'s space, solved within the oracle's work bound)",
+                                 engine::EngineTitle(o.engine))
+                   : "",
+               r.calls, r.wall_s, r.note.empty() ? "" : " - ", r.note);
+  else
+    fmt::print("search {}, seed {}: {} of {} simulator calls in {:.1f} s{}{}\n\n", o.searcher,
+               o.seed, r.calls, o.budget, r.wall_s, r.note.empty() ? "" : " - ", r.note);
   if (o.interrupted) fmt::print("INTERRUPTED: showing the best plan found so far\n\n");
   if (!o.warning.empty()) fmt::print("WARNING: {}\n\n", o.warning);
   if (!o.have_recommended) {
@@ -527,6 +548,10 @@ void PrintPlan(const PlanOutcome& o) {
              e.state_bytes > 0 ? fmt::format("recurrent state {:.1f}, ", e.state_bytes / kGiB)
                                : std::string(),
              e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+  fmt::print("\nError band\n");
+  for (const std::string& line :
+       plan::UncertaintyLines(plan::UncertaintyOf(p, s, /*disaggregated=*/false, s.pp)))
+    fmt::print("  {}\n", line);
   fmt::print("\nWhere the time goes\n{}", FormatBreakdown(e));
   const std::string why = WhySentence(sim, s, e);
   if (!why.empty()) fmt::print("  {}\n", why);
@@ -696,8 +721,17 @@ json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d)
   return j;
 }
 
+// No --engine: the disaggregated pools are planned for the engine whose aggregated plan is the
+// fastest (the engines' table), one line saying so.
+std::string ChosenEngineLine(const PlanFlags& f) {
+  return fmt::format(
+      "  engine   {}, the fastest in the aggregated plans of vLLM, SGLang and TensorRT-LLM "
+      "(--engine E plans another; --engine ideal the unrestricted pools)\n",
+      engine::EngineTitle(LaunchEngineOf(f.problem)));
+}
+
 int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,
-                  const ClusterPools* pools = nullptr) {
+                  const ClusterPools* pools = nullptr, bool engine_chosen = false) {
   InstallSigintHandler();
   DisaggPlanRequest req = MakeDisaggRequest(f);
   req.pools = pools;
@@ -724,6 +758,10 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     text += "(the aggregated plan needs one GPU type: not searched)\n\n";
   }
   text += FormatDisaggPlan(p, *d, f.search);
+  if (engine_chosen) {
+    j["best"]["engine_chosen_by"] = "fastest_aggregated";
+    text += ChosenEngineLine(f);
+  }
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
   StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
   if (!emitted.ok()) return Fail(emitted.status());
@@ -770,7 +808,13 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     j["launch_aggregated"] = launch;
     text = fmt::format("l2s plan: {}, serving auto: disaggregated wins\n\n", ProblemSummary(p));
     text += FormatDisaggPlan(p, *d, f.search);
-    text += "\nAggregated (one engine over all GPUs)\n";
+    if (o.engine_chosen) {
+      j["best"]["engine_chosen_by"] = "fastest_aggregated";
+      text += ChosenEngineLine(f);
+    }
+    text += o.engine == engine::EngineId::kIdeal
+                ? std::string("\nAggregated (one engine over all GPUs)\n")
+                : fmt::format("\nAggregated ({} over all GPUs)\n", engine::EngineTitle(o.engine));
     text += o.have_recommended
                 ? fmt::format("  {:.2f} tokens/s per GPU, TTFT {:.1f} ms, TPOT {:.2f} ms: {}\n"
                               "  disaggregated is {:.2f}x the aggregated plan\n",
@@ -893,13 +937,6 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     }
     return RunParetoPlan(*problem, a);
   }
-  if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0);
-  const Simulator sim(std::move(*problem));
-  const Problem& p = sim.problem();
-  StatusOr<StrategySpace> space =
-      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
-  if (!space.ok()) return Fail(space.status());
-
   InstallSigintHandler();
   plan::AggRequest req;
   req.search = f.search;
@@ -907,17 +944,58 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   req.seed = static_cast<uint64_t>(f.seed);
   req.no_baselines = f.no_baselines;
   req.oracle_calls = OracleCalls(f);
+  // No --engine: plan what each serving engine launches, and plan the fastest of them as
+  // `--engine E` would (its launchable plan is the headline, the unrestricted one its headroom).
+  // `--engine ideal` is the paper's unrestricted plan.
+  std::vector<plan::EnginePlan> table;
+  bool engine_chosen = false;
+  if (f.problem.engine.empty()) {
+    StatusOr<plan::EngineTable> t = plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
+    if (!t.ok()) return Fail(t.status());
+    table = std::move(t->rows);
+    if (t->fastest >= 0 && !t->interrupted && !InterruptRequested()) {
+      f.problem.engine = std::string(engine::EngineName(table[t->fastest].id));
+      problem = BuildProblem(f.problem);
+      if (!problem.ok()) return Fail(problem.status());
+      engine_chosen = true;
+    }
+  }
+  if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0, nullptr, engine_chosen);
+  const Simulator sim(std::move(*problem));
+  const Problem& p = sim.problem();
+  StatusOr<StrategySpace> space =
+      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
+  if (!space.ok()) return Fail(space.status());
   // --engine E: the plan searches E's restricted space and recommends only what E launches; the
   // unrestricted plan on the same problem is the headroom beside it.
   const engine::EngineId eid = LaunchEngineOf(f.problem);
   StatusOr<AggPlan> planned = Status::Invalid("not planned");
   std::optional<AggPlan> ideal;
+  std::string searcher_used = f.search;  // "oracle" where the engine's space is solved exactly
   if (eid != engine::EngineId::kIdeal) {
     const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
     StatusOr<StrategySpace> restricted = engine::RestrictedSpace(caps, *space);
     if (!restricted.ok()) return Fail(restricted.status());
     plan::AggRequest r = req;
     r.admissible = [&caps, &p](const Strategy& s) { return engine::Launchable(caps, p.model, s); };
+    // A portfolio: where the oracle enumerates E's space within its work bound (plan/engines.h;
+    // the table's row when the engine was chosen from it), the plan is the oracle's and the
+    // searcher does not run; elsewhere the searcher runs beside the bounded oracle.
+    if (ParseSearcherSpec(req.search)->name != "oracle") {
+      bool exact = false;
+      if (engine_chosen) {
+        for (const plan::EnginePlan& e : table)
+          if (e.id == eid) exact = e.exact;
+      } else {
+        StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, eid, req, f.problem.mtp, CliProgress(),
+                                                             /*search_if_inexact=*/false);
+        exact = ep.ok() && ep->exact;
+      }
+      if (exact) {
+        r.search = "oracle";
+        searcher_used = "oracle";
+      }
+    }
     planned = plan::PlanAggregated(sim, *restricted, r, CliProgress());
     if (!planned.ok()) return Fail(planned.status());
     if (!InterruptRequested()) {
@@ -932,6 +1010,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   PlanOutcome o;
   static_cast<AggPlan&>(o) = std::move(*planned);
   o.engine = eid;
+  // The engine portfolio's oracle ran as the searcher: say who found the plan as such.
+  if (searcher_used == "oracle" && f.search != "oracle" && o.recommended_source == "search")
+    o.recommended_source = "oracle";
   o.interrupted = o.interrupted || InterruptRequested();
   if (ideal && ideal->have_recommended) {
     o.have_ideal = true;
@@ -949,22 +1030,31 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     if (o.have_ideal) o.ideal_eval = ApplyEngineFactor(o.ideal_eval, k);
     for (plan::Run* r : {&o.main, &o.megatron, &o.def, &o.oracle})
       if (r->ran && r->result.found) r->result.eval = ApplyEngineFactor(r->result.eval, k);
-  }
-  // No --engine: what each serving engine launches at best (the exact optimum of its space).
-  if (f.problem.engine.empty() && !o.interrupted) {
-    for (engine::EngineId e : plan::kTabulatedEngines) {
-      StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, e, req, f.problem.mtp, CliProgress());
-      if (!ep.ok()) {
-        if (InterruptRequested()) break;
-        continue;  // the space options fix a choice this engine lacks (--mtp on Megatron-LM)
-      }
-      ep->eval = ApplyEngineFactor(ep->eval, Simulator::EngineFactor(std::string(engine::EngineName(e))));
-      o.engines.push_back(std::move(*ep));
+    // The launch translations were simulated on the same problem: the same price, so that the
+    // engine's own command (launch.E.launched) shows the plan's figures.
+    for (launch::EngineTranslation& t : o.launch) {
+      t.launched_eval = ApplyEngineFactor(t.launched_eval, k);
+      t.best_eval = ApplyEngineFactor(t.best_eval, k);
     }
-    o.interrupted = o.interrupted || InterruptRequested();
   }
+  o.engines = std::move(table);
+  o.engine_chosen = engine_chosen;
+  // The chosen engine's row is its plan as planned here (searcher, baselines and oracle on its
+  // space): at least the table's, and the same when the oracle solved both.
+  for (plan::EnginePlan& e : o.engines)
+    if (engine_chosen && e.id == eid && o.have_recommended &&
+        (!e.found ||
+         o.recommended_eval.tokens_per_s_per_gpu > e.eval.tokens_per_s_per_gpu * (1 + 1e-9))) {
+      e.found = true;
+      e.best = o.recommended;
+      e.eval = o.recommended_eval;
+      e.found_by = o.recommended_source;
+      e.exact = o.oracle_status == "solved" && o.recommended_source == "oracle";
+      e.why_none.clear();
+    }
   o.sim = &sim;
-  o.searcher = f.search;
+  o.searcher = searcher_used;
+  o.requested_searcher = f.search;
   o.seed = f.seed;
   o.budget = f.budget;
   const std::string spec_name = ParseSearcherSpec(f.search)->name;

@@ -3,11 +3,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "plan/error_bands.h"
 #include "search/oracle.h"
 #include "search/refine.h"
 
@@ -67,6 +69,16 @@ json DisaggSummaryJson(const DisaggPlan& d) {
   return j;
 }
 
+// What the disaggregated plan rests on (plan/error_bands.h): the prefill pool's GPU (pools of
+// one GPU type but for cluster files of several), the "disagg" regime, the deeper pipeline.
+plan::Uncertainty DisaggUncertainty(const DisaggPlan& d) {
+  const DisaggSetup& st = d.models[d.best.model]->setup();
+  Problem p = st.serve;
+  p.cluster = st.prefill_pool;
+  return plan::UncertaintyOf(p, d.eval.prefill.strategy, /*disaggregated=*/true,
+                             std::max(d.eval.prefill.strategy.pp, d.eval.decode.strategy.pp));
+}
+
 json DisaggBestJson(const DisaggPlan& d) {
   if (!d.found) return json();
   const DisaggEvaluation& e = d.eval;
@@ -90,6 +102,7 @@ json DisaggBestJson(const DisaggPlan& d) {
   j["gpus_used"] = e.gpus_used;
   j["gpus"] = e.total_gpus;
   j["bottleneck"] = e.bottleneck;
+  j["error_band"] = ErrorBandJson(DisaggUncertainty(d));
   json s;
   s["searcher"] = d.search.searcher;
   s["calls"] = d.search.calls;
@@ -171,6 +184,8 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
     out += d.oracle_bound_hit
                ? std::string("  oracle: skipped - it did not finish within its work bound (--oracle-calls)\n")
                : fmt::format("  oracle: interrupted after {:.1f} s\n", d.oracle.wall_s);
+  for (const std::string& line : plan::UncertaintyLines(DisaggUncertainty(d)))
+    out += "  " + line + "\n";
   return out;
 }
 

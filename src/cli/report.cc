@@ -118,6 +118,25 @@ Evaluation ApplyEngineFactor(Evaluation e, double factor) {
   return e;
 }
 
+nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u) {
+  auto band = [](const std::optional<plan::ErrorBand>& b) {
+    if (!b) return nlohmann::ordered_json();
+    nlohmann::ordered_json j;
+    j["key"] = b->key;
+    j["rows"] = b->rows;
+    j["median_abs_pct_error"] = b->median_abs_pct;
+    j["share_within_25pct"] = b->share_within_25pct;
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["calibration"] = u.calibration;
+  j["gpu"] = band(u.gpu);
+  j["regime"] = u.regime;
+  j["regime_band"] = band(u.regime_band);
+  j["unmeasured"] = u.unmeasured;
+  return j;
+}
+
 nlohmann::ordered_json BreakdownJson(const Evaluation& e) {
   nlohmann::ordered_json j;
   j["step_ms"] = Num(Ms(e.stage_s));

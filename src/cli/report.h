@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/error_bands.h"
 #include "sim/simulator.h"
 #include "strategy/strategy.h"
 
@@ -30,6 +31,9 @@ Evaluation ApplyEngineFactor(Evaluation e, double factor);
 // by_collective {kind: ms}, memory_gib {weights, kv, activations, reserve, total, capacity}}.
 // Operators with no time are left out of by_operator; collectives with no time of by_collective.
 nlohmann::ordered_json BreakdownJson(const Evaluation& e);
+// A plan's error band (plan/error_bands.h): {calibration, gpu, regime, regime_band, unmeasured};
+// a band is {rows, median_abs_pct_error, share_within_25pct} or null.
+nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u);
 
 // The full object `l2s eval --json` prints: valid, reason, tokens_per_s, tokens_per_s_per_gpu,
 // ttft_ms (0 in decode mode), tpot_ms (0 in prefill mode), batch, memory_per_gpu_gib, breakdown,

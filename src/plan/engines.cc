@@ -14,7 +14,7 @@
 namespace l2s::plan {
 
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
-                                   int mtp, const PlanProgress& progress) {
+                                   int mtp, const PlanProgress& progress, bool search_if_inexact) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
   EnginePlan out;
   out.id = id;
@@ -33,7 +33,10 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
   {
     std::unique_ptr<Observer> outer =
         progress.Observe(fmt::format("{} oracle", engine::EngineName(id)));
-    WorkBoundObserver bound(outer.get(), req.oracle_calls);
+    // The engine's space is the plan's answer, not a comparison: its oracle always runs, within
+    // the request's bound (the default bound where the request skips the full space's oracle).
+    WorkBoundObserver bound(outer.get(),
+                            req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);
     const SearchResult r = SolveExact(sim, *space, &bound);
     record(r);
     if (!r.interrupted) {
@@ -48,6 +51,7 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
       return Status::Cancelled("interrupted");
     }
   }
+  if (!out.exact && !search_if_inexact) return out;
   if (!out.exact) {
     // The restricted space is beyond the oracle's bound: the searcher on it.
     StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
@@ -77,6 +81,33 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
                                engine::EngineTitle(id));
   }
   return out;
+}
+
+StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
+                                  const PlanProgress& progress) {
+  EngineTable t;
+  for (engine::EngineId id : kTabulatedEngines) {
+    StatusOr<EnginePlan> ep = PlanForEngine(p, id, req, mtp, progress);
+    if (!ep.ok()) {
+      if (ep.status().code() == Status::Code::kCancelled) {
+        t.interrupted = true;
+        break;
+      }
+      if (ep.status().code() == Status::Code::kInvalidArgument &&
+          ep.status().message().rfind("--search", 0) == 0)
+        return ep.status();
+      continue;  // the space options fix a choice this engine lacks (e.g. an --mtp it cannot run)
+    }
+    const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
+    ep->eval.tokens_per_s *= k;
+    ep->eval.tokens_per_s_per_gpu *= k;
+    t.rows.push_back(std::move(*ep));
+    const EnginePlan& e = t.rows.back();
+    if (e.found && (t.fastest < 0 ||
+                    e.eval.tokens_per_s_per_gpu > t.rows[t.fastest].eval.tokens_per_s_per_gpu))
+      t.fastest = static_cast<int>(t.rows.size()) - 1;
+  }
+  return t;
 }
 
 }  // namespace l2s::plan

@@ -32,9 +32,25 @@ struct EnginePlan {
 
 // The best plan engine `id` launches for problem `p` (the space of PlanSpaceOptions(p, mtp)
 // restricted to the engine). The scheduler is the engine's (Capabilities::scheduler) unless the
-// problem already names one. InvalidArgument when the space options fix a choice the engine lacks.
+// problem already names one. The oracle runs within req.oracle_calls (kDefaultOracleCalls when
+// that is 0: the engine's space is the answer, not a comparison); where it does not finish, the
+// searcher runs on the space unless `search_if_inexact` is false (then found is false and exact
+// false). InvalidArgument when the space options fix a choice the engine lacks.
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
-                                   int mtp, const PlanProgress& progress = {});
+                                   int mtp, const PlanProgress& progress = {},
+                                   bool search_if_inexact = true);
+
+// The best plan of each engine of kTabulatedEngines (in that order), each engine's throughput
+// scaled by its fitted factor (Simulator::EngineFactor: what `l2s eval --engine E` of the plan
+// prints), and the fastest of them: the engine `l2s plan` plans when no --engine is given.
+// Engines whose space options fix a choice they lack are left out.
+struct EngineTable {
+  std::vector<EnginePlan> rows;
+  int fastest = -1;          // index into rows of the fastest found plan; -1: none found
+  bool interrupted = false;  // the progress observer cancelled a solve: rows are partial
+};
+StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
+                                  const PlanProgress& progress = {});
 
 // The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
 // (vLLM, SGLang, TensorRT-LLM). Dynamo's rows run their backends' workers (the same plans), and
