@@ -976,27 +976,24 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
     StatusOr<StrategySpace> restricted = engine::RestrictedSpace(caps, *space);
     if (!restricted.ok()) return Fail(restricted.status());
+    // E's plan (plan/engines.h): the oracle first on E's space, the searcher where it cannot
+    // finish within its bound; the table's row when the engine was chosen from the table.
+    std::optional<plan::EnginePlan> chosen;
+    for (plan::EnginePlan& e : table)
+      if (engine_chosen && e.id == eid) chosen = e;
+    if (!chosen) {
+      StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, eid, req, f.problem.mtp, CliProgress());
+      if (ep.ok()) chosen = std::move(*ep);
+      else if (ep.status().code() != Status::Code::kCancelled) return Fail(ep.status());
+    }
     plan::AggRequest r = req;
     r.admissible = [&caps, &p](const Strategy& s) { return engine::Launchable(caps, p.model, s); };
-    // A portfolio: where the oracle enumerates E's space within its work bound (plan/engines.h;
-    // the table's row when the engine was chosen from it), the plan is the oracle's and the
-    // searcher does not run; elsewhere the searcher runs beside the bounded oracle.
-    if (ParseSearcherSpec(req.search)->name != "oracle") {
-      bool exact = false;
-      if (engine_chosen) {
-        for (const plan::EnginePlan& e : table)
-          if (e.id == eid) exact = e.exact;
-      } else {
-        StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, eid, req, f.problem.mtp, CliProgress(),
-                                                             /*search_if_inexact=*/false);
-        exact = ep.ok() && ep->exact;
-      }
-      if (exact) {
-        r.search = "oracle";
-        searcher_used = "oracle";
-      }
+    if (chosen) {
+      planned = chosen->plan;
+      if (chosen->exact) searcher_used = "oracle";
     }
-    planned = plan::PlanAggregated(sim, *restricted, r, CliProgress());
+    else
+      planned = plan::PlanAggregated(sim, *restricted, r, CliProgress());  // interrupted
     if (!planned.ok()) return Fail(planned.status());
     if (!InterruptRequested()) {
       StatusOr<AggPlan> u = plan::PlanAggregated(sim, *space, req, CliProgress());
@@ -1039,19 +1036,6 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   }
   o.engines = std::move(table);
   o.engine_chosen = engine_chosen;
-  // The chosen engine's row is its plan as planned here (searcher, baselines and oracle on its
-  // space): at least the table's, and the same when the oracle solved both.
-  for (plan::EnginePlan& e : o.engines)
-    if (engine_chosen && e.id == eid && o.have_recommended &&
-        (!e.found ||
-         o.recommended_eval.tokens_per_s_per_gpu > e.eval.tokens_per_s_per_gpu * (1 + 1e-9))) {
-      e.found = true;
-      e.best = o.recommended;
-      e.eval = o.recommended_eval;
-      e.found_by = o.recommended_source;
-      e.exact = o.oracle_status == "solved" && o.recommended_source == "oracle";
-      e.why_none.clear();
-    }
   o.sim = &sim;
   o.searcher = searcher_used;
   o.requested_searcher = f.search;
@@ -1066,7 +1050,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
         "--search oracle",
         o.interrupted ? "interrupted" : "did not finish", o.oracle.result.calls, req.oracle_calls,
         ProblemFlagsText(f.problem));
-  if (o.have_recommended && o.recommended_source != "search") {
+  // (Not when the oracle ran as the searcher: its optimum is over the space's batches, and the
+  // plan's refined batch is said where the batch is.)
+  if (o.have_recommended && o.recommended_source != "search" && searcher_used != "oracle") {
     const std::string by = FoundByWords(o.recommended_source);
     const std::string refined =
         o.refined_from > 0 ? fmt::format(", its batch refined from {}", o.refined_from) : "";

@@ -119,13 +119,33 @@ StatusOr<AggPlan> PlanAggregated(const Simulator& sim, const StrategySpace& spac
   if (!searcher.ok())
     return Status::InvalidArgument("--search: " + searcher.status().message());
   // MakeSearcher accepted the spec, so it parses; its bare name decides which baseline it is.
-  const std::string spec_name = ParseSearcherSpec(req.search)->name;
+  std::string spec_name = ParseSearcherSpec(req.search)->name;
 
   AggPlan o;
   o.searcher_spec = (*searcher)->name();
-  o.main = RunSearcher(**searcher, sim, space, req.budget, req.seed, "search " + req.search, 0,
-                       progress, &o.failures);
-  o.interrupted = progress.Interrupted();
+  bool searched = false;
+  if (req.oracle_first && spec_name != "oracle") {
+    StatusOr<std::unique_ptr<Searcher>> oracle = MakeSearcher("oracle");
+    if (!oracle.ok()) return oracle.status();
+    Run exact = RunSearcher(**oracle, sim, space, req.budget, req.seed, "oracle",
+                            req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls,
+                            progress, &o.failures);
+    o.interrupted = progress.Interrupted();
+    if (!exact.result.interrupted) {
+      o.main = std::move(exact);
+      o.searcher_spec = "oracle";
+      spec_name = "oracle";  // the oracle baseline is this run
+      searched = true;
+    } else if (!o.interrupted) {
+      o.oracle = std::move(exact);  // beyond its bound: reported, not run again
+      o.oracle_status = "skipped";
+    }
+  }
+  if (!searched && !o.interrupted) {
+    o.main = RunSearcher(**searcher, sim, space, req.budget, req.seed, "search " + req.search, 0,
+                         progress, &o.failures);
+    o.interrupted = progress.Interrupted();
+  }
 
   // Baselines on the same problem (reusing the main run when it IS that baseline).
   auto baseline = [&](const char* name, int64_t oracle_calls, Run* out) {
@@ -143,7 +163,7 @@ StatusOr<AggPlan> PlanAggregated(const Simulator& sim, const StrategySpace& spac
   if (!req.no_baselines) {
     baseline("megatron", 0, &o.megatron);
     baseline("default", 0, &o.def);
-    if (req.oracle_calls > 0 || spec_name == "oracle") {
+    if ((req.oracle_calls > 0 || spec_name == "oracle") && !o.oracle.ran) {
       baseline("oracle", req.oracle_calls, &o.oracle);
       if (o.oracle.ran) o.oracle_status = o.oracle.result.interrupted ? "skipped" : "solved";
     }

@@ -54,6 +54,10 @@ struct AggRequest {
   // engine::Launchable for E beside E's restricted space, so that no candidate E cannot launch -
   // the scan's bests of other engines, their repairs - becomes the plan.
   std::function<bool(const Strategy&)> admissible;
+  // A portfolio: the oracle runs first, within oracle_calls (kDefaultOracleCalls when 0); where
+  // it finishes its result is the searcher's (searcher_spec "oracle") and the searcher does not
+  // run; where it does not, the searcher runs and the oracle is reported "skipped".
+  bool oracle_first = false;
 };
 
 struct AggPlan {

@@ -14,71 +14,50 @@
 namespace l2s::plan {
 
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
-                                   int mtp, const PlanProgress& progress, bool search_if_inexact) {
+                                   int mtp, const PlanProgress& progress) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
   EnginePlan out;
   out.id = id;
   out.problem = p;
-  if (out.problem.workload.engine == Engine::kIdeal) out.problem.workload.engine = caps.scheduler;
+  // The problem `--engine E` builds (cli ApplyEngineFlags): E's scheduler and, where the problem
+  // states no limit, E's default batch limit - so that the table's row for E is E's plan.
+  if (out.problem.workload.engine == Engine::kIdeal) {
+    out.problem.workload.engine = caps.scheduler;
+    if (out.problem.workload.max_batch == 0)
+      out.problem.workload.max_batch = engine::DefaultsOfEngine(id).max_batch;
+  }
   const Simulator sim(out.problem);
   StatusOr<StrategySpace> space = engine::RestrictedSpace(
       caps, sim.problem().model, sim.problem().cluster.num_gpus,
       PlanSpaceOptions(sim.problem(), mtp));
   if (!space.ok()) return space.status();
 
-  FailureStats failures;
-  auto record = [&](const SearchResult& r) {
-    out.evaluations += r.evaluations > 0 ? r.evaluations : r.calls;
+  AggRequest r = req;
+  r.oracle_first = true;
+  r.admissible = [&caps, &sim](const Strategy& s) {
+    return engine::Launchable(caps, sim.problem().model, s);
   };
-  {
-    std::unique_ptr<Observer> outer =
-        progress.Observe(fmt::format("{} oracle", engine::EngineName(id)));
-    // The engine's space is the plan's answer, not a comparison: its oracle always runs, within
-    // the request's bound (the default bound where the request skips the full space's oracle).
-    WorkBoundObserver bound(outer.get(),
-                            req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);
-    const SearchResult r = SolveExact(sim, *space, &bound);
-    record(r);
-    if (!r.interrupted) {
-      out.exact = true;
-      out.found_by = "oracle";
-      out.found = r.found;
-      if (r.found) {
-        out.best = r.best;
-        out.eval = r.eval;
-      }
-    } else if (bound.inner_cancelled()) {
-      return Status::Cancelled("interrupted");
-    }
-  }
-  if (!out.exact && !search_if_inexact) return out;
-  if (!out.exact) {
-    // The restricted space is beyond the oracle's bound: the searcher on it.
-    StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
-    if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
-    std::unique_ptr<Observer> obs =
-        progress.Observe(fmt::format("{} search {}", engine::EngineName(id), req.search));
-    const SearchResult r = (*searcher)->Search(sim, *space, req.budget, req.seed, obs.get());
-    record(r);
-    out.found_by = (*searcher)->name();
-    out.found = r.found;
-    if (r.found) {
-      out.best = r.best;
-      out.eval = r.eval;
-    }
-  }
+  StatusOr<AggPlan> planned = PlanAggregated(sim, *space, r, progress);
+  if (!planned.ok()) return planned.status();
+  if (planned->interrupted) return Status::Cancelled("interrupted");
+  out.plan = std::move(*planned);
+  const AggPlan& a = out.plan;
+  out.exact = a.searcher_spec == "oracle";
+  out.found = a.have_recommended;
+  // Who found it: the oracle or the searcher (by its spec) for the main run, else the run's name
+  // (megatron, default, expressible_scan, engine_repair).
+  out.found_by = a.recommended_source != "search" ? a.recommended_source
+                 : out.exact                      ? std::string("oracle")
+                                                  : a.searcher_spec;
+  for (const Run* run : {&a.main, &a.megatron, &a.def, &a.oracle})
+    if (run->ran) out.evaluations += run->result.evaluations > 0 ? run->result.evaluations : run->result.calls;
   if (out.found) {
-    Strategy s = out.best;
-    Evaluation e = out.eval;
-    if (RefineBatch(sim, &s, &e) && e.tokens_per_s_per_gpu > out.eval.tokens_per_s_per_gpu &&
-        engine::Launchable(caps, sim.problem().model, s)) {
-      out.refined_from = out.best.batch > 0 ? out.best.batch : out.eval.batch;
-      out.best = s;
-      out.eval = e;
-    }
+    out.best = a.recommended;
+    out.eval = a.recommended_eval;
+    out.refined_from = a.refined_from;
   } else {
-    out.why_none = fmt::format("{} launches no valid strategy for this problem",
-                               engine::EngineTitle(id));
+    out.why_none = fmt::format("{} launches no valid strategy for this problem: {}",
+                               engine::EngineTitle(id), a.failures.Reason(sim.problem()));
   }
   return out;
 }
@@ -101,6 +80,7 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
     const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
     ep->eval.tokens_per_s *= k;
     ep->eval.tokens_per_s_per_gpu *= k;
+    ep->factor = k;
     t.rows.push_back(std::move(*ep));
     const EnginePlan& e = t.rows.back();
     if (e.found && (t.fastest < 0 ||

@@ -28,17 +28,20 @@ struct EnginePlan {
   int refined_from = 0;      // the batch before refinement (0: not refined)
   std::string why_none;      // !found: the binding limit, one line
   int64_t evaluations = 0;   // simulator calls spent
+  double factor = 1;         // the engine factor applied to `eval` (PlanEngines), 1 otherwise
+  AggPlan plan;              // the whole plan on the engine's space (unscaled figures), what
+                             // `l2s plan --engine E` prints
 };
 
-// The best plan engine `id` launches for problem `p` (the space of PlanSpaceOptions(p, mtp)
-// restricted to the engine). The scheduler is the engine's (Capabilities::scheduler) unless the
-// problem already names one. The oracle runs within req.oracle_calls (kDefaultOracleCalls when
-// that is 0: the engine's space is the answer, not a comparison); where it does not finish, the
-// searcher runs on the space unless `search_if_inexact` is false (then found is false and exact
-// false). InvalidArgument when the space options fix a choice the engine lacks.
+// The best plan engine `id` launches for problem `p`: PlanAggregated on the space of
+// PlanSpaceOptions(p, mtp) restricted to the engine, recommending only what the engine launches,
+// with the oracle first (AggRequest::oracle_first: engine spaces are small, 10^2-10^4 valid
+// points on the problems of the docs, so the oracle answers within its bound; where it cannot,
+// the searcher runs). The scheduler is the engine's (Capabilities::scheduler) unless the problem
+// already names one. InvalidArgument when the space options fix a choice the engine lacks;
+// Cancelled when the progress observer interrupts.
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
-                                   int mtp, const PlanProgress& progress = {},
-                                   bool search_if_inexact = true);
+                                   int mtp, const PlanProgress& progress = {});
 
 // The best plan of each engine of kTabulatedEngines (in that order), each engine's throughput
 // scaled by its fitted factor (Simulator::EngineFactor: what `l2s eval --engine E` of the plan

@@ -17,7 +17,7 @@ struct Row {
 constexpr Row kBands[] = {
 #include "plan/error_bands_data.inc"
 };
-constexpr int kPpServingRows = L2S_PP_SERVING_ROWS;
+constexpr int kPpRows = L2S_PP_ROWS;
 
 }  // namespace
 
@@ -40,14 +40,13 @@ Uncertainty UncertaintyOf(const Problem& p, const Strategy& s, bool disaggregate
   u.gpu = FindErrorBand("gpu", p.cluster.gpu.name);
   u.regime = RegimeOf(p.model, s, disaggregated);
   u.regime_band = FindErrorBand("regime", u.regime);
-  if (pp_used > 1 && p.workload.mode == Mode::kServe)
+  if (pp_used > 1)
     u.unmeasured.push_back(
-        kPpServingRows == 0
-            ? fmt::format("pipeline parallelism (pp={}) in serving: no measured row in ../shared "
-                          "backs it; its schedule is modelled (docs/COST_MODEL.md), not validated",
+        kPpRows == 0
+            ? fmt::format("pipeline parallelism (pp={}): no measured row in ../shared backs it; "
+                          "its schedule is modelled (docs/COST_MODEL.md), not validated",
                           pp_used)
-            : fmt::format("pipeline parallelism (pp={}) in serving: {} measured rows", pp_used,
-                          kPpServingRows));
+            : fmt::format("pipeline parallelism (pp={}): {} measured rows", pp_used, kPpRows));
   if (!u.gpu)
     u.unmeasured.push_back(fmt::format("{}: no measured deployment in ../shared", p.cluster.gpu.name));
   return u;

@@ -41,14 +41,14 @@ TEST(ErrorBands, TheGeneratedTableHoldsTheMeasuredGpus) {
   EXPECT_FALSE(FindErrorBand("regime", "h100").has_value());
 }
 
-TEST(ErrorBands, PipelineServingAndUnmeasuredGpusAreSaid) {
+TEST(ErrorBands, PipelineAndUnmeasuredGpusAreSaid) {
   Problem p = testing::RealServe("llama-3.1-70b", "h100", 16);
   const Uncertainty flat = UncertaintyOf(p, Degrees(1, 8, 2, 1), false, 1);
   EXPECT_TRUE(flat.unmeasured.empty());
   ASSERT_TRUE(flat.gpu.has_value());
   const Uncertainty piped = UncertaintyOf(p, Degrees(2, 8, 1, 1), false, 2);
   ASSERT_EQ(piped.unmeasured.size(), 1u);
-  EXPECT_NE(piped.unmeasured[0].find("pipeline parallelism (pp=2) in serving"), std::string::npos)
+  EXPECT_NE(piped.unmeasured[0].find("pipeline parallelism (pp=2)"), std::string::npos)
       << piped.unmeasured[0];
   p.cluster.gpu.name = "a100";
   const Uncertainty a100 = UncertaintyOf(p, Degrees(1, 8, 2, 1), false, 1);
