@@ -22,5 +22,6 @@ Runner RegisterValidate(CLI::App& app);
 Runner RegisterPlan(CLI::App& app);
 Runner RegisterCompare(CLI::App& app);
 Runner RegisterCapacity(CLI::App& app);
+Runner RegisterSweep(CLI::App& app);
 
 }  // namespace l2s::cli

@@ -56,6 +56,7 @@ int Main(int argc, char** argv) {
   add("plan", l2s::cli::RegisterPlan(app));
   add("compare", l2s::cli::RegisterCompare(app));
   add("capacity", l2s::cli::RegisterCapacity(app));
+  add("sweep", l2s::cli::RegisterSweep(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

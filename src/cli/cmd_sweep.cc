@@ -1,0 +1,86 @@
+// l2s sweep FILE: runs a scenario grid (src/sweep) — flags only; the logic is in l2s_sweep.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "sweep/grid.h"
+#include "sweep/mpi.h"
+#include "sweep/sweep.h"
+
+namespace l2s::cli {
+namespace {
+
+struct SweepFlags {
+  std::string file;
+  std::string out = "sweep-results";
+  int jobs = 0;  // 0 = all cores (divided among the MPI ranks of this node)
+  bool quiet = false;
+  std::string l2s_binary;
+};
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+int Run(const SweepFlags& f) {
+  std::optional<sweep::MpiSession> mpi;
+  if (sweep::MpiBuilt() && sweep::LaunchedByMpi()) mpi.emplace();
+  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->size() : 1;
+  auto grid = sweep::LoadGrid(f.file);
+  if (!grid.ok()) return Fail(grid.status());
+  const auto scenarios = sweep::Expand(*grid);
+  int jobs = f.jobs;
+  if (jobs <= 0) {
+    int local = 1;
+    if (const char* l = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); l && mpi) local = std::max(1, std::atoi(l));
+    jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
+  }
+  const std::string exe = f.l2s_binary.empty() ? SelfExe() : f.l2s_binary;
+  if (exe.empty()) return Fail(Status::NotFound("cannot find the l2s binary (pass --l2s-binary)"));
+  sweep::SweepOptions opt;
+  opt.out_dir = f.out;
+  opt.jobs = jobs;
+  opt.rank = rank;
+  opt.ranks = ranks;
+  opt.progress = !f.quiet;
+  sweep::Gather gather = [&](const std::vector<std::string>& mine) {
+    return mpi ? mpi->Gather(mine) : mine;
+  };
+  sweep::SweepStats st;
+  const Status s = sweep::RunSweep(scenarios, opt, sweep::ProcessRunner(exe), gather, &st);
+  if (!s.ok()) return Fail(s);
+  if (rank == 0 && !f.quiet)
+    fmt::print(stderr, "l2s sweep: {} scenarios ({} already in the store, {} run{}), {} with a valid plan; results in {}/\n",
+               st.scenarios, st.skipped, st.scenarios - st.skipped,
+               ranks > 1 ? fmt::format(" over {} MPI ranks", ranks) : "", st.valid, f.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner RegisterSweep(CLI::App& app) {
+  auto f = std::make_shared<SweepFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Plan every scenario of a grid (JSON/YAML); resumable; parallel over cores and MPI ranks");
+  cmd->add_option("file", f->file, "grid file: models, gpus, counts, workloads, slos, engines, prices, plan")
+      ->required();
+  cmd->add_option("--out", f->out, "output directory (default sweep-results)");
+  cmd->add_option("--jobs", f->jobs, "scenarios run at once per process (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--quiet", f->quiet, "no progress lines on stderr");
+  cmd->add_option("--l2s-binary", f->l2s_binary, "the l2s binary that plans each scenario (default: this one)");
+  return [f] { return Run(*f); };
+}
+
+}  // namespace l2s::cli
