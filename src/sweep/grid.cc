@@ -78,7 +78,7 @@ std::string Scenario::Label() const {
 }
 
 std::string HashArgs(const std::vector<std::string>& args) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = 14695981039346656037ULL;
   for (const std::string& a : args) {
     for (unsigned char c : a) {
       h ^= c;

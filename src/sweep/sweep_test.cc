@@ -1,0 +1,227 @@
+// l2s sweep's library: YAML subset, grid reading and expansion, the store and resuming.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sweep/grid.h"
+#include "sweep/sweep.h"
+#include "sweep/yaml.h"
+
+namespace l2s::sweep {
+namespace {
+
+using nlohmann::json;
+
+TEST(Yaml, MappingsListsFlowAndScalars) {
+  auto y = ParseYamlSubset(
+      "# comment\n"
+      "models: [llama-3.1-8b, 'qwen3-32b']\n"
+      "counts:\n"
+      "  - 1\n"
+      "  - 8\n"
+      "workloads:\n"
+      "  - {mode: serve, input: 1024, output: 256}\n"
+      "  - mode: decode   # trailing comment\n"
+      "    context: 4096\n"
+      "prices: [2.5, null]\n"
+      "plan:\n"
+      "  budget: 100\n"
+      "  quick: true\n"
+      "  slo: \"ttft_ms=2000,tpot_ms=50\"\n",
+      "g.yaml");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  const json want = json::parse(R"({"models":["llama-3.1-8b","qwen3-32b"],"counts":[1,8],
+    "workloads":[{"mode":"serve","input":1024,"output":256},{"mode":"decode","context":4096}],
+    "prices":[2.5,null],"plan":{"budget":100,"quick":true,"slo":"ttft_ms=2000,tpot_ms=50"}})");
+  EXPECT_EQ(*y, want);
+}
+
+TEST(Yaml, ListAtKeyIndentation) {
+  auto y = ParseYamlSubset("gpus:\n- h100\n- h200\n", "g.yaml");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(*y, json::parse(R"({"gpus":["h100","h200"]})"));
+}
+
+TEST(Yaml, ErrorsNameTheLine) {
+  auto a = ParseYamlSubset("models: [a, b\n", "g.yaml");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().message(),
+            "g.yaml:1: unclosed '[' (sweep grids use a YAML subset: mappings, lists, scalars, [a, b] and {k: v})");
+}
+
+TEST(Yaml, ErrorsAreOneLine) {
+  for (const char* bad : {"models: [a, b\n", "a: 1\n   b: 2\n", "a: &x 1\nb: *x\n", "a: 1\na: 2\n",
+                          "key: value: more\n", "s: \"open\n"}) {
+    auto y = ParseYamlSubset(bad, "g.yaml");
+    ASSERT_FALSE(y.ok()) << bad;
+    EXPECT_EQ(y.status().message().find('\n'), std::string::npos);
+    EXPECT_EQ(y.status().message().rfind("g.yaml:", 0), 0u) << y.status().message();
+  }
+}
+
+TEST(Grid, ExpandsInGridOrderWithArgv) {
+  auto g = GridFromJson(json::parse(R"({"models":["m1","m2"],"gpus":["h100"],"counts":[1,2],
+      "workloads":[{"mode":"serve","input":100,"output":10}],"slos":[null,{"tpot_ms":20}],
+      "engines":["vllm"],"prices":[3],"plan":{"budget":50,"seed":1,"no-baselines":true}})"),
+                        "g");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto s = Expand(*g);
+  ASSERT_EQ(s.size(), 2u * 1 * 2 * 1 * 2 * 1 * 1);
+  EXPECT_EQ(s[0].model, "m1");
+  EXPECT_EQ(s[4].model, "m2");
+  EXPECT_EQ(*s[2].count, 2);
+  EXPECT_EQ(s[1].slo, "tpot_ms=20");
+  const std::vector<std::string> argv = {"--model", "m1",    "--gpu",  "h100", "--gpus",   "2",  "--mode",
+                                         "serve",   "--isl", "100",    "--osl", "10",      "--slo",
+                                         "tpot_ms=20", "--engine", "vllm", "--budget", "50", "--no-baselines",
+                                         "--seed", "1", "--json"};  // plan flags in key order
+  EXPECT_EQ(s[3].argv, argv);
+  EXPECT_EQ(s[3].index, 3u);
+  EXPECT_EQ(s[3].Label(), "m1 h100 x2 serve 100/10 slo tpot_ms=20 vllm $3/h");
+  // Ids are distinct and stable (FNV-1a 64 of the argv plus the price).
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 1; j < s.size(); ++j) EXPECT_NE(s[i].id, s[j].id);
+  EXPECT_EQ(Expand(*g)[3].id, s[3].id);
+  EXPECT_EQ(HashArgs(std::vector<std::string>{"a"}), "089be207b544f1e4");  // FNV-1a 64 by hand
+  EXPECT_EQ(HashArgs(std::vector<std::string>{}), "cbf29ce484222325");  // the offset basis
+}
+
+TEST(Grid, AbsentAxesAreOneDefaultScenario) {
+  auto g = GridFromJson(json::parse(R"({"models":"llama-3.1-8b"})"), "g");
+  ASSERT_TRUE(g.ok());
+  const auto s = Expand(*g);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].argv, (std::vector<std::string>{"--model", "llama-3.1-8b", "--json"}));
+}
+
+TEST(Grid, BadGridsGiveOneClearLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"model":["x"]})",
+       "g: unknown key 'model' (expected models, gpus, counts, workloads, slos, engines, prices, plan)"},
+      {R"({"counts":[0]})", "g: each of 'counts' must be a positive integer, got 0"},
+      {R"({"models":[]})", "g: 'models' is an empty list"},
+      {R"({"workloads":[{"mode":"serve","isl":5}]})",
+       "g: unknown workload key 'isl' (expected mode, input, output, context)"},
+      {R"({"prices":[-1]})", "g: each of 'prices' is a price per GPU-hour >= 0, got -1"},
+      {R"({"plan":{"gpus":4}})", "g: plan flag 'gpus' is set by the grid's axes or the sweep itself"},
+      {R"([1])", "g: a sweep grid is a mapping (models:, gpus:, counts:, ...)"},
+  };
+  for (const auto& [text, msg] : cases) {
+    auto g = GridFromJson(json::parse(text), "g");
+    ASSERT_FALSE(g.ok()) << text;
+    EXPECT_EQ(g.status().message(), msg);
+  }
+}
+
+TEST(Grid, LoadGridReadsJsonAndYamlAlike) {
+  const auto dir = std::filesystem::temp_directory_path() / ("l2s_sweep_grid_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "g.json") << R"({"models": ["a"], "counts": [1, 2]})";
+  std::ofstream(dir / "g.yaml") << "models: [a]\ncounts: [1, 2]\n";
+  auto a = LoadGrid((dir / "g.json").string());
+  auto b = LoadGrid((dir / "g.yaml").string());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Expand(*a)[1].id, Expand(*b)[1].id);
+  auto missing = LoadGrid((dir / "none.yaml").string());
+  EXPECT_EQ(missing.status().message(), "cannot open sweep grid '" + (dir / "none.yaml").string() + "'");
+  std::filesystem::remove_all(dir);
+}
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A fake plan: tokens/s per GPU = 100 x the GPU count; "bad" models get no valid plan.
+Outcome FakePlan(const Scenario& s) {
+  if (s.model == "bad") return {1, R"({"valid": false, "reason": "no fit", "exit_code": 1})" "\n"};
+  json p;
+  p["problem"] = {{"gpus", *s.count}, {"engine", "vllm"}};
+  p["best"] = {{"tokens_per_s_per_gpu", 100.0 * static_cast<double>(*s.count)},
+               {"ttft_ms", 1.5},
+               {"tpot_ms", 20},
+               {"strategy", "pp=1,tp=1"},
+               {"engine", "vllm"}};
+  return {0, p.dump(2) + "\n"};
+}
+
+TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
+  auto g = GridFromJson(json::parse(R"({"models":["m","bad"],"gpus":["h100"],"counts":[1,2,4]})"), "g");
+  ASSERT_TRUE(g.ok());
+  const auto scenarios = Expand(*g);
+  const auto root = std::filesystem::temp_directory_path() / ("l2s_sweep_run_" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  std::atomic<int> calls{0};
+  Runner run = [&](const Scenario& s) {
+    ++calls;
+    return FakePlan(s);
+  };
+  Gather same = [](const std::vector<std::string>& v) { return v; };
+  SweepOptions opt;
+  opt.progress = false;
+  // Half the grid first (as if interrupted), then the whole grid: only the rest runs.
+  opt.out_dir = (root / "a").string();
+  opt.jobs = 1;
+  SweepStats st;
+  ASSERT_TRUE(RunSweep(std::vector<Scenario>(scenarios.begin(), scenarios.begin() + 3), opt, run, same, &st).ok());
+  EXPECT_EQ(calls.load(), 3);
+  ASSERT_TRUE(RunSweep(scenarios, opt, run, same, &st).ok());
+  EXPECT_EQ(calls.load(), 6);
+  EXPECT_EQ(st.skipped, 3u);
+  EXPECT_EQ(st.ran, 3u);
+  EXPECT_EQ(st.valid, 3u);
+  ASSERT_TRUE(RunSweep(scenarios, opt, run, same, &st).ok());
+  EXPECT_EQ(calls.load(), 6);  // nothing left to run
+  EXPECT_EQ(st.skipped, 6u);
+  // Fresh runs with 3 threads, and as two "ranks" whose lines are gathered by hand.
+  opt.out_dir = (root / "b").string();
+  opt.jobs = 3;
+  ASSERT_TRUE(RunSweep(scenarios, opt, run, same, &st).ok());
+  opt.out_dir = (root / "c").string();
+  opt.jobs = 1;
+  opt.ranks = 2;
+  std::vector<std::string> rank1;
+  opt.rank = 1;
+  ASSERT_TRUE(RunSweep(scenarios, opt, run, [&](const std::vector<std::string>& v) {
+                rank1 = v;
+                return std::vector<std::string>{};
+              }, &st).ok());
+  EXPECT_EQ(rank1.size(), 3u);
+  opt.rank = 0;
+  ASSERT_TRUE(RunSweep(scenarios, opt, run, [&](const std::vector<std::string>& v) {
+                std::vector<std::string> all = v;
+                all.insert(all.end(), rank1.begin(), rank1.end());
+                return all;
+              }, &st).ok());
+  for (const char* f : {"results.jsonl", "results.csv", "results.json", "results.svg"}) {
+    EXPECT_EQ(Slurp(root / "a" / f), Slurp(root / "b" / f)) << f;
+    EXPECT_EQ(Slurp(root / "a" / f), Slurp(root / "c" / f)) << f;
+  }
+  const std::string csv = Slurp(root / "a" / "results.csv");
+  EXPECT_NE(csv.find("\n2,"), std::string::npos);
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,4,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,no fit\n"), std::string::npos) << csv;
+  // The store holds the plan's stdout byte for byte.
+  std::ifstream store(root / "a" / "results.jsonl");
+  std::string first;
+  std::getline(store, first);
+  EXPECT_EQ(json::parse(first)["stdout"].get<std::string>(), FakePlan(scenarios[0]).stdout_text);
+  // A line cut short (killed mid-write) is ignored and its scenario runs again.
+  {
+    std::ofstream app(root / "a" / "results.jsonl", std::ios::app);
+    app << "{\"id\": \"trunc";
+  }
+  auto rows = ReadStore((root / "a" / "results.jsonl").string());
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 6u);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace l2s::sweep

@@ -226,6 +226,8 @@ class Parser {
       *out = s;
       return Status::Ok();
     }
+    if (c == '&' || c == '*' || c == '!' || c == '|' || c == '>')
+      return Err(l, "anchors, aliases, tags and block scalars are not supported");
     // Plain scalar: to the end (block context) or to , ] } : (flow context).
     size_t j = *i;
     if (top) {
