@@ -168,7 +168,16 @@ json Summary(const Scenario& s, const json& entry) {
                                                                  : json(nullptr);
   for (const char* k : {"tokens_per_s_per_gpu", "ttft_ms", "tpot_ms"}) r[k] = best.value(k, json(nullptr));
   r["gpus"] = plan.is_object() && plan.contains("problem") ? plan["problem"].value("gpus", json(nullptr)) : json(nullptr);
+  r["serving"] = has_best ? json(best.value("serving", std::string("agg"))) : json(nullptr);
   r["strategy"] = best.value("strategy", json(nullptr));
+  if (r["strategy"].is_null() && best.contains("prefill") && best.contains("decode") &&
+      best["prefill"].is_object() && best["decode"].is_object()) {
+    // Disaggregated: "prefill Nx<strategy>; decode Mx<strategy>".
+    auto pool = [](const json& p) {
+      return fmt::format("{}x {}", p.value("instances", 1), p.value("strategy", std::string("?")));
+    };
+    r["strategy"] = "prefill " + pool(best["prefill"]) + "; decode " + pool(best["decode"]);
+  }
   std::string reason;
   if (!entry.is_object()) reason = "not run";
   else if (plan.is_object() && plan.contains("reason") && plan["reason"].is_string()) reason = plan["reason"];
@@ -180,7 +189,7 @@ json Summary(const Scenario& s, const json& entry) {
 std::string CsvText(const std::vector<json>& rows) {
   static const char* kCols[] = {"index", "id", "model", "gpu", "count", "mode", "input", "output", "context",
                                 "slo", "engine_asked", "price_per_gpu_hour", "exit_code", "valid", "engine",
-                                "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gpus", "strategy", "reason"};
+                                "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gpus", "serving", "strategy", "reason"};
   std::string out;
   for (size_t i = 0; i < std::size(kCols); ++i) {
     if (i) out += ',';

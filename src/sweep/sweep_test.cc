@@ -205,8 +205,8 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   }
   const std::string csv = Slurp(root / "a" / "results.csv");
   EXPECT_NE(csv.find("\n2,"), std::string::npos);
-  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,4,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1,false,,,,,,,no fit\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,4,agg,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,,no fit\n"), std::string::npos) << csv;
   // The store holds the plan's stdout byte for byte.
   std::ifstream store(root / "a" / "results.jsonl");
   std::string first;
