@@ -283,10 +283,12 @@ Status RunSweep(const std::vector<Scenario>& scenarios, const SweepOptions& opt,
       if (k >= mine.size()) return;
       const Scenario& s = *mine[k];
       const Outcome o = run(s);
-      std::string line = StoreLine(s, o);
+      // Interrupted (130, 143) or killed by a signal (128 + n): not finished, not stored.
+      const bool interrupted = o.exit_code >= 128;
+      std::string line = interrupted ? std::string() : StoreLine(s, o);
       std::lock_guard<std::mutex> lock(mu);
       ++finished;
-      if (append.is_open()) {
+      if (append.is_open() && !interrupted) {
         append << line << "\n";
         append.flush();
       }
@@ -322,6 +324,7 @@ Status RunSweep(const std::vector<Scenario>& scenarios, const SweepOptions& opt,
     return Status::Ok();
   }
   for (const std::string& l : all) {
+    if (l.empty()) continue;
     try {
       json j = json::parse(l);
       const std::string id = j.at("id").get<std::string>();

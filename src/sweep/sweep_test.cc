@@ -212,6 +212,13 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   std::string first;
   std::getline(store, first);
   EXPECT_EQ(json::parse(first)["stdout"].get<std::string>(), FakePlan(scenarios[0]).stdout_text);
+  // An interrupted plan (exit 130) is not stored: the next run tries it again.
+  opt.out_dir = (root / "d").string();
+  opt.ranks = 1;
+  Runner interrupted = [](const Scenario&) { return Outcome{130, ""}; };
+  ASSERT_TRUE(RunSweep(scenarios, opt, interrupted, same, &st).ok());
+  EXPECT_EQ(Slurp(root / "d" / "results.jsonl"), "");
+  EXPECT_EQ(st.valid, 0u);
   // A line cut short (killed mid-write) is ignored and its scenario runs again.
   {
     std::ofstream app(root / "a" / "results.jsonl", std::ios::app);
