@@ -353,6 +353,8 @@ json PlanJson(const PlanOutcome& o) {
     // launches it as it is (with --engine E: E, always; without: any of the tabulated engines).
     b["engine"] = std::string(engine::EngineName(o.engine));
     b["launchable"] = LaunchableBy(o.engine, sim.problem().model, o.recommended);
+    b["cost"] = CostJson(plan::CostOf(o.recommended_eval.tokens_per_s_per_gpu, sim.problem().workload,
+                                      sim.problem().cluster, sim.problem().cluster.num_gpus));
     b["error_band"] = ErrorBandJson(plan::UncertaintyOf(sim.problem(), o.recommended,
                                                         /*disaggregated=*/false, o.recommended.pp));
     // How the engine was chosen: "flag" (--engine), "fastest" (no --engine: the fastest row of
@@ -541,6 +543,11 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  latency    TTFT {}  TPOT {}\n",
              mode == Mode::kDecode ? std::string("n/a (decode)") : fmt::format("{:.1f} ms", e.ttft_s * 1e3),
              mode == Mode::kPrefill ? std::string("n/a (prefill)") : fmt::format("{:.2f} ms", e.tpot_s * 1e3));
+  {
+    const std::string cost =
+        CostLine(plan::CostOf(e.tokens_per_s_per_gpu, p.workload, p.cluster, p.cluster.num_gpus));
+    if (!cost.empty()) fmt::print("  cost       {}\n", cost);
+  }
   fmt::print("  memory     {:.1f} of {:.1f} GiB per GPU: weights {:.1f}, KV cache {:.1f}, {}"
              "activations {:.1f}, runtime reserve {:.1f}\n",
              e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB,

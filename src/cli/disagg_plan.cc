@@ -79,6 +79,14 @@ plan::Uncertainty DisaggUncertainty(const DisaggPlan& d) {
                              std::max(d.eval.prefill.strategy.pp, d.eval.decode.strategy.pp));
 }
 
+// $ and energy of the whole disaggregated deployment (plan/cost.h): its tokens/s per GPU of the
+// cluster, at the cluster's price and its GPU's board power.
+plan::Cost DisaggCost(const DisaggPlan& d) {
+  const DisaggSetup& st = d.models[d.best.model]->setup();
+  return plan::CostOf(d.eval.tokens_per_s_per_gpu, st.serve.workload, st.serve.cluster,
+                      d.eval.total_gpus);
+}
+
 json DisaggBestJson(const DisaggPlan& d) {
   if (!d.found) return json();
   const DisaggEvaluation& e = d.eval;
@@ -102,6 +110,7 @@ json DisaggBestJson(const DisaggPlan& d) {
   j["gpus_used"] = e.gpus_used;
   j["gpus"] = e.total_gpus;
   j["bottleneck"] = e.bottleneck;
+  j["cost"] = CostJson(DisaggCost(d));
   j["error_band"] = ErrorBandJson(DisaggUncertainty(d));
   json s;
   s["searcher"] = d.search.searcher;
@@ -184,6 +193,10 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
     out += d.oracle_bound_hit
                ? std::string("  oracle: skipped - it did not finish within its work bound (--oracle-calls)\n")
                : fmt::format("  oracle: interrupted after {:.1f} s\n", d.oracle.wall_s);
+  if (d.found) {
+    const std::string cost = CostLine(DisaggCost(d));
+    if (!cost.empty()) out += "  cost: " + cost + "\n";
+  }
   for (const std::string& line : plan::UncertaintyLines(DisaggUncertainty(d)))
     out += "  " + line + "\n";
   return out;

@@ -64,6 +64,10 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--max-batch", f->max_batch,
                   "largest batch per attention-dp rank (default: the engine's, else 4096)")
       ->check(count(kMaxBatchFlag));
+  cmd->add_option("--price-per-gpu-hour", f->price_per_gpu_hour,
+                  "your price in $ per GPU-hour: plans then report $ per million tokens "
+                  "(l2s has no built-in prices; default: the cluster file's price_per_gpu_hour)")
+      ->check(CLI::Range(0.0, 1e6));
   AddEngineFlags(cmd, f);
 }
 
@@ -266,6 +270,7 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     if (!c.ok()) return c.status();
     p.cluster = std::move(*c);
   }
+  if (f.price_per_gpu_hour >= 0) p.cluster.price_per_gpu_hour = f.price_per_gpu_hour;
 
   Workload& w = p.workload;
   if (!f.mode.empty() && !ParseMode(f.mode, &w.mode))

@@ -137,6 +137,36 @@ nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u) {
   return j;
 }
 
+nlohmann::ordered_json CostJson(const plan::Cost& c) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json j;
+  j["usd_per_mtok_output"] = opt(c.usd_per_mtok_output);
+  j["usd_per_mtok_total"] = opt(c.usd_per_mtok_total);
+  j["tokens_per_joule_output"] = opt(c.tokens_per_joule_output);
+  j["tokens_per_joule_total"] = opt(c.tokens_per_joule_total);
+  j["price_per_gpu_hour"] = opt(c.price_per_gpu_hour);
+  j["usd_per_hour"] = opt(c.usd_per_hour);
+  j["gpus"] = c.gpus;
+  j["power_w"] = opt(c.power_w);
+  return j;
+}
+
+std::string CostLine(const plan::Cost& c) {
+  std::string out;
+  if (c.usd_per_mtok_output && c.usd_per_mtok_total && c.price_per_gpu_hour)
+    out = fmt::format("${:.3f} per million output tokens (${:.3f} input+output) at ${:.2f}/GPU-h",
+                      *c.usd_per_mtok_output, *c.usd_per_mtok_total, *c.price_per_gpu_hour);
+  if (c.tokens_per_joule_output && c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{:.2f} output tokens per joule ({:.2f} input+output) at {:.0f} W per GPU "
+                       "(board TDP, an upper bound)",
+                       *c.tokens_per_joule_output, *c.tokens_per_joule_total, *c.power_w / c.gpus);
+  }
+  return out;
+}
+
 nlohmann::ordered_json BreakdownJson(const Evaluation& e) {
   nlohmann::ordered_json j;
   j["step_ms"] = Num(Ms(e.stage_s));
@@ -237,6 +267,8 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   if (w.ttft_ms > 0 || w.tpot_ms > 0) j["slo"] = {{"ttft_ms", w.ttft_ms}, {"tpot_ms", w.tpot_ms}};
   j["engine"] = engine.name.empty() ? std::string("none") : engine.name;
   j["engine_factor"] = engine.factor;
+  j["cost"] = CostJson(plan::CostOf(e.valid() ? f.tokens_per_s_per_gpu : 0, w, p.cluster,
+                                    p.cluster.num_gpus));
   j["notes"] = StrategyNotes(p.model, s);
   j["why"] = WhySentence(sim, s, e);
   return j;
@@ -319,6 +351,11 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                        Thousands(f.tokens_per_s_per_gpu)));
   if (w.mode != Mode::kDecode) out += row("TTFT", fmt::format("{:.2f} ms", Ms(e.ttft_s)));
   if (w.mode != Mode::kPrefill) out += row("TPOT", fmt::format("{:.3f} ms", Ms(e.tpot_s)));
+  if (e.valid()) {
+    const std::string cost =
+        CostLine(plan::CostOf(f.tokens_per_s_per_gpu, w, p.cluster, p.cluster.num_gpus));
+    if (!cost.empty()) out += row("cost", cost);
+  }
   out += row("step", fmt::format("{:.3f} ms (slowest stage {} of {})", Ms(e.stage_s),
                                  e.slowest_stage, s.pp));
   out += row("memory", fmt::format("{:.1f} of {:.1f} GiB per GPU", Gib(e.mem_bytes),

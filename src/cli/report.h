@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/cost.h"
 #include "plan/error_bands.h"
 #include "sim/simulator.h"
 #include "strategy/strategy.h"
@@ -34,6 +35,13 @@ nlohmann::ordered_json BreakdownJson(const Evaluation& e);
 // A plan's error band (plan/error_bands.h): {calibration, gpu, regime, regime_band, unmeasured};
 // a band is {rows, median_abs_pct_error, share_within_25pct} or null.
 nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u);
+// A plan's cost and energy (plan/cost.h) as JSON: usd_per_mtok_output, usd_per_mtok_total,
+// tokens_per_joule_output, tokens_per_joule_total, price_per_gpu_hour, usd_per_hour, gpus,
+// power_w (null where the price or the power is not known).
+nlohmann::ordered_json CostJson(const plan::Cost& c);
+// One line: "$0.556 per million output tokens ($0.111 input+output) at $2.00/GPU-h; 1.43 output
+// tokens per joule at 700 W per GPU (board TDP)", or the part that is known; "" if nothing is.
+std::string CostLine(const plan::Cost& c);
 
 // The full object `l2s eval --json` prints: valid, reason, tokens_per_s, tokens_per_s_per_gpu,
 // ttft_ms (0 in decode mode), tpot_ms (0 in prefill mode), batch, memory_per_gpu_gib, breakdown,

@@ -105,7 +105,7 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   ObjectReader gr(*g, r.source(), "gpu.");
   L2S_RETURN_IF_ERROR(CheckKeys(gr, *g, {"name", "bf16_tflops", "fp8_tflops", "fp4_tflops",
                                          "hbm_gib", "hbm_tbps", "nvlink_gbps", "calibration",
-                                         "mesh_link_gbps"}));
+                                         "mesh_link_gbps", "tdp_w"}));
   L2S_ASSIGN_OR_RETURN(std::string name, gr.String("name"));
   *preset = FindGpuPreset(name);
   GpuSpec gpu;
@@ -133,6 +133,10 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   if (gr.Has("fp4_tflops")) {
     L2S_ASSIGN_OR_RETURN(double fp4, gr.Number("fp4_tflops", 0, 1e6));
     gpu.fp4_flops = fp4 * 1e12;
+  }
+  if (gr.Has("tdp_w")) {  // board power, W (0 = not stated)
+    L2S_ASSIGN_OR_RETURN(double tdp, gr.Number("tdp_w", 0, 1e5));
+    gpu.tdp_w = tdp;
   }
   if (gr.Has("mesh_link_gbps")) {  // 0 = switched fabric
     L2S_ASSIGN_OR_RETURN(double link, gr.Number("mesh_link_gbps", 0, kNvlinkGbps.hi));
@@ -237,7 +241,7 @@ StatusOr<ClusterSpec> ClusterFromObject(const json& root, std::string_view sourc
   ObjectReader r(root, source_name, prefix);
   L2S_RETURN_IF_ERROR(CheckKeys(r, root, {"name", "gpu", "num_gpus", "gpus_per_domain",
                                           "scaleout_gbps_per_gpu", "nvlink_latency_us",
-                                          "scaleout_latency_us"}));
+                                          "scaleout_latency_us", "price_per_gpu_hour"}));
   const GpuPresetEntry* preset = nullptr;
   L2S_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpu(r, &preset));
   L2S_ASSIGN_OR_RETURN(int64_t n, r.Int("num_gpus", 1, kMaxGpus));
@@ -263,6 +267,7 @@ StatusOr<ClusterSpec> ClusterFromObject(const json& root, std::string_view sourc
   L2S_ASSIGN_OR_RETURN(double so_us, r.NumberOr("scaleout_latency_us", so_default_us, 0, 1e6));
   c.nvlink_latency = nv_us * kUs;
   c.scaleout_latency = so_us * kUs;
+  L2S_ASSIGN_OR_RETURN(c.price_per_gpu_hour, r.NumberOr("price_per_gpu_hour", 0, 0, 1e6));
   L2S_RETURN_IF_ERROR(ValidateCluster(c, prefix.empty() ? std::string(source_name)
                                                         : fmt::format("{}: {}", source_name, prefix)));
   return c;

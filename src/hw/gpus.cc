@@ -97,34 +97,42 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // H100 SXM: 989 / 1979 TFLOPS dense, 80 GiB HBM3, 3.35 TB/s, NVLink 4 450 GB/s per
       // direction (900 GB/s both ways); one ConnectX-7 NDR 400 Gb/s NIC per GPU = 50 GB/s
       // (DGX H100 user guide; aiconfigurator h100_sxm inter_node_bw 50e9).
-      Entry("h100", 989, 1979, 80, 3.35, 450, "h100_sxm", 50),
+      // Board power: 700 W (NVIDIA H100 SXM5 datasheet, "Max TDP up to 700W").
+      WithPower(Entry("h100", 989, 1979, 80, 3.35, 450, "h100_sxm", 50), 700),
       // H200 SXM: same compute and NVLink as H100; 141 GiB HBM3e at 4.8 TB/s; same CX7 NDR
       // network (aiconfigurator h200_sxm).
-      Entry("h200", 989, 1979, 141, 4.8, 450, "h200_sxm", 50),
+      // Board power: 700 W (NVIDIA H200 SXM datasheet, "up to 700W").
+      WithPower(Entry("h200", 989, 1979, 141, 4.8, 450, "h200_sxm", 50), 700),
       // H800 SXM: H100 compute and memory, export-limited NVLink ~200 GB/s per direction
       // (HARDWARE.md; DeepSeek quotes ~160 GB/s achieved); DeepSeek's H800 nodes have one
       // 400 Gb/s IB NIC per GPU = 50 GB/s. Calibrated with the H100 tables (same GPU die).
-      Entry("h800", 989, 1979, 80, 3.35, 200, "h100_sxm", 50),
+      // Board power: the H100 SXM board's 700 W (same board).
+      WithPower(Entry("h800", 989, 1979, 80, 3.35, 200, "h100_sxm", 50), 700),
       // A100 SXM 80GB: 312 TFLOPS bf16, no FP8 tensor cores, 2.04 TB/s, NVLink 3 300 GB/s per
       // direction; DGX A100 ships one HDR 200 Gb/s NIC per GPU = 25 GB/s. No calibration tables.
-      Entry("a100", 312, 0, 80, 2.04, 300, "", 25),
+      // Board power: 400 W (NVIDIA A100 80GB SXM datasheet, "Max TDP 400W").
+      WithPower(Entry("a100", 312, 0, 80, 2.04, 300, "", 25), 400),
       // B200: ~2250 / ~4500 TFLOPS dense, FP4 (NVFP4/MXFP4) 9000 dense (HARDWARE.md;
       // aiconfigurator b200_sxm fp4_tc_flops 9e15), 180 GiB (aiconfigurator b200_sxm mem_capacity;
       // the datasheet range is 180-192 GB), 8 TB/s (datasheet; aiconfigurator uses 7.7), NVLink 5
       // 900 GB/s per direction, ConnectX-8 800 Gb/s per GPU = 100 GB/s (aiconfigurator b200_sxm
       // inter_node_bw). No kernel tables in ../shared/calibration for B200.
-      Entry("b200", 2250, 4500, 180, 8.0, 900, "", 100, 9000),
+      // Board power: 1,000 W (NVIDIA HGX B200: 8 x 1,000 W GPUs; DGX B200 ~14.3 kW in all).
+      WithPower(Entry("b200", 2250, 4500, 180, 8.0, 900, "", 100, 9000), 1000),
       // GB200 (one GPU of an NVL72 rack): 2500 / 5000 TFLOPS dense, FP4 10000 (HARDWARE.md: the
       // NVL72 datasheet's rack totals / 72), 186 GiB HBM3e at 8 TB/s, NVLink 5 900 GB/s per
       // direction with all 72 GPUs of a rack in one NVLink domain. Scale-out between racks: one
       // ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s (the NVL72 compute tray's NICs; HARDWARE.md
       // states none for GB200, so this is the H100 figure, used only beyond 72 GPUs).
-      Entry("gb200", 2500, 5000, 186, 8.0, 900, "", 50, 10000, 72),
+      // Board power: 1,200 W per Blackwell GPU of the GB200 superchip (NVIDIA GB200 NVL72
+      // configurations; the Grace CPU and switch trays are not counted).
+      WithPower(Entry("gb200", 2500, 5000, 186, 8.0, 900, "", 50, 10000, 72), 1200),
       // H20: Hopper with about 15% of H100's FLOPs: 148 / 296 TFLOPS dense, no FP4; 96 GiB HBM3
       // at 4.0 TB/s; NVLink 450 GB/s per direction (HARDWARE.md, NVIDIA H20 datasheet). Scale-out:
       // HARDWARE.md states none for H20; HGX H20 servers are the HGX H100 platform, taken with its
       // one 400 Gb/s NIC per GPU = 50 GB/s.
-      Entry("h20", 148, 296, 96, 4.0, 450, "", 50),
+      // Board power: 400 W (NVIDIA H20 datasheet).
+      WithPower(Entry("h20", 148, 296, 96, 4.0, 450, "", 50), 400),
       // ---- Blackwell Ultra and AMD Instinct (HARDWARE.md, second part; where sources disagree
       // the choice is made here, once, and named). ----
       // B300 (HGX, sm103): 2250 / 4500 / 14000 TFLOPS dense BF16 / FP8 / NVFP4 (Verda, "without

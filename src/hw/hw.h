@@ -57,6 +57,8 @@ struct ClusterSpec {
   double scaleout_bw = 0;         // InfiniBand/RoCE per GPU, one direction, bytes/s
   double nvlink_latency = 0;      // per-collective latency floor inside a domain, s
   double scaleout_latency = 0;    // per-hop latency across domains, s
+  double price_per_gpu_hour = 0;  // the user's price, $ per GPU-hour (cluster file or
+                                  // --price-per-gpu-hour); 0 = not given (l2s has no built-in prices)
 
   int num_domains() const {  // int64: no overflow whatever the counts
     return static_cast<int>((int64_t{num_gpus} + gpus_per_domain - 1) / gpus_per_domain);
@@ -80,8 +82,9 @@ StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
 // "name" is a preset to override or a new GPU that then needs every figure):
 //   {"name": "my-cluster", "gpu": "h100" | {"name": "h100", "bf16_tflops": 989,
 //    "fp8_tflops": 1979, "fp4_tflops": 0, "hbm_gib": 80, "hbm_tbps": 3.35, "nvlink_gbps": 450,
-//    "calibration": "h100_sxm", "mesh_link_gbps": 0}, "num_gpus": 64, "gpus_per_domain": 8,
-//    "scaleout_gbps_per_gpu": 50, "nvlink_latency_us": 3, "scaleout_latency_us": 5}
+//    "calibration": "h100_sxm", "mesh_link_gbps": 0, "tdp_w": 700}, "num_gpus": 64,
+//    "gpus_per_domain": 8, "scaleout_gbps_per_gpu": 50, "nvlink_latency_us": 3,
+//    "scaleout_latency_us": 5, "price_per_gpu_hour": 2.5}
 // Only num_gpus and gpu are required; the rest default to the GPU preset's. Unknown fields are
 // errors (typos would otherwise be silently ignored).
 StatusOr<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view source_name);

@@ -52,8 +52,9 @@ struct Grid {
   std::vector<std::pair<std::string, std::string>> plan_flags;  // (--flag, value or "")
 };
 
-// Whether `plan` accepts --price-per-gpu-hour (false on this branch: prices are only a column).
-inline constexpr bool kPlanTakesPrice = false;
+// Whether `plan` accepts --price-per-gpu-hour (it does: a scenario's price reaches its plan, whose
+// best.cost the results carry).
+inline constexpr bool kPlanTakesPrice = true;
 
 // Reads a grid from parsed JSON (`name` for messages). One-line InvalidArgument on a bad grid.
 StatusOr<Grid> GridFromJson(const nlohmann::json& j, const std::string& name);

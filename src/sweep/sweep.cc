@@ -167,6 +167,9 @@ json Summary(const Scenario& s, const json& entry) {
                 : (plan.is_object() && plan.contains("problem")) ? plan["problem"].value("engine", json(nullptr))
                                                                  : json(nullptr);
   for (const char* k : {"tokens_per_s_per_gpu", "ttft_ms", "tpot_ms"}) r[k] = best.value(k, json(nullptr));
+  const json cost = best.contains("cost") && best["cost"].is_object() ? best["cost"] : json::object();
+  for (const char* k : {"usd_per_mtok_output", "usd_per_mtok_total", "tokens_per_joule_output"})
+    r[k] = cost.value(k, json(nullptr));
   r["gpus"] = plan.is_object() && plan.contains("problem") ? plan["problem"].value("gpus", json(nullptr)) : json(nullptr);
   r["serving"] = has_best ? json(best.value("serving", std::string("agg"))) : json(nullptr);
   r["strategy"] = best.value("strategy", json(nullptr));
@@ -189,7 +192,8 @@ json Summary(const Scenario& s, const json& entry) {
 std::string CsvText(const std::vector<json>& rows) {
   static const char* kCols[] = {"index", "id", "model", "gpu", "count", "mode", "input", "output", "context",
                                 "slo", "engine_asked", "price_per_gpu_hour", "exit_code", "valid", "engine",
-                                "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gpus", "serving", "strategy", "reason"};
+                                "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "usd_per_mtok_output", "usd_per_mtok_total",
+                                "tokens_per_joule_output", "gpus", "serving", "strategy", "reason"};
   std::string out;
   for (size_t i = 0; i < std::size(kCols); ++i) {
     if (i) out += ',';

@@ -77,7 +77,7 @@ TEST(Grid, ExpandsInGridOrderWithArgv) {
   EXPECT_EQ(s[1].slo, "tpot_ms=20");
   const std::vector<std::string> argv = {"--model", "m1",    "--gpu",  "h100", "--gpus",   "2",  "--mode",
                                          "serve",   "--isl", "100",    "--osl", "10",      "--slo",
-                                         "tpot_ms=20", "--engine", "vllm", "--budget", "50", "--no-baselines",
+                                         "tpot_ms=20", "--engine", "vllm", "--price-per-gpu-hour", "3", "--budget", "50", "--no-baselines",
                                          "--seed", "1", "--json"};  // plan flags in key order
   EXPECT_EQ(s[3].argv, argv);
   EXPECT_EQ(s[3].index, 3u);
@@ -205,8 +205,8 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   }
   const std::string csv = Slurp(root / "a" / "results.csv");
   EXPECT_NE(csv.find("\n2,"), std::string::npos);
-  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,4,agg,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1,false,,,,,,,,no fit\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit\n"), std::string::npos) << csv;
   // The store holds the plan's stdout byte for byte.
   std::ifstream store(root / "a" / "results.jsonl");
   std::string first;

@@ -429,3 +429,45 @@ TEST(EngineAndMtpFlags, MtpAndSchedulerInJson) {
 }
 
 }  // namespace
+
+namespace {
+
+// Cost and energy (issue 46): best.cost / eval's cost follow plan/cost.h's formulas from the
+// printed throughput; no price gives null $ fields (l2s has no built-in prices) but still tokens
+// per joule at the preset's board power (H100: 700 W).
+TEST(EvalCli, CostFollowsThePriceAndTheBoardPower) {
+  const std::string base =
+      "eval --model llama-3.1-8b --gpu h100 --gpus 2 --mode serve --isl 1024 --osl 256 "
+      "--strategy tp=1,dp=2 --json";
+  const Result priced = RunL2s(base + " --price-per-gpu-hour 3.6");
+  ASSERT_EQ(priced.code, 0) << priced.err;
+  const nlohmann::json j = nlohmann::json::parse(priced.out);
+  const double tps = j["tokens_per_s_per_gpu"];
+  const nlohmann::json& c = j["cost"];
+  // $3.6/GPU-h = $0.001/s per GPU; input+output tokens = output x (1024 + 256) / 256.
+  EXPECT_NEAR(c["usd_per_mtok_output"].get<double>(), 0.001 / tps * 1e6, 1e-9);
+  EXPECT_NEAR(c["usd_per_mtok_total"].get<double>(), 0.001 / (tps * 5) * 1e6, 1e-9);
+  EXPECT_NEAR(c["tokens_per_joule_output"].get<double>(), tps / 700, 1e-9);
+  EXPECT_DOUBLE_EQ(c["usd_per_hour"].get<double>(), 7.2);
+  EXPECT_DOUBLE_EQ(c["power_w"].get<double>(), 1400);
+  EXPECT_EQ(c["gpus"], 2);
+
+  const Result unpriced = RunL2s(base);
+  ASSERT_EQ(unpriced.code, 0) << unpriced.err;
+  const nlohmann::json u = nlohmann::json::parse(unpriced.out);
+  EXPECT_TRUE(u["cost"]["usd_per_mtok_output"].is_null());
+  EXPECT_TRUE(u["cost"]["price_per_gpu_hour"].is_null());
+  EXPECT_NEAR(u["cost"]["tokens_per_joule_output"].get<double>(), tps / 700, 1e-9);
+
+  const Result text = RunL2s(
+      "eval --model llama-3.1-8b --gpu h100 --gpus 2 --mode serve --isl 1024 --osl 256 "
+      "--strategy tp=1,dp=2 --price-per-gpu-hour 3.6");
+  EXPECT_NE(text.out.find("per million output tokens"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("at $3.60/GPU-h"), std::string::npos) << text.out;
+
+  ExpectUsageError(
+      "eval --model llama-3.1-8b --gpu h100 --gpus 2 --strategy tp=1 --price-per-gpu-hour -1",
+      "--price-per-gpu-hour");
+}
+
+}  // namespace
