@@ -579,9 +579,13 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
                                    w.ttft_ms > 0 ? fmt::format(" within the TTFT SLO of {} ms", w.ttft_ms) : "")
         : !any_decode ? fmt::format("no decode instance of any size fits in memory{}",
                                     w.tpot_ms > 0 ? fmt::format(" within the TPOT SLO of {} ms", w.tpot_ms) : "")
-                      : fmt::format("no prefill + decode pair meets the TTFT SLO of {} ms (prefill "
-                                    "latency + KV transfer + one decode step)",
-                                    w.ttft_ms);
+                      : w.ttft_ms > 0
+                          ? fmt::format("no prefill + decode pair meets the TTFT SLO of {} ms (prefill "
+                                        "latency + KV transfer + one decode step)",
+                                        w.ttft_ms)
+                          : std::string("no prefill + decode pair fits in the cluster's GPUs (the "
+                                        "smallest prefill and decode instances that fit in memory "
+                                        "need more GPUs together)");
   }
   best.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   stats->wall_s = best.wall_s;

@@ -274,3 +274,19 @@ TEST(DisaggCli, ExplainOnePool) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without a TTFT SLO, a cluster too small for one prefill and one decode instance says so, not
+// "meets the TTFT SLO of 0 ms": Llama-3.1-70B in BF16 (141 GB of weights) needs two 80 GiB H100s
+// per instance, four for a pair, and the cluster has two.
+TEST(DisaggCli, TooFewGpusForAPairIsNotAnSloMiss) {
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "2",
+                           "--mode", "serve", "--serving", "auto"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no prefill + decode pair fits in the cluster's GPUs"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("TTFT SLO of 0 ms"), std::string::npos) << r.out;
+}
+
+}  // namespace
