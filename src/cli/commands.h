@@ -23,5 +23,8 @@ Runner RegisterPlan(CLI::App& app);
 Runner RegisterCompare(CLI::App& app);
 Runner RegisterCapacity(CLI::App& app);
 Runner RegisterSweep(CLI::App& app);
+// `plan --gpu a,b,c` (cmd_plan_hardware.cc): `plan_args` are the arguments after "plan".
+bool IsHardwareComparison(const std::vector<std::string>& plan_args);
+int RunPlanHardware(const std::vector<std::string>& plan_args);
 
 }  // namespace l2s::cli

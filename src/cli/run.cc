@@ -57,6 +57,10 @@ int Main(int argc, char** argv) {
   add("compare", l2s::cli::RegisterCompare(app));
   add("capacity", l2s::cli::RegisterCapacity(app));
   add("sweep", l2s::cli::RegisterSweep(app));
+  if (argc >= 2 && std::string_view(argv[1]) == "plan") {
+    const std::vector<std::string> plan_args(argv + 2, argv + argc);
+    if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

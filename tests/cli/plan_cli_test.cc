@@ -612,3 +612,52 @@ TEST(PlanCli, EmitWritesTheLaunchFiles) {
 }
 
 }  // namespace
+
+namespace {
+
+// `plan --gpu a,b` (issue 46): each row is that GPU type's own plan (`plan --gpu G --json`), its
+// cost at that GPU type's price; the fastest and the cheapest are named; a price list of the
+// wrong length is one line and exit 2.
+TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
+  const std::vector<std::string> common = {"plan", "--model", "llama-3.1-8b", "--gpus", "1",
+                                           "--mode", "decode", "--context", "4096", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const Result table = RunL2s(with({"--gpu", "h100,h200", "--price-per-gpu-hour", "2,4"}));
+  ASSERT_EQ(table.code, 0) << table.err;
+  const nlohmann::json t = nlohmann::json::parse(table.out);
+  ASSERT_EQ(t["hardware"].size(), 2u);
+  const char* gpus[] = {"h100", "h200"};
+  const char* prices[] = {"2", "4"};
+  double tps[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const Result one = RunL2s(with({"--gpu", gpus[k], "--price-per-gpu-hour", prices[k]}));
+    ASSERT_EQ(one.code, 0) << one.err;
+    const nlohmann::json o = nlohmann::json::parse(one.out);
+    const nlohmann::json& row = t["hardware"][k];
+    EXPECT_EQ(row["gpu"], gpus[k]);
+    tps[k] = o["best"]["tokens_per_s_per_gpu"];
+    EXPECT_DOUBLE_EQ(row["tokens_per_s_per_gpu"].get<double>(), tps[k]);
+    EXPECT_EQ(row["strategy"], o["best"]["strategy"]);
+    EXPECT_DOUBLE_EQ(row["cost"]["usd_per_mtok_output"].get<double>(),
+                     o["best"]["cost"]["usd_per_mtok_output"].get<double>());
+    EXPECT_DOUBLE_EQ(row["cost"]["price_per_gpu_hour"].get<double>(), k == 0 ? 2.0 : 4.0);
+  }
+  EXPECT_EQ(t["fastest_per_gpu"], tps[1] > tps[0] ? "h200" : "h100");
+  const double usd0 = t["hardware"][0]["cost"]["usd_per_mtok_output"];
+  const double usd1 = t["hardware"][1]["cost"]["usd_per_mtok_output"];
+  EXPECT_EQ(t["cheapest_per_output_token"], usd1 < usd0 ? "h200" : "h100");
+
+  const Result bad = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--gpu", "h100,h200",
+                             "--price-per-gpu-hour", "2,3,4"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--price-per-gpu-hour 2,3,4: 3 prices for 2 GPU types"), std::string::npos)
+      << bad.err;
+  const Result unknown = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--gpu", "h100,nosuch"});
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+}
+
+}  // namespace
