@@ -19,6 +19,7 @@ constexpr double kMarginTop = 48;     // title
 constexpr double kMarginBottom = 64;  // x tick labels and the x label
 constexpr double kLegendMinWidth = 150;  // legend column right of the plot
 constexpr double kFontPx = 13;
+constexpr double kLegendTextOffsetPx = 16 + 36;  // plot edge -> legend sample -> its label
 constexpr double kTitlePx = 16;
 constexpr double kLegendRowPx = 20;
 
@@ -213,13 +214,23 @@ std::string RenderSvg(const Plot& plot) {
   if (ax.hi == ax.lo) ax.hi = ax.lo + 1;
   if (ay.hi == ay.lo) ay.hi = ay.lo + 1;
 
+  // The canvas: the requested picture, widened when the longest legend label (capped column)
+  // would run past its right edge and heightened when the legend rows would run past its bottom,
+  // so that no label is clipped (the plot area keeps its size).
+  size_t named = 0;
+  for (const PlotSeries& s : plot.series) named += !s.name.empty();
+  const double canvas_w = std::ceil(std::max(
+      W, plot_x1 + kLegendTextOffsetPx + 0.6 * kFontPx * static_cast<double>(longest) + 8));
+  const double canvas_h =
+      std::ceil(std::max(H, plot_y0 + 10 + kLegendRowPx * static_cast<double>(named) + 8));
   std::string out;
   out += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
       "font-size=\"{2}\">\n",
-      W, H, kFontPx);
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", W, H);
+      canvas_w, canvas_h, kFontPx);
+  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n",
+                     canvas_w, canvas_h);
   out += "<defs><clipPath id=\"plotarea\">";
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", Num(plot_x0),
                      Num(plot_y0), Num(plot_x1 - plot_x0), Num(plot_y1 - plot_y0));
@@ -361,7 +372,7 @@ std::string RenderSvg(const Plot& plot) {
       out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" {}/>\n", Num(lx), Num(ly),
                          Num(lx + 28), Num(ly), StrokeAttrs(legend_line));
     }
-    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", Num(lx + 36), Num(ly + 4.5),
+    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", Num(plot_x1 + kLegendTextOffsetPx), Num(ly + 4.5),
                        XmlEscape(s.name));
     ly += kLegendRowPx;
   }

@@ -95,6 +95,20 @@ TEST(RenderSvg, MapsDataToThePlotArea) {
   EXPECT_NE(RenderSvg(p).find("90.00,496.00 754.00,48.00"), std::string::npos);
   p.series[0].name = std::string(60, 'a');
   EXPECT_NE(RenderSvg(p).find("90.00,496.00 640.00,48.00"), std::string::npos);
+  // ... and the label, from 640 + 16 + 36 = 692 px for 0.6 x 13 x 60 = 468 px, would end at
+  // 1,160 px, past the 960 px picture (issue 46: a clipped legend): the canvas widens to
+  // 1,160 + 8 = 1,168 px, the plot area unchanged.
+  EXPECT_NE(RenderSvg(p).find("width=\"1168\" height=\"560\" viewBox=\"0 0 1168 560\""),
+            std::string::npos)
+      << RenderSvg(p).substr(0, 300);
+  // 30 legend rows of 20 px from y = 48 + 10 run to 658 px: the canvas grows to 666 px.
+  p.series[0].name = "a";
+  for (int i = 0; i < 29; ++i) {
+    PlotSeries more = p.series[0];
+    more.name = "s" + std::to_string(i);
+    p.series.push_back(more);
+  }
+  EXPECT_NE(RenderSvg(p).find("height=\"666\""), std::string::npos) << RenderSvg(p).substr(0, 300);
 }
 
 TEST(RenderSvg, WellFormedWithLabelsLegendAndEscaping) {
