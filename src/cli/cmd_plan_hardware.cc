@@ -2,8 +2,6 @@
 // GPU type is exactly `l2s plan ... --gpu G --json` run in a child process (sweep::ProcessRunner,
 // as sweeps run scenarios), so every row equals that plan; this file only builds the argument
 // lists and formats the rows (sweep::Summary reads each plan's JSON).
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -13,17 +11,10 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
-#include "common/text.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {
 namespace {
-
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -37,20 +28,26 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
-// Where `plan` takes its --gpu value in `args` (the arguments after "plan"): the index of the
-// value, or -1. Handles "--gpu X" and "--gpu=X".
-int GpuValueIndex(const std::vector<std::string>& args, bool* joined) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--gpu" && i + 1 < args.size()) {
-      *joined = false;
-      return static_cast<int>(i + 1);
-    }
-    if (args[i].rfind("--gpu=", 0) == 0) {
-      *joined = true;
-      return static_cast<int>(i);
-    }
+// Where `flag` ("--gpu") takes its value in `args` (the arguments after "plan"): "--flag X" or
+// "--flag=X". `index` is -1 when the flag is absent.
+struct FlagValue {
+  int index = -1;       // the argument holding the value
+  bool joined = false;  // "--flag=X" (the value after the '=')
+  std::string value;
+  // The argument that gives `flag` the value `v`, in the same form.
+  std::string With(const std::string& flag, const std::string& v) const {
+    return joined ? flag + "=" + v : v;
   }
-  return -1;
+};
+
+FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size())
+      return {static_cast<int>(i + 1), false, args[i + 1]};
+    if (args[i].rfind(flag + "=", 0) == 0)
+      return {static_cast<int>(i), true, args[i].substr(flag.size() + 1)};
+  }
+  return {};
 }
 
 std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
@@ -61,51 +58,36 @@ std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
 }  // namespace
 
 bool IsHardwareComparison(const std::vector<std::string>& plan_args) {
-  bool joined = false;
-  const int i = GpuValueIndex(plan_args, &joined);
-  if (i < 0) return false;
-  const std::string v = joined ? plan_args[i].substr(6) : plan_args[i];
-  return v.find(',') != std::string::npos;
+  const FlagValue gpu = FindFlag(plan_args, "--gpu");
+  return gpu.index >= 0 && gpu.value.find(',') != std::string::npos;
 }
 
 int RunPlanHardware(const std::vector<std::string>& plan_args) {
-  bool joined = false;
-  const int gi = GpuValueIndex(plan_args, &joined);
-  const std::string value = joined ? plan_args[gi].substr(6) : plan_args[gi];
-  const std::vector<std::string> gpus = SplitCommas(value);
+  // The child plans print JSON; --json here only chooses this table's form.
+  bool want_json = false;
+  std::vector<std::string> base;
+  for (const std::string& a : plan_args) {
+    if (a == "--json") want_json = true;
+    else base.push_back(a);
+  }
+  const FlagValue gpu = FindFlag(base, "--gpu");
+  const std::vector<std::string> gpus = SplitCommas(gpu.value);
   for (const std::string& g : gpus)
-    if (g.empty()) return Fail(fmt::format("--gpu {}: an empty GPU type in the list", value));
-  const std::string exe = SelfExe();
+    if (g.empty()) return Fail(fmt::format("--gpu {}: an empty GPU type in the list", gpu.value));
+  // --price-per-gpu-hour p1,p2,...: one price per GPU type, in the order of --gpu.
+  const FlagValue price = FindFlag(base, "--price-per-gpu-hour");
+  std::vector<std::string> prices;
+  if (price.index >= 0 && price.value.find(',') != std::string::npos) {
+    prices = SplitCommas(price.value);
+    if (prices.size() != gpus.size())
+      return Fail(fmt::format("--price-per-gpu-hour {}: {} prices for {} GPU types (give one, or "
+                              "one per GPU type in the order of --gpu)",
+                              price.value, prices.size(), gpus.size()));
+  }
+  const std::string exe = sweep::SelfExe();
   if (exe.empty() || exe.find("l2s") == std::string::npos)
     return Fail("plan --gpu a,b,c runs the l2s binary once per GPU type; this process is not it "
                 "(from Python, call l2s.plan once per GPU type)");
-  bool want_json = false;
-  std::vector<std::string> base;
-  // --price-per-gpu-hour p1,p2,...: one price per GPU type, in the order of --gpu.
-  int price_index = -1;
-  std::vector<std::string> prices;
-  for (size_t i = 0; i < plan_args.size(); ++i) {
-    const std::string& a = plan_args[i];
-    if (a == "--json") {
-      want_json = true;
-      continue;
-    }
-    base.push_back(a);
-    if (a == "--price-per-gpu-hour" && i + 1 < plan_args.size() &&
-        plan_args[i + 1].find(',') != std::string::npos) {
-      prices = SplitCommas(plan_args[i + 1]);
-      if (prices.size() != gpus.size())
-        return Fail(fmt::format("--price-per-gpu-hour {}: {} prices for {} GPU types (give one, or "
-                                "one per GPU type in the order of --gpu)",
-                                plan_args[i + 1], prices.size(), gpus.size()));
-      price_index = static_cast<int>(base.size());
-      base.push_back(plan_args[++i]);
-    }
-  }
-  const int gpu_index = [&] {
-    bool j = false;
-    return GpuValueIndex(base, &j);
-  }();
   const sweep::Runner run = sweep::ProcessRunner(exe);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
@@ -114,9 +96,8 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     s.index = k;
     s.gpu = gpus[k];
     s.argv = base;
-    if (joined) s.argv[gpu_index] = "--gpu=" + gpus[k];
-    else s.argv[gpu_index] = gpus[k];
-    if (price_index >= 0) s.argv[price_index] = prices[k];
+    s.argv[gpu.index] = gpu.With("--gpu", gpus[k]);
+    if (!prices.empty()) s.argv[price.index] = price.With("--price-per-gpu-hour", prices[k]);
     s.argv.push_back("--json");
     if (!JsonMode()) fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
     const sweep::Outcome o = run(s);

@@ -1,7 +1,6 @@
 // l2s sweep FILE: runs a scenario grid (src/sweep) — flags only; the logic is in l2s_sweep.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -26,13 +25,6 @@ struct SweepFlags {
   std::string l2s_binary;
 };
 
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 int Run(const SweepFlags& f) {
   std::optional<sweep::MpiSession> mpi;
   if (sweep::MpiBuilt() && sweep::LaunchedByMpi()) mpi.emplace();
@@ -46,7 +38,7 @@ int Run(const SweepFlags& f) {
     if (const char* l = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); l && mpi) local = std::max(1, std::atoi(l));
     jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
   }
-  const std::string exe = f.l2s_binary.empty() ? SelfExe() : f.l2s_binary;
+  const std::string exe = f.l2s_binary.empty() ? sweep::SelfExe() : f.l2s_binary;
   if (exe.empty()) return Fail(Status::NotFound("cannot find the l2s binary (pass --l2s-binary)"));
   sweep::SweepOptions opt;
   opt.out_dir = f.out;

@@ -62,6 +62,12 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 Runner ProcessRunner(std::string exe) {
   return [exe](const Scenario& s) -> Outcome {
     Outcome o;

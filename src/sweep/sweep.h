@@ -31,6 +31,9 @@ using Runner = std::function<Outcome(const Scenario&)>;
 
 // Runs `exe plan ARGV...` in a child process (stderr dropped) and captures stdout.
 Runner ProcessRunner(std::string exe);
+// The running binary's path (/proc/self/exe), "" if unreadable: the `exe` of ProcessRunner when
+// l2s runs its own plans (sweeps, plan --gpu a,b,c).
+std::string SelfExe();
 
 // Combines every rank's finished store lines on rank 0 (MPI); single process: returns `mine`.
 using Gather = std::function<std::vector<std::string>(const std::vector<std::string>& mine)>;

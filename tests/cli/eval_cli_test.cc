@@ -441,7 +441,7 @@ TEST(EvalCli, CostFollowsThePriceAndTheBoardPower) {
       "--strategy tp=1,dp=2 --json";
   const Result priced = RunL2s(base + " --price-per-gpu-hour 3.6");
   ASSERT_EQ(priced.code, 0) << priced.err;
-  const nlohmann::json j = nlohmann::json::parse(priced.out);
+  const nlohmann::json j = ParseJson(priced.out);
   const double tps = j["tokens_per_s_per_gpu"];
   const nlohmann::json& c = j["cost"];
   // $3.6/GPU-h = $0.001/s per GPU; input+output tokens = output x (1024 + 256) / 256.
@@ -454,7 +454,7 @@ TEST(EvalCli, CostFollowsThePriceAndTheBoardPower) {
 
   const Result unpriced = RunL2s(base);
   ASSERT_EQ(unpriced.code, 0) << unpriced.err;
-  const nlohmann::json u = nlohmann::json::parse(unpriced.out);
+  const nlohmann::json u = ParseJson(unpriced.out);
   EXPECT_TRUE(u["cost"]["usd_per_mtok_output"].is_null());
   EXPECT_TRUE(u["cost"]["price_per_gpu_hour"].is_null());
   EXPECT_NEAR(u["cost"]["tokens_per_joule_output"].get<double>(), tps / 700, 1e-9);
