@@ -125,6 +125,8 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                     : nlohmann::json();
     r["reason"] = sum["reason"];
     rows.push_back(r);
+    // The workload's mode (decode has no TTFT, prefill no TPOT: "n/a" in the table, as plan says).
+    sum["mode"] = plan.is_object() && plan.contains("problem") ? plan["problem"].value("mode", "") : "";
     summaries.push_back(sum);
   }
   // The fastest per GPU and, with a price, the cheapest per output token.
@@ -160,8 +162,9 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
         continue;
       }
       fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", gpus[k],
-                 Cell(s["tokens_per_s_per_gpu"], "{:.2f}"), Cell(s["ttft_ms"], "{:.1f}"),
-                 Cell(s["tpot_ms"], "{:.2f}"), Cell(s["usd_per_mtok_output"], "{:.3f}"),
+                 Cell(s["tokens_per_s_per_gpu"], "{:.2f}"),
+                 s["mode"] == "decode" ? std::string("n/a") : Cell(s["ttft_ms"], "{:.1f}"),
+                 s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"), Cell(s["usd_per_mtok_output"], "{:.3f}"),
                  Cell(s["tokens_per_joule_output"], "{:.2f}"),
                  s["engine"].is_string() ? s["engine"].get<std::string>() : "-",
                  s["strategy"].is_string() ? s["strategy"].get<std::string>() : "-");

@@ -2,6 +2,7 @@
 // contract, the recommendation never below the Megatron heuristic, one-line errors with their
 // exit codes, and Ctrl-C (SIGINT to a child running a long search: exit 130 with the best plan so
 // far). Also the progress line (src/cli/progress.h). Nothing here asserts on timing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -651,6 +652,12 @@ TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
   const double usd1 = t["hardware"][1]["cost"]["usd_per_mtok_output"];
   EXPECT_EQ(t["cheapest_per_output_token"], usd1 < usd0 ? "h200" : "h100");
 
+  // The text table: a decode workload has no TTFT ("n/a", as plan prints it), not 0.0 ms.
+  const Result text = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--mode", "decode",
+                              "--context", "4096", "--gpu", "h100,h200"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find(fmt::format("  h100     {:>10.2f}       n/a", tps[0])), std::string::npos)
+      << text.out;
   const Result bad = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--gpu", "h100,h200",
                              "--price-per-gpu-hour", "2,3,4"});
   EXPECT_EQ(bad.code, 2);
