@@ -257,6 +257,22 @@ bool JointSpace::structural(int h) const {
   return proto_->structural((h - kFirstStrategy) % strat_heads_);
 }
 
+int JointSpace::group(int h) const {
+  if (h < kFirstStrategy) return -1;
+  const int b = h - kFirstStrategy;
+  const int g = proto_->group(b % strat_heads_);
+  return g < 0 ? -1 : g + (b < strat_heads_ ? 0 : 16);
+}
+
+bool JointSpace::batch(int h) const {
+  return h >= kFirstStrategy && proto_->batch((h - kFirstStrategy) % strat_heads_);
+}
+
+int JointSpace::recipe_option(int h) const {
+  if (h < kFirstStrategy) return 0;
+  return proto_->recipe_option((h - kFirstStrategy) % strat_heads_);
+}
+
 JointSpace::Point JointSpace::Decode(std::span<const int> idx) const {
   Point p;
   p.model = idx[kPools];

@@ -49,6 +49,11 @@ class JointSpace final : public EncodedSpace {
   double Size() const override;
   bool ordinal(int h) const override;
   bool structural(int h) const override;
+  // Each role's strategy heads carry the strategy space's hints (its operator groups, the
+  // decode role's ids offset by 16; its batch head; Megatron's dims as the recipe).
+  int group(int h) const override;
+  bool batch(int h) const override;
+  int recipe_option(int h) const override;
 
   // A decoded point.
   struct Point {

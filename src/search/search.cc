@@ -278,7 +278,7 @@ Status SpecValueError(const SearcherSpec& spec) {
 // ---------------------------------------------------------------- registry
 
 std::vector<std::string> SearcherNames() {
-  return {"rl", "sa", "rw", "random", "ga", "megatron", "default", "oracle"};
+  return {"local", "rl", "sa", "rw", "random", "ga", "megatron", "default", "oracle"};
 }
 
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
@@ -286,6 +286,7 @@ StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
   if (!parsed.ok()) return parsed.status();
   const SearcherSpec& spec = *parsed;
   const std::string& n = spec.name;
+  if (n == "local") return MakeLocalSearcher(spec);
   if (n == "rl") return MakeRlSearcher(spec);
   if (n == "sa") return MakeSaSearcher(spec);
   if (n == "rw") return MakeRwSearcher(spec);

@@ -152,7 +152,7 @@ class Searcher {
 // (rl.h 12.) and the decomposed disaggregated search's decode probes (joint.h) rank with it.
 double NearSloPotential(const Evaluation& e, const Workload& w);
 
-// Names accepted by MakeSearcher: rl, sa, rw, random, ga, megatron, default, oracle.
+// Names accepted by MakeSearcher: local, rl, sa, rw, random, ga, megatron, default, oracle.
 std::vector<std::string> SearcherNames();
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view spec);
 

@@ -196,6 +196,7 @@ TEST_P(SearcherInvariants, CancellationStopsWithBestSoFar) {
 std::vector<std::string> SearcherSpecs() {
   std::vector<std::string> specs = SearcherNames();
   specs.push_back("rl(warm=0)");
+  specs.push_back("local(without=pair+crossover)");
   return specs;
 }
 
@@ -234,7 +235,7 @@ TEST(SearcherCrossChecks, MetaheuristicsReachTheOptimumOfATinyProblem) {
   const SearchResult oracle = RunSpec("oracle", in, 0, 0);
   ASSERT_TRUE(oracle.found);
   const int64_t budget = static_cast<int64_t>(4 * in.space->Size());
-  for (const char* spec : {"sa", "ga", "rw"}) {
+  for (const char* spec : {"sa", "ga", "rw", "local"}) {
     const SearchResult r = RunSpec(spec, in, budget, 7);
     ASSERT_TRUE(r.found) << spec;
     EXPECT_NEAR(r.eval.tokens_per_s_per_gpu, oracle.eval.tokens_per_s_per_gpu,

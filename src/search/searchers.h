@@ -49,6 +49,9 @@ StatusOr<std::unique_ptr<Searcher>> MakeGaSearcher(const SearcherSpec& spec);
 StatusOr<std::unique_ptr<Searcher>> MakeMegatronSearcher(const SearcherSpec& spec);
 // default: the hand-written rule of thumb. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeDefaultSearcher(const SearcherSpec& spec);
+// local(patience=80,without=): iterated local search over the registered moves (moves/move.h),
+// a bandit choosing among them; without=a+b leaves moves out (the ablation).
+StatusOr<std::unique_ptr<Searcher>> MakeLocalSearcher(const SearcherSpec& spec);
 // oracle: the exact optimum over the whole space. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeOracleSearcher(const SearcherSpec& spec);
 

@@ -32,6 +32,19 @@ class EncodedSpace {
   virtual bool ordinal(int h) const { (void)h; return false; }
   // rl's pair sweep moves head h (degrees, batch and the like; not the operator dims).
   virtual bool structural(int h) const { (void)h; return true; }
+
+  // Hints for the local searcher's moves (search/moves/move.h):
+  // heads of one operator group (attention's three dims, an FFN pair) share an id >= 0, unique
+  // across the space; -1: the head belongs to no group;
+  virtual int group(int h) const { (void)h; return -1; }
+  // head h is a batch head: batch fitting moves it down after a memory or SLO miss and up after
+  // a valid point while that pays;
+  virtual bool batch(int h) const { (void)h; return false; }
+  // the option a recipe move sets head h to (Megatron's dim for an operator dim);
+  virtual int recipe_option(int h) const { (void)h; return 0; }
+  // rewrites a complete valid point to the representative of the points that run identically
+  // (the local searcher's cache key); the default leaves it as it is.
+  virtual void Canonicalize(std::vector<int>* idx) const { (void)idx; }
 };
 
 }  // namespace l2s

@@ -748,4 +748,36 @@ bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant) {
   return false;
 }
 
+int StrategySpace::group(int h) const {
+  if (h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size())) return -1;
+  switch (ops_[h - kFirstDim]) {
+    case Op::kAttnQkv:
+    case Op::kAttnCore:
+    case Op::kAttnOut: return 0;
+    case Op::kMoeFfn1:
+    case Op::kMoeFfn2: return 1;
+    case Op::kSharedFfn1:
+    case Op::kSharedFfn2: return 2;
+    case Op::kDenseFfn1:
+    case Op::kDenseFfn2: return 3;
+    case Op::kMoeRouter: return 4;
+    case Op::kEmbed: return 5;
+    case Op::kLmHead: return 6;
+  }
+  return -1;
+}
+
+int StrategySpace::recipe_option(int h) const {
+  if (h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size())) return 0;
+  const Op op = ops_[h - kFirstDim];
+  const std::vector<Dim>& opts = dim_options(op);
+  const auto it = std::find(opts.begin(), opts.end(), MegatronDims()[static_cast<int>(op)]);
+  return it == opts.end() ? 0 : static_cast<int>(it - opts.begin());
+}
+
+void StrategySpace::Canonicalize(std::vector<int>* idx) const {
+  std::vector<int> c;
+  if (Encode(Canonical(*model_, Decode(*idx)), &c)) idx->swap(c);
+}
+
 }  // namespace l2s

@@ -176,6 +176,13 @@ class StrategySpace final : public EncodedSpace {
   bool structural(int h) const override {
     return h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size());
   }
+  // Operator groups: attention (qkv, core, out), each FFN pair (MoE, shared, dense), and the
+  // router, embedding and LM head each alone. The batch head is kBatch. Recipe: Megatron's dims.
+  // Canonicalize: Encode(Canonical(model, Decode(idx))) when representable.
+  int group(int h) const override;
+  bool batch(int h) const override { return h == kBatch; }
+  int recipe_option(int h) const override;
+  void Canonicalize(std::vector<int>* idx) const override;
   const ModelSpec& model() const { return *model_; }
 
  private:

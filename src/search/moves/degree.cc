@@ -1,0 +1,31 @@
+// degree: one degree head (pp, tp, ep; a pool's GPU count) to the nearest valid option either
+// side (three times in four) or to any other valid option; the heads after it keep their options
+// where still valid (RepairNearest).
+#include "search/moves/registry.h"
+
+namespace l2s::moves {
+namespace {
+
+class DegreeMove final : public Move {
+ public:
+  std::string_view name() const override { return "degree"; }
+  std::string_view summary() const override {
+    return "one degree (pp, tp, ep, a pool's GPUs) one option either way, or any other option";
+  }
+  bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
+    const std::vector<int> heads =
+        HeadsWhere(ctx.space, [&](int h) { return IsDegreeHead(ctx.space, h); });
+    if (heads.empty()) return false;
+    const int h = heads[rng.Uniform(static_cast<int>(heads.size()))];
+    return ChangeHead(ctx.space, rng, h, rng.Uniform(4) != 0, idx);
+  }
+};
+
+}  // namespace
+
+const Move* DegreeMoveInstance() {
+  static const DegreeMove m;
+  return &m;
+}
+
+}  // namespace l2s::moves

@@ -1,0 +1,30 @@
+// option: one of the other structural choices (sp, expert slots, overlap, MTP depth, the pool
+// assignment) to another valid option.
+#include "search/moves/registry.h"
+
+namespace l2s::moves {
+namespace {
+
+class OptionMove final : public Move {
+ public:
+  std::string_view name() const override { return "option"; }
+  std::string_view summary() const override {
+    return "one of sp, expert slots, overlap, MTP depth, the pool assignment";
+  }
+  bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
+    const std::vector<int> heads =
+        HeadsWhere(ctx.space, [&](int h) { return IsOptionHead(ctx.space, h); });
+    if (heads.empty()) return false;
+    return ChangeHead(ctx.space, rng, heads[rng.Uniform(static_cast<int>(heads.size()))], false,
+                      idx);
+  }
+};
+
+}  // namespace
+
+const Move* OptionMoveInstance() {
+  static const OptionMove m;
+  return &m;
+}
+
+}  // namespace l2s::moves
