@@ -166,7 +166,7 @@ int Main(int argc, char** argv) {
   const std::string cmd = argv[1];
   std::map<std::string, std::string> opt = {{"--set", "2"},      {"--count", "30"},
                                             {"--seeds", "5"},    {"--budgets", "1000,4000"},
-                                            {"--searchers", "local"}, {"--shard", "0/1"}};
+                                            {"--searchers", "local"}, {"--shard", "0/1"}, {"--problem", "0"}};
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -220,6 +220,19 @@ int Main(int argc, char** argv) {
     for (size_t i = 0; i < set_p.size(); ++i)
       std::cout << fmt::format("| {} | {} | {:.2f} | {:.1e} |\n", i, set_p[i]->d.text,
                                set_p[i]->optimum, set_p[i]->space.Size());
+    return 0;
+  }
+  if (cmd == "show") {  // one problem's optimum and each run's best: --problem K
+    auto problems = MakeSet(set, count, false);
+    const Solved& s = *problems.at(std::stoul(opt["--problem"]));
+    std::cout << s.d.text << "\noracle " << fmt::format("{:.2f}", s.optimum) << " " << s.best << "\n";
+    for (const std::string& spec : SplitTop(opt["--searchers"], ','))
+      for (int seed = 0; seed < std::stoi(opt["--seeds"]); ++seed) {
+        SearchResult r = (*MakeSearcher(spec))->Search(*s.sim, s.space,
+                                                       std::stoll(opt["--budgets"]), seed, nullptr);
+        std::cout << fmt::format("{} seed {}: {:.4f} {}\n", spec, seed,
+                                 r.eval.tokens_per_s_per_gpu / s.optimum, ToText(r.best));
+      }
     return 0;
   }
   if (cmd != "run") return Usage();

@@ -268,9 +268,9 @@ bool JointSpace::batch(int h) const {
   return h >= kFirstStrategy && proto_->batch((h - kFirstStrategy) % strat_heads_);
 }
 
-int JointSpace::recipe_option(int h) const {
-  if (h < kFirstStrategy) return 0;
-  return proto_->recipe_option((h - kFirstStrategy) % strat_heads_);
+int JointSpace::recipe_option(int h, int r) const {
+  if (h < kFirstStrategy) return -1;
+  return proto_->recipe_option((h - kFirstStrategy) % strat_heads_, r);
 }
 
 JointSpace::Point JointSpace::Decode(std::span<const int> idx) const {

@@ -50,10 +50,11 @@ class JointSpace final : public EncodedSpace {
   bool ordinal(int h) const override;
   bool structural(int h) const override;
   // Each role's strategy heads carry the strategy space's hints (its operator groups, the
-  // decode role's ids offset by 16; its batch head; Megatron's dims as the recipe).
+  // decode role's ids offset by 16; its batch head; its recipes).
   int group(int h) const override;
   bool batch(int h) const override;
-  int recipe_option(int h) const override;
+  int num_recipes() const override { return proto_->num_recipes(); }
+  int recipe_option(int h, int r) const override;
 
   // A decoded point.
   struct Point {

@@ -2,7 +2,9 @@
 // searcher. It is local search, not learning: a bandit picks the next move by its recent gains.
 //
 // One search:
-//   1. Start: a uniformly drawn structure with the recipe's (Megatron's) dims, batch-fitted.
+//   1. Start: the best of 8 uniformly drawn structures, each with a recipe's dims (one of the
+//      space's recipes, uniformly chosen: StrategySpace's Megatron, data-parallel attention,
+//      data parallel), batch-fitted.
 //   2. Step: the bandit draws a move with probability proportional to 0.02 + g, g being an
 //      exponential average (factor 0.9) of its recent outcomes (1: its proposal beat the
 //      incumbent; 0: not, or it had nothing to propose); g starts at 0.2. The proposal is
@@ -26,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "search/joint.h"
 #include "search/moves/move.h"
 #include "search/moves/registry.h"
 #include "search/sampling.h"
@@ -55,29 +58,12 @@ struct KeyHash {
 };
 
 constexpr int kElites = 8;
+constexpr int kStarts = 8;
 constexpr int kFitDown = 3;
 constexpr double kDecay = 0.9, kFloor = 0.02, kPrior = 0.2;
 // Proposals in a row that cost no call (every one cached or empty) before the search stops: the
 // neighbourhood of everything reachable has been evaluated.
 constexpr int kMaxIdle = 20000;
-
-class LocalSearcher : public ObjectiveSearcher {
- public:
-  LocalSearcher(int patience, std::vector<const moves::Move*> active, std::string without)
-      : patience_(patience), moves_(std::move(active)), without_(std::move(without)) {}
-  std::string name() const override {
-    return without_.empty() ? fmt::format("local(patience={})", patience_)
-                            : fmt::format("local(patience={},without={})", patience_, without_);
-  }
-
- protected:
-  SearchResult Run(Objective& obj, uint64_t seed) override;
-
- private:
-  int patience_;
-  std::vector<const moves::Move*> moves_;
-  std::string without_;
-};
 
 class LocalRun {
  public:
@@ -87,14 +73,32 @@ class LocalRun {
     if (obj.strategy_space() != nullptr) workload_ = &obj.sim().problem().workload;
   }
 
-  void Go() {
-    std::vector<int> inc(space_.num_heads(), 0);
-    if (!moves::RepairNearest(space_, &inc, 0) || !Start(&inc)) return;
-    std::optional<Score> s = Evaluate(inc);
-    if (!s) return;
-    Fit(&inc, &*s);
-    Offer(inc, *s);
-    Score inc_score = *s;
+  // starts: points evaluated first (in order), before the drawn starts that make up kStarts;
+  // start_only: only those, batch-fitted, and no search.
+  void Go(const std::vector<std::vector<int>>& starts = {}, bool start_only = false) {
+    std::vector<int> base(space_.num_heads(), 0);
+    if (!moves::RepairNearest(space_, &base, 0)) return;
+    std::vector<int> inc;
+    Score inc_score;
+    const int n = start_only ? static_cast<int>(starts.size())
+                             : std::max(kStarts, static_cast<int>(starts.size()));
+    for (int k = 0; k < n && !obj_.Done(); ++k) {
+      std::vector<int> p = base;
+      if (k < static_cast<int>(starts.size())) {
+        p = starts[k];
+      } else {
+        Start(&p);
+      }
+      std::optional<Score> s = Evaluate(p);
+      if (!s) break;
+      Fit(&p, &*s);
+      Offer(p, *s);
+      if (inc.empty() || Better(*s, inc_score)) {
+        inc = p;
+        inc_score = *s;
+      }
+    }
+    if (inc.empty() || start_only) return;
     int stall = 0, idle = 0, kicks = 0;
     while (!obj_.Done() && idle < kMaxIdle) {
       const int m = Pick();
@@ -253,11 +257,53 @@ class LocalRun {
   std::vector<Score> elite_scores_;
 };
 
-SearchResult LocalSearcher::Run(Objective& obj, uint64_t seed) {
-  LocalRun run(obj, moves_, patience_, seed);
-  run.Go();
-  return obj.Finish(name());
-}
+class LocalSearcher : public Searcher {
+ public:
+  LocalSearcher(int patience, std::vector<const moves::Move*> active, std::string without)
+      : patience_(patience), moves_(std::move(active)), without_(std::move(without)) {}
+  std::string name() const override {
+    return without_.empty() ? fmt::format("local(patience={})", patience_)
+                            : fmt::format("local(patience={},without={})", patience_, without_);
+  }
+  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
+                      uint64_t seed, Observer* observer) override {
+    Objective obj(sim, space, budget, observer);
+    LocalRun(obj, moves_, patience_, seed).Go();
+    return obj.Finish(name());
+  }
+  // The joint disaggregated space by decomposition (joint.h SearchJointDecomposed): local search
+  // on each role's own StrategySpace, from the decomposition's start points.
+  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
+                             Observer* observer) override {
+    if (const auto* jp = dynamic_cast<const JointProblem*>(&problem)) {
+      SearchResult r = SearchJointDecomposed(*jp, budget, seed, observer, RoleRun());
+      r.searcher = name();
+      return r;
+    }
+    Objective obj(problem, budget, observer);
+    LocalRun(obj, moves_, patience_, seed).Go();
+    return obj.Finish(name());
+  }
+
+ private:
+  l2s::RoleRun RoleRun() const {
+    return [this](const Simulator& sim, const StrategySpace& space, int64_t budget, uint64_t seed,
+                  std::span<const Strategy> start, bool start_only, Observer* observer) {
+      Objective obj(sim, space, budget, observer);
+      std::vector<std::vector<int>> starts;
+      for (const Strategy& s : start) {
+        std::vector<int> idx;
+        if (space.Encode(s, &idx) && space.Valid(idx)) starts.push_back(std::move(idx));
+      }
+      LocalRun(obj, moves_, patience_, seed).Go(starts, start_only);
+      return obj.Finish(name());
+    };
+  }
+
+  int patience_;
+  std::vector<const moves::Move*> moves_;
+  std::string without_;
+};
 
 }  // namespace
 

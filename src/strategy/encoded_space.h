@@ -40,8 +40,11 @@ class EncodedSpace {
   // head h is a batch head: batch fitting moves it down after a memory or SLO miss and up after
   // a valid point while that pays;
   virtual bool batch(int h) const { (void)h; return false; }
-  // the option a recipe move sets head h to (Megatron's dim for an operator dim);
-  virtual int recipe_option(int h) const { (void)h; return 0; }
+  // recipes: known-good settings of the non-degree heads that a recipe move jumps to (e.g.
+  // Megatron's dims); recipe_option(h, r) is the option recipe r sets head h to, -1 when recipe r
+  // leaves head h alone; recipe 0 also names the option a repair prefers for a dim head;
+  virtual int num_recipes() const { return 1; }
+  virtual int recipe_option(int h, int r) const { (void)h; (void)r; return -1; }
   // rewrites a complete valid point to the representative of the points that run identically
   // (the local searcher's cache key); the default leaves it as it is.
   virtual void Canonicalize(std::vector<int>* idx) const { (void)idx; }

@@ -767,12 +767,17 @@ int StrategySpace::group(int h) const {
   return -1;
 }
 
-int StrategySpace::recipe_option(int h) const {
-  if (h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size())) return 0;
+int StrategySpace::recipe_option(int h, int r) const {
+  if (r < 0 || r > 2) return -1;
+  if (h == kSp) return head_sizes_[kSp] > 1 ? (r >= 1 ? 1 : 0) : -1;
+  if (h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size())) return -1;
   const Op op = ops_[h - kFirstDim];
+  const bool expert = op == Op::kMoeFfn1 || op == Op::kMoeFfn2;
+  const bool keep_megatron = r == 0 || op == Op::kLmHead || (r == 1 && expert);
+  const Dim want = keep_megatron ? MegatronDims()[static_cast<int>(op)] : Dim::kNone;
   const std::vector<Dim>& opts = dim_options(op);
-  const auto it = std::find(opts.begin(), opts.end(), MegatronDims()[static_cast<int>(op)]);
-  return it == opts.end() ? 0 : static_cast<int>(it - opts.begin());
+  const auto it = std::find(opts.begin(), opts.end(), want);
+  return it == opts.end() ? -1 : static_cast<int>(it - opts.begin());
 }
 
 void StrategySpace::Canonicalize(std::vector<int>* idx) const {

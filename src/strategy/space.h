@@ -177,11 +177,17 @@ class StrategySpace final : public EncodedSpace {
     return h < kFirstDim || h >= kFirstDim + static_cast<int>(ops_.size());
   }
   // Operator groups: attention (qkv, core, out), each FFN pair (MoE, shared, dense), and the
-  // router, embedding and LM head each alone. The batch head is kBatch. Recipe: Megatron's dims.
+  // router, embedding and LM head each alone. The batch head is kBatch. Recipes: 0 Megatron's
+  // dims with sp off; 1 data-parallel attention inside the tp group (every operator sharded over
+  // the tp group but the LM head `none`, sp on where searched; the expert FFNs and the LM head at
+  // Megatron's): with dims `none` a tp group computes as tp = 1 does, and sp keeps the residual
+  // split on tokens, so tp can grow without the all-gathers a replicated residual needs; 2 data
+  // parallel: every dim `none` but the LM head's (Megatron's), experts included, sp on.
   // Canonicalize: Encode(Canonical(model, Decode(idx))) when representable.
   int group(int h) const override;
   bool batch(int h) const override { return h == kBatch; }
-  int recipe_option(int h) const override;
+  int num_recipes() const override { return 3; }
+  int recipe_option(int h, int r) const override;
   void Canonicalize(std::vector<int>* idx) const override;
   const ModelSpec& model() const { return *model_; }
 

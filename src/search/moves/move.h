@@ -4,7 +4,7 @@
 // valid neighbour; it never evaluates anything. The meta-search chooses among the registered
 // moves by their recent gains and charges every evaluation to the budget, so a move's cost is the
 // simulator calls its proposals take. Moves are stateless and know no problem by name: what they
-// change is told by the space's hints (ordinal, structural, group, batch, recipe_option).
+// change is told by the space's hints (ordinal, structural, group, batch, recipes).
 #pragma once
 
 #include <span>
@@ -52,6 +52,9 @@ bool RepairNearest(const EncodedSpace& space, std::vector<int>* idx, int from);
 // options either side (uniformly), else uniformly among the other valid options; then repairs
 // the heads after h. False when head h has no other valid option.
 bool ChangeHead(const EncodedSpace& space, Rng& rng, int h, bool step, std::vector<int>* idx);
+// Sets every head recipe r sets (group -2) or only the dim heads of operator group `group` to
+// the recipe's option, then repairs. False when nothing changed or no repair exists.
+bool ApplyRecipe(const EncodedSpace& space, int r, int group, std::vector<int>* idx);
 // Heads satisfying `pred(h)`.
 template <class Pred>
 std::vector<int> HeadsWhere(const EncodedSpace& space, Pred pred) {

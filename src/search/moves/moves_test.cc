@@ -49,7 +49,7 @@ TEST(Moves, RegistryHasEveryMoveOnceByName) {
     EXPECT_EQ(FindMove(m->name()), m);
     EXPECT_FALSE(m->summary().empty());
   }
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 10u);
   EXPECT_EQ(FindMove("nope"), nullptr);
 }
 
@@ -98,13 +98,18 @@ TEST(Moves, EachMoveChangesOnlyWhatItNames) {
       EXPECT_EQ(groups.size(), 1u);
       EXPECT_GE(*groups.begin(), 0);
     }
-    // recipe: every changed head is a dim now at Megatron's option.
+    // recipe: every changed head is a dim or sp, now at one recipe's option.
     idx = start;
     if (FindMove("recipe")->Propose(ctx, rng, &idx)) {
-      for (int h : Changed(start, idx)) {
-        EXPECT_FALSE(sp.structural(h));
-        EXPECT_EQ(idx[h], sp.recipe_option(h));
+      bool one_recipe = false;
+      for (int r = 0; r < sp.num_recipes(); ++r) {
+        bool all = true;
+        for (int h : Changed(start, idx)) all = all && idx[h] == sp.recipe_option(h, r);
+        one_recipe = one_recipe || all;
       }
+      EXPECT_TRUE(one_recipe);
+      for (int h : Changed(start, idx))
+        EXPECT_TRUE(!sp.structural(h) || h == StrategySpace::kSp) << sp.head_name(h);
     }
     // batch: the batch head moves, the degrees stay.
     idx = start;
@@ -143,6 +148,35 @@ TEST(Moves, GroupsOfTheStrategySpace) {
   EXPECT_EQ(size[4], 1);  // router
   EXPECT_TRUE(sp.batch(StrategySpace::kBatch));
   EXPECT_FALSE(sp.batch(StrategySpace::kTp));
+}
+
+TEST(Moves, RecipesOfTheStrategySpace) {
+  // TinyMla on 4 GPUs, tp = 4: recipe 0 is Megatron's dims with sp off; recipe 1 data-parallel
+  // attention: every operator over the tp group `none` but the LM head, the expert FFNs and the
+  // LM head at Megatron's, sp on.
+  Spaces s;
+  const StrategySpace& sp = *s.spaces[2];
+  Strategy st;
+  st.tp = 4;
+  st.ep = 1;
+  st.batch = 4;
+  st.dims = MegatronDims();
+  ClearAbsentOps(sp.model(), &st);
+  std::vector<int> idx;
+  ASSERT_TRUE(sp.Encode(st, &idx));
+  std::vector<int> dp = idx;
+  ASSERT_TRUE(ApplyRecipe(sp, 1, -2, &dp));
+  const Strategy d = sp.Decode(dp);
+  EXPECT_TRUE(d.sp);
+  for (Op op : {Op::kEmbed, Op::kAttnQkv, Op::kAttnCore, Op::kAttnOut, Op::kMoeRouter,
+                Op::kSharedFfn1, Op::kSharedFfn2, Op::kDenseFfn1, Op::kDenseFfn2})
+    EXPECT_EQ(d.dim(op), Dim::kNone) << OpName(op);
+  for (Op op : {Op::kMoeFfn1, Op::kMoeFfn2, Op::kLmHead})
+    EXPECT_EQ(d.dim(op), MegatronDims()[static_cast<int>(op)]) << OpName(op);
+  std::vector<int> back = dp;
+  ASSERT_TRUE(ApplyRecipe(sp, 0, -2, &back));
+  EXPECT_EQ(back, idx);  // recipe 0 is where it started: Megatron's dims, sp off
+  EXPECT_FALSE(ApplyRecipe(sp, 0, -2, &back));  // nothing left to change
 }
 
 TEST(Moves, RepairNearestKeepsValidHeadsAndTakesTheNearestOption) {

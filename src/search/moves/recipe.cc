@@ -1,5 +1,6 @@
-// recipe: the dims back to the recipe (Megatron's: column- then row-parallel, vocab-parallel
-// embedding and head) - every dim of the point, or those of one group that differ from it.
+// recipe: the point's non-degree choices set to one of the space's recipes (StrategySpace:
+// Megatron's dims with sp off, or data-parallel attention inside the tp group with sp on) -
+// every head the recipe sets, or only the dims of one operator group.
 #include "search/moves/registry.h"
 
 namespace l2s::moves {
@@ -9,21 +10,20 @@ class RecipeMove final : public Move {
  public:
   std::string_view name() const override { return "recipe"; }
   std::string_view summary() const override {
-    return "the dims of the point (or of one group) back to Megatron's recipe";
+    return "the dims (and sp) set to a recipe: Megatron's, or data-parallel attention";
   }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
-    const EncodedSpace& sp = ctx.space;
-    const std::vector<int> off = HeadsWhere(sp, [&](int h) {
-      return IsDimHead(sp, h) && (*idx)[h] != sp.recipe_option(h);
-    });
-    if (off.empty()) return false;
-    const bool one_group = rng.Uniform(2) == 0;
-    const int g = sp.group(off[rng.Uniform(static_cast<int>(off.size()))]);
-    const std::vector<int> start = *idx;
-    for (int h : off)
-      if (!one_group || sp.group(h) == g) (*idx)[h] = sp.recipe_option(h);
-    if (!RepairNearest(sp, idx, 0)) return false;
-    return *idx != start;
+    const int r = rng.Uniform(std::max(1, ctx.space.num_recipes()));
+    int group = -2;  // -2: every head the recipe sets
+    if (rng.Uniform(2) == 0) {
+      const std::vector<int> off = HeadsWhere(ctx.space, [&](int h) {
+        const int o = ctx.space.recipe_option(h, r);
+        return ctx.space.group(h) >= 0 && o >= 0 && (*idx)[h] != o;
+      });
+      if (off.empty()) return false;
+      group = ctx.space.group(off[rng.Uniform(static_cast<int>(off.size()))]);
+    }
+    return ApplyRecipe(ctx.space, r, group, idx);
   }
 };
 

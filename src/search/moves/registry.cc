@@ -9,6 +9,7 @@ const std::vector<const Move*>& RegisteredMoves() {
       BatchMoveInstance(),  DegreeMoveInstance(),    PairMoveInstance(),
       DimMoveInstance(),    GroupMoveInstance(),     RecipeMoveInstance(),
       OptionMoveInstance(), CrossoverMoveInstance(), RestartMoveInstance(),
+      RegroupMoveInstance(),
   };
   return table;
 }

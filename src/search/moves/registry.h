@@ -16,5 +16,6 @@ const Move* RecipeMoveInstance();
 const Move* OptionMoveInstance();
 const Move* CrossoverMoveInstance();
 const Move* RestartMoveInstance();
+const Move* RegroupMoveInstance();
 
 }  // namespace l2s::moves

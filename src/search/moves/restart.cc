@@ -1,5 +1,5 @@
-// restart: a fresh point - every structural head drawn uniformly under the mask, the dims at the
-// recipe - for the meta-search to escape a basin.
+// restart: a fresh point - every structural head drawn uniformly under the mask, then one of the
+// space's recipes (uniformly chosen) on the rest - for the meta-search to escape a basin.
 #include "search/moves/registry.h"
 
 namespace l2s::moves {
@@ -9,21 +9,17 @@ class RestartMove final : public Move {
  public:
   std::string_view name() const override { return "restart"; }
   std::string_view summary() const override {
-    return "a fresh uniformly drawn structure with the recipe's dims";
+    return "a fresh uniformly drawn structure with a recipe's dims";
   }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const EncodedSpace& sp = ctx.space;
     const std::vector<int> start = *idx;
     for (int h = 0; h < sp.num_heads(); ++h) {
-      if (IsDimHead(sp, h)) {
-        (*idx)[h] = sp.recipe_option(h);
-        if (!RepairNearest(sp, idx, h)) return false;
-        continue;
-      }
       const std::vector<int> opts = ValidOptions(sp, *idx, h);
       if (opts.empty()) return false;
       (*idx)[h] = opts[rng.Uniform(static_cast<int>(opts.size()))];
     }
+    ApplyRecipe(sp, rng.Uniform(std::max(1, sp.num_recipes())), -2, idx);
     return *idx != start;
   }
 };

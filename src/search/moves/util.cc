@@ -28,7 +28,7 @@ bool RepairNearest(const EncodedSpace& space, std::vector<int>* idx, int from) {
         else if (cur + d >= 0 && cur + d < n && mask[cur + d]) pick = cur + d;
       }
     } else {
-      const int r = space.recipe_option(h);
+      const int r = space.recipe_option(h, 0);
       if (r >= 0 && r < n && mask[r]) pick = r;
     }
     for (int i = 0; i < n && pick < 0; ++i)
@@ -58,6 +58,20 @@ bool ChangeHead(const EncodedSpace& space, Rng& rng, int h, bool step, std::vect
   if (pool.empty()) return false;
   (*idx)[h] = pool[rng.Uniform(static_cast<int>(pool.size()))];
   return RepairNearest(space, idx, h + 1);
+}
+
+bool ApplyRecipe(const EncodedSpace& space, int r, int group, std::vector<int>* idx) {
+  const std::vector<int> start = *idx;
+  for (int h = 0; h < space.num_heads(); ++h) {
+    const int o = space.recipe_option(h, r);
+    if (o < 0 || (group != -2 && space.group(h) != group)) continue;
+    // Set head by head in order, each only when valid given the heads before it.
+    std::vector<uint8_t> mask(space.head_size(h), 0);
+    space.Mask(std::span<const int>(*idx).first(h), h, mask);
+    if (mask[o]) (*idx)[h] = o;
+    if (!RepairNearest(space, idx, h + 1)) return false;
+  }
+  return *idx != start;
 }
 
 bool IsDegreeHead(const EncodedSpace& space, int h) {
