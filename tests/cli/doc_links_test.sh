@@ -32,7 +32,8 @@ for d in docs src scripts python tools bench tests; do [[ -d "$d" ]] && scan+=("
 fail=0
 checked=0
 # 1. docs/<...>.md paths. The character before "docs/" must not be part of a path, so that
-#    e.g. another project's ".../docs/x.md" is not read as ours.
+#    e.g. another project's ".../docs/x.md" is not read as ours, nor a ':' (git's COMMIT:PATH,
+#    an old version's path that git show reads).
 while IFS= read -r hit; do
   file="${hit%%:*}"; rest="${hit#*:}"; line="${rest%%:*}"; match="${rest#*:}"
   path="${match#"${match%%docs/*}"}"   # drop the leading non-path character, if any
@@ -42,7 +43,7 @@ while IFS= read -r hit; do
     echo "$file:$line: mentions $path, which does not exist"
     fail=1
   fi
-done < <(grep -rIonE --exclude-dir=__pycache__ --exclude-dir=build '(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_./-]+\.md' \
+done < <(grep -rIonE --exclude-dir=__pycache__ --exclude-dir=build '(^|[^A-Za-z0-9_./:-])docs/[A-Za-z0-9_./-]+\.md' \
            "${scan[@]}")
 
 # 2. relative Markdown links in the pages themselves.
