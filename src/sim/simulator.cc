@@ -274,8 +274,8 @@ double Simulator::EngineFactor(const std::string& engine) {
   // Measured / simulated throughput, one factor per engine family, fitted as the median over that
   // family's rows of ../shared/reference/measurements.csv by
   //   l2s validate --measurements ../shared/reference/measurements.csv --fit-engine-factors
-  // (docs/VALIDATION.md). A family needs >= 3 rows for a factor of its own; smaller families and
-  // unknown engines get kDefault, the median over every predicted row. No engine ("", "none",
+  // (docs/dev/VALIDATION.md). A family needs >= 3 rows for a factor of its own; smaller families
+  // and unknown engines get kDefault, the median over every predicted row. No engine ("", "none",
   // "ideal") is the ideal engine the simulator models: 1.
   struct Fitted {
     const char* family;
@@ -335,7 +335,7 @@ void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
       // prompts' worth of tokens per step.
       // Attention reads the average context, but memory is reserved for the whole isl + osl of
       // every admitted request (no-eviction admission, TensorRT-LLM's default
-      // GUARANTEED_NO_EVICT scheduler; see docs/VALIDATION.md for the effect on the fit).
+      // GUARANTEED_NO_EVICT scheduler; see docs/dev/VALIDATION.md for the effect on the fit).
       const double avg_ctx = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
       sh->decode_seqs = batch;
       sh->decode_kv_len = avg_ctx;

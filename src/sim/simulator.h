@@ -218,7 +218,7 @@ class Simulator {
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
   // Per-engine efficiency factor (measured / simulated throughput), fitted in
-  // docs/VALIDATION.md; unknown engines get the default.
+  // docs/dev/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
 
   // Tokens emitted per decode step for strategy `s` (1 without MTP and in prefill mode).
