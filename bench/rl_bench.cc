@@ -1,6 +1,6 @@
 // Cost of the RL searcher: one 4,000-call search (the paper's budget) on a paper scenario,
 // gpt-moe-1.2t decoding at 16k context on 1,024 H100s, batch options 1..1024. Target: <= 1 s of
-// CPU on one core for the default searcher (issue 14; docs/RL_STUDY.md, "Speed").
+// CPU on one core for the default searcher (issue 14; docs/dev/RL_STUDY.md, "Speed").
 //   BM_Rl4000/<spec>  - 0: the default "rl" (the pretrained warm start), 1: the cold searcher
 //                       "rl(warm=0)", 2: the paper-sized cold network (d = 256, rollout 2) for
 //                       comparison; counters: best tokens/s per GPU, calls, proposals/s.

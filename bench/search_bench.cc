@@ -6,7 +6,7 @@
 //   BM_Oracle_DeepSeekV3_Serve_256 - the oracle with every operator group present (MLA, shared
 //                                experts, dense + MoE layers), serve mode with TPOT/TTFT SLOs
 //   BM_Random4000 / BM_Sa4000  - 4,000-call budgeted searches on the gpt-moe-1.6t problem
-// Results are reported in docs/SEARCH.md.
+// Results are reported in docs/dev/SEARCH.md.
 #include <benchmark/benchmark.h>
 
 #include <memory>

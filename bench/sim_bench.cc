@@ -1,6 +1,6 @@
 // Simulator throughput: evaluations per second per core over random valid strategies
 // (issue targets: >= 500,000/s in decode mode with a fixed batch, >= 50,000/s in serve mode with
-// batch "auto"). Reported in docs/COST_MODEL.md. BM_Search* time the call searchers make
+// batch "auto"). Reported in docs/dev/COST_MODEL.md. BM_Search* time the call searchers make
 // (Simulator::EvaluateWithoutBreakdown), the others the full Evaluate the printed plan uses.
 #include <benchmark/benchmark.h>
 

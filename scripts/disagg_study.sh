@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The disaggregated figures of docs/RL_STUDY.md (issue 14): `l2s compare --serving disagg` on the
+# The disaggregated figures of docs/dev/RL_STUDY.md (issue 14): `l2s compare --serving disagg` on the
 # nine problems of the disaggregated suite, the eight outside it (`all`: both) and the eight held
 # out of issue 14's fifteenth pass (`held15`), seeds 0-9, each searcher's
 # fraction of the exact oracle per seed; prints, per problem and searcher, the worst seed and the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes docs/RESULTS.md from the raw outputs of scripts/reproduce.sh (Python standard library only).
+"""Writes docs/dev/RESULTS.md from the raw outputs of scripts/reproduce.sh (Python standard library only).
 
-Usage: make_results.py --raw DIR --page docs/RESULTS.md --figures docs/results
+Usage: make_results.py --raw DIR --page docs/dev/RESULTS.md --figures docs/dev/results
 
 DIR holds what reproduce.sh left: manifest.tsv (one line per command: id, kind, group, exit
 status, wall seconds, the command), meta.env (run facts: date, commit, load, phase times),
@@ -54,7 +54,7 @@ SPEED_RULES = [
 ]
 REQUIRED_BENCH = [(b, p) for b, p, _, _, _ in SPEED_RULES]
 SEARCHERS = ["rl", "sa", "rw"]  # budgeted searchers shown per seed
-OWN_PAGE, OWN_FIGURES = "docs/RESULTS.md", "docs/results/"  # what this script writes
+OWN_PAGE, OWN_FIGURES = "docs/dev/RESULTS.md", "docs/dev/results/"  # what this script writes
 UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -339,7 +339,7 @@ def rl_spec_line(compares):
     for c in compares:
         s = c.s("rl") if c.ok() else None
         if s:
-            return "`rl` ran as `%s` (its defaults: docs/RL_STUDY.md).\n" % s["spec"]
+            return "`rl` ran as `%s` (its defaults: docs/dev/RL_STUDY.md).\n" % s["spec"]
     return ""
 
 

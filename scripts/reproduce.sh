@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the paper's evaluation (and our extensions) with one command and writes the results
-# page docs/RESULTS.md plus the figures it embeds (docs/results/*.svg).
+# page docs/dev/RESULTS.md plus the figures it embeds (docs/dev/results/*.svg).
 #
 # Usage: scripts/reproduce.sh [--quick] [--build-dir DIR] [--skip-build]
 #   --quick       3 seeds instead of 10 and a subset of the scenarios (the page lists what it
@@ -18,8 +18,8 @@
 #      beyond-paper problems the oracle's best plan (`l2s plan --search oracle --json`) and its
 #      explanation (`l2s explain --json`);
 #   3. runs bench/ (sim_bench, rl_bench, search_bench) with --benchmark_format=json;
-#   4. scripts/make_results.py turns every JSON output into docs/RESULTS.md and copies the
-#      compare pictures to docs/results/<scenario>-{convergence,pareto}.svg.
+#   4. scripts/make_results.py turns every JSON output into docs/dev/RESULTS.md and copies the
+#      compare pictures to docs/dev/results/<scenario>-{convergence,pareto}.svg.
 # Raw outputs (JSON, stderr, traces) stay in <build-dir>/reproduce/. A failing command is recorded
 # (exit status and its last error line go on the page) and the rest continues.
 # The full run takes ~10-15 minutes on a 2-core machine after the build (measured figures are on
@@ -235,6 +235,6 @@ meta_kv finished_utc "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 
 # ---------------------------------------------------------------------------------------------
 # 4. The page.
-python3 "$here/scripts/make_results.py" --raw "$raw" --page "$here/docs/RESULTS.md" \
-  --figures "$here/docs/results"
-note "wrote $here/docs/RESULTS.md and docs/results/*.svg (raw outputs in $raw)"
+python3 "$here/scripts/make_results.py" --raw "$raw" --page "$here/docs/dev/RESULTS.md" \
+  --figures "$here/docs/dev/results"
+note "wrote $here/docs/dev/RESULTS.md and docs/dev/results/*.svg (raw outputs in $raw)"

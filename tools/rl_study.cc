@@ -1,4 +1,4 @@
-// rl_study: the measurements of docs/RL_STUDY.md. For each scenario (model, decode context) on
+// rl_study: the measurements of docs/dev/RL_STUDY.md. For each scenario (model, decode context) on
 // an H100 cluster it runs the RL searcher and the baselines over several seeds with the paper's
 // budget, the Megatron heuristic and the exact oracle once, and reports mean best throughput
 // normalised to the random walk (the paper's Table 1), RL against Megatron per seed, and the
@@ -20,7 +20,7 @@
 // Seeds are 1..N. Batch is searched over powers of two up to 1024 (SpaceOptions defaults).
 // --jobs runs seeds of one searcher on that many threads (every search is single-threaded and
 // independent; results do not depend on --jobs). --ablations adds the standard ablation set of
-// docs/RL_STUDY.md (kStandardAblations below). --landscape evaluates every structurally valid
+// docs/dev/RL_STUDY.md (kStandardAblations below). --landscape evaluates every structurally valid
 // strategy of each scenario once (~40 s per paper scenario) and counts those within 0.1%, 1% and
 // 5% of the best: how needle-like the target is.
 #include <algorithm>
@@ -46,7 +46,7 @@
 namespace l2s {
 namespace {
 
-// The ablations of docs/RL_STUDY.md: each changes one thing of the default searcher (the
+// The ablations of docs/dev/RL_STUDY.md: each changes one thing of the default searcher (the
 // pretrained warm start since issue 14; "rl(warm=0)" is the cold searcher), except "paper", which
 // is the paper's configuration (T = 3, no elite prior, rollout 2, lr 1e-3, no pretraining) with
 // prefix masking and the default network size. The ablation tables of RL_STUDY.md measured before
@@ -123,7 +123,7 @@ std::vector<std::string> SuiteScenarios(const std::string& name) {
   if (name == "8gpu")
     return {"llama-3.1-8b:4k@8", "llama-3.1-70b:4k@8", "qwen3-32b:4k@8", "mixtral-8x7b:4k@8",
             "qwen3-30b-a3b:4k@8"};
-  // docs/RESULTS.md's beyond-paper problems (serve 2048 in / 512 out, TTFT 2 s, TPOT 50 ms);
+  // docs/dev/RESULTS.md's beyond-paper problems (serve 2048 in / 512 out, TTFT 2 s, TPOT 50 ms);
   // kimi-k2 on 256 H100s and deepseek-v3 on the GB200 NVL72 since issue 14's fifth pass.
   if (name == "serve")
     return {"deepseek-v3:2k:serve@32xh100", "deepseek-v3:2k:serve@256xh100",
@@ -138,7 +138,7 @@ std::vector<std::string> SuiteScenarios(const std::string& name) {
             "deepseek-v3:4k:prefill@128xh100"};
   // The problems held out of pretraining (tools/pretrain_rl: the models llama-3.1-70b,
   // mixtral-8x7b, qwen3-30b-a3b and kimi-k2, every H200 cluster and every 16- or 64-GPU one):
-  // docs/RL_STUDY.md's seven of the warm-start study, and the sixteen first run in issue 14's
+  // docs/dev/RL_STUDY.md's seven of the warm-start study, and the sixteen first run in issue 14's
   // seventeenth pass (sets A and B; A's mixtral-8x7b serve problem was traced in that pass).
   if (name == "heldout")
     return {"llama-3.1-70b:4k@16xh200", "mixtral-8x7b:4k@16xh200", "qwen3-30b-a3b:4k@16xh200",

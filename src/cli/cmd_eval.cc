@@ -5,7 +5,7 @@
 //            [--kv-dtype bf16|fp8] [--slo ttft_ms=X,tpot_ms=Y] [--engine NAME] [--json]
 // Per-op dims left out are Megatron's; dp defaults to GPUs/(pp*tp); batch defaults to auto.
 // --engine NAME (a problem flag: it also selects the scheduler and the engine's default limits,
-// docs/COST_MODEL.md "Engines") multiplies the throughput (not latencies, not memory) by
+// docs/dev/COST_MODEL.md "Engines") multiplies the throughput (not latencies, not memory) by
 // Simulator::EngineFactor(NAME); without it the factor is 1 (the ideal engine the simulator
 // models). --mtp K sets the strategy's speculative tokens. Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
 // object is still printed with valid=false and the reason; otherwise the reason goes to stderr);

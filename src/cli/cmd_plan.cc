@@ -1025,8 +1025,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.ideal_source = ideal->recommended_source;
   }
   // `l2s eval --engine E` scales throughput by E's fitted factor (Simulator::EngineFactor,
-  // docs/VALIDATION.md); the plan's figures for E are those figures, so that the plan equals the
-  // eval of its strategy. The factor is one number per engine: it changes no ranking.
+  // docs/dev/VALIDATION.md); the plan's figures for E are those figures, so that the plan equals
+  // the eval of its strategy. The factor is one number per engine: it changes no ranking.
   if (!f.problem.engine.empty()) {
     const double k = Simulator::EngineFactor(f.problem.engine);
     o.recommended_eval = ApplyEngineFactor(o.recommended_eval, k);

@@ -11,7 +11,7 @@
 // across tensor-parallel sizes, and the same scores per engine family and per regime (JSON
 // `groups`). --fit-engine-factors predicts for the ideal engine and prints, per engine family,
 // the median of measured / predicted: the values committed in Simulator::EngineFactor.
-// --markdown prints the per-row table for docs/VALIDATION.md.
+// --markdown prints the per-row table for docs/dev/VALIDATION.md.
 // Exit: 0 (whatever the score); 2 for a missing or malformed file (one line naming the line and
 // column), a file without data rows, or a --models-dir that is not a directory.
 #include <CLI/CLI.hpp>

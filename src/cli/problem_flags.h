@@ -58,7 +58,7 @@ struct ProblemFlags {
   int max_batch = 0;
   // The user's price, $ per GPU-hour (plan/cost.h); < 0 = not given (the cluster file's, if any).
   double price_per_gpu_hour = -1;
-  // Engine (docs/COST_MODEL.md "Engines"): scheduler and the defaults of the limits below.
+  // Engine (docs/dev/COST_MODEL.md "Engines"): scheduler and the defaults of the limits below.
   std::string engine;
   std::string adp_balance;     // "on" / "off" (TensorRT-LLM attention_dp_config.enable_balance)
   int max_num_tokens = 0;      // 0 = the engine's default

@@ -1,7 +1,8 @@
 // The aggregated plan as a library: one engine serving over every GPU of the problem. A request
 // in (searcher spec, budget, seed, the oracle's work bound), a result out (the searcher's run,
 // the baselines, the oracle, the recommended strategy and the engines' translations of it); the
-// CLI (`l2s plan`), the Python package and sweeps format it. docs/PLAN.md describes the steps.
+// CLI (`l2s plan`), the Python package and sweeps format it. docs/dev/PLANNER.md describes the
+// steps.
 #pragma once
 
 #include <array>

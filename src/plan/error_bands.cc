@@ -44,7 +44,7 @@ Uncertainty UncertaintyOf(const Problem& p, const Strategy& s, bool disaggregate
     u.unmeasured.push_back(
         kPpRows == 0
             ? fmt::format("pipeline parallelism (pp={}): no measured row in ../shared backs it; "
-                          "its schedule is modelled (docs/COST_MODEL.md), not validated",
+                          "its schedule is modelled (docs/dev/COST_MODEL.md), not validated",
                           pp_used)
             : fmt::format("pipeline parallelism (pp={}): {} measured rows", pp_used, kPpRows));
   if (!u.gpu)

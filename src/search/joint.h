@@ -1,4 +1,4 @@
-// The disaggregated joint space (docs/SEARCH.md "Disaggregated joint space"): pool assignment x
+// The disaggregated joint space (docs/dev/SEARCH.md "Disaggregated joint space"): pool assignment x
 // prefill instance size x decode instance size x prefill strategy x decode strategy. Instance
 // counts are not heads: for given per-instance capacities the best counts are found exactly by
 // DisaggModel::BestCounts inside every evaluation.
@@ -117,7 +117,7 @@ class JointProblem final : public EncodedProblem {
   const JointSpace& space_;
 };
 
-// rl's search of the joint space by decomposition (docs/SEARCH.md "Decomposed search"). A joint
+// rl's search of the joint space by decomposition (docs/dev/SEARCH.md "Decomposed search"). A joint
 // point's value depends on its prefill part only through (capacity, latency) and on its decode
 // part only through (capacity, step), and the instance counts are exact for any pair; so the
 // budget goes to per-role searches, each over one role's StrategySpace at one instance size of one
@@ -180,7 +180,7 @@ struct DecomposedOptions {
   // 1,000, 400 from 2,668 calls on; further searches too).
   double deep_share = 0.15;
   int start = 3;         // best parts of its own a slot's search starts from
-  // (issue 14, sixth pass; docs/SEARCH.md "Decomposed search")
+  // (issue 14, sixth pass; docs/dev/SEARCH.md "Decomposed search")
   bool unstick = true;       // 2c: from scratch after a fruitless further search; b. when stuck
   int64_t anchor_min = 200;  // anchors per role: as many of 3 as get this many calls each (>= 1)
   bool templates = true;     // the usual serving shapes evaluated beside each anchor
@@ -345,7 +345,7 @@ struct DisaggResult {
   std::string why_none;  // solved without a valid point: the binding limit, one line
 };
 
-// The exact optimum of the joint space by decomposition (docs/SEARCH.md): per instance size,
+// The exact optimum of the joint space by decomposition (docs/dev/SEARCH.md): per instance size,
 // each role is solved exactly by SolveExact (oracle.h); the TTFT couples the roles only through
 // the decode step, so the decode role is walked along its frontier (best capacity at a step
 // strictly shorter than the previous point's) with the prefill solved at the latency the rest of

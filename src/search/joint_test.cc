@@ -514,7 +514,7 @@ TEST(JointSearch, ThreeProjectionShapesLeaveBudgetForTheDeepSearches) {
   // Measured with deep searches of 400 calls (before deep_share, which reaches 0.997 here with
   // six shapes too) and before the eighteenth pass's recipe (with which this seed ends at 0.961
   // in three shapes too; with the defaults it reaches 0.997, 1,000 calls, seeds 0-9: 9 of 10
-  // cold, docs/RL_STUDY.md) and the twenty-second pass's shape_sizes (and the twenty-third's
+  // cold, docs/dev/RL_STUDY.md) and the twenty-second pass's shape_sizes (and the twenty-third's
   // dp_shapes).
   DecomposedOptions base;
   base.deep_share = 1;
@@ -735,7 +735,7 @@ TEST(JointSearch, RaisedServingShapesAtTheDecodeSizesNoAnchorSearches) {
 // slot stays at tp=1 and the search ends at 0.852. With it the recipe with SBO raised to batch 64
 // at 64 GPUs (1,524.3) is projected onto the 120-GPU slot, whose deep search climbs to tp=2, batch
 // 256, TBO (2,586.4 against the role's 2,675.19): 0.967 (every seed 0-9 the same; still short of
-// 0.98, docs/RL_STUDY.md twenty-second pass). Both without the twenty-third pass's dp_shapes
+// 0.98, docs/dev/RL_STUDY.md twenty-second pass). Both without the twenty-third pass's dp_shapes
 // (next test).
 TEST(JointSearch, RaisedServingShapesLeadAKimiDecodeSlotToTwoBatchOverlap) {
   const Fixture f = PlanServe("kimi-k2", "h100", 256);
@@ -792,7 +792,7 @@ TEST(JointSearch, DataParallelAttentionShapesLeadAKimiDecodeSlotToItsOptimum) {
 
 // dp_shapes_wide (twenty-fourth pass): deepseek-v3 served on 256 H100s (2,048 in / 512 out, TTFT
 // 2 s, TPOT 50 ms), cold role searches, 1,000 calls; joint optimum 1,416.10 tokens/s per GPU
-// (SolveDisaggExact, docs/RL_STUDY.md). Its 24-GPU decode role's optimum is tp=2 at batch 256
+// (SolveDisaggExact, docs/dev/RL_STUDY.md). Its 24-GPU decode role's optimum is tp=2 at batch 256
 // with every dim `none` but the LM head (3,707.2 tokens/s per GPU); at tp=2 with every dim `none`
 // it is the tp=1 program (3,698.8), so the climbs' tp move screens equal. Seed 0: the slot's part
 // is at tp=8 (the domain), batch 1,024 (3,027.1), where the shapes above it had nothing to offer;
@@ -832,7 +832,7 @@ TEST(JointSearch, LmHeadShapesLeadADeepSeekDecodeSlotToItsRoleOptimum) {
 
 // deep_first (twenty-fourth pass): kimi-k2 served on 64 H200s (2,048 in / 512 out, TTFT 2 s, TPOT
 // 50 ms), cold role searches, 1,000 calls, seed 5; joint optimum 1,295.58 tokens/s per GPU
-// (docs/RL_STUDY.md), the one nine of ten seeds reached already. After the first round's deep
+// (docs/dev/RL_STUDY.md), the one nine of ten seeds reached already. After the first round's deep
 // searches (the 40-GPU decode slot, the 8-GPU prefill slot) raised the best pair, `exploit` spent
 // the round on further searches of the binding slot, and the next round had too few calls left
 // for the 16-GPU decode slot's deep search, which the optimum's pair needs: 1,156.22 (0.892).
@@ -854,7 +854,7 @@ TEST(JointSearch, DeepFirstOnShortBudgetsSearchesTheUnsearchedSlot) {
 
 // evidence_prefill_below (twenty-fourth pass): deepseek-v3 served on 128 H100s with 4,096 in /
 // 512 out (TTFT 2 s, TPOT 50 ms), cold role searches, 1,000 calls, seed 4; joint optimum 788.63
-// tokens/s per GPU (SolveDisaggExact, docs/RL_STUDY.md). The first round is ranked by the decode
+// tokens/s per GPU (SolveDisaggExact, docs/dev/RL_STUDY.md). The first round is ranked by the decode
 // slots' evidence (evidence_fallback) and deep-searches the 40-GPU decode slot only; the 88-GPU
 // prefill slot of the optimum's pair holds a projection (8,134.9 input tokens/s per GPU against
 // the role's 9,042.1 at another size) and, never searched deeply, the run ends at 706.41 (0.896).
@@ -1061,7 +1061,7 @@ TEST(JointSearch, DecomposedRlRoleSearchesFollowWarm) {
 }
 
 // The options of rl.h 18. (repair, triple, first) are off in the role searches (RlRoleRun; they
-// cost runs on the disaggregated suite, docs/RL_STUDY.md ninth pass): spelled on or off, rl's path
+// cost runs on the disaggregated suite, docs/dev/RL_STUDY.md ninth pass): spelled on or off, rl's path
 // on the joint space is the same. kimi-k2 disaggregated on 64 H200s, 1,000 calls, seed 2, where
 // with them on in the role searches the path differs (checked by removing the override).
 TEST(JointSearch, RoleSearchesRunWithoutTheShortBudgetOptions) {

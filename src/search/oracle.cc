@@ -1,4 +1,4 @@
-// The exact oracle (see oracle.h for the method and docs/SEARCH.md for the argument).
+// The exact oracle (see oracle.h for the method and docs/dev/SEARCH.md for the argument).
 #include "search/oracle.h"
 
 #include <fmt/format.h>
@@ -304,7 +304,7 @@ class Solver {
       // Early exit: once every group but the largest is complete, bound the configuration with
       // the incomplete groups counted as 0 (every criterion is a non-negative time or byte
       // count, and the bounds are monotone in each) and skip the remaining calls if even that
-      // bound is pruned (docs/SEARCH.md "oracle": partial bound).
+      // bound is pruned (docs/dev/SEARCH.md "oracle": partial bound).
       if (early_exit_ && partial_at_ > 0 && i + 1 == partial_at_ && i + 1 < calls_per_config_ && PartialPrune(i + 1))
         return true;
     }

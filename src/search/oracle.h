@@ -1,7 +1,7 @@
 // The exact oracle: the true optimum of the simulator over the FULL strategy space (degrees,
 // batch, sp and every per-operator dim), found without evaluating every point.
 //
-// Method (docs/SEARCH.md, "oracle"): for each structurally valid (pp, tp, ep, batch, sp, mtp), 27
+// Method (docs/dev/SEARCH.md, "oracle"): for each structurally valid (pp, tp, ep, batch, sp, mtp), 27
 // Simulator::ComputeOpTotals calls give the cost attribution of every option of every operator
 // group (attention's 27 dim combinations, the FFN pairs' 9, the single operators' 3; the space's
 // dim options, so one call in a space restricted to an engine's Megatron dims, src/engine). A full

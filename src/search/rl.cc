@@ -487,7 +487,7 @@ void RlRun::StartNetwork() {
   ++stats_->networks;
   // Warm start: only the first lifetime starts from the pretrained weights. Restarts of the
   // shipped policy (warm=1) run the cold searcher's per-problem network, which costs half as much
-  // per call (docs/RL_STUDY.md, "Pretrained policy"); with weights given by tools/pretrain_rl
+  // per call (docs/dev/RL_STUDY.md, "Pretrained policy"); with weights given by tools/pretrain_rl
   // (warm_weights) or warm=2 they draw random weights for the shared network.
   if (scorer_ != nullptr && o_.warm == 1 && o_.warm_weights.empty() &&
       MakePolicyNet(NetSeed(seed_, stats_->networks - 1)).ok()) {
@@ -1742,7 +1742,7 @@ void RlRun::EvaluateStart() {
 // Invalid for memory or an SLO: the batch goes down one option at a time, at most kFitDown
 // options, until valid. A strategy is then compared with others at its own best batch instead of
 // at the batch chosen for another one, which the limits often make invalid or poor
-// (docs/RL_STUDY.md). Each evaluation is a charged call (or a known one).
+// (docs/dev/RL_STUDY.md). Each evaluation is a charged call (or a known one).
 // potential (nearslo): max(the value found, the Potential of the batch the fit stopped at when
 // that one missed a latency limit, or under a latency limit its MemoryPotential when it missed
 // memory near enough: nearmem); above: that batch's point when that is the larger; near_memory:
@@ -2207,19 +2207,19 @@ RoleRun RlRoleRun(const RlOptions& options) {
                    Observer* observer) {
     // A warm-started search has elites from its first call: the elite prior applies at once.
     // One from nothing keeps a first lifetime without it, also under the cold searcher's
-    // prior_from = 0 (rl.h 19.: measured on the disaggregated suite, docs/RL_STUDY.md eleventh
+    // prior_from = 0 (rl.h 19.: measured on the disaggregated suite, docs/dev/RL_STUDY.md eleventh
     // pass, the elite prior from the first call costs cold role searches runs there, 4,000 calls
     // 77 -> 68 of 90 at 0.99).
     RlOptions o = options;
     o.prior_from = start.empty() ? std::max(o.prior_from, 1) : 0;
     // The options of rl.h 18. are off in role searches: measured on the disaggregated suite
-    // (docs/RL_STUDY.md, ninth pass) they cost runs there (4,000 calls: 78 -> 75 of 90 runs at
+    // (docs/dev/RL_STUDY.md, ninth pass) they cost runs there (4,000 calls: 78 -> 75 of 90 runs at
     // 0.99, cold 77 -> 66); repair alone accounts for 2 of the 3 (cold 5 of the 11), all of it in
     // the searches that start from nothing.
     o.repair = 0;
     o.triple = false;
     o.first = 0;
-    // Likewise the options of rl.h 23. and 24. (docs/RL_STUDY.md, twelfth pass: 4,000 calls cold
+    // Likewise the options of rl.h 23. and 24. (docs/dev/RL_STUDY.md, twelfth pass: 4,000 calls cold
     // 77 -> 76 of 90 runs at 0.99, warm 1,000 calls 50 -> 49 at 0.98).
     o.dpsp = false;
     o.schedattn = false;
@@ -2229,14 +2229,14 @@ RoleRun RlRoleRun(const RlOptions& options) {
     // And 34. (twentieth pass: on in role searches the disaggregated suite at 4,000 calls had
     // 87 / 83 of 90 runs at 0.99, pretrained / cold, instead of 89 / 90: kimi-k2 on 256 H100s
     // 1,253.99 -> 1,224.18 in seven cold seeds; the fifteenth pass's eight at 1,000 calls 59 / 60
-    // -> 56 / 59 at 0.98, llama-4-maverick on 64 H100s; docs/RL_STUDY.md).
+    // -> 56 / 59 at 0.98, llama-4-maverick on 64 H100s; docs/dev/RL_STUDY.md).
     o.recipemoves = false;
     RlSearcher r(o);
     return r.SearchFrom(sim, space, budget, seed, observer, start, start_only);
   };
 }
 
-// ---- The disaggregated joint space (docs/SEARCH.md "Decomposed search"): rl searches each
+// ---- The disaggregated joint space (docs/dev/SEARCH.md "Decomposed search"): rl searches each
 // role's own StrategySpace at the instance sizes SearchJointDecomposed (search/joint.h) chooses,
 // with every StrategySpace refinement; the joint point is the best exact pairing of the parts.
 SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,

@@ -1,6 +1,6 @@
 // The RL searcher: the paper's method (PAPER.md, "Policy", "Reward", "Early exit and restarts"),
 // a PPO-trained attention policy over the elite history, plus three changes measured in
-// docs/RL_STUDY.md: prefix masking, an elite prior on the logits, and PPO/learning-rate settings.
+// docs/dev/RL_STUDY.md: prefix masking, an elite prior on the logits, and PPO/learning-rate settings.
 //
 // One search, step by step:
 //   1. Observation: the top-T valid strategies found so far, best first, one row each:
@@ -43,7 +43,7 @@
 //      representative (strategy/space.h: Megatron's dims on operators whose group is one GPU, sp
 //      off at tp = 1; it runs identically), so dim variants of one tp = 1 strategy count once and
 //      a tp = 1 -> 2 move from it is proposed with Megatron's dims (the tp = 1 plateau,
-//      docs/RL_STUDY.md).
+//      docs/dev/RL_STUDY.md).
 //   8. Restarts: the budget is cut into `chunks` network lifetimes of ceil(budget / chunks) calls.
 //      A lifetime also ends early once the policy has converged (the top option of every head,
 //      in the distribution of the latest proposal, has probability >= converge). A new network is
@@ -67,7 +67,7 @@
 //      descent (two from an invalid start) over batch, sp, each operator group of the dims
 //      jointly (attention's three, each FFN pair, the single operators) and the heads after the
 //      dims. A degree evaluated with the batch and dims of other degrees is often worse or
-//      invalid although it is better with its own (docs/RL_STUDY.md). Sweeps and descents skip
+//      invalid although it is better with its own (docs/dev/RL_STUDY.md). Sweeps and descents skip
 //      strategies equivalent (Canonical) to one they already evaluated.
 //  11. Batch fitting, screened moves and diverse climbs (issue 14, third pass; batchfit=1,
 //      pairmoves=1, diverse=1, pairsweep=0 by default). Sweep and descent candidates are
@@ -183,7 +183,7 @@
 //      made, even while the policy still improves by small steps (at 1,000 calls such a policy
 //      delayed the first sweep past 700 calls, leaving the climb one pass).
 //      (A fourth change, group descents scanned cyclically until no group moves, was measured
-//      and not kept: fewer runs at 0.98 at every budget from 1,000 to 3,000, docs/RL_STUDY.md.)
+//      and not kept: fewer runs at 0.98 at every budget from 1,000 to 3,000, docs/dev/RL_STUDY.md.)
 //  19. The cold searcher's schedule (issue 14, eleventh pass; ColdRlOptions(): prior_from=0,
 //      first=0.25 when warm=0). Its first lifetime's network has random weights, so without the
 //      elite prior (the paper's exploring lifetime) it proposes near-uniformly for a fifth of
@@ -244,7 +244,7 @@
 //      with every seed, seeds 1-10 / 11-20: 20 / 21 -> 22 / 21), warm 470 -> 469; 4,000 calls
 //      unchanged (cold 520 of 520 runs at 0.99, warm 519), held-out and disaggregated suites
 //      unchanged. Role searches run without 23. and 24. (they cost a run or two on the
-//      disaggregated suite, docs/RL_STUDY.md twelfth pass).
+//      disaggregated suite, docs/dev/RL_STUDY.md twelfth pass).
 //  26. The serving-shape start (templates=1; the warm searcher's default too since 31.). Outside
 //      prefill, the search starts from the two usual shapes of a serving instance
 //      (strategy/space.h ServingTemplates: pp = 1 with the widest ep, tp = 1 with every dim `none`
@@ -266,7 +266,7 @@
 //      (seeds 1-20), the 26 aggregated problems at 1,000 calls from 469 to 481 of 520 runs at
 //      0.98 (problems with every seed 19 -> 23) and at 4,000 calls from 519 to 520 at 0.99; on 16
 //      problems never run before that pass, 300 calls, seeds 1-20: 270 -> 260 runs at 0.99, but
-//      11 -> 13 problems at 18 of 20 seeds (docs/RL_STUDY.md seventeenth pass): on by default
+//      11 -> 13 problems at 18 of 20 seeds (docs/dev/RL_STUDY.md seventeenth pass): on by default
 //      since. Outside the suite the start can cost: PLAN.md's aggregated deepseek-v3 (fp8, 4,096
 //      in, 128 H100s), whose optimum is pp=8,tp=8, cold 6 -> 0 of 10 seeds at it at 4,000 calls
 //      (all at 0.957), pretrained 4 -> 0 of 10 since the seventeenth pass.
@@ -326,7 +326,7 @@
 //      `dim0/none` (at 384 slots it loses 3%), and no later step scans it. Cold, 300 calls, seeds
 //      1-20: 0 -> 20 of 20 at 0.99 (pretrained: 9, was 8); the 26-problem suite per seed the same
 //      at 1,000 and 4,000 calls, warm and cold, and the 25 disaggregated problems of
-//      docs/RL_STUDY.md too but for one cold seed at 4,000 calls (1.000 -> 0.993). A scan whose
+//      docs/dev/RL_STUDY.md too but for one cold seed at 4,000 calls (1.000 -> 0.993). A scan whose
 //      gate needed calls delayed deepseek-v3 serve on 256 H100s past 1,000 calls: 0.999 -> 0.962 in
 //      every cold seed. pairfirst=2 also takes the end of a descent that improved on the climb's
 //      point as a new point, and scans the shared FFN pair too (after the expert pair, from the
@@ -424,7 +424,7 @@
 // src/search/rl_pretrained.cc (tools/pretrain_rl) instead of random ones; restarts run the cold
 // searcher's per-problem PolicyNet from random weights (restarting from the pretrained weights
 // kept the pretrained bias in every lifetime and hurt the paper's 64k problems, and the shared
-// network costs twice as much per call, docs/RL_STUDY.md); with warm=2 or weights given by the
+// network costs twice as much per call, docs/dev/RL_STUDY.md); with warm=2 or weights given by the
 // tool (warm_weights) restarts keep the shared network. warm=2: the same
 // shared network from random weights (what pretraining starts from). Everything else (prior,
 // sweeps, restarts, PPO) is unchanged. Over an encoded problem without a strategy space the
@@ -432,7 +432,7 @@
 // decomposed search (each one role at one instance size, a plain strategy space) follow `warm`
 // since issue 14's seventh pass (before, they ran cold; started from the pretrained weights they
 // reach 0.99 of the disaggregated optimum in 68 of 90 suite runs at 4,000 calls against 60,
-// docs/RL_STUDY.md).
+// docs/dev/RL_STUDY.md).
 #pragma once
 
 #include <cstdint>
@@ -447,7 +447,7 @@
 
 namespace l2s {
 
-// Defaults marked (*) differ from the paper's; docs/RL_STUDY.md has the measurements behind them.
+// Defaults marked (*) differ from the paper's; docs/dev/RL_STUDY.md has the measurements behind them.
 struct RlOptions {
   int elites = 3;            // T, rows of the observation (paper: 3; 8 and 16 measured no better)
   int embed = 64;            // (*) d, embedding width (paper: 256; 256 costs ~10 s per search)
@@ -547,9 +547,9 @@ std::string RlSpecText(const RlOptions& o);
 // SearchJointDecomposed): rl with `options` on one role's StrategySpace (`warm` included: the
 // default starts from the pretrained weights), from the start points, the elite prior at once
 // when there are any (without any, from lifetime max(prior_from, 1): the cold searcher's
-// prior_from = 0 of 19. cost runs there, docs/RL_STUDY.md eleventh pass), and without the
+// prior_from = 0 of 19. cost runs there, docs/dev/RL_STUDY.md eleventh pass), and without the
 // options of 18. (repair, triple, first: measured to cost runs on the disaggregated suite,
-// docs/RL_STUDY.md ninth pass), 23. and 24. (dpsp, schedattn: twelfth pass) whatever `options`
+// docs/dev/RL_STUDY.md ninth pass), 23. and 24. (dpsp, schedattn: twelfth pass) whatever `options`
 // says.
 RoleRun RlRoleRun(const RlOptions& options);
 

@@ -159,7 +159,7 @@ TEST(RlWarm, SpecOption) {
 
 // The shipped weights (src/search/rl_pretrained.cc) fit this build's features, and on a problem
 // whose model (llama-3.1-70b) and cluster (16 H200s) were held out of pretraining the warm search
-// reaches 0.99 of the exact optimum within 300 calls in every one of 5 seeds (docs/RL_STUDY.md,
+// reaches 0.99 of the exact optimum within 300 calls in every one of 5 seeds (docs/dev/RL_STUDY.md,
 // "Pretrained policy": 10/10 seeds, median 13 calls; the cold search's median is 150).
 TEST(RlWarm, ShippedWeightsReachTheOptimumOnAHeldOutProblem) {
   const nn::ScorerWeights* w = PretrainedRlWeights();

@@ -222,7 +222,7 @@ TEST(RlSearcher, ReachesTheMegatronHeuristicOnASmallDenseProblem) {
   }
 }
 
-// The tp = 1 plateau of docs/RL_STUDY.md: on one 8-GPU node the optimum of llama-3.1-8b and
+// The tp = 1 plateau of docs/dev/RL_STUDY.md: on one 8-GPU node the optimum of llama-3.1-8b and
 // mixtral-8x7b is Megatron's tp = 2 strategy, and a tp = 1 incumbent (where every dim runs the
 // same) used to trap the search (7/10 and 2/10 seeds at 1,000 calls). Canonical elites, jumps
 // on the ordered heads and Megatron-dims group moves must reach it in every seed tried, cold or
@@ -347,7 +347,7 @@ std::pair<SearchResult, SearchResult> WithAndWithout(const Instance& in, int64_t
   return r;
 }
 
-// The trap of docs/RL_STUDY.md that dimgroups removes: kimi-k2 served (2,048 in / 512 out, TTFT
+// The trap of docs/dev/RL_STUDY.md that dimgroups removes: kimi-k2 served (2,048 in / 512 out, TTFT
 // 2 s, TPOT 50 ms) on 32 H100s, where every seed of the searcher without it stops at
 // pp=1,tp=1,ep=32 (0.984 of the optimum): the optimum has tp=8 with attention whole on each GPU
 // of the tp group (dims none) and 8x the batch, several heads away. With the compound moves
@@ -370,7 +370,7 @@ TEST(RlSearcher, CompoundMovesLeaveTheTp1TrapOfAServeProblem) {
 
 // kimi-k2 served (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms) on 64 H200s: without near-SLO
 // screening every climb stops at pp=2,tp=8,ep=32,batch=128,overlap=sbo (0.641 of the optimum,
-// docs/RL_STUDY.md). The way out, pp 2 -> 1 with overlap tbo, is worth 0.546 of the optimum at
+// docs/dev/RL_STUDY.md). The way out, pp 2 -> 1 with overlap tbo, is worth 0.546 of the optimum at
 // batch 128 and misses TPOT by 4% at batch 256, so screened by value it is never descended from;
 // ranked by its potential at batch 256 it is, and its group descent (the MoE pair) reaches the
 // optimum at batch 256. Seed 1, 4,000 calls, the cold searcher (measured: it reaches the optimum

@@ -29,7 +29,7 @@ inline Problem MakeProblem(ModelSpec m, int gpus, Mode mode) {
   return p;
 }
 
-// The beyond-paper serve problem of docs/RESULTS.md: preset `model` served 2,048 in / 512 out
+// The beyond-paper serve problem of docs/dev/RESULTS.md: preset `model` served 2,048 in / 512 out
 // with TTFT <= 2 s and TPOT <= 50 ms on `gpus` GPUs of type `gpu` (weights in the model's dtype).
 inline Problem RealServe(const std::string& model, const std::string& gpu, int gpus) {
   Problem p;

@@ -12,7 +12,8 @@ namespace l2s {
 // The oracle's default work bound in its simulator calls (cost attributions and incumbent
 // re-evaluations, oracle.h), for plan and the Pareto sweeps: about 5 s of one core at the rate
 // measured on the README's default problem (268,531 calls in 0.78 s of CPU: ~340,000 calls/s,
-// docs/PLAN.md "Oracle"). An oracle that cannot finish within its bound reports "skipped".
+// docs/PLAN.md, "l2s plan" step 5). An oracle that cannot finish within its bound reports
+// "skipped".
 inline constexpr int64_t kDefaultOracleCalls = 1'500'000;
 // The same rate, rounded down, for reading the deprecated --oracle-seconds as calls.
 inline constexpr int64_t kOracleCallsPerSecond = 300'000;

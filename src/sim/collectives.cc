@@ -1,4 +1,4 @@
-// Collective latency model (see collectives.h; reasoning in docs/COST_MODEL.md "Collectives").
+// Collective latency model (see collectives.h; reasoning in docs/dev/COST_MODEL.md "Collectives").
 // Hot path: no allocation; one log2/sqrt at most per call.
 #include "sim/collectives.h"
 
@@ -241,7 +241,7 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
   // A spanning group is never modelled faster than the same group inside one domain. The
   // pipelined hierarchical form uses the NIC as an extra path, so for n > 8 it can undercut the
   // flat extrapolation of the 8-GPU curves - a comparison with no physical counterpart on 8-GPU
-  // nodes; the bound keeps compact placements preferred (docs/COST_MODEL.md).
+  // nodes; the bound keeps compact placements preferred (docs/dev/COST_MODEL.md).
   const double inside = IntraPhase(c, kind, n, bytes, bw_scale).total();
   if (d == 1) return inside;
   return std::max(inside, Hierarchical(c, kind, n, d, bytes, bw_scale, so_bw, so_lat));

@@ -2,7 +2,7 @@
 // scale-out network across), fitted to ../shared/calibration/<gpu>/nccl.csv,
 // custom_allreduce.csv and the DeepEP tables (coefficients in collective_coeffs.cc, written by
 // tools/fit_collectives, fit error checked by collectives_test.cc; forms and assumptions in
-// docs/COST_MODEL.md, section "Collectives"). O(1), allocation-free, seconds.
+// docs/dev/COST_MODEL.md, section "Collectives"). O(1), allocation-free, seconds.
 #pragma once
 
 #include "hw/hw.h"

@@ -1,4 +1,4 @@
-// Disaggregated prefill/decode serving (docs/COST_MODEL.md "Disaggregated serving"): a
+// Disaggregated prefill/decode serving (docs/dev/COST_MODEL.md "Disaggregated serving"): a
 // deployment is a prefill strategy on `np` instances of `gp` GPUs and a decode strategy on `nd`
 // instances of `gd` GPUs. Each role is costed by the ordinary Simulator on a problem derived from
 // the serve problem (PrefillProblem, DecodeProblem); this file only adds what joins the two:

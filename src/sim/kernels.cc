@@ -1,4 +1,4 @@
-// Kernel latency model (see kernels.h for the formulas and docs/COST_MODEL.md "Kernels" for the
+// Kernel latency model (see kernels.h for the formulas and docs/dev/COST_MODEL.md "Kernels" for the
 // reasoning). Hot path: no allocation, no transcendental calls (sqrt only).
 #include "sim/kernels.h"
 
@@ -181,7 +181,7 @@ double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, do
   // FLOPs of the padded problem, inflated by the per-tile fixed cost of small N / K.
   const double flops = 2.0 * m * (n_pad + g.n_half) * (k_pad + g.k_half);
   double compute_s = flops / (peak_flops * eff);
-  // GPUs without tables of their own (per-SM transfer, docs/COST_MODEL.md "Kernels"): the fitted
+  // GPUs without tables of their own (per-SM transfer, docs/dev/COST_MODEL.md "Kernels"): the fitted
   // losses below the asymptotic efficiency eff_max (the small-m ramp, the per-tile n_half / k_half
   // costs) are fixed times on an SM, so they keep the time they take on an SM of the calibration
   // GPU, while the ideal work runs at this GPU's peak:

@@ -1,6 +1,6 @@
 // Per-GPU kernel latency model: roofline with efficiencies fitted to the measured tables in
 // ../shared/calibration/<gpu>/ (coefficients in kernel_coeffs.cc, written by tools/fit_kernels,
-// fit error checked by kernels_fit_test.cc; the forms are documented in docs/COST_MODEL.md,
+// fit error checked by kernels_fit_test.cc; the forms are documented in docs/dev/COST_MODEL.md,
 // section "Kernels"). All functions are O(1), allocation-free and return seconds. Shapes are
 // PER GPU (after sharding). Every function is monotone non-decreasing in m, n, k, count, batch,
 // seq_len, kv_len and bytes, and never slower with more bandwidth or FLOP/s (tested).

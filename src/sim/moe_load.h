@@ -1,4 +1,4 @@
-// Load of the busiest expert-parallel rank of a MoE layer (docs/COST_MODEL.md "Expert load").
+// Load of the busiest expert-parallel rank of a MoE layer (docs/dev/COST_MODEL.md "Expert load").
 //
 // The step time of a MoE layer is set by the rank that receives the most routed token copies.
 // Two effects put it above the mean (copies / ep):

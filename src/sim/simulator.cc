@@ -87,7 +87,7 @@ constexpr double kLowLatencyTokenLimit = 256;
 // the GPU waits for the CPU to issue it. An assumed constant, not a fit: no table or row in
 // ../shared measures eager execution (the kernel tables were timed as CUDA-graph replays), and
 // 5 us is the order of a cudaLaunchKernel call plus the framework's per-op dispatch.
-// docs/COST_MODEL.md "CUDA graphs" gives the formula and a hand-derived example.
+// docs/dev/COST_MODEL.md "CUDA graphs" gives the formula and a hand-derived example.
 constexpr double kEagerLaunchS = 5e-6;
 
 // Whether the step of the latest Prepare on this thread runs eagerly (set by Prepare, cleared by
@@ -211,7 +211,7 @@ int Simulator::TokenBatchLimit(const Strategy& s) const {
 // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h) of measured routing:
 // fitted by tools/fit_moe_skew so that redundant experts with EPLB placement (288 slots) speed
 // DeepSeek-V3 prefill on 32 H100s (DEP32, 4 x 4,096-token prompts per rank) up by the 1.49x
-// SGLang reports for EPLB (../shared/reference/MEASUREMENTS.md); docs/COST_MODEL.md
+// SGLang reports for EPLB (../shared/reference/MEASUREMENTS.md); docs/dev/COST_MODEL.md
 // "Expert load" gives the decode gain it implies as a check.
 const double Simulator::kDefaultRoutingSigma = 1.2994;
 
@@ -245,7 +245,7 @@ bool ParseEngine(const std::string& name, Engine* out) {
 }
 
 EngineDefaults DefaultsOf(Engine e) {
-  // The engines' documented defaults (docs/COST_MODEL.md "Engine limits" names the settings):
+  // The engines' documented defaults (docs/dev/COST_MODEL.md "Engine limits" names the settings):
   //   TensorRT-LLM (LLM API / trtllm-serve): max_batch_size 2048, max_num_tokens 8192, decode
   //     CUDA graphs up to batch 128 when cuda_graph_config gives no sizes;
   //   SGLang: chunked_prefill_size 8192, cuda_graph_max_bs 256, no batch cap of its own
@@ -274,8 +274,8 @@ double Simulator::EngineFactor(const std::string& engine) {
   // Measured / simulated throughput, one factor per engine family, fitted as the median over that
   // family's rows of ../shared/reference/measurements.csv by
   //   l2s validate --measurements ../shared/reference/measurements.csv --fit-engine-factors
-  // (docs/VALIDATION.md). A family needs >= 3 rows for a factor of its own; smaller families and
-  // unknown engines get kDefault, the median over every predicted row. No engine ("", "none",
+  // (docs/dev/VALIDATION.md). A family needs >= 3 rows for a factor of its own; smaller families
+  // and unknown engines get kDefault, the median over every predicted row. No engine ("", "none",
   // "ideal") is the ideal engine the simulator models: 1.
   struct Fitted {
     const char* family;
@@ -335,7 +335,7 @@ void Simulator::Shape(const Strategy& s, int batch, StepShape* sh) const {
       // prompts' worth of tokens per step.
       // Attention reads the average context, but memory is reserved for the whole isl + osl of
       // every admitted request (no-eviction admission, TensorRT-LLM's default
-      // GUARANTEED_NO_EVICT scheduler; see docs/VALIDATION.md for the effect on the fit).
+      // GUARANTEED_NO_EVICT scheduler; see docs/dev/VALIDATION.md for the effect on the fit).
       const double avg_ctx = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
       sh->decode_seqs = batch;
       sh->decode_kv_len = avg_ctx;
@@ -691,7 +691,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
   }
   auto slot = [&](int i) { return breakdown ? &bd[i] : nullptr; };
   const bool tbo = s.overlap == Overlap::kTbo;
-  // Serve-mode attention-DP imbalance (docs/COST_MODEL.md): sections are costed against their
+  // Serve-mode attention-DP imbalance (docs/dev/COST_MODEL.md): sections are costed against their
   // decode-only counterparts in `dec`.
   thread_local Program dec;
   const AdpCoeffs adp = AdpProgram(s, &dec);

@@ -25,7 +25,7 @@ enum class Mode { kDecode, kPrefill, kServe };
 const char* ModeName(Mode m);
 bool ParseMode(const std::string& s, Mode* out);
 
-// The serving engine whose scheduler and limits a simulation follows (docs/COST_MODEL.md
+// The serving engine whose scheduler and limits a simulation follows (docs/dev/COST_MODEL.md
 // "Engines"). kIdeal: no engine limits, prefill spread evenly over the attention-dp ranks.
 enum class Engine : uint8_t { kIdeal, kTrtllm, kSglang, kVllm };
 const char* EngineName(Engine e);  // "ideal", "trtllm", "sglang", "vllm"
@@ -62,21 +62,21 @@ struct Workload {
   DType kv = DType::kBF16;
   // Precision of the attention math: bf16 (the measured kernels; an FP8 KV cache is dequantised)
   // or fp8 (FP8 attention kernels: FA3 FP8, FlashMLA's FP8 path), which run QK^T and PV on the
-  // FP8 tensor cores (docs/COST_MODEL.md "Kernels", MLA).
+  // FP8 tensor cores (docs/dev/COST_MODEL.md "Kernels", MLA).
   DType attn = DType::kBF16;
   double ttft_ms = 0;       // SLOs; 0 = none
   double tpot_ms = 0;
   int max_batch = 4096;     // upper bound for batch "auto" (engine max_batch_size per rank)
-  // Engine limits (0 = the engine's default, see docs/COST_MODEL.md "Engine limits"):
+  // Engine limits (0 = the engine's default, see docs/dev/COST_MODEL.md "Engine limits"):
   int max_num_tokens = 0;        // tokens one rank processes per step (chunked-prefill size)
   int cuda_graph_max_batch = 0;  // largest decode batch replayed as a CUDA graph
   // Speculative decoding: mean tokens emitted per decode step including the verified one, for
-  // strategies with mtp > 0; 0 = the published acceptance curve (docs/COST_MODEL.md "MTP").
+  // strategies with mtp > 0; 0 = the published acceptance curve (docs/dev/COST_MODEL.md "MTP").
   double mtp_accept = 0;
   // Dispersion of expert popularity (lognormal sigma, sim/moe_load.h); < 0 = the value fitted on
   // measured routing (Simulator::kDefaultRoutingSigma), 0 = uniform routing.
   double routing_sigma = -1;
-  // Scheduler (docs/COST_MODEL.md "Attention-DP imbalance"): which engine's serve-mode
+  // Scheduler (docs/dev/COST_MODEL.md "Attention-DP imbalance"): which engine's serve-mode
   // scheduling the step follows, and TensorRT-LLM's attention-DP balancing
   // (attention_dp_config.enable_balance; -1 = the engine's default, off).
   Engine engine = Engine::kIdeal;
@@ -116,7 +116,7 @@ struct Evaluation {
   double accept = 1;
   double mtp_s = 0;
   // Serve mode: step time of the whole model divided by its time with prefill spread evenly
-  // over the attention-dp ranks (1 = balanced; docs/COST_MODEL.md "Attention-DP imbalance").
+  // over the attention-dp ranks (1 = balanced; docs/dev/COST_MODEL.md "Attention-DP imbalance").
   double adp_imbalance = 1;
 };
 
@@ -218,7 +218,7 @@ class Simulator {
   Evaluation Compose(const Strategy& s, int batch, const Totals& t) const;
 
   // Per-engine efficiency factor (measured / simulated throughput), fitted in
-  // docs/VALIDATION.md; unknown engines get the default.
+  // docs/dev/VALIDATION.md; unknown engines get the default.
   static double EngineFactor(const std::string& engine);
 
   // Tokens emitted per decode step for strategy `s` (1 without MTP and in prefill mode).

@@ -360,7 +360,7 @@ TEST(Simulator, SloViolationsAreInvalidWithReason) {
 }
 
 
-// ---- MTP speculative decoding (docs/COST_MODEL.md "MTP") ----
+// ---- MTP speculative decoding (docs/dev/COST_MODEL.md "MTP") ----
 
 ModelSpec DeepSeekWithMtp() {
   ModelSpec m = testing::DeepSeekV3();
@@ -461,7 +461,7 @@ TEST(Simulator, MtpNeedsMtpLayers) {
   EXPECT_NE(sim.Reason(s, e).find("no MTP"), std::string::npos) << sim.Reason(s, e);
 }
 
-// ---- Engine limits and the attention-DP imbalance (docs/COST_MODEL.md "Engines") ----
+// ---- Engine limits and the attention-DP imbalance (docs/dev/COST_MODEL.md "Engines") ----
 
 TEST(Simulator, TokenBudgetLimitsTheBatch) {
   Problem p = MakeProblem(DeepSeekWithMtp(), 8);

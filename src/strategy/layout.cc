@@ -1,5 +1,5 @@
 // The sharding layout algebra: strategy -> per-GPU program. See program.h for the layout
-// vocabulary and docs/STRATEGY.md for the meaning of each operator's choice.
+// vocabulary and docs/dev/STRATEGY.md for the meaning of each operator's choice.
 #include <algorithm>
 #include <cmath>
 
@@ -377,7 +377,7 @@ class Builder {
       // evenly), and each GPU's queries attend that prompt's earlier keys, which the other GPUs
       // computed: the share's KV (and the indexer's keys) is all-gathered over the group (a
       // ring-attention exchange moves the same bytes), which also leaves the whole sequence's KV
-      // on the GPU that decodes it. docs/COST_MODEL.md "Token-divided attention".
+      // on the GPU that decodes it. docs/dev/COST_MODEL.md "Token-divided attention".
       const double plen = kind.window > 0 ? std::min(sh_.prefill_len, win) : sh_.prefill_len;
       Comm(sec, Op::kAttnCore, CommKind::kAllGather, tp_,
            sh_.prefill_seqs * plen * (per_tok_per_layer + ihd * kvb), Layout::kTokens,

@@ -13,7 +13,7 @@
 // all-reduce; partial -> split = reduce-scatter; split -> replicated = all-gather; tokens <->
 // features = all-to-all. Norms and residual adds need whole feature rows (replicated or tokens).
 //
-// Rank-to-GPU mapping (documented in docs/STRATEGY.md): inside a pipeline stage of G = tp*dp GPUs,
+// Rank-to-GPU mapping (documented in docs/dev/STRATEGY.md): inside a pipeline stage of G = tp*dp GPUs,
 // tp is innermost (a tp group = `tp` consecutive GPUs), then dp; for MoE layers the expert-TP group
 // is `etp` consecutive GPUs and the ep index is outer (stride etp); stages are consecutive blocks
 // of G GPUs. GPUs are numbered so that each NVLink domain holds consecutive GPUs.
@@ -48,7 +48,7 @@ enum class StepKind : uint8_t {
   kAttnPrefill,  // causal prefill attention
   kElementwise,  // norms, activations, residual adds, embedding lookup: bytes through HBM
   kComm,         // a collective or point-to-point transfer
-  // Token mixers of the hybrid / sparse layer kinds (docs/COST_MODEL.md "Layer kinds"):
+  // Token mixers of the hybrid / sparse layer kinds (docs/dev/COST_MODEL.md "Layer kinds"):
   kStream,       // memory-bound pass: `bytes` through HBM, `flops` at the wdtype peak
                  // (recurrent state read + write in decode, the DSA indexer's key scan)
   kScan,         // chunked linear-attention / SSM scan in prefill: `flops` costed as grouped
@@ -117,7 +117,7 @@ struct StepShape {
   double prefill_len = 0;    // prompt length
   double kv_hold_len = 0;    // tokens of KV each decoding sequence holds (memory), default kv_len
   // Query tokens each decoding sequence runs through the model per step: 1, or K + 1 when a step
-  // verifies K speculative (MTP) tokens (docs/COST_MODEL.md "MTP").
+  // verifies K speculative (MTP) tokens (docs/dev/COST_MODEL.md "MTP").
   double decode_q = 1;
   // prefill_seqs is serve mode's steady-state prefill share per step (a rate, fractional or
   // not): split evenly over a group that divides sequences, i.e. a prompt's chunk is divided by

@@ -1,5 +1,5 @@
 // A strategy: parallelism degrees, batch, residual-stream layout and the sharding dimension of
-// each of the 12 fused operators. See docs/STRATEGY.md for the exact meaning of every choice.
+// each of the 12 fused operators. See docs/dev/STRATEGY.md for the exact meaning of every choice.
 #pragma once
 
 #include <array>
@@ -41,7 +41,7 @@ enum class Dim : uint8_t { kDim0 = 0, kDim1 = 1, kNone = 2 };
 std::string_view DimName(Dim d);  // "dim0", "dim1", "none"
 bool ParseDim(std::string_view s, Dim* out);
 
-// How a MoE layer's all-to-all overlaps compute (docs/COST_MODEL.md "Overlap"):
+// How a MoE layer's all-to-all overlaps compute (docs/dev/COST_MODEL.md "Overlap"):
 //   kNone - dispatch, expert GEMMs and combine run one after another;
 //   kTbo  - two-batch overlap: the step's tokens are split in two micro-batches and each half's
 //           dispatch/combine runs under the other half's compute (two half-size GEMMs);

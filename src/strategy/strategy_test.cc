@@ -12,7 +12,7 @@
 namespace l2s {
 namespace {
 
-// The canonical example of the text form (from docs/STRATEGY.md): Megatron's dims.
+// The canonical example of the text form (from docs/dev/STRATEGY.md): Megatron's dims.
 constexpr std::string_view kExample =
     "pp=2,tp=8,dp=4,ep=32,batch=64,sp=off,embed=dim0,attn_qkv=dim1,attn_core=dim0,"
     "attn_out=dim0,moe_router=none,moe_ffn1=dim1,moe_ffn2=dim0,shared_ffn1=dim1,"

@@ -17,7 +17,7 @@
 // mtp to 0 (off), weight_dtype to the model's, kv_dtype to the engine's default (fp8 for
 // TensorRT-LLM serving a quantised checkpoint, whose KV format it follows; bf16 otherwise).
 //
-// Semantics of a row (see docs/VALIDATION.md): the simulator predicts ONE instance of
+// Semantics of a row (see docs/dev/VALIDATION.md): the simulator predicts ONE instance of
 // gpus/replicas GPUs with the row's tp/pp/dp/ep, expert slots and MTP depth, at the batch the row
 // states (batch = sequences per attention-dp rank; else concurrency / dp; else the simulator's best
 // batch under the row's max_batch), with the row's engine limits and MTP acceptance. Throughput
@@ -69,8 +69,8 @@ struct PoolColumns {
 };
 
 // Settings that a row's `notes` state in prose, read by keyword (case-insensitive; a keyword
-// directly after "no", "not" or "without" does not count). The list (docs/VALIDATION.md, "Settings
-// read from the notes"):
+// directly after "no", "not" or "without" does not count). The list (docs/dev/VALIDATION.md,
+// "Settings read from the notes"):
 //   "two-batch overlap"                          -> overlap tbo
 //   "single-batch overlap" / "single-batch-overlap" -> overlap sbo
 //   "enable_balance"                             -> TensorRT-LLM attention-DP balancing on

@@ -584,7 +584,7 @@ TEST(SharedFiles, BothFormatsParseAndEveryRowIsReported) {
   }
 }
 
-// The FP4 rows of measurements-scale.csv rest on two simulator rules (docs/COST_MODEL.md): FP4
+// The FP4 rows of measurements-scale.csv rest on two simulator rules (docs/dev/COST_MODEL.md): FP4
 // experts dispatch FP4 payloads (0.5 + 1/32 bytes per element instead of FP8's 1) on GPUs with FP4
 // tensor cores, and FP8 on Hopper, where FP4 weights run weight-only.
 double DispatchBytes(const std::string& gpu, DType weight) {
