@@ -37,7 +37,7 @@ using json = nlohmann::ordered_json;
 
 struct CompareFlags {
   ProblemFlags problem;
-  std::string searchers = "rl,sa,rw,megatron,oracle";
+  std::string searchers = "local,rl,sa,rw,megatron,oracle";
   int seeds = 10;
   int64_t budget = 4000;
   bool json = false;
@@ -586,7 +586,7 @@ Runner RegisterCompare(CLI::App& app) {
                  "table, traces.csv, convergence.svg and pareto.svg");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--searchers", f->searchers,
-                  "comma-separated searcher specs (default rl,sa,rw,megatron,oracle)");
+                  "comma-separated searcher specs (default local,rl,sa,rw,megatron,oracle)");
   cmd->add_option("--seeds", f->seeds, "seeds 0..N-1 per budgeted searcher (default 10)")
       ->check(CLI::Range(1, kMaxSeeds));
   cmd->add_option("--budget", f->budget, "simulator calls per run (default 4000)")

@@ -49,7 +49,7 @@ using launch::TranslatePlan;
 
 struct PlanFlags {
   ProblemFlags problem;
-  std::string search = "rl";
+  std::string search = "local";
   int64_t budget = 4000;
   int64_t seed = 0;  // >= 0 (CLI11 would wrap -1 into a uint64_t)
   bool json = false;
@@ -1109,9 +1109,9 @@ Runner RegisterPlan(CLI::App& app) {
               "1,024 H100s, rl, 4,000 calls) and show how to launch it");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--search", f->search,
-                  "searcher spec: rl, sa, rw, ga, random, megatron, default or oracle, with options "
-                  "as in \"sa(t0=50)\" (default rl, the pretrained warm start; rl(warm=0) is "
-                  "the cold searcher)");
+                  "searcher spec: local, rl, sa, rw, ga, random, megatron, default or oracle, with "
+                  "options as in \"sa(t0=50)\" (default local: iterated local search over "
+                  "registered moves; rl is the paper's RL searcher)");
   cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")
       ->check(CLI::Range(int64_t{1}, kMaxBudget));
   cmd->add_option("--seed", f->seed, "random seed (default 0)")->check(CLI::Range(int64_t{0}, kMaxSeed));

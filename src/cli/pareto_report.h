@@ -17,7 +17,7 @@
 namespace l2s::cli {
 
 struct ParetoPlanArgs {
-  std::string search = "rl";  // fallback searcher where the oracle does not finish within its bound
+  std::string search = "local";  // fallback searcher where the oracle does not finish within its bound
   int64_t budget = 4000;
   uint64_t seed = 0;
   int64_t oracle_calls = kDefaultOracleCalls;  // the oracle's work bound per TPOT limit (0: none)

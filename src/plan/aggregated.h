@@ -44,7 +44,7 @@ struct FailureStats {
 
 
 struct AggRequest {
-  std::string search = "rl";  // searcher spec (search.h MakeSearcher)
+  std::string search = "local";  // searcher spec (search.h MakeSearcher)
   int64_t budget = 4000;      // the searcher's simulator calls (> 0)
   uint64_t seed = 0;
   bool no_baselines = false;  // no Megatron heuristic, default layout or oracle

@@ -20,7 +20,7 @@
 namespace l2s::plan {
 
 struct DisaggPlanRequest {
-  std::string search = "rl";   // searcher spec for the joint space
+  std::string search = "local";  // searcher spec for the joint space
   int64_t budget = 4000;
   uint64_t seed = 0;
   // The oracle's work bound in its simulator calls (aggregated.h kDefaultOracleCalls); 0: no

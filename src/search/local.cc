@@ -73,15 +73,14 @@ class LocalRun {
     if (obj.strategy_space() != nullptr) workload_ = &obj.sim().problem().workload;
   }
 
-  // starts: points evaluated first (in order), before the drawn starts that make up kStarts;
-  // start_only: only those, batch-fitted, and no search.
+  // starts: the points to start from (in order; none: kStarts drawn ones); start_only: only
+  // those, batch-fitted, and no search.
   void Go(const std::vector<std::vector<int>>& starts = {}, bool start_only = false) {
     std::vector<int> base(space_.num_heads(), 0);
     if (!moves::RepairNearest(space_, &base, 0)) return;
     std::vector<int> inc;
     Score inc_score;
-    const int n = start_only ? static_cast<int>(starts.size())
-                             : std::max(kStarts, static_cast<int>(starts.size()));
+    const int n = starts.empty() ? kStarts : static_cast<int>(starts.size());
     for (int k = 0; k < n && !obj_.Done(); ++k) {
       std::vector<int> p = base;
       if (k < static_cast<int>(starts.size())) {

@@ -69,7 +69,7 @@ ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limit
 // ---------------------------------------------------------------- the aggregated series
 
 struct AggregatedSweepOptions {
-  std::string searcher = "rl";  // the fallback when the oracle does not finish within its bound
+  std::string searcher = "local";  // the fallback when the oracle does not finish within its bound
   int64_t budget = 4000;
   uint64_t seed = 0;
   int64_t oracle_calls = kDefaultOracleCalls;  // the oracle's work bound per limit; 0 = none

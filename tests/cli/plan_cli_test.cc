@@ -69,7 +69,7 @@ TEST(PlanCli, TrueDefaultJson) {
   EXPECT_EQ(j["problem"]["gpus"], 1024);
   EXPECT_EQ(j["problem"]["mode"], "decode");
   EXPECT_EQ(j["problem"]["lengths"]["context"], 16384);
-  EXPECT_EQ(j["searcher"], "rl");
+  EXPECT_EQ(j["searcher"], "local");
   EXPECT_EQ(j["seed"], 0);
   EXPECT_EQ(j["budget"], 4000);
   // No --engine: the plan is the fastest engine's, whose space the oracle solves within its
@@ -194,8 +194,8 @@ TEST(PlanCli, IdealEngineRunsTheSearcherWithinItsBudget) {
   const Result r = RunL2s({"plan", "--engine", "ideal", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
-  EXPECT_EQ(j["searcher"], "rl");
-  EXPECT_EQ(j["searcher_spec"].get<std::string>().rfind("rl", 0), 0u) << j["searcher_spec"];
+  EXPECT_EQ(j["searcher"], "local");
+  EXPECT_EQ(j["searcher_spec"], "local(patience=80)");
   EXPECT_LE(Num(j["calls"]), 4000);
   EXPECT_GT(Num(j["calls"]), 0);
   EXPECT_EQ(j["best"]["engine"], "ideal");
