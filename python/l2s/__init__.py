@@ -15,11 +15,12 @@ joined by commas. A non-zero exit raises `Error` with the CLI's one-line message
 """
 
 import json as _json
+import os as _os
 
 from . import _l2s
 
 __all__ = ["Error", "Interrupted", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
-           "compare", "capacity", "command"]
+           "compare", "capacity", "sweep", "command"]
 
 
 class Error(Exception):
@@ -198,3 +199,17 @@ def compare(**kwargs):
 def capacity(**kwargs):
     """``l2s capacity``: GPUs needed for a traffic (exists in builds that have the command)."""
     return command("capacity", **kwargs)
+
+
+def sweep(file, out="sweep-results", **kwargs):
+    """``l2s sweep FILE``: plans every scenario of a grid file (JSON or YAML) and returns the
+    rows of ``OUT/results.json`` (one `Result` per scenario, grid order), as the CLI writes them.
+    Keywords are sweep's flags (``jobs=2``, ``quiet=True``). From Python each scenario's plan runs
+    in a forked child of this process; raises `Error` on a non-zero exit."""
+    code, _, err = run("sweep", file, "--out", out, *_flags(kwargs))
+    if code in (130, 143):
+        raise Interrupted(f"l2s sweep interrupted (exit {code})", code, None)
+    if code != 0:
+        raise Error(_message(err, None), code, None, err)
+    with open(_os.path.join(out, "results.json"), encoding="utf-8") as f:
+        return [_wrap(row) for row in _json.load(f)]

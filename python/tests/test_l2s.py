@@ -178,3 +178,51 @@ def _without_times(j):
         # The oracle's note ends with its solve time ("..., 0.01 s").
         return re.sub(r", [0-9.]+ s$", ", <time> s", j)
     return j
+
+
+GRID = """models: [llama-3.1-8b]
+gpus: [h100]
+counts: [1, 2]
+workloads:
+  - {mode: serve, input: 1024, output: 256}
+plan:
+  budget: 100
+  seed: 0
+"""
+
+
+def test_sweep_from_python_matches_the_binary(tmp_path):
+    # From Python the scenarios run in forked children of this process (the interpreter is not an
+    # l2s binary); the derived files must be the binary's byte for byte.
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID)
+    rows = l2s.sweep(str(grid), out=str(tmp_path / "py"), jobs=2, quiet=True)
+    p = subprocess.run([L2S_BIN, "sweep", str(grid), "--out", str(tmp_path / "cli"), "--jobs", "1",
+                        "--quiet"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert len(rows) == 2
+    assert all(r.valid for r in rows)
+    for name in ("results.csv", "results.json", "results.svg"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert rows[1].to_dict() == json.loads((tmp_path / "cli" / "results.json").read_text())[1]
+
+
+def test_sweep_bad_grid_is_an_error(tmp_path):
+    grid = tmp_path / "bad.yaml"
+    grid.write_text("models: [llama-3.1-8b]\ngpus: [h100]\ncounts: [0]\n")
+    with pytest.raises(l2s.Error) as e:
+        l2s.sweep(str(grid), out=str(tmp_path / "o"), quiet=True)
+    assert e.value.exit_code == 2
+    assert "counts" in str(e.value)
+
+
+def test_plan_several_gpu_types_from_python_matches_the_binary():
+    # plan --gpu a,b plans each GPU type in a child; from Python, a forked child of this process.
+    args = dict(model="llama-3.1-8b", gpus=8, gpu="h100,h200", budget=100, oracle_calls=0)
+    r = l2s.plan(**args)
+    code, j, _ = cli_json("plan", "--model", "llama-3.1-8b", "--gpus", "8", "--gpu", "h100,h200",
+                          "--budget", "100", "--oracle-calls", "0")
+    assert code == 0
+    assert [h["gpu"] for h in r.hardware] == ["h100", "h200"]
+    assert ([h["tokens_per_s_per_gpu"] for h in r.hardware] ==
+            [h["tokens_per_s_per_gpu"] for h in j["hardware"]])

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/run.h"
 #include "cli/output.h"
 #include "sweep/sweep.h"
 
@@ -84,11 +85,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                               "one per GPU type in the order of --gpu)",
                               price.value, prices.size(), gpus.size()));
   }
-  const std::string exe = sweep::SelfExe();
-  if (exe.empty() || exe.find("l2s") == std::string::npos)
-    return Fail("plan --gpu a,b,c runs the l2s binary once per GPU type; this process is not it "
-                "(from Python, call l2s.plan once per GPU type)");
-  const sweep::Runner run = sweep::ProcessRunner(exe);
+  const sweep::Runner run = PlanRunner();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
   for (size_t k = 0; k < gpus.size(); ++k) {

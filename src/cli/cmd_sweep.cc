@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/run.h"
 #include "sweep/grid.h"
 #include "sweep/mpi.h"
 #include "sweep/sweep.h"
@@ -38,8 +39,9 @@ int Run(const SweepFlags& f) {
     if (const char* l = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); l && mpi) local = std::max(1, std::atoi(l));
     jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
   }
-  const std::string exe = f.l2s_binary.empty() ? sweep::SelfExe() : f.l2s_binary;
-  if (exe.empty()) return Fail(Status::NotFound("cannot find the l2s binary (pass --l2s-binary)"));
+  // The l2s binary plans each scenario in a child process; where this process is not it (the
+  // Python package), a forked child of this process runs the plan in-process.
+  const sweep::Runner runner = PlanRunner(f.l2s_binary);
   sweep::SweepOptions opt;
   opt.out_dir = f.out;
   opt.jobs = jobs;
@@ -50,7 +52,7 @@ int Run(const SweepFlags& f) {
     return mpi ? mpi->Gather(mine) : mine;
   };
   sweep::SweepStats st;
-  const Status s = sweep::RunSweep(scenarios, opt, sweep::ProcessRunner(exe), gather, &st);
+  const Status s = sweep::RunSweep(scenarios, opt, runner, gather, &st);
   if (!s.ok()) return Fail(s);
   if (rank == 0 && !f.quiet)
     fmt::print(stderr, "l2s sweep: {} scenarios ({} already in the store, {} run{}), {} with a valid plan; results in {}/\n",

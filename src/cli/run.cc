@@ -186,4 +186,11 @@ int RunCli(const std::vector<std::string>& args, std::string* out, std::string* 
   return code;
 }
 
+sweep::Runner PlanRunner(const std::string& l2s_binary) {
+  const std::string exe = l2s_binary.empty() ? sweep::SelfExe() : l2s_binary;
+  if (!l2s_binary.empty() || sweep::IsL2sBinary(exe)) return sweep::ProcessRunner(exe);
+  return sweep::ForkRunner(
+      [](const std::vector<std::string>& args) { return RunCli(args, nullptr, nullptr); });
+}
+
 }  // namespace l2s::cli

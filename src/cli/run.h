@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sweep/sweep.h"
+
 namespace l2s::cli {
 
 // Runs `l2s args[1..]` in this process (args[0] is the program name, as argv[0]) and returns the
@@ -17,5 +19,10 @@ namespace l2s::cli {
 // a process-wide mutex: fds 1 and 2 are process-wide, so writes by other threads during a
 // captured call land in the capture.
 int RunCli(const std::vector<std::string>& args, std::string* out, std::string* err);
+
+// What runs the plans of a sweep and of plan --gpu a,b,c: `l2s_binary` (default: this process's
+// binary) in child processes, or, where this process is not an l2s binary (the Python package),
+// forked children of this process that run the plan with RunCli.
+sweep::Runner PlanRunner(const std::string& l2s_binary = "");
 
 }  // namespace l2s::cli

@@ -2,6 +2,7 @@
 #include "sweep/sweep.h"
 
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,6 +69,39 @@ std::string SelfExe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
+namespace {
+
+// Reads fd to its end.
+std::string ReadAll(int fd) {
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  return text;
+}
+
+// The exit code of child pid as a shell reports it (128 + signal when killed).
+int WaitExit(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+bool IsL2sBinary(const std::string& exe) {
+  return !exe.empty() && std::filesystem::path(exe).filename().string().rfind("l2s", 0) == 0;
+}
+
 Runner ProcessRunner(std::string exe) {
   return [exe](const Scenario& s) -> Outcome {
     Outcome o;
@@ -90,22 +124,41 @@ Runner ProcessRunner(std::string exe) {
       close(fds[0]);
       return {2, ""};
     }
-    char buf[65536];
-    while (true) {
-      const ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n > 0) {
-        o.stdout_text.append(buf, static_cast<size_t>(n));
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else {
-        break;
-      }
-    }
+    o.stdout_text = ReadAll(fds[0]);
     close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    o.exit_code = WaitExit(pid);
+    return o;
+  };
+}
+
+Runner ForkRunner(std::function<int(const std::vector<std::string>& args)> plan) {
+  return [plan](const Scenario& s) -> Outcome {
+    Outcome o;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return {2, ""};
+    std::vector<std::string> args = {"l2s", "plan"};
+    args.insert(args.end(), s.argv.begin(), s.argv.end());
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return {2, ""};
     }
-    o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (pid == 0) {
+      // The child: what the parent's stdio buffers held is the parent's to write, not ours.
+      __fpurge(stdout);
+      __fpurge(stderr);
+      dup2(fds[1], 1);
+      const int null_fd = open("/dev/null", O_WRONLY);
+      if (null_fd >= 0) dup2(null_fd, 2);
+      const int code = plan(args);
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    close(fds[1]);
+    o.stdout_text = ReadAll(fds[0]);
+    close(fds[0]);
+    o.exit_code = WaitExit(pid);
     return o;
   };
 }

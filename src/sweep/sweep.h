@@ -31,9 +31,15 @@ using Runner = std::function<Outcome(const Scenario&)>;
 
 // Runs `exe plan ARGV...` in a child process (stderr dropped) and captures stdout.
 Runner ProcessRunner(std::string exe);
+// Runs `plan(["plan", ARGV...])` in a forked child of this process (no exec: for l2s embedded in a
+// program whose binary is not l2s, e.g. the Python package) with fd 1 on a pipe and fd 2 on
+// /dev/null, and captures stdout; `plan` returns the exit code.
+Runner ForkRunner(std::function<int(const std::vector<std::string>& args)> plan);
 // The running binary's path (/proc/self/exe), "" if unreadable: the `exe` of ProcessRunner when
 // l2s runs its own plans (sweeps, plan --gpu a,b,c).
 std::string SelfExe();
+// Whether `exe` names an l2s binary (its file name starts with "l2s"): ProcessRunner can run it.
+bool IsL2sBinary(const std::string& exe);
 
 // Combines every rank's finished store lines on rank 0 (MPI); single process: returns `mine`.
 using Gather = std::function<std::vector<std::string>(const std::vector<std::string>& mine)>;
