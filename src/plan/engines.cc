@@ -90,4 +90,39 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
   return t;
 }
 
+StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
+                                          const AggRequest& req, int mtp,
+                                          const std::vector<double>& limits,
+                                          const PlanProgress& progress) {
+  AggRequest r = req;
+  r.no_baselines = true;
+  const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
+  Status error;
+  ParetoSeries series = SweepTpot(
+      fmt::format("{} launchable", engine::EngineTitle(id)), limits, [&](double limit_ms) {
+        SweepAnswer ans;
+        Problem q = p;
+        q.workload.tpot_ms = limit_ms;
+        StatusOr<EnginePlan> ep = PlanForEngine(q, id, r, mtp, progress);
+        if (!ep.ok()) {
+          ans.cancelled = true;  // stop the sweep: interrupted, or an error returned below
+          if (ep.status().code() != Status::Code::kCancelled) error = ep.status();
+          return ans;
+        }
+        if (!ep->found) return ans;
+        ParetoPoint pt;
+        pt.tokens_per_s_per_gpu = ep->eval.tokens_per_s_per_gpu * k;
+        pt.ttft_ms = ep->eval.ttft_s * 1e3;
+        pt.tpot_ms = ep->eval.tpot_s * 1e3;
+        pt.tokens_per_s_per_user = TokensPerUser(pt.tpot_ms);
+        pt.strategy = ToText(ep->best);
+        pt.found_by = ep->found_by;
+        pt.exact = ep->exact;
+        ans.point = pt;
+        return ans;
+      });
+  if (!error.ok()) return error;
+  return series;
+}
+
 }  // namespace l2s::plan

@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "plan/aggregated.h"
 #include "plan/progress.h"
+#include "search/pareto.h"
 #include "sim/simulator.h"
 
 namespace l2s::plan {
@@ -54,6 +55,17 @@ struct EngineTable {
 };
 StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
                                   const PlanProgress& progress = {});
+
+// The TPOT sweep of `l2s plan --pareto` (search/pareto.h) restricted to what engine `id`
+// launches: under each of `limits` (ms), PlanForEngine on `p` with that TPOT limit as its SLO
+// (baselines off: the oracle runs first, as for the table's rows), its throughput scaled by the
+// engine's factor as PlanEngines' rows are. The series is named "<engine title> launchable";
+// limits without a launchable plan are absent. Cancelled (series.cancelled) when the progress
+// observer interrupts; an error of PlanForEngine (e.g. an --mtp the engine lacks) is returned.
+StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
+                                          const AggRequest& req, int mtp,
+                                          const std::vector<double>& limits,
+                                          const PlanProgress& progress = {});
 
 // The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
 // (vLLM, SGLang, TensorRT-LLM). Dynamo's rows run their backends' workers (the same plans), and
