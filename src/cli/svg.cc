@@ -188,6 +188,17 @@ AxisTicks MakeAxis(double lo, double hi, bool log, double pad, int target) {
         }
       if (fine.size() >= 2 && fine.size() <= 12) inside = fine;
     }
+    if (inside.size() < 4) {
+      // Still fewer than four (less than a decade): every 1..9 step inside, when not crowded.
+      std::vector<double> fine;
+      for (int e = static_cast<int>(std::floor(std::log10(lo))) - 1;
+           e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+        for (int m = 1; m <= 9; ++m) {
+          const double t = m * std::pow(10.0, e);
+          if (in_range(t)) fine.push_back(t);
+        }
+      if (fine.size() > inside.size() && fine.size() <= 9) inside = fine;
+    }
     if (inside.size() >= 2 && hi > lo) {
       a.ticks = inside;
       a.lo = std::log10(lo);
@@ -429,6 +440,18 @@ std::string RenderSvg(const Plot& plot, SvgLayout* layout) {
 
   // Series, clipped to the plot area. Bands first so that lines stay on top.
   std::vector<std::pair<double, double>> drawn;  // every data vertex, px (the legend avoids them)
+  // A line's vertices and points every 6 px along its segments (a line crossing a corner counts
+  // though it has no vertex there).
+  auto sample = [&](const std::vector<std::pair<double, double>>& pts) {
+    for (size_t i = 0; i < pts.size(); ++i) {
+      drawn.push_back(pts[i]);
+      if (i + 1 == pts.size()) break;
+      const double dx = pts[i + 1].first - pts[i].first, dy = pts[i + 1].second - pts[i].second;
+      const int n = static_cast<int>(std::min(1000.0, std::hypot(dx, dy) / 6));
+      for (int k = 1; k < n; ++k)
+        drawn.emplace_back(pts[i].first + dx * k / n, pts[i].second + dy * k / n);
+    }
+  };
   out += "<g clip-path=\"url(#plotarea)\">\n";
   auto draw = [&](const PlotSeries& s) {
     std::vector<std::pair<double, double>> pts;
@@ -459,7 +482,7 @@ std::string RenderSvg(const Plot& plot, SvgLayout* layout) {
       case K::kLine:
         for (size_t i = 0; i < n; ++i)
           if (ok_x(s.x[i]) && ok_y(s.y[i])) pts.emplace_back(ax.Map(s.x[i]), ay.Map(s.y[i]));
-        drawn.insert(drawn.end(), pts.begin(), pts.end());
+        sample(pts);
         out += Polyline(pts, StrokeAttrs(s));
         return;
       case K::kStep: {
@@ -473,7 +496,7 @@ std::string RenderSvg(const Plot& plot, SvgLayout* layout) {
           prev_y = py;
           have = true;
         }
-        drawn.insert(drawn.end(), pts.begin(), pts.end());
+        sample(pts);
         out += Polyline(pts, StrokeAttrs(s));
         return;
       }
@@ -513,7 +536,8 @@ std::string RenderSvg(const Plot& plot, SvgLayout* layout) {
       Num(plot_x0), Num(plot_y0), Num(plot_x1 - plot_x0), Num(plot_y1 - plot_y0));
 
   // Legend: a column right of the plot, or a box inside the frame in the corner that covers the
-  // fewest drawn vertices (ties: top-right, top-left, bottom-left, bottom-right).
+  // fewest drawn points - vertices, dots and samples along lines (ties: top-right, top-left,
+  // bottom-left, bottom-right).
   double lx = plot_x1 + 16, ly = plot_y0 + 10, text_x = plot_x1 + kLegendTextOffsetPx;
   out += "<g class=\"legend\">\n";
   if (named > 0) {

@@ -57,11 +57,12 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
                                   const PlanProgress& progress = {});
 
 // The TPOT sweep of `l2s plan --pareto` (search/pareto.h) restricted to what engine `id`
-// launches: under each of `limits` (ms), PlanForEngine on `p` with that TPOT limit as its SLO
-// (baselines off: the oracle runs first, as for the table's rows), its throughput scaled by the
-// engine's factor as PlanEngines' rows are. The series is named "<engine title> launchable";
-// limits without a launchable plan are absent. Cancelled (series.cancelled) when the progress
-// observer interrupts; an error of PlanForEngine (e.g. an --mtp the engine lacks) is returned.
+// launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
+// else req.search) on engine `id`'s restricted space (engine/restrict.h) under its scheduler (as
+// PlanForEngine's problem), on the space's batch grid like the aggregated series, its throughput
+// scaled by the engine's factor as PlanEngines' rows are. Named "<engine title> launchable";
+// limits without a launchable plan are absent; `cancelled` when the progress interrupts.
+// InvalidArgument when the space options fix a choice the engine lacks.
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const AggRequest& req, int mtp,
                                           const std::vector<double>& limits,

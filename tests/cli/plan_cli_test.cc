@@ -447,14 +447,36 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
 // on that grid, and the two series compare alike (plan's own answer refines its batches,
 // docs/PLAN.md; the sweep's disaggregated series did too, by mistake, between the nineteenth and
 // the twentieth passes: batches 246 and 492 on this problem).
+// Issue 46 item 4: a third series, what the fastest engine of the engine table (vLLM on this
+// problem) launches under each limit, on the same batch grid; the chart goes to --svg, said on
+// stderr and in the JSON.
 TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
+  const std::string svg = TempPath("l2s_pareto_cli") + ".svg";
+  fs::remove(svg);
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--budget", "300", "--json"});
+                           "1024", "--osl", "256", "--budget", "300", "--json", "--svg", svg});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
-  ASSERT_EQ(j["sweep"]["series"].size(), 2u);
+  ASSERT_EQ(j["sweep"]["series"].size(), 3u);
   EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
   EXPECT_EQ(j["sweep"]["series"][1]["name"], "disaggregated");
+  EXPECT_EQ(j["sweep"]["series"][2]["name"], "vLLM launchable");
+  EXPECT_EQ(j["svg"], svg);
+  EXPECT_NE(r.err.find("l2s plan --pareto: wrote " + svg), std::string::npos) << r.err;
+  const std::string picture = Slurp(svg);
+  fs::remove(svg);
+  for (const char* label : {"aggregated (TPOT sweep", "disaggregated (TPOT sweep",
+                            "vLLM launchable (TPOT sweep", "class=\"legend-box\"",
+                            "tokens/s per user (1000 / TPOT ms) (log scale)"})
+    EXPECT_NE(picture.find(label), std::string::npos) << label;
+  // The launchable series never beats the unrestricted one by more than the engine's factor.
+  const double k = l2s::Simulator::EngineFactor("vllm");
+  const nlohmann::json& agg_pts = j["sweep"]["series"][0]["points"];
+  const nlohmann::json& eng_pts = j["sweep"]["series"][2]["points"];
+  for (const nlohmann::json& e : eng_pts)
+    for (const nlohmann::json& a : agg_pts)
+      if (a["tpot_limit_ms"] == e["tpot_limit_ms"])
+        EXPECT_LE(Num(e["tokens_per_s_per_gpu"]), Num(a["tokens_per_s_per_gpu"]) * k * (1 + 1e-9));
   std::map<std::string, std::pair<double, double>> prev;  // series -> (user, gpu) of the last point
   int disagg = 0;
   for (const nlohmann::json& p : j["pareto"]) {
@@ -485,10 +507,12 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
 }
 
 TEST(PlanCli, ParetoSweepsTheTpotLimit) {
-  // --serving agg: the aggregated series alone (the default, auto, adds the disaggregated one:
-  // ParetoAddsTheDisaggregatedSeries).
+  // --serving agg --engine ideal: the aggregated series alone (the default, auto, adds the
+  // disaggregated one, and no --engine the fastest engine's: ParetoAddsTheDisaggregatedSeries);
+  // --svg none: no chart.
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--serving", "agg", "--json"});
+                           "1024", "--osl", "256", "--serving", "agg", "--engine", "ideal",
+                           "--json", "--svg", "none"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   EXPECT_EQ(j["problem"]["mode"], "serve");
@@ -510,10 +534,13 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
     prev_gpu = Num(p["tokens_per_s_per_gpu"]);
   }
   EXPECT_EQ(j["sweep"]["tpot_limits_ms"].size(), 16u);
+  EXPECT_EQ(j["sweep"]["series"].size(), 1u);
   EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
+  EXPECT_TRUE(j["svg"].is_null());
+  EXPECT_EQ(r.err.find("wrote"), std::string::npos) << r.err;
   // The readable table.
   const Result t = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--serving", "agg"});
+                           "1024", "--osl", "256", "--serving", "agg", "--svg", "none"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("points on the front"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("TPOT limits: 16 from"), std::string::npos) << t.out;
@@ -540,8 +567,11 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   p.workload.mode = l2s::Mode::kServe;
   p.workload.isl = 1024;
   p.workload.osl = 256;
+  p.workload.tpot_ms = 40;  // the chart shades below 1000 / 40 = 25 tokens/s per user
   l2s::cli::ParetoPlanArgs a;
   a.out = TempPath("l2s_pareto_hook");
+  a.svg = TempPath("l2s_pareto_hook") + ".svg";
+  a.engine = "sglang";  // the engine-launchable series: SGLang's, after the hook's
   size_t limits_seen = 0;
   a.more_series = [&](const std::vector<double>& limits, l2s::Observer*) {
     limits_seen = limits.size();
@@ -571,7 +601,13 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   }
   EXPECT_GE(agg, 2);
   EXPECT_EQ(dis, 16);
-  EXPECT_EQ(j["sweep"]["series"].size(), 2u);
+  ASSERT_EQ(j["sweep"]["series"].size(), 3u);
+  EXPECT_EQ(j["sweep"]["series"][2]["name"], "SGLang launchable");
+  const std::string picture = Slurp(a.svg);
+  fs::remove(a.svg);
+  EXPECT_NE(picture.find("violates the SLO: TPOT &gt; 40 ms (&lt; 25 tok/s/user)"),
+            std::string::npos);
+  EXPECT_NE(picture.find("SGLang launchable (TPOT sweep"), std::string::npos);
   l2s::cli::Plot plot;
   std::vector<l2s::ParetoSeries> series(2);
   series[0].name = "aggregated";
