@@ -184,11 +184,11 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     std::vector<ParetoPoint> front = r.front;
     if (all_priced)
       for (size_t i = 0; i < front.size(); ++i) front[i].tokens_per_s_per_gpu = r.usd[i];
+    const std::string price_k = !prices.empty() ? prices[k] : pr.index >= 0 ? pr.value : "";
     const std::string label =
-        prices.empty() && all_priced
-            ? fmt::format("{} ({} on the front)", r.gpu, front.size())
-            : all_priced ? fmt::format("{} at ${}/GPU-h ({} on the front)", r.gpu, prices[k], front.size())
-                         : fmt::format("{} ({} on the front)", r.gpu, front.size());
+        all_priced && !price_k.empty()
+            ? fmt::format("{} at ${}/GPU-h ({} on the front)", r.gpu, price_k, front.size())
+            : fmt::format("{} ({} on the front)", r.gpu, front.size());
     AddStaircase(front, label, colors[k % colors.size()], &plot);
   }
   if (problem.is_object() && problem.contains("slo") && problem["slo"].is_object() &&

@@ -703,4 +703,61 @@ TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
   EXPECT_EQ(unknown.code, 2) << unknown.out;
 }
 
+// `plan --gpu a,b --pareto` (issue 46 items 3 and 4): one front per GPU type, each exactly that
+// type's own `plan --gpu G --pareto` sweep (the front of all its series), each point priced at
+// its type's price: $/Mtok = price / 3600 / (tokens/s per GPU) x 1e6 (plan/cost.h); the chart's
+// y axis is that cost when every type is priced, else tokens/s per GPU.
+TEST(PlanCli, HardwareParetoFrontsArePricedPerGpuType) {
+  const std::string svg = TempPath("l2s_hw_pareto") + ".svg";
+  fs::remove(svg);
+  const std::vector<std::string> common = {"plan", "--model", "llama-3.1-8b", "--gpus", "8",
+                                           "--isl", "1024", "--osl", "256", "--serving", "agg",
+                                           "--engine", "ideal", "--pareto", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const Result r = RunL2s(with({"--gpu", "h100,h200", "--price-per-gpu-hour", "2,4", "--svg", svg}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["y"], "usd_per_mtok_output");
+  EXPECT_EQ(j["svg"], svg);
+  ASSERT_EQ(j["hardware_pareto"].size(), 2u);
+  const char* gpus[] = {"h100", "h200"};
+  const double prices[] = {2, 4};
+  for (int k = 0; k < 2; ++k) {
+    const nlohmann::json& row = j["hardware_pareto"][k];
+    EXPECT_EQ(row["gpu"], gpus[k]);
+    ASSERT_GE(row["front"].size(), 2u);
+    // The same front as the GPU type's own sweep (one series here: aggregated).
+    const Result one = RunL2s(with({"--gpu", gpus[k], "--svg", "none"}));
+    ASSERT_EQ(one.code, 0) << one.err;
+    const nlohmann::json o = ParseJson(one.out);
+    ASSERT_EQ(o["pareto"].size(), row["front"].size());
+    double prev_user = 0;
+    for (size_t i = 0; i < row["front"].size(); ++i) {
+      const nlohmann::json& p = row["front"][i];
+      EXPECT_DOUBLE_EQ(Num(p["tokens_per_s_per_gpu"]), Num(o["pareto"][i]["tokens_per_s_per_gpu"]));
+      EXPECT_NEAR(Num(p["usd_per_mtok_output"]),
+                  prices[k] / 3600.0 / Num(p["tokens_per_s_per_gpu"]) * 1e6, 1e-9);
+      EXPECT_GT(Num(p["tokens_per_s_per_user"]), prev_user);
+      prev_user = Num(p["tokens_per_s_per_user"]);
+    }
+  }
+  const std::string picture = Slurp(svg);
+  fs::remove(svg);
+  for (const char* label : {"h100 at $2/GPU-h", "h200 at $4/GPU-h", "$ per million output tokens",
+                            "class=\"legend-box\""})
+    EXPECT_NE(picture.find(label), std::string::npos) << label;
+  // No price: throughput per GPU on y, no cost.
+  const Result free = RunL2s(with({"--gpu", "h100,h200", "--svg", "none"}));
+  ASSERT_EQ(free.code, 0) << free.err;
+  const nlohmann::json f = ParseJson(free.out);
+  EXPECT_EQ(f["y"], "tokens_per_s_per_gpu");
+  EXPECT_TRUE(f["svg"].is_null());
+  EXPECT_TRUE(f["hardware_pareto"][0]["front"][0]["usd_per_mtok_output"].is_null());
+}
+
 }  // namespace
+
