@@ -919,7 +919,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     a.log_x = f.x_scale == "log";
     a.log_y = f.y_scale == "log";
     if (a.svg != "none")
-      if (Status st = CheckWritable("--svg", a.svg); !st.ok()) return Fail(st);
+      for (Status st : {CheckWritable("--svg", a.svg),
+                        CheckNotAnInput("--svg", a.svg, {{"--model", f.problem.model},
+                                                         {"--cluster", f.problem.cluster}})})
+        if (!st.ok()) return Fail(st);
     if (problem->workload.mode == Mode::kServe && *serving != "agg") {
       // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
       // TPOT limit of the aggregated grid.

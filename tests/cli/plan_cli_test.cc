@@ -549,6 +549,15 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+  // A chart that cannot be written: one line, exit 2, before the sweep.
+  const Result nodir = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                               "--svg", "/nonexistent-l2s-dir/p.svg"});
+  EXPECT_EQ(nodir.code, 2);
+  EXPECT_EQ(CountLines(nodir.err), 1) << nodir.err;
+  EXPECT_NE(nodir.err.find("--svg /nonexistent-l2s-dir/p.svg: directory /nonexistent-l2s-dir does "
+                           "not exist"),
+            std::string::npos)
+      << nodir.err;
   // A TPOT SLO no plan meets: one line saying how fast the fastest plan is, exit 1.
   const Result slo = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
                              "--slo", "tpot_ms=0.5"});
