@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkgs=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
       python3 python3-dev pybind11-dev python3-pytest python3-setuptools python3-pip python3-venv
-      libopenmpi-dev openmpi-bin)
+      libopenmpi-dev openmpi-bin librsvg2-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

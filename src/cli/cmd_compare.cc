@@ -468,6 +468,12 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     pareto_path = (dir / "pareto.svg").string();
     Plot plot = ParetoPlot(p, all, &front_size);
     AddParetoSeries(sweep, &plot);
+    // As plan --pareto's chart: log axes (the interactive end is not squashed), the legend boxed
+    // inside the frame, the SLO's violating side shaded.
+    plot.log_x = plot.log_y = true;
+    plot.pad = 0.04;
+    plot.legend = Plot::Legend::kInside;
+    AddSloRegion(p.workload.tpot_ms, &plot);
     if (Status st = WriteSvg(plot, pareto_path); !st.ok()) return Fail(st);
   }
 

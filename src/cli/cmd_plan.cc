@@ -62,6 +62,7 @@ struct PlanFlags {
   int prefill_gpus = 0;
   bool kv_layerwise = false;
   bool pareto = false;  // sweep the TPOT limit instead (cli/pareto_report.h)
+  std::string svg = "pareto.svg", x_scale = "log", y_scale = "log";  // --pareto's chart
   std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
   std::string model_id;  // --model-id: the model the emitted files load
 };
@@ -912,6 +913,16 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     a.json = f.json;
     a.out = f.out;
     a.mtp = f.problem.mtp;
+    a.engine = f.problem.engine;
+    a.progress = CliProgress();
+    a.svg = f.svg;
+    a.log_x = f.x_scale == "log";
+    a.log_y = f.y_scale == "log";
+    if (a.svg != "none")
+      for (Status st : {CheckWritable("--svg", a.svg),
+                        CheckNotAnInput("--svg", a.svg, {{"--model", f.problem.model},
+                                                         {"--cluster", f.problem.cluster}})})
+        if (!st.ok()) return Fail(st);
     if (problem->workload.mode == Mode::kServe && *serving != "agg") {
       // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
       // TPOT limit of the aggregated grid.
@@ -1132,6 +1143,12 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_flag("--pareto", f->pareto,
                 "sweep the TPOT limit and print the Pareto front of tokens/s per GPU against "
                 "tokens/s per user (serve mode unless --mode says decode)");
+  cmd->add_option("--svg", f->svg,
+                  "--pareto: write the chart here (default pareto.svg; none: no chart)");
+  cmd->add_option("--x-scale", f->x_scale, "--pareto chart's x axis: log (default) or linear")
+      ->check(CLI::IsMember({"log", "linear"}));
+  cmd->add_option("--y-scale", f->y_scale, "--pareto chart's y axis: log (default) or linear")
+      ->check(CLI::IsMember({"log", "linear"}));
   cmd->add_option("--emit", f->emit,
                   "write the plan's launch files to this directory: a script per node, DEPLOY.md "
                   "and, across nodes, Kubernetes manifests (for --engine, else the fastest engine)");

@@ -1,5 +1,5 @@
 // `l2s plan --gpu a,b,c`: the same problem planned on each GPU type, one table (issue 46). Each
-// GPU type is exactly `l2s plan ... --gpu G --json` run in a child process (sweep::ProcessRunner,
+// GPU type is exactly `l2s plan ... --gpu G --json` run in a child process (cli::PlanRunner,
 // as sweeps run scenarios), so every row equals that plan; this file only builds the argument
 // lists and formats the rows (sweep::Summary reads each plan's JSON).
 #include <fmt/format.h>
@@ -12,6 +12,9 @@
 #include "cli/common.h"
 #include "cli/run.h"
 #include "cli/output.h"
+#include "cli/pareto_report.h"
+#include "cli/svg.h"
+#include "search/pareto.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {
@@ -56,6 +59,199 @@ std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
   return fmt::format(fmt::runtime(fmt_spec), v.get<double>());
 }
 
+// Removes `flag` and its value ("--flag X" or "--flag=X") from `args`; its value, or `dflt`.
+std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
+                     const std::string& dflt) {
+  const FlagValue v = FindFlag(*args, flag);
+  if (v.index < 0) return dflt;
+  if (v.joined) args->erase(args->begin() + v.index);
+  else args->erase(args->begin() + v.index - 1, args->begin() + v.index + 1);
+  return v.value;
+}
+
+// `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
+// its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
+// per user, y $ per million output tokens when every GPU type has a price (each point priced by
+// the child plan, plan/cost.h), else output tokens/s per GPU.
+int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vector<std::string>& prices,
+                          const std::vector<std::string>& base_in, bool want_json) {
+  std::vector<std::string> base = base_in;
+  const std::string svg = TakeFlag(&base, "--svg", "pareto.svg");
+  const std::string x_scale = TakeFlag(&base, "--x-scale", "log");
+  const std::string y_scale = TakeFlag(&base, "--y-scale", "log");
+  for (const std::string* v : {&x_scale, &y_scale})
+    if (*v != "log" && *v != "linear")
+      return Fail(fmt::format("--x-scale/--y-scale: log or linear, got {}", *v));
+  const bool draw = svg != "none" && !svg.empty();
+  if (draw)
+    if (Status st = CheckWritable("--svg", svg); !st.ok()) return Fail(st);
+  // The flags' positions moved: find them again in the reduced list.
+  const FlagValue g = FindFlag(base, "--gpu");
+  const FlagValue pr = FindFlag(base, "--price-per-gpu-hour");
+  const sweep::Runner run = PlanRunner();
+  struct Row {
+    std::string gpu;
+    int exit_code = 0;
+    std::string reason;
+    std::vector<ParetoPoint> front;
+    std::vector<double> usd;  // per front point; empty: no price
+  };
+  std::vector<Row> rows;
+  nlohmann::json problem;
+  bool all_priced = true, any_bad_input = false;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    sweep::Scenario s;
+    s.index = k;
+    s.gpu = gpus[k];
+    s.argv = base;
+    s.argv[g.index] = g.With("--gpu", gpus[k]);
+    if (!prices.empty()) s.argv[pr.index] = pr.With("--price-per-gpu-hour", prices[k]);
+    for (const char* a : {"--svg", "none", "--json"}) s.argv.push_back(a);
+    if (!JsonMode())
+      fmt::print(stderr, "l2s plan --pareto: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
+    const sweep::Outcome o = run(s);
+    Row r;
+    r.gpu = gpus[k];
+    r.exit_code = o.exit_code;
+    any_bad_input |= o.exit_code == 2;
+    nlohmann::json plan;
+    try {
+      plan = nlohmann::json::parse(o.stdout_text);
+    } catch (const std::exception&) {
+      plan = nullptr;
+    }
+    if (!plan.is_object() || !plan.contains("pareto") || !plan["pareto"].is_array()) {
+      r.reason = plan.is_object() && plan.contains("reason") && plan["reason"].is_string()
+                     ? plan["reason"].get<std::string>()
+                     : fmt::format("exit code {}", o.exit_code);
+      all_priced = false;
+      rows.push_back(r);
+      continue;
+    }
+    if (problem.is_null()) problem = plan["problem"];
+    // Every series' front points; their front is the best this GPU type reaches.
+    std::vector<ParetoPoint> pts;
+    std::vector<double> usd_of;  // by position in pts
+    for (const nlohmann::json& q : plan["pareto"]) {
+      ParetoPoint pt;
+      pt.series = q.value("series", "");
+      pt.tokens_per_s_per_gpu = q.value("tokens_per_s_per_gpu", 0.0);
+      pt.tokens_per_s_per_user = q.value("tokens_per_s_per_user", 0.0);
+      pt.tpot_ms = q.value("tpot_ms", 0.0);
+      pt.ttft_ms = q.value("ttft_ms", 0.0);
+      pt.strategy = q.value("strategy", "");
+      // The point's index rides in tpot_limit_ms' place through ParetoFront (its price is
+      // looked up by it below; the limit is not reported).
+      const double usd = q.contains("usd_per_mtok_output") && q["usd_per_mtok_output"].is_number()
+                             ? q["usd_per_mtok_output"].get<double>()
+                             : -1;
+      pt.tpot_limit_ms = static_cast<double>(usd_of.size());
+      usd_of.push_back(usd);
+      pts.push_back(pt);
+    }
+    r.front = ParetoFront(pts);
+    for (ParetoPoint& pt : r.front) {
+      const double usd = usd_of[static_cast<size_t>(pt.tpot_limit_ms)];
+      if (usd < 0) all_priced = false;
+      r.usd.push_back(usd);
+      pt.tpot_limit_ms = 0;
+    }
+    if (r.front.empty()) {
+      r.reason = "no valid plan under any TPOT limit";
+      all_priced = false;
+    }
+    rows.push_back(r);
+  }
+  bool any = false;
+  for (const Row& r : rows) any |= !r.front.empty();
+  all_priced = all_priced && any;
+
+  Plot plot;
+  const std::string model = problem.is_object() ? problem.value("model", "") : "";
+  const int n = problem.is_object() ? problem.value("gpus", 0) : 0;
+  plot.title = all_priced
+                   ? fmt::format("{} on {} GPUs of each type: cost vs interactivity", model, n)
+                   : fmt::format("{} on {} GPUs of each type: throughput vs interactivity", model, n);
+  plot.x_label = "tokens/s per user (1000 / TPOT ms)";
+  plot.y_label = all_priced ? "$ per million output tokens" : "output tokens/s per GPU";
+  plot.log_x = x_scale == "log";
+  plot.log_y = y_scale == "log";
+  plot.pad = 0.04;
+  plot.legend = Plot::Legend::kInside;
+  const std::vector<std::string>& colors = ParetoColors();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Row& r = rows[k];
+    if (r.front.empty()) continue;
+    std::vector<ParetoPoint> front = r.front;
+    if (all_priced)
+      for (size_t i = 0; i < front.size(); ++i) front[i].tokens_per_s_per_gpu = r.usd[i];
+    const std::string price_k = !prices.empty() ? prices[k] : pr.index >= 0 ? pr.value : "";
+    const std::string label =
+        all_priced && !price_k.empty()
+            ? fmt::format("{} at ${}/GPU-h ({} on the front)", r.gpu, price_k, front.size())
+            : fmt::format("{} ({} on the front)", r.gpu, front.size());
+    AddStaircase(front, label, colors[k % colors.size()], &plot);
+  }
+  if (problem.is_object() && problem.contains("slo") && problem["slo"].is_object() &&
+      problem["slo"]["tpot_ms"].is_number())
+    AddSloRegion(problem["slo"]["tpot_ms"].get<double>(), &plot);
+  if (draw) {
+    if (Status st = WriteSvg(plot, svg); !st.ok()) return Fail(Status::IoError("--svg " + st.message()));
+    fmt::print(stderr, "l2s plan --pareto: wrote {}\n", svg);
+  }
+
+  if (want_json) {
+    nlohmann::ordered_json j;
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      nlohmann::ordered_json e;
+      e["gpu"] = r.gpu;
+      e["exit_code"] = r.exit_code;
+      nlohmann::ordered_json f = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < r.front.size(); ++i) {
+        nlohmann::ordered_json q;
+        q["series"] = r.front[i].series;
+        q["tokens_per_s_per_user"] = r.front[i].tokens_per_s_per_user;
+        q["tokens_per_s_per_gpu"] = r.front[i].tokens_per_s_per_gpu;
+        q["usd_per_mtok_output"] = r.usd[i] >= 0 ? nlohmann::ordered_json(r.usd[i]) : nlohmann::ordered_json();
+        q["ttft_ms"] = r.front[i].ttft_ms;
+        q["tpot_ms"] = r.front[i].tpot_ms;
+        q["strategy"] = r.front[i].strategy;
+        f.push_back(q);
+      }
+      e["front"] = f;
+      e["reason"] = r.reason.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.reason);
+      a.push_back(e);
+    }
+    j["hardware_pareto"] = a;
+    j["y"] = all_priced ? "usd_per_mtok_output" : "tokens_per_s_per_gpu";
+    j["svg"] = draw ? nlohmann::ordered_json(svg) : nlohmann::ordered_json();
+    fmt::print("{}\n", DumpJson(j));
+  } else {
+    fmt::print("Hardware Pareto fronts (each GPU type swept as `l2s plan --gpu G --pareto` sweeps "
+               "it; the front of all its series)\n");
+    fmt::print("  {:<8} {:>6} {:>21} {:>14} {:>16}\n", "gpu", "points", "tok/s/user range",
+               "max tok/s/GPU", "min $/Mtok out");
+    for (const Row& r : rows) {
+      if (r.front.empty()) {
+        fmt::print("  {:<8} no front: {}\n", r.gpu, r.reason);
+        continue;
+      }
+      double cheapest = -1;
+      for (double u : r.usd)
+        if (u >= 0 && (cheapest < 0 || u < cheapest)) cheapest = u;
+      fmt::print("  {:<8} {:>6} {:>21} {:>14.2f} {:>16}\n", r.gpu, r.front.size(),
+                 fmt::format("{:.1f} - {:.1f}", r.front.front().tokens_per_s_per_user,
+                             r.front.back().tokens_per_s_per_user),
+                 r.front.front().tokens_per_s_per_gpu,
+                 cheapest >= 0 ? fmt::format("{:.3f}", cheapest) : std::string("-"));
+    }
+    if (draw) fmt::print("  chart: {} (y: {})\n", svg, plot.y_label);
+  }
+  if (any_bad_input) return 2;
+  return any ? 0 : 1;
+}
+
 }  // namespace
 
 bool IsHardwareComparison(const std::vector<std::string>& plan_args) {
@@ -85,6 +281,8 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                               "one per GPU type in the order of --gpu)",
                               price.value, prices.size(), gpus.size()));
   }
+  for (const std::string& a : base)
+    if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json);
   const sweep::Runner run = PlanRunner();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "cli/common.h"
@@ -10,6 +12,9 @@
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "engine/engine.h"
+#include "plan/cost.h"
+#include "plan/engines.h"
 
 namespace l2s::cli {
 
@@ -17,8 +22,42 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Series colours: distinct from compare's searcher palette (black and its reds are taken).
-const char* kSeriesColors[] = {"#1b9e77", "#7570b3", "#d95f02", "#e7298a"};
+// Series colours: distinct from compare's searcher palette (black and its reds are taken), and
+// from the SLO region's red.
+const char* kSeriesColors[] = {"#1b9e77", "#7570b3", "#d95f02", "#e7298a", "#66a61e", "#a6761d"};
+
+// The engine-launchable series of RunParetoPlan over `limits`; nullopt when none is drawn
+// (engine "ideal", or no engine launches a valid plan).
+StatusOr<std::optional<ParetoSeries>> EngineSeries(const Problem& p, const ParetoPlanArgs& a,
+                                                   const std::vector<double>& limits) {
+  plan::AggRequest req;
+  req.search = a.search;
+  req.budget = a.budget;
+  req.seed = a.seed;
+  req.oracle_calls = a.oracle_calls;
+  req.no_baselines = true;  // the engines' oracle runs first (PlanForEngine)
+  engine::EngineId id = engine::EngineId::kIdeal;
+  if (!a.engine.empty()) {
+    StatusOr<engine::EngineId> e = engine::ParseEngineId(a.engine);
+    if (!e.ok()) return e.status();
+    id = *e;
+  } else {
+    StatusOr<plan::EngineTable> t = plan::PlanEngines(p, req, a.mtp, a.progress);
+    if (!t.ok()) return t.status();
+    if (t->interrupted) {
+      ParetoSeries cancelled;
+      cancelled.name = "engine launchable";
+      cancelled.cancelled = true;
+      return std::optional<ParetoSeries>(cancelled);
+    }
+    if (t->fastest < 0) return std::optional<ParetoSeries>();
+    id = t->rows[t->fastest].id;
+  }
+  if (id == engine::EngineId::kIdeal) return std::optional<ParetoSeries>();
+  StatusOr<ParetoSeries> s = plan::EngineParetoSeries(p, id, req, a.mtp, limits, a.progress);
+  if (!s.ok()) return s.status();
+  return std::optional<ParetoSeries>(std::move(*s));
+}
 
 bool OnFront(const ParetoSeries& s, const ParetoPoint& p) {
   for (const ParetoPoint& f : s.front)
@@ -81,6 +120,44 @@ void AddStaircase(const std::vector<ParetoPoint>& front, const std::string& name
   plot->series.push_back(dots);
 }
 
+const std::vector<std::string>& ParetoColors() {
+  static const std::vector<std::string> colors(std::begin(kSeriesColors), std::end(kSeriesColors));
+  return colors;
+}
+
+void AddSloRegion(double tpot_ms, Plot* plot) {
+  if (!(tpot_ms > 0)) return;
+  PlotSeries span;
+  span.kind = PlotSeries::Kind::kXSpan;
+  span.x = {-std::numeric_limits<double>::infinity(), TokensPerUser(tpot_ms)};
+  span.color = "#d62728";
+  span.opacity = 0.12;
+  span.name = fmt::format("violates the SLO: TPOT > {:g} ms (< {:.3g} tok/s/user)", tpot_ms,
+                          TokensPerUser(tpot_ms));
+  span.note = "TPOT SLO violated";
+  plot->series.insert(plot->series.begin(), span);
+}
+
+Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, bool log_x,
+                    bool log_y) {
+  Plot plot;
+  plot.title = fmt::format("{} serving on {} x {}: throughput vs interactivity (TPOT sweep)",
+                           p.model.name, p.cluster.num_gpus, p.cluster.gpu.name);
+  if (p.workload.mode == Mode::kDecode)
+    plot.title = fmt::format("{} decoding on {} x {}: throughput vs interactivity (TPOT sweep)",
+                             p.model.name, p.cluster.num_gpus, p.cluster.gpu.name);
+  plot.x_label = "tokens/s per user (1000 / TPOT ms)";
+  plot.y_label = "output tokens/s per GPU";
+  plot.log_x = log_x;
+  plot.log_y = log_y;
+  plot.y_from_zero = true;
+  plot.pad = 0.04;
+  plot.legend = Plot::Legend::kInside;
+  AddParetoSeries(series, &plot);
+  AddSloRegion(p.workload.tpot_ms, &plot);
+  return plot;
+}
+
 void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot) {
   size_t k = 0;
   for (const ParetoSeries& s : series)
@@ -118,12 +195,37 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   }
   bool interrupted = InterruptRequested();
   for (const ParetoSeries& s : series) interrupted |= s.cancelled;
+  if (!interrupted && !limits.empty()) {
+    StatusOr<std::optional<ParetoSeries>> es = EngineSeries(p, a, limits);
+    if (!es.ok()) {
+      if (es.status().code() != Status::Code::kInvalidArgument) return Fail(es.status());
+      Warn("no engine-launchable series: " + es.status().message());
+    } else if (es->has_value()) {
+      interrupted |= (*es)->cancelled || InterruptRequested();
+      if (!(*es)->sweep.empty() || !(*es)->cancelled) series.push_back(std::move(**es));
+    }
+  }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  // The chart first (stdout may be a pipe that goes away).
+  const bool draw = a.svg != "none" && !a.svg.empty();
+  if (draw) {
+    if (Status st = WriteSvg(ParetoPlanPlot(p, series, a.log_x, a.log_y), a.svg); !st.ok())
+      return Fail(Status::IoError("--svg " + st.message()));
+    fmt::print(stderr, "l2s plan --pareto: wrote {}\n", a.svg);
+  }
   json j;
   j["problem"] = ProblemJson(p);
   j["pareto"] = ParetoFrontJson(series);
+  // With a price, each front point's $ per million output tokens (plan/cost.h).
+  if (p.cluster.price_per_gpu_hour > 0)
+    for (json& pt : j["pareto"]) {
+      const plan::Cost c = plan::CostOf(pt["tokens_per_s_per_gpu"].get<double>(), p.workload,
+                                        p.cluster, p.cluster.num_gpus);
+      pt["usd_per_mtok_output"] = c.usd_per_mtok_output ? json(*c.usd_per_mtok_output) : json();
+    }
+  j["svg"] = draw ? json(a.svg) : json();
   json sweep;
   sweep["tpot_limits_ms"] = limits;
   sweep["grid"] = fmt::format(
@@ -179,6 +281,7 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
                  pt.found_by == "oracle" ? std::string("oracle") : pt.found_by.substr(0, pt.found_by.find('(')),
                  ParetoStrategyText(p.model, pt));
   }
+  if (draw) fmt::print("\nchart: {}\n", a.svg);
   fmt::print("\nwall time {:.1f} s\n", wall);
   return interrupted ? InterruptExitCode() : kExitOk;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/svg.h"
+#include "plan/progress.h"
 #include "search/pareto.h"
 #include "sim/simulator.h"
 
@@ -28,6 +29,14 @@ struct ParetoPlanArgs {
   // SweepTpot), shown and written after "aggregated". Null: the aggregated series only.
   std::function<std::vector<ParetoSeries>(const std::vector<double>& limits, Observer* observer)>
       more_series;
+  // The engine-launchable series (plan/engines.h EngineParetoSeries): "" = the fastest engine of
+  // the engine table (plan::PlanEngines, as `l2s plan` picks it), an engine name = that engine,
+  // "ideal" = none.
+  std::string engine;
+  plan::PlanProgress progress;  // the engine plans' progress and interruption
+  // The chart (ParetoPlanPlot): written here ("none" = not written), axes log or linear.
+  std::string svg = "pareto.svg";
+  bool log_x = true, log_y = true;
 };
 
 // Runs the sweep for `p` (serve or decode mode) and prints the table or JSON; returns the exit
@@ -43,6 +52,18 @@ std::string ParetoStrategyText(const ModelSpec& m, const ParetoPoint& p);
 nlohmann::ordered_json ParetoPointJson(const ParetoPoint& p);
 // Every series' front points, in series order (the JSON `pareto` array).
 nlohmann::ordered_json ParetoFrontJson(const std::vector<ParetoSeries>& series);
+
+// The chart of `l2s plan --pareto`: each series' front as a staircase with its points (throughput
+// per GPU against tokens/s per user), the problem's TPOT SLO shaded where it is violated
+// (AddSloRegion), the legend boxed inside the frame; log or linear axes.
+Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, bool log_x,
+                    bool log_y);
+// Shades the interactivity a TPOT SLO of `tpot_ms` rules out: tokens/s per user below
+// 1000 / tpot_ms (TokensPerUser), labelled in the legend and, where it fits, in the region.
+// Nothing when tpot_ms <= 0.
+void AddSloRegion(double tpot_ms, Plot* plot);
+// Series colours of the --pareto charts, in order.
+const std::vector<std::string>& ParetoColors();
 
 // Adds each series' front to `plot` as a staircase (the best throughput per GPU available at
 // each interactivity) with a dot per point, one colour per series, named

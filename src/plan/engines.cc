@@ -13,19 +13,27 @@
 
 namespace l2s::plan {
 
+namespace {
+
+// The problem `--engine E` builds (cli ApplyEngineFlags): E's scheduler and, where the problem
+// states no limit, E's default batch limit - so that the table's row for E is E's plan.
+Problem EngineProblem(const Problem& p, engine::EngineId id) {
+  Problem q = p;
+  if (q.workload.engine == Engine::kIdeal) {
+    q.workload.engine = engine::CapabilitiesOf(id).scheduler;
+    if (q.workload.max_batch == 0) q.workload.max_batch = engine::DefaultsOfEngine(id).max_batch;
+  }
+  return q;
+}
+
+}  // namespace
+
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
                                    int mtp, const PlanProgress& progress) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
   EnginePlan out;
   out.id = id;
-  out.problem = p;
-  // The problem `--engine E` builds (cli ApplyEngineFlags): E's scheduler and, where the problem
-  // states no limit, E's default batch limit - so that the table's row for E is E's plan.
-  if (out.problem.workload.engine == Engine::kIdeal) {
-    out.problem.workload.engine = caps.scheduler;
-    if (out.problem.workload.max_batch == 0)
-      out.problem.workload.max_batch = engine::DefaultsOfEngine(id).max_batch;
-  }
+  out.problem = EngineProblem(p, id);
   const Simulator sim(out.problem);
   StatusOr<StrategySpace> space = engine::RestrictedSpace(
       caps, sim.problem().model, sim.problem().cluster.num_gpus,
@@ -88,6 +96,37 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
       t.fastest = static_cast<int>(t.rows.size()) - 1;
   }
   return t;
+}
+
+StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
+                                          const AggRequest& req, int mtp,
+                                          const std::vector<double>& limits,
+                                          const PlanProgress& progress) {
+  const engine::Capabilities& caps = engine::CapabilitiesOf(id);
+  const Problem q = EngineProblem(p, id);
+  StatusOr<StrategySpace> space = engine::RestrictedSpace(
+      caps, q.model, q.cluster.num_gpus, PlanSpaceOptions(q, mtp));
+  if (!space.ok()) return space.status();
+  AggregatedSweepOptions opt;
+  opt.searcher = req.search;
+  opt.budget = req.budget;
+  opt.seed = req.seed;
+  opt.oracle_calls = req.oracle_calls;
+  const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
+  std::unique_ptr<Observer> observer =
+      progress.Observe(fmt::format("pareto sweep {}", engine::EngineName(id)));
+  return SweepTpot(fmt::format("{} launchable", engine::EngineTitle(id)), limits,
+                   [&](double limit_ms) {
+                     SweepAnswer ans = BestAggregatedAtTpot(q, *space, limit_ms, opt, observer.get());
+                     ans.cancelled = ans.cancelled || progress.Interrupted();
+                     if (ans.point) {
+                       ans.point->tokens_per_s_per_gpu *= k;
+                       // Strategies off the engine's space are never proposed; say so if one is.
+                       StatusOr<Strategy> s = FromText(ans.point->strategy);
+                       if (s.ok() && !engine::Launchable(caps, q.model, *s)) ans.point.reset();
+                     }
+                     return ans;
+                   });
 }
 
 }  // namespace l2s::plan

@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "plan/aggregated.h"
 #include "plan/progress.h"
+#include "search/pareto.h"
 #include "sim/simulator.h"
 
 namespace l2s::plan {
@@ -54,6 +55,18 @@ struct EngineTable {
 };
 StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
                                   const PlanProgress& progress = {});
+
+// The TPOT sweep of `l2s plan --pareto` (search/pareto.h) restricted to what engine `id`
+// launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
+// else req.search) on engine `id`'s restricted space (engine/restrict.h) under its scheduler (as
+// PlanForEngine's problem), on the space's batch grid like the aggregated series, its throughput
+// scaled by the engine's factor as PlanEngines' rows are. Named "<engine title> launchable";
+// limits without a launchable plan are absent; `cancelled` when the progress interrupts.
+// InvalidArgument when the space options fix a choice the engine lacks.
+StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
+                                          const AggRequest& req, int mtp,
+                                          const std::vector<double>& limits,
+                                          const PlanProgress& progress = {});
 
 // The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
 // (vLLM, SGLang, TensorRT-LLM). Dynamo's rows run their backends' workers (the same plans), and

@@ -156,9 +156,10 @@ TEST_F(CompareCli, ServeModeDrawsTheParetoFrontAndTable) {
   EXPECT_NE(r.out.find("random"), std::string::npos);
   EXPECT_NE(r.out.find("\"rw\") is not in --searchers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("oracle not in --searchers"), std::string::npos) << r.out;
+  // Issue 46 item 4: log axes and the legend boxed inside the frame, as plan --pareto's chart.
   ExpectSvg(dir_ + "/pareto.svg",
-            {"tokens/s per user (1 / TPOT)", "tokens/s per GPU", "Pareto front",
-             "random (evaluated)"});
+            {"tokens/s per user (1 / TPOT) (log scale)", "tokens/s per GPU (simulated) (log scale)",
+             "Pareto front", "random (evaluated)", "class=\"legend-box\""});
   ExpectSvg(dir_ + "/convergence.svg", {"simulator calls", "Megatron heuristic"});
   EXPECT_EQ(Slurp(dir_ + "/convergence.svg").find("(log scale)"), std::string::npos);
 }

@@ -447,14 +447,36 @@ TEST(ProgressObserver, DeadlineAndInterruptCancel) {
 // on that grid, and the two series compare alike (plan's own answer refines its batches,
 // docs/PLAN.md; the sweep's disaggregated series did too, by mistake, between the nineteenth and
 // the twentieth passes: batches 246 and 492 on this problem).
+// Issue 46 item 4: a third series, what the fastest engine of the engine table (vLLM on this
+// problem) launches under each limit, on the same batch grid; the chart goes to --svg, said on
+// stderr and in the JSON.
 TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
+  const std::string svg = TempPath("l2s_pareto_cli") + ".svg";
+  fs::remove(svg);
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--budget", "300", "--json"});
+                           "1024", "--osl", "256", "--budget", "300", "--json", "--svg", svg});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
-  ASSERT_EQ(j["sweep"]["series"].size(), 2u);
+  ASSERT_EQ(j["sweep"]["series"].size(), 3u);
   EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
   EXPECT_EQ(j["sweep"]["series"][1]["name"], "disaggregated");
+  EXPECT_EQ(j["sweep"]["series"][2]["name"], "vLLM launchable");
+  EXPECT_EQ(j["svg"], svg);
+  EXPECT_NE(r.err.find("l2s plan --pareto: wrote " + svg), std::string::npos) << r.err;
+  const std::string picture = Slurp(svg);
+  fs::remove(svg);
+  for (const char* label : {"aggregated (TPOT sweep", "disaggregated (TPOT sweep",
+                            "vLLM launchable (TPOT sweep", "class=\"legend-box\"",
+                            "tokens/s per user (1000 / TPOT ms) (log scale)"})
+    EXPECT_NE(picture.find(label), std::string::npos) << label;
+  // The launchable series never beats the unrestricted one by more than the engine's factor.
+  const double k = l2s::Simulator::EngineFactor("vllm");
+  const nlohmann::json& agg_pts = j["sweep"]["series"][0]["points"];
+  const nlohmann::json& eng_pts = j["sweep"]["series"][2]["points"];
+  for (const nlohmann::json& e : eng_pts)
+    for (const nlohmann::json& a : agg_pts)
+      if (a["tpot_limit_ms"] == e["tpot_limit_ms"])
+        EXPECT_LE(Num(e["tokens_per_s_per_gpu"]), Num(a["tokens_per_s_per_gpu"]) * k * (1 + 1e-9));
   std::map<std::string, std::pair<double, double>> prev;  // series -> (user, gpu) of the last point
   int disagg = 0;
   for (const nlohmann::json& p : j["pareto"]) {
@@ -485,10 +507,12 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
 }
 
 TEST(PlanCli, ParetoSweepsTheTpotLimit) {
-  // --serving agg: the aggregated series alone (the default, auto, adds the disaggregated one:
-  // ParetoAddsTheDisaggregatedSeries).
+  // --serving agg --engine ideal: the aggregated series alone (the default, auto, adds the
+  // disaggregated one, and no --engine the fastest engine's: ParetoAddsTheDisaggregatedSeries);
+  // --svg none: no chart.
   const Result r = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--serving", "agg", "--json"});
+                           "1024", "--osl", "256", "--serving", "agg", "--engine", "ideal",
+                           "--json", "--svg", "none"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   EXPECT_EQ(j["problem"]["mode"], "serve");
@@ -510,10 +534,13 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
     prev_gpu = Num(p["tokens_per_s_per_gpu"]);
   }
   EXPECT_EQ(j["sweep"]["tpot_limits_ms"].size(), 16u);
+  EXPECT_EQ(j["sweep"]["series"].size(), 1u);
   EXPECT_EQ(j["sweep"]["series"][0]["name"], "aggregated");
+  EXPECT_TRUE(j["svg"].is_null());
+  EXPECT_EQ(r.err.find("wrote"), std::string::npos) << r.err;
   // The readable table.
   const Result t = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
-                           "1024", "--osl", "256", "--serving", "agg"});
+                           "1024", "--osl", "256", "--serving", "agg", "--svg", "none"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("points on the front"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("TPOT limits: 16 from"), std::string::npos) << t.out;
@@ -522,6 +549,15 @@ TEST(PlanCli, ParetoSweepsTheTpotLimit) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--pareto"), std::string::npos) << bad.err;
+  // A chart that cannot be written: one line, exit 2, before the sweep.
+  const Result nodir = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
+                               "--svg", "/nonexistent-l2s-dir/p.svg"});
+  EXPECT_EQ(nodir.code, 2);
+  EXPECT_EQ(CountLines(nodir.err), 1) << nodir.err;
+  EXPECT_NE(nodir.err.find("--svg /nonexistent-l2s-dir/p.svg: directory /nonexistent-l2s-dir does "
+                           "not exist"),
+            std::string::npos)
+      << nodir.err;
   // A TPOT SLO no plan meets: one line saying how fast the fastest plan is, exit 1.
   const Result slo = RunL2s({"plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "8",
                              "--slo", "tpot_ms=0.5"});
@@ -540,8 +576,11 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   p.workload.mode = l2s::Mode::kServe;
   p.workload.isl = 1024;
   p.workload.osl = 256;
+  p.workload.tpot_ms = 40;  // the chart shades below 1000 / 40 = 25 tokens/s per user
   l2s::cli::ParetoPlanArgs a;
   a.out = TempPath("l2s_pareto_hook");
+  a.svg = TempPath("l2s_pareto_hook") + ".svg";
+  a.engine = "sglang";  // the engine-launchable series: SGLang's, after the hook's
   size_t limits_seen = 0;
   a.more_series = [&](const std::vector<double>& limits, l2s::Observer*) {
     limits_seen = limits.size();
@@ -571,7 +610,13 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   }
   EXPECT_GE(agg, 2);
   EXPECT_EQ(dis, 16);
-  EXPECT_EQ(j["sweep"]["series"].size(), 2u);
+  ASSERT_EQ(j["sweep"]["series"].size(), 3u);
+  EXPECT_EQ(j["sweep"]["series"][2]["name"], "SGLang launchable");
+  const std::string picture = Slurp(a.svg);
+  fs::remove(a.svg);
+  EXPECT_NE(picture.find("violates the SLO: TPOT &gt; 40 ms (&lt; 25 tok/s/user)"),
+            std::string::npos);
+  EXPECT_NE(picture.find("SGLang launchable (TPOT sweep"), std::string::npos);
   l2s::cli::Plot plot;
   std::vector<l2s::ParetoSeries> series(2);
   series[0].name = "aggregated";
@@ -667,4 +712,61 @@ TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
   EXPECT_EQ(unknown.code, 2) << unknown.out;
 }
 
+// `plan --gpu a,b --pareto` (issue 46 items 3 and 4): one front per GPU type, each exactly that
+// type's own `plan --gpu G --pareto` sweep (the front of all its series), each point priced at
+// its type's price: $/Mtok = price / 3600 / (tokens/s per GPU) x 1e6 (plan/cost.h); the chart's
+// y axis is that cost when every type is priced, else tokens/s per GPU.
+TEST(PlanCli, HardwareParetoFrontsArePricedPerGpuType) {
+  const std::string svg = TempPath("l2s_hw_pareto") + ".svg";
+  fs::remove(svg);
+  const std::vector<std::string> common = {"plan", "--model", "llama-3.1-8b", "--gpus", "8",
+                                           "--isl", "1024", "--osl", "256", "--serving", "agg",
+                                           "--engine", "ideal", "--pareto", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const Result r = RunL2s(with({"--gpu", "h100,h200", "--price-per-gpu-hour", "2,4", "--svg", svg}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["y"], "usd_per_mtok_output");
+  EXPECT_EQ(j["svg"], svg);
+  ASSERT_EQ(j["hardware_pareto"].size(), 2u);
+  const char* gpus[] = {"h100", "h200"};
+  const double prices[] = {2, 4};
+  for (int k = 0; k < 2; ++k) {
+    const nlohmann::json& row = j["hardware_pareto"][k];
+    EXPECT_EQ(row["gpu"], gpus[k]);
+    ASSERT_GE(row["front"].size(), 2u);
+    // The same front as the GPU type's own sweep (one series here: aggregated).
+    const Result one = RunL2s(with({"--gpu", gpus[k], "--svg", "none"}));
+    ASSERT_EQ(one.code, 0) << one.err;
+    const nlohmann::json o = ParseJson(one.out);
+    ASSERT_EQ(o["pareto"].size(), row["front"].size());
+    double prev_user = 0;
+    for (size_t i = 0; i < row["front"].size(); ++i) {
+      const nlohmann::json& p = row["front"][i];
+      EXPECT_DOUBLE_EQ(Num(p["tokens_per_s_per_gpu"]), Num(o["pareto"][i]["tokens_per_s_per_gpu"]));
+      EXPECT_NEAR(Num(p["usd_per_mtok_output"]),
+                  prices[k] / 3600.0 / Num(p["tokens_per_s_per_gpu"]) * 1e6, 1e-9);
+      EXPECT_GT(Num(p["tokens_per_s_per_user"]), prev_user);
+      prev_user = Num(p["tokens_per_s_per_user"]);
+    }
+  }
+  const std::string picture = Slurp(svg);
+  fs::remove(svg);
+  for (const char* label : {"h100 at $2/GPU-h", "h200 at $4/GPU-h", "$ per million output tokens",
+                            "class=\"legend-box\""})
+    EXPECT_NE(picture.find(label), std::string::npos) << label;
+  // No price: throughput per GPU on y, no cost.
+  const Result free = RunL2s(with({"--gpu", "h100,h200", "--svg", "none"}));
+  ASSERT_EQ(free.code, 0) << free.err;
+  const nlohmann::json f = ParseJson(free.out);
+  EXPECT_EQ(f["y"], "tokens_per_s_per_gpu");
+  EXPECT_TRUE(f["svg"].is_null());
+  EXPECT_TRUE(f["hardware_pareto"][0]["front"][0]["usd_per_mtok_output"].is_null());
+}
+
 }  // namespace
+

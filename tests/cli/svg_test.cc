@@ -1,13 +1,16 @@
 // The SVG plot writer (src/cli/svg.h): ticks, labels, escaping, the data -> pixel mapping and the
 // well-formedness of the document.
 #include "cli/svg.h"
+#include "cli/pareto_report.h"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <regex>
 #include <string>
 
 namespace l2s::cli {
@@ -191,6 +194,238 @@ TEST(WriteSvg, WritesAndReportsIoErrors) {
   const Status bad = WriteSvg(p, "/nonexistent-dir/x.svg");
   EXPECT_EQ(bad.code(), Status::Code::kIoError);
   EXPECT_NE(bad.message().find("/nonexistent-dir/x.svg"), std::string::npos);
+}
+
+// --- issue 46 item 4: log axes, the legend inside the frame, shaded SLO regions, no clipped text.
+
+// Every non-rotated <text> of `svg`, parsed back: its estimated extent (0.6 em per character, the
+// anchor, 0.8 em above and 0.25 em below the baseline) must lie inside the viewBox. Independent
+// of SvgLayout: it reads the document as a renderer would.
+void ExpectTextsInside(const std::string& svg) {
+  const std::regex view(R"re(viewBox="0 0 ([0-9.]+) ([0-9.]+)")re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, view));
+  const double w = std::stod(m[1]), h = std::stod(m[2]);
+  const std::regex text(R"re(<text([^>]*)>([^<]*)</text>)re");
+  const std::regex num_attr(R"re(\b(x|y|font-size)="([-0-9.]+)")re");
+  const std::regex anchor(R"re(text-anchor="(\w+)")re");
+  int n = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator();
+       ++it) {
+    const std::string attrs = (*it)[1], content = (*it)[2];
+    if (attrs.find("rotate") != std::string::npos) continue;
+    double x = 0, y = 0, font = 13;
+    for (auto a = std::sregex_iterator(attrs.begin(), attrs.end(), num_attr);
+         a != std::sregex_iterator(); ++a) {
+      const std::string k = (*a)[1];
+      const double v = std::stod((*a)[2]);
+      if (k == "x") x = v;
+      else if (k == "y") y = v;
+      else font = v;
+    }
+    std::smatch am;
+    const std::string anc = std::regex_search(attrs, am, anchor) ? am[1].str() : "start";
+    // Entities count as one character.
+    const double chars = static_cast<double>(std::regex_replace(content, std::regex("&[a-z]+;"), "_").size());
+    const double tw = 0.6 * font * chars;
+    const double x0 = anc == "middle" ? x - tw / 2 : anc == "end" ? x - tw : x;
+    EXPECT_GE(x0, 0) << content;
+    EXPECT_LE(x0 + tw, w) << content;
+    EXPECT_GE(y - 0.8 * font, 0) << content;
+    EXPECT_LE(y + 0.25 * font, h) << content;
+    ++n;
+  }
+  EXPECT_GT(n, 3);
+}
+
+void ExpectLayoutInside(const SvgLayout& lay) {
+  const SvgBox canvas{0, 0, lay.width, lay.height};
+  for (const auto& [t, box] : lay.texts) EXPECT_TRUE(box.Inside(canvas)) << t;
+}
+
+TEST(ExpectTextsInside, CatchesAClippedText) {
+  // The checker itself can fail: a 10-character label (78 px) anchored at x = 950 of a 960 px
+  // picture runs past its right edge.
+  const std::string clipped =
+      "<svg viewBox=\"0 0 960 560\"><text x=\"10\" y=\"20\">ok</text><text x=\"10\" "
+      "y=\"40\">ok</text><text x=\"10\" y=\"60\">ok</text><text x=\"10\" y=\"80\">ok</text>"
+      "<text x=\"950\" y=\"100\">0123456789</text></svg>";
+  EXPECT_NONFATAL_FAILURE(ExpectTextsInside(clipped), "0123456789");
+}
+
+TEST(RenderSvg, LogTicksSitAtTheirDecades) {
+  // x: data 1..1000 on a log axis: three decades, ticks 1, 10, 100, 1000 at 0, 1/3, 2/3 and 1 of
+  // the plot's width. The plot spans x 90 (the left margin) .. 960 - 27.5 = 932.5 (inside legend:
+  // the right margin is half the last tick label "1,000", 5 x 7.8 / 2 = 19.5, + 8), so 10 is at
+  // 90 + 842.5 / 3 = 370.83 and 100 at 90 + 2 x 842.5 / 3 = 651.67.
+  // y: data 10..1000, log: ticks 10, 100, 1000 at the bottom (496), middle (272) and top (48).
+  Plot p;
+  p.log_x = p.log_y = true;
+  p.legend = Plot::Legend::kInside;
+  PlotSeries s;
+  s.kind = PlotSeries::Kind::kScatter;
+  s.x = {1, 1000};
+  s.y = {10, 1000};
+  p.series.push_back(s);
+  SvgLayout lay;
+  const std::string svg = RenderSvg(p, &lay);
+  ASSERT_EQ(lay.x_ticks, (std::vector<double>{1, 10, 100, 1000}));
+  EXPECT_NEAR(lay.frame.x0, 90, 1e-9);
+  EXPECT_NEAR(lay.frame.x1, 932.5, 1e-9);
+  EXPECT_NEAR(lay.x_tick_px[0], 90, 1e-9);
+  EXPECT_NEAR(lay.x_tick_px[1], 370.8333, 1e-3);
+  EXPECT_NEAR(lay.x_tick_px[2], 651.6667, 1e-3);
+  EXPECT_NEAR(lay.x_tick_px[3], 932.5, 1e-9);
+  ASSERT_EQ(lay.y_ticks, (std::vector<double>{10, 100, 1000}));
+  EXPECT_NEAR(lay.y_tick_px[0], 496, 1e-9);
+  EXPECT_NEAR(lay.y_tick_px[1], 272, 1e-9);
+  EXPECT_NEAR(lay.y_tick_px[2], 48, 1e-9);
+  // The dots land on those positions: (1, 10) bottom-left, (1000, 1000) top-right.
+  EXPECT_NE(svg.find("<circle cx=\"90.00\" cy=\"496.00\""), std::string::npos);
+  EXPECT_NE(svg.find("<circle cx=\"932.50\" cy=\"48.00\""), std::string::npos);
+  // Fewer than three decades inside the range: 1-2-5 steps. 45..520: 50, 100, 200, 500.
+  p.series[0].x = {45, 520};
+  RenderSvg(p, &lay);
+  EXPECT_EQ(lay.x_ticks, (std::vector<double>{50, 100, 200, 500}));
+  // And the y label says the scale.
+  p.y_label = "tokens/s";
+  EXPECT_NE(RenderSvg(p).find("tokens/s (log scale)"), std::string::npos);
+}
+
+TEST(RenderSvg, LegendInsideTheFrameInTheEmptiestCorner) {
+  Plot p;
+  p.legend = Plot::Legend::kInside;
+  p.title = "legend";
+  PlotSeries a;
+  a.kind = PlotSeries::Kind::kScatter;
+  a.name = "a";
+  // Points crowding the top-right and the top-left of a 0..10 x 0..10 plot: the legend goes to
+  // the bottom-left, the first empty corner in the order top-right, top-left, bottom-left.
+  a.x = {9, 9.5, 10, 0, 0.5, 1};
+  a.y = {9, 9.5, 10, 9, 9.5, 10};
+  p.series.push_back(a);
+  SvgLayout lay;
+  RenderSvg(p, &lay);
+  EXPECT_EQ(lay.legend_corner, "bottom-left");
+  EXPECT_TRUE(lay.legend.Inside(lay.frame));
+  // Box: 8 + 28 + 8 + 0.6 x 13 x 1 + 8 = 59.8 wide, 8 + 20 - 4 + 8 = 32 high, 8 px inside the
+  // frame's bottom-left corner (90, 496): x 98 .. 157.8, y 456 .. 488.
+  EXPECT_NEAR(lay.legend.x0, 98, 1e-9);
+  EXPECT_NEAR(lay.legend.x1, 157.8, 1e-9);
+  EXPECT_NEAR(lay.legend.y0, 456, 1e-9);
+  EXPECT_NEAR(lay.legend.y1, 488, 1e-9);
+  // Nothing in the top-right: the legend goes there.
+  p.series[0].x = {0, 1, 2};
+  p.series[0].y = {0, 1, 2};
+  RenderSvg(p, &lay);
+  EXPECT_EQ(lay.legend_corner, "top-right");
+  EXPECT_TRUE(lay.legend.Inside(lay.frame));
+  // 31 legend rows ("a" and 30 long ones) do not fit the 448 px plot height: the plot area grows
+  // to hold the box (16 + 31 x 20 - 4 = 632 px, + 2 x 8 inset: the frame ends at 48 + 648 = 696)
+  // and the canvas with it (696 + 64 = 760).
+  for (int i = 0; i < 30; ++i) {
+    PlotSeries more = p.series[0];
+    more.name = "series number " + std::to_string(i) + " with a long legend label";
+    p.series.push_back(more);
+  }
+  const std::string svg = RenderSvg(p, &lay);
+  EXPECT_NEAR(lay.frame.y1, 696, 1e-9);
+  EXPECT_EQ(lay.height, 760);
+  EXPECT_TRUE(lay.legend.Inside(lay.frame));
+  ExpectLayoutInside(lay);
+  ExpectTextsInside(svg);
+}
+
+TEST(RenderSvg, NoTextOutsideThePicture) {
+  // A title longer than the picture (150 characters of 0.6 x 16 px = 1,440 px): centred at
+  // max((90 + 932.5) / 2, 720 + 4) = 724, the canvas widens to 724 + 720 + 4 = 1,448 px.
+  Plot p;
+  p.legend = Plot::Legend::kInside;
+  p.title = std::string(150, 't');
+  p.x_label = "x";
+  p.y_label = "y";
+  PlotSeries s;
+  s.name = "s";
+  s.x = {0, 10};
+  s.y = {0, 10};
+  p.series.push_back(s);
+  SvgLayout lay;
+  std::string svg = RenderSvg(p, &lay);
+  EXPECT_EQ(lay.width, 1448);
+  EXPECT_NE(svg.find("width=\"1448\""), std::string::npos);
+  ExpectLayoutInside(lay);
+  ExpectTextsInside(svg);
+  // Wide y tick labels ("1,000,000" = 9 x 7.8 = 70.2 px) push the plot right of the rotated y
+  // label: the plot starts at 38 + 70.2 = 108.2.
+  p.title = "t";
+  p.series[0].y = {0, 1e6};
+  svg = RenderSvg(p, &lay);
+  EXPECT_NEAR(lay.frame.x0, 108.2, 1e-9);
+  ExpectLayoutInside(lay);
+  ExpectTextsInside(svg);
+  // The legend column (kRight) with a long label, log axes, a note: all inside too.
+  p.legend = Plot::Legend::kRight;
+  p.log_x = p.log_y = true;
+  p.series[0].x = {3, 3000};
+  p.series[0].y = {0.02, 2e5};
+  p.series[0].name = std::string(70, 'n');
+  PlotSeries span;
+  span.kind = PlotSeries::Kind::kXSpan;
+  span.x = {-std::numeric_limits<double>::infinity(), 300};
+  span.name = "slo";
+  span.note = "violated";
+  p.series.push_back(span);
+  svg = RenderSvg(p, &lay);
+  ExpectLayoutInside(lay);
+  ExpectTextsInside(svg);
+}
+
+TEST(RenderSvg, XSpanShadesToItsBoundaryWithItsNote) {
+  // Log x 1..1000 over 90 .. 932.5 (as above): a span (-inf, 10] is the rectangle from the frame's
+  // left edge to 10's position, 370.83 - 90 = 280.83 px wide, over the plot's height 448; its note
+  // fits (8 x 7.8 + 12 < 280) and sits at the bottom of the region, x 96, y 496 - 8 = 488.
+  Plot p;
+  p.log_x = true;
+  p.legend = Plot::Legend::kInside;
+  PlotSeries s;
+  s.kind = PlotSeries::Kind::kScatter;
+  s.name = "front";
+  s.x = {1, 1000};
+  s.y = {1, 1};
+  p.series.push_back(s);
+  PlotSeries span;
+  span.kind = PlotSeries::Kind::kXSpan;
+  span.x = {-std::numeric_limits<double>::infinity(), 10};
+  span.color = "#d62728";
+  span.opacity = 0.12;
+  span.name = "violates the SLO";
+  span.note = "violated";
+  p.series.push_back(span);
+  SvgLayout lay;
+  const std::string svg = RenderSvg(p, &lay);
+  EXPECT_NE(svg.find("<rect class=\"span\" x=\"90.00\" y=\"48.00\" width=\"280.83\" "
+                     "height=\"448.00\" fill=\"#d62728\" fill-opacity=\"0.12\"/>"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<text x=\"96.00\" y=\"488.00\" class=\"note\""), std::string::npos);
+  // Both legend entries, the span's as a shaded swatch.
+  EXPECT_NE(svg.find(">violates the SLO<"), std::string::npos);
+  EXPECT_NE(svg.find(">front<"), std::string::npos);
+  EXPECT_EQ(Count(svg, "fill=\"#d62728\""), 2);
+}
+
+TEST(AddSloRegion, ShadesBelowTheSlosInteractivity) {
+  // TPOT 20 ms = 1000 / 20 = 50 tokens/s per user: below that the SLO is violated.
+  Plot p;
+  AddSloRegion(20, &p);
+  ASSERT_EQ(p.series.size(), 1u);
+  EXPECT_EQ(p.series[0].kind, PlotSeries::Kind::kXSpan);
+  EXPECT_EQ(p.series[0].x[1], 50);
+  EXPECT_TRUE(std::isinf(p.series[0].x[0]) && p.series[0].x[0] < 0);
+  EXPECT_EQ(p.series[0].name, "violates the SLO: TPOT > 20 ms (< 50 tok/s/user)");
+  Plot none;
+  AddSloRegion(0, &none);  // no SLO: nothing
+  EXPECT_TRUE(none.series.empty());
 }
 
 }  // namespace
