@@ -63,7 +63,7 @@ constexpr int kFitDown = 3;
 constexpr double kDecay = 0.9, kFloor = 0.02, kPrior = 0.2;
 // Proposals in a row that cost no call (every one cached or empty) before the search stops: the
 // neighbourhood of everything reachable has been evaluated.
-constexpr int kMaxIdle = 20000;
+constexpr int kMaxIdle = 1000;
 
 class LocalRun {
  public:
