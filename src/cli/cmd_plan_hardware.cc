@@ -54,6 +54,21 @@ FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag
   return {};
 }
 
+// GPU type k's scenario: the plan's arguments `base` with --gpu (at `gpu`) set to gpus[k] and,
+// with one price per type, --price-per-gpu-hour (at `price`) set to prices[k].
+sweep::Scenario GpuScenario(size_t k, const std::vector<std::string>& gpus,
+                            const std::vector<std::string>& prices,
+                            const std::vector<std::string>& base, const FlagValue& gpu,
+                            const FlagValue& price) {
+  sweep::Scenario s;
+  s.index = k;
+  s.gpu = gpus[k];
+  s.argv = base;
+  s.argv[gpu.index] = gpu.With("--gpu", gpus[k]);
+  if (!prices.empty()) s.argv[price.index] = price.With("--price-per-gpu-hour", prices[k]);
+  return s;
+}
+
 std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
   if (!v.is_number()) return "-";
   return fmt::format(fmt::runtime(fmt_spec), v.get<double>());
@@ -100,12 +115,7 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
   nlohmann::json problem;
   bool all_priced = true, any_bad_input = false;
   for (size_t k = 0; k < gpus.size(); ++k) {
-    sweep::Scenario s;
-    s.index = k;
-    s.gpu = gpus[k];
-    s.argv = base;
-    s.argv[g.index] = g.With("--gpu", gpus[k]);
-    if (!prices.empty()) s.argv[pr.index] = pr.With("--price-per-gpu-hour", prices[k]);
+    sweep::Scenario s = GpuScenario(k, gpus, prices, base, g, pr);
     for (const char* a : {"--svg", "none", "--json"}) s.argv.push_back(a);
     if (!JsonMode())
       fmt::print(stderr, "l2s plan --pareto: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
@@ -287,12 +297,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
   for (size_t k = 0; k < gpus.size(); ++k) {
-    sweep::Scenario s;
-    s.index = k;
-    s.gpu = gpus[k];
-    s.argv = base;
-    s.argv[gpu.index] = gpu.With("--gpu", gpus[k]);
-    if (!prices.empty()) s.argv[price.index] = price.With("--price-per-gpu-hour", prices[k]);
+    sweep::Scenario s = GpuScenario(k, gpus, prices, base, gpu, price);
     s.argv.push_back("--json");
     if (!JsonMode()) fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
     const sweep::Outcome o = run(s);

@@ -35,6 +35,21 @@ std::vector<int> Sampled(const EncodedSpace& sp, Rng& rng) {
   return idx;
 }
 
+// The encoding of pp x tp (dp the rest) at `batch` with Megatron's dims, ep 1.
+std::vector<int> Megatron(const StrategySpace& sp, int pp, int tp, int batch) {
+  Strategy st;
+  st.pp = pp;
+  st.tp = tp;
+  st.dp = sp.num_gpus() / (pp * tp);
+  st.ep = 1;
+  st.batch = batch;
+  st.dims = MegatronDims();
+  ClearAbsentOps(sp.model(), &st);
+  std::vector<int> idx;
+  EXPECT_TRUE(sp.Encode(st, &idx)) << ToText(st);
+  return idx;
+}
+
 std::set<int> Changed(const std::vector<int>& a, const std::vector<int>& b) {
   std::set<int> out;
   for (size_t h = 0; h < a.size(); ++h)
@@ -156,14 +171,7 @@ TEST(Moves, RecipesOfTheStrategySpace) {
   // LM head at Megatron's, sp on.
   Spaces s;
   const StrategySpace& sp = *s.spaces[2];
-  Strategy st;
-  st.tp = 4;
-  st.ep = 1;
-  st.batch = 4;
-  st.dims = MegatronDims();
-  ClearAbsentOps(sp.model(), &st);
-  std::vector<int> idx;
-  ASSERT_TRUE(sp.Encode(st, &idx));
+  const std::vector<int> idx = Megatron(sp, 1, 4, 4);
   std::vector<int> dp = idx;
   ASSERT_TRUE(ApplyRecipe(sp, 1, -2, &dp));
   const Strategy d = sp.Decode(dp);
@@ -184,15 +192,7 @@ TEST(Moves, RepairNearestKeepsValidHeadsAndTakesTheNearestOption) {
   // tp = 8 (index 3) is invalid and repairs to the nearest valid index, tp = 2 (index 1).
   Spaces s;
   const StrategySpace& sp = *s.spaces[0];
-  Strategy st;
-  st.pp = 1;
-  st.tp = 8;
-  st.dp = 1;
-  st.batch = 4;
-  st.dims = MegatronDims();
-  ClearAbsentOps(sp.model(), &st);
-  std::vector<int> idx;
-  ASSERT_TRUE(sp.Encode(st, &idx));
+  std::vector<int> idx = Megatron(sp, 1, 8, 4);
   const std::vector<int> before = idx;
   ASSERT_TRUE(RepairNearest(sp, &idx, 0));
   EXPECT_EQ(idx, before);  // valid: unchanged
