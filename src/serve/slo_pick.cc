@@ -27,6 +27,7 @@ StatusOr<SloPick> PickBySlos(const Simulator& sim,
     cands.push_back({s, e, order});
   };
   for (size_t i = 0; i < given.size(); ++i) {
+    if (!given[i].second.valid()) continue;
     add(given[i].first, given[i].second, i);
     int b = given[i].second.batch;
     for (int h = 0; h < opt.halvings && b > 1; ++h) {

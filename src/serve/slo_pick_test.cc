@@ -1,6 +1,9 @@
 // PickBySlos (serve/slo_pick.h): the best steady-state candidate that meets percentile SLOs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "serve/slo_pick.h"
@@ -40,41 +43,42 @@ std::vector<RequestSpec> Sparse(int64_t isl, int64_t osl) {
 }
 
 // Hand-reasoned: at a vanishing rate every request's TTFT is its deployment's unloaded prefill.
-// On 2 GPUs, pp=2 has the better steady-state tokens/s per GPU (no all-reduce) but prefills one
-// prompt through both stages one after the other, about twice tp=2's prefill. A P99 TTFT limit
-// between the two prefills: every pp=2 candidate misses it, and the pick is tp=2 at its P99 =
-// its unloaded prefill.
+// On 2 GPUs, tp=1,dp=2 (two attention-DP ranks) has the better steady-state tokens/s per GPU (no
+// all-reduce) but prefills a prompt on one GPU: one GPU's prefill, about 1.6x tp=2's. A P99 TTFT
+// limit between the two prefills (their geometric mean): every dp=2 candidate (its batch and the
+// halvings that still rank above tp=2) misses it, and the pick is tp=2 at its own best batch,
+// with P99 TTFT = its unloaded prefill.
 TEST(PickBySlos, BestSteadyStateMissesP99TtftAnotherLayoutMeetsIt) {
-  const int64_t isl = 4000, osl = 64;
+  const int64_t isl = 2000, osl = 50;
   const Problem p = ServeProblem(2, isl, osl);
   const Simulator sim(p);
-  const Strategy pp = *FromText("pp=2", 2), tp = *FromText("tp=2", 2);
-  const Evaluation epp = sim.Evaluate(pp), etp = sim.Evaluate(tp);
-  ASSERT_TRUE(epp.valid());
+  const Strategy dp = *FromText("tp=1,dp=2", 2), tp = *FromText("tp=2", 2);
+  const Evaluation edp = sim.Evaluate(dp), etp = sim.Evaluate(tp);
+  ASSERT_TRUE(edp.valid());
   ASSERT_TRUE(etp.valid());
-  // The premises: pp=2 ranks first, and prefills slower.
-  ASSERT_GT(epp.tokens_per_s_per_gpu, etp.tokens_per_s_per_gpu);
-  const double f_pp = UnloadedPrefill(p, pp), f_tp = UnloadedPrefill(p, tp);
-  ASSERT_GT(f_pp, 1.3 * f_tp);
-  const double limit_ms = std::sqrt(f_pp * f_tp) * 1e3;
+  // The premises: dp=2 ranks first, and prefills slower.
+  ASSERT_GT(edp.tokens_per_s_per_gpu, etp.tokens_per_s_per_gpu);
+  const double f_dp = UnloadedPrefill(ServeProblem(1, isl, osl), *FromText("tp=1", 1)), f_tp = UnloadedPrefill(p, tp);
+  ASSERT_GT(f_dp, 1.3 * f_tp);
+  const double limit_ms = std::sqrt(f_dp * f_tp) * 1e3;
   std::vector<Slo> slos{{Metric::kTtft, Stat::kP99, limit_ms}};
   SloPickOptions opt;
   opt.serve.shape_steps_per_octave = 1 << 16;  // price shapes exactly
   opt.max_simulations = 100;
-  auto r = PickBySlos(sim, {{tp, etp}, {pp, epp}}, Sparse(isl, osl), 0, slos, opt);
+  auto r = PickBySlos(sim, {{tp, etp}, {dp, edp}}, Sparse(isl, osl), 0, slos, opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->found);
   ASSERT_GE(r->best, 1);
-  // Everything simulated before the pick is a pp=2 candidate (by steady state, better) that misses
+  // Everything simulated before the pick is a dp=2 candidate (by steady state, better) that misses
   // the TTFT limit by its prefill.
-  EXPECT_EQ(r->simulated[0].strategy.pp, 2);
-  EXPECT_EQ(r->simulated[0].strategy.batch, epp.batch);
+  EXPECT_EQ(r->simulated[0].strategy.dp, 2);
+  EXPECT_EQ(r->simulated[0].strategy.batch, edp.batch);
   for (int i = 0; i < r->best; ++i) {
     const SloCandidate& c = r->simulated[i];
-    EXPECT_EQ(c.strategy.pp, 2) << i;
+    EXPECT_EQ(c.strategy.dp, 2) << i;
     EXPECT_FALSE(c.meets);
-    EXPECT_NE(c.why.find("p99_ttft"), std::string::npos) << c.why;
-    EXPECT_NEAR(c.summary.ttft.p99, f_pp, 1e-3 * f_pp);
+    EXPECT_NE(c.why.find("p99 ttft"), std::string::npos) << c.why;
+    EXPECT_NEAR(c.summary.ttft.p99, f_dp, 1e-3 * f_dp);
     if (i > 0)
       EXPECT_GE(r->simulated[i - 1].steady.tokens_per_s_per_gpu, c.steady.tokens_per_s_per_gpu);
   }
@@ -122,7 +126,7 @@ TEST(PickBySlos, SmallerBatchMeetsP99TpotTheBestBatchMisses) {
   EXPECT_NEAR(r->simulated[0].summary.tpot.p99, big_tpot, 1e-12);
   for (int i = 0; i < r->best; ++i) {
     EXPECT_FALSE(r->simulated[i].meets);
-    EXPECT_NE(r->simulated[i].why.find("p99_tpot"), std::string::npos) << r->simulated[i].why;
+    EXPECT_NE(r->simulated[i].why.find("p99 tpot"), std::string::npos) << r->simulated[i].why;
   }
   const SloCandidate& b = r->simulated[r->best];
   EXPECT_LT(b.strategy.batch, e.batch);
