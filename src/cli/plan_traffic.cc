@@ -11,6 +11,9 @@ namespace l2s::cli {
 
 using json = nlohmann::ordered_json;
 
+// Candidates simulated at most (best steady state first).
+constexpr int kMaxSimulations = 64;
+
 StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& traffic,
                                          uint64_t seed, bool pareto, std::string* serving) {
   TrafficPlan t;
@@ -84,17 +87,35 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   if (given.empty()) return Fail(Status::Invalid(o.failures.Reason(p)));
   serve::SloPickOptions opt;
   opt.serve = *base;
+  opt.max_simulations = kMaxSimulations;
   auto pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
   if (!pick.ok()) return Fail(pick.status());
   const double k = engine_factor;
   const std::string traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
+  if (!json_out) {
+    fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(p));
+    fmt::print("traffic: {}; SLO {}\n\n", traffic_text, t.slo_text);
+    fmt::print("candidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
+               pick->simulated.size(), pick->candidates);
+    fmt::print("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch", "p99 TTFT",
+               "p99 TPOT", "p99 E2E", "strategy; SLO");
+    for (const serve::SloCandidate& c : pick->simulated) {
+      const bool u = c.summary.unstable;
+      fmt::print("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
+                 c.steady.tokens_per_s_per_gpu * k, c.strategy.batch,
+                 u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
+                 u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
+                 c.meets ? "met" : "misses " + c.why);
+    }
+  }
   if (!pick->found) {
     const serve::SloCandidate& first = pick->simulated.front();
     return Fail(Status::Invalid(fmt::format(
         "no candidate meets the SLOs {} under the traffic ({} of {} simulated, best first); the "
         "steady-state best {} misses {}",
-        t.slo_text, pick->simulated.size(), pick->candidates, ToText(first.strategy), first.why)));
+        t.slo_text, pick->simulated.size(), pick->candidates, ShortText(p.model, first.strategy),
+        first.why)));
   }
   const serve::SloCandidate& b = pick->simulated[pick->best];
   json tr;
@@ -120,20 +141,6 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   if (json_out) {
     fmt::print("{}\n", DumpJson(plan_json));
     return kExitOk;
-  }
-  fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(p));
-  fmt::print("traffic: {}; SLO {}\n\n", traffic_text, t.slo_text);
-  fmt::print("candidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
-             pick->simulated.size(), pick->candidates);
-  fmt::print("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch", "p99 TTFT",
-             "p99 TPOT", "p99 E2E", "strategy; SLO");
-  for (const serve::SloCandidate& c : pick->simulated) {
-    const bool u = c.summary.unstable;
-    fmt::print("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
-               c.steady.tokens_per_s_per_gpu * k, c.strategy.batch,
-               u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
-               u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
-               c.meets ? "met" : "misses " + c.why);
   }
   fmt::print("\nbest within the SLOs: {:.2f} tokens/s per GPU (steady state), max running {} "
              "per rank\n  {}\n",
