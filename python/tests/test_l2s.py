@@ -51,6 +51,31 @@ def test_plan_with_slo_dict_and_string_match_the_binary():
     assert a.best.strategy == b.best.strategy == j["best"]["strategy"]
 
 
+def test_plan_with_traffic_takes_capacitys_keywords():
+    # Percentile SLOs under a traffic (the keywords of l2s.capacity): the pick meets them and its
+    # simulated percentiles are the binary's.
+    kw = dict(model="llama-3.1-8b", gpus=2, isl=2000, osl=50, engine="vllm", budget=300,
+              rate=2, requests=500, seed=1, slo={"tpot_ms": 20, "p99_ttft_ms": 60})
+    r = l2s.plan(**kw)
+    code, j, _ = cli_json("plan", "--model", "llama-3.1-8b", "--gpus", "2", "--isl", "2000",
+                          "--osl", "50", "--engine", "vllm", "--budget", "300", "--rate", "2",
+                          "--requests", "500", "--seed", "1", "--slo", "tpot_ms=20,p99_ttft_ms=60")
+    assert code == 0
+    assert r.best.found_by == "traffic_slo"
+    assert r.best.meets
+    assert r.best.serve.ttft_ms.p99 <= 60
+    assert r.best.tpot_ms <= 20
+    assert r.best.strategy == j["best"]["strategy"]
+    assert r.best.serve.to_dict() == j["best"]["serve"]
+    assert r.traffic.slo == "p99_ttft_ms=60"
+    # A percentile key without a traffic: the one-line error, exit 2.
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=2, slo={"p99_ttft_ms": 60})
+    assert e.value.exit_code == 2
+    assert e.value.message == ("--slo p99_ttft_ms=60: percentile SLOs need a traffic: add --rate R "
+                            "(open loop), --concurrency N (closed loop) or --trace FILE")
+
+
 def test_eval_matches_the_binary():
     r = l2s.eval(model="llama-3.1-8b", gpus=8, strategy="tp=8")
     code, j, _ = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8")

@@ -26,6 +26,7 @@
 #include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "cli/svg.h"
+#include "cli/workload_flags.h"
 #include "search/search.h"
 #include "serve/capacity.h"
 #include "serve/serve_sim.h"
@@ -43,13 +44,7 @@ struct CapacityFlags {
   ProblemFlags problem;  // model, gpu, dtypes, engine flags (mode serve, lengths from --isl/--osl)
   std::string strategy;
   int instances = 1;
-  // workload
-  double rate = 0, burstiness = 1;
-  int concurrency = 0;
-  int64_t requests = 0;
-  std::string isl_dist = "fixed", osl_dist = "fixed";
-  double prefix_hit = 0;
-  std::string trace;
+  TrafficFlags traffic;  // the workload (cli/workload_flags.h, shared with plan)
   int64_t seed = 1;
   std::string slo;
   // search
@@ -59,12 +54,9 @@ struct CapacityFlags {
   int64_t budget = 1000;
   double rate_tol = 0.02;
   int64_t probe_requests = 2000;
-  std::string rank_assign = "default", router = "shortest-queue";
   bool json = false;
   std::string svg;
 };
-
-std::string Ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
 // A layout in short: ShortText's degrees and wide-EP fields without the batch (the engine's
 // scheduler sets it) and without the per-operator dims.
@@ -76,29 +68,6 @@ std::string LayoutLabel(const ModelSpec& m, const Strategy& s) {
     if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
   }
   return t;
-}
-
-std::string SummaryText(const ServeSummary& s) {
-  if (s.unstable) return fmt::format("  UNSTABLE: {}\n", s.unstable_reason);
-  std::string o;
-  o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}   (ms)\n", "", "mean", "p50", "p90", "p99");
-  auto row = [&](const char* name, const serve::Percentiles& p) {
-    o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}\n", name, Ms(p.mean), Ms(p.p50), Ms(p.p90),
-                     Ms(p.p99));
-  };
-  row("TTFT", s.ttft);
-  row("TPOT", s.tpot);
-  row("inter-token", s.itl);
-  row("end-to-end", s.e2e);
-  o += fmt::format(
-      "  {} of {} requests done in {:.1f} s; over {:.1f} s: {:.2f} req/s, {} output tokens/s, "
-      "goodput {:.2f} req/s; {} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue "
-      "{}\n",
-      s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
-      Thousands(s.output_tokens_per_s),
-      s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction, Thousands(s.kv_capacity_tokens),
-      s.peak_waiting);
-  return o;
 }
 
 Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const std::string& path) {
@@ -126,41 +95,6 @@ Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const s
   return WriteSvg(plot, path);
 }
 
-StatusOr<std::vector<serve::RequestSpec>> Requests(const CapacityFlags& f, int64_t isl, int64_t osl) {
-  if (!f.trace.empty()) {
-    if (f.rate > 0 || f.concurrency > 0)
-      return Status::InvalidArgument("--trace: give no --rate or --concurrency with a trace");
-    return serve::LoadTrace(f.trace);
-  }
-  serve::WorkloadSpec w;
-  w.rate_rps = f.rate;
-  w.burstiness = f.burstiness;
-  w.concurrency = f.concurrency;
-  w.num_requests = f.requests;
-  w.isl = isl;
-  w.osl = osl;
-  auto id = serve::ParseLengthDist(f.isl_dist);
-  if (!id.ok()) return Status::InvalidArgument("--isl-dist: " + id.status().message());
-  auto od = serve::ParseLengthDist(f.osl_dist);
-  if (!od.ok()) return Status::InvalidArgument("--osl-dist: " + od.status().message());
-  w.isl_dist = *id;
-  w.osl_dist = *od;
-  w.prefix_hit = f.prefix_hit;
-  w.seed = static_cast<uint64_t>(f.seed);
-  if (w.rate_rps > 0 && w.num_requests == 0) w.num_requests = 2000;
-  return serve::GenerateRequests(w);
-}
-
-StatusOr<serve::ServeOptions> Options(const CapacityFlags& f) {
-  serve::ServeOptions o;
-  if (!serve::ParseAssign(f.rank_assign, &o.rank_assign))
-    return Status::InvalidArgument("--rank-assign: expected default, round-robin or shortest-queue");
-  if (!serve::ParseAssign(f.router, &o.router) || o.router == serve::Assign::kEngineDefault)
-    return Status::InvalidArgument("--router: expected round-robin or shortest-queue");
-  o.max_running = f.problem.max_batch;
-  return o;
-}
-
 int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<serve::Slo>& slos,
                   const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
   StatusOr<Strategy> s = ResolveStrategy(p, f.strategy, "", f.problem.mtp);
@@ -171,7 +105,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   opt.instances = f.instances;
   auto sim = serve::ServeSim::Make(cost->get(), opt, p.workload.isl, p.workload.osl);
   if (!sim.ok()) return Fail(sim.status());
-  const serve::ServeRun run = (*sim)->Run(reqs, f.trace.empty() ? f.concurrency : 0);
+  const serve::ServeRun run = (*sim)->Run(reqs, TrafficConcurrency(f.traffic));
   const ServeSummary sum = serve::Summarise(run, slos);
   std::string why;
   const bool meets = serve::MeetsSlos(sum, slos, &why);
@@ -179,7 +113,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   std::optional<serve::MaxRateResult> mr;
   if (!slos.empty()) {
     std::vector<serve::RequestSpec> unit = reqs;
-    if (f.concurrency > 0 || serve::StreamRate(reqs) <= 0) {
+    if (f.traffic.concurrency > 0 || serve::StreamRate(reqs) <= 0) {
       // Closed loop: open-loop Poisson arrivals at unit rate with the same lengths.
       serve::ServeRng rng(static_cast<uint64_t>(f.seed) + 17);
       double t = 0;
@@ -229,7 +163,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
     fmt::print("KV pool {} tokens per rank, max running {} per rank\n",
                Thousands(run.kv_capacity_tokens), run.max_running);
-    fmt::print("{}", SummaryText(sum));
+    fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
     if (mr) {
@@ -375,11 +309,11 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   }
   const serve::SizeResult& b = res->candidates[res->best];
   fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
-  fmt::print("{}", SummaryText(b.at));
+  fmt::print("{}", ServeSummaryText(b.at));
   if (b.has_smaller) {
     fmt::print("one instance fewer ({} GPUs) misses: {}\n", b.gpus - b.layout.strategy.gpus(),
                b.smaller_why);
-    fmt::print("{}", SummaryText(b.smaller));
+    fmt::print("{}", ServeSummaryText(b.smaller));
   }
   if (!f.svg.empty()) {
     auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
@@ -412,9 +346,9 @@ int Run(const CapacityFlags& f) {
     if (!s.ok()) return Fail(s.status());
     slos = *s;
   }
-  auto base = Options(f);
+  auto base = TrafficServeOptions(f.traffic, f.problem.max_batch);
   if (!base.ok()) return Fail(base.status());
-  auto reqs = Requests(f, pf.isl, pf.osl);
+  auto reqs = TrafficRequests(f.traffic, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
   if (!reqs.ok()) return Fail(reqs.status());
   if (!f.strategy.empty()) {
     if (pf.gpus == 0) {
@@ -449,15 +383,7 @@ Runner RegisterCapacity(CLI::App& app) {
   AddEngineFlags(cmd, &p);
   cmd->add_option("--strategy", f->strategy, "one instance's layout, e.g. \"tp=8\" (else: size it)");
   cmd->add_option("--instances", f->instances, "instances of --strategy behind the router (1)");
-  cmd->add_option("--rate", f->rate, "open loop: requests/s");
-  cmd->add_option("--burstiness", f->burstiness, "gamma shape of inter-arrival times (1 = Poisson)");
-  cmd->add_option("--concurrency", f->concurrency, "closed loop: clients in flight");
-  cmd->add_option("--requests", f->requests,
-                  "requests to simulate (open loop default 2000; closed loop 10 x concurrency)");
-  cmd->add_option("--isl-dist", f->isl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
-  cmd->add_option("--osl-dist", f->osl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
-  cmd->add_option("--prefix-hit", f->prefix_hit, "fraction of each prompt in the prefix cache");
-  cmd->add_option("--trace", f->trace, "CSV arrival_s,prompt_tokens,output_tokens[,cached_tokens]");
+  AddTrafficFlags(cmd, &f->traffic);
   cmd->add_option("--seed", f->seed, "random seed (default 1)");
   cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");
   cmd->add_option("--sizes", f->sizes, "instance sizes to try (default 1,2,4,...,64)");
@@ -465,9 +391,6 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--search", f->search, "searcher choosing each size's layout (default sa)");
   cmd->add_option("--budget", f->budget, "simulator calls per layout search (default 1000)");
   cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
-  cmd->add_option("--rank-assign", f->rank_assign,
-                  "attention-DP request placement: default | round-robin | shortest-queue");
-  cmd->add_option("--router", f->router, "instance router: shortest-queue | round-robin");
   cmd->add_flag("--json", f->json, "print one JSON object");
   cmd->add_option("--svg", f->svg, "write the queue / KV-occupancy timeline as SVG");
   return [f] { return Run(*f); };

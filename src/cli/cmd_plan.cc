@@ -21,6 +21,7 @@
 #include "cli/output.h"
 #include "cli/pareto_report.h"
 #include "cli/plan_problem.h"
+#include "cli/plan_traffic.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -65,6 +66,7 @@ struct PlanFlags {
   std::string svg = "pareto.svg", x_scale = "log", y_scale = "log";  // --pareto's chart
   std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
   std::string model_id;  // --model-id: the model the emitted files load
+  TrafficFlags traffic;  // with percentile --slo keys: plan for a traffic (cli/plan_traffic.h)
 };
 
 // ---------------------------------------------------------------- per-operator words
@@ -862,6 +864,9 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
 
 int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
+  StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
+      &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
+  if (!traffic.ok()) return Fail(traffic.status());
   const auto t0 = std::chrono::steady_clock::now();
   if (f.budget <= 0)
     return Fail(fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
@@ -1091,6 +1096,15 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (o.have_recommended) o.ops = DescribeOps(sim, o.recommended, o.recommended_eval.batch);
   o.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  if (traffic->active && !o.interrupted) {
+    std::function<bool(const Strategy&)> admissible;
+    if (eid != engine::EngineId::kIdeal)
+      admissible = [eid, &p](const Strategy& s) {
+        return engine::Launchable(engine::CapabilitiesOf(eid), p.model, s);
+      };
+    const double k = f.problem.engine.empty() ? 1.0 : Simulator::EngineFactor(f.problem.engine);
+    return FinishTrafficPlan(*traffic, sim, o, admissible, k, 0, PlanJson(o), f.json, f.out);
+  }
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
   if (o.have_recommended)
     Warn(NoSloWarning(p, o.recommended_eval.ttft_s, o.recommended_eval.tpot_s));
@@ -1155,6 +1169,7 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--model-id", f->model_id,
                   "the model the launch files load (a HuggingFace repo id or checkpoint folder; "
                   "default: from the preset or the config)");
+  AddTrafficFlags(cmd, &f->traffic);  // with percentile --slo keys (cli/plan_traffic.h)
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }
 

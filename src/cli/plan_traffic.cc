@@ -1,0 +1,155 @@
+#include "cli/plan_traffic.h"
+
+#include <fmt/core.h>
+
+#include "cli/common.h"
+#include "cli/output.h"
+#include "cli/plan_problem.h"
+#include "cli/report.h"
+
+namespace l2s::cli {
+
+using json = nlohmann::ordered_json;
+
+// Candidates simulated at most (best steady state first).
+constexpr int kMaxSimulations = 64;
+
+StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& traffic,
+                                         uint64_t seed, bool pareto, std::string* serving) {
+  TrafficPlan t;
+  std::string steady, pct;
+  SplitSloKeys(f->slo, &steady, &pct);
+  if (pct.empty() && !traffic.given()) return t;
+  if (pct.empty())
+    return Status::InvalidArgument(
+        "--rate/--concurrency/--trace: plan simulates a traffic against percentile SLOs; add "
+        "them to --slo, e.g. --slo p99_ttft_ms=2000,p99_tpot_ms=50");
+  if (!traffic.given())
+    return Status::InvalidArgument(fmt::format(
+        "--slo {}: percentile SLOs need a traffic: add --rate R (open loop), --concurrency N "
+        "(closed loop) or --trace FILE",
+        pct));
+  auto slos = serve::ParseSlos(pct);
+  if (!slos.ok()) return Status::InvalidArgument("--slo: " + slos.status().message());
+  if (pareto) return Status::InvalidArgument("--pareto does not take a traffic or percentile SLOs");
+  if (f->mode.empty()) f->mode = "serve";
+  if (f->mode != "serve")
+    return Status::InvalidArgument(fmt::format(
+        "--slo {}: percentile SLOs apply to --mode serve (got --mode {})", pct, f->mode));
+  if (*serving == "disagg")
+    return Status::InvalidArgument(
+        "--serving disagg: a traffic's percentile SLOs are planned for aggregated serving only");
+  *serving = "agg";
+  f->slo = steady;
+  t.active = true;
+  t.slos = *slos;
+  t.slo_text = serve::SlosText(*slos);
+  t.traffic = traffic;
+  t.seed = seed;
+  return t;
+}
+
+namespace {
+
+json CandidateJson(const serve::SloCandidate& c, double k) {
+  json j;
+  j["strategy"] = ToText(c.strategy);
+  j["batch"] = c.strategy.batch;
+  j["tokens_per_s_per_gpu"] = c.steady.tokens_per_s_per_gpu * k;
+  j["meets"] = c.meets;
+  j["misses"] = c.meets ? json() : json(c.why);
+  j["serve"] = serve::SummaryJson(c.summary);
+  return j;
+}
+
+std::string Ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+}  // namespace
+
+int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
+                      const std::function<bool(const Strategy&)>& admissible,
+                      double engine_factor, int max_running, json plan_json, bool json_out,
+                      const std::string& out_path) {
+  const Problem& p = sim.problem();
+  auto reqs = TrafficRequests(t.traffic, p.workload.isl, p.workload.osl, t.seed);
+  if (!reqs.ok()) return Fail(reqs.status());
+  auto base = TrafficServeOptions(t.traffic, max_running);
+  if (!base.ok()) return Fail(base.status());
+  // The candidates: the plan, then every strategy its runs evaluated (PickBySlos sorts them).
+  std::vector<std::pair<Strategy, Evaluation>> given;
+  auto add = [&](const Strategy& s, const Evaluation& e) {
+    if (!e.valid() || (admissible && !admissible(s))) return;
+    given.emplace_back(s, sim.EvaluateAtBatch(s, e.batch));  // before the engine factor
+  };
+  if (o.have_recommended) add(o.recommended, o.recommended_eval);
+  for (const plan::Run* r : {&o.main, &o.oracle, &o.megatron, &o.def})
+    for (const auto& [s, e] : r->evaluated.Sorted()) add(s, e);
+  if (given.empty()) return Fail(Status::Invalid(o.failures.Reason(p)));
+  serve::SloPickOptions opt;
+  opt.serve = *base;
+  opt.max_simulations = kMaxSimulations;
+  auto pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
+  if (!pick.ok()) return Fail(pick.status());
+  const double k = engine_factor;
+  const std::string traffic_text =
+      TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
+  if (!json_out) {
+    fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(p));
+    fmt::print("traffic: {}; SLO {}\n\n", traffic_text, t.slo_text);
+    fmt::print("candidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
+               pick->simulated.size(), pick->candidates);
+    fmt::print("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch", "p99 TTFT",
+               "p99 TPOT", "p99 E2E", "strategy; SLO");
+    for (const serve::SloCandidate& c : pick->simulated) {
+      const bool u = c.summary.unstable;
+      fmt::print("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
+                 c.steady.tokens_per_s_per_gpu * k, c.strategy.batch,
+                 u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
+                 u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
+                 c.meets ? "met" : "misses " + c.why);
+    }
+  }
+  if (!pick->found) {
+    const serve::SloCandidate& first = pick->simulated.front();
+    return Fail(Status::Invalid(fmt::format(
+        "no candidate meets the SLOs {} under the traffic ({} of {} simulated, best first); the "
+        "steady-state best {} misses {}",
+        t.slo_text, pick->simulated.size(), pick->candidates, ShortText(p.model, first.strategy),
+        first.why)));
+  }
+  const serve::SloCandidate& b = pick->simulated[pick->best];
+  json tr;
+  tr["description"] = traffic_text;
+  tr["requests"] = reqs->size();
+  tr["slo"] = t.slo_text;
+  tr["candidates"] = pick->candidates;
+  tr["simulated"] = pick->simulated.size();
+  json tried = json::array();
+  for (const serve::SloCandidate& c : pick->simulated) tried.push_back(CandidateJson(c, k));
+  tr["tried"] = tried;
+  json best = CandidateJson(b, k);
+  best["found_by"] = "traffic_slo";
+  best["tokens_per_s"] = b.steady.tokens_per_s * k;
+  best["ttft_ms"] = b.steady.ttft_s * 1e3;
+  best["tpot_ms"] = b.steady.tpot_s * 1e3;
+  plan_json["steady_state_best"] = plan_json["best"];
+  plan_json["best"] = best;
+  plan_json["traffic"] = tr;
+  if (!out_path.empty())
+    if (Status st = WriteFileAtomic(out_path, DumpJson(plan_json) + "\n"); !st.ok())
+      return Fail(Status::IoError("--out " + st.message()));
+  if (json_out) {
+    fmt::print("{}\n", DumpJson(plan_json));
+    return kExitOk;
+  }
+  fmt::print("\nbest within the SLOs: {:.2f} tokens/s per GPU (steady state), max running {} "
+             "per rank\n  {}\n",
+             b.steady.tokens_per_s_per_gpu * k, b.strategy.batch, ToText(b.strategy));
+  fmt::print("{}", ServeSummaryText(b.summary));
+  if (o.have_recommended && pick->best > 0)
+    fmt::print("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
+               o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
+  return kExitOk;
+}
+
+}  // namespace l2s::cli

@@ -1,0 +1,119 @@
+#include "cli/workload_flags.h"
+
+#include <fmt/core.h>
+
+#include "cli/report.h"
+
+namespace l2s::cli {
+
+void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
+  cmd->add_option("--rate", f->rate, "traffic, open loop: requests/s");
+  cmd->add_option("--burstiness", f->burstiness, "gamma shape of inter-arrival times (1 = Poisson)");
+  cmd->add_option("--concurrency", f->concurrency, "traffic, closed loop: clients in flight");
+  cmd->add_option("--requests", f->requests,
+                  "requests to simulate (open loop default 2000; closed loop 10 x concurrency)");
+  cmd->add_option("--isl-dist", f->isl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
+  cmd->add_option("--osl-dist", f->osl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
+  cmd->add_option("--prefix-hit", f->prefix_hit, "fraction of each prompt in the prefix cache");
+  cmd->add_option("--trace", f->trace,
+                  "traffic from a CSV arrival_s,prompt_tokens,output_tokens[,cached_tokens]");
+  cmd->add_option("--rank-assign", f->rank_assign,
+                  "attention-DP request placement: default | round-robin | shortest-queue");
+  cmd->add_option("--router", f->router, "instance router: shortest-queue | round-robin");
+}
+
+StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
+                                                          int64_t osl, uint64_t seed) {
+  if (!f.trace.empty()) {
+    if (f.rate > 0 || f.concurrency > 0)
+      return Status::InvalidArgument("--trace: give no --rate or --concurrency with a trace");
+    return serve::LoadTrace(f.trace);
+  }
+  serve::WorkloadSpec w;
+  w.rate_rps = f.rate;
+  w.burstiness = f.burstiness;
+  w.concurrency = f.concurrency;
+  w.num_requests = f.requests;
+  w.isl = isl;
+  w.osl = osl;
+  auto id = serve::ParseLengthDist(f.isl_dist);
+  if (!id.ok()) return Status::InvalidArgument("--isl-dist: " + id.status().message());
+  auto od = serve::ParseLengthDist(f.osl_dist);
+  if (!od.ok()) return Status::InvalidArgument("--osl-dist: " + od.status().message());
+  w.isl_dist = *id;
+  w.osl_dist = *od;
+  w.prefix_hit = f.prefix_hit;
+  w.seed = seed;
+  if (w.rate_rps > 0 && w.num_requests == 0) w.num_requests = 2000;
+  return serve::GenerateRequests(w);
+}
+
+int TrafficConcurrency(const TrafficFlags& f) { return f.trace.empty() ? f.concurrency : 0; }
+
+StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max_running) {
+  serve::ServeOptions o;
+  if (!serve::ParseAssign(f.rank_assign, &o.rank_assign))
+    return Status::InvalidArgument("--rank-assign: expected default, round-robin or shortest-queue");
+  if (!serve::ParseAssign(f.router, &o.router) || o.router == serve::Assign::kEngineDefault)
+    return Status::InvalidArgument("--router: expected round-robin or shortest-queue");
+  o.max_running = max_running;
+  return o;
+}
+
+std::string TrafficText(const TrafficFlags& f, int64_t n, int64_t isl, int64_t osl) {
+  std::string how;
+  if (!f.trace.empty()) how = fmt::format("trace {}", f.trace);
+  else if (f.concurrency > 0) how = fmt::format("closed loop, {} clients", f.concurrency);
+  else
+    how = fmt::format("open loop at {:g} req/s ({})", f.rate,
+                      f.burstiness == 1 ? std::string("Poisson")
+                                        : fmt::format("burstiness {:g}", f.burstiness));
+  if (!f.trace.empty()) return fmt::format("{} requests, {}", n, how);
+  return fmt::format("{} requests, {}, isl {} {}, osl {} {}{}", n, how, isl, f.isl_dist, osl,
+                     f.osl_dist,
+                     f.prefix_hit > 0 ? fmt::format(", prefix hit {:g}", f.prefix_hit) : "");
+}
+
+std::string MsText(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+std::string ServeSummaryText(const serve::ServeSummary& s) {
+  if (s.unstable) return fmt::format("  UNSTABLE: {}\n", s.unstable_reason);
+  std::string o;
+  o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}   (ms)\n", "", "mean", "p50", "p90", "p99");
+  auto row = [&](const char* name, const serve::Percentiles& p) {
+    o += fmt::format("  {:<14} {:>9} {:>9} {:>9} {:>9}\n", name, MsText(p.mean), MsText(p.p50),
+                     MsText(p.p90), MsText(p.p99));
+  };
+  row("TTFT", s.ttft);
+  row("TPOT", s.tpot);
+  row("inter-token", s.itl);
+  row("end-to-end", s.e2e);
+  o += fmt::format(
+      "  {} of {} requests done in {:.1f} s; over {:.1f} s: {:.2f} req/s, {} output tokens/s, "
+      "goodput {:.2f} req/s; {} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue "
+      "{}\n",
+      s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
+      Thousands(s.output_tokens_per_s), s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction,
+      Thousands(s.kv_capacity_tokens), s.peak_waiting);
+  return o;
+}
+
+void SplitSloKeys(const std::string& text, std::string* steady, std::string* percentile) {
+  steady->clear();
+  percentile->clear();
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t c = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, c - pos);
+    bool pct = false;
+    for (const char* pre : {"mean_", "p50_", "p90_", "p99_"})
+      if (item.rfind(pre, 0) == 0) pct = true;
+    std::string* to = pct ? percentile : steady;
+    if (item.empty()) *steady += ",";  // ParseSlo names the stray comma
+    else *to += (to->empty() ? "" : ",") + item;
+    if (c >= text.size()) break;
+    pos = c + 1;
+  }
+}
+
+}  // namespace l2s::cli

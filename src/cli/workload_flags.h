@@ -1,0 +1,56 @@
+// The traffic flags `l2s capacity` and `l2s plan` share (docs/CAPACITY.md), parsed by one piece
+// of code: --rate R [--burstiness B] [--requests N] | --concurrency N [--requests N] |
+// --trace FILE; --isl-dist / --osl-dist fixed|uniform:R|lognormal:S; --prefix-hit H;
+// --rank-assign; --router. (--seed, --isl, --osl and --max-batch are the command's own flags.)
+// Also: the percentile summary as text, and plan's --slo split into steady-state and percentile
+// keys.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "serve/serve_sim.h"
+#include "serve/stats.h"
+#include "serve/workload.h"
+
+namespace l2s::cli {
+
+struct TrafficFlags {
+  double rate = 0, burstiness = 1;
+  int concurrency = 0;
+  int64_t requests = 0;
+  std::string isl_dist = "fixed", osl_dist = "fixed";
+  double prefix_hit = 0;
+  std::string trace;
+  std::string rank_assign = "default", router = "shortest-queue";
+  // A traffic is given: --rate, --concurrency or --trace.
+  bool given() const { return rate > 0 || concurrency > 0 || !trace.empty(); }
+};
+
+void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f);
+// The request stream at nominal lengths isl/osl (open loop default 2,000 requests).
+StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
+                                                          int64_t osl, uint64_t seed);
+// The closed loop's client count for ServeSim::Run (0 for open loop and traces).
+int TrafficConcurrency(const TrafficFlags& f);
+// --rank-assign, --router and the max running requests per rank (0 = the engine's).
+StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max_running);
+// "2000 requests, open loop at 4 req/s (Poisson), isl 1024 fixed, osl 256 fixed"-like words.
+std::string TrafficText(const TrafficFlags& f, int64_t n, int64_t isl, int64_t osl);
+
+// Milliseconds with one decimal.
+std::string MsText(double seconds);
+// The percentile table of a run (mean, p50, p90, p99 of TTFT, TPOT, inter-token, end-to-end) and
+// its throughput line; one line when unstable.
+std::string ServeSummaryText(const serve::ServeSummary& s);
+
+// plan's --slo: keys with a statistic prefix (mean_, p50_, p90_, p99_) are percentile SLOs of the
+// simulated traffic; ttft_ms and tpot_ms stay the steady state's limits. `steady` gets the
+// latter as text (for ParseSlo), `percentile` the former as text (for serve::ParseSlos).
+void SplitSloKeys(const std::string& text, std::string* steady, std::string* percentile);
+
+}  // namespace l2s::cli

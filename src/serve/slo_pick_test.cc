@@ -1,0 +1,160 @@
+// PickBySlos (serve/slo_pick.h): the best steady-state candidate that meets percentile SLOs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "serve/slo_pick.h"
+#include "serve/stats.h"
+#include "serve/workload.h"
+#include "sim/simulator.h"
+#include "strategy/strategy.h"
+
+namespace l2s::serve {
+namespace {
+
+Problem ServeProblem(int gpus, int64_t isl, int64_t osl) {
+  Problem p;
+  p.model = *ModelPreset("llama-3.1-8b");
+  p.cluster = *MakeCluster("h100", gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = isl;
+  p.workload.osl = osl;
+  p.workload.engine = Engine::kVllm;
+  return p;
+}
+
+// One request's prefill alone (batch 1), as the serve simulator's unloaded TTFT.
+double UnloadedPrefill(const Problem& p, const Strategy& s) {
+  Problem f = p;
+  f.workload.mode = Mode::kPrefill;
+  return Simulator(f).EvaluateAtBatch(s, 1).ttft_s;
+}
+
+std::vector<RequestSpec> Sparse(int64_t isl, int64_t osl) {
+  WorkloadSpec w;
+  w.rate_rps = 0.01;  // one request per 100 s: no request ever waits for another
+  w.num_requests = 200;
+  w.isl = isl;
+  w.osl = osl;
+  return *GenerateRequests(w);
+}
+
+// Hand-reasoned: at a vanishing rate every request's TTFT is its deployment's unloaded prefill.
+// On 2 GPUs, tp=1,dp=2 (two attention-DP ranks) has the better steady-state tokens/s per GPU (no
+// all-reduce) but prefills a prompt on one GPU: one GPU's prefill, about 1.6x tp=2's. A P99 TTFT
+// limit between the two prefills (their geometric mean): every dp=2 candidate (its batch and the
+// halvings that still rank above tp=2) misses it, and the pick is tp=2 at its own best batch,
+// with P99 TTFT = its unloaded prefill.
+TEST(PickBySlos, BestSteadyStateMissesP99TtftAnotherLayoutMeetsIt) {
+  const int64_t isl = 2000, osl = 50;
+  const Problem p = ServeProblem(2, isl, osl);
+  const Simulator sim(p);
+  const Strategy dp = *FromText("tp=1,dp=2", 2), tp = *FromText("tp=2", 2);
+  const Evaluation edp = sim.Evaluate(dp), etp = sim.Evaluate(tp);
+  ASSERT_TRUE(edp.valid());
+  ASSERT_TRUE(etp.valid());
+  // The premises: dp=2 ranks first, and prefills slower.
+  ASSERT_GT(edp.tokens_per_s_per_gpu, etp.tokens_per_s_per_gpu);
+  const double f_dp = UnloadedPrefill(ServeProblem(1, isl, osl), *FromText("tp=1", 1)), f_tp = UnloadedPrefill(p, tp);
+  ASSERT_GT(f_dp, 1.3 * f_tp);
+  const double limit_ms = std::sqrt(f_dp * f_tp) * 1e3;
+  std::vector<Slo> slos{{Metric::kTtft, Stat::kP99, limit_ms}};
+  SloPickOptions opt;
+  opt.serve.shape_steps_per_octave = 1 << 16;  // price shapes exactly
+  opt.max_simulations = 100;
+  auto r = PickBySlos(sim, {{tp, etp}, {dp, edp}}, Sparse(isl, osl), 0, slos, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->found);
+  ASSERT_GE(r->best, 1);
+  // Everything simulated before the pick is a dp=2 candidate (by steady state, better) that misses
+  // the TTFT limit by its prefill.
+  EXPECT_EQ(r->simulated[0].strategy.dp, 2);
+  EXPECT_EQ(r->simulated[0].strategy.batch, edp.batch);
+  for (int i = 0; i < r->best; ++i) {
+    const SloCandidate& c = r->simulated[i];
+    EXPECT_EQ(c.strategy.dp, 2) << i;
+    EXPECT_FALSE(c.meets);
+    EXPECT_NE(c.why.find("p99 ttft"), std::string::npos) << c.why;
+    EXPECT_NEAR(c.summary.ttft.p99, f_dp, 1e-3 * f_dp);
+    if (i > 0)
+      EXPECT_GE(r->simulated[i - 1].steady.tokens_per_s_per_gpu, c.steady.tokens_per_s_per_gpu);
+  }
+  const SloCandidate& b = r->simulated[r->best];
+  EXPECT_EQ(b.strategy.tp, 2);
+  EXPECT_TRUE(b.meets);
+  EXPECT_EQ(b.strategy.batch, etp.batch);  // its own best batch: the first tp=2 candidate
+  EXPECT_NEAR(b.summary.ttft.p99, f_tp, 1e-3 * f_tp);
+  EXPECT_LE(b.summary.ttft.p99 * 1e3, limit_ms);
+}
+
+// Hand-reasoned: a closed loop of N = the best batch's clients keeps N requests running; a
+// smaller max running request count B' < N decodes B' at a time, each decode step cheaper, so
+// its TPOT is lower. A P99 TPOT limit below the big batch's simulated P99 and above the
+// smallest halving's: the pick is a halving of the same layout, and every candidate simulated
+// before it misses the TPOT limit.
+TEST(PickBySlos, SmallerBatchMeetsP99TpotTheBestBatchMisses) {
+  const int64_t isl = 512, osl = 256;
+  const Problem p = ServeProblem(1, isl, osl);
+  const Simulator sim(p);
+  const Strategy s = *FromText("tp=1", 1);
+  const Evaluation e = sim.Evaluate(s);
+  ASSERT_TRUE(e.valid());
+  ASSERT_GE(e.batch, 16);
+  WorkloadSpec w;
+  w.concurrency = e.batch;
+  w.num_requests = 4 * e.batch;
+  w.isl = isl;
+  w.osl = osl;
+  const std::vector<RequestSpec> reqs = *GenerateRequests(w);
+  // The simulated P99 TPOT of the best batch alone (no SLO to miss: an e2e limit nobody misses).
+  SloPickOptions opt;
+  opt.halvings = 0;
+  auto big = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, {{Metric::kE2e, Stat::kP99, 1e9}}, opt);
+  ASSERT_TRUE(big.ok());
+  ASSERT_TRUE(big->found);
+  const double big_tpot = big->simulated[0].summary.tpot.p99;
+  std::vector<Slo> slos{{Metric::kTpot, Stat::kP99, 0.8 * big_tpot * 1e3}};
+  opt.halvings = 6;
+  auto r = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, slos, opt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->found);
+  ASSERT_GE(r->best, 1);
+  EXPECT_EQ(r->simulated[0].strategy.batch, e.batch);
+  EXPECT_NEAR(r->simulated[0].summary.tpot.p99, big_tpot, 1e-12);
+  for (int i = 0; i < r->best; ++i) {
+    EXPECT_FALSE(r->simulated[i].meets);
+    EXPECT_NE(r->simulated[i].why.find("p99 tpot"), std::string::npos) << r->simulated[i].why;
+  }
+  const SloCandidate& b = r->simulated[r->best];
+  EXPECT_LT(b.strategy.batch, e.batch);
+  EXPECT_LE(b.summary.tpot.p99, 0.8 * big_tpot);
+  EXPECT_EQ(r->candidates, 1 + 6);  // the batch and its six halvings (e.batch >= 64)
+}
+
+TEST(PickBySlos, Errors) {
+  const Problem p = ServeProblem(1, 512, 64);
+  const Simulator sim(p);
+  const Strategy s = *FromText("tp=1", 1);
+  const Evaluation e = sim.Evaluate(s);
+  const std::vector<RequestSpec> reqs = Sparse(512, 64);
+  auto none = PickBySlos(sim, {{s, e}}, reqs, 0, {}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "PickBySlos: no SLO");
+  Evaluation bad = e;
+  bad.verdict = Verdict::kMemory;
+  auto empty = PickBySlos(sim, {{s, bad}}, reqs, 0, {{Metric::kTtft, Stat::kP99, 1}}, {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "no valid candidate deployment to simulate");
+  // Nothing meets 1 us: every candidate simulated, none found.
+  auto miss = PickBySlos(sim, {{s, e}}, reqs, 0, {{Metric::kTtft, Stat::kP99, 0.001}}, {});
+  ASSERT_TRUE(miss.ok());
+  EXPECT_FALSE(miss->found);
+  EXPECT_EQ(miss->best, -1);
+  EXPECT_EQ(static_cast<int64_t>(miss->simulated.size()), miss->candidates);
+}
+
+}  // namespace
+}  // namespace l2s::serve
