@@ -63,6 +63,12 @@ std::vector<KindCount> LayerKinds(const ModelSpec& m) {
 
 // "attention", "sliding 1024", "sparse top-2048", "linear", "mamba2", "none".
 std::string MixerLabel(const ModelSpec& m, const LayerSpec& l) {
+  // DeepSeek-V4: "window 128", "window 128 + 4x top-512", "window 128 + 128x".
+  if (m.compressed_kv() && l.mixer != Mixer::kNone) {
+    if (l.compress_ratio == 0) return fmt::format("window {}", l.window);
+    return fmt::format("window {} + {}x{}", l.window, l.compress_ratio,
+                       l.mixer == Mixer::kSparse ? fmt::format(" top-{}", m.index_topk) : "");
+  }
   switch (l.mixer) {
     case Mixer::kAttention:
       return l.window > 0 ? fmt::format("sliding {}", l.window)
@@ -149,6 +155,7 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
     e["layers"] = k.count;
     e["mixer"] = MixerName(l.mixer);
     e["window"] = l.window;
+    if (m.compressed_kv()) e["compress_ratio"] = l.compress_ratio;
     e["ffn"] = FfnKindName(l.ffn);
     if (l.mixer == Mixer::kAttention || l.mixer == Mixer::kSparse) {
       e["kv_heads"] = m.kv_heads_of(l);
@@ -188,18 +195,24 @@ void PrintModel(const ModelSpec& m, int64_t context) {
              "mixer", "ffn", "params/lyr", "KV B/tok", "KV MiB/seq", "state MiB/seq");
   for (const KindCount& k : kinds) {
     const LayerSpec& l = k.layer;
-    const int64_t held = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
     fmt::print("{:<22} {:>6}  {:<22} {:<42} {:>9.3f}B {:>10.0f} {:>12.1f} {:>12.1f}\n", "",
                k.count, MixerLabel(m, l), FfnLabel(m, l),
                static_cast<double>(LayerParams(m, l)) / 1e9,
                KvBytesPerTokenOfLayer(m, l, DType::kBF16),
-               k.count * KvBytesPerTokenOfLayer(m, l, DType::kBF16) * static_cast<double>(held) /
+               k.count * KvBytesOfLayerForSequence(m, l, DType::kBF16, context) /
                    (1024.0 * 1024.0),
                k.count * StateBytesOfLayer(m, l) / (1024.0 * 1024.0));
   }
   row("hidden / vocab", fmt::format("{} / {}{}", m.hidden_size, m.vocab_size,
                                     m.tied_embeddings ? " (tied)" : ""));
-  if (m.attention == AttentionKind::kMla) {
+  if (m.compressed_kv()) {
+    row("attention",
+        fmt::format("DeepSeek-V4, {} heads x {} over one shared KV vector (rope {}), q_lora {}, "
+                    "o_lora {} x {} groups; indexer {} x {} top-{}; hc_mult {}; {} hash-routed",
+                    m.num_heads, m.head_dim, m.qk_rope_head_dim, m.q_lora_rank, m.o_lora_rank,
+                    m.o_groups, m.index_heads, m.index_head_dim, m.index_topk, m.hc_mult,
+                    m.num_hash_layers));
+  } else if (m.attention == AttentionKind::kMla) {
     row("attention", fmt::format("MLA, {} heads, q_lora {}, kv_lora {}, qk {}+{}, v {}",
                                  m.num_heads, m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim,
                                  m.qk_rope_head_dim, m.v_head_dim));

@@ -211,6 +211,13 @@ std::string SectionText(const Simulator& sim, const std::string& title, const Se
 std::string KindTitle(const ModelSpec& m, const LayerKind& k) {
   std::string s = k.ffn == FfnKind::kMoe ? "MoE" : k.ffn == FfnKind::kDense ? "dense" : "no FFN";
   if (k.ffn_size > 0) s += fmt::format(" {}", k.ffn_size);
+  if (m.compressed_kv() && k.mixer != Mixer::kNone) {
+    s += fmt::format(", window {}", k.window);
+    if (k.compress_ratio > 0)
+      s += fmt::format(" + KV compressed {}x{}", k.compress_ratio,
+                       k.mixer == Mixer::kSparse ? fmt::format(" (top-{})", m.index_topk) : "");
+    return s;
+  }
   switch (k.mixer) {
     case Mixer::kAttention:
       s += k.window > 0 ? fmt::format(", sliding window {}", k.window) : ", full attention";

@@ -22,10 +22,11 @@ using nlohmann::json;
 // against the string literals of hf_config.cc: a key the importer starts to read goes here.
 const std::vector<std::string_view> kImporterKeys = {
     "attention_bias", "attention_head_dim", "attention_k_eq_v", "attn_layer_offset",
-    "attn_layer_period", "attn_type_list", "block_configs", "chunk_size", "conv_kernel",
+    "attn_layer_period", "attn_type_list", "block_configs", "chunk_size", "compress_ratios",
+    "conv_kernel",
     "decoder_sparse_step", "enable_moe_block", "expand", "expert_ffn_hidden_size",
     "expert_layer_offset", "expert_layer_period", "experts_per_token", "ffn_hidden_size",
-    "first_k_dense_replace", "full_attention_interval", "global_head_dim", "head_dim",
+    "first_k_dense_replace", "full_attention_interval", "global_head_dim", "hc_mult", "head_dim",
     "hidden_size", "hidden_size_per_layer_input", "hybrid_override_pattern", "index_head_dim",
     "index_n_heads", "index_topk", "indexer_types", "interleave_moe_layer_step",
     "intermediate_size", "intermediate_size_mlp", "kv_lora_rank", "layer_types",
@@ -37,9 +38,10 @@ const std::vector<std::string_view> kImporterKeys = {
     "moe_latent_size", "moe_layer_freq", "moe_layers", "moe_router_enable_expert_bias",
     "moe_shared_expert_intermediate_size", "moe_topk", "n_groups", "n_routed_experts",
     "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
-    "num_global_key_value_heads", "num_hidden_layers", "num_key_value_heads",
+    "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
     "num_kv_shared_layers", "num_layers", "num_local_experts", "num_nextn_predict_layers",
-    "num_shared_experts", "q_lora_rank", "qk_nope_head_dim", "qk_norm_type", "qk_rope_head_dim",
+    "num_shared_experts", "o_groups", "o_lora_rank", "q_lora_rank", "qk_nope_head_dim",
+    "qk_norm_type", "qk_rope_head_dim",
     "quantization_config", "shared_expert_intermediate_size", "shared_intermediate_size",
     "sliding_window", "sliding_window_pattern", "ssm_state_size", "text_config",
     "tie_word_embeddings", "top_k_experts", "topk_method", "use_bias", "use_conv_bias",
@@ -90,6 +92,9 @@ const std::vector<std::string_view> kIgnoredKeys = {
     "norm_topk_prob", "routed_scaling_factor", "scoring_func", "n_group", "topk_group",
     "swiglu_limit", "num_logits_to_keep", "time_step_floor", "time_step_limit", "time_step_max",
     "time_step_min", "time_step_rank",
+    // DeepSeek-V4: hyper-connection numerics, the compressed layers' rope base, and the experts'
+    // storage format (fp4; l2s plans one weight format per deployment, docs/MODELS.md)
+    "hc_eps", "hc_sinkhorn_iters", "compress_rope_theta", "expert_dtype",
     // Gemma 4's per-layer-input table: its vocabulary (the importer reads its width,
     // hidden_size_per_layer_input, and takes vocab_size for the rows)
     "vocab_size_per_layer_input",

@@ -205,7 +205,7 @@ TEST(ConfigLintTest, ImporterKeysCoverHfConfigSource) {
       "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2",
       "gpt_oss", "llama4", "llama4_text", "deepseek_v32", "glm4_moe", "glm_moe_dsa", "minimax_m2",
       "qwen3_next", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "jamba",
-      "nemotron_h", "longcat_flash", "bailing_moe", "bailing_moe_v2",
+      "nemotron_h", "longcat_flash", "bailing_moe", "bailing_moe_v2", "deepseek_v4",
       // values of layer_types, mlp_layer_types, indexer_types, layers_block_type, topk_method,
       // zero_expert_type, qk_norm_type, quant_method
       "sliding_attention", "full_attention", "chunked_attention", "linear_attention", "dense",

@@ -25,11 +25,31 @@ int64_t IndexerMatrices(const ModelSpec& m) {
   return q_in * m.index_heads * m.index_head_dim + h * m.index_head_dim + h * m.index_heads;
 }
 
+// DeepSeek-V4 KV compressor of width `dim` at ratio r: wkv and wgate [hidden, coff * dim], with
+// coff = 2 at ratio 4 (overlapping windows), else 1.
+int64_t CompressorCoff(const LayerSpec& l) { return l.compress_ratio == 4 ? 2 : 1; }
+
+// DeepSeek-V4 attention matrices of one layer (inference/model.py Attention): wq_a [h, q_lora],
+// wq_b [q_lora, H hd], wkv [h, hd], wo_a [H hd / G, G o_lora] (grouped), wo_b [G o_lora, h];
+// compressed layers a compressor; ratio-4 layers an indexer: wq_b [q_lora, IH IhD],
+// weights_proj [h, IH] and its own compressor of width IhD.
+int64_t V4Matrices(const ModelSpec& m, const LayerSpec& l) {
+  const int64_t h = m.hidden_size, H = m.num_heads, hd = m.head_dim, qr = m.q_lora_rank;
+  const int64_t orank = m.o_lora_rank;
+  int64_t n = h * qr + qr * H * hd + h * hd + H * hd * orank + m.o_groups * orank * h;
+  if (l.compress_ratio > 0) n += 2 * h * CompressorCoff(l) * hd;
+  if (HasIndexer(l))
+    n += qr * m.index_heads * m.index_head_dim + h * m.index_heads +
+         2 * h * CompressorCoff(l) * m.index_head_dim;
+  return n;
+}
+
 // Softmax-attention weight matrices of one layer (no biases, sinks or norms).
 int64_t SoftmaxMatrices(const ModelSpec& m, const LayerSpec& l) {
   const int64_t h = m.hidden_size;
   const int64_t heads = m.num_heads;
   int64_t n = 0;
+  if (m.compressed_kv()) return V4Matrices(m, l);
   if (m.attention == AttentionKind::kMla) {
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const int64_t q = m.q_lora_rank > 0
@@ -126,6 +146,14 @@ int64_t MixerExtras(const ModelSpec& m, const LayerSpec& l) {
   }
   if (!HasSoftmax(l)) return 0;
   int64_t n = m.attention_sinks ? m.num_heads : 0;
+  if (m.compressed_kv()) {
+    // The compressors' positional biases (ape [r, coff * dim]).
+    if (l.compress_ratio > 0) {
+      const int64_t ape = int64_t{l.compress_ratio} * CompressorCoff(l);
+      n += ape * m.head_dim + (HasIndexer(l) ? ape * m.index_head_dim : 0);
+    }
+    return n;
+  }
   if (HasIndexer(l)) n += 2 * int64_t{m.index_head_dim};  // indexer k_norm (LayerNorm)
   if (m.attention == AttentionKind::kMla) {
     // DeepseekV3Attention: attention_bias applies to q_a_proj (or q_proj), kv_a_proj_with_mqa
@@ -164,7 +192,15 @@ int64_t Router(const ModelSpec& m) {
   return m.hidden_size * slots + (m.router_bias ? slots : 0);
 }
 int64_t LatentProjections(const ModelSpec& m) { return 2 * m.hidden_size * m.moe_latent_size; }
-int64_t FinalNorm(const ModelSpec& m) { return (m.layernorm_bias ? 2 : 1) * m.hidden_size; }
+// Final norm; with hyper-connections also the head's stream-mixing weights (hc_head_fn
+// [hc, hc h], hc_head_base [hc], hc_head_scale [1]).
+int64_t HcHead(const ModelSpec& m) {
+  const int64_t hc = m.hc_mult;
+  return hc > 0 ? hc * hc * m.hidden_size + hc + 1 : 0;
+}
+int64_t FinalNorm(const ModelSpec& m) {
+  return (m.layernorm_bias ? 2 : 1) * m.hidden_size + HcHead(m);
+}
 
 // Mean over query positions i = 1..L of the keys attended, min(i, window) (window 0 = none).
 double MeanPrefillKeys(int64_t len, int64_t window) {
@@ -177,6 +213,8 @@ double MeanPrefillKeys(int64_t len, int64_t window) {
 // Softmax attention score + value FLOPs per key, one layer (indexer not included).
 double AttentionFlopsPerKey(const ModelSpec& m, const LayerSpec& l, bool decode) {
   const double heads = m.num_heads;
+  // DeepSeek-V4: scores and values over the one head_dim-wide KV vector.
+  if (m.compressed_kv()) return 4.0 * heads * m.head_dim;
   if (m.attention == AttentionKind::kMla) {
     if (decode) return 2.0 * heads * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim);
     return 2.0 * heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
@@ -184,24 +222,38 @@ double AttentionFlopsPerKey(const ModelSpec& m, const LayerSpec& l, bool decode)
   return 4.0 * heads * m.head_dim_of(l);
 }
 
+// Mean over query positions i = 1..L of min(floor(i / r), cap) (cap 0 = none): the compressed
+// entries a DeepSeek-V4 query sees (at most cap of them when an indexer picks them).
+double MeanPrefillCompressed(int64_t len, int64_t r, int64_t cap) {
+  // S(n) = sum_{i=0..n} floor(i / r) = r a (a - 1) / 2 + a (b + 1), n = a r + b, 0 <= b < r.
+  auto sum_to = [r](int64_t n) {
+    const double a = static_cast<double>(n / r), b = static_cast<double>(n % r);
+    return static_cast<double>(r) * a * (a - 1.0) / 2.0 + a * (b + 1.0);
+  };
+  if (cap <= 0 || len < (cap + 1) * r) return sum_to(len) / static_cast<double>(len);
+  const int64_t n = (cap + 1) * r - 1;  // the last position with floor(i / r) <= cap
+  return (sum_to(n) + static_cast<double>(len - n) * static_cast<double>(cap)) /
+         static_cast<double>(len);
+}
+
 // Token-mixer FLOPs of one token beyond the weight matmuls: attention over keys, the indexer
 // over the whole context, the recurrent update (see counts.h).
 double MixerFlops(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode) {
-  const double C = static_cast<double>(context);
+  if (HasSoftmax(l)) {
+    double f = AttentionFlopsPerKey(m, l, decode) * AttendedKeys(m, l, context, decode);
+    if (HasIndexer(l)) {
+      // The indexer scores every key (DSA: r = 1; prefill mean (L + 1) / 2) or every
+      // compressed entry (DeepSeek-V4).
+      const int64_t r = m.compressed_kv() ? std::max(1, l.compress_ratio) : 1;
+      const double scored = decode ? static_cast<double>(context / r)
+                                   : MeanPrefillCompressed(context, r, 0);
+      f += 2.0 * m.index_heads * m.index_head_dim * scored;
+    }
+    return f;
+  }
   switch (l.mixer) {
-    case Mixer::kAttention: {
-      const double keys = decode ? (l.window > 0 ? std::min<double>(C, l.window) : C)
-                                 : MeanPrefillKeys(context, l.window);
-      return AttentionFlopsPerKey(m, l, decode) * keys;
-    }
-    case Mixer::kSparse: {
-      const double keys = decode ? std::min<double>(C, m.index_topk)
-                                 : MeanPrefillKeys(context, m.index_topk);
-      double f = AttentionFlopsPerKey(m, l, decode) * keys;
-      if (HasIndexer(l))
-        f += 2.0 * m.index_heads * m.index_head_dim * (decode ? C : (C + 1.0) / 2.0);
-      return f;
-    }
+    case Mixer::kAttention:
+    case Mixer::kSparse: return 0.0;  // handled above
     case Mixer::kLinear:
     case Mixer::kMamba: {
       const RecurrentShape r = RecurrentShapeOf(m, l);
@@ -245,6 +297,25 @@ double MatmulWeightsPerToken(const ModelSpec& m) {
 }
 
 }  // namespace
+
+double AttendedKeys(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode) {
+  if (context <= 0 || !HasSoftmax(l)) return 0.0;
+  const double C = static_cast<double>(context);
+  if (m.compressed_kv()) {
+    const double window =
+        decode ? std::min<double>(C, l.window) : MeanPrefillKeys(context, l.window);
+    if (l.compress_ratio == 0) return window;
+    const int64_t r = l.compress_ratio;
+    const int64_t cap = HasIndexer(l) ? m.index_topk : 0;
+    if (!decode) return window + MeanPrefillCompressed(context, r, cap);
+    const double all = static_cast<double>(context / r);
+    return window + (cap > 0 ? std::min<double>(all, cap) : all);
+  }
+  if (l.mixer == Mixer::kSparse)
+    return decode ? std::min<double>(C, m.index_topk) : MeanPrefillKeys(context, m.index_topk);
+  return decode ? (l.window > 0 ? std::min<double>(C, l.window) : C)
+                : MeanPrefillKeys(context, l.window);
+}
 
 int64_t ExpertWidth(const ModelSpec& m) {
   return m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
@@ -301,7 +372,13 @@ int64_t NormParamsOfLayer(const ModelSpec& m, const LayerSpec& l) {
     const int64_t hd = m.head_dim_of(l);
     if (m.qk_norm) n += 2 * hd;
     if (m.qk_norm_full) n += (int64_t{m.num_heads} + m.kv_heads_of(l)) * hd;
-    if (m.attention == AttentionKind::kMla) n += m.q_lora_rank + m.kv_lora_rank;
+    if (m.compressed_kv()) {
+      // q_norm, kv_norm; the compressors' norms (attention's, the indexer's).
+      n += m.q_lora_rank + m.head_dim + (l.compress_ratio > 0 ? m.head_dim : 0) +
+           (HasIndexer(l) ? m.index_head_dim : 0);
+    } else if (m.attention == AttentionKind::kMla) {
+      n += m.q_lora_rank + m.kv_lora_rank;
+    }
   }
   n += m.misc_params_per_layer;
   if (l.ffn == FfnKind::kMoe) n += m.misc_params_per_moe_layer;
@@ -340,6 +417,10 @@ ParamCounts CountParams(const ModelSpec& m) {
       c.routers += Router(m) + LatentProjections(m);
     }
   }
+  // Hash-routed layers (DeepSeek-V4): a token-id -> experts table [vocab, top-k] in place of the
+  // score-correction bias.
+  c.routers += int64_t{m.num_hash_layers} *
+               (m.vocab_size * m.experts_per_token - (m.router_bias ? m.num_experts : 0));
   c.norms += FinalNorm(m);
   c.total = c.embedding + c.lm_head + c.attention + c.dense_ffn + c.routed_experts +
             c.shared_experts + c.routers + c.norms;
@@ -353,8 +434,12 @@ ParamCounts CountParams(const ModelSpec& m) {
     if (block.mixer != Mixer::kSparse) block = LayerSpec{block.ffn, 0};
     block.shared_indexer = false;
     const int64_t h = m.hidden_size;
-    const int64_t glue = 2 * h * h + 3 * h;  // eh_proj; enorm, hnorm, shared_head.norm
-    const int64_t copies = c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
+    // eh_proj (V4: e_proj, h_proj); enorm, hnorm, shared_head.norm (V4: norm and its HC head).
+    const int64_t glue = 2 * h * h + 3 * h + HcHead(m);
+    // DeepSeek-V3's HF checkpoint stores the MTP module's own embedding and head; DeepSeek-V4's
+    // MTP blocks use the main model's (inference/model.py).
+    const int64_t copies =
+        m.compressed_kv() ? 0 : c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
     c.mtp = m.mtp_layers * (LayerParams(m, block) + glue + copies);
   }
   return c;
@@ -362,6 +447,13 @@ ParamCounts CountParams(const ModelSpec& m) {
 
 double KvBytesPerTokenOfLayer(const ModelSpec& m, const LayerSpec& l, DType kv) {
   double elems = 0;
+  if (m.compressed_kv() && HasSoftmax(l)) {
+    // One head_dim vector per token; compressed layers one per compress_ratio tokens (plus the
+    // indexer's key of index_head_dim on ratio-4 layers).
+    if (l.compress_ratio == 0) return m.head_dim * BytesPerElement(kv);
+    elems = m.head_dim + (HasIndexer(l) ? m.index_head_dim : 0);
+    return elems / l.compress_ratio * BytesPerElement(kv);
+  }
   if (HasSoftmax(l)) {
     elems = m.attention == AttentionKind::kMla
                 ? static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)
@@ -375,13 +467,22 @@ double KvBytesPerTokenPerLayer(const ModelSpec& m, DType kv) {
   return KvBytesPerTokenOfLayer(m, DefaultLayer(), kv);
 }
 
+double KvBytesOfLayerForSequence(const ModelSpec& m, const LayerSpec& l, DType kv,
+                                 int64_t context) {
+  if (context <= 0) return 0.0;
+  const int64_t tokens = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
+  if (m.compressed_kv() && l.compress_ratio > 0 && HasSoftmax(l)) {
+    const double entries = static_cast<double>(context / l.compress_ratio);
+    const double elems = m.head_dim + (HasIndexer(l) ? m.index_head_dim : 0);
+    return (static_cast<double>(tokens) * m.head_dim + entries * elems) * BytesPerElement(kv);
+  }
+  return KvBytesPerTokenOfLayer(m, l, kv) * static_cast<double>(tokens);
+}
+
 double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context) {
   if (context <= 0) return 0.0;
   double bytes = 0;
-  for (const LayerSpec& l : m.layers) {
-    const int64_t tokens = l.window > 0 ? std::min<int64_t>(context, l.window) : context;
-    bytes += KvBytesPerTokenOfLayer(m, l, kv) * static_cast<double>(tokens);
-  }
+  for (const LayerSpec& l : m.layers) bytes += KvBytesOfLayerForSequence(m, l, kv, context);
   return bytes;
 }
 

@@ -91,12 +91,19 @@ double StateBytesPerSequence(const ModelSpec& m);
 // KV-cache bytes one token occupies in ONE layer (its cache is only that layer's), at kv dtype.
 // GQA: 2 * kv_heads * head_dim elements. MLA: kv_lora_rank + qk_rope_head_dim (latent cache);
 // sparse (DSA) layers add the indexer key (index_head_dim); recurrent and no-mixer layers 0.
+// DeepSeek-V4: head_dim (K = V); a compressed layer (ratio r) (head_dim [+ index_head_dim]) / r,
+// its bounded window of uncompressed tokens left to KvBytesForSequence.
 // The first form is for a full-attention layer of the model-wide shape.
 double KvBytesPerTokenPerLayer(const ModelSpec& m, DType kv);
 double KvBytesPerTokenOfLayer(const ModelSpec& m, const LayerSpec& l, DType kv);
 // Whole model: sum over layers, for a sequence of `context` tokens (sliding-window layers hold
 // at most `window` tokens). Per-token figure = KvBytes(m, kv, context) / context. 0 if context<=0.
 double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context);
+// One layer's share of KvBytesForSequence. DeepSeek-V4 compressed layers (compress_ratio r > 0)
+// hold their last min(C, window) tokens (head_dim each) plus floor(C / r) pooled entries of
+// head_dim (+ index_head_dim for the ratio-4 indexer's keys).
+double KvBytesOfLayerForSequence(const ModelSpec& m, const LayerSpec& l, DType kv,
+                                 int64_t context);
 // Per token for an unbounded context (window layers count as full): what describe prints.
 double KvBytesPerToken(const ModelSpec& m, DType kv);
 
@@ -117,6 +124,10 @@ double WeightBytes(const ModelSpec& m, DType weight);
 // decompressed); MLA decode 2 * heads * (2 * kv_lora_rank + qk_rope) (weights absorbed, attention
 // over the latent cache; the absorbed projections cost the same as kv_b_proj, so the weight term
 // is unchanged).
+// DeepSeek-V4 layers attend min(C, window) keys plus, at ratio r, floor(C / r) compressed
+// entries (ratio 4: at most index_topk of them, picked by an indexer that scores all floor(C / 4)
+// at 2 * index_heads * index_head_dim FLOPs each; prefill: the mean over positions i of each),
+// 4 * heads * head_dim FLOPs per key.
 // Sparse (DSA) layers attend min(C, index_topk) keys (prefill: min(i, index_topk)) and their
 // indexer scores every key: 2 * index_heads * index_head_dim FLOPs per key (prefill: (L+1)/2
 // keys on average). Recurrent layers, per token: decode 6 * heads * key_dim * value_dim (decay,
@@ -125,6 +136,9 @@ double WeightBytes(const ModelSpec& m, DType weight);
 // + 2 * heads * (key_dim + value_dim) * (min(c, L) + 1) / 2 (causal attention inside the chunk);
 // both plus 2 * conv_dim * conv_kernel for the depthwise convolution.
 double FlopsPerTokenPrefill(const ModelSpec& m, int64_t prompt_len);
+// Keys one query attends in softmax layer `l`: decode at context C, prefill the mean over the
+// positions of a prompt of length C (the figures above); 0 on recurrent and no-mixer layers.
+double AttendedKeys(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode);
 double FlopsPerTokenDecode(const ModelSpec& m, int64_t context);
 // The same for one layer of shape `l` (weights and mixer), at context / prompt length `context`.
 double LayerFlopsPerToken(const ModelSpec& m, const LayerSpec& l, int64_t context, bool decode);

@@ -37,6 +37,12 @@
 //   nemotron-nas                   DeciLM block_configs: per-layer KV heads, FFN width, no-ops
 //   longcat_flash                  MLA, two sublayers per block, zero-computation experts
 //   bailing_moe(_v2)               Ling: fused qkv, first_k_dense_replace, shared experts
+//   deepseek_v4                    one shared 512-wide KV head (head_dim, qk_rope_head_dim),
+//                                  q_lora_rank, grouped low-rank output (o_lora_rank, o_groups),
+//                                  per-layer compress_ratios with sliding_window, an indexer on
+//                                  ratio-4 layers (index_*), hc_mult hyper-connections, every
+//                                  layer MoE (n_routed_experts, n_shared_experts,
+//                                  moe_intermediate_size), num_hash_layers, MTP
 // Each family's reader below states what it reads. Config JSON may contain NaN / Infinity
 // tokens (Python's json writes them); see jsonio::Parse.
 // quantization_config.quant_method: fp8 / fbgemm_fp8 -> weight_dtype fp8; mxfp4 -> fp4, and
@@ -64,13 +70,13 @@ using L = ModelLimits;
 enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3,
                     kGptOss, kLlama4, kDeepseekV32, kGlm4Moe, kGlmMoeDsa, kMinimaxM2, kQwen3Next,
                     kGemma2, kGemma3, kGemma4, kPhi3, kJamba, kNemotronH, kDeciLm, kLongcatFlash,
-                    kBailingMoe, kBailingMoeV2 };
+                    kBailingMoe, kBailingMoeV2, kDeepseekV4 };
 
 struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 28> kFamilies = {{
+constexpr std::array<FamilyName, 29> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -99,6 +105,7 @@ constexpr std::array<FamilyName, 28> kFamilies = {{
     {"longcat_flash", Family::kLongcatFlash},
     {"bailing_moe", Family::kBailingMoe},
     {"bailing_moe_v2", Family::kBailingMoeV2},
+    {"deepseek_v4", Family::kDeepseekV4},
 }};
 
 std::string SupportedList() {
@@ -963,6 +970,86 @@ Status ReadBailingMoe(const ObjectReader& r, bool v2, ModelSpec* m) {
   return ReadFirstDenseLayout(r, "num_shared_experts", m);
 }
 
+// DeepSeek-V4 (the released config.json and inference/model.py): attention with one shared KV
+// vector of head_dim per token (num_key_value_heads must be 1), q through a q_lora_rank latent,
+// output through o_groups groups of o_lora_rank (wo_a) and wo_b. compress_ratios gives each layer
+// (entries past num_hidden_layers belong to the MTP layers and are not read): 0 = attention over
+// the last sliding_window tokens only; r > 0 = also over the KV pooled every r tokens, where
+// r == 4 adds an indexer (index_n_heads x index_head_dim) choosing index_topk pooled entries.
+// Every layer is MoE (DeepSeek-V3 style: n_shared_experts of moe_intermediate_size, a
+// score-correction bias), the first num_hash_layers routing by token id. hc_mult residual streams
+// carry per-layer mixing weights: 2 x ((2 + hc) hc x hc hidden + (2 + hc) hc + 3) parameters.
+Status ReadDeepseekV4(const ObjectReader& r, ModelSpec* m) {
+  if (m->num_kv_heads != 1)
+    return r.Error("num_key_value_heads", "1 (DeepSeek-V4 attention shares one KV head)",
+                   r.Find("num_key_value_heads"));
+  L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("head_dim", 2, L::kMaxHeadDim));
+  L2S_ASSIGN_OR_RETURN(int64_t rope, r.Int("qk_rope_head_dim", 0, hd - 1));
+  L2S_ASSIGN_OR_RETURN(int64_t q_lora, r.Int("q_lora_rank", 1, L::kMaxLoraRank));
+  L2S_ASSIGN_OR_RETURN(int64_t o_lora, r.Int("o_lora_rank", 1, L::kMaxLoraRank));
+  L2S_ASSIGN_OR_RETURN(int64_t groups, r.Int("o_groups", 1, m->num_heads));
+  if (m->num_heads % groups != 0)
+    return r.Error("o_groups", fmt::format("a divisor of num_attention_heads ({})", m->num_heads),
+                   r.Find("o_groups"));
+  L2S_ASSIGN_OR_RETURN(int64_t window, r.Int("sliding_window", 1, L::kMaxWindow));
+  L2S_ASSIGN_OR_RETURN(int64_t hc, r.Int("hc_mult", 1, 64));
+  m->attention = AttentionKind::kMla;
+  m->num_kv_heads = m->num_heads;  // the MLA convention (model.h)
+  m->head_dim = static_cast<int>(hd);
+  m->qk_rope_head_dim = static_cast<int>(rope);
+  m->qk_nope_head_dim = static_cast<int>(hd - rope);
+  m->kv_lora_rank = static_cast<int>(hd - rope);
+  m->v_head_dim = static_cast<int>(hd);
+  m->q_lora_rank = static_cast<int>(q_lora);
+  m->o_lora_rank = static_cast<int>(o_lora);
+  m->o_groups = static_cast<int>(groups);
+  m->hc_mult = static_cast<int>(hc);
+  m->attention_sinks = true;  // attn_sink, one logit per head
+  const int64_t mix = (2 + hc) * hc;
+  m->misc_params_per_layer = 2 * (mix * hc * m->hidden_size + mix + 3);
+
+  const json* ratios = r.Find("compress_ratios");
+  const std::string what = fmt::format(
+      "a list of at least {} (num_hidden_layers) integers in [0, 65536]", m->num_layers);
+  if (ratios == nullptr || !ratios->is_array()) return r.Error("compress_ratios", what, ratios);
+  if (ratios->size() < static_cast<size_t>(m->num_layers))
+    return r.ErrorMsg("compress_ratios",
+                      fmt::format("expected at least {} entries (one per layer, "
+                                  "num_hidden_layers), got {}",
+                                  m->num_layers, ratios->size()));
+  bool any_indexer = false;
+  for (int i = 0; i < m->num_layers; ++i) {
+    const json& e = (*ratios)[static_cast<size_t>(i)];
+    if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 65536)
+      return r.Error("compress_ratios", what, &e);
+    LayerSpec& l = m->layers[i];
+    l.ffn = FfnKind::kMoe;
+    l.window = static_cast<int>(window);
+    l.compress_ratio = static_cast<int>(e.get<int64_t>());
+    l.mixer = l.compress_ratio == 4 ? Mixer::kSparse : Mixer::kAttention;
+    any_indexer |= l.compress_ratio == 4;
+  }
+  if (any_indexer) {
+    L2S_ASSIGN_OR_RETURN(int64_t topk, r.Int("index_topk", 1, L::kMaxWindow));
+    L2S_ASSIGN_OR_RETURN(int64_t ih, r.Int("index_n_heads", 1, L::kMaxHeads));
+    L2S_ASSIGN_OR_RETURN(int64_t ihd, r.Int("index_head_dim", 1, L::kMaxHeadDim));
+    m->index_topk = static_cast<int>(topk);
+    m->index_heads = static_cast<int>(ih);
+    m->index_head_dim = static_cast<int>(ihd);
+  }
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.Int("n_shared_experts", 0, L::kMaxSharedExperts));
+  m->num_shared_experts = static_cast<int>(shared);
+  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
+  m->router_bias = true;  // score-correction bias on the non-hash layers
+  L2S_ASSIGN_OR_RETURN(int64_t hash, r.IntOr("num_hash_layers", 0, 0, m->num_layers));
+  m->num_hash_layers = static_cast<int>(hash);
+  L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
+  m->mtp_layers = static_cast<int>(mtp);
+  return Status::Ok();
+}
+
 Status ReadQuantization(const ObjectReader& top, ModelSpec* m) {
   const json* qc = top.Find("quantization_config");
   if (qc == nullptr) return Status::Ok();
@@ -1076,6 +1163,7 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kLongcatFlash: L2S_RETURN_IF_ERROR(ReadLongcatFlash(r, &m)); break;
     case Family::kBailingMoe: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, false, &m)); break;
     case Family::kBailingMoeV2: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, true, &m)); break;
+    case Family::kDeepseekV4: L2S_RETURN_IF_ERROR(ReadDeepseekV4(r, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).

@@ -95,6 +95,19 @@ Status ValidateModelSpec(const ModelSpec& m) {
                              m.qk_nope_head_dim + m.qk_rope_head_dim),
                  m.head_dim);
   }
+  if (m.compressed_kv()) {
+    if (m.attention != AttentionKind::kMla)
+      return Bad(m, "attention", "MLA for DeepSeek-V4 attention (o_groups > 0)",
+                 static_cast<int>(m.attention));
+    check("o_lora_rank", m.o_lora_rank, 1, L::kMaxLoraRank);
+    check("o_groups", m.o_groups, 1, m.num_heads);
+    check("hc_mult", m.hc_mult, 1, 64);
+    check("num_hash_layers", m.num_hash_layers, 0, m.num_layers);
+    if (!s.ok()) return s;
+    if (m.num_heads % m.o_groups != 0)
+      return Bad(m, "o_groups", fmt::format("a divisor of num_heads ({})", m.num_heads),
+                 m.o_groups);
+  }
   if (m.layers.size() != static_cast<size_t>(m.num_layers))
     return Bad(m, "layers", fmt::format("num_layers ({}) entries", m.num_layers),
                static_cast<int64_t>(m.layers.size()));
@@ -116,7 +129,10 @@ Status ValidateModelSpec(const ModelSpec& m) {
       return Bad(m, "layers[].attn_linear", "a layer without another mixer", 1);
     if (l.ffn_linear && l.ffn != FfnKind::kNone)
       return Bad(m, "layers[].ffn_linear", "a layer without another FFN", 1);
-    if (l.window > 0 && l.mixer != Mixer::kAttention)
+    check("layers[].compress_ratio", l.compress_ratio, 0, m.compressed_kv() ? 1 << 16 : 0);
+    if (!s.ok()) return s;
+    if (l.window > 0 && l.mixer != Mixer::kAttention &&
+        !(l.compress_ratio > 0 && l.mixer == Mixer::kSparse))
       return Bad(m, "layers[].window", "0 on layers without softmax attention", l.window);
     bool seen = false;
     for (const LayerSpec* k : kinds) seen |= *k == l;

@@ -46,6 +46,11 @@ struct LayerSpec {
   // mixer / FFN kind is then kNone.
   bool attn_linear = false;
   bool ffn_linear = false;
+  // DeepSeek-V4 (ModelSpec::compressed_kv()): this layer's KV is also pooled into one entry per
+  // `compress_ratio` tokens, which it attends beside its last `window` tokens (0 = window only).
+  // Ratio-4 layers are kSparse: an indexer picks index_topk of the compressed entries; other
+  // ratios attend every compressed entry.
+  int compress_ratio = 0;
 
   bool operator==(const LayerSpec&) const = default;
 };
@@ -130,6 +135,18 @@ struct ModelSpec {
   // extra norms of a parallel MoE branch; see the family's reader), counted with the norms.
   int64_t misc_params_per_layer = 0;
   int64_t misc_params_per_moe_layer = 0;
+
+  // DeepSeek-V4 attention (o_groups > 0): one shared KV vector of head_dim per token, used as both
+  // key and value by every head (mapped onto the MLA fields: kv_lora_rank = head_dim -
+  // qk_rope_head_dim, v_head_dim = head_dim, no kv_b projection), q from a q_lora_rank latent,
+  // output projected per group of heads to o_lora_rank (wo_a) then to hidden (wo_b); per-layer
+  // KV compression (LayerSpec::compress_ratio). hc_mult residual streams (hyper-connections);
+  // the first num_hash_layers MoE layers route by token id (a vocab x top-k table, no bias).
+  int o_lora_rank = 0;
+  int o_groups = 0;
+  int hc_mult = 0;
+  int num_hash_layers = 0;
+  bool compressed_kv() const { return o_groups > 0; }
 
   int mtp_layers = 0;  // DeepSeek multi-token-prediction modules (counted apart from the main model)
   DType weight_dtype = DType::kBF16;  // default weight format (from quantization_config)

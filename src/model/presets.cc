@@ -132,6 +132,48 @@ ModelSpec Llama4Maverick() {
   return m;
 }
 
+// DeepSeek-V4-Flash (deepseek-ai/DeepSeek-V4-Flash config.json; no copy in ../shared, so
+// deepseek_v4_test parses a transcription of it and compares): hidden 4096, 43 layers, 64 heads,
+// one KV head of head_dim 512 (qk_rope_head_dim 64), q_lora_rank 1024, o_lora_rank 1024 in 8
+// groups, sliding_window 128, compress_ratios [0, 0] + [4, 128] x 20 + [4] (+ a 0 for the MTP
+// layer), indexer 64 heads x 128 picking 512, hc_mult 4, 256 experts top-6 of 2048 + 1 shared,
+// num_hash_layers 3, 1 MTP layer, vocab 129280, max_position_embeddings 1048576,
+// quantization_config fp8 (its experts are fp4, expert_dtype, which l2s does not model apart).
+// 284.3B parameters, 13.8B active (13.3B without the embedding table): "284B total, 13B
+// activated" on the model card.
+ModelSpec DeepseekV4Flash() {
+  ModelSpec m = Base("deepseek-v4-flash", "deepseek_v4", 43, 4096, 129280, 64, 64, 512, 1048576);
+  m.attention = AttentionKind::kMla;
+  m.q_lora_rank = 1024;
+  m.kv_lora_rank = 512 - 64;
+  m.qk_nope_head_dim = 512 - 64;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 512;
+  m.o_lora_rank = 1024;
+  m.o_groups = 8;
+  m.hc_mult = 4;
+  m.attention_sinks = true;
+  m.misc_params_per_layer = 2 * (24 * 4 * 4096 + 24 + 3);  // hyper-connection mixing, hc 4
+  m.index_topk = 512;
+  m.index_heads = 64;
+  m.index_head_dim = 128;
+  SetExperts(&m, 256, 6, 2048);
+  m.num_shared_experts = 1;
+  m.shared_ffn_size = 2048;
+  m.router_bias = true;
+  m.num_hash_layers = 3;
+  m.mtp_layers = 1;
+  m.weight_dtype = DType::kFP8;
+  for (int i = 0; i < m.num_layers; ++i) {
+    LayerSpec& l = m.layers[i];
+    l.ffn = FfnKind::kMoe;
+    l.window = 128;
+    l.compress_ratio = i < 2 ? 0 : (i % 2 == 0 ? 4 : 128);
+    l.mixer = l.compress_ratio == 4 ? Mixer::kSparse : Mixer::kAttention;
+  }
+  return m;
+}
+
 // SYNTHETIC (see the top of this file): GPT-3-style MoE, MHA, non-gated GELU MLP, 16 experts
 // top-2 in every layer, LayerNorm and biases, untied embeddings, bf16. max_context 0: the paper
 // decodes these at 16k-64k contexts and states no limit.
@@ -165,6 +207,7 @@ const std::vector<std::pair<std::string, Maker>>& Registry() {
        [] { return DeepseekV3Like("kimi-k2", "kimi_k2", 64, 163840, 384, 1, 0, 131072); }},
       {"gpt-oss-120b", [] { return GptOss120B(); }},
       {"llama-4-maverick", [] { return Llama4Maverick(); }},
+      {"deepseek-v4-flash", [] { return DeepseekV4Flash(); }},
       {"gpt-moe-1.2t", [] { return GptMoe("gpt-moe-1.2t", 60); }},
       {"gpt-moe-1.6t", [] { return GptMoe("gpt-moe-1.6t", 80); }},
   };

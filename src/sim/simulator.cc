@@ -381,9 +381,11 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
       if (st.mla) {
         // Sparse (DSA) layers attend at most `window` (= index_topk) keys per query: the dense
         // kernel's time scaled by the fraction of keys attended.
-        const double frac = st.window > 0 ? MeanCausalKeys(st.q_len, st.window) /
-                                                 MeanCausalKeys(st.q_len, 0)
-                                           : 1.0;
+        // DeepSeek-V4 layers give their mean keys per query (`keys`) the same way.
+        const double frac = st.keys > 0 ? std::min(1.0, st.keys / MeanCausalKeys(st.q_len, 0))
+                            : st.window > 0 ? MeanCausalKeys(st.q_len, st.window) /
+                                                  MeanCausalKeys(st.q_len, 0)
+                                            : 1.0;
         return share * frac *
                MlaPrefillSeconds(gpu, seqs, st.q_len, st.heads, st.head_dim, st.v_head_dim,
                                  st.kvdtype, p_.workload.attn);

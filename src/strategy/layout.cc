@@ -266,6 +266,7 @@ class Builder {
   }
 
   void BuildAttention(const LayerKind& kind, Section* sec) {
+    if (m_.compressed_kv()) return BuildV4Attention(kind, sec);
     const double h = m_.hidden_size;
     const int g = tp_.g;
     const DType wdt = AttnDtype();
@@ -560,7 +561,129 @@ class Builder {
   // DSA indexer (attn_core): per query, `heads` index heads score every key of the indexer's
   // key cache (one key of `dim` per token, shared by the heads, at the KV dtype); a memory-bound
   // scan in decode, compute-bound in prefill (scores at the fp8 rate, as DeepSeek's kernels).
-  void Indexer(Section* sec, double dseqs, double pseqs, double keys, double heads, double dim) {
+  // DeepSeek-V4 attention (model.h compressed_kv; docs/MODELS.md): the MLA steps with V4's
+  // projections. q_a [h, q_lora] and the KV / compressor / indexer-weight down-projections read
+  // the hidden state, q_b and the indexer's queries the q latent; the core attends the window plus
+  // the pooled entries (AttendedKeys) over one head_dim vector per key, costed as MLA decode over
+  // a latent of head_dim - rope plus rope and as MLA prefill scaled by the keys attended; the
+  // output goes through o_groups grouped low-rank wo_a (block-diagonal: local when heads are
+  // split) and wo_b. The hc_mult residual streams are read and rewritten around both sublayers.
+  void BuildV4Attention(const LayerKind& kind, Section* sec) {
+    const double h = m_.hidden_size;
+    const int g = tp_.g;
+    const DType wdt = AttnDtype();
+    const double H = m_.num_heads, hd = m_.head_dim, rope = m_.qk_rope_head_dim;
+    const double latent = hd - rope, qr = m_.q_lora_rank;
+    const double orank = m_.o_lora_rank, G = m_.o_groups;
+    const double r = kind.compress_ratio, coff = kind.compress_ratio == 4 ? 2 : 1;
+    const bool indexer = kind.mixer == Mixer::kSparse && !kind.shared_indexer;
+    const double ih = indexer ? m_.index_heads : 0, ihd = indexer ? m_.index_head_dim : 0;
+
+    Norm(sec, Op::kAttnQkv, "norm");
+    if (m_.hc_mult > 1)
+      Elementwise(sec, Op::kAttnQkv, "hyper-connections",
+                  2.0 * TokensIn(res_, g) * m_.hc_mult * h * act_b_ * 2);
+    // --- attn_qkv ---
+    const Dim dq = s_.dim(Op::kAttnQkv);
+    const double down_n = qr + hd + (r > 0 ? 2 * coff * hd : 0) + (indexer ? ih + 2 * coff * ihd : 0);
+    Layout ld;
+    if (dq == Dim::kDim1 && g > 1) {
+      Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
+      Matmul(sec, Op::kAttnQkv, dq, Layout::kReplicated, T_, T_, h, down_n, wdt,
+             Group{1, 1, GroupKind::kTp}, 1, "q_a+kv+compressor");
+      ld = Layout::kReplicated;
+    } else {
+      ld = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, down_n, wdt, tp_, 1,
+                  "q_a+kv+compressor");
+    }
+    Layout l = Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, H * hd, wdt, tp_, 1, "q_b");
+    if (indexer)
+      Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, ih * ihd, wdt, tp_, 1, "idx_q");
+    const double qkv_width = H * hd + ih * ihd;
+    // --- attn_core ---
+    const Dim dc = s_.dim(Op::kAttnCore);
+    if (g > 1) l = Convert(sec, Op::kAttnCore, l, Required(dc), T_, qkv_width, tp_);
+    double heads = H, dseqs = sh_.decode_seqs, pseqs = sh_.prefill_seqs;
+    const double kvlen = sh_.decode_kv_len;
+    double kv_split = 1;
+    Layout out = Layout::kReplicated;
+    if (g > 1) {
+      if (dc == Dim::kDim0) {
+        heads = H / g;
+        out = Layout::kFeatures;
+      } else if (dc == Dim::kDim1) {
+        kv_split = g;
+        out = Layout::kPartial;
+      } else {
+        dseqs = SplitSeqs(dseqs, g);
+        pseqs = PrefillSplit(pseqs, g);
+        out = Layout::kTokens;
+      }
+    }
+    const DType kvdt = cfg_.kv;
+    const double kvb = BytesPerElement(kvdt);
+    const double win = kind.window;
+    // Bytes one sequence of `len` tokens holds in this layer: the window's vectors and the pooled
+    // entries (with the indexer's keys).
+    auto held = [&](double len) {
+      const double w = win > 0 ? std::min(len, win) : len;
+      return w * hd * kvb + (r > 0 ? std::floor(len / r) * (hd + ihd) * kvb : 0.0);
+    };
+    const double L = sh_.prefill_len;
+    if (indexer) Indexer(sec, dseqs, pseqs, std::floor(kvlen / r) / kv_split, heads / H * ih, ihd, r);
+    if (dseqs > 0) {
+      const double keys = AttendedKeys(m_, kind, std::llround(kvlen), /*decode=*/true) / kv_split;
+      Step& st = sec->Add();
+      st.kind = StepKind::kAttnDecode;
+      st.op = Op::kAttnCore;
+      st.what = "v4-decode";
+      st.seqs = dseqs; st.q_len = sh_.decode_q;
+      st.kv_len = keys;
+      st.heads = heads; st.kv_heads = 1; st.head_dim = hd; st.v_head_dim = hd;
+      st.mla = true; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
+      st.flops = 4.0 * dseqs * keys * heads * hd * sh_.decode_q;
+    }
+    if (pseqs > 0 && g > 1 && dc == Dim::kNone && sh_.prefill_rate) {
+      // Token-divided prefill: the share's KV is all-gathered over the group (as in
+      // BuildAttention).
+      Comm(sec, Op::kAttnCore, CommKind::kAllGather, tp_, sh_.prefill_seqs * held(L),
+           Layout::kTokens, Layout::kTokens);
+    }
+    if (pseqs > 0) {
+      const double keys = AttendedKeys(m_, kind, std::llround(L), /*decode=*/false);
+      Step& st = sec->Add();
+      st.kind = StepKind::kAttnPrefill;
+      st.op = Op::kAttnCore;
+      st.what = "v4-prefill";
+      st.seqs = pseqs; st.q_len = L; st.kv_len = L; st.keys = std::max(keys, 1e-9);
+      st.heads = heads / kv_split; st.kv_heads = 1;
+      st.head_dim = hd; st.v_head_dim = hd;
+      st.mla = true; st.latent_dim = latent; st.rope_dim = rope; st.kvdtype = kvdt;
+      st.flops = 2.0 * pseqs * L * keys * st.heads * (hd + hd);
+    }
+    const double hold = sh_.kv_hold_len > 0 ? sh_.kv_hold_len : sh_.decode_kv_len;
+    sec->kv_bytes += (dseqs * held(hold) + pseqs * held(L)) / kv_split;
+    // --- attn_out: wo_a per group of heads, then wo_b ---
+    const Dim dout = s_.dim(Op::kAttnOut);
+    if (g > 1 && dout == Dim::kDim0 && out == Layout::kFeatures) {
+      // Heads already split by group: each GPU projects its own groups (G / g of them).
+      Matmul(sec, Op::kAttnOut, Dim::kDim1, Layout::kReplicated, T_, T_, H * hd / G, orank, wdt,
+             Group{1, 1, GroupKind::kTp}, G / g, "wo_a");
+      l = Layout::kFeatures;
+    } else {
+      l = Matmul(sec, Op::kAttnOut, dout, out, T_, TokensSplit(g), H * hd / G, orank, wdt, tp_, G,
+                 "wo_a");
+    }
+    l = Matmul(sec, Op::kAttnOut, dout, l, T_, TokensSplit(g), G * orank, h, wdt, tp_, 1, "wo_b");
+    if (m_.attention_sinks) sec->weight_bytes += H * BytesPerElement(DType::kBF16) / std::max(1, g);
+    Convert(sec, Op::kAttnOut, l, res_, T_, h, tp_);
+    Elementwise(sec, Op::kAttnOut, "residual-add", TokensIn(res_, g) * h * act_b_ * 3);
+  }
+
+  // The DSA / DeepSeek-V4 indexer: decode scans `keys` keys per sequence; prefill scores, per
+  // query, the (L + 1) / 2 earlier keys on average, pooled every `ratio` tokens (V4).
+  void Indexer(Section* sec, double dseqs, double pseqs, double keys, double heads, double dim,
+               double ratio = 1) {
     const double kvb = BytesPerElement(cfg_.kv);
     if (dseqs > 0) {
       Step& st = Stream(sec, "indexer-decode", DType::kFP8, dseqs, dseqs * keys * dim * kvb,
@@ -571,7 +694,7 @@ class Builder {
       const double L = sh_.prefill_len;
       Step& st = Stream(sec, "indexer-prefill", DType::kFP8, pseqs,
                         pseqs * L * (dim * kvb + heads * dim * act_b_),
-                        2.0 * pseqs * L * (L + 1) / 2 * heads * dim);
+                        2.0 * pseqs * L * (L + 1) / 2 / ratio * heads * dim);
       st.q_len = L;
     }
   }

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "model/presets.h"
 #include "strategy/program.h"
 #include "strategy/space.h"
 #include "strategy/test_models.h"
@@ -245,6 +247,45 @@ TEST(Layout, RandomMoeStrategiesConserveExpertWeights) {
     const double expect = 16 * one * (copies(Op::kMoeFfn1) + copies(Op::kMoeFfn2));
     EXPECT_NEAR(expert_w * G, expect, expect * 1e-12) << ToText(s);
   }
+}
+
+}  // namespace
+}  // namespace l2s
+
+namespace l2s {
+namespace {
+
+TEST(Layout, DeepSeekV4DecodeKeysAndKvPerLayerKind) {
+  // deepseek-v4-flash, tp=1, dp=8, ep=8, 4 sequences at context 65,536 (window 128):
+  // ratio 0 attends 128 keys and holds 128 x 512 x 2 B per sequence; ratio 4 attends
+  // 128 + min(16384, 512) = 640 keys, the indexer scans 16,384 pooled keys, and holds
+  // 128 x 512 + 16384 x (512 + 128) elements; ratio 128: 128 + 512 keys, 128 x 512 + 512 x 512.
+  StatusOr<ModelSpec> m = ModelPreset("deepseek-v4-flash");
+  ASSERT_TRUE(m.ok());
+  Program p;
+  BuildProgram(*m, Hgx(8), MegatronStrategy(1, 1, 8, 8, 4), Decode(4, 65536), ProgramConfig{},
+               &p);
+  ASSERT_EQ(p.num_kinds, 3);  // ratios 0, 4, 128
+  int checked = 0;
+  for (int k = 0; k < p.num_kinds; ++k) {
+    const LayerKind& kind = p.kinds[k];
+    const int r = kind.compress_ratio;
+    const double keys = r == 0 ? 128 : 640;  // ratio 4 and ratio 128 both 128 + 512
+    const double held = 128.0 * 512 + (r == 4 ? 16384.0 * 640 : r == 128 ? 512.0 * 512 : 0);
+    EXPECT_DOUBLE_EQ(p.layers[k].kv_bytes, 4 * held * 2) << r;
+    for (int i = 0; i < p.layers[k].num_steps; ++i) {
+      const Step& st = p.layers[k].steps[i];
+      if (st.kind == StepKind::kAttnDecode) {
+        EXPECT_DOUBLE_EQ(st.kv_len, keys) << r;
+        EXPECT_TRUE(st.mla);
+        EXPECT_DOUBLE_EQ(st.latent_dim + st.rope_dim, 512);
+        ++checked;
+      }
+      if (st.kind == StepKind::kStream && std::string(st.what) == "indexer-decode")
+        EXPECT_DOUBLE_EQ(st.kv_len, 16384) << r;
+    }
+  }
+  EXPECT_EQ(checked, p.num_kinds);
 }
 
 }  // namespace

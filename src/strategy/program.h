@@ -66,6 +66,9 @@ struct Step {
   // kAttn*: per GPU. seqs may be fractional in serve mode (chunked prefill share per step).
   double seqs = 0, q_len = 0, kv_len = 0, heads = 0, kv_heads = 0, head_dim = 0, v_head_dim = 0;
   double window = 0;
+  // kAttnPrefill: mean keys a query attends when they are neither every earlier token nor a
+  // window (DeepSeek-V4 compressed layers: window + pooled entries); 0 = from `window`.
+  double keys = 0;
   bool mla = false;
   double latent_dim = 0, rope_dim = 0;  // MLA
   DType kvdtype = DType::kBF16;
