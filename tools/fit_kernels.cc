@@ -1,7 +1,15 @@
 // fit_kernels: fits the kernel latency model (src/sim/kernels.h) to the measured tables in
-// <shared>/calibration/{h100_sxm,h200_sxm}/ and writes src/sim/kernel_coeffs.cc.
+// <shared>/calibration/<set>/ and writes the coefficient files of src/sim/:
 //
-//   fit_kernels [--shared DIR] [--out FILE]
+//   fit_kernels [--shared DIR] --out src/sim/kernel_coeffs.cc          (h100_sxm, h200_sxm)
+//   fit_kernels --sets auto --out src/sim/kernel_coeffs_blackwell.cc   (every other directory)
+//
+// `--sets auto` fits every directory of <shared>/calibration other than the two Hopper sets that
+// calib::CalibrationGpu knows the peaks of (b200_sxm, gb200, b300_sxm, gb300; a directory it does
+// not know, e.g. a100_sxm, is named on stderr and skipped). A sub-model whose table (or whose rows
+// of that kind) a directory lacks is not fitted: it is taken from the nearest measured generation
+// that has it (the sibling Blackwell part, then the other Blackwell pair, then H200, then H100)
+// and the set's `borrowed` field says so.
 //
 // Each sub-model (GEMM per implementation, prefill/decode attention per dtype, MLA prefill/decode
 // per cache dtype) is fitted on its own table rows by a coordinate pattern search minimising the
@@ -11,8 +19,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <filesystem>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -210,13 +221,14 @@ void FitDecode(AttnDecodeCoeffs& a, const std::vector<Row>& rows,
 // the longest walk measured is a few thousand keys; the knots above it take no part in the fit
 // and would keep their start value. They hold the last measured knot instead (constant
 // extrapolation), which a long-context, large-batch decode in the simulator then reads.
-void HoldUnmeasuredWalkKnots(AttnDecodeCoeffs& a, const std::vector<calib::AttnRow>& rows) {
+void HoldUnmeasuredWalkKnots(AttnDecodeCoeffs& a, const std::vector<calib::AttnRow>& rows,
+                             double sms) {
   double max_kpc = 1;
   for (const calib::AttnRow& r : rows) {
     if (!(r.heads > r.kv_heads && r.heads <= a.max_group * r.kv_heads)) continue;  // grouped only
     const double in_window = r.window > 0 ? std::min(r.len, r.window) : r.len;
     const double keys = in_window + a.window_skip * (r.len - in_window);
-    const double nb = XqaBlocksPerStream(keys, r.batch * r.kv_heads, r.batch, kCalibSmCount);
+    const double nb = XqaBlocksPerStream(keys, r.batch * r.kv_heads, r.batch, sms);
     max_kpc = std::max(max_kpc, keys / nb);
   }
   // Knot j covers [2^j, 2^(j+1)); the one just above max_kpc is the last one any row reads.
@@ -233,7 +245,7 @@ struct ReportLine {
 
 // --dump DIR: per-row predictions for residual analysis (one CSV per table and GPU).
 std::string g_dump_dir;
-std::string g_dump_set;
+thread_local std::string g_dump_set;
 std::vector<std::string> g_only;  // --only: development aid, fit a subset of the sub-models
 bool Want(const char* part) {
   if (g_only.empty()) return true;
@@ -337,14 +349,51 @@ std::string CoeffsText(const std::string& var, const KernelCoeffs& c,
   return s;
 }
 
+// The sub-models of a set, in KernelCoeffs order, by the names `borrowed` and the report use.
+constexpr int kNumSubModels = kNumGemmKinds + 8;
+const char* const kSubModelNames[kNumSubModels] = {
+    "gemm bfloat16",       "gemm fp8",          "gemm fp8_block",      "attn_prefill bf16",
+    "attn_prefill fp8",    "attn_decode kv bf16", "attn_decode kv fp8", "mla_prefill kv bf16",
+    "mla_prefill kv fp8",  "mla_decode kv bf16",  "mla_decode kv fp8"};
+
 struct GpuFit {
   KernelCoeffs c;
   std::vector<ReportLine> report;
+  bool own[kNumSubModels] = {};  // fitted on this set's own rows
+  std::string missing[kNumSubModels];  // why not, when !own
+  std::string borrowed;          // KernelCoeffs::borrowed text
 };
+
+// Copies sub-model `i` of `from` into `to`.
+void CopySubModel(KernelCoeffs& to, const KernelCoeffs& from, int i) {
+  if (i < kNumGemmKinds) {
+    to.gemm[i] = from.gemm[i];
+    return;
+  }
+  const int j = i - kNumGemmKinds;
+  switch (j / 2) {
+    case 0: to.attn_prefill[j % 2] = from.attn_prefill[j % 2]; break;
+    case 1: to.attn_decode[j % 2] = from.attn_decode[j % 2]; break;
+    case 2: to.mla_prefill[j % 2] = from.mla_prefill[j % 2]; break;
+    default: to.mla_decode[j % 2] = from.mla_decode[j % 2]; break;
+  }
+}
+
+// A table the directory may lack: no file means no rows (the sub-models it feeds are borrowed).
+template <class Row>
+std::vector<Row> Optional(StatusOr<std::vector<Row>> v, const std::string& set, const char* table,
+                          std::string* why) {
+  if (v.ok()) return std::move(v).value();
+  fmt::print(stderr, "fit_kernels: {}: {} ({}): its sub-models are taken from another set\n", set,
+             table, v.status().ToString());
+  *why = fmt::format("no {}", table);
+  return {};
+}
 
 GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
   const std::string dir = shared + "/calibration/" + set;
   const GpuSpec gpu = Must(calib::CalibrationGpu(set));
+  const double sms = gpu.sm_count > 0 ? gpu.sm_count : kCalibSmCount;
   GpuFit out;
   g_dump_set = set;
   KernelCoeffs& c = out.c;
@@ -352,7 +401,8 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
 
   double min_bf16_s = 1;
   if (Want("gemm")) {
-  const auto gemm = Must(calib::LoadGemm(dir));
+  std::string why;
+  const auto gemm = Optional(calib::LoadGemm(dir), set, "gemm.csv", &why);
   const char* gemm_names[] = {"gemm bfloat16", "gemm fp8", "gemm fp8_block"};
   for (const auto& r : gemm) {
     if (r.kind == GemmKind::kBF16) min_bf16_s = std::min(min_bf16_s, r.latency_s);
@@ -361,6 +411,11 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
     const GemmKind kind = static_cast<GemmKind>(i);
     const auto rows = Select<calib::GemmRow>(gemm, [&](const auto& r) { return r.kind == kind; });
     InitGemm(c.gemm[i], kind);
+    if (rows.empty()) {
+      out.missing[i] = why.empty() ? "no rows" : why;
+      continue;
+    }
+    out.own[i] = true;
     FitGemm(c, gpu, rows, kind);
     out.report.push_back(Score<calib::GemmRow>(
         gemm_names[i], rows, [&](const auto& r) { return calib::Predict(c, gpu, r); }));
@@ -369,11 +424,17 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
 
   }
   if (Want("prefill")) {
-  const auto ctx = Must(calib::LoadContextAttention(dir));
+  std::string why;
+  const auto ctx = Optional(calib::LoadContextAttention(dir), set, "context_attention.csv", &why);
   for (int i = 0; i < 2; ++i) {
     const DType compute = i == 0 ? DType::kBF16 : DType::kFP8;
     const auto rows = Select<calib::AttnRow>(ctx, [&](const auto& r) { return r.compute == compute; });
     InitPrefill(c.attn_prefill[i]);
+    if (rows.empty()) {
+      out.missing[kNumGemmKinds + i] = why.empty() ? "no rows" : why;
+      continue;
+    }
+    out.own[kNumGemmKinds + i] = true;
     FitPrefill<calib::AttnRow>(
         c.attn_prefill[i], rows, [&](const auto& r) { return calib::PredictContext(c, gpu, r); },
         false);
@@ -383,6 +444,7 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
                                 std::tuple{DType::kFP8, DType::kFP8, "context_attention fp8/fp8"}}) {
     const auto rows =
         Select<calib::AttnRow>(ctx, [&](const auto& r) { return r.attn == attn && r.kv == kv; });
+    if (rows.empty()) continue;
     out.report.push_back(Score<calib::AttnRow>(
         name, rows, [&](const auto& r) { return calib::PredictContext(c, gpu, r); }));
     fmt::print(stderr, "{} {} median {:.1f}%\n", set, name, 100 * out.report.back().e.median_ape);
@@ -390,15 +452,22 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
 
   }
   if (Want("decode")) {
-  const auto gen = Must(calib::LoadGenerationAttention(dir));
+  std::string why;
+  const auto gen =
+      Optional(calib::LoadGenerationAttention(dir), set, "generation_attention.csv", &why);
   for (int i = 0; i < 2; ++i) {
     const DType kv = i == 0 ? DType::kBF16 : DType::kFP8;
     const auto rows = Select<calib::AttnRow>(gen, [&](const auto& r) { return r.kv == kv; });
     InitDecode(c.attn_decode[i], false);
+    if (rows.empty()) {
+      out.missing[kNumGemmKinds + 2 + i] = why.empty() ? "no rows" : why;
+      continue;
+    }
+    out.own[kNumGemmKinds + 2 + i] = true;
     FitDecode<calib::AttnRow>(
         c.attn_decode[i], rows, [&](const auto& r) { return calib::PredictGeneration(c, gpu, r); },
         false);
-    HoldUnmeasuredWalkKnots(c.attn_decode[i], rows);
+    HoldUnmeasuredWalkKnots(c.attn_decode[i], rows, sms);
     out.report.push_back(Score<calib::AttnRow>(
         i == 0 ? "generation_attention kv bf16" : "generation_attention kv fp8", rows,
         [&](const auto& r) { return calib::PredictGeneration(c, gpu, r); }));
@@ -408,23 +477,34 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
 
   }
   if (Want("mla")) {
-  const auto cmla = Must(calib::LoadContextMla(dir));
-  const auto gmla = Must(calib::LoadGenerationMla(dir));
+  std::string cwhy, gwhy;
+  const auto cmla = Optional(calib::LoadContextMla(dir), set, "context_mla.csv", &cwhy);
+  const auto gmla = Optional(calib::LoadGenerationMla(dir), set, "generation_mla.csv", &gwhy);
   for (int i = 0; i < 2; ++i) {
     const DType kv = i == 0 ? DType::kBF16 : DType::kFP8;
     const auto crows = Select<calib::MlaRow>(cmla, [&](const auto& r) { return r.kv == kv; });
     InitPrefill(c.mla_prefill[i]);
     c.mla_prefill[i].hd_half = 0;
     c.mla_prefill[i].window_pad = 0;
+    if (crows.empty()) {
+      out.missing[kNumGemmKinds + 4 + i] = cwhy.empty() ? "no rows" : cwhy;
+    } else {
+    out.own[kNumGemmKinds + 4 + i] = true;
     FitPrefill<calib::MlaRow>(
         c.mla_prefill[i], crows, [&](const auto& r) { return calib::PredictContextMla(c, gpu, r); },
         true);
     out.report.push_back(Score<calib::MlaRow>(
         i == 0 ? "context_mla kv bf16" : "context_mla kv fp8", crows,
         [&](const auto& r) { return calib::PredictContextMla(c, gpu, r); }));
+    }
     const auto grows = Select<calib::MlaRow>(gmla, [&](const auto& r) { return r.kv == kv; });
     InitDecode(c.mla_decode[i], true);
     c.mla_decode[i].window_skip = 0;
+    if (grows.empty()) {
+      out.missing[kNumGemmKinds + 6 + i] = gwhy.empty() ? "no rows" : gwhy;
+      continue;
+    }
+    out.own[kNumGemmKinds + 6 + i] = true;
     FitDecode<calib::MlaRow>(
         c.mla_decode[i], grows, [&](const auto& r) { return calib::PredictGenerationMla(c, gpu, r); },
         true);
@@ -443,30 +523,124 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
 
 }  // namespace
 
-// Blackwell Ultra sets (b300_sxm, gb300): the same fits into src/sim/kernel_coeffs_blackwell.cc.
-// No STREAM figure is published for these parts; the elementwise efficiency is the H100/H200
-// reading's (2.935 / 3.35, the lower of the two).
-int FitBlackwellUltra(const std::string& shared, const std::vector<std::string>& sets,
-                      const std::string& out_path) {
-  std::string text =
-      "// GENERATED by tools/fit_kernels --sets b300_sxm gb300 from ../shared/calibration/"
-      "{b300_sxm,gb300}/*.csv —\n"
-      "// do not edit by hand; rerun `fit_kernels --sets b300_sxm gb300 --out "
-      "src/sim/kernel_coeffs_blackwell.cc`.\n"
-      "// Model forms: src/sim/kernels.h; method: docs/dev/COST_MODEL.md (Kernels).\n"
-      "#include \"sim/kernels.h\"\n\nnamespace l2s {\nnamespace {\n\n";
-  std::string accessors;
-  for (const std::string& set : sets) {
-    const GpuFit g = FitGpu(shared, set.c_str(), 2.935 / 3.35);
-    const std::string var = set == "gb300" ? "kGb300" : "kB300";
-    text += CoeffsText(var, g.c, g.report) + "\n";
-    accessors += fmt::format("const KernelCoeffs& {}Coeffs() {{ return {}; }}\n",
-                             set == "gb300" ? "Gb300" : "B300", var);
-    for (const auto& r : g.report)
-      fmt::print("{:<9} {:<34} rows {:>6}  median {:5.1f}%  within25 {:5.1f}%\n", g.c.name, r.table,
-                 r.e.rows, 100 * r.e.median_ape, 100 * r.e.within25);
+// The nearest measured generation for a set's missing sub-models: the sibling Blackwell part
+// (same die: B200 <-> GB200, B300 <-> GB300), the other Blackwell pair, then H200, then H100.
+std::vector<std::string> FallbackOrder(const std::string& set) {
+  if (set == "b200_sxm") return {"gb200", "b300_sxm", "gb300", "h200_sxm", "h100_sxm"};
+  if (set == "gb200") return {"b200_sxm", "gb300", "b300_sxm", "h200_sxm", "h100_sxm"};
+  if (set == "b300_sxm") return {"gb300", "b200_sxm", "gb200", "h200_sxm", "h100_sxm"};
+  if (set == "gb300") return {"b300_sxm", "gb200", "b200_sxm", "h200_sxm", "h100_sxm"};
+  return {"h200_sxm", "h100_sxm"};
+}
+
+// Accessor-free variable name: "b300_sxm" -> "kB300Sxm".
+std::string VarName(const std::string& set) {
+  std::string v = "k";
+  bool up = true;
+  for (char ch : set) {
+    if (ch == '_') {
+      up = true;
+      continue;
+    }
+    v += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
+    up = false;
   }
-  text += "}  // namespace\n\n" + accessors + "\n}  // namespace l2s\n";
+  return v;
+}
+
+// Every set other than the Hopper ones (kernel_coeffs.cc): fitted in parallel (`jobs` at a time),
+// missing sub-models borrowed, written to one file with BlackwellCoeffs(set).
+int FitOthers(const std::string& shared, std::vector<std::string> sets, int jobs,
+              const std::string& out_path) {
+  if (sets.size() == 1 && sets[0] == "auto") {
+    sets.clear();
+    std::vector<std::string> dirs;
+    for (const auto& e : std::filesystem::directory_iterator(shared + "/calibration"))
+      if (e.is_directory()) dirs.push_back(e.path().filename().string());
+    std::sort(dirs.begin(), dirs.end());
+    for (const std::string& d : dirs) {
+      if (d == "h100_sxm" || d == "h200_sxm") continue;  // kernel_coeffs.cc
+      if (!calib::CalibrationGpu(d).ok()) {
+        fmt::print(stderr, "fit_kernels: {}: no GPU peaks for this set (calib::CalibrationGpu); skipped\n", d);
+        continue;
+      }
+      sets.push_back(d);
+    }
+  }
+  // No STREAM figure is published for the Blackwell parts; the elementwise efficiency is the
+  // H100 reading's (2.935 / 3.35, the lower of the two Hopper readings).
+  std::vector<GpuFit> fits(sets.size());
+  std::vector<std::thread> pool;
+  size_t next = 0;
+  std::mutex mu;
+  for (int t = 0; t < std::max(1, jobs); ++t) {
+    pool.emplace_back([&] {
+      for (;;) {
+        size_t i;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (next >= sets.size()) return;
+          i = next++;
+        }
+        fits[i] = FitGpu(shared, sets[i].c_str(), 2.935 / 3.35);
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+
+  // Borrow: the first set in FallbackOrder that fitted the sub-model on its own rows.
+  for (size_t i = 0; i < sets.size(); ++i) {
+    GpuFit& g = fits[i];
+    for (int m = 0; m < kNumSubModels; ++m) {
+      if (g.own[m]) continue;
+      for (const std::string& from : FallbackOrder(sets[i])) {
+        const KernelCoeffs* src = nullptr;
+        for (size_t k = 0; k < sets.size(); ++k)
+          if (sets[k] == from && fits[k].own[m]) src = &fits[k].c;
+        if (from == "h100_sxm") src = &H100Coeffs();
+        if (from == "h200_sxm") src = &H200Coeffs();
+        if (src == nullptr) continue;
+        CopySubModel(g.c, *src, m);
+        g.borrowed += fmt::format("{}{} from {} ({})", g.borrowed.empty() ? "" : ", ",
+                                  kSubModelNames[m], from, g.missing[m]);
+        break;
+      }
+    }
+  }
+
+  std::string names;
+  for (const std::string& set : sets) names += (names.empty() ? "" : ",") + set;
+  std::string text = fmt::format(
+      "// GENERATED by tools/fit_kernels from ../shared/calibration/{{{}}}/*.csv —\n"
+      "// do not edit by hand; rerun `fit_kernels --sets auto --out src/sim/kernel_coeffs_blackwell.cc`\n"
+      "// (fits every calibration directory other than h100_sxm/h200_sxm, which kernel_coeffs.cc holds,\n"
+      "// that calib::CalibrationGpu has peaks for). Efficiencies are fractions of each set's own peaks\n"
+      "// (calib_csv.cc CalibrationGpu). A sub-model without rows of its own is taken from the nearest\n"
+      "// measured generation and named in the set's `borrowed`. Model forms: src/sim/kernels.h;\n"
+      "// method: docs/dev/COST_MODEL.md (Kernels).\n"
+      "#include <string_view>\n\n#include \"sim/kernels.h\"\n\nnamespace l2s {{\nnamespace {{\n\n",
+      names);
+  std::string lookup;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    GpuFit& g = fits[i];
+    std::string body = CoeffsText(VarName(sets[i]), g.c, g.report);
+    if (!g.borrowed.empty()) {
+      // The borrowed sub-models, after the fit report; and the field itself, before the closing.
+      const size_t at = body.find("constexpr KernelCoeffs");
+      body.insert(at, fmt::format("//   taken from another set: {}\n", g.borrowed));
+      const size_t end = body.rfind("};");
+      body.insert(end, fmt::format("    .borrowed = \"{}\",\n", g.borrowed));
+    }
+    text += body + "\n";
+    lookup += fmt::format("  if (set == \"{}\") return &{};\n", sets[i], VarName(sets[i]));
+    for (const auto& r : g.report)
+      fmt::print("{:<9} {:<34} rows {:>6}  median {:5.1f}%  within25 {:5.1f}%  p90 {:6.1f}%  bias {:.3f}\n",
+                 g.c.name, r.table, r.e.rows, 100 * r.e.median_ape, 100 * r.e.within25,
+                 100 * r.e.p90_ape, r.e.median_ratio);
+    if (!g.borrowed.empty()) fmt::print("{:<9} borrowed: {}\n", g.c.name, g.borrowed);
+  }
+  text += "}  // namespace\n\nconst KernelCoeffs* BlackwellCoeffs(std::string_view set) {\n" + lookup +
+          "  return nullptr;\n}\n\n}  // namespace l2s\n";
   if (out_path.empty()) {
     fmt::print("{}", text);
     return 0;
@@ -487,11 +661,13 @@ int main(int argc, char** argv) {
   app.add_option("--dump", l2s::g_dump_dir, "write per-row predictions (CSV) into this directory");
   app.add_option("--only", l2s::g_only, "fit only these sub-models (gemm, prefill, decode, mla)");
   std::vector<std::string> sets;
+  int jobs = 1;
   app.add_option("--sets", sets,
-                 "fit these Blackwell Ultra sets (b300_sxm, gb300) into a second file instead of "
-                 "the H100/H200 file");
+                 "fit these sets (or 'auto': every directory but h100_sxm/h200_sxm) into the "
+                 "second file (kernel_coeffs_blackwell.cc) instead of the H100/H200 file");
+  app.add_option("--jobs", jobs, "sets fitted at once (threads); the result does not depend on it");
   CLI11_PARSE(app, argc, argv);
-  if (!sets.empty()) return l2s::FitBlackwellUltra(shared, sets, out_path);
+  if (!sets.empty()) return l2s::FitOthers(shared, sets, jobs, out_path);
 
   // HARDWARE.md "HBM achieved": H100 2.90-2.97 TB/s of 3.35 (stream copy/triad) -> midpoint
   // 2.935/3.35; H200 4.0-4.15 of 4.8 -> 4.075/4.8.

@@ -327,8 +327,10 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   out += row("cluster", fmt::format("{} x {} ({} NVLink domain(s) of {})", p.cluster.num_gpus,
                                     p.cluster.gpu.name, p.cluster.num_domains(),
                                     p.cluster.gpus_per_domain));
-  // GPUs without kernel tables of their own: where their efficiencies come from.
-  if (p.cluster.gpu.calibration.empty()) out += row("calibration", CalibrationNote(p.cluster.gpu));
+  // Where the efficiencies come from, for every GPU but the Hopper sets the tool was built on
+  // (no tables of its own, or a Blackwell set, which names itself and any borrowed sub-model).
+  const std::string& cal = p.cluster.gpu.calibration;
+  if (cal != "h100_sxm" && cal != "h200_sxm") out += row("calibration", CalibrationNote(p.cluster.gpu));
   std::string wl = ModeName(w.mode);
   if (w.mode == Mode::kDecode) wl += fmt::format(", context {}", w.context);
   if (w.mode == Mode::kPrefill) wl += fmt::format(", isl {}", w.isl);

@@ -40,8 +40,10 @@ constexpr FigureRange kHbmGib{"hbm_gib", 0.1, 1e6};
 constexpr FigureRange kHbmTbps{"hbm_tbps", 0.01, 1e3};
 constexpr FigureRange kNvlinkGbps{"nvlink_gbps", 0.1, 1e6};
 constexpr FigureRange kScaleoutGbps{"scaleout_gbps_per_gpu", 0.1, 1e6};
-// Calibration table sets the simulator has ("" = none: the H100 set's shapes, this GPU's peaks).
-const std::set<std::string> kCalibrationSets = {"", "h100_sxm", "h200_sxm"};
+// Calibration table sets the simulator has ("" = none: the H100 set's shapes, this GPU's peaks);
+// sim/kernels.h FittedCalibrationSets lists the same (kernels_fit_test checks).
+const std::set<std::string> kCalibrationSets = {"",         "h100_sxm", "h200_sxm", "b200_sxm",
+                                                "gb200",    "b300_sxm", "gb300"};
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -144,7 +146,9 @@ StatusOr<GpuSpec> ReadGpu(const ObjectReader& r, const GpuPresetEntry** preset) 
   }
   L2S_ASSIGN_OR_RETURN(gpu.calibration, gr.StringOr("calibration", gpu.calibration));
   if (kCalibrationSets.count(gpu.calibration) == 0)
-    return gr.Error("calibration", "one of \"h100_sxm\", \"h200_sxm\" or \"\" (none)",
+    return gr.Error("calibration",
+                    "one of \"h100_sxm\", \"h200_sxm\", \"b200_sxm\", \"gb200\", \"b300_sxm\", "
+                    "\"gb300\" or \"\" (none)",
                     gr.Find("calibration"));
   return gpu;
 }

@@ -8,13 +8,14 @@
 // 141 GiB, b200_sxm 193273528320 B = 180 GiB; H800 and A100 80GB are the same 80 GiB parts. H20
 // (96 GB) and GB200 (186 GB) follow the same reading: 96 and 186 GiB.
 //
-// GPUs without kernel tables of their own (a100, b200, gb200, h20, b300, gb300: calibration "")
-// are priced by the same formulas with the H100 fit's efficiencies (fractions of peak, kernels.cc
-// CoeffsFor) and collective latencies (collectives.cc), and this table's peaks and bandwidths:
-// every figure traces to the spec sheet (peaks) and to the H100 tables (efficiencies). B300 and
-// GB300 tables exist in ../shared/calibration (b300_sxm, gb300) and tools/fit_kernels --sets fits
-// them, but no fitted set is committed yet. AMD GPUs (vendor "amd") take the H100 fit scaled by
-// the MI300X measurements (kernels.h AmdKernelScales, collectives.h AmdCollectiveCoeffs).
+// Kernel efficiencies: each preset's `calibration` names the kernel set fitted on its own tables
+// in ../shared/calibration (tools/fit_kernels; kernels.cc CoeffsFor): h100_sxm, h200_sxm, and
+// the Blackwell sets b200_sxm, gb200, b300_sxm, gb300 (kernel_coeffs_blackwell.cc). Collectives
+// of the Blackwell parts still use the H100 lines at their own fabric rate (collectives.cc).
+// GPUs without kernel tables of their own (a100, h20: calibration "") are priced by the same
+// formulas with the H100 fit's efficiencies (fractions of peak) and this table's peaks and
+// bandwidths. AMD GPUs (vendor "amd") take the H100 fit scaled by the MI300X measurements
+// (kernels.h AmdKernelScales, collectives.h AmdCollectiveCoeffs).
 //
 // Latencies: HARDWARE.md gives "a few microseconds per hop" for InfiniBand; we take 5 us per
 // scale-out hop and 3 us per NVLink collective step (an NVSwitch hop is below an IB hop). These
@@ -116,9 +117,9 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // aiconfigurator b200_sxm fp4_tc_flops 9e15), 180 GiB (aiconfigurator b200_sxm mem_capacity;
       // the datasheet range is 180-192 GB), 8 TB/s (datasheet; aiconfigurator uses 7.7), NVLink 5
       // 900 GB/s per direction, ConnectX-8 800 Gb/s per GPU = 100 GB/s (aiconfigurator b200_sxm
-      // inter_node_bw). No kernel tables in ../shared/calibration for B200.
+      // inter_node_bw). Kernel set b200_sxm (its own tables).
       // Board power: 1,000 W (NVIDIA HGX B200: 8 x 1,000 W GPUs; DGX B200 ~14.3 kW in all).
-      WithPower(Entry("b200", 2250, 4500, 180, 8.0, 900, "", 100, 9000), 1000),
+      WithPower(Entry("b200", 2250, 4500, 180, 8.0, 900, "b200_sxm", 100, 9000), 1000),
       // GB200 (one GPU of an NVL72 rack): 2500 / 5000 TFLOPS dense, FP4 10000 (HARDWARE.md: the
       // NVL72 datasheet's rack totals / 72), 186 GiB HBM3e at 8 TB/s, NVLink 5 900 GB/s per
       // direction with all 72 GPUs of a rack in one NVLink domain. Scale-out between racks: one
@@ -126,7 +127,7 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // states none for GB200, so this is the H100 figure, used only beyond 72 GPUs).
       // Board power: 1,200 W per Blackwell GPU of the GB200 superchip (NVIDIA GB200 NVL72
       // configurations; the Grace CPU and switch trays are not counted).
-      WithPower(Entry("gb200", 2500, 5000, 186, 8.0, 900, "", 50, 10000, 72), 1200),
+      WithPower(Entry("gb200", 2500, 5000, 186, 8.0, 900, "gb200", 50, 10000, 72), 1200),
       // H20: Hopper with about 15% of H100's FLOPs: 148 / 296 TFLOPS dense, no FP4; 96 GiB HBM3
       // at 4.0 TB/s; NVLink 450 GB/s per direction (HARDWARE.md, NVIDIA H20 datasheet). Scale-out:
       // HARDWARE.md states none for H20; HGX H20 servers are the HGX H100 platform, taken with its
@@ -143,13 +144,13 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // / 8; Verda 7.7, Lockwood 8). TDP: 1,100 W (Verda, system.yaml) rather than Lockwood's
       // "1,400 W maximum". NVLink 5 900 GB/s per direction, 8-GPU domain; ConnectX-8 800 Gb/s per
       // GPU = 100 GB/s (system.yaml inter_node_bw).
-      WithPower(Entry("b300", 2250, 4500, 275040.0 / 1024.0, 7.75, 900, "", 100, 14000), 1100),
+      WithPower(Entry("b300", 2250, 4500, 275040.0 / 1024.0, 7.75, 900, "b300_sxm", 100, 14000), 1100),
       // GB300 (one GPU of an NVL72 rack): 2500 / 5000 / 15000 TFLOPS dense (Verda; system.yaml).
       // HBM: 279 GB (Verda), 288 GB (LMSYS, NVIDIA MLPerf "GB300-288GB"): we take aiconfigurator's
       // mem_capacity, 284,208 MiB reported by nvidia-smi = 277.5 GiB. 8 TB/s; 1,400 W (Verda,
       // Azure's power limit). 72 GPUs in one NVLink 5 domain at 900 GB/s per direction; between
       // racks one ConnectX-8 800 Gb/s NIC per GPU = 100 GB/s (system.yaml inter_rack_bw).
-      WithPower(Entry("gb300", 2500, 5000, 284208.0 / 1024.0, 8.0, 900, "", 100, 15000, 72), 1400),
+      WithPower(Entry("gb300", 2500, 5000, 284208.0 / 1024.0, 8.0, 900, "gb300", 100, 15000, 72), 1400),
       // MI300X (CDNA3): 1307.4 / 2614.9 TFLOPS dense BF16 / FP8, no FP4 matrix cores; 192 GB
       // HBM3 read as 192 GiB (the devices expose about that, as for NVIDIA's parts) at 5.3 TB/s
       // (Oracle's 5.2 is the other reading); 750 W. xGMI: 7 links per GPU, 16 lanes x 32 Gb/s =

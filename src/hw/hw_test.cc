@@ -28,7 +28,12 @@ TEST(HwTest, GpuPresetFigures) {
   EXPECT_EQ(GpuPreset("h800")->calibration, "h100_sxm");
   EXPECT_DOUBLE_EQ(GpuPreset("h800")->nvlink_bw, 200e9);
   EXPECT_EQ(GpuPreset("a100")->calibration, "");
-  EXPECT_EQ(GpuPreset("b200")->calibration, "");
+  // Blackwell presets name the kernel set fitted on their own tables (kernel_coeffs_blackwell.cc).
+  EXPECT_EQ(GpuPreset("b200")->calibration, "b200_sxm");
+  EXPECT_EQ(GpuPreset("gb200")->calibration, "gb200");
+  EXPECT_EQ(GpuPreset("b300")->calibration, "b300_sxm");
+  EXPECT_EQ(GpuPreset("gb300")->calibration, "gb300");
+  EXPECT_EQ(GpuPreset("h20")->calibration, "");
   // A100 has no FP8: PeakFlops falls back to bf16.
   EXPECT_DOUBLE_EQ(GpuPreset("a100")->PeakFlops(DType::kFP8), 312e12);
   EXPECT_DOUBLE_EQ(GpuPreset("h100")->PeakFlops(DType::kFP8), 1979e12);

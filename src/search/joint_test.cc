@@ -316,9 +316,15 @@ SearchResult ExpectRoleNeeds(const std::string& model, int gpus, int g, double o
 }
 
 // deepseek-v3 served on the GB200 NVL72 (one NVLink domain of 72 GPUs).
+// The traps below were measured with GB200 priced by the H100 fit at its peaks (per-SM transfer).
+// Since issue 44 the gb200 preset runs its own kernel set (kernel_coeffs_blackwell.cc), on whose
+// landscape the memory near-miss trap does not arise (the ablated searches reach the optimum too):
+// the fixture keeps the landscape the mechanisms were measured on (calibration "": H100 fit),
+// every assertion unchanged.
 Fixture PlanServeGb200() {
   Problem serve = testing::RealServe("deepseek-v3", "gb200", 72);
   serve.cluster = *LoadCluster("gb200-nvl72");
+  serve.cluster.gpu.calibration = "";
   return PlanServeOn(serve);
 }
 

@@ -102,6 +102,10 @@ StatusOr<std::vector<AttnRow>> LoadAttention(const std::string& dir, bool contex
     r.kv = *kv;
     r.attn = *attn;
     r.compute = (*attn == DType::kBF16 && *kv == DType::kBF16) ? DType::kBF16 : DType::kFP8;
+    // README caveat 1's exception: the Blackwell FlashInfer rows (head_dim 512, or 256 with a
+    // 1024 window; no such shapes in the Hopper tables) have no FP8 FMHA, so bf16/fp8 computes bf16.
+    if (*attn == DType::kBF16 && (r.head_dim == 512 || (r.head_dim == 256 && r.window == 1024)))
+      r.compute = DType::kBF16;
     if (!context) {
       r.len += 1;  // past_kv_len cached keys + the new token
       r.compute = DType::kBF16;  // decode attention always computes in bf16
@@ -373,6 +377,19 @@ StatusOr<GpuSpec> CalibrationGpu(std::string_view set) {
     g.name = "h200";
     g.hbm_bytes = 141e9;
     g.hbm_bw = 4.8e12;
+  } else if (set == "b200_sxm" || set == "gb200") {
+    // The b200 / gb200 presets' figures (src/hw/gpus.cc; HARDWARE.md): B200 2250 / 4500 / 9000
+    // TFLOPS, GB200 2500 / 5000 / 10000; 8 TB/s both (aiconfigurator's b200_sxm system.yaml says
+    // 7.7: the fit uses the preset's figure, so that the preset reproduces its tables); 148 SMs.
+    const bool gb = set == "gb200";
+    g.name = gb ? "gb200" : "b200";
+    g.bf16_flops = gb ? 2500e12 : 2250e12;
+    g.fp8_flops = gb ? 5000e12 : 4500e12;
+    g.fp4_flops = gb ? 10000e12 : 9000e12;
+    g.hbm_bytes = (gb ? 186.0 : 180.0) * kGiB;
+    g.hbm_bw = 8.0e12;
+    g.nvlink_bw = 900e9;
+    g.sm_count = 148;
   } else if (set == "b300_sxm" || set == "gb300") {
     // aiconfigurator system.yaml of each (HARDWARE.md agrees): B300 2250 / 4500 / 14000 TFLOPS,
     // 7.75 TB/s; GB300 2500 / 5000 / 15000, 8 TB/s; NVLink 5 900 GB/s; 160 SMs.

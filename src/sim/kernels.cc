@@ -64,8 +64,20 @@ inline DType ComputeOf(GemmKind kind) { return kind == GemmKind::kBF16 ? DType::
 const KernelCoeffs& CoeffsFor(const GpuSpec& gpu) {
   if (gpu.vendor == "amd") return AmdKernelCoeffs();
   const std::string& s = gpu.calibration;
-  if (s.size() >= 4 && s[0] == 'h' && s[1] == '2' && s[2] == '0' && s[3] == '0') return H200Coeffs();
+  if (s.empty() || s == "h100_sxm") return H100Coeffs();
+  if (s == "h200_sxm") return H200Coeffs();
+  if (const KernelCoeffs* b = BlackwellCoeffs(s)) return *b;
   return H100Coeffs();
+}
+
+const std::vector<std::string>& FittedCalibrationSets() {
+  static const std::vector<std::string> kSets = [] {
+    std::vector<std::string> v = {"h100_sxm", "h200_sxm"};
+    for (const char* s : {"b200_sxm", "gb200", "b300_sxm", "gb300"})
+      if (BlackwellCoeffs(s) != nullptr) v.emplace_back(s);
+    return v;
+  }();
+  return kSets;
 }
 
 namespace {
@@ -155,7 +167,15 @@ std::string CalibrationNote(const GpuSpec& gpu) {
   if (gpu.calibration.empty())
     return fmt::format("{}: no kernel tables of its own; efficiencies of the h100_sxm fit at this GPU's peaks",
                        gpu.name);
-  return fmt::format("{}: kernel tables {}", gpu.name, gpu.calibration);
+  const KernelCoeffs& c = CoeffsFor(gpu);
+  if (gpu.calibration != c.name)
+    return fmt::format("{}: kernel tables {} have no fitted set; efficiencies of the {} fit at this GPU's peaks",
+                       gpu.name, gpu.calibration, c.name);
+  // The set fitted on the GPU's own tables names itself; sub-models it took from another GPU's
+  // set (tools/fit_kernels: no rows of that kind) are named with the set they came from.
+  std::string note = fmt::format("{}: kernel tables {}", gpu.name, c.name);
+  if (c.borrowed[0] != '\0') note += fmt::format("; taken from another GPU's set: {}", c.borrowed);
+  return note;
 }
 
 // The calibration GPUs (H100 SXM and H200 SXM: kCalibSmCount = 132 SMs, 989 / 1979 dense TFLOPS

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/dtype.h"
 #include "hw/hw.h"
@@ -140,15 +142,24 @@ struct KernelCoeffs {
   // --- memory-bound elementwise (norms, activations, residual adds) ---
   double elementwise_eff_mem;
   double elementwise_overhead_s;
+  // Sub-models this set did not fit on its own tables and took from another set (the nearest
+  // measured generation), with the reason, e.g. "mla_decode fp8 from h200_sxm (no rows)";
+  // "" when every sub-model is the set's own. CalibrationNote prints it.
+  const char* borrowed = "";
 };
 
-// The coefficient set for a GPU: its own calibration set when one was fitted (gpu.calibration),
-// otherwise the H100 set (efficiencies carry over; peaks and bandwidths come from the GpuSpec).
-// O(1): looks at the first characters of gpu.calibration only.
+// The coefficient set for a GPU: its own calibration set when one was fitted (gpu.calibration
+// names it: h100_sxm, h200_sxm, b200_sxm, gb200, b300_sxm, gb300), otherwise the H100 set
+// (efficiencies carry over; peaks and bandwidths come from the GpuSpec). O(1): a few string
+// comparisons on gpu.calibration.
 const KernelCoeffs& CoeffsFor(const GpuSpec& gpu);
-// The fitted sets themselves (kernel_coeffs.cc).
+// The fitted sets themselves (kernel_coeffs.cc: Hopper; kernel_coeffs_blackwell.cc: B200, GB200,
+// B300, GB300, looked up by calibration name, nullptr when no such set was generated).
 const KernelCoeffs& H100Coeffs();
 const KernelCoeffs& H200Coeffs();
+const KernelCoeffs* BlackwellCoeffs(std::string_view set);
+// The calibration names that have a fitted set (CoeffsFor resolves each to its own).
+const std::vector<std::string>& FittedCalibrationSets();
 
 // AMD Instinct GPUs have no kernel tables. Their set is the H100 fit with three factors, each the
 // ratio of an MI300X measurement's fraction of peak (../shared/calibration/OTHER-MEASUREMENTS.md

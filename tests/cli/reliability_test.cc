@@ -221,8 +221,9 @@ TEST(SilentNonsense, AbsurdHardwareFiguresAreRejected) {
   ExpectUsageError({"describe", "--cluster", d / "bw.json"}, "hbm_tbps");
   WriteFile(d / "so.json", R"({"gpu": "h100", "num_gpus": 8, "scaleout_gbps_per_gpu": 1e-200})");
   ExpectUsageError({"describe", "--cluster", d / "so.json"}, "scaleout_gbps_per_gpu");
-  // An unknown calibration set was silently replaced by the H100 tables.
-  WriteFile(d / "cal.json", R"({"gpu": {"name": "h100", "calibration": "b200_sxm"}, "num_gpus": 8})");
+  // An unknown calibration set was silently replaced by the H100 tables (a100_sxm has tables in
+  // ../shared but no fitted set).
+  WriteFile(d / "cal.json", R"({"gpu": {"name": "h100", "calibration": "a100_sxm"}, "num_gpus": 8})");
   ExpectUsageError({"describe", "--cluster", d / "cal.json"}, "calibration");
 }
 
