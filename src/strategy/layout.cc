@@ -191,6 +191,20 @@ class Builder {
     return Layout::kReplicated;
   }
 
+  // The low-rank down projections of MLA-style attention (q_a, kv_a, V4's compressors) as one
+  // [T, h] x [h, down_n] matmul of attn_qkv: under dim1 over g > 1 GPUs the residual is gathered
+  // and every GPU computes the whole (narrow) projection; otherwise it follows the residual.
+  Layout DownProjection(Section* sec, Dim dq, int g, double h, double down_n, DType wdt,
+                        const char* what) {
+    if (dq == Dim::kDim1 && g > 1) {
+      Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
+      Matmul(sec, Op::kAttnQkv, dq, Layout::kReplicated, T_, T_, h, down_n, wdt,
+             Group{1, 1, GroupKind::kTp}, 1, what);
+      return Layout::kReplicated;
+    }
+    return Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, down_n, wdt, tp_, 1, what);
+  }
+
   // A matmul [tokens, K] x [K, N] sharded by `d` over `grp`, `count` instances (experts) each
   // seeing `tokens` rows (for experts: rows per expert). `fixed_bytes` = weight bytes per GPU that
   // do not scale with the split (e.g. MLA down-projections replicated under dim1).
@@ -308,16 +322,7 @@ class Builder {
       // down-projections; its queries (wq_b) read the q latent like q_b.
       const double down_n = (qr > 0 ? qr : 0) + latent + rope + ihd + ih;
       qkv_width = H * (hd + nope + vhd) + ih * ihd;
-      Layout ld;
-      if (dq == Dim::kDim1 && g > 1) {
-        Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
-        Matmul(sec, Op::kAttnQkv, dq, Layout::kReplicated, T_, T_, h, down_n, wdt,
-               Group{1, 1, GroupKind::kTp}, 1, "q_a+kv_a");
-        ld = Layout::kReplicated;
-      } else {
-        ld = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, down_n, wdt, tp_, 1,
-                    "q_a+kv_a");
-      }
+      const Layout ld = DownProjection(sec, dq, g, h, down_n, wdt, "q_a+kv_a");
       if (qr > 0) {
         l = Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, H * hd, wdt, tp_, 1, "q_b");
       } else {
@@ -586,16 +591,7 @@ class Builder {
     // --- attn_qkv ---
     const Dim dq = s_.dim(Op::kAttnQkv);
     const double down_n = qr + hd + (r > 0 ? 2 * coff * hd : 0) + (indexer ? ih + 2 * coff * ihd : 0);
-    Layout ld;
-    if (dq == Dim::kDim1 && g > 1) {
-      Convert(sec, Op::kAttnQkv, res_, Layout::kReplicated, T_, h, tp_);
-      Matmul(sec, Op::kAttnQkv, dq, Layout::kReplicated, T_, T_, h, down_n, wdt,
-             Group{1, 1, GroupKind::kTp}, 1, "q_a+kv+compressor");
-      ld = Layout::kReplicated;
-    } else {
-      ld = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, down_n, wdt, tp_, 1,
-                  "q_a+kv+compressor");
-    }
+    const Layout ld = DownProjection(sec, dq, g, h, down_n, wdt, "q_a+kv+compressor");
     Layout l = Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, H * hd, wdt, tp_, 1, "q_b");
     if (indexer)
       Matmul(sec, Op::kAttnQkv, dq, ld, T_, TokensSplit(g), qr, ih * ihd, wdt, tp_, 1, "idx_q");
