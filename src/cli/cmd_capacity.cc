@@ -50,7 +50,7 @@ struct CapacityFlags {
   // search
   std::string sizes;
   int max_gpus = 4096;
-  std::string search = "sa";
+  std::string search = "local";
   int64_t budget = 1000;
   double rate_tol = 0.02;
   int64_t probe_requests = 2000;
@@ -388,7 +388,7 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");
   cmd->add_option("--sizes", f->sizes, "instance sizes to try (default 1,2,4,...,64)");
   cmd->add_option("--max-gpus", f->max_gpus, "largest total GPU count considered (4096)");
-  cmd->add_option("--search", f->search, "searcher choosing each size's layout (default sa)");
+  cmd->add_option("--search", f->search, "searcher choosing each size's layout (default local)");
   cmd->add_option("--budget", f->budget, "simulator calls per layout search (default 1000)");
   cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
   cmd->add_flag("--json", f->json, "print one JSON object");
