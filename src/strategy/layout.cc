@@ -191,6 +191,32 @@ class Builder {
     return Layout::kReplicated;
   }
 
+  // How attn_core's work divides over a group of g GPUs under dim dc: heads split (dim0: it
+  // leaves features), each sequence's KV split (dim1, context parallel: partial sums) or the
+  // sequences divided (none: tokens); g = 1 leaves everything whole and replicated.
+  struct CoreSplit {
+    double heads_div = 1, kv_split = 1, dseqs = 0, pseqs = 0;
+    Layout out = Layout::kReplicated;
+  };
+  CoreSplit SplitCore(Dim dc, int g) const {
+    CoreSplit c;
+    c.dseqs = sh_.decode_seqs;
+    c.pseqs = sh_.prefill_seqs;
+    if (g <= 1) return c;
+    if (dc == Dim::kDim0) {
+      c.heads_div = g;
+      c.out = Layout::kFeatures;
+    } else if (dc == Dim::kDim1) {
+      c.kv_split = g;
+      c.out = Layout::kPartial;
+    } else {
+      c.dseqs = SplitSeqs(c.dseqs, g);
+      c.pseqs = PrefillSplit(c.pseqs, g);
+      c.out = Layout::kTokens;
+    }
+    return c;
+  }
+
   // The low-rank down projections of MLA-style attention (q_a, kv_a, V4's compressors) as one
   // [T, h] x [h, down_n] matmul of attn_qkv: under dim1 over g > 1 GPUs the residual is gathered
   // and every GPU computes the whole (narrow) projection; otherwise it follows the residual.
@@ -337,23 +363,12 @@ class Builder {
     // --- attn_core ---
     const Dim dc = s_.dim(Op::kAttnCore);
     if (g > 1) l = Convert(sec, Op::kAttnCore, l, Required(dc), T_, qkv_width, tp_);
-    double heads = H, kvh = KVH, dseqs = sh_.decode_seqs, pseqs = sh_.prefill_seqs;
-    double kvlen = sh_.decode_kv_len, kv_split = 1;
-    Layout out = Layout::kReplicated;
-    if (g > 1) {
-      if (dc == Dim::kDim0) {
-        heads = H / g;
-        kvh = mla ? 1 : (KVH >= g ? KVH / g : 1);
-        out = Layout::kFeatures;
-      } else if (dc == Dim::kDim1) {
-        kv_split = g;
-        out = Layout::kPartial;
-      } else {
-        dseqs = SplitSeqs(dseqs, g);
-        pseqs = PrefillSplit(pseqs, g);
-        out = Layout::kTokens;
-      }
-    }
+    const CoreSplit cs = SplitCore(dc, g);
+    const double heads = H / cs.heads_div, dseqs = cs.dseqs, pseqs = cs.pseqs;
+    const double kvh = cs.heads_div > 1 ? (mla ? 1 : (KVH >= g ? KVH / g : 1)) : KVH;
+    const double kvlen = sh_.decode_kv_len;
+    const double kv_split = cs.kv_split;
+    const Layout out = cs.out;
     // Sparse layers attend at most index_topk keys: a window of index_topk for the cost (the
     // latent cache still holds every token, below).
     const double win = sparse ? m_.index_topk : kind.window;
@@ -599,23 +614,11 @@ class Builder {
     // --- attn_core ---
     const Dim dc = s_.dim(Op::kAttnCore);
     if (g > 1) l = Convert(sec, Op::kAttnCore, l, Required(dc), T_, qkv_width, tp_);
-    double heads = H, dseqs = sh_.decode_seqs, pseqs = sh_.prefill_seqs;
+    const CoreSplit cs = SplitCore(dc, g);
+    const double heads = H / cs.heads_div, dseqs = cs.dseqs, pseqs = cs.pseqs;
     const double kvlen = sh_.decode_kv_len;
-    double kv_split = 1;
-    Layout out = Layout::kReplicated;
-    if (g > 1) {
-      if (dc == Dim::kDim0) {
-        heads = H / g;
-        out = Layout::kFeatures;
-      } else if (dc == Dim::kDim1) {
-        kv_split = g;
-        out = Layout::kPartial;
-      } else {
-        dseqs = SplitSeqs(dseqs, g);
-        pseqs = PrefillSplit(pseqs, g);
-        out = Layout::kTokens;
-      }
-    }
+    const double kv_split = cs.kv_split;
+    const Layout out = cs.out;
     const DType kvdt = cfg_.kv;
     const double kvb = BytesPerElement(kvdt);
     const double win = kind.window;
