@@ -9,6 +9,8 @@
 
 #include <fmt/core.h>
 
+#include "hw/hw.h"
+
 namespace l2s::calib {
 namespace {
 
@@ -377,33 +379,19 @@ StatusOr<GpuSpec> CalibrationGpu(std::string_view set) {
     g.name = "h200";
     g.hbm_bytes = 141e9;
     g.hbm_bw = 4.8e12;
-  } else if (set == "b200_sxm" || set == "gb200") {
-    // The b200 / gb200 presets' figures (src/hw/gpus.cc; HARDWARE.md): B200 2250 / 4500 / 9000
-    // TFLOPS, GB200 2500 / 5000 / 10000; 8 TB/s both (aiconfigurator's b200_sxm system.yaml says
-    // 7.7: the fit uses the preset's figure, so that the preset reproduces its tables); 148 SMs.
-    const bool gb = set == "gb200";
-    g.name = gb ? "gb200" : "b200";
-    g.bf16_flops = gb ? 2500e12 : 2250e12;
-    g.fp8_flops = gb ? 5000e12 : 4500e12;
-    g.fp4_flops = gb ? 10000e12 : 9000e12;
-    g.hbm_bytes = (gb ? 186.0 : 180.0) * kGiB;
-    g.hbm_bw = 8.0e12;
-    g.nvlink_bw = 900e9;
-    g.sm_count = 148;
-  } else if (set == "b300_sxm" || set == "gb300") {
-    // aiconfigurator system.yaml of each (HARDWARE.md agrees): B300 2250 / 4500 / 14000 TFLOPS,
-    // 7.75 TB/s; GB300 2500 / 5000 / 15000, 8 TB/s; NVLink 5 900 GB/s; 160 SMs.
-    const bool gb = set == "gb300";
-    g.name = gb ? "gb300" : "b300";
-    g.bf16_flops = gb ? 2500e12 : 2250e12;
-    g.fp8_flops = gb ? 5000e12 : 4500e12;
-    g.fp4_flops = gb ? 15000e12 : 14000e12;
-    g.hbm_bytes = (gb ? 284208.0 : 275040.0) * 1024 * 1024;
-    g.hbm_bw = gb ? 8.0e12 : 7.75e12;
-    g.nvlink_bw = 900e9;
-    g.sm_count = 160;
   } else {
-    return Status::NotFound(fmt::format("no calibration GPU '{}'", set));
+    // The Blackwell sets are fitted at their presets' figures (src/hw/gpus.cc, with the sources of
+    // each and the choice where sources disagree), so that each preset reproduces its own tables.
+    bool found = false;
+    for (const std::string& name : GpuPresetNames()) {
+      StatusOr<GpuSpec> p = GpuPreset(name);
+      if (!set.empty() && p.ok() && p->calibration == set) {
+        g = *p;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return Status::NotFound(fmt::format("no calibration GPU '{}'", set));
   }
   g.calibration = std::string(set);
   return g;

@@ -97,8 +97,9 @@ double PredictGenerationMla(const KernelCoeffs& c, const GpuSpec& gpu, const Mla
 
 // The GPUs the tables were measured on, with the public figures the fits are relative to
 // (HARDWARE.md / the tables' system.yaml): h100_sxm 989e12 bf16 / 1979e12 fp8 FLOP/s, 3.35e12 B/s
-// HBM, 80 GiB, NVLink 450e9 B/s; h200_sxm the same with 141e9 bytes and 4.8e12 B/s. Scale-out
-// 50e9 B/s per GPU (one 400 Gb/s NIC per GPU). Unknown names give NotFound.
+// HBM, 80 GiB, NVLink 450e9 B/s; h200_sxm the same with 141e9 bytes and 4.8e12 B/s; any other
+// set (b200_sxm, gb200, b300_sxm, gb300) the GPU preset whose kernel set it is (src/hw/gpus.cc).
+// Scale-out 50e9 B/s per GPU (one 400 Gb/s NIC per GPU). Unknown names give NotFound.
 StatusOr<GpuSpec> CalibrationGpu(std::string_view set);
 StatusOr<ClusterSpec> CalibrationNode(std::string_view set, int num_gpus);
 
