@@ -128,13 +128,12 @@ class LocalRun {
   }
 
  private:
-  // The start point: a uniformly drawn structure, the recipe's dims.
-  bool Start(std::vector<int>* idx) {
+  // A start point: a uniformly drawn structure with one of the space's recipes on the rest
+  // (unchanged in a space of one structure).
+  void Start(std::vector<int>* idx) {
     const moves::MoveContext ctx{space_, elites_};
     const std::vector<int> before = *idx;
-    if (moves::RestartMoveInstance()->Propose(ctx, rng_, idx)) return true;
-    *idx = before;  // a space of one structure: the repaired first point
-    return true;
+    if (!moves::RestartMoveInstance()->Propose(ctx, rng_, idx)) *idx = before;
   }
 
   // From an elite moved by two uniformly chosen moves (perturb) or a fresh start; evaluated and
@@ -150,7 +149,7 @@ class LocalRun {
       }
     } else {
       p = *inc;
-      if (!Start(&p)) return false;
+      Start(&p);
     }
     std::optional<Score> s = Evaluate(p);
     if (!s) return false;

@@ -12,11 +12,8 @@ class BatchMove final : public Move {
     return "one batch head one option up or down, or to any other option";
   }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
-    const std::vector<int> heads =
-        HeadsWhere(ctx.space, [&](int h) { return ctx.space.batch(h); });
-    if (heads.empty()) return false;
-    const int h = heads[rng.Uniform(static_cast<int>(heads.size()))];
-    return ChangeHead(ctx.space, rng, h, rng.Uniform(4) != 0, idx);
+    const auto pick = [&](int h) { return ctx.space.batch(h); };
+    return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/true, idx);
   }
 };
 

@@ -13,11 +13,8 @@ class DegreeMove final : public Move {
     return "one degree (pp, tp, ep, a pool's GPUs) one option either way, or any other option";
   }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
-    const std::vector<int> heads =
-        HeadsWhere(ctx.space, [&](int h) { return IsDegreeHead(ctx.space, h); });
-    if (heads.empty()) return false;
-    const int h = heads[rng.Uniform(static_cast<int>(heads.size()))];
-    return ChangeHead(ctx.space, rng, h, rng.Uniform(4) != 0, idx);
+    const auto pick = [&](int h) { return IsDegreeHead(ctx.space, h); };
+    return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/true, idx);
   }
 };
 

@@ -9,11 +9,8 @@ class DimMove final : public Move {
   std::string_view name() const override { return "dim"; }
   std::string_view summary() const override { return "one operator's sharding dim"; }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
-    const std::vector<int> heads =
-        HeadsWhere(ctx.space, [&](int h) { return IsDimHead(ctx.space, h); });
-    if (heads.empty()) return false;
-    return ChangeHead(ctx.space, rng, heads[rng.Uniform(static_cast<int>(heads.size()))], false,
-                      idx);
+    const auto pick = [&](int h) { return IsDimHead(ctx.space, h); };
+    return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/false, idx);
   }
 };
 

@@ -52,6 +52,11 @@ bool RepairNearest(const EncodedSpace& space, std::vector<int>* idx, int from);
 // options either side (uniformly), else uniformly among the other valid options; then repairs
 // the heads after h. False when head h has no other valid option.
 bool ChangeHead(const EncodedSpace& space, Rng& rng, int h, bool step, std::vector<int>* idx);
+// ChangeHead on one of `heads`, uniformly chosen; with `mostly_step`, a step (nearest option
+// either side) three times in four and any other option otherwise, else always any other
+// option. False when `heads` is empty or the chosen head has no other valid option.
+bool ChangeOneOf(const EncodedSpace& space, Rng& rng, const std::vector<int>& heads,
+                 bool mostly_step, std::vector<int>* idx);
 // Sets every head recipe r sets (group -2) or only the dim heads of operator group `group` to
 // the recipe's option, then repairs. False when nothing changed or no repair exists.
 bool ApplyRecipe(const EncodedSpace& space, int r, int group, std::vector<int>* idx);

@@ -12,11 +12,8 @@ class OptionMove final : public Move {
     return "one of sp, expert slots, overlap, MTP depth, the pool assignment";
   }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
-    const std::vector<int> heads =
-        HeadsWhere(ctx.space, [&](int h) { return IsOptionHead(ctx.space, h); });
-    if (heads.empty()) return false;
-    return ChangeHead(ctx.space, rng, heads[rng.Uniform(static_cast<int>(heads.size()))], false,
-                      idx);
+    const auto pick = [&](int h) { return IsOptionHead(ctx.space, h); };
+    return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/false, idx);
   }
 };
 

@@ -60,6 +60,14 @@ bool ChangeHead(const EncodedSpace& space, Rng& rng, int h, bool step, std::vect
   return RepairNearest(space, idx, h + 1);
 }
 
+bool ChangeOneOf(const EncodedSpace& space, Rng& rng, const std::vector<int>& heads,
+                 bool mostly_step, std::vector<int>* idx) {
+  if (heads.empty()) return false;
+  const int h = heads[rng.Uniform(static_cast<int>(heads.size()))];
+  const bool step = mostly_step && rng.Uniform(4) != 0;
+  return ChangeHead(space, rng, h, step, idx);
+}
+
 bool ApplyRecipe(const EncodedSpace& space, int r, int group, std::vector<int>* idx) {
   const std::vector<int> start = *idx;
   for (int h = 0; h < space.num_heads(); ++h) {
