@@ -1,9 +1,10 @@
 // Cost of the RL searcher: one 4,000-call search (the paper's budget) on a paper scenario,
 // gpt-moe-1.2t decoding at 16k context on 1,024 H100s, batch options 1..1024. Target: <= 1 s of
 // CPU on one core for the default searcher (issue 14; docs/dev/RL_STUDY.md, "Speed").
-//   BM_Rl4000/<spec>  - 0: the default "rl" (the pretrained warm start), 1: the cold searcher
-//                       "rl(warm=0)", 2: the paper-sized cold network (d = 256, rollout 2) for
-//                       comparison; counters: best tokens/s per GPU, calls, proposals/s.
+//   BM_Rl4000/<spec>  - 0: the default "rl" (policy for half the budget, then refine), 1: the
+//                       paper's configuration "rl(paper=1)", 2: the paper-sized network
+//                       (d = 256) of it for comparison; counters: best tokens/s per GPU, calls,
+//                       proposals/s.
 // The time includes the simulator calls; BM_Simulate4000 is the simulator's share alone
 // (4,000 masked uniform proposals, the same number of Evaluate calls).
 #include <benchmark/benchmark.h>
@@ -31,7 +32,7 @@ PaperSetting MakeSetting() { return bench::MakePaperSetting("gpt-moe-1.2t", 1024
 
 const std::vector<std::string>& Specs() {
   static const std::vector<std::string> specs = {
-      "rl", "rl(warm=0)", "rl(embed=256,hidden=256,rollout=2,elites=3,warm=0)"};
+      "rl", "rl(paper=1)", "rl(paper=1,embed=256,hidden=256)"};
   return specs;
 }
 

@@ -46,15 +46,12 @@
 namespace l2s {
 namespace {
 
-// The ablations of docs/dev/RL_STUDY.md: each changes one thing of the default searcher (the
-// pretrained warm start since issue 14; "rl(warm=0)" is the cold searcher), except "paper", which
-// is the paper's configuration (T = 3, no elite prior, rollout 2, lr 1e-3, no pretraining) with
-// prefix masking and the default network size. The ablation tables of RL_STUDY.md measured before
-// the warm start became the default are of the cold searcher (each spec then meant warm=0).
+// The ablations of docs/dev/RL_STUDY.md: each changes one thing of the default searcher, except
+// the last two: the paper's configuration (rl.h PaperRlOptions) and it with prefix masking.
 const std::vector<std::string> kStandardAblations = {
-    "rl(warm=0)",      "rl(elites=8)",   "rl(mask=0)",      "rl(shaping=0)",
-    "rl(restarts=0)",  "rl(prior=0)",    "rl(ordinal=0)",   "rl(relbatch=0)",
-    "rl(lr=1e-3)",     "rl(lr=1e-12)",   "rl(prior=0,elites=3,rollout=2,lr=1e-3,warm=0)"};
+    "rl(refine=0)",   "rl(refine=0.25)", "rl(refine=0.75)", "rl(elites=8)", "rl(mask=0)",
+    "rl(shaping=0)",  "rl(restarts=0)",  "rl(prior=0)",     "rl(ordinal=0)", "rl(lr=1e-3)",
+    "rl(lr=1e-12)",   "rl(paper=1)",     "rl(paper=1,mask=1)"};
 
 struct Scenario {
   std::string model;
@@ -276,9 +273,8 @@ nlohmann::json RunsJson(const std::vector<Run>& runs, double oracle) {
                  {"best", r.best},
                  {"note", r.note}});
     if (r.rl) {  // where an rl search's calls went (RlStats)
-      a.back()["climb_calls"] = r.rl->climb_calls;
-      a.back()["screen_calls"] = r.rl->screen_calls;
-      a.back()["screened_moves"] = r.rl->screened_moves;
+      a.back()["policy_calls"] = r.rl->proposals;
+      a.back()["refine_calls"] = r.rl->refine_calls;
     }
   }
   return a;
@@ -311,7 +307,7 @@ int Main(int argc, char** argv) {
   app.add_option("--gpus", gpus, "GPUs in the cluster")->check(CLI::Range(1, 1 << 20));
   app.add_option("--gpu", gpu, "GPU preset of the cluster");
   app.add_option("--rl", rl_spec,
-                 "RL searcher spec (default rl: the pretrained warm start; rl(warm=0): cold)");
+                 "RL searcher spec (default rl; rl(paper=1): the paper's configuration)");
   app.add_option("--baselines", baselines, "budgeted baselines (comma separated)")->delimiter(',');
   app.add_option("--ablation", ablations, "extra RL specs to run on the same seeds (repeatable)");
   app.add_option("--jobs", jobs, "threads (seeds in parallel)")->check(CLI::Range(1, 64));

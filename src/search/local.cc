@@ -64,6 +64,7 @@ constexpr double kDecay = 0.9, kFloor = 0.02, kPrior = 0.2;
 // Proposals in a row that cost no call (every one cached or empty) before the search stops: the
 // neighbourhood of everything reachable has been evaluated.
 constexpr int kMaxIdle = 1000;
+constexpr int kDefaultPatience = 80;
 
 class LocalRun {
  public:
@@ -305,9 +306,16 @@ class LocalSearcher : public Searcher {
 
 }  // namespace
 
+void LocalSearchFrom(Objective& obj, uint64_t seed, const std::vector<std::vector<int>>& starts) {
+  std::vector<std::vector<int>> valid;
+  for (const std::vector<int>& s : starts)
+    if (obj.encoded_space().Valid(s)) valid.push_back(s);
+  LocalRun(obj, moves::RegisteredMoves(), kDefaultPatience, seed).Go(valid);
+}
+
 StatusOr<std::unique_ptr<Searcher>> MakeLocalSearcher(const SearcherSpec& spec) {
   if (Status st = CheckSpecKeys(spec, {"patience", "without"}); !st.ok()) return st;
-  const int64_t patience = spec.Int("patience", 80);
+  const int64_t patience = spec.Int("patience", kDefaultPatience);
   if (!spec.error.empty()) return SpecValueError(spec);
   if (patience < 1 || patience > 1'000'000)
     return Status::InvalidArgument(

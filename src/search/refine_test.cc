@@ -124,7 +124,7 @@ TEST(EvaluatedStrategies, KeepsTheBestValidBatchOfEachStrategy) {
 // chose breaks the deployment or exceeds what its simulator's auto batch allows. (It refines to
 // prefill batch 9, 1,824.1 ms per prefill, and decode batch 272, 102.5 ms per step: TTFT
 // 1,929.4 ms, 1,420.99 tokens/s per GPU, `l2s plan ... --serving disagg --search
-// "rl(warm=0)"`, seed 0.)
+// "rl(warm=0)"` before issue 47, seed 0.)
 TEST(RefineDisaggBatches, RaisesTheInstancesWithinTheJointLimits) {
   const Problem serve = testing::RealServe("deepseek-v3", "h100", 256);
   auto dm = std::move(DisaggModel::Make(SharedSetup(serve))).value();

@@ -1,6 +1,7 @@
 // Invariants every searcher must satisfy (open_spiel style: one parameterised suite run for every
-// name in SearcherNames() and for the cold RL searcher "rl(warm=0)" next to the default "rl",
-// the pretrained warm start; a searcher is skipped while MakeSearcher returns Unsupported):
+// name in SearcherNames(), for the paper's RL configuration "rl(paper=1)" next to the default
+// "rl" and for a local searcher without two moves; a searcher is skipped while MakeSearcher
+// returns Unsupported):
 //   - the result is a structurally valid strategy that Simulator::Evaluate re-evaluates to the
 //     reported value;
 //   - budget-limited searchers never use more calls than the budget;
@@ -192,15 +193,15 @@ TEST_P(SearcherInvariants, CancellationStopsWithBestSoFar) {
   }
 }
 
-// Every registered searcher plus the cold RL searcher (the default "rl" is the warm start).
+// Every registered searcher plus the paper's RL and a local searcher without two moves.
 std::vector<std::string> SearcherSpecs() {
   std::vector<std::string> specs = SearcherNames();
-  specs.push_back("rl(warm=0)");
+  specs.push_back("rl(paper=1)");
   specs.push_back("local(without=pair+crossover)");
   return specs;
 }
 
-// A test name from a spec: "rl(warm=0)" -> "rl_warm_0" (gtest allows letters, digits and '_').
+// A test name from a spec: "rl(paper=1)" -> "rl_paper_1" (gtest allows letters, digits and '_').
 std::string TestName(const ::testing::TestParamInfo<std::string>& i) {
   std::string out;
   for (char c : i.param) {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "search/search.h"
@@ -52,6 +53,10 @@ StatusOr<std::unique_ptr<Searcher>> MakeDefaultSearcher(const SearcherSpec& spec
 // local(patience=80,without=): iterated local search over the registered moves (moves/move.h),
 // a bandit choosing among them; without=a+b leaves moves out (the ablation).
 StatusOr<std::unique_ptr<Searcher>> MakeLocalSearcher(const SearcherSpec& spec);
+// The local searcher's loop (every registered move, patience 80) on obj from `starts` (encoded
+// points of obj.encoded_space(), evaluated first; none: its own drawn starts) until obj is done
+// or nothing new is reachable: rl's refine phase (rl.h 9.).
+void LocalSearchFrom(Objective& obj, uint64_t seed, const std::vector<std::vector<int>>& starts);
 // oracle: the exact optimum over the whole space. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeOracleSearcher(const SearcherSpec& spec);
 
