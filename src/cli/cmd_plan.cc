@@ -31,7 +31,7 @@
 #include "launch/launch.h"
 #include "plan/engines.h"
 #include "plan/error_bands.h"
-#include "search/refine.h"
+#include "plan/refine.h"
 #include "search/search.h"
 #include "strategy/space.h"
 

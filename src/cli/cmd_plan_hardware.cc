@@ -14,7 +14,7 @@
 #include "cli/output.h"
 #include "cli/pareto_report.h"
 #include "cli/svg.h"
-#include "search/pareto.h"
+#include "plan/pareto.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {

@@ -11,7 +11,7 @@
 #include "cli/report.h"
 #include "plan/error_bands.h"
 #include "search/oracle.h"
-#include "search/refine.h"
+#include "plan/refine.h"
 
 namespace l2s::cli {
 

@@ -1,5 +1,5 @@
 // `l2s plan --pareto` and the frontier series of `l2s compare`'s pareto.svg: formatting of the
-// throughput-interactivity sweep that src/search/pareto.h computes (table, JSON, SVG series).
+// throughput-interactivity sweep that src/plan/pareto.h computes (table, JSON, SVG series).
 // docs/PLAN.md ("--pareto") describes the output.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include "cli/svg.h"
 #include "plan/progress.h"
-#include "search/pareto.h"
+#include "plan/pareto.h"
 #include "sim/simulator.h"
 
 

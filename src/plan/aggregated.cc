@@ -200,7 +200,7 @@ StatusOr<AggPlan> PlanAggregated(const Simulator& sim, const StrategySpace& spac
     o.refined_from = unrefined != nullptr ? unrefined->batch : 0;
     o.unrefined_value = unrefined != nullptr ? unrefined->tokens_per_s_per_gpu : 0;
   };
-  // Each candidate also with its batch refined between the space's options (search/refine.h:
+  // Each candidate also with its batch refined between the space's options (plan/refine.h:
   // an engine takes any batch, and its translation below is simulated at one).
   auto consider = [&](const std::string& by, const Strategy& s, const Evaluation& e) {
     consider_one(by, s, e, nullptr);

@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "launch/launch.h"
 #include "plan/progress.h"
-#include "search/refine.h"
+#include "plan/refine.h"
 #include "search/search.h"
 #include "search/work_bound.h"
 #include "sim/simulator.h"

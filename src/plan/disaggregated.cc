@@ -8,7 +8,7 @@
 #include "engine/restrict.h"
 #include "plan/space.h"
 #include "search/oracle.h"
-#include "search/refine.h"
+#include "plan/refine.h"
 #include "search/work_bound.h"
 #include "sim/disagg.h"
 
@@ -168,7 +168,7 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
     d.decode_batch_refined_from = decode_from;
   };
   // Each candidate also with its instances' batches refined between the spaces' options
-  // (search/refine.h).
+  // (plan/refine.h).
   auto consider = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e) {
     consider_one(by, p, e, 0, 0);
     if (!req.refine) return;

@@ -36,7 +36,7 @@ struct DisaggPlanRequest {
   // A cluster of several GPU pools (hw.h ClusterPools), or null: every assignment is searched
   // (each pool alone serving both roles, and every ordered pair prefill pool -> decode pool).
   const ClusterPools* pools = nullptr;
-  // The plan's instances' batches refined between the spaces' options (search/refine.h; plan's
+  // The plan's instances' batches refined between the spaces' options (plan/refine.h; plan's
   // answer). Off: the best deployment on the spaces' batches (the Pareto sweep, whose points are
   // the optimum on the grid under each limit, as the aggregated series').
   bool refine = true;
@@ -56,7 +56,7 @@ struct DisaggPlan {
   std::string found_by;         // "search" or "oracle"
   JointSpace::Point best;
   DisaggEvaluation eval;
-  // The instances' batches before they were refined (search/refine.h; 0: not refined).
+  // The instances' batches before they were refined (plan/refine.h; 0: not refined).
   int prefill_batch_refined_from = 0, decode_batch_refined_from = 0;
   bool interrupted = false;
 };

@@ -8,7 +8,7 @@
 #include "engine/restrict.h"
 #include "plan/space.h"
 #include "search/oracle.h"
-#include "search/refine.h"
+#include "plan/refine.h"
 #include "search/work_bound.h"
 
 namespace l2s::plan {

@@ -12,7 +12,7 @@
 #include "engine/engine.h"
 #include "plan/aggregated.h"
 #include "plan/progress.h"
-#include "search/pareto.h"
+#include "plan/pareto.h"
 #include "sim/simulator.h"
 
 namespace l2s::plan {
@@ -56,7 +56,7 @@ struct EngineTable {
 StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
                                   const PlanProgress& progress = {});
 
-// The TPOT sweep of `l2s plan --pareto` (search/pareto.h) restricted to what engine `id`
+// The TPOT sweep of `l2s plan --pareto` (plan/pareto.h) restricted to what engine `id`
 // launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
 // else req.search) on engine `id`'s restricted space (engine/restrict.h) under its scheduler (as
 // PlanForEngine's problem), on the space's batch grid like the aggregated series, its throughput

@@ -78,7 +78,7 @@ TEST(DisaggCli, SearchOracleSolvesTheJointSpace) {
   EXPECT_EQ(b["search"]["searcher"], "oracle");
   EXPECT_EQ(b["oracle"]["status"], "solved");
   // The plan is the optimum, its instances' batches refined between the space's options
-  // (search/refine.h) when that gains: at least the optimum, equal to it when nothing was refined.
+  // (plan/refine.h) when that gains: at least the optimum, equal to it when nothing was refined.
   const bool refined = b["prefill"]["batch_refined_from"].is_number() ||
                        b["decode"]["batch_refined_from"].is_number();
   if (refined)

@@ -131,7 +131,7 @@ TEST(PlanCli, TrueDefaultJson) {
   EXPECT_GE(rec, megatron * (1 - 1e-12));
   EXPECT_GE(rec, Num(j["search"]["best"]["tokens_per_s_per_gpu"]));
   // The plan may be a strategy the search evaluated with its batch refined between the space's
-  // options (search/refine.h): best.batch_refined_from is then the batch it was evaluated at and
+  // options (plan/refine.h): best.batch_refined_from is then the batch it was evaluated at and
   // best.tokens_per_s_per_gpu_before_refinement its value there (at most the search's best).
   // (The oracle in the searcher's place - the engine portfolio - is the search: no warning.)
   if (best["found_by"] == "search" || j["searcher_spec"] == "oracle") {

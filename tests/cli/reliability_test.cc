@@ -506,7 +506,7 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
   }
   ASSERT_EQ(j["oracle"]["status"], "solved");
   EXPECT_GE(plan, Num(j["oracle"]["tokens_per_s_per_gpu"]));
-  // The oracle's optimum, its batch refined between the space's options (search/refine.h): this
+  // The oracle's optimum, its batch refined between the space's options (plan/refine.h): this
   // decode problem is memory-bound, and the batch the oracle's 256 leaves room for is larger.
   EXPECT_GE(Num(j["oracle"]["recommended_fraction"]), 1.0);
   EXPECT_EQ(j["best"]["found_by"], "oracle");
@@ -541,7 +541,7 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
       << t.out;
 }
 
-// The plan refines every strategy the search evaluated, not only its best (search/refine.h
+// The plan refines every strategy the search evaluated, not only its best (plan/refine.h
 // EvaluatedStrategies): deepseek-v3 served on 256 H100s (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms),
 // aggregated, the default rl at 4,000 calls, seed 0. The search's best (pp=1,tp=8,ep=64 at batch
 // 256, 791.92 tokens/s per GPU) refines to 804.77; another strategy it evaluated (pp=4,tp=16,ep=64

@@ -1,5 +1,5 @@
 // Batch refinement of a finished plan (refine.h).
-#include "search/refine.h"
+#include "plan/refine.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
-// Batch refinement of a finished plan (search/refine.h): a TPOT-bound plan moves to the largest
+// Batch refinement of a finished plan (plan/refine.h): a TPOT-bound plan moves to the largest
 // batch within the limit, refinement never lowers a plan or makes it invalid (random strategies),
 // and a disaggregated deployment's instances move to the largest batches the joint TTFT allows.
-#include "search/refine.h"
+#include "plan/refine.h"
 
 #include <gtest/gtest.h>
 

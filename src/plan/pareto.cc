@@ -1,4 +1,4 @@
-#include "search/pareto.h"
+#include "plan/pareto.h"
 
 #include "search/work_bound.h"
 

@@ -1,8 +1,8 @@
-// The throughput-interactivity frontier (search/pareto.h): the fast front against an O(n^2)
+// The throughput-interactivity frontier (plan/pareto.h): the fast front against an O(n^2)
 // reference filter on random points, the TPOT grid, and the aggregated sweep on small problems
 // against brute force over every strategy of the space: each point is the best plan under its
 // limit, the front is monotone and no evaluated strategy dominates a front point.
-#include "search/pareto.h"
+#include "plan/pareto.h"
 
 #include <gtest/gtest.h>
 
