@@ -5,7 +5,7 @@
 # fraction of the exact oracle per seed; prints, per problem and searcher, the worst seed and the
 # seeds at 0.99 and 0.98 of the oracle, then the totals.
 #
-#   scripts/disagg_study.sh [--build-dir DIR] [--budget N] [--searchers "rl,rl(warm=0)"]
+#   scripts/disagg_study.sh [--build-dir DIR] [--budget N] [--searchers "local,rl"]
 #                           [--set suite|outside|all|held15] [--jobs N] [--out DIR]
 #
 # Every problem serves 2,048 in / 512 out tokens (the suite's deepseek-v3 on 128 H100s: 4,096 in)
@@ -15,7 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$here/build"
 budget=4000
-searchers="rl,rl(warm=0)"
+searchers="local,rl"
 set_name=suite
 jobs=2
 out=""

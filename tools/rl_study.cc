@@ -133,7 +133,7 @@ std::vector<std::string> SuiteScenarios(const std::string& name) {
     return {"deepseek-v3:4k:decode@32xh800", "deepseek-v3:4k:decode@144xh800",
             "deepseek-v3:4k:prefill@32xh800", "deepseek-v3:4k:decode@64xh100",
             "deepseek-v3:4k:prefill@128xh100"};
-  // The problems held out of pretraining (tools/pretrain_rl: the models llama-3.1-70b,
+  // The problems held out of the former pretraining (the models llama-3.1-70b,
   // mixtral-8x7b, qwen3-30b-a3b and kimi-k2, every H200 cluster and every 16- or 64-GPU one):
   // docs/dev/RL_STUDY.md's seven of the warm-start study, and the sixteen first run in issue 14's
   // seventeenth pass (sets A and B; A's mixtral-8x7b serve problem was traced in that pass).
