@@ -127,7 +127,7 @@ skip_job() {  # a scenario --quick leaves out
 seeds=10
 [ "$quick" = 1 ] && seeds=3
 meta_kv seeds "$seeds"
-common=(--budget 4000 --seeds "$seeds" --searchers rl,sa,rw,megatron,oracle --oracle-seconds 120)
+common=(--budget 4000 --seeds "$seeds" --searchers "rl,rl(paper=1),sa,rw,megatron,oracle" --oracle-seconds 120)
 
 # Oracle plan + explain of its best strategy (the "why" sentence; search.best: the oracle's own
 # optimum, before plan refines its batch) for one serve-mode problem: the
