@@ -141,7 +141,6 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     if (problem.is_null()) problem = plan["problem"];
     // Every series' front points; their front is the best this GPU type reaches.
     std::vector<ParetoPoint> pts;
-    std::vector<double> usd_of;  // by position in pts
     for (const nlohmann::json& q : plan["pareto"]) {
       ParetoPoint pt;
       pt.series = q.value("series", "");
@@ -150,21 +149,16 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
       pt.tpot_ms = q.value("tpot_ms", 0.0);
       pt.ttft_ms = q.value("ttft_ms", 0.0);
       pt.strategy = q.value("strategy", "");
-      // The point's index rides in tpot_limit_ms' place through ParetoFront (its price is
-      // looked up by it below; the limit is not reported).
-      const double usd = q.contains("usd_per_mtok_output") && q["usd_per_mtok_output"].is_number()
-                             ? q["usd_per_mtok_output"].get<double>()
-                             : -1;
-      pt.tpot_limit_ms = static_cast<double>(usd_of.size());
-      usd_of.push_back(usd);
+      pt.usd_per_mtok_output =
+          q.contains("usd_per_mtok_output") && q["usd_per_mtok_output"].is_number()
+              ? q["usd_per_mtok_output"].get<double>()
+              : -1;
       pts.push_back(pt);
     }
     r.front = ParetoFront(pts);
-    for (ParetoPoint& pt : r.front) {
-      const double usd = usd_of[static_cast<size_t>(pt.tpot_limit_ms)];
-      if (usd < 0) all_priced = false;
-      r.usd.push_back(usd);
-      pt.tpot_limit_ms = 0;
+    for (const ParetoPoint& pt : r.front) {
+      if (pt.usd_per_mtok_output < 0) all_priced = false;
+      r.usd.push_back(pt.usd_per_mtok_output);
     }
     if (r.front.empty()) {
       r.reason = "no valid plan under any TPOT limit";

@@ -28,6 +28,7 @@ struct ParetoPoint {
   std::string strategy;              // the plan in text form
   std::string found_by;              // "oracle", or the searcher spec used when it could not finish
   bool exact = false;                // the oracle finished: no plan under the limit is better
+  double usd_per_mtok_output = -1;   // $ per million output tokens at the user's price (-1: none)
 };
 
 // Tokens per second one user receives at `tpot_ms` per output token: 1000 / tpot_ms. The
