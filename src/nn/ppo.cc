@@ -21,7 +21,15 @@ StatusOr<PpoStats> Run(PolicyNet& net, std::span<const PolicySample> batch, cons
     const PolicySample& s = batch[i];
     Status st = net.Forward(s.obs);
     if (!st.ok()) return st;
-    const Vec& logits = net.logits();
+    const Vec* lg = &net.logits();
+    if (s.logit_offset.size() != 0) {
+      if (s.logit_offset.size() != lg->size())
+        return Status::InvalidArgument("PPO sample " + std::to_string(i) +
+                                       ": logit_offset size differs from the logits'");
+      ws.logits = *lg + s.logit_offset;
+      lg = &ws.logits;
+    }
+    const Vec& logits = *lg;
     st = ws.dist.Set(layout, std::span<const double>(logits.data(), logits.size()), s.mask);
     if (!st.ok()) return st;
     StatusOr<double> logp = ws.dist.LogProb(s.actions);

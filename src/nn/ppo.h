@@ -29,6 +29,10 @@ struct PolicySample {
   std::vector<bool> mask;    // [K] allowed options (true = allowed), or empty for "all allowed"
   double old_log_prob = 0.0; // joint log-probability under the sampling policy
   double advantage = 0.0;    // e.g. reward - running-mean baseline
+  // [K] fixed logits added to the network's before the softmax (a prior that is constant in the
+  // parameters, e.g. the RL searcher's elite prior), or empty for none. The gradient flows into
+  // the network unchanged.
+  Vec logit_offset;
 };
 
 struct PpoConfig {
@@ -48,6 +52,7 @@ struct PpoStats {
 struct PpoWorkspace {
   MultiCategorical dist;
   Vec dlogits;  // [K]
+  Vec logits;   // [K] network logits + the sample's offset
 };
 
 // Evaluates L on `batch` (one Forward per sample) without touching gradients.

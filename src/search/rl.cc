@@ -11,6 +11,7 @@
 #include "nn/adam.h"
 #include "nn/categorical.h"
 #include "nn/policy_net.h"
+#include "nn/ppo.h"
 #include "nn/rng.h"
 #include "search/searchers.h"
 
@@ -74,15 +75,11 @@ int SampleHead(const double* logits, const uint8_t* allowed, int n, double u) {
   return last;  // rounding: u beyond the accumulated mass
 }
 
-// One proposal kept for the PPO update.
+// One proposal kept for the PPO update: the sample (its logit offset is the elite prior it was
+// drawn with, fixed) and its reward.
 struct Sample {
-  nn::Mat obs;               // [rows, K + 1] observation it was sampled from
-  std::vector<int> actions;  // [num_heads]
-  std::vector<bool> mask;    // [K] allowed options, or empty (all allowed)
-  nn::Vec prior;             // [K] elite prior the proposal was sampled with (fixed)
-  double old_log_prob = 0;   // joint log-probability under the sampling policy
+  nn::PolicySample ppo;
   double reward = 0;
-  double advantage = 0;
 };
 
 // State of one search.
@@ -122,7 +119,6 @@ class RlRun {
   nn::MultiCategorical dist_;
   nn::Vec prior_;                     // [K] elite prior of the current proposal
   nn::Vec logits_;                    // [K] network logits + elite prior
-  nn::Vec dlogits_;                   // [K] PPO gradient scratch
 
   nn::Mat obs_;                       // [rows, K + 1] current observation
   std::vector<int> action_;           // [num_heads] current proposal
@@ -135,6 +131,8 @@ class RlRun {
   double ref_value_ = 0;              // first valid value (reward normalisation); 0 = none yet
   double best_raw_ = 0;               // incumbent b in units of ref_value_
   std::vector<Sample> buffer_;
+  std::vector<nn::PolicySample> batch_;  // the rollout handed to PPO
+  nn::PpoWorkspace ppo_ws_;
 
   // Network lifetime.
   int64_t policy_budget_ = 0;         // calls for the policy (the rest: refine)
@@ -162,7 +160,6 @@ Status RlRun::Run() {
   }
   prior_.setZero(k_);
   logits_.setZero(k_);
-  dlogits_.setZero(k_);
   head_mask_.assign(max_size, 1);
   action_.assign(num_heads_, 0);
   if (Status st = MakePolicyNet(NetSeed(seed_, 0)); !st.ok()) return st;
@@ -383,20 +380,17 @@ void RlRun::Record(const Evaluation& e) {
     if (e.verdict == Verdict::kStructure) ++stats_->structural;
   }
   Sample s;
-  s.obs = obs_;
-  s.actions = action_;
-  s.mask = mask_;
-  s.prior = prior_;
-  s.old_log_prob = logp_;
+  s.ppo.obs = obs_;
+  s.ppo.actions = action_;
+  s.ppo.mask = mask_;
+  s.ppo.logit_offset = prior_;
+  s.ppo.old_log_prob = logp_;
   s.reward = reward;
   buffer_.push_back(std::move(s));
 }
 
-// PPO clipped surrogate with entropy bonus (Schulman et al. 2017, eq. 7 and 9; no value term),
-// the same loss as nn::PpoLossAndGrad but over the policy's logits network + prior:
-//   L = -(1/N) sum_i min(r_i A_i, clip(r_i, 1 - eps, 1 + eps) A_i) - c_ent (1/N) sum_i H_i,
-// r_i = exp(log pi(a_i | o_i) - old_log_prob_i). The prior is constant in the parameters, so
-// dL/dlogits flows into the network unchanged.
+// PPO (nn/ppo.h: clipped surrogate with entropy bonus, over net + the fixed prior) on the rollout,
+// advantage = (r - baseline) / scale with the baseline and scale of the rewards before it.
 Status RlRun::Update() {
   const double n = static_cast<double>(buffer_.size());
   if (!baseline_set_) {
@@ -409,39 +403,23 @@ Status RlRun::Update() {
     baseline_set_ = true;
   }
   const double scale = std::max(std::sqrt(dev2_), kMinAdvantageScale);
-  for (Sample& s : buffer_) s.advantage = (s.reward - baseline_) / scale;
+  batch_.clear();
+  for (Sample& s : buffer_) {
+    s.ppo.advantage = (s.reward - baseline_) / scale;
+    batch_.push_back(std::move(s.ppo));
+  }
   // Then fold the batch into the running statistics (the advantages above used the past only).
   for (const Sample& s : buffer_) {
     const double d = s.reward - baseline_;
     baseline_ += (1.0 - o_.decay) * d;
     dev2_ = o_.decay * dev2_ + (1.0 - o_.decay) * d * d;
   }
-  nn::PolicyModel& net = *net_;
-  const double inv_n = 1.0 / n;
+  const nn::PpoConfig cfg{o_.clip, o_.entropy};
   for (int ep = 0; ep < o_.epochs; ++ep) {
-    for (const Sample& s : buffer_) {
-      // Shapes fixed by construction; Forward cannot fail.
-      (void)net.Forward(s.obs);
-      logits_ = net.logits() + s.prior;
-      Status st = dist_.Set(net.layout(), std::span<const double>(logits_.data(), logits_.size()),
-                            s.mask);
-      if (!st.ok()) return st;
-      StatusOr<double> logp = dist_.LogProb(s.actions);
-      if (!logp.ok()) return logp.status();
-      const double r = std::exp(*logp - s.old_log_prob);
-      const double a = s.advantage;
-      const double unclipped = r * a;
-      const double clipped = std::clamp(r, 1.0 - o_.clip, 1.0 + o_.clip) * a;
-      const double dloss_dlogp = unclipped <= clipped ? -a * r * inv_n : 0.0;
-      dlogits_.setZero();
-      std::span<double> dl(dlogits_.data(), dlogits_.size());
-      dist_.AddLogProbGrad(s.actions, dloss_dlogp, dl);
-      if (o_.entropy != 0) dist_.AddEntropyGrad(-o_.entropy * inv_n, dl);
-      st = net.Backward(dlogits_);
-      if (!st.ok()) return st;
-    }
+    if (StatusOr<nn::PpoStats> st = nn::PpoLossAndGrad(*net_, batch_, cfg, &ppo_ws_); !st.ok())
+      return st.status();
     adam_.Step(nn::CosineLr(o_.lr, 0.0, step_, life_steps_));
-    net.ZeroGrad();
+    net_->ZeroGrad();
     ++step_;
   }
   ++stats_->updates;

@@ -45,7 +45,7 @@ TEST(PpoLoss, OnPolicyValueIsMinusAdvantageMinusEntropyBonus) {
   // r = 1 when old_log_prob is the current log-prob: L = -A - c_ent * H, KL 0, nothing clipped.
   PolicyNet net = MakeNet(SmallConfig());
   Rng rng(1);
-  PolicySample s{RandomMat(rng, 3, 4), {1, 2}, {}, 0.0, 0.7};
+  PolicySample s{RandomMat(rng, 3, 4), {1, 2}, {}, 0.0, 0.7, {}};
   s.old_log_prob = CurrentLogProb(net, s);
   MultiCategorical d;
   ASSERT_TRUE(d.Set(net.layout(), std::span<const double>(net.logits().data(), 7), {}).ok());
@@ -66,9 +66,9 @@ TEST(PpoLoss, ClippedValueHandComputed) {
   // log-ratio ln 0.5 (r = 0.5), A = -1: min(-0.5, -0.8) = -0.8 -> policy loss +0.8.
   PolicyNet net = MakeNet(SmallConfig());
   Rng rng(2);
-  PolicySample a{RandomMat(rng, 2, 4), {0, 3}, {}, 0.0, 1.0};
+  PolicySample a{RandomMat(rng, 2, 4), {0, 3}, {}, 0.0, 1.0, {}};
   a.old_log_prob = CurrentLogProb(net, a) - std::log(2.0);
-  PolicySample b{RandomMat(rng, 2, 4), {2, 1}, {}, 0.0, -1.0};
+  PolicySample b{RandomMat(rng, 2, 4), {2, 1}, {}, 0.0, -1.0, {}};
   b.old_log_prob = CurrentLogProb(net, b) - std::log(0.5);
   const std::vector<PolicySample> batch = {a, b};
   StatusOr<PpoStats> st = PpoLoss(net, batch, PpoConfig{});
@@ -83,12 +83,44 @@ TEST(PpoLoss, ClippedValueHandComputed) {
   EXPECT_EQ(GlobalGradNorm(net.Params()), 0.0);
 }
 
+// A logit offset enters the softmax beside the network's logits: the same sample with an offset
+// that favours its action has a higher current log-probability, hence a ratio of exp(gain) with
+// the same old_log_prob (hand-derived: head 0 of 3 options gets +ln 3 on the chosen option, so
+// p' = 3p / (3p + 1 - p)); an offset constant over a head changes nothing; a wrong size is an
+// error.
+TEST(PpoLoss, LogitOffsetEntersTheSoftmax) {
+  PolicyNet net = MakeNet(SmallConfig());
+  Rng rng(5);
+  PolicySample s{RandomMat(rng, 3, 4), {1, 2}, {}, 0.0, 1.0, {}};
+  s.old_log_prob = CurrentLogProb(net, s);
+  MultiCategorical d;
+  ASSERT_TRUE(d.Set(net.layout(), std::span<const double>(net.logits().data(), 7), {}).ok());
+  const double p = d.probs()[1];  // head 0, option 1
+  const double p_new = 3 * p / (3 * p + 1 - p);
+  PolicySample favoured = s;
+  favoured.logit_offset = Vec::Zero(7);
+  favoured.logit_offset[1] = std::log(3.0);
+  PpoConfig wide;
+  wide.clip_eps = 10;  // no clipping: policy loss = -r A
+  StatusOr<PpoStats> st = PpoLoss(net, std::vector<PolicySample>{favoured}, wide);
+  ASSERT_TRUE(st.ok());
+  EXPECT_NEAR(st->policy_loss, -p_new / p, 1e-12);
+  PolicySample shifted = s;
+  shifted.logit_offset = Vec::Zero(7);
+  for (int i = 3; i < 7; ++i) shifted.logit_offset[i] = 2.5;  // all of head 1
+  st = PpoLoss(net, std::vector<PolicySample>{shifted}, wide);
+  ASSERT_TRUE(st.ok());
+  EXPECT_NEAR(st->policy_loss, -1.0, 1e-12);
+  shifted.logit_offset = Vec::Zero(6);
+  EXPECT_FALSE(PpoLoss(net, std::vector<PolicySample>{shifted}, wide).ok());
+}
+
 TEST(PpoLoss, RejectsBadInput) {
   PolicyNet net = MakeNet(SmallConfig());
   Rng rng(3);
   const PpoConfig cfg;
   EXPECT_FALSE(PpoLossAndGrad(net, {}, cfg).ok());  // empty batch
-  PolicySample s{RandomMat(rng, 3, 4), {1, 2}, {}, 0.0, 1.0};
+  PolicySample s{RandomMat(rng, 3, 4), {1, 2}, {}, 0.0, 1.0, {}};
   s.mask = {true, false, true, true, true, true, true};  // action 1 of head 0 masked
   EXPECT_FALSE(PpoLossAndGrad(net, std::vector<PolicySample>{s}, cfg).ok());
   s.mask = {};
