@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/counts.h"
 #include "search/joint.h"
 #include "search/oracle.h"
 
@@ -88,6 +89,29 @@ uint64_t SlotSeed(uint64_t seed, size_t slot, int round) {
   return x ^ (x >> 31);
 }
 
+// Strategy s of an instance of from_gpus GPUs moved to `to`'s: pp, tp and every other choice
+// kept, dp following the GPUs, ep the option nearest (in log2) to the same share of a stage but
+// on fewer GPUs at least as wide as before (the experts' bytes per GPU stay what fitted), the
+// expert slots refitted when needed. False when no such point of `to` exists.
+bool Move(const StrategySpace& to, Strategy s, int from_gpus, Strategy* out) {
+  const int g = to.num_gpus();
+  if (g % (s.pp * s.tp) != 0) return false;
+  const int stage = g / s.pp;
+  double want = s.ep * static_cast<double>(g) / from_gpus;
+  if (g < from_gpus) want = std::min<double>(stage, std::max<double>(want, s.ep));
+  std::vector<int> eps = to.ep_options();
+  std::stable_sort(eps.begin(), eps.end(), [&](int a, int b) {
+    return std::abs(std::log2(a / want)) < std::abs(std::log2(b / want));
+  });
+  s.dp = g / (s.pp * s.tp);
+  for (int ep : eps) {
+    s.ep = ep;
+    *out = s;
+    if (to.Check(*out).ok() || FitSlots(to, out)) return true;
+  }
+  return false;
+}
+
 class Decomposed {
  public:
   Decomposed(const JointSpace& js, const RoleRun& run, Observer* observer, int64_t budget)
@@ -106,6 +130,9 @@ class Decomposed {
         const int pl = pools_.back()[pre ? 0 : 1];
         for (int g : pre ? dm.prefill_sizes() : dm.decode_sizes()) {
           const StrategySpace* sp = pre ? js_.PrefillSpace(m, g) : js_.DecodeSpace(m, g);
+          // An instance whose GPUs cannot hold the model's weights once has no valid point.
+          const Problem& pr = (pre ? dm.PrefillSim(g) : dm.DecodeSim(g)).problem();
+          if (WeightBytes(pr.model, pr.workload.weight) > g * pr.cluster.gpu.hbm_bytes) continue;
           if (sp == nullptr || std::any_of(slots_.begin(), slots_.end(), [&](const Slot& o) {
                 return o.pre == pre && o.pool == pl && o.g == g;
               }))
@@ -192,6 +219,16 @@ class Decomposed {
                                (s.pre ? st.prefill_pool : st.decode_pool).gpus_per_domain);
       AddOverlapRecipes(*s.space, &start);
     }
+    // The best part of the role and pool at any other size, moved to this one.
+    const Slot* from = nullptr;
+    for (const Slot& o : slots_)
+      if (&o != &s && o.pre == s.pre && o.pool == s.pool && o.Best() != nullptr &&
+          (from == nullptr || o.Best()->e.tokens_per_s_per_gpu > from->Best()->e.tokens_per_s_per_gpu))
+        from = &o;
+    Strategy moved;
+    if (from != nullptr && Move(*s.space, from->Best()->s, from->g, &moved) &&
+        std::find(start.begin(), start.end(), moved) == start.end())
+      start.push_back(moved);
     SlotObserver so(&s, obs_, used_, budget_ + 1, calls);
     Charge(s, run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, false, &so));
   }
@@ -255,13 +292,15 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     if (dc.best_value() > 0 && (trace.empty() || dc.best_value() > trace.back().value))
       trace.push_back(TracePoint{dc.used(), dc.best_value()});
   };
-  // 1. Every slot, decode first (its steps set the prefill slots' latency limits): solved
-  // exactly when its space fits its share of half the budget, else a first search of that share.
-  const int64_t share = std::max<int64_t>(1, (budget - 1) / 2 / std::max<size_t>(1, n));
+  // 1. Every slot, decode first (its steps set the prefill slots' latency limits), largest
+  // instances first (slots ascend by size; a smaller one starts from the role's best part moved
+  // to it): solved exactly when its space fits its share of a quarter of the budget, else a first
+  // search of that share.
+  const int64_t share = std::max<int64_t>(1, (budget - 1) / 4 / std::max<size_t>(1, n));
   std::vector<size_t> searched;
   for (bool pre : {false, true}) {
     if (pre) dc.Assess();
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = n; i-- > 0;) {
       if (slots[i].pre != pre || dc.Solve(i, static_cast<double>(share))) continue;
       dc.Search(i, share, 0, seed);
       searched.push_back(i);
@@ -269,8 +308,9 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   }
   note_best();
   // 2. Successive halving on the searched slots, ranked by the value of their best pairing (then
-  // their best tokens/s per GPU): each round keeps the better half (at least two) and shares
-  // the calls left over the rounds left; once two remain, they share what is left.
+  // their best tokens/s per GPU): each round keeps the better half (at least two), and its slots
+  // share equally the calls left divided by the rounds left (decode first); once two remain,
+  // they share what is left.
   auto rank = [&](size_t a, size_t b) {
     if (slots[a].value != slots[b].value) return slots[a].value > slots[b].value;
     const Part* x = slots[a].Best();
@@ -279,6 +319,7 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   };
   int round = 1;
   while (!searched.empty() && dc.left() > 0) {
+    dc.Assess();
     std::stable_sort(searched.begin(), searched.end(), rank);
     searched.resize(std::max<size_t>(std::min<size_t>(2, searched.size()),
                                      (searched.size() + 1) / 2));
@@ -321,9 +362,9 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   int exact = 0;
   for (const Slot& s : slots) exact += s.exact ? 1 : 0;
   r.note = fmt::format(
-      "decomposed: {} role calls, {} of {} (role, instance size) slots solved exactly, {} "
-      "rounds; best pair {} + {} GPUs; last call: that pair through the joint problem",
-      dc.used(), exact, n, round - 1, dc.best().gp, dc.best().gd);
+      "decomposed: {} role calls, {} of {} (role, instance size) slots solved exactly; best pair "
+      "{} + {} GPUs; last call: that pair through the joint problem",
+      dc.used(), exact, n, dc.best().gp, dc.best().gd);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
