@@ -71,6 +71,8 @@ class JointSpace final : public EncodedSpace {
   // its sizes or the space is empty).
   const StrategySpace* PrefillSpace(int model, int g) const;
   const StrategySpace* DecodeSpace(int model, int g) const;
+  // Whether a prefill instance of gp GPUs and a decode instance of gd fit the pools of a model.
+  bool PairFits(int model, int gp, int gd) const;
   const SpaceOptions& prefill_options() const { return popt_; }
   const SpaceOptions& decode_options() const { return dopt_; }
   int strategy_heads() const { return strat_heads_; }
@@ -91,7 +93,6 @@ class JointSpace final : public EncodedSpace {
   const Sub* SubOf(int model, bool prefill, int g) const;
   // Maps the union indices of a strategy block to the sub's local ones; false if absent.
   bool ToLocal(const Sub& s, std::span<const int> block, int n, std::vector<int>* local) const;
-  bool PairFits(int model, int gp, int gd) const;
 
   std::vector<const DisaggModel*> models_;
   SpaceOptions popt_, dopt_;

@@ -141,6 +141,22 @@ class Decomposed {
         }
       }
     }
+    // A slot no slot of the other role pairs with (their GPUs do not fit the pools) is left out.
+    auto pairs = [&](const Slot& a) {
+      for (const Slot& b : slots_)
+        for (size_t m = 0; b.pre != a.pre && m < pools_.size(); ++m) {
+          const Slot& p = a.pre ? a : b;
+          const Slot& d = a.pre ? b : a;
+          if (pools_[m][0] == p.pool && pools_[m][1] == d.pool &&
+              js_.PairFits(static_cast<int>(m), p.g, d.g))
+            return true;
+        }
+      return false;
+    };
+    std::vector<Slot> kept;
+    for (const Slot& a : slots_)
+      if (pairs(a)) kept.push_back(a);
+    slots_ = std::move(kept);
   }
 
   std::vector<Slot>& slots() { return slots_; }
@@ -307,34 +323,37 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
     }
   }
   note_best();
-  // 2. Successive halving on the searched slots, ranked by the value of their best pairing (then
-  // their best tokens/s per GPU): each round keeps the better half (at least two), and its slots
-  // share equally the calls left divided by the rounds left (decode first); once two remain,
-  // they share what is left.
+  // 2. Successive halving, per role, on the searched slots ranked by the value of their best
+  // pairing (then their best tokens/s per GPU): each round keeps the better half of each role's
+  // (at least one), and its slots share equally the calls left divided by the rounds left
+  // (decode first); once one of each role remains, they share what is left.
   auto rank = [&](size_t a, size_t b) {
     if (slots[a].value != slots[b].value) return slots[a].value > slots[b].value;
     const Part* x = slots[a].Best();
     const Part* y = slots[b].Best();
     return (x ? x->e.tokens_per_s_per_gpu : 0) > (y ? y->e.tokens_per_s_per_gpu : 0);
   };
-  int round = 1;
-  while (!searched.empty() && dc.left() > 0) {
+  std::vector<size_t> alive[2];  // [pre]
+  for (size_t i : searched) alive[slots[i].pre].push_back(i);
+  for (int round = 1; dc.left() > 0; ++round) {
     dc.Assess();
-    std::stable_sort(searched.begin(), searched.end(), rank);
-    searched.resize(std::max<size_t>(std::min<size_t>(2, searched.size()),
-                                     (searched.size() + 1) / 2));
     int rounds_left = 1;
-    for (size_t k = searched.size(); k > 2; k = (k + 1) / 2) ++rounds_left;
+    for (std::vector<size_t>& v : alive) {
+      std::stable_sort(v.begin(), v.end(), rank);
+      v.resize((v.size() + 1) / 2);
+      int k = 1;
+      for (size_t m = v.size(); m > 1; m = (m + 1) / 2) ++k;
+      rounds_left = std::max(rounds_left, k);
+    }
+    const size_t count = alive[0].size() + alive[1].size();
+    if (count == 0) break;
     const int64_t before = dc.used();
-    const int64_t each = std::max<int64_t>(
-        1, dc.left() / rounds_left / static_cast<int64_t>(searched.size()));
-    for (bool pre : {false, true}) {
-      for (size_t i : searched)
-        if (slots[i].pre == pre) dc.Search(i, each, round, seed);
+    const int64_t each = std::max<int64_t>(1, dc.left() / rounds_left / static_cast<int64_t>(count));
+    for (const std::vector<size_t>& v : alive) {
+      for (size_t i : v) dc.Search(i, each, round, seed);
       dc.Assess();
     }
     note_best();
-    ++round;
     if (dc.used() == before) break;  // nothing left to search
   }
   // 3. The last call evaluates the best pair through the joint problem.

@@ -4,10 +4,10 @@
 // decomposed search (local's path there) against the oracle.
 #include "search/joint.h"
 
-#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
@@ -278,10 +278,18 @@ TEST(JointSearch, DecomposedSolvesEverySmallSlotExactly) {
     ASSERT_TRUE(r.found) << r.note;
     const double v = exact.eval.tokens_per_s_per_gpu;
     EXPECT_NEAR(r.eval.tokens_per_s_per_gpu, v, 1e-9 * v) << r.note;
-    EXPECT_NE(r.note.find(fmt::format("{} of {} (role, instance size) slots solved exactly",
-                                      slots, slots)),
-              std::string::npos)
+    // Every slot exact: "K of K (role, instance size) slots solved exactly", K at most the
+    // spaces (slots no other role's size pairs with are left out).
+    int64_t calls = 0;
+    int exact_slots = -1, all_slots = -2;
+    ASSERT_EQ(std::sscanf(r.note.c_str(), "decomposed: %ld role calls, %d of %d", &calls,
+                          &exact_slots, &all_slots),
+              3)
         << r.note;
+    EXPECT_EQ(exact_slots, all_slots) << r.note;
+    EXPECT_GE(all_slots, 2);
+    EXPECT_LE(all_slots, slots);
+    EXPECT_EQ(calls + 1, r.calls);
     EXPECT_LE(r.calls, budget);
     // Through local: the same search.
     EXPECT_EQ(Decomposed(jp, budget, 0).best_encoded, r.best_encoded);
