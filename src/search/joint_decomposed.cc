@@ -34,7 +34,6 @@ struct Slot {
   int g = 0;
   const StrategySpace* space = nullptr;
   std::vector<Part> front;  // not dominated in (cap higher, time lower); time ascending
-  int64_t spent = 0;        // calls of its searches
   double limit_ms = 0;      // prefill: the latency its searches are held to (0: none)
   bool exact = false;       // solved by the role oracle
   double value = 0;         // joint tokens/s per GPU of its best pairing (0: none)
@@ -214,7 +213,7 @@ class Decomposed {
     SlotObserver so(&s, obs_, used_, budget_ + 1, left());
     const SearchResult r = SolveExact(sim, *s.space, &so);
     if (r.found) s.Record(r.best, r.eval);
-    Charge(s, r);
+    Charge(r);
     s.exact = !r.interrupted;
     return s.exact;
   }
@@ -246,7 +245,7 @@ class Decomposed {
         std::find(start.begin(), start.end(), moved) == start.end())
       start.push_back(moved);
     SlotObserver so(&s, obs_, used_, budget_ + 1, calls);
-    Charge(s, run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, false, &so));
+    Charge(run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, false, &so));
   }
 
  private:
@@ -257,9 +256,8 @@ class Decomposed {
     if (s.pre && s.limit_ms > 0) sim.SetSlo(s.limit_ms, 0);
     return sim;
   }
-  void Charge(Slot& s, const SearchResult& r) {
+  void Charge(const SearchResult& r) {
     used_ += r.calls;
-    s.spent += r.calls;
     if (r.interrupted && obs_ != nullptr && obs_->Cancelled()) cancelled_ = true;
   }
   // The latency (ms) a prefill instance of gp GPUs may take beside decode part d of gd GPUs:
