@@ -6,8 +6,8 @@
 // `table` turns rows into the markdown tables of docs/dev/SEARCH.md.
 //
 //   search_study problems --set 2 --count 30             # the set, one line per problem
-//   search_study run --set 2 --count 30 --seeds 5 --budgets 1000,4000 \
-//       --searchers local,local(without=pair),rl,sa,rw [--shard 0/2] > rows.csv
+//   search_study run --set 2 --count 30 --seeds 5 --budgets 1000,4000
+//       --searchers local,local(without=pair),rl,sa,rw [--shard 0/2] > rows.csv   (one line)
 //   search_study table rows.csv ...                       # markdown, per searcher and budget
 //
 // Set 1 is the design set (moves and defaults were tuned on it); set 2 judges (docs/dev/SEARCH.md).

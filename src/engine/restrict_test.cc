@@ -164,7 +164,7 @@ TEST(RestrictedSpace, MaskCompletesEveryPrefix) {
   }
 }
 
-// The serving shapes the searchers start from (ServingTemplates, DpAttentionShapes) are, under
+// The serving shapes the searchers start from (ServingTemplates) are, under
 // an engine restriction, points the engine launches, and not all of them are dropped.
 TEST(RestrictedSpace, SeedShapesAreLaunchable) {
   for (const Case& c : Cases()) {
@@ -175,13 +175,6 @@ TEST(RestrictedSpace, SeedShapesAreLaunchable) {
       const std::vector<Strategy> t = ServingTemplates(*sp, c.model, 8);
       EXPECT_FALSE(t.empty()) << caps.name << " " << c.model.name << " " << c.gpus;
       for (const Strategy& s : t) {
-        EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
-        EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
-      }
-      Strategy base = t.empty() ? Strategy{} : t.front();
-      base.tp = 1;
-      base.dp = c.gpus;
-      for (const Strategy& s : DpAttentionShapes(*sp, c.model, 8, base)) {
         EXPECT_TRUE(sp->Check(s).ok()) << ToText(s);
         EXPECT_TRUE(Launchable(caps, c.model, s)) << caps.name << " " << ToText(s);
       }

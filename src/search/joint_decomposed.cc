@@ -136,7 +136,7 @@ class Decomposed {
                 return o.pre == pre && o.pool == pl && o.g == g;
               }))
             continue;
-          slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp});
+          slots_.push_back(Slot{.model = m, .pool = pl, .pre = pre, .g = g, .space = sp, .front = {}});
         }
       }
     }

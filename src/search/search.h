@@ -148,8 +148,8 @@ class Searcher {
 
 // The near-SLO potential of an evaluation that misses the TPOT or TTFT limit of `w`: its
 // throughput x limit / its latency (the throughput discounted by the share of the latency that
-// re-sharding would have to save); 0 for any other verdict, valid ones included. rl's nearslo
-// (rl.h 12.) and the decomposed disaggregated search's decode probes (joint.h) rank with it.
+// re-sharding would have to save); 0 for any other verdict, valid ones included. The local
+// searcher ranks invalid points with it (search/local.cc).
 double NearSloPotential(const Evaluation& e, const Workload& w);
 
 // Names accepted by MakeSearcher: local, rl, sa, rw, random, ga, megatron, default, oracle.

@@ -674,69 +674,6 @@ void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t) {
     }
 }
 
-std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
-                                        const Strategy& s, bool wide) {
-  std::vector<Strategy> out;
-  const int g = space.num_gpus();
-  const std::vector<int>& batches = space.batch_options();
-  if (batches.empty() || space.ep_options().empty() || s.tp < 1 || s.pp < 1) return out;
-  std::vector<Overlap> overlaps{s.overlap};
-  for (Overlap o : space.overlap_options())
-    if (o != s.overlap) overlaps.push_back(o);
-  // The tp options above s.tp up to the domain, nearest first; with `wide` then those below it
-  // down to 2, nearest first.
-  std::vector<int> tps;
-  for (int tp : space.tp_options())
-    if (tp > s.tp && tp <= std::min(g, domain)) tps.push_back(tp);
-  const auto above = static_cast<std::ptrdiff_t>(tps.size());
-  if (wide)
-    for (int tp : space.tp_options())
-      if (tp >= 2 && tp < s.tp && tp <= std::min(g, domain)) tps.push_back(tp);
-  std::reverse(tps.begin() + above, tps.end());
-  // The dims: Megatron's with the attention `none`; with `wide` every dim `none` but the LM head
-  // (on Megatron's dim; in s's overlap only); at the first tp option also every dim `none`.
-  enum class Dims { kMegatron, kLmHead, kNone };
-  bool first = true;
-  for (int tp : tps) {
-    // The KV cache per GPU kept: a replica of pp x tp GPUs holds pp x batch sequences, each
-    // stage its layers' KV of all of them over its tp GPUs, i.e. batch / tp sequences' worth of
-    // every layer per GPU at any pp; here batch / tp as at s.
-    const double want = static_cast<double>(s.batch) * tp / s.tp;
-    int batch = batches.front();
-    for (int b : batches)
-      if (std::abs(std::log2(b / want)) < std::abs(std::log2(batch / want))) batch = b;
-    for (Dims v : {Dims::kMegatron, Dims::kLmHead, Dims::kNone}) {
-      if (v == Dims::kNone && !first) break;
-      if (v == Dims::kLmHead && !wide) continue;
-      for (Overlap o : overlaps) {
-        if (v == Dims::kLmHead && o != s.overlap) continue;
-        Strategy x = s;
-        x.pp = 1;
-        x.tp = tp;
-        x.dp = g / tp;
-        x.ep = WidestEp(space, g);
-        x.batch = batch;
-        x.sp = true;
-        x.overlap = o;
-        x.dims = MegatronDims();
-        for (Op op : {Op::kEmbed, Op::kAttnQkv, Op::kAttnCore})
-          x.dims[static_cast<size_t>(op)] = Dim::kNone;
-        if (v != Dims::kMegatron) {
-          const Dim lm = x.dims[static_cast<size_t>(Op::kLmHead)];
-          x.dims.fill(Dim::kNone);
-          if (v == Dims::kLmHead) x.dims[static_cast<size_t>(Op::kLmHead)] = lm;
-        }
-        ClearAbsentOps(m, &x);
-        x = EngineForm(space, m, x);
-        if (FitSlots(space, &x) && std::find(out.begin(), out.end(), x) == out.end())
-          out.push_back(std::move(x));
-      }
-    }
-    first = false;
-  }
-  return out;
-}
-
 bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant) {
   const int before = s->slots;
   const std::vector<int>& options = space.slot_options();

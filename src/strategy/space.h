@@ -211,8 +211,9 @@ class StrategySpace final : public EncodedSpace {
 // (a) tp = 1 with every operator dim `none` (data-parallel attention, every weight whole per GPU)
 // and (b) tp over one NVLink domain of `domain` GPUs (or all of them when fewer) with Megatron's
 // dims; sp off, absent operators `none`. Those not structurally valid in `space` (Check fails)
-// are left out; no duplicates. The rl searcher starts from them (search/rl.h 26.), the
-// decomposed disaggregated search evaluates them beside each anchor (search/joint.h).
+// are left out; no duplicates. Under an engine restriction the widest ep is the widest its rules
+// allow and each shape is put in the engine's form. The decomposed disaggregated search starts its
+// role searches from them (search/joint_decomposed.cc).
 std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSpec& m, int domain);
 
 // The wide-EP serving recipe (large-scale expert-parallel deployments: redundant experts placed
@@ -221,32 +222,11 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
 // space.Check (none when no slot option does). Shapes already in *t are not added again.
 void AddOverlapRecipes(const StrategySpace& space, std::vector<Strategy>* t);
 
-// The data-parallel-attention shapes of a decode instance grown from its strategy `s` (as
-// SGLang's DP attention with wide EP: each sequence's attention and KV cache on one GPU of a tp
-// group, the rest of the layer split over the group): for each tp option of `space` above s.tp up
-// to one NVLink domain of `domain` GPUs (or all of them when fewer), nearest first, and with
-// `wide` then each one below s.tp down to 2, nearest first: pp = 1, the widest ep with the first
-// slot option it divides (FitSlots), sp on, the batch option nearest in log2 to the one that keeps
-// s's KV cache per GPU (s.batch x tp / s.tp: a replica of pp x tp GPUs holds pp x batch
-// sequences, batch / tp sequences' worth of every layer per GPU), with Megatron's dims but the
-// embedding, QKV projection and attention core `none` in s's overlap, then each other overlap
-// option; with `wide` then every dim `none` but the LM head on Megatron's dim (the vocabulary
-// split over the group: the one weight every sequence's step reads whole), in s's overlap only;
-// and at the first such tp also every dim `none` in each overlap option (at another tp that is
-// the same program). In that order; absent operators `none`; only points that pass Check, no
-// duplicates. The decomposed disaggregated search raises them in batch before a decode slot's
-// deep search (search/joint.h DecomposedOptions::dp_shapes, dp_shapes_wide). Under an engine
-// restriction (this and ServingTemplates) the widest ep is the widest its rules allow and each
-// shape is put in the engine's form (Megatron dims, sp off, an overlap it has, as the space
-// allows); shapes its degree rules reject are left out like any other that fails Check.
-std::vector<Strategy> DpAttentionShapes(const StrategySpace& space, const ModelSpec& m, int domain,
-                                        const Strategy& s, bool wide = true);
-
 // Sets s->slots to the first slot option of `space` (in option order: one slot per expert, then
 // the redundant counts) with which *s passes space.Check, e.g. 288 for ep = 144 with 256 experts;
 // with most_redundant the last such option instead; false, *s unchanged, when none does.
 // ServingTemplates fits its widest-ep shapes with it, AddOverlapRecipes its recipes (the most
-// redundant), the decomposed disaggregated search its widest-ep probes
+// redundant), the decomposed disaggregated search a part moved to another instance size
 // (search/joint_decomposed.cc).
 bool FitSlots(const StrategySpace& space, Strategy* s, bool most_redundant = false);
 
