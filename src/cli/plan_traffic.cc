@@ -167,9 +167,14 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   if (!base.ok()) return Fail(base.status());
   Strategy sp = e.prefill.strategy, sd = e.decode.strategy;
   sp.batch = sd.batch = 0;
-  auto pc = StepCost::Make(m.PrefillSim(gp).problem(), sp);
+  // One instance of each role: the serve problem (its engine's token budget, as `l2s capacity`
+  // prices a step) on the role's GPUs.
+  Problem pi = m.setup().serve, di = m.setup().serve;
+  pi.cluster = m.PrefillSim(gp).problem().cluster;
+  di.cluster = m.DecodeSim(gd).problem().cluster;
+  auto pc = StepCost::Make(pi, sp);
   if (!pc.ok()) return Fail(Status::Invalid("prefill: " + pc.status().message()));
-  auto dc = StepCost::Make(m.DecodeSim(gd).problem(), sd);
+  auto dc = StepCost::Make(di, sd);
   if (!dc.ok()) return Fail(Status::Invalid("decode: " + dc.status().message()));
   serve::DisaggServeOptions dso;
   dso.prefill_instances = e.prefill.instances;

@@ -580,9 +580,11 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
     dso.link = d.link;
-    const auto r = serve::SimulateDisaggBenchmarkClient(
-        (*dm)->PrefillSim(size[0]).problem(), s[0], (*dm)->DecodeSim(size[1]).problem(), s[1],
-        dso, bc);
+    // Each role's instance: the serve problem (the engine's token budget) on the role's GPUs.
+    Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
+    pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
+    di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
+    const auto r = serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
     if (!r.ok()) return miss(r.status().message());
     v = 1e3 * (row.metric == "ttft_ms" ? r->mean_ttft_s : r->mean_tpot_s);
   }
