@@ -191,8 +191,13 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
 // the static disaggregated model sets it (DisaggModel::Link on one shared pool of the type).
 StatusOr<KvLink> LinkFor(const ProblemFlags& pf, int gp, int gd) {
   ProblemFlags both = pf;
-  both.gpus = std::max(2, gp + gd);
+  both.gpus = std::max(gp, gd);
   both.nodes = 0;
+  auto one = BuildProblem(both);  // a valid size, for the NVLink domain
+  if (!one.ok()) return one.status();
+  const int dom = std::max(1, one->cluster.gpus_per_domain);
+  const int need = std::max(2, gp + gd);
+  both.gpus = need <= dom ? need : (need + dom - 1) / dom * dom;  // whole domains
   auto p = BuildProblem(both);
   if (!p.ok()) return p.status();
   auto dm = DisaggModel::Make(SharedSetup(*p));
