@@ -313,6 +313,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
     Problem p;
     Strategy s;
     double per_gpu;
+    double rps;  // requests/s of one instance (prefill: / isl, decode: / osl)
   };
   std::vector<Role> pre, dec;
   for (int g : sizes) {
@@ -342,7 +343,9 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
       Strategy s = r.best;
       s.batch = 0;
       Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
-      (k == 0 ? pre : dec).push_back({g, inst, s, r.eval.tokens_per_s_per_gpu});
+      const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
+      (k == 0 ? pre : dec)
+          .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
     }
   }
   if (pre.empty() || dec.empty())
@@ -366,6 +369,8 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
       o.link = *link;
       o.layerwise = f.layerwise;
       o.label = DisaggLabel(a.p.model, a.s, b.s);
+      o.prefill_rps_hint = a.rps;
+      o.decode_rps_hint = b.rps;
       layouts.push_back(o);
     }
   serve::CapacityOptions co;

@@ -293,17 +293,27 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       out.candidates.push_back(sr);
       continue;
     }
-    // First guess: each pool's stepping seconds per request on 1P1D x the stream's rate.
+    // First guess: the stream's rate over each role's steady-state rate per instance, else each
+    // pool's stepping seconds per request on 1P1D x the stream's rate.
     ServeSummary s;
     std::string why;
     int np = 1, nd = 1;
-    bool ok = simulate(1, 1, &s, &why);
+    const bool hinted = lay.prefill_rps_hint > 0 && lay.decode_rps_hint > 0;
+    if (hinted) {
+      np = std::max(1, static_cast<int>(std::ceil(stream_rate / lay.prefill_rps_hint - 1e-9)));
+      nd = std::max(1, static_cast<int>(std::ceil(stream_rate / lay.decode_rps_hint - 1e-9)));
+      while (!fits(np, nd) && (np > 1 || nd > 1)) {
+        if (np >= nd && np > 1) --np;
+        else --nd;
+      }
+    }
+    bool ok = simulate(np, nd, &s, &why);
     if (!make_error.empty()) {
       sr.note = make_error;
       out.candidates.push_back(sr);
       continue;
     }
-    if (!ok && s.makespan_s > 0 && s.completed > 0) {
+    if (!hinted && !ok && s.makespan_s > 0 && s.completed > 0) {
       const double per_req_p = s.prefill_busy * s.makespan_s / static_cast<double>(s.completed);
       const double per_req_d = s.decode_busy * s.makespan_s / static_cast<double>(s.completed);
       np = std::max(1, static_cast<int>(std::ceil(stream_rate * per_req_p - 1e-9)));

@@ -10,8 +10,8 @@
 //   FewestGpusDisagg  the same for disaggregated deployments: over candidate (prefill layout,
 //               decode layout) pairs, the fewest GPUs np x gp + nd x gd whose simulation
 //               (ServeSim::MakeDisagg) meets the SLOs. Pool sizes are searched from a first
-//               guess (each pool's stepping seconds per request on a 1P1D run x the stream's
-//               rate), growing the pool the missed SLO blames (TTFT: prefill; TPOT / ITL:
+//               guess (the stream's rate / each role's steady-state requests/s per instance, or
+//               each pool's stepping seconds per request on a 1P1D run x the rate), growing the pool the missed SLO blames (TTFT: prefill; TPOT / ITL:
 //               decode; E2E or an unstable run: the busier pool) until the SLOs hold, then
 //               shrinking either pool while they still hold.
 #pragma once
@@ -111,6 +111,10 @@ struct DisaggLayoutOption {
   KvLink link;                              // between a prefill and a decode instance
   bool layerwise = false;
   std::string label;                        // e.g. "prefill tp=4 | decode tp=8"
+  // Requests/s of one instance of each role in the steady state (the static disaggregated
+  // model's capacities, sim/disagg.h), the first guess of the pool sizes; 0: guessed from a 1P1D
+  // simulation instead.
+  double prefill_rps_hint = 0, decode_rps_hint = 0;
 };
 
 struct DisaggSizeResult {
