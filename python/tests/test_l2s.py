@@ -76,6 +76,25 @@ def test_plan_with_traffic_takes_capacitys_keywords():
                             "(open loop), --concurrency N (closed loop) or --trace FILE")
 
 
+def test_capacity_disaggregated_matches_the_binary():
+    # A disaggregated deployment (prefill_strategy / prefill_instances keywords): both pools and
+    # the KV transfer in the result, the binary's numbers.
+    kw = dict(model="llama-3.1-8b", gpu="h100", engine="vllm", isl=2000, osl=200,
+              prefill_strategy="tp=1", strategy="tp=1", prefill_instances=2, instances=1,
+              rate=6, requests=300, seed=1)
+    r = l2s.capacity(**kw)
+    code, j, _ = cli_json("capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                          "vllm", "--isl", "2000", "--osl", "200", "--prefill-strategy", "tp=1",
+                          "--strategy", "tp=1", "--prefill-instances", "2", "--instances", "1",
+                          "--rate", "6", "--requests", "300", "--seed", "1")
+    assert code == 0
+    assert r.serving == "disagg"
+    assert r.prefill_instances == 2 and r.instances == 1 and r.gpus == 3
+    assert r.summary.disaggregated
+    assert r.summary.kv_transfer_ms.p50 > 0
+    assert r.summary.to_dict() == j["summary"]
+
+
 def test_eval_matches_the_binary():
     r = l2s.eval(model="llama-3.1-8b", gpus=8, strategy="tp=8")
     code, j, _ = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8")

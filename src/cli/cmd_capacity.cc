@@ -33,6 +33,7 @@
 #include "serve/stats.h"
 #include "serve/step_cost.h"
 #include "serve/workload.h"
+#include "sim/disagg.h"
 #include "strategy/space.h"
 
 namespace l2s::cli {
@@ -44,6 +45,12 @@ struct CapacityFlags {
   ProblemFlags problem;  // model, gpu, dtypes, engine flags (mode serve, lengths from --isl/--osl)
   std::string strategy;
   int instances = 1;
+  // Disaggregated: a deployment (--prefill-strategy, --prefill-instances; --strategy and
+  // --instances are then the decode pool's) or, without one, --serving disagg|auto sizes both.
+  std::string serving = "agg";
+  std::string prefill_strategy;
+  int prefill_instances = 1;
+  bool layerwise = false;
   TrafficFlags traffic;  // the workload (cli/workload_flags.h, shared with plan)
   int64_t seed = 1;
   std::string slo;
@@ -180,6 +187,255 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   return sum.unstable || (!slos.empty() && !meets && !mr) ? kExitImpossible : kExitOk;
 }
 
+// The KV link between a gp-GPU prefill and a gd-GPU decode instance of `serve`'s GPU type, as
+// the static disaggregated model sets it (DisaggModel::Link on one shared pool of the type).
+StatusOr<KvLink> LinkFor(const ProblemFlags& pf, int gp, int gd) {
+  ProblemFlags both = pf;
+  both.gpus = std::max(gp, gd);
+  both.nodes = 0;
+  auto one = BuildProblem(both);  // a valid size, for the NVLink domain
+  if (!one.ok()) return one.status();
+  const int dom = std::max(1, one->cluster.gpus_per_domain);
+  const int need = std::max(2, gp + gd);
+  both.gpus = need <= dom ? need : (need + dom - 1) / dom * dom;  // whole domains
+  auto p = BuildProblem(both);
+  if (!p.ok()) return p.status();
+  auto dm = DisaggModel::Make(SharedSetup(*p));
+  if (!dm.ok()) return dm.status();
+  return (*dm)->Link(gp, gd);
+}
+
+std::string DisaggLabel(const ModelSpec& m, const Strategy& sp, const Strategy& sd) {
+  return fmt::format("prefill [{}] | decode [{}]", LayoutLabel(m, sp), LayoutLabel(m, sd));
+}
+
+int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
+                        const std::vector<serve::Slo>& slos,
+                        const std::vector<serve::RequestSpec>& reqs,
+                        const serve::ServeOptions& base) {
+  if (f.strategy.empty()) return Fail("--prefill-strategy needs --strategy (the decode instance)");
+  if (f.prefill_instances < 1 || f.prefill_instances > 100000)
+    return Fail("--prefill-instances must be in [1, 100000]");
+  auto sp0 = FromText(f.prefill_strategy);
+  if (!sp0.ok()) return Fail(Status::InvalidArgument("--prefill-strategy: " + sp0.status().message()));
+  auto sd0 = FromText(f.strategy);
+  if (!sd0.ok()) return Fail(Status::InvalidArgument("--strategy: " + sd0.status().message()));
+  ProblemFlags one = pf;
+  one.gpus = sp0->gpus();
+  one.nodes = 0;
+  auto pp = BuildProblem(one);
+  if (!pp.ok()) return Fail(pp.status());
+  one.gpus = sd0->gpus();
+  auto dp = BuildProblem(one);
+  if (!dp.ok()) return Fail(dp.status());
+  StatusOr<Strategy> sp = ResolveStrategy(*pp, f.prefill_strategy, "", 0);
+  if (!sp.ok()) return Fail(sp.status());
+  StatusOr<Strategy> sd = ResolveStrategy(*dp, f.strategy, "", f.problem.mtp);
+  if (!sd.ok()) return Fail(sd.status());
+  auto pcost = StepCost::Make(*pp, *sp);
+  if (!pcost.ok()) return Fail(Status::Invalid("prefill: " + pcost.status().message()));
+  auto dcost = StepCost::Make(*dp, *sd);
+  if (!dcost.ok()) return Fail(Status::Invalid("decode: " + dcost.status().message()));
+  auto link = LinkFor(pf, sp->gpus(), sd->gpus());
+  if (!link.ok()) return Fail(link.status());
+  serve::ServeOptions opt = base;
+  opt.instances = f.instances;
+  serve::DisaggServeOptions d;
+  d.prefill_instances = f.prefill_instances;
+  d.link = *link;
+  d.layerwise = f.layerwise;
+  auto sim = serve::ServeSim::MakeDisagg(pcost->get(), dcost->get(), opt, d, pp->workload.isl,
+                                         pp->workload.osl);
+  if (!sim.ok()) return Fail(sim.status());
+  const serve::ServeRun run = (*sim)->Run(reqs, TrafficConcurrency(f.traffic));
+  const ServeSummary sum = serve::Summarise(run, slos);
+  std::string why;
+  const bool meets = serve::MeetsSlos(sum, slos, &why);
+  const int gpus = f.prefill_instances * sp->gpus() + f.instances * sd->gpus();
+  const std::string label = DisaggLabel(pp->model, *sp, *sd);
+  if (!f.svg.empty()) {
+    Status st = TimelineSvg(run, fmt::format("{} x {} on {}: queue and KV cache", f.prefill_instances,
+                                             label, pp->cluster.gpu.name),
+                            f.svg);
+    if (!st.ok()) return Fail(st);
+  }
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["model"] = pp->model.name;
+    j["gpu"] = pp->cluster.gpu.name;
+    j["engine"] = EngineName(pp->workload.engine);
+    j["serving"] = "disagg";
+    j["strategy"] = ToText(*sd);
+    j["gpus_per_instance"] = sd->gpus();
+    j["instances"] = f.instances;
+    j["prefill_strategy"] = ToText(*sp);
+    j["prefill_gpus_per_instance"] = sp->gpus();
+    j["prefill_instances"] = f.prefill_instances;
+    j["gpus"] = gpus;
+    j["kv_link"] = {{"nvlink", link->nvlink}, {"bw_bytes_per_s", link->bw},
+                    {"latency_s", link->latency}, {"layerwise", f.layerwise}};
+    j["slo"] = serve::SlosText(slos);
+    j["summary"] = serve::SummaryJson(sum);
+    j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
+    j["timeline"] = serve::TimelineJson(run);
+    fmt::print("{}\n", DumpJson(j));
+  } else {
+    fmt::print("disaggregated: {} x [{}] prefill + {} x [{}] decode = {} x {} ({}), engine {}\n",
+               f.prefill_instances, LayoutLabel(pp->model, *sp), f.instances,
+               LayoutLabel(pp->model, *sd), gpus, pp->cluster.gpu.name, pp->model.name,
+               EngineName(pp->workload.engine));
+    fmt::print("KV link {} {:.0f} GB/s + {:.1f} us{}; decode KV pool {} tokens per rank, max "
+               "running {} per rank\n",
+               link->nvlink ? "NVLink" : "scale-out", link->bw / 1e9, link->latency * 1e6,
+               f.layerwise ? " (layerwise)" : "", Thousands(run.kv_capacity_tokens),
+               run.max_running);
+    fmt::print("{}", ServeSummaryText(sum));
+    if (!slos.empty())
+      fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
+  }
+  return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
+}
+
+// The disaggregated candidates of --serving disagg|auto: for each size, the best prefill layout
+// (prefill mode) and the best decode layout (decode mode within the SLOs' TPOT limit) by the
+// searcher; pairs of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU.
+StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const ProblemFlags& pf,
+                                                   const std::vector<int>& sizes,
+                                                   double tpot_ms,
+                                                   const std::vector<serve::Slo>& slos,
+                                                   const std::vector<serve::RequestSpec>& reqs,
+                                                   const serve::ServeOptions& base,
+                                                   std::vector<std::string>* skipped) {
+  auto searcher = MakeSearcher(f.search);
+  if (!searcher.ok()) return searcher.status();
+  struct Role {
+    int g;
+    Problem p;
+    Strategy s;
+    double per_gpu;
+    double rps;  // requests/s of one instance (prefill: / isl, decode: / osl)
+  };
+  std::vector<Role> pre, dec;
+  for (int g : sizes) {
+    ProblemFlags one = pf;
+    one.gpus = g;
+    one.nodes = 0;
+    auto serve_p = BuildProblem(one);
+    if (!serve_p.ok()) return serve_p.status();
+    for (int k = 0; k < 2; ++k) {
+      auto rp = k == 0 ? PrefillProblem(*serve_p, serve_p->cluster, g)
+                       : DecodeProblem(*serve_p, serve_p->cluster, g);
+      if (!rp.ok()) return rp.status();
+      if (k == 1) rp->workload.tpot_ms = tpot_ms;
+      const Simulator sim(*rp);
+      auto space = StrategySpace::Make(rp->model, g, PlanSpaceOptions(*rp, k == 0 ? 0 : pf.mtp));
+      if (!space.ok()) {
+        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
+                                       space.status().message()));
+        continue;
+      }
+      const SearchResult r =
+          (*searcher)->Search(sim, *space, f.budget, static_cast<uint64_t>(f.seed), nullptr);
+      if (!r.found) {
+        skipped->push_back(fmt::format("{} {} GPUs: no valid layout", k == 0 ? "prefill" : "decode", g));
+        continue;
+      }
+      Strategy s = r.best;
+      s.batch = 0;
+      Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
+      const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
+      (k == 0 ? pre : dec)
+          .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
+    }
+  }
+  if (pre.empty() || dec.empty())
+    return Status::Invalid("no instance size holds the model in both roles");
+  auto top = [](std::vector<Role> v) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Role& a, const Role& b) { return a.per_gpu > b.per_gpu; });
+    if (v.size() > 3) v.resize(3);
+    return v;
+  };
+  std::vector<serve::DisaggLayoutOption> layouts;
+  for (const Role& a : top(pre))
+    for (const Role& b : top(dec)) {
+      auto link = LinkFor(pf, a.g, b.g);
+      if (!link.ok()) return link.status();
+      serve::DisaggLayoutOption o;
+      o.prefill_problem = a.p;
+      o.decode_problem = b.p;
+      o.prefill = a.s;
+      o.decode = b.s;
+      o.link = *link;
+      o.layerwise = f.layerwise;
+      o.label = DisaggLabel(a.p.model, a.s, b.s);
+      o.prefill_rps_hint = a.rps;
+      o.decode_rps_hint = b.rps;
+      layouts.push_back(o);
+    }
+  serve::CapacityOptions co;
+  co.max_gpus = f.max_gpus;
+  co.serve = base;
+  return serve::FewestGpusDisagg(layouts, reqs, slos, co);
+}
+
+nlohmann::ordered_json DisaggCapacityJson(const serve::DisaggCapacityResult& r) {
+  nlohmann::ordered_json j;
+  j["found"] = r.found;
+  j["best"] = r.best;
+  nlohmann::ordered_json cands = nlohmann::ordered_json::array();
+  for (const serve::DisaggSizeResult& c : r.candidates) {
+    nlohmann::ordered_json x;
+    x["prefill_gpus_per_instance"] = c.layout.prefill.gpus();
+    x["prefill_strategy"] = ToText(c.layout.prefill);
+    x["decode_gpus_per_instance"] = c.layout.decode.gpus();
+    x["decode_strategy"] = ToText(c.layout.decode);
+    x["kv_link_bw_bytes_per_s"] = c.layout.link.bw;
+    x["meets"] = c.meets;
+    x["note"] = c.note;
+    x["prefill_instances"] = c.prefill_instances;
+    x["decode_instances"] = c.decode_instances;
+    x["gpus"] = c.gpus;
+    x["simulations"] = c.simulations;
+    if (c.meets) x["summary"] = serve::SummaryJson(c.at);
+    if (c.has_fewer_prefill) {
+      x["fewer_prefill_summary"] = serve::SummaryJson(c.fewer_prefill);
+      x["fewer_prefill_misses"] = c.fewer_prefill_why;
+    }
+    if (c.has_fewer_decode) {
+      x["fewer_decode_summary"] = serve::SummaryJson(c.fewer_decode);
+      x["fewer_decode_misses"] = c.fewer_decode_why;
+    }
+    cands.push_back(x);
+  }
+  j["candidates"] = cands;
+  return j;
+}
+
+void PrintDisaggCapacity(const serve::DisaggCapacityResult& r) {
+  fmt::print("disaggregated: {:>7} {:>7} {:>8} {:>8} {:>10}  {}\n", "P GPUs", "D GPUs", "P inst.",
+             "D inst.", "total GPUs", "layouts");
+  for (const serve::DisaggSizeResult& c : r.candidates) {
+    if (c.meets)
+      fmt::print("               {:>7} {:>7} {:>8} {:>8} {:>10}  {}\n", c.layout.prefill.gpus(),
+                 c.layout.decode.gpus(), c.prefill_instances, c.decode_instances, c.gpus,
+                 c.layout.label);
+    else
+      fmt::print("               {:>7} {:>7} {:>8} {:>8} {:>10}  {} ({})\n", c.layout.prefill.gpus(),
+                 c.layout.decode.gpus(), "-", "-", "-", c.layout.label, c.note);
+  }
+  if (!r.found) return;
+  const serve::DisaggSizeResult& b = r.candidates[r.best];
+  fmt::print("\nfewest GPUs disaggregated: {} = {} x {} prefill + {} x {} decode GPUs, {}\n", b.gpus,
+             b.prefill_instances, b.layout.prefill.gpus(), b.decode_instances,
+             b.layout.decode.gpus(), b.layout.label);
+  fmt::print("{}", ServeSummaryText(b.at));
+  if (b.has_fewer_prefill)
+    fmt::print("one prefill instance fewer misses: {}\n", b.fewer_prefill_why);
+  if (b.has_fewer_decode)
+    fmt::print("one decode instance fewer misses: {}\n", b.fewer_decode_why);
+}
+
 StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
   std::vector<int> out;
   if (f.sizes.empty()) {
@@ -224,7 +480,8 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
                       : nullptr;
     if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
   }
-  for (int g : *sizes) {
+  const bool agg = f.serving != "disagg", dis = f.serving != "agg";
+  for (int g : agg ? *sizes : std::vector<int>{}) {
     ProblemFlags one = pf;
     one.gpus = g;
     one.nodes = 0;
@@ -249,14 +506,38 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     p->workload.ttft_ms = p->workload.tpot_ms = 0;
     layouts.push_back({*p, s, LayoutLabel(p->model, s)});
   }
-  if (layouts.empty()) return Fail(Status::Invalid("no instance size holds the model"));
+  if (agg && layouts.empty() && !dis)
+    return Fail(Status::Invalid("no instance size holds the model"));
   serve::CapacityOptions co;
   co.max_gpus = f.max_gpus;
   co.rate.rel_tol = f.rate_tol;
   co.serve = base;
-  auto res = serve::FewestGpus(layouts, reqs, slos, co);
+  StatusOr<serve::CapacityResult> res = serve::CapacityResult{};
+  if (agg && !layouts.empty()) res = serve::FewestGpus(layouts, reqs, slos, co);
   if (!res.ok()) return Fail(res.status());
-  const Problem& p0 = layouts.front().problem;
+  std::optional<serve::DisaggCapacityResult> dres;
+  if (dis) {
+    std::vector<std::string> dskipped;
+    auto d = DisaggFewest(f, pf, *sizes, tpot_ms, slos, reqs, base, &dskipped);
+    if (!d.ok() && !(agg && !layouts.empty())) return Fail(d.status());
+    if (d.ok()) dres = std::move(*d);
+    else skipped.push_back("disaggregated: " + d.status().message());
+    for (std::string& x : dskipped) skipped.push_back(std::move(x));
+  }
+  // Which serving answers with the fewest GPUs (ties: aggregated).
+  const bool dis_found = dres && dres->found;
+  const bool dis_best =
+      dis_found && (!res->found || dres->candidates[dres->best].gpus <
+                                       res->candidates[res->best].gpus);
+  const bool any_found = res->found || dis_found;
+  auto p0_or = BuildProblem([&] {
+    ProblemFlags one = pf;
+    one.gpus = sizes->front();
+    one.nodes = 0;
+    return one;
+  }());
+  if (!p0_or.ok()) return Fail(p0_or.status());
+  const Problem& p0 = layouts.empty() ? *p0_or : layouts.front().problem;
   if (f.json) {
     nlohmann::ordered_json j;
     j["model"] = p0.model.name;
@@ -265,7 +546,8 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     j["slo"] = serve::SlosText(slos);
     j["requests"] = reqs.size();
     j["rate_rps"] = serve::StreamRate(reqs);
-    j["found"] = res->found;
+    j["found"] = any_found;  // aggregated only: the aggregated answer
+    j["serving"] = f.serving;
     nlohmann::ordered_json cands = nlohmann::ordered_json::array();
     for (const serve::SizeResult& c : res->candidates) {
       nlohmann::ordered_json x;
@@ -286,12 +568,18 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     j["best"] = res->best;
     j["candidates"] = cands;
     j["skipped"] = skipped;
+    if (dres) {
+      j["disagg"] = DisaggCapacityJson(*dres);
+      j["best_serving"] = !any_found ? nlohmann::ordered_json(nullptr)
+                                     : nlohmann::ordered_json(dis_best ? "disagg" : "agg");
+    }
     fmt::print("{}\n", DumpJson(j));
-    return res->found ? kExitOk : kExitImpossible;
+    return any_found ? kExitOk : kExitImpossible;
   }
   fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
              p0.cluster.gpu.name, EngineName(p0.workload.engine), reqs.size(),
              serve::StreamRate(reqs), serve::SlosText(slos));
+  if (agg)
   fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
              "total GPUs", "layout of one instance");
   for (const serve::SizeResult& c : res->candidates) {
@@ -303,10 +591,17 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
                  c.layout.label, c.note);
   }
   for (const std::string& s : skipped) fmt::print("  skipped {}\n", s);
-  if (!res->found) {
+  if (dres) {
+    fmt::print("\n");
+    PrintDisaggCapacity(*dres);
+    if (agg && any_found)
+      fmt::print("\nfewest GPUs overall: {} serving\n", dis_best ? "disaggregated" : "aggregated");
+  }
+  if (!any_found) {
     fmt::print("no size within --max-gpus {} meets the SLOs\n", f.max_gpus);
     return kExitImpossible;
   }
+  if (!res->found) return kExitOk;
   const serve::SizeResult& b = res->candidates[res->best];
   fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
   fmt::print("{}", ServeSummaryText(b.at));
@@ -350,6 +645,12 @@ int Run(const CapacityFlags& f) {
   if (!base.ok()) return Fail(base.status());
   auto reqs = TrafficRequests(f.traffic, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
   if (!reqs.ok()) return Fail(reqs.status());
+  if (f.serving != "agg" && f.serving != "disagg" && f.serving != "auto")
+    return Fail(fmt::format("--serving must be agg, disagg or auto, got \"{}\"", f.serving));
+  if (!f.prefill_strategy.empty()) {
+    if (pf.gpu.empty() && pf.cluster.empty()) pf.gpu = kDefaultGpu;
+    return RunDisaggDeployment(f, pf, slos, *reqs, *base);
+  }
   if (!f.strategy.empty()) {
     if (pf.gpus == 0) {
       auto s0 = FromText(f.strategy);
@@ -383,6 +684,13 @@ Runner RegisterCapacity(CLI::App& app) {
   AddEngineFlags(cmd, &p);
   cmd->add_option("--strategy", f->strategy, "one instance's layout, e.g. \"tp=8\" (else: size it)");
   cmd->add_option("--instances", f->instances, "instances of --strategy behind the router (1)");
+  cmd->add_option("--prefill-strategy", f->prefill_strategy,
+                  "disaggregated: one prefill instance's layout (--strategy: the decode one)");
+  cmd->add_option("--prefill-instances", f->prefill_instances,
+                  "disaggregated: prefill instances (1; --instances: decode instances)");
+  cmd->add_option("--serving", f->serving,
+                  "sizing: agg (default), disagg (prefill + decode pools) or auto (both)");
+  cmd->add_flag("--layerwise", f->layerwise, "disaggregated: KV sent layer by layer");
   AddTrafficFlags(cmd, &f->traffic);
   cmd->add_option("--seed", f->seed, "random seed (default 1)");
   cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");

@@ -741,12 +741,18 @@ std::string ChosenEngineLine(const PlanFlags& f) {
 }
 
 int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,
-                  const ClusterPools* pools = nullptr, bool engine_chosen = false) {
+                  const ClusterPools* pools = nullptr, bool engine_chosen = false,
+                  const TrafficPlan* traffic = nullptr) {
   InstallSigintHandler();
   DisaggPlanRequest req = MakeDisaggRequest(f);
   req.pools = pools;
   StatusOr<DisaggPlan> d = PlanDisaggregated(p, req);
   if (!d.ok()) return Fail(d.status());
+  if (traffic != nullptr && traffic->active && !d->interrupted) {  // cli/plan_traffic.h
+    json j = DisaggHeaderJson(f, p, *d);
+    j["best"] = DisaggBestJson(*d);
+    return FinishTrafficPlanDisagg(*traffic, p, *d, j, f.json, f.out);
+  }
   if (d->found) Warn(NoSloWarning(p, d->eval.ttft_s, d->eval.tpot_s));
   json j = DisaggHeaderJson(f, p, *d);
   j["best"] = DisaggBestJson(*d);
@@ -903,7 +909,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     problem->cluster = pools->pools[0];
     StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
     if (!serving.ok()) return Fail(serving.status());
-    return RunDisaggOnly(f, *problem, t0, &*pools);
+    return RunDisaggOnly(f, *problem, t0, &*pools, false, &*traffic);
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
@@ -983,7 +989,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       engine_chosen = true;
     }
   }
-  if (*serving == "disagg") return RunDisaggOnly(f, *problem, t0, nullptr, engine_chosen);
+  if (*serving == "disagg")
+    return RunDisaggOnly(f, *problem, t0, nullptr, engine_chosen, &*traffic);
   const Simulator sim(std::move(*problem));
   const Problem& p = sim.problem();
   StatusOr<StrategySpace> space =

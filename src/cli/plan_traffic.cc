@@ -6,6 +6,8 @@
 #include "cli/output.h"
 #include "cli/plan_problem.h"
 #include "cli/report.h"
+#include "serve/serve_sim.h"
+#include "serve/step_cost.h"
 
 namespace l2s::cli {
 
@@ -36,10 +38,7 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
   if (f->mode != "serve")
     return Status::InvalidArgument(fmt::format(
         "--slo {}: percentile SLOs apply to --mode serve (got --mode {})", pct, f->mode));
-  if (*serving == "disagg")
-    return Status::InvalidArgument(
-        "--serving disagg: a traffic's percentile SLOs are planned for aggregated serving only");
-  *serving = "agg";
+  if (*serving != "disagg") *serving = "agg";
   f->slo = steady;
   t.active = true;
   t.slos = *slos;
@@ -149,6 +148,129 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   if (o.have_recommended && pick->best > 0)
     fmt::print("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
+  return kExitOk;
+}
+
+int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const plan::DisaggPlan& d,
+                            json plan_json, bool json_out, const std::string& out_path) {
+  if (!d.found || d.models.empty())
+    return Fail(Status::Invalid("no disaggregated deployment to simulate under the traffic"));
+  const DisaggEvaluation& e = d.eval;
+  const DisaggModel& m = *d.models[static_cast<size_t>(std::max(0, d.best.model))];
+  if (!m.setup().shared)
+    return Fail(Status::InvalidArgument(
+        "a traffic's percentile SLOs are planned on one GPU type: not on a cluster of GPU pools"));
+  const int gp = e.prefill.gpus_per_instance, gd = e.decode.gpus_per_instance;
+  auto reqs = TrafficRequests(t.traffic, serve.workload.isl, serve.workload.osl, t.seed);
+  if (!reqs.ok()) return Fail(reqs.status());
+  auto base = TrafficServeOptions(t.traffic, 0);
+  if (!base.ok()) return Fail(base.status());
+  Strategy sp = e.prefill.strategy, sd = e.decode.strategy;
+  sp.batch = sd.batch = 0;
+  // One instance of each role: the serve problem (its engine's token budget, as `l2s capacity`
+  // prices a step) on the role's GPUs.
+  Problem pi = m.setup().serve, di = m.setup().serve;
+  pi.cluster = m.PrefillSim(gp).problem().cluster;
+  di.cluster = m.DecodeSim(gd).problem().cluster;
+  auto pc = StepCost::Make(pi, sp);
+  if (!pc.ok()) return Fail(Status::Invalid("prefill: " + pc.status().message()));
+  auto dc = StepCost::Make(di, sd);
+  if (!dc.ok()) return Fail(Status::Invalid("decode: " + dc.status().message()));
+  serve::DisaggServeOptions dso;
+  dso.prefill_instances = e.prefill.instances;
+  dso.link = e.link;
+  dso.layerwise = m.setup().layerwise;
+  struct Tried {
+    int max_running = 0;
+    bool meets = false;
+    std::string why;
+    serve::ServeSummary summary;
+  };
+  std::vector<Tried> tried;
+  int best = -1;
+  for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
+    serve::ServeOptions o = *base;
+    o.instances = e.decode.instances;
+    o.max_running = b;
+    auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), o, dso, serve.workload.isl,
+                                           serve.workload.osl);
+    if (!sim.ok()) return Fail(sim.status());
+    Tried x;
+    x.max_running = b;
+    x.summary = serve::Summarise((*sim)->Run(*reqs, TrafficConcurrency(t.traffic)), t.slos);
+    x.meets = serve::MeetsSlos(x.summary, t.slos, &x.why);
+    tried.push_back(x);
+    if (x.meets) {
+      best = static_cast<int>(tried.size()) - 1;
+      break;
+    }
+    if (b == 1) break;
+  }
+  const std::string traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()),
+                                               serve.workload.isl, serve.workload.osl);
+  const std::string deployment = fmt::format(
+      "{} x {} prefill GPUs [{}] + {} x {} decode GPUs [{}]", e.prefill.instances, gp,
+      ShortText(serve.model, sp), e.decode.instances, gd, ShortText(serve.model, sd));
+  if (!json_out) {
+    fmt::print("l2s plan: {}, disaggregated serving, with a traffic\n", ProblemSummary(serve));
+    fmt::print("traffic: {}; SLO {}\n", traffic_text, t.slo_text);
+    fmt::print("deployment (steady-state best, {:.2f} tokens/s per GPU): {}\n\n",
+               e.tokens_per_s_per_gpu, deployment);
+    fmt::print("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", "decode batch", "p99 TTFT", "p99 TPOT",
+               "p99 E2E", "p99 KV xfer", "SLO");
+    for (const Tried& x : tried) {
+      const bool u = x.summary.unstable;
+      fmt::print("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", x.max_running,
+                 u ? "-" : Ms(x.summary.ttft.p99), u ? "-" : Ms(x.summary.tpot.p99),
+                 u ? "-" : Ms(x.summary.e2e.p99), u ? "-" : Ms(x.summary.kv_transfer.p99),
+                 x.meets ? "met" : "misses " + x.why);
+    }
+  }
+  if (best < 0)
+    return Fail(Status::Invalid(fmt::format(
+        "the disaggregated deployment {} misses the SLOs {} under the traffic at every decode "
+        "batch tried ({}): {}",
+        deployment, t.slo_text, tried.size(), tried.front().why)));
+  const Tried& b = tried[best];
+  json tr;
+  tr["description"] = traffic_text;
+  tr["requests"] = reqs->size();
+  tr["slo"] = t.slo_text;
+  tr["candidates"] = 7;
+  tr["simulated"] = tried.size();
+  json arr = json::array();
+  for (const Tried& x : tried) {
+    json c;
+    c["decode_max_running"] = x.max_running;
+    c["meets"] = x.meets;
+    c["misses"] = x.meets ? json() : json(x.why);
+    c["serve"] = serve::SummaryJson(x.summary);
+    arr.push_back(c);
+  }
+  tr["tried"] = arr;
+  json bj;
+  bj["serving"] = "disagg";
+  bj["found_by"] = "traffic_slo";
+  bj["prefill"] = {{"strategy", ToText(sp)}, {"gpus_per_instance", gp},
+                   {"instances", e.prefill.instances}};
+  bj["decode"] = {{"strategy", ToText(sd)}, {"gpus_per_instance", gd},
+                  {"instances", e.decode.instances}, {"max_running", b.max_running}};
+  bj["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+  bj["meets"] = true;
+  bj["serve"] = serve::SummaryJson(b.summary);
+  plan_json["steady_state_best"] = plan_json["best"];
+  plan_json["best"] = bj;
+  plan_json["traffic"] = tr;
+  if (!out_path.empty())
+    if (Status st = WriteFileAtomic(out_path, DumpJson(plan_json) + "\n"); !st.ok())
+      return Fail(Status::IoError("--out " + st.message()));
+  if (json_out) {
+    fmt::print("{}\n", DumpJson(plan_json));
+    return kExitOk;
+  }
+  fmt::print("\nbest within the SLOs: {}, decode max running {} per rank\n", deployment,
+             b.max_running);
+  fmt::print("{}", ServeSummaryText(b.summary));
   return kExitOk;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/workload_flags.h"
 #include "common/status.h"
 #include "plan/aggregated.h"
+#include "plan/disaggregated.h"
 #include "serve/slo_pick.h"
 #include "serve/stats.h"
 #include "sim/simulator.h"
@@ -30,8 +31,8 @@ struct TrafficPlan {
 
 // Before the search: splits --slo (the steady-state keys stay in f->slo), checks that a
 // percentile key comes with a traffic and a traffic with a percentile key, sets --mode serve
-// when no mode is given (any other mode is an error), and rejects --pareto and --serving disagg
-// (`serving` "auto" becomes "agg"). Errors are one line naming the flags.
+// when no mode is given (any other mode is an error), and rejects --pareto (`serving` "auto"
+// becomes "agg"; "disagg" stays: FinishTrafficPlanDisagg). Errors are one line naming the flags.
 StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& traffic,
                                          uint64_t seed, bool pareto, std::string* serving);
 
@@ -45,5 +46,15 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
                       const std::function<bool(const Strategy&)>& admissible,
                       double engine_factor, int max_running, nlohmann::ordered_json plan_json,
                       bool json_out, const std::string& out_path);
+
+// After the disaggregated plan `d` (one GPU type): its deployment (np prefill and nd decode
+// instances of the recommended strategies) at the decode instances' batch and its halvings as the
+// decode pool's max running requests, simulated under the traffic (ServeSim::MakeDisagg) in that
+// order; the first meeting every SLO is the pick. `plan_json` gets "best" replaced by the pick
+// (the steady-state best kept as "steady_state_best", the pick's "serve" summary, "prefill" /
+// "decode" strategies and instances) and "traffic". Returns the exit code (1: none meets them).
+int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const plan::DisaggPlan& d,
+                            nlohmann::ordered_json plan_json, bool json_out,
+                            const std::string& out_path);
 
 }  // namespace l2s::cli

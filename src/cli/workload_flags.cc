@@ -95,6 +95,11 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
       s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
       Thousands(s.output_tokens_per_s), s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction,
       Thousands(s.kv_capacity_tokens), s.peak_waiting);
+  if (s.disaggregated)
+    o += fmt::format("  KV transfer (queue + link) mean {} ms, p99 {} ms; busy: prefill pool {:.0f}%, "
+                     "decode pool {:.0f}%; prefill KV {} tokens per rank\n",
+                     MsText(s.kv_transfer.mean), MsText(s.kv_transfer.p99), 100 * s.prefill_busy,
+                     100 * s.decode_busy, Thousands(s.prefill_kv_capacity_tokens));
   return o;
 }
 

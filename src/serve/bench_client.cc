@@ -6,18 +6,17 @@
 
 namespace l2s::serve {
 
-StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, const Strategy& s,
-                                                    const BenchClientSpec& spec) {
+namespace {
+
+Status CheckSpec(const BenchClientSpec& spec) {
   if (spec.concurrency < 1 || spec.concurrency > 1'000'000)
     return Status::InvalidArgument("benchmark client: concurrency must be in [1, 10^6]");
   if (spec.prompts_per_client < 1)
     return Status::InvalidArgument("benchmark client: prompts per client must be >= 1");
-  auto cost = StepCost::Make(problem, s);
-  if (!cost.ok()) return cost.status();
-  ServeOptions opt;
-  opt.instances = spec.instances;
-  auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
-  if (!sim.ok()) return sim.status();
+  return Status::Ok();
+}
+
+StatusOr<BenchClientResult> RunClient(ServeSim* sim, const BenchClientSpec& spec) {
   WorkloadSpec w;
   w.concurrency = spec.concurrency;
   w.num_requests = static_cast<int64_t>(spec.concurrency) * spec.prompts_per_client;
@@ -28,7 +27,7 @@ StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, cons
   w.seed = spec.seed;
   auto reqs = GenerateRequests(w);
   if (!reqs.ok()) return reqs.status();
-  const ServeRun run = (*sim)->Run(*reqs, spec.concurrency);
+  const ServeRun run = sim->Run(*reqs, spec.concurrency);
   BenchClientResult r;
   r.summary = Summarise(run, {});
   if (r.summary.unstable) return Status::Invalid("benchmark client: " + r.summary.unstable_reason);
@@ -36,6 +35,38 @@ StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, cons
   r.mean_tpot_s = r.summary.tpot.mean;
   r.output_tokens_per_s = r.summary.output_tokens_per_s;
   return r;
+}
+
+}  // namespace
+
+StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, const Strategy& s,
+                                                    const BenchClientSpec& spec) {
+  if (Status st = CheckSpec(spec); !st.ok()) return st;
+  auto cost = StepCost::Make(problem, s);
+  if (!cost.ok()) return cost.status();
+  ServeOptions opt;
+  opt.instances = spec.instances;
+  auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
+  if (!sim.ok()) return sim.status();
+  return RunClient(sim->get(), spec);
+}
+
+StatusOr<BenchClientResult> SimulateDisaggBenchmarkClient(const Problem& prefill,
+                                                          const Strategy& sp,
+                                                          const Problem& decode,
+                                                          const Strategy& sd,
+                                                          const DisaggServeOptions& d,
+                                                          const BenchClientSpec& spec) {
+  if (Status st = CheckSpec(spec); !st.ok()) return st;
+  auto pc = StepCost::Make(prefill, sp);
+  if (!pc.ok()) return Status::Invalid("prefill: " + pc.status().message());
+  auto dc = StepCost::Make(decode, sd);
+  if (!dc.ok()) return Status::Invalid("decode: " + dc.status().message());
+  ServeOptions opt;
+  opt.instances = spec.instances;
+  auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), opt, d, spec.isl, spec.osl);
+  if (!sim.ok()) return sim.status();
+  return RunClient(sim->get(), spec);
 }
 
 }  // namespace l2s::serve

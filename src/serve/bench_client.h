@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/status.h"
+#include "serve/serve_sim.h"
 #include "serve/stats.h"
 #include "sim/simulator.h"
 #include "strategy/strategy.h"
@@ -32,5 +33,15 @@ struct BenchClientResult {
 // its lengths are not read. Errors: invalid strategy, no KV room, bad spec.
 StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, const Strategy& s,
                                                     const BenchClientSpec& spec);
+
+// The same client against a disaggregated deployment (ServeSim::MakeDisagg): `prefill` /
+// `decode` are one instance of each pool (cluster = its strategy's GPUs), spec.instances the
+// decode instances, `d` the prefill instances and the KV link.
+StatusOr<BenchClientResult> SimulateDisaggBenchmarkClient(const Problem& prefill,
+                                                          const Strategy& sp,
+                                                          const Problem& decode,
+                                                          const Strategy& sd,
+                                                          const DisaggServeOptions& d,
+                                                          const BenchClientSpec& spec);
 
 }  // namespace l2s::serve

@@ -218,4 +218,180 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   return out;
 }
 
+namespace {
+
+// The pools a missed SLO or an unstable run blames: bit 0 prefill, bit 1 decode. A decode
+// instance steps whenever it holds a request, so a busy share near 1 does not single it out: an
+// unstable run blames every pool at least 95% busy (the busier when none is).
+int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
+  const int busier = s.prefill_busy >= s.decode_busy ? 1 : 2;
+  if (s.unstable) {
+    const int m = (s.prefill_busy >= 0.95 ? 1 : 0) | (s.decode_busy >= 0.95 ? 2 : 0);
+    return m != 0 ? m : busier;
+  }
+  for (const Slo& o : slos) {
+    if (Figure(s, o.metric, o.stat) * 1e3 <= o.limit_ms) continue;
+    if (o.metric == Metric::kTtft) return 1;
+    if (o.metric == Metric::kTpot || o.metric == Metric::kItl) return 2;
+    return busier;
+  }
+  return busier;
+}
+
+}  // namespace
+
+StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOption>& layouts,
+                                                const std::vector<RequestSpec>& requests,
+                                                const std::vector<Slo>& slos,
+                                                const CapacityOptions& opt) {
+  if (layouts.empty()) return Status::InvalidArgument("capacity: no candidate layout");
+  const double stream_rate = StreamRate(requests);
+  if (stream_rate <= 0)
+    return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
+  int64_t isl = 0, osl = 0;
+  for (const RequestSpec& r : requests) {
+    isl += r.prompt;
+    osl += r.output;
+  }
+  isl = std::max<int64_t>(1, isl / static_cast<int64_t>(requests.size()));
+  osl = std::max<int64_t>(1, osl / static_cast<int64_t>(requests.size()));
+  DisaggCapacityResult out;
+  for (const DisaggLayoutOption& lay : layouts) {
+    DisaggSizeResult sr;
+    sr.layout = lay;
+    const int gp = lay.prefill.gpus(), gd = lay.decode.gpus();
+    auto pc = StepCost::Make(lay.prefill_problem, lay.prefill);
+    auto dc = StepCost::Make(lay.decode_problem, lay.decode);
+    if (!pc.ok() || !dc.ok()) {
+      sr.note = !pc.ok() ? "prefill: " + pc.status().message()
+                         : "decode: " + dc.status().message();
+      out.candidates.push_back(sr);
+      continue;
+    }
+    // Simulates the stream on (np, nd) (the costs' memos are shared between the runs).
+    std::string make_error;
+    auto simulate = [&](int np, int nd, ServeSummary* s, std::string* why) {
+      ServeOptions so = opt.serve;
+      so.instances = nd;
+      DisaggServeOptions d;
+      d.prefill_instances = np;
+      d.link = lay.link;
+      d.layerwise = lay.layerwise;
+      auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), so, d, isl, osl);
+      ++sr.simulations;
+      if (!sim.ok()) {
+        make_error = *why = sim.status().message();
+        return false;
+      }
+      *s = Summarise((*sim)->Run(requests), slos);
+      return MeetsSlos(*s, slos, why);
+    };
+    auto fits = [&](int np, int nd) { return np >= 1 && nd >= 1 && np * gp + nd * gd <= opt.max_gpus; };
+    if (!fits(1, 1)) {
+      sr.note = fmt::format("one prefill and one decode instance need {} GPUs (--max-gpus {})",
+                            gp + gd, opt.max_gpus);
+      out.candidates.push_back(sr);
+      continue;
+    }
+    // First guess: the stream's rate over each role's steady-state rate per instance, else each
+    // pool's stepping seconds per request on 1P1D x the stream's rate.
+    ServeSummary s;
+    std::string why;
+    int np = 1, nd = 1;
+    const bool hinted = lay.prefill_rps_hint > 0 && lay.decode_rps_hint > 0;
+    if (hinted) {
+      np = std::max(1, static_cast<int>(std::ceil(stream_rate / lay.prefill_rps_hint - 1e-9)));
+      nd = std::max(1, static_cast<int>(std::ceil(stream_rate / lay.decode_rps_hint - 1e-9)));
+      while (!fits(np, nd) && (np > 1 || nd > 1)) {
+        if (np >= nd && np > 1) --np;
+        else --nd;
+      }
+    }
+    bool ok = simulate(np, nd, &s, &why);
+    if (!make_error.empty()) {
+      sr.note = make_error;
+      out.candidates.push_back(sr);
+      continue;
+    }
+    if (!hinted && !ok && s.makespan_s > 0 && s.completed > 0) {
+      const double per_req_p = s.prefill_busy * s.makespan_s / static_cast<double>(s.completed);
+      const double per_req_d = s.decode_busy * s.makespan_s / static_cast<double>(s.completed);
+      np = std::max(1, static_cast<int>(std::ceil(stream_rate * per_req_p - 1e-9)));
+      nd = std::max(1, static_cast<int>(std::ceil(stream_rate * per_req_d - 1e-9)));
+      while (!fits(np, nd) && (np > 1 || nd > 1)) {
+        if (np >= nd && np > 1) --np;
+        else --nd;
+      }
+      if (np != 1 || nd != 1) ok = simulate(np, nd, &s, &why);
+    }
+    // Grow the blamed pool until the SLOs hold.
+    while (!ok) {
+      const int m = Blame(s, slos);
+      int np2 = np + (m & 1), nd2 = nd + (m >> 1 & 1);
+      if (!fits(np2, nd2)) {  // the limit: grow what still fits
+        if (fits(np + 1, nd)) np2 = np + 1, nd2 = nd;
+        else if (fits(np, nd + 1)) np2 = np, nd2 = nd + 1;
+        else break;
+      }
+      np = np2;
+      nd = nd2;
+      ok = simulate(np, nd, &s, &why);
+    }
+    if (!ok) {
+      sr.note = fmt::format("{} prefill + {} decode instances ({} GPUs, the limit) still miss: {}",
+                            np, nd, np * gp + nd * gd, why);
+      out.candidates.push_back(sr);
+      continue;
+    }
+    sr.at = s;
+    // Shrink: drop an instance of either pool (the larger GPU count first) while the SLOs hold.
+    while (true) {
+      bool shrunk = false;
+      const int order[2] = {gp >= gd ? 0 : 1, gp >= gd ? 1 : 0};
+      sr.has_fewer_prefill = sr.has_fewer_decode = false;
+      for (int k : order) {
+        const int np2 = np - (k == 0), nd2 = nd - (k == 1);
+        if (np2 < 1 || nd2 < 1) continue;
+        ServeSummary t;
+        std::string w;
+        if (simulate(np2, nd2, &t, &w)) {
+          np = np2;
+          nd = nd2;
+          sr.at = t;
+          shrunk = true;
+          break;
+        }
+        if (k == 0) {
+          sr.has_fewer_prefill = true;
+          sr.fewer_prefill = t;
+          sr.fewer_prefill_why = w;
+        } else {
+          sr.has_fewer_decode = true;
+          sr.fewer_decode = t;
+          sr.fewer_decode_why = w;
+        }
+      }
+      if (!shrunk) break;
+    }
+    sr.meets = true;
+    sr.prefill_instances = np;
+    sr.decode_instances = nd;
+    sr.gpus = np * gp + nd * gd;
+    out.candidates.push_back(sr);
+  }
+  for (size_t i = 0; i < out.candidates.size(); ++i) {
+    const DisaggSizeResult& c = out.candidates[i];
+    if (!c.meets) continue;
+    if (out.best < 0) {
+      out.best = static_cast<int>(i);
+      continue;
+    }
+    const DisaggSizeResult& b = out.candidates[out.best];
+    if (c.gpus < b.gpus || (c.gpus == b.gpus && c.at.goodput_rps > b.at.goodput_rps))
+      out.best = static_cast<int>(i);
+  }
+  out.found = out.best >= 0;
+  return out;
+}
+
 }  // namespace l2s::serve

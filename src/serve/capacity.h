@@ -7,6 +7,13 @@
 //               caller, e.g. with a searcher), the fewest GPUs (instances x layout) whose
 //               simulation of the given request stream meets the SLOs, with the figures at that
 //               size and at one instance fewer.
+//   FewestGpusDisagg  the same for disaggregated deployments: over candidate (prefill layout,
+//               decode layout) pairs, the fewest GPUs np x gp + nd x gd whose simulation
+//               (ServeSim::MakeDisagg) meets the SLOs. Pool sizes are searched from a first
+//               guess (the stream's rate / each role's steady-state requests/s per instance, or
+//               each pool's stepping seconds per request on a 1P1D run x the rate), growing the pool the missed SLO blames (TTFT: prefill; TPOT / ITL:
+//               decode; E2E or an unstable run: the busier pool) until the SLOs hold, then
+//               shrinking either pool while they still hold.
 #pragma once
 
 #include <string>
@@ -97,5 +104,45 @@ struct CapacityResult {
 StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
                                     const std::vector<Slo>& slos, const CapacityOptions& opt);
+
+struct DisaggLayoutOption {
+  Problem prefill_problem, decode_problem;  // one instance of each (cluster = its GPUs)
+  Strategy prefill, decode;
+  KvLink link;                              // between a prefill and a decode instance
+  bool layerwise = false;
+  std::string label;                        // e.g. "prefill tp=4 | decode tp=8"
+  // Requests/s of one instance of each role in the steady state (the static disaggregated
+  // model's capacities, sim/disagg.h), the first guess of the pool sizes; 0: guessed from a 1P1D
+  // simulation instead.
+  double prefill_rps_hint = 0, decode_rps_hint = 0;
+};
+
+struct DisaggSizeResult {
+  DisaggLayoutOption layout;
+  bool meets = false;
+  int prefill_instances = 0, decode_instances = 0;
+  int gpus = 0;                       // np gp + nd gd
+  ServeSummary at;                    // the request stream on (np, nd)
+  // One instance fewer in each pool (np - 1 or nd - 1 >= 1), each missing the SLOs (or absent).
+  bool has_fewer_prefill = false, has_fewer_decode = false;
+  ServeSummary fewer_prefill, fewer_decode;
+  std::string fewer_prefill_why, fewer_decode_why;
+  int simulations = 0;
+  std::string note;                   // why this pair gives no answer
+};
+
+struct DisaggCapacityResult {
+  bool found = false;
+  int best = -1;                            // index into candidates
+  std::vector<DisaggSizeResult> candidates;  // one per pair, in the given order
+};
+
+// As FewestGpus for disaggregated pairs; opt.serve's max_running / kv_capacity_tokens apply to
+// the decode pool (the prefill pool takes the engine's defaults). Best: fewest GPUs, then the
+// higher goodput.
+StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOption>& layouts,
+                                                const std::vector<RequestSpec>& requests,
+                                                const std::vector<Slo>& slos,
+                                                const CapacityOptions& opt);
 
 }  // namespace l2s::serve

@@ -8,6 +8,8 @@
 #include <limits>
 #include <queue>
 
+#include "model/counts.h"
+
 namespace l2s::serve {
 
 const char* AssignName(Assign a) {
@@ -74,24 +76,30 @@ double ServeSim::Dequantise(int32_t q) const {
   return 64 * std::exp2(static_cast<double>(q - 256) / opt_.shape_steps_per_octave);
 }
 
-double ServeSim::StepSeconds(const RankShape& b, const RankShape& m) {
+double ServeSim::PoolStepSeconds(int pool, const RankShape& b, const RankShape& m) {
+  Pool& P = pools_[pool];
   Key k;
   k.q = {Quantise(b.decode_seqs), Quantise(b.decode_ctx), Quantise(b.prefill_tokens),
          Quantise(b.prefill_seqs), Quantise(m.decode_seqs), Quantise(m.decode_ctx),
          Quantise(m.prefill_tokens), Quantise(m.prefill_seqs)};
-  auto it = memo_.find(k);
-  if (it != memo_.end()) return it->second;
+  auto it = P.memo.find(k);
+  if (it != P.memo.end()) return it->second;
   RankShape qb{Dequantise(k.q[0]), Dequantise(k.q[1]), Dequantise(k.q[2]), Dequantise(k.q[3])};
   RankShape qm{Dequantise(k.q[4]), Dequantise(k.q[5]), Dequantise(k.q[6]), Dequantise(k.q[7])};
-  const double s = cost_->Seconds(qb, qm);
+  const double s = P.cost->Seconds(qb, qm);
   ++calls_;
-  memo_.emplace(k, s);
+  P.memo.emplace(k, s);
   return s;
 }
 
-StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const ServeOptions& opt,
-                                                   int64_t nominal_isl, int64_t nominal_osl) {
-  if (cost == nullptr) return Status::InvalidArgument("serve: no step cost");
+int64_t ServeSim::memo_size() const {
+  int64_t n = 0;
+  for (const Pool& p : pools_) n += static_cast<int64_t>(p.memo.size());
+  return n;
+}
+
+namespace {
+Status CheckServeOptions(const ServeOptions& opt) {
   if (opt.instances < 1 || opt.instances > 1'000'000)
     return Status::InvalidArgument("serve: instances must be in [1, 10^6]");
   if (opt.max_running < 0) return Status::InvalidArgument("serve: max running must be >= 0");
@@ -100,18 +108,72 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const S
   if (opt.timeline_points < 2) return Status::InvalidArgument("serve: timeline needs >= 2 points");
   if (!(opt.sglang_new_token_ratio >= 0 && opt.sglang_new_token_ratio <= 1))
     return Status::InvalidArgument("serve: new_token_ratio must be in [0, 1]");
-  std::unique_ptr<ServeSim> s(new ServeSim(cost, opt));
-  s->kv_cap_ = opt.kv_capacity_tokens >= 0
-                   ? opt.kv_capacity_tokens
-                   : cost->KvCapacityTokens(nominal_isl + nominal_osl, nominal_isl);
-  if (s->kv_cap_ <= 0)
-    return Status::Invalid("serve: the weights leave no memory for the KV cache on this layout");
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int instances,
+                                            int max_running, int64_t kv_capacity, Assign router,
+                                            int64_t hold_len, int64_t prompt_len) {
+  Pool p;
+  p.cost = cost;
+  p.role = role;
+  p.instances = instances;
+  p.router = router;
+  p.max_running =
+      max_running > 0 ? max_running : DefaultsOf(cost->sim().problem().workload.engine).max_batch;
+  p.kv_cap = kv_capacity >= 0 ? kv_capacity : cost->KvCapacityTokens(hold_len, prompt_len);
+  if (p.kv_cap <= 0)
+    return Status::Invalid(fmt::format(
+        "serve: the weights leave no memory for the KV cache on this {}layout",
+        role == Role::kPrefill ? "prefill " : role == Role::kDecode ? "decode " : ""));
+  return p;
+}
+
+StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const ServeOptions& opt,
+                                                   int64_t nominal_isl, int64_t nominal_osl) {
+  if (cost == nullptr) return Status::InvalidArgument("serve: no step cost");
+  if (Status st = CheckServeOptions(opt); !st.ok()) return st;
+  std::unique_ptr<ServeSim> s(new ServeSim(opt));
+  s->engine_ = cost->sim().problem().workload.engine;
+  auto pool = MakePool(cost, Role::kMixed, opt.instances, opt.max_running, opt.kv_capacity_tokens,
+                       opt.router, nominal_isl + nominal_osl, nominal_isl);
+  if (!pool.ok()) return pool.status();
+  s->pools_.push_back(std::move(*pool));
   return s;
 }
 
-ServeSim::ServeSim(const StepCost* cost, const ServeOptions& opt) : cost_(cost), opt_(opt) {
-  engine_ = cost->sim().problem().workload.engine;
-  max_running_ = opt.max_running > 0 ? opt.max_running : DefaultsOf(engine_).max_batch;
+StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill,
+                                                         const StepCost* decode,
+                                                         const ServeOptions& opt,
+                                                         const DisaggServeOptions& d,
+                                                         int64_t nominal_isl,
+                                                         int64_t nominal_osl) {
+  if (prefill == nullptr || decode == nullptr)
+    return Status::InvalidArgument("serve: no step cost");
+  if (Status st = CheckServeOptions(opt); !st.ok()) return st;
+  if (d.prefill_instances < 1 || d.prefill_instances > 1'000'000)
+    return Status::InvalidArgument("serve: prefill instances must be in [1, 10^6]");
+  if (d.prefill_max_running < 0)
+    return Status::InvalidArgument("serve: prefill max running must be >= 0");
+  if (!(d.link.bw > 0) || !(d.link.latency >= 0))
+    return Status::InvalidArgument("serve: the KV link needs a positive bandwidth");
+  if (d.kv_channels < 0) return Status::InvalidArgument("serve: KV channels must be >= 0");
+  const Engine e = decode->sim().problem().workload.engine;
+  if (prefill->sim().problem().workload.engine != e)
+    return Status::InvalidArgument("serve: the prefill and decode pools run different engines");
+  std::unique_ptr<ServeSim> s(new ServeSim(opt));
+  s->engine_ = e;
+  s->dis_ = d;
+  auto pp = MakePool(prefill, Role::kPrefill, d.prefill_instances, d.prefill_max_running,
+                     d.prefill_kv_capacity_tokens, d.prefill_router, nominal_isl, nominal_isl);
+  if (!pp.ok()) return pp.status();
+  auto dp = MakePool(decode, Role::kDecode, opt.instances, opt.max_running,
+                     opt.kv_capacity_tokens, opt.router, nominal_isl + nominal_osl, nominal_isl);
+  if (!dp.ok()) return dp.status();
+  s->pools_.push_back(std::move(*pp));
+  s->pools_.push_back(std::move(*dp));
+  return s;
 }
 
 namespace {
@@ -123,6 +185,7 @@ struct Live {
   int64_t kv = 0;         // KV tokens held
   int64_t reserve = 0;    // TensorRT-LLM: tokens reserved at admission
   double last_emit = 0;
+  double prefill_start = -1;  // disaggregated: its first prefill chunk's step start
   int inst = 0, rank = 0;
   bool rejected = false;
 };
@@ -137,16 +200,22 @@ struct Rank {
 
 struct Inst {
   std::vector<Rank> ranks;
+  int pool = 0;
   bool busy = false, start_pending = false;
   int rr = 0;
   int64_t outstanding = 0;
+  double step_start = 0;
+  std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
 };
+
+enum class Ev : uint8_t { kStart, kEnd, kKvArrive };
 
 struct Event {
   double t;
   int64_t seq;
   int inst;
-  bool end;  // false: start a step
+  Ev kind;
+  int id;  // kKvArrive: the request
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -155,12 +224,21 @@ struct Event {
 ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   ServeRun run;
   const int64_t n = static_cast<int64_t>(reqs.size());
-  const int dp = cost_->strategy().dp;
+  const bool disagg = pools_.size() == 2;
+  const Pool& entry = pools_.front();
+  const Pool& tail = pools_.back();
   run.requests.resize(reqs.size());
-  run.kv_capacity_tokens = kv_cap_;
-  run.max_running = max_running_;
-  run.ranks = dp;
-  run.instances = opt_.instances;
+  run.kv_capacity_tokens = tail.kv_cap;
+  run.max_running = tail.max_running;
+  run.ranks = tail.cost->strategy().dp;
+  run.instances = tail.instances;
+  run.disaggregated = disagg;
+  if (disagg) {
+    run.prefill_instances = entry.instances;
+    run.prefill_ranks = entry.cost->strategy().dp;
+    run.prefill_max_running = entry.max_running;
+    run.prefill_kv_capacity_tokens = entry.kv_cap;
+  }
   const int64_t calls0 = calls_;
   for (int64_t i = 0; i < n; ++i) {
     run.requests[i].prompt = reqs[i].prompt;
@@ -170,27 +248,54 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
 
   const bool closed = concurrency > 0;
   run.closed_loop = closed;
-  const double q = cost_->decode_q(), accept = cost_->accept();
-  const int64_t mnt = cost_->max_num_tokens() > 0 ? cost_->max_num_tokens()
-                                                  : std::numeric_limits<int64_t>::max() / 4;
   const bool trt = engine_ == Engine::kTrtllm, sgl = engine_ == Engine::kSglang;
   const Assign rank_assign = opt_.rank_assign != Assign::kEngineDefault ? opt_.rank_assign
                              : sgl ? Assign::kRoundRobin
                                    : Assign::kShortestQueue;
-  const int64_t q_tokens = static_cast<int64_t>(q);
+  // Per pool: token budget, decode query tokens, MTP acceptance, attention-dp ranks.
+  struct PoolRun {
+    int64_t mnt = 0, q_tokens = 1;
+    double q = 1, accept = 1;
+    int dp = 1, first = 0;  // first instance index
+    int router_rr = 0;
+  };
+  std::vector<PoolRun> pr(pools_.size());
+  int total_inst = 0;
+  for (size_t k = 0; k < pools_.size(); ++k) {
+    const StepCost& c = *pools_[k].cost;
+    pr[k].mnt = c.max_num_tokens() > 0 ? c.max_num_tokens()
+                                       : std::numeric_limits<int64_t>::max() / 4;
+    pr[k].q = c.decode_q();
+    pr[k].q_tokens = static_cast<int64_t>(pr[k].q);
+    pr[k].accept = c.accept();
+    pr[k].dp = c.strategy().dp;
+    pr[k].first = total_inst;
+    total_inst += pools_[k].instances;
+  }
 
   std::vector<Live> st(reqs.size());
-  std::vector<Inst> inst(opt_.instances);
-  for (Inst& in : inst) in.ranks.resize(dp);
+  std::vector<Inst> inst(total_inst);
+  double kv_total = 0;
+  for (size_t k = 0; k < pools_.size(); ++k) {
+    kv_total += static_cast<double>(pools_[k].kv_cap) * pr[k].dp * pools_[k].instances;
+    for (int i = 0; i < pools_[k].instances; ++i) {
+      Inst& in = inst[pr[k].first + i];
+      in.pool = static_cast<int>(k);
+      in.ranks.resize(pr[k].dp);
+      if (pools_[k].role == Role::kDecode)
+        in.channel_free.assign(
+            dis_.kv_channels > 0 ? dis_.kv_channels : pools_[k].cost->strategy().gpus(), 0.0);
+    }
+  }
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   int64_t seq = 0;
-  int router_rr = 0;
   // Global counters for the timeline.
-  int64_t g_waiting = 0, g_running = 0, g_kv = 0;
-  const double kv_total = static_cast<double>(kv_cap_) * dp * opt_.instances;
+  int64_t g_waiting = 0, g_running = 0, g_kv = 0, g_transfer = 0;
   std::vector<TimelinePoint> samples;
-  std::vector<int64_t> waiting_at_arrival;  // in the system (waiting + running)
+  std::vector<int64_t> waiting_at_arrival;  // in the system (waiting + running + transferring)
   waiting_at_arrival.reserve(closed ? 0 : reqs.size());
+  // KV bytes of a prompt (disaggregated transfers), by the decode problem's model and KV dtype.
+  const Problem& dprob = tail.cost->sim().problem();
 
   // Sending.
   int64_t next_open = 0;
@@ -200,6 +305,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     for (; next_send < std::min<int64_t>(n, concurrency); ++next_send) sendq.push_back({0.0, next_send});
   }
 
+  // Tokens a request's output reserves on a pool: none on a prefill instance (it leaves after its
+  // prompt), else what is left to generate.
+  auto out_left = [&](const Pool& P, int id) {
+    return P.role == Role::kPrefill ? 0.0 : std::max(0.0, reqs[id].output - st[id].gen);
+  };
   auto release = [&](Rank& r, int id) {
     Live& L = st[id];
     r.kv_used -= L.kv;
@@ -221,23 +331,27 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     --g_running;
     ++g_waiting;
   };
-  auto admit = [&](Rank& r, int64_t chunk) {
+  // Moves the queue's front to the running requests holding its KV so far (+ `extra`).
+  auto enter = [&](const Pool& P, Rank& r, int64_t extra) {
     const int id = r.waiting.front();
     Live& L = st[id];
     r.waiting.pop_front();
     r.running.push_back(id);
-    L.kv = L.prefilled + chunk;
+    L.kv = L.prefilled + extra;
     r.kv_used += L.kv;
     g_kv += L.kv;
     if (trt) {
-      L.reserve = reqs[id].prompt + reqs[id].output;
+      L.reserve = reqs[id].prompt + static_cast<int64_t>(std::ceil(out_left(P, id) + L.gen));
       r.kv_reserved += L.reserve;
     }
-    r.plan.push_back({id, chunk});
     --g_waiting;
     ++g_running;
+    return id;
   };
-  auto plan_decode = [&](Rank& r, int id) {
+  auto admit = [&](const Pool& P, Rank& r, int64_t chunk) {
+    r.plan.push_back({enter(P, r, chunk), chunk});
+  };
+  auto plan_decode = [&](Rank& r, int id, int64_t q_tokens) {
     st[id].kv += q_tokens;
     r.kv_used += q_tokens;
     g_kv += q_tokens;
@@ -245,15 +359,38 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   };
 
   // One rank's batch for the next step (the engine's scheduler).
-  auto compose = [&](Rank& r) {
+  auto compose = [&](const Pool& P, const PoolRun& R, Rank& r) {
     r.plan.clear();
-    int64_t budget = mnt;
-    auto free_kv = [&] { return kv_cap_ - r.kv_used; };
+    int64_t budget = R.mnt;
+    const int64_t kv_cap = P.kv_cap, q_tokens = R.q_tokens;
+    const int max_running = P.max_running;
+    auto free_kv = [&] { return kv_cap - r.kv_used; };
+    double future = 0;  // SGLang: reserve for the running requests' remaining outputs
+    if (sgl)
+      for (int id : r.running) future += opt_.sglang_new_token_ratio * out_left(P, id);
+    if (P.role == Role::kDecode) {
+      // Requests whose KV arrived join the running batch (FCFS) when the engine's admission
+      // allows; the decode step below runs them.
+      while (!r.waiting.empty() && static_cast<int>(r.running.size()) < max_running) {
+        const int id = r.waiting.front();
+        const Live& L = st[id];
+        if (L.prefilled < L.need) break;  // preempted: recomputed by the paths below
+        if (trt) {
+          if (r.kv_reserved + reqs[id].prompt + reqs[id].output > kv_cap) break;
+        } else if (sgl) {
+          const double want = static_cast<double>(L.need) +
+                              opt_.sglang_new_token_ratio * out_left(P, id);
+          if (static_cast<double>(free_kv()) - future < want && !r.running.empty()) break;
+          if (free_kv() < L.prefilled + q_tokens) break;
+          future += opt_.sglang_new_token_ratio * out_left(P, id);
+        } else if (free_kv() < L.prefilled + q_tokens) {
+          break;
+        }
+        enter(P, r, 0);
+      }
+    }
     if (sgl) {
       // Prefill step when a chunked prompt is unfinished or a waiting request can be admitted.
-      double future = 0;  // reserve for the running requests' remaining outputs
-      for (int id : r.running)
-        future += opt_.sglang_new_token_ratio * std::max(0.0, reqs[id].output - st[id].gen);
       for (int id : r.running) {
         Live& L = st[id];
         if (L.prefilled >= L.need || budget <= 0) continue;
@@ -265,25 +402,27 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         budget -= chunk;
       }
       while (!r.waiting.empty() && budget > 0 &&
-             static_cast<int>(r.running.size()) < max_running_) {
-        const Live& L = st[r.waiting.front()];
+             static_cast<int>(r.running.size()) < max_running) {
+        const int wid = r.waiting.front();
+        const Live& L = st[wid];
+        if (L.prefilled >= L.need) break;  // its KV arrived: admitted by the decode pass
         const int64_t rest = L.need - L.prefilled;
         const int64_t chunk = std::min(rest, budget);
-        const double need_new = static_cast<double>(L.need) +
-                                opt_.sglang_new_token_ratio * (reqs[r.waiting.front()].output - L.gen);
+        const double need_new =
+            static_cast<double>(L.need) + opt_.sglang_new_token_ratio * out_left(P, wid);
         if (static_cast<double>(free_kv()) - future < need_new && !r.running.empty()) break;
         if (free_kv() < L.prefilled + chunk) break;
-        future += opt_.sglang_new_token_ratio * (reqs[r.waiting.front()].output - L.gen);
-        admit(r, chunk);
+        future += opt_.sglang_new_token_ratio * out_left(P, wid);
+        admit(P, r, chunk);
         budget -= chunk;
         if (chunk < rest) break;  // one chunked request at a time
       }
-      if (!r.plan.empty()) return;
+      if (!r.plan.empty() || P.role == Role::kPrefill) return;
       // Decode step: every running request; retract the latest admitted while the pool is short.
       while (!r.running.empty() &&
              free_kv() < static_cast<int64_t>(r.running.size()) * q_tokens && r.running.size() > 1)
         preempt(r, r.running.size() - 1);
-      for (int id : r.running) plan_decode(r, id);
+      for (int id : r.running) plan_decode(r, id, q_tokens);
       return;
     }
     // vLLM / TensorRT-LLM / ideal: mixed steps under one token budget, running requests first.
@@ -311,32 +450,38 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         g_kv += want;
         r.plan.push_back({id, want});
       } else {
-        plan_decode(r, id);
+        plan_decode(r, id, q_tokens);
       }
       budget -= want;
     }
-    while (!r.waiting.empty() && budget > 0 && static_cast<int>(r.running.size()) < max_running_) {
+    while (!r.waiting.empty() && budget > 0 && static_cast<int>(r.running.size()) < max_running) {
       const int id = r.waiting.front();
       const Live& L = st[id];
+      if (L.prefilled >= L.need) break;  // its KV arrived: admitted by the decode pass
       const int64_t chunk = std::min(L.need - L.prefilled, budget);
       if (trt) {
-        if (r.kv_reserved + reqs[id].prompt + reqs[id].output > kv_cap_) break;
+        if (r.kv_reserved + reqs[id].prompt + static_cast<int64_t>(std::ceil(out_left(P, id) + L.gen)) >
+            kv_cap)
+          break;
       } else if (free_kv() < L.prefilled + chunk) {
         break;
       }
-      admit(r, chunk);
+      admit(P, r, chunk);
       budget -= chunk;
     }
   };
 
   auto start_step = [&](int ii, double now) {
     Inst& in = inst[ii];
+    const Pool& P = pools_[in.pool];
+    const PoolRun& R = pr[in.pool];
+    const int dp = R.dp;
     RankShape busiest, mean;
     double best_tokens = -1;
     bool any = false;
     double ctx_total = 0;
     for (Rank& r : in.ranks) {
-      compose(r);
+      compose(P, R, r);
       RankShape& s = r.shape;
       s = RankShape{};
       double ctx = 0;
@@ -344,15 +489,16 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         if (chunk > 0) {
           s.prefill_tokens += static_cast<double>(chunk);
           s.prefill_seqs += 1;
+          if (st[id].prefill_start < 0) st[id].prefill_start = now;
         } else {
           s.decode_seqs += 1;
-          ctx += static_cast<double>(st[id].kv - q_tokens);
+          ctx += static_cast<double>(st[id].kv - R.q_tokens);
         }
       }
       s.decode_ctx = s.decode_seqs > 0 ? ctx / s.decode_seqs : 0;
       ctx_total += ctx;
       if (!r.plan.empty()) any = true;
-      const double tok = s.tokens(q);
+      const double tok = s.tokens(R.q);
       if (tok > best_tokens) {
         best_tokens = tok;
         busiest = s;
@@ -367,11 +513,21 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     mean.decode_ctx = mean.decode_seqs > 0 ? ctx_total / (mean.decode_seqs * dp) : 0;
     if (dp == 1) mean = busiest;
-    const double dur = StepSeconds(busiest, mean);
+    const double dur = std::max(PoolStepSeconds(in.pool, busiest, mean), 1e-9);
     in.busy = true;
-    events.push({now + std::max(dur, 1e-9), seq++, ii, true});
+    in.step_start = now;
+    (P.role == Role::kPrefill ? run.prefill_busy_s : run.decode_busy_s) += dur;
+    events.push({now + dur, seq++, ii, Ev::kEnd, -1});
     ++run.steps;
-    samples.push_back({now, g_waiting, g_running, kv_total > 0 ? g_kv / kv_total : 0});
+    samples.push_back({now, g_waiting, g_running, kv_total > 0 ? g_kv / kv_total : 0, g_transfer});
+  };
+
+  auto kick = [&](int ii, double now) {
+    Inst& in = inst[ii];
+    if (!in.busy && !in.start_pending) {
+      in.start_pending = true;
+      events.push({now, seq++, ii, Ev::kStart, -1});
+    }
   };
 
   auto finish = [&](Rank& r, int id, double now, Inst& in) {
@@ -382,10 +538,74 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (closed && next_send < n) sendq.push_back({now, next_send++});
   };
 
+  // Instance of pool k for a new request (its router).
+  auto pick_instance = [&](int k) {
+    const Pool& P = pools_[k];
+    PoolRun& R = pr[k];
+    int ii = R.first;
+    if (P.instances > 1) {
+      if (P.router == Assign::kRoundRobin) {
+        ii = R.first + R.router_rr++ % P.instances;
+      } else {
+        for (int j = R.first + 1; j < R.first + P.instances; ++j)
+          if (inst[j].outstanding < inst[ii].outstanding) ii = j;
+      }
+    }
+    return ii;
+  };
+  // Queues request `id` on a rank of instance ii.
+  auto enqueue = [&](int ii, int id) {
+    Inst& in = inst[ii];
+    const int dp = pr[in.pool].dp;
+    int rk = 0;
+    if (dp > 1) {
+      if (rank_assign == Assign::kRoundRobin) {
+        rk = in.rr++ % dp;
+      } else {
+        auto load = [&](int k) { return in.ranks[k].waiting.size() + in.ranks[k].running.size(); };
+        for (int k = 1; k < dp; ++k)
+          if (load(k) < load(rk)) rk = k;
+      }
+    }
+    st[id].inst = ii;
+    st[id].rank = rk;
+    in.ranks[rk].waiting.push_back(id);
+    ++g_waiting;
+  };
+
+  // Disaggregated: request `id`'s prefill finished on a prefill instance (freed there by the
+  // caller); its KV goes to a decode instance through that instance's transfer queue.
+  auto hand_off = [&](int id, double now) {
+    Live& L = st[id];
+    const int jj = pick_instance(1);
+    Inst& dst = inst[jj];
+    ++dst.outstanding;
+    ++g_transfer;
+    const double bytes = KvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt);
+    const double t = ExposedKvTransfer(KvTransferSeconds(dis_.link, bytes),
+                                       now - std::max(0.0, L.prefill_start),
+                                       dprob.model.num_layers, dis_.layerwise);
+    auto ch = std::min_element(dst.channel_free.begin(), dst.channel_free.end());
+    const double done = std::max(now, *ch) + t;
+    *ch = done;
+    L.inst = jj;
+    events.push({done, seq++, jj, Ev::kKvArrive, id});
+  };
+  auto kv_arrive = [&](int jj, int id, double now) {
+    Live& L = st[id];
+    --g_transfer;
+    run.requests[id].kv_ready_s = now;
+    L.need = L.prefilled = reqs[id].prompt;  // its prompt's KV is here
+    enqueue(jj, id);
+    kick(jj, now);
+  };
+
   auto end_step = [&](int ii, double now) {
     Inst& in = inst[ii];
+    const Pool& P = pools_[in.pool];
+    const PoolRun& R = pr[in.pool];
     for (Rank& r : in.ranks) {
-      bool any_done = false;
+      bool any_left = false;
       for (const auto& [id, chunk] : r.plan) {
         Live& L = st[id];
         RequestOutcome& o = run.requests[id];
@@ -398,9 +618,9 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
           L.last_emit = now;
         } else {
           const double before = std::floor(L.gen);
-          L.gen = std::min<double>(static_cast<double>(reqs[id].output), L.gen + accept);
+          L.gen = std::min<double>(static_cast<double>(reqs[id].output), L.gen + R.accept);
           const int64_t emitted = static_cast<int64_t>(std::floor(L.gen) - before);
-          const int64_t back = q_tokens - emitted;  // draft slots not kept
+          const int64_t back = R.q_tokens - emitted;  // draft slots not kept
           L.kv -= back;
           r.kv_used -= back;
           g_kv -= back;
@@ -411,12 +631,21 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         }
         if (std::floor(L.gen) >= reqs[id].output) {
           finish(r, id, now, in);
-          any_done = true;
+          any_left = true;
+        } else if (P.role == Role::kPrefill) {
+          // Prompt done: the KV leaves for the decode pool.
+          release(r, id);
+          --in.outstanding;
+          --g_running;
+          hand_off(id, now);
+          any_left = true;
         }
       }
-      if (any_done)
+      if (any_left)
         r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
-                                       [&](int id) { return run.requests[id].done(); }),
+                                       [&](int id) {
+                                         return run.requests[id].done() || st[id].inst != ii;
+                                       }),
                         r.running.end());
     }
     in.busy = false;
@@ -427,43 +656,21 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     RequestOutcome& o = run.requests[id];
     o.arrival_s = now;
     const RequestSpec& rq = reqs[id];
-    if (rq.prompt + rq.output > kv_cap_) {
-      L.rejected = true;  // larger than a rank's whole KV pool: the engine refuses it
+    // Larger than a rank's whole KV pool: the engine refuses it.
+    const bool too_big = disagg ? rq.prompt > entry.kv_cap || rq.prompt + rq.output > tail.kv_cap
+                                : rq.prompt + rq.output > entry.kv_cap;
+    if (too_big) {
+      L.rejected = true;
       if (closed && next_send < n) sendq.push_back({now, next_send++});
       return;
     }
-    int ii = 0;
-    if (opt_.instances > 1) {
-      if (opt_.router == Assign::kRoundRobin) {
-        ii = router_rr++ % opt_.instances;
-      } else {
-        for (int k = 1; k < opt_.instances; ++k)
-          if (inst[k].outstanding < inst[ii].outstanding) ii = k;
-      }
-    }
-    Inst& in = inst[ii];
-    int rk = 0;
-    if (dp > 1) {
-      if (rank_assign == Assign::kRoundRobin) {
-        rk = in.rr++ % dp;
-      } else {
-        auto load = [&](int k) { return in.ranks[k].waiting.size() + in.ranks[k].running.size(); };
-        for (int k = 1; k < dp; ++k)
-          if (load(k) < load(rk)) rk = k;
-      }
-    }
-    L.inst = ii;
-    L.rank = rk;
+    const int ii = pick_instance(0);
     L.need = rq.prompt;
     L.prefilled = rq.cached;
     L.last_emit = now;
-    in.ranks[rk].waiting.push_back(id);
-    ++in.outstanding;
-    ++g_waiting;
-    if (!in.busy && !in.start_pending) {
-      in.start_pending = true;
-      events.push({now, seq++, ii, false});
-    }
+    enqueue(ii, id);
+    ++inst[ii].outstanding;
+    kick(ii, now);
   };
 
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -479,7 +686,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (ta <= te) {
       if (!closed) {
         route(static_cast<int>(next_open++), ta);
-        waiting_at_arrival.push_back(g_waiting + g_running);
+        waiting_at_arrival.push_back(g_waiting + g_running + g_transfer);
       } else {
         const int64_t id = sendq.front().second;
         sendq.pop_front();
@@ -490,7 +697,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     const Event e = events.top();
     events.pop();
     Inst& in = inst[e.inst];
-    if (e.end) end_step(e.inst, e.t);
+    if (e.kind == Ev::kKvArrive) {
+      kv_arrive(e.inst, e.id, e.t);
+      continue;
+    }
+    if (e.kind == Ev::kEnd) end_step(e.inst, e.t);
     else in.start_pending = false;
     if (!in.busy) start_step(e.inst, e.t);
     if (run.steps >= opt_.max_steps) {
@@ -518,7 +729,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     run.unstable = true;
     run.unstable_reason = fmt::format(
         "{} requests need more KV than one rank holds ({} tokens): the engine rejects them",
-        rejected, kv_cap_);
+        rejected, disagg ? std::min(entry.kv_cap, tail.kv_cap) : entry.kv_cap);
   } else if (!run.finished || undone > 0) {
     run.unstable = true;
     run.unstable_reason = fmt::format("{} of {} requests unfinished after {} steps (work limit)",
@@ -559,6 +770,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         if (samples[j].waiting > best.waiting) best.waiting = samples[j].waiting;
         best.running = samples[j].running;
         best.kv_fraction = samples[j].kv_fraction;
+        best.transferring = samples[j].transferring;
       }
       best.t_s = tk;
       run.timeline.push_back(best);

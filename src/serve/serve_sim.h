@@ -19,6 +19,18 @@
 // instance step in lockstep, each with its own queue; requests go to a rank round-robin
 // (SGLang's default) or to the one with the fewest requests (TensorRT-LLM, vLLM); instances
 // get requests from a router (fewest outstanding requests, or round-robin).
+//
+// Disaggregated serving (MakeDisagg): a prefill pool and a decode pool in the same event loop. A
+// request is routed to a prefill instance, which runs the engine's scheduler on prefill work only
+// (chunks under the token budget, admission for the prompt's KV alone); its first token is
+// emitted when its prefill completes (TTFT). Its KV then waits in the KV-transfer queue of the
+// decode instance the decode router picks (a FIFO served by `kv_channels` links in parallel, one
+// per decode GPU by default), each transfer lasting KvTransferSeconds(link, KV bytes of the
+// prompt) (sim/disagg.h, the static model's formula; layerwise: only ExposedKvTransfer after the
+// prefill), and the prefill instance frees it. At the decode instance the request waits for
+// admission (its prompt's KV, plus the engine's reserve: TensorRT-LLM the whole output, SGLang
+// new_token_ratio of it) and max running requests, then decodes in the continuous batch; a
+// preempted request is recomputed on the decode instance, as the engine does.
 #pragma once
 
 #include <array>
@@ -30,6 +42,7 @@
 
 #include "common/status.h"
 #include "serve/step_cost.h"
+#include "sim/disagg.h"
 #include "serve/workload.h"
 
 namespace l2s::serve {
@@ -51,11 +64,24 @@ struct ServeOptions {
   int timeline_points = 400;         // samples kept for the picture (>= 2)
 };
 
+// The prefill pool and the KV link of a disaggregated deployment (ServeSim::MakeDisagg; the
+// ServeOptions' instances, max_running and kv_capacity_tokens describe the decode pool).
+struct DisaggServeOptions {
+  int prefill_instances = 1;
+  int prefill_max_running = 0;            // per rank; 0 = the engine's max_batch
+  int64_t prefill_kv_capacity_tokens = -1;  // per rank; -1 = StepCost::KvCapacityTokens(isl, isl)
+  Assign prefill_router = Assign::kShortestQueue;  // request -> prefill instance
+  KvLink link;                            // one GPU's link between the pools (bw > 0)
+  bool layerwise = false;                 // transfer pipelined with the prefill (ExposedKvTransfer)
+  int kv_channels = 0;                    // transfers in flight per decode instance; 0 = its GPUs
+};
+
 // One request's outcome.
 struct RequestOutcome {
   double arrival_s = 0, first_token_s = -1, finish_s = -1;
   int64_t prompt = 0, output = 0;
   int preemptions = 0;
+  double kv_ready_s = -1;  // disaggregated: when its KV reached the decode instance
   bool done() const { return finish_s >= 0; }
   double ttft_s() const { return first_token_s - arrival_s; }
   double e2e_s() const { return finish_s - arrival_s; }
@@ -67,6 +93,7 @@ struct TimelinePoint {
   double t_s = 0;
   int64_t waiting = 0, running = 0;
   double kv_fraction = 0;  // KV tokens held / capacity, over all ranks
+  int64_t transferring = 0;  // disaggregated: KV transfers queued or in flight
 };
 
 // Log-binned histogram of positive values (0.5% bins from 1 us to 10^4 s) for percentiles of
@@ -99,6 +126,12 @@ struct ServeRun {
   std::string unstable_reason;
   double makespan_s = 0;                 // first arrival to last completion
   bool closed_loop = false;
+  // Disaggregated runs: the prefill pool (the fields above describe the decode pool) and each
+  // pool's stepping seconds summed over its instances (aggregated runs: decode_busy_s only).
+  bool disaggregated = false;
+  int prefill_instances = 0, prefill_ranks = 0, prefill_max_running = 0;
+  int64_t prefill_kv_capacity_tokens = 0;
+  double prefill_busy_s = 0, decode_busy_s = 0;
 };
 
 class ServeSim {
@@ -107,19 +140,36 @@ class ServeSim {
   // between Runs, so that runs at several rates share it). Errors: bad options.
   static StatusOr<std::unique_ptr<ServeSim>> Make(const StepCost* cost, const ServeOptions& opt,
                                                   int64_t nominal_isl, int64_t nominal_osl);
+  // Disaggregated: `prefill` prices the prefill instances' steps, `decode` the decode instances'
+  // (`opt` sets the decode pool, `d` the prefill pool and the link). The KV bytes of a prompt are
+  // KvBytesForSequence of the decode problem's model and KV dtype. Errors: bad options, no KV room.
+  static StatusOr<std::unique_ptr<ServeSim>> MakeDisagg(const StepCost* prefill,
+                                                        const StepCost* decode,
+                                                        const ServeOptions& opt,
+                                                        const DisaggServeOptions& d,
+                                                        int64_t nominal_isl, int64_t nominal_osl);
 
   // Open loop (concurrency == 0): requests arrive at their arrival_s. Closed loop: the first
   // `concurrency` requests are sent at 0 and each completion sends the next one at once.
   ServeRun Run(const std::vector<RequestSpec>& requests, int concurrency = 0);
 
-  int64_t kv_capacity_tokens() const { return kv_cap_; }
-  int max_running() const { return max_running_; }
-  int64_t memo_size() const { return static_cast<int64_t>(memo_.size()); }
-  // Seconds of one step at a rank shape (memoised as Run prices it).
-  double StepSeconds(const RankShape& busiest, const RankShape& mean);
+  // The decode pool's (the only pool's when aggregated) per-rank KV and max running requests.
+  int64_t kv_capacity_tokens() const { return pools_.back().kv_cap; }
+  int max_running() const { return pools_.back().max_running; }
+  bool disaggregated() const { return pools_.size() == 2; }
+  int64_t memo_size() const;
+  // Seconds of one step at a rank shape of the (decode) pool, memoised as Run prices it.
+  double StepSeconds(const RankShape& busiest, const RankShape& mean) {
+    return PoolStepSeconds(static_cast<int>(pools_.size()) - 1, busiest, mean);
+  }
+  // ... of the prefill pool (the only pool when aggregated).
+  double PrefillStepSeconds(const RankShape& busiest, const RankShape& mean) {
+    return PoolStepSeconds(0, busiest, mean);
+  }
 
  private:
-  ServeSim(const StepCost* cost, const ServeOptions& opt);
+  enum class Role : uint8_t { kMixed, kPrefill, kDecode };
+  ServeSim(const ServeOptions& opt) : opt_(opt) {}
   struct Key {
     std::array<int32_t, 8> q{};
     bool operator==(const Key&) const = default;
@@ -130,12 +180,25 @@ class ServeSim {
   int32_t Quantise(double x) const;
   double Dequantise(int32_t q) const;
 
-  const StepCost* cost_;
+  // One pool of identical instances: the only one (aggregated), or prefill then decode.
+  struct Pool {
+    const StepCost* cost = nullptr;
+    Role role = Role::kMixed;
+    int instances = 1;
+    int64_t kv_cap = 0;
+    int max_running = 0;
+    Assign router = Assign::kShortestQueue;
+    std::unordered_map<Key, double, KeyHash> memo;
+  };
+  static StatusOr<Pool> MakePool(const StepCost* cost, Role role, int instances, int max_running,
+                                 int64_t kv_capacity, Assign router, int64_t hold_len,
+                                 int64_t prompt_len);
+  double PoolStepSeconds(int pool, const RankShape& busiest, const RankShape& mean);
+
   ServeOptions opt_;
+  DisaggServeOptions dis_;
   Engine engine_ = Engine::kIdeal;
-  int64_t kv_cap_ = 0;
-  int max_running_ = 0;
-  std::unordered_map<Key, double, KeyHash> memo_;
+  std::vector<Pool> pools_;
   int64_t calls_ = 0;
 };
 

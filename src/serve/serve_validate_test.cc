@@ -40,5 +40,41 @@ TEST(ServeValidate, ConcurrencyRowsUseTheBenchmarkClient) {
   EXPECT_DOUBLE_EQ(tpot.predicted, 1e3 * r->mean_tpot_s);
 }
 
+TEST(ServeValidate, DisaggConcurrencyRowsSimulateBothPools) {
+  // 1 prefill instance (TP8) and 2 decode instances (TP8), 64 clients: the mean TTFT of the
+  // benchmark client on the two pools with the scale-out link between them.
+  const std::string text =
+      "id,source,engine,gpu,gpus,model_config,weight_dtype,kv_dtype,tp,pp,dp,ep,mode,isl,osl,"
+      "context,batch,metric,value,replicas,expert_slots,mtp,mtp_accept,max_batch,max_num_tokens,"
+      "concurrency,prefill_gpus,prefill_tp,prefill_dp,prefill_ep,decode_gpus,decode_tp,decode_dp,"
+      "decode_ep,notes\n"
+      "10,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,ttft_ms,100,,,,,,,"
+      "64,8,8,1,1,16,8,1,1,\n";
+  auto rows = validate::ParseMeasurements(text, "d.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  validate::Predictor pred({}, /*apply_engine_factor=*/false);
+  const validate::Prediction ttft = pred.Predict((*rows)[0]);
+  ASSERT_TRUE(ttft.ok) << ttft.reason;
+  Problem p;
+  p.model = *ModelPreset("llama-3.1-8b");
+  p.cluster = *MakeCluster("h100", 8);
+  p.workload.mode = Mode::kServe;
+  p.workload.weight = p.workload.kv = DType::kFP8;
+  p.workload.engine = Engine::kIdeal;
+  p.workload.isl = p.workload.osl = 1024;
+  serve::BenchClientSpec bc;
+  bc.concurrency = 64;
+  bc.isl = bc.osl = 1024;
+  bc.instances = 2;
+  serve::DisaggServeOptions d;
+  d.prefill_instances = 1;
+  d.link = KvLink{false, p.cluster.scaleout_bw, p.cluster.scaleout_latency};
+  const Strategy s = *FromText("tp=8", 8);
+  auto r = serve::SimulateDisaggBenchmarkClient(p, s, p, s, d, bc);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(ttft.predicted, 1e3 * r->mean_ttft_s, 1e-6 * ttft.predicted);
+  EXPECT_TRUE(r->summary.disaggregated);
+}
+
 }  // namespace
 }  // namespace l2s

@@ -125,7 +125,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.cost_calls = run.cost_calls;
   s.kv_capacity_tokens = run.kv_capacity_tokens;
   s.makespan_s = run.makespan_s;
-  std::vector<double> ttft, tpot, e2e;
+  std::vector<double> ttft, tpot, e2e, xfer;
   int64_t good = 0;
   // Per-request limits: the tightest limit of each metric (a request "meets" an SLO when its own
   // figure is within the limit; ITL limits are checked against the request's TPOT).
@@ -141,6 +141,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     ttft.push_back(o.ttft_s());
     e2e.push_back(o.e2e_s());
     if (o.output > 1) tpot.push_back(o.tpot_s());
+    if (o.kv_ready_s >= 0) xfer.push_back(o.kv_ready_s - o.first_token_s);
     const double tp = o.tpot_s();
     if (o.ttft_s() <= lim[0] && tp <= lim[1] && tp <= lim[2] && o.e2e_s() <= lim[3]) ++good;
   }
@@ -177,6 +178,15 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     s.output_tokens_per_s = out / s.window_s;
     s.input_tokens_per_s = in / s.window_s;
     s.goodput_rps = s.request_rate * static_cast<double>(good) / static_cast<double>(s.completed);
+  }
+  if (run.disaggregated) {
+    s.disaggregated = true;
+    s.kv_transfer = PercentilesOf(xfer);
+    s.prefill_kv_capacity_tokens = run.prefill_kv_capacity_tokens;
+    if (run.makespan_s > 0) {
+      s.prefill_busy = run.prefill_busy_s / (run.prefill_instances * run.makespan_s);
+      s.decode_busy = run.decode_busy_s / (run.instances * run.makespan_s);
+    }
   }
   for (const TimelinePoint& p : run.timeline) {
     s.peak_kv_fraction = std::max(s.peak_kv_fraction, p.kv_fraction);
@@ -251,15 +261,23 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
   j["peak_kv_fraction"] = s.peak_kv_fraction;
   j["peak_waiting"] = s.peak_waiting;
+  if (s.disaggregated) {
+    j["disaggregated"] = true;
+    j["kv_transfer_ms"] = PJson(s.kv_transfer, s.unstable);
+    j["prefill_kv_capacity_tokens"] = s.prefill_kv_capacity_tokens;
+    j["prefill_busy"] = s.prefill_busy;
+    j["decode_busy"] = s.decode_busy;
+  }
   return j;
 }
 
 nlohmann::ordered_json TimelineJson(const ServeRun& run) {
   nlohmann::ordered_json j;
   std::vector<double> t, kv;
-  std::vector<int64_t> w, r;
+  std::vector<int64_t> w, r, x;
   for (const TimelinePoint& p : run.timeline) {
     t.push_back(p.t_s);
+    x.push_back(p.transferring);
     w.push_back(p.waiting);
     r.push_back(p.running);
     kv.push_back(p.kv_fraction);
@@ -268,6 +286,7 @@ nlohmann::ordered_json TimelineJson(const ServeRun& run) {
   j["waiting"] = w;
   j["running"] = r;
   j["kv_fraction"] = kv;
+  if (run.disaggregated) j["transferring"] = x;
   return j;
 }
 

@@ -131,12 +131,21 @@ KvLink DisaggModel::Link(int gp, int gd) const {
   return l;
 }
 
-double DisaggModel::ExposedTransfer(double transfer_s, double prefill_s) const {
-  if (!setup_.layerwise) return transfer_s;
+double KvTransferSeconds(const KvLink& link, double bytes) {
+  return bytes / link.bw + link.latency;
+}
+
+double ExposedKvTransfer(double transfer_s, double prefill_s, int layers, bool layerwise) {
+  if (!layerwise) return transfer_s;
   // Layer l's KV leaves while layers l+1..L are prefilled: what sticks out is the last layer's
   // share, or more when the link is slower than the prefill.
-  const double L = std::max(1, setup_.serve.model.num_layers);
+  const double L = std::max(1, layers);
   return std::max(transfer_s / L, transfer_s - prefill_s * (L - 1) / L);
+}
+
+double DisaggModel::ExposedTransfer(double transfer_s, double prefill_s) const {
+  return ExposedKvTransfer(transfer_s, prefill_s, setup_.serve.model.num_layers,
+                           setup_.layerwise);
 }
 
 bool DisaggModel::BestCounts(int gp, double cp, int gd, double cd, double link_rps_per_gpu,
@@ -189,7 +198,7 @@ DisaggEvaluation DisaggModel::Combine(int gp, const Strategy& sp, const Evaluati
   d.prefill.capacity_rps = ep.tokens_per_s / isl;
   d.decode.capacity_rps = ed.tokens_per_s / osl;
   d.link = Link(gp, gd);
-  d.kv_transfer_s = kv_bytes_ / d.link.bw + d.link.latency;
+  d.kv_transfer_s = KvTransferSeconds(d.link, kv_bytes_);
   d.kv_exposed_s = ExposedTransfer(d.kv_transfer_s, ep.ttft_s);
   d.decode_step_s = ed.tpot_s * ed.accept;
   d.ttft_s = ep.ttft_s + d.kv_exposed_s + d.decode_step_s;

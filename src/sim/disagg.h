@@ -35,6 +35,14 @@ struct KvLink {
   double latency = 0;   // s
 };
 
+// Seconds one transfer of `bytes` of KV takes over `link`: bytes / bw + latency (the formula of
+// DisaggModel::Combine and of the request-level simulator's KV-transfer queue, serve/serve_sim.h).
+double KvTransferSeconds(const KvLink& link, double bytes);
+// The part of a transfer of `transfer_s` left after a prefill of `prefill_s` seconds: all of it,
+// or with `layerwise` (layer l's KV leaves while layers l+1..L are prefilled) the last layer's
+// share or more when the link is slower than the prefill.
+double ExposedKvTransfer(double transfer_s, double prefill_s, int layers, bool layerwise);
+
 // The pools of a disaggregated deployment: which GPUs prefill and which decode.
 struct DisaggSetup {
   Problem serve;            // the serve problem (model, isl, osl, SLOs, engine, dtypes)

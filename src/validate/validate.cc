@@ -555,8 +555,39 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
                                 std::min(np * size[0], nd * size[1]) * d.link.bw /
                                     std::max(1.0, d.kv_bytes_per_prompt)});
   e.tokens_per_s = rate * static_cast<double>(row.osl);
-  const std::optional<double> v = MetricValue(
+  std::optional<double> v = MetricValue(
       e, p.workload, static_cast<int>(row.prefill.gpus + row.decode.gpus), row.metric);
+  // A row stating a concurrency: mean TTFT / TPOT of its benchmark client, simulated request by
+  // request on the two pools (serve/bench_client.h, ServeSim::MakeDisagg): np prefill and nd
+  // decode instances, the KV link of the static model. Work limit: a run of more than 10^8
+  // decode token-steps (concurrency x 10 prompts x osl; the two 1024/8192 runs at 4,096 and 8,192
+  // clients, minutes each) keeps the static model's figure, and says so in the reason.
+  constexpr double kMaxClientTokenSteps = 1e8;
+  const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
+  if (v && row.concurrency > 0 && (row.metric == "ttft_ms" || row.metric == "tpot_ms") &&
+      client_work > kMaxClientTokenSteps)
+    out.reason = fmt::format(
+        "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "
+        "work limit of {:.0e}",
+        client_work, kMaxClientTokenSteps);
+  if (v && row.concurrency > 0 && (row.metric == "ttft_ms" || row.metric == "tpot_ms") &&
+      client_work <= kMaxClientTokenSteps) {
+    serve::BenchClientSpec bc;
+    bc.concurrency = static_cast<int>(row.concurrency);
+    bc.isl = row.isl;
+    bc.osl = row.osl;
+    bc.instances = nd;
+    serve::DisaggServeOptions dso;
+    dso.prefill_instances = np;
+    dso.link = d.link;
+    // Each role's instance: the serve problem (the engine's token budget) on the role's GPUs.
+    Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
+    pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
+    di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
+    const auto r = serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
+    if (!r.ok()) return miss(r.status().message());
+    v = 1e3 * (row.metric == "ttft_ms" ? r->mean_ttft_s : r->mean_tpot_s);
+  }
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
   out.raw = *v;

@@ -334,10 +334,12 @@ TEST(Predict, DisaggRowsAreCostedByTheDisaggregatedModel) {
   ASSERT_TRUE(ep.valid() && ed.valid());
   const double rate = std::min(ep.tokens_per_s / 1024, 2 * ed.tokens_per_s / 1024);
   EXPECT_NEAR(p.raw, rate * 1024, 1e-9 * p.raw);
-  // TPOT is the decode instance's; a bad pool split is a miss naming the columns.
+  // TPOT at a stated batch (no concurrency: a concurrency row's TPOT is its simulated benchmark
+  // client's, serve_validate_test) is the decode instance's; a bad pool split is a miss naming
+  // the columns.
   const Prediction t = pred.Predict(ScaleRow(
-      "11,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,tpot_ms,10,,,,,,,"
-      "64,8,8,1,1,16,8,1,1,\n"));
+      "11,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,32,tpot_ms,10,,,,,,,"
+      ",8,8,1,1,16,8,1,1,\n"));
   ASSERT_TRUE(t.ok) << t.reason;
   EXPECT_NEAR(t.raw, ed.tpot_s * 1e3, 1e-9 * t.raw);
   const Prediction bad = pred.Predict(ScaleRow(

@@ -53,9 +53,6 @@ TEST(PlanTrafficCli, ErrorsAreOneExactLine) {
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--mode", "decode"}}), 2,
        "l2s: error: --slo p99_ttft_ms=60: percentile SLOs apply to --mode serve (got --mode "
        "decode)\n"},
-      {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--serving", "disagg"}}), 2,
-       "l2s: error: --serving disagg: a traffic's percentile SLOs are planned for aggregated "
-       "serving only\n"},
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--pareto"}}), 2,
        "l2s: error: --pareto does not take a traffic or percentile SLOs\n"},
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60,p99_ttft_ms=70"}}), 2, ""},

@@ -1,0 +1,279 @@
+// Disaggregated serving in the request-level simulator (ServeSim::MakeDisagg): one request by
+// hand (TTFT = prefill step, KV at the decode instance after KvTransferSeconds, e2e = prefill +
+// transfer + the decode steps), conservation of requests and tokens, determinism per seed, the
+// decode pool's KV capacity binding, the transfer queue, option errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/hw.h"
+#include "model/counts.h"
+#include "model/presets.h"
+#include "serve/bench_client.h"
+#include "serve/serve_sim.h"
+#include "serve/stats.h"
+#include "serve/step_cost.h"
+#include "serve/workload.h"
+#include "sim/disagg.h"
+#include "strategy/strategy.h"
+
+namespace l2s::serve {
+namespace {
+
+Problem MakeProblem(Engine engine, int gpus = 1) {
+  Problem p;
+  p.model = *ModelPreset("llama-3.1-8b");
+  p.cluster = *MakeCluster("h100", gpus);
+  p.workload.mode = Mode::kServe;
+  p.workload.weight = DType::kBF16;
+  p.workload.kv = DType::kBF16;
+  p.workload.engine = engine;
+  return p;
+}
+
+Strategy S(const std::string& text, int gpus) { return *FromText(text, gpus); }
+
+struct Pools {
+  std::unique_ptr<StepCost> prefill, decode;
+};
+
+Pools MakePools(Engine e) {
+  Pools p;
+  auto a = StepCost::Make(MakeProblem(e), S("tp=1", 1));
+  auto b = StepCost::Make(MakeProblem(e), S("tp=1", 1));
+  p.prefill = std::move(a.value());
+  p.decode = std::move(b.value());
+  return p;
+}
+
+DisaggServeOptions Link(double bw, double latency) {
+  DisaggServeOptions d;
+  d.link.bw = bw;
+  d.link.latency = latency;
+  return d;
+}
+
+TEST(ServeDisagg, OneRequestByHand) {
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
+    Pools c = MakePools(e);
+    const DisaggServeOptions d = Link(50e9, 2e-6);
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 10);
+    ASSERT_TRUE(sim.ok()) << sim.status().message();
+    const ServeRun run = (*sim)->Run({RequestSpec{0.0, 1000, 10, 0}});
+    ASSERT_EQ(run.requests.size(), 1u);
+    const RequestOutcome& o = run.requests[0];
+    ASSERT_TRUE(o.done());
+    EXPECT_TRUE(run.disaggregated);
+    // TTFT: one prefill step of the whole 1,000-token prompt (within every engine's budget).
+    const double prefill = (*sim)->PrefillStepSeconds({0, 0, 1000, 1}, {0, 0, 1000, 1});
+    EXPECT_NEAR(o.ttft_s(), prefill, 1e-12);
+    // KV of 1,000 tokens of llama-3.1-8b bf16: 2 x 32 layers x 8 heads x 128 x 2 bytes = 131,072
+    // bytes per token; over 50 GB/s plus 2 us.
+    EXPECT_DOUBLE_EQ(KvBytesForSequence(c.decode->sim().problem().model, DType::kBF16, 1000),
+                     131072.0 * 1000);
+    const double xfer = 131072.0 * 1000 / 50e9 + 2e-6;
+    EXPECT_NEAR(o.kv_ready_s, prefill + xfer, 1e-12);
+    // Then the 9 remaining tokens, one decode step each at KV length 1000 + k.
+    double decode = 0;
+    for (int k = 0; k < 9; ++k) {
+      const RankShape r{1, 1000.0 + k, 0, 0};
+      decode += (*sim)->StepSeconds(r, r);
+    }
+    EXPECT_NEAR(o.e2e_s(), prefill + xfer + decode, 1e-9);
+    EXPECT_NEAR(o.tpot_s(), (xfer + decode) / 9, 1e-9);
+    EXPECT_EQ(o.preemptions, 0);
+    const ServeSummary s = Summarise(run, {});
+    EXPECT_NEAR(s.kv_transfer.mean, xfer, 1e-12);
+  }
+}
+
+TEST(ServeDisagg, SingleTokenOutputFinishesAtPrefill) {
+  Pools c = MakePools(Engine::kVllm);
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{},
+                                  Link(50e9, 0), 500, 1);
+  ASSERT_TRUE(sim.ok());
+  const ServeRun run = (*sim)->Run({RequestSpec{0.0, 500, 1, 0}});
+  ASSERT_TRUE(run.requests[0].done());
+  EXPECT_EQ(run.requests[0].finish_s, run.requests[0].first_token_s);
+  EXPECT_LT(run.requests[0].kv_ready_s, 0);  // nothing to decode: no transfer
+}
+
+TEST(ServeDisagg, ConservationEveryRequestOnceEveryToken) {
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm, Engine::kIdeal}) {
+    Pools c = MakePools(e);
+    DisaggServeOptions d = Link(25e9, 1e-5);
+    d.prefill_instances = 2;
+    ServeOptions o;
+    o.instances = 3;
+    o.kv_capacity_tokens = 40'000;  // tight enough to queue and (vLLM, SGLang) preempt
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 1500, 300);
+    ASSERT_TRUE(sim.ok());
+    WorkloadSpec w;
+    w.rate_rps = 15;
+    w.num_requests = 300;
+    w.isl = 1500;
+    w.osl = 300;
+    w.isl_dist = *ParseLengthDist("uniform:0.5");
+    w.osl_dist = *ParseLengthDist("uniform:0.5");
+    const auto reqs = *GenerateRequests(w);
+    const ServeRun run = (*sim)->Run(reqs);
+    int64_t tokens_after_first = 0;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const RequestOutcome& r = run.requests[i];
+      ASSERT_TRUE(r.done()) << EngineName(e) << " request " << i;
+      EXPECT_GE(r.first_token_s, r.arrival_s);
+      EXPECT_GE(r.kv_ready_s, r.first_token_s);
+      EXPECT_GT(r.finish_s, r.kv_ready_s);
+      tokens_after_first += r.output - 1;
+    }
+    // One inter-token gap per token after the first, preempted (recomputed) requests included.
+    EXPECT_DOUBLE_EQ(run.itl.Count(), static_cast<double>(tokens_after_first)) << EngineName(e);
+    EXPECT_TRUE(run.finished);
+    const ServeSummary s = Summarise(run, {});
+    EXPECT_EQ(s.completed, 300);
+    EXPECT_GT(s.prefill_busy, 0);
+    EXPECT_LE(s.prefill_busy, 1 + 1e-9);
+    EXPECT_GT(s.decode_busy, 0);
+    EXPECT_LE(s.decode_busy, 1 + 1e-9);
+  }
+}
+
+TEST(ServeDisagg, DeterministicPerSeed) {
+  Pools c = MakePools(Engine::kSglang);
+  DisaggServeOptions d = Link(25e9, 1e-5);
+  d.prefill_instances = 2;
+  ServeOptions o;
+  o.instances = 2;
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 2000, 200);
+  ASSERT_TRUE(sim.ok());
+  WorkloadSpec w;
+  w.rate_rps = 10;
+  w.num_requests = 200;
+  w.isl = 2000;
+  w.osl = 200;
+  w.isl_dist = *ParseLengthDist("lognormal:0.5");
+  const ServeRun a = (*sim)->Run(*GenerateRequests(w));
+  const ServeRun b = (*sim)->Run(*GenerateRequests(w));
+  w.seed = 2;
+  const ServeRun other = (*sim)->Run(*GenerateRequests(w));
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  bool differs = false;
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].first_token_s, b.requests[i].first_token_s);
+    EXPECT_EQ(a.requests[i].kv_ready_s, b.requests[i].kv_ready_s);
+    EXPECT_EQ(a.requests[i].finish_s, b.requests[i].finish_s);
+    differs |= a.requests[i].finish_s != other.requests[i].finish_s;
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(ServeDisagg, DecodeKvCapacityBinds) {
+  // TensorRT-LLM admits a request on the decode instance only when KV for its whole prompt +
+  // output is free: with room for 3 of 10 requests of 100 + 50 tokens, decoding comes in waves.
+  Pools c = MakePools(Engine::kTrtllm);
+  std::vector<RequestSpec> reqs(10, RequestSpec{0.0, 100, 50, 0});
+  const double one_step = [&] {
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{},
+                                    Link(1e12, 0), 100, 50);
+    const RankShape r{1, 100, 0, 0};
+    return (*sim)->StepSeconds(r, r);
+  }();
+  auto finishes = [&](int64_t cap) {
+    ServeOptions o;
+    o.kv_capacity_tokens = cap;
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, Link(1e12, 0), 100, 50);
+    EXPECT_TRUE(sim.ok());
+    const ServeRun run = (*sim)->Run(reqs);
+    std::vector<double> f;
+    for (const RequestOutcome& r : run.requests) {
+      EXPECT_TRUE(r.done());
+      f.push_back(r.finish_s);
+    }
+    std::sort(f.begin(), f.end());
+    return f;
+  };
+  const std::vector<double> tight = finishes(3 * 150);
+  // The 4th request starts decoding only when one of the first 3 has finished its 49 steps.
+  EXPECT_GE(tight[3] - tight[0], 49 * one_step);
+  EXPECT_GE(tight[9] - tight[0], 3 * 49 * one_step);  // 4 waves: 3, 3, 3, 1
+  // With room for all, the prefills (and their arrivals at the decode pool) spread them less
+  // than one request's decode.
+  const std::vector<double> roomy = finishes(100'000);
+  EXPECT_LT(roomy[9] - roomy[0], 49 * one_step);
+}
+
+TEST(ServeDisagg, TransferQueueIsFifoPerDecodeInstance) {
+  // A slow link, one channel: 4 requests whose prefills end together leave one after the other.
+  Pools c = MakePools(Engine::kVllm);
+  DisaggServeOptions d = Link(1e9, 0);
+  d.kv_channels = 1;
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 4);
+  ASSERT_TRUE(sim.ok());
+  const ServeRun run = (*sim)->Run(std::vector<RequestSpec>(4, RequestSpec{0.0, 1000, 4, 0}));
+  const double xfer = 131072.0 * 1000 / 1e9;
+  std::vector<double> ready;
+  for (const RequestOutcome& r : run.requests) {
+    EXPECT_EQ(r.first_token_s, run.requests[0].first_token_s);  // one prefill step of 4 prompts
+    ready.push_back(r.kv_ready_s);
+  }
+  std::sort(ready.begin(), ready.end());
+  for (int k = 0; k < 4; ++k)
+    EXPECT_NEAR(ready[k], run.requests[0].first_token_s + (k + 1) * xfer, 1e-12) << k;
+  // Two channels: two at a time.
+  d.kv_channels = 2;
+  auto sim2 = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 4);
+  const ServeRun run2 = (*sim2)->Run(std::vector<RequestSpec>(4, RequestSpec{0.0, 1000, 4, 0}));
+  double latest = 0;
+  for (const RequestOutcome& r : run2.requests) latest = std::max(latest, r.kv_ready_s);
+  EXPECT_NEAR(latest, run2.requests[0].first_token_s + 2 * xfer, 1e-12);
+}
+
+TEST(ServeDisagg, LayerwiseHidesTheTransferBehindThePrefill) {
+  Pools c = MakePools(Engine::kVllm);
+  DisaggServeOptions d = Link(50e9, 0);
+  d.layerwise = true;
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 2);
+  const ServeRun run = (*sim)->Run({RequestSpec{0.0, 1000, 2, 0}});
+  const RequestOutcome& o = run.requests[0];
+  const double xfer = 131072.0 * 1000 / 50e9;
+  EXPECT_NEAR(o.kv_ready_s - o.first_token_s, ExposedKvTransfer(xfer, o.ttft_s(), 32, true),
+              1e-12);
+  EXPECT_LT(o.kv_ready_s - o.first_token_s, xfer);
+}
+
+TEST(ServeDisagg, OptionErrors) {
+  Pools c = MakePools(Engine::kVllm);
+  auto bad = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{},
+                                  DisaggServeOptions{}, 1000, 100);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "serve: the KV link needs a positive bandwidth");
+  DisaggServeOptions d = Link(1e9, 0);
+  d.prefill_instances = 0;
+  auto bad2 = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 100);
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_EQ(bad2.status().message(), "serve: prefill instances must be in [1, 10^6]");
+  auto other = StepCost::Make(MakeProblem(Engine::kSglang), S("tp=1", 1));
+  auto bad3 = ServeSim::MakeDisagg(other->get(), c.decode.get(), ServeOptions{}, Link(1e9, 0),
+                                   1000, 100);
+  ASSERT_FALSE(bad3.ok());
+  EXPECT_EQ(bad3.status().message(), "serve: the prefill and decode pools run different engines");
+}
+
+TEST(ServeDisagg, BenchmarkClientMeansOverAllPrompts) {
+  BenchClientSpec spec;
+  spec.concurrency = 4;
+  spec.isl = 1000;
+  spec.osl = 100;
+  const Problem p = MakeProblem(Engine::kSglang);
+  auto r = SimulateDisaggBenchmarkClient(p, S("tp=1", 1), p, S("tp=1", 1), Link(25e9, 1e-5),
+                                         spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->summary.completed, 40);
+  EXPECT_TRUE(r->summary.disaggregated);
+  EXPECT_GT(r->mean_ttft_s, 0);
+  EXPECT_GT(r->mean_tpot_s, 0);
+}
+
+}  // namespace
+}  // namespace l2s::serve

@@ -1,0 +1,152 @@
+// Disaggregated serving in `l2s capacity` and `l2s plan` with a traffic (issue 45): a
+// deployment's JSON (both pools, the KV link, transfer percentiles), the sizing answer's
+// consistency (its pools meet the SLOs, one instance fewer in either pool does not; its figures
+// are those of the same deployment simulated directly), plan --serving disagg's pick equal to
+// capacity's simulation of the same deployment, and the one-line errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_l2s.h"
+
+namespace {
+
+using l2s_cli_test::RunL2s;
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+const std::vector<std::string> kBase = {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100",
+                                        "--engine", "vllm",    "--isl",        "2000", "--osl",
+                                        "200"};
+
+TEST(CapacityDisaggCli, DeploymentJson) {
+  const auto r = RunL2s(With(kBase, {"--prefill-strategy", "tp=1", "--strategy", "tp=1",
+                                     "--prefill-instances", "2", "--instances", "1", "--rate", "6",
+                                     "--requests", "300", "--slo", "p99_ttft_ms=1000", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["serving"], "disagg");
+  EXPECT_EQ(j["prefill_instances"], 2);
+  EXPECT_EQ(j["instances"], 1);
+  EXPECT_EQ(j["gpus"], 3);
+  // 1 + 1 GPUs share one 8-GPU NVLink domain: the static model's NVLink link.
+  EXPECT_TRUE(j["kv_link"]["nvlink"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["kv_link"]["bw_bytes_per_s"].get<double>(), 450e9);
+  const auto& s = j["summary"];
+  EXPECT_EQ(s["completed"], 300);
+  EXPECT_TRUE(s["disaggregated"].get<bool>());
+  // KV of 2,000 tokens (131,072 bytes each) over 450 GB/s + 3 us: 0.5856 ms without queueing.
+  EXPECT_GE(s["kv_transfer_ms"]["p50"].get<double>(), 0.58);
+  EXPECT_LE(s["ttft_ms"]["p50"].get<double>(), s["ttft_ms"]["p99"].get<double>());
+  EXPECT_TRUE(j["meets_slo"].get<bool>());
+  EXPECT_TRUE(j["timeline"].contains("transferring"));
+}
+
+TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
+  const auto args = With(kBase, {"--rate", "20", "--requests", "1500", "--slo",
+                                 "p99_ttft_ms=500,p99_tpot_ms=30", "--sizes", "1,2",
+                                 "--serving", "disagg", "--json"});
+  const auto r = RunL2s(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["serving"], "disagg");
+  ASSERT_TRUE(j["found"].get<bool>());
+  EXPECT_EQ(j["best_serving"], "disagg");
+  const auto& d = j["disagg"];
+  ASSERT_TRUE(d["found"].get<bool>());
+  const auto& b = d["candidates"][d["best"].get<int>()];
+  EXPECT_TRUE(b["meets"].get<bool>());
+  const int np = b["prefill_instances"], nd = b["decode_instances"];
+  const int gp = b["prefill_gpus_per_instance"], gd = b["decode_gpus_per_instance"];
+  EXPECT_EQ(b["gpus"].get<int>(), np * gp + nd * gd);
+  for (const auto& c : d["candidates"])
+    if (c["meets"].get<bool>()) EXPECT_GE(c["gpus"].get<int>(), b["gpus"].get<int>());
+  const auto& s = b["summary"];
+  EXPECT_LE(s["ttft_ms"]["p99"].get<double>(), 500);
+  EXPECT_LE(s["tpot_ms"]["p99"].get<double>(), 30);
+  // One fewer instance in a pool that has more than one misses.
+  if (np > 1) EXPECT_FALSE(b["fewer_prefill_misses"].get<std::string>().empty());
+  if (nd > 1) EXPECT_FALSE(b["fewer_decode_misses"].get<std::string>().empty());
+  // The same deployment simulated directly gives the same figures.
+  const auto direct = RunL2s(With(kBase, {"--prefill-strategy", b["prefill_strategy"], "--strategy",
+                                          b["decode_strategy"], "--prefill-instances",
+                                          std::to_string(np), "--instances", std::to_string(nd),
+                                          "--rate", "20", "--requests", "1500", "--json"}));
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  const auto dj = nlohmann::json::parse(direct.out);
+  for (const char* m : {"ttft_ms", "tpot_ms", "e2e_ms", "kv_transfer_ms"})
+    EXPECT_DOUBLE_EQ(dj["summary"][m]["p99"].get<double>(), s[m]["p99"].get<double>()) << m;
+}
+
+TEST(CapacityDisaggCli, AutoReportsBothAndPicksFewestGpus) {
+  const auto r = RunL2s(With(kBase, {"--rate", "20", "--requests", "1000", "--slo",
+                                     "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2",
+                                     "--serving", "auto", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["found"].get<bool>());
+  const auto& agg = j["candidates"][j["best"].get<int>()];
+  const auto& d = j["disagg"];
+  ASSERT_TRUE(d["found"].get<bool>());
+  const int ga = agg["gpus"], gdis = d["candidates"][d["best"].get<int>()]["gpus"];
+  EXPECT_EQ(j["best_serving"], gdis < ga ? "disagg" : "agg");
+}
+
+TEST(CapacityDisaggCli, PlanWithTrafficMatchesCapacity) {
+  const std::vector<std::string> traffic = {"--rate", "10", "--requests", "500", "--seed", "1", "--slo",
+                                            "p99_ttft_ms=1000,p99_tpot_ms=40"};
+  const auto plan = RunL2s(With({"plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "4",
+                                 "--engine", "vllm", "--isl", "2000", "--osl", "200", "--serving",
+                                 "disagg", "--budget", "300", "--json"},
+                                traffic));
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto j = nlohmann::json::parse(plan.out);
+  const auto& b = j["best"];
+  EXPECT_EQ(b["serving"], "disagg");
+  EXPECT_EQ(b["found_by"], "traffic_slo");
+  EXPECT_TRUE(b["meets"].get<bool>());
+  EXPECT_TRUE(j.contains("steady_state_best"));
+  EXPECT_GE(j["traffic"]["simulated"].get<int>(), 1);
+  // capacity simulates the same deployment (decode max running as picked) to the same figures.
+  const auto cap = RunL2s(With(
+      {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--isl", "2000",
+       "--osl", "200", "--prefill-strategy", b["prefill"]["strategy"], "--strategy",
+       b["decode"]["strategy"], "--prefill-instances",
+       std::to_string(b["prefill"]["instances"].get<int>()), "--instances",
+       std::to_string(b["decode"]["instances"].get<int>()), "--max-batch",
+       std::to_string(b["decode"]["max_running"].get<int>()), "--json"},
+      traffic));
+  ASSERT_EQ(cap.code, 0) << cap.err;
+  const auto c = nlohmann::json::parse(cap.out);
+  for (const char* m : {"ttft_ms", "tpot_ms", "e2e_ms"})
+    EXPECT_DOUBLE_EQ(c["summary"][m]["p99"].get<double>(), b["serve"][m]["p99"].get<double>()) << m;
+}
+
+TEST(CapacityDisaggCli, Errors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const Case cases[] = {
+      {With(kBase, {"--prefill-strategy", "tp=1", "--rate", "5"}),
+       "l2s: error: --prefill-strategy needs --strategy (the decode instance)\n"},
+      {With(kBase, {"--serving", "both", "--rate", "5", "--slo", "p99_ttft_ms=100"}),
+       "l2s: error: --serving must be agg, disagg or auto, got \"both\"\n"},
+      {With(kBase, {"--prefill-strategy", "tp=1", "--strategy", "tp=1", "--prefill-instances",
+                    "0", "--rate", "5"}),
+       "l2s: error: --prefill-instances must be in [1, 100000]\n"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunL2s(c.args, "cap_disagg_bad");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, c.err);
+  }
+}
+
+}  // namespace
