@@ -228,8 +228,12 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
 
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
                       DType weight, double count, bool block_scaled) {
-  if (weight == DType::kFP8 && block_scaled && gpu.fp8_flops > 0 && !gpu.calibration.empty() &&
-      gpu.vendor != "amd")
+  // The fp8_block rows measured DeepGEMM, the block-scaled kernels the engines run, only on the
+  // Blackwell tables (calibration README: on H100/H200 they are TensorRT-LLM's torch-flow Linear);
+  // elsewhere the per-tensor fit stands in (the derived AMD / tableless sets are anchored on
+  // per-tensor FP8 figures).
+  if (weight == DType::kFP8 && block_scaled && gpu.fp8_flops > 0 &&
+      BlackwellCoeffs(gpu.calibration) == &c)
     return GemmSecondsWith(c, gpu, m, n, k, GemmKind::kFP8Block, 1.0, count);
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
     // FP4 tensor cores (Blackwell, CDNA4): no FP4 GEMM table is fitted, so the FP8 fit's form

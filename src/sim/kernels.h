@@ -191,9 +191,10 @@ std::string CalibrationNote(const GpuSpec& gpu);
 // `block_scaled`: FP8 weights with block scales (a checkpoint with quantization_config
 // weight_block_size, ModelSpec::weight_block_scaled) run the block-scaled FP8 fit
 // (GemmKind::kFP8Block: DeepGEMM-style kernels with 1x128 activation groups) instead of the
-// per-tensor one on GPUs whose kernel set is fitted on their own tables (gpu.calibration set;
-// the derived sets of AMD and of GPUs without tables are anchored on per-tensor FP8 figures and
-// keep that form); ignored for other dtypes.
+// per-tensor one on the Blackwell sets, whose fp8_block rows measured DeepGEMM (calibration
+// README; the H100/H200 rows are TensorRT-LLM's torch-flow Linear, and the derived AMD and
+// tableless sets are anchored on per-tensor FP8 figures: all keep the per-tensor form); ignored
+// for other dtypes.
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1,
                    bool block_scaled = false);
 // The same with the coefficient set given (the simulator resolves CoeffsFor once per problem).

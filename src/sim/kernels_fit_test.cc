@@ -307,9 +307,8 @@ TEST(KernelModel, WeightFormats) {
               g.overhead_s + 8 * (one - g.overhead_s), 1e-12);
 }
 
-// Block-scaled FP8 checkpoints (DeepSeek's 128x128 weight blocks) run the fp8_block fit on a GPU
-// with its own tables; the derived sets (AMD, tableless GPUs) keep the per-tensor form their
-// derivation was anchored on. On the B300 preset the decode GEMV of DeepSeek's q_a+kv_a
+// Block-scaled FP8 checkpoints (DeepSeek's 128x128 weight blocks) run the fp8_block fit on the
+// Blackwell sets (their fp8_block rows are DeepGEMM); other sets keep the per-tensor form. On the B300 preset the decode GEMV of DeepSeek's q_a+kv_a
 // (m = 1, n = 2112 -> table row n = 2048, k = 7168) then lands near the measured fp8_block row
 // (10.378 us in ../shared/calibration/b300_sxm/gemm.csv), where the per-tensor kernel with its
 // dynamic activation quantisation measured 16.583 us.
@@ -326,7 +325,11 @@ TEST(KernelModel, BlockScaledFp8RunsTheBlockKernels) {
   const double block = GemmSeconds(b300, 1, 2048, 7168, DType::kFP8, 1, true);
   EXPECT_NEAR(block / 10.378e-6, 1.0, 0.25);
   EXPECT_LT(block, GemmSeconds(b300, 1, 2048, 7168, DType::kFP8, 1, false));
-  // Other dtypes ignore the flag; AMD keeps per-tensor FP8.
+  // Other dtypes ignore the flag; Hopper (TensorRT-LLM torch-flow fp8_block rows) and AMD keep
+  // per-tensor FP8.
+  const GpuSpec h100 = GpuPreset("h100").value();
+  EXPECT_DOUBLE_EQ(GemmSeconds(h100, 8, 2048, 7168, DType::kFP8, 1, true),
+                   GemmSeconds(h100, 8, 2048, 7168, DType::kFP8, 1, false));
   EXPECT_DOUBLE_EQ(GemmSeconds(b300, 8, 2048, 7168, DType::kBF16, 1, true),
                    GemmSeconds(b300, 8, 2048, 7168, DType::kBF16, 1, false));
   const GpuSpec mi = GpuPreset("mi355x").value();
