@@ -1,6 +1,6 @@
 // fit_collectives: fits the collective latency model (src/sim/collectives.h) to nccl.csv,
 // custom_allreduce.csv, deepep_ll.csv and deepep_normal.csv of <shared>/calibration/{h100_sxm,
-// h200_sxm}/ and writes src/sim/collective_coeffs.cc.
+// h200_sxm,b200_sxm,gb200,b300_sxm,gb300}/ and writes src/sim/collective_coeffs.cc.
 //
 //   fit_collectives [--shared DIR] [--out FILE]
 //
@@ -83,6 +83,8 @@ struct ReportLine {
 struct GpuFit {
   CollectiveCoeffs c;
   std::vector<ReportLine> report;
+  bool missing[kCollSizes] = {};  // group sizes without rows in this set's tables
+  std::string borrowed;
 };
 
 GpuFit FitGpu(const std::string& shared, const char* set) {
@@ -91,6 +93,7 @@ GpuFit FitGpu(const std::string& shared, const char* set) {
   CollectiveCoeffs& c = out.c;
   c.name = set;
   c.deepep_normal_sms = kNormalSms;
+  c.nvlink_bw = Must(calib::CalibrationGpu(set)).nvlink_bw;
 
   const auto nccl = Must(calib::LoadNccl(dir));
   const auto custom = Must(calib::LoadCustomAllReduce(dir));
@@ -104,6 +107,10 @@ GpuFit FitGpu(const std::string& shared, const char* set) {
         // up to 25% slower at large sizes. All rows are scored below.
         if (r.kind == ops[o] && r.n == kSizes[s] && r.elem_bytes == 2) rows.push_back(r);
       }
+      if (rows.empty()) {  // not measured (a 4-GPU tray has no n = 8): the caller fills it in
+        out.missing[s] = true;
+        continue;
+      }
       FitCurve(c.nccl[o][s], ops[o], kSizes[s], rows);
     }
   }
@@ -111,6 +118,10 @@ GpuFit FitGpu(const std::string& shared, const char* set) {
     std::vector<calib::CollRow> rows;
     for (const auto& r : custom) {
       if (r.n == kSizes[s]) rows.push_back(r);
+    }
+    if (rows.empty()) {
+      out.missing[s] = true;
+      continue;
     }
     FitCurve(c.custom_ar[s], CollKind::kAllReduce, kSizes[s], rows);
   }
@@ -126,6 +137,7 @@ GpuFit FitGpu(const std::string& shared, const char* set) {
                     : r.kind == CollKind::kReduceScatter ? 2 : 3;
       if (op_filter >= 0 && o != op_filter) continue;
       const int s = r.n == 2 ? 0 : r.n == 4 ? 1 : 2;
+      if (out.missing[s]) continue;
       const CollCurve& curve = custom_table ? c.custom_ar[s] : c.nccl[o][s];
       p.push_back(CurveSeconds(curve, r.kind, r.n, r.bytes));
       m.push_back(r.latency_s);
@@ -191,7 +203,9 @@ std::string CoeffsText(const std::string& var, const GpuFit& g) {
   s += "    },\n    // [normal, low-latency][dispatch, combine]\n";
   s += fmt::format("    .deepep = {{{{{}, {}}}, {{{}, {}}}}},\n", LineText(c.deepep[0][0]),
                    LineText(c.deepep[0][1]), LineText(c.deepep[1][0]), LineText(c.deepep[1][1]));
-  s += fmt::format("    .deepep_normal_sms = {},\n}};\n", Num(c.deepep_normal_sms));
+  s += fmt::format("    .deepep_normal_sms = {},\n", Num(c.deepep_normal_sms));
+  s += fmt::format("    .nvlink_bw = {},\n", Num(c.nvlink_bw));
+  s += fmt::format("    .borrowed = \"{}\",\n}};\n", g.borrowed);
   return s;
 }
 
@@ -206,22 +220,75 @@ int main(int argc, char** argv) {
   app.add_option("--out", out_path, "write the coefficient file here (default: stdout)");
   CLI11_PARSE(app, argc, argv);
 
-  const l2s::GpuFit h100 = l2s::FitGpu(shared, "h100_sxm");
-  const l2s::GpuFit h200 = l2s::FitGpu(shared, "h200_sxm");
+  // Every NVIDIA set with communication tables. GB200 / GB300 were measured on one 4-GPU compute
+  // tray (n = 2, 4): their n = 8 curves are those of the 8-GPU HGX node of the same NVLink
+  // generation (B200 / B300: the same NVLink 5 switch and per-GPU bandwidth), named in `borrowed`.
+  struct Set {
+    const char* dir;
+    const char* var;
+    const char* sibling;  // where curves this set did not measure come from
+  };
+  const Set sets[] = {{"h100_sxm", "kH100", nullptr},    {"h200_sxm", "kH200", nullptr},
+                      {"b200_sxm", "kB200Sxm", nullptr}, {"gb200", "kGb200", "b200_sxm"},
+                      {"b300_sxm", "kB300Sxm", nullptr}, {"gb300", "kGb300", "b300_sxm"}};
+  std::vector<l2s::GpuFit> fits;
+  for (const Set& st : sets) {
+    l2s::GpuFit f = l2s::FitGpu(shared, st.dir);
+    for (int n = 0; n < l2s::kCollSizes; ++n) {
+      if (!f.missing[n]) continue;
+      if (st.sibling == nullptr) {
+        fmt::print(stderr, "fit_collectives: {} has no rows for n = {}\n", st.dir, l2s::kSizes[n]);
+        return 1;
+      }
+      const l2s::GpuFit* sib = nullptr;
+      for (size_t i = 0; i < fits.size(); ++i)
+        if (std::string(sets[i].dir) == st.sibling) sib = &fits[i];
+      if (sib == nullptr || sib->missing[n]) {
+        fmt::print(stderr, "fit_collectives: no {} curves for n = {}\n", st.sibling, l2s::kSizes[n]);
+        return 1;
+      }
+      for (int o = 0; o < 4; ++o) f.c.nccl[o][n] = sib->c.nccl[o][n];
+      f.c.custom_ar[n] = sib->c.custom_ar[n];
+      f.borrowed += fmt::format("{}nccl and custom all-reduce n = {} from {} (not measured on a "
+                                "4-GPU tray)", f.borrowed.empty() ? "" : "; ", l2s::kSizes[n],
+                                st.sibling);
+    }
+    if (st.sibling != nullptr || std::string(st.dir).rfind("b", 0) == 0) {
+      // Blackwell: the DeepEP dispatch / combine lines stay the H100 set's at this GPU's NVLink
+      // bandwidth. Its own DeepEP tables (fitted and reported above) measure DeepEP's kernels at
+      // their default 20 SMs, which reach about the same bus bandwidth as on H100 (SM-bound:
+      // normal dispatch 337-417 GB/s against H100's 370); the simulator applies the dispatch model
+      // to every engine, and TensorRT-LLM's wide-EP rows (its own NVLink all-to-all, of which no
+      // table exists) fall 7-16 points with them (docs/dev/VALIDATION.md).
+      const double sc = f.c.nvlink_bw / fits[0].c.nvlink_bw;
+      for (int ll = 0; ll < 2; ++ll)
+        for (int op = 0; op < 2; ++op) {
+          f.c.deepep[ll][op] = fits[0].c.deepep[ll][op];
+          f.c.deepep[ll][op].busbw *= sc;
+        }
+      f.borrowed += fmt::format("{}DeepEP lines from h100_sxm at x{} bandwidth (own DeepEP tables "
+                                "fitted, not applied)", f.borrowed.empty() ? "" : "; ", sc);
+    }
+    fits.push_back(std::move(f));
+  }
   std::string text =
-      "// GENERATED by tools/fit_collectives from ../shared/calibration/{h100_sxm,h200_sxm}/\n"
-      "// {nccl,custom_allreduce,deepep_ll,deepep_normal}.csv — do not edit by hand; rerun\n"
-      "// `fit_collectives --out src/sim/collective_coeffs.cc`. Model: src/sim/collectives.h;\n"
-      "// method and caveats: docs/dev/COST_MODEL.md (Collectives).\n"
-      "#include \"sim/collectives.h\"\n\nnamespace l2s {\nnamespace {\n\n";
-  text += l2s::CoeffsText("kH100", h100) + "\n" + l2s::CoeffsText("kH200", h200) + "\n";
+      "// GENERATED by tools/fit_collectives from ../shared/calibration/{h100_sxm,h200_sxm,b200_sxm,\n"
+      "// gb200,b300_sxm,gb300}/{nccl,custom_allreduce,deepep_ll,deepep_normal}.csv — do not edit by\n"
+      "// hand; rerun `fit_collectives --out src/sim/collective_coeffs.cc`. Model:\n"
+      "// src/sim/collectives.h; method and caveats: docs/dev/COST_MODEL.md (Collectives).\n"
+      "#include <string_view>\n\n#include \"sim/collectives.h\"\n\nnamespace l2s {\nnamespace {\n\n";
+  for (size_t i = 0; i < fits.size(); ++i) text += l2s::CoeffsText(sets[i].var, fits[i]) + "\n";
   text +=
       "}  // namespace\n\nconst CollectiveCoeffs& H100CollectiveCoeffs() { return kH100; }\n"
-      "const CollectiveCoeffs& H200CollectiveCoeffs() { return kH200; }\n\n}  // namespace l2s\n";
-  for (const auto* g : {&h100, &h200}) {
-    for (const auto& r : g->report) {
+      "const CollectiveCoeffs& H200CollectiveCoeffs() { return kH200; }\n"
+      "const CollectiveCoeffs* BlackwellCollectiveCoeffs(std::string_view set) {\n";
+  for (size_t i = 2; i < fits.size(); ++i)
+    text += fmt::format("  if (set == \"{}\") return &{};\n", sets[i].dir, sets[i].var);
+  text += "  return nullptr;\n}\n\n}  // namespace l2s\n";
+  for (const auto& g : fits) {
+    for (const auto& r : g.report) {
       fmt::print("{:<9} {:<34} rows {:>5}  median {:5.1f}%  within25 {:5.1f}%  p90 {:6.1f}%  bias {:.3f}\n",
-                 g->c.name, r.table, r.e.rows, 100 * r.e.median_ape, 100 * r.e.within25,
+                 g.c.name, r.table, r.e.rows, 100 * r.e.median_ape, 100 * r.e.within25,
                  100 * r.e.p90_ape, r.e.median_ratio);
     }
   }

@@ -212,7 +212,7 @@ TEST(ConfigLintTest, ImporterKeysCoverHfConfigSource) {
       "sparse", "full", "shared", "mamba", "attention", "mlp", "moe", "greedy", "noaux_tc",
       "identity", "per_head", "per_layer", "fp8", "fbgemm_fp8", "mxfp4", "self_attn", "auto",
       // keys nested in quantization_config and block_configs (not linted)
-      "quant_method", "modules_to_not_convert", "ffn", "ffn_mult", "n_heads_in_group", "no_op",
+      "quant_method", "modules_to_not_convert", "weight_block_size", "ffn", "ffn_mult", "n_heads_in_group", "no_op",
       "replace_with_linear", "window_length"};
   const std::regex quoted("\"([a-z][a-z0-9_]+)\"");
   int seen = 0;

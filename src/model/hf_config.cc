@@ -1058,6 +1058,7 @@ Status ReadQuantization(const ObjectReader& top, ModelSpec* m) {
   L2S_ASSIGN_OR_RETURN(std::string method, q.String("quant_method"));
   if (method == "fp8" || method == "fbgemm_fp8") {
     m->weight_dtype = DType::kFP8;
+    m->weight_block_scaled = q.Find("weight_block_size") != nullptr;
   } else if (method == "mxfp4") {
     m->weight_dtype = DType::kFP4;
   } else {

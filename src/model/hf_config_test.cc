@@ -137,7 +137,11 @@ TEST(HfConfigTest, DeepseekMlaLayoutAndFp8) {
   EXPECT_TRUE(m->router_bias);
   EXPECT_EQ(m->mtp_layers, 1);
   EXPECT_EQ(m->weight_dtype, DType::kFP8);
+  EXPECT_FALSE(m->weight_block_scaled);  // no weight_block_size: per-tensor FP8
   EXPECT_FALSE(m->attention_unquantized);
+  json blk = DeepseekJson();
+  blk["quantization_config"]["weight_block_size"] = {128, 128};
+  EXPECT_TRUE(Parse(blk)->weight_block_scaled);
 
   json k = DeepseekJson();
   k["model_type"] = "kimi_k2";

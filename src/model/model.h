@@ -150,6 +150,9 @@ struct ModelSpec {
 
   int mtp_layers = 0;  // DeepSeek multi-token-prediction modules (counted apart from the main model)
   DType weight_dtype = DType::kBF16;  // default weight format (from quantization_config)
+  // The checkpoint's FP8 weights carry block scales (quantization_config.weight_block_size, e.g.
+  // DeepSeek's 128x128): engines run them on the block-scaled FP8 GEMMs, not per-tensor FP8.
+  bool weight_block_scaled = false;
   // Parts of the model that quantization_config leaves unquantized (gpt-oss keeps attention,
   // router, embeddings and lm_head in bf16); true = these use bf16 whatever weight_dtype is.
   bool attention_unquantized = false;

@@ -99,6 +99,7 @@ ModelSpec DeepseekV3Like(std::string name, std::string arch, int heads, int64_t 
   for (int i = first_dense; i < m.num_layers; ++i) m.layers[i].ffn = FfnKind::kMoe;
   m.mtp_layers = mtp;
   m.weight_dtype = DType::kFP8;
+  m.weight_block_scaled = true;  // quantization_config.weight_block_size [128, 128]
   return m;
 }
 
@@ -164,6 +165,7 @@ ModelSpec DeepseekV4Flash() {
   m.num_hash_layers = 3;
   m.mtp_layers = 1;
   m.weight_dtype = DType::kFP8;
+  m.weight_block_scaled = true;  // quantization_config.weight_block_size [128, 128]
   for (int i = 0; i < m.num_layers; ++i) {
     LayerSpec& l = m.layers[i];
     l.ffn = FfnKind::kMoe;

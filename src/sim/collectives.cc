@@ -182,6 +182,7 @@ const CollectiveCoeffs& CollectiveCoeffsFor(const GpuSpec& gpu) {
   if (s.size() >= 4 && s[0] == 'h' && s[1] == '2' && s[2] == '0' && s[3] == '0') {
     return H200CollectiveCoeffs();
   }
+  if (const CollectiveCoeffs* b = BlackwellCollectiveCoeffs(s)) return *b;
   return H100CollectiveCoeffs();
 }
 
@@ -199,7 +200,7 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
   // group of n_local GPUs of one domain (a switch: nvlink_bw whatever the group; a mesh: the
   // n_local - 1 links among the group's GPUs, GpuSpec::FabricBw).
   const double fabric = cluster.gpu.FabricBw(n_local);
-  const double bw_scale = fabric > 0 ? fabric / kCalibNvlinkBw : 1.0;
+  const double bw_scale = fabric > 0 ? fabric / c.nvlink_bw : 1.0;
   const double so_bw = std::max(cluster.scaleout_bw, 1.0) * kScaleoutEfficiency;  // bytes/s
   const double so_lat = cluster.scaleout_latency;
 
@@ -211,7 +212,7 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
       // On a mesh the pair's one link (FabricBw(2)).
       const double pair = cluster.gpu.FabricBw(2);
       const double nv = CurvePhase(c.nccl[3][0], CollKind::kAllToAll, 2, 2.0 * bytes,
-                                   pair > 0 ? pair / kCalibNvlinkBw : 1.0).total();
+                                   pair > 0 ? pair / c.nvlink_bw : 1.0).total();
       if (d == 1) return nv;
       return std::max(nv, NcclFloor(c, CollKind::kAllToAll, 2) + so_lat + bytes / so_bw);
     }

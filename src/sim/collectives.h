@@ -5,6 +5,8 @@
 // docs/dev/COST_MODEL.md, section "Collectives"). O(1), allocation-free, seconds.
 #pragma once
 
+#include <string_view>
+
 #include "hw/hw.h"
 
 namespace l2s {
@@ -75,9 +77,16 @@ struct CollectiveCoeffs {
   // [1] low-latency kernels; each [dispatch, combine].
   CollLine deepep[2][2];
   double deepep_normal_sms;
+  // NVLink bandwidth (per GPU, one direction) of the GPU the set was measured on: a cluster's
+  // fabric bandwidth scales the fitted bus bandwidths by FabricBw / nvlink_bw.
+  double nvlink_bw = 450e9;
+  // Curves this set did not measure and took from another set (GB200 / GB300 trays hold 4 GPUs,
+  // so their n = 8 curves are the 8-GPU HGX node's of the same NVLink generation); "" = none.
+  const char* borrowed = "";
 };
 
-// By gpu.calibration (h200_sxm -> its own set, anything else -> the H100 set); AMD GPUs
+// By gpu.calibration (h200_sxm, b200_sxm, gb200, b300_sxm, gb300 -> their own sets fitted on
+// their own nccl / custom_allreduce / DeepEP tables; anything else -> the H100 set); AMD GPUs
 // (gpu.vendor "amd") -> AmdCollectiveCoeffs. O(1).
 const CollectiveCoeffs& CollectiveCoeffsFor(const GpuSpec& gpu);
 // The H100 set with every line's bus bandwidth scaled by (kRcclAllReduceBusBw / kMi300xMeshBw) /
@@ -91,6 +100,8 @@ inline constexpr double kRcclAllReduceBusBw = 316.82e9;
 inline constexpr double kMi300xMeshBw = 7 * 64e9;
 const CollectiveCoeffs& H100CollectiveCoeffs();
 const CollectiveCoeffs& H200CollectiveCoeffs();
+// The Blackwell sets by calibration name (b200_sxm, gb200, b300_sxm, gb300); nullptr if none.
+const CollectiveCoeffs* BlackwellCollectiveCoeffs(std::string_view set);
 
 // CollectiveSeconds with explicit coefficients (fitter and tests).
 double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& cluster, CollKind kind,

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hw/hw.h"
 #include "sim/calib_csv.h"
 #include "sim/collectives.h"
 #include "sim/moe_load.h"
@@ -217,6 +218,34 @@ TEST(CollectiveModel, ThirtyTwoGpuAllReduceNearPublishedBusBandwidth) {
   std::cout << "[model] 32-GPU (4 x 8) all-reduce of 1 GiB: " << t * 1e6 << " us, bus bandwidth "
             << busbw / 1e9 << " GB/s (HARDWARE.md: ~331 GB/s)\n";
   EXPECT_NEAR(busbw / 331e9, 1.0, 0.35);
+}
+
+// Blackwell presets run the NCCL and custom all-reduce curves fitted on their own tables
+// (tools/fit_collectives), at bandwidth scale 1 (the set's nvlink_bw is the preset's); a 4-GPU
+// tray set (gb300) takes its n = 8 curves from the HGX node of its generation (b300_sxm). The
+// fitted curves reproduce measured rows of ../shared/calibration/b300_sxm: custom_allreduce.csv
+// n = 8, 16,384 B: 5.784 us (H100: 3.559); nccl.csv all_gather n = 8, fp16, 16,384 B: 16.68 us.
+TEST(CollectiveModel, BlackwellOwnCurves) {
+  const ClusterSpec b300 = MakeCluster("b300", 8).value();
+  const CollectiveCoeffs& c = CollectiveCoeffsFor(b300.gpu);
+  EXPECT_STREQ(c.name, "b300_sxm");
+  EXPECT_DOUBLE_EQ(c.nvlink_bw, b300.gpu.nvlink_bw);
+  EXPECT_NEAR(CollectiveSeconds(b300, CollKind::kAllReduce, {8, 1}, 16384) / 5.784e-6, 1.0, 0.15);
+  EXPECT_NEAR(CollectiveSeconds(b300, CollKind::kAllGather, {8, 1}, 16384) / 16.68e-6, 1.0, 0.15);
+  EXPECT_DOUBLE_EQ(CollectiveSeconds(b300, CollKind::kAllReduce, {8, 1}, 16384),
+                   CurveSeconds(c.custom_ar[2], CollKind::kAllReduce, 8, 16384));
+  const CollectiveCoeffs* gb = BlackwellCollectiveCoeffs("gb300");
+  ASSERT_NE(gb, nullptr);
+  for (int l = 0; l < kCollLines; ++l) {
+    EXPECT_EQ(gb->custom_ar[2].line[l].lat_s, c.custom_ar[2].line[l].lat_s);
+    EXPECT_EQ(gb->nccl[0][2].line[l].busbw, c.nccl[0][2].line[l].busbw);
+  }
+  EXPECT_NE(std::string(gb->borrowed).find("n = 8 from b300_sxm"), std::string::npos);
+  // DeepEP: the H100 lines at the NVLink ratio (900 / 450).
+  const CollectiveCoeffs& h = H100CollectiveCoeffs();
+  EXPECT_EQ(c.deepep[1][0].lat_s, h.deepep[1][0].lat_s);
+  EXPECT_NEAR(c.deepep[1][0].busbw, 2.0 * h.deepep[1][0].busbw, 1.0);
+  EXPECT_EQ(BlackwellCollectiveCoeffs("h100_sxm"), nullptr);
 }
 
 // GPUs without tables: same latencies, bandwidth scaled by nvlink_bw / 450e9.

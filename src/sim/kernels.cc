@@ -227,7 +227,14 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
 }
 
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
-                      DType weight, double count) {
+                      DType weight, double count, bool block_scaled) {
+  // The fp8_block rows measured DeepGEMM, the block-scaled kernels the engines run, only on the
+  // Blackwell tables (calibration README: on H100/H200 they are TensorRT-LLM's torch-flow Linear);
+  // elsewhere the per-tensor fit stands in (the derived AMD / tableless sets are anchored on
+  // per-tensor FP8 figures).
+  if (weight == DType::kFP8 && block_scaled && gpu.fp8_flops > 0 &&
+      BlackwellCoeffs(gpu.calibration) == &c)
+    return GemmSecondsWith(c, gpu, m, n, k, GemmKind::kFP8Block, 1.0, count);
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
     // FP4 tensor cores (Blackwell, CDNA4): no FP4 GEMM table is fitted, so the FP8 fit's form
     // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
@@ -240,8 +247,9 @@ double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, doubl
                          BytesPerElement(weight), count);
 }
 
-double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count) {
-  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count);
+double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count,
+                   bool block_scaled) {
+  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count, block_scaled);
 }
 
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,

@@ -188,10 +188,18 @@ std::string CalibrationNote(const GpuSpec& gpu);
 // FP4 peak with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
-double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1);
+// `block_scaled`: FP8 weights with block scales (a checkpoint with quantization_config
+// weight_block_size, ModelSpec::weight_block_scaled) run the block-scaled FP8 fit
+// (GemmKind::kFP8Block: DeepGEMM-style kernels with 1x128 activation groups) instead of the
+// per-tensor one on the Blackwell sets, whose fp8_block rows measured DeepGEMM (calibration
+// README; the H100/H200 rows are TensorRT-LLM's torch-flow Linear, and the derived AMD and
+// tableless sets are anchored on per-tensor FP8 figures: all keep the per-tensor form); ignored
+// for other dtypes.
+double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1,
+                   bool block_scaled = false);
 // The same with the coefficient set given (the simulator resolves CoeffsFor once per problem).
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
-                      DType weight, double count = 1);
+                      DType weight, double count = 1, bool block_scaled = false);
 
 // Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is
 // GemmSecondsWith(CoeffsFor(gpu), gpu, ..., kind for `weight`, BytesPerElement(weight), count)).

@@ -307,6 +307,36 @@ TEST(KernelModel, WeightFormats) {
               g.overhead_s + 8 * (one - g.overhead_s), 1e-12);
 }
 
+// Block-scaled FP8 checkpoints (DeepSeek's 128x128 weight blocks) run the fp8_block fit on the
+// Blackwell sets (their fp8_block rows are DeepGEMM); other sets keep the per-tensor form. On the B300 preset the decode GEMV of DeepSeek's q_a+kv_a
+// (m = 1, n = 2112 -> table row n = 2048, k = 7168) then lands near the measured fp8_block row
+// (10.378 us in ../shared/calibration/b300_sxm/gemm.csv), where the per-tensor kernel with its
+// dynamic activation quantisation measured 16.583 us.
+TEST(KernelModel, BlockScaledFp8RunsTheBlockKernels) {
+  const GpuSpec b300 = GpuPreset("b300").value();
+  const KernelCoeffs& c = CoeffsFor(b300);
+  for (double m : {1.0, 64.0, 4096.0}) {
+    EXPECT_DOUBLE_EQ(GemmSeconds(b300, m, 2048, 7168, DType::kFP8, 1, /*block_scaled=*/true),
+                     GemmSecondsWith(c, b300, m, 2048, 7168, GemmKind::kFP8Block, 1.0))
+        << m;
+    EXPECT_DOUBLE_EQ(GemmSeconds(b300, m, 2048, 7168, DType::kFP8, 1, false),
+                     GemmSecondsWith(c, b300, m, 2048, 7168, GemmKind::kFP8, 1.0));
+  }
+  const double block = GemmSeconds(b300, 1, 2048, 7168, DType::kFP8, 1, true);
+  EXPECT_NEAR(block / 10.378e-6, 1.0, 0.25);
+  EXPECT_LT(block, GemmSeconds(b300, 1, 2048, 7168, DType::kFP8, 1, false));
+  // Other dtypes ignore the flag; Hopper (TensorRT-LLM torch-flow fp8_block rows) and AMD keep
+  // per-tensor FP8.
+  const GpuSpec h100 = GpuPreset("h100").value();
+  EXPECT_DOUBLE_EQ(GemmSeconds(h100, 8, 2048, 7168, DType::kFP8, 1, true),
+                   GemmSeconds(h100, 8, 2048, 7168, DType::kFP8, 1, false));
+  EXPECT_DOUBLE_EQ(GemmSeconds(b300, 8, 2048, 7168, DType::kBF16, 1, true),
+                   GemmSeconds(b300, 8, 2048, 7168, DType::kBF16, 1, false));
+  const GpuSpec mi = GpuPreset("mi355x").value();
+  EXPECT_DOUBLE_EQ(GemmSeconds(mi, 8, 2048, 7168, DType::kFP8, 1, true),
+                   GemmSeconds(mi, 8, 2048, 7168, DType::kFP8, 1, false));
+}
+
 // FP4 tensor cores (Blackwell): an FP4 GEMM is the FP8 form at the FP4 peak with FP4 weight
 // bytes, i.e. exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it
 // takes half the FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.

@@ -127,6 +127,8 @@ double MeanCausalKeys(double len, double window) {
 Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   kc_ = &CoeffsFor(p_.cluster.gpu);
   cc_ = &CollectiveCoeffsFor(p_.cluster.gpu);
+  block_fp8_ = p_.model.weight_block_scaled && p_.model.weight_dtype == DType::kFP8 &&
+               p_.workload.weight == DType::kFP8;
   const std::vector<LayerKind> kinds = KindsOf(p_.model);
   const int L = p_.model.num_layers;
   kind_prefix_.assign(kinds.size(), std::vector<int>(L + 1, 0));
@@ -355,7 +357,7 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
   switch (st.kind) {
     case StepKind::kGemm:
       if (st.m <= 0) return 0;
-      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count);
+      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count, block_fp8_);
     case StepKind::kAttnDecode:
       if (st.seqs <= 0) return 0;
       // q_len > 1 (MTP verification): the q_len queries of a sequence read the same keys; the
@@ -406,7 +408,7 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
     }
     case StepKind::kScan:
       if (st.m <= 0 || st.count <= 0) return 0;
-      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count);
+      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count, block_fp8_);
     case StepKind::kComm:
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       return CollectiveSecondsWith(*cc_, p_.cluster, ToCollKind(st.comm),

@@ -292,6 +292,9 @@ class Simulator {
   // CollectiveCoeffsFor, resolved once; static storage).
   const KernelCoeffs* kc_ = nullptr;
   const CollectiveCoeffs* cc_ = nullptr;
+  // FP8 GEMMs run the block-scaled kernels: the weights are the checkpoint's own block-scaled
+  // FP8 (ModelSpec::weight_block_scaled; a bf16 checkpoint quantised to FP8 is per-tensor).
+  bool block_fp8_ = false;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
   struct StaticLoad {
