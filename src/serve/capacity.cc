@@ -41,6 +41,20 @@ std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests) {
   return out;
 }
 
+// Sizing needs only whether a run meets the SLOs: each TTFT percentile SLO becomes an early
+// stop (ServeOptions::ttft_stops), exact - a stopped run misses that SLO whatever the rest would
+// have done - so an overloaded size costs the simulation up to its certain miss, not to the end.
+namespace {
+ServeOptions WithTtftStops(ServeOptions so, const std::vector<Slo>& slos) {
+  for (const Slo& s : slos) {
+    if (s.metric != Metric::kTtft || s.stat == Stat::kMean) continue;
+    const double q = s.stat == Stat::kP50 ? 0.5 : s.stat == Stat::kP90 ? 0.9 : 0.99;
+    so.ttft_stops.push_back({s.limit_ms / 1e3, q});
+  }
+  return so;
+}
+}  // namespace
+
 double SteadyStateRps(const StepCost& cost, int64_t isl, int64_t osl) {
   Problem p = cost.sim().problem();
   p.workload.mode = Mode::kServe;
@@ -139,7 +153,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       out.candidates.push_back(sr);
       continue;
     }
-    ServeOptions so = opt.serve;
+    ServeOptions so = WithTtftStops(opt.serve, slos);
     so.instances = 1;
     auto one = ServeSim::Make(cost->get(), so, isl, osl);
     if (!one.ok()) {
@@ -161,7 +175,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     int n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);
     // Simulates the whole stream on k instances (one memo shared through `cost`).
     auto simulate = [&](int k, ServeSummary* s, std::string* why) {
-      ServeOptions sk = opt.serve;
+      ServeOptions sk = WithTtftStops(opt.serve, slos);
       sk.instances = k;
       auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
       if (!sim.ok()) {
@@ -271,7 +285,7 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
     // Simulates the stream on (np, nd) (the costs' memos are shared between the runs).
     std::string make_error;
     auto simulate = [&](int np, int nd, ServeSummary* s, std::string* why) {
-      ServeOptions so = opt.serve;
+      ServeOptions so = WithTtftStops(opt.serve, slos);
       so.instances = nd;
       DisaggServeOptions d;
       d.prefill_instances = np;

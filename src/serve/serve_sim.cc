@@ -600,6 +600,45 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     kick(jj, now);
   };
 
+  // Early stop (ServeOptions::ttft_stops, open loop): per stop, the requests certain to miss its
+  // limit - a first token later than the limit, or none yet once the limit has passed since the
+  // arrival (a pointer over the arrivals, in order) - each counted once.
+  const size_t n_stops = closed ? 0 : opt_.ttft_stops.size();
+  std::vector<std::vector<uint8_t>> late(n_stops, std::vector<uint8_t>(static_cast<size_t>(n), 0));
+  std::vector<int64_t> late_count(n_stops, 0), late_next(n_stops, 0);
+  std::string stop_reason;
+  auto count_late = [&](size_t k, int64_t id) {
+    if (late[k][static_cast<size_t>(id)]) return;
+    late[k][static_cast<size_t>(id)] = 1;
+    ++late_count[k];
+  };
+  auto note_first = [&](int64_t id, double now) {
+    for (size_t k = 0; k < n_stops; ++k)
+      if (now - reqs[static_cast<size_t>(id)].arrival_s > opt_.ttft_stops[k].limit_s) count_late(k, id);
+  };
+  auto certain_miss = [&](double now) {
+    for (size_t k = 0; k < n_stops; ++k) {
+      const ServeOptions::TtftStop& s = opt_.ttft_stops[k];
+      int64_t& p = late_next[k];
+      while (p < n && reqs[static_cast<size_t>(p)].arrival_s + s.limit_s < now) {
+        if (run.requests[static_cast<size_t>(p)].first_token_s < 0) count_late(k, p);
+        ++p;
+      }
+      // The quantile sits at position q (n - 1) of the sorted TTFTs (linear interpolation):
+      // above the limit once the order statistic at floor(q (n - 1)) is among the late ones.
+      const int64_t need =
+          n - static_cast<int64_t>(std::floor(s.quantile * static_cast<double>(n - 1)));
+      if (late_count[k] >= need) {
+        stop_reason = fmt::format(
+            "stopped early: {} of {} requests certainly have a TTFT above {:.0f} ms, so its "
+            "p{:g} does too",
+            late_count[k], n, s.limit_s * 1e3, s.quantile * 100);
+        return true;
+      }
+    }
+    return false;
+  };
+
   auto end_step = [&](int ii, double now) {
     Inst& in = inst[ii];
     const Pool& P = pools_[in.pool];
@@ -612,8 +651,12 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         if (chunk > 0) {
           L.prefilled += chunk;
           if (L.prefilled < L.need) continue;
-          if (o.first_token_s < 0) o.first_token_s = now;
-          else run.itl.Add(now - L.last_emit);
+          if (o.first_token_s < 0) {
+            o.first_token_s = now;
+            note_first(id, now);
+          } else {
+            run.itl.Add(now - L.last_emit);
+          }
           L.gen += 1;
           L.last_emit = now;
         } else {
@@ -708,6 +751,10 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       run.finished = false;
       break;
     }
+    if (n_stops > 0 && certain_miss(e.t)) {
+      run.finished = false;
+      break;
+    }
   }
 
   // Summary figures.
@@ -725,7 +772,10 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     last = std::max(last, o.finish_s);
   }
   run.makespan_s = last > first ? last - first : 0;
-  if (rejected > 0) {
+  if (!stop_reason.empty()) {
+    run.unstable = true;
+    run.unstable_reason = stop_reason;
+  } else if (rejected > 0) {
     run.unstable = true;
     run.unstable_reason = fmt::format(
         "{} requests need more KV than one rank holds ({} tokens): the engine rejects them",

@@ -3,6 +3,8 @@
 // determinism, workloads and SLO parsing.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <cmath>
 
 #include "hw/hw.h"
@@ -204,6 +206,44 @@ TEST(ServeSim, AboveCapacityIsUnstable) {
   EXPECT_EQ(SummaryJson(sum)["ttft_ms"], nullptr);
   // Just below capacity the same stream is stable.
   EXPECT_FALSE(m.s.sim->Run(Open(0.6 / m.service_s, 4000, 1000, 1)).unstable);
+}
+
+// The TTFT early stop (ServeOptions::ttft_stops) is exact: above capacity the run stops once the
+// p99 TTFT is certain to exceed the limit - and the full run's p99 does exceed it - after far
+// fewer steps; at a load whose p99 meets the limit the stop never fires and the run is the same
+// request for request. The count it needs is n - floor(0.99 (n - 1)) = 41 of 4,000.
+TEST(ServeSim, TtftStopIsExactAndEarly) {
+  Md1 m = MakeMd1();
+  const double limit_s = 20 * m.service_s;
+  ServeOptions stop_opt;
+  stop_opt.max_running = 1;
+  stop_opt.ttft_stops = {{limit_s, 0.99}};
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  p.workload.max_num_tokens = 1000;
+  Rig stopping = MakeSim(p, "tp=1", stop_opt, 1000, 1);
+  const std::vector<RequestSpec> over = Open(1.5 / m.service_s, 4000, 1000, 1);
+  const ServeRun full = m.s.sim->Run(over);
+  const ServeRun early = stopping.sim->Run(over);
+  EXPECT_GT(Summarise(full, {}).ttft.p99, limit_s);  // what the stop claims
+  EXPECT_TRUE(early.unstable);
+  int late = 0;
+  ASSERT_EQ(std::sscanf(early.unstable_reason.c_str(), "stopped early: %d of 4000 requests", &late),
+            1)
+      << early.unstable_reason;
+  EXPECT_GE(late, 41);  // several arrivals can pass the limit between two events
+  EXPECT_LE(late, 45);
+  EXPECT_LT(early.steps * 10, full.steps);
+  std::string why;
+  EXPECT_FALSE(MeetsSlos(Summarise(early, {}), {{Metric::kTtft, Stat::kP99, limit_s * 1e3}}, &why));
+  const std::vector<RequestSpec> under = Open(0.5 / m.service_s, 4000, 1000, 1);
+  const ServeRun a = m.s.sim->Run(under), b = stopping.sim->Run(under);
+  ASSERT_LT(Summarise(a, {}).ttft.p99, limit_s);
+  EXPECT_FALSE(b.unstable);
+  EXPECT_EQ(a.steps, b.steps);
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].first_token_s, b.requests[i].first_token_s) << i;
+    EXPECT_EQ(a.requests[i].finish_s, b.requests[i].finish_s) << i;
+  }
 }
 
 TEST(ServeSim, MaxRateFindsTheMD1Rate) {
