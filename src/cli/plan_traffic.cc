@@ -63,6 +63,19 @@ json CandidateJson(const serve::SloCandidate& c, double k) {
 
 std::string Ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
+// Writes the plan's JSON to --out (when given) and, with --json, to stdout: returns the exit code
+// when the command is done (-1: go on to the text output).
+int WritePlanJson(const json& plan_json, const std::string& out_path, bool json_out) {
+  if (!out_path.empty())
+    if (Status st = WriteFileAtomic(out_path, DumpJson(plan_json) + "\n"); !st.ok())
+      return Fail(Status::IoError("--out " + st.message()));
+  if (json_out) {
+    fmt::print("{}\n", DumpJson(plan_json));
+    return kExitOk;
+  }
+  return -1;
+}
+
 }  // namespace
 
 int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
@@ -134,13 +147,7 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   plan_json["steady_state_best"] = plan_json["best"];
   plan_json["best"] = best;
   plan_json["traffic"] = tr;
-  if (!out_path.empty())
-    if (Status st = WriteFileAtomic(out_path, DumpJson(plan_json) + "\n"); !st.ok())
-      return Fail(Status::IoError("--out " + st.message()));
-  if (json_out) {
-    fmt::print("{}\n", DumpJson(plan_json));
-    return kExitOk;
-  }
+  if (const int rc = WritePlanJson(plan_json, out_path, json_out); rc >= 0) return rc;
   fmt::print("\nbest within the SLOs: {:.2f} tokens/s per GPU (steady state), max running {} "
              "per rank\n  {}\n",
              b.steady.tokens_per_s_per_gpu * k, b.strategy.batch, ToText(b.strategy));
@@ -261,13 +268,7 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   plan_json["steady_state_best"] = plan_json["best"];
   plan_json["best"] = bj;
   plan_json["traffic"] = tr;
-  if (!out_path.empty())
-    if (Status st = WriteFileAtomic(out_path, DumpJson(plan_json) + "\n"); !st.ok())
-      return Fail(Status::IoError("--out " + st.message()));
-  if (json_out) {
-    fmt::print("{}\n", DumpJson(plan_json));
-    return kExitOk;
-  }
+  if (const int rc = WritePlanJson(plan_json, out_path, json_out); rc >= 0) return rc;
   fmt::print("\nbest within the SLOs: {}, decode max running {} per rank\n", deployment,
              b.max_running);
   fmt::print("{}", ServeSummaryText(b.summary));

@@ -45,6 +45,16 @@ std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests) {
 // stop (ServeOptions::ttft_stops), exact - a stopped run misses that SLO whatever the rest would
 // have done - so an overloaded size costs the simulation up to its certain miss, not to the end.
 namespace {
+// The stream's mean prompt and output lengths (at least 1 each): the memo's nominal shape.
+void MeanLengths(const std::vector<RequestSpec>& requests, int64_t* isl, int64_t* osl) {
+  for (const RequestSpec& r : requests) {
+    *isl += r.prompt;
+    *osl += r.output;
+  }
+  *isl = std::max<int64_t>(1, *isl / static_cast<int64_t>(requests.size()));
+  *osl = std::max<int64_t>(1, *osl / static_cast<int64_t>(requests.size()));
+}
+
 ServeOptions WithTtftStops(ServeOptions so, const std::vector<Slo>& slos) {
   for (const Slo& s : slos) {
     if (s.metric != Metric::kTtft || s.stat == Stat::kMean) continue;
@@ -136,12 +146,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
   const std::vector<RequestSpec> unit = ToUnitRate(requests);
   int64_t isl = 0, osl = 0;
-  for (const RequestSpec& r : requests) {
-    isl += r.prompt;
-    osl += r.output;
-  }
-  isl = std::max<int64_t>(1, isl / static_cast<int64_t>(requests.size()));
-  osl = std::max<int64_t>(1, osl / static_cast<int64_t>(requests.size()));
+  MeanLengths(requests, &isl, &osl);
   CapacityResult out;
   for (const LayoutOption& lay : layouts) {
     SizeResult sr;
@@ -263,12 +268,7 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
   if (stream_rate <= 0)
     return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
   int64_t isl = 0, osl = 0;
-  for (const RequestSpec& r : requests) {
-    isl += r.prompt;
-    osl += r.output;
-  }
-  isl = std::max<int64_t>(1, isl / static_cast<int64_t>(requests.size()));
-  osl = std::max<int64_t>(1, osl / static_cast<int64_t>(requests.size()));
+  MeanLengths(requests, &isl, &osl);
   DisaggCapacityResult out;
   for (const DisaggLayoutOption& lay : layouts) {
     DisaggSizeResult sr;
