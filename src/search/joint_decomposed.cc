@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/splitmix.h"
 #include "model/counts.h"
 #include "search/joint.h"
 #include "search/oracle.h"
@@ -82,10 +83,8 @@ class SlotObserver final : public Observer {
 
 // SplitMix64 finaliser: the seed of a slot's search from (search seed, slot, round).
 uint64_t SlotSeed(uint64_t seed, size_t slot, int round) {
-  uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (1 + slot)) ^ (0xc2b2ae3d27d4eb4fULL * (1 + round));
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return SplitMix64Mix(seed ^ (kSplitMix64Gamma * (1 + slot)) ^
+                       (0xc2b2ae3d27d4eb4fULL * (1 + round)));
 }
 
 // Strategy s of an instance of from_gpus GPUs moved to `to`'s: pp, tp and every other choice

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "common/splitmix.h"
 #include "nn/adam.h"
 #include "nn/categorical.h"
 #include "nn/policy_net.h"
@@ -34,12 +35,7 @@ constexpr double kMinAdvantageScale = 1e-3;
 
 // SplitMix64 finaliser (Steele, Lea & Flood, OOPSLA 2014): derives independent seeds for the
 // sampling stream and for each network lifetime from the search seed.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+uint64_t Mix(uint64_t x) { return SplitMix64Mix(x + kSplitMix64Gamma); }
 // The constants below are ASCII tags ("net", "sampler") separating the two seed streams.
 uint64_t NetSeed(uint64_t seed, int64_t index) {
   return Mix(Mix(seed) ^ Mix(0x6e6574ULL + static_cast<uint64_t>(index)));

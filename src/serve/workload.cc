@@ -7,15 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/splitmix.h"
 #include "common/text.h"
 
 namespace l2s::serve {
 
 uint64_t ServeRng::NextU64() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return SplitMix64Mix(state_ += kSplitMix64Gamma);
 }
 
 double ServeRng::Uniform() { return static_cast<double>(NextU64() >> 11) * 0x1.0p-53; }
