@@ -408,7 +408,6 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
     const DisaggModel& dm = *js.models()[mi];
     const Workload& w = dm.setup().serve.workload;
     const double ttft_ms = w.ttft_ms > 0 ? w.ttft_ms : std::numeric_limits<double>::infinity();
-    const double L = std::max(1, dm.setup().serve.model.num_layers);
     // Per size: the prefill solver and the decode frontier.
     std::map<int, std::unique_ptr<RoleSolver>> pre;
     struct DecodeFrontier {
@@ -553,8 +552,6 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
         ++stats->pairs_examined;
         const RoleSolver::Solved pu = run.Prefill(*pre[pr.gp], ttft_ms);
         const double cp_ub = pu.e.tokens_per_s / static_cast<double>(w.isl);
-        const KvLink link = dm.Link(pr.gp, pr.gd);
-        const double t = dm.KvBytesPerPrompt() / link.bw + link.latency;
         for (size_t j = 0;; ++j) {
           const RoleSolver::Solved* d = decode_point(pr.gd, j);
           if (d == nullptr || run.cancelled) break;
@@ -562,9 +559,7 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
           const double cd = d->e.tokens_per_s / static_cast<double>(w.osl);
           const double step_ms = d->e.tpot_s * d->e.accept * 1e3;
           // Prefill latency limit: lat + exposed(t, lat) + step <= TTFT (disagg.h).
-          double x = ttft_ms - step_ms - t * 1e3;
-          if (dm.setup().layerwise)
-            x = std::min(ttft_ms - step_ms - t * 1e3 / L, L * (ttft_ms - step_ms - t * 1e3));
+          const double x = dm.PrefillLatencyLimitMs(pr.gp, pr.gd, step_ms);
           const RoleSolver::Solved p = run.Prefill(*pre[pr.gp], x);
           if (run.cancelled) break;
           if (p.found) {

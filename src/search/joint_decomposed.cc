@@ -263,16 +263,8 @@ class Decomposed {
   // lat + exposed(t, lat) + step <= TTFT (disagg.h; the oracle's limit). 0: no TTFT limit;
   // negative: none fits.
   static double PrefillLimitMs(const DisaggModel& dm, int gp, int gd, const Part& d) {
-    const Workload& w = dm.setup().serve.workload;
-    if (!(w.ttft_ms > 0)) return 0;
-    const KvLink link = dm.Link(gp, gd);
-    const double t_ms = (dm.KvBytesPerPrompt() / link.bw + link.latency) * 1e3;
-    const double rest = w.ttft_ms - d.time * 1e3;
-    double x = rest - t_ms;
-    if (dm.setup().layerwise) {
-      const double L = std::max(1, dm.setup().serve.model.num_layers);
-      x = std::min(rest - t_ms / L, L * x);
-    }
+    if (!(dm.setup().serve.workload.ttft_ms > 0)) return 0;
+    const double x = dm.PrefillLatencyLimitMs(gp, gd, d.time * 1e3);
     return x > 0 ? x : -1;
   }
 

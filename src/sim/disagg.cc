@@ -143,6 +143,17 @@ double ExposedKvTransfer(double transfer_s, double prefill_s, int layers, bool l
   return std::max(transfer_s / L, transfer_s - prefill_s * (L - 1) / L);
 }
 
+double DisaggModel::PrefillLatencyLimitMs(int gp, int gd, double step_ms) const {
+  const double ttft_ms = setup_.serve.workload.ttft_ms > 0
+                            ? setup_.serve.workload.ttft_ms
+                            : std::numeric_limits<double>::infinity();
+  const double t_ms = KvTransferSeconds(Link(gp, gd), kv_bytes_) * 1e3;
+  const double x = ttft_ms - step_ms - t_ms;
+  if (!setup_.layerwise) return x;
+  const double L = std::max(1, setup_.serve.model.num_layers);
+  return std::min(ttft_ms - step_ms - t_ms / L, L * x);
+}
+
 double DisaggModel::ExposedTransfer(double transfer_s, double prefill_s) const {
   return ExposedKvTransfer(transfer_s, prefill_s, setup_.serve.model.num_layers,
                            setup_.layerwise);

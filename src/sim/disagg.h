@@ -116,6 +116,11 @@ class DisaggModel {
   KvLink Link(int gp, int gd) const;
   // Exposed transfer seconds for a prefill of `prefill_s` seconds.
   double ExposedTransfer(double transfer_s, double prefill_s) const;
+  // The longest prefill latency (ms) of a gp-GPU prefill instance that meets the TTFT beside a
+  // decode step of `step_ms` on a gd-GPU one: lat + exposed(t, lat) + step <= TTFT solved for
+  // lat, t the transfer over Link(gp, gd) (layerwise: min(TTFT - step - t / L,
+  // L (TTFT - step - t))). <= 0 when no latency fits; infinite without a TTFT limit.
+  double PrefillLatencyLimitMs(int gp, int gd, double step_ms) const;
 
   // Joins two evaluated instances: counts, rates, TTFT, figure of merit.
   DisaggEvaluation Combine(int gp, const Strategy& sp, const Evaluation& ep, int gd,
