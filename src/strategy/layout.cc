@@ -460,12 +460,27 @@ class Builder {
     const double k = m_.experts_per_token * E / (E + Z);
     const int g = tp_.g, ep = s_.ep, etp = etp_.g;
     const double n_in = m_.gated_ffn ? 2 : 1;
-    // Router (bf16 weights): output routing decisions must end split on tokens over tp.
-    Layout lr = Matmul(sec, Op::kMoeRouter, s_.dim(Op::kMoeRouter), res_, T_, TokensSplit(g),
-                       hidden, E + Z, DType::kBF16, tp_, 1, "router");
-    Convert(sec, Op::kMoeRouter, lr, Layout::kTokens, T_, E + Z, tp_);
-    // Each GPU owns TokensSplit(tp) tokens of its dp rank (a free slice when replicated).
-    const double own = TokensSplit(g);
+    // Tensor-parallel MoE (ep = 1, the expert group is the tp group, residual replicated): every
+    // GPU keeps all of its rank's tokens, so the experts' column/row slices need no gather; the
+    // routed and shared experts' partial sums are added and reduced once (vLLM, SGLang and
+    // TensorRT-LLM: one all-reduce per MoE block). Otherwise the tokens are divided over tp after
+    // the router and gathered over the expert group (or dispatched to the ep ranks).
+    const bool tp_moe = ep == 1 && etp == g && g > 1 && res_ == Layout::kReplicated;
+    // Router (bf16 weights): routing decisions end split on tokens over tp, or replicated in a
+    // tensor-parallel MoE, where a whole-weights router scores every token on every GPU.
+    const Dim dr = s_.dim(Op::kMoeRouter);
+    if (tp_moe && dr == Dim::kNone) {
+      Matmul(sec, Op::kMoeRouter, Dim::kNone, Layout::kReplicated, T_, T_, hidden, E + Z,
+             DType::kBF16, Group{1, 1, GroupKind::kTp}, 1, "router");
+    } else {
+      Layout lr = Matmul(sec, Op::kMoeRouter, dr, res_, T_, TokensSplit(g), hidden, E + Z,
+                         DType::kBF16, tp_, 1, "router");
+      Convert(sec, Op::kMoeRouter, lr, tp_moe ? Layout::kReplicated : Layout::kTokens, T_, E + Z,
+              tp_);
+    }
+    // Each GPU owns TokensSplit(tp) tokens of its dp rank (a free slice when replicated), or all
+    // of them in a tensor-parallel MoE.
+    const double own = tp_moe ? T_ : TokensSplit(g);
     if (m_.moe_latent_size > 0)
       Matmul(sec, Op::kMoeRouter, Dim::kNone, Layout::kReplicated, own, own, hidden, h,
              cfg_.weight, Group{1, 1, GroupKind::kTp}, 1, "fc1_latent");
@@ -492,7 +507,7 @@ class Builder {
     const double per_expert = copies_rank / local_experts;  // rows per expert GEMM
     // moe_ffn1 over the etp group.
     const Dim d1 = s_.dim(Op::kMoeFfn1), d2 = s_.dim(Op::kMoeFfn2);
-    Layout l = Layout::kTokens;
+    Layout l = tp_moe ? Layout::kReplicated : Layout::kTokens;
     if (etp > 1) l = Convert(sec, Op::kMoeFfn1, l, Required(d1), pre_tokens, h, etp_);
     l = Matmul(sec, Op::kMoeFfn1, d1, etp > 1 ? l : Layout::kReplicated, per_expert,
                per_expert / std::max(1, etp), h, m_.expert_ffn_size * n_in, cfg_.weight,
@@ -513,8 +528,13 @@ class Builder {
     if (etp > 1) {
       l = Produced(d2);
       // Copies return split on tokens inside the ep rank; with ep = 1 the k copies of a token are
-      // summed locally first, so only the tokens travel.
-      Convert(sec, Op::kMoeFfn2, l, Layout::kTokens, ep > 1 ? copies_rank : stage_tokens, h, etp_);
+      // summed locally first, so only the tokens travel. A tensor-parallel MoE's output joins the
+      // block's partial sum as it is (a feature slice is a partial sum that is zero elsewhere).
+      l = tp_moe ? Layout::kPartial
+                 : Convert(sec, Op::kMoeFfn2, l, Layout::kTokens,
+                           ep > 1 ? copies_rank : stage_tokens, h, etp_);
+    } else {
+      l = Layout::kTokens;
     }
     if (ep > 1) {
       Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
@@ -531,10 +551,12 @@ class Builder {
     if (m_.num_shared_experts > 0) {
       Layout ls = Mlp(sec, Op::kSharedFfn1, Op::kSharedFfn2,
                       m_.shared_ffn_size * m_.num_shared_experts, n_in);
-      Convert(sec, Op::kSharedFfn2, ls, Layout::kTokens, T_, hidden, tp_);
-      Elementwise(sec, Op::kSharedFfn2, "shared-add", own * hidden * act_b_ * 3);
+      // Added split on tokens, or in a tensor-parallel MoE into the partial sum (whatever the
+      // shared experts' dims: each operator group's cost depends on its own dims only).
+      if (!tp_moe) Convert(sec, Op::kSharedFfn2, ls, Layout::kTokens, T_, hidden, tp_);
+      Elementwise(sec, Op::kSharedFfn2, "shared-add", TokensIn(l, g) * hidden * act_b_ * 3);
     }
-    Convert(sec, Op::kMoeFfn2, Layout::kTokens, res_, T_, hidden, tp_);
+    Convert(sec, Op::kMoeFfn2, l, res_, T_, hidden, tp_);
   }
 
   // A step routes `copies` token copies to a rank's `local` expert slots; only the slots that
