@@ -92,7 +92,7 @@ constexpr double kEagerLaunchS = 5e-6;
 
 // Whether the step of the latest Prepare on this thread runs eagerly (set by Prepare, cleared by
 // PrefillPass; StepTimes reads it, unless tl_no_floor, which CostAdp sets while it reads the
-// graph-replayed seconds).
+// graph-replayed seconds of a spread step).
 thread_local bool tl_eager = false;
 thread_local bool tl_no_floor = false;
 
@@ -522,54 +522,77 @@ thread_local ProgramConfig tl_cfg;
 
 int Simulator::SyncRanks(const Strategy& s) const { return p_.model.is_moe() ? s.dp : 1; }
 
-Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) const {
-  AdpCoeffs c;
+double Simulator::ChunkTokens(const StepShape& sh) const {
   const Workload& w = p_.workload;
   const double p = sh.prefill_seqs * sh.prefill_len;  // prefill tokens per rank per decode step
   if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
+    return 0;
+  // SGLang runs prefill batches of its own, up to C tokens of the waiting prompts (one prompt
+  // when fewer than one arrives per decode step, chunked above C). TensorRT-LLM and vLLM, which
+  // mix chunks into decode steps, keep the spread share (Adp; docs/dev/COST_MODEL.md says why).
+  if (w.engine != Engine::kSglang) return 0;
+  return std::min(static_cast<double>(max_num_tokens_), std::max(sh.prefill_len, p));
+}
+
+Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) const {
+  AdpCoeffs c;
+  const Workload& w = p_.workload;
+  const double p = sh.prefill_seqs * sh.prefill_len;
+  if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
     return c;
+  c.chunk = ChunkTokens(sh);
   // Only ranks that synchronise wait for each other: `dp` below counts the attention-dp ranks
   // of one synchronising group. The ranks of a stage meet in every MoE layer (the dispatch /
   // combine all-to-all over the stage, or with ep = 1 the expert-TP group of all tp x dp GPUs);
   // a model without MoE layers has no collective wider than a tp group, so its dp ranks are
   // independent replicas, each priced as a lone rank (dp = 1) whatever the strategy's dp.
-  const double C = max_num_tokens_, dp = SyncRanks(s);
-  if (w.engine == Engine::kSglang) {
-    // Prefill batches of up to C tokens run as steps of their own (decode is not mixed in);
-    // a rank needs u = p / C of them per decode step, i.e. a fraction f = u / (1 + u) of its
-    // steps, and some rank prefills in q = 1 - (1 - f)^dp of the steps. A prefill step costs
-    // the decode step's floor plus C tokens' extra work, (mixed - decode) / u per rank.
-    // Per decode step: (1 + u) steps, so
-    //   cost = pooled + (1 + u) * decode_rank + q (1 + u) / u * (mixed_rank - decode_rank).
-    const double u = p / C, f = u / (1 + u), q = 1 - std::pow(1 - f, dp);
-    c.a = 1 + u;
-    c.b = q * (1 + u) / u;
+  const double dp = SyncRanks(s);
+  if (c.chunk > 0) {
+    const double u = p / c.chunk;  // chunks per decode step
     c.active = true;
+    c.r = u;
+    // Prefill steps of their own: u of them per decode step, (1 + u) steps in all; a fraction
+    // f = u / (1 + u) of a rank's steps prefill, and some rank prefills in q = 1 - (1 - f)^dp of
+    // them. A prefill step costs the chunk step (the decode step's floor plus the chunk's work).
+    const double f = u / (1 + u), q = 1 - std::pow(1 - f, dp);
+    c.a = 1 + u;
+    c.b = q * (1 + u);
+    c.b_even = u;
     return c;
   }
   // TensorRT-LLM and vLLM mix prefill chunks into decode steps, up to the token budget left by
-  // the decode tokens. A rank needs a chunk in f = p / room of the steps. With TensorRT-LLM's
-  // attention-DP balancing the ranks take their chunks in the same steps (the even spread the
-  // balanced cost already is); without it they take them independently and a step waits for
-  // the slowest rank: some rank prefills in q = 1 - (1 - f)^dp of the steps, so the per-rank
-  // prefill work costs q / f times its even share.
+  // the decode tokens; the step is the spread one (p tokens a step), r = 1 on it. A rank needs a
+  // chunk in f = p / room of the steps. With TensorRT-LLM's attention-DP balancing the ranks
+  // take their chunks in the same steps (the even spread the step already is); without it they
+  // take them independently and a step waits for the slowest rank: some rank prefills in
+  // q = 1 - (1 - f)^dp of the steps, so the per-rank prefill work costs q / f times its share.
   const bool balance = w.engine == Engine::kTrtllm && w.adp_balance > 0;
-  if (balance || dp <= 1) return c;
-  const double room = C - sh.decode_seqs * sh.decode_q;
-  if (room <= 0) return c;  // TokenBatchLimit rejects such a batch
+  const double room = max_num_tokens_ - sh.decode_seqs * sh.decode_q;
+  if (balance || dp <= 1 || room <= 0) return c;  // room <= 0: TokenBatchLimit rejects it
   const double f = std::min(1.0, p / room);
-  c.b = (1 - std::pow(1 - f, dp)) / f;
   c.active = true;
+  c.spread = true;
+  c.b = (1 - std::pow(1 - f, dp)) / f;
   return c;
 }
 
 Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) const {
-  const AdpCoeffs c = Adp(s, tl_full_shape);
+  AdpCoeffs c = Adp(s, tl_full_shape);
   if (c.active) {
-    // The same (half) step without its prefill share: the decode-only step of the model.
+    // The same (half) step without its prefill chunk: the decode-only step of the model, with the
+    // expert-load imbalance and the kernels of its own token count.
     StepShape dsh = tl_shape;
     dsh.prefill_seqs = 0;
-    BuildProgram(p_.model, p_.cluster, s, dsh, tl_cfg, dec);
+    ProgramConfig cfg = tl_cfg;
+    // The spread step keeps the mixed step's kernels and expert load.
+    const double tokens = c.spread ? tl_shape.decode_seqs * tl_shape.decode_q +
+                                         tl_shape.prefill_seqs * tl_shape.prefill_len
+                                   : dsh.decode_seqs * dsh.decode_q;
+    if (p_.model.is_moe() && s.ep > 1 && !c.spread)
+      cfg.expert_imbalance = CombinedImbalance(
+          StaticLoadFactor(s.ep, s.slots), tokens * s.dp * p_.model.experts_per_token, s.ep);
+    c.dec_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+    BuildProgram(p_.model, p_.cluster, s, dsh, cfg, dec);
   }
   return c;
 }
@@ -577,28 +600,37 @@ Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) cons
 void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                         bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                         std::array<double, kNumOps>* by_op,
-                        std::array<double, kNumOps>* by_op_comm) const {
-  // cost = pooled(mixed) + b * rank(mixed) + (a - b) * rank(decode only), step by step, on the
-  // graph-replayed seconds; an eager step then adds what the launch floor adds to the mixed
-  // step's kernels (the same amount as without the imbalance: flooring both programs first
+                        std::array<double, kNumOps>* by_op_comm, double* even) const {
+  // cost = r * pooled(chunk) + (a - r) * pooled(decode) + b * rank(chunk) + (a - b) * rank(decode),
+  // step by step. An eager step's launch floor applies to both programs' kernels; on a spread
+  // step it is what the floor adds to the mixed step's kernels (flooring both programs first
   // would cancel the prefill increments of short kernels in b x mixed + (1 - b) x decode).
   double x[Section::kMaxSteps], xd[Section::kMaxSteps], w[Section::kMaxSteps];
   double xf[Section::kMaxSteps];
-  tl_no_floor = true;
+  tl_no_floor = c.spread;
   StepTimes(sec, dk, x);
-  StepTimes(dec, dk, xd);
+  StepTimes(dec, c.dec_kernels, xd);
   tl_no_floor = false;
-  if (tl_eager) StepTimes(sec, dk, xf);
-  double cs = 0, as = 0;
+  const bool floor_after = c.spread && tl_eager;
+  if (floor_after) StepTimes(sec, dk, xf);
+  double cs = 0, as = 0, ec = 0, ea = 0;
   for (int i = 0; i < sec.num_steps; ++i) {
-    w[i] = PooledAcrossRanks(sec.steps[i]) ? x[i] : c.b * x[i];
-    if (tl_eager) w[i] += xf[i] - x[i];
-    (sec.steps[i].kind == StepKind::kComm ? as : cs) += w[i];
+    const bool pooled = PooledAcrossRanks(sec.steps[i]);
+    const bool is_comm = sec.steps[i].kind == StepKind::kComm;
+    w[i] = (pooled ? c.r : c.b) * x[i];
+    const double floor_s = floor_after ? xf[i] - x[i] : 0.0;
+    w[i] += floor_s;
+    (is_comm ? as : cs) += w[i];
+    (is_comm ? ea : ec) += (pooled ? c.r : c.b_even) * x[i] + floor_s;
   }
   for (int i = 0; i < dec.num_steps; ++i) {
-    xd[i] = PooledAcrossRanks(dec.steps[i]) ? 0.0 : (c.a - c.b) * xd[i];
-    (dec.steps[i].kind == StepKind::kComm ? as : cs) += xd[i];
+    const bool pooled = PooledAcrossRanks(dec.steps[i]);
+    const bool is_comm = dec.steps[i].kind == StepKind::kComm;
+    (is_comm ? ea : ec) += (c.a - (pooled ? c.r : c.b_even)) * xd[i];
+    xd[i] *= c.a - (pooled ? c.r : c.b);
+    (is_comm ? as : cs) += xd[i];
   }
+  if (even != nullptr) *even = SectionSeconds(ec, ea, two_batch);
   // Attribution as CostSection's (under two-batch overlap, to the side that is not hidden).
   const double scale = two_batch ? 2.0 : 1.0;
   const bool comm_shows = as > cs;
@@ -627,6 +659,10 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   StepShape& sh = tl_shape;
   Shape(s, batch, &sh);
   tl_full_shape = sh;
+  // Serve mode on an engine with a token budget: the step carries one whole prefill chunk (Adp
+  // weighs it against the decode-only step).
+  const double chunk = ChunkTokens(sh);
+  if (chunk > 0) sh.prefill_seqs = chunk / sh.prefill_len;
   const bool tbo = s.overlap == Overlap::kTbo;
   if (tbo) {
     // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
@@ -713,7 +749,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     CostSection(sec, dk, &c, &a, adp.active ? nullptr : acc, tbo, like,
                 like != nullptr ? raw[0] : nullptr, raw_out);
     *bal = SectionSeconds(c, a, tbo);
-    if (adp.active) CostAdp(sec, dsec, dk, adp, tbo, &c, &a, acc, nullptr);
+    if (adp.active) CostAdp(sec, dsec, dk, adp, tbo, &c, &a, acc, nullptr, nullptr, bal);
     *ts = tbo ? c : c + a;
     *ta = tbo ? a : 0.0;
     return SectionSeconds(c, a, tbo);

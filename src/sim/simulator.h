@@ -241,21 +241,40 @@ class Simulator {
   // Attention-dp ranks that wait for each other in every step: all dp ranks of a stage when the
   // model has MoE layers (their expert collectives span the stage), else 1 (dense replicas).
   int SyncRanks(const Strategy& s) const;
-  // Serve-mode attention-DP imbalance: the per-rank and pooled coefficients of the step.
+  // Serve mode on an engine with a token budget: the step is priced from two programs, the
+  // decode-only step and the same step with one full prefill chunk of `chunk` tokens per rank
+  // (engines prefill in chunks, so a prompt's tokens are not spread thinly over decode steps:
+  // DeepSeek's experts read for 8 prefill tokens per step would be 64 experts a step, not 1/1024
+  // of one 8,192-token chunk's reads). Per decode step:
+  //   rank work   = b * chunk_rank + (a - b) * decode_rank
+  //   pooled work = r * chunk_pooled + (a - r) * decode_pooled
+  // a: steps per decode step (1 + prefill steps on SGLang), r: chunks per decode step (the
+  // prefill share p / chunk), b: r raised by the attention-DP imbalance (some rank's chunk holds
+  // every rank back); b_even: b without it (Evaluation::adp_imbalance = b / b_even as costs).
   struct AdpCoeffs {
     bool active = false;
-    double a = 1, b = 1;  // cost = pooled + a * decode_only_rank + b * (mixed_rank - decode_only_rank)
+    double a = 1, b = 1, r = 1, b_even = 1;
+    double chunk = 0;          // prefill tokens of one chunk per rank
+    bool dec_kernels = true;   // the decode-only step runs the decode (low-latency) kernels
+    // TensorRT-LLM / vLLM: the step is the spread one (no chunk), r = b_even = 1, a = 1.
+    bool spread = false;
   };
+  // Prefill tokens of one chunk per rank for a serve step of shape `sh` (its prefill share p =
+  // prefill_seqs x prefill_len per decode step); 0 when the step is not chunk-priced (other
+  // modes, the ideal engine, engines that mix chunks into decode steps, no token budget, no
+  // prefill).
+  double ChunkTokens(const StepShape& sh) const;
   AdpCoeffs Adp(const Strategy& s, const StepShape& sh) const;
   // Adp for the latest Prepare on this thread, and when active the decode-only program in `dec`.
   AdpCoeffs AdpProgram(const Strategy& s, Program* dec) const;
   // Compute and communication seconds of `sec` (mixed program) against `dec` (decode-only) under
   // `c`, attributed like CostSection (acc) and per operator (by_op; comm steps to by_op_comm when
   // given).
+  // `even`, when given, receives the section's seconds at b_even (no imbalance).
   void CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                std::array<double, kNumOps>* by_op,
-               std::array<double, kNumOps>* by_op_comm = nullptr) const;
+               std::array<double, kNumOps>* by_op_comm = nullptr, double* even = nullptr) const;
   // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
   // `like`: an earlier section of the same program whose raw step seconds (before the sbo
   // adjustment) are in like_raw; steps identical to its same-index steps reuse them (the attention

@@ -502,45 +502,90 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
   EXPECT_FALSE(ParseEngine("deepseek-internal", &parsed));
 }
 
-TEST(Simulator, AttentionDpImbalanceHandDerived) {
+// Stage seconds of a one-stage program as Simulator::Explain lays it out: the step of the latest
+// Prepare, which in serve mode on an engine with a token budget carries one whole prefill chunk.
+double ExplainedStage(const Simulator& sim, const Strategy& s, int batch) {
+  Simulator::Detail dt;
+  sim.Explain(s, batch, &dt);
+  auto total = [](const Section& sec, const std::array<double, Section::kMaxSteps>& x) {
+    double t = 0;
+    for (int i = 0; i < sec.num_steps; ++i) t += x[i];
+    return t;
+  };
+  double t = total(dt.program.embed, dt.embed_step_s) + total(dt.program.lm_head, dt.lm_head_step_s);
+  for (int k = 0; k < dt.program.num_kinds; ++k)
+    t += dt.layers_in_slowest_stage[k] * total(dt.program.layers[k], dt.layer_step_s[k]);
+  return t;
+}
+
+TEST(Simulator, ServeChunksHandDerived) {
   // Llama-3.1-8B on 4 H100s, dp = 4, serve isl 1024 / osl 256 at batch 8: each rank needs
-  // p = 8 x 1024 / 256 = 32 prefill tokens per step.
-  //   bal = step with the prefill spread evenly (TensorRT-LLM with balancing: the ranks prefill
-  //         in the same steps), d = the decode-only step (decode mode at the serve context
-  //         1024 + 256 / 2 = 1152).
-  // The model is dense: its dp ranks share no collective, so they are independent replicas and
-  // none waits for another (SyncRanks = 1):
-  //   TensorRT-LLM without balancing: step = bal (a lone rank's chunks are its even share);
-  //   SGLang (prefill steps apart), C = 512: u = 32 / 512, a lone rank prefills in f = u / (1 + u)
-  //   of its steps: step = (1 + u) d + f (1 + u) / u (bal - d) = (1 + u) d + (bal - d).
-  // Every step works on one rank's tokens, so bal and d are the whole stage.
+  // p = 8 x 1024 / 256 = 32 prefill tokens per decode step.
+  // SGLang, C = 512: prefill steps of their own, whole chunks of 512 tokens, u = 32 / 512 of them
+  // per decode step: step = D + u X, with
+  //   D = the decode-only step (decode mode at the serve context 1024 + 256 / 2 = 1152),
+  //   X = the step with one chunk (Explain's program of the serve step).
+  // The model is dense: its dp ranks share no collective, so none waits for another.
+  // TensorRT-LLM (chunks mixed into decode steps) prices the spread step (p tokens in every
+  // step): with or without attention-DP balancing the same, no imbalance.
   Problem p = MakeProblem(testing::Llama8B(), 4, Mode::kServe);
   p.workload.isl = 1024;
   p.workload.osl = 256;
   p.workload.max_num_tokens = 512;
-  p.workload.engine = Engine::kTrtllm;
+  p.workload.engine = Engine::kSglang;
   Strategy s = MegatronStrategy(1, 1, 4, 1, 8);
   ClearAbsentOps(p.model, &s);
-  p.workload.adp_balance = 1;
-  const Evaluation bal = Simulator(p).EvaluateAtBatch(s, 8);
-  ASSERT_TRUE(bal.valid());
-  EXPECT_EQ(bal.adp_imbalance, 1);
   Problem pd = p;
   pd.workload.mode = Mode::kDecode;
   pd.workload.context = 1152;
-  const double d = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
-  ASSERT_GT(bal.stage_s, d);
+  const double D = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
+  const Simulator sg(p);
+  const Evaluation e = sg.EvaluateAtBatch(s, 8);
+  ASSERT_TRUE(e.valid());
+  const double X = ExplainedStage(sg, s, 8), u = 32.0 / 512.0;
+  ASSERT_GT(X, D);
+  EXPECT_NEAR(e.stage_s, D + u * X, 1e-9 * e.stage_s);
+  EXPECT_NEAR(e.adp_imbalance, 1, 1e-12);
+  // One computation, one price: the prefill share of a step is u chunks' cost.
+  EXPECT_LT(e.stage_s - D, X - D);
 
+  p.workload.engine = Engine::kTrtllm;
+  p.workload.adp_balance = 1;
+  const Evaluation bal = Simulator(p).EvaluateAtBatch(s, 8);
+  ASSERT_TRUE(bal.valid());
+  EXPECT_GT(bal.stage_s, D);
   p.workload.adp_balance = 0;
   const Evaluation un = Simulator(p).EvaluateAtBatch(s, 8);
   EXPECT_DOUBLE_EQ(un.stage_s, bal.stage_s);
   EXPECT_EQ(un.adp_imbalance, 1);
+}
 
+TEST(Simulator, ServeChunksAmongSynchronisedRanks) {
+  // SGLang on a MoE model whose dp ranks meet in every MoE layer (dp = ep = 4), isl 1024 / osl
+  // 256, batch 8, C = 512: u = 32 / 512 chunk steps per decode step. Spread evenly (every rank
+  // prefilling in the same steps) the stage would be D + u X, the lone-rank formula; the ranks
+  // prefill independently, so a step waits for any rank's chunk: slower, and the reported
+  // imbalance is the stage over D + u X. With CUDA graphs and with eager steps.
+  Problem p = MakeProblem(testing::GptMoe(2), 4, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
   p.workload.engine = Engine::kSglang;
-  p.workload.adp_balance = -1;
-  const Evaluation sg = Simulator(p).EvaluateAtBatch(s, 8);
-  const double u = 32.0 / 512.0;
-  EXPECT_NEAR(sg.stage_s, (1 + u) * d + (bal.stage_s - d), 1e-9 * sg.stage_s);
+  p.workload.max_num_tokens = 512;
+  Strategy s = MegatronStrategy(1, 1, 4, 4, 8);
+  ClearAbsentOps(p.model, &s);
+  Problem pd = p;
+  pd.workload.mode = Mode::kDecode;
+  pd.workload.context = 1152;
+  for (int graph_limit : {16, 4}) {
+    p.workload.cuda_graph_max_batch = pd.workload.cuda_graph_max_batch = graph_limit;
+    const double D = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
+    const Simulator sim(p);
+    const Evaluation e = sim.EvaluateAtBatch(s, 8);
+    ASSERT_TRUE(e.valid()) << sim.Reason(s, e);
+    const double even = D + 32.0 / 512.0 * ExplainedStage(sim, s, 8);
+    EXPECT_GT(e.stage_s, even) << graph_limit;
+    EXPECT_NEAR(e.adp_imbalance, e.stage_s / even, 1e-9) << graph_limit;
+  }
 }
 
 TEST(Simulator, AttentionDpImbalanceAmongSynchronisedRanks) {
