@@ -299,6 +299,45 @@ TEST(ServeDisagg, FullDecodePoolHoldsThePrefillBackSglang) {
   EXPECT_NEAR(r2.requests[1].prefill_end_s, prefill2, 1e-12);
 }
 
+TEST(ServeDisagg, TtftStopStaysExactWithDecodeBackPressure) {
+  // The first token now comes from the decode instance, after its KV allocation: the early stop
+  // (ServeOptions::ttft_stops) must still fire only when the percentile is certainly above its
+  // limit. A limit just above the full run's p99 leaves the run unchanged; one at half of it
+  // stops early.
+  for (Engine e : {Engine::kSglang, Engine::kTrtllm, Engine::kVllm}) {
+    Pools c = MakePools(e);
+    WorkloadSpec w;
+    w.rate_rps = 40;
+    w.num_requests = 400;
+    w.isl = 1000;
+    w.osl = 100;
+    const auto reqs = *GenerateRequests(w);
+    auto run_with = [&](std::vector<ServeOptions::TtftStop> stops) {
+      ServeOptions o;
+      o.kv_capacity_tokens = 20'000;  // the decode pool holds requests back
+      o.ttft_stops = std::move(stops);
+      auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, Link(25e9, 1e-5), 1000,
+                                      100);
+      EXPECT_TRUE(sim.ok());
+      return (*sim)->Run(reqs);
+    };
+    const ServeRun full = run_with({});
+    // Every request finishes (a rank whose KV is held by arrived requests behind a preempted one
+    // must not stall).
+    ASSERT_EQ(Summarise(full, {}).completed, 400) << EngineName(e) << ": " << full.unstable_reason;
+    const double p99 = Summarise(full, {}).ttft.p99;
+    const ServeRun hi = run_with({{p99 * 1.01, 0.99}});
+    EXPECT_EQ(hi.steps, full.steps) << EngineName(e);
+    EXPECT_EQ(hi.unstable_reason, full.unstable_reason) << EngineName(e);
+    for (size_t i = 0; i < reqs.size(); ++i)
+      EXPECT_EQ(hi.requests[i].first_token_s, full.requests[i].first_token_s) << i;
+    const ServeRun lo = run_with({{p99 * 0.5, 0.99}});
+    EXPECT_TRUE(lo.unstable) << EngineName(e);
+    EXPECT_EQ(lo.unstable_reason.rfind("stopped early", 0), 0u) << lo.unstable_reason;
+    EXPECT_LT(lo.steps, full.steps) << EngineName(e);
+  }
+}
+
 TEST(ServeDisagg, TransferQueueIsFifoPerDecodeInstance) {
   // A slow link, one channel: 4 requests whose prefills end together leave one after the other.
   Pools c = MakePools(Engine::kVllm);

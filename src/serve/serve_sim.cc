@@ -430,13 +430,19 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (P.role == Role::kDecode) {
       // Requests whose KV arrived join the running batch (FCFS) while max running allows; their
       // KV was allocated before the transfer. SGLang streams their first token as they join (its
-      // prebuilt batch, before this step runs).
-      while (!r.waiting.empty() && static_cast<int>(r.running.size()) < max_running) {
-        const int id = r.waiting.front();
+      // prebuilt batch, before this step runs). Preempted requests hold no KV and stay queued
+      // for the recompute paths below; the arrived ones pass them (they hold their KV already:
+      // waiting behind a recompute that needs their KV would stall the rank for good).
+      for (size_t k = 0; k < r.waiting.size() &&
+                         static_cast<int>(r.running.size()) < max_running;) {
+        const int id = r.waiting[k];
         const Live& L = st[id];
-        if (L.prefilled < L.need) break;  // preempted: recomputed by the paths below
+        if (L.prefilled < L.need) {  // preempted
+          ++k;
+          continue;
+        }
         if (!sgl && !trt && free_kv() < q_tokens) break;  // vLLM: room for the step's token
-        r.waiting.pop_front();
+        r.waiting.erase(r.waiting.begin() + static_cast<std::ptrdiff_t>(k));
         r.running.push_back(id);
         --r.allocated;
         --g_waiting;
