@@ -241,7 +241,9 @@ namespace {
 
 // The pools a missed SLO or an unstable run blames: bit 0 prefill, bit 1 decode. A decode
 // instance steps whenever it holds a request, so a busy share near 1 does not single it out: an
-// unstable run blames every pool at least 95% busy (the busier when none is).
+// unstable run blames every pool at least 95% busy (the busier when none is). A missed TTFT
+// blames the prefill pool, and the decode pool instead when the requests waited for its KV
+// allocation for at least half their mean TTFT (its back-pressure, not the prefill, is late).
 int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
   const int busier = s.prefill_busy >= s.decode_busy ? 1 : 2;
   if (s.unstable) {
@@ -250,7 +252,8 @@ int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
   }
   for (const Slo& o : slos) {
     if (Figure(s, o.metric, o.stat) * 1e3 <= o.limit_ms) continue;
-    if (o.metric == Metric::kTtft) return 1;
+    if (o.metric == Metric::kTtft)
+      return s.decode_alloc_wait.mean >= 0.5 * s.ttft.mean ? 2 : 1;
     if (o.metric == Metric::kTpot || o.metric == Metric::kItl) return 2;
     return busier;
   }

@@ -1,7 +1,10 @@
 // Disaggregated serving in the request-level simulator (ServeSim::MakeDisagg): one request by
-// hand (TTFT = prefill step, KV at the decode instance after KvTransferSeconds, e2e = prefill +
-// transfer + the decode steps), conservation of requests and tokens, determinism per seed, the
-// decode pool's KV capacity binding, the transfer queue, option errors.
+// hand on each engine (KV at the decode instance after prefill + KvTransferSeconds; the first
+// token as the engine streams it: SGLang when the request joins the decode batch, TensorRT-LLM
+// and vLLM after the first decode step), a full decode pool holding requests back by hand
+// (TensorRT-LLM: the transfer waits for the decode KV; SGLang: the prefill waits for the
+// pre-allocation), conservation of requests and tokens, determinism per seed, the decode pool's
+// KV capacity binding, the transfer queue, option errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,23 +68,38 @@ TEST(ServeDisagg, OneRequestByHand) {
     const RequestOutcome& o = run.requests[0];
     ASSERT_TRUE(o.done());
     EXPECT_TRUE(run.disaggregated);
-    // TTFT: one prefill step of the whole 1,000-token prompt (within every engine's budget).
+    // One prefill step of the whole 1,000-token prompt (within every engine's budget).
     const double prefill = (*sim)->PrefillStepSeconds({0, 0, 1000, 1}, {0, 0, 1000, 1});
-    EXPECT_NEAR(o.ttft_s(), prefill, 1e-12);
     // KV of 1,000 tokens of llama-3.1-8b bf16: 2 x 32 layers x 8 heads x 128 x 2 bytes = 131,072
     // bytes per token; over 50 GB/s plus 2 us.
     EXPECT_DOUBLE_EQ(KvBytesForSequence(c.decode->sim().problem().model, DType::kBF16, 1000),
                      131072.0 * 1000);
     const double xfer = 131072.0 * 1000 / 50e9 + 2e-6;
+    EXPECT_NEAR(o.prefill_end_s, prefill, 1e-12);
     EXPECT_NEAR(o.kv_ready_s, prefill + xfer, 1e-12);
-    // Then the 9 remaining tokens, one decode step each at KV length 1000 + k.
-    double decode = 0;
-    for (int k = 0; k < 9; ++k) {
+    // Decode steps at KV length 1000 + k.
+    auto step = [&](int k) {
       const RankShape r{1, 1000.0 + k, 0, 0};
-      decode += (*sim)->StepSeconds(r, r);
+      return (*sim)->StepSeconds(r, r);
+    };
+    double decode = 0;
+    if (e == Engine::kSglang) {
+      // Streamed as it joins the decode batch; then 9 decode steps for the 9 other tokens.
+      EXPECT_NEAR(o.ttft_s(), prefill + xfer, 1e-12);
+      for (int k = 0; k < 9; ++k) decode += step(k);
+      EXPECT_NEAR(o.tpot_s(), decode / 9, 1e-9);
+    } else if (e == Engine::kTrtllm) {
+      // The first decode step returns the context server's token and its own: 9 steps.
+      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step(0), 1e-12);
+      for (int k = 0; k < 9; ++k) decode += step(k);
+      EXPECT_NEAR(o.tpot_s(), (decode - step(0)) / 9, 1e-9);
+    } else {
+      // vLLM: the decode instance computes all 10 tokens, the first after its first step.
+      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step(0), 1e-12);
+      for (int k = 0; k < 10; ++k) decode += step(k);
+      EXPECT_NEAR(o.tpot_s(), (decode - step(0)) / 9, 1e-9);
     }
     EXPECT_NEAR(o.e2e_s(), prefill + xfer + decode, 1e-9);
-    EXPECT_NEAR(o.tpot_s(), (xfer + decode) / 9, 1e-9);
     EXPECT_EQ(o.preemptions, 0);
     const ServeSummary s = Summarise(run, {});
     EXPECT_NEAR(s.kv_transfer.mean, xfer, 1e-12);
@@ -122,12 +140,14 @@ TEST(ServeDisagg, ConservationEveryRequestOnceEveryToken) {
     for (size_t i = 0; i < reqs.size(); ++i) {
       const RequestOutcome& r = run.requests[i];
       ASSERT_TRUE(r.done()) << EngineName(e) << " request " << i;
-      EXPECT_GE(r.first_token_s, r.arrival_s);
-      EXPECT_GE(r.kv_ready_s, r.first_token_s);
-      EXPECT_GT(r.finish_s, r.kv_ready_s);
-      tokens_after_first += r.output - 1;
+      EXPECT_GT(r.prefill_end_s, r.arrival_s);
+      EXPECT_GE(r.kv_ready_s, r.prefill_end_s);
+      EXPECT_GE(r.first_token_s, r.kv_ready_s);
+      EXPECT_GT(r.finish_s, r.first_token_s);
+      // TensorRT-LLM streams its first two tokens together (one emission).
+      tokens_after_first += r.output - (e == Engine::kTrtllm ? 2 : 1);
     }
-    // One inter-token gap per token after the first, preempted (recomputed) requests included.
+    // One inter-token gap per emission after the first, preempted (recomputed) requests included.
     EXPECT_DOUBLE_EQ(run.itl.Count(), static_cast<double>(tokens_after_first)) << EngineName(e);
     EXPECT_TRUE(run.finished);
     const ServeSummary s = Summarise(run, {});
@@ -203,6 +223,121 @@ TEST(ServeDisagg, DecodeKvCapacityBinds) {
   EXPECT_LT(roomy[9] - roomy[0], 49 * one_step);
 }
 
+TEST(ServeDisagg, FullDecodePoolHoldsTheTransferBackTrtllm) {
+  // TensorRT-LLM: decode KV for one request of 100 + 50 tokens, two requests at 0. Both prefill
+  // in one step; the second's transfer starts only when the first has finished its 49 decode
+  // steps and freed its reserve: TTFT2 = TTFT1 + those 49 steps + one transfer.
+  Pools c = MakePools(Engine::kTrtllm);
+  ServeOptions o;
+  o.kv_capacity_tokens = 150;
+  DisaggServeOptions d = Link(50e9, 0);
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 100, 50);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const ServeRun run = (*sim)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
+  const double prefill = (*sim)->PrefillStepSeconds({0, 0, 200, 2}, {0, 0, 200, 2});
+  const double xfer = 131072.0 * 100 / 50e9;
+  auto step = [&](int k) {
+    const RankShape r{1, 100.0 + k, 0, 0};
+    return (*sim)->StepSeconds(r, r);
+  };
+  double steps49 = 0;
+  for (int k = 0; k < 49; ++k) steps49 += step(k);
+  const RequestOutcome& a = run.requests[0];
+  const RequestOutcome& b = run.requests[1];
+  ASSERT_TRUE(a.done() && b.done());
+  EXPECT_NEAR(a.prefill_end_s, prefill, 1e-12);
+  EXPECT_NEAR(b.prefill_end_s, prefill, 1e-12);
+  EXPECT_NEAR(a.ttft_s(), prefill + xfer + step(0), 1e-12);
+  EXPECT_NEAR(a.finish_s, prefill + xfer + steps49, 1e-9);
+  EXPECT_NEAR(b.kv_ready_s, a.finish_s + xfer, 1e-9);
+  EXPECT_NEAR(b.ttft_s(), a.ttft_s() + steps49 + xfer, 1e-9);
+  // The wait shows in the transfer figure: queue (the allocation) + link.
+  const ServeSummary s = Summarise(run, {});
+  // (the second: from the prefill's end to the first's finish, P + xfer + 49 steps, + xfer).
+  EXPECT_NEAR(s.kv_transfer.mean, (xfer + (steps49 + 2 * xfer)) / 2, 1e-9);
+  EXPECT_NEAR(s.decode_alloc_wait.mean, (0 + (steps49 + xfer)) / 2, 1e-9);
+  // With room for both, both transfers start at the prefill's end (one link: one after the other).
+  o.kv_capacity_tokens = 300;
+  auto roomy = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 100, 50);
+  const ServeRun r2 = (*roomy)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
+  EXPECT_NEAR(r2.requests[1].kv_ready_s, prefill + 2 * xfer, 1e-12);
+}
+
+TEST(ServeDisagg, FullDecodePoolHoldsThePrefillBackSglang) {
+  // SGLang pre-allocates decode KV before the prefill: prompt + 512 reserved tokens, less 512 per
+  // request held. A 700-token pool takes one request of 100 + 50 tokens; the second's prefill
+  // starts only when the first has finished: TTFT2 = 2 (prefill + transfer) + the first's 49
+  // decode steps (SGLang streams the first token as the request joins the decode batch).
+  Pools c = MakePools(Engine::kSglang);
+  ServeOptions o;
+  o.kv_capacity_tokens = 700;
+  DisaggServeOptions d = Link(50e9, 0);
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 100, 50);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const ServeRun run = (*sim)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
+  const double prefill = (*sim)->PrefillStepSeconds({0, 0, 100, 1}, {0, 0, 100, 1});
+  const double xfer = 131072.0 * 100 / 50e9;
+  double steps49 = 0;
+  for (int k = 0; k < 49; ++k) {
+    const RankShape r{1, 100.0 + k, 0, 0};
+    steps49 += (*sim)->StepSeconds(r, r);
+  }
+  const RequestOutcome& a = run.requests[0];
+  const RequestOutcome& b = run.requests[1];
+  ASSERT_TRUE(a.done() && b.done());
+  EXPECT_NEAR(a.ttft_s(), prefill + xfer, 1e-12);
+  EXPECT_NEAR(a.finish_s, prefill + xfer + steps49, 1e-9);
+  EXPECT_NEAR(b.prefill_end_s, a.finish_s + prefill, 1e-9);
+  EXPECT_NEAR(b.ttft_s(), 2 * (prefill + xfer) + steps49, 1e-9);
+  EXPECT_NEAR(b.kv_alloc_s, a.finish_s, 1e-9);
+  EXPECT_NEAR(Summarise(run, {}).decode_alloc_wait.mean, a.finish_s / 2, 1e-9);
+  // A pool with room for both (2 x (100 + 512) + 512 reserve for the first): both prefill at once.
+  o.kv_capacity_tokens = 2000;
+  auto roomy = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 100, 50);
+  const ServeRun r2 = (*roomy)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
+  const double prefill2 = (*roomy)->PrefillStepSeconds({0, 0, 200, 2}, {0, 0, 200, 2});
+  EXPECT_NEAR(r2.requests[1].prefill_end_s, prefill2, 1e-12);
+}
+
+TEST(ServeDisagg, TtftStopStaysExactWithDecodeBackPressure) {
+  // The first token now comes from the decode instance, after its KV allocation: the early stop
+  // (ServeOptions::ttft_stops) must still fire only when the percentile is certainly above its
+  // limit. A limit just above the full run's p99 leaves the run unchanged; one at half of it
+  // stops early.
+  for (Engine e : {Engine::kSglang, Engine::kTrtllm, Engine::kVllm}) {
+    Pools c = MakePools(e);
+    WorkloadSpec w;
+    w.rate_rps = 40;
+    w.num_requests = 400;
+    w.isl = 1000;
+    w.osl = 100;
+    const auto reqs = *GenerateRequests(w);
+    auto run_with = [&](std::vector<ServeOptions::TtftStop> stops) {
+      ServeOptions o;
+      o.kv_capacity_tokens = 20'000;  // the decode pool holds requests back
+      o.ttft_stops = std::move(stops);
+      auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, Link(25e9, 1e-5), 1000,
+                                      100);
+      EXPECT_TRUE(sim.ok());
+      return (*sim)->Run(reqs);
+    };
+    const ServeRun full = run_with({});
+    // Every request finishes (a rank whose KV is held by arrived requests behind a preempted one
+    // must not stall).
+    ASSERT_EQ(Summarise(full, {}).completed, 400) << EngineName(e) << ": " << full.unstable_reason;
+    const double p99 = Summarise(full, {}).ttft.p99;
+    const ServeRun hi = run_with({{p99 * 1.01, 0.99}});
+    EXPECT_EQ(hi.steps, full.steps) << EngineName(e);
+    EXPECT_EQ(hi.unstable_reason, full.unstable_reason) << EngineName(e);
+    for (size_t i = 0; i < reqs.size(); ++i)
+      EXPECT_EQ(hi.requests[i].first_token_s, full.requests[i].first_token_s) << i;
+    const ServeRun lo = run_with({{p99 * 0.5, 0.99}});
+    EXPECT_TRUE(lo.unstable) << EngineName(e);
+    EXPECT_EQ(lo.unstable_reason.rfind("stopped early", 0), 0u) << lo.unstable_reason;
+    EXPECT_LT(lo.steps, full.steps) << EngineName(e);
+  }
+}
+
 TEST(ServeDisagg, TransferQueueIsFifoPerDecodeInstance) {
   // A slow link, one channel: 4 requests whose prefills end together leave one after the other.
   Pools c = MakePools(Engine::kVllm);
@@ -214,19 +349,19 @@ TEST(ServeDisagg, TransferQueueIsFifoPerDecodeInstance) {
   const double xfer = 131072.0 * 1000 / 1e9;
   std::vector<double> ready;
   for (const RequestOutcome& r : run.requests) {
-    EXPECT_EQ(r.first_token_s, run.requests[0].first_token_s);  // one prefill step of 4 prompts
+    EXPECT_EQ(r.prefill_end_s, run.requests[0].prefill_end_s);  // one prefill step of 4 prompts
     ready.push_back(r.kv_ready_s);
   }
   std::sort(ready.begin(), ready.end());
   for (int k = 0; k < 4; ++k)
-    EXPECT_NEAR(ready[k], run.requests[0].first_token_s + (k + 1) * xfer, 1e-12) << k;
+    EXPECT_NEAR(ready[k], run.requests[0].prefill_end_s + (k + 1) * xfer, 1e-12) << k;
   // Two channels: two at a time.
   d.kv_channels = 2;
   auto sim2 = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{}, d, 1000, 4);
   const ServeRun run2 = (*sim2)->Run(std::vector<RequestSpec>(4, RequestSpec{0.0, 1000, 4, 0}));
   double latest = 0;
   for (const RequestOutcome& r : run2.requests) latest = std::max(latest, r.kv_ready_s);
-  EXPECT_NEAR(latest, run2.requests[0].first_token_s + 2 * xfer, 1e-12);
+  EXPECT_NEAR(latest, run2.requests[0].prefill_end_s + 2 * xfer, 1e-12);
 }
 
 TEST(ServeDisagg, LayerwiseHidesTheTransferBehindThePrefill) {
@@ -237,9 +372,9 @@ TEST(ServeDisagg, LayerwiseHidesTheTransferBehindThePrefill) {
   const ServeRun run = (*sim)->Run({RequestSpec{0.0, 1000, 2, 0}});
   const RequestOutcome& o = run.requests[0];
   const double xfer = 131072.0 * 1000 / 50e9;
-  EXPECT_NEAR(o.kv_ready_s - o.first_token_s, ExposedKvTransfer(xfer, o.ttft_s(), 32, true),
-              1e-12);
-  EXPECT_LT(o.kv_ready_s - o.first_token_s, xfer);
+  EXPECT_NEAR(o.kv_ready_s - o.prefill_end_s,
+              ExposedKvTransfer(xfer, o.prefill_end_s - o.arrival_s, 32, true), 1e-12);
+  EXPECT_LT(o.kv_ready_s - o.prefill_end_s, xfer);
 }
 
 TEST(ServeDisagg, OptionErrors) {

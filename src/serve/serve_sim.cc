@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <queue>
 
@@ -159,6 +160,8 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill
   if (!(d.link.bw > 0) || !(d.link.latency >= 0))
     return Status::InvalidArgument("serve: the KV link needs a positive bandwidth");
   if (d.kv_channels < 0) return Status::InvalidArgument("serve: KV channels must be >= 0");
+  if (d.sglang_reserved_decode_tokens < 0 || d.sglang_clip_max_new_tokens < 0)
+    return Status::InvalidArgument("serve: SGLang's decode reserve and clip must be >= 0");
   const Engine e = decode->sim().problem().workload.engine;
   if (prefill->sim().problem().workload.engine != e)
     return Status::InvalidArgument("serve: the prefill and decode pools run different engines");
@@ -186,13 +189,23 @@ struct Live {
   int64_t reserve = 0;    // TensorRT-LLM: tokens reserved at admission
   double last_emit = 0;
   double prefill_start = -1;  // disaggregated: its first prefill chunk's step start
-  int inst = 0, rank = 0;
+  double prefill_end = -1;    // disaggregated: its prefill's end
+  int inst = 0, rank = 0;     // where it is now
+  // Disaggregated: the decode instance and rank it goes to (SGLang: picked at arrival), the
+  // prefill instance and rank that hold its prompt's KV until the transfer ends, and that KV.
+  int d_inst = -1, d_rank = 0, p_inst = -1, p_rank = 0;
+  int64_t pkv = 0, preserve = 0;
+  int64_t dkv = 0, dres = 0;  // KV (and TensorRT-LLM's reserve) allocated on the decode rank
   bool rejected = false;
 };
 
 struct Rank {
   std::deque<int> waiting;
   std::vector<int> running;
+  // Disaggregated decode ranks: requests waiting for the KV allocation (FIFO), and the number
+  // allocated that have not joined the running batch yet (transferring, or arrived and waiting).
+  std::deque<int> alloc;
+  int64_t allocated = 0;
   int64_t kv_used = 0, kv_reserved = 0;
   std::vector<std::pair<int, int64_t>> plan;  // (request, prefill chunk; 0 = decode)
   RankShape shape;
@@ -305,6 +318,52 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     for (; next_send < std::min<int64_t>(n, concurrency); ++next_send) sendq.push_back({0.0, next_send});
   }
 
+  // Early stop (ServeOptions::ttft_stops, open loop): per stop, the requests certain to miss its
+  // limit - a first token later than the limit, or none yet once the limit has passed since the
+  // arrival (a pointer over the arrivals, in order) - each counted once.
+  const size_t n_stops = closed ? 0 : opt_.ttft_stops.size();
+  std::vector<std::vector<uint8_t>> late(n_stops, std::vector<uint8_t>(static_cast<size_t>(n), 0));
+  std::vector<int64_t> late_count(n_stops, 0), late_next(n_stops, 0);
+  std::string stop_reason;
+  auto count_late = [&](size_t k, int64_t id) {
+    if (late[k][static_cast<size_t>(id)]) return;
+    late[k][static_cast<size_t>(id)] = 1;
+    ++late_count[k];
+  };
+  auto note_first = [&](int64_t id, double now) {
+    for (size_t k = 0; k < n_stops; ++k)
+      if (now - reqs[static_cast<size_t>(id)].arrival_s > opt_.ttft_stops[k].limit_s) count_late(k, id);
+  };
+  auto certain_miss = [&](double now) {
+    for (size_t k = 0; k < n_stops; ++k) {
+      const ServeOptions::TtftStop& s = opt_.ttft_stops[k];
+      int64_t& p = late_next[k];
+      while (p < n && reqs[static_cast<size_t>(p)].arrival_s + s.limit_s < now) {
+        if (run.requests[static_cast<size_t>(p)].first_token_s < 0) count_late(k, p);
+        ++p;
+      }
+      // The quantile sits at position q (n - 1) of the sorted TTFTs (linear interpolation):
+      // above the limit once the order statistic at floor(q (n - 1)) is among the late ones.
+      const int64_t need =
+          n - static_cast<int64_t>(std::floor(s.quantile * static_cast<double>(n - 1)));
+      if (late_count[k] >= need) {
+        stop_reason = fmt::format(
+            "stopped early: {} of {} requests certainly have a TTFT above {:.0f} ms, so its "
+            "p{:g} does too",
+            late_count[k], n, s.limit_s * 1e3, s.quantile * 100);
+        return true;
+      }
+    }
+    return false;
+  };
+
+  // The client receives request `id`'s first token at `now`.
+  auto stream_first = [&](int id, double now) {
+    run.requests[id].first_token_s = now;
+    note_first(id, now);
+    st[id].last_emit = now;
+  };
+
   // Tokens a request's output reserves on a pool: none on a prefill instance (it leaves after its
   // prompt), else what is left to generate.
   auto out_left = [&](const Pool& P, int id) {
@@ -359,7 +418,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   };
 
   // One rank's batch for the next step (the engine's scheduler).
-  auto compose = [&](const Pool& P, const PoolRun& R, Rank& r) {
+  auto compose = [&](const Pool& P, const PoolRun& R, Rank& r, double now) {
     r.plan.clear();
     int64_t budget = R.mnt;
     const int64_t kv_cap = P.kv_cap, q_tokens = R.q_tokens;
@@ -369,24 +428,26 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (sgl)
       for (int id : r.running) future += opt_.sglang_new_token_ratio * out_left(P, id);
     if (P.role == Role::kDecode) {
-      // Requests whose KV arrived join the running batch (FCFS) when the engine's admission
-      // allows; the decode step below runs them.
-      while (!r.waiting.empty() && static_cast<int>(r.running.size()) < max_running) {
-        const int id = r.waiting.front();
+      // Requests whose KV arrived join the running batch (FCFS) while max running allows; their
+      // KV was allocated before the transfer. SGLang streams their first token as they join (its
+      // prebuilt batch, before this step runs). Preempted requests hold no KV and stay queued
+      // for the recompute paths below; the arrived ones pass them (they hold their KV already:
+      // waiting behind a recompute that needs their KV would stall the rank for good).
+      for (size_t k = 0; k < r.waiting.size() &&
+                         static_cast<int>(r.running.size()) < max_running;) {
+        const int id = r.waiting[k];
         const Live& L = st[id];
-        if (L.prefilled < L.need) break;  // preempted: recomputed by the paths below
-        if (trt) {
-          if (r.kv_reserved + reqs[id].prompt + reqs[id].output > kv_cap) break;
-        } else if (sgl) {
-          const double want = static_cast<double>(L.need) +
-                              opt_.sglang_new_token_ratio * out_left(P, id);
-          if (static_cast<double>(free_kv()) - future < want && !r.running.empty()) break;
-          if (free_kv() < L.prefilled + q_tokens) break;
-          future += opt_.sglang_new_token_ratio * out_left(P, id);
-        } else if (free_kv() < L.prefilled + q_tokens) {
-          break;
+        if (L.prefilled < L.need) {  // preempted
+          ++k;
+          continue;
         }
-        enter(P, r, 0);
+        if (!sgl && !trt && free_kv() < q_tokens) break;  // vLLM: room for the step's token
+        r.waiting.erase(r.waiting.begin() + static_cast<std::ptrdiff_t>(k));
+        r.running.push_back(id);
+        --r.allocated;
+        --g_waiting;
+        ++g_running;
+        if (sgl) stream_first(id, now);
       }
     }
     if (sgl) {
@@ -471,17 +532,21 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
   };
 
+  // Disaggregated decode instance ii: the KV allocations its scheduler makes at `now` (below).
+  std::function<void(int, double)> allocate;
+
   auto start_step = [&](int ii, double now) {
     Inst& in = inst[ii];
     const Pool& P = pools_[in.pool];
     const PoolRun& R = pr[in.pool];
+    if (P.role == Role::kDecode) allocate(ii, now);
     const int dp = R.dp;
     RankShape busiest, mean;
     double best_tokens = -1;
     bool any = false;
     double ctx_total = 0;
     for (Rank& r : in.ranks) {
-      compose(P, R, r);
+      compose(P, R, r, now);
       RankShape& s = r.shape;
       s = RankShape{};
       double ctx = 0;
@@ -553,8 +618,8 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     return ii;
   };
-  // Queues request `id` on a rank of instance ii.
-  auto enqueue = [&](int ii, int id) {
+  // Rank of instance ii for a new request (attention-DP ranks).
+  auto pick_rank = [&](int ii) {
     Inst& in = inst[ii];
     const int dp = pr[in.pool].dp;
     int rk = 0;
@@ -562,88 +627,158 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       if (rank_assign == Assign::kRoundRobin) {
         rk = in.rr++ % dp;
       } else {
-        auto load = [&](int k) { return in.ranks[k].waiting.size() + in.ranks[k].running.size(); };
+        auto load = [&](int k) {
+          const Rank& r = in.ranks[k];
+          return static_cast<int64_t>(r.waiting.size() + r.running.size() + r.alloc.size()) +
+                 r.allocated;
+        };
         for (int k = 1; k < dp; ++k)
           if (load(k) < load(rk)) rk = k;
       }
     }
+    return rk;
+  };
+  // Queues request `id` on a rank of instance ii.
+  auto enqueue = [&](int ii, int id) {
+    const int rk = pick_rank(ii);
     st[id].inst = ii;
     st[id].rank = rk;
-    in.ranks[rk].waiting.push_back(id);
+    inst[ii].ranks[rk].waiting.push_back(id);
     ++g_waiting;
   };
-
-  // Disaggregated: request `id`'s prefill finished on a prefill instance (freed there by the
-  // caller); its KV goes to a decode instance through that instance's transfer queue.
-  auto hand_off = [&](int id, double now) {
+  // Disaggregated: request `id` waits for the KV allocation on decode instance jj.
+  auto to_decode = [&](int id, double now) {
     Live& L = st[id];
     const int jj = pick_instance(1);
-    Inst& dst = inst[jj];
-    ++dst.outstanding;
-    ++g_transfer;
-    const double bytes = KvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt);
-    const double t = ExposedKvTransfer(KvTransferSeconds(dis_.link, bytes),
-                                       now - std::max(0.0, L.prefill_start),
-                                       dprob.model.num_layers, dis_.layerwise);
-    auto ch = std::min_element(dst.channel_free.begin(), dst.channel_free.end());
-    const double done = std::max(now, *ch) + t;
-    *ch = done;
-    L.inst = jj;
-    events.push({done, seq++, jj, Ev::kKvArrive, id});
-  };
-  auto kv_arrive = [&](int jj, int id, double now) {
-    Live& L = st[id];
-    --g_transfer;
-    run.requests[id].kv_ready_s = now;
-    L.need = L.prefilled = reqs[id].prompt;  // its prompt's KV is here
-    enqueue(jj, id);
+    ++inst[jj].outstanding;
+    L.d_inst = jj;
+    L.d_rank = pick_rank(jj);
+    inst[jj].ranks[L.d_rank].alloc.push_back(id);
     kick(jj, now);
   };
 
-  // Early stop (ServeOptions::ttft_stops, open loop): per stop, the requests certain to miss its
-  // limit - a first token later than the limit, or none yet once the limit has passed since the
-  // arrival (a pointer over the arrivals, in order) - each counted once.
-  const size_t n_stops = closed ? 0 : opt_.ttft_stops.size();
-  std::vector<std::vector<uint8_t>> late(n_stops, std::vector<uint8_t>(static_cast<size_t>(n), 0));
-  std::vector<int64_t> late_count(n_stops, 0), late_next(n_stops, 0);
-  std::string stop_reason;
-  auto count_late = [&](size_t k, int64_t id) {
-    if (late[k][static_cast<size_t>(id)]) return;
-    late[k][static_cast<size_t>(id)] = 1;
-    ++late_count[k];
+  // Disaggregated: request `id`'s KV leaves for its decode instance, whose allocation holds it
+  // (KvTransferSeconds, after the transfers queued on that instance's links; layerwise: only
+  // the part not hidden behind the prefill, when the transfer starts at the prefill's end).
+  auto start_transfer = [&](int id, double now) {
+    Live& L = st[id];
+    Inst& dst = inst[L.d_inst];
+    const double bytes = KvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt);
+    const double full = KvTransferSeconds(dis_.link, bytes);
+    const double t = now <= L.prefill_end
+                         ? ExposedKvTransfer(full, L.prefill_end - std::max(0.0, L.prefill_start),
+                                             dprob.model.num_layers, dis_.layerwise)
+                         : full;
+    auto ch = std::min_element(dst.channel_free.begin(), dst.channel_free.end());
+    const double done = std::max(now, *ch) + t;
+    *ch = done;
+    events.push({done, seq++, L.d_inst, Ev::kKvArrive, id});
   };
-  auto note_first = [&](int64_t id, double now) {
-    for (size_t k = 0; k < n_stops; ++k)
-      if (now - reqs[static_cast<size_t>(id)].arrival_s > opt_.ttft_stops[k].limit_s) count_late(k, id);
+  // Request `id`'s prefill finished on rank p_rank of prefill instance ii, which holds its KV
+  // until the transfer ends. SGLang: its decode KV is allocated already, the transfer starts;
+  // else it waits for the allocation on the decode instance the decode router picks.
+  auto hand_off = [&](int id, int ii, int p_rank, double now) {
+    Live& L = st[id];
+    L.pkv = L.kv;
+    L.preserve = L.reserve;
+    L.kv = L.reserve = 0;
+    L.p_inst = ii;
+    L.p_rank = p_rank;
+    L.prefill_end = now;
+    run.requests[id].prefill_end_s = now;
+    ++g_transfer;
+    if (sgl) {
+      start_transfer(id, now);
+    } else {
+      to_decode(id, now);
+    }
+    L.inst = L.d_inst;
   };
-  auto certain_miss = [&](double now) {
-    for (size_t k = 0; k < n_stops; ++k) {
-      const ServeOptions::TtftStop& s = opt_.ttft_stops[k];
-      int64_t& p = late_next[k];
-      while (p < n && reqs[static_cast<size_t>(p)].arrival_s + s.limit_s < now) {
-        if (run.requests[static_cast<size_t>(p)].first_token_s < 0) count_late(k, p);
-        ++p;
+  allocate = [&](int ii, double now) {
+    Inst& in = inst[ii];
+    const Pool& P = pools_[in.pool];
+    const int64_t cap = P.kv_cap, maxr = P.max_running;
+    const int64_t res = dis_.sglang_reserved_decode_tokens, clip = dis_.sglang_clip_max_new_tokens;
+    // SGLang: the request slots of its decode req_to_token pool (max running, plus 2 x max
+    // running pre-allocation slots when that is <= 32).
+    const int64_t slots = maxr + (maxr <= 32 ? 2 * maxr : 0);
+    for (Rank& r : in.ranks) {
+      if (r.alloc.empty()) continue;
+      int64_t retractable = 0, single = 0;
+      if (sgl) {
+        for (int id : r.running) retractable += reqs[id].prompt + static_cast<int64_t>(st[id].gen);
+        for (int id : r.running)
+          single = std::max(single,
+                            reqs[id].prompt + std::min(reqs[id].output, clip) - retractable);
       }
-      // The quantile sits at position q (n - 1) of the sorted TTFTs (linear interpolation):
-      // above the limit once the order statistic at floor(q (n - 1)) is among the late ones.
-      const int64_t need =
-          n - static_cast<int64_t>(std::floor(s.quantile * static_cast<double>(n - 1)));
-      if (late_count[k] >= need) {
-        stop_reason = fmt::format(
-            "stopped early: {} of {} requests certainly have a TTFT above {:.0f} ms, so its "
-            "p{:g} does too",
-            late_count[k], n, s.limit_s * 1e3, s.quantile * 100);
-        return true;
+      while (!r.alloc.empty()) {
+        const int id = r.alloc.front();
+        Live& L = st[id];
+        const int64_t prompt = reqs[id].prompt, out = reqs[id].output;
+        const int64_t held = static_cast<int64_t>(r.running.size()) + r.allocated;
+        const int64_t free_tok = cap - r.kv_used;
+        if (sgl) {
+          if (held >= slots) break;
+          const int64_t allocatable = free_tok - std::max(res * held, single);
+          const bool fits = prompt + res <= allocatable &&
+                            prompt + std::min(out, clip) - retractable <= allocatable;
+          // An empty rank takes a request that fits it whole (else nothing would ever free).
+          if (!fits && !(held == 0 && prompt + out <= cap)) break;
+        } else if (trt) {
+          if (held >= maxr || r.kv_reserved + prompt + out > cap) break;
+        } else if (static_cast<int64_t>(r.running.size()) >= maxr || free_tok < prompt) {
+          break;
+        }
+        r.alloc.pop_front();
+        ++r.allocated;
+        run.requests[id].kv_alloc_s = now;
+        L.dkv = prompt;
+        r.kv_used += prompt;
+        g_kv += prompt;
+        if (trt) {
+          L.dres = prompt + out;
+          r.kv_reserved += L.dres;
+        }
+        if (sgl) {
+          --g_waiting;  // now queued on its prefill instance
+          enqueue(L.p_inst, id);
+          kick(L.p_inst, now);
+        } else {
+          start_transfer(id, now);
+        }
       }
     }
-    return false;
+  };
+  // Request `id`'s KV reached decode instance jj: the prefill instance frees it, the request
+  // waits to join jj's batch.
+  auto kv_arrive = [&](int jj, int id, double now) {
+    Live& L = st[id];
+    Rank& pr_rank = inst[L.p_inst].ranks[L.p_rank];
+    pr_rank.kv_used -= L.pkv;
+    pr_rank.kv_reserved -= L.preserve;
+    g_kv -= L.pkv;
+    L.pkv = L.preserve = 0;
+    kick(L.p_inst, now);
+    --g_transfer;
+    run.requests[id].kv_ready_s = now;
+    L.need = L.prefilled = reqs[id].prompt;  // its prompt's KV is here
+    L.kv = L.dkv;
+    L.reserve = L.dres;
+    L.dkv = L.dres = 0;
+    if (!sgl && !trt) L.gen = 0;  // vLLM: the decode instance computes the first token itself
+    L.inst = jj;
+    L.rank = L.d_rank;
+    inst[jj].ranks[L.d_rank].waiting.push_back(id);
+    ++g_waiting;
+    kick(jj, now);
   };
 
   auto end_step = [&](int ii, double now) {
     Inst& in = inst[ii];
     const Pool& P = pools_[in.pool];
     const PoolRun& R = pr[in.pool];
-    for (Rank& r : in.ranks) {
+    for (size_t rk = 0; rk < in.ranks.size(); ++rk) {
+      Rank& r = in.ranks[rk];
       bool any_left = false;
       for (const auto& [id, chunk] : r.plan) {
         Live& L = st[id];
@@ -651,11 +786,15 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
         if (chunk > 0) {
           L.prefilled += chunk;
           if (L.prefilled < L.need) continue;
-          if (o.first_token_s < 0) {
-            o.first_token_s = now;
-            note_first(id, now);
-          } else {
-            run.itl.Add(now - L.last_emit);
+          // Disaggregated: the client sees this token only from the decode instance, unless the
+          // request ends here.
+          const bool to_dec = P.role == Role::kPrefill && L.gen + 1 < reqs[id].output;
+          if (!to_dec) {
+            if (o.first_token_s < 0) {
+              stream_first(id, now);
+            } else {
+              run.itl.Add(now - L.last_emit);
+            }
           }
           L.gen += 1;
           L.last_emit = now;
@@ -668,7 +807,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
           r.kv_used -= back;
           g_kv -= back;
           if (emitted > 0) {
-            run.itl.Add(now - L.last_emit);
+            if (o.first_token_s < 0) {
+              stream_first(id, now);  // TensorRT-LLM, vLLM: the first decode step's output
+            } else {
+              run.itl.Add(now - L.last_emit);
+            }
             L.last_emit = now;
           }
         }
@@ -677,10 +820,9 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
           any_left = true;
         } else if (P.role == Role::kPrefill) {
           // Prompt done: the KV leaves for the decode pool.
-          release(r, id);
           --in.outstanding;
           --g_running;
-          hand_off(id, now);
+          hand_off(id, ii, static_cast<int>(rk), now);
           any_left = true;
         }
       }
@@ -711,8 +853,15 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     L.need = rq.prompt;
     L.prefilled = rq.cached;
     L.last_emit = now;
-    enqueue(ii, id);
     ++inst[ii].outstanding;
+    if (disagg && sgl && rq.output > 1) {
+      // SGLang: the decode instance pre-allocates the prompt's KV before the prefill may start.
+      L.p_inst = ii;
+      ++g_waiting;
+      to_decode(id, now);
+      return;
+    }
+    enqueue(ii, id);
     kick(ii, now);
   };
 

@@ -22,15 +22,33 @@
 //
 // Disaggregated serving (MakeDisagg): a prefill pool and a decode pool in the same event loop. A
 // request is routed to a prefill instance, which runs the engine's scheduler on prefill work only
-// (chunks under the token budget, admission for the prompt's KV alone); its first token is
-// emitted when its prefill completes (TTFT). Its KV then waits in the KV-transfer queue of the
-// decode instance the decode router picks (a FIFO served by `kv_channels` links in parallel, one
-// per decode GPU by default), each transfer lasting KvTransferSeconds(link, KV bytes of the
-// prompt) (sim/disagg.h, the static model's formula; layerwise: only ExposedKvTransfer after the
-// prefill), and the prefill instance frees it. At the decode instance the request waits for
-// admission (its prompt's KV, plus the engine's reserve: TensorRT-LLM the whole output, SGLang
-// new_token_ratio of it) and max running requests, then decodes in the continuous batch; a
-// preempted request is recomputed on the decode instance, as the engine does.
+// (chunks under the token budget, admission for the prompt's KV alone). Every engine allocates
+// the prompt's KV on the decode instance before its transfer starts, and the prefill instance
+// holds the prompt's KV until the transfer has ended:
+//   SGLang        the decode instance (picked at arrival) pre-allocates the prompt's KV before the
+//                 prefill may start (its PreallocQueue; the prefill server's bootstrap queue waits
+//                 for it): a request slot (max running, plus 2 x max running when that is <= 32)
+//                 and prompt + reserved_decode_tokens (512) within the free KV less 512 per
+//                 request it already holds, and prompt + min(output, 4096) within it plus the
+//                 running requests' KV (retractable); then the prefill, the transfer, and at the
+//                 decode instance's next scheduling point (max running permitting) the request
+//                 joins the batch and its first token is streamed (the "prebuilt" batch), before
+//                 that step runs
+//   TensorRT-LLM  after the prefill the decode instance admits the generation request (KV for
+//                 prompt + output reserved, GUARANTEED_NO_EVICT; max running counts it), then the
+//                 transfer; the step that first decodes it returns the context server's token and
+//                 its own together (TTFT = the end of that step)
+//   vLLM, ideal   after the prefill the decode instance allocates the prompt's blocks (max running
+//                 not yet full) and pulls the KV; the prefill's token is not streamed: the first
+//                 decode step recomputes the last prompt position and emits the first token
+// Allocation happens at the decode instance's scheduling points (step boundaries, or at once
+// when idle), FIFO per rank. The transfers of a decode instance form a FIFO served by
+// `kv_channels` links in parallel (one per decode GPU by default), each lasting
+// KvTransferSeconds(link, KV bytes of the prompt) (sim/disagg.h, the static model's formula;
+// layerwise: only ExposedKvTransfer when it starts at the prefill's end). A full decode pool thus
+// holds requests back: their KV stays on the prefill instance, which admits less (TensorRT-LLM,
+// vLLM), or their prefill does not start (SGLang). A preempted request is recomputed on the
+// decode instance, as the engine does.
 #pragma once
 
 #include <array>
@@ -84,6 +102,10 @@ struct DisaggServeOptions {
   KvLink link;                            // one GPU's link between the pools (bw > 0)
   bool layerwise = false;                 // transfer pipelined with the prefill (ExposedKvTransfer)
   int kv_channels = 0;                    // transfers in flight per decode instance; 0 = its GPUs
+  // SGLang's decode pre-allocation: SGLANG_NUM_RESERVED_DECODE_TOKENS (default 512) reserved per
+  // request held, SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION (default 4096) caps the output estimate.
+  int64_t sglang_reserved_decode_tokens = 512;
+  int64_t sglang_clip_max_new_tokens = 4096;
 };
 
 // One request's outcome.
@@ -92,6 +114,10 @@ struct RequestOutcome {
   int64_t prompt = 0, output = 0;
   int preemptions = 0;
   double kv_ready_s = -1;  // disaggregated: when its KV reached the decode instance
+  double prefill_end_s = -1;  // disaggregated: when its prefill ended (its KV then waits for the
+                              // decode instance's allocation and the link: kv_ready_s - this)
+  double kv_alloc_s = -1;     // disaggregated: when the decode instance allocated its KV (SGLang:
+                              // before the prefill)
   bool done() const { return finish_s >= 0; }
   double ttft_s() const { return first_token_s - arrival_s; }
   double e2e_s() const { return finish_s - arrival_s; }

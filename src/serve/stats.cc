@@ -125,7 +125,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.cost_calls = run.cost_calls;
   s.kv_capacity_tokens = run.kv_capacity_tokens;
   s.makespan_s = run.makespan_s;
-  std::vector<double> ttft, tpot, e2e, xfer;
+  std::vector<double> ttft, tpot, e2e, xfer, alloc_wait;
   int64_t good = 0;
   // Per-request limits: the tightest limit of each metric (a request "meets" an SLO when its own
   // figure is within the limit; ITL limits are checked against the request's TPOT).
@@ -141,7 +141,10 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     ttft.push_back(o.ttft_s());
     e2e.push_back(o.e2e_s());
     if (o.output > 1) tpot.push_back(o.tpot_s());
-    if (o.kv_ready_s >= 0) xfer.push_back(o.kv_ready_s - o.first_token_s);
+    if (o.kv_ready_s >= 0) xfer.push_back(o.kv_ready_s - o.prefill_end_s);
+    if (o.kv_alloc_s >= 0)
+      alloc_wait.push_back(o.kv_alloc_s -
+                           (o.kv_alloc_s >= o.prefill_end_s ? o.prefill_end_s : o.arrival_s));
     const double tp = o.tpot_s();
     if (o.ttft_s() <= lim[0] && tp <= lim[1] && tp <= lim[2] && o.e2e_s() <= lim[3]) ++good;
   }
@@ -182,6 +185,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   if (run.disaggregated) {
     s.disaggregated = true;
     s.kv_transfer = PercentilesOf(xfer);
+    s.decode_alloc_wait = PercentilesOf(alloc_wait);
     s.prefill_kv_capacity_tokens = run.prefill_kv_capacity_tokens;
     if (run.makespan_s > 0) {
       s.prefill_busy = run.prefill_busy_s / (run.prefill_instances * run.makespan_s);
@@ -264,6 +268,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   if (s.disaggregated) {
     j["disaggregated"] = true;
     j["kv_transfer_ms"] = PJson(s.kv_transfer, s.unstable);
+    j["decode_alloc_wait_ms"] = PJson(s.decode_alloc_wait, s.unstable);
     j["prefill_kv_capacity_tokens"] = s.prefill_kv_capacity_tokens;
     j["prefill_busy"] = s.prefill_busy;
     j["decode_busy"] = s.decode_busy;

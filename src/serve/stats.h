@@ -60,10 +60,13 @@ struct ServeSummary {
   double peak_kv_fraction = 0;
   int64_t peak_waiting = 0;
   // Disaggregated runs: KV transfer per request (prefill done to KV at the decode instance,
-  // queueing for the link included), the prefill pool's KV per rank, and each pool's busy share
+  // the wait for the decode instance's KV allocation and for the link included), the prefill pool's KV per rank, and each pool's busy share
   // (stepping seconds / (instances x makespan)).
   bool disaggregated = false;
   Percentiles kv_transfer;
+  // ... and the wait for the decode instance's KV allocation alone (SGLang: arrival to the
+  // pre-allocation, before the prefill; the others: prefill end to the allocation).
+  Percentiles decode_alloc_wait;
   int64_t prefill_kv_capacity_tokens = 0;
   double prefill_busy = 0, decode_busy = 0;
 };
@@ -78,8 +81,8 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 //  "tpot_ms", "itl_ms", "e2e_ms", "request_rate", "output_tokens_per_s", "input_tokens_per_s",
 //  "goodput_rps", "makespan_s", "preemptions", "steps", "step_cost_calls", "kv_capacity_tokens",
 //  "peak_kv_fraction", "peak_waiting"}; percentiles null when unstable. Disaggregated runs add
-//  "disaggregated": true, "kv_transfer_ms", "prefill_kv_capacity_tokens", "prefill_busy",
-//  "decode_busy".
+//  "disaggregated": true, "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens",
+//  "prefill_busy", "decode_busy".
 nlohmann::ordered_json SummaryJson(const ServeSummary& s);
 // Timeline as {"t_s": [...], "waiting": [...], "running": [...], "kv_fraction": [...]}
 // (disaggregated runs add "transferring").
