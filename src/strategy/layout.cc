@@ -460,12 +460,14 @@ class Builder {
     const double k = m_.experts_per_token * E / (E + Z);
     const int g = tp_.g, ep = s_.ep, etp = etp_.g;
     const double n_in = m_.gated_ffn ? 2 : 1;
-    // Tensor-parallel MoE (ep = 1, the expert group is the tp group, residual replicated): every
-    // GPU keeps all of its rank's tokens, so the experts' column/row slices need no gather; the
-    // routed and shared experts' partial sums are added and reduced once (vLLM, SGLang and
-    // TensorRT-LLM: one all-reduce per MoE block). Otherwise the tokens are divided over tp after
-    // the router and gathered over the expert group (or dispatched to the ep ranks).
-    const bool tp_moe = ep == 1 && etp == g && g > 1 && res_ == Layout::kReplicated;
+    // Tensor-parallel MoE (dp = 1: the ep x etp expert GPUs are the tp group; residual
+    // replicated): every GPU keeps all of its rank's tokens, so neither the experts' column/row
+    // slices need a gather nor the ep ranks a dispatch (each runs its own experts' copies of the
+    // tokens it holds); the routed and shared experts' partial sums are added and reduced once
+    // (vLLM, SGLang and TensorRT-LLM without attention data parallelism: one all-reduce per MoE
+    // block). Otherwise the tokens are divided over tp after the router and gathered over the
+    // expert group, or dispatched to the ep ranks.
+    const bool tp_moe = ep * etp == g && g > 1 && res_ == Layout::kReplicated;
     // Router (bf16 weights): routing decisions end split on tokens over tp, or replicated in a
     // tensor-parallel MoE, where a whole-weights router scores every token on every GPU.
     const Dim dr = s_.dim(Op::kMoeRouter);
@@ -488,7 +490,10 @@ class Builder {
     const double imb = cfg_.expert_imbalance;
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
     double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
-    if (ep > 1) {
+    if (ep > 1 && tp_moe) {
+      copies_rank = stage_tokens * k / ep * imb;
+      pre_tokens = stage_tokens;  // replicated: each ep rank picks its experts' copies
+    } else if (ep > 1) {
       // Dispatch payload per element (cfg_.dispatch, set by the simulator from the dtype: bf16, FP8,
       // or FP4 for FP4 experts on Blackwell); the combine returns bf16.
       const double disp_b = BytesPerElement(cfg_.dispatch);
@@ -534,9 +539,9 @@ class Builder {
                  : Convert(sec, Op::kMoeFfn2, l, Layout::kTokens,
                            ep > 1 ? copies_rank : stage_tokens, h, etp_);
     } else {
-      l = Layout::kTokens;
+      l = tp_moe ? Layout::kPartial : Layout::kTokens;
     }
-    if (ep > 1) {
+    if (ep > 1 && !tp_moe) {
       Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
            Layout::kTokens);
       sec->steps[sec->num_steps - 1].fanout = k;
