@@ -19,7 +19,7 @@ Status CheckSpecKeys(const SearcherSpec& spec, std::initializer_list<std::string
 Status SpecValueError(const SearcherSpec& spec);
 
 // Base of the searchers whose body needs only an Objective and its encoded space (random, rw,
-// sa, ga): Search and SearchEncoded build the objective (over a strategy space, or over an
+// sa, ga, rl): Search and SearchEncoded build the objective (over a strategy space, or over an
 // EncodedProblem such as the disaggregated joint space) and call Run.
 class ObjectiveSearcher : public Searcher {
  public:
