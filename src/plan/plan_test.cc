@@ -7,7 +7,7 @@
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "search/test_util.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s {
 namespace {
