@@ -42,9 +42,9 @@ class ObjectiveSearcher : public Searcher {
 StatusOr<std::unique_ptr<Searcher>> MakeRandomSearcher(const SearcherSpec& spec);
 // rw: the paper's random walk. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeRwSearcher(const SearcherSpec& spec);
-// sa(t0=100): simulated annealing, cosine cooling over the budget.
+// sa: simulated annealing, cosine cooling over the budget from the paper's t0 = 100.
 StatusOr<std::unique_ptr<Searcher>> MakeSaSearcher(const SearcherSpec& spec);
-// ga(pop=64,k=3,mut=0.1,elite=2): genetic algorithm.
+// ga: genetic algorithm (population 64, tournaments of 3, 2 elites, mutation 0.1).
 StatusOr<std::unique_ptr<Searcher>> MakeGaSearcher(const SearcherSpec& spec);
 // megatron: Megatron dims, degrees and batch exhaustive. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeMegatronSearcher(const SearcherSpec& spec);
