@@ -40,13 +40,6 @@ constexpr double kDecay = 0.9;       // EMA factor of the reward baseline and sc
 // on, so the first lifetime samples as in the paper.
 constexpr double kJump = 0.1;
 constexpr int kPriorFrom = 1;
-
-// Adam over a network's parameters, gradient norm clipped at kMaxGradNorm.
-StatusOr<nn::Adam> MakeAdam(std::vector<nn::ParamRef> params) {
-  nn::AdamConfig acfg;
-  acfg.max_grad_norm = kMaxGradNorm;
-  return nn::Adam::Create(std::move(params), acfg);
-}
 // Floor of the advantage scale, in units of normalised reward: keeps the first updates of a
 // network (when the deviation EMA is still ~0) from dividing by ~0.
 constexpr double kMinAdvantageScale = 1e-3;
@@ -242,7 +235,9 @@ Status RlRun::MakePolicyNet(uint64_t seed) {
   StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
   if (!net.ok()) return net.status();
   auto made = std::make_unique<nn::PolicyNet>(std::move(net).value());
-  StatusOr<nn::Adam> adam = MakeAdam(made->Params());
+  nn::AdamConfig acfg;
+  acfg.max_grad_norm = kMaxGradNorm;
+  StatusOr<nn::Adam> adam = nn::Adam::Create(made->Params(), acfg);
   if (!adam.ok()) return adam.status();
   net_ = std::move(made);
   adam_ = std::move(adam).value();
@@ -427,7 +422,6 @@ Status RlRun::Update() {
     net_->ZeroGrad();
     ++step_;
   }
-  ++stats_->updates;
   buffer_.clear();
   return Status::Ok();
 }

@@ -92,7 +92,6 @@ struct RlStats {
   int64_t proposals = 0;     // policy proposals (each one charged call)
   int64_t invalid = 0;       // ... the simulator rejected (any reason)
   int64_t structural = 0;    // ... of which structurally invalid (cannot happen with mask=1)
-  int64_t updates = 0;       // PPO updates (each 2 gradient steps)
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
   int64_t refine_calls = 0;  // calls charged by the refine phase
