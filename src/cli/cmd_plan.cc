@@ -1141,7 +1141,7 @@ Runner RegisterPlan(CLI::App& app) {
               "1,024 H100s, rl, 4,000 calls) and show how to launch it");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--search", f->search,
-                  "searcher spec: local, rl, sa, rw, ga, random, megatron, default or oracle, with "
+                  "searcher spec: local, rl, sa, rw, ga, megatron, default or oracle, with "
                   "options as in \"rl(refine=0.25)\" (default local: iterated local search over "
                   "registered moves; rl is the paper's RL searcher)");
   cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")

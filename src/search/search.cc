@@ -264,7 +264,7 @@ Status SpecValueError(const SearcherSpec& spec) {
 // ---------------------------------------------------------------- registry
 
 std::vector<std::string> SearcherNames() {
-  return {"local", "rl", "sa", "rw", "random", "ga", "megatron", "default", "oracle"};
+  return {"local", "rl", "sa", "rw", "ga", "megatron", "default", "oracle"};
 }
 
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
@@ -276,7 +276,6 @@ StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
   if (n == "rl") return MakeRlSearcher(spec);
   if (n == "sa") return MakeSaSearcher(spec);
   if (n == "rw") return MakeRwSearcher(spec);
-  if (n == "random") return MakeRandomSearcher(spec);
   if (n == "ga") return MakeGaSearcher(spec);
   if (n == "megatron") return MakeMegatronSearcher(spec);
   if (n == "default") return MakeDefaultSearcher(spec);

@@ -147,7 +147,7 @@ class Searcher {
                                      uint64_t seed, Observer* observer);
 };
 
-// Names accepted by MakeSearcher: local, rl, sa, rw, random, ga, megatron, default, oracle.
+// Names accepted by MakeSearcher: local, rl, sa, rw, ga, megatron, default, oracle.
 std::vector<std::string> SearcherNames();
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view spec);
 

@@ -83,7 +83,7 @@ TEST(MakeSearcher, UnknownNamesAndOptionsAreErrorsNamingThem) {
   for (const Bad& b : {Bad{"rl(lr=1e-3, steps=5)", "steps"}, Bad{"rl(lr=abc)", "lr"},
                        Bad{"rl(lr=-1)", "lr"}, Bad{"local(patience=0)", "patience"},
                        Bad{"sa(t0=100)", "t0"}, Bad{"ga(pop=64)", "pop"},
-                       Bad{"random(seed=3)", "seed"}, Bad{"rw(x=1)", "x"},
+                       Bad{"rw(x=1)", "x"},
                        Bad{"megatron(sp=on)", "sp"}, Bad{"default(tp=8)", "tp"},
                        Bad{"oracle(fast=1)", "fast"}}) {
     auto s = MakeSearcher(b.spec);

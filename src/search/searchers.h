@@ -18,8 +18,8 @@ Status CheckSpecKeys(const SearcherSpec& spec, std::initializer_list<std::string
 // InvalidArgument carrying spec.error when a typed accessor rejected a value.
 Status SpecValueError(const SearcherSpec& spec);
 
-// Base of the searchers whose body needs only an Objective and its encoded space (random, rw,
-// sa, ga, rl): Search and SearchEncoded build the objective (over a strategy space, or over an
+// Base of the searchers whose body needs only an Objective and its encoded space (rw, sa, ga,
+// rl): Search and SearchEncoded build the objective (over a strategy space, or over an
 // EncodedProblem such as the disaggregated joint space) and call Run.
 class ObjectiveSearcher : public Searcher {
  public:
@@ -38,8 +38,6 @@ class ObjectiveSearcher : public Searcher {
   virtual SearchResult Run(Objective& obj, uint64_t seed) = 0;
 };
 
-// random: uniform masked sampling. No options.
-StatusOr<std::unique_ptr<Searcher>> MakeRandomSearcher(const SearcherSpec& spec);
 // rw: the paper's random walk. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeRwSearcher(const SearcherSpec& spec);
 // sa: simulated annealing, cosine cooling over the budget from the paper's t0 = 100.
