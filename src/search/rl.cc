@@ -20,7 +20,7 @@ namespace l2s {
 
 namespace {
 
-// Fixed settings (rl.h). The study never varied them; each is the paper's value (PAPER.md) or
+// Fixed settings (rl.h). The study never varied them; each is the paper's value or
 // the cited default.
 // Adam's gradient clipping by global norm: Stable-Baselines3 PPO's default max_grad_norm = 0.5.
 constexpr double kMaxGradNorm = 0.5;

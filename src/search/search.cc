@@ -142,7 +142,7 @@ StatusOr<SearcherSpec> ParseSearcherSpec(std::string_view text) {
   SearcherSpec spec;
   spec.text = std::string(text);
   const std::string_view t = Trim(text);
-  if (t.empty()) return Status::InvalidArgument("searcher spec is empty (e.g. \"rl(refine=0.25)\")");
+  if (t.empty()) return Status::InvalidArgument("searcher spec is empty (e.g. \"rl(paper=1)\")");
   const size_t open = t.find('(');
   const std::string_view name = Trim(t.substr(0, open));
   if (!IsName(name)) {
