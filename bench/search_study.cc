@@ -28,7 +28,7 @@
 #include "search/oracle.h"
 #include "search/sampling.h"
 #include "search/search.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 

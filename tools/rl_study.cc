@@ -50,8 +50,8 @@ namespace {
 // the last two: the paper's configuration (rl.h PaperRlOptions) and it with prefix masking.
 const std::vector<std::string> kStandardAblations = {
     "rl(refine=0)",   "rl(refine=0.25)", "rl(refine=0.75)", "rl(elites=8)", "rl(mask=0)",
-    "rl(shaping=0)",  "rl(restarts=0)",  "rl(prior=0)",     "rl(ordinal=0)", "rl(lr=1e-3)",
-    "rl(lr=1e-12)",   "rl(paper=1)",     "rl(paper=1,mask=1)"};
+    "rl(restarts=0)", "rl(prior=0)",     "rl(lr=1e-3)",     "rl(lr=1e-12)", "rl(paper=1)",
+    "rl(paper=1,mask=1)"};
 
 struct Scenario {
   std::string model;

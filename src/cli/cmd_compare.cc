@@ -27,7 +27,7 @@
 #include "cli/report.h"
 #include "cli/svg.h"
 #include "search/search.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s::cli {
 
@@ -49,7 +49,7 @@ struct CompareFlags {
   bool pareto = false;  // also sweep the TPOT limit and draw the frontier on pareto.svg
 };
 
-// Splits "rl,sa(t0=50,x=1),rw" on the commas outside parentheses.
+// Splits "rl,rl(prior=0.5,refine=0),rw" on the commas outside parentheses.
 std::vector<std::string> SplitSpecs(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;

@@ -337,7 +337,7 @@ json PlanJson(const PlanOutcome& o) {
   j["seed"] = o.seed;
   j["budget"] = o.budget;
   j["calls"] = o.main.result.calls;
-  j["evaluations"] = o.main.result.evaluations;
+  j["evaluations"] = o.main.result.calls;
   j["wall_s"] = o.main.result.wall_s;
   j["total_wall_s"] = o.total_wall_s;
   j["interrupted"] = o.interrupted;
@@ -389,7 +389,7 @@ json PlanJson(const PlanOutcome& o) {
   auto baseline = [&](const Run& r) {
     if (!r.ran || !r.result.found) return json();
     json b = StrategyEvalJson(r.result.best, r.result.eval);
-    b["evaluations"] = r.result.evaluations;
+    b["evaluations"] = r.result.calls;
     b["wall_s"] = r.result.wall_s;
     b["search_over_baseline"] = Value(r) > 0 ? json(Value(o.main) / Value(r)) : json();
     b["recommended_over_baseline"] = Value(r) > 0 ? json(best / Value(r)) : json();
@@ -1141,8 +1141,8 @@ Runner RegisterPlan(CLI::App& app) {
               "1,024 H100s, rl, 4,000 calls) and show how to launch it");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--search", f->search,
-                  "searcher spec: local, rl, sa, rw, ga, random, megatron, default or oracle, with "
-                  "options as in \"sa(t0=50)\" (default local: iterated local search over "
+                  "searcher spec: local, rl, sa, rw, ga, megatron, default or oracle, with "
+                  "options as in \"rl(refine=0.25)\" (default local: iterated local search over "
                   "registered moves; rl is the paper's RL searcher)");
   cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")
       ->check(CLI::Range(int64_t{1}, kMaxBudget));

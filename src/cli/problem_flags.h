@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 #include "engine/engine.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 #include "sim/simulator.h"
 
 namespace l2s::cli {
@@ -36,7 +36,7 @@ constexpr double kMaxOracleSeconds = 7 * 24 * 3600.0;
 // The oracle's work bound (plan, compare): --oracle-calls N, the oracle's simulator calls (its
 // cost attributions and incumbent re-evaluations; 0 skips it). A bound that counts work gives the
 // same answer on a loaded machine. The deprecated --oracle-seconds S is read as
-// S x kOracleCallsPerSecond calls (search/work_bound.h: the oracle's rate on one core).
+// S x kOracleCallsPerSecond calls (plan/work_bound.h: the oracle's rate on one core).
 constexpr int64_t kMaxOracleCalls = int64_t{1} << 40;
 // Adds --oracle-calls (default *calls; `zero_means` what 0 does, e.g. "skips it") and
 // --oracle-seconds (deprecated; *seconds < 0: not given).

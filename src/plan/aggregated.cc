@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s::plan {
 

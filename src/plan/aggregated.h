@@ -15,7 +15,7 @@
 #include "plan/progress.h"
 #include "plan/refine.h"
 #include "search/search.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 

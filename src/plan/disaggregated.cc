@@ -9,7 +9,7 @@
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "plan/refine.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 #include "sim/disagg.h"
 
 namespace l2s::plan {

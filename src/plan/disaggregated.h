@@ -73,7 +73,7 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
 // disaggregated (joint) space; the searchers that do are kJointSpaceSearchers (for the one-line
 // errors of plan's --search and compare's --searchers).
 bool BuildsOneEngineStrategy(const std::string& searcher_name);
-inline constexpr const char* kJointSpaceSearchers = "rl, sa, ga, rw, random or oracle";
+inline constexpr const char* kJointSpaceSearchers = "rl, sa, ga, rw or oracle";
 
 // The exact optimum of the joint space as a searcher's result (`--search oracle` in plan,
 // "oracle" in compare's --searchers): found, eval, best_encoded, wall time, interruption, note.

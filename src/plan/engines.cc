@@ -9,7 +9,7 @@
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "plan/refine.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s::plan {
 
@@ -58,7 +58,7 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
                  : out.exact                      ? std::string("oracle")
                                                   : a.searcher_spec;
   for (const Run* run : {&a.main, &a.megatron, &a.def, &a.oracle})
-    if (run->ran) out.evaluations += run->result.evaluations > 0 ? run->result.evaluations : run->result.calls;
+    if (run->ran) out.evaluations += run->result.calls;
   if (out.found) {
     out.best = a.recommended;
     out.eval = a.recommended_eval;

@@ -1,6 +1,6 @@
 #include "plan/pareto.h"
 
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 #include <fmt/core.h>
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "search/search.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 #include "sim/simulator.h"
 #include "strategy/space.h"
 

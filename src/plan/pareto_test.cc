@@ -198,14 +198,14 @@ TEST(AggregatedSweep, ExactPerLimitAgainstBruteForceMoeDecode) {
 
 TEST(AggregatedSweep, InexactSweepsStayMonotoneAndMeetTheirLimits) {
   // An oracle work bound of one call stops every oracle run at its first call: each limit falls
-  // back to a 30-call random search, whose answers alone need not be monotone.
+  // back to a 30-call random walk, whose answers alone need not be monotone.
   Problem p = testing::MakeProblem(testing::TinyMoe(2), 4, Mode::kServe);
   SpaceOptions o;
   o.max_batch = 8;
   StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 4, o);
   ASSERT_TRUE(space.ok());
   AggregatedSweepOptions opt;
-  opt.searcher = "random";
+  opt.searcher = "rw";
   opt.budget = 30;
   opt.oracle_calls = 1;
   opt.points = 10;

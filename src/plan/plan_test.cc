@@ -7,7 +7,7 @@
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "search/test_util.h"
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s {
 namespace {
@@ -72,7 +72,7 @@ Small SmallServe() {
 TEST(PlanAggregated, NeverBelowAnyRunItReportsAndDeterministicPerSeed) {
   const Small s = SmallServe();
   plan::AggRequest req;
-  req.search = "random";
+  req.search = "rw";
   req.budget = 60;
   req.seed = 3;
   StatusOr<plan::AggPlan> a = plan::PlanAggregated(s.sim, s.space, req);
@@ -101,7 +101,7 @@ TEST(PlanAggregated, TheOracleBoundCountsItsCalls) {
   ASSERT_TRUE(full.found);
   ASSERT_GT(full.calls, 2);
   plan::AggRequest req;
-  req.search = "random";
+  req.search = "rw";
   req.budget = 20;
   // One call short of the oracle's own count: it stops at its last call, "skipped", bound hit.
   req.oracle_calls = full.calls - 1;
@@ -132,7 +132,7 @@ TEST(PlanAggregated, BadRequestsAreOneLineErrors) {
   StatusOr<plan::AggPlan> a = plan::PlanAggregated(s.sim, s.space, req);
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("--search"), std::string::npos);
-  req.search = "random";
+  req.search = "rw";
   req.budget = 0;
   EXPECT_FALSE(plan::PlanAggregated(s.sim, s.space, req).ok());
   req.budget = 10;
@@ -147,7 +147,7 @@ TEST(PlanAggregated, NothingValidIsAResultThatSaysWhy) {
   StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 8, plan::PlanSpaceOptions(p));
   ASSERT_TRUE(space.ok());
   plan::AggRequest req;
-  req.search = "random";
+  req.search = "rw";
   req.budget = 30;
   StatusOr<plan::AggPlan> a = plan::PlanAggregated(sim, *space, req);
   ASSERT_TRUE(a.ok());
@@ -160,7 +160,7 @@ TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
   p.workload.ttft_ms = 2000;
   p.workload.tpot_ms = 200;
   plan::DisaggPlanRequest req;
-  req.search = "random";
+  req.search = "rw";
   req.budget = 40;
   req.oracle_calls = int64_t{1} << 40;  // a bound it never reaches
   StatusOr<plan::DisaggPlan> full = plan::PlanDisaggregated(p, req);

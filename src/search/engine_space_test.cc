@@ -1,5 +1,5 @@
 // Searchers on engine-restricted spaces (src/engine/restrict.h), in the style of
-// searcher_invariants_test: every searcher (local, rl and the paper's rl, sa, rw, ga, random, megatron,
+// searcher_invariants_test: every searcher (local, rl and the paper's rl, sa, rw, ga, megatron,
 // default, oracle) returns a strategy the engine launches (no Violations, in the restricted
 // space) that re-evaluates to the reported value; the oracle's optimum over a restricted space
 // equals brute force over that space; a point outside is charged but never simulated nor

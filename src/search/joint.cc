@@ -44,7 +44,6 @@ StatusOr<std::unique_ptr<JointSpace>> JointSpace::Make(std::vector<const DisaggM
   if (models.empty()) return Status::InvalidArgument("joint space: no pool assignment");
   std::unique_ptr<JointSpace> js(new JointSpace());
   js->models_ = std::move(models);
-  js->popt_ = prefill;
   js->dopt_ = decode;
   auto build = [&](const DisaggModel& dm, bool is_prefill, Role* role) -> Status {
     const ModelSpec& m = dm.setup().serve.model;

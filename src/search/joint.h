@@ -73,9 +73,7 @@ class JointSpace final : public EncodedSpace {
   const StrategySpace* DecodeSpace(int model, int g) const;
   // Whether a prefill instance of gp GPUs and a decode instance of gd fit the pools of a model.
   bool PairFits(int model, int gp, int gd) const;
-  const SpaceOptions& prefill_options() const { return popt_; }
   const SpaceOptions& decode_options() const { return dopt_; }
-  int strategy_heads() const { return strat_heads_; }
 
  private:
   JointSpace() = default;
@@ -95,7 +93,7 @@ class JointSpace final : public EncodedSpace {
   bool ToLocal(const Sub& s, std::span<const int> block, int n, std::vector<int>* local) const;
 
   std::vector<const DisaggModel*> models_;
-  SpaceOptions popt_, dopt_;
+  SpaceOptions dopt_;  // the decode role's options (the disaggregated oracle fixes its mtp)
   std::vector<Role> prefill_, decode_;  // by model
   std::vector<int> sizes_;              // union of instance sizes (both roles), ascending
   std::vector<int> pp_, tp_, ep_;       // union options
@@ -119,30 +117,18 @@ class JointProblem final : public EncodedProblem {
 };
 
 // The search of the joint space by decomposition (docs/dev/SEARCH.md "Decomposed search"): what
-// `local` (and any searcher that supplies a role run) does on a JointProblem. A joint point's
-// value depends on its prefill part only through (capacity, latency) and on its decode part only
-// through (capacity, step), and the instance counts are exact for any pair; so each role at each
-// instance size of each pool (a "slot"; the assignments of a mixed cluster that use a pool in a
-// role share its slots) is an ordinary StrategySpace problem, and every role evaluation is
-// recorded as a part: per slot, the parts not dominated in (capacity, latency or step). Pairs of
-// parts are joined exactly by DisaggModel::Combine (no call): each decode part with the prefill
-// part of highest capacity whose latency fits what the TTFT leaves.
-//   1. Every slot, decode first (its steps set each prefill slot's latency limit, from its best
-//      pairing): with s = half the role budget / the number of slots, a slot whose space has at
-//      most s structurally valid points is solved by the role oracle (SolveExact: exact, at most
-//      about that many calls); any other gets a search of s calls by `run`.
-//   2. Successive halving on the searched slots, ranked by the value of their best pairing (then
-//      their best tokens/s per GPU): each round keeps the better half (at least two), and its
-//      slots share equally the calls left divided by the rounds left (decode first); a slot's
-//      search starts from its three best parts. Once two remain they share what is left.
-//   3. The last call evaluates the best pair through the joint problem.
-// Every role call (search or oracle) is one call of the budget, and the observer sees each: the
-// result's calls = the role calls + 1 <= budget. Deterministic for a seed (each search's seed
-// derives from the seed, the slot and the round). The observer may cancel.
+// `local` does on a JointProblem, `run` searching one role's StrategySpace from given start
+// points. Each role at each instance size of each pool (a slot) is an ordinary StrategySpace
+// problem; its evaluations are kept as parts not dominated in (capacity, latency or step), and
+// pairs of parts are joined exactly by DisaggModel::Combine, with no call. A slot whose space fits
+// its share of a quarter of the budget is solved by the role oracle, any other is searched; then
+// successive halving per role; the last call evaluates the best pair through the joint problem.
+// The result's calls = the role calls + 1 <= budget; deterministic for a seed (each search's seed
+// derives from the seed, the slot and the round); the observer sees every role call and may
+// cancel.
 using RoleRun = std::function<SearchResult(const Simulator& sim, const StrategySpace& space,
                                            int64_t budget, uint64_t seed,
-                                           std::span<const Strategy> start, bool start_only,
-                                           Observer* observer)>;
+                                           std::span<const Strategy> start, Observer* observer)>;
 SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, uint64_t seed,
                                    Observer* observer, const RoleRun& run);
 

@@ -244,7 +244,7 @@ class Decomposed {
         std::find(start.begin(), start.end(), moved) == start.end())
       start.push_back(moved);
     SlotObserver so(&s, obs_, used_, budget_ + 1, calls);
-    Charge(run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, false, &so));
+    Charge(run_(sim, *s.space, calls, SlotSeed(seed, i, round), start, &so));
   }
 
  private:
@@ -347,13 +347,11 @@ SearchResult SearchJointDecomposed(const JointProblem& problem, int64_t budget, 
   }
   // 3. The last call evaluates the best pair through the joint problem.
   r.calls = dc.used();
-  r.evaluations = dc.used();
   r.interrupted = dc.cancelled();
   std::vector<int> idx;
   if (dc.best_value() > 0 && !dc.cancelled() && js.Encode(dc.best(), &idx)) {
     const Evaluation e = problem.Evaluate(idx);
     ++r.calls;
-    ++r.evaluations;
     if (observer != nullptr) {
       observer->OnProgress(r.calls, budget, Objective::Value(e));
       if (observer->Cancelled()) r.interrupted = true;

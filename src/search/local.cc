@@ -14,7 +14,7 @@
 //      evaluated, or one that runs identically, costs no call); batch fitting (a point missing
 //      memory or an SLO takes the next lower batch option, up to three; a valid one the next
 //      higher while that pays); ranking (valid points by tokens/s per GPU, above every invalid
-//      one; invalid ones by their near-SLO potential, search.h NearSloPotential, so that a search
+//      one; invalid ones by their near-SLO potential, NearSloPotential below, so that a search
 //      that has found nothing valid yet climbs towards the limit); the elites (the 8 best
 //      distinct points) that crossover and the kicks read.
 //   4. Kick: after `patience` proposals in a row without a strict gain, the incumbent becomes an
@@ -42,6 +42,19 @@ struct Score {
   double value = 0;  // tokens/s per GPU (valid) or near-SLO potential (invalid)
   Verdict verdict = Verdict::kStructure;
 };
+
+// The near-SLO potential of an evaluation that misses the TPOT or TTFT limit of `w`: its
+// throughput x limit / its latency (the throughput discounted by the share of the latency that
+// re-sharding would have to save); 0 for any other verdict, valid ones included.
+double NearSloPotential(const Evaluation& e, const Workload& w) {
+  double ratio = 0;
+  if (e.verdict == Verdict::kTpot && e.tpot_s > 0) {
+    ratio = w.tpot_ms / (e.tpot_s * 1e3);
+  } else if (e.verdict == Verdict::kTtft && e.ttft_s > 0) {
+    ratio = w.ttft_ms / (e.ttft_s * 1e3);
+  }
+  return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
+}
 
 // a ranks above b.
 bool Better(const Score& a, const Score& b) {
@@ -74,9 +87,8 @@ class LocalRun {
     if (obj.strategy_space() != nullptr) workload_ = &obj.sim().problem().workload;
   }
 
-  // starts: the points to start from (in order; none: kStarts drawn ones); start_only: only
-  // those, batch-fitted, and no search.
-  void Go(const std::vector<std::vector<int>>& starts = {}, bool start_only = false) {
+  // starts: the points to start from (in order; none: kStarts drawn ones).
+  void Go(const std::vector<std::vector<int>>& starts = {}) {
     std::vector<int> base(space_.num_heads(), 0);
     if (!moves::RepairNearest(space_, &base, 0)) return;
     std::vector<int> inc;
@@ -98,7 +110,7 @@ class LocalRun {
         inc_score = *s;
       }
     }
-    if (inc.empty() || start_only) return;
+    if (inc.empty()) return;
     int stall = 0, idle = 0, kicks = 0;
     while (!obj_.Done() && idle < kMaxIdle) {
       const int m = Pick();
@@ -287,14 +299,14 @@ class LocalSearcher : public Searcher {
  private:
   l2s::RoleRun RoleRun() const {
     return [this](const Simulator& sim, const StrategySpace& space, int64_t budget, uint64_t seed,
-                  std::span<const Strategy> start, bool start_only, Observer* observer) {
+                  std::span<const Strategy> start, Observer* observer) {
       Objective obj(sim, space, budget, observer);
       std::vector<std::vector<int>> starts;
       for (const Strategy& s : start) {
         std::vector<int> idx;
         if (space.Encode(s, &idx) && space.Valid(idx)) starts.push_back(std::move(idx));
       }
-      LocalRun(obj, moves_, patience_, seed).Go(starts, start_only);
+      LocalRun(obj, moves_, patience_, seed).Go(starts);
       return obj.Finish(name());
     };
   }

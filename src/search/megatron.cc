@@ -1,8 +1,8 @@
 // megatron: the paper's "Megatron heuristic" baseline. Per-operator dims fixed to Megatron-LM's
 // (MegatronDims(), operators the model lacks set to none), sp off; pp, tp, ep and batch searched
 // exhaustively over the space's options (structurally valid combinations only), in encoded
-// order so that ties keep the first. Not limited by the budget: SearchResult.evaluations says
-// how many simulator calls it took.
+// order so that ties keep the first. Not limited by the budget: SearchResult.calls says how many
+// simulator calls it took.
 #include <limits>
 
 #include <fmt/format.h>

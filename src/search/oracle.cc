@@ -160,7 +160,6 @@ class Solver {
       r.eval = best_eval_;
     }
     r.calls = calls_;
-    r.evaluations = calls_;
     r.wall_s = stats_.wall_s;
     r.interrupted = cancelled_;
     r.trace = trace_;
@@ -500,7 +499,6 @@ class Solver {
     for (size_t g = 0; g < groups_.size(); ++g)
       SetCombo(space_, *groups_[g].def, groups_[g].kept[chosen_[g]].combo, &s);
     const Evaluation ev = sim_.EvaluateAtBatch(s, s.batch);
-    ++stats_.verify_calls;
     const double rel =
         ev.valid() ? std::abs(ev.tokens_per_s_per_gpu - e.tokens_per_s_per_gpu) /
                          e.tokens_per_s_per_gpu

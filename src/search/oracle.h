@@ -31,7 +31,6 @@ struct OracleStats {
   int64_t op_totals_calls = 0;   // Simulator::ComputeOpTotals calls
   int64_t composed = 0;          // leaves decided by Simulator::Compose
   int64_t nodes = 0;             // branch-and-bound nodes visited
-  int64_t verify_calls = 0;      // EvaluateAtBatch re-evaluations of incumbents
   double max_verify_rel_err = 0; // largest |Compose - EvaluateAtBatch| / value over incumbents
   bool auto_batch = false;       // the space's batch head was {auto}
   int64_t partial_checks = 0;    // configurations bounded after their smaller groups' calls
@@ -39,7 +38,7 @@ struct OracleStats {
   double wall_s = 0;
 };
 
-// Solves the problem exactly. SearchResult.calls = evaluations = ComputeOpTotals calls plus
+// Solves the problem exactly. SearchResult.calls = ComputeOpTotals calls plus
 // EvaluateAtBatch re-evaluations; the observer sees every one of them (OnProgress's `budget` is
 // the planned number of ComputeOpTotals calls) and can cancel (the result is then the best of
 // the degree configurations finished). `stats` may be null.

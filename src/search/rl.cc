@@ -20,15 +20,26 @@ namespace l2s {
 
 namespace {
 
+// Fixed settings (rl.h). The study never varied them; each is the paper's value or
+// the cited default.
 // Adam's gradient clipping by global norm: Stable-Baselines3 PPO's default max_grad_norm = 0.5.
 constexpr double kMaxGradNorm = 0.5;
-
-// Adam over a network's parameters, gradient norm clipped at kMaxGradNorm.
-StatusOr<nn::Adam> MakeAdam(std::vector<nn::ParamRef> params) {
-  nn::AdamConfig acfg;
-  acfg.max_grad_norm = kMaxGradNorm;
-  return nn::Adam::Create(std::move(params), acfg);
-}
+constexpr int kChunks = 5;           // network lifetimes the policy's calls are cut into (paper)
+constexpr double kConverge = 0.95;   // top-option probability that counts as converged (paper)
+// Reward weights: the paper asks alpha > 0 and beta > 0 without values. Shaping (beta) has no
+// measurable effect (RL_STUDY.md, negative results).
+constexpr double kAlpha = 1.0, kBeta = 1.0;
+// The paper's "large negative reward" for an invalid proposal: below any valid raw value (>= 0).
+constexpr double kInvalidReward = -1.0;
+constexpr int kEpochs = 2;           // gradient steps per update (paper)
+constexpr double kClip = 0.2;        // PPO clip range (Stable-Baselines3 default)
+constexpr double kEntropy = 0.01;    // entropy bonus (the PPO paper's Atari setting)
+constexpr double kDecay = 0.9;       // EMA factor of the reward baseline and scale
+// Elite prior: ordered heads spread this probability mass uniformly over all options, so a
+// degree several options away stays reachable; the prior applies from this lifetime (0-based)
+// on, so the first lifetime samples as in the paper.
+constexpr double kJump = 0.1;
+constexpr int kPriorFrom = 1;
 // Floor of the advantage scale, in units of normalised reward: keeps the first updates of a
 // network (when the deviation EMA is still ~0) from dividing by ~0.
 constexpr double kMinAdvantageScale = 1e-3;
@@ -109,7 +120,6 @@ class RlRun {
   int k_ = 0;                         // total options over all heads
   std::vector<double> kappa_;         // [num_heads] elite-prior logit bonus (categorical heads)
   std::vector<double> gamma_;         // [num_heads] elite-prior logit slope (ordinal heads)
-  std::vector<bool> ordinal_;         // [num_heads] head uses the ordinal prior
   std::unique_ptr<nn::PolicyNet> net_;
   nn::Adam adam_;
   nn::MultiCategorical dist_;
@@ -132,7 +142,7 @@ class RlRun {
 
   // Network lifetime.
   int64_t policy_budget_ = 0;         // calls for the policy (the rest: refine)
-  int64_t chunk_len_ = 0;             // ceil(policy_budget_ / chunks)
+  int64_t chunk_len_ = 0;             // ceil(policy_budget_ / kChunks)
   int64_t life_start_ = 0;            // call count when the current network started
   int64_t life_len_ = 0;              // calls a lifetime may last
   int64_t life_steps_ = 0;            // gradient steps planned in a full lifetime (lr schedule)
@@ -148,12 +158,11 @@ Status RlRun::Run() {
   int max_size = 0;
   kappa_.assign(num_heads_, 0.0);
   gamma_.assign(num_heads_, 0.0);
-  ordinal_.assign(num_heads_, false);
   for (int h = 0; h < num_heads_; ++h) {
     k_ += space_.head_size(h);
     max_size = std::max(max_size, space_.head_size(h));
-    ordinal_[h] = o_.ordinal && space_.ordinal(h);  // degrees and batch: ascending options
   }
+  if (o_.prior > 0) SetPriorStrength(o_.prior);
   prior_.setZero(k_);
   logits_.setZero(k_);
   head_mask_.assign(max_size, 1);
@@ -162,9 +171,9 @@ Status RlRun::Run() {
 
   const int64_t budget = obj_->budget();
   policy_budget_ = budget - static_cast<int64_t>(o_.refine * static_cast<double>(budget));
-  chunk_len_ = std::max<int64_t>(CeilDiv(policy_budget_, o_.chunks), 1);
+  chunk_len_ = std::max<int64_t>(CeilDiv(policy_budget_, kChunks), 1);
   life_len_ = o_.restarts ? chunk_len_ : std::max<int64_t>(policy_budget_, 1);
-  life_steps_ = CeilDiv(life_len_, o_.rollout) * o_.epochs;
+  life_steps_ = CeilDiv(life_len_, o_.rollout) * kEpochs;
   buffer_.reserve(o_.rollout);
   stats_->networks = 1;
   while (!obj_->Done() && obj_->calls() < policy_budget_) {
@@ -172,12 +181,12 @@ Status RlRun::Run() {
       if (converged_) ++stats_->early_exits;
       StartNetwork();
     }
-    // The elite prior starts with lifetime `prior_from`, or, without restarts, after as many
+    // The elite prior starts with lifetime kPriorFrom, or, without restarts, after as many
     // chunks of calls. Each sample keeps the prior it was drawn with, so the PPO ratios stay
     // exact across the switch.
     prior_on_ = o_.prior > 0 && !elites_.empty() &&
-                (stats_->networks - 1 >= o_.prior_from ||
-                 (!o_.restarts && obj_->calls() >= o_.prior_from * chunk_len_));
+                (stats_->networks - 1 >= kPriorFrom ||
+                 (!o_.restarts && obj_->calls() >= kPriorFrom * chunk_len_));
     BuildObservation();
     Propose();
     Record(obj_->EvaluateEncoded(action_));
@@ -207,7 +216,7 @@ void RlRun::SetPriorStrength(double q) {
     const int n = space_.head_size(h);
     gamma_[h] = kappa_[h] = 0;
     if (n < 2) continue;
-    if (ordinal_[h]) {
+    if (space_.ordinal(h)) {  // degrees and batch: ascending options
       gamma_[h] = std::max(0.0, std::log(2 * q / (1 - q)));
     } else {
       kappa_[h] = std::log(q * (n - 1) / (1 - q));
@@ -226,7 +235,9 @@ Status RlRun::MakePolicyNet(uint64_t seed) {
   StatusOr<nn::PolicyNet> net = nn::PolicyNet::Create(cfg);
   if (!net.ok()) return net.status();
   auto made = std::make_unique<nn::PolicyNet>(std::move(net).value());
-  StatusOr<nn::Adam> adam = MakeAdam(made->Params());
+  nn::AdamConfig acfg;
+  acfg.max_grad_norm = kMaxGradNorm;
+  StatusOr<nn::Adam> adam = nn::Adam::Create(made->Params(), acfg);
   if (!adam.ok()) return adam.status();
   net_ = std::move(made);
   adam_ = std::move(adam).value();
@@ -262,7 +273,7 @@ void RlRun::BuildObservation() {
 // Elite prior of head h, added to the network's logits: the mean over the elites of
 //   categorical heads: kappa_h for the elite's option;
 //   ordinal heads:     -gamma_h |i - elite's option| for option i, then mixed with a uniform
-//                      distribution: p_i = (1 - jump) softmax(out)_i + jump / n.
+//                      distribution: p_i = (1 - kJump) softmax(out)_i + kJump / n.
 // A fixed function of the observation, never of the network: the policy is
 // softmax(net_h(obs) + prior_h(obs)) and the network learns corrections to a mutation
 // distribution around the elites. out: [head size h].
@@ -273,19 +284,19 @@ void RlRun::HeadPrior(int h, double* out) const {
   const double w = 1.0 / static_cast<double>(elites_.size());
   for (const Elite& e : elites_) {
     const int t = e.idx[h];
-    if (ordinal_[h]) {
+    if (space_.ordinal(h)) {
       for (int i = 0; i < n; ++i) out[i] -= w * gamma_[h] * std::abs(i - t);
     } else {
       out[t] += w * kappa_[h];
     }
   }
-  if (ordinal_[h] && o_.jump > 0 && n > 1) {
+  if (space_.ordinal(h) && n > 1) {
     double mx = -INFINITY;
     for (int i = 0; i < n; ++i) mx = std::max(mx, out[i]);
     double sum = 0;
     for (int i = 0; i < n; ++i) sum += std::exp(out[i] - mx);
     for (int i = 0; i < n; ++i)
-      out[i] = std::log((1 - o_.jump) * std::exp(out[i] - mx) / sum + o_.jump / n);
+      out[i] = std::log((1 - kJump) * std::exp(out[i] - mx) / sum + kJump / n);
   }
 }
 
@@ -293,12 +304,6 @@ void RlRun::Propose() {
   // Shapes are fixed by construction ([rows >= 1, K + 1]); Forward cannot fail here.
   (void)net_->Forward(obs_);
   logits_ = net_->logits();
-  if (prior_on_) {
-    // Keep probability annealed linearly from prior0 to prior over the lifetime.
-    const double t = std::min(1.0, static_cast<double>(obj_->calls() - life_start_) /
-                                       static_cast<double>(life_len_));
-    SetPriorStrength(o_.prior0 + (o_.prior - o_.prior0) * t);
-  }
   if (o_.mask) {
     mask_.assign(k_, true);
   } else {
@@ -336,7 +341,7 @@ void RlRun::Propose() {
   for (int h = 0; h < num_heads_ && converged_; ++h) {
     double top = 0;
     for (int i = 0; i < space_.head_size(h); ++i) top = std::max(top, p[offset + i]);
-    converged_ = top >= o_.converge;
+    converged_ = top >= kConverge;
     offset += space_.head_size(h);
   }
 }
@@ -359,7 +364,7 @@ void RlRun::UpdateElites(double v) {
 
 void RlRun::Record(const Evaluation& e) {
   ++stats_->proposals;
-  double reward = o_.invalid_reward;
+  double reward = kInvalidReward;
   if (e.valid()) {
     const double v = e.tokens_per_s_per_gpu;
     if (ref_value_ <= 0) {
@@ -367,8 +372,7 @@ void RlRun::Record(const Evaluation& e) {
       best_raw_ = v / ref_value_;
     }
     const double raw = v / ref_value_;
-    const double beta = o_.shaping ? o_.beta : 0.0;
-    reward = o_.alpha * raw + beta * (raw - best_raw_);
+    reward = kAlpha * raw + kBeta * (raw - best_raw_);
     best_raw_ = std::max(best_raw_, raw);
     UpdateElites(v);
   } else {
@@ -407,18 +411,17 @@ Status RlRun::Update() {
   // Then fold the batch into the running statistics (the advantages above used the past only).
   for (const Sample& s : buffer_) {
     const double d = s.reward - baseline_;
-    baseline_ += (1.0 - o_.decay) * d;
-    dev2_ = o_.decay * dev2_ + (1.0 - o_.decay) * d * d;
+    baseline_ += (1.0 - kDecay) * d;
+    dev2_ = kDecay * dev2_ + (1.0 - kDecay) * d * d;
   }
-  const nn::PpoConfig cfg{o_.clip, o_.entropy};
-  for (int ep = 0; ep < o_.epochs; ++ep) {
+  const nn::PpoConfig cfg{kClip, kEntropy};
+  for (int ep = 0; ep < kEpochs; ++ep) {
     if (StatusOr<nn::PpoStats> st = nn::PpoLossAndGrad(*net_, batch_, cfg, &ppo_ws_); !st.ok())
       return st.status();
     adam_.Step(nn::CosineLr(o_.lr, 0.0, step_, life_steps_));
     net_->ZeroGrad();
     ++step_;
   }
-  ++stats_->updates;
   buffer_.clear();
   return Status::Ok();
 }
@@ -436,11 +439,8 @@ RlOptions PaperRlOptions() {
 }
 
 StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
-  Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "shaping",
-                                     "restarts", "chunks", "converge", "alpha", "beta", "invalid",
-                                     "lr", "rollout", "epochs", "clip", "ent", "decay", "prior",
-                                     "prior0", "prior_from", "ordinal", "jump", "refine",
-                                     "paper"});
+  Status keys = CheckSpecKeys(spec, {"elites", "embed", "hidden", "attn", "mask", "restarts",
+                                     "lr", "rollout", "prior", "refine", "paper"});
   if (!keys.ok()) return keys;
   const RlOptions d = spec.Bool("paper", false) ? PaperRlOptions() : RlOptions{};
   RlOptions o;
@@ -448,25 +448,11 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   const int64_t embed = spec.Int("embed", d.embed);
   const int64_t hidden = spec.Int("hidden", d.hidden);
   const int64_t attn = spec.Int("attn", d.attn_heads);
-  const int64_t chunks = spec.Int("chunks", d.chunks);
   const int64_t rollout = spec.Int("rollout", d.rollout);
-  const int64_t epochs = spec.Int("epochs", d.epochs);
-  const int64_t prior_from = spec.Int("prior_from", d.prior_from);
   o.mask = spec.Bool("mask", d.mask);
-  o.shaping = spec.Bool("shaping", d.shaping);
   o.restarts = spec.Bool("restarts", d.restarts);
-  o.converge = spec.Double("converge", d.converge);
-  o.alpha = spec.Double("alpha", d.alpha);
-  o.beta = spec.Double("beta", d.beta);
-  o.invalid_reward = spec.Double("invalid", d.invalid_reward);
   o.lr = spec.Double("lr", d.lr);
-  o.clip = spec.Double("clip", d.clip);
-  o.entropy = spec.Double("ent", d.entropy);
-  o.decay = spec.Double("decay", d.decay);
   o.prior = spec.Double("prior", d.prior);
-  o.prior0 = spec.Double("prior0", spec.args.count("prior") ? o.prior : d.prior0);
-  o.ordinal = spec.Bool("ordinal", d.ordinal);
-  o.jump = spec.Double("jump", d.jump);
   o.refine = spec.Double("refine", d.refine);
   if (Status values = SpecValueError(spec); !values.ok()) return values;
   auto range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) -> Status {
@@ -479,18 +465,14 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
   // would take hours for a 4,000-call search).
   for (Status st : {range("elites", elites, 1, 256), range("embed", embed, 1, 4096),
                     range("hidden", hidden, 1, 4096), range("attn", attn, 1, 4096),
-                    range("chunks", chunks, 1, 1000), range("rollout", rollout, 1, 4096),
-                    range("epochs", epochs, 1, 100), range("prior_from", prior_from, 0, 1000)}) {
+                    range("rollout", rollout, 1, 4096)}) {
     if (!st.ok()) return st;
   }
   o.elites = static_cast<int>(elites);
   o.embed = static_cast<int>(embed);
   o.hidden = static_cast<int>(hidden);
   o.attn_heads = static_cast<int>(attn);
-  o.chunks = static_cast<int>(chunks);
   o.rollout = static_cast<int>(rollout);
-  o.epochs = static_cast<int>(epochs);
-  o.prior_from = static_cast<int>(prior_from);
   if (o.embed % o.attn_heads != 0)
     return Status::InvalidArgument(fmt::format(
         "searcher 'rl': attn={} must divide embed={}", o.attn_heads, o.embed));
@@ -499,17 +481,9 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
     return Status::InvalidArgument(
         fmt::format("searcher 'rl': option {}={} must be {}", key, v, what));
   };
-  for (Status st :
-       {check(o.alpha > 0, "alpha", o.alpha, "> 0"), check(o.lr > 0, "lr", o.lr, "> 0"),
-        check(o.clip > 0, "clip", o.clip, "> 0"), check(o.beta >= 0, "beta", o.beta, ">= 0"),
-        check(o.entropy >= 0, "ent", o.entropy, ">= 0"),
-        check(o.converge > 0 && o.converge <= 1, "converge", o.converge, "in (0, 1]"),
-        check(o.decay >= 0 && o.decay < 1, "decay", o.decay, "in [0, 1)"),
-        check(o.prior >= 0 && o.prior < 1, "prior", o.prior, "in [0, 1)"),
-        check(o.prior == 0 || (o.prior0 > 0 && o.prior0 < 1), "prior0", o.prior0, "in (0, 1)"),
-        check(o.jump >= 0 && o.jump < 1, "jump", o.jump, "in [0, 1)"),
-        check(o.refine >= 0 && o.refine <= 1, "refine", o.refine, "in [0, 1]"),
-        check(o.invalid_reward < 0, "invalid", o.invalid_reward, "negative")}) {
+  for (Status st : {check(o.lr > 0, "lr", o.lr, "> 0"),
+                    check(o.prior >= 0 && o.prior < 1, "prior", o.prior, "in [0, 1)"),
+                    check(o.refine >= 0 && o.refine <= 1, "refine", o.refine, "in [0, 1]")}) {
     if (!st.ok()) return st;
   }
   return o;
@@ -517,25 +491,10 @@ StatusOr<RlOptions> ParseRlOptions(const SearcherSpec& spec) {
 
 std::string RlSpecText(const RlOptions& o) {
   return fmt::format(
-      "rl(elites={},embed={},hidden={},attn={},mask={},shaping={},restarts={},chunks={},"
-      "converge={},alpha={},beta={},invalid={},lr={},rollout={},epochs={},clip={},ent={},"
-      "decay={},prior={},prior0={},prior_from={},ordinal={},jump={},refine={})",
-      o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.shaping ? 1 : 0,
-      o.restarts ? 1 : 0, o.chunks, o.converge, o.alpha, o.beta, o.invalid_reward, o.lr,
-      o.rollout, o.epochs, o.clip, o.entropy, o.decay, o.prior, o.prior0, o.prior_from,
-      o.ordinal ? 1 : 0, o.jump, o.refine);
-}
-
-SearchResult RlSearcher::Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
-                                uint64_t seed, Observer* observer) {
-  Objective obj(sim, space, budget, observer);
-  return Run(obj, seed);
-}
-
-SearchResult RlSearcher::SearchEncoded(const EncodedProblem& problem, int64_t budget,
-                                       uint64_t seed, Observer* observer) {
-  Objective obj(problem, budget, observer);
-  return Run(obj, seed);
+      "rl(elites={},embed={},hidden={},attn={},mask={},restarts={},lr={},rollout={},prior={},"
+      "refine={})",
+      o.elites, o.embed, o.hidden, o.attn_heads, o.mask ? 1 : 0, o.restarts ? 1 : 0, o.lr,
+      o.rollout, o.prior, o.refine);
 }
 
 SearchResult RlSearcher::Run(Objective& obj, uint64_t seed) {

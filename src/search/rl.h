@@ -17,36 +17,38 @@
 //      to the logits, so that the policy is a mutation distribution around the elites which the
 //      network corrects. Per head, averaged over the elites: a categorical head adds
 //      kappa = ln(q (n - 1) / (1 - q)) to the elite's option (probability q against n - 1 equal
-//      others); an ordered head (pp, tp, ep, batch; ordinal=1) adds -gamma |i - elite's option|,
-//      gamma = ln(2 q / (1 - q)) (mostly one-step moves), mixed with a uniform distribution of
-//      weight `jump` so a degree several options away stays reachable. q is annealed from prior0
-//      to prior over each lifetime; the prior applies from lifetime `prior_from` on (lifetime 0
-//      explores as in the paper).
+//      others); an ordered head (pp, tp, ep, batch: EncodedSpace::ordinal) adds
+//      -gamma |i - elite's option|, gamma = ln(2 q / (1 - q)) (mostly one-step moves), mixed with
+//      a uniform distribution of weight kJump = 0.1 so a degree several options away stays
+//      reachable. The prior applies from the second lifetime on (the first explores as in the
+//      paper).
 //   4. Every proposal is one charged Objective call (no cache, as in the paper).
 //   5. Reward: raw = value / reference value (the first valid value), r = alpha raw +
-//      beta (raw - b), b the best raw value before this proposal; invalid: `invalid`.
-//   6. PPO: every `rollout` proposals, `epochs` gradient steps of the clipped surrogate with an
-//      entropy bonus; advantage = (r - baseline) / scale (exponential averages, factor `decay`,
-//      of the reward and its squared deviation); Adam (gradient norm clipped at 0.5), learning
-//      rate cosine-annealed from `lr` to 0 over one lifetime.
+//      beta (raw - b), alpha = beta = 1, b the best raw value before this proposal; invalid: -1.
+//   6. PPO: every `rollout` proposals, 2 gradient steps of the clipped surrogate (clip 0.2) with
+//      an entropy bonus (0.01); advantage = (r - baseline) / scale (exponential averages, factor
+//      0.9, of the reward and its squared deviation); Adam (gradient norm clipped at 0.5),
+//      learning rate cosine-annealed from `lr` to 0 over one lifetime.
 //   7. Elites: a valid proposal better than the worst of T elites replaces it; a point already
 //      among them (compared in the space's canonical form, EncodedSpace::Canonicalize) is never
 //      added twice.
-//   8. Restarts: the policy's share of the budget is cut into `chunks` network lifetimes; a
-//      lifetime also ends once the policy has converged (every head's top option has probability
-//      >= converge). A new network is drawn from a seed derived from (search seed, lifetime);
-//      elites, the reference value and b are kept. restarts=0: one network, no early exit.
+//   8. Restarts: the policy's share of the budget is cut into 5 network lifetimes (the paper's);
+//      a lifetime also ends once the policy has converged (every head's top option has
+//      probability >= 0.95, the paper's). A new network is drawn from a seed derived from
+//      (search seed, lifetime); elites, the reference value and b are kept. restarts=0: one
+//      network, no early exit (the prior then starts after the first fifth of the calls).
 //   9. Refine (not in the paper): the last `refine` share of the budget runs the local searcher's
 //      loop (search/local.cc: its registered moves, cache, batch fitting, kicks) from the elites
 //      (from its own drawn starts when the policy found nothing valid). refine=0: the paper's
 //      method alone.
 // Deterministic for a seed: all randomness comes from streams seeded from it. Over any encoded
 // problem (the disaggregated joint space included) the same search runs on its encoded space.
+// The fixed settings (constants in rl.cc, with their sources) are the paper's or the cited
+// defaults; the study never varied them (docs/dev/RL_STUDY.md).
 //
-// Spec: rl(elites, embed, hidden, attn, mask, shaping, restarts, chunks, converge, alpha, beta,
-// invalid, lr, rollout, epochs, clip, ent, decay, prior, prior0, prior_from, ordinal, jump,
-// refine, paper). paper=1 starts from the paper's configuration (PaperRlOptions) instead of the
-// defaults; the other keys given override it.
+// Spec: rl(elites, embed, hidden, attn, mask, restarts, lr, rollout, prior, refine, paper).
+// paper=1 starts from the paper's configuration (PaperRlOptions) instead of the defaults; the
+// other keys given override it.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,7 @@
 
 #include "common/status.h"
 #include "search/search.h"
+#include "search/searchers.h"
 
 namespace l2s {
 
@@ -65,24 +68,10 @@ struct RlOptions {
   int hidden = 64;           // (*) hidden width of the encoder block's MLP (paper: 256)
   int attn_heads = 4;        // attention heads; must divide embed
   bool mask = true;          // (*) prefix masking of the heads (paper: unmasked)
-  bool shaping = true;       // off: beta = 0
   bool restarts = true;      // off: one network for the whole budget, no early exit
-  int chunks = 5;            // network lifetimes the policy's calls are cut into (paper: 5)
-  double converge = 0.95;    // top-option probability that counts as converged (paper: 0.95)
-  double alpha = 1.0;        // weight of the normalised throughput (paper: alpha > 0)
-  double beta = 1.0;         // weight of the improvement over the incumbent (paper: beta > 0)
-  double invalid_reward = -1.0;  // "a large negative reward": below any valid raw value (>= 0)
   double lr = 1e-4;          // (*) initial Adam learning rate, cosine-annealed (paper: 1e-3)
   int rollout = 8;           // (*) proposals per update (paper: 2)
-  int epochs = 2;            // gradient steps per update (paper: 2)
-  double clip = 0.2;         // PPO clip range (Stable-Baselines3 default)
-  double entropy = 0.01;     // entropy bonus (PPO paper's Atari setting)
-  double decay = 0.9;        // EMA factor of the reward baseline and scale
   double prior = 0.8;        // (*) elite prior keep probability q (0 = off, the paper's policy)
-  double prior0 = 0.8;       // keep probability at the start of a lifetime (annealed to prior)
-  int prior_from = 1;        // first lifetime (0-based) using the elite prior
-  bool ordinal = true;       // ordered heads: the prior decays with the distance in options
-  double jump = 0.1;         // ordered heads: probability mass spread uniformly over all options
   double refine = 0.5;       // (*) share of the budget for the local moves from the elites
 };
 
@@ -103,27 +92,23 @@ struct RlStats {
   int64_t proposals = 0;     // policy proposals (each one charged call)
   int64_t invalid = 0;       // ... the simulator rejected (any reason)
   int64_t structural = 0;    // ... of which structurally invalid (cannot happen with mask=1)
-  int64_t updates = 0;       // PPO updates (each `epochs` gradient steps)
   int64_t networks = 0;      // network lifetimes started (1 + restarts)
   int64_t early_exits = 0;   // lifetimes ended by convergence
   int64_t refine_calls = 0;  // calls charged by the refine phase
 };
 
-class RlSearcher final : public Searcher {
+class RlSearcher final : public ObjectiveSearcher {
  public:
   explicit RlSearcher(const RlOptions& options) : options_(options) {}
 
   std::string name() const override { return RlSpecText(options_); }
-  SearchResult Search(const Simulator& sim, const StrategySpace& space, int64_t budget,
-                      uint64_t seed, Observer* observer) override;
-  SearchResult SearchEncoded(const EncodedProblem& problem, int64_t budget, uint64_t seed,
-                             Observer* observer) override;
-
   const RlOptions& options() const { return options_; }
   const RlStats& last_stats() const { return stats_; }
 
+ protected:
+  SearchResult Run(Objective& obj, uint64_t seed) override;
+
  private:
-  SearchResult Run(Objective& obj, uint64_t seed);
   RlOptions options_;
   RlStats stats_;
 };

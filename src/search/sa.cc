@@ -8,18 +8,18 @@
 #include <cmath>
 #include <numbers>
 
-#include <fmt/format.h>
-
 #include "search/sampling.h"
 #include "search/searchers.h"
 
 namespace l2s {
 namespace {
 
+// The paper's initial temperature, in percent of the first valid value.
+constexpr double kT0 = 100.0;
+
 class SaSearcher : public ObjectiveSearcher {
  public:
-  explicit SaSearcher(double t0) : t0_(t0) {}
-  std::string name() const override { return fmt::format("sa(t0={})", t0_); }
+  std::string name() const override { return "sa"; }
 
  protected:
   SearchResult Run(Objective& obj, uint64_t seed) override {
@@ -36,7 +36,7 @@ class SaSearcher : public ObjectiveSearcher {
       cand = cur;
       sampler.MoveOne(rng, &cand);
       const double progress = static_cast<double>(obj.calls()) / static_cast<double>(obj.budget());
-      const double temp = t0_ * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+      const double temp = kT0 * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
       const double v = Objective::Value(obj.EvaluateEncoded(cand));
       if (first_valid <= 0 && v > 0) first_valid = v;
       const double delta = norm(v) - norm(v_cur);
@@ -49,22 +49,13 @@ class SaSearcher : public ObjectiveSearcher {
     }
     return obj.Finish(name());
   }
-
- private:
-  double t0_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Searcher>> MakeSaSearcher(const SearcherSpec& spec) {
-  if (Status st = CheckSpecKeys(spec, {"t0"}); !st.ok()) return st;
-  const double t0 = spec.Double("t0", 100.0);
-  if (Status st = SpecValueError(spec); !st.ok()) return st;
-  if (!(t0 > 0)) {
-    return Status::InvalidArgument(
-        fmt::format("searcher 'sa': t0 must be positive (a temperature in percent), got {}", t0));
-  }
-  return std::unique_ptr<Searcher>(new SaSearcher(t0));
+  if (Status st = CheckSpecKeys(spec, {}); !st.ok()) return st;
+  return std::unique_ptr<Searcher>(new SaSearcher());
 }
 
 }  // namespace l2s

@@ -38,13 +38,6 @@ bool MaskedSampler::Valid(std::span<const int> idx, int h) {
   return i >= 0 && i < static_cast<int>(mask_.size()) && mask_[i] != 0;
 }
 
-int MaskedSampler::CountValid(std::span<const int> idx, int h) {
-  FillMask(idx, h);
-  int n = 0;
-  for (uint8_t m : mask_) n += m ? 1 : 0;
-  return n;
-}
-
 void MaskedSampler::Sample(Rng& rng, std::vector<int>* idx) {
   idx->assign(space_.num_heads(), 0);
   for (int h = 0; h < space_.num_heads(); ++h) {

@@ -31,8 +31,6 @@ class MaskedSampler {
 
   // True when option idx[h] of head h is valid given heads 0..h-1 of idx.
   bool Valid(std::span<const int> idx, int h);
-  // Number of valid options of head h given idx[0..h).
-  int CountValid(std::span<const int> idx, int h);
   // Samples every head in order, uniformly among the options the mask allows.
   void Sample(Rng& rng, std::vector<int>* idx);
   // Re-samples (uniformly among the valid options) every head >= from whose option is invalid

@@ -47,20 +47,26 @@ const Evaluation& Objective::Evaluate(const Strategy& s) {
     // once more with it.
     last_ = sim_->EvaluateWithoutBreakdown(s);
   }
+  if (Track()) best_ = s;
+  if (observer_ != nullptr) observer_->OnEvaluation(s, last_);
+  Report();
+  return last_;
+}
+
+bool Objective::Track() {
   const double v = Value(last_);
   // Strictly better valid value replaces the best; ties keep the earlier strategy.
-  if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {
-    has_best_ = true;
-    best_ = s;
-    best_eval_ = last_;
-    trace_.push_back(TracePoint{calls_, v});
-  }
-  if (observer_ != nullptr) {
-    observer_->OnEvaluation(s, last_);
-    observer_->OnProgress(calls_, budget_, best_value());
-    if (observer_->Cancelled()) cancelled_ = true;
-  }
-  return last_;
+  if (!last_.valid() || (has_best_ && v <= best_eval_.tokens_per_s_per_gpu)) return false;
+  has_best_ = true;
+  best_eval_ = last_;
+  trace_.push_back(TracePoint{calls_, v});
+  return true;
+}
+
+void Objective::Report() {
+  if (observer_ == nullptr) return;
+  observer_->OnProgress(calls_, budget_, best_value());
+  if (observer_->Cancelled()) cancelled_ = true;
 }
 
 const Evaluation& Objective::EvaluateEncoded(std::span<const int> idx) {
@@ -71,17 +77,8 @@ const Evaluation& Objective::EvaluateEncoded(std::span<const int> idx) {
   assert(!Done());
   ++calls_;
   last_ = problem_->Evaluate(idx);
-  const double v = Value(last_);
-  if (last_.valid() && (!has_best_ || v > best_eval_.tokens_per_s_per_gpu)) {
-    has_best_ = true;
-    best_idx_.assign(idx.begin(), idx.end());
-    best_eval_ = last_;
-    trace_.push_back(TracePoint{calls_, v});
-  }
-  if (observer_ != nullptr) {
-    observer_->OnProgress(calls_, budget_, best_value());
-    if (observer_->Cancelled()) cancelled_ = true;
-  }
+  if (Track()) best_idx_.assign(idx.begin(), idx.end());
+  Report();
   return last_;
 }
 
@@ -98,7 +95,6 @@ SearchResult Objective::Finish(std::string searcher) const {
     r.eval = sim_->Evaluate(best_);  // best_eval_'s figures, with the breakdown
   }
   r.calls = calls_;
-  r.evaluations = calls_;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   r.interrupted = cancelled_;
   r.trace = trace_;
@@ -114,16 +110,6 @@ SearchResult Searcher::SearchEncoded(const EncodedProblem& problem, int64_t budg
                        "(joint) space",
                        name());
   return r;
-}
-
-double NearSloPotential(const Evaluation& e, const Workload& w) {
-  double ratio = 0;
-  if (e.verdict == Verdict::kTpot && e.tpot_s > 0) {
-    ratio = w.tpot_ms / (e.tpot_s * 1e3);
-  } else if (e.verdict == Verdict::kTtft && e.ttft_s > 0) {
-    ratio = w.ttft_ms / (e.ttft_s * 1e3);
-  }
-  return e.tokens_per_s_per_gpu * std::clamp(ratio, 0.0, 1.0);
 }
 
 // ---------------------------------------------------------------- spec strings
@@ -156,7 +142,7 @@ StatusOr<SearcherSpec> ParseSearcherSpec(std::string_view text) {
   SearcherSpec spec;
   spec.text = std::string(text);
   const std::string_view t = Trim(text);
-  if (t.empty()) return Status::InvalidArgument("searcher spec is empty (e.g. \"sa(t0=100)\")");
+  if (t.empty()) return Status::InvalidArgument("searcher spec is empty (e.g. \"rl(paper=1)\")");
   const size_t open = t.find('(');
   const std::string_view name = Trim(t.substr(0, open));
   if (!IsName(name)) {
@@ -278,7 +264,7 @@ Status SpecValueError(const SearcherSpec& spec) {
 // ---------------------------------------------------------------- registry
 
 std::vector<std::string> SearcherNames() {
-  return {"local", "rl", "sa", "rw", "random", "ga", "megatron", "default", "oracle"};
+  return {"local", "rl", "sa", "rw", "ga", "megatron", "default", "oracle"};
 }
 
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
@@ -290,7 +276,6 @@ StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view text) {
   if (n == "rl") return MakeRlSearcher(spec);
   if (n == "sa") return MakeSaSearcher(spec);
   if (n == "rw") return MakeRwSearcher(spec);
-  if (n == "random") return MakeRandomSearcher(spec);
   if (n == "ga") return MakeGaSearcher(spec);
   if (n == "megatron") return MakeMegatronSearcher(spec);
   if (n == "default") return MakeDefaultSearcher(spec);

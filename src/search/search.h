@@ -2,7 +2,7 @@
 // Objective::Evaluate(strategy), which counts simulator calls against the budget (invalid
 // proposals included, as in the paper), tracks the best valid strategy and the best-so-far trace,
 // reports progress to an Observer, and stops the search when the budget is spent or the observer
-// cancels. Searchers are created from spec strings such as "sa(t0=100)" or "ga(pop=64)".
+// cancels. Searchers are created from spec strings such as "sa" or "rl(refine=0.25)".
 #pragma once
 
 #include <chrono>
@@ -57,9 +57,8 @@ struct SearchResult {
   bool found = false;         // a valid strategy was found
   Strategy best;
   Evaluation eval;            // evaluation of `best`
-  int64_t calls = 0;          // simulator calls charged to the budget
-  int64_t evaluations = 0;    // simulator evaluations actually run (megatron/oracle/default may
-                              // exceed the budget: they are not budget-limited)
+  int64_t calls = 0;          // simulator calls made (megatron, oracle and default are not
+                              // budget-limited and may exceed the budget)
   double wall_s = 0;
   bool interrupted = false;
   std::vector<TracePoint> trace;  // monotone increasing values, ends at eval.tokens_per_s_per_gpu
@@ -71,8 +70,8 @@ struct SearchResult {
 class Objective {
  public:
   Objective(const Simulator& sim, const StrategySpace& space, int64_t budget, Observer* observer);
-  // Over an abstract encoded problem: only EvaluateEncoded may be called, sim() and space() may
-  // not; Finish fills best_encoded (best is left default).
+  // Over an abstract encoded problem: only EvaluateEncoded may be called, sim() may not; Finish
+  // fills best_encoded (best is left default).
   Objective(const EncodedProblem& problem, int64_t budget, Observer* observer);
 
   // Evaluates one proposal, charging one call. Must not be called once Done().
@@ -89,10 +88,8 @@ class Objective {
   int64_t budget() const { return budget_; }
   bool has_best() const { return has_best_; }
   const Strategy& best() const { return best_; }
-  const Evaluation& best_eval() const { return best_eval_; }
   double best_value() const { return has_best_ ? best_eval_.tokens_per_s_per_gpu : 0.0; }
   const Simulator& sim() const { return *sim_; }
-  const StrategySpace& space() const { return *space_; }
   // The space searchers sample from (the StrategySpace, or the encoded problem's space).
   const EncodedSpace& encoded_space() const;
   // Null for an objective over an EncodedProblem.
@@ -102,6 +99,10 @@ class Objective {
   SearchResult Finish(std::string searcher) const;
 
  private:
+  // After a call: last_ becomes the best when it is valid and strictly better (true; the caller
+  // stores its point), and the trace grows; then the observer hears of it and may cancel.
+  bool Track();
+  void Report();
   const Simulator* sim_ = nullptr;
   const StrategySpace* space_ = nullptr;
   const EncodedProblem* problem_ = nullptr;
@@ -146,13 +147,7 @@ class Searcher {
                                      uint64_t seed, Observer* observer);
 };
 
-// The near-SLO potential of an evaluation that misses the TPOT or TTFT limit of `w`: its
-// throughput x limit / its latency (the throughput discounted by the share of the latency that
-// re-sharding would have to save); 0 for any other verdict, valid ones included. The local
-// searcher ranks invalid points with it (search/local.cc).
-double NearSloPotential(const Evaluation& e, const Workload& w);
-
-// Names accepted by MakeSearcher: local, rl, sa, rw, random, ga, megatron, default, oracle.
+// Names accepted by MakeSearcher: local, rl, sa, rw, ga, megatron, default, oracle.
 std::vector<std::string> SearcherNames();
 StatusOr<std::unique_ptr<Searcher>> MakeSearcher(std::string_view spec);
 

@@ -18,8 +18,8 @@ Status CheckSpecKeys(const SearcherSpec& spec, std::initializer_list<std::string
 // InvalidArgument carrying spec.error when a typed accessor rejected a value.
 Status SpecValueError(const SearcherSpec& spec);
 
-// Base of the searchers whose body needs only an Objective and its encoded space (random, rw,
-// sa, ga): Search and SearchEncoded build the objective (over a strategy space, or over an
+// Base of the searchers whose body needs only an Objective and its encoded space (rw, sa, ga,
+// rl): Search and SearchEncoded build the objective (over a strategy space, or over an
 // EncodedProblem such as the disaggregated joint space) and call Run.
 class ObjectiveSearcher : public Searcher {
  public:
@@ -38,13 +38,11 @@ class ObjectiveSearcher : public Searcher {
   virtual SearchResult Run(Objective& obj, uint64_t seed) = 0;
 };
 
-// random: uniform masked sampling. No options.
-StatusOr<std::unique_ptr<Searcher>> MakeRandomSearcher(const SearcherSpec& spec);
 // rw: the paper's random walk. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeRwSearcher(const SearcherSpec& spec);
-// sa(t0=100): simulated annealing, cosine cooling over the budget.
+// sa: simulated annealing, cosine cooling over the budget from the paper's t0 = 100.
 StatusOr<std::unique_ptr<Searcher>> MakeSaSearcher(const SearcherSpec& spec);
-// ga(pop=64,k=3,mut=0.1,elite=2): genetic algorithm.
+// ga: genetic algorithm (population 64, tournaments of 3, 2 elites, mutation 0.1).
 StatusOr<std::unique_ptr<Searcher>> MakeGaSearcher(const SearcherSpec& spec);
 // megatron: Megatron dims, degrees and batch exhaustive. No options.
 StatusOr<std::unique_ptr<Searcher>> MakeMegatronSearcher(const SearcherSpec& spec);

@@ -66,13 +66,13 @@ class CompareCli : public ::testing::Test {
 TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
   const int seeds = 2, budget = 150;
   const Result r = RunL2s({"compare", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
-                        "--searchers", "sa(t0=50),rw,random,megatron,default,oracle", "--seeds",
+                        "--searchers", "rl(refine=0.25),rw,ga,megatron,default,oracle", "--seeds",
                         std::to_string(seeds), "--budget", std::to_string(budget), "--json",
                         "--out-dir", dir_});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   ASSERT_TRUE(j["searchers"].is_object());
-  for (const char* name : {"sa(t0=50)", "rw", "random", "megatron", "default", "oracle"}) {
+  for (const char* name : {"rl(refine=0.25)", "rw", "ga", "megatron", "default", "oracle"}) {
     SCOPED_TRACE(name);
     const nlohmann::json& s = j["searchers"][name];
     ASSERT_TRUE(s.is_object());
@@ -135,7 +135,7 @@ TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
   }
   EXPECT_GT(rows, 0);
   EXPECT_TRUE(last.count("rw,0") && last.count("rw,1")) << csv.substr(0, 500);
-  EXPECT_TRUE(last.count("\"sa(t0=50)\",0") || last.count("sa(t0=50),0")) << csv.substr(0, 500);
+  EXPECT_TRUE(last.count("\"rl(refine=0.25)\",0") || last.count("rl(refine=0.25),0")) << csv.substr(0, 500);
   // The last row of a run is its final best.
   EXPECT_DOUBLE_EQ(last["rw,1"], j["searchers"]["rw"]["per_seed"][1].get<double>());
 
@@ -147,36 +147,36 @@ TEST_F(CompareCli, DecodeJsonCsvAndConvergencePlot) {
 
 TEST_F(CompareCli, ServeModeDrawsTheParetoFrontAndTable) {
   const Result r = RunL2s({"compare", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
-                        "--isl", "1024", "--osl", "256", "--searchers", "random,megatron",
+                        "--isl", "1024", "--osl", "256", "--searchers", "ga,megatron",
                         "--seeds", "2", "--budget", "120", "--out-dir", dir_, "--x-scale",
                         "linear"});
   ASSERT_EQ(r.code, 0) << r.err;
   // The readable table, saying that rw is missing.
   EXPECT_NE(r.out.find("searcher"), std::string::npos);
-  EXPECT_NE(r.out.find("random"), std::string::npos);
+  EXPECT_NE(r.out.find("\nga "), std::string::npos) << r.out;  // its row of the table
   EXPECT_NE(r.out.find("\"rw\") is not in --searchers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("oracle not in --searchers"), std::string::npos) << r.out;
   // Issue 46 item 4: log axes and the legend boxed inside the frame, as plan --pareto's chart.
   ExpectSvg(dir_ + "/pareto.svg",
             {"tokens/s per user (1 / TPOT) (log scale)", "tokens/s per GPU (simulated) (log scale)",
-             "Pareto front", "random (evaluated)", "class=\"legend-box\""});
+             "Pareto front", "ga (evaluated)", "class=\"legend-box\""});
   ExpectSvg(dir_ + "/convergence.svg", {"simulator calls", "Megatron heuristic"});
   EXPECT_EQ(Slurp(dir_ + "/convergence.svg").find("(log scale)"), std::string::npos);
 }
 
 TEST_F(CompareCli, WithoutRwOrOracleTheRatiosAreNull) {
   const Result r = RunL2s({"compare", "--model", "mixtral-8x7b", "--gpus", "8", "--context", "4096",
-                        "--searchers", "random", "--seeds", "2", "--budget", "60", "--json",
+                        "--searchers", "ga", "--seeds", "2", "--budget", "60", "--json",
                         "--out-dir", dir_});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   EXPECT_EQ(j["rw_in_list"], false);
   EXPECT_TRUE(j["oracle"].is_null());
-  EXPECT_TRUE(j["searchers"]["random"]["normalised_to_rw"].is_null());
-  EXPECT_TRUE(j["searchers"]["random"]["fraction_of_oracle"].is_null());
+  EXPECT_TRUE(j["searchers"]["ga"]["normalised_to_rw"].is_null());
+  EXPECT_TRUE(j["searchers"]["ga"]["fraction_of_oracle"].is_null());
   // The Megatron heuristic is run as the reference even when not listed.
   EXPECT_TRUE(j["megatron"].is_number());
-  EXPECT_TRUE(j["searchers"]["random"]["ratio_to_megatron"].is_number());
+  EXPECT_TRUE(j["searchers"]["ga"]["ratio_to_megatron"].is_number());
   EXPECT_FALSE(j["searchers"].contains("megatron"));
 }
 
@@ -205,7 +205,7 @@ TEST(CompareCliErrors, OneLineAndExitCode) {
 // clouds and listed in the JSON.
 TEST_F(CompareCli, ParetoDrawsTheTpotSweep) {
   const Result r = RunL2s({"compare", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
-                           "--isl", "1024", "--osl", "256", "--searchers", "random,megatron",
+                           "--isl", "1024", "--osl", "256", "--searchers", "ga,megatron",
                            "--seeds", "1", "--budget", "60", "--out-dir", dir_, "--pareto",
                            "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -213,7 +213,7 @@ TEST_F(CompareCli, ParetoDrawsTheTpotSweep) {
   ASSERT_TRUE(j["pareto"].is_array());
   EXPECT_GE(j["pareto"].size(), 2u);
   EXPECT_EQ(j["pareto_tpot_limits_ms"].size(), 16u);
-  ExpectSvg(dir_ + "/pareto.svg", {"aggregated (TPOT sweep", "random (evaluated)"});
+  ExpectSvg(dir_ + "/pareto.svg", {"aggregated (TPOT sweep", "ga (evaluated)"});
 }
 
 }  // namespace

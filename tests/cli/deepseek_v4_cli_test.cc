@@ -65,7 +65,7 @@ TEST(DeepseekV4Cli, DescribeFlashPreset) {
 
 TEST(DeepseekV4Cli, PlanRunsOnFlashAndSmallConfig) {
   const Result r = RunL2s({"plan", "--model", "deepseek-v4-flash", "--gpu", "h100", "--gpus", "8",
-                           "--context", "65536", "--search", "random", "--budget", "200",
+                           "--context", "65536", "--search", "rw", "--budget", "200",
                            "--engine", "ideal", "--no-baselines", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -74,7 +74,7 @@ TEST(DeepseekV4Cli, PlanRunsOnFlashAndSmallConfig) {
 
   const std::string path = WriteSmallConfig();
   const Result s = RunL2s({"plan", "--model", path, "--gpu", "h100", "--gpus", "2", "--context",
-                           "1024", "--search", "random", "--budget", "100", "--engine", "ideal",
+                           "1024", "--search", "rw", "--budget", "100", "--engine", "ideal",
                            "--no-baselines", "--json"});
   std::remove(path.c_str());
   ASSERT_EQ(s.code, 0) << s.err;

@@ -217,7 +217,7 @@ TEST(PlanCli, OutFileHoldsTheJson) {
 }
 
 TEST(PlanCli, NoBaselinesSkipsThem) {
-  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--search", "random",
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--search", "rw",
                         "--budget", "200", "--no-baselines", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
@@ -234,7 +234,7 @@ TEST(PlanCli, EnginePlanIsLaunchableAndEqualsItsEval) {
     const std::vector<std::string> problem = {
         "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8", "--mode", "serve",
         "--isl", "1024", "--osl", "256", "--slo", "ttft_ms=2000,tpot_ms=50", "--engine", engine};
-    std::vector<std::string> plan = {"plan", "--serving", "agg", "--search", "random",
+    std::vector<std::string> plan = {"plan", "--serving", "agg", "--search", "rw",
                                      "--budget", "200", "--json"};
     plan.insert(plan.end(), problem.begin(), problem.end());
     const Result r = RunL2s(plan);
@@ -262,7 +262,7 @@ TEST(PlanCli, EnginePlanIsLaunchableAndEqualsItsEval) {
 TEST(PlanCli, EnginesTableWithoutEngine) {
   const Result r = RunL2s({"plan", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8",
                            "--mode", "serve", "--isl", "1024", "--osl", "256", "--slo",
-                           "ttft_ms=2000,tpot_ms=50", "--serving", "agg", "--search", "random",
+                           "ttft_ms=2000,tpot_ms=50", "--serving", "agg", "--search", "rw",
                            "--budget", "200", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
@@ -300,7 +300,7 @@ TEST(PlanCli, EnginesTableWithoutEngine) {
 // An oracle that cannot finish within --oracle-seconds is reported as skipped, with the command
 // that runs it alone.
 TEST(PlanCli, OracleOverItsTimeLimitIsSkipped) {
-  const Result r = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--search", "random",
+  const Result r = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--search", "rw",
                            "--budget", "50", "--oracle-seconds", "0.000001", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
@@ -342,9 +342,9 @@ TEST(PlanCli, BadInvocationsGiveOneLine) {
       {{"plan", "--out", "/nonexistent-dir/plan.json"}, 2, "/nonexistent-dir"},
       // Impossible requests: exit 1 with the reason.
       {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--slo", "tpot_ms=0.001", "--search",
-        "random", "--budget", "100"},
+        "rw", "--budget", "100"},
        1, "TPOT"},
-      {{"plan", "--model", "llama-3.1-405b", "--gpus", "8", "--search", "random", "--budget", "100"},
+      {{"plan", "--model", "llama-3.1-405b", "--gpus", "8", "--search", "rw", "--budget", "100"},
        1, "does not fit"},
   };
   for (const Case& c : cases) {

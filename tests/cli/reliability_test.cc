@@ -398,7 +398,7 @@ TEST(Output, CompareLeavesNoStaleFiles) {
   WriteFile(d / "pareto.svg", "<svg>stale</svg>");
   WriteFile(d / "traces.csv", "stale\n");
   const Result r = L2s({"compare", "--model", "llama-3.1-8b", "--gpus", "8", "--searchers",
-                        "random", "--seeds", "1", "--budget", "20", "--out-dir", d.path()});
+                        "rw", "--seeds", "1", "--budget", "20", "--out-dir", d.path()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(fs::exists(d / "pareto.svg"));
   EXPECT_EQ(Slurp(d / "traces.csv").rfind("searcher,seed,call,value\n", 0), 0u);
@@ -494,7 +494,7 @@ TEST(Messages, PrintableText) {
 // The paper's unrestricted space (--engine ideal), where the searcher runs beside the oracle.
 TEST(PlanBest, NeverBelowABaselineItPrints) {
   const Result r = L2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--context", "4096",
-                        "--search", "random", "--budget", "2", "--oracle-seconds", "60",
+                        "--search", "rw", "--budget", "2", "--oracle-seconds", "60",
                         "--engine", "ideal", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
@@ -531,7 +531,7 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
       << found_by;
   // The text output says who found it, and every "plan is" ratio is >= 1.
   const Result t = L2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--context", "4096",
-                        "--search", "random", "--budget", "2", "--oracle-seconds", "60",
+                        "--search", "rw", "--budget", "2", "--oracle-seconds", "60",
                         "--engine", "ideal"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("Best strategy (found by "), std::string::npos) << t.out;

@@ -8,9 +8,6 @@ namespace {
 class BatchMove final : public Move {
  public:
   std::string_view name() const override { return "batch"; }
-  std::string_view summary() const override {
-    return "one batch head one option up or down, or to any other option";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const auto pick = [&](int h) { return ctx.space.batch(h); };
     return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/true, idx);

@@ -9,9 +9,6 @@ namespace {
 class CrossoverMove final : public Move {
  public:
   std::string_view name() const override { return "crossover"; }
-  std::string_view summary() const override {
-    return "another elite's dims on this structure, or its structure with these dims";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const EncodedSpace& sp = ctx.space;
     std::vector<const std::vector<int>*> others;

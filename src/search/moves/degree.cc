@@ -9,9 +9,6 @@ namespace {
 class DegreeMove final : public Move {
  public:
   std::string_view name() const override { return "degree"; }
-  std::string_view summary() const override {
-    return "one degree (pp, tp, ep, a pool's GPUs) one option either way, or any other option";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const auto pick = [&](int h) { return IsDegreeHead(ctx.space, h); };
     return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/true, idx);

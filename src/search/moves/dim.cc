@@ -7,7 +7,6 @@ namespace {
 class DimMove final : public Move {
  public:
   std::string_view name() const override { return "dim"; }
-  std::string_view summary() const override { return "one operator's sharding dim"; }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const auto pick = [&](int h) { return IsDimHead(ctx.space, h); };
     return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/false, idx);

@@ -9,9 +9,6 @@ namespace {
 class GroupMove final : public Move {
  public:
   std::string_view name() const override { return "group"; }
-  std::string_view summary() const override {
-    return "the dims of one operator group (attention's three, an FFN pair) drawn together";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const EncodedSpace& sp = ctx.space;
     std::vector<int> groups;

@@ -27,8 +27,6 @@ class Move {
  public:
   virtual ~Move() = default;
   virtual std::string_view name() const = 0;
-  // One line for the docs and the ablation table.
-  virtual std::string_view summary() const = 0;
   // Rewrites *idx (a structurally valid point on entry) into a structurally valid point that
   // differs from it; false when this move has no neighbour to offer from there (*idx is then
   // unspecified and the caller discards it).

@@ -8,9 +8,6 @@ namespace {
 class OptionMove final : public Move {
  public:
   std::string_view name() const override { return "option"; }
-  std::string_view summary() const override {
-    return "one of sp, expert slots, overlap, MTP depth, the pool assignment";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const auto pick = [&](int h) { return IsOptionHead(ctx.space, h); };
     return ChangeOneOf(ctx.space, rng, HeadsWhere(ctx.space, pick), /*mostly_step=*/false, idx);

@@ -9,9 +9,6 @@ namespace {
 class PairMove final : public Move {
  public:
   std::string_view name() const override { return "pair"; }
-  std::string_view summary() const override {
-    return "two structural choices (degrees, sp, slots, overlap, MTP) changed together";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const EncodedSpace& sp = ctx.space;
     const std::vector<int> heads = HeadsWhere(

@@ -9,9 +9,6 @@ namespace {
 class RecipeMove final : public Move {
  public:
   std::string_view name() const override { return "recipe"; }
-  std::string_view summary() const override {
-    return "the dims (and sp) set to a recipe: Megatron's, or data-parallel attention";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const int r = rng.Uniform(std::max(1, ctx.space.num_recipes()));
     int group = -2;  // -2: every head the recipe sets

@@ -10,9 +10,6 @@ namespace {
 class RegroupMove final : public Move {
  public:
   std::string_view name() const override { return "regroup"; }
-  std::string_view summary() const override {
-    return "a degree changed together with a recipe for the dims and sp";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const std::vector<int> heads =
         HeadsWhere(ctx.space, [&](int h) { return IsDegreeHead(ctx.space, h); });

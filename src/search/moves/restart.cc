@@ -8,9 +8,6 @@ namespace {
 class RestartMove final : public Move {
  public:
   std::string_view name() const override { return "restart"; }
-  std::string_view summary() const override {
-    return "a fresh uniformly drawn structure with a recipe's dims";
-  }
   bool Propose(const MoveContext& ctx, Rng& rng, std::vector<int>* idx) const override {
     const EncodedSpace& sp = ctx.space;
     const std::vector<int> start = *idx;

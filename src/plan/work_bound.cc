@@ -1,4 +1,4 @@
-#include "search/work_bound.h"
+#include "plan/work_bound.h"
 
 namespace l2s {
 
