@@ -219,7 +219,7 @@ TEST(ExplainCli, JsonListsEveryLayerOnce) {
   EXPECT_EQ(r.code, j["valid"].get<bool>() ? 0 : 1);
   ASSERT_TRUE(j["layer_kinds"].is_array());
   int layers = 0;
-  bool dispatch = false;
+  bool dispatch = false, moe_all_reduce = false;
   for (const auto& k : j["layer_kinds"]) {
     layers += k["layers"].get<int>();
     EXPECT_EQ(k["layers"], k["layers_in_slowest_stage"]);  // pp = 1
@@ -230,6 +230,7 @@ TEST(ExplainCli, JsonListsEveryLayerOnce) {
         EXPECT_TRUE(st.contains("bytes"));
         EXPECT_EQ(st["crosses_nvlink"], false);  // 8 GPUs = one HGX node
         dispatch |= st["collective"] == "moe-dispatch";
+        moe_all_reduce |= st["collective"] == "all-reduce" && st["op"] == "moe_ffn2";
       }
       if (st["kind"] == "gemm" && st["op"] == "attn_qkv" && st["what"] == "qkv") {
         // Mixtral: hidden 4096, 32 heads + 2 x 8 KV heads of 128, split 8 ways on N (dim1):
@@ -241,7 +242,11 @@ TEST(ExplainCli, JsonListsEveryLayerOnce) {
     }
   }
   EXPECT_EQ(layers, 32);  // Mixtral 8x7B has 32 layers
-  EXPECT_TRUE(dispatch);  // ep = 8 routes tokens with dispatch/combine
+  // dp = 1: every GPU holds every token, so the ep = 8 ranks run their own experts' copies and
+  // the MoE block ends in one all-reduce, with no dispatch / combine (engines' EP without
+  // attention data parallelism).
+  EXPECT_FALSE(dispatch);
+  EXPECT_TRUE(moe_all_reduce);
   for (const char* k : {"embed", "lm_head", "pipeline", "totals", "why"}) EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["batch"], 32);
 }
