@@ -215,7 +215,10 @@ double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, do
     compute_s = (ideal + s * (flops / eff - ideal)) / peak_flops;
   }
   const double bytes = m * k * g.act_bytes + n * k * weight_bytes + 2.0 * m * n;  // X, W, Y (bf16)
-  const double memory_s = bytes / (gpu.hbm_bw * Knot(g.eff_mem, bytes * (1.0 / kMemKnot0Bytes)));
+  // A grouped GEMM (count > 1: an MoE layer's experts) is one launch streaming every group's
+  // operands: its memory efficiency is the fit's at the whole launch's bytes.
+  const double memory_s =
+      bytes / (gpu.hbm_bw * Knot(g.eff_mem, std::max(1.0, count) * bytes * (1.0 / kMemKnot0Bytes)));
   const double quant_s = g.quant_bytes_per_elem * m * k / gpu.hbm_bw;
   return g.overhead_s + count * (quant_s + SmoothMax(compute_s, memory_s));
 }

@@ -284,12 +284,12 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9489},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9442},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
       // 11 throughput rows of ../shared/reference/measurements-frontier.csv (AMD ATOM on MI355X,
       // DeepSeek-R1 FP8/MXFP4; l2s validate --fit-engine-factors on that file).
-      {"atom", 1.0708},
+      {"atom", 0.9341},
   };
-  constexpr double kDefault = 0.9506;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9458;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).
   const std::string fam = EngineFamily(engine);
   if (fam.empty()) return 1.0;
