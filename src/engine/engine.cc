@@ -64,6 +64,9 @@ Capabilities Sglang() {
   // --enable-eplb --ep-num-redundant-experts, --speculative-algorithm, --disaggregation-mode,
   // --chunked-prefill-size.
   c.overlap = kAllOverlaps;
+  // Two-batch overlap runs on DeepEP's all-to-all, which an instance without DP attention does
+  // not use (its MoE layers end in one all-reduce: docs/dev/COST_MODEL.md "Tensor-parallel MoE").
+  c.tbo_needs_dp = true;
   c.mtp = true;
   c.expert_slots = true;
   c.disaggregation = true;

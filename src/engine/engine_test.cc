@@ -151,7 +151,11 @@ TEST(EngineFacts, VllmDenseReplicasAndExpertParallelAllOrNothing) {
       FindViolations(C(EngineId::kVllm), q, S(q, "tp=8,dp=1,ep=8,overlap=tbo", 8));
   ASSERT_EQ(no_dp.size(), 1u);
   EXPECT_EQ(no_dp[0].kind, Violation::Kind::kOverlap);
-  EXPECT_TRUE(Launchable(C(EngineId::kSglang), q, S(q, "tp=8,dp=1,ep=8,overlap=tbo", 8)));
+  // SGLang's two-batch overlap runs on DeepEP, which an instance without DP attention does not
+  // use (its MoE layers end in one all-reduce).
+  EXPECT_TRUE(Launchable(C(EngineId::kSglang), q, S(q, "tp=1,dp=8,ep=8,overlap=tbo", 8)));
+  EXPECT_TRUE(Has(FindViolations(C(EngineId::kSglang), q, S(q, "tp=8,dp=1,ep=8,overlap=tbo", 8)),
+                  Violation::Kind::kOverlap));
   EXPECT_TRUE(Has(FindViolations(C(EngineId::kVllm), q, S(q, "tp=1,dp=8,ep=8,overlap=sbo", 8)),
                   Violation::Kind::kOverlap));
 }
@@ -176,7 +180,7 @@ TEST(EngineFacts, SglangDpAttentionWithDenseFfnNeedsDpEqualTp) {
   EXPECT_NE(v[0].text.find("pp=1,tp=1,dp=8,ep=8 or pp=1,tp=8,dp=1,ep=8"), std::string::npos)
       << v[0].text;
   EXPECT_TRUE(Launchable(sg, ds, S(ds, "tp=1,dp=8,ep=8,slots=288,overlap=sbo,mtp=2", 8)));
-  EXPECT_TRUE(Launchable(sg, ds, S(ds, "tp=8,dp=1,ep=8,overlap=tbo", 8)));
+  EXPECT_TRUE(Launchable(sg, ds, S(ds, "tp=8,dp=1,ep=8,overlap=sbo", 8)));
   // Qwen3-235B-A22B has no dense FFN layer: attention TP 2 inside 4 DP ranks is --tp 8 --dp 4.
   const ModelSpec q = Preset("qwen3-235b-a22b");
   EXPECT_TRUE(Launchable(sg, q, S(q, "tp=2,dp=4,ep=8", 8)));

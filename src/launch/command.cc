@@ -289,19 +289,25 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                       dp_attention ? G : s.tp);
       if (s.dp > 1) c += fmt::format(" --dp-size {}", s.dp);
       if (dp_attention) c += " --enable-dp-attention";
-      if (moe && s.ep > 1) {
+      if (moe && s.ep > 1 && dp_attention) {
         // The costed expert layers move tokens with DeepEP's all-to-all: normal kernels for
         // prefill, low-latency ones for decode, auto (both) for an aggregated server.
         const char* mode = opt.role == ServeRole::kPrefill  ? "normal"
                            : opt.role == ServeRole::kDecode ? "low_latency"
                                                             : "auto";
         c += fmt::format(" --ep-size {} --moe-a2a-backend deepep --deepep-mode {}", s.ep, mode);
+      } else if (moe && s.ep > 1) {
+        // Without DP attention every GPU holds every token: each ep rank runs its own experts and
+        // the MoE layer ends in one all-reduce (SGLang's default MoE backend), as costed.
+        c += fmt::format(" --ep-size {}", s.ep);
       }
       if (moe && s.slots > 0)
         c += fmt::format(" --enable-eplb --ep-num-redundant-experts {}",
                          std::max(0, s.slots - m.num_experts));
       if (s.overlap == Overlap::kTbo) c += " --enable-two-batch-overlap";
-      if (s.overlap == Overlap::kSbo) c += " --enable-single-batch-overlap";
+      // Single-batch overlap hides DeepEP's combine: without DP attention there is none (the
+      // plan's sbo then costs what none costs).
+      if (s.overlap == Overlap::kSbo && dp_attention) c += " --enable-single-batch-overlap";
       if (s.pp > 1) c += fmt::format(" --pp-size {}", s.pp);
       if (dp_attention && ModelHasOp(m, Op::kDenseFfn1)) c += " --moe-dense-tp-size 1";
       const int requests = batch * s.pp * (dp_attention ? s.dp : 1);

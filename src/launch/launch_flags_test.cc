@@ -426,8 +426,9 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
                                     .cuda_graph_max_batch;
       switch (e) {
         case Engine::kSglang: {
-          // DeepEP all-to-all whenever the experts are spread (ep > 1).
-          if (plan.problem.model.is_moe() && s.ep > 1) {
+          // DeepEP all-to-all whenever the experts are spread (ep > 1) over DP-attention ranks;
+          // without DP attention the MoE layers end in one all-reduce (SGLang's default backend).
+          if (plan.problem.model.is_moe() && s.ep > 1 && s.dp > 1) {
             EXPECT_EQ(p.values.count("--moe-a2a-backend"), 1u) << where;
             EXPECT_EQ(p.values.at("--moe-a2a-backend"), "deepep") << where;
             EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
