@@ -289,17 +289,16 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                       dp_attention ? G : s.tp);
       if (s.dp > 1) c += fmt::format(" --dp-size {}", s.dp);
       if (dp_attention) c += " --enable-dp-attention";
-      if (moe && s.ep > 1 && dp_attention) {
-        // The costed expert layers move tokens with DeepEP's all-to-all: normal kernels for
-        // prefill, low-latency ones for decode, auto (both) for an aggregated server.
+      if (moe && s.ep > 1) {
+        c += fmt::format(" --ep-size {}", s.ep);
+        // With DP attention the costed expert layers move tokens with DeepEP's all-to-all: normal
+        // kernels for prefill, low-latency ones for decode, auto (both) for an aggregated server.
+        // Without it every GPU holds every token: each ep rank runs its own experts and the MoE
+        // layer ends in one all-reduce (SGLang's default MoE backend), as costed.
         const char* mode = opt.role == ServeRole::kPrefill  ? "normal"
                            : opt.role == ServeRole::kDecode ? "low_latency"
                                                             : "auto";
-        c += fmt::format(" --ep-size {} --moe-a2a-backend deepep --deepep-mode {}", s.ep, mode);
-      } else if (moe && s.ep > 1) {
-        // Without DP attention every GPU holds every token: each ep rank runs its own experts and
-        // the MoE layer ends in one all-reduce (SGLang's default MoE backend), as costed.
-        c += fmt::format(" --ep-size {}", s.ep);
+        if (dp_attention) c += fmt::format(" --moe-a2a-backend deepep --deepep-mode {}", mode);
       }
       if (moe && s.slots > 0)
         c += fmt::format(" --enable-eplb --ep-num-redundant-experts {}",

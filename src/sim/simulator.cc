@@ -509,6 +509,11 @@ thread_local std::array<SectionBreakdown, Program::kMaxKinds + 4> tl_breakdown;
 // Steps whose work is pooled over the attention-dp ranks of a stage: the expert FFNs (their GEMMs,
 // their activation and the expert-TP conversions see every rank's tokens after the dispatch).
 // Every other step works on one rank's own tokens.
+// Tokens one attention-dp rank runs through the model in a step of shape `sh`.
+double StepTokens(const StepShape& sh) {
+  return sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
+}
+
 bool PooledAcrossRanks(const Step& st) {
   if (st.kind == StepKind::kComm) return st.group == GroupKind::kEtp;
   if (st.op != Op::kMoeFfn1 && st.op != Op::kMoeFfn2) return false;
@@ -521,6 +526,14 @@ thread_local ProgramConfig tl_cfg;
 }  // namespace
 
 int Simulator::SyncRanks(const Strategy& s) const { return p_.model.is_moe() ? s.dp : 1; }
+
+bool Simulator::ConfigureForTokens(const Strategy& s, double tokens, ProgramConfig* cfg) const {
+  if (p_.model.is_moe() && s.ep > 1) {
+    cfg->expert_imbalance = CombinedImbalance(
+        StaticLoadFactor(s.ep, s.slots), tokens * s.dp * p_.model.experts_per_token, s.ep);
+  }
+  return tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+}
 
 double Simulator::ChunkTokens(const StepShape& sh) const {
   const Workload& w = p_.workload;
@@ -584,14 +597,8 @@ Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) cons
     StepShape dsh = tl_shape;
     dsh.prefill_seqs = 0;
     ProgramConfig cfg = tl_cfg;
-    // The spread step keeps the mixed step's kernels and expert load.
-    const double tokens = c.spread ? tl_shape.decode_seqs * tl_shape.decode_q +
-                                         tl_shape.prefill_seqs * tl_shape.prefill_len
-                                   : dsh.decode_seqs * dsh.decode_q;
-    if (p_.model.is_moe() && s.ep > 1 && !c.spread)
-      cfg.expert_imbalance = CombinedImbalance(
-          StaticLoadFactor(s.ep, s.slots), tokens * s.dp * p_.model.experts_per_token, s.ep);
-    c.dec_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+    // The spread step keeps the mixed step's kernels and expert load (its token count).
+    c.dec_kernels = ConfigureForTokens(s, StepTokens(c.spread ? tl_shape : dsh), &cfg);
     BuildProgram(p_.model, p_.cluster, s, dsh, cfg, dec);
   }
   return c;
@@ -675,11 +682,7 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
   cfg = cfg_;
   cfg.kinds = kinds_.data();
   cfg.num_kinds = num_kinds_;
-  const double tokens = sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
-  if (p_.model.is_moe() && s.ep > 1) {
-    cfg.expert_imbalance = CombinedImbalance(
-        StaticLoadFactor(s.ep, s.slots), tokens * s.dp * p_.model.experts_per_token, s.ep);
-  }
+  const bool dk = ConfigureForTokens(s, StepTokens(sh), &cfg);
   BuildProgram(p_.model, p_.cluster, s, sh, cfg, prog);
   if (tbo) {
     // Both halves' KV caches are resident.
@@ -689,7 +692,7 @@ bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decod
     }
     prog->mtp.kv_bytes *= 2;
   }
-  *decode_kernels = tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
+  *decode_kernels = dk;
   // Decode and serve steps replay CUDA graphs up to the engine's limit; a larger decode batch
   // runs eagerly (prefill steps are costed from the graph-replayed tables either way).
   tl_eager = p_.workload.mode != Mode::kPrefill && graph_max_batch_ > 0 && batch > graph_max_batch_;

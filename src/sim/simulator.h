@@ -241,6 +241,9 @@ class Simulator {
   // Attention-dp ranks that wait for each other in every step: all dp ranks of a stage when the
   // model has MoE layers (their expert collectives span the stage), else 1 (dense replicas).
   int SyncRanks(const Strategy& s) const;
+  // Sets the expert-load imbalance of a step running `tokens` tokens per attention-dp rank in
+  // `cfg`, and returns whether that step runs the decode (low-latency) kernels.
+  bool ConfigureForTokens(const Strategy& s, double tokens, ProgramConfig* cfg) const;
   // Serve mode on an engine with a token budget: the step is priced from two programs, the
   // decode-only step and the same step with one full prefill chunk of `chunk` tokens per rank
   // (engines prefill in chunks, so a prompt's tokens are not spread thinly over decode steps:

@@ -490,18 +490,18 @@ class Builder {
     const double imb = cfg_.expert_imbalance;
     double copies_rank;    // token copies handled by one ep rank (its etp GPUs together)
     double pre_tokens;     // tokens of the tensor entering the expert FFN over the etp group
-    if (ep > 1 && tp_moe) {
+    if (ep > 1) {
+      if (!tp_moe) {
+        // Dispatch payload per element (cfg_.dispatch, set by the simulator from the dtype: bf16,
+        // FP8, or FP4 for FP4 experts on Blackwell); the combine returns bf16.
+        const double disp_b = BytesPerElement(cfg_.dispatch);
+        Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b,
+             Layout::kTokens, Layout::kTokens);
+        sec->steps[sec->num_steps - 1].fanout = k;
+      }
       copies_rank = stage_tokens * k / ep * imb;
-      pre_tokens = stage_tokens;  // replicated: each ep rank picks its experts' copies
-    } else if (ep > 1) {
-      // Dispatch payload per element (cfg_.dispatch, set by the simulator from the dtype: bf16, FP8,
-      // or FP4 for FP4 experts on Blackwell); the combine returns bf16.
-      const double disp_b = BytesPerElement(cfg_.dispatch);
-      Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b, Layout::kTokens,
-           Layout::kTokens);
-      sec->steps[sec->num_steps - 1].fanout = k;
-      copies_rank = stage_tokens * k / ep * imb;
-      pre_tokens = copies_rank;
+      // Replicated tokens: each ep rank picks its experts' copies from all of them.
+      pre_tokens = tp_moe ? stage_tokens : copies_rank;
     } else {
       copies_rank = stage_tokens * k;
       pre_tokens = stage_tokens;  // tokens are only gathered, one copy each
@@ -530,16 +530,17 @@ class Builder {
     FixExpertSplit(sec, d2, etp, /*first=*/false);
     ActiveExpertsOnly(sec, local_experts, copies_rank);
     const int down_step = sec->num_steps - 1;
-    if (etp > 1) {
-      l = Produced(d2);
+    if (tp_moe) {
+      // The output joins the block's partial sum as it is (a feature slice is a partial sum that
+      // is zero elsewhere).
+      l = Layout::kPartial;
+    } else if (etp > 1) {
       // Copies return split on tokens inside the ep rank; with ep = 1 the k copies of a token are
-      // summed locally first, so only the tokens travel. A tensor-parallel MoE's output joins the
-      // block's partial sum as it is (a feature slice is a partial sum that is zero elsewhere).
-      l = tp_moe ? Layout::kPartial
-                 : Convert(sec, Op::kMoeFfn2, l, Layout::kTokens,
-                           ep > 1 ? copies_rank : stage_tokens, h, etp_);
+      // summed locally first, so only the tokens travel.
+      l = Convert(sec, Op::kMoeFfn2, Produced(d2), Layout::kTokens,
+                  ep > 1 ? copies_rank : stage_tokens, h, etp_);
     } else {
-      l = tp_moe ? Layout::kPartial : Layout::kTokens;
+      l = Layout::kTokens;
     }
     if (ep > 1 && !tp_moe) {
       Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
