@@ -57,6 +57,17 @@ DisaggServeOptions Link(double bw, double latency) {
   return d;
 }
 
+// Seconds of the first n decode steps of a lone request with a `prompt`-token prompt: one
+// sequence at KV length prompt + k in step k.
+double DecodeStepsOfOne(ServeSim& sim, int prompt, int n) {
+  double t = 0;
+  for (int k = 0; k < n; ++k) {
+    const RankShape r{1, static_cast<double>(prompt + k), 0, 0};
+    t += sim.StepSeconds(r, r);
+  }
+  return t;
+}
+
 TEST(ServeDisagg, OneRequestByHand) {
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
     Pools c = MakePools(e);
@@ -78,26 +89,23 @@ TEST(ServeDisagg, OneRequestByHand) {
     EXPECT_NEAR(o.prefill_end_s, prefill, 1e-12);
     EXPECT_NEAR(o.kv_ready_s, prefill + xfer, 1e-12);
     // Decode steps at KV length 1000 + k.
-    auto step = [&](int k) {
-      const RankShape r{1, 1000.0 + k, 0, 0};
-      return (*sim)->StepSeconds(r, r);
-    };
+    const double step0 = DecodeStepsOfOne(**sim, 1000, 1);
     double decode = 0;
     if (e == Engine::kSglang) {
       // Streamed as it joins the decode batch; then 9 decode steps for the 9 other tokens.
       EXPECT_NEAR(o.ttft_s(), prefill + xfer, 1e-12);
-      for (int k = 0; k < 9; ++k) decode += step(k);
+      decode = DecodeStepsOfOne(**sim, 1000, 9);
       EXPECT_NEAR(o.tpot_s(), decode / 9, 1e-9);
     } else if (e == Engine::kTrtllm) {
       // The first decode step returns the context server's token and its own: 9 steps.
-      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step(0), 1e-12);
-      for (int k = 0; k < 9; ++k) decode += step(k);
-      EXPECT_NEAR(o.tpot_s(), (decode - step(0)) / 9, 1e-9);
+      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step0, 1e-12);
+      decode = DecodeStepsOfOne(**sim, 1000, 9);
+      EXPECT_NEAR(o.tpot_s(), (decode - step0) / 9, 1e-9);
     } else {
       // vLLM: the decode instance computes all 10 tokens, the first after its first step.
-      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step(0), 1e-12);
-      for (int k = 0; k < 10; ++k) decode += step(k);
-      EXPECT_NEAR(o.tpot_s(), (decode - step(0)) / 9, 1e-9);
+      EXPECT_NEAR(o.ttft_s(), prefill + xfer + step0, 1e-12);
+      decode = DecodeStepsOfOne(**sim, 1000, 10);
+      EXPECT_NEAR(o.tpot_s(), (decode - step0) / 9, 1e-9);
     }
     EXPECT_NEAR(o.e2e_s(), prefill + xfer + decode, 1e-9);
     EXPECT_EQ(o.preemptions, 0);
@@ -236,18 +244,13 @@ TEST(ServeDisagg, FullDecodePoolHoldsTheTransferBackTrtllm) {
   const ServeRun run = (*sim)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
   const double prefill = (*sim)->PrefillStepSeconds({0, 0, 200, 2}, {0, 0, 200, 2});
   const double xfer = 131072.0 * 100 / 50e9;
-  auto step = [&](int k) {
-    const RankShape r{1, 100.0 + k, 0, 0};
-    return (*sim)->StepSeconds(r, r);
-  };
-  double steps49 = 0;
-  for (int k = 0; k < 49; ++k) steps49 += step(k);
+  const double steps49 = DecodeStepsOfOne(**sim, 100, 49);
   const RequestOutcome& a = run.requests[0];
   const RequestOutcome& b = run.requests[1];
   ASSERT_TRUE(a.done() && b.done());
   EXPECT_NEAR(a.prefill_end_s, prefill, 1e-12);
   EXPECT_NEAR(b.prefill_end_s, prefill, 1e-12);
-  EXPECT_NEAR(a.ttft_s(), prefill + xfer + step(0), 1e-12);
+  EXPECT_NEAR(a.ttft_s(), prefill + xfer + DecodeStepsOfOne(**sim, 100, 1), 1e-12);
   EXPECT_NEAR(a.finish_s, prefill + xfer + steps49, 1e-9);
   EXPECT_NEAR(b.kv_ready_s, a.finish_s + xfer, 1e-9);
   EXPECT_NEAR(b.ttft_s(), a.ttft_s() + steps49 + xfer, 1e-9);
@@ -277,11 +280,7 @@ TEST(ServeDisagg, FullDecodePoolHoldsThePrefillBackSglang) {
   const ServeRun run = (*sim)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
   const double prefill = (*sim)->PrefillStepSeconds({0, 0, 100, 1}, {0, 0, 100, 1});
   const double xfer = 131072.0 * 100 / 50e9;
-  double steps49 = 0;
-  for (int k = 0; k < 49; ++k) {
-    const RankShape r{1, 100.0 + k, 0, 0};
-    steps49 += (*sim)->StepSeconds(r, r);
-  }
+  const double steps49 = DecodeStepsOfOne(**sim, 100, 49);
   const RequestOutcome& a = run.requests[0];
   const RequestOutcome& b = run.requests[1];
   ASSERT_TRUE(a.done() && b.done());
