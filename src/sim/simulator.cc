@@ -287,7 +287,7 @@ double Simulator::EngineFactor(const std::string& engine) {
       {"trtllm", 0.9442},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
       // 11 throughput rows of ../shared/reference/measurements-frontier.csv (AMD ATOM on MI355X,
       // DeepSeek-R1 FP8/MXFP4; l2s validate --fit-engine-factors on that file).
-      {"atom", 0.9341},
+      {"atom", 0.9066},
   };
   constexpr double kDefault = 0.9458;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).

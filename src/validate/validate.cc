@@ -456,6 +456,37 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
 
 namespace {
 
+// A serve or disagg row stating a concurrency, for a metric its benchmark client reports (mean
+// TTFT, mean TPOT, output tokens/s over the whole run): the three come from one simulation of the
+// client, request by request (serve/bench_client.h), which draws the row's lengths itself, so one
+// run's throughput, TPOT and TTFT are priced consistently.
+bool ClientSimulated(const Measurement& row) {
+  return row.concurrency > 0 && (row.mode == "serve" || row.mode == "disagg") &&
+         (row.metric == "ttft_ms" || row.metric == "tpot_ms" ||
+          row.metric == "output_tokens_per_s");
+}
+
+serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
+  serve::BenchClientSpec bc;
+  bc.concurrency = static_cast<int>(row.concurrency);
+  bc.isl = row.isl;
+  bc.osl = row.osl;
+  bc.range_ratio = row.noted.length_ratio;
+  bc.instances = instances;
+  return bc;
+}
+
+// The row's metric from its client's run: totals over every instance behind the router.
+double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
+  if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
+  return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
+}
+
+std::string ClientLengths(const Measurement& row) {
+  return fmt::format("client: {} x 10 prompts, isl/osl uniform {:.2g}-1.0 x nominal",
+                     row.concurrency, row.noted.length_ratio);
+}
+
 // Expert slots an engine runs when the row states none: SGLang adds redundant experts up to a
 // multiple of the EP size when EP does not divide the routed experts (ep_num_redundant_experts;
 // 256 experts at EP 48 run 288 slots); 0 (one slot per expert) otherwise.
@@ -557,26 +588,20 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   e.tokens_per_s = rate * static_cast<double>(row.osl);
   std::optional<double> v = MetricValue(
       e, p.workload, static_cast<int>(row.prefill.gpus + row.decode.gpus), row.metric);
-  // A row stating a concurrency: mean TTFT / TPOT of its benchmark client, simulated request by
-  // request on the two pools (serve/bench_client.h, ServeSim::MakeDisagg): np prefill and nd
-  // decode instances, the KV link of the static model. Work limit: a run of more than 10^8
+  // A row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s (one run,
+  // ClientSimulated), simulated request by request on the two pools (serve/bench_client.h,
+  // ServeSim::MakeDisagg): np prefill and nd decode instances, the KV link of the static model. Work limit: a run of more than 10^8
   // decode token-steps (concurrency x 10 prompts x osl; the two 1024/8192 runs at 4,096 and 8,192
   // clients, minutes each) keeps the static model's figure, and says so in the reason.
   constexpr double kMaxClientTokenSteps = 1e8;
   const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
-  if (v && row.concurrency > 0 && (row.metric == "ttft_ms" || row.metric == "tpot_ms") &&
-      client_work > kMaxClientTokenSteps)
+  if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps)
     out.reason = fmt::format(
         "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "
         "work limit of {:.0e}",
         client_work, kMaxClientTokenSteps);
-  if (v && row.concurrency > 0 && (row.metric == "ttft_ms" || row.metric == "tpot_ms") &&
-      client_work <= kMaxClientTokenSteps) {
-    serve::BenchClientSpec bc;
-    bc.concurrency = static_cast<int>(row.concurrency);
-    bc.isl = row.isl;
-    bc.osl = row.osl;
-    bc.instances = nd;
+  if (v && ClientSimulated(row) && client_work <= kMaxClientTokenSteps) {
+    const serve::BenchClientSpec bc = ClientSpec(row, nd);
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
     dso.link = d.link;
@@ -586,7 +611,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
     const auto r = serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
     if (!r.ok()) return miss(r.status().message());
-    v = 1e3 * (row.metric == "ttft_ms" ? r->mean_ttft_s : r->mean_tpot_s);
+    v = ClientValue(row, *r);
+    out.lengths = ClientLengths(row);
   }
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
@@ -706,7 +732,8 @@ Prediction Predictor::Predict(const Measurement& row) {
 
 Prediction Predictor::PredictLengths(const Measurement& row) {
   const double r = row.noted.length_ratio;
-  if (!(r < 1) || row.isl <= 0) return PredictOne(row);
+  // A client-simulated row: its client draws the lengths (a grid would draw them twice).
+  if (!(r < 1) || row.isl <= 0 || ClientSimulated(row)) return PredictOne(row);
   // Midpoints of three equal-probability bins of U[r, 1].
   double f[3];
   for (int i = 0; i < 3; ++i) f[i] = r + (1.0 - r) * (i + 0.5) / 3.0;
@@ -968,23 +995,22 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
   std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);
   if (!v) return miss(fmt::format("unsupported metric '{}' for mode {}", row.metric, row.mode));
-  // A serve row stating a concurrency: mean TTFT / TPOT of its benchmark client, simulated request
-  // by request (serve/bench_client.h: N clients, 10 x N prompts, lengths 0.8-1.0 x nominal).
-  if (w.mode == Mode::kServe && row.concurrency > 0 &&
-      (row.metric == "ttft_ms" || row.metric == "tpot_ms")) {
-    serve::BenchClientSpec bc;
-    bc.concurrency = static_cast<int>(row.concurrency);
-    bc.isl = row.isl;
-    bc.osl = row.osl;
-    bc.instances = static_cast<int>(replicas);
-    const auto r = serve::SimulateBenchmarkClient(sim.problem(), s, bc);
+  // A serve row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s,
+  // simulated request by request (ClientSimulated).
+  const bool client = w.mode == Mode::kServe && ClientSimulated(row);
+  if (client) {
+    const auto r = serve::SimulateBenchmarkClient(sim.problem(), s,
+                                                  ClientSpec(row, static_cast<int>(replicas)));
     if (!r.ok()) return miss(r.status().message());
-    v = 1e3 * (row.metric == "ttft_ms" ? r->mean_ttft_s : r->mean_tpot_s);
+    v = ClientValue(row, *r);
+    out.lengths = ClientLengths(row);
   }
   if (!std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
-  // Totals cover every replica; per-GPU figures, per-user speed and latencies do not change.
-  const bool is_total = kind == MetricKind::kThroughput && !EndsWith(row.metric, "_per_gpu");
+  // Totals cover every replica (the client's run already does); per-GPU figures, per-user speed
+  // and latencies do not change.
+  const bool is_total =
+      !client && kind == MetricKind::kThroughput && !EndsWith(row.metric, "_per_gpu");
   out.raw = *v * (is_total ? static_cast<double>(replicas) : 1.0);
   // A row without an engine label is an unknown engine (the default factor), not the ideal one.
   out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)

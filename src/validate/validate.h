@@ -184,7 +184,9 @@ class Predictor {
   // (noted.length_ratio < 1) are predicted on a 3 x 3 grid of (isl, osl) at the midpoints of
   // three equal-probability bins of each: throughput metrics as requests/s = 1 / mean(1 / r_i)
   // (each request occupies the deployment for 1 / r_i) times the mean tokens per request;
-  // latencies and per-user speed as the mean over the grid (client-side means).
+  // latencies and per-user speed as the mean over the grid (client-side means). A serve or
+  // disagg row stating a concurrency has its mean TTFT, mean TPOT and output tokens/s from one
+  // simulation of its benchmark client (serve/bench_client.h), which draws the lengths itself.
   Prediction Predict(const Measurement& row);
 
  private:

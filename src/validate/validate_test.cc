@@ -305,10 +305,11 @@ TEST(Predict, HonoursTheStatedBatch) {
 
 TEST(Predict, DisaggRowsAreCostedByTheDisaggregatedModel) {
   // 8 prefill GPUs (one TP8 instance) + 16 decode GPUs (two TP8 instances), Llama-3.1-8B fp8 at
-  // 1024/1024, 64 requests in flight: 64 / (2 instances x 1 dp rank) = batch 32 per decode rank.
+  // 1024/1024, a stated batch of 32 per decode rank (a row stating a concurrency instead is its
+  // simulated benchmark client's, serve_validate_test).
   const std::string row =
-      "10,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
-      "64,8,8,1,1,16,8,1,1,\n";
+      "10,s,ideal,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,32,output_tokens_per_s,5000,,,,,,,"
+      ",8,8,1,1,16,8,1,1,\n";
   Predictor pred({}, false);
   const Prediction p = pred.Predict(ScaleRow(row));
   ASSERT_TRUE(p.ok) << p.reason;
