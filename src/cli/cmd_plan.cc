@@ -295,16 +295,18 @@ struct PlanOutcome : AggPlan {
   Strategy ideal;
   Evaluation ideal_eval;
   std::string ideal_source;
-  // No --engine: the best each serving engine launches (plan/engines.h), in kTabulatedEngines order.
+  // No --engine: the best each serving engine launches (plan/engines.h), in TabulatedEngines order.
   std::vector<plan::EnginePlan> engines;
   // No --engine: `engine` is the fastest of `engines`, planned as --engine would plan it.
   bool engine_chosen = false;
 };
 
-// Whether engine `id` launches `s` as it is (kIdeal: whether any tabulated engine does).
-bool LaunchableBy(engine::EngineId id, const ModelSpec& m, const Strategy& s) {
+// Whether engine `id` launches `s` as it is (kIdeal: whether any engine tabulated for the GPU's
+// vendor does).
+bool LaunchableBy(engine::EngineId id, const Problem& p, const Strategy& s) {
+  const ModelSpec& m = p.model;
   if (id != engine::EngineId::kIdeal) return engine::Launchable(engine::CapabilitiesOf(id), m, s);
-  for (engine::EngineId e : plan::kTabulatedEngines)
+  for (engine::EngineId e : plan::TabulatedEngines(p.cluster))
     if (engine::Launchable(engine::CapabilitiesOf(e), m, s)) return true;
   return false;
 }
@@ -355,7 +357,7 @@ json PlanJson(const PlanOutcome& o) {
     // The engine the plan is for ("ideal": the paper's unrestricted space) and whether an engine
     // launches it as it is (with --engine E: E, always; without: any of the tabulated engines).
     b["engine"] = std::string(engine::EngineName(o.engine));
-    b["launchable"] = LaunchableBy(o.engine, sim.problem().model, o.recommended);
+    b["launchable"] = LaunchableBy(o.engine, sim.problem(), o.recommended);
     b["cost"] = CostJson(plan::CostOf(o.recommended_eval.tokens_per_s_per_gpu, sim.problem().workload,
                                       sim.problem().cluster, sim.problem().cluster.num_gpus));
     b["error_band"] = ErrorBandJson(plan::UncertaintyOf(sim.problem(), o.recommended,
@@ -684,6 +686,25 @@ StatusOr<std::string> ResolveServing(const PlanFlags& f, Mode mode) {
   return s;
 }
 
+// Disaggregated serving needs an engine whose prefill/decode deployment l2s launches
+// (engine::Capabilities::disaggregation: not ATOM's or Megatron-LM's). With --serving disagg such
+// an engine is an error; with auto the plan is aggregated and a warning says why.
+Status CheckEngineServing(const PlanFlags& f, std::string* serving) {
+  const engine::EngineId id = LaunchEngineOf(f.problem);
+  if (*serving == "agg" || engine::CapabilitiesOf(id).disaggregation) return Status::Ok();
+  const std::string title(engine::EngineTitle(id));
+  if (*serving == "disagg")
+    return Status::InvalidArgument(fmt::format(
+        "--serving disagg: l2s launches no disaggregated {} deployment (its plans are aggregated; "
+        "docs/PLAN.md \"Engine rules\")",
+        title));
+  Warn(fmt::format("{} plans are aggregated: l2s launches no disaggregated {} deployment "
+                   "(--serving agg says so; another --engine plans disaggregated pools)",
+                   title, title));
+  *serving = "agg";
+  return Status::Ok();
+}
+
 DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
   DisaggPlanRequest r;
   r.search = f.search;
@@ -701,14 +722,15 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
 // --emit DIR (launch/emit.h): writes the plan's launch files and returns the line saying where
 // they went; "" without --emit.
 StatusOr<std::string> EmitDisagg(const PlanFlags& f, const Problem& p,
-                                 const StatusOr<std::array<launch::DisaggLaunch, 4>>& launches) {
+                                 const StatusOr<std::vector<launch::DisaggLaunch>>& launches) {
   if (f.emit.empty()) return std::string();
   if (!launches.ok()) return Status::InvalidArgument("--emit: " + launches.status().message());
   return launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
 }
 StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
   if (f.emit.empty()) return std::string();
-  return launch::EmitAggregatedPlan(f.emit, p, o.launch, p.workload.engine, {f.model_id, {}});
+  return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine),
+                                    {f.model_id, {}});
 }
 
 int Emit(const PlanFlags& f, const json& j, const std::string& text, bool interrupted) {
@@ -733,11 +755,12 @@ json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d)
 
 // No --engine: the disaggregated pools are planned for the engine whose aggregated plan is the
 // fastest (the engines' table), one line saying so.
-std::string ChosenEngineLine(const PlanFlags& f) {
+std::string ChosenEngineLine(const PlanFlags& f, const Problem& p) {
   return fmt::format(
-      "  engine   {}, the fastest in the aggregated plans of vLLM, SGLang and TensorRT-LLM "
+      "  engine   {}, the fastest in the aggregated plans of {} "
       "(--engine E plans another; --engine ideal the unrestricted pools)\n",
-      engine::EngineTitle(LaunchEngineOf(f.problem)));
+      engine::EngineTitle(LaunchEngineOf(f.problem)),
+      plan::TabulatedTitles(p.cluster));
 }
 
 int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,
@@ -757,7 +780,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   json j = DisaggHeaderJson(f, p, *d);
   j["best"] = DisaggBestJson(*d);
   j["baselines"] = {{"aggregated", json()}};
-  StatusOr<std::array<launch::DisaggLaunch, 4>> launches = DisaggLaunches(*d);
+  StatusOr<std::vector<launch::DisaggLaunch>> launches = DisaggLaunches(*d);
   j["launch"] = launches.ok() ? DisaggLaunchJson(*launches) : json();
   j["total_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string text = fmt::format("l2s plan: {}, disaggregated serving\n\n", ProblemSummary(p));
@@ -776,7 +799,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   text += FormatDisaggPlan(p, *d, f.search);
   if (engine_chosen) {
     j["best"]["engine_chosen_by"] = "fastest_aggregated";
-    text += ChosenEngineLine(f);
+    text += ChosenEngineLine(f, p);
   }
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
   StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
@@ -819,14 +842,14 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     j["baselines"]["aggregated"] = AggSummaryJson(o);
     // "launch" translates the recommended (disaggregated) plan; the aggregated plan's commands
     // stay beside it.
-    StatusOr<std::array<launch::DisaggLaunch, 4>> launches = DisaggLaunches(*d);
+    StatusOr<std::vector<launch::DisaggLaunch>> launches = DisaggLaunches(*d);
     j["launch"] = launches.ok() ? DisaggLaunchJson(*launches) : json();
     j["launch_aggregated"] = launch;
     text = fmt::format("l2s plan: {}, serving auto: disaggregated wins\n\n", ProblemSummary(p));
     text += FormatDisaggPlan(p, *d, f.search);
     if (o.engine_chosen) {
       j["best"]["engine_chosen_by"] = "fastest_aggregated";
-      text += ChosenEngineLine(f);
+      text += ChosenEngineLine(f, p);
     }
     text += o.engine == engine::EngineId::kIdeal
                 ? std::string("\nAggregated (one engine over all GPUs)\n")
@@ -909,12 +932,18 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     problem->cluster = pools->pools[0];
     StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
     if (!serving.ok()) return Fail(serving.status());
+    if (!engine::CapabilitiesOf(LaunchEngineOf(f.problem)).disaggregation)
+      return Fail(Status::InvalidArgument(fmt::format(
+          "--cluster {} mixes GPU pools, which only a disaggregated plan uses, and l2s launches "
+          "no disaggregated {} deployment",
+          f.problem.cluster, engine::EngineTitle(LaunchEngineOf(f.problem)))));
     return RunDisaggOnly(f, *problem, t0, &*pools, false, &*traffic);
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
   StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
   if (!serving.ok()) return Fail(serving.status());
+  if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
   if (f.pareto) {
     ParetoPlanArgs a;
     a.search = f.search;
@@ -982,11 +1011,22 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     StatusOr<plan::EngineTable> t = plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
     if (!t.ok()) return Fail(t.status());
     table = std::move(t->rows);
-    if (t->fastest >= 0 && !t->interrupted && !InterruptRequested()) {
-      f.problem.engine = std::string(engine::EngineName(table[t->fastest].id));
+    int fastest = t->fastest;
+    // --serving disagg: the fastest engine whose disaggregated deployment l2s launches.
+    if (*serving == "disagg") {
+      fastest = -1;
+      for (size_t i = 0; i < table.size(); ++i)
+        if (table[i].found && engine::CapabilitiesOf(table[i].id).disaggregation &&
+            (fastest < 0 || table[i].eval.tokens_per_s_per_gpu >
+                                table[fastest].eval.tokens_per_s_per_gpu))
+          fastest = static_cast<int>(i);
+    }
+    if (fastest >= 0 && !t->interrupted && !InterruptRequested()) {
+      f.problem.engine = std::string(engine::EngineName(table[fastest].id));
       problem = BuildProblem(f.problem);
       if (!problem.ok()) return Fail(problem.status());
       engine_chosen = true;
+      if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
     }
   }
   if (*serving == "disagg")

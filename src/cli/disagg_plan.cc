@@ -202,7 +202,7 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   return out;
 }
 
-json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l) {
+json DisaggLaunchJson(const std::vector<launch::DisaggLaunch>& l) {
   json out = json::object();
   for (const launch::DisaggLaunch& x : l) {
     json j;
@@ -231,7 +231,7 @@ json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l) {
   return out;
 }
 
-std::string FormatDisaggLaunch(const std::array<launch::DisaggLaunch, 4>& l) {
+std::string FormatDisaggLaunch(const std::vector<launch::DisaggLaunch>& l) {
   std::string out = "\nLaunch (disaggregated)\n";
   for (const launch::DisaggLaunch& x : l) {
     out += fmt::format("  {}{}:\n", launch::DisaggEngineTitle(x.engine),

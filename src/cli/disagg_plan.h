@@ -34,9 +34,9 @@ nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
 // {"<engine>": {"backend", "exact", "unsupported", "runnable", "prefill", "decode",
 //  "processes": [{"role", "count", "gpus", "command", "file": {"name", "contents"}, "notes"}],
 //  "notes"}} for `best` plans' "launch" field.
-nlohmann::ordered_json DisaggLaunchJson(const std::array<launch::DisaggLaunch, 4>& l);
+nlohmann::ordered_json DisaggLaunchJson(const std::vector<launch::DisaggLaunch>& l);
 // The "Launch (disaggregated)" text section (ends with a newline).
-std::string FormatDisaggLaunch(const std::array<launch::DisaggLaunch, 4>& l);
+std::string FormatDisaggLaunch(const std::vector<launch::DisaggLaunch>& l);
 
 // Readable section (ends with a newline).
 std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const std::string& searcher);

@@ -74,7 +74,8 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
 void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--engine", f->engine,
                   "the engine to plan for: vllm, sglang, trtllm, dynamo+vllm, dynamo+sglang, "
-                  "dynamo+trtllm, megatron (a version may follow, e.g. trtllm-0.17) - plan then "
+                  "dynamo+trtllm, megatron, atom (AMD GPUs; a version may follow, e.g. "
+                  "trtllm-0.17) - plan then "
                   "searches only what that engine launches, under its scheduler and limits - or "
                   "ideal (the unrestricted space of the paper)");
   cmd->add_option("--adp-balance", f->adp_balance,
@@ -107,6 +108,13 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
   if (!f.engine.empty()) {
     StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
     if (!id.ok()) return Status::InvalidArgument("--engine: " + id.status().message());
+    // An engine that has no build for the cluster's GPUs (TensorRT-LLM on AMD, ATOM on NVIDIA),
+    // or a single-node engine (ATOM) on more than one node.
+    if (!p->cluster.gpu.vendor.empty()) {
+      Status v = engine::CheckCluster(*id, p->cluster.gpu.vendor, p->cluster.gpu.name,
+                                      p->cluster.num_gpus, p->cluster.gpus_per_domain);
+      if (!v.ok()) return Status::InvalidArgument("--engine: " + v.message());
+    }
     w.engine = engine::SchedulerOf(*id);
   }
   if (!f.adp_balance.empty()) {

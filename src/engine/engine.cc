@@ -38,6 +38,7 @@ Capabilities Vllm() {
   c.expert_slots = true;
   c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
   c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
+  c.amd = true;              // docs.vllm.ai getting_started/installation/gpu: ROCm build
   c.source =
       "docs.vllm.ai serving/data_parallel_deployment and expert_parallel_deployment; "
       "vllm/config/parallel.py (enable_expert_parallel, enable_eplb, enable_dbo); "
@@ -71,6 +72,7 @@ Capabilities Sglang() {
   c.expert_slots = true;
   c.disaggregation = true;
   c.chunked_prefill = true;
+  c.amd = true;  // docs.sglang.ai platforms/amd_gpu: ROCm images (lmsysorg/sglang:*-rocm*)
   c.source =
       "python/sglang/srt/layers/dp_attention.py (compute_dp_attention_world_info, "
       "moe_dense_tp_size in [1, None]); python/sglang/srt/server_args.py";
@@ -104,6 +106,46 @@ Capabilities Trtllm() {
   return c;
 }
 
+// AMD's ATOM (AiTer Optimized Model, ROCm only): a vLLM-style engine (continuous batching with
+// chunked prefill, max_num_seqs / max_num_batched_tokens, lockstep data-parallel engine cores), so
+// the simulator runs vLLM's scheduler for it, with the limits the launch command states.
+Capabilities Atom() {
+  Capabilities c;
+  c.id = EngineId::kAtom;
+  c.name = "atom";
+  c.title = "ATOM";
+  c.version = "0.1";
+  c.workers = EngineId::kAtom;
+  c.scheduler = Engine::kVllm;
+  // ROCm/ATOM distributed_guide: -tp N, -dp N (attention TP inside DP ranks: "-tp 4 -dp 2
+  // --enable-expert-parallel"); MoE layers span dp x tp with --enable-expert-parallel ("EP size =
+  // dp_size * tp_size"), tensor-parallel otherwise; dense models: DP ranks are replicas.
+  c.expert_span = ExpertSpan::kOneOrStage;
+  c.attention_split = AttentionSplit::kAny;
+  c.per_operator_dims = false;
+  c.sequence_parallel = false;
+  // atom/model_engine/arg_utils.py: --enable-tbo [prefill|all] (two-batch overlap of the MoRI
+  // all-to-all), --method mtp --num-speculative-tokens, --eplb-enable --eplb-config
+  // (num_redundant_experts); no single-batch overlap.
+  c.overlap = kTboOnly;
+  c.tbo_needs_dp = true;
+  c.mtp = true;
+  c.expert_slots = true;
+  // ATOM's own prefill/decode disaggregation (--kv-transfer-config, the atomesh router) is not
+  // emitted by l2s: its plans are aggregated (docs/PLAN.md "Engine rules").
+  c.disaggregation = false;
+  c.chunked_prefill = true;
+  c.nvidia = false;
+  c.amd = true;
+  // One CoreManager per server starts the tp x dp engine cores on the local GPUs; arg_utils.py
+  // has no node-rank or head-address argument.
+  c.single_node = true;
+  c.source =
+      "ROCm/ATOM distributed_guide (github.com/ROCm/ATOM); atom/model_engine/arg_utils.py "
+      "(--enable-expert-parallel, --enable-tbo, --method mtp, --eplb-enable)";
+  return c;
+}
+
 Capabilities Dynamo(EngineId id, Capabilities backend, std::string_view name,
                     std::string_view title) {
   Capabilities c = backend;
@@ -112,6 +154,8 @@ Capabilities Dynamo(EngineId id, Capabilities backend, std::string_view name,
   c.title = title;
   c.version = "0.6";  // Dynamo's; the workers are the backend row's version
   c.disaggregation = true;
+  c.nvidia = true;  // docs.nvidia.com/dynamo support matrix: CUDA only
+  c.amd = false;
   c.source = "docs.nvidia.com/dynamo backends (vllm, sglang, trtllm): workers take the engine's own "
              "arguments";
   return c;
@@ -137,6 +181,7 @@ Capabilities Megatron() {
   c.expert_slots = false;
   c.disaggregation = false;
   c.chunked_prefill = false;
+  c.amd = true;  // github.com/ROCm/Megatron-LM: AMD's ROCm port, the same arguments
   c.source = "megatron/core/transformer/moe/README.md; megatron/training/arguments.py";
   return c;
 }
@@ -148,10 +193,11 @@ Capabilities Ideal() {
   c.title = "ideal (no engine)";
   c.version = "-";
   c.source = "the paper's full space: every per-operator layout, no engine limits";
+  c.amd = true;
   return c;
 }
 
-std::array<Capabilities, 8> BuildTable() {
+std::array<Capabilities, 9> BuildTable() {
   Capabilities v = Vllm(), s = Sglang(), t = Trtllm();
   v.id = EngineId::kVllm;
   v.name = "vllm";
@@ -169,11 +215,12 @@ std::array<Capabilities, 8> BuildTable() {
           Dynamo(EngineId::kDynamoVllm, v, "dynamo+vllm", "Dynamo + vLLM"),
           Dynamo(EngineId::kDynamoSglang, s, "dynamo+sglang", "Dynamo + SGLang"),
           Dynamo(EngineId::kDynamoTrtllm, t, "dynamo+trtllm", "Dynamo + TensorRT-LLM"),
-          Megatron()};
+          Megatron(),
+          Atom()};
 }
 
-const std::array<Capabilities, 8>& Table() {
-  static const std::array<Capabilities, 8> table = BuildTable();
+const std::array<Capabilities, 9>& Table() {
+  static const std::array<Capabilities, 9> table = BuildTable();
   return table;
 }
 
@@ -224,6 +271,34 @@ const Capabilities& CapabilitiesOf(EngineId id) {
 std::string_view EngineName(EngineId id) { return CapabilitiesOf(id).name; }
 std::string_view EngineTitle(EngineId id) { return CapabilitiesOf(id).title; }
 
+bool RunsOn(const Capabilities& c, std::string_view vendor) {
+  return vendor == "amd" ? c.amd : c.nvidia;
+}
+
+Status CheckVendor(EngineId id, std::string_view vendor, std::string_view gpu_name) {
+  const Capabilities& c = CapabilitiesOf(id);
+  if (RunsOn(c, vendor)) return Status::Ok();
+  std::string names;
+  for (EngineId e : kLaunchEngines)
+    if (RunsOn(CapabilitiesOf(e), vendor))
+      names += (names.empty() ? "" : ", ") + std::string(EngineName(e));
+  return Status::InvalidArgument(fmt::format(
+      "{} does not run on {} GPUs ({}): the engines for them are {}", c.title,
+      vendor == "amd" ? "AMD" : "NVIDIA", gpu_name, names));
+}
+
+Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_name, int num_gpus,
+                    int gpus_per_domain) {
+  if (Status v = CheckVendor(id, vendor, gpu_name); !v.ok()) return v;
+  const Capabilities& c = CapabilitiesOf(id);
+  if (c.single_node && gpus_per_domain > 0 && num_gpus > gpus_per_domain)
+    return Status::InvalidArgument(fmt::format(
+        "{} serves from one node: plan at most {} GPUs (one node of {}) and start a server per "
+        "node, or plan a multi-node instance with another engine (got {} GPUs)",
+        c.title, gpus_per_domain, gpu_name, num_gpus));
+  return Status::Ok();
+}
+
 StatusOr<EngineId> ParseEngineId(std::string_view name) {
   std::string lower(name);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -242,6 +317,7 @@ StatusOr<EngineId> ParseEngineId(std::string_view name) {
     const std::string f = Family(lower);
     if (Single(f, &id)) return id;
     if (f.rfind("megatron", 0) == 0) return EngineId::kMegatron;
+    if (f == "atom") return EngineId::kAtom;
     if (f == "ideal" || f == "none") return EngineId::kIdeal;
   }
   std::string names;

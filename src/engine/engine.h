@@ -37,12 +37,12 @@ enum class EngineId : uint8_t {
   kDynamoSglang,
   kDynamoTrtllm,
   kMegatron,
+  kAtom,
 };
-// Every engine that launches plans, in table order (kIdeal excluded): what `l2s plan` without
-// --engine plans and tabulates.
-inline constexpr std::array<EngineId, 7> kLaunchEngines = {
+// Every engine that launches plans, in table order (kIdeal excluded).
+inline constexpr std::array<EngineId, 8> kLaunchEngines = {
     EngineId::kVllm,         EngineId::kSglang,       EngineId::kTrtllm,  EngineId::kDynamoVllm,
-    EngineId::kDynamoSglang, EngineId::kDynamoTrtllm, EngineId::kMegatron};
+    EngineId::kDynamoSglang, EngineId::kDynamoTrtllm, EngineId::kMegatron, EngineId::kAtom};
 
 // How far expert parallelism may span a stage.
 enum class ExpertSpan : uint8_t {
@@ -79,6 +79,12 @@ struct Capabilities {
   bool expert_slots = true;             // redundant expert slots (EPLB)
   bool disaggregation = true;           // prefill/decode pools
   bool chunked_prefill = true;
+  // GPU vendors the engine runs on (hw.h Gpu::vendor): TensorRT-LLM and Dynamo are CUDA-only,
+  // ATOM is ROCm-only, vLLM, SGLang and Megatron-LM have both builds.
+  bool nvidia = true;
+  bool amd = false;
+  // A server spans at most one node (NVLink / xGMI domain): ATOM has no multi-node launch.
+  bool single_node = false;
   std::string_view source;              // where the row's facts come from
 };
 
@@ -88,8 +94,20 @@ const Capabilities& CapabilitiesOf(EngineId id);
 
 std::string_view EngineName(EngineId id);   // Capabilities::name
 std::string_view EngineTitle(EngineId id);  // Capabilities::title
+// Whether engine `c` runs on GPUs of `vendor` ("nvidia", "amd"); kIdeal runs everywhere.
+bool RunsOn(const Capabilities& c, std::string_view vendor);
+// OK when `id` runs on `vendor`'s GPUs, else InvalidArgument in one line naming the engine, the
+// GPU and the engines that do run there, e.g. "TensorRT-LLM does not run on AMD GPUs (mi355x):
+// the engines for them are vllm, sglang, megatron, atom".
+Status CheckVendor(EngineId id, std::string_view vendor, std::string_view gpu_name);
+// CheckVendor, and for a single_node engine a cluster of at most one domain of
+// `gpus_per_domain` GPUs (InvalidArgument naming the limit otherwise).
+Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_name, int num_gpus,
+                    int gpus_per_domain);
+
 // "vllm", "vLLM 0.11", "sglang-0.5.4", "trtllm", "trt-llm", "TensorRT-LLM", "dynamo+trtllm"
-// (also "dynamo-sglang", "dynamo+vLLM"), "megatron", "megatron-lm", "ideal", "none" -> the engine;
+// (also "dynamo-sglang", "dynamo+vLLM"), "megatron", "megatron-lm", "atom", "ATOM 0.1.3", "ideal",
+// "none" -> the engine;
 // anything else, or "", is InvalidArgument naming the accepted names.
 StatusOr<EngineId> ParseEngineId(std::string_view name);
 

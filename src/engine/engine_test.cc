@@ -53,6 +53,7 @@ TEST(EngineNames, ParseEveryNameAndTheUsualSpellings) {
   EXPECT_EQ(*ParseEngineId("dynamo+trtllm"), EngineId::kDynamoTrtllm);
   EXPECT_EQ(*ParseEngineId("Megatron-LM"), EngineId::kMegatron);
   EXPECT_EQ(*ParseEngineId("none"), EngineId::kIdeal);
+  EXPECT_EQ(*ParseEngineId("ATOM 0.1.3"), EngineId::kAtom);
   for (const char* bad : {"", "tgi", "dynamo+", "dynamo+tgi", "lmdeploy"}) {
     StatusOr<EngineId> id = ParseEngineId(bad);
     ASSERT_FALSE(id.ok()) << bad;
@@ -282,6 +283,55 @@ TEST(RestrictedSpace, HandCountedVllmQwen3Space) {
   const Status st = sp->Check(S(q, "tp=2,dp=4,ep=4,batch=1", 8));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("vLLM"), std::string::npos) << st.message();
+}
+
+// Which GPUs each engine has a build for: TensorRT-LLM and Dynamo are CUDA-only
+// (nvidia.github.io/TensorRT-LLM, docs.nvidia.com/dynamo support matrix), ATOM is ROCm-only
+// (github.com/ROCm/ATOM), vLLM, SGLang and Megatron-LM have both (ROCm builds and AMD's
+// ROCm/Megatron-LM port).
+TEST(EngineVendors, BuildsPerVendorAndOneLineRefusals) {
+  const std::set<EngineId> amd_only = {EngineId::kAtom};
+  const std::set<EngineId> nvidia_only = {EngineId::kTrtllm, EngineId::kDynamoVllm,
+                                          EngineId::kDynamoSglang, EngineId::kDynamoTrtllm};
+  for (EngineId id : kLaunchEngines) {
+    EXPECT_EQ(RunsOn(C(id), "nvidia"), !amd_only.count(id)) << EngineName(id);
+    EXPECT_EQ(RunsOn(C(id), "amd"), !nvidia_only.count(id)) << EngineName(id);
+  }
+  EXPECT_TRUE(CheckVendor(EngineId::kSglang, "amd", "mi355x").ok());
+  EXPECT_EQ(CheckVendor(EngineId::kTrtllm, "amd", "mi355x").message(),
+            "TensorRT-LLM does not run on AMD GPUs (mi355x): the engines for them are vllm, "
+            "sglang, megatron, atom");
+  EXPECT_EQ(CheckVendor(EngineId::kAtom, "nvidia", "h100").message(),
+            "ATOM does not run on NVIDIA GPUs (h100): the engines for them are vllm, sglang, "
+            "trtllm, dynamo+vllm, dynamo+sglang, dynamo+trtllm, megatron");
+  // ATOM serves from one node (no node-rank argument in atom/model_engine/arg_utils.py).
+  EXPECT_TRUE(CheckCluster(EngineId::kAtom, "amd", "mi355x", 8, 8).ok());
+  EXPECT_EQ(CheckCluster(EngineId::kAtom, "amd", "mi355x", 16, 8).message(),
+            "ATOM serves from one node: plan at most 8 GPUs (one node of mi355x) and start a "
+            "server per node, or plan a multi-node instance with another engine (got 16 GPUs)");
+  EXPECT_TRUE(CheckCluster(EngineId::kSglang, "amd", "mi355x", 16, 8).ok());
+}
+
+// ATOM (atom/model_engine/arg_utils.py, ROCm/ATOM distributed_guide): vLLM's scheduler family,
+// -tp inside -dp ranks, experts over the whole stage with --enable-expert-parallel or
+// tensor-parallel, two-batch overlap (--enable-tbo) only where there is an all-to-all, MTP,
+// EPLB slots, aggregated serving only (its P/D mode is not launched by l2s).
+TEST(EngineFacts, AtomIsVllmShapedWithTboMtpAndSlotsAggregatedOnly) {
+  const Capabilities& a = C(EngineId::kAtom);
+  EXPECT_EQ(a.scheduler, Engine::kVllm);
+  EXPECT_EQ(a.workers, EngineId::kAtom);
+  EXPECT_FALSE(a.disaggregation);
+  EXPECT_TRUE(a.single_node);
+  const ModelSpec ds = Preset("deepseek-v3");
+  EXPECT_TRUE(Launchable(a, ds, S(ds, "tp=4,dp=2,ep=8,batch=8", 8)));
+  EXPECT_TRUE(Launchable(a, ds, S(ds, "tp=8,ep=1,batch=8", 8)));
+  const std::vector<Violation> partial = FindViolations(a, ds, S(ds, "tp=1,dp=8,ep=4,batch=8", 8));
+  EXPECT_TRUE(Has(partial, Violation::Kind::kExpertSpan));
+  Strategy tbo = S(ds, "tp=1,dp=8,ep=8,batch=8,slots=288,mtp=2", 8);
+  tbo.overlap = Overlap::kTbo;
+  EXPECT_TRUE(Launchable(a, ds, tbo));
+  tbo.overlap = Overlap::kSbo;
+  EXPECT_TRUE(Has(FindViolations(a, ds, tbo), Violation::Kind::kOverlap));
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ l2s::Engine SimEngine(Engine e) {
     case Engine::kSglang: return l2s::Engine::kSglang;
     case Engine::kTrtllm: return l2s::Engine::kTrtllm;
     case Engine::kMegatron: return l2s::Engine::kIdeal;
+    case Engine::kAtom: return l2s::Engine::kVllm;  // engine.cc Atom(): vLLM's scheduler
   }
   return l2s::Engine::kIdeal;
 }
@@ -95,6 +96,12 @@ ModelId ResolveModelId(const ModelSpec& m) {
   for (const auto& [preset, repo] : kRepoIds)
     if (m.name == preset) return {repo, "preset", "", false};
   const std::string& path = m.name;
+  // --model given as a repo id ("deepseek-ai/DeepSeek-R1", resolved offline from
+  // ../shared/models/hf or the HuggingFace cache): that id, unless it is also a local path.
+  std::error_code ec;
+  if (!m.synthetic && IsRepoId(path) && !EndsWith(path, ".json") &&
+      !std::filesystem::exists(path, ec))
+    return {path, "--model repo id", "", false};
   if (!m.synthetic && EndsWith(path, ".json")) {
     // The config's own name field, when it names a repo.
     std::ifstream in(path);
@@ -298,7 +305,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         const char* mode = opt.role == ServeRole::kPrefill  ? "normal"
                            : opt.role == ServeRole::kDecode ? "low_latency"
                                                             : "auto";
-        if (dp_attention) c += fmt::format(" --moe-a2a-backend deepep --deepep-mode {}", mode);
+        // On AMD GPUs the all-to-all is MoRI's (DeepEP is CUDA-only; SGLang's ROCm images run
+        // --moe-a2a-backend mori, as the measured MI355X runs do: docs/VALIDATION.md).
+        if (dp_attention && p.cluster.gpu.vendor == "amd") c += " --moe-a2a-backend mori";
+        else if (dp_attention) c += fmt::format(" --moe-a2a-backend deepep --deepep-mode {}", mode);
       }
       if (moe && s.slots > 0)
         c += fmt::format(" --enable-eplb --ep-num-redundant-experts {}",
@@ -433,6 +443,59 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       lc.notes.push_back(
           fmt::format("--max_batch_size = batch {}: sequences per attention rank and microbatch",
                       batch));
+      break;
+    }
+    case Engine::kAtom: {
+      // ATOM (github.com/ROCm/ATOM, its distributed_guide): -tp inside each of -dp data-
+      // parallel engine cores, experts over all dp x tp GPUs with --enable-expert-parallel (MoRI
+      // all-to-all), one server per node. Its defaults differ from vLLM's scheduler limits the
+      // plan was priced with (max_num_seqs 512, max_num_batched_tokens 16384), so both are stated.
+      c = fmt::format("{}python -m atom.entrypoints.openai_server --model {} "
+                      "--tensor-parallel-size {}",
+                      env, model, s.tp);
+      if (s.pp > 1) c += fmt::format(" --pipeline-parallel-size {}", s.pp);
+      if (s.dp > 1) c += fmt::format(" --data-parallel-size {}", s.dp);
+      if (moe && s.ep > 1) c += " --enable-expert-parallel";
+      if (moe && s.slots > m.num_experts)
+        c += fmt::format(" --eplb-enable --eplb-config '{{\"num_redundant_experts\": {}}}'",
+                         s.slots - m.num_experts);
+      // Two-batch overlap of prefill and decode steps ("all"; bare --enable-tbo is prefill only).
+      if (s.overlap == Overlap::kTbo) c += " --enable-tbo all";
+      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
+      c += fmt::format(" --max-num-batched-tokens {}",
+                       token_budget > 0 ? token_budget : defaults.max_num_tokens);
+      if (graph_max_bs > 0) {
+        // ATOM takes the capture sizes as a list: its default ladder up to the limit.
+        std::string sizes = "1,2,4,8";
+        for (int b = 16; b < graph_max_bs; b += 16) sizes += fmt::format(",{}", b);
+        sizes += fmt::format(",{}", graph_max_bs);
+        c += fmt::format(" --cudagraph-capture-sizes '[{}]'", sizes);
+      }
+      if (have_mem) {
+        const Evaluation& e = *opt.eval;
+        const double share = e.mem_bytes / e.mem_capacity_bytes;
+        const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
+        c += fmt::format(" --gpu-memory-utilization {:.2f}", util);
+        lc.notes.push_back(fmt::format(
+            "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share "
+            "rounded up, at least ATOM's default 0.90",
+            util, MemoryWords(e), share));
+      }
+      if (kv_fp8) c += " --kv_cache_dtype fp8";
+      if (s.mtp > 0) c += fmt::format(" --method mtp --num-speculative-tokens {}", s.mtp);
+      c += host;
+      c += fmt::format(" --server-port {}", opt.port > 0 ? opt.port : kAtomDefaultPort);
+      lc.notes.push_back(fmt::format(
+          "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine core",
+          batch, s.pp));
+      lc.notes.push_back(fmt::format(
+          "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
+          token_budget > 0 ? token_budget : defaults.max_num_tokens));
+      if (nodes > 1)
+        lc.notes.push_back(fmt::format(
+            "spans {} nodes: ATOM serves from one node; run one server per node of {} GPUs "
+            "(a plan of at most {} GPUs per instance), or plan --engine sglang or vllm",
+            nodes, per_node, per_node));
       break;
     }
     case Engine::kMegatron:

@@ -1,5 +1,7 @@
 #include "launch/disagg_launch.h"
 
+#include "engine/engine.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -486,14 +488,25 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
   return out;
 }
 
-StatusOr<std::array<DisaggLaunch, 4>> TranslateDisaggPlan(const PoolPlan& prefill,
-                                                         const PoolPlan& decode,
-                                                         KvTransfer transfer) {
-  std::array<DisaggLaunch, 4> out;
-  for (size_t k = 0; k < kDisaggEngines.size(); ++k) {
-    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(kDisaggEngines[k], prefill, decode, transfer);
+bool DisaggRunsOn(DisaggEngine e, std::string_view vendor) {
+  const engine::EngineId id = e == DisaggEngine::kSglang   ? engine::EngineId::kSglang
+                              : e == DisaggEngine::kVllm   ? engine::EngineId::kVllm
+                              : e == DisaggEngine::kTrtllm ? engine::EngineId::kTrtllm
+                                                           : engine::EngineId::kDynamoSglang;
+  return engine::RunsOn(engine::CapabilitiesOf(id), vendor);
+}
+
+StatusOr<std::vector<DisaggLaunch>> TranslateDisaggPlan(const PoolPlan& prefill,
+                                                       const PoolPlan& decode,
+                                                       KvTransfer transfer) {
+  std::vector<DisaggLaunch> out;
+  for (DisaggEngine e : kDisaggEngines) {
+    if (!DisaggRunsOn(e, prefill.problem.cluster.gpu.vendor) ||
+        !DisaggRunsOn(e, decode.problem.cluster.gpu.vendor))
+      continue;
+    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(e, prefill, decode, transfer);
     if (!l.ok()) return l.status();
-    out[k] = std::move(*l);
+    out.push_back(std::move(*l));
   }
   return out;
 }

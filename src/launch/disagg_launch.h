@@ -44,6 +44,8 @@ inline constexpr std::array<DisaggEngine, 4> kDisaggEngines = {
     DisaggEngine::kSglang, DisaggEngine::kVllm, DisaggEngine::kTrtllm, DisaggEngine::kDynamo};
 std::string_view DisaggEngineName(DisaggEngine e);   // "sglang", "vllm", "trtllm", "dynamo"
 std::string_view DisaggEngineTitle(DisaggEngine e);  // "SGLang", "vLLM", "TensorRT-LLM", "NVIDIA Dynamo"
+// Whether the engine has a build for GPUs of `vendor` (engine::RunsOn of its capability row).
+bool DisaggRunsOn(DisaggEngine e, std::string_view vendor);
 
 // KV-cache transfer library between the pools. NIXL: every engine (SGLang
 // --disaggregation-transfer-backend nixl, vLLM NixlConnector, TensorRT-LLM cache_transceiver
@@ -90,9 +92,10 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
                                         const PoolPlan& decode,
                                         KvTransfer transfer = KvTransfer::kNixl,
                                         std::optional<Engine> dynamo_backend = std::nullopt);
-// The same for every engine (index = position in kDisaggEngines).
-StatusOr<std::array<DisaggLaunch, 4>> TranslateDisaggPlan(const PoolPlan& prefill,
-                                                         const PoolPlan& decode,
-                                                         KvTransfer transfer = KvTransfer::kNixl);
+// The same for every engine of kDisaggEngines (in that order) that runs on both pools' GPUs
+// (DisaggRunsOn: TensorRT-LLM and Dynamo on NVIDIA only).
+StatusOr<std::vector<DisaggLaunch>> TranslateDisaggPlan(const PoolPlan& prefill,
+                                                       const PoolPlan& decode,
+                                                       KvTransfer transfer = KvTransfer::kNixl);
 
 }  // namespace l2s::launch

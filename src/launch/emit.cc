@@ -516,16 +516,6 @@ Status CheckEmitDir(const std::string& dir) {
 
 namespace {
 
-int AskedIndex(l2s::Engine asked) {
-  switch (asked) {
-    case l2s::Engine::kVllm: return 0;
-    case l2s::Engine::kSglang: return 1;
-    case l2s::Engine::kTrtllm: return 2;
-    case l2s::Engine::kIdeal: return -1;
-  }
-  return -1;
-}
-
 std::string Summary(const std::string& dir, const std::vector<std::string>& written,
                     const std::string& what) {
   return fmt::format("wrote {} files to {} for {} (start with {}/DEPLOY.md)", written.size(), dir,
@@ -535,18 +525,21 @@ std::string Summary(const std::string& dir, const std::vector<std::string>& writ
 }  // namespace
 
 StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
-                                         const std::array<EngineTranslation, 4>& launch,
-                                         l2s::Engine asked, const EmitOptions& opt) {
-  int pick = AskedIndex(asked);  // kAllEngines order: vllm, sglang, trtllm, megatron
+                                         const std::vector<EngineTranslation>& launch,
+                                         std::optional<Engine> asked, const EmitOptions& opt) {
+  int pick = -1;
+  if (asked && *asked != Engine::kMegatron)
+    for (size_t k = 0; k < launch.size(); ++k)
+      if (launch[k].engine == *asked) pick = static_cast<int>(k);
   if (pick >= 0 && !launch[pick].runnable)
     return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan (no valid repair)",
-                                               EngineTitle(kAllEngines[pick])));
+                                               EngineTitle(launch[pick].engine)));
   if (pick < 0) {
-    for (int k = 0; k < 3; ++k)
-      if (launch[k].runnable &&
+    for (size_t k = 0; k < launch.size(); ++k)
+      if (launch[k].engine != Engine::kMegatron && launch[k].runnable &&
           (pick < 0 || launch[k].launched_eval.tokens_per_s_per_gpu >
                            launch[pick].launched_eval.tokens_per_s_per_gpu))
-        pick = k;
+        pick = static_cast<int>(k);
   }
   if (pick < 0)
     return Status::InvalidArgument("--emit: no engine can run this plan (see the launch section)");
@@ -566,27 +559,36 @@ StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& 
 }
 
 StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
-                                            const std::array<DisaggLaunch, 4>& launch,
+                                            const std::vector<DisaggLaunch>& launch,
                                             l2s::Engine asked, const EmitOptions& opt) {
-  // kDisaggEngines order: sglang, vllm, trtllm, dynamo.
+  // kDisaggEngines order (sglang, vllm, trtllm, dynamo), the engines that run on the GPUs.
+  const int n = static_cast<int>(launch.size());
+  auto index_of = [&](DisaggEngine e) {
+    for (int k = 0; k < n; ++k)
+      if (launch[k].engine == e) return k;
+    return -1;
+  };
   int pick = -1;
   switch (asked) {
-    case l2s::Engine::kSglang: pick = 0; break;
-    case l2s::Engine::kVllm: pick = 1; break;
-    case l2s::Engine::kTrtllm: pick = 2; break;
+    case l2s::Engine::kSglang: pick = index_of(DisaggEngine::kSglang); break;
+    case l2s::Engine::kVllm: pick = index_of(DisaggEngine::kVllm); break;
+    case l2s::Engine::kTrtllm: pick = index_of(DisaggEngine::kTrtllm); break;
     case l2s::Engine::kIdeal: break;
   }
   if (pick >= 0 && !launch[pick].runnable)
     return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
                                                DisaggEngineTitle(launch[pick].engine)));
-  for (int k = 0; pick < 0 && k < 4; ++k)
+  for (int k = 0; pick < 0 && k < n; ++k)
     if (launch[k].runnable && launch[k].unsupported.empty()) pick = k;
-  for (int k = 0; pick < 0 && k < 4; ++k)
+  for (int k = 0; pick < 0 && k < n; ++k)
     if (launch[k].runnable) pick = k;
   if (pick < 0)
     return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
   std::vector<std::string> written;
-  if (Status st = EmitDisaggDeployment(dir, launch[pick], &launch[3], opt, &written); !st.ok())
+  const int dynamo = index_of(DisaggEngine::kDynamo);
+  if (Status st = EmitDisaggDeployment(dir, launch[pick], dynamo >= 0 ? &launch[dynamo] : nullptr,
+                                       opt, &written);
+      !st.ok())
     return st;
   return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
 }

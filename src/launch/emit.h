@@ -58,19 +58,20 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
 // OK when `dir` exists as a directory or can be created (it is created); else InvalidArgument,
 // one line naming it. Checked before the search.
 Status CheckEmitDir(const std::string& dir);
-// The aggregated plan's files for one engine: `asked` (the plan's --engine) when it is vLLM,
-// SGLang or TensorRT-LLM, else the engine whose translation runs at the highest simulated
-// throughput. Each file runs that translation's strategy (t.launched) with its evaluation.
-// Returns one line for the user ("wrote 4 files to DIR for SGLang ..."); InvalidArgument when no
-// engine can run the plan or a file cannot be written.
+// The aggregated plan's files for one engine: `asked` (the workers of the plan's --engine,
+// WorkersOf) when it is a serving engine among `launch`, else the serving engine (not
+// Megatron-LM) whose translation runs at the highest simulated throughput. Each file runs that
+// translation's strategy (t.launched) with its evaluation. Returns one line for the user ("wrote 4
+// files to DIR for SGLang ..."); InvalidArgument when no engine can run the plan or a file cannot
+// be written.
 StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
-                                         const std::array<EngineTranslation, 4>& launch,
-                                         l2s::Engine asked, const EmitOptions& opt);
+                                         const std::vector<EngineTranslation>& launch,
+                                         std::optional<Engine> asked, const EmitOptions& opt);
 // The disaggregated plan's files: the launch of `asked` when it is SGLang, vLLM or TensorRT-LLM,
 // else the first runnable of SGLang, vLLM, TensorRT-LLM, Dynamo that expresses both pools
-// exactly, else the first runnable one; Dynamo's launch (launch[3]) for the Kubernetes graph.
+// exactly, else the first runnable one; Dynamo's launch (when present) for the Kubernetes graph.
 StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
-                                            const std::array<DisaggLaunch, 4>& launch,
+                                            const std::vector<DisaggLaunch>& launch,
                                             l2s::Engine asked, const EmitOptions& opt);
 
 }  // namespace l2s::launch

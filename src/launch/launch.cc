@@ -24,6 +24,7 @@ std::string_view EngineName(Engine e) {
     case Engine::kSglang: return "sglang";
     case Engine::kTrtllm: return "trtllm";
     case Engine::kMegatron: return "megatron";
+    case Engine::kAtom: return "atom";
   }
   return "?";
 }
@@ -34,8 +35,23 @@ std::string_view EngineTitle(Engine e) {
     case Engine::kSglang: return "SGLang";
     case Engine::kTrtllm: return "TensorRT-LLM";
     case Engine::kMegatron: return "Megatron-LM";
+    case Engine::kAtom: return "ATOM";
   }
   return "?";
+}
+
+bool RunsOn(Engine e, std::string_view vendor) {
+  return engine::RunsOn(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(e)).value()),
+                        vendor);
+}
+
+std::optional<Engine> WorkersOf(std::string_view name) {
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(name);
+  if (!id.ok() || *id == engine::EngineId::kIdeal) return std::nullopt;
+  const std::string_view workers = engine::EngineName(engine::CapabilitiesOf(*id).workers);
+  for (Engine e : kAllEngines)
+    if (EngineName(e) == workers) return e;
+  return std::nullopt;
 }
 
 std::string OpTitle(Op op) {
@@ -190,12 +206,13 @@ bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, 
   return have;
 }
 
-std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strategy& plan,
-                                               const ExpressibleBest& best) {
-  std::array<EngineTranslation, 4> out;
+std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strategy& plan,
+                                             const ExpressibleBest& best) {
+  std::vector<EngineTranslation> out;
   const Problem& p = sim.problem();
   for (size_t k = 0; k < kAllEngines.size(); ++k) {
-    EngineTranslation& t = out[k];
+    if (!RunsOn(kAllEngines[k], p.cluster.gpu.vendor)) continue;
+    EngineTranslation& t = out.emplace_back();
     t.engine = kAllEngines[k];
     t.unsupported = UnsupportedChoices(t.engine, p.model, plan);
     const bool have = BestAlternative(sim, t.engine, plan, &t.launched, &t.launched_eval);

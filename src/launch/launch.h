@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +26,20 @@
 
 namespace l2s::launch {
 
-enum class Engine { kVllm, kSglang, kTrtllm, kMegatron };
-inline constexpr std::array<Engine, 4> kAllEngines = {Engine::kVllm, Engine::kSglang,
-                                                      Engine::kTrtllm, Engine::kMegatron};
-std::string_view EngineName(Engine e);   // "vllm", "sglang", "trtllm", "megatron" (JSON keys)
-std::string_view EngineTitle(Engine e);  // "vLLM", "SGLang", "TensorRT-LLM", "Megatron-LM"
+enum class Engine { kVllm, kSglang, kTrtllm, kMegatron, kAtom };
+inline constexpr std::array<Engine, 5> kAllEngines = {
+    Engine::kVllm, Engine::kSglang, Engine::kTrtllm, Engine::kMegatron, Engine::kAtom};
+inline constexpr size_t kNumEngines = kAllEngines.size();
+// "vllm", "sglang", "trtllm", "megatron", "atom" (JSON keys)
+std::string_view EngineName(Engine e);
+// "vLLM", "SGLang", "TensorRT-LLM", "Megatron-LM", "ATOM"
+std::string_view EngineTitle(Engine e);
+// Whether the engine has a build for GPUs of `vendor` (engine::RunsOn: TensorRT-LLM NVIDIA only,
+// ATOM AMD only).
+bool RunsOn(Engine e, std::string_view vendor);
+// The engine whose command line a plan for engine `name` (engine::ParseEngineId spelling) runs:
+// its workers' (Dynamo + SGLang -> SGLang); nullopt for no engine ("", "ideal") or an unknown one.
+std::optional<Engine> WorkersOf(std::string_view name);
 
 // ---- words for the per-operator choices (shared with `l2s plan`'s table) ----
 // What the operator is, e.g. "MLP down-projection" for dense_ffn2.
@@ -40,7 +50,8 @@ std::string OpTitle(Op op);
 std::string DimWords(Op op, Dim d);
 
 // The model id the commands load, and where it came from. In order: the HuggingFace repo id of a
-// preset built from a public config (e.g. "deepseek-ai/DeepSeek-V3"); for a config given by path
+// preset built from a public config (e.g. "deepseek-ai/DeepSeek-V3"); a --model given as a repo
+// id ("org/name" that is not a local path) itself; for a config given by path
 // (ModelSpec::name ends in ".json"), the config's own "_name_or_path" / "name_or_path" when it is
 // a repo id ("org/name"), else the file name "org--name.json" of ../shared/models/hf read as
 // repo "org/name", else the folder holding a config.json that sits next to weights
@@ -48,7 +59,8 @@ std::string DimWords(Op op, Dim d);
 // config) with a note saying to pass --model-id. Never the folder of a bare config file.
 struct ModelId {
   std::string id;
-  std::string source;       // "preset", "config name field", "file name", "checkpoint folder",
+  std::string source;       // "preset", "--model repo id", "config name field", "file name",
+                            // "checkpoint folder",
                             // "placeholder" (or "--model-id" when given by the user)
   std::string note;         // non-empty for a placeholder: what to do
   bool placeholder = false;
@@ -103,6 +115,7 @@ struct LaunchOptions {
 // Ports and addresses the commands use (the engines' usual ones).
 inline constexpr int kSglangDefaultPort = 30000;
 inline constexpr int kVllmDefaultPort = 8000;
+inline constexpr int kAtomDefaultPort = 8000;   // ATOM api_server.py DEFAULT_PORT (--server-port)
 inline constexpr int kTrtllmDefaultPort = 8000;
 inline constexpr int kDistInitPort = 5000;      // SGLang --dist-init-addr, torchrun master port
 inline constexpr int kVllmDpRpcPort = 13345;    // vLLM --data-parallel-rpc-port
@@ -155,19 +168,19 @@ struct EngineTranslation {
 // evaluated once and each engine keeps the best it can express. Stops early when the observer
 // cancels (`cancelled` then true).
 struct ExpressibleBest {
-  std::array<bool, 4> found{};
-  std::array<Strategy, 4> best{};
-  std::array<Evaluation, 4> eval{};
+  std::array<bool, kNumEngines> found{};
+  std::array<Strategy, kNumEngines> best{};
+  std::array<Evaluation, kNumEngines> eval{};
   int64_t evaluated = 0;
   bool cancelled = false;
 };
 ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space,
                                 Observer* observer);
 
-// Translates `plan` for every engine: the repair with the highest simulated throughput at the
-// plan's batch (or at the simulator's best batch when that is invalid), and `best` from
-// BestExpressible.
-std::array<EngineTranslation, 4> TranslatePlan(const Simulator& sim, const Strategy& plan,
-                                               const ExpressibleBest& best);
+// Translates `plan` for every engine that runs on the problem's GPUs (RunsOn, in kAllEngines
+// order): the repair with the highest simulated throughput at the plan's batch (or at the
+// simulator's best batch when that is invalid), and `best` from BestExpressible.
+std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strategy& plan,
+                                             const ExpressibleBest& best);
 
 }  // namespace l2s::launch

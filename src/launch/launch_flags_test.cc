@@ -80,6 +80,7 @@ struct Fixtures {
   Flags dynamo_trtllm = LoadFlags("dynamo-workers.txt", "dynamo.trtllm");
   Flags dynamo_vllm = Merge(LoadFlags("vllm-serve.txt"), LoadFlags("dynamo-workers.txt", "dynamo.vllm"));
   Flags megatron = LoadFlags("megatron.txt");
+  Flags atom = LoadFlags("atom-openai_server.txt");
   Flags ray = LoadFlags("cluster-tools.txt", "ray");
 };
 
@@ -193,6 +194,10 @@ struct Checker {
         p.program = "sglang";
         CheckFlags(w, 3, Fx().sglang, &p, where);
         p.model = p.values["--model-path"];
+      } else if (is({"python", "-m", "atom.entrypoints.openai_server"})) {
+        p.program = "atom";
+        CheckFlags(w, 3, Fx().atom, &p, where);
+        p.model = p.values["--model"];
       } else if (is({"python", "-m", "sglang_router.launch_router"})) {
         p.program = "sglang_router";
         CheckFlags(w, 3, Fx().sglang_router, &p, where);
@@ -359,6 +364,17 @@ std::vector<AggPlan> AggregatedPlans() {
       out.push_back(Plan("DeepSeek-R1 by path tp8 ep8", p, Megatron(*m, 1, 8, 1, 8, 32)));
     }
   }
+  {  // AMD: SGLang's MoRI all-to-all, ATOM with two-batch overlap, EPLB slots and MTP
+    const ModelSpec m = Preset("deepseek-v3");
+    Strategy s = Megatron(m, 1, 1, 8, 8, 32);
+    s.slots = 288;
+    s.overlap = Overlap::kTbo;
+    s.mtp = 2;
+    Problem p = MakeProblem(m, "mi355x", 8, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    p.workload.kv = DType::kFP8;
+    out.push_back(Plan("deepseek mi355x dp8 ep8 slots288 tbo mtp2", p, s));
+  }
   {  // a decode batch above every engine's CUDA-graph default (TensorRT-LLM 128, SGLang 256)
     const ModelSpec m = Preset("qwen3-30b-a3b");
     Problem p = MakeProblem(m, "h200", 8, Mode::kDecode);
@@ -410,8 +426,9 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
     const Evaluation& ev = plan.eval;
     const Strategy& s = plan.strategy;
     const double cap = ev.mem_capacity_bytes;
-    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm, Engine::kAtom}) {
       if (!Expressible(e, plan.problem.model, s)) continue;
+      if (!RunsOn(e, plan.problem.cluster.gpu.vendor)) continue;
       LaunchOptions o;
       o.eval = &ev;
       o.node_rank = 0;
@@ -420,18 +437,22 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
       const std::vector<Parsed> ps = ck.Check(lc.command, where);
       ASSERT_FALSE(ps.empty()) << where;
       const Parsed& p = ps.back();
-      const int graph_default = DefaultsOf(e == Engine::kSglang  ? l2s::Engine::kSglang
-                                           : e == Engine::kVllm ? l2s::Engine::kVllm
-                                                                : l2s::Engine::kTrtllm)
-                                    .cuda_graph_max_batch;
+      const int graph_default =
+          DefaultsOf(e == Engine::kSglang                          ? l2s::Engine::kSglang
+                     : (e == Engine::kVllm || e == Engine::kAtom) ? l2s::Engine::kVllm
+                                                                   : l2s::Engine::kTrtllm)
+              .cuda_graph_max_batch;
       switch (e) {
         case Engine::kSglang: {
-          // DeepEP all-to-all whenever the experts are spread (ep > 1) over DP-attention ranks;
-          // without DP attention the MoE layers end in one all-reduce (SGLang's default backend).
+          // DeepEP all-to-all whenever the experts are spread (ep > 1) over DP-attention ranks
+          // (MoRI on AMD GPUs, no DeepEP mode there); without DP attention the MoE layers end in
+          // one all-reduce (SGLang's default backend).
           if (plan.problem.model.is_moe() && s.ep > 1 && s.dp > 1) {
+            const bool amd = plan.problem.cluster.gpu.vendor == "amd";
             EXPECT_EQ(p.values.count("--moe-a2a-backend"), 1u) << where;
-            EXPECT_EQ(p.values.at("--moe-a2a-backend"), "deepep") << where;
-            EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
+            EXPECT_EQ(p.values.at("--moe-a2a-backend"), amd ? "mori" : "deepep") << where;
+            EXPECT_EQ(p.values.count("--deepep-mode"), amd ? 0u : 1u) << where;
+            if (!amd) EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
           } else {
             EXPECT_EQ(p.values.count("--moe-a2a-backend"), 0u) << where;
           }
@@ -471,6 +492,20 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
                                                        "true\n  max_batch_size: {}\n",
                                                        s.batch)))
                 << where << "\n" << lc.extra_file;
+            ++graph_checked;
+          }
+          break;
+        }
+        case Engine::kAtom: {
+          // vLLM's scheduler limits, stated (ATOM's own defaults are 512 / 16384).
+          EXPECT_GE(Value(p, "--gpu-memory-utilization") + 1e-9, ev.mem_bytes / cap) << where;
+          ++mem_checked;
+          EXPECT_EQ(Value(p, "--max-num-seqs"), s.batch * s.pp) << where;
+          EXPECT_EQ(Value(p, "--max-num-batched-tokens"), 8192) << where;
+          if (s.batch > graph_default) {
+            EXPECT_TRUE(Has(p.values.at("--cudagraph-capture-sizes"),
+                            fmt::format(",{}]", s.batch)))
+                << where;
             ++graph_checked;
           }
           break;
@@ -654,8 +689,9 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
     }
   }
   for (const DisaggPlanCase& c : DisaggPlans()) {
-    StatusOr<std::array<DisaggLaunch, 4>> all = TranslateDisaggPlan(c.prefill, c.decode);
+    StatusOr<std::vector<DisaggLaunch>> all = TranslateDisaggPlan(c.prefill, c.decode);
     ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all->size(), kDisaggEngines.size());  // NVIDIA pools: Dynamo is (*all)[3]
     for (const DisaggLaunch& l : *all) {
       if (!l.runnable) continue;
       const std::filesystem::path dir =

@@ -67,6 +67,11 @@ TEST(ModelArgument, RepoIdNeverTheFolderOfABareConfig) {
   EXPECT_EQ(ModelArgument(Preset("llama-3.1-70b")), "meta-llama/Meta-Llama-3.1-70B");
   EXPECT_EQ(ModelArgument(Preset("gpt-moe-1.6t")), "<gpt-moe-1.6t-checkpoint>");
   EXPECT_TRUE(ResolveModelId(Preset("gpt-moe-1.6t")).placeholder);
+  // --model given as a repo id (resolved offline from ../shared/models/hf): the id itself.
+  ModelSpec by_id = Preset("deepseek-v3");
+  by_id.name = "deepseek-ai/DeepSeek-R1";
+  EXPECT_EQ(ResolveModelId(by_id).id, "deepseek-ai/DeepSeek-R1");
+  EXPECT_EQ(ResolveModelId(by_id).source, "--model repo id");
   const std::filesystem::path tmp =
       std::filesystem::temp_directory_path() / fmt::format("l2s_model_id_{}", ::getpid());
   std::filesystem::remove_all(tmp);
@@ -262,6 +267,55 @@ TEST(Commands, EveryEngineOnAHandWrittenPlan) {
   }
 }
 
+TEST(Commands, AtomAndSglangOnAmdGpus) {
+  // DeepSeek-V3 on one node of 8 MI355X: attention DP 8, experts over all 8 (288 slots), two-batch
+  // overlap, MTP 2, FP8 KV, decode at context 4096, batch 64 per rank.
+  Problem p = MakeProblem("deepseek-v3", 8);
+  p.cluster = *MakeCluster("mi355x", 8, 8);
+  p.workload.kv = DType::kFP8;
+  Strategy s = Megatron(p.model, 1, 1, 8, 8, 64);
+  s.slots = 288;
+  s.overlap = Overlap::kTbo;
+  s.mtp = 2;
+  // ATOM states vLLM's scheduler limits the plan was priced with (its own defaults differ):
+  // max-num-seqs 64 x pp 1, the 8192-token budget; 288 - 256 = 32 redundant experts; the HTTP
+  // port is --server-port (--port is its engine-internal one).
+  const LaunchCommand a = MakeLaunchCommand(Engine::kAtom, p, s);
+  EXPECT_EQ(a.command,
+            "python -m atom.entrypoints.openai_server --model deepseek-ai/DeepSeek-V3 "
+            "--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
+            "--eplb-enable --eplb-config '{\"num_redundant_experts\": 32}' --enable-tbo all "
+            "--max-num-seqs 64 --max-model-len 4096 --max-num-batched-tokens 8192 "
+            "--kv_cache_dtype fp8 --method mtp --num-speculative-tokens 2 --server-port 8000");
+  // SGLang on ROCm moves tokens with MoRI, not DeepEP (CUDA-only).
+  const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s);
+  EXPECT_TRUE(Has(g.command, " --ep-size 8 --moe-a2a-backend mori ")) << g.command;
+  EXPECT_FALSE(Has(g.command, "deepep")) << g.command;
+  // On NVIDIA GPUs the same plan keeps DeepEP.
+  Problem nv = p;
+  nv.cluster = *MakeCluster("h200", 8, 8);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, nv, s).command,
+                  "--moe-a2a-backend deepep --deepep-mode auto"));
+  // A plan's translations are the engines with a build for the GPUs: no TensorRT-LLM on AMD, no
+  // ATOM on NVIDIA.
+  const Simulator sim(p);
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 8, SpaceOptions{});
+  ASSERT_TRUE(space.ok());
+  const ExpressibleBest none;
+  std::vector<Engine> amd;
+  for (const EngineTranslation& t : TranslatePlan(sim, s, none)) amd.push_back(t.engine);
+  EXPECT_EQ(amd, (std::vector<Engine>{Engine::kVllm, Engine::kSglang, Engine::kMegatron,
+                                      Engine::kAtom}));
+  std::vector<Engine> nvidia;
+  for (const EngineTranslation& t : TranslatePlan(Simulator(nv), s, none))
+    nvidia.push_back(t.engine);
+  EXPECT_EQ(nvidia, (std::vector<Engine>{Engine::kVllm, Engine::kSglang, Engine::kTrtllm,
+                                         Engine::kMegatron}));
+  EXPECT_EQ(WorkersOf("dynamo+sglang"), Engine::kSglang);
+  EXPECT_EQ(WorkersOf("ATOM"), Engine::kAtom);
+  EXPECT_EQ(WorkersOf("ideal"), std::nullopt);
+}
+
 TEST(Commands, DenseModelsReplicateOverDp) {
   Problem p = MakeProblem("llama-3.1-8b", 8);
   const Strategy s = Megatron(p.model, 1, 2, 4, 1, 32);
@@ -393,7 +447,10 @@ TEST(BestExpressible, MatchesBruteForceAndBoundsTheHeuristic) {
   // Translating an expressible plan changes nothing; translating the paper's variant runs
   // Megatron's dims.
   if (eb.found[3]) {
-    const std::array<EngineTranslation, 4> t = TranslatePlan(sim, eb.best[3], eb);
+    // On NVIDIA GPUs: vLLM, SGLang, TensorRT-LLM and Megatron-LM, not ATOM (AMD only).
+    const std::vector<EngineTranslation> t = TranslatePlan(sim, eb.best[3], eb);
+    ASSERT_EQ(t.size(), 4u);
+    ASSERT_EQ(t[3].engine, Engine::kMegatron);
     EXPECT_TRUE(t[3].unsupported.empty());
     EXPECT_TRUE(t[3].runnable);
     EXPECT_EQ(t[3].launched, eb.best[3]);

@@ -76,7 +76,7 @@ struct AggPlan {
   int refined_from = 0;        // its batch before refinement (0: not refined)
   double unrefined_value = 0;  // its tokens/s per GPU at that batch
   bool have_launch = false;
-  std::array<launch::EngineTranslation, 4> launch{};
+  std::vector<launch::EngineTranslation> launch;  // the engines that run on the problem's GPUs
   FailureStats failures;       // when nothing is valid: failures.Reason(problem)
 };
 

@@ -216,7 +216,7 @@ SearchResult DisaggOracleAsSearch(const DisaggResult& d) {
   return r;
 }
 
-StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d) {
+StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) {
   if (!d.found) return Status::Invalid("no disaggregated plan to launch");
   const DisaggModel& model = *d.models[d.best.model];
   const RolePlan& p = d.eval.prefill;

@@ -81,6 +81,6 @@ SearchResult DisaggOracleAsSearch(const DisaggResult& d);
 
 // Launch commands of the recommended plan for every engine with disaggregated serving (index =
 // position in launch::kDisaggEngines), built from the plan's two pools (launch/disagg_launch.h).
-StatusOr<std::array<launch::DisaggLaunch, 4>> DisaggLaunches(const DisaggPlan& d);
+StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d);
 
 }  // namespace l2s::plan

@@ -28,6 +28,28 @@ Problem EngineProblem(const Problem& p, engine::EngineId id) {
 
 }  // namespace
 
+std::vector<engine::EngineId> TabulatedEngines(const ClusterSpec& cluster) {
+  constexpr engine::EngineId kServing[] = {engine::EngineId::kVllm, engine::EngineId::kSglang,
+                                           engine::EngineId::kTrtllm, engine::EngineId::kAtom};
+  std::vector<engine::EngineId> out;
+  for (engine::EngineId id : kServing)
+    if (engine::CheckCluster(id, cluster.gpu.vendor, cluster.gpu.name, cluster.num_gpus,
+                             cluster.gpus_per_domain)
+            .ok())
+      out.push_back(id);
+  return out;
+}
+
+std::string TabulatedTitles(const ClusterSpec& cluster) {
+  const std::vector<engine::EngineId> ids = TabulatedEngines(cluster);
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += i + 1 == ids.size() ? " and " : ", ";
+    out += engine::EngineTitle(ids[i]);
+  }
+  return out;
+}
+
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
                                    int mtp, const PlanProgress& progress) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
@@ -73,7 +95,7 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
 StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
                                   const PlanProgress& progress) {
   EngineTable t;
-  for (engine::EngineId id : kTabulatedEngines) {
+  for (engine::EngineId id : TabulatedEngines(p.cluster)) {
     StatusOr<EnginePlan> ep = PlanForEngine(p, id, req, mtp, progress);
     if (!ep.ok()) {
       if (ep.status().code() == Status::Code::kCancelled) {

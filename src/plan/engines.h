@@ -44,7 +44,7 @@ struct EnginePlan {
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
                                    int mtp, const PlanProgress& progress = {});
 
-// The best plan of each engine of kTabulatedEngines (in that order), each engine's throughput
+// The best plan of each engine of TabulatedEngines(p.cluster) (in that order), each engine's throughput
 // scaled by its fitted factor (Simulator::EngineFactor: what `l2s eval --engine E` of the plan
 // prints), and the fastest of them: the engine `l2s plan` plans when no --engine is given.
 // Engines whose space options fix a choice they lack are left out.
@@ -69,9 +69,13 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const PlanProgress& progress = {});
 
 // The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
-// (vLLM, SGLang, TensorRT-LLM). Dynamo's rows run their backends' workers (the same plans), and
+// that runs on the cluster's GPUs (engine::RunsOn on its vendor): vLLM, SGLang and TensorRT-LLM on NVIDIA,
+// vLLM, SGLang and ATOM on AMD. Dynamo's rows run their backends' workers (the same plans), and
 // Megatron-LM has no serving scheduler.
-inline constexpr engine::EngineId kTabulatedEngines[] = {
-    engine::EngineId::kVllm, engine::EngineId::kSglang, engine::EngineId::kTrtllm};
+// A single-node engine (ATOM) is left out of a cluster larger than one node
+// (engine::CheckCluster).
+std::vector<engine::EngineId> TabulatedEngines(const ClusterSpec& cluster);
+// "vLLM, SGLang and TensorRT-LLM": the titles of TabulatedEngines(cluster), for sentences.
+std::string TabulatedTitles(const ClusterSpec& cluster);
 
 }  // namespace l2s::plan

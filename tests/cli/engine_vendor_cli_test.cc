@@ -1,0 +1,82 @@
+// Engines by GPU vendor, end to end through the binary (issue 44 items 3 and 6): on AMD GPUs
+// `plan` tabulates and launches vLLM, SGLang and ATOM (never TensorRT-LLM or Dynamo), an engine
+// without a build for the GPUs is one line and exit 2, ATOM plans one node and aggregated only.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "run_l2s.h"
+
+namespace {
+
+using l2s_cli_test::Result;
+using l2s_cli_test::RunL2s;
+using nlohmann::json;
+
+const std::vector<std::string> kAmd = {
+    "plan",  "--model", "deepseek-v3", "--gpu",   "mi355x", "--gpus", "8",     "--mode",
+    "serve", "--isl",   "1024",        "--osl",   "256",    "--slo",  "ttft_ms=2000,tpot_ms=50"};
+
+std::vector<std::string> With(std::vector<std::string> a, std::initializer_list<const char*> more) {
+  for (const char* m : more) a.push_back(m);
+  return a;
+}
+
+void ExpectOneLineError(const Result& r, const std::string& line) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "l2s: error: " + line + "\n");
+}
+
+TEST(EngineVendorCli, AmdPlansTabulateAndLaunchOnlyAmdEngines) {
+  const Result r = RunL2s(With(kAmd, {"--serving", "agg", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::set<std::string> tabulated, launched;
+  for (const json& e : j.at("engines")) tabulated.insert(e.at("engine").get<std::string>());
+  for (const auto& [k, v] : j.at("launch").items()) launched.insert(k);
+  EXPECT_EQ(tabulated, (std::set<std::string>{"vllm", "sglang", "atom"}));
+  EXPECT_EQ(launched, (std::set<std::string>{"vllm", "sglang", "megatron", "atom"}));
+}
+
+TEST(EngineVendorCli, DisaggregatedLaunchOnAmdHasNoNvidiaOnlyEngine) {
+  const Result r = RunL2s(With(kAmd, {"--serving", "disagg", "--engine", "sglang", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::set<std::string> launched;
+  for (const auto& [k, v] : j.at("launch").items()) launched.insert(k);
+  EXPECT_EQ(launched, (std::set<std::string>{"sglang", "vllm"}));
+}
+
+TEST(EngineVendorCli, EnginesWithoutABuildForTheGpusAreOneLine) {
+  ExpectOneLineError(RunL2s(With(kAmd, {"--engine", "trtllm"})),
+                     "--engine: TensorRT-LLM does not run on AMD GPUs (mi355x): the engines for "
+                     "them are vllm, sglang, megatron, atom");
+  ExpectOneLineError(
+      RunL2s({"eval", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "1", "--strategy",
+              "tp=1", "--engine", "atom"}),
+      "--engine: ATOM does not run on NVIDIA GPUs (h100): the engines for them are vllm, sglang, "
+      "trtllm, dynamo+vllm, dynamo+sglang, dynamo+trtllm, megatron");
+  ExpectOneLineError(RunL2s({"plan", "--model", "deepseek-v3", "--gpu", "mi355x", "--gpus", "16",
+                             "--mode", "serve", "--engine", "atom"}),
+                     "--engine: ATOM serves from one node: plan at most 8 GPUs (one node of "
+                     "mi355x) and start a server per node, or plan a multi-node instance with "
+                     "another engine (got 16 GPUs)");
+}
+
+TEST(EngineVendorCli, AtomPlansAreAggregated) {
+  ExpectOneLineError(RunL2s(With(kAmd, {"--engine", "atom", "--serving", "disagg"})),
+                     "--serving disagg: l2s launches no disaggregated ATOM deployment (its plans "
+                     "are aggregated; docs/PLAN.md \"Engine rules\")");
+  const Result r = RunL2s(With(kAmd, {"--engine", "atom", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("l2s: warning: ATOM plans are aggregated"), std::string::npos) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("best").at("engine"), "atom");
+  EXPECT_TRUE(j.at("best").at("launchable").get<bool>());
+  EXPECT_TRUE(j.at("launch").at("atom").at("exact").get<bool>());
+}
+
+}  // namespace
