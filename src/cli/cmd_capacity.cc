@@ -27,6 +27,9 @@
 #include "cli/report.h"
 #include "cli/svg.h"
 #include "cli/workload_flags.h"
+#include "engine/engine.h"
+#include "engine/restrict.h"
+#include "plan/engines.h"
 #include "search/search.h"
 #include "serve/capacity.h"
 #include "serve/serve_sim.h"
@@ -296,6 +299,16 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
 }
 
+// The strategy space of one instance of `g` GPUs of problem `p`: the plan's options, and with
+// --engine E only what E launches (engine::RestrictedSpace), so that every layout a size proposes
+// is one the named engine runs (the ideal engine: the paper's unrestricted space).
+StatusOr<StrategySpace> InstanceSpace(const ProblemFlags& pf, const Problem& p, int g, int mtp) {
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, g, PlanSpaceOptions(p, mtp));
+  const engine::EngineId id = LaunchEngineOf(pf);
+  if (!space.ok() || id == engine::EngineId::kIdeal) return space;
+  return engine::RestrictedSpace(engine::CapabilitiesOf(id), *space);
+}
+
 // The disaggregated candidates of --serving disagg|auto: for each size, the best prefill layout
 // (prefill mode) and the best decode layout (decode mode within the SLOs' TPOT limit) by the
 // searcher; pairs of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU.
@@ -328,7 +341,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
       if (!rp.ok()) return rp.status();
       if (k == 1) rp->workload.tpot_ms = tpot_ms;
       const Simulator sim(*rp);
-      auto space = StrategySpace::Make(rp->model, g, PlanSpaceOptions(*rp, k == 0 ? 0 : pf.mtp));
+      auto space = InstanceSpace(pf, *rp, g, k == 0 ? 0 : pf.mtp);
       if (!space.ok()) {
         skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
                                        space.status().message()));
@@ -458,17 +471,39 @@ StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
   return out;
 }
 
-int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
-              const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
-  if (slos.empty()) return Fail("--slo is required to size a deployment");
-  if (serve::StreamRate(reqs) <= 0)
-    return Fail("sizing needs an open-loop workload (--rate or --trace)");
-  auto sizes = Sizes(f);
-  if (!sizes.ok()) return Fail(sizes.status());
-  auto searcher = MakeSearcher(f.search);
-  if (!searcher.ok()) return Fail(searcher.status());
-  std::vector<serve::LayoutOption> layouts;
+// One engine's sizing (no deployment given): the aggregated and disaggregated answers.
+struct FewestOutcome {
+  std::string engine;                     // engine::EngineName of --engine ("ideal": none)
+  bool agg = true, dis = false;           // which servings were sized
+  serve::CapacityResult res;              // aggregated (empty when !agg or no layout)
+  std::optional<serve::DisaggCapacityResult> dres;
   std::vector<std::string> skipped;
+  Problem p0;                             // the first size's problem (names, GPU)
+  bool any_found = false, dis_best = false;
+  int gpus = 0;                           // the answer's GPUs (0: none found)
+  double max_rps = 0;                     // aggregated: instances x one instance's max rate
+  std::string layout;                     // the answer's layout, in short
+};
+
+// Sizes the workload for engine pf.engine (the ideal engine when empty): each size's layout by
+// the searcher on what that engine launches (InstanceSpace), then the fewest instances meeting
+// the SLOs (serve::FewestGpus / FewestGpusDisagg). A single-node engine (ATOM) skips sizes above
+// one node; an engine without disaggregated serving sizes aggregated only (--serving disagg: an
+// error naming it).
+StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& pf,
+                                   const std::vector<serve::Slo>& slos,
+                                   const std::vector<serve::RequestSpec>& reqs,
+                                   const serve::ServeOptions& base) {
+  auto sizes = Sizes(f);
+  if (!sizes.ok()) return sizes.status();
+  auto searcher = MakeSearcher(f.search);
+  if (!searcher.ok()) return searcher.status();
+  FewestOutcome out;
+  const engine::EngineId eid = LaunchEngineOf(pf);
+  const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
+  out.engine = std::string(engine::EngineName(eid));
+  std::vector<serve::LayoutOption> layouts;
+  std::vector<std::string>& skipped = out.skipped;
   // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
   // limits (the tightest of each, read as the steady state's figures), so that it proposes
   // layouts whose step latency can meet the percentiles.
@@ -480,17 +515,42 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
                       : nullptr;
     if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
   }
-  const bool agg = f.serving != "disagg", dis = f.serving != "agg";
-  for (int g : agg ? *sizes : std::vector<int>{}) {
+  if (f.serving == "disagg" && !caps.disaggregation)
+    return Status::InvalidArgument(fmt::format(
+        "--serving disagg: l2s launches no disaggregated {} deployment", caps.title));
+  const bool agg = f.serving != "disagg", dis = f.serving != "agg" && caps.disaggregation;
+  out.agg = agg;
+  out.dis = dis;
+  // The first size's problem without the engine's cluster check: the GPU, its node size.
+  ProblemFlags first = pf;
+  first.gpus = sizes->front();
+  first.nodes = 0;
+  first.engine.clear();
+  auto p0_or = BuildProblem(first);
+  if (!p0_or.ok()) return p0_or.status();
+  const int node = p0_or->cluster.gpus_per_domain;
+  std::vector<int> engine_sizes;
+  for (int g : *sizes) {
+    if (caps.single_node && g > node)
+      skipped.push_back(fmt::format("{} GPUs: {} serves from one node ({} GPUs)", g, caps.title,
+                                    node));
+    else
+      engine_sizes.push_back(g);
+  }
+  if (engine_sizes.empty())
+    return Status::InvalidArgument(
+        fmt::format("--sizes: {} serves from one node; no size is at most {} GPUs", caps.title,
+                    node));
+  for (int g : agg ? engine_sizes : std::vector<int>{}) {
     ProblemFlags one = pf;
     one.gpus = g;
     one.nodes = 0;
     auto p = BuildProblem(one);
-    if (!p.ok()) return Fail(p.status());
+    if (!p.ok()) return p.status();
     p->workload.ttft_ms = ttft_ms;
     p->workload.tpot_ms = tpot_ms;
     const Simulator sim(*p);
-    auto space = StrategySpace::Make(p->model, g, PlanSpaceOptions(*p, pf.mtp));
+    auto space = InstanceSpace(pf, *p, g, pf.mtp);
     if (!space.ok()) {
       skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
       continue;
@@ -501,55 +561,91 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
       skipped.push_back(fmt::format("{} GPUs: no valid layout (memory)", g));
       continue;
     }
-    Strategy s = r.best;
-    s.batch = 0;
+    Strategy st = r.best;
+    st.batch = 0;
     p->workload.ttft_ms = p->workload.tpot_ms = 0;
-    layouts.push_back({*p, s, LayoutLabel(p->model, s)});
+    layouts.push_back({*p, st, LayoutLabel(p->model, st)});
   }
-  if (agg && layouts.empty() && !dis)
-    return Fail(Status::Invalid("no instance size holds the model"));
+  if (agg && layouts.empty() && !dis) return Status::Invalid("no instance size holds the model");
   serve::CapacityOptions co;
   co.max_gpus = f.max_gpus;
   co.rate.rel_tol = f.rate_tol;
   co.serve = base;
-  StatusOr<serve::CapacityResult> res = serve::CapacityResult{};
-  if (agg && !layouts.empty()) res = serve::FewestGpus(layouts, reqs, slos, co);
-  if (!res.ok()) return Fail(res.status());
-  std::optional<serve::DisaggCapacityResult> dres;
+  if (agg && !layouts.empty()) {
+    StatusOr<serve::CapacityResult> res = serve::FewestGpus(layouts, reqs, slos, co);
+    if (!res.ok()) return res.status();
+    out.res = std::move(*res);
+  }
   if (dis) {
     std::vector<std::string> dskipped;
-    auto d = DisaggFewest(f, pf, *sizes, tpot_ms, slos, reqs, base, &dskipped);
-    if (!d.ok() && !(agg && !layouts.empty())) return Fail(d.status());
-    if (d.ok()) dres = std::move(*d);
+    auto d = DisaggFewest(f, pf, engine_sizes, tpot_ms, slos, reqs, base, &dskipped);
+    if (!d.ok() && !(agg && !layouts.empty())) return d.status();
+    if (d.ok()) out.dres = std::move(*d);
     else skipped.push_back("disaggregated: " + d.status().message());
     for (std::string& x : dskipped) skipped.push_back(std::move(x));
   }
   // Which serving answers with the fewest GPUs (ties: aggregated).
-  const bool dis_found = dres && dres->found;
-  const bool dis_best =
-      dis_found && (!res->found || dres->candidates[dres->best].gpus <
-                                       res->candidates[res->best].gpus);
-  const bool any_found = res->found || dis_found;
-  auto p0_or = BuildProblem([&] {
-    ProblemFlags one = pf;
-    one.gpus = sizes->front();
-    one.nodes = 0;
-    return one;
-  }());
-  if (!p0_or.ok()) return Fail(p0_or.status());
-  const Problem& p0 = layouts.empty() ? *p0_or : layouts.front().problem;
+  const serve::CapacityResult& res = out.res;
+  const bool dis_found = out.dres && out.dres->found;
+  out.dis_best = dis_found && (!res.found || out.dres->candidates[out.dres->best].gpus <
+                                                 res.candidates[res.best].gpus);
+  out.any_found = res.found || dis_found;
+  out.p0 = layouts.empty() ? *p0_or : layouts.front().problem;
+  if (out.dis_best) {
+    out.gpus = out.dres->candidates[out.dres->best].gpus;
+    out.layout = "disaggregated: " + out.dres->candidates[out.dres->best].layout.label;
+  } else if (res.found) {
+    const serve::SizeResult& b = res.candidates[res.best];
+    out.gpus = b.gpus;
+    out.max_rps = b.instances * b.instance_max_rps;
+    out.layout = fmt::format("{} x [{}]", b.instances, b.layout.label);
+  }
+  return out;
+}
+
+// One line per engine of the no---engine table (the fewest GPUs each needs, or why none).
+struct EngineRow {
+  std::string engine;
+  bool found = false;
+  int gpus = 0;
+  std::string layout;  // or the reason none was found
+};
+
+int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
+                const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base,
+                const std::vector<EngineRow>& engines) {
+  const serve::CapacityResult& res = o.res;
+  const std::optional<serve::DisaggCapacityResult>& dres = o.dres;
+  const bool agg = o.agg, any_found = o.any_found, dis_best = o.dis_best;
+  const std::vector<std::string>& skipped = o.skipped;
+  const Problem& p0 = o.p0;
   if (f.json) {
     nlohmann::ordered_json j;
     j["model"] = p0.model.name;
     j["gpu"] = p0.cluster.gpu.name;
-    j["engine"] = EngineName(p0.workload.engine);
+    j["engine"] = o.engine;
+    if (!engines.empty()) {
+      // No --engine: every serving engine with a build for the GPUs was sized; `engine` is the
+      // one needing the fewest GPUs (ties: table order), and the rest of the object is its.
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (const EngineRow& e : engines) {
+        nlohmann::ordered_json x;
+        x["engine"] = e.engine;
+        x["found"] = e.found;
+        x["gpus"] = e.found ? nlohmann::ordered_json(e.gpus) : nlohmann::ordered_json(nullptr);
+        x[e.found ? "layout" : "reason"] = e.layout;
+        rows.push_back(x);
+      }
+      j["engines"] = rows;
+      j["engine_chosen_by"] = "fewest_gpus";
+    }
     j["slo"] = serve::SlosText(slos);
     j["requests"] = reqs.size();
     j["rate_rps"] = serve::StreamRate(reqs);
     j["found"] = any_found;  // aggregated only: the aggregated answer
     j["serving"] = f.serving;
     nlohmann::ordered_json cands = nlohmann::ordered_json::array();
-    for (const serve::SizeResult& c : res->candidates) {
+    for (const serve::SizeResult& c : res.candidates) {
       nlohmann::ordered_json x;
       x["gpus_per_instance"] = c.layout.strategy.gpus();
       x["strategy"] = ToText(c.layout.strategy);
@@ -565,7 +661,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
       }
       cands.push_back(x);
     }
-    j["best"] = res->best;
+    j["best"] = res.best;
     j["candidates"] = cands;
     j["skipped"] = skipped;
     if (dres) {
@@ -576,13 +672,24 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     fmt::print("{}\n", DumpJson(j));
     return any_found ? kExitOk : kExitImpossible;
   }
+  if (!engines.empty()) {
+    fmt::print("{} on {}: the fewest GPUs per engine (each sized on the layouts it launches)\n",
+               p0.model.name, p0.cluster.gpu.name);
+    fmt::print("  {:<8} {:>6}  {}\n", "engine", "GPUs", "deployment");
+    for (const EngineRow& e : engines)
+      fmt::print("  {:<8} {:>6}  {}\n", e.engine, e.found ? std::to_string(e.gpus) : "-",
+                 e.layout);
+    fmt::print("below: {}, the fewest GPUs (ties: the highest rate they sustain; --engine E "
+               "sizes another)\n\n",
+               o.engine);
+  }
   fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
-             p0.cluster.gpu.name, EngineName(p0.workload.engine), reqs.size(),
-             serve::StreamRate(reqs), serve::SlosText(slos));
+             p0.cluster.gpu.name, o.engine, reqs.size(), serve::StreamRate(reqs),
+             serve::SlosText(slos));
   if (agg)
   fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
              "total GPUs", "layout of one instance");
-  for (const serve::SizeResult& c : res->candidates) {
+  for (const serve::SizeResult& c : res.candidates) {
     if (c.meets)
       fmt::print("{:>9} {:>12.3g} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(), c.instance_max_rps,
                  c.instances, c.gpus, c.layout.label);
@@ -590,7 +697,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
       fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
                  c.layout.label, c.note);
   }
-  for (const std::string& s : skipped) fmt::print("  skipped {}\n", s);
+  for (const std::string& x : skipped) fmt::print("  skipped {}\n", x);
   if (dres) {
     fmt::print("\n");
     PrintDisaggCapacity(*dres);
@@ -601,8 +708,8 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     fmt::print("no size within --max-gpus {} meets the SLOs\n", f.max_gpus);
     return kExitImpossible;
   }
-  if (!res->found) return kExitOk;
-  const serve::SizeResult& b = res->candidates[res->best];
+  if (!res.found) return kExitOk;
+  const serve::SizeResult& b = res.candidates[res.best];
   fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
   fmt::print("{}", ServeSummaryText(b.at));
   if (b.has_smaller) {
@@ -612,10 +719,10 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   }
   if (!f.svg.empty()) {
     auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
-    serve::ServeOptions o = base;
-    o.instances = b.instances;
+    serve::ServeOptions so = base;
+    so.instances = b.instances;
     if (cost.ok()) {
-      auto sim = serve::ServeSim::Make(cost->get(), o, p0.workload.isl, p0.workload.osl);
+      auto sim = serve::ServeSim::Make(cost->get(), so, p0.workload.isl, p0.workload.osl);
       if (sim.ok()) {
         Status st = TimelineSvg((*sim)->Run(reqs),
                                 fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),
@@ -625,6 +732,55 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     }
   }
   return kExitOk;
+}
+
+int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
+              const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
+  if (slos.empty()) return Fail("--slo is required to size a deployment");
+  if (serve::StreamRate(reqs) <= 0)
+    return Fail("sizing needs an open-loop workload (--rate or --trace)");
+  if (!pf.engine.empty()) {
+    StatusOr<FewestOutcome> o = SizeFewest(f, pf, slos, reqs, base);
+    if (!o.ok()) return Fail(o.status());
+    return PrintFewest(f, *o, slos, reqs, base, {});
+  }
+  // No --engine: every serving engine with a build for the GPUs (plan::TabulatedEngines on one
+  // node), each sized on what it launches; the answer is the engine needing the fewest GPUs.
+  ProblemFlags probe = pf;
+  probe.gpus = 1;
+  probe.nodes = 0;
+  auto p1 = BuildProblem(probe);
+  if (!p1.ok()) return Fail(p1.status());
+  ClusterSpec node = p1->cluster;
+  node.num_gpus = node.gpus_per_domain;
+  std::vector<EngineRow> rows;
+  std::optional<FewestOutcome> best;
+  Status first_error = Status::Ok();
+  for (engine::EngineId id : plan::TabulatedEngines(node)) {
+    ProblemFlags e = pf;
+    e.engine = std::string(engine::EngineName(id));
+    StatusOr<FewestOutcome> o = SizeFewest(f, e, slos, reqs, base);
+    EngineRow row;
+    row.engine = e.engine;
+    if (!o.ok()) {
+      if (first_error.ok()) first_error = o.status();
+      row.layout = o.status().message();
+    } else if (!o->any_found) {
+      row.layout = fmt::format("no size within --max-gpus {} meets the SLOs", f.max_gpus);
+    } else {
+      row.found = true;
+      row.gpus = o->gpus;
+      row.layout = o->layout;
+    }
+    rows.push_back(row);
+    // Fewest GPUs; ties: the higher rate those GPUs sustain (aggregated), then table order.
+    if (o.ok() && (!best || (o->any_found && (!best->any_found || o->gpus < best->gpus ||
+                                              (o->gpus == best->gpus &&
+                                               o->max_rps > best->max_rps)))))
+      best = std::move(*o);
+  }
+  if (!best) return Fail(first_error);
+  return PrintFewest(f, *best, slos, reqs, base, rows);
 }
 
 int Run(const CapacityFlags& f) {

@@ -90,4 +90,36 @@ TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
   if (best["instances"].get<int>() > 1) EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
 }
 
+// Sizing for an engine proposes only layouts that engine launches (engine::RestrictedSpace): no
+// sequence-parallel residual (sp=on) and Megatron's per-operator dims for SGLang. Without
+// --engine every serving engine with a build for the GPUs is sized and the fewest GPUs answers.
+TEST(CapacityCli, SizesPerEngineOnWhatEachLaunches) {
+  const std::vector<std::string> base = {
+      "capacity", "--model", "deepseek-v3", "--gpu", "h200", "--isl", "1024", "--osl", "256",
+      "--rate", "5", "--slo", "p99_ttft_ms=2000,p99_tpot_ms=50", "--sizes", "8,16", "--json"};
+  const auto r = RunL2s(With(base, {"--engine", "sglang"}), "cap_engine");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("engine"), "sglang");
+  ASSERT_FALSE(j.at("candidates").empty());
+  for (const auto& c : j.at("candidates")) {
+    const std::string s = c.at("strategy");
+    EXPECT_EQ(s.find("sp=on"), std::string::npos) << s;
+    EXPECT_NE(s.find("attn_qkv=dim1"), std::string::npos) << s;  // Megatron's column split
+  }
+  const auto all = RunL2s(base, "cap_engines");
+  ASSERT_EQ(all.code, 0) << all.err;
+  const nlohmann::json a = nlohmann::json::parse(all.out);
+  std::vector<std::string> names;
+  int fewest = 1 << 30;
+  for (const auto& e : a.at("engines")) {
+    names.push_back(e.at("engine"));
+    if (e.at("found").get<bool>()) fewest = std::min(fewest, e.at("gpus").get<int>());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"vllm", "sglang", "trtllm"}));
+  EXPECT_EQ(a.at("engine_chosen_by"), "fewest_gpus");
+  const auto& chosen = a.at("candidates").at(a.at("best").get<int>());
+  EXPECT_EQ(chosen.at("gpus").get<int>(), fewest);
+}
+
 }  // namespace
