@@ -19,8 +19,12 @@ PROBLEMS = [
     "--model qwen3-30b-a3b --gpu h100 --gpus 8 --mode serve --isl 1024 --osl 256 --slo ttft_ms=2000,tpot_ms=50".split(),
     "--model llama-3.1-8b --gpus 8 --context 4096".split(),
     "--model mixtral-8x7b --gpus 8 --context 4096".split(),
+    # AMD (docs/GUIDE.md): the engines with a ROCm build
+    "--model deepseek-v3 --gpu mi355x --gpus 8 --mode serve --isl 1024 --osl 256 --slo ttft_ms=2000,tpot_ms=50".split(),
 ]
-ENGINES = ["vllm", "sglang", "trtllm"]
+# The serving engines with a build for the problem's GPUs (docs/PLAN.md "Engine rules").
+ENGINES = {"nvidia": ["vllm", "sglang", "trtllm"], "amd": ["vllm", "sglang", "atom"]}
+AMD_GPUS = {"mi300x", "mi325x", "mi355x"}
 
 
 def run(l2s, args):
@@ -32,7 +36,8 @@ def main():
     l2s = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "build/src/cli/l2s")
     misses = checked = 0
     for prob in PROBLEMS:
-        for e in ENGINES:
+        gpu = prob[prob.index("--gpu") + 1] if "--gpu" in prob else "h100"
+        for e in ENGINES["amd" if gpu in AMD_GPUS else "nvidia"]:
             extra = ["--serving", "agg"] if "serve" in prob else []
             rc, j = run(l2s, ["plan", *prob, *extra, "--engine", e])
             name = " ".join(prob)
