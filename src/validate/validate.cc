@@ -477,9 +477,45 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
 }
 
 // The row's metric from its client's run: totals over every instance behind the router.
-double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
+double ClientValue(const Measurement& row, const Predictor::ClientRun& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
   return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
+}
+
+// Every input of a row that its client run depends on: all columns but the metric, its value,
+// the id and the prose (whose settings count through `noted`).
+std::string ClientKey(const Measurement& r) {
+  const NotedSettings& n = r.noted;
+  return fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{},{},{},{}|{},{},{}|{}|{},{},{},{}|{},{}|{}|{},{},{},{}|{},{},{},{}|"
+      "{},{}|{},{},{},{},{},{},{}",
+      r.engine, r.gpu, r.model_config, r.weight_dtype, r.kv_dtype, r.mode, r.overlap, r.gpus,
+      r.tp, r.pp, r.dp, r.ep, r.isl, r.osl, r.context, r.batch, r.replicas, r.expert_slots, r.mtp,
+      r.mtp_accept, r.max_batch, r.max_num_tokens, r.concurrency, r.prefill.gpus, r.prefill.tp,
+      r.prefill.dp, r.prefill.ep, r.decode.gpus, r.decode.tp, r.decode.dp, r.decode.ep,
+      r.layout_stated, r.mtp_stated, n.overlap, n.adp_balance, n.fp8_attention, n.fp8_kv,
+      n.requests, n.length_ratio, n.mtp_on);
+}
+
+// The row's client run: from `runs` when another metric of the same run simulated it, else
+// `simulate()` (a StatusOr<serve::BenchClientResult>), stored.
+template <typename Simulate>
+const Predictor::ClientRun& ClientRunOf(const Measurement& row, Predictor::ClientRuns* runs,
+                                        Simulate simulate) {
+  const std::string key = ClientKey(row);
+  auto it = runs->find(key);
+  if (it != runs->end()) return it->second;
+  Predictor::ClientRun out;
+  const StatusOr<serve::BenchClientResult> r = simulate();
+  if (r.ok()) {
+    out.ok = true;
+    out.mean_ttft_s = r->mean_ttft_s;
+    out.mean_tpot_s = r->mean_tpot_s;
+    out.output_tokens_per_s = r->output_tokens_per_s;
+  } else {
+    out.error = r.status().message();
+  }
+  return runs->emplace(key, std::move(out)).first->second;
 }
 
 std::string ClientLengths(const Measurement& row) {
@@ -501,7 +537,7 @@ int EngineSlots(const std::string& engine, const ModelSpec& m, int ep) {
 // are the row's (all instances of each pool); batch: the decode pool's share of `concurrency`,
 // else the simulator's best; the prefill batch is the simulator's best.
 Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, const std::string& gpu,
-                         bool apply_factor) {
+                         bool apply_factor, Predictor::ClientRuns* runs) {
   Prediction out;
   auto miss = [&](std::string why) {
     out.ok = false;
@@ -589,11 +625,13 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   std::optional<double> v = MetricValue(
       e, p.workload, static_cast<int>(row.prefill.gpus + row.decode.gpus), row.metric);
   // A row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s (one run,
-  // ClientSimulated), simulated request by request on the two pools (serve/bench_client.h,
-  // ServeSim::MakeDisagg): np prefill and nd decode instances, the KV link of the static model. Work limit: a run of more than 10^8
-  // decode token-steps (concurrency x 10 prompts x osl; the two 1024/8192 runs at 4,096 and 8,192
-  // clients, minutes each) keeps the static model's figure, and says so in the reason.
-  constexpr double kMaxClientTokenSteps = 1e8;
+  // ClientSimulated, shared by the run's rows through ClientRunOf), simulated request by request
+  // on the two pools (serve/bench_client.h, ServeSim::MakeDisagg): np prefill and nd decode
+  // instances, the KV link of the static model. Work limit: a run of more than 10^9 decode
+  // token-steps (concurrency x 10 prompts x osl; the largest in the frontier file, 1024/8192 at
+  // 8,192 clients, is 6.7 x 10^8 and takes about 15 s) keeps the static model's figure, and says
+  // so in the reason.
+  constexpr double kMaxClientTokenSteps = 1e9;
   const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
   if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps)
     out.reason = fmt::format(
@@ -609,9 +647,11 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
     pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
     di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
-    const auto r = serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
-    if (!r.ok()) return miss(r.status().message());
-    v = ClientValue(row, *r);
+    const Predictor::ClientRun& r = ClientRunOf(row, runs, [&] {
+      return serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
+    });
+    if (!r.ok) return miss(r.error);
+    v = ClientValue(row, r);
     out.lengths = ClientLengths(row);
   }
   if (!v || !std::isfinite(*v) || *v <= 0)
@@ -882,7 +922,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
     if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
     if (row.mtp_accept > 0) w.mtp_accept = row.mtp_accept;
-    return PredictDisagg(row, std::move(p), kind, gpu, apply_factor_);
+    return PredictDisagg(row, std::move(p), kind, gpu, apply_factor_, &client_runs_);
   }
 
   Strategy s;
@@ -999,10 +1039,12 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // simulated request by request (ClientSimulated).
   const bool client = w.mode == Mode::kServe && ClientSimulated(row);
   if (client) {
-    const auto r = serve::SimulateBenchmarkClient(sim.problem(), s,
-                                                  ClientSpec(row, static_cast<int>(replicas)));
-    if (!r.ok()) return miss(r.status().message());
-    v = ClientValue(row, *r);
+    const ClientRun& r = ClientRunOf(row, &client_runs_, [&] {
+      return serve::SimulateBenchmarkClient(sim.problem(), s,
+                                            ClientSpec(row, static_cast<int>(replicas)));
+    });
+    if (!r.ok) return miss(r.error);
+    v = ClientValue(row, r);
     out.lengths = ClientLengths(row);
   }
   if (!std::isfinite(*v) || *v <= 0)

@@ -196,6 +196,20 @@ class Predictor {
   std::vector<std::string> dirs_;
   bool apply_factor_;
   std::map<std::string, StatusOr<ModelSpec>> cache_;
+
+ public:
+  // One simulated benchmark-client run's figures (mean TTFT and TPOT, s; output tokens/s over the
+  // run), or why it failed. The three metric rows of a measured run share it: runs are keyed by
+  // every input of the row but its metric, value and prose (ClientKey in validate.cc).
+  struct ClientRun {
+    bool ok = false;
+    std::string error;
+    double mean_ttft_s = 0, mean_tpot_s = 0, output_tokens_per_s = 0;
+  };
+  using ClientRuns = std::map<std::string, ClientRun>;
+
+ private:
+  ClientRuns client_runs_;
 };
 
 // The simulator's value of `metric` for an evaluation of `w` on `gpus` GPUs (one instance), or
