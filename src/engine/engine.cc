@@ -106,39 +106,28 @@ Capabilities Trtllm() {
   return c;
 }
 
-// AMD's ATOM (AiTer Optimized Model, ROCm only): a vLLM-style engine (continuous batching with
-// chunked prefill, max_num_seqs / max_num_batched_tokens, lockstep data-parallel engine cores), so
-// the simulator runs vLLM's scheduler for it, with the limits the launch command states.
+// AMD's ATOM (AiTer Optimized Model, ROCm only): vLLM's row - a vLLM-style engine (continuous
+// batching with chunked prefill, max_num_seqs / max_num_batched_tokens, lockstep data-parallel
+// engine cores; the simulator runs vLLM's scheduler for it, with the limits the launch command
+// states) with the same degree rules (ROCm/ATOM distributed_guide: -tp N inside -dp N ranks, "-tp
+// 4 -dp 2 --enable-expert-parallel"; MoE layers span dp x tp with --enable-expert-parallel, "EP
+// size = dp_size * tp_size", tensor-parallel otherwise; dense DP ranks are replicas) and features
+// (atom/model_engine/arg_utils.py: --enable-tbo [prefill|all], two-batch overlap of the MoRI
+// all-to-all; --method mtp --num-speculative-tokens; --eplb-enable --eplb-config
+// num_redundant_experts; no single-batch overlap). Unlike vLLM: AMD GPUs only; one node (one
+// CoreManager starts the tp x dp engine cores on the local GPUs, no node-rank argument); and its
+// own prefill/decode mode (--kv-transfer-config, the atomesh router) is not emitted by l2s, so its
+// plans are aggregated (docs/PLAN.md "Engine rules").
 Capabilities Atom() {
-  Capabilities c;
+  Capabilities c = Vllm();
   c.id = EngineId::kAtom;
   c.name = "atom";
   c.title = "ATOM";
   c.version = "0.1";
   c.workers = EngineId::kAtom;
-  c.scheduler = Engine::kVllm;
-  // ROCm/ATOM distributed_guide: -tp N, -dp N (attention TP inside DP ranks: "-tp 4 -dp 2
-  // --enable-expert-parallel"); MoE layers span dp x tp with --enable-expert-parallel ("EP size =
-  // dp_size * tp_size"), tensor-parallel otherwise; dense models: DP ranks are replicas.
-  c.expert_span = ExpertSpan::kOneOrStage;
-  c.attention_split = AttentionSplit::kAny;
-  c.per_operator_dims = false;
-  c.sequence_parallel = false;
-  // atom/model_engine/arg_utils.py: --enable-tbo [prefill|all] (two-batch overlap of the MoRI
-  // all-to-all), --method mtp --num-speculative-tokens, --eplb-enable --eplb-config
-  // (num_redundant_experts); no single-batch overlap.
-  c.overlap = kTboOnly;
-  c.tbo_needs_dp = true;
-  c.mtp = true;
-  c.expert_slots = true;
-  // ATOM's own prefill/decode disaggregation (--kv-transfer-config, the atomesh router) is not
-  // emitted by l2s: its plans are aggregated (docs/PLAN.md "Engine rules").
   c.disaggregation = false;
-  c.chunked_prefill = true;
   c.nvidia = false;
   c.amd = true;
-  // One CoreManager per server starts the tp x dp engine cores on the local GPUs; arg_utils.py
-  // has no node-rank or head-address argument.
   c.single_node = true;
   c.source =
       "ROCm/ATOM distributed_guide (github.com/ROCm/ATOM); atom/model_engine/arg_utils.py "

@@ -85,6 +85,18 @@ l2s::Engine SimEngine(Engine e) {
   return l2s::Engine::kIdeal;
 }
 
+// vLLM's and ATOM's --gpu-memory-utilization: the plan's whole share of the GPU rounded up to
+// 0.01, at least the engines' default 0.90, with the note saying so.
+void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCommand* lc) {
+  const double share = e.mem_bytes / e.mem_capacity_bytes;
+  const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
+  lc->command += fmt::format(" --gpu-memory-utilization {:.2f}", util);
+  lc->notes.push_back(fmt::format(
+      "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share rounded up, "
+      "at least {}'s default 0.90",
+      util, MemoryWords(e), share, engine));
+}
+
 std::string NodeRank(const LaunchOptions& opt) {
   return opt.node_rank < 0 ? std::string("${NODE_RANK}") : std::to_string(opt.node_rank);
 }
@@ -228,16 +240,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
       if (token_budget > 0) c += fmt::format(" --max-num-batched-tokens {}", token_budget);
       if (graph_max_bs > 0) c += fmt::format(" --max-cudagraph-capture-size {}", graph_max_bs);
-      if (have_mem) {
-        const Evaluation& e = *opt.eval;
-        const double share = e.mem_bytes / e.mem_capacity_bytes;
-        const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
-        c += fmt::format(" --gpu-memory-utilization {:.2f}", util);
-        lc.notes.push_back(fmt::format(
-            "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share "
-            "rounded up, at least vLLM's default 0.90",
-            util, MemoryWords(e), share));
-      }
+      if (have_mem) AddMemoryUtilization(*opt.eval, "vLLM", &lc);
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
       if (s.mtp > 0)
@@ -471,16 +474,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         sizes += fmt::format(",{}", graph_max_bs);
         c += fmt::format(" --cudagraph-capture-sizes '[{}]'", sizes);
       }
-      if (have_mem) {
-        const Evaluation& e = *opt.eval;
-        const double share = e.mem_bytes / e.mem_capacity_bytes;
-        const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
-        c += fmt::format(" --gpu-memory-utilization {:.2f}", util);
-        lc.notes.push_back(fmt::format(
-            "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share "
-            "rounded up, at least ATOM's default 0.90",
-            util, MemoryWords(e), share));
-      }
+      if (have_mem) AddMemoryUtilization(*opt.eval, "ATOM", &lc);
       if (kv_fp8) c += " --kv_cache_dtype fp8";
       if (s.mtp > 0) c += fmt::format(" --method mtp --num-speculative-tokens {}", s.mtp);
       c += host;
