@@ -592,8 +592,12 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& p
   out.any_found = res.found || dis_found;
   out.p0 = layouts.empty() ? *p0_or : layouts.front().problem;
   if (out.dis_best) {
-    out.gpus = out.dres->candidates[out.dres->best].gpus;
-    out.layout = "disaggregated: " + out.dres->candidates[out.dres->best].layout.label;
+    const serve::DisaggSizeResult& d = out.dres->candidates[out.dres->best];
+    const ModelSpec& m = d.layout.prefill_problem.model;
+    out.gpus = d.gpus;
+    out.layout = fmt::format("{} x prefill [{}] + {} x decode [{}]", d.prefill_instances,
+                             LayoutLabel(m, d.layout.prefill), d.decode_instances,
+                             LayoutLabel(m, d.layout.decode));
   } else if (res.found) {
     const serve::SizeResult& b = res.candidates[res.best];
     out.gpus = b.gpus;
