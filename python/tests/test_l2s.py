@@ -140,6 +140,24 @@ def test_unknown_model_is_an_error_with_exit_2_and_the_message():
     assert "\n" not in e.value.message
 
 
+def test_engines_by_gpu_vendor_from_python():
+    # AMD GPUs: ATOM plans and launches; TensorRT-LLM (no ROCm build) is the CLI's one-line error.
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="deepseek-v3", gpu="mi355x", gpus=8, mode="serve", engine="trtllm")
+    assert e.value.exit_code == 2
+    assert e.value.message == ("--engine: TensorRT-LLM does not run on AMD GPUs (mi355x): the "
+                               "engines for them are vllm, sglang, megatron, atom")
+    args = dict(model="llama-3.1-8b", gpu="mi300x", gpus=8, mode="decode", context=2048,
+                engine="atom")
+    r = l2s.plan(**args)
+    code, j, _ = cli_json("plan", "--model", "llama-3.1-8b", "--gpu", "mi300x", "--gpus", "8",
+                          "--mode", "decode", "--context", "2048", "--engine", "atom")
+    assert code == 0
+    assert r.best.engine == "atom" and r.best.launchable
+    assert r.best.tokens_per_s_per_gpu == j["best"]["tokens_per_s_per_gpu"]
+    assert sorted(r.to_dict()["launch"]) == ["atom", "megatron", "sglang", "vllm"]
+
+
 def test_unknown_keyword_is_the_cli_error():
     with pytest.raises(l2s.Error) as e:
         l2s.plan(model="llama-3.1-8b", gpus=8, no_such_flag=1)
