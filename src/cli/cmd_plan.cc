@@ -262,6 +262,15 @@ json LaunchJson(const EngineTranslation& t) {
   j["exact"] = t.unsupported.empty();
   j["unsupported"] = t.unsupported;
   j["launched"] = t.runnable ? StrategyEvalJson(t.launched, t.launched_eval) : json();
+  // The plan was priced under another engine's scheduler: the same command under this one's.
+  if (t.other_scheduler && t.runnable) {
+    json own = t.own_eval.valid() ? StrategyEvalJson(t.launched, t.own_eval) : json::object();
+    own["valid"] = t.own_eval.valid();
+    own["reason"] = t.own_eval.valid() ? json() : json(t.own_reason);
+    j["own_scheduler"] = own;
+  } else {
+    j["own_scheduler"] = json();
+  }
   if (t.has_best) {
     json b = StrategyEvalJson(t.best, t.best_eval);
     b["command"] = t.best_command.command;
@@ -646,10 +655,22 @@ void PrintPlan(const PlanOutcome& o) {
                                             Ratio(t.launched_eval.tokens_per_s_per_gpu, best),
                                             ShortText(p.model, t.launched))
                               : std::string("not valid (does not fit or breaks an SLO)"));
+      if (t.other_scheduler && t.runnable) {
+        if (t.own_eval.valid())
+          fmt::print("    under {}'s own scheduler and limits: {:.2f} tokens/s per GPU, TTFT {:.1f} "
+                     "ms, TPOT {:.2f} ms\n",
+                     EngineTitle(t.engine), t.own_eval.tokens_per_s_per_gpu, t.own_eval.ttft_s * 1e3,
+                     t.own_eval.tpot_s * 1e3);
+        else
+          fmt::print("    under {}'s own scheduler and limits: not valid ({}); --engine {} plans "
+                     "for it\n",
+                     EngineTitle(t.engine), t.own_reason, EngineName(t.engine));
+      }
       for (const std::string& n : t.command.notes) fmt::print("    note: {}\n", n);
     }
     if (t.has_best && !(t.unsupported.empty() && t.best == t.launched))
-      fmt::print("    best it can express as-is: {:.2f} tokens/s per GPU ({} of the plan): {}\n",
+      fmt::print("    best it can express as-is{}: {:.2f} tokens/s per GPU ({} of the plan): {}\n",
+                 t.other_scheduler ? " (under the plan's scheduler)" : "",
                  t.best_eval.tokens_per_s_per_gpu, Ratio(t.best_eval.tokens_per_s_per_gpu, best),
                  t.best_command.command);
     else if (!t.has_best)
@@ -1102,6 +1123,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     for (launch::EngineTranslation& t : o.launch) {
       t.launched_eval = ApplyEngineFactor(t.launched_eval, k);
       t.best_eval = ApplyEngineFactor(t.best_eval, k);
+      // Under the engine's own scheduler: its own factor.
+      if (t.other_scheduler)
+        t.own_eval = ApplyEngineFactor(
+            t.own_eval, Simulator::EngineFactor(std::string(launch::EngineName(t.engine))));
     }
   }
   o.engines = std::move(table);

@@ -45,6 +45,10 @@ bool RunsOn(Engine e, std::string_view vendor) {
                         vendor);
 }
 
+l2s::Engine SchedulerOf(Engine e) {
+  return engine::SchedulerOf(engine::ParseEngineId(EngineName(e)).value());
+}
+
 std::optional<Engine> WorkersOf(std::string_view name) {
   StatusOr<engine::EngineId> id = engine::ParseEngineId(name);
   if (!id.ok() || *id == engine::EngineId::kIdeal) return std::nullopt;
@@ -217,6 +221,19 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
     t.unsupported = UnsupportedChoices(t.engine, p.model, plan);
     const bool have = BestAlternative(sim, t.engine, plan, &t.launched, &t.launched_eval);
     t.runnable = have && t.launched_eval.valid();
+    const l2s::Engine own = SchedulerOf(t.engine);
+    if (have && own != p.workload.engine && t.engine != Engine::kMegatron) {
+      // The same strategy under this engine's scheduler and its default batch limit (the plan's
+      // limit when the user set one: any other than the plan engine's default).
+      Problem q = p;
+      q.workload.engine = own;
+      if (q.workload.max_batch == DefaultsOf(p.workload.engine).max_batch)
+        q.workload.max_batch = DefaultsOf(own).max_batch;
+      const Simulator qs(q);
+      t.other_scheduler = true;
+      t.own_eval = qs.Evaluate(t.launched);
+      if (!t.own_eval.valid()) t.own_reason = qs.Reason(t.launched, t.own_eval);
+    }
     if (have) {
       LaunchOptions opt;
       opt.eval = &t.launched_eval;

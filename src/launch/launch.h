@@ -37,6 +37,9 @@ std::string_view EngineTitle(Engine e);
 // Whether the engine has a build for GPUs of `vendor` (engine::RunsOn: TensorRT-LLM NVIDIA only,
 // ATOM AMD only).
 bool RunsOn(Engine e, std::string_view vendor);
+// The simulator's scheduler for the engine's servers (engine::SchedulerOf of its capability row:
+// ATOM runs vLLM's, Megatron-LM none, kIdeal).
+l2s::Engine SchedulerOf(Engine e);
 // The engine whose command line a plan for engine `name` (engine::ParseEngineId spelling) runs:
 // its workers' (Dynamo + SGLang -> SGLang); nullopt for no engine ("", "ideal") or an unknown one.
 std::optional<Engine> WorkersOf(std::string_view name);
@@ -156,6 +159,13 @@ struct EngineTranslation {
   bool runnable = false;                 // some alternative is valid (fits, meets the SLOs)
   Strategy launched;                     // what `command` runs: the plan, or its best repair
   Evaluation launched_eval;              // simulator evaluation of `launched`
+  // `launched` under the engine's own scheduler and default limits when the plan was priced under
+  // another's (other_scheduler: e.g. an SGLang command for a plan made for vLLM): what the
+  // command delivers on this engine. own_reason says why own_eval is invalid. Not for Megatron-LM
+  // (no serving scheduler).
+  bool other_scheduler = false;
+  Evaluation own_eval;
+  std::string own_reason;
   LaunchCommand command;
   bool has_best = false;                 // the engine can run some valid strategy as-is
   Strategy best;                         // best strategy it can express as-is

@@ -316,6 +316,42 @@ TEST(Commands, AtomAndSglangOnAmdGpus) {
   EXPECT_EQ(WorkersOf("ideal"), std::nullopt);
 }
 
+// The Launch section's other engines: a plan priced under vLLM's scheduler is also priced, as run
+// by each other serving engine, under that engine's scheduler and default batch limit (the GUIDE's
+// Llama-3.1-70B plan: SGLang expresses it exactly, but its scheduler misses the 50 ms TPOT).
+TEST(TranslatePlan, OtherEnginesArePricedUnderTheirOwnScheduler) {
+  Problem p = MakeProblem("llama-3.1-70b", 8, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.weight = p.workload.kv = DType::kFP8;
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 50;
+  p.workload.engine = l2s::Engine::kVllm;
+  p.workload.max_batch = DefaultsOf(l2s::Engine::kVllm).max_batch;
+  const Simulator sim(p);
+  const Strategy s = Megatron(p.model, 2, 1, 4, 1, 55);
+  ASSERT_TRUE(sim.Evaluate(s).valid());
+  int others = 0;
+  for (const EngineTranslation& x : TranslatePlan(sim, s, ExpressibleBest{})) {
+    const l2s::Engine own = SchedulerOf(x.engine);
+    EXPECT_EQ(x.other_scheduler, own != l2s::Engine::kVllm && x.engine != Engine::kMegatron)
+        << EngineName(x.engine);
+    if (!x.other_scheduler) continue;
+    ++others;
+    Problem q = p;
+    q.workload.engine = own;
+    q.workload.max_batch = DefaultsOf(own).max_batch;
+    const Evaluation e = Simulator(q).Evaluate(x.launched);
+    ASSERT_EQ(e.valid(), x.own_eval.valid()) << EngineName(x.engine);
+    if (e.valid()) EXPECT_DOUBLE_EQ(e.tokens_per_s_per_gpu, x.own_eval.tokens_per_s_per_gpu);
+    if (x.engine == Engine::kSglang) {
+      EXPECT_FALSE(x.own_eval.valid());
+      EXPECT_TRUE(Has(x.own_reason, "TPOT")) << x.own_reason;
+    }
+  }
+  EXPECT_EQ(others, 2);  // SGLang and TensorRT-LLM
+}
+
 TEST(Commands, DenseModelsReplicateOverDp) {
   Problem p = MakeProblem("llama-3.1-8b", 8);
   const Strategy s = Megatron(p.model, 1, 2, 4, 1, 32);
