@@ -76,6 +76,15 @@ ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limit
   s.name = name;
   for (double limit : limits) {
     SweepAnswer a = best(limit);
+    // A plan found under one limit is valid under every looser one: an answer below an earlier
+    // limit's point that meets this limit is replaced by that point (exact: false), so that an
+    // inexact search never makes a series fall as its limit loosens.
+    for (const ParetoPoint& k : s.sweep)
+      if (k.tpot_ms <= limit * (1 + 1e-9) &&
+          (!a.point || k.tokens_per_s_per_gpu > a.point->tokens_per_s_per_gpu)) {
+        a.point = k;
+        a.point->exact = false;
+      }
     if (a.point) {
       a.point->series = name;
       a.point->tpot_limit_ms = limit;

@@ -63,7 +63,9 @@ struct SweepAnswer {
   bool cancelled = false;
 };
 using BestAtTpot = std::function<SweepAnswer(double tpot_limit_ms)>;
-// Calls `best` for each limit in order; sets each point's series and tpot_limit_ms.
+// Calls `best` for each limit in order; sets each point's series and tpot_limit_ms. An answer
+// worse than an earlier limit's point that meets this limit is that point (exact false): every
+// series, whatever its search, never falls as the limit loosens.
 ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limits,
                        const BestAtTpot& best);
 

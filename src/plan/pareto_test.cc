@@ -103,6 +103,35 @@ TEST(SweepTpot, NamesPointsAndStopsWhenCancelled) {
   EXPECT_EQ(s.front.size(), 2u);
 }
 
+// An inexact search may answer a looser limit with less than a tighter limit's point, which is
+// valid there too: every series carries that point over (exact false), so none falls as the limit
+// loosens (the disaggregated series of plan --pareto, whose joint oracle rarely finishes).
+TEST(SweepTpot, CarriesATighterLimitsPointOver) {
+  auto at = [](double gpu, double tpot_ms, bool exact) {
+    ParetoPoint p = Pt(1000 / tpot_ms, gpu);
+    p.tpot_ms = tpot_ms;
+    p.exact = exact;
+    return p;
+  };
+  const ParetoSeries s = SweepTpot("disaggregated", {10, 20, 30, 40}, [&](double limit) {
+    SweepAnswer a;
+    if (limit == 10) a.point = at(100, 9, true);
+    if (limit == 20) a.point = at(80, 19, false);   // worse than the 10 ms point
+    if (limit == 40) a.point = at(120, 39, false);  // better: kept
+    return a;                                        // 30 ms: nothing found
+  });
+  ASSERT_EQ(s.sweep.size(), 4u);
+  EXPECT_EQ(s.sweep[1].tokens_per_s_per_gpu, 100);
+  EXPECT_EQ(s.sweep[1].tpot_ms, 9);
+  EXPECT_FALSE(s.sweep[1].exact);
+  EXPECT_EQ(s.sweep[1].tpot_limit_ms, 20);
+  EXPECT_EQ(s.sweep[2].tokens_per_s_per_gpu, 100);
+  EXPECT_EQ(s.sweep[2].tpot_limit_ms, 30);
+  EXPECT_EQ(s.sweep[3].tokens_per_s_per_gpu, 120);
+  for (size_t i = 1; i < s.sweep.size(); ++i)
+    EXPECT_GE(s.sweep[i].tokens_per_s_per_gpu, s.sweep[i - 1].tokens_per_s_per_gpu);
+}
+
 // Every strategy of the space at every batch, as (strategy, evaluation) with tpot > 0.
 struct Evaluated {
   Strategy s;
