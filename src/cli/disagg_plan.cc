@@ -179,9 +179,12 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
       "  throughput {:.2f} tokens/s per GPU over all {} GPUs ({} tokens/s, {:.2f} requests/s); "
       "bound by {}\n",
       e.tokens_per_s_per_gpu, e.total_gpus, Thousands(e.tokens_per_s), e.rate_rps, e.bottleneck);
-  out += fmt::format("  search {}: {} calls, {}\n", searcher, d.search.calls,
-                     d.search.found ? fmt::format("{:.2f} tokens/s per GPU", d.search_eval.tokens_per_s_per_gpu)
-                                    : std::string("no valid deployment"));
+  // --search oracle: the joint oracle is the search (its line below); no separate searcher ran.
+  if (searcher != "oracle")
+    out += fmt::format("  search {}: {} calls, {}\n", searcher, d.search.calls,
+                       d.search.found ? fmt::format("{:.2f} tokens/s per GPU",
+                                                    d.search_eval.tokens_per_s_per_gpu)
+                                      : std::string("no valid deployment"));
   if (d.oracle_status == "solved" && d.oracle.found)
     out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s; this plan is {:.1f}%{}\n",
                        d.oracle.eval.tokens_per_s_per_gpu, d.oracle.wall_s,
