@@ -102,18 +102,20 @@ TEST(DisaggLaunch, VllmCommandsByHand) {
   MixtralPlan plan;
   StatusOr<DisaggLaunch> l = MakeDisaggLaunch(DisaggEngine::kVllm, plan.prefill, plan.decode);
   ASSERT_TRUE(l.ok());
-  // ep = 8 = tp*dp on both sides: vLLM's expert parallelism over the whole instance.
+  // ep = 8 = tp*dp on both sides: vLLM's expert parallelism over the whole instance, its tokens
+  // moved by DeepEP's high-throughput (prefill) and low-latency (decode) all-to-all.
   EXPECT_TRUE(l->unsupported.empty());
   ASSERT_EQ(l->processes.size(), 3u);
   EXPECT_EQ(l->processes[0].command,
             "vllm serve mistralai/Mixtral-8x7B-v0.1 --tensor-parallel-size 1 "
             "--pipeline-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
+            "--all2all-backend deepep_high_throughput "
             "--max-num-seqs 4 --max-model-len 5120 --max-num-batched-tokens 8192 "
             "--gpu-memory-utilization 0.90 --host 0.0.0.0 --port 8000 --kv-transfer-config "
             "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_producer\"}'");
   EXPECT_TRUE(Has(l->processes[1].command,
                   "--tensor-parallel-size 2 --pipeline-parallel-size 1 --data-parallel-size 4 "
-                  "--enable-expert-parallel --max-num-seqs 64"))
+                  "--enable-expert-parallel --all2all-backend deepep_low_latency --max-num-seqs 64"))
       << l->processes[1].command;
   EXPECT_TRUE(Has(l->processes[1].command, "\"kv_role\":\"kv_consumer\""));
   // vLLM's P/D router, not the repository's toy proxy.
