@@ -777,11 +777,18 @@ json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d)
 // No --engine: the disaggregated pools are planned for the engine whose aggregated plan is the
 // fastest (the engines' table), one line saying so.
 std::string ChosenEngineLine(const PlanFlags& f, const Problem& p) {
+  // Engines of the table whose disaggregated deployment l2s does not launch (ATOM) were not
+  // candidates for the pools: say so.
+  std::string without;
+  for (engine::EngineId id : plan::TabulatedEngines(p.cluster))
+    if (!engine::CapabilitiesOf(id).disaggregation)
+      without += (without.empty() ? "" : ", ") + std::string(engine::EngineTitle(id));
   return fmt::format(
-      "  engine   {}, the fastest in the aggregated plans of {} "
+      "  engine   {}, the fastest in the aggregated plans of {}{} "
       "(--engine E plans another; --engine ideal the unrestricted pools)\n",
-      engine::EngineTitle(LaunchEngineOf(f.problem)),
-      plan::TabulatedTitles(p.cluster));
+      engine::EngineTitle(LaunchEngineOf(f.problem)), plan::TabulatedTitles(p.cluster),
+      without.empty() ? std::string()
+                      : fmt::format(" that launch disaggregated pools (not {})", without));
 }
 
 int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,

@@ -66,6 +66,18 @@ TEST(EngineVendorCli, EnginesWithoutABuildForTheGpusAreOneLine) {
                      "another engine (got 16 GPUs)");
 }
 
+// --serving disagg without --engine: the pools are planned for the fastest engine that launches
+// disaggregated pools, and the line naming it says ATOM was not a candidate.
+TEST(EngineVendorCli, DisaggregatedPoolsAreNeverAtoms) {
+  const Result r = RunL2s(With(kAmd, {"--serving", "disagg"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the fastest in the aggregated plans of vLLM, SGLang and ATOM that launch "
+                       "disaggregated pools (not ATOM)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("  engine   ATOM"), std::string::npos) << r.out;
+}
+
 TEST(EngineVendorCli, AtomPlansAreAggregated) {
   ExpectOneLineError(RunL2s(With(kAmd, {"--engine", "atom", "--serving", "disagg"})),
                      "--serving disagg: l2s launches no disaggregated ATOM deployment (its plans "
