@@ -477,7 +477,7 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
 }
 
 // The row's metric from its client's run: totals over every instance behind the router.
-double ClientValue(const Measurement& row, const Predictor::ClientRun& r) {
+double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
   return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
 }
@@ -500,22 +500,13 @@ std::string ClientKey(const Measurement& r) {
 // The row's client run: from `runs` when another metric of the same run simulated it, else
 // `simulate()` (a StatusOr<serve::BenchClientResult>), stored.
 template <typename Simulate>
-const Predictor::ClientRun& ClientRunOf(const Measurement& row, Predictor::ClientRuns* runs,
-                                        Simulate simulate) {
+const StatusOr<serve::BenchClientResult>& ClientRunOf(const Measurement& row,
+                                                      Predictor::ClientRuns* runs,
+                                                      Simulate simulate) {
   const std::string key = ClientKey(row);
   auto it = runs->find(key);
   if (it != runs->end()) return it->second;
-  Predictor::ClientRun out;
-  const StatusOr<serve::BenchClientResult> r = simulate();
-  if (r.ok()) {
-    out.ok = true;
-    out.mean_ttft_s = r->mean_ttft_s;
-    out.mean_tpot_s = r->mean_tpot_s;
-    out.output_tokens_per_s = r->output_tokens_per_s;
-  } else {
-    out.error = r.status().message();
-  }
-  return runs->emplace(key, std::move(out)).first->second;
+  return runs->emplace(key, simulate()).first->second;
 }
 
 std::string ClientLengths(const Measurement& row) {
@@ -633,12 +624,12 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   // so in the reason.
   constexpr double kMaxClientTokenSteps = 1e9;
   const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
-  if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps)
+  if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps) {
     out.reason = fmt::format(
         "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "
         "work limit of {:.0e}",
         client_work, kMaxClientTokenSteps);
-  if (v && ClientSimulated(row) && client_work <= kMaxClientTokenSteps) {
+  } else if (v && ClientSimulated(row)) {
     const serve::BenchClientSpec bc = ClientSpec(row, nd);
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
@@ -647,11 +638,11 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
     pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
     di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
-    const Predictor::ClientRun& r = ClientRunOf(row, runs, [&] {
+    const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, runs, [&] {
       return serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
     });
-    if (!r.ok) return miss(r.error);
-    v = ClientValue(row, r);
+    if (!r.ok()) return miss(r.status().message());
+    v = ClientValue(row, *r);
     out.lengths = ClientLengths(row);
   }
   if (!v || !std::isfinite(*v) || *v <= 0)
@@ -1039,12 +1030,12 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // simulated request by request (ClientSimulated).
   const bool client = w.mode == Mode::kServe && ClientSimulated(row);
   if (client) {
-    const ClientRun& r = ClientRunOf(row, &client_runs_, [&] {
+    const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, &client_runs_, [&] {
       return serve::SimulateBenchmarkClient(sim.problem(), s,
                                             ClientSpec(row, static_cast<int>(replicas)));
     });
-    if (!r.ok) return miss(r.error);
-    v = ClientValue(row, r);
+    if (!r.ok()) return miss(r.status().message());
+    v = ClientValue(row, *r);
     out.lengths = ClientLengths(row);
   }
   if (!std::isfinite(*v) || *v <= 0)

@@ -41,6 +41,7 @@
 
 #include "common/status.h"
 #include "model/model.h"
+#include "serve/bench_client.h"
 #include "sim/simulator.h"
 
 namespace l2s::validate {
@@ -198,15 +199,10 @@ class Predictor {
   std::map<std::string, StatusOr<ModelSpec>> cache_;
 
  public:
-  // One simulated benchmark-client run's figures (mean TTFT and TPOT, s; output tokens/s over the
-  // run), or why it failed. The three metric rows of a measured run share it: runs are keyed by
-  // every input of the row but its metric, value and prose (ClientKey in validate.cc).
-  struct ClientRun {
-    bool ok = false;
-    std::string error;
-    double mean_ttft_s = 0, mean_tpot_s = 0, output_tokens_per_s = 0;
-  };
-  using ClientRuns = std::map<std::string, ClientRun>;
+  // Simulated benchmark-client runs (or why each failed). The three metric rows of a measured run
+  // share one: runs are keyed by every input of the row but its metric, value and prose
+  // (ClientKey in validate.cc).
+  using ClientRuns = std::map<std::string, StatusOr<serve::BenchClientResult>>;
 
  private:
   ClientRuns client_runs_;
