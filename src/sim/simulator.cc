@@ -506,14 +506,14 @@ void AddBreakdown(const SectionBreakdown& b, double weight, Evaluation* e) {
 // lm_head, pipe, one MTP draft pass.
 thread_local std::array<SectionBreakdown, Program::kMaxKinds + 4> tl_breakdown;
 
-// Steps whose work is pooled over the attention-dp ranks of a stage: the expert FFNs (their GEMMs,
-// their activation and the expert-TP conversions see every rank's tokens after the dispatch).
-// Every other step works on one rank's own tokens.
 // Tokens one attention-dp rank runs through the model in a step of shape `sh`.
 double StepTokens(const StepShape& sh) {
   return sh.decode_seqs * sh.decode_q + sh.prefill_seqs * sh.prefill_len;
 }
 
+// Steps whose work is pooled over the attention-dp ranks of a stage: the expert FFNs (their GEMMs,
+// their activation and the expert-TP conversions see every rank's tokens after the dispatch).
+// Every other step works on one rank's own tokens.
 bool PooledAcrossRanks(const Step& st) {
   if (st.kind == StepKind::kComm) return st.group == GroupKind::kEtp;
   if (st.op != Op::kMoeFfn1 && st.op != Op::kMoeFfn2) return false;
@@ -535,11 +535,16 @@ bool Simulator::ConfigureForTokens(const Strategy& s, double tokens, ProgramConf
   return tokens / std::max(1, s.tp) <= kLowLatencyTokenLimit;
 }
 
+bool Simulator::BudgetedPrefillStep(const StepShape& sh) const {
+  const Workload& w = p_.workload;
+  return w.mode == Mode::kServe && w.engine != Engine::kIdeal &&
+         sh.prefill_seqs * sh.prefill_len > 0 && max_num_tokens_ > 0;
+}
+
 double Simulator::ChunkTokens(const StepShape& sh) const {
   const Workload& w = p_.workload;
   const double p = sh.prefill_seqs * sh.prefill_len;  // prefill tokens per rank per decode step
-  if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
-    return 0;
+  if (!BudgetedPrefillStep(sh)) return 0;
   // SGLang runs prefill batches of its own, up to C tokens of the waiting prompts (one prompt
   // when fewer than one arrives per decode step, chunked above C). TensorRT-LLM and vLLM, which
   // mix chunks into decode steps, keep the spread share (Adp; docs/dev/COST_MODEL.md says why).
@@ -551,8 +556,7 @@ Simulator::AdpCoeffs Simulator::Adp(const Strategy& s, const StepShape& sh) cons
   AdpCoeffs c;
   const Workload& w = p_.workload;
   const double p = sh.prefill_seqs * sh.prefill_len;
-  if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || p <= 0 || max_num_tokens_ <= 0)
-    return c;
+  if (!BudgetedPrefillStep(sh)) return c;
   c.chunk = ChunkTokens(sh);
   // Only ranks that synchronise wait for each other: `dp` below counts the attention-dp ranks
   // of one synchronising group. The ranks of a stage meet in every MoE layer (the dispatch /

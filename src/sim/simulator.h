@@ -262,6 +262,9 @@ class Simulator {
     // TensorRT-LLM / vLLM: the step is the spread one (no chunk), r = b_even = 1, a = 1.
     bool spread = false;
   };
+  // Whether `sh` is a serve step with prefill work on an engine with a token budget, the steps
+  // Adp and ChunkTokens price (false in other modes, for the ideal engine, without a budget).
+  bool BudgetedPrefillStep(const StepShape& sh) const;
   // Prefill tokens of one chunk per rank for a serve step of shape `sh` (its prefill share p =
   // prefill_seqs x prefill_len per decode step); 0 when the step is not chunk-priced (other
   // modes, the ideal engine, engines that mix chunks into decode steps, no token budget, no
