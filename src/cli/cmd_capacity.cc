@@ -474,7 +474,7 @@ StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
 // One engine's sizing (no deployment given): the aggregated and disaggregated answers.
 struct FewestOutcome {
   std::string engine;                     // engine::EngineName of --engine ("ideal": none)
-  bool agg = true, dis = false;           // which servings were sized
+  bool agg = true;                        // the aggregated serving was sized
   serve::CapacityResult res;              // aggregated (empty when !agg or no layout)
   std::optional<serve::DisaggCapacityResult> dres;
   std::vector<std::string> skipped;
@@ -515,12 +515,10 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& p
                       : nullptr;
     if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
   }
-  if (f.serving == "disagg" && !caps.disaggregation)
-    return Status::InvalidArgument(fmt::format(
-        "--serving disagg: l2s launches no disaggregated {} deployment", caps.title));
+  if (Status d = engine::CheckDisaggregation(eid); f.serving == "disagg" && !d.ok())
+    return Status::InvalidArgument("--serving disagg: " + d.message());
   const bool agg = f.serving != "disagg", dis = f.serving != "agg" && caps.disaggregation;
   out.agg = agg;
-  out.dis = dis;
   // The first size's problem without the engine's cluster check: the GPU, its node size.
   ProblemFlags first = pf;
   first.gpus = sizes->front();
@@ -630,7 +628,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     j["engine"] = o.engine;
     if (!engines.empty()) {
       // No --engine: every serving engine with a build for the GPUs was sized; `engine` is the
-      // one needing the fewest GPUs (ties: table order), and the rest of the object is its.
+      // one needing the fewest GPUs (ties: the higher rate, then table order), and the rest of
+      // the object is its.
       nlohmann::ordered_json rows = nlohmann::ordered_json::array();
       for (const EngineRow& e : engines) {
         nlohmann::ordered_json x;

@@ -712,13 +712,10 @@ StatusOr<std::string> ResolveServing(const PlanFlags& f, Mode mode) {
 // an engine is an error; with auto the plan is aggregated and a warning says why.
 Status CheckEngineServing(const PlanFlags& f, std::string* serving) {
   const engine::EngineId id = LaunchEngineOf(f.problem);
-  if (*serving == "agg" || engine::CapabilitiesOf(id).disaggregation) return Status::Ok();
+  const Status disagg = engine::CheckDisaggregation(id);
+  if (*serving == "agg" || disagg.ok()) return Status::Ok();
   const std::string title(engine::EngineTitle(id));
-  if (*serving == "disagg")
-    return Status::InvalidArgument(fmt::format(
-        "--serving disagg: l2s launches no disaggregated {} deployment (its plans are aggregated; "
-        "docs/PLAN.md \"Engine rules\")",
-        title));
+  if (*serving == "disagg") return Status::InvalidArgument("--serving disagg: " + disagg.message());
   Warn(fmt::format("{} plans are aggregated: l2s launches no disaggregated {} deployment "
                    "(--serving agg says so; another --engine plans disaggregated pools)",
                    title, title));
@@ -960,11 +957,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     problem->cluster = pools->pools[0];
     StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
     if (!serving.ok()) return Fail(serving.status());
-    if (!engine::CapabilitiesOf(LaunchEngineOf(f.problem)).disaggregation)
-      return Fail(Status::InvalidArgument(fmt::format(
-          "--cluster {} mixes GPU pools, which only a disaggregated plan uses, and l2s launches "
-          "no disaggregated {} deployment",
-          f.problem.cluster, engine::EngineTitle(LaunchEngineOf(f.problem)))));
+    if (Status d = engine::CheckDisaggregation(LaunchEngineOf(f.problem)); !d.ok())
+      return Fail(Status::InvalidArgument(
+          fmt::format("--cluster {} mixes GPU pools, which only a disaggregated plan uses: {}",
+                      f.problem.cluster, d.message())));
     return RunDisaggOnly(f, *problem, t0, &*pools, false, &*traffic);
   }
   StatusOr<Problem> problem = BuildProblem(f.problem);
@@ -1039,16 +1035,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     StatusOr<plan::EngineTable> t = plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
     if (!t.ok()) return Fail(t.status());
     table = std::move(t->rows);
-    int fastest = t->fastest;
     // --serving disagg: the fastest engine whose disaggregated deployment l2s launches.
-    if (*serving == "disagg") {
-      fastest = -1;
-      for (size_t i = 0; i < table.size(); ++i)
-        if (table[i].found && engine::CapabilitiesOf(table[i].id).disaggregation &&
-            (fastest < 0 || table[i].eval.tokens_per_s_per_gpu >
-                                table[fastest].eval.tokens_per_s_per_gpu))
-          fastest = static_cast<int>(i);
-    }
+    const int fastest = *serving == "disagg" ? plan::FastestPlan(table, true) : t->fastest;
     if (fastest >= 0 && !t->interrupted && !InterruptRequested()) {
       f.problem.engine = std::string(engine::EngineName(table[fastest].id));
       problem = BuildProblem(f.problem);

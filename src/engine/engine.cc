@@ -288,6 +288,15 @@ Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_n
   return Status::Ok();
 }
 
+Status CheckDisaggregation(EngineId id) {
+  const Capabilities& c = CapabilitiesOf(id);
+  if (c.disaggregation) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "l2s launches no disaggregated {} deployment (its plans are aggregated; docs/PLAN.md "
+      "\"Engine rules\")",
+      c.title));
+}
+
 StatusOr<EngineId> ParseEngineId(std::string_view name) {
   std::string lower(name);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -105,6 +105,12 @@ Status CheckVendor(EngineId id, std::string_view vendor, std::string_view gpu_na
 Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_name, int num_gpus,
                     int gpus_per_domain);
 
+// OK when l2s launches a disaggregated (prefill/decode) deployment of `id`
+// (Capabilities::disaggregation), else InvalidArgument: "l2s launches no disaggregated ATOM
+// deployment (its plans are aggregated; docs/PLAN.md "Engine rules")". Callers prefix what asked
+// for one (--serving disagg, a cluster of GPU pools).
+Status CheckDisaggregation(EngineId id);
+
 // "vllm", "vLLM 0.11", "sglang-0.5.4", "trtllm", "trt-llm", "TensorRT-LLM", "dynamo+trtllm"
 // (also "dynamo-sglang", "dynamo+vLLM"), "megatron", "megatron-lm", "atom", "ATOM 0.1.3", "ideal",
 // "none" -> the engine;

@@ -112,12 +112,20 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
     ep->eval.tokens_per_s_per_gpu *= k;
     ep->factor = k;
     t.rows.push_back(std::move(*ep));
-    const EnginePlan& e = t.rows.back();
-    if (e.found && (t.fastest < 0 ||
-                    e.eval.tokens_per_s_per_gpu > t.rows[t.fastest].eval.tokens_per_s_per_gpu))
-      t.fastest = static_cast<int>(t.rows.size()) - 1;
   }
+  t.fastest = FastestPlan(t.rows, false);
   return t;
+}
+
+int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating) {
+  int best = -1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const EnginePlan& e = rows[i];
+    if (!e.found || (disaggregating && !engine::CapabilitiesOf(e.id).disaggregation)) continue;
+    if (best < 0 || e.eval.tokens_per_s_per_gpu > rows[best].eval.tokens_per_s_per_gpu)
+      best = static_cast<int>(i);
+  }
+  return best;
 }
 
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,

@@ -55,6 +55,10 @@ struct EngineTable {
 };
 StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int mtp,
                                   const PlanProgress& progress = {});
+// Index into `rows` of the fastest found plan (tokens/s per GPU; ties: the first), among the
+// engines whose disaggregated deployment l2s launches when `disaggregating` (the engine of a
+// --serving disagg plan); -1 when none.
+int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating);
 
 // The TPOT sweep of `l2s plan --pareto` (plan/pareto.h) restricted to what engine `id`
 // launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
