@@ -15,6 +15,11 @@ namespace {
 
 bool HasDenseFfn(const ModelSpec& m) { return ModelHasOp(m, Op::kDenseFfn1); }
 
+// The engine layer's row of a launch engine (the same names in both layers).
+const engine::Capabilities& Caps(Engine e) {
+  return engine::CapabilitiesOf(engine::ParseEngineId(EngineName(e)).value());
+}
+
 
 }  // namespace
 
@@ -41,12 +46,11 @@ std::string_view EngineTitle(Engine e) {
 }
 
 bool RunsOn(Engine e, std::string_view vendor) {
-  return engine::RunsOn(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(e)).value()),
-                        vendor);
+  return engine::RunsOn(Caps(e), vendor);
 }
 
 l2s::Engine SchedulerOf(Engine e) {
-  return engine::SchedulerOf(engine::ParseEngineId(EngineName(e)).value());
+  return Caps(e).scheduler;
 }
 
 std::optional<Engine> WorkersOf(std::string_view name) {
@@ -112,8 +116,7 @@ std::string ModelArgument(const ModelSpec& m) { return ResolveModelId(m).id; }
 std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s) {
   // The rules are the engine layer's capability table (src/engine); here only the words of the
   // per-operator dims (OpTitle, DimWords) are added.
-  const engine::Capabilities& caps =
-      engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value());
+  const engine::Capabilities& caps = Caps(engine);
   std::vector<std::string> out;
   for (engine::Violation& v : engine::FindViolations(caps, m, s)) {
     if (v.kind != engine::Violation::Kind::kDim) {
@@ -130,13 +133,11 @@ std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, c
 }
 
 bool Expressible(Engine engine, const ModelSpec& m, const Strategy& s) {
-  return engine::Launchable(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value()),
-                            m, s);
+  return engine::Launchable(Caps(engine), m, s);
 }
 
 std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s) {
-  return engine::Repairs(engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value()),
-                         m, s);
+  return engine::Repairs(Caps(engine), m, s);
 }
 
 ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space,
