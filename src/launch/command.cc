@@ -74,17 +74,6 @@ bool HasMemory(const LaunchOptions& opt) {
   return opt.eval != nullptr && opt.eval->valid() && opt.eval->mem_capacity_bytes > 0;
 }
 
-l2s::Engine SimEngine(Engine e) {
-  switch (e) {
-    case Engine::kVllm: return l2s::Engine::kVllm;
-    case Engine::kSglang: return l2s::Engine::kSglang;
-    case Engine::kTrtllm: return l2s::Engine::kTrtllm;
-    case Engine::kMegatron: return l2s::Engine::kIdeal;
-    case Engine::kAtom: return l2s::Engine::kVllm;  // engine.cc Atom(): vLLM's scheduler
-  }
-  return l2s::Engine::kIdeal;
-}
-
 // vLLM's and ATOM's --gpu-memory-utilization: the plan's whole share of the GPU rounded up to
 // 0.01, at least the engines' default 0.90, with the note saying so.
 void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCommand* lc) {
@@ -192,7 +181,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   const bool kv_fp8 = w.kv == DType::kFP8;
   const bool moe = m.is_moe();
   const bool decode_side = opt.role != ServeRole::kPrefill && w.mode != Mode::kPrefill;
-  const EngineDefaults defaults = DefaultsOf(SimEngine(engine));
+  const EngineDefaults defaults = DefaultsOf(SchedulerOf(engine));
   // The token budget the simulator priced one rank's step with (Workload::max_num_tokens, else
   // the engine's default), and the CUDA-graph limit: the plan's own, or the batch when it
   // exceeds the engine's default.
@@ -476,8 +465,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       // Two-batch overlap of prefill and decode steps ("all"; bare --enable-tbo is prefill only).
       if (s.overlap == Overlap::kTbo) c += " --enable-tbo all";
       c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
-      c += fmt::format(" --max-num-batched-tokens {}",
-                       token_budget > 0 ? token_budget : defaults.max_num_tokens);
+      c += fmt::format(" --max-num-batched-tokens {}", token_budget);
       if (graph_max_bs > 0) {
         // ATOM takes the capture sizes as a list: its default ladder up to the limit.
         std::string sizes = "1,2,4,8";
@@ -495,7 +483,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
           batch, s.pp));
       lc.notes.push_back(fmt::format(
           "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
-          token_budget > 0 ? token_budget : defaults.max_num_tokens));
+          token_budget));
       if (nodes > 1)
         lc.notes.push_back(fmt::format(
             "spans {} nodes: ATOM serves from one node; run one server per node of {} GPUs "
