@@ -119,7 +119,10 @@ StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int
   Pool p;
   p.cost = cost;
   p.role = role;
-  p.instances = instances;
+  const int dp = cost->strategy().dp;
+  p.replicas = dp > 1 && cost->sim().SyncRanks(cost->strategy()) == 1 ? dp : 1;
+  p.ranks = dp / p.replicas;
+  p.instances = instances * p.replicas;
   p.router = router;
   p.max_running =
       max_running > 0 ? max_running : DefaultsOf(cost->sim().problem().workload.engine).max_batch;
@@ -216,6 +219,7 @@ struct Inst {
   int pool = 0;
   bool busy = false, start_pending = false;
   int rr = 0;
+  int replica_rr = 0;  // the first replica of a configured instance: its dp dispatch's turn
   int64_t outstanding = 0;
   double step_start = 0;
   std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
@@ -243,12 +247,12 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   run.requests.resize(reqs.size());
   run.kv_capacity_tokens = tail.kv_cap;
   run.max_running = tail.max_running;
-  run.ranks = tail.cost->strategy().dp;
+  run.ranks = tail.ranks;
   run.instances = tail.instances;
   run.disaggregated = disagg;
   if (disagg) {
     run.prefill_instances = entry.instances;
-    run.prefill_ranks = entry.cost->strategy().dp;
+    run.prefill_ranks = entry.ranks;
     run.prefill_max_running = entry.max_running;
     run.prefill_kv_capacity_tokens = entry.kv_cap;
   }
@@ -281,7 +285,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     pr[k].q = c.decode_q();
     pr[k].q_tokens = static_cast<int64_t>(pr[k].q);
     pr[k].accept = c.accept();
-    pr[k].dp = c.strategy().dp;
+    pr[k].dp = pools_[k].ranks;
     pr[k].first = total_inst;
     total_inst += pools_[k].instances;
   }
@@ -297,7 +301,9 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       in.ranks.resize(pr[k].dp);
       if (pools_[k].role == Role::kDecode)
         in.channel_free.assign(
-            dis_.kv_channels > 0 ? dis_.kv_channels : pools_[k].cost->strategy().gpus(), 0.0);
+            dis_.kv_channels > 0 ? dis_.kv_channels
+                                 : pools_[k].cost->strategy().gpus() / pools_[k].replicas,
+            0.0);
     }
   }
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
@@ -603,16 +609,34 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (closed && next_send < n) sendq.push_back({now, next_send++});
   };
 
-  // Instance of pool k for a new request (its router).
+  // Instance of pool k for a new request: the router picks a configured instance (its load: the
+  // requests outstanding on all its replicas), then the engine's dp dispatch one of its
+  // independent replicas (as it picks an attention-dp rank: round-robin or the least loaded).
   auto pick_instance = [&](int k) {
     const Pool& P = pools_[k];
     PoolRun& R = pr[k];
-    int ii = R.first;
-    if (P.instances > 1) {
+    const int groups = P.instances / P.replicas;
+    auto group_load = [&](int g) {
+      int64_t s = 0;
+      for (int j = 0; j < P.replicas; ++j) s += inst[R.first + g * P.replicas + j].outstanding;
+      return s;
+    };
+    int g = 0;
+    if (groups > 1) {
       if (P.router == Assign::kRoundRobin) {
-        ii = R.first + R.router_rr++ % P.instances;
+        g = R.router_rr++ % groups;
       } else {
-        for (int j = R.first + 1; j < R.first + P.instances; ++j)
+        for (int j = 1; j < groups; ++j)
+          if (group_load(j) < group_load(g)) g = j;
+      }
+    }
+    int ii = R.first + g * P.replicas;
+    if (P.replicas > 1) {
+      if (rank_assign == Assign::kRoundRobin) {
+        ii += inst[ii].replica_rr++ % P.replicas;
+      } else {
+        const int base = ii;
+        for (int j = base + 1; j < base + P.replicas; ++j)
           if (inst[j].outstanding < inst[ii].outstanding) ii = j;
       }
     }

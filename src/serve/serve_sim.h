@@ -154,7 +154,7 @@ struct ServeRun {
   int64_t cost_calls = 0;                // distinct step shapes priced (StepCost calls)
   int64_t kv_capacity_tokens = 0;        // per rank
   int max_running = 0;                   // per rank
-  int ranks = 1, instances = 1;
+  int ranks = 1, instances = 1;          // simulated: a dense model's dp replicas are instances
   bool finished = true;                  // false: max_steps reached
   // Open loop: the waiting queue grew through the arrivals (the offered load is above what the
   // deployment serves); percentiles of such a run describe its length, not the deployment.
@@ -217,10 +217,15 @@ class ServeSim {
   double Dequantise(int32_t q) const;
 
   // One pool of identical instances: the only one (aggregated), or prefill then decode.
+  // A model without MoE layers has no collective wider than a tp group (Simulator::SyncRanks):
+  // its dp ranks are independent replicas that never wait for each other, so each is simulated
+  // on its own clock (replicas = dp, ranks = 1), as dp instances of one configured instance.
   struct Pool {
     const StepCost* cost = nullptr;
     Role role = Role::kMixed;
-    int instances = 1;
+    int instances = 1;  // simulated instances: the configured ones x replicas
+    int replicas = 1;   // independent ranks per configured instance
+    int ranks = 1;      // attention-dp ranks that step together in one simulated instance
     int64_t kv_cap = 0;
     int max_running = 0;
     Assign router = Assign::kShortestQueue;

@@ -354,6 +354,40 @@ TEST(ServeSim, AttentionDpSpreadsRequests) {
   }
 }
 
+// A dense model's dp ranks are independent replicas (issue 43: "never wait for each other"):
+// one instance of tp=2,dp=2 serves a stream exactly as two instances of tp=2 behind a router
+// that dispatches as the engine's dp does. Before, its ranks stepped in lockstep and the 4-GPU
+// instance sustained well under twice one tp=2 instance's rate. A MoE model's ranks still step
+// together (their expert collectives span the instance).
+TEST(ServeSim, DenseDpRanksAreIndependentReplicas) {
+  for (Engine e : {Engine::kVllm, Engine::kSglang}) {
+    for (const char* dist : {"fixed", "uniform:0.5"}) {
+      const auto reqs = Open(6, 600, 2000, 300, 11, dist);
+      ServeOptions one;
+      Rig dp2 = MakeSim(MakeProblem("llama-3.1-70b", 4, e, DType::kFP8), "tp=2,dp=2", one, 2000,
+                        300);
+      ServeOptions two;
+      two.instances = 2;
+      two.router = e == Engine::kSglang ? Assign::kRoundRobin : Assign::kShortestQueue;
+      Rig tp2 = MakeSim(MakeProblem("llama-3.1-70b", 2, e, DType::kFP8), "tp=2", two, 2000, 300);
+      const ServeRun a = dp2.sim->Run(reqs), b = tp2.sim->Run(reqs);
+      ASSERT_EQ(a.requests.size(), b.requests.size());
+      EXPECT_EQ(a.instances, 2);
+      EXPECT_EQ(a.ranks, 1);
+      for (size_t i = 0; i < a.requests.size(); ++i) {
+        ASSERT_NEAR(a.requests[i].first_token_s, b.requests[i].first_token_s, 1e-9) << i;
+        ASSERT_NEAR(a.requests[i].finish_s, b.requests[i].finish_s, 1e-9) << i;
+      }
+    }
+  }
+  ServeOptions opt;
+  Rig moe = MakeSim(MakeProblem("deepseek-v3", 16, Engine::kSglang, DType::kFP8),
+                    "tp=1,dp=16,ep=16", opt, 1000, 200);
+  const ServeRun m = moe.sim->Run(Open(5, 50, 1000, 200));
+  EXPECT_EQ(m.instances, 1);
+  EXPECT_EQ(m.ranks, 16);
+}
+
 TEST(ServeSim, MoreInstancesNeverSlower) {
   Problem p = MakeProblem("llama-3.1-8b", 1);
   const auto reqs = Open(40, 3000, 1000, 200);

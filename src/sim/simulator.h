@@ -232,15 +232,16 @@ class Simulator {
   int MaxNumTokens() const { return max_num_tokens_; }
   int CudaGraphMaxBatch() const { return graph_max_batch_; }
 
+  // Attention-dp ranks that wait for each other in every step: all dp ranks of a stage when the
+  // model has MoE layers (their expert collectives span the stage), else 1 (dense replicas).
+  int SyncRanks(const Strategy& s) const;
+
   // Workload::routing_sigma used when it is < 0 (see simulator.cc for the fit).
   static const double kDefaultRoutingSigma;
 
  private:
   struct Costed;
   void Shape(const Strategy& s, int batch, StepShape* sh) const;
-  // Attention-dp ranks that wait for each other in every step: all dp ranks of a stage when the
-  // model has MoE layers (their expert collectives span the stage), else 1 (dense replicas).
-  int SyncRanks(const Strategy& s) const;
   // Sets the expert-load imbalance of a step running `tokens` tokens per attention-dp rank in
   // `cfg`, and returns whether that step runs the decode (low-latency) kernels.
   bool ConfigureForTokens(const Strategy& s, double tokens, ProgramConfig* cfg) const;
