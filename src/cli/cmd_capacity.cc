@@ -62,6 +62,7 @@ struct CapacityFlags {
   int max_gpus = 4096;
   std::string search = "local";
   int64_t budget = 1000;
+  int layouts_per_size = 3;
   double rate_tol = 0.02;
   int64_t probe_requests = 2000;
   bool json = false;
@@ -307,6 +308,40 @@ StatusOr<StrategySpace> InstanceSpace(const ProblemFlags& pf, const Problem& p, 
   const engine::EngineId id = LaunchEngineOf(pf);
   if (!space.ok() || id == engine::EngineId::kIdeal) return space;
   return engine::RestrictedSpace(engine::CapabilitiesOf(id), *space);
+}
+
+// Up to `n` more layouts of one instance size beside the searcher's `best`: the engine's other
+// degree combinations (MegatronDegreeCombinations of `space`; best's MTP depth where the space
+// takes it), best first by the steady state within the SLOs' limits (`sim`'s problem). The
+// steady state ranks layouts at one batch, whereas the percentiles depend on how a layout
+// queues and batches; the runner-up degrees are sized too, so that a layout whose steady state
+// is a little lower but whose percentiles hold at fewer GPUs is found (Llama-3.1-70B on H100 at
+// 20 req/s: 9 x tp=4 meets P99 TTFT 2 s / TPOT 50 ms on 36 GPUs, where the best steady state,
+// tp=2 with 2 replicas per 4 GPUs, needs 40).
+std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
+                                   const Strategy& best, int n) {
+  struct Scored {
+    Strategy s;
+    double v;
+  };
+  std::vector<Scored> all;
+  if (n <= 0) return {};
+  const ModelSpec& m = sim.problem().model;
+  for (Strategy c : MegatronDegreeCombinations(m, space)) {
+    if (c.pp == best.pp && c.tp == best.tp && c.dp == best.dp && c.ep == best.ep) continue;
+    Strategy with_mtp = c;
+    with_mtp.mtp = best.mtp;
+    if (best.mtp != 0 && space.Check(with_mtp).ok()) c = with_mtp;
+    const Evaluation e = sim.EvaluateWithoutBreakdown(c);
+    if (e.valid()) all.push_back({c, e.tokens_per_s_per_gpu});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) { return a.v > b.v; });
+  std::vector<Strategy> out;
+  for (size_t i = 0; i < all.size() && static_cast<int>(i) < n; ++i) {
+    all[i].s.batch = 0;
+    out.push_back(all[i].s);
+  }
+  return out;
 }
 
 // The disaggregated candidates of --serving disagg|auto: for each size, the best prefill layout
@@ -561,8 +596,10 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& p
     }
     Strategy st = r.best;
     st.batch = 0;
+    std::vector<Strategy> alts = OtherDegrees(sim, *space, st, f.layouts_per_size - 1);
     p->workload.ttft_ms = p->workload.tpot_ms = 0;
     layouts.push_back({*p, st, LayoutLabel(p->model, st)});
+    for (const Strategy& a : alts) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
   }
   if (agg && layouts.empty() && !dis) return Status::Invalid("no instance size holds the model");
   serve::CapacityOptions co;
@@ -857,6 +894,10 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--max-gpus", f->max_gpus, "largest total GPU count considered (4096)");
   cmd->add_option("--search", f->search, "searcher choosing each size's layout (default local)");
   cmd->add_option("--budget", f->budget, "simulator calls per layout search (default 1000)");
+  cmd->add_option("--layouts-per-size", f->layouts_per_size,
+                  "layouts sized per instance size: the searcher's best and the runners-up of "
+                  "the other degree combinations by steady state (default 3)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
   cmd->add_flag("--json", f->json, "print one JSON object");
   cmd->add_option("--svg", f->svg, "write the queue / KV-occupancy timeline as SVG");

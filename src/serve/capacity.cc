@@ -176,7 +176,14 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       continue;
     }
     sr.instance_max_rps = mr->rate_rps;
-    const int max_inst = std::max(1, opt.max_gpus / g);
+    // No more instances than the limit, nor more GPUs than the best candidate so far (a tie
+    // may still win on rate): a layout needing more cannot be the answer.
+    int max_inst = std::max(1, opt.max_gpus / g);
+    int bound_gpus = 0;
+    for (const SizeResult& c : out.candidates)
+      if (c.meets && (bound_gpus == 0 || c.gpus < bound_gpus)) bound_gpus = c.gpus;
+    const bool pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
+    if (pruned) max_inst = std::max(1, bound_gpus / g);
     int n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);
     // Simulates the whole stream on k instances (one memo shared through `cost`).
     auto simulate = [&](int k, ServeSummary* s, std::string* why) {
@@ -192,14 +199,38 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     };
     std::string why;
     bool ok = simulate(n, &sr.at, &why);
-    while (!ok && n < max_inst) {
-      ++n;
-      ok = simulate(n, &sr.at, &why);
-    }
     if (!ok) {
-      sr.note = fmt::format("{} instances ({} GPUs, the limit) still miss: {}", n, n * g, why);
-      out.candidates.push_back(sr);
-      continue;
+      // Up in doubling steps to a size that meets, then bisect down to the fewest that meet
+      // (simulations grow with the count, so one instance at a time is too slow far from the
+      // first guess).
+      int lo = n, step = 1;
+      while (!ok && n < max_inst) {
+        lo = n;
+        n = std::min(max_inst, n + step);
+        step *= 2;
+        ok = simulate(n, &sr.at, &why);
+      }
+      if (!ok) {
+        sr.note = pruned ? fmt::format(
+                               "{} instances ({} GPUs) still miss: {}; more would exceed the {} "
+                               "GPUs of a layout above",
+                               n, n * g, why, bound_gpus)
+                         : fmt::format("{} instances ({} GPUs, the limit) still miss: {}", n,
+                                       n * g, why);
+        out.candidates.push_back(sr);
+        continue;
+      }
+      while (n - lo > 1) {
+        const int mid = lo + (n - lo) / 2;
+        ServeSummary s;
+        std::string w;
+        if (simulate(mid, &s, &w)) {
+          n = mid;
+          sr.at = s;
+        } else {
+          lo = mid;
+        }
+      }
     }
     // One fewer instance: keep going down while it still meets the SLOs.
     while (n > 1) {

@@ -98,8 +98,10 @@ struct CapacityResult {
 };
 
 // `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
-// stream's unit-rate form, then instances = ceil(stream rate / that) adjusted up until the
-// simulation of the whole stream meets the SLOs and down while one fewer still does. The best
+// stream's unit-rate form, then instances = ceil(stream rate / that); when the simulation of the
+// whole stream on that many misses the SLOs, up in doubling steps until one meets and bisected
+// down to the fewest that meet; then down while one fewer still meets. A layout stops growing at
+// opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond them). The best
 // candidate has the fewest GPUs (ties: the higher per-instance rate).
 StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
