@@ -30,6 +30,7 @@
 #include "engine/engine.h"
 #include "engine/restrict.h"
 #include "plan/engines.h"
+#include "plan/error_bands.h"
 #include "search/search.h"
 #include "serve/capacity.h"
 #include "serve/serve_sim.h"
@@ -702,6 +703,12 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       cands.push_back(x);
     }
     j["best"] = res.best;
+    // What the aggregated answer's figures rest on (as plan's best.error_band).
+    if (res.found) {
+      const serve::SizeResult& b = res.candidates[res.best];
+      j["error_band"] = ErrorBandJson(plan::UncertaintyOf(
+          b.layout.problem, b.layout.strategy, /*disaggregated=*/false, b.layout.strategy.pp));
+    }
     j["candidates"] = cands;
     j["skipped"] = skipped;
     if (dres) {
@@ -751,6 +758,9 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   if (!res.found) return kExitOk;
   const serve::SizeResult& b = res.candidates[res.best];
   fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
+  for (const std::string& line : plan::UncertaintyLines(plan::UncertaintyOf(
+           b.layout.problem, b.layout.strategy, /*disaggregated=*/false, b.layout.strategy.pp)))
+    fmt::print("{}\n", line);
   fmt::print("{}", ServeSummaryText(b.at));
   if (b.has_smaller) {
     fmt::print("one instance fewer ({} GPUs) misses: {}\n", b.gpus - b.layout.strategy.gpus(),
