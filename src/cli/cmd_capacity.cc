@@ -173,8 +173,12 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   } else {
     fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
-    fmt::print("KV pool {} tokens per rank, max running {} per rank\n",
-               Thousands(run.kv_capacity_tokens), run.max_running);
+    fmt::print("KV pool {} tokens per rank, max running {} per rank{}\n",
+               Thousands(run.kv_capacity_tokens), run.max_running,
+               opt.max_running == 0 && run.max_running != DefaultsOf(p.workload.engine).max_batch
+                   ? " (the engine's cap without --max-running-requests: SGLang with MTP "
+                     "runs 48 per server; --max-batch sets another)"
+                   : "");
     fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
@@ -345,6 +349,15 @@ std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& sp
   return out;
 }
 
+// The serving options a sized deployment runs with: a deployment l2s proposes states its
+// running-request limit (as plan's launch commands do), so the engine's lower cap for a launch
+// that sets none (SGLang with MTP: 48 per server, DefaultMaxRunning) does not apply; --max-batch
+// still does.
+serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler) {
+  if (base.max_running == 0) base.max_running = DefaultsOf(scheduler).max_batch;
+  return base;
+}
+
 // The disaggregated candidates of --serving disagg|auto: for each size, the best prefill layout
 // (prefill mode) and the best decode layout (decode mode within the SLOs' TPOT limit) by the
 // searcher; pairs of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU.
@@ -424,7 +437,8 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
     }
   serve::CapacityOptions co;
   co.max_gpus = f.max_gpus;
-  co.serve = base;
+  co.serve = layouts.empty() ? base
+                             : SizedServeOptions(base, layouts.front().decode_problem.workload.engine);
   return serve::FewestGpusDisagg(layouts, reqs, slos, co);
 }
 
@@ -606,7 +620,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& p
   serve::CapacityOptions co;
   co.max_gpus = f.max_gpus;
   co.rate.rel_tol = f.rate_tol;
-  co.serve = base;
+  co.serve = layouts.empty() ? base : SizedServeOptions(base, layouts.front().problem.workload.engine);
   if (agg && !layouts.empty()) {
     StatusOr<serve::CapacityResult> res = serve::FewestGpus(layouts, reqs, slos, co);
     if (!res.ok()) return res.status();
@@ -769,7 +783,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   }
   if (!f.svg.empty()) {
     auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
-    serve::ServeOptions so = base;
+    serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine);
     so.instances = b.instances;
     if (cost.ok()) {
       auto sim = serve::ServeSim::Make(cost->get(), so, p0.workload.isl, p0.workload.osl);

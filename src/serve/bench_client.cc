@@ -13,6 +13,8 @@ Status CheckSpec(const BenchClientSpec& spec) {
     return Status::InvalidArgument("benchmark client: concurrency must be in [1, 10^6]");
   if (spec.prompts_per_client < 1)
     return Status::InvalidArgument("benchmark client: prompts per client must be >= 1");
+  if (spec.max_running < 0)
+    return Status::InvalidArgument("benchmark client: max running requests must be >= 0");
   return Status::Ok();
 }
 
@@ -46,6 +48,7 @@ StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, cons
   if (!cost.ok()) return cost.status();
   ServeOptions opt;
   opt.instances = spec.instances;
+  opt.max_running = spec.max_running;
   auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);
@@ -64,6 +67,7 @@ StatusOr<BenchClientResult> SimulateDisaggBenchmarkClient(const Problem& prefill
   if (!dc.ok()) return Status::Invalid("decode: " + dc.status().message());
   ServeOptions opt;
   opt.instances = spec.instances;
+  opt.max_running = spec.max_running;
   auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), opt, d, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);

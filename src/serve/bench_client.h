@@ -20,6 +20,7 @@ struct BenchClientSpec {
   double range_ratio = 0.8;        // lengths uniform in [ratio x nominal, nominal]
   int prompts_per_client = 10;
   int instances = 1;               // replicas of the strategy behind the router
+  int max_running = 0;             // per rank (the decode pool's); 0 = the engine's default
   uint64_t seed = 1;
 };
 

@@ -125,7 +125,9 @@ StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int
   p.instances = instances * p.replicas;
   p.router = router;
   p.max_running =
-      max_running > 0 ? max_running : DefaultsOf(cost->sim().problem().workload.engine).max_batch;
+      max_running > 0 ? max_running
+                      : DefaultMaxRunning(cost->sim().problem().workload.engine,
+                                          cost->strategy().mtp, cost->strategy().dp);
   p.kv_cap = kv_capacity >= 0 ? kv_capacity : cost->KvCapacityTokens(hold_len, prompt_len);
   if (p.kv_cap <= 0)
     return Status::Invalid(fmt::format(

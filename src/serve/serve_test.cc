@@ -388,6 +388,41 @@ TEST(ServeSim, DenseDpRanksAreIndependentReplicas) {
   EXPECT_EQ(m.ranks, 16);
 }
 
+// The engines' running-request caps when the launch sets none: SGLang with MTP (EAGLE) sets 48
+// per server and divides it over its dp-attention ranks; every other case is DefaultsOf's.
+TEST(ServeSim, EngineDefaultMaxRunning) {
+  EXPECT_EQ(DefaultMaxRunning(Engine::kSglang, 0, 1), 4096);
+  EXPECT_EQ(DefaultMaxRunning(Engine::kSglang, 2, 1), 48);
+  EXPECT_EQ(DefaultMaxRunning(Engine::kSglang, 3, 8), 6);
+  EXPECT_EQ(DefaultMaxRunning(Engine::kSglang, 1, 64), 1);
+  EXPECT_EQ(DefaultMaxRunning(Engine::kVllm, 2, 1), 1024);
+  EXPECT_EQ(DefaultMaxRunning(Engine::kTrtllm, 3, 8), 2048);
+  Problem p = MakeProblem("deepseek-v3", 8, Engine::kSglang, DType::kFP8);
+  p.cluster = *MakeCluster("h200", 8);  // 671 GB of FP8 weights: 8 H100s do not hold them
+  for (int mtp : {0, 2}) {
+    Rig s = MakeSim(p, mtp ? "tp=8,mtp=2" : "tp=8", ServeOptions{}, 1000, 200);
+    EXPECT_EQ(s.sim->max_running(), mtp ? 48 : 4096);
+  }
+}
+
+// A benchmark client's stated per-rank limit caps the running requests: 8 clients on 2 slots
+// queue for whole requests, so their mean TTFT is several request lifetimes, not one prefill.
+TEST(BenchClient, StatedMaxRunningCapsTheBatch) {
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kVllm);
+  BenchClientSpec spec;
+  spec.concurrency = 8;
+  spec.isl = 500;
+  spec.osl = 100;
+  const BenchClientResult free = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  spec.max_running = 2;
+  const BenchClientResult capped = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  // With 2 slots, a request waits on average for about 3 lifetimes of ~90 decode steps.
+  EXPECT_GT(capped.mean_ttft_s, 50 * free.mean_ttft_s);
+  EXPECT_LT(capped.mean_tpot_s, free.mean_tpot_s);
+  spec.max_running = -1;
+  EXPECT_FALSE(SimulateBenchmarkClient(p, S("tp=1", 1), spec).ok());
+}
+
 TEST(ServeSim, MoreInstancesNeverSlower) {
   Problem p = MakeProblem("llama-3.1-8b", 1);
   const auto reqs = Open(40, 3000, 1000, 200);

@@ -263,6 +263,12 @@ EngineDefaults DefaultsOf(Engine e) {
   return {4096, 0, 0};
 }
 
+int DefaultMaxRunning(Engine e, int mtp, int dp) {
+  constexpr int kSglangSpeculativeMaxRunning = 48;
+  if (e == Engine::kSglang && mtp > 0) return std::max(1, kSglangSpeculativeMaxRunning / std::max(1, dp));
+  return DefaultsOf(e).max_batch;
+}
+
 double DefaultMtpAccept(int mtp) {
   // Accepted tokens per step by MTP depth, DeepSeek-R1 on 8 B200s with TensorRT-LLM
   // (../shared/reference/MEASUREMENTS.md, "MTP speculative decoding").

@@ -44,6 +44,12 @@ struct EngineDefaults {
   int cuda_graph_max_batch;  // largest decode batch captured as a CUDA graph; 0 = unlimited
 };
 EngineDefaults DefaultsOf(Engine e);
+// The engine's own cap on running requests per attention-dp rank when the launch sets none, for a
+// strategy's MTP depth and attention-dp ranks: DefaultsOf(e).max_batch, except SGLang with
+// speculative decoding (MTP runs as EAGLE), whose server sets max_running_requests to 48 when it
+// is not given (server_args.py, _handle_speculative_decoding) and whose scheduler divides it
+// among the dp-attention ranks (at least 1 each).
+int DefaultMaxRunning(Engine e, int mtp, int dp);
 
 // Mean tokens emitted per decode step with `mtp` speculative tokens by the published acceptance
 // curve (DeepSeek-R1 MTP on TensorRT-LLM, ../shared/reference/MEASUREMENTS.md): 1 for mtp = 0,

@@ -473,6 +473,9 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   bc.osl = row.osl;
   bc.range_ratio = row.noted.length_ratio;
   bc.instances = instances;
+  // The stated per-rank limit caps the running requests (of the decode pool when disaggregated);
+  // unstated, the engine's own default applies (DefaultMaxRunning).
+  bc.max_running = static_cast<int>(std::max<int64_t>(0, row.max_batch));
   return bc;
 }
 
