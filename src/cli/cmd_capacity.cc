@@ -241,6 +241,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   if (!sp.ok()) return Fail(sp.status());
   StatusOr<Strategy> sd = ResolveStrategy(*dp, f.strategy, "", f.problem.mtp);
   if (!sd.ok()) return Fail(sd.status());
+  pp->workload.disagg_pool = dp->workload.disagg_pool = true;
   auto pcost = StepCost::Make(*pp, *sp);
   if (!pcost.ok()) return Fail(Status::Invalid("prefill: " + pcost.status().message()));
   auto dcost = StepCost::Make(*dp, *sd);
@@ -405,6 +406,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const
       Strategy s = r.best;
       s.batch = 0;
       Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
+      inst.workload.disagg_pool = true;
       const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
       (k == 0 ? pre : dec)
           .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});

@@ -179,6 +179,7 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   Problem pi = m.setup().serve, di = m.setup().serve;
   pi.cluster = m.PrefillSim(gp).problem().cluster;
   di.cluster = m.DecodeSim(gd).problem().cluster;
+  pi.workload.disagg_pool = di.workload.disagg_pool = true;
   auto pc = StepCost::Make(pi, sp);
   if (!pc.ok()) return Fail(Status::Invalid("prefill: " + pc.status().message()));
   auto dc = StepCost::Make(di, sd);

@@ -225,14 +225,14 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       // A P/D pool's expert parallelism over data-parallel ranks moves tokens with the all-to-all
       // the plan costed: DeepEP's high-throughput kernels on the prefill side, its low-latency
       // (CUDA-graph) kernels on the decode side, as vLLM's expert-parallel deployment guide sets
-      // them (docs.vllm.ai serving/expert_parallel_deployment). An aggregated server keeps vLLM's
-      // default (allgather_reducescatter), which works with chunked prefill; on AMD GPUs there is
-      // no DeepEP.
-      if (moe && s.ep > 1 && s.dp > 1 && opt.role != ServeRole::kAggregated &&
-          p.cluster.gpu.vendor != "amd")
-        c += fmt::format(" --all2all-backend {}", opt.role == ServeRole::kPrefill
-                                                      ? "deepep_high_throughput"
-                                                      : "deepep_low_latency");
+      // them (docs.vllm.ai serving/expert_parallel_deployment); AMD GPUs have no DeepEP and use
+      // MoRI's. An aggregated server keeps vLLM's default (allgather_reducescatter), which
+      // works with chunked prefill and which the plan costs as such (Workload::disagg_pool).
+      if (moe && s.ep > 1 && s.dp > 1 && opt.role != ServeRole::kAggregated)
+        c += fmt::format(" --all2all-backend {}",
+                         p.cluster.gpu.vendor == "amd"       ? "mori"
+                         : opt.role == ServeRole::kPrefill ? "deepep_high_throughput"
+                                                           : "deepep_low_latency");
       if (moe && s.slots > m.num_experts)
         c += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'",
                          s.slots - m.num_experts);

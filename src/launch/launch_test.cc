@@ -296,8 +296,8 @@ TEST(Commands, AtomAndSglangOnAmdGpus) {
   nv.cluster = *MakeCluster("h200", 8, 8);
   EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, nv, s).command,
                   "--moe-a2a-backend deepep --deepep-mode auto"));
-  // vLLM's P/D pools: DeepEP's high-throughput kernels for prefill, low-latency for decode; an
-  // aggregated server and AMD GPUs keep vLLM's default all2all backend.
+  // vLLM's P/D pools: DeepEP's high-throughput kernels for prefill, low-latency for decode, MoRI
+  // on AMD GPUs; an aggregated server keeps vLLM's default all2all backend.
   LaunchOptions pre, dec;
   pre.role = ServeRole::kPrefill;
   dec.role = ServeRole::kDecode;
@@ -306,7 +306,8 @@ TEST(Commands, AtomAndSglangOnAmdGpus) {
   EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, nv, s, dec).command,
                   " --all2all-backend deepep_low_latency "));
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, nv, s).command, "--all2all-backend"));
-  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s, dec).command, "--all2all-backend"));
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, dec).command, " --all2all-backend mori "));
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "--all2all-backend"));
   // A plan's translations are the engines with a build for the GPUs: no TensorRT-LLM on AMD, no
   // ATOM on NVIDIA.
   const Simulator sim(p);

@@ -26,6 +26,7 @@ StatusOr<Problem> PrefillProblem(const Problem& serve, const ClusterSpec& pool, 
   Problem p = serve;
   L2S_ASSIGN_OR_RETURN(p.cluster, ResizeCluster(pool, g));
   p.workload.mode = Mode::kPrefill;
+  p.workload.disagg_pool = true;
   p.workload.ttft_ms = 0;  // the joint TTFT limit is checked by DisaggModel::Combine
   p.workload.tpot_ms = 0;
   return p;
@@ -36,6 +37,7 @@ StatusOr<Problem> DecodeProblem(const Problem& serve, const ClusterSpec& pool, i
   L2S_ASSIGN_OR_RETURN(p.cluster, ResizeCluster(pool, g));
   Workload& w = p.workload;
   w.mode = Mode::kDecode;
+  w.disagg_pool = true;
   // Sequences at uniformly spread progress attend isl + osl/2 tokens on average (as serve mode's
   // decode share does) and each reserves its whole isl + osl.
   w.context = serve.workload.isl + serve.workload.osl / 2;

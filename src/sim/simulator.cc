@@ -174,6 +174,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
                   : (p_.workload.weight == DType::kFP4 && p_.cluster.gpu.fp4_flops > 0)
                       ? DType::kFP4
                       : DType::kFP8;
+  cfg_.moe_gather = p_.workload.engine == Engine::kVllm && !p_.workload.disagg_pool;
   const EngineDefaults d = DefaultsOf(p_.workload.engine);
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =

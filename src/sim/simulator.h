@@ -87,6 +87,12 @@ struct Workload {
   // (attention_dp_config.enable_balance; -1 = the engine's default, off).
   Engine engine = Engine::kIdeal;
   int adp_balance = -1;
+  // One pool of a disaggregated deployment (sim/disagg.h PrefillProblem / DecodeProblem, and the
+  // pools of the request-level simulator). vLLM moves a MoE layer's tokens between
+  // data-parallel ranks with its default backend, all-gather + reduce-scatter, in an aggregated
+  // server, and with an all-to-all in P/D pools, where launch sets --all2all-backend (DeepEP on
+  // NVIDIA, MoRI on AMD); other engines use an all-to-all in both.
+  bool disagg_pool = false;
 };
 
 struct Problem {

@@ -495,9 +495,16 @@ class Builder {
         // Dispatch payload per element (cfg_.dispatch, set by the simulator from the dtype: bf16,
         // FP8, or FP4 for FP4 experts on Blackwell); the combine returns bf16.
         const double disp_b = BytesPerElement(cfg_.dispatch);
-        Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b,
-             Layout::kTokens, Layout::kTokens);
-        sec->steps[sec->num_steps - 1].fanout = k;
+        if (cfg_.moe_gather) {
+          // Every GPU gathers the stage's tokens (bf16 activations): the gathered output is
+          // stage_tokens x h.
+          Comm(sec, Op::kMoeFfn1, CommKind::kAllGather, stage_, stage_tokens * h * act_b_,
+               Layout::kTokens, Layout::kTokens);
+        } else {
+          Comm(sec, Op::kMoeFfn1, CommKind::kDispatch, stage_, own * k * h * disp_b,
+               Layout::kTokens, Layout::kTokens);
+          sec->steps[sec->num_steps - 1].fanout = k;
+        }
       }
       copies_rank = stage_tokens * k / ep * imb;
       // Replicated tokens: each ep rank picks its experts' copies from all of them.
@@ -542,7 +549,12 @@ class Builder {
     } else {
       l = Layout::kTokens;
     }
-    if (ep > 1 && !tp_moe) {
+    if (ep > 1 && !tp_moe && cfg_.moe_gather) {
+      // Each GPU's outputs for all the stage's tokens (zero where its experts were not chosen)
+      // are summed and scattered back to the tokens' owners: the full input is stage_tokens x h.
+      Comm(sec, Op::kMoeFfn2, CommKind::kReduceScatter, stage_, stage_tokens * h * act_b_,
+           Layout::kTokens, Layout::kTokens);
+    } else if (ep > 1 && !tp_moe) {
       Comm(sec, Op::kMoeFfn2, CommKind::kCombine, stage_, own * k * h * 2.0, Layout::kTokens,
            Layout::kTokens);
       sec->steps[sec->num_steps - 1].fanout = k;

@@ -150,6 +150,32 @@ TEST(Layout, DeepSeekDpAttentionEp8) {
   EXPECT_DOUBLE_EQ(p.layers[moe].kv_bytes, 16.0 * 4096 * 576 * 2);
 }
 
+TEST(Layout, DeepSeekEp8ByAllGatherAndReduceScatter) {
+  // vLLM's default backend (ProgramConfig::moe_gather) on the layout above: every GPU gathers the
+  // 8 ranks' 16 tokens in bf16, 8 * 16 * 7168 * 2 = 1,835,008 B (the gathered output), and the
+  // reduce-scatter's input is the same size; the expert GEMMs see the same 128 copies.
+  const ModelSpec m = testing::DeepSeekV3();
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 16);
+  ProgramConfig cfg;
+  cfg.weight = DType::kFP8;
+  cfg.dispatch = DType::kFP8;
+  cfg.moe_gather = true;
+  Program p;
+  BuildProgram(m, Hgx(8), s, Decode(16, 4096), cfg, &p);
+  const int moe = p.kinds[0].ffn == FfnKind::kMoe ? 0 : 1;
+  const CommSummary c = Comms(p.layers[moe]);
+  ASSERT_EQ(c.comms.size(), 2u);
+  EXPECT_EQ(c.comms[0]->comm, CommKind::kAllGather);
+  EXPECT_EQ(c.comms[0]->group_size, 8);
+  EXPECT_DOUBLE_EQ(c.comms[0]->comm_bytes, 8.0 * 16 * 7168 * 2);
+  EXPECT_EQ(c.comms[1]->comm, CommKind::kReduceScatter);
+  EXPECT_DOUBLE_EQ(c.comms[1]->comm_bytes, 8.0 * 16 * 7168 * 2);
+  for (int i = 0; i < p.layers[moe].num_steps; ++i) {
+    const Step& st = p.layers[moe].steps[i];
+    if (st.kind == StepKind::kGemm && st.op == Op::kMoeFfn1) EXPECT_NEAR(st.m * st.count, 128.0, 1e-9);
+  }
+}
+
 TEST(Layout, CrossNodeGroupsAreMarked) {
   // tp=16 on 8-GPU nodes spans two NVLink domains.
   const ModelSpec m = testing::Llama70B();

@@ -138,6 +138,10 @@ struct ProgramConfig {
   DType act = DType::kBF16;      // activations / communication
   double expert_imbalance = 1.0; // max/mean tokens per expert-parallel rank (set by the simulator)
   DType dispatch = DType::kBF16;  // MoE dispatch payload (FP8 when the experts are quantised)
+  // Expert parallelism over data-parallel ranks moves tokens by an all-gather of every rank's
+  // tokens over the stage and a reduce-scatter of the expert outputs (vLLM's default
+  // allgather_reducescatter backend), not by a dispatch / combine all-to-all.
+  bool moe_gather = false;
   // The model's layer kinds exactly as CollectLayerKinds numbers them, precomputed by a caller
   // that builds many programs of one model (the simulator) so that BuildProgram does not rescan
   // the layers; null = scan.

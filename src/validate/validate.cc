@@ -640,6 +640,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     // Each role's instance: the serve problem (the engine's token budget) on the role's GPUs.
     Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
     pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
+    pi.workload.disagg_pool = di.workload.disagg_pool = true;
     di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, runs, [&] {
       return serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
