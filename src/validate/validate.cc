@@ -832,6 +832,10 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
   if (disagg) w.mode = Mode::kServe;
   else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
+  // A prefill or decode row measures one pool of a disaggregated deployment (or a benchmark of
+  // one): its engine runs a pool's kernels (vLLM: the all-to-all of --all2all-backend, not its
+  // aggregated server's all-gather + reduce-scatter; Workload::disagg_pool).
+  if (!disagg && w.mode != Mode::kServe) w.disagg_pool = true;
 
   // Degrees and GPU count: gpus = replicas x tp x pp x dp, every factor <= kMaxRowGpus (parsed),
   // products checked against the same bound before they are formed (no overflow).
