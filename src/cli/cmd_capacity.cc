@@ -173,12 +173,16 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   } else {
     fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
+    // Unstated, the limit is DefaultMaxRunning's; say so where it is below the engine's usual.
+    const bool engine_cap =
+        opt.max_running == 0 && run.max_running != DefaultsOf(p.workload.engine).max_batch;
     fmt::print("KV pool {} tokens per rank, max running {} per rank{}\n",
                Thousands(run.kv_capacity_tokens), run.max_running,
-               opt.max_running == 0 && run.max_running != DefaultsOf(p.workload.engine).max_batch
-                   ? " (the engine's cap without --max-running-requests: SGLang with MTP "
-                     "runs 48 per server; --max-batch sets another)"
-                   : "");
+               engine_cap ? fmt::format(" (the engine's cap without --max-running-requests: "
+                                        "SGLang with MTP runs {} per server; --max-batch sets "
+                                        "another)",
+                                        DefaultMaxRunning(p.workload.engine, s->mtp, 1))
+                          : "");
     fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");

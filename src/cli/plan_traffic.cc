@@ -174,12 +174,8 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   if (!base.ok()) return Fail(base.status());
   Strategy sp = e.prefill.strategy, sd = e.decode.strategy;
   sp.batch = sd.batch = 0;
-  // One instance of each role: the serve problem (its engine's token budget, as `l2s capacity`
-  // prices a step) on the role's GPUs.
-  Problem pi = m.setup().serve, di = m.setup().serve;
-  pi.cluster = m.PrefillSim(gp).problem().cluster;
-  di.cluster = m.DecodeSim(gd).problem().cluster;
-  pi.workload.disagg_pool = di.workload.disagg_pool = true;
+  // One instance of each role, as `l2s capacity` prices a step.
+  const Problem pi = m.PrefillServeProblem(gp), di = m.DecodeServeProblem(gd);
   auto pc = StepCost::Make(pi, sp);
   if (!pc.ok()) return Fail(Status::Invalid("prefill: " + pc.status().message()));
   auto dc = StepCost::Make(di, sd);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace l2s::serve {
 namespace {
@@ -185,17 +186,32 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     const bool pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
     if (pruned) max_inst = std::max(1, bound_gpus / g);
     int n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);
-    // Simulates the whole stream on k instances (one memo shared through `cost`).
+    // Simulates the whole stream on k instances (one step-cost memo shared through `cost`);
+    // each count is simulated once: the search below revisits the count under the fewest that
+    // meet (the bisection's last miss) when it reports one instance fewer.
+    struct CountRun {
+      bool meets = false;
+      ServeSummary summary;
+      std::string why;
+    };
+    std::map<int, CountRun> runs;
     auto simulate = [&](int k, ServeSummary* s, std::string* why) {
-      ServeOptions sk = WithTtftStops(opt.serve, slos);
-      sk.instances = k;
-      auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
-      if (!sim.ok()) {
-        *why = sim.status().message();
-        return false;
+      auto [it, fresh] = runs.try_emplace(k);
+      CountRun& r = it->second;
+      if (fresh) {
+        ServeOptions sk = WithTtftStops(opt.serve, slos);
+        sk.instances = k;
+        auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
+        if (!sim.ok()) {
+          r.why = sim.status().message();
+        } else {
+          r.summary = Summarise((*sim)->Run(requests), slos);
+          r.meets = MeetsSlos(r.summary, slos, &r.why);
+        }
       }
-      *s = Summarise((*sim)->Run(requests), slos);
-      return MeetsSlos(*s, slos, why);
+      *s = r.summary;
+      *why = r.why;
+      return r.meets;
     };
     std::string why;
     bool ok = simulate(n, &sr.at, &why);

@@ -118,6 +118,20 @@ const Simulator& DisaggModel::DecodeSim(int g) const {
   return CachedSim(&decode_sims_, g, &DecodeProblem, setup_.serve, setup_.decode_pool);
 }
 
+Problem DisaggModel::PrefillServeProblem(int g) const {
+  Problem p = setup_.serve;
+  p.cluster = PrefillSim(g).problem().cluster;
+  p.workload.disagg_pool = true;
+  return p;
+}
+
+Problem DisaggModel::DecodeServeProblem(int g) const {
+  Problem p = setup_.serve;
+  p.cluster = DecodeSim(g).problem().cluster;
+  p.workload.disagg_pool = true;
+  return p;
+}
+
 KvLink DisaggModel::Link(int gp, int gd) const {
   if (!setup_.shared) return setup_.cross;
   const ClusterSpec& c = setup_.prefill_pool;

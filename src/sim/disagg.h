@@ -111,6 +111,11 @@ class DisaggModel {
   // use.
   const Simulator& PrefillSim(int g) const;
   const Simulator& DecodeSim(int g) const;
+  // One instance of a role as the request-level simulator prices its steps: the serve problem
+  // (the engine's scheduler and token budget) on that role's g GPUs, marked as a pool
+  // (Workload::disagg_pool).
+  Problem PrefillServeProblem(int g) const;
+  Problem DecodeServeProblem(int g) const;
 
   double KvBytesPerPrompt() const { return kv_bytes_; }
   KvLink Link(int gp, int gd) const;

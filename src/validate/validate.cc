@@ -637,11 +637,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
     dso.link = d.link;
-    // Each role's instance: the serve problem (the engine's token budget) on the role's GPUs.
-    Problem pi = (*dm)->setup().serve, di = (*dm)->setup().serve;
-    pi.cluster = (*dm)->PrefillSim(size[0]).problem().cluster;
-    pi.workload.disagg_pool = di.workload.disagg_pool = true;
-    di.cluster = (*dm)->DecodeSim(size[1]).problem().cluster;
+    const Problem pi = (*dm)->PrefillServeProblem(size[0]), di = (*dm)->DecodeServeProblem(size[1]);
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, runs, [&] {
       return serve::SimulateDisaggBenchmarkClient(pi, s[0], di, s[1], dso, bc);
     });
