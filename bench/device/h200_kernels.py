@@ -20,12 +20,11 @@ import time
 
 import torch
 
-OUT = sys.argv[1]
-TABLE_ROWS = sys.argv[2] if len(sys.argv) > 2 else None
 dev = torch.device("cuda")
 props = torch.cuda.get_device_properties(dev)
 L2_BYTES = getattr(props, "L2_cache_size", 60 * 2**20) or 60 * 2**20
 rows = []
+OUT = None
 t_start = time.time()
 
 
@@ -109,68 +108,77 @@ def safe(label, f):
         return None
 
 
-# 1. HBM copy: device-to-device copy of 4 GiB, bytes read + written.
-src = torch.empty(2**31, device=dev, dtype=torch.uint8)
-dst = torch.empty_like(src)
-t = time_graph(lambda i: dst.copy_(src), 5)
-add("copy", "u8", 0, 0, 2**31, "cold", "bytes read+written = 2*k", t)
-del src, dst
-torch.cuda.empty_cache()
 
-# 2. Llama-3.1-70B GEMMs per GPU at tp 1, 2, 4, 8.
-H, I, HEADS, KV, HD = 8192, 28672, 64, 8, 128
-MS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
-for tp in (1, 2, 4, 8):
-    shapes = {"qkv": ((HEADS + 2 * KV) * HD // tp, H), "o": (H, H // tp),
-              "gate_up": (2 * I // tp, H), "down": (H, I // tp)}
-    for name, (n, k) in shapes.items():
-        for dtype in ("fp8", "bf16"):
-            for m in MS:
-                for l2 in ("cold", "hot"):
-                    t = safe(f"{dtype} {m}x{n}x{k}",
-                             lambda: gemm_time(dtype, m, n, k, l2))
-                    if t is not None:
-                        add("gemm", dtype, m, n, k, l2, f"llama70b tp{tp} {name}", t)
-    torch.cuda.empty_cache()
-    flush()
-    print(f"tp{tp} done at {time.time() - t_start:.0f} s", flush=True)
-
-# 3. A sample of the calibration table's own rows (hot L2, as one shape is measured there).
-if TABLE_ROWS:
-    with open(TABLE_ROWS) as f:
-        sample = [l.strip().split(",") for l in f if l.strip()]
-    for dtype, m, n, k in sample:
-        m, n, k = int(m), int(n), int(k)
-        t = safe(f"table {dtype} {m}x{n}x{k}", lambda: gemm_time(dtype, m, n, k, "hot"))
-        if t is not None:
-            add("gemm", dtype, m, n, k, "hot", "table sample", t)
-        if time.time() - t_start > 300:
-            print("table sample cut at 300 s", flush=True)
-            break
+def main():
+    global OUT
+    OUT = sys.argv[1]
+    TABLE_ROWS = sys.argv[2] if len(sys.argv) > 2 else None
+    # 1. HBM copy: device-to-device copy of 4 GiB, bytes read + written.
+    src = torch.empty(2**31, device=dev, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    t = time_graph(lambda i: dst.copy_(src), 5)
+    add("copy", "u8", 0, 0, 2**31, "cold", "bytes read+written = 2*k", t)
+    del src, dst
     torch.cuda.empty_cache()
 
-# 4. Prefill attention (causal FlashAttention through SDPA), Llama-70B heads at tp 1 and 8.
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
-for heads, kv in ((64, 8), (8, 1)):
-    for seq in (512, 1024, 2048, 4096, 8192, 16384):
-        for batch in (1, 4):
-            def attn():
-                q = torch.randn(batch, heads, seq, HD, device=dev, dtype=torch.bfloat16)
-                kk = torch.randn(batch, kv, seq, HD, device=dev, dtype=torch.bfloat16)
-                vv = torch.randn_like(kk)
-                if kv != heads:  # the flash kernel reads each kv head once per query group
-                    kk = kk.repeat_interleave(heads // kv, dim=1)
-                    vv = vv.repeat_interleave(heads // kv, dim=1)
-                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                    return time_graph(lambda i: F.scaled_dot_product_attention(
-                        q, kk, vv, is_causal=True), 10)
-            t = safe(f"attn {batch}x{seq}", attn)
+    # 2. Llama-3.1-70B GEMMs per GPU at tp 1, 2, 4, 8.
+    H, I, HEADS, KV, HD = 8192, 28672, 64, 8, 128
+    MS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+    for tp in (1, 2, 4, 8):
+        shapes = {"qkv": ((HEADS + 2 * KV) * HD // tp, H), "o": (H, H // tp),
+                  "gate_up": (2 * I // tp, H), "down": (H, I // tp)}
+        for name, (n, k) in shapes.items():
+            for dtype in ("fp8", "bf16"):
+                for m in MS:
+                    for l2 in ("cold", "hot"):
+                        t = safe(f"{dtype} {m}x{n}x{k}",
+                                 lambda: gemm_time(dtype, m, n, k, l2))
+                        if t is not None:
+                            add("gemm", dtype, m, n, k, l2, f"llama70b tp{tp} {name}", t)
+        torch.cuda.empty_cache()
+        flush()
+        print(f"tp{tp} done at {time.time() - t_start:.0f} s", flush=True)
+
+    # 3. A sample of the calibration table's own rows (hot L2, as one shape is measured there).
+    if TABLE_ROWS:
+        with open(TABLE_ROWS) as f:
+            sample = [l.strip().split(",") for l in f if l.strip()]
+        for dtype, m, n, k in sample:
+            m, n, k = int(m), int(n), int(k)
+            t = safe(f"table {dtype} {m}x{n}x{k}", lambda: gemm_time(dtype, m, n, k, "hot"))
             if t is not None:
-                rows.append({"kind": "attn_prefill", "dtype": "bf16", "m": batch, "n": heads,
-                             "k": seq, "l2": "cold", "note": f"kv_heads={kv} head_dim={HD} causal",
-                             "latency_us": round(t * 1e6, 3)})
+                add("gemm", dtype, m, n, k, "hot", "table sample", t)
+            if time.time() - t_start > 300:
+                print("table sample cut at 300 s", flush=True)
+                break
+        torch.cuda.empty_cache()
 
-flush()
-print(f"{len(rows)} rows in {time.time() - t_start:.0f} s on {props.name}, "
-      f"{props.multi_processor_count} SMs, L2 {L2_BYTES / 2**20:.0f} MiB, torch {torch.__version__}")
+    # 4. Prefill attention (causal FlashAttention through SDPA), Llama-70B heads at tp 1 and 8.
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for heads, kv in ((64, 8), (8, 1)):
+        for seq in (512, 1024, 2048, 4096, 8192, 16384):
+            for batch in (1, 4):
+                def attn():
+                    q = torch.randn(batch, heads, seq, HD, device=dev, dtype=torch.bfloat16)
+                    kk = torch.randn(batch, kv, seq, HD, device=dev, dtype=torch.bfloat16)
+                    vv = torch.randn_like(kk)
+                    if kv != heads:  # one K/V head per query head, as SDPA's flash path takes them
+                        kk = kk.repeat_interleave(heads // kv, dim=1)
+                        vv = vv.repeat_interleave(heads // kv, dim=1)
+                    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                        return time_graph(lambda i: F.scaled_dot_product_attention(
+                            q, kk, vv, is_causal=True), 10)
+                t = safe(f"attn {batch}x{seq}", attn)
+                if t is not None:
+                    rows.append({"kind": "attn_prefill", "dtype": "bf16", "m": batch, "n": heads,
+                                 "k": seq, "l2": "cold", "note": f"kv_heads={kv} head_dim={HD} causal",
+                                 "latency_us": round(t * 1e6, 3)})
+
+    flush()
+    print(f"{len(rows)} rows in {time.time() - t_start:.0f} s on {props.name}, "
+          f"{props.multi_processor_count} SMs, L2 {L2_BYTES / 2**20:.0f} MiB, torch {torch.__version__}")
+
+
+if __name__ == "__main__":
+    main()
