@@ -143,6 +143,7 @@ Capabilities Dynamo(EngineId id, Capabilities backend, std::string_view name,
   c.title = title;
   c.version = "0.6";  // Dynamo's; the workers are the backend row's version
   c.disaggregation = true;
+  c.round_robin_router = true;  // dynamo.frontend --router-mode: round-robin unless kv is asked for
   c.nvidia = true;  // docs.nvidia.com/dynamo support matrix: CUDA only
   c.amd = false;
   c.source = "docs.nvidia.com/dynamo backends (vllm, sglang, trtllm): workers take the engine's own "

@@ -85,6 +85,10 @@ struct Capabilities {
   bool amd = false;
   // A server spans at most one node (NVLink / xGMI domain): ATOM has no multi-node launch.
   bool single_node = false;
+  // Several instances behind the engine's own front end take requests in turn (Dynamo's frontend,
+  // whose --router-mode defaults to round-robin) rather than by load (the least-loaded instance:
+  // the SGLang router's load balancing, and the default of the request-level simulator).
+  bool round_robin_router = false;
   std::string_view source;              // where the row's facts come from
 };
 

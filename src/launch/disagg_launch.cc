@@ -30,12 +30,6 @@ bool HasRecurrentState(const ModelSpec& m) {
   return m.mamba_version > 0 || m.linear_value_heads > 0;
 }
 
-std::string Join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
-
 // Strips `prefix` from the front of `s` (the engine's own launcher, e.g. "vllm serve MODEL ").
 std::string After(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;

@@ -13,8 +13,6 @@ namespace l2s::launch {
 
 namespace {
 
-bool HasDenseFfn(const ModelSpec& m) { return ModelHasOp(m, Op::kDenseFfn1); }
-
 // The engine layer's row of a launch engine (the same names in both layers).
 const engine::Capabilities& Caps(Engine e) {
   return engine::CapabilitiesOf(engine::ParseEngineId(EngineName(e)).value());

@@ -82,8 +82,9 @@ TEST(PlanAggregated, NeverBelowAnyRunItReportsAndDeterministicPerSeed) {
   for (const char* by : plan::kRunSources) {
     const plan::Run* r = plan::RunOf(*a, by);
     ASSERT_NE(r, nullptr);
-    if (r->ran && r->result.found)
+    if (r->ran && r->result.found) {
       EXPECT_GE(a->recommended_eval.tokens_per_s_per_gpu, plan::Value(*r) * (1 - 1e-12)) << by;
+    }
   }
   // The plan's figures are those of its strategy evaluated again.
   const Evaluation again = s.sim.Evaluate(a->recommended);
@@ -176,7 +177,9 @@ TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
   StatusOr<plan::DisaggPlan> again = plan::PlanDisaggregated(p, req);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(cut->found, again->found);
-  if (cut->found) EXPECT_EQ(cut->eval.tokens_per_s_per_gpu, again->eval.tokens_per_s_per_gpu);
+  if (cut->found) {
+    EXPECT_EQ(cut->eval.tokens_per_s_per_gpu, again->eval.tokens_per_s_per_gpu);
+  }
 }
 
 }  // namespace

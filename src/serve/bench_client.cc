@@ -49,6 +49,7 @@ StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, cons
   ServeOptions opt;
   opt.instances = spec.instances;
   opt.max_running = spec.max_running;
+  opt.router = spec.router;
   auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);
@@ -68,6 +69,7 @@ StatusOr<BenchClientResult> SimulateDisaggBenchmarkClient(const Problem& prefill
   ServeOptions opt;
   opt.instances = spec.instances;
   opt.max_running = spec.max_running;
+  opt.router = spec.router;
   auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), opt, d, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);

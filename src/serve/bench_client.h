@@ -21,6 +21,8 @@ struct BenchClientSpec {
   int prompts_per_client = 10;
   int instances = 1;               // replicas of the strategy behind the router
   int max_running = 0;             // per rank (the decode pool's); 0 = the engine's default
+  Assign router = Assign::kShortestQueue;  // request -> instance (of the decode pool when
+                                           // disaggregated; DisaggServeOptions has the prefill's)
   uint64_t seed = 1;
 };
 

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "engine/engine.h"
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "serve/bench_client.h"
@@ -476,6 +477,9 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   // The stated per-rank limit caps the running requests (of the decode pool when disaggregated);
   // unstated, the engine's own default applies (DefaultMaxRunning).
   bc.max_running = static_cast<int>(std::max<int64_t>(0, row.max_batch));
+  // Instances take requests as the engine's front end hands them out (Dynamo: round-robin).
+  const StatusOr<engine::EngineId> id = engine::ParseEngineId(row.engine);
+  if (id.ok() && engine::CapabilitiesOf(*id).round_robin_router) bc.router = serve::Assign::kRoundRobin;
   return bc;
 }
 
@@ -636,6 +640,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     const serve::BenchClientSpec bc = ClientSpec(row, nd);
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
+    dso.prefill_router = bc.router;
     dso.link = d.link;
     const Problem pi = (*dm)->PrefillServeProblem(size[0]), di = (*dm)->DecodeServeProblem(size[1]);
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, runs, [&] {
