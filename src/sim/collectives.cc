@@ -220,7 +220,19 @@ double CollectiveSecondsWith(const CollectiveCoeffs& c, const ClusterSpec& clust
     case CollKind::kCombine: {
       const CollLine& l = c.deepep[decode ? 1 : 0][kind == CollKind::kDispatch ? 0 : 1];
       const double nv_s = bytes / (l.busbw * bw_scale);
-      if (d == 1) return l.lat_s + nv_s;
+      if (d == 1) {
+        // The lines were fitted on one 8-GPU domain. The high-throughput kernels send a token
+        // once per destination rank (its copies for that rank's experts travel together), so
+        // inside a domain of n_local ranks a rank's wire bytes follow the distinct other ranks a
+        // token's k copies reach, RemoteDomainsPerToken(k, n_local) with ranks for domains, over
+        // the 8-GPU figure the fit absorbed. The low-latency kernels send every copy (no change).
+        const double dedup =
+            !decode && g.fanout > 0 && n_local != kDeepEpCalibRanks
+                ? RemoteDomainsPerToken(g.fanout, n_local) /
+                      RemoteDomainsPerToken(g.fanout, kDeepEpCalibRanks)
+                : 1.0;
+        return l.lat_s + nv_s * dedup;
+      }
       if (!decode && g.fanout > 0) {
         // High-throughput (normal) kernels: a token is sent over RDMA once per destination
         // domain and forwarded to its experts' GPUs over NVLink there, so the NIC carries

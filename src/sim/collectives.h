@@ -67,6 +67,8 @@ struct CollCurve {
 };
 // The group sizes measured in one 8-GPU NVLink node.
 inline constexpr int kCollSizes = 3;  // n = 2, 4, 8
+// Ranks of the DeepEP tables (deepep_normal.csv, deepep_ll.csv: num_nodes 1, 8 GPUs).
+inline constexpr int kDeepEpCalibRanks = 8;
 
 struct CollectiveCoeffs {
   const char* name;                     // calibration set, e.g. "h100_sxm"

@@ -206,6 +206,30 @@ TEST(CollectiveModel, DispatchAcrossDomains) {
   EXPECT_NEAR(CollectiveSeconds(c, CollKind::kDispatch, {8, 1}, bytes, true) / 36.7e-6, 1.0, 0.25);
 }
 
+TEST(CollectiveModel, NormalDispatchInsideADomainFollowsDistinctDestinationRanks) {
+  // The DeepEP lines were fitted on 8 ranks. A token's top-8 copies reach on average
+  // R(8, n) = (n - 1)(1 - (1 - 1/n)^8) other ranks of n, and the high-throughput kernels send it
+  // once to each: R(8, 8) = 7 x (1 - 0.875^8) = 4.594738, R(8, 4) = 3 x (1 - 0.75^8) = 2.699661,
+  // R(8, 72) = 71 x (1 - (71/72)^8) = 7.515871. On a switch the per-rank bandwidth is the same for
+  // every group, so the bandwidth term scales by R(8, n) / R(8, 8).
+  const ClusterSpec c = Cluster(H100(), 72, 72);
+  for (CollKind k : {CollKind::kDispatch, CollKind::kCombine}) {
+    const CollLine l = CollectiveCoeffsFor(c.gpu).deepep[0][k == CollKind::kDispatch ? 0 : 1];
+    const double bytes = 4096.0 * 8 * 7168;
+    const double bw_s = bytes / l.busbw;
+    EXPECT_NEAR(CollectiveSeconds(c, k, {8, 1, 8}, bytes, false), l.lat_s + bw_s, 1e-12);
+    EXPECT_NEAR(CollectiveSeconds(c, k, {4, 1, 8}, bytes, false),
+                l.lat_s + bw_s * 2.699661 / 4.594738, 1e-6 * bw_s);
+    EXPECT_NEAR(CollectiveSeconds(c, k, {72, 1, 8}, bytes, false),
+                l.lat_s + bw_s * 7.515871 / 4.594738, 1e-6 * bw_s);
+    // Unknown fan-out and the low-latency kernels (every copy sent): the fitted per-rank rate.
+    EXPECT_NEAR(CollectiveSeconds(c, k, {4, 1, 0}, bytes, false), l.lat_s + bw_s, 1e-12);
+    const CollLine ll = CollectiveCoeffsFor(c.gpu).deepep[1][k == CollKind::kDispatch ? 0 : 1];
+    EXPECT_NEAR(CollectiveSeconds(c, k, {4, 1, 8}, bytes, true), ll.lat_s + bytes / ll.busbw,
+                1e-12);
+  }
+}
+
 // HARDWARE.md: 4 nodes / 32 GPUs over 3.2 Tb/s InfiniBand reach ~331 GB/s all-reduce bus bandwidth
 // at large sizes. Hierarchical model at 1 GiB: the scale-out phase moves
 // 2 (4-1)/4 * 2^30 / 8 bytes per GPU at 43 GB/s = 3.75 ms; the NVLink reduce-scatter + all-gather
