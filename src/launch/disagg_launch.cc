@@ -173,6 +173,11 @@ LaunchOptions SideOptions(const Side& side, int port) {
 }
 
 void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
+  // On AMD GPUs SGLang moves the KV cache with MoRI's IO engine (--disaggregation-transfer-backend
+  // mori, server_args.py DISAGG_TRANSFER_BACKEND_CHOICES), as the measured MI355X P/D runs do
+  // (../shared/reference/measurements-frontier.csv notes: "MoRI KV transfer").
+  const bool amd = t.prefill.pool->problem.cluster.gpu.vendor == "amd";
+  const std::string_view backend = amd ? "mori" : KvTransferName(transfer);
   for (const Side* side : {&t.prefill, &t.decode}) {
     const LaunchCommand lc =
         MakeLaunchCommand(Engine::kSglang, side->command_problem, side->command,
@@ -181,7 +186,7 @@ void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch
     out->processes.push_back(Server(
         *side, lc,
         fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}{}", side->role,
-                    KvTransferName(transfer),
+                    backend,
                     prefill ? fmt::format(" --disaggregation-bootstrap-port {}", kSglangBootstrapPort)
                             : "")));
   }
@@ -197,7 +202,11 @@ void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch
       "the router (sglang-router) sends each request to a prefill and a decode server, which pair "
       "up through the prefill server's bootstrap port (--prefill URL BOOTSTRAP_PORT)");
   out->processes.push_back(r);
-  if (transfer == KvTransfer::kMooncake) {
+  if (amd) {
+    out->notes.push_back(
+        "MoRI moves the KV cache between the prefill and decode servers (--disaggregation-transfer-backend "
+        "mori, MoRI's IO engine; over RDMA, --disaggregation-ib-device <device> picks the NIC)");
+  } else if (transfer == KvTransfer::kMooncake) {
     out->notes.push_back(
         "Mooncake moves the KV cache over RDMA: --disaggregation-ib-device <device> picks the NIC "
         "on each server");

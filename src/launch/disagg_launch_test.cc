@@ -298,6 +298,25 @@ TEST(DisaggLaunch, MooncakeTransfer) {
   EXPECT_FALSE(ParseKvTransfer("rdma", &k));
 }
 
+TEST(DisaggLaunch, SglangOnAmdMovesTheKvCacheWithMori) {
+  // The same Mixtral pools on MI355X: SGLang's P/D servers move the KV cache with MoRI (as the
+  // measured MI355X P/D runs do), whichever transfer was asked for; the all-to-all is MoRI's too.
+  const ModelSpec m = Preset("mixtral-8x7b");
+  const PoolPlan prefill = Pool(m, "mi355x", Megatron(m, 1, 1, 8, 8, 4), 1, Mode::kPrefill);
+  const PoolPlan decode = Pool(m, "mi355x", Megatron(m, 1, 1, 8, 8, 64), 1, Mode::kDecode);
+  for (KvTransfer k : {KvTransfer::kNixl, KvTransfer::kMooncake}) {
+    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(DisaggEngine::kSglang, prefill, decode, k);
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_TRUE(Has(l->processes[i].command, "--disaggregation-transfer-backend mori"))
+          << l->processes[i].command;
+      EXPECT_TRUE(Has(l->processes[i].command, "--moe-a2a-backend mori")) << l->processes[i].command;
+    }
+    EXPECT_TRUE(std::any_of(l->notes.begin(), l->notes.end(),
+                            [](const std::string& n) { return Has(n, "MoRI moves the KV cache"); }));
+  }
+}
+
 TEST(DisaggLaunch, MtpDecodePairsThePrefillSide) {
   // DeepSeek-V3 (MLA, MTP, three dense layers first) on H200: 16-GPU instances, attention DP.
   const ModelSpec m = Preset("deepseek-v3");
