@@ -44,6 +44,7 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
   t.slos = *slos;
   t.slo_text = serve::SlosText(*slos);
   t.traffic = traffic;
+  t.traffic.engine = f->engine;  // --router default: the engine's front end
   t.seed = seed;
   return t;
 }
@@ -182,6 +183,7 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   if (!dc.ok()) return Fail(Status::Invalid("decode: " + dc.status().message()));
   serve::DisaggServeOptions dso;
   dso.prefill_instances = e.prefill.instances;
+  dso.prefill_router = base->router;  // one front end routes to both pools
   dso.link = e.link;
   dso.layerwise = m.setup().layerwise;
   struct Tried {

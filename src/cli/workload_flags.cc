@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/report.h"
+#include "engine/engine.h"
 
 namespace l2s::cli {
 
@@ -19,7 +20,9 @@ void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
                   "traffic from a CSV arrival_s,prompt_tokens,output_tokens[,cached_tokens]");
   cmd->add_option("--rank-assign", f->rank_assign,
                   "attention-DP request placement: default | round-robin | shortest-queue");
-  cmd->add_option("--router", f->router, "instance router: shortest-queue | round-robin");
+  cmd->add_option("--router", f->router,
+                  "instance router: default (the engine's front end: Dynamo round-robin, the others "
+                  "shortest-queue) | shortest-queue | round-robin");
 }
 
 StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
@@ -54,8 +57,13 @@ StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max
   serve::ServeOptions o;
   if (!serve::ParseAssign(f.rank_assign, &o.rank_assign))
     return Status::InvalidArgument("--rank-assign: expected default, round-robin or shortest-queue");
-  if (!serve::ParseAssign(f.router, &o.router) || o.router == serve::Assign::kEngineDefault)
-    return Status::InvalidArgument("--router: expected round-robin or shortest-queue");
+  if (!serve::ParseAssign(f.router, &o.router))
+    return Status::InvalidArgument("--router: expected default, round-robin or shortest-queue");
+  if (o.router == serve::Assign::kEngineDefault) {
+    const StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
+    o.router = id.ok() && engine::CapabilitiesOf(*id).round_robin_router ? serve::Assign::kRoundRobin
+                                                                         : serve::Assign::kShortestQueue;
+  }
   o.max_running = max_running;
   return o;
 }

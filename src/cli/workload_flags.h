@@ -26,7 +26,11 @@ struct TrafficFlags {
   std::string isl_dist = "fixed", osl_dist = "fixed";
   double prefix_hit = 0;
   std::string trace;
-  std::string rank_assign = "default", router = "shortest-queue";
+  std::string rank_assign = "default", router = "default";
+  // The engine the command plans for (its --engine, set by the command, not a flag of its own):
+  // --router default is that engine's front end (engine layer round_robin_router: Dynamo's
+  // frontend takes instances in turn; the others' routers the least-loaded instance).
+  std::string engine;
   // A traffic is given: --rate, --concurrency or --trace.
   bool given() const { return rate > 0 || concurrency > 0 || !trace.empty(); }
 };
@@ -37,7 +41,8 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
                                                           int64_t osl, uint64_t seed);
 // The closed loop's client count for ServeSim::Run (0 for open loop and traces).
 int TrafficConcurrency(const TrafficFlags& f);
-// --rank-assign, --router and the max running requests per rank (0 = the engine's).
+// --rank-assign, --router (default: f.engine's front end) and the max running requests per rank
+// (0 = the engine's).
 StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max_running);
 // "2000 requests, open loop at 4 req/s (Poisson), isl 1024 fixed, osl 256 fixed"-like words.
 std::string TrafficText(const TrafficFlags& f, int64_t n, int64_t isl, int64_t osl);

@@ -339,6 +339,7 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       so.instances = nd;
       DisaggServeOptions d;
       d.prefill_instances = np;
+      d.prefill_router = so.router;  // one front end routes to both pools
       d.link = lay.link;
       d.layerwise = lay.layerwise;
       auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), so, d, isl, osl);

@@ -29,7 +29,7 @@ TEST(CapacityCli, BadInputIsOneLineAndExit2) {
       With(kDeploy, {"--rate", "5", "--slo", "p98_ttft_ms=1"}),
       With(kDeploy, {"--rate", "5", "--isl-dist", "zipf:1"}),
       With(kDeploy, {"--rate", "5", "--prefix-hit", "1"}),
-      With(kDeploy, {"--rate", "5", "--router", "default"}),
+      With(kDeploy, {"--rate", "5", "--router", "nearest"}),
       With(kDeploy, {"--trace", "/nonexistent/trace.csv"}),
       {"capacity", "--model", "llama-3.1-8b", "--rate", "5"},  // sizing needs --slo
   };
