@@ -5,6 +5,7 @@
 //   No deployment: the fewest GPUs (instances x layout) that serve the workload (--rate or
 //     --trace) within the SLOs, over instance sizes --sizes (each size's layout chosen by
 //     --search on the serve-mode problem), with the figures at that size and one instance fewer.
+//     The sizing is plan::SizeFewest (plan/capacity.h); this file parses the flags and prints.
 // Workloads: --rate R [--burstiness B] --requests N | --concurrency N [--requests N, default
 // 10 N] | --trace FILE (arrival_s,prompt_tokens,output_tokens[,cached_tokens]); lengths --isl,
 // --osl with --isl-dist / --osl-dist fixed|uniform:R|lognormal:S; --prefix-hit H; --seed.
