@@ -5,6 +5,7 @@
 //   No deployment: the fewest GPUs (instances x layout) that serve the workload (--rate or
 //     --trace) within the SLOs, over instance sizes --sizes (each size's layout chosen by
 //     --search on the serve-mode problem), with the figures at that size and one instance fewer.
+//     The sizing is plan::SizeFewest (plan/capacity.h); this file parses the flags and prints.
 // Workloads: --rate R [--burstiness B] --requests N | --concurrency N [--requests N, default
 // 10 N] | --trace FILE (arrival_s,prompt_tokens,output_tokens[,cached_tokens]); lengths --isl,
 // --osl with --isl-dist / --osl-dist fixed|uniform:R|lognormal:S; --prefix-hit H; --seed.
@@ -28,10 +29,9 @@
 #include "cli/svg.h"
 #include "cli/workload_flags.h"
 #include "engine/engine.h"
-#include "engine/restrict.h"
+#include "plan/capacity.h"
 #include "plan/engines.h"
 #include "plan/error_bands.h"
-#include "search/search.h"
 #include "serve/capacity.h"
 #include "serve/serve_sim.h"
 #include "serve/stats.h"
@@ -70,16 +70,22 @@ struct CapacityFlags {
   std::string svg;
 };
 
-// A layout in short: ShortText's degrees and wide-EP fields without the batch (the engine's
-// scheduler sets it) and without the per-operator dims.
-std::string LayoutLabel(const ModelSpec& m, const Strategy& s) {
-  std::string t = ShortText(m, s);
-  t = t.substr(0, t.find(';'));
-  for (const char* drop : {"batch=0,", "batch=auto,"}) {
-    const auto at = t.find(drop);
-    if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
-  }
-  return t;
+using plan::DisaggLabel;
+using plan::EngineRow;
+using plan::FewestOutcome;
+using plan::LayoutLabel;
+using plan::SizedServeOptions;
+
+// The problem on `gpus` GPUs under engine `engine` from the command's flags (plan::ProblemOnGpusFn):
+// BuildProblem with --gpus gpus, no --nodes, --engine engine.
+plan::ProblemOnGpusFn ProblemOnGpus(const ProblemFlags& pf) {
+  return [pf](int gpus, const std::string& engine) {
+    ProblemFlags one = pf;
+    one.gpus = gpus;
+    one.nodes = 0;
+    one.engine = engine;
+    return BuildProblem(one);
+  };
 }
 
 Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const std::string& path) {
@@ -200,26 +206,10 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   return sum.unstable || (!slos.empty() && !meets && !mr) ? kExitImpossible : kExitOk;
 }
 
-// The KV link between a gp-GPU prefill and a gd-GPU decode instance of `serve`'s GPU type, as
-// the static disaggregated model sets it (DisaggModel::Link on one shared pool of the type).
+// The KV link between a gp-GPU prefill and a gd-GPU decode instance (plan::KvLinkBetween) on
+// the problems `pf` builds.
 StatusOr<KvLink> LinkFor(const ProblemFlags& pf, int gp, int gd) {
-  ProblemFlags both = pf;
-  both.gpus = std::max(gp, gd);
-  both.nodes = 0;
-  auto one = BuildProblem(both);  // a valid size, for the NVLink domain
-  if (!one.ok()) return one.status();
-  const int dom = std::max(1, one->cluster.gpus_per_domain);
-  const int need = std::max(2, gp + gd);
-  both.gpus = need <= dom ? need : (need + dom - 1) / dom * dom;  // whole domains
-  auto p = BuildProblem(both);
-  if (!p.ok()) return p.status();
-  auto dm = DisaggModel::Make(SharedSetup(*p));
-  if (!dm.ok()) return dm.status();
-  return (*dm)->Link(gp, gd);
-}
-
-std::string DisaggLabel(const ModelSpec& m, const Strategy& sp, const Strategy& sd) {
-  return fmt::format("prefill [{}] | decode [{}]", LayoutLabel(m, sp), LayoutLabel(m, sd));
+  return plan::KvLinkBetween(ProblemOnGpus(pf), pf.engine, gp, gd);
 }
 
 int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
@@ -310,144 +300,6 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
 }
 
-// The strategy space of one instance of `g` GPUs of problem `p`: the plan's options, and with
-// --engine E only what E launches (engine::RestrictedSpace), so that every layout a size proposes
-// is one the named engine runs (the ideal engine: the paper's unrestricted space).
-StatusOr<StrategySpace> InstanceSpace(const ProblemFlags& pf, const Problem& p, int g, int mtp) {
-  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, g, PlanSpaceOptions(p, mtp));
-  const engine::EngineId id = LaunchEngineOf(pf);
-  if (!space.ok() || id == engine::EngineId::kIdeal) return space;
-  return engine::RestrictedSpace(engine::CapabilitiesOf(id), *space);
-}
-
-// Up to `n` more layouts of one instance size beside the searcher's `best`: the engine's other
-// degree combinations (MegatronDegreeCombinations of `space`; best's MTP depth where the space
-// takes it), best first by the steady state within the SLOs' limits (`sim`'s problem). The
-// steady state ranks layouts at one batch, whereas the percentiles depend on how a layout
-// queues and batches; the runner-up degrees are sized too, so that a layout whose steady state
-// is a little lower but whose percentiles hold at fewer GPUs is found (Llama-3.1-70B on H100 at
-// 20 req/s: 9 x tp=4 meets P99 TTFT 2 s / TPOT 50 ms on 36 GPUs, where the best steady state,
-// tp=2 with 2 replicas per 4 GPUs, needs 40).
-std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
-                                   const Strategy& best, int n) {
-  struct Scored {
-    Strategy s;
-    double v;
-  };
-  std::vector<Scored> all;
-  if (n <= 0) return {};
-  const ModelSpec& m = sim.problem().model;
-  for (Strategy c : MegatronDegreeCombinations(m, space)) {
-    if (c.pp == best.pp && c.tp == best.tp && c.dp == best.dp && c.ep == best.ep) continue;
-    Strategy with_mtp = c;
-    with_mtp.mtp = best.mtp;
-    if (best.mtp != 0 && space.Check(with_mtp).ok()) c = with_mtp;
-    const Evaluation e = sim.EvaluateWithoutBreakdown(c);
-    if (e.valid()) all.push_back({c, e.tokens_per_s_per_gpu});
-  }
-  std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) { return a.v > b.v; });
-  std::vector<Strategy> out;
-  for (size_t i = 0; i < all.size() && static_cast<int>(i) < n; ++i) {
-    all[i].s.batch = 0;
-    out.push_back(all[i].s);
-  }
-  return out;
-}
-
-// The serving options a sized deployment runs with: a deployment l2s proposes states its
-// running-request limit (as plan's launch commands do), so the engine's lower cap for a launch
-// that sets none (SGLang with MTP: 48 per server, DefaultMaxRunning) does not apply; --max-batch
-// still does.
-serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler) {
-  if (base.max_running == 0) base.max_running = DefaultsOf(scheduler).max_batch;
-  return base;
-}
-
-// The disaggregated candidates of --serving disagg|auto: for each size, the best prefill layout
-// (prefill mode) and the best decode layout (decode mode within the SLOs' TPOT limit) by the
-// searcher; pairs of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU.
-StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityFlags& f, const ProblemFlags& pf,
-                                                   const std::vector<int>& sizes,
-                                                   double tpot_ms,
-                                                   const std::vector<serve::Slo>& slos,
-                                                   const std::vector<serve::RequestSpec>& reqs,
-                                                   const serve::ServeOptions& base,
-                                                   std::vector<std::string>* skipped) {
-  auto searcher = MakeSearcher(f.search);
-  if (!searcher.ok()) return searcher.status();
-  struct Role {
-    int g;
-    Problem p;
-    Strategy s;
-    double per_gpu;
-    double rps;  // requests/s of one instance (prefill: / isl, decode: / osl)
-  };
-  std::vector<Role> pre, dec;
-  for (int g : sizes) {
-    ProblemFlags one = pf;
-    one.gpus = g;
-    one.nodes = 0;
-    auto serve_p = BuildProblem(one);
-    if (!serve_p.ok()) return serve_p.status();
-    for (int k = 0; k < 2; ++k) {
-      auto rp = k == 0 ? PrefillProblem(*serve_p, serve_p->cluster, g)
-                       : DecodeProblem(*serve_p, serve_p->cluster, g);
-      if (!rp.ok()) return rp.status();
-      if (k == 1) rp->workload.tpot_ms = tpot_ms;
-      const Simulator sim(*rp);
-      auto space = InstanceSpace(pf, *rp, g, k == 0 ? 0 : pf.mtp);
-      if (!space.ok()) {
-        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
-                                       space.status().message()));
-        continue;
-      }
-      const SearchResult r =
-          (*searcher)->Search(sim, *space, f.budget, static_cast<uint64_t>(f.seed), nullptr);
-      if (!r.found) {
-        skipped->push_back(fmt::format("{} {} GPUs: no valid layout", k == 0 ? "prefill" : "decode", g));
-        continue;
-      }
-      Strategy s = r.best;
-      s.batch = 0;
-      Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
-      inst.workload.disagg_pool = true;
-      const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
-      (k == 0 ? pre : dec)
-          .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
-    }
-  }
-  if (pre.empty() || dec.empty())
-    return Status::Invalid("no instance size holds the model in both roles");
-  auto top = [](std::vector<Role> v) {
-    std::stable_sort(v.begin(), v.end(),
-                     [](const Role& a, const Role& b) { return a.per_gpu > b.per_gpu; });
-    if (v.size() > 3) v.resize(3);
-    return v;
-  };
-  std::vector<serve::DisaggLayoutOption> layouts;
-  for (const Role& a : top(pre))
-    for (const Role& b : top(dec)) {
-      auto link = LinkFor(pf, a.g, b.g);
-      if (!link.ok()) return link.status();
-      serve::DisaggLayoutOption o;
-      o.prefill_problem = a.p;
-      o.decode_problem = b.p;
-      o.prefill = a.s;
-      o.decode = b.s;
-      o.link = *link;
-      o.layerwise = f.layerwise;
-      o.label = DisaggLabel(a.p.model, a.s, b.s);
-      o.prefill_rps_hint = a.rps;
-      o.decode_rps_hint = b.rps;
-      layouts.push_back(o);
-    }
-  serve::CapacityOptions co;
-  co.max_gpus = f.max_gpus;
-  co.serve = layouts.empty() ? base
-                             : SizedServeOptions(base, layouts.front().decode_problem.workload.engine);
-  return serve::FewestGpusDisagg(layouts, reqs, slos, co);
-}
-
 nlohmann::ordered_json DisaggCapacityJson(const serve::DisaggCapacityResult& r) {
   nlohmann::ordered_json j;
   j["found"] = r.found;
@@ -507,10 +359,7 @@ void PrintDisaggCapacity(const serve::DisaggCapacityResult& r) {
 
 StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
   std::vector<int> out;
-  if (f.sizes.empty()) {
-    for (int g = 1; g <= std::min(64, f.max_gpus); g *= 2) out.push_back(g);
-    return out;
-  }
+  if (f.sizes.empty()) return plan::DefaultInstanceSizes(f.max_gpus);
   size_t pos = 0;
   while (pos <= f.sizes.size()) {
     const size_t c = std::min(f.sizes.find(',', pos), f.sizes.size());
@@ -526,150 +375,6 @@ StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
   }
   return out;
 }
-
-// One engine's sizing (no deployment given): the aggregated and disaggregated answers.
-struct FewestOutcome {
-  std::string engine;                     // engine::EngineName of --engine ("ideal": none)
-  bool agg = true;                        // the aggregated serving was sized
-  serve::CapacityResult res;              // aggregated (empty when !agg or no layout)
-  std::optional<serve::DisaggCapacityResult> dres;
-  std::vector<std::string> skipped;
-  Problem p0;                             // the first size's problem (names, GPU)
-  bool any_found = false, dis_best = false;
-  int gpus = 0;                           // the answer's GPUs (0: none found)
-  double max_rps = 0;                     // aggregated: instances x one instance's max rate
-  std::string layout;                     // the answer's layout, in short
-};
-
-// Sizes the workload for engine pf.engine (the ideal engine when empty): each size's layout by
-// the searcher on what that engine launches (InstanceSpace), then the fewest instances meeting
-// the SLOs (serve::FewestGpus / FewestGpusDisagg). A single-node engine (ATOM) skips sizes above
-// one node; an engine without disaggregated serving sizes aggregated only (--serving disagg: an
-// error naming it).
-StatusOr<FewestOutcome> SizeFewest(const CapacityFlags& f, const ProblemFlags& pf,
-                                   const std::vector<serve::Slo>& slos,
-                                   const std::vector<serve::RequestSpec>& reqs,
-                                   const serve::ServeOptions& base) {
-  auto sizes = Sizes(f);
-  if (!sizes.ok()) return sizes.status();
-  auto searcher = MakeSearcher(f.search);
-  if (!searcher.ok()) return searcher.status();
-  FewestOutcome out;
-  const engine::EngineId eid = LaunchEngineOf(pf);
-  const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
-  out.engine = std::string(engine::EngineName(eid));
-  std::vector<serve::LayoutOption> layouts;
-  std::vector<std::string>& skipped = out.skipped;
-  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
-  // limits (the tightest of each, read as the steady state's figures), so that it proposes
-  // layouts whose step latency can meet the percentiles.
-  double ttft_ms = 0, tpot_ms = 0;
-  for (const serve::Slo& o : slos) {
-    double* lim = o.metric == serve::Metric::kTtft ? &ttft_ms
-                  : o.metric == serve::Metric::kTpot || o.metric == serve::Metric::kItl
-                      ? &tpot_ms
-                      : nullptr;
-    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
-  }
-  if (Status d = engine::CheckDisaggregation(eid); f.serving == "disagg" && !d.ok())
-    return Status::InvalidArgument("--serving disagg: " + d.message());
-  const bool agg = f.serving != "disagg", dis = f.serving != "agg" && caps.disaggregation;
-  out.agg = agg;
-  // The first size's problem without the engine's cluster check: the GPU, its node size.
-  ProblemFlags first = pf;
-  first.gpus = sizes->front();
-  first.nodes = 0;
-  first.engine.clear();
-  auto p0_or = BuildProblem(first);
-  if (!p0_or.ok()) return p0_or.status();
-  const int node = p0_or->cluster.gpus_per_domain;
-  std::vector<int> engine_sizes;
-  for (int g : *sizes) {
-    if (caps.single_node && g > node)
-      skipped.push_back(fmt::format("{} GPUs: {} serves from one node ({} GPUs)", g, caps.title,
-                                    node));
-    else
-      engine_sizes.push_back(g);
-  }
-  if (engine_sizes.empty())
-    return Status::InvalidArgument(
-        fmt::format("--sizes: {} serves from one node; no size is at most {} GPUs", caps.title,
-                    node));
-  for (int g : agg ? engine_sizes : std::vector<int>{}) {
-    ProblemFlags one = pf;
-    one.gpus = g;
-    one.nodes = 0;
-    auto p = BuildProblem(one);
-    if (!p.ok()) return p.status();
-    p->workload.ttft_ms = ttft_ms;
-    p->workload.tpot_ms = tpot_ms;
-    const Simulator sim(*p);
-    auto space = InstanceSpace(pf, *p, g, pf.mtp);
-    if (!space.ok()) {
-      skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
-      continue;
-    }
-    const SearchResult r =
-        (*searcher)->Search(sim, *space, f.budget, static_cast<uint64_t>(f.seed), nullptr);
-    if (!r.found) {
-      skipped.push_back(fmt::format("{} GPUs: no valid layout (memory)", g));
-      continue;
-    }
-    Strategy st = r.best;
-    st.batch = 0;
-    std::vector<Strategy> alts = OtherDegrees(sim, *space, st, f.layouts_per_size - 1);
-    p->workload.ttft_ms = p->workload.tpot_ms = 0;
-    layouts.push_back({*p, st, LayoutLabel(p->model, st)});
-    for (const Strategy& a : alts) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
-  }
-  if (agg && layouts.empty() && !dis) return Status::Invalid("no instance size holds the model");
-  serve::CapacityOptions co;
-  co.max_gpus = f.max_gpus;
-  co.rate.rel_tol = f.rate_tol;
-  co.serve = layouts.empty() ? base : SizedServeOptions(base, layouts.front().problem.workload.engine);
-  if (agg && !layouts.empty()) {
-    StatusOr<serve::CapacityResult> res = serve::FewestGpus(layouts, reqs, slos, co);
-    if (!res.ok()) return res.status();
-    out.res = std::move(*res);
-  }
-  if (dis) {
-    std::vector<std::string> dskipped;
-    auto d = DisaggFewest(f, pf, engine_sizes, tpot_ms, slos, reqs, base, &dskipped);
-    if (!d.ok() && !(agg && !layouts.empty())) return d.status();
-    if (d.ok()) out.dres = std::move(*d);
-    else skipped.push_back("disaggregated: " + d.status().message());
-    for (std::string& x : dskipped) skipped.push_back(std::move(x));
-  }
-  // Which serving answers with the fewest GPUs (ties: aggregated).
-  const serve::CapacityResult& res = out.res;
-  const bool dis_found = out.dres && out.dres->found;
-  out.dis_best = dis_found && (!res.found || out.dres->candidates[out.dres->best].gpus <
-                                                 res.candidates[res.best].gpus);
-  out.any_found = res.found || dis_found;
-  out.p0 = layouts.empty() ? *p0_or : layouts.front().problem;
-  if (out.dis_best) {
-    const serve::DisaggSizeResult& d = out.dres->candidates[out.dres->best];
-    const ModelSpec& m = d.layout.prefill_problem.model;
-    out.gpus = d.gpus;
-    out.layout = fmt::format("{} x prefill [{}] + {} x decode [{}]", d.prefill_instances,
-                             LayoutLabel(m, d.layout.prefill), d.decode_instances,
-                             LayoutLabel(m, d.layout.decode));
-  } else if (res.found) {
-    const serve::SizeResult& b = res.candidates[res.best];
-    out.gpus = b.gpus;
-    out.max_rps = b.instances * b.instance_max_rps;
-    out.layout = fmt::format("{} x [{}]", b.instances, b.layout.label);
-  }
-  return out;
-}
-
-// One line per engine of the no---engine table (the fewest GPUs each needs, or why none).
-struct EngineRow {
-  std::string engine;
-  bool found = false;
-  int gpus = 0;
-  std::string layout;  // or the reason none was found
-};
 
 int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
                 const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base,
@@ -809,48 +514,36 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   if (slos.empty()) return Fail("--slo is required to size a deployment");
   if (serve::StreamRate(reqs) <= 0)
     return Fail("sizing needs an open-loop workload (--rate or --trace)");
+  auto sizes = Sizes(f);
+  if (!sizes.ok()) return Fail(sizes.status());
+  plan::CapacityRequest req;
+  req.problem_on_gpus = ProblemOnGpus(pf);
+  req.engine = pf.engine;
+  req.mtp = pf.mtp;
+  req.serving = f.serving == "disagg" ? plan::Serving::kDisagg
+                : f.serving == "auto" ? plan::Serving::kAuto
+                                      : plan::Serving::kAgg;
+  req.layerwise = f.layerwise;
+  req.sizes_gpus = *sizes;
+  req.max_gpus = f.max_gpus;
+  req.search = f.search;
+  req.budget_calls = f.budget;
+  req.seed = static_cast<uint64_t>(f.seed);
+  req.layouts_per_size = f.layouts_per_size;
+  req.rate_rel_tol = f.rate_tol;
+  req.slos = slos;
+  req.requests = reqs;
+  req.serve = base;
   if (!pf.engine.empty()) {
-    StatusOr<FewestOutcome> o = SizeFewest(f, pf, slos, reqs, base);
+    StatusOr<FewestOutcome> o = plan::SizeFewest(req);
     if (!o.ok()) return Fail(o.status());
     return PrintFewest(f, *o, slos, reqs, base, {});
   }
-  // No --engine: every serving engine with a build for the GPUs (plan::TabulatedEngines on one
-  // node), each sized on what it launches; the answer is the engine needing the fewest GPUs.
-  ProblemFlags probe = pf;
-  probe.gpus = 1;
-  probe.nodes = 0;
-  auto p1 = BuildProblem(probe);
-  if (!p1.ok()) return Fail(p1.status());
-  ClusterSpec node = p1->cluster;
-  node.num_gpus = node.gpus_per_domain;
-  std::vector<EngineRow> rows;
-  std::optional<FewestOutcome> best;
-  Status first_error = Status::Ok();
-  for (engine::EngineId id : plan::TabulatedEngines(node)) {
-    ProblemFlags e = pf;
-    e.engine = std::string(engine::EngineName(id));
-    StatusOr<FewestOutcome> o = SizeFewest(f, e, slos, reqs, base);
-    EngineRow row;
-    row.engine = e.engine;
-    if (!o.ok()) {
-      if (first_error.ok()) first_error = o.status();
-      row.layout = o.status().message();
-    } else if (!o->any_found) {
-      row.layout = fmt::format("no size within --max-gpus {} meets the SLOs", f.max_gpus);
-    } else {
-      row.found = true;
-      row.gpus = o->gpus;
-      row.layout = o->layout;
-    }
-    rows.push_back(row);
-    // Fewest GPUs; ties: the higher rate those GPUs sustain (aggregated), then table order.
-    if (o.ok() && (!best || (o->any_found && (!best->any_found || o->gpus < best->gpus ||
-                                              (o->gpus == best->gpus &&
-                                               o->max_rps > best->max_rps)))))
-      best = std::move(*o);
-  }
-  if (!best) return Fail(first_error);
-  return PrintFewest(f, *best, slos, reqs, base, rows);
+  // No --engine: every serving engine with a build for the GPUs, each sized on what it launches;
+  // the answer is the engine needing the fewest GPUs.
+  StatusOr<plan::EnginesOutcome> all = plan::SizeFewestAllEngines(req);
+  if (!all.ok()) return Fail(all.status());
+  return PrintFewest(f, all->best, slos, reqs, base, all->rows);
 }
 
 int Run(const CapacityFlags& f) {

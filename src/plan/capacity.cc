@@ -1,0 +1,340 @@
+#include "plan/capacity.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "engine/restrict.h"
+#include "plan/engines.h"
+#include "plan/space.h"
+#include "search/search.h"
+#include "sim/disagg.h"
+
+namespace l2s::plan {
+
+std::vector<int> DefaultInstanceSizes(int max_gpus) {
+  std::vector<int> out;
+  for (int g = 1; g <= std::min(64, max_gpus); g *= 2) out.push_back(g);
+  return out;
+}
+
+std::string LayoutLabel(const ModelSpec& /*m*/, const Strategy& s) {
+  // cli::ShortText's part before "; ...dims" (the dims are not part of the label).
+  std::string t = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
+                              s.batch, s.sp ? "on" : "off");
+  if (s.slots > 0) t += fmt::format(",slots={}", s.slots);
+  if (s.overlap != Overlap::kNone) t += fmt::format(",overlap={}", OverlapName(s.overlap));
+  if (s.mtp > 0) t += fmt::format(",mtp={}", s.mtp);
+  for (const char* drop : {"batch=0,", "batch=auto,"}) {
+    const auto at = t.find(drop);
+    if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
+  }
+  return t;
+}
+
+std::string DisaggLabel(const ModelSpec& m, const Strategy& sp, const Strategy& sd) {
+  return fmt::format("prefill [{}] | decode [{}]", LayoutLabel(m, sp), LayoutLabel(m, sd));
+}
+
+StatusOr<KvLink> KvLinkBetween(const ProblemOnGpusFn& problem_on_gpus, const std::string& engine,
+                               int gp, int gd) {
+  auto one = problem_on_gpus(std::max(gp, gd), engine);  // a valid size, for the NVLink domain
+  if (!one.ok()) return one.status();
+  const int dom = std::max(1, one->cluster.gpus_per_domain);
+  const int need = std::max(2, gp + gd);
+  auto p = problem_on_gpus(need <= dom ? need : (need + dom - 1) / dom * dom, engine);  // domains
+  if (!p.ok()) return p.status();
+  auto dm = DisaggModel::Make(SharedSetup(*p));
+  if (!dm.ok()) return dm.status();
+  return (*dm)->Link(gp, gd);
+}
+
+serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler) {
+  if (base.max_running == 0) base.max_running = DefaultsOf(scheduler).max_batch;
+  return base;
+}
+
+StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp) {
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, gpus, PlanSpaceOptions(p, mtp));
+  if (!space.ok() || id == engine::EngineId::kIdeal) return space;
+  return engine::RestrictedSpace(engine::CapabilitiesOf(id), *space);
+}
+
+std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
+                                   const Strategy& best, int n) {
+  struct Scored {
+    Strategy s;
+    double v;
+  };
+  std::vector<Scored> all;
+  if (n <= 0) return {};
+  const ModelSpec& m = sim.problem().model;
+  for (Strategy c : MegatronDegreeCombinations(m, space)) {
+    if (c.pp == best.pp && c.tp == best.tp && c.dp == best.dp && c.ep == best.ep) continue;
+    Strategy with_mtp = c;
+    with_mtp.mtp = best.mtp;
+    if (best.mtp != 0 && space.Check(with_mtp).ok()) c = with_mtp;
+    const Evaluation e = sim.EvaluateWithoutBreakdown(c);
+    if (e.valid()) all.push_back({c, e.tokens_per_s_per_gpu});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) { return a.v > b.v; });
+  std::vector<Strategy> out;
+  for (size_t i = 0; i < all.size() && static_cast<int>(i) < n; ++i) {
+    all[i].s.batch = 0;
+    out.push_back(all[i].s);
+  }
+  return out;
+}
+
+namespace {
+
+// The engine --engine names (kIdeal when none or unknown; the problem callback rejects unknown
+// names).
+engine::EngineId EngineIdOf(const std::string& name) {
+  if (name.empty()) return engine::EngineId::kIdeal;
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(name);
+  return id.ok() ? *id : engine::EngineId::kIdeal;
+}
+
+// The disaggregated candidates: for each size, the best prefill layout (prefill mode) and the
+// best decode layout (decode mode within the SLOs' TPOT limit `tpot_ms`) by the searcher; pairs
+// of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU, each sized by
+// serve::FewestGpusDisagg.
+StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
+                                                   const std::vector<int>& sizes, double tpot_ms,
+                                                   std::vector<std::string>* skipped) {
+  auto searcher = MakeSearcher(req.search);
+  if (!searcher.ok()) return searcher.status();
+  const engine::EngineId eid = EngineIdOf(req.engine);
+  struct Role {
+    int g;
+    Problem p;
+    Strategy s;
+    double per_gpu;
+    double rps;  // requests/s of one instance (prefill: / isl, decode: / osl)
+  };
+  std::vector<Role> pre, dec;
+  for (int g : sizes) {
+    auto serve_p = req.problem_on_gpus(g, req.engine);
+    if (!serve_p.ok()) return serve_p.status();
+    for (int k = 0; k < 2; ++k) {
+      auto rp = k == 0 ? PrefillProblem(*serve_p, serve_p->cluster, g)
+                       : DecodeProblem(*serve_p, serve_p->cluster, g);
+      if (!rp.ok()) return rp.status();
+      if (k == 1) rp->workload.tpot_ms = tpot_ms;
+      const Simulator sim(*rp);
+      auto space = InstanceSpace(eid, *rp, g, k == 0 ? 0 : req.mtp);
+      if (!space.ok()) {
+        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
+                                       space.status().message()));
+        continue;
+      }
+      const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, nullptr);
+      if (!r.found) {
+        skipped->push_back(fmt::format("{} {} GPUs: no valid layout", k == 0 ? "prefill" : "decode", g));
+        continue;
+      }
+      Strategy s = r.best;
+      s.batch = 0;
+      Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
+      inst.workload.disagg_pool = true;
+      const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
+      (k == 0 ? pre : dec)
+          .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
+    }
+  }
+  if (pre.empty() || dec.empty())
+    return Status::Invalid("no instance size holds the model in both roles");
+  auto top = [](std::vector<Role> v) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Role& a, const Role& b) { return a.per_gpu > b.per_gpu; });
+    if (v.size() > 3) v.resize(3);
+    return v;
+  };
+  std::vector<serve::DisaggLayoutOption> layouts;
+  for (const Role& a : top(pre))
+    for (const Role& b : top(dec)) {
+      auto link = KvLinkBetween(req.problem_on_gpus, req.engine, a.g, b.g);
+      if (!link.ok()) return link.status();
+      serve::DisaggLayoutOption o;
+      o.prefill_problem = a.p;
+      o.decode_problem = b.p;
+      o.prefill = a.s;
+      o.decode = b.s;
+      o.link = *link;
+      o.layerwise = req.layerwise;
+      o.label = DisaggLabel(a.p.model, a.s, b.s);
+      o.prefill_rps_hint = a.rps;
+      o.decode_rps_hint = b.rps;
+      layouts.push_back(o);
+    }
+  serve::CapacityOptions co;
+  co.max_gpus = req.max_gpus;
+  co.serve = layouts.empty()
+                 ? req.serve
+                 : SizedServeOptions(req.serve, layouts.front().decode_problem.workload.engine);
+  return serve::FewestGpusDisagg(layouts, req.requests, req.slos, co);
+}
+
+}  // namespace
+
+StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
+  if (!req.problem_on_gpus) return Status::InvalidArgument("capacity: no problem callback");
+  if (req.slos.empty()) return Status::InvalidArgument("capacity: sizing needs SLOs");
+  if (serve::StreamRate(req.requests) <= 0)
+    return Status::InvalidArgument("capacity: sizing needs an open-loop request stream");
+  const std::vector<int> sizes =
+      req.sizes_gpus.empty() ? DefaultInstanceSizes(req.max_gpus) : req.sizes_gpus;
+  for (int g : sizes)
+    if (g < 1 || g > req.max_gpus)
+      return Status::InvalidArgument(
+          fmt::format("capacity: instance size {} is not in [1, max GPUs {}]", g, req.max_gpus));
+  if (sizes.empty()) return Status::InvalidArgument("capacity: no instance size");
+  auto searcher = MakeSearcher(req.search);
+  if (!searcher.ok()) return searcher.status();
+  FewestOutcome out;
+  const engine::EngineId eid = EngineIdOf(req.engine);
+  const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
+  out.engine = std::string(engine::EngineName(eid));
+  std::vector<serve::LayoutOption> layouts;
+  std::vector<std::string>& skipped = out.skipped;
+  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
+  // limits (the tightest of each, read as the steady state's figures), so that it proposes
+  // layouts whose step latency can meet the percentiles.
+  double ttft_ms = 0, tpot_ms = 0;
+  for (const serve::Slo& o : req.slos) {
+    double* lim = o.metric == serve::Metric::kTtft ? &ttft_ms
+                  : o.metric == serve::Metric::kTpot || o.metric == serve::Metric::kItl
+                      ? &tpot_ms
+                      : nullptr;
+    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
+  }
+  if (Status d = engine::CheckDisaggregation(eid); req.serving == Serving::kDisagg && !d.ok())
+    return Status::InvalidArgument("--serving disagg: " + d.message());
+  const bool agg = req.serving != Serving::kDisagg,
+             dis = req.serving != Serving::kAgg && caps.disaggregation;
+  out.agg = agg;
+  // The first size's problem without the engine's cluster check: the GPU, its node size.
+  auto p0_or = req.problem_on_gpus(sizes.front(), "");
+  if (!p0_or.ok()) return p0_or.status();
+  const int node = p0_or->cluster.gpus_per_domain;
+  std::vector<int> engine_sizes;
+  for (int g : sizes) {
+    if (caps.single_node && g > node)
+      skipped.push_back(fmt::format("{} GPUs: {} serves from one node ({} GPUs)", g, caps.title,
+                                    node));
+    else
+      engine_sizes.push_back(g);
+  }
+  if (engine_sizes.empty())
+    return Status::InvalidArgument(
+        fmt::format("--sizes: {} serves from one node; no size is at most {} GPUs", caps.title,
+                    node));
+  for (int g : agg ? engine_sizes : std::vector<int>{}) {
+    auto p = req.problem_on_gpus(g, req.engine);
+    if (!p.ok()) return p.status();
+    p->workload.ttft_ms = ttft_ms;
+    p->workload.tpot_ms = tpot_ms;
+    const Simulator sim(*p);
+    auto space = InstanceSpace(eid, *p, g, req.mtp);
+    if (!space.ok()) {
+      skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
+      continue;
+    }
+    const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, nullptr);
+    if (!r.found) {
+      skipped.push_back(fmt::format("{} GPUs: no valid layout (memory)", g));
+      continue;
+    }
+    Strategy st = r.best;
+    st.batch = 0;
+    std::vector<Strategy> alts = OtherDegrees(sim, *space, st, req.layouts_per_size - 1);
+    p->workload.ttft_ms = p->workload.tpot_ms = 0;
+    layouts.push_back({*p, st, LayoutLabel(p->model, st)});
+    for (const Strategy& a : alts) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
+  }
+  if (agg && layouts.empty() && !dis) return Status::Invalid("no instance size holds the model");
+  serve::CapacityOptions co;
+  co.max_gpus = req.max_gpus;
+  co.rate.rel_tol = req.rate_rel_tol;
+  co.serve = layouts.empty() ? req.serve
+                             : SizedServeOptions(req.serve, layouts.front().problem.workload.engine);
+  if (agg && !layouts.empty()) {
+    StatusOr<serve::CapacityResult> res = serve::FewestGpus(layouts, req.requests, req.slos, co);
+    if (!res.ok()) return res.status();
+    out.res = std::move(*res);
+  }
+  if (dis) {
+    std::vector<std::string> dskipped;
+    auto d = DisaggFewest(req, engine_sizes, tpot_ms, &dskipped);
+    if (!d.ok() && !(agg && !layouts.empty())) return d.status();
+    if (d.ok()) out.dres = std::move(*d);
+    else skipped.push_back("disaggregated: " + d.status().message());
+    for (std::string& x : dskipped) skipped.push_back(std::move(x));
+  }
+  // Which serving answers with the fewest GPUs (ties: aggregated).
+  const serve::CapacityResult& res = out.res;
+  const bool dis_found = out.dres && out.dres->found;
+  out.dis_best = dis_found && (!res.found || out.dres->candidates[out.dres->best].gpus <
+                                                 res.candidates[res.best].gpus);
+  out.any_found = res.found || dis_found;
+  out.p0 = layouts.empty() ? *p0_or : layouts.front().problem;
+  if (out.dis_best) {
+    const serve::DisaggSizeResult& d = out.dres->candidates[out.dres->best];
+    const ModelSpec& m = d.layout.prefill_problem.model;
+    out.gpus = d.gpus;
+    out.layout = fmt::format("{} x prefill [{}] + {} x decode [{}]", d.prefill_instances,
+                             LayoutLabel(m, d.layout.prefill), d.decode_instances,
+                             LayoutLabel(m, d.layout.decode));
+  } else if (res.found) {
+    const serve::SizeResult& b = res.candidates[res.best];
+    out.gpus = b.gpus;
+    out.max_rps = b.instances * b.instance_max_rps;
+    out.layout = fmt::format("{} x [{}]", b.instances, b.layout.label);
+  }
+  return out;
+}
+
+StatusOr<EnginesOutcome> SizeFewestAllEngines(const CapacityRequest& req) {
+  if (!req.problem_on_gpus) return Status::InvalidArgument("capacity: no problem callback");
+  // Every serving engine with a build for the GPUs (TabulatedEngines on one node).
+  auto p1 = req.problem_on_gpus(1, "");
+  if (!p1.ok()) return p1.status();
+  ClusterSpec node = p1->cluster;
+  node.num_gpus = node.gpus_per_domain;
+  EnginesOutcome out;
+  std::optional<FewestOutcome> best;
+  Status first_error = Status::Ok();
+  for (engine::EngineId id : TabulatedEngines(node)) {
+    CapacityRequest e = req;
+    e.engine = std::string(engine::EngineName(id));
+    StatusOr<FewestOutcome> o = SizeFewest(e);
+    EngineRow row;
+    row.engine = e.engine;
+    if (!o.ok()) {
+      if (first_error.ok()) first_error = o.status();
+      row.layout = o.status().message();
+    } else if (!o->any_found) {
+      row.layout = fmt::format("no size within --max-gpus {} meets the SLOs", req.max_gpus);
+    } else {
+      row.found = true;
+      row.gpus = o->gpus;
+      row.layout = o->layout;
+    }
+    out.rows.push_back(row);
+    // Fewest GPUs; ties: the higher rate those GPUs sustain (aggregated), then table order.
+    if (o.ok() && (!best || (o->any_found && (!best->any_found || o->gpus < best->gpus ||
+                                              (o->gpus == best->gpus &&
+                                               o->max_rps > best->max_rps)))))
+      best = std::move(*o);
+  }
+  if (!best)
+    return first_error.ok() ? Status::Invalid("no serving engine has a build for the GPUs")
+                            : first_error;
+  out.best = std::move(*best);
+  return out;
+}
+
+}  // namespace l2s::plan
