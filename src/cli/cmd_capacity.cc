@@ -246,6 +246,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   opt.instances = f.instances;
   serve::DisaggServeOptions d;
   d.prefill_instances = f.prefill_instances;
+  d.prefill_router = opt.router;  // one front end routes to both pools
   d.link = *link;
   d.layerwise = f.layerwise;
   auto sim = serve::ServeSim::MakeDisagg(pcost->get(), dcost->get(), opt, d, pp->workload.isl,
@@ -494,7 +495,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   }
   if (!f.svg.empty()) {
     auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
-    serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine);
+    serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine, o.engine);
     so.instances = b.instances;
     if (cost.ok()) {
       auto sim = serve::ServeSim::Make(cost->get(), so, p0.workload.isl, p0.workload.osl);
@@ -560,7 +561,9 @@ int Run(const CapacityFlags& f) {
     if (!s.ok()) return Fail(s.status());
     slos = *s;
   }
-  auto base = TrafficServeOptions(f.traffic, f.problem.max_batch);
+  TrafficFlags traffic = f.traffic;
+  traffic.engine = f.problem.engine;  // --router default: the engine's front end
+  auto base = TrafficServeOptions(traffic, f.problem.max_batch);
   if (!base.ok()) return Fail(base.status());
   auto reqs = TrafficRequests(f.traffic, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
   if (!reqs.ok()) return Fail(reqs.status());

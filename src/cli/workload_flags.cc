@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/report.h"
-#include "engine/engine.h"
+#include "plan/capacity.h"
 
 namespace l2s::cli {
 
@@ -59,11 +59,10 @@ StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max
     return Status::InvalidArgument("--rank-assign: expected default, round-robin or shortest-queue");
   if (!serve::ParseAssign(f.router, &o.router))
     return Status::InvalidArgument("--router: expected default, round-robin or shortest-queue");
-  if (o.router == serve::Assign::kEngineDefault) {
-    const StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
-    o.router = id.ok() && engine::CapabilitiesOf(*id).round_robin_router ? serve::Assign::kRoundRobin
-                                                                         : serve::Assign::kShortestQueue;
-  }
+  // Without an engine the router stays kEngineDefault: capacity's sizing resolves it for each
+  // engine it sizes (plan::SizedServeOptions), the simulator takes it as shortest-queue.
+  if (o.router == serve::Assign::kEngineDefault && !f.engine.empty())
+    o.router = plan::FrontEndRouter(f.engine);
   o.max_running = max_running;
   return o;
 }

@@ -51,9 +51,17 @@ StatusOr<KvLink> KvLinkBetween(const ProblemOnGpusFn& problem_on_gpus, const std
   return (*dm)->Link(gp, gd);
 }
 
-serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler) {
+serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler,
+                                      const std::string& engine) {
   if (base.max_running == 0) base.max_running = DefaultsOf(scheduler).max_batch;
+  if (base.router == serve::Assign::kEngineDefault) base.router = FrontEndRouter(engine);
   return base;
+}
+
+serve::Assign FrontEndRouter(const std::string& engine) {
+  const StatusOr<engine::EngineId> id = engine::ParseEngineId(engine);
+  return id.ok() && engine::CapabilitiesOf(*id).round_robin_router ? serve::Assign::kRoundRobin
+                                                                   : serve::Assign::kShortestQueue;
 }
 
 StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp) {
@@ -174,7 +182,8 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   co.max_gpus = req.max_gpus;
   co.serve = layouts.empty()
                  ? req.serve
-                 : SizedServeOptions(req.serve, layouts.front().decode_problem.workload.engine);
+                 : SizedServeOptions(req.serve, layouts.front().decode_problem.workload.engine,
+                                     req.engine);
   return serve::FewestGpusDisagg(layouts, req.requests, req.slos, co);
 }
 
@@ -260,7 +269,8 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   co.max_gpus = req.max_gpus;
   co.rate.rel_tol = req.rate_rel_tol;
   co.serve = layouts.empty() ? req.serve
-                             : SizedServeOptions(req.serve, layouts.front().problem.workload.engine);
+                             : SizedServeOptions(req.serve, layouts.front().problem.workload.engine,
+                                                 req.engine);
   if (agg && !layouts.empty()) {
     StatusOr<serve::CapacityResult> res = serve::FewestGpus(layouts, req.requests, req.slos, co);
     if (!res.ok()) return res.status();

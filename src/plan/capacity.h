@@ -99,7 +99,16 @@ StatusOr<KvLink> KvLinkBetween(const ProblemOnGpusFn& problem_on_gpus, const std
 // running-request limit (as plan's launch commands do), so the engine's lower cap for a launch
 // that sets none (SGLang with MTP: 48 per server, DefaultMaxRunning) does not apply; --max-batch
 // (base.max_running > 0) still does.
-serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler);
+// A base.router of kEngineDefault becomes the front end's of `engine` (FrontEndRouter).
+serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler,
+                                      const std::string& engine);
+
+// How the front end of the engine named `engine` (as --engine takes it) hands requests to its
+// instances: round-robin where the engine layer says so (Capabilities::round_robin_router:
+// Dynamo's frontend without --router-mode kv, as l2s launches it), else to the least-loaded
+// instance (kShortestQueue: the SGLang and vLLM routers' load balancing; also for "" and names
+// the engine layer does not know).
+serve::Assign FrontEndRouter(const std::string& engine);
 
 // The strategy space of one instance of `gpus` GPUs of problem `p`: PlanSpaceOptions(p, mtp), and
 // under engine `id` only what it launches (engine::RestrictedSpace; kIdeal: unrestricted).

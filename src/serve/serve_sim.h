@@ -72,7 +72,8 @@ bool ParseAssign(const std::string& s, Assign* out);  // "default", "round-robin
 struct ServeOptions {
   int instances = 1;                 // identical instances behind the router
   Assign rank_assign = Assign::kEngineDefault;  // attention-DP: request -> rank
-  Assign router = Assign::kShortestQueue;       // request -> instance
+  Assign router = Assign::kShortestQueue;       // request -> instance (kEngineDefault: as
+                                                // kShortestQueue; plan::FrontEndRouter resolves it)
   int max_running = 0;               // per rank; 0 = the engine's max_batch (EngineDefaults)
   int64_t kv_capacity_tokens = -1;   // per rank; -1 = StepCost::KvCapacityTokens
   double sglang_new_token_ratio = 0.7;  // SGLang's init_new_token_ratio (admission reserve)

@@ -65,6 +65,26 @@ TEST(CapacityCli, DeploymentJsonAndMaxRate) {
   EXPECT_EQ(j["timeline"]["t_s"].size(), j["timeline"]["waiting"].size());
 }
 
+TEST(CapacityCli, DefaultRouterIsTheEnginesFrontEnd) {
+  // Four 1-slot instances, four clients, outputs of uneven length: a least-loaded router never
+  // queues a request; Dynamo's frontend (round-robin) sometimes hands one to a busy instance.
+  // --router default follows the engine: Dynamo round-robin, vLLM's router least-loaded.
+  auto ttft = [](const std::string& engine, const std::string& router) {
+    const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--strategy",
+                           "tp=1", "--engine", engine, "--isl", "1000", "--osl", "200",
+                           "--osl-dist", "uniform:0.5", "--instances", "4", "--concurrency", "4",
+                           "--requests", "40", "--max-batch", "1", "--router", router, "--json"},
+                          "cap_router");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["summary"]["ttft_ms"]["mean"].get<double>();
+  };
+  const double rr = ttft("vllm", "round-robin"), least = ttft("vllm", "shortest-queue");
+  EXPECT_GT(rr, 2 * least);  // 92.4 vs 24.0 ms when written
+  EXPECT_EQ(ttft("dynamo+vllm", "default"), rr);
+  EXPECT_EQ(ttft("vllm", "default"), least);
+  EXPECT_EQ(ttft("dynamo+vllm", "shortest-queue"), least);
+}
+
 TEST(CapacityCli, AboveCapacityIsUnstableExit1) {
   const auto r = RunL2s(With(kDeploy, {"--rate", "500", "--requests", "2000"}));
   EXPECT_EQ(r.code, 1) << r.err;
