@@ -93,6 +93,31 @@ TEST(CapacityLink, PoolIsBothInstancesRoundedToWholeDomains) {
   EXPECT_EQ(asked, (std::vector<int>{3, 5}));
 }
 
+TEST(CapacityRouter, FrontEndFollowsTheEngineLayer) {
+  // Every engine of the capability table: round-robin exactly where the engine layer says its
+  // front end takes instances in turn (the three Dynamo engines), least-loaded elsewhere.
+  int round_robin = 0;
+  for (const engine::Capabilities& c : engine::CapabilityTable()) {
+    const serve::Assign a = FrontEndRouter(std::string(c.name));
+    EXPECT_EQ(a == serve::Assign::kRoundRobin, c.round_robin_router) << c.name;
+    round_robin += a == serve::Assign::kRoundRobin;
+  }
+  EXPECT_EQ(round_robin, 3);
+  EXPECT_EQ(FrontEndRouter(""), serve::Assign::kShortestQueue);
+  EXPECT_EQ(FrontEndRouter("no-such-engine"), serve::Assign::kShortestQueue);
+  EXPECT_EQ(FrontEndRouter("dynamo-sglang"), serve::Assign::kRoundRobin);  // a spelling ParseEngineId takes
+  // SizedServeOptions resolves only the engine default; an explicit router stays.
+  serve::ServeOptions base;
+  base.router = serve::Assign::kEngineDefault;
+  EXPECT_EQ(SizedServeOptions(base, Engine::kTrtllm, "dynamo+trtllm").router,
+            serve::Assign::kRoundRobin);
+  EXPECT_EQ(SizedServeOptions(base, Engine::kTrtllm, "trtllm").router,
+            serve::Assign::kShortestQueue);
+  base.router = serve::Assign::kShortestQueue;
+  EXPECT_EQ(SizedServeOptions(base, Engine::kTrtllm, "dynamo+trtllm").router,
+            serve::Assign::kShortestQueue);
+}
+
 TEST(CapacityFewest, AnswerMeetsTheSlosAndOneInstanceFewerMisses) {
   const CapacityRequest req = SmallRequest();
   StatusOr<FewestOutcome> o = SizeFewest(req);
