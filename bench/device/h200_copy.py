@@ -17,33 +17,25 @@ dev = torch.device("cuda")
 rows = []
 
 
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from h200_kernels import time_graph  # noqa: E402  (graph-replayed median of one call)
+
+
 def timed(fn, graph):
+    """Seconds of one call of fn: in a CUDA graph (h200_kernels.time_graph) or issued eagerly,
+    10 calls between CUDA events, median of 5."""
+    if graph:
+        return time_graph(lambda i: fn(), 10, replays=5)
     for _ in range(3):
         fn()
-    torch.cuda.synchronize()
-    if graph:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(10):
-                fn()
-        run = g.replay
-    else:
-        def run():
-            for _ in range(10):
-                fn()
-    run()
     torch.cuda.synchronize()
     ts = []
     for _ in range(5):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
-        run()
+        for _ in range(10):
+            fn()
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b) * 1e-3 / 10)
