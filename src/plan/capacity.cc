@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/restrict.h"
+#include "plan/aggregated.h"
 #include "plan/engines.h"
 #include "plan/space.h"
 #include "search/search.h"
@@ -98,6 +99,24 @@ std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& sp
 
 namespace {
 
+// Collects every evaluation's verdict of a layout search, so that a size with no valid layout
+// says why (FailureStats::Reason: the binding limit and the nearest miss).
+class FailureObserver : public Observer {
+ public:
+  explicit FailureObserver(FailureStats* stats) : stats_(stats) {}
+  void OnEvaluation(const Strategy& s, const Evaluation& e) override { stats_->Add(s, e); }
+
+ private:
+  FailureStats* stats_;
+};
+
+// The skipped sizes' reasons in one line ("1 GPUs: ...; 2 GPUs: ...").
+std::string JoinSkipped(const std::vector<std::string>& skipped) {
+  std::string out;
+  for (const std::string& s : skipped) out += (out.empty() ? "" : "; ") + s;
+  return out.empty() ? "no size was tried" : out;
+}
+
 // The engine --engine names (kIdeal when none or unknown; the problem callback rejects unknown
 // names).
 engine::EngineId EngineIdOf(const std::string& name) {
@@ -139,9 +158,12 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
                                        space.status().message()));
         continue;
       }
-      const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, nullptr);
+      FailureStats failures;
+      FailureObserver why(&failures);
+      const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
       if (!r.found) {
-        skipped->push_back(fmt::format("{} {} GPUs: no valid layout", k == 0 ? "prefill" : "decode", g));
+        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
+                                       failures.Reason(*rp)));
         continue;
       }
       Strategy s = r.best;
@@ -154,7 +176,9 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     }
   }
   if (pre.empty() || dec.empty())
-    return Status::Invalid("no instance size holds the model in both roles");
+    return Status::Invalid(
+        "no instance size holds the model in both roles within the SLOs' limits: " +
+        JoinSkipped(*skipped));
   auto top = [](std::vector<Role> v) {
     std::stable_sort(v.begin(), v.end(),
                      [](const Role& a, const Role& b) { return a.per_gpu > b.per_gpu; });
@@ -252,9 +276,11 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
       skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
       continue;
     }
-    const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, nullptr);
+    FailureStats failures;
+    FailureObserver why(&failures);
+    const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
     if (!r.found) {
-      skipped.push_back(fmt::format("{} GPUs: no valid layout (memory)", g));
+      skipped.push_back(fmt::format("{} GPUs: {}", g, failures.Reason(*p)));
       continue;
     }
     Strategy st = r.best;
@@ -264,7 +290,9 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
     layouts.push_back({*p, st, LayoutLabel(p->model, st)});
     for (const Strategy& a : alts) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
   }
-  if (agg && layouts.empty() && !dis) return Status::Invalid("no instance size holds the model");
+  if (agg && layouts.empty() && !dis)
+    return Status::Invalid("no instance size holds the model within the SLOs' limits: " +
+                           JoinSkipped(skipped));
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
   co.rate.rel_tol = req.rate_rel_tol;

@@ -227,11 +227,12 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
         ok = simulate(n, &sr.at, &why);
       }
       if (!ok) {
+        const char* inst = n == 1 ? "instance" : "instances";
         sr.note = pruned ? fmt::format(
-                               "{} instances ({} GPUs) still miss: {}; more would exceed the {} "
+                               "{} {} ({} GPUs) still miss: {}; more would exceed the {} "
                                "GPUs of a layout above",
-                               n, n * g, why, bound_gpus)
-                         : fmt::format("{} instances ({} GPUs, the limit) still miss: {}", n,
+                               n, inst, n * g, why, bound_gpus)
+                         : fmt::format("{} {} ({} GPUs, the limit) still miss: {}", n, inst,
                                        n * g, why);
         out.candidates.push_back(sr);
         continue;

@@ -85,6 +85,32 @@ TEST(CapacityCli, DefaultRouterIsTheEnginesFrontEnd) {
   EXPECT_EQ(ttft("dynamo+vllm", "shortest-queue"), least);
 }
 
+TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
+  // Llama-3.1-70B in bf16 (131 GiB of weights) does not fit one 80 GiB H100: the skipped size
+  // names the footprint; a TPOT SLO no layout reaches is the error, with the nearest miss.
+  const auto fit = RunL2s({"capacity", "--model", "llama-3.1-70b", "--gpu", "h100", "--engine",
+                           "vllm", "--rate", "2", "--requests", "200", "--isl", "1000", "--osl",
+                           "100", "--slo", "p99_ttft_ms=3000,p99_tpot_ms=100", "--sizes", "1,2",
+                           "--layouts-per-size", "1"},
+                          "cap_skip");
+  EXPECT_EQ(fit.code, 0) << fit.err;
+  EXPECT_NE(fit.out.find("skipped 1 GPUs: llama-3.1-70b does not fit on 1 x h100: the smallest "
+                         "footprint found needs"),
+            std::string::npos)
+      << fit.out;
+  const auto slo = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                           "vllm", "--rate", "2", "--requests", "100", "--isl", "1000", "--osl",
+                           "100", "--slo", "p99_ttft_ms=3000,p99_tpot_ms=1", "--sizes", "1",
+                           "--layouts-per-size", "1"},
+                          "cap_skip_slo");
+  EXPECT_EQ(slo.code, 1);
+  EXPECT_NE(slo.err.find("l2s: error: no instance size holds the model within the SLOs' limits: "
+                         "1 GPUs: no strategy meets the TPOT SLO of 1 ms"),
+            std::string::npos)
+      << slo.err;
+  EXPECT_EQ(std::count(slo.err.begin(), slo.err.end(), '\n'), 1) << slo.err;
+}
+
 TEST(CapacityCli, AboveCapacityIsUnstableExit1) {
   const auto r = RunL2s(With(kDeploy, {"--rate", "500", "--requests", "2000"}));
   EXPECT_EQ(r.code, 1) << r.err;
