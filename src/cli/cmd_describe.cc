@@ -4,6 +4,7 @@
 //   l2s describe --gpu h100 --gpus 64 [--gpus-per-node 8] [--json]
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -350,9 +351,8 @@ Runner RegisterDescribe(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("describe", "Print the derived figures of a model or cluster");
   cmd->add_option("--model", f->model, "model preset or path to a HuggingFace config.json");
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72, h100-64, ...) or JSON file");
-  std::string gpus;
-  for (const std::string& g : GpuPresetNames()) gpus += (gpus.empty() ? "" : ", ") + g;
-  cmd->add_option("--gpu", f->gpu, "GPU type for a plain cluster: " + gpus);
+  cmd->add_option("--gpu", f->gpu, fmt::format("GPU type for a plain cluster: {}",
+                                               fmt::join(GpuPresetNames(), ", ")));
   cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)")
       ->check(CLI::Range(int64_t{1}, kMaxGpusFlag));
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain with --gpu (8)")

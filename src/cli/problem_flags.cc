@@ -1,6 +1,7 @@
 #include "cli/problem_flags.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -41,9 +42,9 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   // naming the flag, whichever command reads it (docs/LIMITS.md).
   const auto count = [](int64_t hi) { return CLI::Range(int64_t{1}, hi); };
   cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
-  std::string gpus;  // the preset table's names, so the help cannot fall behind it
-  for (const std::string& g : GpuPresetNames()) gpus += (gpus.empty() ? "" : ", ") + g;
-  cmd->add_option("--gpu", f->gpu, "GPU type (default h100): " + gpus);
+  // The preset table's names, so the help cannot fall behind it.
+  cmd->add_option("--gpu", f->gpu,
+                  fmt::format("GPU type (default h100): {}", fmt::join(GpuPresetNames(), ", ")));
   cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(count(kMaxGpusFlag));
   cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)")
       ->check(count(kMaxGpusFlag));

@@ -298,6 +298,11 @@ Status CheckDisaggregation(EngineId id) {
       c.title));
 }
 
+bool RoundRobinFrontEnd(std::string_view name) {
+  const StatusOr<EngineId> id = ParseEngineId(name);
+  return id.ok() && CapabilitiesOf(*id).round_robin_router;
+}
+
 StatusOr<EngineId> ParseEngineId(std::string_view name) {
   std::string lower(name);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -115,6 +115,10 @@ Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_n
 // for one (--serving disagg, a cluster of GPU pools).
 Status CheckDisaggregation(EngineId id);
 
+// Whether the engine named `name` (as ParseEngineId reads it) hands requests to its instances in
+// turn (Capabilities::round_robin_router); false for names it does not know.
+bool RoundRobinFrontEnd(std::string_view name);
+
 // "vllm", "vLLM 0.11", "sglang-0.5.4", "trtllm", "trt-llm", "TensorRT-LLM", "dynamo+trtllm"
 // (also "dynamo-sglang", "dynamo+vLLM"), "megatron", "megatron-lm", "atom", "ATOM 0.1.3", "ideal",
 // "none" -> the engine;

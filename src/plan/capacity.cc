@@ -1,6 +1,7 @@
 #include "plan/capacity.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string_view>
@@ -22,16 +23,10 @@ std::vector<int> DefaultInstanceSizes(int max_gpus) {
 }
 
 std::string LayoutLabel(const ModelSpec& /*m*/, const Strategy& s) {
-  // cli::ShortText's part before "; ...dims" (the dims are not part of the label).
-  std::string t = fmt::format("pp={},tp={},dp={},ep={},batch={},sp={}", s.pp, s.tp, s.dp, s.ep,
-                              s.batch, s.sp ? "on" : "off");
-  if (s.slots > 0) t += fmt::format(",slots={}", s.slots);
-  if (s.overlap != Overlap::kNone) t += fmt::format(",overlap={}", OverlapName(s.overlap));
-  if (s.mtp > 0) t += fmt::format(",mtp={}", s.mtp);
-  for (const char* drop : {"batch=0,", "batch=auto,"}) {
-    const auto at = t.find(drop);
-    if (at != std::string::npos) t.erase(at, std::string_view(drop).size());
-  }
+  // The degrees without the per-operator dims, and without the batch when it is auto.
+  std::string t = DegreesText(s);
+  constexpr std::string_view kAuto = "batch=auto,";
+  if (const auto at = t.find(kAuto); at != std::string::npos) t.erase(at, kAuto.size());
   return t;
 }
 
@@ -60,9 +55,8 @@ serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler
 }
 
 serve::Assign FrontEndRouter(const std::string& engine) {
-  const StatusOr<engine::EngineId> id = engine::ParseEngineId(engine);
-  return id.ok() && engine::CapabilitiesOf(*id).round_robin_router ? serve::Assign::kRoundRobin
-                                                                   : serve::Assign::kShortestQueue;
+  return engine::RoundRobinFrontEnd(engine) ? serve::Assign::kRoundRobin
+                                            : serve::Assign::kShortestQueue;
 }
 
 StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp) {
@@ -112,9 +106,7 @@ class FailureObserver : public Observer {
 
 // The skipped sizes' reasons in one line ("1 GPUs: ...; 2 GPUs: ...").
 std::string JoinSkipped(const std::vector<std::string>& skipped) {
-  std::string out;
-  for (const std::string& s : skipped) out += (out.empty() ? "" : "; ") + s;
-  return out.empty() ? "no size was tried" : out;
+  return skipped.empty() ? "no size was tried" : fmt::format("{}", fmt::join(skipped, "; "));
 }
 
 // The engine --engine names (kIdeal when none or unknown; the problem callback rejects unknown

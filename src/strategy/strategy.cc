@@ -119,6 +119,17 @@ std::array<Dim, kNumOps> PaperMlpVariantDims() {
 }
 
 std::string ToText(const Strategy& s) {
+  std::string out = DegreesText(s);
+  for (int i = 0; i < kNumOps; ++i) {
+    out += ',';
+    out += kOpNames[i];
+    out += '=';
+    out += DimName(s.dims[i]);
+  }
+  return out;
+}
+
+std::string DegreesText(const Strategy& s) {
   std::string out = fmt::format("pp={},tp={},dp={},ep={},batch=", s.pp, s.tp, s.dp, s.ep);
   if (s.batch == 0) {
     out += "auto";
@@ -129,12 +140,6 @@ std::string ToText(const Strategy& s) {
   if (s.slots != 0) out += fmt::format(",slots={}", s.slots);
   if (s.overlap != Overlap::kNone) out += fmt::format(",overlap={}", OverlapName(s.overlap));
   if (s.mtp != 0) out += fmt::format(",mtp={}", s.mtp);
-  for (int i = 0; i < kNumOps; ++i) {
-    out += ',';
-    out += kOpNames[i];
-    out += '=';
-    out += DimName(s.dims[i]);
-  }
   return out;
 }
 

@@ -89,6 +89,9 @@ std::array<Dim, kNumOps> PaperMlpVariantDims();
 // any subset: missing degrees default to 1 (dp: GPUs/(pp*tp) when `total_gpus` > 0), missing
 // dims default to Megatron's, missing batch to auto.
 std::string ToText(const Strategy& s);
+// ToText's part before the per-operator dims: degrees, batch, sp and the wide-EP fields, e.g.
+// "pp=1,tp=2,dp=1,ep=1,batch=auto,sp=off,mtp=2".
+std::string DegreesText(const Strategy& s);
 StatusOr<Strategy> FromText(std::string_view text, int total_gpus = 0);
 
 }  // namespace l2s

@@ -478,8 +478,7 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   // unstated, the engine's own default applies (DefaultMaxRunning).
   bc.max_running = static_cast<int>(std::max<int64_t>(0, row.max_batch));
   // Instances take requests as the engine's front end hands them out (Dynamo: round-robin).
-  const StatusOr<engine::EngineId> id = engine::ParseEngineId(row.engine);
-  if (id.ok() && engine::CapabilitiesOf(*id).round_robin_router) bc.router = serve::Assign::kRoundRobin;
+  if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
   return bc;
 }
 
