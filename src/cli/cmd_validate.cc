@@ -1,6 +1,7 @@
 // `l2s validate`: predict measured deployments and score the simulator.
 //   l2s validate --measurements FILE [--models-dir DIR] [--json | --markdown]
 //   l2s validate --measurements FILE --fit-engine-factors [--json]
+//   l2s validate --measurements FILE --fit-request-overhead [--json]
 // FILE is a CSV of measured deployments, either format of ../shared/reference/MEASUREMENTS.md
 // (columns and semantics in validate/validate.h; the logic lives in the l2s_validate library,
 // this file only formats). DIR holds the model configs named in its model_config column; by
@@ -11,6 +12,8 @@
 // across tensor-parallel sizes, and the same scores per engine family and per regime (JSON
 // `groups`). --fit-engine-factors predicts for the ideal engine and prints, per engine family,
 // the median of measured / predicted: the values committed in Simulator::EngineFactor.
+// --fit-request-overhead predicts without the engines' request overhead and prints its fit
+// (validate::FitRequestOverhead): the value committed in Simulator::RequestOverheadSeconds.
 // --markdown prints the per-row table for docs/dev/VALIDATION.md.
 // Exit: 0 (whatever the score); 2 for a missing or malformed file (one line naming the line and
 // column), a file without data rows, or a --models-dir that is not a directory.
@@ -54,6 +57,7 @@ struct ValidateFlags {
   bool json = false;
   bool markdown = false;
   bool fit = false;
+  bool fit_overhead = false;
 };
 
 nlohmann::ordered_json Num(double v) {
@@ -173,6 +177,32 @@ int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>&
   return kExitOk;
 }
 
+int RunFitOverhead(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs,
+                   bool json) {
+  validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
+  pred.set_request_overhead(false);
+  // Only the rows the fit reads are predicted (each costs a benchmark-client run).
+  std::vector<Measurement> fit_rows;
+  for (const Measurement& m : rows)
+    if (validate::RequestOverheadFitRow(m)) fit_rows.push_back(m);
+  const validate::RequestOverheadFit fit =
+      validate::FitRequestOverhead(validate::PredictAll(fit_rows, &pred));
+  if (json) {
+    nlohmann::ordered_json j;
+    j["engine"] = "sglang";
+    j["rows"] = fit.rows;
+    j["max_concurrency"] = validate::kRequestOverheadFitConcurrency;
+    j["request_overhead_ms"] = Num(fit.sglang_s * 1e3);
+    fmt::print("{}\n", DumpJson(j));
+    return kExitOk;
+  }
+  fmt::print("request overhead = median of measured - predicted mean TTFT over the SGLang serve "
+             "rows at concurrency <= {} ({} rows)\n",
+             validate::kRequestOverheadFitConcurrency, fit.rows);
+  fmt::print("sglang  {:.1f} ms\n", fit.sglang_s * 1e3);
+  return kExitOk;
+}
+
 nlohmann::ordered_json RowJson(const RowResult& r) {
   const Measurement& m = r.row;
   nlohmann::ordered_json o;
@@ -235,6 +265,7 @@ int Run(const ValidateFlags& f) {
         fmt::format("{}: no data rows (only a header): nothing to validate", f.measurements)));
   const std::vector<std::string> dirs = ModelDirs(f);
   if (f.fit) return RunFit(*rows, dirs, f.json);
+  if (f.fit_overhead) return RunFitOverhead(*rows, dirs, f.json);
 
   validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
   const std::vector<RowResult> res = validate::PredictAll(*rows, &pred);
@@ -322,6 +353,8 @@ Runner RegisterValidate(CLI::App& app) {
   cmd->add_flag("--markdown", f->markdown, "print the per-row table as Markdown");
   cmd->add_flag("--fit-engine-factors", f->fit,
                 "fit one factor per engine family (median of measured / predicted)");
+  cmd->add_flag("--fit-request-overhead", f->fit_overhead,
+                "fit SGLang's request overhead (its low-concurrency ttft_ms rows)");
   return [f] { return Run(*f); };
 }
 

@@ -26,19 +26,33 @@ int BasePort(Engine e) {
     case Engine::kSglang: return kSglangDefaultPort;
     case Engine::kVllm: return kVllmDefaultPort;
     case Engine::kTrtllm: return kTrtllmDefaultPort;
+    case Engine::kAtom: return kAtomDefaultPort;
     case Engine::kMegatron: return 0;
   }
   return 0;
 }
 
-const char* Image(Engine e) {
+// The engine's container image for the GPU: the CUDA images' latest tags; the ROCm builds are
+// images of their own, per GPU family for SGLang (the tags the measured AMD runs of
+// ../shared/reference/measurements-frontier.csv name: mi30x for MI300X/MI325X, mi35x for MI355X).
+const char* Image(Engine e, const GpuSpec& gpu) {
+  const bool amd = gpu.vendor == "amd";
+  const bool cdna4 = gpu.name.rfind("mi35", 0) == 0;
   switch (e) {
-    case Engine::kSglang: return "lmsysorg/sglang:latest";
-    case Engine::kVllm: return "vllm/vllm-openai:latest";
+    case Engine::kSglang:
+      if (!amd) return "lmsysorg/sglang:latest";
+      return cdna4 ? "lmsysorg/sglang:v0.5.12-rocm700-mi35x" : "lmsysorg/sglang:v0.5.12-rocm700-mi30x";
+    case Engine::kVllm: return amd ? "rocm/vllm:latest" : "vllm/vllm-openai:latest";
     case Engine::kTrtllm: return "nvcr.io/nvidia/tensorrt-llm/release:latest";
-    case Engine::kMegatron: return "nvcr.io/nvidia/pytorch:latest";
+    case Engine::kAtom: return "rocm/atom:rocm7.2.4_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom0.1.3";
+    case Engine::kMegatron: return amd ? "rocm/megatron-lm:latest" : "nvcr.io/nvidia/pytorch:latest";
   }
   return "";
+}
+
+// Kubernetes extended resource of the vendor's device plugin.
+const char* GpuResource(const std::string& vendor) {
+  return vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
 }
 
 class Writer {
@@ -256,8 +270,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     const std::string pod = fmt::format(
         "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
         "          command:\n{{}}          resources:\n            limits:\n"
-        "              nvidia.com/gpu: {}\n",
-        Image(engine), std::min(P, inst.gpus()));
+        "              {}: {}\n",
+        Image(engine, p.cluster.gpu), GpuResource(p.cluster.gpu.vendor),
+        std::min(P, inst.gpus()));
     std::string yaml = fmt::format(
         "# LeaderWorkerSet (leaderworkerset.x-k8s.io): {} instance(s) of {} nodes each.\n"
         "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: l2s-{}\n"

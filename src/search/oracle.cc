@@ -420,9 +420,11 @@ class Solver {
         base_.pp * t / accept_ * 1e3 > wl_.tpot_ms * (1 + kSlack))
       return true;
     if (wl_.ttft_ms > 0 && wl_.mode != Mode::kDecode) {
+      // TTFT as Compose: the engine's request overhead on top of the steps.
+      const double overhead = sim_.RequestOverheadS();
       const double ttft = wl_.mode == Mode::kPrefill
-                              ? base_.pp * t
-                              : lb[kTtft] + ttft_pipe_s_ * (base_.pp - 1) + t;
+                              ? base_.pp * t + overhead
+                              : lb[kTtft] + ttft_pipe_s_ * (base_.pp - 1) + overhead + t;
       if (ttft * 1e3 > wl_.ttft_ms * (1 + kSlack)) return true;
     }
     const double bar = has_best_ ? std::max(best_value_, floor_) : floor_;
@@ -490,7 +492,9 @@ class Solver {
     t.lm_comm_s = v[kLma];
     t.lm_w = v[kLmw];
     t.pipe_s = pipe_s_;
-    if (ttft_matters_) t.ttft_prefill_s = v[kTtft] + ttft_pipe_s_ * (base_.pp - 1);
+    // TTFT as Simulator::TtftSeconds: the prefill pass's parts plus the engine's request overhead.
+    if (ttft_matters_)
+      t.ttft_prefill_s = v[kTtft] + ttft_pipe_s_ * (base_.pp - 1) + sim_.RequestOverheadS();
     const Evaluation e = sim_.Compose(base_, base_.batch, t);
     if (!e.valid()) return true;
     if (has_best_ && !(e.tokens_per_s_per_gpu > best_value_)) return true;

@@ -317,6 +317,39 @@ TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
   EXPECT_GT(evals, 0);
 }
 
+TEST(Oracle, TtftSloCountsTheEnginesRequestOverhead) {
+  // SGLang's TTFT includes its request overhead h (Simulator::RequestOverheadSeconds), which the
+  // oracle adds to the per-operator prefill parts. Serve and prefill, TTFT SLO h + 0.9 x the
+  // reference strategy's step part: the SLO binds (some strategies rejected, some valid) and the
+  // oracle must agree with brute force; an SLO of that step part alone (without h) admits none.
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  ASSERT_GT(h, 0);
+  int64_t evals = 0;
+  for (Mode mode : {Mode::kServe, Mode::kPrefill}) {
+    Case c;
+    c.problem = testing::MakeProblem(testing::TinyMoe(2), 4, mode);
+    c.problem.workload.engine = Engine::kSglang;
+    c.problem.workload.isl = 256;
+    c.problem.workload.osl = 64;
+    testing::BindSlo(&c.problem, /*ttft=*/true, 1.0);
+    const double step_ms = c.problem.workload.ttft_ms - h * 1e3;
+    ASSERT_GT(step_ms, 0);
+    c.problem.workload.ttft_ms = h * 1e3 + 0.9 * step_ms;
+    c.options.max_batch = 2;
+    c.options.search_sp = false;
+    c.label = fmt::format("sglang {} ttft {:.3f} ms", ModeName(mode), c.problem.workload.ttft_ms);
+    const Brute b = ExpectOracleMatchesBruteForce(c, &evals);
+    EXPECT_GT(b.valid, 0) << c.label;
+    EXPECT_GT(b.slo, 0) << c.label;
+    c.problem.workload.ttft_ms = 0.9 * step_ms;
+    c.label += " without h";
+    const Brute none = ExpectOracleMatchesBruteForce(c, &evals);
+    EXPECT_EQ(none.valid, 0) << c.label;
+    EXPECT_FALSE(none.found) << c.label;
+  }
+  EXPECT_GT(evals, 0);
+}
+
 TEST(Oracle, PartialBoundMatchesReferencePath) {
   // The partial bound (OracleOptions::partial_bound) skips a configuration's remaining
   // ComputeOpTotals calls when the bound over its complete groups (the largest counted 0) is

@@ -86,14 +86,18 @@ TEST(ServeDisagg, OneRequestByHand) {
     EXPECT_DOUBLE_EQ(KvBytesForSequence(c.decode->sim().problem().model, DType::kBF16, 1000),
                      131072.0 * 1000);
     const double xfer = 131072.0 * 1000 / 50e9 + 2e-6;
-    EXPECT_NEAR(o.prefill_end_s, prefill, 1e-12);
-    EXPECT_NEAR(o.kv_ready_s, prefill + xfer, 1e-12);
+    // The request reaches the engine after its request overhead (SGLang's; 0 for the others).
+    const double h = c.prefill->sim().RequestOverheadS();
+    EXPECT_EQ(h, Simulator::RequestOverheadSeconds(e));
+    EXPECT_NEAR(o.engine_s, h, 1e-12);
+    EXPECT_NEAR(o.prefill_end_s, h + prefill, 1e-12);
+    EXPECT_NEAR(o.kv_ready_s, h + prefill + xfer, 1e-12);
     // Decode steps at KV length 1000 + k.
     const double step0 = DecodeStepsOfOne(**sim, 1000, 1);
     double decode = 0;
     if (e == Engine::kSglang) {
       // Streamed as it joins the decode batch; then 9 decode steps for the 9 other tokens.
-      EXPECT_NEAR(o.ttft_s(), prefill + xfer, 1e-12);
+      EXPECT_NEAR(o.ttft_s(), h + prefill + xfer, 1e-12);
       decode = DecodeStepsOfOne(**sim, 1000, 9);
       EXPECT_NEAR(o.tpot_s(), decode / 9, 1e-9);
     } else if (e == Engine::kTrtllm) {
@@ -107,7 +111,7 @@ TEST(ServeDisagg, OneRequestByHand) {
       decode = DecodeStepsOfOne(**sim, 1000, 10);
       EXPECT_NEAR(o.tpot_s(), (decode - step0) / 9, 1e-9);
     }
-    EXPECT_NEAR(o.e2e_s(), prefill + xfer + decode, 1e-9);
+    EXPECT_NEAR(o.e2e_s(), h + prefill + xfer + decode, 1e-9);
     EXPECT_EQ(o.preemptions, 0);
     const ServeSummary s = Summarise(run, {});
     EXPECT_NEAR(s.kv_transfer.mean, xfer, 1e-12);
@@ -284,18 +288,21 @@ TEST(ServeDisagg, FullDecodePoolHoldsThePrefillBackSglang) {
   const RequestOutcome& a = run.requests[0];
   const RequestOutcome& b = run.requests[1];
   ASSERT_TRUE(a.done() && b.done());
-  EXPECT_NEAR(a.ttft_s(), prefill + xfer, 1e-12);
-  EXPECT_NEAR(a.finish_s, prefill + xfer + steps49, 1e-9);
+  // Both reach the engine after SGLang's request overhead h.
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  EXPECT_NEAR(a.ttft_s(), h + prefill + xfer, 1e-12);
+  EXPECT_NEAR(a.finish_s, h + prefill + xfer + steps49, 1e-9);
   EXPECT_NEAR(b.prefill_end_s, a.finish_s + prefill, 1e-9);
-  EXPECT_NEAR(b.ttft_s(), 2 * (prefill + xfer) + steps49, 1e-9);
+  EXPECT_NEAR(b.ttft_s(), h + 2 * (prefill + xfer) + steps49, 1e-9);
   EXPECT_NEAR(b.kv_alloc_s, a.finish_s, 1e-9);
-  EXPECT_NEAR(Summarise(run, {}).decode_alloc_wait.mean, a.finish_s / 2, 1e-9);
+  // Waits from reaching the engine: 0 for the first, until the first's finish for the second.
+  EXPECT_NEAR(Summarise(run, {}).decode_alloc_wait.mean, (a.finish_s - h) / 2, 1e-9);
   // A pool with room for both (2 x (100 + 512) + 512 reserve for the first): both prefill at once.
   o.kv_capacity_tokens = 2000;
   auto roomy = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 100, 50);
   const ServeRun r2 = (*roomy)->Run(std::vector<RequestSpec>(2, RequestSpec{0.0, 100, 50, 0}));
   const double prefill2 = (*roomy)->PrefillStepSeconds({0, 0, 200, 2}, {0, 0, 200, 2});
-  EXPECT_NEAR(r2.requests[1].prefill_end_s, prefill2, 1e-12);
+  EXPECT_NEAR(r2.requests[1].prefill_end_s, h + prefill2, 1e-12);
 }
 
 TEST(ServeDisagg, TtftStopStaysExactWithDecodeBackPressure) {

@@ -227,14 +227,14 @@ struct Inst {
   std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
 };
 
-enum class Ev : uint8_t { kStart, kEnd, kKvArrive };
+enum class Ev : uint8_t { kStart, kEnd, kKvArrive, kEnter };
 
 struct Event {
   double t;
   int64_t seq;
   int inst;
   Ev kind;
-  int id;  // kKvArrive: the request
+  int id;  // kKvArrive, kEnter: the request
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -862,11 +862,14 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     in.busy = false;
   };
 
-  auto route = [&](int id, double now) {
+  // A request reaches the engine this long after its client sent it (the entry pool's engine's
+  // request overhead, Simulator::RequestOverheadS): its TTFT and latency include the wait, the
+  // steps do not.
+  const double overhead_s = entry.cost->sim().RequestOverheadS();
+  auto reach_engine = [&](int id, double now) {
     Live& L = st[id];
-    RequestOutcome& o = run.requests[id];
-    o.arrival_s = now;
     const RequestSpec& rq = reqs[id];
+    run.requests[id].engine_s = now;
     // Larger than a rank's whole KV pool: the engine refuses it.
     const bool too_big = disagg ? rq.prompt > entry.kv_cap || rq.prompt + rq.output > tail.kv_cap
                                 : rq.prompt + rq.output > entry.kv_cap;
@@ -889,6 +892,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     enqueue(ii, id);
     kick(ii, now);
+  };
+  auto route = [&](int id, double now) {
+    run.requests[id].arrival_s = now;
+    if (overhead_s > 0) events.push({now + overhead_s, seq++, 0, Ev::kEnter, id});
+    else reach_engine(id, now);
   };
 
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -917,6 +925,10 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     Inst& in = inst[e.inst];
     if (e.kind == Ev::kKvArrive) {
       kv_arrive(e.inst, e.id, e.t);
+      continue;
+    }
+    if (e.kind == Ev::kEnter) {
+      reach_engine(e.id, e.t);
       continue;
     }
     if (e.kind == Ev::kEnd) end_step(e.inst, e.t);

@@ -112,6 +112,8 @@ struct DisaggServeOptions {
 // One request's outcome.
 struct RequestOutcome {
   double arrival_s = 0, first_token_s = -1, finish_s = -1;
+  double engine_s = -1;  // when it reached the engine: arrival + the request overhead
+                         // (Simulator::RequestOverheadS)
   int64_t prompt = 0, output = 0;
   int preemptions = 0;
   double kv_ready_s = -1;  // disaggregated: when its KV reached the decode instance

@@ -148,19 +148,43 @@ std::vector<RequestSpec> Open(double rate, int64_t n, int64_t isl, int64_t osl, 
 }
 
 TEST(ServeSim, VanishingRateTtftIsTheUnloadedPrefill) {
-  Problem p = MakeProblem("llama-3.1-8b", 1);
-  ServeOptions opt;
-  opt.shape_steps_per_octave = 1 << 16;  // price shapes exactly (rounding below 1e-5)
-  Rig s = MakeSim(p, "tp=1", opt, 2000, 50);
-  const ServeRun run = s.sim->Run(Open(0.01, 200, 2000, 50));
-  const ServeSummary sum = Summarise(run, {});
-  Problem f = p;
-  f.workload.mode = Mode::kPrefill;
-  f.workload.isl = 2000;
-  const double prefill = Simulator(f).EvaluateAtBatch(S("tp=1", 1), 1).ttft_s;
-  EXPECT_FALSE(sum.unstable);
-  EXPECT_NEAR(sum.ttft.p50, prefill, 1e-4 * prefill);
-  EXPECT_GE(sum.ttft.p99, sum.ttft.p50);
+  // The unloaded prefill includes the engine's request overhead (SGLang's; 0 for vLLM).
+  for (Engine e : {Engine::kVllm, Engine::kSglang}) {
+    Problem p = MakeProblem("llama-3.1-8b", 1, e);
+    ServeOptions opt;
+    opt.shape_steps_per_octave = 1 << 16;  // price shapes exactly (rounding below 1e-5)
+    Rig s = MakeSim(p, "tp=1", opt, 2000, 50);
+    const ServeRun run = s.sim->Run(Open(0.01, 200, 2000, 50));
+    const ServeSummary sum = Summarise(run, {});
+    Problem f = p;
+    f.workload.mode = Mode::kPrefill;
+    f.workload.isl = 2000;
+    const double prefill = Simulator(f).EvaluateAtBatch(S("tp=1", 1), 1).ttft_s;
+    EXPECT_FALSE(sum.unstable) << EngineName(e);
+    EXPECT_NEAR(sum.ttft.p50, prefill, 1e-4 * prefill) << EngineName(e);
+    EXPECT_GE(sum.ttft.p99, sum.ttft.p50) << EngineName(e);
+  }
+}
+
+TEST(ServeSim, RequestOverheadDelaysTheEngineNotTheSteps) {
+  // SGLang, one client (closed loop), one-token outputs: request k is sent when request k - 1
+  // finishes, reaches the engine h later, and finishes one prefill step S after that; the GPU
+  // idles during h, so request k is sent at k (h + S).
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kSglang);
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  ASSERT_GT(h, 0);
+  Rig s = MakeSim(p, "tp=1", ServeOptions{}, 1000, 1);
+  const double S = s.sim->StepSeconds({0, 0, 1000, 1}, {0, 0, 1000, 1});
+  const ServeRun run = s.sim->Run(std::vector<RequestSpec>(3, RequestSpec{0.0, 1000, 1, 0}), 1);
+  ASSERT_EQ(run.requests.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    const RequestOutcome& o = run.requests[k];
+    ASSERT_TRUE(o.done());
+    EXPECT_NEAR(o.arrival_s, k * (h + S), 1e-9) << k;
+    EXPECT_NEAR(o.engine_s, o.arrival_s + h, 1e-9) << k;
+    EXPECT_NEAR(o.ttft_s(), h + S, 1e-9) << k;
+  }
+  EXPECT_EQ(run.steps, 3);  // the overhead is no step
 }
 
 // Single server, deterministic service: every request is one prompt of `isl` tokens with one

@@ -144,7 +144,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     if (o.kv_ready_s >= 0) xfer.push_back(o.kv_ready_s - o.prefill_end_s);
     if (o.kv_alloc_s >= 0)
       alloc_wait.push_back(o.kv_alloc_s -
-                           (o.kv_alloc_s >= o.prefill_end_s ? o.prefill_end_s : o.arrival_s));
+                           (o.kv_alloc_s >= o.prefill_end_s ? o.prefill_end_s : o.engine_s));
     const double tp = o.tpot_s();
     if (o.ttft_s() <= lim[0] && tp <= lim[1] && tp <= lim[2] && o.e2e_s() <= lim[3]) ++good;
   }

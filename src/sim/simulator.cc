@@ -179,6 +179,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =
       p_.workload.cuda_graph_max_batch > 0 ? p_.workload.cuda_graph_max_batch : d.cuda_graph_max_batch;
+  request_overhead_s_ = p_.workload.request_overhead ? RequestOverheadSeconds(p_.workload.engine) : 0.0;
 }
 
 double Simulator::TokensPerStep(const Strategy& s) const {
@@ -277,6 +278,17 @@ double DefaultMtpAccept(int mtp) {
   constexpr int kLast = static_cast<int>(sizeof(kCurve) / sizeof(kCurve[0])) - 1;
   if (mtp <= 0) return 1.0;
   return kCurve[std::min(mtp, kLast)];
+}
+
+double Simulator::RequestOverheadSeconds(Engine e) {
+  // SGLang: the median, over its aggregated (serve) rows of
+  // ../shared/reference/measurements-frontier.csv at concurrency <= 16 (where one prompt's
+  // prefill is most of its TTFT), of measured - predicted mean TTFT, predicted without this term:
+  //   l2s validate --measurements ../shared/reference/measurements-frontier.csv
+  //     --fit-request-overhead
+  // (docs/dev/VALIDATION.md "Request overhead"; validate_test checks the committed value).
+  constexpr double kSglang = 0.1291;  // 7 rows: 129.1 ms
+  return e == Engine::kSglang ? kSglang : 0.0;
 }
 
 double Simulator::EngineFactor(const std::string& engine) {
@@ -959,7 +971,7 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   e.adp_imbalance = t.adp_imbalance;
   if (wl.mode == Mode::kPrefill) {
     e.tokens_per_s = seqs_per_s * static_cast<double>(wl.isl);
-    e.ttft_s = pp * worst_t;
+    e.ttft_s = pp * worst_t + request_overhead_s_;
   } else {
     e.tokens_per_s = seqs_per_s * e.accept;
     e.tpot_s = pp * worst_t / e.accept;
@@ -1012,7 +1024,7 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   total += CostSection(prog.embed, dk);
   total += CostSection(prog.lm_head, dk);
   total += CostSection(prog.pipe, dk) * (s.pp - 1);
-  return total;
+  return total + request_overhead_s_;
 }
 
 Evaluation Simulator::EvaluateAtBatch(const Strategy& s, int batch) const {

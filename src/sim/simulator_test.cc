@@ -518,6 +518,35 @@ double ExplainedStage(const Simulator& sim, const Strategy& s, int batch) {
   return t;
 }
 
+TEST(Simulator, RequestOverheadAddsToTtftOnly) {
+  // SGLang's request overhead h is time outside the steps: TTFT (serve and prefill modes) is
+  // the same problem's without it plus h, to the rounding of one addition; throughput, TPOT and
+  // the step are unchanged. The other engines have none.
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  EXPECT_GT(h, 0);
+  for (Engine e : {Engine::kIdeal, Engine::kTrtllm, Engine::kVllm})
+    EXPECT_EQ(Simulator::RequestOverheadSeconds(e), 0) << EngineName(e);
+  for (Mode mode : {Mode::kServe, Mode::kPrefill}) {
+    Problem p = MakeProblem(testing::Llama8B(), 4, mode);
+    p.workload.isl = 1024;
+    p.workload.osl = 256;
+    p.workload.engine = Engine::kSglang;
+    Strategy s = MegatronStrategy(1, 2, 2, 1, 4);
+    ClearAbsentOps(p.model, &s);
+    Problem q = p;
+    q.workload.request_overhead = false;
+    const Simulator with(p), without(q);
+    EXPECT_EQ(with.RequestOverheadS(), h);
+    EXPECT_EQ(without.RequestOverheadS(), 0);
+    const Evaluation a = with.EvaluateAtBatch(s, 4), b = without.EvaluateAtBatch(s, 4);
+    ASSERT_TRUE(a.valid() && b.valid()) << ModeName(mode);
+    EXPECT_NEAR(a.ttft_s, b.ttft_s + h, 1e-12) << ModeName(mode);
+    EXPECT_EQ(a.tokens_per_s, b.tokens_per_s) << ModeName(mode);
+    EXPECT_EQ(a.tpot_s, b.tpot_s) << ModeName(mode);
+    EXPECT_EQ(a.stage_s, b.stage_s) << ModeName(mode);
+  }
+}
+
 TEST(Simulator, ServeChunksHandDerived) {
   // Llama-3.1-8B on 4 H100s, dp = 4, serve isl 1024 / osl 256 at batch 8: each rank needs
   // p = 8 x 1024 / 256 = 32 prefill tokens per decode step.

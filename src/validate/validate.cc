@@ -829,6 +829,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   Problem p;
   p.model = *model;
   Workload& w = p.workload;
+  w.request_overhead = request_overhead_;
   const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
   if (disagg) w.mode = Mode::kServe;
   else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
@@ -1219,6 +1220,24 @@ EngineFitResult FitEngineFactors(const std::vector<RowResult>& results) {
   }
   out.rows = static_cast<int>(all.size());
   out.default_factor = all.empty() ? 1.0 : Median(all);
+  return out;
+}
+
+bool RequestOverheadFitRow(const Measurement& m) {
+  return m.metric == "ttft_ms" && m.mode == "serve" && EngineFamily(m.engine) == "sglang" &&
+         m.concurrency > 0 && m.concurrency <= kRequestOverheadFitConcurrency;
+}
+
+RequestOverheadFit FitRequestOverhead(const std::vector<RowResult>& results) {
+  RequestOverheadFit out;
+  std::vector<double> gaps_s;
+  for (const RowResult& r : results) {
+    if (!r.pred.ok || !RequestOverheadFitRow(r.row)) continue;
+    // A latency is predicted as raw / factor: the gap in the simulator's units, ms -> s.
+    gaps_s.push_back((r.row.value - r.pred.predicted) * r.pred.factor * 1e-3);
+  }
+  out.rows = static_cast<int>(gaps_s.size());
+  out.sglang_s = gaps_s.empty() ? 0.0 : Median(gaps_s);
   return out;
 }
 

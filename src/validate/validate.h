@@ -189,6 +189,9 @@ class Predictor {
   // disagg row stating a concurrency has its mean TTFT, mean TPOT and output tokens/s from one
   // simulation of its benchmark client (serve/bench_client.h), which draws the lengths itself.
   Prediction Predict(const Measurement& row);
+  // false: predict without the engines' request overhead (Workload::request_overhead; what
+  // FitRequestOverhead fits against). On by default.
+  void set_request_overhead(bool on) { request_overhead_ = on; }
 
  private:
   Prediction PredictLengths(const Measurement& row);  // the length distribution, fixed degrees
@@ -196,6 +199,7 @@ class Predictor {
   StatusOr<ModelSpec> Model(const std::string& config);
   std::vector<std::string> dirs_;
   bool apply_factor_;
+  bool request_overhead_ = true;
   std::map<std::string, StatusOr<ModelSpec>> cache_;
 
  public:
@@ -284,5 +288,19 @@ struct EngineFitResult {
 // `results` must come from a Predictor with apply_engine_factor = false (throughput rows only
 // are used: latency and per-user metrics are skipped).
 EngineFitResult FitEngineFactors(const std::vector<RowResult>& results);
+
+// Request overhead fit (Simulator::RequestOverheadSeconds): over the SGLang aggregated (mode
+// serve) ttft_ms rows with a concurrency <= kRequestOverheadFitConcurrency - where one prompt's
+// prefill is most of a request's TTFT - the median of measured - predicted, in the simulator's
+// units (x the row's engine factor, by which a latency is divided). `results` must come from a
+// Predictor with set_request_overhead(false).
+constexpr int64_t kRequestOverheadFitConcurrency = 16;
+struct RequestOverheadFit {
+  int rows = 0;
+  double sglang_s = 0;  // 0 when no row qualifies
+};
+// Whether row `m` is one FitRequestOverhead reads (when predicted).
+bool RequestOverheadFitRow(const Measurement& m);
+RequestOverheadFit FitRequestOverhead(const std::vector<RowResult>& results);
 
 }  // namespace l2s::validate

@@ -800,6 +800,40 @@ TEST(EngineFactor, CommittedValuesMatchTheFit) {
               0.03 * fit.default_factor);
 }
 
+TEST(RequestOverhead, CommittedValueMatchesTheFit) {
+  // Simulator::RequestOverheadSeconds(kSglang) must be what `l2s validate --fit-request-overhead`
+  // gives on the frontier file with the current cost model (3% tolerance): the median gap of the
+  // SGLang aggregated TTFT rows at low concurrency, predicted without the overhead. When this
+  // fails after a change of the cost model or the serving simulator, refit and update it.
+  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/measurements-frontier.csv";
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  std::vector<Measurement> fit_rows;
+  for (const Measurement& m : *rows)
+    if (RequestOverheadFitRow(m)) fit_rows.push_back(m);
+  ASSERT_GE(fit_rows.size(), 3u);
+  Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/true);
+  pred.set_request_overhead(false);
+  const RequestOverheadFit fit = FitRequestOverhead(PredictAll(fit_rows, &pred));
+  ASSERT_EQ(fit.rows, static_cast<int>(fit_rows.size()));
+  const double committed = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  EXPECT_NEAR(committed, fit.sglang_s, 0.03 * fit.sglang_s);
+  // Predicted with the overhead, the same rows' TTFTs are longer by about h / factor (not
+  // exactly: the clients' requests reach the engine later, which changes their queueing).
+  Predictor with({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/true);
+  const std::vector<RowResult> a = PredictAll(fit_rows, &pred), b = PredictAll(fit_rows, &with);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].pred.ok) continue;
+    const double step = committed * 1e3 / a[i].pred.factor;
+    EXPECT_GT(b[i].pred.predicted - a[i].pred.predicted, 0.5 * step) << a[i].row.id;
+    EXPECT_LT(b[i].pred.predicted - a[i].pred.predicted, 1.5 * step) << a[i].row.id;
+  }
+}
+
 }  // namespace
 }  // namespace l2s::validate
 
