@@ -27,7 +27,9 @@ std::string StrategyShort(const Strategy& s) {
   return out;
 }
 
-json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refined_from) {
+// `prefill_s`: the prefill pool's steps (DisaggEvaluation::prefill_s; read when `prefill`).
+json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refined_from,
+              double prefill_s) {
   json j;
   j["strategy"] = ToText(p.strategy);
   j["instances"] = p.instances;
@@ -42,7 +44,7 @@ json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refine
   j["spare_capacity"] = p.spare;
   if (prefill) {
     j["input_tokens_per_s_per_instance"] = p.eval.tokens_per_s;
-    j["prefill_latency_ms"] = p.eval.ttft_s * 1e3;
+    j["prefill_latency_ms"] = prefill_s * 1e3;
   } else {
     j["output_tokens_per_s_per_instance"] = p.eval.tokens_per_s;
     j["tpot_ms"] = p.eval.tpot_s * 1e3;
@@ -94,14 +96,15 @@ json DisaggBestJson(const DisaggPlan& d) {
   json j;
   j["serving"] = "disagg";
   j["found_by"] = d.found_by;
-  j["prefill"] = PoolJson(st, e.prefill, true, d.prefill_batch_refined_from);
-  j["decode"] = PoolJson(st, e.decode, false, d.decode_batch_refined_from);
+  j["prefill"] = PoolJson(st, e.prefill, true, d.prefill_batch_refined_from, e.prefill_s);
+  j["decode"] = PoolJson(st, e.decode, false, d.decode_batch_refined_from, e.prefill_s);
   j["kv_transfer_ms"] = e.kv_exposed_s * 1e3;
   j["kv_transfer_full_ms"] = e.kv_transfer_s * 1e3;
   j["kv_bytes_per_prompt"] = e.kv_bytes_per_prompt;
   j["kv_link"] = e.link.nvlink ? "nvlink" : "scale-out";
   j["kv_layerwise"] = st.layerwise;
   j["ttft_ms"] = e.ttft_s * 1e3;
+  j["request_overhead_ms"] = e.request_overhead_s * 1e3;
   j["tpot_ms"] = e.tpot_s * 1e3;
   j["decode_step_ms"] = e.decode_step_s * 1e3;
   j["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
@@ -149,7 +152,7 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   out += fmt::format(
       "           {:.3f} requests/s per instance ({} input tokens/s), prefill latency {:.1f} ms, "
       "{:.1f}% capacity spare\n",
-      e.prefill.capacity_rps, Thousands(e.prefill.eval.tokens_per_s), e.prefill.eval.ttft_s * 1e3,
+      e.prefill.capacity_rps, Thousands(e.prefill.eval.tokens_per_s), e.prefill_s * 1e3,
       100 * e.prefill.spare);
   out += pool("decode", e.decode, st.decode_pool, st.decode_pool_name);
   out += fmt::format(
@@ -174,9 +177,13 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
       e.link.bw / 1e9, e.kv_transfer_s * 1e3,
       st.layerwise ? fmt::format(", {:.2f} ms exposed (layer-wise)", e.kv_exposed_s * 1e3)
                    : std::string(", after the prefill"));
-  out += fmt::format("  TTFT     {:.1f} ms = prefill {:.1f} + KV transfer {:.2f} + one decode step {:.2f}\n",
-                     e.ttft_s * 1e3, e.prefill.eval.ttft_s * 1e3, e.kv_exposed_s * 1e3,
-                     e.decode_step_s * 1e3);
+  out += fmt::format(
+      "  TTFT     {:.1f} ms = {}prefill {:.1f} + KV transfer {:.2f} + one decode step {:.2f}\n",
+      e.ttft_s * 1e3,
+      e.request_overhead_s > 0
+          ? fmt::format("request overhead {:.1f} + ", e.request_overhead_s * 1e3)
+          : std::string(),
+      e.prefill_s * 1e3, e.kv_exposed_s * 1e3, e.decode_step_s * 1e3);
   out += fmt::format("  TPOT     {:.2f} ms\n", e.tpot_s * 1e3);
   out += fmt::format(
       "  throughput {:.2f} tokens/s per GPU over all {} GPUs ({} tokens/s, {:.2f} requests/s); "

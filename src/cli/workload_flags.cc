@@ -102,6 +102,10 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
       s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
       Thousands(s.output_tokens_per_s), s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction,
       Thousands(s.kv_capacity_tokens), s.peak_waiting);
+  if (s.request_overhead_s > 0)
+    o += fmt::format("  TTFT and end-to-end include the engine's request overhead, {:.1f} ms per "
+                     "request before it reaches the engine\n",
+                     s.request_overhead_s * 1e3);
   if (s.disaggregated)
     o += fmt::format("  KV transfer (queue + link) mean {} ms, p99 {} ms; busy: prefill pool {:.0f}%, "
                      "decode pool {:.0f}%; prefill KV {} tokens per rank\n",

@@ -866,6 +866,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   // request overhead, Simulator::RequestOverheadS): its TTFT and latency include the wait, the
   // steps do not.
   const double overhead_s = entry.cost->sim().RequestOverheadS();
+  run.request_overhead_s = overhead_s;
   auto reach_engine = [&](int id, double now) {
     Live& L = st[id];
     const RequestSpec& rq = reqs[id];

@@ -157,6 +157,7 @@ struct ServeRun {
   int64_t cost_calls = 0;                // distinct step shapes priced (StepCost calls)
   int64_t kv_capacity_tokens = 0;        // per rank
   int max_running = 0;                   // per rank
+  double request_overhead_s = 0;         // each request's wait before the engine (engine_s)
   int ranks = 1, instances = 1;          // simulated: a dense model's dp replicas are instances
   bool finished = true;                  // false: max_steps reached
   // Open loop: the waiting queue grew through the arrivals (the offered load is above what the

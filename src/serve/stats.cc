@@ -124,6 +124,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.steps = run.steps;
   s.cost_calls = run.cost_calls;
   s.kv_capacity_tokens = run.kv_capacity_tokens;
+  s.request_overhead_s = run.request_overhead_s;
   s.makespan_s = run.makespan_s;
   std::vector<double> ttft, tpot, e2e, xfer, alloc_wait;
   int64_t good = 0;
@@ -263,6 +264,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["steps"] = s.steps;
   j["step_cost_calls"] = s.cost_calls;
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
+  j["request_overhead_ms"] = s.request_overhead_s * 1e3;
   j["peak_kv_fraction"] = s.peak_kv_fraction;
   j["peak_waiting"] = s.peak_waiting;
   if (s.disaggregated) {

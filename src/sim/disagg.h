@@ -88,6 +88,11 @@ struct DisaggEvaluation {
   double kv_transfer_s = 0;  // one prompt's whole transfer
   double kv_exposed_s = 0;   // the part of it in the TTFT
   double decode_step_s = 0;  // one decode step (pp x stage)
+  // The engine's request overhead (Simulator::RequestOverheadS of the prefill pool; part of the
+  // prefill pool's TTFT, prefill.eval.ttft_s): ttft_s = it + prefill_s + kv_exposed_s +
+  // decode_step_s, prefill_s the prefill steps alone.
+  double request_overhead_s = 0;
+  double prefill_s = 0;
   double ttft_s = 0, tpot_s = 0;
   double link_rps = 0;       // requests/s the KV links carry at these counts
   double rate_rps = 0;       // matched request rate

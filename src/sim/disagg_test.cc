@@ -108,6 +108,40 @@ TEST(Disagg, CombineFollowsTheFormulas) {
   EXPECT_NE(bad.reason.find("exceeds the SLO of 500 ms"), std::string::npos) << bad.reason;
 }
 
+TEST(Disagg, RequestOverheadIsItsOwnTermOfTheTtft) {
+  // SGLang: the prefill pool's TTFT (0.5 s here) holds the request overhead h; the prefill steps
+  // are 0.5 - h, and a layer-wise transfer overlaps those steps only: exposed =
+  // max(t / 32, t - (0.5 - h) x 31/32). TTFT = h + (0.5 - h) + exposed + one decode step.
+  Problem p = Serve("llama-3.1-8b", 64);
+  p.workload.engine = Engine::kSglang;
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  ASSERT_GT(h, 0);
+  ASSERT_LT(h, 0.5);
+  auto m = Model(p, /*layerwise=*/true);
+  Strategy sp, sd;
+  Evaluation ep, ed;
+  ep.verdict = ed.verdict = Verdict::kValid;
+  ep.tokens_per_s = 3.0 * 4096;
+  ep.ttft_s = 0.5;
+  ed.tokens_per_s = 2.0 * 512;
+  ed.tpot_s = 0.02;
+  ed.accept = 1;
+  const DisaggEvaluation d = m->Combine(8, sp, ep, 8, sd, ed);
+  ASSERT_TRUE(d.valid()) << d.reason;
+  EXPECT_DOUBLE_EQ(d.request_overhead_s, h);
+  EXPECT_DOUBLE_EQ(d.prefill_s, 0.5 - h);
+  const double t = d.kv_transfer_s;
+  EXPECT_DOUBLE_EQ(d.kv_exposed_s, std::max(t / 32, t - (0.5 - h) * 31 / 32));
+  EXPECT_DOUBLE_EQ(d.ttft_s, 0.5 + d.kv_exposed_s + 0.02);
+  // The other engines: no overhead, the prefill is the pool's TTFT.
+  p.workload.engine = Engine::kTrtllm;
+  m = nullptr;
+  auto trt = Model(p);
+  const DisaggEvaluation dt = trt->Combine(8, sp, ep, 8, sd, ed);
+  EXPECT_EQ(dt.request_overhead_s, 0);
+  EXPECT_DOUBLE_EQ(dt.prefill_s, 0.5);
+}
+
 TEST(Disagg, LayerwiseTransferHidesAllButTheLastLayer) {
   auto m = Model(Serve("llama-3.1-8b", 64), /*layerwise=*/true);
   // 32 layers: t = 64 ms under a 1 s prefill: max(t / 32, t - 1 x 31/32) = 2 ms.
