@@ -742,33 +742,29 @@ TEST(LaunchFlags, EmittedFilesFollowTheGpuVendor) {
       std::filesystem::temp_directory_path() / fmt::format("l2s_emit_vendor_{}", ::getpid());
   std::filesystem::remove_all(root);
   const ModelSpec m = Preset("deepseek-v3");
-  Problem p = MakeProblem(m, "mi355x", 16, Mode::kServe);
-  p.workload.weight = DType::kFP8;
+  // Emits DeepSeek-V3 FP8 as `strategy` (batch 32) on `gpus` GPUs of `gpu` into root/`dir` and
+  // returns the text of `file` there.
+  auto emit = [&](const char* dir, Engine e, const char* gpu, int gpus, const Strategy& strategy,
+                  const char* file) {
+    Problem p = MakeProblem(m, gpu, gpus, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    const Evaluation ev = Simulator(p).EvaluateAtBatch(strategy, 32);
+    EXPECT_TRUE(ev.valid()) << dir;
+    EXPECT_TRUE(EmitDeployment((root / dir).string(), e, p, strategy, ev, {}, nullptr).ok()) << dir;
+    return ReadAll(root / dir / file);
+  };
   const Strategy wide = Megatron(m, 1, 1, 16, 16, 32);
-  const Evaluation e = Simulator(p).EvaluateAtBatch(wide, 32);
-  ASSERT_TRUE(e.valid());
-  ASSERT_TRUE(EmitDeployment((root / "sglang").string(), Engine::kSglang, p, wide, e, {}, nullptr).ok());
-  const std::string y = ReadAll(root / "sglang" / "lws.yaml");
+  const std::string y = emit("sglang", Engine::kSglang, "mi355x", 16, wide, "lws.yaml");
   EXPECT_TRUE(Has(y, "amd.com/gpu: 8")) << y;
   EXPECT_FALSE(Has(y, "nvidia.com/gpu")) << y;
   EXPECT_TRUE(Has(y, "lmsysorg/sglang:v0.5.12-rocm700-mi35x")) << y;
   // The same on H200s: NVIDIA's device plugin and the CUDA image.
-  Problem q = MakeProblem(m, "h200", 16, Mode::kServe);
-  q.workload.weight = DType::kFP8;
-  const Evaluation eq = Simulator(q).EvaluateAtBatch(wide, 32);
-  ASSERT_TRUE(eq.valid());
-  ASSERT_TRUE(EmitDeployment((root / "cuda").string(), Engine::kSglang, q, wide, eq, {}, nullptr).ok());
-  const std::string yq = ReadAll(root / "cuda" / "lws.yaml");
+  const std::string yq = emit("cuda", Engine::kSglang, "h200", 16, wide, "lws.yaml");
   EXPECT_TRUE(Has(yq, "nvidia.com/gpu: 8")) << yq;
   EXPECT_TRUE(Has(yq, "lmsysorg/sglang:latest")) << yq;
   // ATOM on one MI355X node: its server answers on 8000.
-  Problem a = MakeProblem(m, "mi355x", 8, Mode::kServe);
-  a.workload.weight = DType::kFP8;
-  const Strategy dep8 = Megatron(m, 1, 1, 8, 8, 32);
-  const Evaluation ea = Simulator(a).EvaluateAtBatch(dep8, 32);
-  ASSERT_TRUE(ea.valid());
-  ASSERT_TRUE(EmitDeployment((root / "atom").string(), Engine::kAtom, a, dep8, ea, {}, nullptr).ok());
-  const std::string md = ReadAll(root / "atom" / "DEPLOY.md");
+  const std::string md =
+      emit("atom", Engine::kAtom, "mi355x", 8, Megatron(m, 1, 1, 8, 8, 32), "DEPLOY.md");
   EXPECT_TRUE(Has(md, "http://<node>:8000/v1/models")) << md;
   std::filesystem::remove_all(root);
 }

@@ -21,6 +21,19 @@
 namespace l2s::validate {
 namespace {
 
+// The rows of ../shared/reference/<file>, or an empty vector when the file is absent (a failed
+// parse is a test failure).
+std::vector<Measurement> SharedRows(const std::string& file) {
+  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/" + file;
+  if (!std::filesystem::exists(csv)) return {};
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  return rows.ok() ? *std::move(rows) : std::vector<Measurement>{};
+}
+
 TEST(Csv, QuotedFieldsEscapesAndLineNumbers) {
   // Line 2 has a quoted comma and an escaped quote; line 3's record spans two physical lines
   // (3 and 4: a newline inside quotes), line 5 is blank and skipped, so the last record starts on
@@ -566,17 +579,12 @@ TEST(Predict, BadDisaggPoolAndFp4OnHopperAreExplainedMisses) {
 
 TEST(SharedFiles, BothFormatsParseAndEveryRowIsReported) {
   for (const char* f : {"measurements.csv", "measurements-scale.csv"}) {
-    const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/" + f;
-    if (!std::filesystem::exists(csv)) continue;
-    std::ifstream in(csv);
-    std::stringstream text;
-    text << in.rdbuf();
-    StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
-    ASSERT_TRUE(rows.ok()) << rows.status().message();
-    EXPECT_GE(rows->size(), 25u) << f;
+    const std::vector<Measurement> rows = SharedRows(f);
+    if (rows.empty()) continue;
+    EXPECT_GE(rows.size(), 25u) << f;
     Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, true);
-    const std::vector<RowResult> res = PredictAll(*rows, &pred);
-    ASSERT_EQ(res.size(), rows->size());
+    const std::vector<RowResult> res = PredictAll(rows, &pred);
+    ASSERT_EQ(res.size(), rows.size());
     for (const RowResult& r : res) {
       // No GPU of the files is unknown and no metric unsupported any more.
       if (!r.pred.ok) {
@@ -780,15 +788,10 @@ TEST(EngineFactor, CommittedValuesMatchTheFit) {
   // The factors in Simulator::EngineFactor must be what `l2s validate --fit-engine-factors`
   // gives on the shared measurements with the current kernel and collective models (3%
   // tolerance). When this fails after a refit of the cost model, refit and update them.
-  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/measurements.csv";
-  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
-  std::ifstream in(csv);
-  std::stringstream text;
-  text << in.rdbuf();
-  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
-  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  std::vector<Measurement> rows = SharedRows("measurements.csv");
+  if (rows.empty()) GTEST_SKIP() << "no measurements.csv";
   Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/false);
-  const std::vector<RowResult> res = PredictAll(*rows, &pred);
+  const std::vector<RowResult> res = PredictAll(rows, &pred);
   const EngineFitResult fit = FitEngineFactors(res);
   if (fit.rows == 0) GTEST_SKIP() << "no row could be predicted (cost model not fitted yet?)";
   for (const EngineFit& f : fit.families) {
@@ -805,15 +808,10 @@ TEST(RequestOverhead, CommittedValueMatchesTheFit) {
   // gives on the frontier file with the current cost model (3% tolerance): the median gap of the
   // SGLang aggregated TTFT rows at low concurrency, predicted without the overhead. When this
   // fails after a change of the cost model or the serving simulator, refit and update it.
-  const std::string csv = std::string(L2S_SHARED_DIR) + "/reference/measurements-frontier.csv";
-  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
-  std::ifstream in(csv);
-  std::stringstream text;
-  text << in.rdbuf();
-  StatusOr<std::vector<Measurement>> rows = ParseMeasurements(text.str(), csv);
-  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  const std::vector<Measurement> rows = SharedRows("measurements-frontier.csv");
+  if (rows.empty()) GTEST_SKIP() << "no measurements-frontier.csv";
   std::vector<Measurement> fit_rows;
-  for (const Measurement& m : *rows)
+  for (const Measurement& m : rows)
     if (RequestOverheadFitRow(m)) fit_rows.push_back(m);
   ASSERT_GE(fit_rows.size(), 3u);
   Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/true);
