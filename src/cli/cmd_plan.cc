@@ -848,9 +848,13 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                std::chrono::steady_clock::time_point t0) {
   const Problem& p = o.sim->problem();
   StatusOr<DisaggPlan> d = PlanDisaggregated(p, MakeDisaggRequest(f));
-  if (!d.ok() && !o.have_recommended)
+  if (!d.ok() && !o.have_recommended) {
+    // A TTFT limit below the engine's request overhead fails both the same way: say it once.
+    if (std::string below = Simulator::TtftBelowRequestOverhead(p.workload); !below.empty())
+      return Fail(Status::Invalid(below));
     return Fail(Status::Invalid(fmt::format("aggregated: {}; disaggregated: {}", agg_failure,
                                             d.status().message())));
+  }
   const bool disagg_best =
       d.ok() && d->found &&
       (!o.have_recommended || d->eval.tokens_per_s_per_gpu > o.recommended_eval.tokens_per_s_per_gpu);

@@ -74,6 +74,7 @@ void FailureStats::Add(const Strategy& s, const Evaluation& e) {
 
 std::string FailureStats::Reason(const Problem& p) const {
   const Workload& w = p.workload;
+  if (std::string below = Simulator::TtftBelowRequestOverhead(w); !below.empty()) return below;
   if (have_tpot)
     return fmt::format(
         "no strategy meets the TPOT SLO of {} ms: the fastest that fits in memory takes {:.3f} ms "

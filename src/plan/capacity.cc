@@ -238,6 +238,15 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   }
   if (Status d = engine::CheckDisaggregation(eid); req.serving == Serving::kDisagg && !d.ok())
     return Status::InvalidArgument("--serving disagg: " + d.message());
+  // A TTFT limit the engine's request overhead alone exceeds: no size meets it.
+  for (const serve::Slo& o : req.slos) {
+    if (o.metric != serve::Metric::kTtft) continue;
+    Workload w;
+    w.engine = caps.scheduler;
+    w.ttft_ms = o.limit_ms;
+    if (std::string below = Simulator::TtftBelowRequestOverhead(w); !below.empty())
+      return Status::Invalid(fmt::format("--slo {}: {}", serve::SlosText({o}), below));
+  }
   const bool agg = req.serving != Serving::kDisagg,
              dis = req.serving != Serving::kAgg && caps.disaggregation;
   out.agg = agg;

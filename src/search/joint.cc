@@ -584,8 +584,10 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
   best.interrupted = run.cancelled;
   if (!best.found && !run.cancelled) {
     const Workload& w = js.models().front()->setup().serve.workload;
+    const std::string below = Simulator::TtftBelowRequestOverhead(w);
     best.why_none =
-        !any_prefill ? fmt::format("no prefill instance of any size fits in memory{}",
+        !below.empty() ? below
+        : !any_prefill ? fmt::format("no prefill instance of any size fits in memory{}",
                                    w.ttft_ms > 0 ? fmt::format(" within the TTFT SLO of {} ms", w.ttft_ms) : "")
         : !any_decode ? fmt::format("no decode instance of any size fits in memory{}",
                                     w.tpot_ms > 0 ? fmt::format(" within the TPOT SLO of {} ms", w.tpot_ms) : "")

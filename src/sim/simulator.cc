@@ -291,6 +291,16 @@ double Simulator::RequestOverheadSeconds(Engine e) {
   return e == Engine::kSglang ? kSglang : 0.0;
 }
 
+std::string Simulator::TtftBelowRequestOverhead(const Workload& w) {
+  const double h_ms = (w.request_overhead ? RequestOverheadSeconds(w.engine) : 0.0) * 1e3;
+  if (!(w.ttft_ms > 0) || w.ttft_ms > h_ms) return "";
+  return fmt::format(
+      "the TTFT SLO of {} ms is below {}'s request overhead, {:.1f} ms per request outside the GPU "
+      "steps (a fitted constant: docs/VALIDATION.md \"SGLang's request overhead\"): no deployment "
+      "meets it",
+      w.ttft_ms, EngineName(w.engine), h_ms);
+}
+
 double Simulator::EngineFactor(const std::string& engine) {
   // Measured / simulated throughput, one factor per engine family, fitted as the median over that
   // family's rows of ../shared/reference/measurements.csv by

@@ -247,6 +247,10 @@ class Simulator {
   // includes it (serve and prefill modes, and the request-level simulator, where a request
   // reaches the engine that long after the client sent it); throughput does not.
   double RequestOverheadS() const { return request_overhead_s_; }
+  // "the TTFT SLO of X ms is below SGLang's request overhead (129.1 ms ...)" when workload `w`
+  // has a TTFT limit that its engine's request overhead alone exceeds (no deployment meets it),
+  // else "".
+  static std::string TtftBelowRequestOverhead(const Workload& w);
 
   // Tokens emitted per decode step for strategy `s` (1 without MTP and in prefill mode).
   double TokensPerStep(const Strategy& s) const;

@@ -111,6 +111,26 @@ TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
   EXPECT_EQ(std::count(slo.err.begin(), slo.err.end(), '\n'), 1) << slo.err;
 }
 
+TEST(CapacityCli, TtftBelowTheRequestOverheadIsOneLine) {
+  // SGLang's request overhead (129.1 ms) alone exceeds a 100 ms TTFT limit: one line naming it,
+  // exit 1, before any size is simulated; the engines without one still size.
+  const std::vector<std::string> base = {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100",
+                                         "--rate", "2", "--requests", "100", "--isl", "1000",
+                                         "--osl", "100", "--slo", "p99_ttft_ms=100"};
+  std::vector<std::string> sgl = base;
+  sgl.insert(sgl.end(), {"--engine", "sglang"});
+  const auto r = RunL2s(sgl, "cap_overhead");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "l2s: error: --slo p99_ttft_ms=100: the TTFT SLO of 100 ms is below sglang's request "
+            "overhead, 129.1 ms per request outside the GPU steps (a fitted constant: "
+            "docs/VALIDATION.md \"SGLang's request overhead\"): no deployment meets it\n");
+  std::vector<std::string> trt = base;
+  trt.insert(trt.end(), {"--engine", "trtllm", "--sizes", "1", "--layouts-per-size", "1"});
+  const auto t = RunL2s(trt, "cap_overhead_trt");
+  EXPECT_EQ(t.code, 0) << t.err;
+}
+
 TEST(CapacityCli, AboveCapacityIsUnstableExit1) {
   const auto r = RunL2s(With(kDeploy, {"--rate", "500", "--requests", "2000"}));
   EXPECT_EQ(r.code, 1) << r.err;

@@ -173,6 +173,25 @@ TEST(PlanCli, TrueDefaultJson) {
 }
 
 // `l2s` alone runs the same default and prints the readable plan.
+TEST(PlanCli, TtftBelowTheRequestOverheadIsOneLine) {
+  // With --engine sglang a TTFT SLO under its request overhead fails aggregated and
+  // disaggregated plans alike: said once, in one line, exit 1.
+  for (const char* serving : {"auto", "agg", "disagg"}) {
+    const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                             "--mode", "serve", "--isl", "1024", "--osl", "256", "--engine",
+                             "sglang", "--serving", serving, "--slo", "ttft_ms=100,tpot_ms=50"});
+    EXPECT_EQ(r.code, 1) << serving;
+    EXPECT_NE(r.err.find("the TTFT SLO of 100 ms is below sglang's request overhead, 129.1 ms per "
+                         "request outside the GPU steps"),
+              std::string::npos)
+        << serving << ": " << r.err;
+    EXPECT_EQ(r.err.find("TTFT SLO of 100 ms is below", r.err.find("is below") + 1),
+              std::string::npos)
+        << "said twice: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 TEST(PlanCli, NoArgumentsRunsTheDefaultPlan) {
   const Result r = RunL2s({});
   ASSERT_EQ(r.code, 0) << r.err;
