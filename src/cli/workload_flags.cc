@@ -95,11 +95,18 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
   row("TPOT", s.tpot);
   row("inter-token", s.itl);
   row("end-to-end", s.e2e);
+  // Open loop: the completions are counted over the arrivals' span, whose start is the ramp-up
+  // (few requests running yet): said beside the rate the requests were sent at.
   o += fmt::format(
-      "  {} of {} requests done in {:.1f} s; over {:.1f} s: {:.2f} req/s, {} output tokens/s, "
+      "  {} of {} requests done in {:.1f} s; {}: {:.2f} req/s, {} output tokens/s, "
       "goodput {:.2f} req/s; {} preemptions; peak KV {:.0f}% of {} tokens per rank, peak queue "
       "{}\n",
-      s.completed, s.requests, s.makespan_s, s.window_s, s.request_rate,
+      s.completed, s.requests, s.makespan_s,
+      s.offered_rps > 0 ? fmt::format("sent at {:.2f} req/s over {:.1f} s; done in that span "
+                                      "(ramp-up included)",
+                                      s.offered_rps, s.window_s)
+                        : fmt::format("over {:.1f} s", s.window_s),
+      s.request_rate,
       Thousands(s.output_tokens_per_s), s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction,
       Thousands(s.kv_capacity_tokens), s.peak_waiting);
   if (s.request_overhead_s > 0)

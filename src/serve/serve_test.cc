@@ -166,6 +166,20 @@ TEST(ServeSim, VanishingRateTtftIsTheUnloadedPrefill) {
   }
 }
 
+TEST(ServeSim, OfferedRateIsTheArrivalsOwn) {
+  // Open loop: the rate the requests were sent at is (n - 1) / the arrivals' span, whatever the
+  // deployment does; a closed loop has none (its clients send as requests finish).
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  Rig s = MakeSim(p, "tp=1", ServeOptions{}, 1000, 100);
+  const std::vector<RequestSpec> reqs = Open(3, 200, 1000, 100);
+  const ServeSummary open = Summarise(s.sim->Run(reqs), {});
+  const double span = reqs.back().arrival_s - reqs.front().arrival_s;
+  EXPECT_DOUBLE_EQ(open.window_s, span);
+  EXPECT_DOUBLE_EQ(open.offered_rps, 199.0 / span);
+  EXPECT_NEAR(open.offered_rps, 3.0, 3.0 * 0.2);  // a Poisson stream at 3 req/s
+  EXPECT_EQ(Summarise(s.sim->Run(reqs, 4), {}).offered_rps, 0);
+}
+
 TEST(ServeSim, RequestOverheadDelaysTheEngineNotTheSteps) {
   // SGLang, one client (closed loop), one-token outputs: request k is sent when request k - 1
   // finishes, reaches the engine h later, and finishes one prefill step S after that; the GPU

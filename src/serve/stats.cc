@@ -164,6 +164,8 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   }
   if (run.closed_loop) w1 = last_finish;
   s.window_s = w1 > w0 ? w1 - w0 : 0;
+  if (!run.closed_loop && s.window_s > 0)
+    s.offered_rps = static_cast<double>(run.requests.size() - 1) / s.window_s;
   if (s.window_s > 0 && s.completed > 0) {
     double done = 0, out = 0, in = 0;
     for (const RequestOutcome& o : run.requests) {
@@ -260,6 +262,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["goodput_rps"] = s.goodput_rps;
   j["makespan_s"] = s.makespan_s;
   j["window_s"] = s.window_s;
+  j["offered_rps"] = s.offered_rps;
   j["preemptions"] = s.preemptions;
   j["steps"] = s.steps;
   j["step_cost_calls"] = s.cost_calls;

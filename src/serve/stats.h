@@ -48,6 +48,9 @@ struct ServeSummary {
   // token to its finish, the part inside the window; input tokens: prompts whose first token
   // falls inside.
   double window_s = 0;
+  // Open loop: the rate requests were sent at, (requests - 1) / the arrivals' span; 0 for a
+  // closed loop (its clients send as requests finish).
+  double offered_rps = 0;
   double request_rate = 0;
   double output_tokens_per_s = 0, input_tokens_per_s = 0;
   // request_rate x the fraction of completed requests meeting every SLO's limit (each request's
@@ -80,10 +83,11 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 
 // {"requests", "completed", "unstable", "unstable_reason", "ttft_ms": {mean,p50,p90,p99},
 //  "tpot_ms", "itl_ms", "e2e_ms", "request_rate", "output_tokens_per_s", "input_tokens_per_s",
-//  "goodput_rps", "makespan_s", "preemptions", "steps", "step_cost_calls", "kv_capacity_tokens",
-//  "request_overhead_ms", "peak_kv_fraction", "peak_waiting"}; percentiles null when unstable. Disaggregated runs add
-//  "disaggregated": true, "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens",
-//  "prefill_busy", "decode_busy".
+//  "goodput_rps", "makespan_s", "window_s", "offered_rps" (0 closed loop), "preemptions",
+//  "steps", "step_cost_calls", "kv_capacity_tokens", "request_overhead_ms", "peak_kv_fraction",
+//  "peak_waiting"}; percentiles null when unstable. Disaggregated runs add "disaggregated": true,
+//  "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens", "prefill_busy",
+//  "decode_busy".
 nlohmann::ordered_json SummaryJson(const ServeSummary& s);
 // Timeline as {"t_s": [...], "waiting": [...], "running": [...], "kv_fraction": [...]}
 // (disaggregated runs add "transferring").
