@@ -179,7 +179,8 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =
       p_.workload.cuda_graph_max_batch > 0 ? p_.workload.cuda_graph_max_batch : d.cuda_graph_max_batch;
-  request_overhead_s_ = p_.workload.request_overhead ? RequestOverheadSeconds(p_.workload.engine) : 0.0;
+  request_overhead_s_ =
+      p_.workload.request_overhead ? RequestOverheadSeconds(p_.workload.engine) : 0.0;
 }
 
 double Simulator::TokensPerStep(const Strategy& s) const {
@@ -286,7 +287,7 @@ double Simulator::RequestOverheadSeconds(Engine e) {
   // prefill is most of its TTFT), of measured - predicted mean TTFT, predicted without this term:
   //   l2s validate --measurements ../shared/reference/measurements-frontier.csv
   //     --fit-request-overhead
-  // (docs/dev/VALIDATION.md "Request overhead"; validate_test checks the committed value).
+  // (docs/VALIDATION.md "SGLang's request overhead"; validate_test checks the committed value).
   constexpr double kSglang = 0.1291;  // 7 rows: 129.1 ms
   return e == Engine::kSglang ? kSglang : 0.0;
 }
