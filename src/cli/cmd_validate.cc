@@ -187,6 +187,11 @@ int RunFitOverhead(const std::vector<Measurement>& rows, const std::vector<std::
     if (validate::RequestOverheadFitRow(m)) fit_rows.push_back(m);
   const validate::RequestOverheadFit fit =
       validate::FitRequestOverhead(validate::PredictAll(fit_rows, &pred));
+  if (fit.rows == 0)
+    return Fail(fmt::format(
+        "--fit-request-overhead: no SGLang serve ttft_ms row with a concurrency of at most {} "
+        "could be predicted (../shared/reference/measurements-frontier.csv has them)",
+        validate::kRequestOverheadFitConcurrency));
   if (json) {
     nlohmann::ordered_json j;
     j["engine"] = "sglang";

@@ -91,6 +91,15 @@ TEST(ValidateCli, FitRequestOverheadPrintsTheCommittedValue) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("sglang"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find(" ms"), std::string::npos) << t.out;
+  // A file without such rows has nothing to fit: one line, exit 2.
+  const std::string other = Shared() + "/reference/measurements.csv";
+  const Result none = RunL2s({"validate", "--measurements", other, "--models-dir",
+                              Shared() + "/models/hf", "--fit-request-overhead"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err,
+            "l2s: error: --fit-request-overhead: no SGLang serve ttft_ms row with a concurrency "
+            "of at most 16 could be predicted (../shared/reference/measurements-frontier.csv has "
+            "them)\n");
 }
 
 TEST(ValidateCli, OldFormatStillScoresAndHasGroups) {
