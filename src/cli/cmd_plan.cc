@@ -554,13 +554,8 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  throughput {:.2f} tokens/s per GPU, {} tokens/s in total\n", e.tokens_per_s_per_gpu,
              Thousands(e.tokens_per_s));
   const Mode mode = p.workload.mode;
-  const double overhead_ms = o.sim->RequestOverheadS() * 1e3;
   fmt::print("  latency    TTFT {}  TPOT {}\n",
-             mode == Mode::kDecode ? std::string("n/a (decode)")
-             : overhead_ms > 0
-                 ? fmt::format("{:.1f} ms (with the engine's request overhead, {:.1f} ms)",
-                               e.ttft_s * 1e3, overhead_ms)
-                 : fmt::format("{:.1f} ms", e.ttft_s * 1e3),
+             mode == Mode::kDecode ? std::string("n/a (decode)") : TtftText(*o.sim, e.ttft_s, 1),
              mode == Mode::kPrefill ? std::string("n/a (prefill)") : fmt::format("{:.2f} ms", e.tpot_s * 1e3));
   {
     const std::string cost =

@@ -229,6 +229,13 @@ static std::string SchedulerLine(const Simulator& sim, const Strategy& s, const 
   return out;
 }
 
+std::string TtftText(const Simulator& sim, double ttft_s, int decimals) {
+  const std::string t = fmt::format("{:.{}f} ms", Ms(ttft_s), decimals);
+  if (!(sim.RequestOverheadS() > 0)) return t;
+  return fmt::format("{} (with the engine's request overhead, {:.1f} ms)", t,
+                     Ms(sim.RequestOverheadS()));
+}
+
 nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
                                       const Evaluation& e, const EngineInfo& engine) {
   const Problem& p = sim.problem();
@@ -352,12 +359,7 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   out += row("throughput", fmt::format("{} {} tokens/s ({} per GPU)", Thousands(f.tokens_per_s),
                                        w.mode == Mode::kPrefill ? "input" : "output",
                                        Thousands(f.tokens_per_s_per_gpu)));
-  if (w.mode != Mode::kDecode)
-    out += row("TTFT", fmt::format("{:.2f} ms{}", Ms(e.ttft_s),
-                                   sim.RequestOverheadS() > 0
-                                       ? fmt::format(" (with the engine's request overhead, {:.1f} ms)",
-                                                     Ms(sim.RequestOverheadS()))
-                                       : std::string()));
+  if (w.mode != Mode::kDecode) out += row("TTFT", TtftText(sim, e.ttft_s, 2));
   if (w.mode != Mode::kPrefill) out += row("TPOT", fmt::format("{:.3f} ms", Ms(e.tpot_s)));
   if (e.valid()) {
     const std::string cost =

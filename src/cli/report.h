@@ -28,6 +28,11 @@ struct EngineInfo {
 // Returns `e` with tokens_per_s and tokens_per_s_per_gpu multiplied by `factor`.
 Evaluation ApplyEngineFactor(Evaluation e, double factor);
 
+// A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a
+// request overhead (Simulator::RequestOverheadS) "262.0 ms (with the engine's request overhead,
+// 129.1 ms)".
+std::string TtftText(const Simulator& sim, double ttft_s, int decimals);
+
 // "breakdown": {step_ms, compute_ms, comm_ms, by_operator {op: {compute_ms, comm_ms, total_ms}},
 // by_collective {kind: ms}, memory_gib {weights, kv, activations, reserve, total, capacity}}.
 // Operators with no time are left out of by_operator; collectives with no time of by_collective.

@@ -34,10 +34,11 @@ int BasePort(Engine e) {
 
 // The engine's container image for the GPU: the CUDA images' latest tags; the ROCm builds are
 // images of their own, per GPU family for SGLang (the tags the measured AMD runs of
-// ../shared/reference/measurements-frontier.csv name: mi30x for MI300X/MI325X, mi35x for MI355X).
+// ../shared/reference/measurements-frontier.csv name: mi30x for MI300X/MI325X, CDNA3, mi35x for
+// MI355X, CDNA4: the family with FP4 matrix cores).
 const char* Image(Engine e, const GpuSpec& gpu) {
   const bool amd = gpu.vendor == "amd";
-  const bool cdna4 = gpu.name.rfind("mi35", 0) == 0;
+  const bool cdna4 = amd && gpu.fp4_flops > 0;
   switch (e) {
     case Engine::kSglang:
       if (!amd) return "lmsysorg/sglang:latest";

@@ -758,6 +758,9 @@ TEST(LaunchFlags, EmittedFilesFollowTheGpuVendor) {
   EXPECT_TRUE(Has(y, "amd.com/gpu: 8")) << y;
   EXPECT_FALSE(Has(y, "nvidia.com/gpu")) << y;
   EXPECT_TRUE(Has(y, "lmsysorg/sglang:v0.5.12-rocm700-mi35x")) << y;
+  // MI300X (CDNA3, no FP4 matrix cores): the mi30x build.
+  const std::string y3 = emit("cdna3", Engine::kSglang, "mi300x", 16, wide, "lws.yaml");
+  EXPECT_TRUE(Has(y3, "lmsysorg/sglang:v0.5.12-rocm700-mi30x")) << y3;
   // The same on H200s: NVIDIA's device plugin and the CUDA image.
   const std::string yq = emit("cuda", Engine::kSglang, "h200", 16, wide, "lws.yaml");
   EXPECT_TRUE(Has(yq, "nvidia.com/gpu: 8")) << yq;

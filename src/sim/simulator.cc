@@ -179,8 +179,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
   max_num_tokens_ = p_.workload.max_num_tokens > 0 ? p_.workload.max_num_tokens : d.max_num_tokens;
   graph_max_batch_ =
       p_.workload.cuda_graph_max_batch > 0 ? p_.workload.cuda_graph_max_batch : d.cuda_graph_max_batch;
-  request_overhead_s_ =
-      p_.workload.request_overhead ? RequestOverheadSeconds(p_.workload.engine) : 0.0;
+  request_overhead_s_ = RequestOverheadOf(p_.workload);
 }
 
 double Simulator::TokensPerStep(const Strategy& s) const {
@@ -292,8 +291,12 @@ double Simulator::RequestOverheadSeconds(Engine e) {
   return e == Engine::kSglang ? kSglang : 0.0;
 }
 
+double Simulator::RequestOverheadOf(const Workload& w) {
+  return w.request_overhead ? RequestOverheadSeconds(w.engine) : 0.0;
+}
+
 std::string Simulator::TtftBelowRequestOverhead(const Workload& w) {
-  const double h_ms = (w.request_overhead ? RequestOverheadSeconds(w.engine) : 0.0) * 1e3;
+  const double h_ms = RequestOverheadOf(w) * 1e3;
   if (!(w.ttft_ms > 0) || w.ttft_ms > h_ms) return "";
   return fmt::format(
       "the TTFT SLO of {} ms is below {}'s request overhead, {:.1f} ms per request outside the GPU "

@@ -243,9 +243,11 @@ class Simulator {
   // streaming) is not measured in ../shared: a fitted constant (simulator.cc), 0 for the other
   // engines, whose measured TTFTs show no such gap.
   static double RequestOverheadSeconds(Engine e);
-  // The problem's engine's request overhead (0 when Workload::request_overhead is false). TTFT
-  // includes it (serve and prefill modes, and the request-level simulator, where a request
-  // reaches the engine that long after the client sent it); throughput does not.
+  // Workload `w`'s: its engine's, or 0 when w.request_overhead is false.
+  static double RequestOverheadOf(const Workload& w);
+  // RequestOverheadOf the problem's workload. TTFT includes it (serve and prefill modes, and the
+  // request-level simulator, where a request reaches the engine that long after the client sent
+  // it); throughput does not.
   double RequestOverheadS() const { return request_overhead_s_; }
   // "the TTFT SLO of X ms is below SGLang's request overhead (129.1 ms ...)" when workload `w`
   // has a TTFT limit that its engine's request overhead alone exceeds (no deployment meets it),
