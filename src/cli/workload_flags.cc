@@ -4,6 +4,7 @@
 
 #include "cli/report.h"
 #include "plan/capacity.h"
+#include "sim/simulator.h"
 
 namespace l2s::cli {
 
@@ -23,6 +24,9 @@ void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
   cmd->add_option("--router", f->router,
                   "instance router: default (the engine's front end: Dynamo round-robin, the others "
                   "shortest-queue) | shortest-queue | round-robin");
+  cmd->add_option("--scheduler-recv-interval", f->recv_interval,
+                  "SGLang's --scheduler-recv-interval N: its scheduler takes new requests only "
+                  "every N decode steps (default 1)");
 }
 
 StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
@@ -64,6 +68,12 @@ StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max
   if (o.router == serve::Assign::kEngineDefault && !f.engine.empty())
     o.router = plan::FrontEndRouter(f.engine);
   o.max_running = max_running;
+  if (f.recv_interval < 1 || f.recv_interval > 1'000'000)
+    return Status::InvalidArgument("--scheduler-recv-interval: expected 1 to 1000000 decode steps");
+  if (f.recv_interval > 1 && !f.engine.empty() && EngineFamily(f.engine) != "sglang")
+    return Status::InvalidArgument(fmt::format(
+        "--scheduler-recv-interval is an SGLang setting; --engine is {}", f.engine));
+  o.sglang_recv_interval = f.recv_interval;
   return o;
 }
 
@@ -113,6 +123,11 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
     o += fmt::format("  TTFT and end-to-end include the engine's request overhead, {:.1f} ms per "
                      "request before it reaches the engine\n",
                      s.request_overhead_s * 1e3);
+  if (s.recv_interval > 1)
+    o += fmt::format("  SGLang's scheduler takes new requests every {} decode steps "
+                     "(--scheduler-recv-interval); a request that arrives while it decodes waits "
+                     "for that point\n",
+                     s.recv_interval);
   if (s.disaggregated)
     o += fmt::format("  KV transfer (queue + link) mean {} ms, p99 {} ms; busy: prefill pool {:.0f}%, "
                      "decode pool {:.0f}%; prefill KV {} tokens per rank\n",

@@ -1,7 +1,7 @@
 // The traffic flags `l2s capacity` and `l2s plan` share (docs/CAPACITY.md), parsed by one piece
 // of code: --rate R [--burstiness B] [--requests N] | --concurrency N [--requests N] |
 // --trace FILE; --isl-dist / --osl-dist fixed|uniform:R|lognormal:S; --prefix-hit H;
-// --rank-assign; --router. (--seed, --isl, --osl and --max-batch are the command's own flags.)
+// --rank-assign; --router; --scheduler-recv-interval. (--seed, --isl, --osl and --max-batch are the command's own flags.)
 // Also: the percentile summary as text, and plan's --slo split into steady-state and percentile
 // keys.
 #pragma once
@@ -27,6 +27,7 @@ struct TrafficFlags {
   double prefix_hit = 0;
   std::string trace;
   std::string rank_assign = "default", router = "default";
+  int recv_interval = 1;  // --scheduler-recv-interval (SGLang; serve::ServeOptions)
   // The engine the command plans for (its --engine, set by the command, not a flag of its own):
   // --router default is that engine's front end (engine layer round_robin_router: Dynamo's
   // frontend takes instances in turn; the others' routers the least-loaded instance).
@@ -41,7 +42,8 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
                                                           int64_t osl, uint64_t seed);
 // The closed loop's client count for ServeSim::Run (0 for open loop and traces).
 int TrafficConcurrency(const TrafficFlags& f);
-// --rank-assign, --router (default: f.engine's front end) and the max running requests per rank
+// --rank-assign, --router (default: f.engine's front end), --scheduler-recv-interval (an SGLang
+// setting: an error when f.engine names another engine) and the max running requests per rank
 // (0 = the engine's).
 StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max_running);
 // "2000 requests, open loop at 4 req/s (Poisson), isl 1024 fixed, osl 256 fixed"-like words.

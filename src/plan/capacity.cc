@@ -51,6 +51,7 @@ serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler
                                       const std::string& engine) {
   if (base.max_running == 0) base.max_running = DefaultsOf(scheduler).max_batch;
   if (base.router == serve::Assign::kEngineDefault) base.router = FrontEndRouter(engine);
+  if (scheduler != Engine::kSglang) base.sglang_recv_interval = 1;  // SGLang's setting only
   return base;
 }
 

@@ -99,7 +99,9 @@ StatusOr<KvLink> KvLinkBetween(const ProblemOnGpusFn& problem_on_gpus, const std
 // running-request limit (as plan's launch commands do), so the engine's lower cap for a launch
 // that sets none (SGLang with MTP: 48 per server, DefaultMaxRunning) does not apply; --max-batch
 // (base.max_running > 0) still does.
-// A base.router of kEngineDefault becomes the front end's of `engine` (FrontEndRouter).
+// A base.router of kEngineDefault becomes the front end's of `engine` (FrontEndRouter). SGLang's
+// receive interval (base.sglang_recv_interval) applies to an SGLang scheduler only: 1 for the
+// others (capacity over every engine sizes each with its own settings).
 serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler,
                                       const std::string& engine);
 

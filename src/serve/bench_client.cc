@@ -50,6 +50,7 @@ StatusOr<BenchClientResult> SimulateBenchmarkClient(const Problem& problem, cons
   opt.instances = spec.instances;
   opt.max_running = spec.max_running;
   opt.router = spec.router;
+  opt.sglang_recv_interval = spec.recv_interval;
   auto sim = ServeSim::Make(cost->get(), opt, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);
@@ -70,6 +71,7 @@ StatusOr<BenchClientResult> SimulateDisaggBenchmarkClient(const Problem& prefill
   opt.instances = spec.instances;
   opt.max_running = spec.max_running;
   opt.router = spec.router;
+  opt.sglang_recv_interval = spec.recv_interval;
   auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), opt, d, spec.isl, spec.osl);
   if (!sim.ok()) return sim.status();
   return RunClient(sim->get(), spec);

@@ -23,6 +23,7 @@ struct BenchClientSpec {
   int max_running = 0;             // per rank (the decode pool's); 0 = the engine's default
   Assign router = Assign::kShortestQueue;  // request -> instance (of the decode pool when
                                            // disaggregated; DisaggServeOptions has the prefill's)
+  int recv_interval = 1;           // SGLang's --scheduler-recv-interval (ServeOptions)
   uint64_t seed = 1;
 };
 

@@ -305,6 +305,32 @@ TEST(ServeDisagg, FullDecodePoolHoldsThePrefillBackSglang) {
   EXPECT_NEAR(r2.requests[1].prefill_end_s, h + prefill2, 1e-12);
 }
 
+TEST(ServeDisagg, RecvIntervalHoldsTheDecodePreallocation) {
+  // SGLang P/D with --scheduler-recv-interval R: the decode server takes a new request (and
+  // pre-allocates its KV) only at a receive point. Request A joins the decode batch at its first
+  // token T (the decode server was idle: it received A at once) and decodes alone; B reaches the
+  // engine halfway through A's second decode step. R = 1: B's KV is allocated at the end of that
+  // step; R = 4: after A's fourth step (the counter grows by one per decode step).
+  Pools c = MakePools(Engine::kSglang);
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  for (int R : {1, 4}) {
+    ServeOptions o;
+    o.sglang_recv_interval = R;
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, Link(50e9, 0), 100, 50);
+    ASSERT_TRUE(sim.ok()) << sim.status().message();
+    const double T = (*sim)->Run({RequestSpec{0.0, 100, 50, 0}}).requests[0].first_token_s;
+    const double b_engine = T + DecodeStepsOfOne(**sim, 100, 1) +
+                            DecodeStepsOfOne(**sim, 101, 1) / 2;
+    const ServeRun run =
+        (*sim)->Run({RequestSpec{0.0, 100, 50, 0}, RequestSpec{b_engine - h, 100, 50, 0}});
+    ASSERT_TRUE(run.requests[1].done());
+    EXPECT_NEAR(run.requests[0].first_token_s, T, 1e-12);
+    EXPECT_NEAR(run.requests[1].kv_alloc_s, T + DecodeStepsOfOne(**sim, 100, R == 1 ? 2 : 4),
+                1e-9)
+        << "R " << R;
+  }
+}
+
 TEST(ServeDisagg, TtftStopStaysExactWithDecodeBackPressure) {
   // The first token now comes from the decode instance, after its KV allocation: the early stop
   // (ServeOptions::ttft_stops) must still fire only when the percentile is certainly above its

@@ -109,6 +109,8 @@ Status CheckServeOptions(const ServeOptions& opt) {
   if (opt.timeline_points < 2) return Status::InvalidArgument("serve: timeline needs >= 2 points");
   if (!(opt.sglang_new_token_ratio >= 0 && opt.sglang_new_token_ratio <= 1))
     return Status::InvalidArgument("serve: new_token_ratio must be in [0, 1]");
+  if (opt.sglang_recv_interval < 1 || opt.sglang_recv_interval > 1'000'000)
+    return Status::InvalidArgument("serve: the scheduler receive interval must be in [1, 10^6]");
   return Status::Ok();
 }
 }  // namespace
@@ -142,6 +144,10 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const S
   if (Status st = CheckServeOptions(opt); !st.ok()) return st;
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
   s->engine_ = cost->sim().problem().workload.engine;
+  if (opt.sglang_recv_interval > 1 && s->engine_ != Engine::kSglang)
+    return Status::InvalidArgument(fmt::format(
+        "serve: the scheduler receive interval is an SGLang setting (the engine is {})",
+        EngineName(s->engine_)));
   auto pool = MakePool(cost, Role::kMixed, opt.instances, opt.max_running, opt.kv_capacity_tokens,
                        opt.router, nominal_isl + nominal_osl, nominal_isl);
   if (!pool.ok()) return pool.status();
@@ -170,6 +176,10 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill
   const Engine e = decode->sim().problem().workload.engine;
   if (prefill->sim().problem().workload.engine != e)
     return Status::InvalidArgument("serve: the prefill and decode pools run different engines");
+  if (opt.sglang_recv_interval > 1 && e != Engine::kSglang)
+    return Status::InvalidArgument(fmt::format(
+        "serve: the scheduler receive interval is an SGLang setting (the engine is {})",
+        EngineName(e)));
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
   s->engine_ = e;
   s->dis_ = d;
@@ -205,11 +215,13 @@ struct Live {
 };
 
 struct Rank {
+  std::deque<int> inbox;  // SGLang with a receive interval: arrived, not yet received
   std::deque<int> waiting;
   std::vector<int> running;
   // Disaggregated decode ranks: requests waiting for the KV allocation (FIFO), and the number
   // allocated that have not joined the running batch yet (transferring, or arrived and waiting).
   std::deque<int> alloc;
+  std::deque<int> alloc_inbox;  // SGLang with a receive interval: arrived, not yet received
   int64_t allocated = 0;
   int64_t kv_used = 0, kv_reserved = 0;
   std::vector<std::pair<int, int64_t>> plan;  // (request, prefill chunk; 0 = decode)
@@ -224,6 +236,10 @@ struct Inst {
   int replica_rr = 0;  // the first replica of a configured instance: its dp dispatch's turn
   int64_t outstanding = 0;
   double step_start = 0;
+  // SGLang's receive counter (ServeOptions::sglang_recv_interval) and whether the latest step
+  // prefilled (weight 1,000) or only decoded (weight 1).
+  int64_t recv_counter = 0;
+  bool last_prefilled = false, stepped = false;
   std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
 };
 
@@ -268,6 +284,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   const bool closed = concurrency > 0;
   run.closed_loop = closed;
   const bool trt = engine_ == Engine::kTrtllm, sgl = engine_ == Engine::kSglang;
+  const int recv_interval = opt_.sglang_recv_interval;  // > 1: SGLang only (Make)
   const Assign rank_assign = opt_.rank_assign != Assign::kEngineDefault ? opt_.rank_assign
                              : sgl ? Assign::kRoundRobin
                                    : Assign::kShortestQueue;
@@ -547,6 +564,22 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     Inst& in = inst[ii];
     const Pool& P = pools_[in.pool];
     const PoolRun& R = pr[in.pool];
+    if (recv_interval > 1) {
+      // SGLang's receive point: the counter grows by the latest step's weight; the scheduler
+      // receives when it reaches the interval, or at once when it has nothing else to run.
+      if (in.stepped) in.recv_counter += in.last_prefilled ? 1000 : 1;
+      bool work = false;
+      for (const Rank& r : in.ranks) work = work || !r.running.empty() || !r.waiting.empty();
+      if (in.recv_counter >= recv_interval || !work) {
+        for (Rank& r : in.ranks) {
+          r.waiting.insert(r.waiting.end(), r.inbox.begin(), r.inbox.end());
+          r.inbox.clear();
+          r.alloc.insert(r.alloc.end(), r.alloc_inbox.begin(), r.alloc_inbox.end());
+          r.alloc_inbox.clear();
+        }
+        in.recv_counter = 0;
+      }
+    }
     if (P.role == Role::kDecode) allocate(ii, now);
     const int dp = R.dp;
     RankShape busiest, mean;
@@ -582,8 +615,11 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     if (!any) {
       in.busy = false;
+      in.stepped = false;
       return;
     }
+    in.stepped = true;
+    in.last_prefilled = mean.prefill_tokens > 0;
     mean.decode_ctx = mean.decode_seqs > 0 ? ctx_total / (mean.decode_seqs * dp) : 0;
     if (dp == 1) mean = busiest;
     const double dur = std::max(PoolStepSeconds(in.pool, busiest, mean), 1e-9);
@@ -655,7 +691,8 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       } else {
         auto load = [&](int k) {
           const Rank& r = in.ranks[k];
-          return static_cast<int64_t>(r.waiting.size() + r.running.size() + r.alloc.size()) +
+          return static_cast<int64_t>(r.inbox.size() + r.waiting.size() + r.running.size() +
+                                      r.alloc_inbox.size() + r.alloc.size()) +
                  r.allocated;
         };
         for (int k = 1; k < dp; ++k)
@@ -664,12 +701,14 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     return rk;
   };
-  // Queues request `id` on a rank of instance ii.
+  // Queues request `id` on a rank of instance ii (SGLang with a receive interval: in the rank's
+  // inbox while the instance steps, until its scheduler receives).
   auto enqueue = [&](int ii, int id) {
     const int rk = pick_rank(ii);
     st[id].inst = ii;
     st[id].rank = rk;
-    inst[ii].ranks[rk].waiting.push_back(id);
+    Rank& r = inst[ii].ranks[rk];
+    (recv_interval > 1 && inst[ii].busy ? r.inbox : r.waiting).push_back(id);
     ++g_waiting;
   };
   // Disaggregated: request `id` waits for the KV allocation on decode instance jj.
@@ -679,7 +718,8 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     ++inst[jj].outstanding;
     L.d_inst = jj;
     L.d_rank = pick_rank(jj);
-    inst[jj].ranks[L.d_rank].alloc.push_back(id);
+    Rank& r = inst[jj].ranks[L.d_rank];
+    (recv_interval > 1 && inst[jj].busy ? r.alloc_inbox : r.alloc).push_back(id);
     kick(jj, now);
   };
 
@@ -867,6 +907,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   // steps do not.
   const double overhead_s = entry.cost->sim().RequestOverheadS();
   run.request_overhead_s = overhead_s;
+  run.recv_interval = recv_interval;
   auto reach_engine = [&](int id, double now) {
     Live& L = st[id];
     const RequestSpec& rq = reqs[id];

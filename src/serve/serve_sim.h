@@ -12,6 +12,8 @@
 //                 tokens of waiting requests when any can be admitted, else decodes every running
 //                 request); admission reserves the prompt plus new_token_ratio x the remaining
 //                 outputs; on a full pool the most recently admitted request is retracted
+//                 (with --scheduler-recv-interval, new requests are received only every that
+//                 many decode steps: ServeOptions::sglang_recv_interval)
 //   ideal         vLLM's policy without a token budget
 // max running requests per rank (engine default max_batch unless given), prefix-cache hits
 // (cached prompt tokens are not prefilled but hold KV), MTP (1 + mtp query tokens per decoding
@@ -77,6 +79,14 @@ struct ServeOptions {
   int max_running = 0;               // per rank; 0 = the engine's max_batch (EngineDefaults)
   int64_t kv_capacity_tokens = -1;   // per rank; -1 = StepCost::KvCapacityTokens
   double sglang_new_token_ratio = 0.7;  // SGLang's init_new_token_ratio (admission reserve)
+  // SGLang's --scheduler-recv-interval (default 1): the scheduler takes new requests from its
+  // socket only when a counter reaches this value. The counter grows by 1 per decode step and by
+  // 1,000 per step that prefills (so it receives right after one), and restarts at 0 on each
+  // receive; an idle scheduler receives at once. A request that arrives while the server decodes
+  // thus waits up to `interval` decode steps before it is seen (SGLang's SchedulerRecvSkipper,
+  // default weights). Disaggregated: every server receives so; a prefill server's steps all
+  // prefill, so the decode servers' pre-allocation is what waits.
+  int sglang_recv_interval = 1;
   int shape_steps_per_octave = 64;   // memo key resolution (>= 1): a shape is priced at its
                                      // value rounded to 2^(1/N) steps above 64 (1/4 below)
   int64_t max_steps = 50'000'000;    // work limit: steps simulated before giving up
@@ -158,6 +168,7 @@ struct ServeRun {
   int64_t kv_capacity_tokens = 0;        // per rank
   int max_running = 0;                   // per rank
   double request_overhead_s = 0;         // each request's wait before the engine (engine_s)
+  int recv_interval = 1;                 // ServeOptions::sglang_recv_interval in force
   int ranks = 1, instances = 1;          // simulated: a dense model's dp replicas are instances
   bool finished = true;                  // false: max_steps reached
   // Open loop: the waiting queue grew through the arrivals (the offered load is above what the

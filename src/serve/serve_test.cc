@@ -201,6 +201,79 @@ TEST(ServeSim, RequestOverheadDelaysTheEngineNotTheSteps) {
   EXPECT_EQ(run.steps, 3);  // the overhead is no step
 }
 
+TEST(ServeSim, RecvIntervalHoldsArrivalsUntilTheReceivePoint) {
+  // SGLang, --scheduler-recv-interval R. Request A (1,000-token prompt, 50 outputs) runs alone;
+  // its decode step j ends at t_j (t_j = A's finish when it has j + 1 outputs). Request B reaches
+  // the engine halfway through step 2. Interval 1: the scheduler receives B at t_2 and prefills
+  // it alone (SGLang's prefill steps do not decode), first token at t_2 + S_B. Interval 4: the
+  // counter restarts after A's prefill step (weight 1,000 >= 4) and grows by one per decode step,
+  // so B is received at t_4, first token at t_4 + S_B.
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kSglang);
+  const double h = Simulator::RequestOverheadSeconds(Engine::kSglang);
+  for (int R : {1, 4}) {
+    ServeOptions opt;
+    opt.sglang_recv_interval = R;
+    Rig s = MakeSim(p, "tp=1", opt, 1000, 50);
+    auto alone_finish = [&](int64_t outputs) {
+      const ServeRun run = s.sim->Run({RequestSpec{0.0, 1000, outputs, 0}});
+      return run.requests[0].finish_s;
+    };
+    const double t1 = alone_finish(2), t2 = alone_finish(3), t4 = alone_finish(5);
+    ASSERT_LT(t1, t2);
+    ASSERT_LT(t2, t4);
+    const double S_B = s.sim->PrefillStepSeconds({0, 0, 1000, 1}, {0, 0, 1000, 1});
+    const double b_arrival = (t1 + t2) / 2 - h;
+    const ServeRun run = s.sim->Run(
+        {RequestSpec{0.0, 1000, 50, 0}, RequestSpec{b_arrival, 1000, 2, 0}});
+    ASSERT_TRUE(run.requests[1].done());
+    const double expected = (R == 1 ? t2 : t4) + S_B;
+    EXPECT_NEAR(run.requests[1].first_token_s, expected, 1e-9) << "R " << R;
+    EXPECT_EQ(run.recv_interval, R);
+  }
+}
+
+TEST(ServeSim, RecvIntervalIdleServerReceivesAtOnce) {
+  // At a vanishing rate every request finds SGLang idle, which receives at once: the TTFTs are
+  // those of the default interval, request by request.
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kSglang);
+  const std::vector<RequestSpec> reqs = Open(0.01, 50, 2000, 50);
+  ServeOptions slow;
+  slow.sglang_recv_interval = 30;
+  Rig a = MakeSim(p, "tp=1", ServeOptions{}, 2000, 50), b = MakeSim(p, "tp=1", slow, 2000, 50);
+  const ServeRun ra = a.sim->Run(reqs), rb = b.sim->Run(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i)
+    EXPECT_DOUBLE_EQ(ra.requests[i].ttft_s(), rb.requests[i].ttft_s()) << i;
+}
+
+TEST(ServeSim, RecvIntervalLowersTheRunningBatchUnderLoad) {
+  // 64 clients, outputs of different lengths: a request sent when another finishes waits for a
+  // receive point, so fewer decode at once; the decode steps get shorter (TPOT) and the waits
+  // longer (TTFT).
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kSglang);
+  std::vector<RequestSpec> reqs;  // outputs 160-200: the clients' requests desynchronise
+  for (int i = 0; i < 640; ++i) reqs.push_back(RequestSpec{0.0, 1000, 160 + (i * 37) % 41, 0});
+  ServeOptions slow;
+  slow.sglang_recv_interval = 30;
+  Rig a = MakeSim(p, "tp=1", ServeOptions{}, 1000, 200), b = MakeSim(p, "tp=1", slow, 1000, 200);
+  const ServeSummary sa = Summarise(a.sim->Run(reqs, 64), {});
+  const ServeSummary sb = Summarise(b.sim->Run(reqs, 64), {});
+  EXPECT_GT(sb.ttft.mean, sa.ttft.mean);
+  EXPECT_LT(sb.tpot.mean, sa.tpot.mean);
+}
+
+TEST(ServeSim, RecvIntervalIsAnSglangSetting) {
+  ServeOptions opt;
+  opt.sglang_recv_interval = 2;
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kVllm);
+  auto cost = StepCost::Make(p, S("tp=1", 1)).value();
+  const auto sim = ServeSim::Make(cost.get(), opt, 1000, 100);
+  ASSERT_FALSE(sim.ok());
+  EXPECT_EQ(sim.status().message(),
+            "serve: the scheduler receive interval is an SGLang setting (the engine is vllm)");
+  opt.sglang_recv_interval = 0;
+  EXPECT_FALSE(ServeSim::Make(cost.get(), opt, 1000, 100).ok());
+}
+
 // Single server, deterministic service: every request is one prompt of `isl` tokens with one
 // output token (done at the end of its prefill step) and the token budget holds one prompt.
 struct Md1 {

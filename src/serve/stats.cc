@@ -125,6 +125,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
   s.cost_calls = run.cost_calls;
   s.kv_capacity_tokens = run.kv_capacity_tokens;
   s.request_overhead_s = run.request_overhead_s;
+  s.recv_interval = run.recv_interval;
   s.makespan_s = run.makespan_s;
   std::vector<double> ttft, tpot, e2e, xfer, alloc_wait;
   int64_t good = 0;
@@ -268,6 +269,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["step_cost_calls"] = s.cost_calls;
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
   j["request_overhead_ms"] = s.request_overhead_s * 1e3;
+  j["scheduler_recv_interval"] = s.recv_interval;
   j["peak_kv_fraction"] = s.peak_kv_fraction;
   j["peak_waiting"] = s.peak_waiting;
   if (s.disaggregated) {

@@ -61,6 +61,7 @@ struct ServeSummary {
   int64_t steps = 0, cost_calls = 0;
   int64_t kv_capacity_tokens = 0;
   double request_overhead_s = 0;  // ServeRun's: part of every TTFT and end-to-end latency
+  int recv_interval = 1;          // ServeRun's: SGLang's --scheduler-recv-interval
   double peak_kv_fraction = 0;
   int64_t peak_waiting = 0;
   // Disaggregated runs: KV transfer per request (prefill done to KV at the decode instance,
@@ -84,7 +85,8 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 // {"requests", "completed", "unstable", "unstable_reason", "ttft_ms": {mean,p50,p90,p99},
 //  "tpot_ms", "itl_ms", "e2e_ms", "request_rate", "output_tokens_per_s", "input_tokens_per_s",
 //  "goodput_rps", "makespan_s", "window_s", "offered_rps" (0 closed loop), "preemptions",
-//  "steps", "step_cost_calls", "kv_capacity_tokens", "request_overhead_ms", "peak_kv_fraction",
+//  "steps", "step_cost_calls", "kv_capacity_tokens", "request_overhead_ms", "scheduler_recv_interval",
+//  "peak_kv_fraction",
 //  "peak_waiting"}; percentiles null when unstable. Disaggregated runs add "disaggregated": true,
 //  "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens", "prefill_busy",
 //  "decode_busy".

@@ -179,6 +179,19 @@ NotedSettings ReadNotes(std::string_view notes) {
       break;
     }
   }
+  // SGLang's receive interval: "scheduler-recv-interval <n>" (with or without the dashes of
+  // the flag, "=" or a space before the number).
+  for (size_t at = text.find("scheduler-recv-interval"); at != std::string::npos;
+       at = text.find("scheduler-recv-interval", at + 1)) {
+    size_t b = at + std::string_view("scheduler-recv-interval").size();
+    if (b < text.size() && (text[b] == ' ' || text[b] == '=')) ++b;
+    size_t e = b;
+    while (e < text.size() && std::isdigit(static_cast<unsigned char>(text[e])) && e - b < 7) ++e;
+    if (e > b) {
+      n.recv_interval = std::max(1, std::stoi(text.substr(b, e - b)));
+      break;
+    }
+  }
   // "<N> requests": the number directly before the word (digits and thousands commas).
   for (size_t at = text.find(" requests"); at != std::string::npos;
        at = text.find(" requests", at + 1)) {
@@ -211,6 +224,7 @@ std::string NotedSettings::Text() const {
   if (requests > 0) s += (s.empty() ? "" : " ") + fmt::format("requests={}", requests);
   if (length_ratio < 1) s += (s.empty() ? "" : " ") + fmt::format("lengths={}-1.0x", length_ratio);
   if (mtp_on) add("mtp-on");
+  if (recv_interval > 1) s += (s.empty() ? "" : " ") + fmt::format("recv-interval={}", recv_interval);
   return s;
 }
 
@@ -479,6 +493,8 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   bc.max_running = static_cast<int>(std::max<int64_t>(0, row.max_batch));
   // Instances take requests as the engine's front end hands them out (Dynamo: round-robin).
   if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
+  // SGLang's receive interval when the notes state it (unstated: the engine's default, 1).
+  if (EngineFamily(row.engine) == "sglang") bc.recv_interval = row.noted.recv_interval;
   return bc;
 }
 
@@ -494,13 +510,13 @@ std::string ClientKey(const Measurement& r) {
   const NotedSettings& n = r.noted;
   return fmt::format(
       "{}|{}|{}|{}|{}|{}|{}|{}|{},{},{},{}|{},{},{}|{}|{},{},{},{}|{},{}|{}|{},{},{},{}|{},{},{},{}|"
-      "{},{}|{},{},{},{},{},{},{}",
+      "{},{}|{},{},{},{},{},{},{},{}",
       r.engine, r.gpu, r.model_config, r.weight_dtype, r.kv_dtype, r.mode, r.overlap, r.gpus,
       r.tp, r.pp, r.dp, r.ep, r.isl, r.osl, r.context, r.batch, r.replicas, r.expert_slots, r.mtp,
       r.mtp_accept, r.max_batch, r.max_num_tokens, r.concurrency, r.prefill.gpus, r.prefill.tp,
       r.prefill.dp, r.prefill.ep, r.decode.gpus, r.decode.tp, r.decode.dp, r.decode.ep,
       r.layout_stated, r.mtp_stated, n.overlap, n.adp_balance, n.fp8_attention, n.fp8_kv,
-      n.requests, n.length_ratio, n.mtp_on);
+      n.requests, n.length_ratio, n.mtp_on, n.recv_interval);
 }
 
 // The row's client run: from `runs` when another metric of the same run simulated it, else

@@ -100,6 +100,8 @@ struct NotedSettings {
   // ("random-range-ratio <r>" or "uniform in [<r>x,1.0x]"); 1 = fixed lengths.
   double length_ratio = 1;
   bool mtp_on = false;         // "mtp on": speculative decoding on, depth not necessarily stated
+  // SGLang's "--scheduler-recv-interval <n>" (or "scheduler-recv-interval <n>"); 1 = not stated.
+  int recv_interval = 1;
   // "tbo adp-balance attn=fp8 kv=fp8"-style summary ("" when nothing was read).
   std::string Text() const;
 };

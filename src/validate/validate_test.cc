@@ -428,6 +428,13 @@ TEST(Notes, KeywordsAndNegation) {
   EXPECT_EQ(ReadNotes("1,500 requests").requests, 1500);
   EXPECT_EQ(ReadNotes("all requests at once, v2 requests").requests, 0);
   EXPECT_EQ(ReadNotes("3000 requests").Text(), "requests=3000");
+  // SGLang's receive interval, as the flag or its name with "=".
+  EXPECT_EQ(ReadNotes("launched with --scheduler-recv-interval 30 --stream-interval 10")
+                .recv_interval,
+            30);
+  EXPECT_EQ(ReadNotes("scheduler-recv-interval=10").Text(), "recv-interval=10");
+  EXPECT_EQ(ReadNotes("no scheduler tuning").recv_interval, 1);
+  EXPECT_EQ(ReadNotes("--scheduler-recv-interval (default)").recv_interval, 1);
 }
 
 TEST(Predict, BenchmarkRequestsBoundTheBatch) {

@@ -85,6 +85,31 @@ TEST(CapacityCli, DefaultRouterIsTheEnginesFrontEnd) {
   EXPECT_EQ(ttft("dynamo+vllm", "shortest-queue"), least);
 }
 
+TEST(CapacityCli, RecvIntervalIsAnSglangFlag) {
+  // SGLang's --scheduler-recv-interval: another engine's deployment is one line and exit 2; on
+  // SGLang the summary says it is in force and the JSON carries it.
+  const auto bad = RunL2s(With(kDeploy, {"--concurrency", "4", "--scheduler-recv-interval", "30"}),
+                          "cap_recv");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(bad.err,
+            "l2s: error: --scheduler-recv-interval is an SGLang setting; --engine is vllm\n");
+  std::vector<std::string> sglang = kDeploy;
+  sglang[8] = "sglang";
+  const auto r = RunL2s(With(sglang, {"--concurrency", "8", "--requests", "80",
+                                      "--osl-dist", "uniform:0.8", "--scheduler-recv-interval",
+                                      "30"}),
+                        "cap_recv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("SGLang's scheduler takes new requests every 30 decode steps"),
+            std::string::npos)
+      << r.out;
+  const auto j = RunL2s(With(sglang, {"--concurrency", "8", "--requests", "80", "--json",
+                                      "--scheduler-recv-interval", "30"}),
+                        "cap_recv");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["summary"]["scheduler_recv_interval"], 30);
+}
+
 TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
   // Llama-3.1-70B in bf16 (131 GiB of weights) does not fit one 80 GiB H100: the skipped size
   // names the footprint; a TPOT SLO no layout reaches is the error, with the nearest miss.
