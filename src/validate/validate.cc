@@ -902,6 +902,11 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   StatusOr<ClusterSpec> cluster = MakeCluster(gpu, cluster_gpus);
   if (!cluster.ok()) return miss(cluster.status().message());
   p.cluster = *cluster;
+  // An engine that has no build for the GPU's vendor (ATOM on NVIDIA, TensorRT-LLM on AMD) ran
+  // no such deployment: a miss with the engine layer's reason, as plan and eval refuse it.
+  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(row.engine); id.ok())
+    if (Status v = engine::CheckVendor(*id, p.cluster.gpu.vendor, p.cluster.gpu.name); !v.ok())
+      return miss(v.message());
 
   // Dtypes: fp16 is stored like bf16 (2 bytes) and runs at the same tensor rate on the GPUs
   // modelled, so it is read as bf16.

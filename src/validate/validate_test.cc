@@ -316,6 +316,22 @@ TEST(Predict, HonoursTheStatedBatch) {
   EXPECT_GT(q.batch, 1);
 }
 
+TEST(Predict, AnEngineWithoutABuildForTheGpuIsAMiss) {
+  // ATOM runs on AMD GPUs only, TensorRT-LLM on NVIDIA only: such a row names no deployment that
+  // ran, so it is a miss with the engine layer's reason (plan and eval refuse it the same way).
+  Predictor pred({}, false);
+  const Prediction a = pred.Predict(ScaleRow(
+      "1,s,atom,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n"));
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.reason.rfind("ATOM does not run on NVIDIA GPUs (h100)", 0), 0u) << a.reason;
+  const Prediction t = pred.Predict(ScaleRow(
+      "2,s,trtllm,mi300x,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n"));
+  EXPECT_FALSE(t.ok);
+  EXPECT_EQ(t.reason.rfind("TensorRT-LLM does not run on AMD GPUs (mi300x)", 0), 0u) << t.reason;
+}
+
 TEST(Predict, DisaggRowsAreCostedByTheDisaggregatedModel) {
   // 8 prefill GPUs (one TP8 instance) + 16 decode GPUs (two TP8 instances), Llama-3.1-8B fp8 at
   // 1024/1024, a stated batch of 32 per decode rank (a row stating a concurrency instead is its
