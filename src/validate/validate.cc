@@ -1051,7 +1051,21 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     return miss(fmt::format("unsupported overlap '{}'", overlap));
   out.strategy = ToText(s);
   const Simulator sim(std::move(p));
-  const Evaluation e = sim.Evaluate(s);
+  Evaluation e = sim.Evaluate(s);
+  // A client-simulated row whose concurrency (not a stated batch) does not fit the KV memory at
+  // once: the engine admits what fits and the rest of the clients wait, which its client run
+  // simulates (serve::ServeSim's admission); the steady state is checked at the batch that fits.
+  if (!e.valid() && row.batch == 0 && sim.problem().workload.mode == Mode::kServe &&
+      ClientSimulated(row)) {
+    Strategy fit = s;
+    fit.batch = 0;  // the simulator's best batch under the per-rank concurrency (max_batch)
+    const Evaluation auto_e = sim.Evaluate(fit);
+    if (auto_e.valid()) {
+      s = fit;
+      e = auto_e;
+      out.strategy = ToText(s);
+    }
+  }
   out.batch = e.batch;
   if (!e.valid()) return miss(fmt::format("invalid strategy: {}", sim.Reason(s, e)));
   std::optional<double> v = MetricValue(e, sim.problem().workload, gpus, row.metric);

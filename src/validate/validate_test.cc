@@ -525,6 +525,27 @@ TEST(Predict, ConcurrencyAndMaxBatch) {
   EXPECT_GE(m.batch, 1);
 }
 
+TEST(Predict, ClientsBeyondTheKvMemoryWaitInsteadOfMissing) {
+  // Llama-3.1-8B FP8 on one H100 at 8k/1k: 2,048 clients need about 1.2 TB of KV at once. The
+  // engine admits what fits and the other clients wait: the row is predicted from its client run
+  // (the steady state checked at the batch that fits), not missed for memory. The run's output
+  // rate is no higher than with half the clients (the admitted batch is the same).
+  Predictor pred({}, false);
+  auto row = [](const char* id, int clients) {
+    return ScaleRow(fmt::format(
+        "{},s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,8192,1024,,,output_tokens_per_s,100,"
+        ",,,,,,{},,,,,,,,,\"random-range-ratio 0.8\"\n",
+        id, clients));
+  };
+  const Prediction many = pred.Predict(row("1", 2048));
+  ASSERT_TRUE(many.ok) << many.reason;
+  EXPECT_LT(many.batch, 2048);
+  EXPECT_EQ(many.strategy.find("batch=auto"), many.strategy.find("batch="));
+  const Prediction half = pred.Predict(row("2", 1024));
+  ASSERT_TRUE(half.ok) << half.reason;
+  EXPECT_LE(many.raw, half.raw * 1.05);
+}
+
 TEST(Predict, TrtllmBenchRowsRunWithTheBenchEstimateOfTheLimits) {
   // A trtllm-bench throughput row that states no limits runs with trtllm-bench's own estimate
   // (trtllm_bench.h). Llama-3.1-70B FP8 on 2 H200s, TP2, FP8 KV, 1024/1024: 768 sequences and
