@@ -95,6 +95,27 @@ def test_capacity_disaggregated_matches_the_binary():
     assert r.summary.to_dict() == j["summary"]
 
 
+def test_capacity_sglang_receive_interval_matches_the_binary():
+    # SGLang's --scheduler-recv-interval as a keyword; another engine's deployment raises the
+    # binary's one-line error with its exit code.
+    kw = dict(model="llama-3.1-8b", gpu="h100", engine="sglang", isl=1000, osl=200,
+              strategy="tp=1", concurrency=8, requests=80, osl_dist="uniform:0.8", seed=1,
+              scheduler_recv_interval=30)
+    r = l2s.capacity(**kw)
+    code, j, _ = cli_json("capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                          "sglang", "--isl", "1000", "--osl", "200", "--strategy", "tp=1",
+                          "--concurrency", "8", "--requests", "80", "--osl-dist", "uniform:0.8",
+                          "--seed", "1", "--scheduler-recv-interval", "30")
+    assert code == 0
+    assert r.summary.scheduler_recv_interval == 30
+    assert r.summary.to_dict() == j["summary"]
+    kw["engine"] = "vllm"
+    with pytest.raises(l2s.Error) as e:
+        l2s.capacity(**kw)
+    assert e.value.exit_code == 2
+    assert "--scheduler-recv-interval is an SGLang setting; --engine is vllm" in str(e.value)
+
+
 def test_eval_matches_the_binary():
     r = l2s.eval(model="llama-3.1-8b", gpus=8, strategy="tp=8")
     code, j, _ = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8")
