@@ -242,6 +242,16 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
     if (t.has_best) {
       t.best = best.best[k];
       t.best_eval = best.eval[k];
+    }
+    // What the engine runs of the plan is itself expressible as-is: the best expressible is never
+    // below it (the plan's batch may lie between the searched ones, beyond `best`'s candidates).
+    if (t.runnable && (!t.has_best || t.launched_eval.tokens_per_s_per_gpu >
+                                          t.best_eval.tokens_per_s_per_gpu)) {
+      t.has_best = true;
+      t.best = t.launched;
+      t.best_eval = t.launched_eval;
+    }
+    if (t.has_best) {
       LaunchOptions opt;
       opt.eval = &t.best_eval;
       t.best_command = MakeLaunchCommand(t.engine, p, t.best, opt);

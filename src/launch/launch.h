@@ -168,7 +168,8 @@ struct EngineTranslation {
   std::string own_reason;
   LaunchCommand command;
   bool has_best = false;                 // the engine can run some valid strategy as-is
-  Strategy best;                         // best strategy it can express as-is
+  Strategy best;                         // best strategy it can express as-is: ExpressibleBest's,
+                                         // or `launched` when that is valid and faster
   Evaluation best_eval;
   LaunchCommand best_command;
 };
