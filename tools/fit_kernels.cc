@@ -85,7 +85,9 @@ bool RampOk(const double (&t)[N], bool ramp) {
 void InitGemm(GemmCoeffs& g, GemmKind kind) {
   g.overhead_s = 3e-6;
   g.quant_bytes_per_elem = kind == GemmKind::kBF16 ? 0.0 : 4.0;
-  g.act_bytes = kind == GemmKind::kBF16 ? 2.0 : 1.0;
+  // Bytes per element of X as the kernel reads it: bf16, FP8, or NVFP4 (two values per byte and
+  // one FP8 scale per 16).
+  g.act_bytes = kind == GemmKind::kBF16 ? 2.0 : kind == GemmKind::kFP4 ? 0.5 + 1.0 / 16 : 1.0;
   for (int j = 0; j < kMemKnots; ++j) g.eff_mem[j] = 0.8;
   g.tile_n = 1;
   g.tile_k = 1;
@@ -99,7 +101,7 @@ void InitGemm(GemmCoeffs& g, GemmKind kind) {
 
 void FitGemm(KernelCoeffs& c, const GpuSpec& gpu, const std::vector<calib::GemmRow>& rows,
              GemmKind kind) {
-  GemmCoeffs& g = c.gemm[static_cast<int>(kind)];
+  GemmCoeffs& g = GemmOf(c, kind);
   const std::vector<double> meas = Latencies(rows);
   std::vector<Param> ps = {
       {&g.overhead_s, 0.5e-6, 50e-6, 1e-6},
@@ -344,8 +346,11 @@ std::string CoeffsText(const std::string& var, const KernelCoeffs& c,
        PrefillText(c.mla_prefill[1]) + "},\n";
   s += "    .mla_decode = {\n" + DecodeText(c.mla_decode[0]) + ",\n" +
        DecodeText(c.mla_decode[1]) + "},\n";
-  s += fmt::format("    .elementwise_eff_mem = {},\n    .elementwise_overhead_s = {},\n}};\n",
+  s += fmt::format("    .elementwise_eff_mem = {},\n    .elementwise_overhead_s = {},\n",
                    Num(c.elementwise_eff_mem), Num(c.elementwise_overhead_s));
+  if (c.has_gemm_fp4)
+    s += "    .gemm_fp4 =\n" + GemmText(c.gemm_fp4) + ",\n    .has_gemm_fp4 = true,\n";
+  s += "};\n";
   return s;
 }
 
@@ -420,6 +425,19 @@ GpuFit FitGpu(const std::string& shared, const char* set, double stream_eff) {
     out.report.push_back(Score<calib::GemmRow>(
         gemm_names[i], rows, [&](const auto& r) { return calib::Predict(c, gpu, r); }));
     fmt::print(stderr, "{} {} median {:.1f}%\n", set, gemm_names[i], 100 * out.report.back().e.median_ape);
+  }
+  // NVFP4 (GemmKind::kFP4): fitted where the set measured it on FP4 tensor cores; a set without
+  // such rows keeps has_gemm_fp4 false (its FP4 GEMMs run the FP8 fit's form at the FP4 peak),
+  // and nothing is borrowed for it.
+  const auto fp4_rows =
+      Select<calib::GemmRow>(gemm, [&](const auto& r) { return r.kind == GemmKind::kFP4; });
+  if (!fp4_rows.empty() && gpu.fp4_flops > 0) {
+    InitGemm(c.gemm_fp4, GemmKind::kFP4);
+    FitGemm(c, gpu, fp4_rows, GemmKind::kFP4);
+    c.has_gemm_fp4 = true;
+    out.report.push_back(Score<calib::GemmRow>(
+        "gemm nvfp4", fp4_rows, [&](const auto& r) { return calib::Predict(c, gpu, r); }));
+    fmt::print(stderr, "{} gemm nvfp4 median {:.1f}%\n", set, 100 * out.report.back().e.median_ape);
   }
 
   }

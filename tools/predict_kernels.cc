@@ -3,7 +3,7 @@
 //   predict_kernels --gpu h200 --in measured.csv --out predicted.csv
 // Reads rows `kind,dtype,m,n,k,...` (the columns h200_kernels.py writes) and writes them back with
 // one more column, l2s_us:
-//   gemm          m x n x k GEMM, weights of `dtype` (bf16 | fp8 per-tensor): GemmSeconds
+//   gemm          m x n x k GEMM, weights of `dtype` (bf16 | fp8 per-tensor | fp4): GemmSeconds
 //   attn_prefill  causal prefill FMHA, batch = m, heads = n, seq_len = k, kv_heads and head_dim
 //                 from the `note` column ("kv_heads=8 head_dim=128"): AttnPrefillSeconds
 //   copy          k bytes read and k written: ElementwiseSeconds(2 k)
@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
     const double m = std::stod(c[2]), n = std::stod(c[3]), k = std::stod(c[4]);
     double s = 0;
     if (kind == "gemm") {
-      const l2s::DType w = c[1] == "fp8" ? l2s::DType::kFP8 : l2s::DType::kBF16;
+      const l2s::DType w = c[1] == "fp8"   ? l2s::DType::kFP8
+                           : c[1] == "fp4" ? l2s::DType::kFP4
+                                           : l2s::DType::kBF16;
       s = l2s::GemmSeconds(*gpu, m, n, k, w);
     } else if (kind == "attn_prefill") {
       s = l2s::AttnPrefillSeconds(*gpu, m, k, n, NoteValue(c[6], "kv_heads", n),

@@ -206,9 +206,6 @@ StatusOr<std::vector<GemmRow>> LoadGemm(const std::string& dir) {
   rows.reserve(t.num_rows());
   for (int i = 0; i < t.num_rows(); ++i) {
     const std::string_view d = t.Str(i, c[0]);
-    // NVFP4 GEMMs (Blackwell tables) are not a fitted kind: FP4 runs the block-scaled FP8 form at
-    // the FP4 peak (kernels.h).
-    if (d == "nvfp4") continue;
     GemmRow& r = rows.emplace_back();
     if (d == "bfloat16") {
       r.kind = GemmKind::kBF16;
@@ -216,6 +213,8 @@ StatusOr<std::vector<GemmRow>> LoadGemm(const std::string& dir) {
       r.kind = GemmKind::kFP8;
     } else if (d == "fp8_block") {
       r.kind = GemmKind::kFP8Block;
+    } else if (d == "nvfp4") {
+      r.kind = GemmKind::kFP4;
     } else {
       return Status::ParseError(fmt::format("{}: row {}: unknown GEMM dtype '{}'", path, i + 2, d));
     }
@@ -334,8 +333,11 @@ StatusOr<std::vector<DeepEpRow>> LoadDeepEp(const std::string& dir, bool low_lat
 
 double Predict(const KernelCoeffs& c, const GpuSpec& gpu, const GemmRow& r) {
   // The measured weights are stored in the GEMM's own format: bf16 2 bytes, fp8 1 byte (the
-  // fp8_block scales, 4 bytes per 128x128 block, are negligible).
-  const double weight_bytes = r.kind == GemmKind::kBF16 ? 2.0 : 1.0;
+  // fp8_block scales, 4 bytes per 128x128 block, are negligible), nvfp4 the FP4 bytes the
+  // simulator counts for FP4 weights (BytesPerElement).
+  const double weight_bytes = r.kind == GemmKind::kBF16 ? 2.0
+                              : r.kind == GemmKind::kFP4 ? BytesPerElement(DType::kFP4)
+                                                         : 1.0;
   return GemmSecondsWith(c, gpu, r.m, r.n, r.k, r.kind, weight_bytes);
 }
 

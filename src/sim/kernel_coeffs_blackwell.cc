@@ -16,6 +16,7 @@ namespace {
 //   gemm bfloat16                      rows  35700  median   9.3%  within25  84.8%
 //   gemm fp8                           rows  35700  median   4.9%  within25  99.7%
 //   gemm fp8_block                     rows  29268  median   7.3%  within25  89.3%
+//   gemm nvfp4                         rows  29488  median  12.2%  within25  73.1%
 //   context_attention bf16/bf16        rows  23529  median   8.5%  within25  83.9%
 //   context_attention bf16/fp8         rows  23529  median   8.0%  within25  88.4%
 //   context_attention fp8/fp8          rows  22361  median   7.7%  within25  88.7%
@@ -82,12 +83,19 @@ constexpr KernelCoeffs kB200Sxm = {
        .cta_bw = 0, .ctas_per_sm = 0}},
     .elementwise_eff_mem = 0.876119,
     .elementwise_overhead_s = 1.708e-06,
+    .gemm_fp4 =
+      {.overhead_s = 7.04926e-06, .quant_bytes_per_elem = 7.38921, .act_bytes = 0.5625,
+       .tile_n = 1, .tile_k = 1, .n_half = 0, .k_half = 682.32,
+       .eff_compute = {0.243465, 0.363782, 0.462277, 0.497111, 0.497118, 0.498852, 0.49886, 0.5, 0.5, 0.5, 0.500647, 0.52154, 0.54787, 0.555652, 0.564192, 0.566354},
+       .eff_mem = {1.29773, 0.0550279, 0.0617897, 0.0700434, 0.0853215, 0.126217, 0.163685, 0.23437, 0.319848, 0.397728, 0.457793, 0.508997, 0.53125, 0.536342, 0.609487, 0.629729, 0.588724, 0.8}},
+    .has_gemm_fp4 = true,
 };
 
 // b300_sxm: fit error per table (median |pred/meas - 1|, share within 25%):
 //   gemm bfloat16                      rows  35700  median   9.3%  within25  83.7%
 //   gemm fp8                           rows  35700  median   5.0%  within25  99.7%
 //   gemm fp8_block                     rows  29268  median   7.1%  within25  89.9%
+//   gemm nvfp4                         rows  29488  median  11.0%  within25  78.7%
 //   context_attention bf16/bf16        rows  23528  median   8.0%  within25  84.2%
 //   context_attention bf16/fp8         rows  23529  median   7.1%  within25  89.1%
 //   context_attention fp8/fp8          rows  22361  median   6.4%  within25  90.0%
@@ -154,12 +162,19 @@ constexpr KernelCoeffs kB300Sxm = {
        .cta_bw = 0, .ctas_per_sm = 0}},
     .elementwise_eff_mem = 0.876119,
     .elementwise_overhead_s = 1.725e-06,
+    .gemm_fp4 =
+      {.overhead_s = 7.86006e-06, .quant_bytes_per_elem = 6.66567, .act_bytes = 0.5625,
+       .tile_n = 256, .tile_k = 256, .n_half = 124.502, .k_half = 3256.62,
+       .eff_compute = {0.411041, 0.527201, 0.528657, 0.530243, 0.530251, 0.532101, 0.532109, 0.533325, 0.533325, 0.533333, 0.534023, 0.534681, 0.566421, 0.602411, 0.625206, 0.637},
+       .eff_mem = {1.5, 1.22378, 0.047573, 0.0567364, 0.0634603, 0.106155, 0.158045, 0.23472, 0.269621, 0.320643, 0.414879, 0.476778, 0.511874, 0.5625, 0.579568, 0.718318, 0.4, 0.8}},
+    .has_gemm_fp4 = true,
 };
 
 // gb200: fit error per table (median |pred/meas - 1|, share within 25%):
 //   gemm bfloat16                      rows  35700  median   9.7%  within25  85.6%
 //   gemm fp8                           rows  35700  median   4.6%  within25  99.8%
 //   gemm fp8_block                     rows  29268  median   7.2%  within25  89.3%
+//   gemm nvfp4                         rows  29488  median  12.3%  within25  73.5%
 //   context_attention bf16/bf16        rows  23529  median   8.4%  within25  84.9%
 //   context_attention bf16/fp8         rows  23529  median   8.5%  within25  88.7%
 //   context_attention fp8/fp8          rows  22361  median   8.2%  within25  89.2%
@@ -226,12 +241,19 @@ constexpr KernelCoeffs kGb200 = {
        .cta_bw = 0, .ctas_per_sm = 0}},
     .elementwise_eff_mem = 0.876119,
     .elementwise_overhead_s = 1.749e-06,
+    .gemm_fp4 =
+      {.overhead_s = 7.08083e-06, .quant_bytes_per_elem = 7.26351, .act_bytes = 0.5625,
+       .tile_n = 1, .tile_k = 1, .n_half = 0, .k_half = 708.559,
+       .eff_compute = {0.243465, 0.363782, 0.462277, 0.497111, 0.497118, 0.498852, 0.49886, 0.5, 0.5, 0.5, 0.500647, 0.517433, 0.539174, 0.551138, 0.559617, 0.563956},
+       .eff_mem = {1.5, 0.722494, 0.121186, 0.105625, 0.0968114, 0.163307, 0.200691, 0.284912, 0.364085, 0.420876, 0.476956, 0.525268, 0.522949, 0.568484, 0.658579, 0.605621, 0.821891, 0.8}},
+    .has_gemm_fp4 = true,
 };
 
 // gb300: fit error per table (median |pred/meas - 1|, share within 25%):
 //   gemm bfloat16                      rows  35700  median   8.7%  within25  86.0%
 //   gemm fp8                           rows  35700  median   4.6%  within25  99.8%
 //   gemm fp8_block                     rows  29268  median   7.3%  within25  90.2%
+//   gemm nvfp4                         rows  29488  median  10.7%  within25  78.9%
 //   context_attention bf16/bf16        rows  23529  median   8.3%  within25  83.7%
 //   context_attention bf16/fp8         rows  23529  median   7.2%  within25  88.7%
 //   context_attention fp8/fp8          rows  22359  median   6.5%  within25  89.4%
@@ -298,6 +320,12 @@ constexpr KernelCoeffs kGb300 = {
        .cta_bw = 0, .ctas_per_sm = 0}},
     .elementwise_eff_mem = 0.876119,
     .elementwise_overhead_s = 1.745e-06,
+    .gemm_fp4 =
+      {.overhead_s = 7.82545e-06, .quant_bytes_per_elem = 6.60925, .act_bytes = 0.5625,
+       .tile_n = 256, .tile_k = 256, .n_half = 157.042, .k_half = 3324.83,
+       .eff_compute = {0.43633, 0.527201, 0.528657, 0.530243, 0.530251, 0.532101, 0.532109, 0.533325, 0.533325, 0.533333, 0.534023, 0.534681, 0.573735, 0.612535, 0.63695, 0.653581},
+       .eff_mem = {1.5, 0.361939, 0.0470545, 0.0513327, 0.0613469, 0.101533, 0.149233, 0.22834, 0.262733, 0.311424, 0.405305, 0.49963, 0.503772, 0.544922, 0.61192, 0.665343, 0.4, 0.8}},
+    .has_gemm_fp4 = true,
 };
 
 }  // namespace

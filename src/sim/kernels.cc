@@ -57,7 +57,11 @@ inline double CausalKeys(double seq, double window) {
   return window * seq - 0.5 * window * window;
 }
 
-inline DType ComputeOf(GemmKind kind) { return kind == GemmKind::kBF16 ? DType::kBF16 : DType::kFP8; }
+inline DType ComputeOf(GemmKind kind) {
+  return kind == GemmKind::kBF16 ? DType::kBF16
+         : kind == GemmKind::kFP4 ? DType::kFP4
+                                  : DType::kFP8;
+}
 
 }  // namespace
 
@@ -194,7 +198,7 @@ inline double PerSmRateRatio(const GpuSpec& gpu, GemmKind kind, double peak_flop
 // GemmSecondsWith at an explicit tensor-core peak (FP4 GEMMs run the FP8 form at the FP4 peak).
 double GemmSecondsAtPeak(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
                          GemmKind kind, double weight_bytes, double count, double peak_flops) {
-  const GemmCoeffs& g = c.gemm[static_cast<int>(kind)];
+  const GemmCoeffs& g = GemmOf(c, kind);
   const double n_pad = RoundUp(n, g.tile_n);
   const double k_pad = RoundUp(k, g.tile_k);
   const double eff = Knot(g.eff_compute, m);
@@ -230,7 +234,7 @@ double GemmSecondsWith(const KernelCoeffs& c, const GpuSpec& gpu, double m, doub
 }
 
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
-                      DType weight, double count, bool block_scaled) {
+                      DType weight, double count, bool block_scaled, bool experts) {
   // The fp8_block rows measured DeepGEMM, the block-scaled kernels the engines run, only on the
   // Blackwell tables (calibration README: on H100/H200 they are TensorRT-LLM's torch-flow Linear);
   // elsewhere the per-tensor fit stands in (the derived AMD / tableless sets are anchored on
@@ -239,9 +243,12 @@ double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, doubl
       BlackwellCoeffs(gpu.calibration) == &c)
     return GemmSecondsWith(c, gpu, m, n, k, GemmKind::kFP8Block, 1.0, count);
   if (weight == DType::kFP4 && gpu.fp4_flops > 0) {
-    // FP4 tensor cores (Blackwell, CDNA4): no FP4 GEMM table is fitted, so the FP8 fit's form
-    // (efficiency ramps, tiles, fixed costs, activation quantisation) runs at the FP4 peak with
-    // FP4 weight bytes.
+    // FP4 tensor cores: a dense GEMM runs the set's own NVFP4 fit (the Blackwell tables); the
+    // routed experts' grouped GEMM (kernels.h: checked against the measured MoE op) and a set
+    // without FP4 rows (CDNA4's, derived from H100) run the FP8 fit's form (efficiency ramps,
+    // tiles, fixed costs, activation quantisation) at the FP4 peak with FP4 weight bytes.
+    if (c.has_gemm_fp4 && !experts)
+      return GemmSecondsWith(c, gpu, m, n, k, GemmKind::kFP4, BytesPerElement(DType::kFP4), count);
     return GemmSecondsAtPeak(c, gpu, m, n, k, GemmKind::kFP8, BytesPerElement(DType::kFP4), count,
                              gpu.fp4_flops);
   }
@@ -251,8 +258,8 @@ double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, doubl
 }
 
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count,
-                   bool block_scaled) {
-  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count, block_scaled);
+                   bool block_scaled, bool experts) {
+  return GemmSecondsFor(CoeffsFor(gpu), gpu, m, n, k, weight, count, block_scaled, experts);
 }
 
 double AttnPrefillSecondsWith(const AttnPrefillCoeffs& c, const GpuSpec& gpu, double batch,

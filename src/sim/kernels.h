@@ -31,7 +31,11 @@ enum class GemmKind : unsigned char {
   kBF16,      // bf16 x bf16 -> bf16
   kFP8,       // per-tensor FP8 weights, dynamic activation quantisation included
   kFP8Block,  // DeepSeek-style 128x128 block-scaled FP8 weights, 1x128 activation groups
+  kFP4,       // NVFP4 weights and activations (block scales), at the FP4 peak: the Blackwell
+              // tables' `nvfp4` rows; its coefficients are KernelCoeffs::gemm_fp4
 };
+// The kinds of KernelCoeffs::gemm (kFP4, fitted only where FP4 rows were measured, has its own
+// member).
 inline constexpr int kNumGemmKinds = 3;
 
 // One GEMM implementation on one GPU:
@@ -142,11 +146,23 @@ struct KernelCoeffs {
   // --- memory-bound elementwise (norms, activations, residual adds) ---
   double elementwise_eff_mem;
   double elementwise_overhead_s;
+  // NVFP4 GEMMs (GemmKind::kFP4), fitted on the set's own `nvfp4` rows (the Blackwell tables);
+  // has_gemm_fp4 false: no such rows, and FP4 GEMMs run the FP8 fit's form at the FP4 peak.
+  GemmCoeffs gemm_fp4 = {};
+  bool has_gemm_fp4 = false;
   // Sub-models this set did not fit on its own tables and took from another set (the nearest
   // measured generation), with the reason, e.g. "mla_decode fp8 from h200_sxm (no rows)";
   // "" when every sub-model is the set's own. CalibrationNote prints it.
   const char* borrowed = "";
 };
+
+// The coefficients of one GEMM kind of a set (kFP4: gemm_fp4).
+inline const GemmCoeffs& GemmOf(const KernelCoeffs& c, GemmKind kind) {
+  return kind == GemmKind::kFP4 ? c.gemm_fp4 : c.gemm[static_cast<int>(kind)];
+}
+inline GemmCoeffs& GemmOf(KernelCoeffs& c, GemmKind kind) {
+  return kind == GemmKind::kFP4 ? c.gemm_fp4 : c.gemm[static_cast<int>(kind)];
+}
 
 // The coefficient set for a GPU: its own calibration set when one was fitted (gpu.calibration
 // names it: h100_sxm, h200_sxm, b200_sxm, gb200, b300_sxm, gb300), otherwise the H100 set
@@ -184,8 +200,9 @@ std::string CalibrationNote(const GpuSpec& gpu);
 
 // Y[m,n] = X[m,k] W[k,n] with weights in `weight` dtype; `count` independent GEMMs of the same
 // shape (grouped experts). FP8 weights use the per-tensor FP8 fit (GemmKind::kFP8). FP4 weights on
-// a GPU with FP4 tensor cores (Blackwell, CDNA4: gpu.fp4_flops > 0) run the FP8 fit's form at the
-// FP4 peak with FP4 weight bytes; on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
+// a GPU with FP4 tensor cores (Blackwell, CDNA4: gpu.fp4_flops > 0) run the set's NVFP4 fit
+// (GemmKind::kFP4) where it has one (has_gemm_fp4: the Blackwell sets), else the FP8 fit's form at
+// the FP4 peak with FP4 weight bytes (CDNA4); on other GPUs with FP8 the FP8 fit at the FP8 peak with FP4 weight bytes
 // (weight-only FP4). Without FP8 tensor cores the bf16 fit runs with the stored weight bytes
 // (weight-only quantisation).
 // `block_scaled`: FP8 weights with block scales (a checkpoint with quantization_config
@@ -195,11 +212,17 @@ std::string CalibrationNote(const GpuSpec& gpu);
 // README; the H100/H200 rows are TensorRT-LLM's torch-flow Linear, and the derived AMD and
 // tableless sets are anchored on per-tensor FP8 figures: all keep the per-tensor form); ignored
 // for other dtypes.
+// `experts`: the routed experts' grouped GEMM of an MoE layer. With FP4 weights it keeps the FP8
+// form at the FP4 peak even on a set with an NVFP4 fit: the fit is of dense GEMMs, and against the
+// measured fused MoE op (moe.csv nvfp4, DeepSeek shape, B300, EP 1/4/8, 1-4,096 tokens) it would
+// price the two expert GEMMs up to 46% above the whole measured op, while the FP8 form stays 7-35%
+// below it (the rest being routing and permutation): docs/dev/COST_MODEL.md "Weight formats".
 double GemmSeconds(const GpuSpec& gpu, double m, double n, double k, DType weight, double count = 1,
-                   bool block_scaled = false);
+                   bool block_scaled = false, bool experts = false);
 // The same with the coefficient set given (the simulator resolves CoeffsFor once per problem).
 double GemmSecondsFor(const KernelCoeffs& c, const GpuSpec& gpu, double m, double n, double k,
-                      DType weight, double count = 1, bool block_scaled = false);
+                      DType weight, double count = 1, bool block_scaled = false,
+                      bool experts = false);
 
 // Explicit implementation and coefficients (the fitter and the fit tests use these; GemmSeconds is
 // GemmSecondsWith(CoeffsFor(gpu), gpu, ..., kind for `weight`, BytesPerElement(weight), count)).

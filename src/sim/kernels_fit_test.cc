@@ -194,6 +194,12 @@ TEST_P(BlackwellFit, FitErrorOnItsOwnTables) {
                *gemm, [&](const calib::GemmRow& r) { return r.kind == static_cast<GemmKind>(i); },
                [&](const calib::GemmRow& r) { return calib::Predict(*c, *gpu, r); }));
   }
+  // The nvfp4 rows: every Blackwell set measured them and fits them (GemmKind::kFP4).
+  EXPECT_TRUE(c->has_gemm_fp4) << bc.set;
+  Report(bc.set, "gemm nvfp4",
+         Score<calib::GemmRow>(
+             *gemm, [&](const calib::GemmRow& r) { return r.kind == GemmKind::kFP4; },
+             [&](const calib::GemmRow& r) { return calib::Predict(*c, *gpu, r); }));
   auto bound = [&](const std::string& table, const calib::ErrorSummary& e, double max_median) {
     std::cout << "[fit] " << bc.set << " " << table << ": rows " << e.rows << ", median |err| "
               << 100 * e.median_ape << "%\n";
@@ -349,10 +355,11 @@ TEST(KernelModel, BlockScaledFp8RunsTheBlockKernels) {
                    GemmSeconds(mi, 8, 2048, 7168, DType::kFP8, 1, false));
 }
 
-// FP4 tensor cores (Blackwell): an FP4 GEMM is the FP8 form at the FP4 peak with FP4 weight
-// bytes, i.e. exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it
-// takes half the FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.
-TEST(KernelModel, Fp4OnBlackwell) {
+// FP4 tensor cores on a set without NVFP4 rows (a tableless Blackwell-like GPU on the H100 set;
+// CDNA4 on the AMD set): an FP4 GEMM is the FP8 form at the FP4 peak with FP4 weight bytes, i.e.
+// exactly the FP8 GEMM of a GPU whose FP8 peak were the FP4 one. Compute-bound, it takes half the
+// FP8 time (peak 9000 vs 4500 TFLOPS); a GPU without FP4 keeps the Hopper rule.
+TEST(KernelModel, Fp4OnASetWithoutNvfp4Rows) {
   const GpuSpec b200 = TablelessGpu("b200", H100().sm_count, 2250e12, 4500e12, 9000e12, 8e12);
   GpuSpec as_fp8 = b200;
   as_fp8.fp8_flops = b200.fp4_flops;
@@ -374,6 +381,37 @@ TEST(KernelModel, Fp4OnBlackwell) {
   no_fp4.fp4_flops = 0;
   EXPECT_DOUBLE_EQ(GemmSeconds(no_fp4, 64, 4096, 7168, DType::kFP4),
                    GemmSecondsWith(c, no_fp4, 64, 4096, 7168, GemmKind::kFP8, 0.5 + 1.0 / 32));
+}
+
+// A Blackwell preset runs its set's own NVFP4 fit (GemmKind::kFP4, the tables' nvfp4 rows) for
+// dense FP4 GEMMs, with the FP4 weight bytes the simulator counts; the routed experts' grouped
+// GEMM keeps the FP8 form at the FP4 peak.
+TEST(KernelModel, Fp4OnBlackwellRunsTheNvfp4Fit) {
+  for (const char* name : {"b200", "gb200", "b300", "gb300"}) {
+    const GpuSpec gpu = *GpuPreset(name);
+    const KernelCoeffs& c = CoeffsFor(gpu);
+    ASSERT_TRUE(c.has_gemm_fp4) << name;
+    for (double m : {1.0, 16.0, 4096.0}) {
+      const double t = GemmSeconds(gpu, m, 4096, 7168, DType::kFP4, 4);
+      EXPECT_DOUBLE_EQ(t, GemmSecondsWith(c, gpu, m, 4096, 7168, GemmKind::kFP4,
+                                          BytesPerElement(DType::kFP4), 4))
+          << name << " m " << m;
+    }
+    // Never slower with more rows or larger operands (the fit's ramps).
+    EXPECT_LE(GemmSeconds(gpu, 16, 4096, 7168, DType::kFP4),
+              GemmSeconds(gpu, 32, 4096, 7168, DType::kFP4)) << name;
+    // The routed experts' grouped GEMM keeps the FP8 form at the FP4 peak (kernels.h).
+    GpuSpec as_fp8 = gpu;
+    as_fp8.fp8_flops = gpu.fp4_flops;
+    for (double count : {1.0, 25.3}) {
+      EXPECT_DOUBLE_EQ(GemmSeconds(gpu, 1.3, 4096, 7168, DType::kFP4, count, false, true),
+                       GemmSecondsWith(c, as_fp8, 1.3, 4096, 7168, GemmKind::kFP8,
+                                       BytesPerElement(DType::kFP4), count))
+          << name << " count " << count;
+    }
+  }
+  // The AMD set has no NVFP4 rows: MI355X keeps the FP8 form at its FP4 (MXFP4) peak.
+  EXPECT_FALSE(CoeffsFor(*GpuPreset("mi355x")).has_gemm_fp4);
 }
 
 // Per-SM transfer to a GPU without tables: the fitted losses below the asymptotic efficiency keep

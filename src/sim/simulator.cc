@@ -390,7 +390,8 @@ double Simulator::StepSeconds(const Step& st, bool decode_kernels) const {
   switch (st.kind) {
     case StepKind::kGemm:
       if (st.m <= 0) return 0;
-      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count, block_fp8_);
+      return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count, block_fp8_,
+                            st.op == Op::kMoeFfn1 || st.op == Op::kMoeFfn2);
     case StepKind::kAttnDecode:
       if (st.seqs <= 0) return 0;
       // q_len > 1 (MTP verification): the q_len queries of a sequence read the same keys; the
