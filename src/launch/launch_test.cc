@@ -328,14 +328,9 @@ TEST(Commands, AtomAndSglangOnAmdGpus) {
   EXPECT_EQ(WorkersOf("ideal"), std::nullopt);
 }
 
-// The Launch section's other engines: a plan priced under vLLM's scheduler is also priced, as run
-// by each other serving engine, under that engine's scheduler and default batch limit (the GUIDE's
-// Llama-3.1-70B plan: SGLang expresses it exactly, but its scheduler misses the 50 ms TPOT).
-TEST(TranslatePlan, TheRunnablePlanBoundsTheBestExpressible) {
-  // Llama-3.1-70B FP8 on 8 H100s under vLLM, the plan pp 2 x dp 4 at batch 55: the scan of the
-  // space's batch options (powers of two) finds less (pp 1 x tp 2 x dp 4 at 64: 849 tokens/s per
-  // GPU against 1,044 when written). Every engine that runs the plan valid has a best-as-is of at
-  // least what it runs; one that expresses it exactly has the plan itself as its best.
+// The GUIDE's first problem: Llama-3.1-70B FP8 on 8 H100s, 1024/256, TTFT 2 s, TPOT 50 ms, planned
+// under vLLM's scheduler and limits.
+Problem GuideLlama70b() {
   Problem p = MakeProblem("llama-3.1-70b", 8, Mode::kServe);
   p.workload.isl = 1024;
   p.workload.osl = 256;
@@ -344,6 +339,15 @@ TEST(TranslatePlan, TheRunnablePlanBoundsTheBestExpressible) {
   p.workload.tpot_ms = 50;
   p.workload.engine = l2s::Engine::kVllm;
   p.workload.max_batch = DefaultsOf(l2s::Engine::kVllm).max_batch;
+  return p;
+}
+
+TEST(TranslatePlan, TheRunnablePlanBoundsTheBestExpressible) {
+  // Llama-3.1-70B FP8 on 8 H100s under vLLM, the plan pp 2 x dp 4 at batch 55: the scan of the
+  // space's batch options (powers of two) finds less (pp 1 x tp 2 x dp 4 at 64: 849 tokens/s per
+  // GPU against 1,044 when written). Every engine that runs the plan valid has a best-as-is of at
+  // least what it runs; one that expresses it exactly has the plan itself as its best.
+  const Problem p = GuideLlama70b();
   const Simulator sim(p);
   const Strategy s = Megatron(p.model, 2, 1, 4, 1, 55);
   const StrategySpace space = *StrategySpace::Make(p.model, 8, SpaceOptions{});
@@ -363,15 +367,11 @@ TEST(TranslatePlan, TheRunnablePlanBoundsTheBestExpressible) {
   EXPECT_GE(exact, 1);
 }
 
+// The Launch section's other engines: a plan priced under vLLM's scheduler is also priced, as run
+// by each other serving engine, under that engine's scheduler and default batch limit (the GUIDE's
+// Llama-3.1-70B plan: SGLang expresses it exactly, but its scheduler misses the 50 ms TPOT).
 TEST(TranslatePlan, OtherEnginesArePricedUnderTheirOwnScheduler) {
-  Problem p = MakeProblem("llama-3.1-70b", 8, Mode::kServe);
-  p.workload.isl = 1024;
-  p.workload.osl = 256;
-  p.workload.weight = p.workload.kv = DType::kFP8;
-  p.workload.ttft_ms = 2000;
-  p.workload.tpot_ms = 50;
-  p.workload.engine = l2s::Engine::kVllm;
-  p.workload.max_batch = DefaultsOf(l2s::Engine::kVllm).max_batch;
+  const Problem p = GuideLlama70b();
   const Simulator sim(p);
   const Strategy s = Megatron(p.model, 2, 1, 4, 1, 55);
   ASSERT_TRUE(sim.Evaluate(s).valid());
