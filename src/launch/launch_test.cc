@@ -387,7 +387,9 @@ TEST(TranslatePlan, OtherEnginesArePricedUnderTheirOwnScheduler) {
     q.workload.max_batch = DefaultsOf(own).max_batch;
     const Evaluation e = Simulator(q).Evaluate(x.launched);
     ASSERT_EQ(e.valid(), x.own_eval.valid()) << EngineName(x.engine);
-    if (e.valid()) EXPECT_DOUBLE_EQ(e.tokens_per_s_per_gpu, x.own_eval.tokens_per_s_per_gpu);
+    if (e.valid()) {
+      EXPECT_DOUBLE_EQ(e.tokens_per_s_per_gpu, x.own_eval.tokens_per_s_per_gpu);
+    }
     if (x.engine == Engine::kSglang) {
       EXPECT_FALSE(x.own_eval.valid());
       EXPECT_TRUE(Has(x.own_reason, "TPOT")) << x.own_reason;

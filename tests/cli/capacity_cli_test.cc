@@ -176,9 +176,14 @@ TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
             best["instances"].get<int>() * best["gpus_per_instance"].get<int>());
   EXPECT_LE(best["summary"]["ttft_ms"]["p99"].get<double>(), 1000.0);
   EXPECT_LE(best["summary"]["tpot_ms"]["p99"].get<double>(), 30.0);
-  for (const auto& c : j["candidates"])
-    if (c["meets"].get<bool>()) EXPECT_GE(c["gpus"].get<int>(), best["gpus"].get<int>());
-  if (best["instances"].get<int>() > 1) EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
+  for (const auto& c : j["candidates"]) {
+    if (c["meets"].get<bool>()) {
+      EXPECT_GE(c["gpus"].get<int>(), best["gpus"].get<int>());
+    }
+  }
+  if (best["instances"].get<int>() > 1) {
+    EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
+  }
 }
 
 // The steady state ranks layouts at one batch; the percentiles depend on how each queues. Sizing
