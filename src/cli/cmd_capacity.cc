@@ -453,8 +453,13 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       fmt::print("  {:<8} {:>6}  {}\n", e.engine, e.found ? std::to_string(e.gpus) : "-",
                  e.layout);
     fmt::print("below: {}, the fewest GPUs (ties: the highest rate they sustain; --engine E "
-               "sizes another)\n\n",
+               "sizes another)\n",
                o.engine);
+    if (base.sglang_recv_interval > 1)
+      fmt::print("--scheduler-recv-interval {} applies to SGLang's sizes only (an SGLang "
+                 "setting)\n",
+                 base.sglang_recv_interval);
+    fmt::print("\n");
   }
   fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
              p0.cluster.gpu.name, o.engine, reqs.size(), serve::StreamRate(reqs),

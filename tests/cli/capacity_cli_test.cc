@@ -108,6 +108,16 @@ TEST(CapacityCli, RecvIntervalIsAnSglangFlag) {
                         "cap_recv");
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_EQ(nlohmann::json::parse(j.out)["summary"]["scheduler_recv_interval"], 30);
+  // Sizing every engine (no --engine): SGLang's sizes take it, and the table says so.
+  const auto all = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--rate", "10",
+                           "--requests", "200", "--isl", "1000", "--osl", "200", "--slo",
+                           "p99_ttft_ms=2000,p99_tpot_ms=50", "--max-gpus", "2",
+                           "--scheduler-recv-interval", "30"},
+                          "cap_recv");
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("--scheduler-recv-interval 30 applies to SGLang's sizes only"),
+            std::string::npos)
+      << all.out;
 }
 
 TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
