@@ -623,8 +623,21 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     Status cs = CheckStrategy(p.model, size[k], s[k]);
     if (!cs.ok()) return miss(fmt::format("invalid {} strategy: {}", k == 0 ? "prefill" : "decode", cs.message()));
   }
+  DisaggEvaluation d = (*dm)->Evaluate(size[0], s[0], size[1], s[1]);
+  // A client-simulated row whose concurrency (not a stated batch) does not fit the decode pool's
+  // KV memory at once: the decode instances admit what fits and the other clients wait (the client
+  // run simulates it); the static model is checked at the batch that fits, as aggregated rows are.
+  if (d.verdict == Verdict::kMemory && row.batch == 0 && ClientSimulated(row)) {
+    Strategy fit = s[1];
+    fit.batch = 0;
+    DisaggEvaluation auto_d = (*dm)->Evaluate(size[0], s[0], size[1], fit);
+    if (auto_d.verdict != Verdict::kStructure && auto_d.verdict != Verdict::kMemory &&
+        auto_d.verdict != Verdict::kNoBatch) {
+      s[1] = fit;
+      d = std::move(auto_d);
+    }
+  }
   out.strategy = fmt::format("prefill {} | decode {}", ToText(s[0]), ToText(s[1]));
-  const DisaggEvaluation d = (*dm)->Evaluate(size[0], s[0], size[1], s[1]);
   out.batch = d.decode.eval.batch;
   // The row's own counts: every instance of each pool (BestCounts' choice has the same rate).
   const int np = static_cast<int>(row.prefill.gpus / size[0]), nd = static_cast<int>(row.decode.gpus / size[1]);

@@ -546,6 +546,21 @@ TEST(Predict, ClientsBeyondTheKvMemoryWaitInsteadOfMissing) {
   EXPECT_LE(many.raw, half.raw * 1.05);
 }
 
+TEST(Predict, DisaggClientsBeyondTheDecodeKvMemoryWaitInsteadOfMissing) {
+  // The same for a disaggregated row: one H100 prefill and one H100 decode instance of
+  // Llama-3.1-8B FP8 at 8k/1k, 512 clients, far more KV than the decode GPU holds at once. The
+  // decode instance admits what fits and the other clients wait: predicted from the client run
+  // (the static model checked at the decode batch that fits), not missed for memory.
+  Predictor pred({}, false);
+  const Prediction p = pred.Predict(ScaleRow(
+      "11,s,vllm,h100,2,llama-3.1-8b,fp8,fp8,,,,,disagg,8192,1024,,,output_tokens_per_s,100,"
+      ",,,,,,512,1,1,1,1,1,1,1,1,\"random-range-ratio 0.8\"\n"));
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_LT(p.batch, 512);
+  EXPECT_NE(p.strategy.find("decode pp=1,tp=1,dp=1,ep=1,batch=auto"), std::string::npos)
+      << p.strategy;
+}
+
 TEST(Predict, TrtllmBenchRowsRunWithTheBenchEstimateOfTheLimits) {
   // A trtllm-bench throughput row that states no limits runs with trtllm-bench's own estimate
   // (trtllm_bench.h). Llama-3.1-70B FP8 on 2 H200s, TP2, FP8 KV, 1024/1024: 768 sequences and
