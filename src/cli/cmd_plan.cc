@@ -890,6 +890,20 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                               o.recommended_eval.tpot_s * 1e3, ToText(o.recommended),
                               d->eval.tokens_per_s_per_gpu / agg_v)
                 : fmt::format("  no valid plan: {}\n", agg_failure);
+    // An MoE model's aggregated plan is one instance over every GPU (its attention-DP ranks step
+    // together); replicas of a smaller instance, each serving on its own, are not planned. Say so
+    // where the disaggregated pools use smaller instances, so that the ratio above is read as
+    // what it is.
+    if (o.have_recommended && p.model.is_moe()) {
+      const int pool_gpus =
+          std::max(d->eval.prefill.gpus_per_instance, d->eval.decode.gpus_per_instance);
+      if (pool_gpus > 0 && o.recommended.gpus() > pool_gpus)
+        text += fmt::format(
+            "  note: the aggregated plan is one instance of {} GPUs; l2s does not plan aggregated "
+            "replicas yet. Independent replicas of {} GPUs (the largest pool instance) serve, per "
+            "GPU, what one does: l2s plan --gpus {} --serving agg\n",
+            o.recommended.gpus(), pool_gpus, pool_gpus);
+    }
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
     StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
     if (!emitted.ok()) return Fail(emitted.status());

@@ -205,6 +205,26 @@ TEST(DisaggCli, TextNamesBothPoolsAndTheTtftSum) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+TEST(DisaggCli, AnMoeAggregatedBaselineSaysItIsOneInstance) {
+  // DeepSeek-R1 on 8 MI355X, 1k/1k: disaggregated wins with 4-GPU pools; the aggregated plan it is
+  // compared with is one 8-GPU instance (an MoE model's ranks step together), and l2s does not plan
+  // aggregated replicas: the text says so and how to plan one replica. A dense model (Llama-3.1-8B
+  // here) plans its dp ranks as independent replicas already and gets no such note.
+  const Result r = RunL2s({"plan", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "mi355x",
+                           "--gpus", "8", "--mode", "serve", "--isl", "1024", "--osl", "1024",
+                           "--slo", "ttft_ms=2000,tpot_ms=50"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_NE(r.out.find("disaggregated wins"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: the aggregated plan is one instance of 8 GPUs; l2s does not plan "
+                       "aggregated replicas yet. Independent replicas of 4 GPUs (the largest pool "
+                       "instance) serve, per GPU, what one does: l2s plan --gpus 4 --serving agg"),
+            std::string::npos)
+      << r.out;
+  const Result dense = RunL2s(With({"--serving", "auto"}));
+  ASSERT_EQ(dense.code, 0) << dense.err;
+  EXPECT_EQ(dense.out.find("does not plan aggregated replicas"), std::string::npos);
+}
+
 TEST(DisaggCli, MixedPoolsCluster) {
   const std::string path = TempPath("l2s_pools") + ".json";
   {
