@@ -100,7 +100,8 @@ int64_t ServeSim::memo_size() const {
 }
 
 namespace {
-Status CheckServeOptions(const ServeOptions& opt) {
+// `engine`: the deployment's scheduler family (the receive interval is SGLang's).
+Status CheckServeOptions(const ServeOptions& opt, Engine engine) {
   if (opt.instances < 1 || opt.instances > 1'000'000)
     return Status::InvalidArgument("serve: instances must be in [1, 10^6]");
   if (opt.max_running < 0) return Status::InvalidArgument("serve: max running must be >= 0");
@@ -111,6 +112,10 @@ Status CheckServeOptions(const ServeOptions& opt) {
     return Status::InvalidArgument("serve: new_token_ratio must be in [0, 1]");
   if (opt.sglang_recv_interval < 1 || opt.sglang_recv_interval > 1'000'000)
     return Status::InvalidArgument("serve: the scheduler receive interval must be in [1, 10^6]");
+  if (opt.sglang_recv_interval > 1 && engine != Engine::kSglang)
+    return Status::InvalidArgument(fmt::format(
+        "serve: the scheduler receive interval is an SGLang setting (the engine is {})",
+        EngineName(engine)));
   return Status::Ok();
 }
 }  // namespace
@@ -141,13 +146,10 @@ StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int
 StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const ServeOptions& opt,
                                                    int64_t nominal_isl, int64_t nominal_osl) {
   if (cost == nullptr) return Status::InvalidArgument("serve: no step cost");
-  if (Status st = CheckServeOptions(opt); !st.ok()) return st;
+  const Engine engine = cost->sim().problem().workload.engine;
+  if (Status st = CheckServeOptions(opt, engine); !st.ok()) return st;
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
-  s->engine_ = cost->sim().problem().workload.engine;
-  if (opt.sglang_recv_interval > 1 && s->engine_ != Engine::kSglang)
-    return Status::InvalidArgument(fmt::format(
-        "serve: the scheduler receive interval is an SGLang setting (the engine is {})",
-        EngineName(s->engine_)));
+  s->engine_ = engine;
   auto pool = MakePool(cost, Role::kMixed, opt.instances, opt.max_running, opt.kv_capacity_tokens,
                        opt.router, nominal_isl + nominal_osl, nominal_isl);
   if (!pool.ok()) return pool.status();
@@ -163,7 +165,8 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill
                                                          int64_t nominal_osl) {
   if (prefill == nullptr || decode == nullptr)
     return Status::InvalidArgument("serve: no step cost");
-  if (Status st = CheckServeOptions(opt); !st.ok()) return st;
+  const Engine e = decode->sim().problem().workload.engine;
+  if (Status st = CheckServeOptions(opt, e); !st.ok()) return st;
   if (d.prefill_instances < 1 || d.prefill_instances > 1'000'000)
     return Status::InvalidArgument("serve: prefill instances must be in [1, 10^6]");
   if (d.prefill_max_running < 0)
@@ -173,13 +176,8 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill
   if (d.kv_channels < 0) return Status::InvalidArgument("serve: KV channels must be >= 0");
   if (d.sglang_reserved_decode_tokens < 0 || d.sglang_clip_max_new_tokens < 0)
     return Status::InvalidArgument("serve: SGLang's decode reserve and clip must be >= 0");
-  const Engine e = decode->sim().problem().workload.engine;
   if (prefill->sim().problem().workload.engine != e)
     return Status::InvalidArgument("serve: the prefill and decode pools run different engines");
-  if (opt.sglang_recv_interval > 1 && e != Engine::kSglang)
-    return Status::InvalidArgument(fmt::format(
-        "serve: the scheduler receive interval is an SGLang setting (the engine is {})",
-        EngineName(e)));
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
   s->engine_ = e;
   s->dis_ = d;
@@ -236,10 +234,9 @@ struct Inst {
   int replica_rr = 0;  // the first replica of a configured instance: its dp dispatch's turn
   int64_t outstanding = 0;
   double step_start = 0;
-  // SGLang's receive counter (ServeOptions::sglang_recv_interval) and whether the latest step
-  // prefilled (weight 1,000) or only decoded (weight 1).
-  int64_t recv_counter = 0;
-  bool last_prefilled = false, stepped = false;
+  // SGLang's receive counter (ServeOptions::sglang_recv_interval) and the weight of the latest
+  // step: 1,000 when it prefilled, 1 when it only decoded, 0 when the instance went idle after it.
+  int64_t recv_counter = 0, last_step_weight = 0;
   std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
 };
 
@@ -567,7 +564,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     if (recv_interval > 1) {
       // SGLang's receive point: the counter grows by the latest step's weight; the scheduler
       // receives when it reaches the interval, or at once when it has nothing else to run.
-      if (in.stepped) in.recv_counter += in.last_prefilled ? 1000 : 1;
+      in.recv_counter += in.last_step_weight;
       bool work = false;
       for (const Rank& r : in.ranks) work = work || !r.running.empty() || !r.waiting.empty();
       if (in.recv_counter >= recv_interval || !work) {
@@ -615,11 +612,10 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
     }
     if (!any) {
       in.busy = false;
-      in.stepped = false;
+      in.last_step_weight = 0;
       return;
     }
-    in.stepped = true;
-    in.last_prefilled = mean.prefill_tokens > 0;
+    in.last_step_weight = mean.prefill_tokens > 0 ? 1000 : 1;
     mean.decode_ctx = mean.decode_seqs > 0 ? ctx_total / (mean.decode_seqs * dp) : 0;
     if (dp == 1) mean = busiest;
     const double dur = std::max(PoolStepSeconds(in.pool, busiest, mean), 1e-9);

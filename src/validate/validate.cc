@@ -623,6 +623,11 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     Status cs = CheckStrategy(p.model, size[k], s[k]);
     if (!cs.ok()) return miss(fmt::format("invalid {} strategy: {}", k == 0 ? "prefill" : "decode", cs.message()));
   }
+  // A deployment that runs (SLOs aside: a row states none it had to meet).
+  auto deployable = [](const DisaggEvaluation& x) {
+    return x.verdict != Verdict::kStructure && x.verdict != Verdict::kMemory &&
+           x.verdict != Verdict::kNoBatch;
+  };
   DisaggEvaluation d = (*dm)->Evaluate(size[0], s[0], size[1], s[1]);
   // A client-simulated row whose concurrency (not a stated batch) does not fit the decode pool's
   // KV memory at once: the decode instances admit what fits and the other clients wait (the client
@@ -631,8 +636,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     Strategy fit = s[1];
     fit.batch = 0;
     DisaggEvaluation auto_d = (*dm)->Evaluate(size[0], s[0], size[1], fit);
-    if (auto_d.verdict != Verdict::kStructure && auto_d.verdict != Verdict::kMemory &&
-        auto_d.verdict != Verdict::kNoBatch) {
+    if (deployable(auto_d)) {
       s[1] = fit;
       d = std::move(auto_d);
     }
@@ -641,8 +645,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   out.batch = d.decode.eval.batch;
   // The row's own counts: every instance of each pool (BestCounts' choice has the same rate).
   const int np = static_cast<int>(row.prefill.gpus / size[0]), nd = static_cast<int>(row.decode.gpus / size[1]);
-  if (d.verdict == Verdict::kStructure || d.verdict == Verdict::kMemory || d.verdict == Verdict::kNoBatch)
-    return miss(fmt::format("invalid: {}", d.reason));
+  if (!deployable(d)) return miss(fmt::format("invalid: {}", d.reason));
   Evaluation e = d.AsEvaluation();
   const double rate = std::min({np * d.prefill.capacity_rps, nd * d.decode.capacity_rps,
                                 std::min(np * size[0], nd * size[1]) * d.link.bw /
