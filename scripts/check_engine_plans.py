@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Issue 43's target, measured: for each problem of the README and docs and each serving engine,
-`l2s plan --engine E --serving agg` must equal `l2s eval --engine E` of its best.strategy (within
+`l2s plan --engine E --serving agg` must equal `l2s eval --engine E` of its best.strategy (on one
+instance's GPUs where the plan is replicated; within
 0.5%) and `launch.E.exact` must be true. Prints one line per (problem, engine) and a summary;
 exits 1 on a miss. Usage: scripts/check_engine_plans.py [path/to/l2s]"""
 import json
@@ -45,7 +46,11 @@ def main():
                 print(f"{name} [{e}]: no plan ({j.get('reason', rc)})")
                 continue
             b = j["best"]
-            rc, ev = run(l2s, ["eval", *prob, "--engine", e, "--strategy", b["strategy"]])
+            # Aggregated replicas: the plan's figures are one instance's, on its GPUs.
+            on = list(prob)
+            if b.get("instances", 1) > 1:
+                on[on.index("--gpus") + 1] = str(b["gpus_per_instance"])
+            rc, ev = run(l2s, ["eval", *on, "--engine", e, "--strategy", b["strategy"]])
             ratio = ev.get("tokens_per_s_per_gpu", 0) / b["tokens_per_s_per_gpu"]
             exact = (j.get("launch") or {}).get(e, {}).get("exact")
             ok = abs(ratio - 1) <= 0.005 and exact is True and b.get("launchable") is True

@@ -21,6 +21,7 @@
 #include "cli/output.h"
 #include "cli/pareto_report.h"
 #include "cli/plan_problem.h"
+#include "cli/plan_replicas.h"
 #include "cli/plan_traffic.h"
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
@@ -67,6 +68,7 @@ struct PlanFlags {
   std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
   std::string model_id;  // --model-id: the model the emitted files load
   TrafficFlags traffic;  // with percentile --slo keys: plan for a traffic (cli/plan_traffic.h)
+  int instance_gpus = 0;  // --instance-gpus: the aggregated replicas' size (cli/plan_replicas.h)
 };
 
 // ---------------------------------------------------------------- per-operator words
@@ -308,6 +310,13 @@ struct PlanOutcome : AggPlan {
   std::vector<plan::EnginePlan> engines;
   // No --engine: `engine` is the fastest of `engines`, planned as --engine would plan it.
   bool engine_chosen = false;
+  // Aggregated replicas (cli/plan_replicas.h): when active, `sim` is one instance's problem and
+  // `deployment` the problem on every GPU.
+  ReplicaSizing replicas;
+  Problem deployment;
+  // The problem on every GPU: `deployment` when replicas are active, else the simulator's.
+  const Problem& Deployment() const { return replicas.active ? deployment : sim->problem(); }
+  int Replicas() const { return replicas.active ? replicas.choice.replicas : 1; }
 };
 
 // Whether engine `id` launches `s` as it is (kIdeal: whether any engine tabulated for the GPU's
@@ -339,10 +348,21 @@ json EnginesJson(const PlanOutcome& o) {
   return a;
 }
 
+// The router command of the plan's replicas ("" without replicas or without a serving engine).
+std::string PlanRouter(const PlanOutcome& o) {
+  if (!o.replicas.active) return "";
+  const std::optional<launch::Engine> e = launch::WorkersOf(engine::EngineName(o.engine));
+  return e ? ReplicaRouterCommand(*e, o.Replicas()) : "";
+}
+
 json PlanJson(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
   json j;
-  j["problem"] = ProblemJson(sim.problem());
+  j["problem"] = ProblemJson(o.Deployment());
+  // The aggregated replicas' sizing: null when it did not run (a dense model, a traffic).
+  j["replicas"] = o.replicas.active || o.replicas.fixed || !o.replicas.choice.trials.empty()
+                      ? ReplicaSizingJson(o.replicas, PlanRouter(o))
+                      : json();
   j["searcher"] = o.requested_searcher;
   j["searcher_spec"] = o.searcher_spec;  // what ran: "oracle" where the engine's space is exact
   j["seed"] = o.seed;
@@ -368,7 +388,11 @@ json PlanJson(const PlanOutcome& o) {
     b["engine"] = std::string(engine::EngineName(o.engine));
     b["launchable"] = LaunchableBy(o.engine, sim.problem(), o.recommended);
     b["cost"] = CostJson(plan::CostOf(o.recommended_eval.tokens_per_s_per_gpu, sim.problem().workload,
-                                      sim.problem().cluster, sim.problem().cluster.num_gpus));
+                                      o.Deployment().cluster, o.Deployment().cluster.num_gpus));
+    // One instance's figures above; the deployment is `instances` of them.
+    b["instances"] = o.Replicas();
+    b["gpus_per_instance"] = sim.problem().cluster.num_gpus;
+    b["deployment_tokens_per_s"] = o.recommended_eval.tokens_per_s * o.Replicas();
     b["error_band"] = ErrorBandJson(plan::UncertaintyOf(sim.problem(), o.recommended,
                                                         /*disaggregated=*/false, o.recommended.pp));
     // How the engine was chosen: "flag" (--engine), "fastest" (no --engine: the fastest row of
@@ -442,7 +466,11 @@ json PlanJson(const PlanOutcome& o) {
 std::string EnginesText(const PlanOutcome& o) {
   std::string out;
   if (!o.engines.empty()) {
-    out += "\nEngines (each the best plan it launches, under its own scheduler)\n";
+    out += o.replicas.active
+               ? fmt::format("\nEngines (each the best plan it launches on one instance of {} "
+                             "GPUs, under its own scheduler)\n",
+                             o.sim->problem().cluster.num_gpus)
+               : std::string("\nEngines (each the best plan it launches, under its own scheduler)\n");
     out += fmt::format("  {:<14} {:>12} {:>10} {:>10}  {}\n", "engine", "tok/s/GPU", "TTFT ms",
                        "TPOT ms", "plan");
     const plan::EnginePlan* top = nullptr;
@@ -497,7 +525,7 @@ void PrintPlan(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
   const Problem& p = sim.problem();
   const SearchResult& r = o.main.result;
-  fmt::print("l2s plan: {}\n", ProblemSummary(p));
+  fmt::print("l2s plan: {}\n", ProblemSummary(o.Deployment()));
   if (o.searcher == "oracle")  // exact, not limited by --budget
     fmt::print("search oracle{}: {} simulator calls in {:.1f} s{}{}\n\n",
                o.engine != engine::EngineId::kIdeal
@@ -509,6 +537,7 @@ void PrintPlan(const PlanOutcome& o) {
     fmt::print("search {}, seed {}: {} of {} simulator calls in {:.1f} s{}{}\n\n", o.searcher,
                o.seed, r.calls, o.budget, r.wall_s, r.note.empty() ? "" : " - ", r.note);
   if (o.interrupted) fmt::print("INTERRUPTED: showing the best plan found so far\n\n");
+  fmt::print("{}", ReplicaSizingText(o.replicas));
   if (!o.warning.empty()) fmt::print("WARNING: {}\n\n", o.warning);
   if (!o.have_recommended) {
     fmt::print("no valid strategy found before the interruption\n");
@@ -551,15 +580,22 @@ void PrintPlan(const PlanOutcome& o) {
   for (const std::string& n : StrategyNotes(p.model, s)) fmt::print("  note: {}\n", n);
 
   fmt::print("\nPerformance (simulated)\n");
-  fmt::print("  throughput {:.2f} tokens/s per GPU, {} tokens/s in total\n", e.tokens_per_s_per_gpu,
-             Thousands(e.tokens_per_s));
+  if (o.replicas.active)
+    fmt::print("  throughput {:.2f} tokens/s per GPU, {} tokens/s per instance, {} over the {} "
+               "instances\n",
+               e.tokens_per_s_per_gpu, Thousands(e.tokens_per_s),
+               Thousands(e.tokens_per_s * o.Replicas()), o.Replicas());
+  else
+    fmt::print("  throughput {:.2f} tokens/s per GPU, {} tokens/s in total\n", e.tokens_per_s_per_gpu,
+               Thousands(e.tokens_per_s));
   const Mode mode = p.workload.mode;
   fmt::print("  latency    TTFT {}  TPOT {}\n",
              mode == Mode::kDecode ? std::string("n/a (decode)") : TtftText(*o.sim, e.ttft_s, 1),
              mode == Mode::kPrefill ? std::string("n/a (prefill)") : fmt::format("{:.2f} ms", e.tpot_s * 1e3));
   {
-    const std::string cost =
-        CostLine(plan::CostOf(e.tokens_per_s_per_gpu, p.workload, p.cluster, p.cluster.num_gpus));
+    const std::string cost = CostLine(plan::CostOf(e.tokens_per_s_per_gpu, p.workload,
+                                                   o.Deployment().cluster,
+                                                   o.Deployment().cluster.num_gpus));
     if (!cost.empty()) fmt::print("  cost       {}\n", cost);
   }
   fmt::print("  memory     {:.1f} of {:.1f} GiB per GPU: weights {:.1f}, KV cache {:.1f}, {}"
@@ -626,6 +662,15 @@ void PrintPlan(const PlanOutcome& o) {
 
   if (!o.have_launch) return;
   fmt::print("\nLaunch\n");
+  if (o.replicas.active) {
+    fmt::print("  {} replicas: run the command {} times, each on its own {} GPUs and port (--emit "
+               "writes each node's script), behind a router:\n",
+               o.Replicas(), o.Replicas(), p.cluster.num_gpus);
+    for (const EngineTranslation& t : o.launch) {
+      const std::string router = ReplicaRouterCommand(t.engine, o.Replicas());
+      if (!router.empty()) fmt::print("    {}: {}\n", EngineTitle(t.engine), router);
+    }
+  }
   for (const EngineTranslation& t : o.launch) {
     fmt::print("  {}:\n", EngineTitle(t.engine));
     if (t.unsupported.empty()) {
@@ -747,8 +792,10 @@ StatusOr<std::string> EmitDisagg(const PlanFlags& f, const Problem& p,
 }
 StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
   if (f.emit.empty()) return std::string();
-  return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine),
-                                    {f.model_id, {}});
+  launch::EmitOptions opt;
+  opt.model_id = f.model_id;
+  opt.replicas = o.Replicas();
+  return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine), opt);
 }
 
 int Emit(const PlanFlags& f, const json& j, const std::string& text, bool interrupted) {
@@ -839,6 +886,8 @@ json AggSummaryJson(const PlanOutcome& o) {
   b["ttft_ms"] = o.recommended_eval.ttft_s * 1e3;
   b["tpot_ms"] = o.recommended_eval.tpot_s * 1e3;
   b["found_by"] = o.recommended_source;
+  b["instances"] = o.Replicas();
+  b["gpus_per_instance"] = o.sim->problem().cluster.num_gpus;
   return b;
 }
 
@@ -846,7 +895,7 @@ json AggSummaryJson(const PlanOutcome& o) {
 // better, the other beside it.
 int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_failure,
                std::chrono::steady_clock::time_point t0) {
-  const Problem& p = o.sim->problem();
+  const Problem& p = o.Deployment();  // the disaggregated pools share every GPU
   StatusOr<DisaggPlan> d = PlanDisaggregated(p, MakeDisaggRequest(f));
   if (!d.ok() && !o.have_recommended) {
     // A TTFT limit below the engine's request overhead fails both the same way: say it once.
@@ -880,9 +929,12 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
       j["best"]["engine_chosen_by"] = "fastest_aggregated";
       text += ChosenEngineLine(f, p);
     }
+    const std::string over =
+        o.replicas.active ? plan::ReplicasText(o.Replicas(), o.sim->problem().cluster.num_gpus)
+                          : std::string("over all GPUs");
     text += o.engine == engine::EngineId::kIdeal
-                ? std::string("\nAggregated (one engine over all GPUs)\n")
-                : fmt::format("\nAggregated ({} over all GPUs)\n", engine::EngineTitle(o.engine));
+                ? fmt::format("\nAggregated (the unrestricted plan, {})\n", over)
+                : fmt::format("\nAggregated ({}, {})\n", engine::EngineTitle(o.engine), over);
     text += o.have_recommended
                 ? fmt::format("  {:.2f} tokens/s per GPU, TTFT {:.1f} ms, TPOT {:.2f} ms: {}\n"
                               "  disaggregated is {:.2f}x the aggregated plan\n",
@@ -890,19 +942,11 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
                               o.recommended_eval.tpot_s * 1e3, ToText(o.recommended),
                               d->eval.tokens_per_s_per_gpu / agg_v)
                 : fmt::format("  no valid plan: {}\n", agg_failure);
-    // An MoE model's aggregated plan is one instance over every GPU (its attention-DP ranks step
-    // together); replicas of a smaller instance, each serving on its own, are not planned. Say so
-    // where the disaggregated pools use smaller instances, so that the ratio above is read as
-    // what it is.
-    if (o.have_recommended && p.model.is_moe()) {
-      const int pool_gpus =
-          std::max(d->eval.prefill.gpus_per_instance, d->eval.decode.gpus_per_instance);
-      if (pool_gpus > 0 && o.recommended.gpus() > pool_gpus)
-        text += fmt::format(
-            "  note: the aggregated plan is one instance of {} GPUs; l2s does not plan aggregated "
-            "replicas yet. Independent replicas of {} GPUs (the largest pool instance) serve, per "
-            "GPU, what one does: l2s plan --gpus {} --serving agg\n",
-            o.recommended.gpus(), pool_gpus, pool_gpus);
+    // How the aggregated plan was sized into instances (cli/plan_replicas.h).
+    const std::string sizing = ReplicaSizingText(o.replicas);
+    for (size_t at = 0, nl; at + 1 < sizing.size(); at = nl + 1) {  // indented, no blank line
+      nl = sizing.find('\n', at);
+      text += "  " + sizing.substr(at, nl - at + 1);
     }
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
     StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
@@ -945,6 +989,21 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
   if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
   ApplyPlanDefaults(&f.problem);
+  // --instance-gpus sizes the aggregated plan's replicas (cli/plan_replicas.h): not the pools of
+  // a disaggregated plan, the sweep's frontier, or a traffic's plan (`l2s capacity` sizes those).
+  if (f.instance_gpus > 0) {
+    const char* other = f.pareto                 ? "--pareto"
+                        : traffic->active        ? "a traffic's percentile --slo keys (l2s capacity "
+                                                   "sizes instances for a traffic)"
+                        : f.serving == "disagg"  ? "--serving disagg (its pools size their own "
+                                                   "instances)"
+                        : !f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster)
+                            ? "a cluster of GPU pools"
+                            : nullptr;
+    if (other != nullptr)
+      return Fail(fmt::format("--instance-gpus sizes an aggregated plan's replicas: not with {}",
+                              other));
+  }
   // An --out that cannot be written, or that is an input, is found before the search.
   if (!f.out.empty()) {
     if (Status st = CheckWritable("--out", f.out); !st.ok()) return Fail(st);
@@ -1047,10 +1106,31 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   // No --engine: plan what each serving engine launches, and plan the fastest of them as
   // `--engine E` would (its launchable plan is the headline, the unrestricted one its headroom).
   // `--engine ideal` is the paper's unrestricted plan.
+  // Aggregated replicas (cli/plan_replicas.h): an MoE model's aggregated plan is sized into
+  // independent instances, each size planned as below; the rest of the plan runs on one instance
+  // of the chosen size. Not for the disaggregated plan (its pools size their own instances) nor
+  // under a traffic (`l2s capacity` sizes instances for one).
+  ReplicaSizing replicas;
+  if (*serving != "disagg" && !traffic->active) {
+    StatusOr<ReplicaSizing> r =
+        SizeReplicas(*problem, LaunchEngineOf(f.problem), f.problem.engine.empty(),
+                     f.instance_gpus, req, f.problem.mtp, CliProgress());
+    if (r.ok()) replicas = std::move(*r);
+    else if (r.status().code() != Status::Code::kCancelled) return Fail(r.status());
+  }
+  // The problem on every GPU (with the engine once chosen) and, with replicas, one instance's.
+  auto on_instance = [&replicas](Problem full) {
+    return replicas.active ? plan::InstanceProblem(full, replicas.choice.gpus_per_instance) : full;
+  };
+  Problem deployment = *problem;
+  problem = on_instance(deployment);
   std::vector<plan::EnginePlan> table;
   bool engine_chosen = false;
   if (f.problem.engine.empty()) {
-    StatusOr<plan::EngineTable> t = plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
+    StatusOr<plan::EngineTable> t = replicas.table
+                                        ? StatusOr<plan::EngineTable>(std::move(*replicas.table))
+                                        : plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
+    replicas.table.reset();
     if (!t.ok()) return Fail(t.status());
     table = std::move(t->rows);
     // --serving disagg: the fastest engine whose disaggregated deployment l2s launches.
@@ -1059,6 +1139,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       f.problem.engine = std::string(engine::EngineName(table[fastest].id));
       problem = BuildProblem(f.problem);
       if (!problem.ok()) return Fail(problem.status());
+      deployment = *problem;
+      problem = on_instance(deployment);
       engine_chosen = true;
       if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
     }
@@ -1085,6 +1167,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     std::optional<plan::EnginePlan> chosen;
     for (plan::EnginePlan& e : table)
       if (engine_chosen && e.id == eid) chosen = e;
+    if (!chosen && replicas.engine_plan) chosen = std::move(*replicas.engine_plan);
     if (!chosen) {
       StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, eid, req, f.problem.mtp, CliProgress());
       if (ep.ok()) chosen = std::move(*ep);
@@ -1145,6 +1228,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   o.engines = std::move(table);
   o.engine_chosen = engine_chosen;
   o.sim = &sim;
+  o.replicas = std::move(replicas);
+  o.deployment = std::move(deployment);
   o.searcher = searcher_used;
   o.requested_searcher = f.search;
   o.seed = f.seed;
@@ -1154,10 +1239,11 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.oracle_hint = "not run (--oracle-calls 0)";
   if (o.oracle_status == "skipped")
     o.oracle_hint = fmt::format(
-        "{} after {} of its simulator calls (--oracle-calls {}); run it alone with: l2s plan{} "
+        "{} after {} of its simulator calls (--oracle-calls {}); run it alone with: l2s plan{}{} "
         "--search oracle",
         o.interrupted ? "interrupted" : "did not finish", o.oracle.result.calls, req.oracle_calls,
-        ProblemFlagsText(f.problem));
+        ProblemFlagsText(f.problem),
+        o.replicas.active ? fmt::format(" --instance-gpus {}", p.cluster.num_gpus) : "");
   // (Not when the oracle ran as the searcher: its optimum is over the space's batches, and the
   // plan's refined batch is said where the batch is.)
   if (o.have_recommended && o.recommended_source != "search" && searcher_used != "oracle") {
@@ -1254,6 +1340,11 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--model-id", f->model_id,
                   "the model the launch files load (a HuggingFace repo id or checkpoint folder; "
                   "default: from the preset or the config)");
+  cmd->add_option("--instance-gpus", f->instance_gpus,
+                  "GPUs of one aggregated instance: the plan is that many GPUs' plan, replicated "
+                  "over the cluster behind a router (default: an MoE model's plan tries every size "
+                  "the cluster tiles into; the number of GPUs plans one instance)")
+      ->check(CLI::Range(1, static_cast<int>(kMaxGpusFlag)));
   AddTrafficFlags(cmd, &f->traffic);  // with percentile --slo keys (cli/plan_traffic.h)
   return [f, cmd] { return RunPlan(*f, *cmd); };
 }

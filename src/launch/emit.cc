@@ -188,9 +188,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   if (Status st = w.Open(); !st.ok()) return st;
   // TensorRT-LLM runs a dense model's data-parallel replicas as separate servers.
   Strategy inst = s;
-  int instances = 1;
+  int instances = std::max(1, opt.replicas);
   if (engine == Engine::kTrtllm && !p.model.is_moe() && s.dp > 1) {
-    instances = s.dp;
+    instances *= s.dp;
     inst.dp = 1;
   }
   const int P = p.cluster.gpus_per_domain;
@@ -247,6 +247,23 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     if (Status st = w.Write(name, script, true); !st.ok()) return st;
     files_md += fmt::format("- `{}`: run on node {}\n", name, node);
   }
+  // Several instances: a router in front of their head servers.
+  {
+    std::vector<std::string> urls;
+    for (const PlacedServer& ps : placed)
+      if (ps.node_rank == 0)
+        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node, ps.port > 0 ? ps.port : BasePort(engine)));
+    const std::string router = ReplicaRouterCommand(engine, urls);
+    if (!router.empty()) {
+      std::string script = kScriptHead;
+      script += "# Replace <node-k> with the address of node k (DEPLOY.md).\n";
+      script += "exec " + router + "\n";
+      if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
+      files_md += fmt::format("- `router.sh`: the router in front of the {} instances, on port {} "
+                              "(any host that reaches every server)\n",
+                              instances, kReplicaRouterPort);
+    }
+  }
   // Kubernetes: a LeaderWorkerSet when one instance spans nodes.
   // (TensorRT-LLM across nodes is one MPI job started over ssh, which pods do not offer as such:
   // no manifest; DEPLOY.md says so.)
@@ -302,6 +319,11 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
           ".\n2. Start the scripts of the other nodes, then the head node's.\n";
   else
     md += "1. Run each node's script (any order).\n";
+  const bool routed = instances > 1 && engine != Engine::kMegatron;
+  if (routed)
+    md += fmt::format("{}. `router.sh` once every server answers, after replacing <node-k> with "
+                      "the nodes' addresses; clients send their requests to it (port {}).\n",
+                      nodes_per_instance > 1 ? 3 : 2, kReplicaRouterPort);
   if (engine == Engine::kTrtllm && nodes_per_instance > 1)
     md += "\nTensorRT-LLM across nodes is one MPI job started from the head node over ssh; no "
           "Kubernetes manifest is written for it.\n";
@@ -310,7 +332,12 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "\n## Check it is up\n`curl -s http://<node>:{}/v1/models` answers with the model once the "
         "weights are loaded; then send a request to `/v1/completions`.\n",
         BasePort(engine));
-  md += "\n## What the plan expects (simulated)\n" + Figures(eval);
+  md += "\n## What the plan expects (simulated)\n";
+  if (opt.replicas > 1)
+    md += fmt::format("Each of the {} replicas of the plan (they serve independently: the "
+                      "deployment's tokens/s are {} times these, per GPU the same):\n",
+                      opt.replicas, opt.replicas);
+  md += Figures(eval);
   for (const std::string& l : opt.plan_lines) md += "- " + l + "\n";
   md += "\n## Notes\n" + Bulleted(first.notes);
   if (Status st = w.Write("DEPLOY.md", md); !st.ok()) return st;

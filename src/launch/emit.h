@@ -25,6 +25,9 @@ namespace l2s::launch {
 struct EmitOptions {
   std::string model_id;                 // --model-id ("" = ResolveModelId)
   std::vector<std::string> plan_lines;  // the plan as `l2s plan` prints it, for DEPLOY.md
+  // Aggregated: independent copies of the instance (plan/replicas.h), placed like every other
+  // instance and reached through a router (router.sh, ReplicaRouterCommand).
+  int replicas = 1;
 };
 
 // One server placed on a node.

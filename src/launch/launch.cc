@@ -43,6 +43,15 @@ std::string_view EngineTitle(Engine e) {
   return "?";
 }
 
+std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls) {
+  if (e == Engine::kMegatron || urls.size() < 2) return "";
+  std::string c = e == Engine::kSglang ? "python -m sglang_router.launch_router --worker-urls"
+                                       : "vllm-router --worker-urls";
+  for (const std::string& u : urls) c += " " + u;
+  if (e == Engine::kTrtllm) c += " --backend trtllm";
+  return c + fmt::format(" --host 0.0.0.0 --port {}", kReplicaRouterPort);
+}
+
 bool RunsOn(Engine e, std::string_view vendor) {
   return engine::RunsOn(Caps(e), vendor);
 }

@@ -124,6 +124,14 @@ inline constexpr int kDistInitPort = 5000;      // SGLang --dist-init-addr, torc
 inline constexpr int kVllmDpRpcPort = 13345;    // vLLM --data-parallel-rpc-port
 inline constexpr int kRayPort = 6379;           // ray start --head
 
+// The router in front of independent instances of engine `e` (aggregated replicas), `urls` each
+// an instance's API server ("http://host:port"), listening on kReplicaRouterPort: SGLang's
+// sglang-router (`python -m sglang_router.launch_router --worker-urls ...`), else vLLM's router in
+// its regular mode, an OpenAI reverse proxy (`vllm-router --worker-urls ...`, --backend trtllm
+// for TensorRT-LLM). "" for Megatron-LM or fewer than two urls.
+inline constexpr int kReplicaRouterPort = 8080;
+std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls);
+
 // GPUs one instance of `s` spans and the nodes it needs (nodes of p.cluster.gpus_per_domain).
 int InstanceNodes(const Problem& p, const Strategy& s);
 

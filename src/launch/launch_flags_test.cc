@@ -715,6 +715,43 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   std::filesystem::remove_all(root);
 }
 
+// Aggregated replicas (EmitOptions::replicas): each engine's replicas start on disjoint devices
+// and ports, and router.sh reaches each instance's head server with the router's real flags.
+TEST(LaunchFlags, EmittedReplicasGetARouterWithItsRealFlags) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_replicas_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  Checker ck;
+  int routers = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    if (!plan.eval.valid() || !plan.problem.model.is_moe()) continue;
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
+      if (!Expressible(e, plan.problem.model, plan.strategy)) continue;
+      const std::filesystem::path dir = root / fmt::format("{}-{}", EngineName(e), routers);
+      EmitOptions opt;
+      opt.replicas = 3;
+      ASSERT_TRUE(EmitDeployment(dir.string(), e, plan.problem, plan.strategy, plan.eval, opt,
+                                 nullptr).ok())
+          << plan.name;
+      CheckScripts(dir, plan.problem.cluster.gpus_per_domain, &ck);
+      ASSERT_TRUE(std::filesystem::exists(dir / "router.sh")) << plan.name;
+      const std::string r = ReadAll(dir / "router.sh");
+      int urls = 0;  // one URL per instance
+      for (size_t at = r.find("http://<"); at != std::string::npos; at = r.find("http://<", at + 1))
+        ++urls;
+      EXPECT_EQ(urls, 3) << r;
+      EXPECT_TRUE(Has(r, e == Engine::kSglang ? "sglang_router.launch_router --worker-urls"
+                                              : "vllm-router --worker-urls"))
+          << r;
+      EXPECT_TRUE(Has(ReadAll(dir / "DEPLOY.md"), "Each of the 3 replicas")) << plan.name;
+      ++routers;
+    }
+  }
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GE(routers, 3);
+  std::filesystem::remove_all(root);
+}
+
 TEST(LaunchFlags, PlacementPartitionsNodes) {
   // 8-GPU nodes: 2-GPU instances pack 4 per node on disjoint devices and distinct ports.
   const std::vector<PlacedServer> p = PlaceInstances(6, 2, 8, 30000);

@@ -205,24 +205,44 @@ TEST(DisaggCli, TextNamesBothPoolsAndTheTtftSum) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
-TEST(DisaggCli, AnMoeAggregatedBaselineSaysItIsOneInstance) {
-  // DeepSeek-R1 on 8 MI355X, 1k/1k: disaggregated wins with 4-GPU pools; the aggregated plan it is
-  // compared with is one 8-GPU instance (an MoE model's ranks step together), and l2s does not plan
-  // aggregated replicas: the text says so and how to plan one replica. A dense model (Llama-3.1-8B
-  // here) plans its dp ranks as independent replicas already and gets no such note.
+TEST(DisaggCli, AnMoeAggregatedBaselineIsSizedIntoReplicas) {
+  // DeepSeek-R1 on 8 MI355X, 1k/1k: the aggregated plan the disaggregated one is compared with is
+  // sized into replicas (cli/plan_replicas.h): every size the node tiles into that holds the
+  // weights is planned (4 and 8 GPUs; 1 and 2 cannot hold 673 GB), and the baseline is the best
+  // per GPU. A dense model (Llama-3.1-8B here) plans its dp ranks as replicas already: no sizing.
   const Result r = RunL2s({"plan", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "mi355x",
                            "--gpus", "8", "--mode", "serve", "--isl", "1024", "--osl", "1024",
-                           "--slo", "ttft_ms=2000,tpot_ms=50"});
+                           "--slo", "ttft_ms=2000,tpot_ms=50", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_NE(r.out.find("disaggregated wins"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("note: the aggregated plan is one instance of 8 GPUs; l2s does not plan "
-                       "aggregated replicas yet. Independent replicas of 4 GPUs (the largest pool "
-                       "instance) serve, per GPU, what one does: l2s plan --gpus 4 --serving agg"),
-            std::string::npos)
-      << r.out;
-  const Result dense = RunL2s(With({"--serving", "auto"}));
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["replicas"].is_object()) << r.out;
+  const nlohmann::json& sizes = j["replicas"]["sizes"];
+  ASSERT_EQ(sizes.size(), 4u);  // 1, 2, 4, 8
+  double best = 0;
+  int best_gpus = 0;
+  for (const nlohmann::json& x : sizes) {
+    const int g = x["gpus_per_instance"].get<int>();
+    EXPECT_EQ(x["instances"].get<int>() * g, 8);
+    EXPECT_EQ(x["planned"].get<bool>(), g >= 4) << x.dump();
+    if (g >= 4) {
+      ASSERT_TRUE(x["found"].get<bool>()) << x.dump();
+      if (x["tokens_per_s_per_gpu"].get<double>() > best * (1 + 1e-9)) {
+        best = x["tokens_per_s_per_gpu"].get<double>();
+        best_gpus = g;
+      }
+    } else {
+      EXPECT_NE(x["why_none"].get<std::string>().find("exceed"), std::string::npos);
+    }
+  }
+  // The baseline (or the plan, when aggregated wins) is the best size's plan.
+  const nlohmann::json& agg =
+      j["best"]["serving"] == "agg" ? j["best"] : j["baselines"]["aggregated"];
+  EXPECT_NEAR(agg["tokens_per_s_per_gpu"].get<double>(), best, 1e-6 * best);
+  EXPECT_EQ(agg["gpus_per_instance"].get<int>(), best_gpus);
+  EXPECT_EQ(j["replicas"]["gpus_per_instance"].get<int>(), best_gpus);
+  const Result dense = RunL2s(With({"--serving", "auto", "--json"}));
   ASSERT_EQ(dense.code, 0) << dense.err;
-  EXPECT_EQ(dense.out.find("does not plan aggregated replicas"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(dense.out)["replicas"].is_null());
 }
 
 TEST(DisaggCli, MixedPoolsCluster) {

@@ -265,9 +265,14 @@ TEST(PlanCli, EnginePlanIsLaunchableAndEqualsItsEval) {
     EXPECT_EQ(j["launch"][engine]["exact"], true) << engine;
     ASSERT_TRUE(j["ideal"].is_object()) << engine;
     EXPECT_GE(Num(j["ideal"]["tokens_per_s_per_gpu"]), Num(b["tokens_per_s_per_gpu"]) * (1 - 1e-9));
+    // An MoE model's aggregated plan is replicated (cli/plan_replicas.h): its figures are one
+    // instance's, what eval prints on that instance's GPUs.
+    const int per = b["gpus_per_instance"].get<int>();
+    EXPECT_EQ(b["instances"].get<int>() * per, 8) << engine;
     std::vector<std::string> eval = {"eval", "--json", "--strategy",
                                      b["strategy"].get<std::string>()};
     eval.insert(eval.end(), problem.begin(), problem.end());
+    eval[std::find(eval.begin(), eval.end(), "--gpus") - eval.begin() + 1] = std::to_string(per);
     const Result e = RunL2s(eval);
     ASSERT_EQ(e.code, 0) << engine << ": " << e.err;
     const nlohmann::json ej = ParseJson(e.out);
@@ -307,8 +312,10 @@ TEST(PlanCli, EnginesTableWithoutEngine) {
   EXPECT_NEAR(Num(b["tokens_per_s_per_gpu"]), fastest, 1e-9 * fastest);
   ASSERT_TRUE(j["ideal"].is_object());
   EXPECT_GE(Num(j["ideal"]["tokens_per_s_per_gpu"]), fastest * (1 - 1e-9));
-  // ... and what `l2s eval --engine E` of its strategy prints.
-  const Result e = RunL2s({"eval", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8",
+  // ... and what `l2s eval --engine E` of its strategy prints on one instance's GPUs.
+  const int per = b["gpus_per_instance"].get<int>();
+  EXPECT_EQ(b["instances"].get<int>() * per, 8);
+  const Result e = RunL2s({"eval", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", std::to_string(per),
                            "--mode", "serve", "--isl", "1024", "--osl", "256", "--slo",
                            "ttft_ms=2000,tpot_ms=50", "--engine", fastest_engine, "--strategy",
                            b["strategy"].get<std::string>(), "--json"});

@@ -545,12 +545,13 @@ TEST(PlanBest, NeverBelowABaselineItPrints) {
 // EvaluatedStrategies): deepseek-v3 served on 256 H100s (2,048 in / 512 out, TTFT 2 s, TPOT 50 ms),
 // aggregated, the default rl at 4,000 calls, seed 0. The search's best (pp=1,tp=8,ep=64 at batch
 // 256, 791.92 tokens/s per GPU) refines to 804.77; another strategy it evaluated (pp=4,tp=16,ep=64
-// at batch 512, 746.97) refines to batch 864 and 1,087.78, which is the plan.
+// at batch 512, 746.97) refines to batch 864 and 1,087.78, which is the plan. One instance of 256
+// GPUs (--instance-gpus 256): the search on that space.
 TEST(PlanBest, RefinesEveryStrategyTheSearchEvaluated) {
   const Result r = L2s({"plan", "--model", "deepseek-v3", "--gpus", "256", "--mode", "serve",
                         "--isl", "2048", "--osl", "512", "--slo", "ttft_ms=2000,tpot_ms=50",
                         "--serving", "agg", "--oracle-seconds", "0", "--engine", "ideal",
-                        "--json"});
+                        "--instance-gpus", "256", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ParseJson(r.out);
   const nlohmann::json& b = j["best"];

@@ -1,0 +1,120 @@
+// Aggregated replicas (plan/replicas.h): the instance sizes a cluster tiles into, the weights
+// bound, and the choice among the sizes' plans.
+#include "plan/replicas.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+
+namespace l2s::plan {
+namespace {
+
+ClusterSpec Cluster(const char* gpu, int gpus, int per_node) {
+  StatusOr<ClusterSpec> c = MakeCluster(gpu, gpus, per_node);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return *c;
+}
+
+TEST(ReplicaInstanceSizes, TileTheClusterInsideADomainOrInWholeDomains) {
+  EXPECT_EQ(ReplicaInstanceSizes(Cluster("h100", 128, 8)),
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128}));
+  // 24 GPUs in nodes of 8: 3, 6 and 12 would straddle nodes; 16 does not divide 24.
+  EXPECT_EQ(ReplicaInstanceSizes(Cluster("h100", 24, 8)), (std::vector<int>{1, 2, 4, 8, 24}));
+  // One NVL72 domain: every divisor of 72.
+  EXPECT_EQ(ReplicaInstanceSizes(Cluster("gb300", 72, 72)),
+            (std::vector<int>{1, 2, 3, 4, 6, 8, 9, 12, 18, 24, 36, 72}));
+  // Two NVL72 domains: inside one domain, or both.
+  EXPECT_EQ(ReplicaInstanceSizes(Cluster("gb300", 144, 72)),
+            (std::vector<int>{1, 2, 3, 4, 6, 8, 9, 12, 18, 24, 36, 72, 144}));
+  // Part of a node: 3 does not divide the node of 8, but 6 is the whole cluster.
+  EXPECT_EQ(ReplicaInstanceSizes(Cluster("h100", 6, 8)), (std::vector<int>{1, 2, 6}));
+}
+
+Problem OnCluster(const char* model, const char* gpu, int gpus, int per_node) {
+  Problem p;
+  StatusOr<ModelSpec> m = ModelPreset(model);
+  EXPECT_TRUE(m.ok());
+  p.model = *m;
+  p.cluster = Cluster(gpu, gpus, per_node);
+  p.workload.weight = p.model.weight_dtype;
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  return p;
+}
+
+TEST(CanHoldWeights, WeightBytesAgainstTheGpusHbm) {
+  // Llama-3.1-8B in bf16: 8.0e9 x 2 B = 16 GB, on one 80 GB H100.
+  const Problem llama = OnCluster("llama-3.1-8b", "h100", 8, 8);
+  EXPECT_TRUE(CanHoldWeights(llama, 1));
+  // DeepSeek-V3 in fp8: 6.7e11 x 1 B = 671 GB: not on 4 H100s (320 GB), on 16 (1,280 GB).
+  const Problem ds = OnCluster("deepseek-v3", "h100", 128, 8);
+  EXPECT_FALSE(CanHoldWeights(ds, 4));
+  EXPECT_TRUE(CanHoldWeights(ds, 16));
+  // The instance problem: the same cluster but its GPU count.
+  const Problem inst = InstanceProblem(ds, 16);
+  EXPECT_EQ(inst.cluster.num_gpus, 16);
+  EXPECT_EQ(inst.cluster.gpus_per_domain, 8);
+  EXPECT_EQ(inst.cluster.gpu.name, ds.cluster.gpu.name);
+  EXPECT_EQ(inst.workload.isl, 1024);
+}
+
+TEST(ChooseReplicas, TheBestPerGpuSizeTiesToTheLargerAndTheWholeClusterIsAlwaysPlanned) {
+  // DeepSeek-V3 on 128 H100s: 1-4 GPUs cannot hold the weights and are not planned (8 x 80 GiB
+  // = 687 GB just do).
+  const Problem p = OnCluster("deepseek-v3", "h100", 128, 8);
+  std::map<int, double> value = {{8, 10}, {16, 300}, {32, 500}, {64, 500}, {128, 120}};
+  std::vector<int> planned;
+  auto fn = [&](const Problem& q) -> StatusOr<SizeTrial> {
+    planned.push_back(q.cluster.num_gpus);
+    SizeTrial t;
+    t.found = true;
+    t.tokens_per_s_per_gpu = value.at(q.cluster.num_gpus);
+    t.what = "layout";
+    return t;
+  };
+  StatusOr<ReplicaChoice> c = ChooseReplicas(p, fn);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(planned, (std::vector<int>{8, 16, 32, 64, 128}));
+  ASSERT_EQ(c->trials.size(), 8u);
+  EXPECT_FALSE(c->trials[0].planned);  // 1 GPU
+  EXPECT_EQ(c->trials[0].replicas, 128);
+  // 32 and 64 tie: the larger instance, 2 replicas of 64.
+  EXPECT_EQ(c->gpus_per_instance, 64);
+  EXPECT_EQ(c->replicas, 2);
+  EXPECT_EQ(c->trials[static_cast<size_t>(c->chosen)].gpus, 64);
+  // Clearly better beats the tie.
+  value[32] = 500.01;
+  planned.clear();
+  c = ChooseReplicas(p, fn);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->gpus_per_instance, 32);
+  EXPECT_EQ(c->replicas, 4);
+}
+
+TEST(ChooseReplicas, NothingFoundAndErrors) {
+  const Problem p = OnCluster("llama-3.1-8b", "h100", 4, 8);
+  auto none = [](const Problem&) -> StatusOr<SizeTrial> {
+    SizeTrial t;
+    t.what = "no valid strategy";
+    return t;
+  };
+  StatusOr<ReplicaChoice> c = ChooseReplicas(p, none);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->chosen, -1);
+  EXPECT_EQ(c->gpus_per_instance, 0);
+  EXPECT_EQ(c->trials.size(), 3u);  // 1, 2, 4: each holds 16 GB
+  auto fail = [](const Problem&) -> StatusOr<SizeTrial> { return Status::Cancelled("interrupted"); };
+  EXPECT_FALSE(ChooseReplicas(p, fail).ok());
+}
+
+TEST(ReplicasText, Words) {
+  EXPECT_EQ(ReplicasText(9, 8), "9 instances x 8 GPUs (72 GPUs)");
+  EXPECT_EQ(ReplicasText(1, 72), "1 instance x 72 GPUs");
+}
+
+}  // namespace
+}  // namespace l2s::plan

@@ -1,0 +1,116 @@
+// `l2s plan`'s aggregated replicas (cli/plan_replicas.h, docs/PLAN.md "Replicas"), end to end: a
+// replicated plan is its instance's plan (one computation, one price), --instance-gpus fixes the
+// size or is one clear error, and the launch output reaches every instance through a router.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_l2s.h"
+
+namespace {
+
+using l2s_cli_test::Result;
+using l2s_cli_test::RunL2s;
+using l2s_cli_test::Slurp;
+using l2s_cli_test::TempPath;
+
+// Qwen3-30B-A3B (MoE) served on 8 H100s by vLLM.
+std::vector<std::string> Qwen(std::vector<std::string> extra, const std::string& gpus = "8") {
+  std::vector<std::string> a = {"plan", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", gpus,
+                                "--mode", "serve", "--isl", "1024", "--osl", "256", "--slo",
+                                "ttft_ms=2000,tpot_ms=50", "--engine", "vllm", "--serving", "agg"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(ReplicasCli, AReplicatedPlanIsItsInstancesPlan) {
+  const Result r = RunL2s(Qwen({"--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = j["best"];
+  const int n = b["instances"].get<int>(), g = b["gpus_per_instance"].get<int>();
+  ASSERT_GT(n, 1) << r.out;  // 8 one-GPU-bound instances beat one 8-GPU one here
+  EXPECT_EQ(n * g, 8);
+  EXPECT_EQ(j["problem"]["gpus"], 8);  // the problem stays the deployment's
+  EXPECT_NEAR(b["deployment_tokens_per_s"].get<double>(), n * b["tokens_per_s"].get<double>(),
+              1e-9 * b["deployment_tokens_per_s"].get<double>());
+  // Every size was planned and the chosen one is the best per GPU.
+  for (const nlohmann::json& x : j["replicas"]["sizes"])
+    if (x["found"].get<bool>())
+      EXPECT_LE(x["tokens_per_s_per_gpu"].get<double>(),
+                b["tokens_per_s_per_gpu"].get<double>() * (1 + 1e-9))
+          << x.dump();
+  // The same plan, asked for one instance of g GPUs: the same strategy and figures.
+  const Result one = RunL2s(Qwen({"--json", "--instance-gpus", std::to_string(g)}, std::to_string(g)));
+  ASSERT_EQ(one.code, 0) << one.err;
+  const nlohmann::json oj = nlohmann::json::parse(one.out);
+  const nlohmann::json& ob = oj["best"];
+  EXPECT_EQ(ob["strategy"], b["strategy"]);
+  EXPECT_EQ(ob["instances"], 1);
+  EXPECT_NEAR(ob["tokens_per_s_per_gpu"].get<double>(), b["tokens_per_s_per_gpu"].get<double>(),
+              1e-9 * b["tokens_per_s_per_gpu"].get<double>());
+  // --instance-gpus on the 8 GPUs gives the same replicated plan, marked as fixed.
+  const Result fixed = RunL2s(Qwen({"--json", "--instance-gpus", std::to_string(g)}));
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  const nlohmann::json fj = nlohmann::json::parse(fixed.out);
+  EXPECT_EQ(fj["best"]["strategy"], b["strategy"]);
+  EXPECT_EQ(fj["replicas"]["fixed"], true);
+  EXPECT_EQ(fj["replicas"]["instances"], n);
+}
+
+TEST(ReplicasCli, InstanceGpusAllPlansOneInstanceAndBadSizesAreOneLine) {
+  const Result all = RunL2s(Qwen({"--json", "--instance-gpus", "8"}));
+  ASSERT_EQ(all.code, 0) << all.err;
+  const nlohmann::json j = nlohmann::json::parse(all.out);
+  EXPECT_EQ(j["best"]["instances"], 1);
+  EXPECT_EQ(j["best"]["gpus_per_instance"], 8);
+  EXPECT_EQ(j["replicas"]["fixed"], true);
+  EXPECT_EQ(j["replicas"]["instances"], 1);
+  // A size the node does not tile into.
+  const Result bad = RunL2s(Qwen({"--instance-gpus", "3"}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "l2s: error: --instance-gpus 3: 8 GPUs in NVLink domains of 8 split into "
+                     "instances of 1, 2, 4 or 8 GPUs\n");
+  // Not the disaggregated pools' size.
+  std::vector<std::string> d = Qwen({"--instance-gpus", "4"});
+  d[std::find(d.begin(), d.end(), "agg") - d.begin()] = "disagg";
+  const Result dis = RunL2s(d);
+  EXPECT_EQ(dis.code, 2);
+  EXPECT_NE(dis.err.find("--instance-gpus sizes an aggregated plan's replicas: not with --serving "
+                         "disagg"),
+            std::string::npos)
+      << dis.err;
+  EXPECT_EQ(std::count(dis.err.begin(), dis.err.end(), '\n'), 1) << dis.err;
+}
+
+TEST(ReplicasCli, TheLaunchReachesEveryInstanceThroughARouter) {
+  const std::string dir = TempPath("l2s_replicas_emit");
+  std::filesystem::remove_all(dir);
+  const Result r = RunL2s(Qwen({"--emit", dir}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Replicas   4 instances x 2 GPUs (8 GPUs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vllm-router --worker-urls http://<instance-1>:8000 http://<instance-2>:8000 "
+                       "http://<instance-3>:8000 http://<instance-4>:8000 --host 0.0.0.0 --port 8080"),
+            std::string::npos)
+      << r.out;
+  // The files: four servers on disjoint devices and ports of the one node, and the router.
+  const std::string node = Slurp(dir + "/node-0.sh");
+  for (const char* devices : {"CUDA_VISIBLE_DEVICES=0,1 ", "CUDA_VISIBLE_DEVICES=2,3 ",
+                              "CUDA_VISIBLE_DEVICES=4,5 ", "CUDA_VISIBLE_DEVICES=6,7 "})
+    EXPECT_NE(node.find(devices), std::string::npos) << devices << "\n" << node;
+  const std::string router = Slurp(dir + "/router.sh");
+  EXPECT_NE(router.find("exec vllm-router --worker-urls http://<node-0>:8000 http://<node-0>:8001 "
+                        "http://<node-0>:8002 http://<node-0>:8003 --host 0.0.0.0 --port 8080"),
+            std::string::npos)
+      << router;
+  const std::string md = Slurp(dir + "/DEPLOY.md");
+  EXPECT_NE(md.find("4 instance(s) of 2 GPU(s)"), std::string::npos) << md;
+  EXPECT_NE(md.find("Each of the 4 replicas of the plan"), std::string::npos) << md;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
