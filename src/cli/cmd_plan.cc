@@ -930,7 +930,8 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
       text += ChosenEngineLine(f, p);
     }
     const std::string over =
-        o.replicas.active ? plan::ReplicasText(o.Replicas(), o.sim->problem().cluster.num_gpus)
+        o.replicas.active ? fmt::format("{} instances x {} GPUs", o.Replicas(),
+                                        o.sim->problem().cluster.num_gpus)
                           : std::string("over all GPUs");
     text += o.engine == engine::EngineId::kIdeal
                 ? fmt::format("\nAggregated (the unrestricted plan, {})\n", over)

@@ -111,8 +111,8 @@ std::string ReplicaSizingText(const ReplicaSizing& r) {
   const plan::ReplicaChoice& c = r.choice;
   if (!r.active && c.trials.empty()) return "";
   std::string out =
-      r.active ? fmt::format("Replicas   {}, each serving on its own behind a router; the figures "
-                             "below are one instance's (per GPU the same over all {} GPUs)\n",
+      r.active ? fmt::format("Replicas   {}, each serving on its own behind a router; the plan's "
+                             "figures are one instance's (per GPU the same over all {} GPUs)\n",
                              plan::ReplicasText(c.replicas, c.gpus_per_instance),
                              c.replicas * c.gpus_per_instance)
            : c.chosen < 0

@@ -232,6 +232,9 @@ json Summary(const Scenario& s, const json& entry) {
   r["gpus"] = plan.is_object() && plan.contains("problem") ? plan["problem"].value("gpus", json(nullptr)) : json(nullptr);
   r["serving"] = has_best ? json(best.value("serving", std::string("agg"))) : json(nullptr);
   r["strategy"] = best.value("strategy", json(nullptr));
+  // Aggregated replicas (cli/plan_replicas.h): "Nx<strategy>", N instances of the strategy.
+  if (r["strategy"].is_string() && best.value("instances", 1) > 1)
+    r["strategy"] = fmt::format("{}x {}", best.value("instances", 1), r["strategy"].get<std::string>());
   if (r["strategy"].is_null() && best.contains("prefill") && best.contains("decode") &&
       best["prefill"].is_object() && best["decode"].is_object()) {
     // Disaggregated: "prefill Nx<strategy>; decode Mx<strategy>".
