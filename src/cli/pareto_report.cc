@@ -68,8 +68,16 @@ bool OnFront(const ParetoSeries& s, const ParetoPoint& p) {
 }  // namespace
 
 std::string ParetoStrategyText(const ModelSpec& m, const ParetoPoint& p) {
-  StatusOr<Strategy> s = FromText(p.strategy);
-  return s.ok() ? ShortText(m, *s) : p.strategy;
+  // "Nx <strategy>": N replicas of an instance (plan/engines.h EngineParetoSeries).
+  std::string prefix, text = p.strategy;
+  const size_t x = text.find("x ");
+  if (x != std::string::npos && x > 0 &&
+      text.find_first_not_of("0123456789") == x) {
+    prefix = text.substr(0, x + 2);
+    text = text.substr(x + 2);
+  }
+  StatusOr<Strategy> s = FromText(text);
+  return s.ok() ? prefix + ShortText(m, *s) : p.strategy;
 }
 
 json ParetoPointJson(const ParetoPoint& p) {

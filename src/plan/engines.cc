@@ -9,6 +9,7 @@
 #include "plan/space.h"
 #include "search/oracle.h"
 #include "plan/refine.h"
+#include "plan/replicas.h"
 #include "plan/work_bound.h"
 
 namespace l2s::plan {
@@ -134,9 +135,27 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const PlanProgress& progress) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
   const Problem q = EngineProblem(p, id);
-  StatusOr<StrategySpace> space = engine::RestrictedSpace(
-      caps, q.model, q.cluster.num_gpus, PlanSpaceOptions(q, mtp));
-  if (!space.ok()) return space.status();
+  // An MoE model's instances (plan/replicas.h): each limit's point is the best per GPU over the
+  // sizes the cluster tiles into that hold the weights, as `l2s plan` sizes its headline; a dense
+  // model's replicas are its dp ranks, in the one space over every GPU.
+  struct Size {
+    int gpus;
+    Problem problem;
+    StrategySpace space;
+  };
+  std::vector<Size> sizes;
+  const int n = q.cluster.num_gpus;
+  for (int g : q.model.is_moe() ? ReplicaInstanceSizes(q.cluster) : std::vector<int>{n}) {
+    if (g != n && !CanHoldWeights(q, g)) continue;
+    Problem qi = InstanceProblem(q, g);
+    StatusOr<StrategySpace> space =
+        engine::RestrictedSpace(caps, qi.model, g, PlanSpaceOptions(qi, mtp));
+    if (!space.ok()) {
+      if (g == n) return space.status();
+      continue;
+    }
+    sizes.push_back({g, std::move(qi), std::move(*space)});
+  }
   AggregatedSweepOptions opt;
   opt.searcher = req.search;
   opt.budget = req.budget;
@@ -147,15 +166,28 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
       progress.Observe(fmt::format("pareto sweep {}", engine::EngineName(id)));
   return SweepTpot(fmt::format("{} launchable", engine::EngineTitle(id)), limits,
                    [&](double limit_ms) {
-                     SweepAnswer ans = BestAggregatedAtTpot(q, *space, limit_ms, opt, observer.get());
-                     ans.cancelled = ans.cancelled || progress.Interrupted();
-                     if (ans.point) {
-                       ans.point->tokens_per_s_per_gpu *= k;
+                     SweepAnswer best;
+                     for (const Size& z : sizes) {
+                       SweepAnswer ans =
+                           BestAggregatedAtTpot(z.problem, z.space, limit_ms, opt, observer.get());
+                       if (ans.cancelled || progress.Interrupted()) {
+                         best.cancelled = true;
+                         break;
+                       }
+                       if (!ans.point) continue;
                        // Strategies off the engine's space are never proposed; say so if one is.
                        StatusOr<Strategy> s = FromText(ans.point->strategy);
-                       if (s.ok() && !engine::Launchable(caps, q.model, *s)) ans.point.reset();
+                       if (!s.ok() || !engine::Launchable(caps, z.problem.model, *s)) continue;
+                       ans.point->tokens_per_s_per_gpu *= k;
+                       if (z.gpus < n)
+                         ans.point->strategy =
+                             fmt::format("{}x {}", n / z.gpus, ans.point->strategy);
+                       // Ties go to the larger instance (sizes ascend).
+                       if (!best.point || ans.point->tokens_per_s_per_gpu >=
+                                              best.point->tokens_per_s_per_gpu * (1 - 1e-9))
+                         best.point = ans.point;
                      }
-                     return ans;
+                     return best;
                    });
 }
 

@@ -64,7 +64,9 @@ int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating);
 // launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
 // else req.search) on engine `id`'s restricted space (engine/restrict.h) under its scheduler (as
 // PlanForEngine's problem), on the space's batch grid like the aggregated series, its throughput
-// scaled by the engine's factor as PlanEngines' rows are. Named "<engine title> launchable";
+// scaled by the engine's factor as PlanEngines' rows are. An MoE model's point is the best per
+// GPU over the instance sizes `l2s plan` sizes its replicas over (plan/replicas.h; ties to the
+// larger), its strategy "Nx <strategy>" when N > 1 instances. Named "<engine title> launchable";
 // limits without a launchable plan are absent; `cancelled` when the progress interrupts.
 // InvalidArgument when the space options fix a choice the engine lacks.
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,

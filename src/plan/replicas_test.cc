@@ -6,7 +6,12 @@
 
 #include <map>
 
+#include "engine/engine.h"
+#include "engine/restrict.h"
 #include "hw/hw.h"
+#include "plan/engines.h"
+#include "plan/pareto.h"
+#include "plan/space.h"
 #include "model/presets.h"
 
 namespace l2s::plan {
@@ -114,6 +119,50 @@ TEST(ChooseReplicas, NothingFoundAndErrors) {
 TEST(ReplicasText, Words) {
   EXPECT_EQ(ReplicasText(9, 8), "9 instances x 8 GPUs (72 GPUs)");
   EXPECT_EQ(ReplicasText(1, 72), "1 instance x 72 GPUs");
+}
+
+}  // namespace
+}  // namespace l2s::plan
+
+namespace l2s::plan {
+namespace {
+
+// The engine-launchable TPOT sweep of an MoE model sizes its replicas as `l2s plan` does: each
+// limit's point is at least the one-instance point on every GPU (that size is among those tried),
+// and a replicated point names N instances of a size the cluster tiles into.
+TEST(EngineParetoSeries, ReplicatedPointsBeatOrEqualOneInstance) {
+  Problem p = OnCluster("qwen3-30b-a3b", "h100", 8, 8);
+  p.workload.ttft_ms = 2000;
+  const AggRequest req;
+  const std::vector<double> limits = {20, 50};
+  StatusOr<ParetoSeries> s = EngineParetoSeries(p, engine::EngineId::kVllm, req, 0, limits);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->sweep.size(), 2u);
+  // The one-instance reference: the same sweep on the 8-GPU restricted space alone.
+  Problem q = p;
+  q.workload.engine = Engine::kVllm;
+  q.workload.max_batch = engine::DefaultsOfEngine(engine::EngineId::kVllm).max_batch;
+  StatusOr<StrategySpace> space = engine::RestrictedSpace(
+      engine::CapabilitiesOf(engine::EngineId::kVllm), q.model, 8, PlanSpaceOptions(q, 0));
+  ASSERT_TRUE(space.ok());
+  AggregatedSweepOptions opt;
+  bool replicated = false;
+  for (const ParetoPoint& pt : s->sweep) {
+    const SweepAnswer one = BestAggregatedAtTpot(q, *space, pt.tpot_limit_ms, opt, nullptr);
+    ASSERT_TRUE(one.point.has_value());
+    const double k = Simulator::EngineFactor("vllm");
+    EXPECT_GE(pt.tokens_per_s_per_gpu, one.point->tokens_per_s_per_gpu * k * (1 - 1e-9));
+    EXPECT_LE(pt.tpot_ms, pt.tpot_limit_ms * (1 + 1e-9));
+    const size_t x = pt.strategy.find("x ");
+    if (x != std::string::npos && pt.strategy.find_first_not_of("0123456789") == x) {
+      replicated = true;
+      const int n = std::stoi(pt.strategy.substr(0, x));
+      StatusOr<Strategy> st = FromText(pt.strategy.substr(x + 2));
+      ASSERT_TRUE(st.ok()) << pt.strategy;
+      EXPECT_EQ(n * st->gpus(), 8) << pt.strategy;
+    }
+  }
+  EXPECT_TRUE(replicated);  // 1- and 2-GPU instances of a 30B model win at these limits
 }
 
 }  // namespace
