@@ -309,3 +309,21 @@ def test_plan_several_gpu_types_from_python_matches_the_binary():
     assert [h["gpu"] for h in r.hardware] == ["h100", "h200"]
     assert ([h["tokens_per_s_per_gpu"] for h in r.hardware] ==
             [h["tokens_per_s_per_gpu"] for h in j["hardware"]])
+
+
+def test_plan_replicas_and_instance_gpus_from_python():
+    # An MoE model's aggregated plan sized into replicas (docs/PLAN.md "Replicas"), as the binary.
+    q = dict(model="qwen3-30b-a3b", gpu="h100", gpus=8, mode="serve", isl=1024, osl=256,
+             slo="ttft_ms=2000,tpot_ms=50", engine="vllm", serving="agg")
+    r = l2s.plan(**q)
+    code, j, _ = cli_json("plan", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8",
+                          "--mode", "serve", "--isl", "1024", "--osl", "256", "--slo",
+                          "ttft_ms=2000,tpot_ms=50", "--engine", "vllm", "--serving", "agg")
+    assert code == 0
+    assert r.replicas.instances == j["replicas"]["instances"] > 1
+    assert r.best.instances * r.best.gpus_per_instance == 8
+    assert r.best.strategy == j["best"]["strategy"]
+    # instance_gpus fixes the size: the whole node is one instance.
+    one = l2s.plan(**q, instance_gpus=8)
+    assert one.best.instances == 1 and one.replicas.fixed
+    assert one.best.tokens_per_s_per_gpu <= r.best.tokens_per_s_per_gpu * (1 + 1e-9)
