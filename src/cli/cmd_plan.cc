@@ -1139,9 +1139,24 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     if (fastest >= 0 && !t->interrupted && !InterruptRequested()) {
       f.problem.engine = std::string(engine::EngineName(table[fastest].id));
       problem = BuildProblem(f.problem);
-      if (!problem.ok()) return Fail(problem.status());
-      deployment = *problem;
-      problem = on_instance(deployment);
+      if (problem.ok()) {
+        deployment = *problem;
+        problem = on_instance(deployment);
+      } else if (replicas.active) {
+        // A single-node engine (ATOM) runs replicas of one node on a larger cluster: its problem
+        // is built on the instance (the cluster check is the engine's), the deployment is the
+        // instances on every GPU.
+        ProblemFlags one = f.problem;
+        one.gpus = replicas.choice.gpus_per_instance;
+        one.nodes = 0;
+        const ClusterSpec all = deployment.cluster;
+        problem = BuildProblem(one);
+        if (!problem.ok()) return Fail(problem.status());
+        deployment = *problem;
+        deployment.cluster = all;
+      } else {
+        return Fail(problem.status());
+      }
       engine_chosen = true;
       if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
     }
