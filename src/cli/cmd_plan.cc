@@ -991,11 +991,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
   ApplyPlanDefaults(&f.problem);
   // --instance-gpus sizes the aggregated plan's replicas (cli/plan_replicas.h): not the pools of
-  // a disaggregated plan, the sweep's frontier, or a traffic's plan (`l2s capacity` sizes those).
+  // a disaggregated plan or the sweep's frontier.
   if (f.instance_gpus > 0) {
     const char* other = f.pareto                 ? "--pareto"
-                        : traffic->active        ? "a traffic's percentile --slo keys (l2s capacity "
-                                                   "sizes instances for a traffic)"
                         : f.serving == "disagg"  ? "--serving disagg (its pools size their own "
                                                    "instances)"
                         : !f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster)
@@ -1109,10 +1107,10 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   // `--engine ideal` is the paper's unrestricted plan.
   // Aggregated replicas (cli/plan_replicas.h): an MoE model's aggregated plan is sized into
   // independent instances, each size planned as below; the rest of the plan runs on one instance
-  // of the chosen size. Not for the disaggregated plan (its pools size their own instances) nor
-  // under a traffic (`l2s capacity` sizes instances for one).
+  // of the chosen size (with a traffic, the traffic is routed over the instances). Not for the
+  // disaggregated plan: its pools size their own instances.
   ReplicaSizing replicas;
-  if (*serving != "disagg" && !traffic->active) {
+  if (*serving != "disagg") {
     StatusOr<ReplicaSizing> r =
         SizeReplicas(*problem, LaunchEngineOf(f.problem), f.problem.engine.empty(),
                      f.instance_gpus, req, f.problem.mtp, CliProgress());
@@ -1290,7 +1288,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
         return engine::Launchable(engine::CapabilitiesOf(eid), p.model, s);
       };
     const double k = f.problem.engine.empty() ? 1.0 : Simulator::EngineFactor(f.problem.engine);
-    return FinishTrafficPlan(*traffic, sim, o, admissible, k, 0, PlanJson(o), f.json, f.out);
+    return FinishTrafficPlan(*traffic, sim, o, admissible, k, 0, o.Replicas(), f.problem.engine,
+                             o.Deployment(), PlanJson(o), f.json, f.out);
   }
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
   if (o.have_recommended)

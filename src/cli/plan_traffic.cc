@@ -6,6 +6,7 @@
 #include "cli/output.h"
 #include "cli/plan_problem.h"
 #include "cli/report.h"
+#include "plan/capacity.h"
 #include "serve/serve_sim.h"
 #include "serve/step_cost.h"
 
@@ -81,13 +82,17 @@ int WritePlanJson(const json& plan_json, const std::string& out_path, bool json_
 
 int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
                       const std::function<bool(const Strategy&)>& admissible,
-                      double engine_factor, int max_running, json plan_json, bool json_out,
-                      const std::string& out_path) {
+                      double engine_factor, int max_running, int instances,
+                      const std::string& engine, const Problem& deployment, json plan_json,
+                      bool json_out, const std::string& out_path) {
   const Problem& p = sim.problem();
   auto reqs = TrafficRequests(t.traffic, p.workload.isl, p.workload.osl, t.seed);
   if (!reqs.ok()) return Fail(reqs.status());
   auto base = TrafficServeOptions(t.traffic, max_running);
   if (!base.ok()) return Fail(base.status());
+  base->instances = std::max(1, instances);
+  if (base->router == serve::Assign::kEngineDefault && !engine.empty())
+    base->router = plan::FrontEndRouter(engine);
   // The candidates: the plan, then every strategy its runs evaluated (PickBySlos sorts them).
   std::vector<std::pair<Strategy, Evaluation>> given;
   auto add = [&](const Strategy& s, const Evaluation& e) {
@@ -107,7 +112,11 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   const std::string traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
   if (!json_out) {
-    fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(p));
+    fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(deployment));
+    if (instances > 1)
+      fmt::print("replicas: {} instances of {} GPUs behind the router, each candidate below one "
+                 "instance's layout\n",
+                 instances, p.cluster.num_gpus);
     fmt::print("traffic: {}; SLO {}\n\n", traffic_text, t.slo_text);
     fmt::print("candidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
                pick->simulated.size(), pick->candidates);
@@ -142,6 +151,8 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   tr["tried"] = tried;
   json best = CandidateJson(b, k);
   best["found_by"] = "traffic_slo";
+  best["instances"] = std::max(1, instances);  // replicas of the layout, the traffic routed over them
+  best["gpus_per_instance"] = p.cluster.num_gpus;
   best["tokens_per_s"] = b.steady.tokens_per_s * k;
   best["ttft_ms"] = b.steady.ttft_s * 1e3;
   best["tpot_ms"] = b.steady.tpot_s * 1e3;

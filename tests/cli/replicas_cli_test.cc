@@ -113,4 +113,38 @@ TEST(ReplicasCli, TheLaunchReachesEveryInstanceThroughARouter) {
   std::filesystem::remove_all(dir);
 }
 
+// With a traffic the replicas share it through the router: 80 req/s of 1,024 / 256 tokens is more
+// than one 2-GPU instance sustains (p99 TTFT 8.4 s), and what 4 of them sustain within the SLOs.
+TEST(ReplicasCli, ATrafficIsRoutedOverTheReplicas) {
+  auto traffic = [](const std::string& gpus, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"plan", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus",
+                                  gpus, "--mode", "serve", "--isl", "1024", "--osl", "256",
+                                  "--slo", "tpot_ms=50,p99_ttft_ms=2000,p99_tpot_ms=50", "--rate",
+                                  "80", "--engine", "vllm", "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunL2s(a);
+  };
+  const Result four = traffic("8", {});
+  ASSERT_EQ(four.code, 0) << four.err;
+  const nlohmann::json j = nlohmann::json::parse(four.out);
+  EXPECT_EQ(j["best"]["instances"], 4);
+  EXPECT_EQ(j["best"]["gpus_per_instance"], 2);
+  EXPECT_GT(j["best"]["serve"]["output_tokens_per_s"].get<double>(), 15000);
+  // The same numbers as `l2s capacity` running 4 instances of the layout on the same traffic.
+  const Result cap = RunL2s(
+      {"capacity", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "2", "--isl", "1024",
+       "--osl", "256", "--slo", "p99_ttft_ms=2000,p99_tpot_ms=50", "--rate", "80", "--engine",
+       "vllm", "--strategy", j["best"]["strategy"].get<std::string>(), "--max-batch",
+       std::to_string(j["best"]["batch"].get<int>()), "--instances", "4", "--seed", "0", "--json"});
+  ASSERT_EQ(cap.code, 0) << cap.err;
+  const nlohmann::json cj = nlohmann::json::parse(cap.out);
+  for (const char* m : {"ttft_ms", "tpot_ms"})
+    for (const char* q : {"mean", "p50", "p99"})
+      EXPECT_DOUBLE_EQ(cj["summary"][m][q].get<double>(), j["best"]["serve"][m][q].get<double>())
+          << m << " " << q;
+  const Result one = traffic("2", {"--instance-gpus", "2"});
+  EXPECT_EQ(one.code, 1) << one.out;
+  EXPECT_NE(one.err.find("no candidate meets the SLOs"), std::string::npos) << one.err;
+}
+
 }  // namespace
