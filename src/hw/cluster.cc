@@ -57,6 +57,7 @@ ClusterSpec FromEntry(const GpuPresetEntry& e, int num_gpus, int per_domain) {
   c.gpu = e.gpu;
   c.num_gpus = num_gpus;
   c.gpus_per_domain = per_domain;
+  c.gpus_per_host = e.gpus_per_host;
   c.scaleout_bw = e.scaleout_bw;
   c.nvlink_latency = e.nvlink_latency;
   c.scaleout_latency = e.scaleout_latency;
@@ -215,6 +216,12 @@ Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
   return Status::Ok();
 }
 
+int HostGpus(const ClusterSpec& c) {
+  const int d = std::max(1, c.gpus_per_domain);
+  return c.gpus_per_host > 0 && c.gpus_per_host < d && d % c.gpus_per_host == 0 ? c.gpus_per_host
+                                                                                : d;
+}
+
 StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node) {
   const GpuPresetEntry* e = FindGpuPreset(gpu);
   if (e == nullptr)
@@ -243,7 +250,7 @@ namespace {
 StatusOr<ClusterSpec> ClusterFromObject(const json& root, std::string_view source_name,
                                         const std::string& prefix) {
   ObjectReader r(root, source_name, prefix);
-  L2S_RETURN_IF_ERROR(CheckKeys(r, root, {"name", "gpu", "num_gpus", "gpus_per_domain",
+  L2S_RETURN_IF_ERROR(CheckKeys(r, root, {"name", "gpu", "num_gpus", "gpus_per_domain", "gpus_per_host",
                                           "scaleout_gbps_per_gpu", "nvlink_latency_us",
                                           "scaleout_latency_us", "price_per_gpu_hour"}));
   const GpuPresetEntry* preset = nullptr;
@@ -256,6 +263,19 @@ StatusOr<ClusterSpec> ClusterFromObject(const json& root, std::string_view sourc
   c.gpu = gpu;
   c.num_gpus = static_cast<int>(n);
   c.gpus_per_domain = static_cast<int>(per_domain);
+  // Where a launch places processes: the preset's host (an NVL72 tray of 4) when its domain is
+  // kept, else the domain; a file may state it (a divisor of the domain).
+  const int64_t host_default =
+      preset != nullptr && preset->gpus_per_host > 0 && per_domain % preset->gpus_per_host == 0
+          ? preset->gpus_per_host
+          : per_domain;
+  L2S_ASSIGN_OR_RETURN(int64_t per_host, r.IntOr("gpus_per_host", host_default, 1, per_domain));
+  if (per_domain % per_host != 0)
+    return Status::InvalidArgument(fmt::format(
+        "{}: field \"gpus_per_host\": expected a divisor of gpus_per_domain ({}), got {}",
+        prefix.empty() ? std::string(source_name) : fmt::format("{}: {}", source_name, prefix),
+        per_domain, per_host));
+  c.gpus_per_host = per_host == per_domain ? 0 : static_cast<int>(per_host);  // 0: the domain
   L2S_ASSIGN_OR_RETURN(c.name, r.StringOr("name", fmt::format("{}-{}", gpu.name, n)));
   if (preset != nullptr) {
     L2S_ASSIGN_OR_RETURN(double so, r.NumberOr(kScaleoutGbps.key, preset->scaleout_bw / kG,

@@ -15,6 +15,7 @@ struct GpuPresetEntry {
   double nvlink_latency = 0;    // s
   double scaleout_latency = 0;  // s
   int gpus_per_domain = 8;      // GPUs of one NVLink domain this GPU type ships in (HGX: 8)
+  int gpus_per_host = 0;        // GPUs of one host (server, compute tray); 0: the domain's
 };
 
 const std::vector<GpuPresetEntry>& GpuPresetTable();

@@ -91,6 +91,13 @@ GpuPresetEntry WithPower(GpuPresetEntry e, double tdp_w) {
   return e;
 }
 
+// An NVL72 rack's GPU: 18 compute trays of 4 GPUs (and 2 Grace CPUs) in one NVLink domain
+// (HARDWARE.md, GB300 NVL72 rack; GB200 NVL72 the same tray): a host runs 4 GPUs.
+GpuPresetEntry OnTraysOf4(GpuPresetEntry e) {
+  e.gpus_per_host = 4;
+  return e;
+}
+
 }  // namespace
 
 const std::vector<GpuPresetEntry>& GpuPresetTable() {
@@ -127,7 +134,7 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // states none for GB200, so this is the H100 figure, used only beyond 72 GPUs).
       // Board power: 1,200 W per Blackwell GPU of the GB200 superchip (NVIDIA GB200 NVL72
       // configurations; the Grace CPU and switch trays are not counted).
-      WithPower(Entry("gb200", 2500, 5000, 186, 8.0, 900, "gb200", 50, 10000, 72), 1200),
+      OnTraysOf4(WithPower(Entry("gb200", 2500, 5000, 186, 8.0, 900, "gb200", 50, 10000, 72), 1200)),
       // H20: Hopper with about 15% of H100's FLOPs: 148 / 296 TFLOPS dense, no FP4; 96 GiB HBM3
       // at 4.0 TB/s; NVLink 450 GB/s per direction (HARDWARE.md, NVIDIA H20 datasheet). Scale-out:
       // HARDWARE.md states none for H20; HGX H20 servers are the HGX H100 platform, taken with its
@@ -150,7 +157,7 @@ const std::vector<GpuPresetEntry>& GpuPresetTable() {
       // mem_capacity, 284,208 MiB reported by nvidia-smi = 277.5 GiB. 8 TB/s; 1,400 W (Verda,
       // Azure's power limit). 72 GPUs in one NVLink 5 domain at 900 GB/s per direction; between
       // racks one ConnectX-8 800 Gb/s NIC per GPU = 100 GB/s (system.yaml inter_rack_bw).
-      WithPower(Entry("gb300", 2500, 5000, 284208.0 / 1024.0, 8.0, 900, "gb300", 100, 15000, 72), 1400),
+      OnTraysOf4(WithPower(Entry("gb300", 2500, 5000, 284208.0 / 1024.0, 8.0, 900, "gb300", 100, 15000, 72), 1400)),
       // MI300X (CDNA3): 1307.4 / 2614.9 TFLOPS dense BF16 / FP8, no FP4 matrix cores; 192 GB
       // HBM3 read as 192 GiB (the devices expose about that, as for NVIDIA's parts) at 5.3 TB/s
       // (Oracle's 5.2 is the other reading); 750 W. xGMI: 7 links per GPU, 16 lanes x 32 Gb/s =

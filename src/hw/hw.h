@@ -54,6 +54,9 @@ struct ClusterSpec {
   GpuSpec gpu;
   int num_gpus = 0;
   int gpus_per_domain = 8;        // GPUs sharing one NVLink domain (8 = HGX node, 72 = NVL72)
+  // GPUs of one host (a server or an NVL72 compute tray: 4), where a launch places processes
+  // (HostGpus); 0: the NVLink domain is one host. The cost model does not read it.
+  int gpus_per_host = 0;
   double scaleout_bw = 0;         // InfiniBand/RoCE per GPU, one direction, bytes/s
   double nvlink_latency = 0;      // per-collective latency floor inside a domain, s
   double scaleout_latency = 0;    // per-hop latency across domains, s
@@ -65,6 +68,10 @@ struct ClusterSpec {
   }
   bool operator==(const ClusterSpec&) const = default;
 };
+
+// GPUs of one host of `c`: gpus_per_host when it is set and divides the NVLink domain, else the
+// domain (an HGX node is both).
+int HostGpus(const ClusterSpec& c);
 
 std::vector<std::string> GpuPresetNames();
 StatusOr<GpuSpec> GpuPreset(std::string_view name);

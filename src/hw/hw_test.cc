@@ -241,6 +241,28 @@ TEST(HwTest, ClusterJsonGood) {
   EXPECT_EQ(f->gpu.name, "h200");
 }
 
+// Where a launch places processes (HostGpus): an HGX node is its NVLink domain; an NVL72 rack is
+// one domain of 18 compute trays of 4 GPUs (HARDWARE.md); a file may state its own host size.
+TEST(HwTest, HostsOfANvlinkDomain) {
+  EXPECT_EQ(HostGpus(*MakeCluster("h100", 64)), 8);
+  EXPECT_EQ(HostGpus(*LoadCluster("gb300-nvl72")), 4);
+  EXPECT_EQ(HostGpus(*LoadCluster("gb200-nvl72")), 4);
+  EXPECT_EQ(HostGpus(*MakeCluster("gb300", 144)), 4);
+  EXPECT_EQ(HostGpus(*MakeCluster("gb300", 8, 8)), 4);  // a domain of 8: still trays of 4
+  EXPECT_EQ(HostGpus(*MakeCluster("gb300", 6, 6)), 6);  // 4 does not divide 6: the domain
+  StatusOr<ClusterSpec> c = ParseClusterJson(
+      R"({"gpu": "gb300", "num_gpus": 72, "gpus_per_domain": 72, "gpus_per_host": 8})", "c.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(HostGpus(*c), 8);
+  c = ParseClusterJson(R"({"gpu": "gb300", "num_gpus": 72, "gpus_per_domain": 72})", "c.json");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, *MakeCluster("gb300", 72));
+  c = ParseClusterJson(R"({"gpu": "h100", "num_gpus": 16, "gpus_per_host": 3})", "c.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "c.json: field \"gpus_per_host\": expected a divisor of gpus_per_domain (8), got 3");
+}
+
 TEST(HwTest, ClusterJsonBad) {
   struct Case {
     const char* json;

@@ -150,7 +150,7 @@ ModelId ResolveModelId(const ModelSpec& m) {
 }
 
 int InstanceNodes(const Problem& p, const Strategy& s) {
-  const int per_node = std::max(1, p.cluster.gpus_per_domain);
+  const int per_node = HostGpus(p.cluster);
   return std::max(1, (s.gpus() + per_node - 1) / per_node);
 }
 
@@ -177,7 +177,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   if (!opt.model_id.empty()) mid = {opt.model_id, "--model-id", "", false};
   const std::string& model = mid.id;
   const int nodes = InstanceNodes(p, s);
-  const int per_node = p.cluster.gpus_per_domain;
+  const int per_node = HostGpus(p.cluster);
   const bool kv_fp8 = w.kv == DType::kFP8;
   const bool moe = m.is_moe();
   const bool decode_side = opt.role != ServeRole::kPrefill && w.mode != Mode::kPrefill;

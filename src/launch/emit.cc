@@ -193,7 +193,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     instances *= s.dp;
     inst.dp = 1;
   }
-  const int P = p.cluster.gpus_per_domain;
+  const int P = HostGpus(p.cluster);
   const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, BasePort(engine));
   const int nodes_per_instance = InstanceNodes(p, inst);
   std::map<int, std::vector<const PlacedServer*>> by_node;
@@ -408,7 +408,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       continue;
     }
     const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
-    const int P = pool.problem.cluster.gpus_per_domain;
+    const int P = HostGpus(pool.problem.cluster);
     const int base = ProcessPort(proc);
     const std::vector<PlacedServer> placed = PlaceInstances(proc.count, proc.gpus, P, base);
     if (!proc.file_name.empty()) {
@@ -491,7 +491,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       const bool router = proc.role == "router";
       std::string command = WithModelId(proc.command, resolved, opt.model_id);
       const PoolPlan& pp = proc.role == "prefill" ? prefill : decode;
-      if (!router && proc.gpus > pp.problem.cluster.gpus_per_domain) {
+      if (!router && proc.gpus > HostGpus(pp.problem.cluster)) {
         // A multinode service: the operator gives each pod its node rank and the leader's
         // address, so the script's ${NODE_RANK} / ${HEAD_ADDR} flags are left out.
         const size_t at = command.find(" --nnodes ");
@@ -502,7 +502,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
         }
       }
       const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
-      const int P = pool.problem.cluster.gpus_per_domain;
+      const int P = HostGpus(pool.problem.cluster);
       yaml += fmt::format("    {}:\n      componentType: {}\n", router ? "Frontend" : proc.role,
                           router ? "frontend" : "worker");
       if (!router) yaml += fmt::format("      subComponentType: {}\n", proc.role);

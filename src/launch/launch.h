@@ -132,7 +132,8 @@ inline constexpr int kRayPort = 6379;           // ray start --head
 inline constexpr int kReplicaRouterPort = 8080;
 std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls);
 
-// GPUs one instance of `s` spans and the nodes it needs (nodes of p.cluster.gpus_per_domain).
+// GPUs one instance of `s` spans and the nodes (hosts, HostGpus: an HGX node, an NVL72 tray of
+// 4) it needs.
 int InstanceNodes(const Problem& p, const Strategy& s);
 
 // The command running `s` on `engine` for problem `p`. `s` should be Expressible (choices the

@@ -147,4 +147,33 @@ TEST(ReplicasCli, ATrafficIsRoutedOverTheReplicas) {
   EXPECT_NE(one.err.find("no candidate meets the SLOs"), std::string::npos) << one.err;
 }
 
+// On a GB300 NVL72 rack a host is a compute tray of 4 GPUs (HostGpus): 9 replicas of 8 GPUs run
+// on 18 trays, each instance a two-node launch, the router in front of the 9 head servers.
+TEST(ReplicasCli, Nvl72ReplicasArePlacedOnTraysOfFour) {
+  const std::string dir = TempPath("l2s_replicas_nvl72");
+  std::filesystem::remove_all(dir);
+  const Result r = RunL2s({"plan", "--model", "deepseek-v3", "--cluster", "gb300-nvl72", "--dtype",
+                           "fp4", "--mode", "serve", "--isl", "8192", "--osl", "1024", "--slo",
+                           "ttft_ms=10000,tpot_ms=25", "--serving", "agg", "--engine", "sglang",
+                           "--instance-gpus", "8", "--emit", dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (int k = 0; k < 18; ++k) {
+    const std::string node = Slurp(dir + "/node-" + std::to_string(k) + ".sh");
+    ASSERT_FALSE(node.empty()) << k;
+    EXPECT_NE(node.find("NODE_RANK=" + std::to_string(k % 2)), std::string::npos) << node;
+    EXPECT_NE(node.find("--nnodes 2"), std::string::npos) << node;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/node-18.sh"));
+  const std::string router = Slurp(dir + "/router.sh");
+  for (int k = 0; k < 18; k += 2)
+    EXPECT_NE(router.find("http://<node-" + std::to_string(k) + ">:30000 "), std::string::npos)
+        << router;
+  EXPECT_EQ(router.find("<node-1>"), std::string::npos) << router;
+  const std::string lws = Slurp(dir + "/lws.yaml");
+  EXPECT_NE(lws.find("replicas: 9"), std::string::npos) << lws;
+  EXPECT_NE(lws.find("size: 2"), std::string::npos) << lws;
+  EXPECT_NE(lws.find("nvidia.com/gpu: 4"), std::string::npos) << lws;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
