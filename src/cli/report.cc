@@ -462,10 +462,21 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
   // Degrees are ints, so pp*tp fits int64; the full product is formed only when it cannot
   // overflow (pp*tp <= GPUs <= 2^24).
   const int64_t pp_tp = int64_t{s.pp} * s.tp;
-  if (pp_tp > gpus || pp_tp * s.dp != gpus)
+  if (pp_tp > gpus || pp_tp * s.dp != gpus) {
+    // A strategy of fewer GPUs that divide the cluster is likely one replica of a replicated
+    // plan (plan's "Replicas"): say how to evaluate it.
+    const int64_t used = pp_tp <= gpus ? pp_tp * s.dp : 0;
+    const std::string replica =
+        used > 0 && used < gpus && gpus % used == 0
+            ? fmt::format(" (one instance of a plan's {} replicas is evaluated on its own GPUs: "
+                          "--gpus {})",
+                          gpus / used, used)
+            : "";
     return Status::InvalidArgument(fmt::format(
-        "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs", s.pp, s.tp, s.dp,
-        pp_tp > gpus ? fmt::format("more than {}", gpus) : std::to_string(pp_tp * s.dp), gpus));
+        "--strategy: pp*tp*dp = {}*{}*{} = {} but the cluster has {} GPUs{}", s.pp, s.tp, s.dp,
+        pp_tp > gpus ? fmt::format("more than {}", gpus) : std::to_string(pp_tp * s.dp), gpus,
+        replica));
+  }
   // A dim for an operator the model does not have is an error (the strategy space rejects it
   // too), not something to drop silently; `none` is what such an operator holds (ClearAbsentOps)
   // and what plan prints for it, so a printed strategy reads back. FromText accepted the text,

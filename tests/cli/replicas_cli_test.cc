@@ -1,6 +1,7 @@
 // `l2s plan`'s aggregated replicas (cli/plan_replicas.h, docs/PLAN.md "Replicas"), end to end: a
 // replicated plan is its instance's plan (one computation, one price), --instance-gpus fixes the
 // size or is one clear error, and the launch output reaches every instance through a router.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,6 +54,16 @@ TEST(ReplicasCli, AReplicatedPlanIsItsInstancesPlan) {
   EXPECT_EQ(ob["instances"], 1);
   EXPECT_NEAR(ob["tokens_per_s_per_gpu"].get<double>(), b["tokens_per_s_per_gpu"].get<double>(),
               1e-9 * b["tokens_per_s_per_gpu"].get<double>());
+  // eval of the strategy on all 8 GPUs says where one replica is evaluated.
+  const Result ev = RunL2s({"eval", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus", "8",
+                            "--mode", "serve", "--isl", "1024", "--osl", "256", "--engine", "vllm",
+                            "--strategy", b["strategy"].get<std::string>()});
+  EXPECT_EQ(ev.code, 2);
+  EXPECT_NE(ev.err.find(fmt::format("one instance of a plan's {} replicas is evaluated on its own "
+                                    "GPUs: --gpus {})",
+                                    n, g)),
+            std::string::npos)
+      << ev.err;
   // --instance-gpus on the 8 GPUs gives the same replicated plan, marked as fixed.
   const Result fixed = RunL2s(Qwen({"--json", "--instance-gpus", std::to_string(g)}));
   ASSERT_EQ(fixed.code, 0) << fixed.err;
