@@ -2,109 +2,19 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <map>
-#include <utility>
-
-#include "cli/output.h"
-#include "plan/capacity.h"
-#include "plan/space.h"
-#include "sim/simulator.h"
-#include "strategy/space.h"
+#include <string>
+#include <vector>
 
 namespace l2s::cli {
-
-namespace {
-
-std::string SizesList(const std::vector<int>& sizes) {
-  std::string out;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == sizes.size() ? " or " : ", ") + std::to_string(sizes[i]);
-  return out;
-}
-
-// One size's plan as the plan itself would make it; `keep` gets the table / E's plan.
-StatusOr<plan::SizeTrial> PlanSize(const Problem& q, engine::EngineId id, bool tabulate,
-                                   const plan::AggRequest& req, int mtp,
-                                   const plan::PlanProgress& progress, ReplicaSizing* keep) {
-  plan::SizeTrial t;
-  if (tabulate) {
-    StatusOr<plan::EngineTable> tab = plan::PlanEngines(q, req, mtp, progress);
-    if (!tab.ok()) return tab.status();
-    if (tab->interrupted) return Status::Cancelled("interrupted");
-    if (tab->fastest >= 0) {
-      const plan::EnginePlan& e = tab->rows[static_cast<size_t>(tab->fastest)];
-      t.found = true;
-      t.tokens_per_s_per_gpu = e.eval.tokens_per_s_per_gpu;
-      t.what = fmt::format("{}: {}", engine::EngineName(e.id), plan::LayoutLabel(q.model, e.best));
-    } else {
-      t.what = tab->rows.empty() ? std::string("no engine runs on this cluster")
-                                 : tab->rows.front().why_none;
-    }
-    keep->table = std::move(*tab);
-    return t;
-  }
-  if (id != engine::EngineId::kIdeal) {
-    StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(q, id, req, mtp, progress);
-    if (!ep.ok()) return ep.status();
-    t.found = ep->found;
-    t.tokens_per_s_per_gpu =
-        ep->eval.tokens_per_s_per_gpu * Simulator::EngineFactor(std::string(engine::EngineName(id)));
-    t.what = ep->found ? plan::LayoutLabel(q.model, ep->best) : ep->why_none;
-    keep->engine_plan = std::move(*ep);
-    return t;
-  }
-  const Simulator sim(q);
-  StatusOr<StrategySpace> space =
-      StrategySpace::Make(q.model, q.cluster.num_gpus, plan::PlanSpaceOptions(q, mtp));
-  if (!space.ok()) {
-    t.what = space.status().message();
-    return t;
-  }
-  StatusOr<plan::AggPlan> a = plan::PlanAggregated(sim, *space, req, progress);
-  if (!a.ok()) return a.status();
-  if (a->interrupted) return Status::Cancelled("interrupted");
-  t.found = a->have_recommended;
-  t.tokens_per_s_per_gpu = a->have_recommended ? a->recommended_eval.tokens_per_s_per_gpu : 0;
-  t.what = a->have_recommended ? plan::LayoutLabel(q.model, a->recommended)
-                               : a->failures.Reason(q);
-  return t;
-}
-
-}  // namespace
 
 StatusOr<ReplicaSizing> SizeReplicas(const Problem& full, engine::EngineId id, bool tabulate,
                                      int instance_gpus, const plan::AggRequest& req, int mtp,
                                      const plan::PlanProgress& progress) {
-  ReplicaSizing out;
-  const std::vector<int> sizes = plan::ReplicaInstanceSizes(full.cluster);
-  if (instance_gpus > 0) {
-    if (std::find(sizes.begin(), sizes.end(), instance_gpus) == sizes.end())
-      return Status::InvalidArgument(fmt::format(
-          "--instance-gpus {}: {} GPUs in NVLink domains of {} split into instances of {} GPUs",
-          instance_gpus, full.cluster.num_gpus, full.cluster.gpus_per_domain, SizesList(sizes)));
-    out.active = instance_gpus < full.cluster.num_gpus;
-    out.fixed = true;
-    out.choice.gpus_per_instance = instance_gpus;
-    out.choice.replicas = full.cluster.num_gpus / instance_gpus;
-    return out;
-  }
-  if (!full.model.is_moe() || sizes.size() < 2) return out;
-  // The chosen size's table / plan is kept: the last planned size's is overwritten, so keep each
-  // by size and pick the chosen one after.
-  std::map<int, ReplicaSizing> kept;
-  StatusOr<plan::ReplicaChoice> c = plan::ChooseReplicas(
-      full, [&](const Problem& q) -> StatusOr<plan::SizeTrial> {
-        return PlanSize(q, id, tabulate, req, mtp, progress, &kept[q.cluster.num_gpus]);
-      });
-  if (!c.ok()) return c.status();
-  out.choice = std::move(*c);
-  if (out.choice.chosen < 0) return out;  // no size found a layout: the plan says why as before
-  ReplicaSizing& k = kept[out.choice.gpus_per_instance];
-  out.table = std::move(k.table);
-  out.engine_plan = std::move(k.engine_plan);
-  out.active = out.choice.replicas > 1;
-  return out;
+  StatusOr<ReplicaSizing> r =
+      plan::SizeAggregatedReplicas(full, id, tabulate, instance_gpus, req, mtp, progress);
+  if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument && instance_gpus > 0)
+    return Status::InvalidArgument("--instance-gpus " + r.status().message());
+  return r;
 }
 
 std::string ReplicaSizingText(const ReplicaSizing& r) {

@@ -15,25 +15,14 @@
 #include "launch/launch.h"
 #include "plan/aggregated.h"
 #include "plan/engines.h"
+#include "plan/replica_sizing.h"
 #include "plan/replicas.h"
 
 namespace l2s::cli {
 
-struct ReplicaSizing {
-  bool active = false;          // the plan is sized into instances (else one over every GPU)
-  bool fixed = false;           // --instance-gpus gave the size
-  plan::ReplicaChoice choice;   // replicas, gpus_per_instance and the trials
-  // The chosen size's plan as sized, for the plan to reuse: the engines' table (no --engine) or
-  // E's plan (--engine E); neither with --engine ideal.
-  std::optional<plan::EngineTable> table;
-  std::optional<plan::EnginePlan> engine_plan;
-};
+using plan::ReplicaSizing;
 
-// Sizes the aggregated plan of `full` (the problem on every GPU; its engine `id`, kIdeal for
-// --engine ideal; `tabulate`: no --engine, the engines' table decides). `instance_gpus` > 0 fixes
-// the size (InvalidArgument, one line, when the cluster does not tile into it). Without it the
-// sizing runs for MoE models only (a dense model's dp ranks are replicas already): inactive
-// otherwise. Errors: the plans' (Cancelled when interrupted).
+// plan::SizeAggregatedReplicas with --instance-gpus' errors named by the flag.
 StatusOr<ReplicaSizing> SizeReplicas(const Problem& full, engine::EngineId id, bool tabulate,
                                      int instance_gpus, const plan::AggRequest& req, int mtp,
                                      const plan::PlanProgress& progress);

@@ -11,6 +11,7 @@
 #include "hw/hw.h"
 #include "plan/engines.h"
 #include "plan/pareto.h"
+#include "plan/replica_sizing.h"
 #include "plan/space.h"
 #include "model/presets.h"
 
@@ -163,6 +164,52 @@ TEST(EngineParetoSeries, ReplicatedPointsBeatOrEqualOneInstance) {
     }
   }
   EXPECT_TRUE(replicated);  // 1- and 2-GPU instances of a 30B model win at these limits
+}
+
+}  // namespace
+}  // namespace l2s::plan
+
+namespace l2s::plan {
+namespace {
+
+// The sizing as `l2s plan` runs it (plan/replica_sizing.h).
+TEST(SizeAggregatedReplicas, PlansEachSizeAsThePlanAndKeepsTheChosenOnesPlan) {
+  Problem p = OnCluster("qwen3-30b-a3b", "h100", 8, 8);
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 50;
+  const AggRequest req;
+  // --engine vllm: E's plan per size; the chosen size's plan is kept, no table.
+  StatusOr<ReplicaSizing> e = SizeAggregatedReplicas(p, engine::EngineId::kVllm, false, 0, req, -1);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_TRUE(e->active);
+  EXPECT_EQ(e->choice.replicas * e->choice.gpus_per_instance, 8);
+  ASSERT_TRUE(e->engine_plan.has_value());
+  EXPECT_FALSE(e->table.has_value());
+  EXPECT_EQ(e->engine_plan->problem.cluster.num_gpus, e->choice.gpus_per_instance);
+  EXPECT_EQ(e->engine_plan->best.gpus(), e->choice.gpus_per_instance);
+  // No engine: the engines' table per size, the chosen size's kept.
+  StatusOr<ReplicaSizing> t = SizeAggregatedReplicas(p, engine::EngineId::kIdeal, true, 0, req, -1);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(t->table.has_value());
+  ASSERT_GE(t->table->fastest, 0);
+  EXPECT_NEAR(t->table->rows[static_cast<size_t>(t->table->fastest)].eval.tokens_per_s_per_gpu,
+              t->choice.trials[static_cast<size_t>(t->choice.chosen)].tokens_per_s_per_gpu, 1e-9);
+  // A dense model: its dp ranks are replicas already.
+  StatusOr<ReplicaSizing> d = SizeAggregatedReplicas(OnCluster("llama-3.1-8b", "h100", 8, 8),
+                                                     engine::EngineId::kVllm, false, 0, req, -1);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->active);
+  EXPECT_TRUE(d->choice.trials.empty());
+  // A fixed size: no planning; one the cluster does not tile into is InvalidArgument.
+  StatusOr<ReplicaSizing> f = SizeAggregatedReplicas(p, engine::EngineId::kVllm, false, 4, req, -1);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->active && f->fixed);
+  EXPECT_EQ(f->choice.replicas, 2);
+  EXPECT_TRUE(f->choice.trials.empty());
+  StatusOr<ReplicaSizing> bad = SizeAggregatedReplicas(p, engine::EngineId::kVllm, false, 3, req, -1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "3: 8 GPUs in NVLink domains of 8 split into instances of 1, 2, 4 or 8 GPUs");
 }
 
 }  // namespace

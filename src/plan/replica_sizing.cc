@@ -1,0 +1,112 @@
+#include "plan/replica_sizing.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/capacity.h"
+#include "plan/space.h"
+#include "sim/simulator.h"
+#include "strategy/space.h"
+
+namespace l2s::plan {
+
+namespace {
+
+std::string SizesList(const std::vector<int>& sizes) {
+  std::string out;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == sizes.size() ? " or " : ", ") + std::to_string(sizes[i]);
+  return out;
+}
+
+// One size's plan as the plan itself would make it; `keep` gets the table / E's plan.
+StatusOr<SizeTrial> PlanSize(const Problem& q, engine::EngineId id, bool tabulate,
+                                   const AggRequest& req, int mtp,
+                                   const PlanProgress& progress, ReplicaSizing* keep) {
+  SizeTrial t;
+  if (tabulate) {
+    StatusOr<EngineTable> tab = PlanEngines(q, req, mtp, progress);
+    if (!tab.ok()) return tab.status();
+    if (tab->interrupted) return Status::Cancelled("interrupted");
+    if (tab->fastest >= 0) {
+      const EnginePlan& e = tab->rows[static_cast<size_t>(tab->fastest)];
+      t.found = true;
+      t.tokens_per_s_per_gpu = e.eval.tokens_per_s_per_gpu;
+      t.what = fmt::format("{}: {}", engine::EngineName(e.id), LayoutLabel(q.model, e.best));
+    } else {
+      t.what = tab->rows.empty() ? std::string("no engine runs on this cluster")
+                                 : tab->rows.front().why_none;
+    }
+    keep->table = std::move(*tab);
+    return t;
+  }
+  if (id != engine::EngineId::kIdeal) {
+    StatusOr<EnginePlan> ep = PlanForEngine(q, id, req, mtp, progress);
+    if (!ep.ok()) return ep.status();
+    t.found = ep->found;
+    t.tokens_per_s_per_gpu =
+        ep->eval.tokens_per_s_per_gpu * Simulator::EngineFactor(std::string(engine::EngineName(id)));
+    t.what = ep->found ? LayoutLabel(q.model, ep->best) : ep->why_none;
+    keep->engine_plan = std::move(*ep);
+    return t;
+  }
+  const Simulator sim(q);
+  StatusOr<StrategySpace> space =
+      StrategySpace::Make(q.model, q.cluster.num_gpus, PlanSpaceOptions(q, mtp));
+  if (!space.ok()) {
+    t.what = space.status().message();
+    return t;
+  }
+  StatusOr<AggPlan> a = PlanAggregated(sim, *space, req, progress);
+  if (!a.ok()) return a.status();
+  if (a->interrupted) return Status::Cancelled("interrupted");
+  t.found = a->have_recommended;
+  t.tokens_per_s_per_gpu = a->have_recommended ? a->recommended_eval.tokens_per_s_per_gpu : 0;
+  t.what = a->have_recommended ? LayoutLabel(q.model, a->recommended)
+                               : a->failures.Reason(q);
+  return t;
+}
+
+}  // namespace
+
+StatusOr<ReplicaSizing> SizeAggregatedReplicas(const Problem& full, engine::EngineId id,
+                                               bool tabulate, int instance_gpus,
+                                               const AggRequest& req, int mtp,
+                                               const PlanProgress& progress) {
+  ReplicaSizing out;
+  const std::vector<int> sizes = ReplicaInstanceSizes(full.cluster);
+  if (instance_gpus > 0) {
+    if (std::find(sizes.begin(), sizes.end(), instance_gpus) == sizes.end())
+      return Status::InvalidArgument(fmt::format(
+          "{}: {} GPUs in NVLink domains of {} split into instances of {} GPUs",
+          instance_gpus, full.cluster.num_gpus, full.cluster.gpus_per_domain, SizesList(sizes)));
+    out.active = instance_gpus < full.cluster.num_gpus;
+    out.fixed = true;
+    out.choice.gpus_per_instance = instance_gpus;
+    out.choice.replicas = full.cluster.num_gpus / instance_gpus;
+    return out;
+  }
+  if (!full.model.is_moe() || sizes.size() < 2) return out;
+  // The chosen size's table / plan is kept: the last planned size's is overwritten, so keep each
+  // by size and pick the chosen one after.
+  std::map<int, ReplicaSizing> kept;
+  StatusOr<ReplicaChoice> c = ChooseReplicas(
+      full, [&](const Problem& q) -> StatusOr<SizeTrial> {
+        return PlanSize(q, id, tabulate, req, mtp, progress, &kept[q.cluster.num_gpus]);
+      });
+  if (!c.ok()) return c.status();
+  out.choice = std::move(*c);
+  // No size found a layout: the whole cluster's plan (kept) says why, as without replicas.
+  ReplicaSizing& k = kept[out.choice.chosen < 0 ? full.cluster.num_gpus : out.choice.gpus_per_instance];
+  out.table = std::move(k.table);
+  out.engine_plan = std::move(k.engine_plan);
+  out.active = out.choice.replicas > 1;
+  return out;
+}
+
+}  // namespace l2s::plan
