@@ -1,7 +1,8 @@
 // Sizing an aggregated plan into replicas (plan/replicas.h) the way `l2s plan` plans: each
 // instance size is planned as the plan itself would plan it - the engines' table without an
-// engine, engine E's plan with one, the unrestricted plan for the ideal engine - and the best
-// tokens/s per GPU wins. The CLI (cli/plan_replicas.h) formats the result; docs/PLAN.md
+// engine, engine E's plan with one (both exact on their small spaces where the oracle finishes),
+// the searcher on the unrestricted space for the ideal engine (its baselines and oracle run on
+// the chosen size only) - and the best tokens/s per GPU wins. The CLI (cli/plan_replicas.h) formats the result; docs/PLAN.md
 // "Replicas".
 #pragma once
 
