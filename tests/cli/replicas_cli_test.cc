@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -185,6 +186,58 @@ TEST(ReplicasCli, Nvl72ReplicasArePlacedOnTraysOfFour) {
   EXPECT_NE(lws.find("size: 2"), std::string::npos) << lws;
   EXPECT_NE(lws.find("nvidia.com/gpu: 4"), std::string::npos) << lws;
   std::filesystem::remove_all(dir);
+}
+
+// Invariants over problems drawn by a fixed rule (seeded, not picked by hand): MoE presets x GPU
+// types x cluster sizes x engines. The replicas tile the cluster; the plan is the best size of its
+// table (the engine's space is solved exactly per size); and `l2s eval` of the strategy on one
+// instance's GPUs prints the plan's figures.
+TEST(ReplicasCli, RandomProblemsKeepTheReplicaContracts) {
+  const std::vector<std::string> models = {"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b",
+                                           "qwen3-235b-a22b", "deepseek-v3"};
+  const std::vector<std::string> gpus = {"h100", "h200", "b200", "mi355x"};
+  const std::vector<int> counts = {8, 16, 32};
+  std::mt19937 rng(20261205);
+  int replicated = 0, checked = 0;
+  for (int k = 0; k < 6; ++k) {
+    const std::string model = models[rng() % models.size()];
+    const std::string gpu = gpus[rng() % gpus.size()];
+    const int n = counts[rng() % counts.size()];
+    const std::string engine = rng() % 2 ? "vllm" : "sglang";
+    const int isl = rng() % 2 ? 1024 : 4096, osl = rng() % 2 ? 256 : 1024;
+    const std::vector<std::string> problem = {
+        "--model", model, "--gpu", gpu, "--gpus", std::to_string(n), "--mode", "serve", "--isl",
+        std::to_string(isl), "--osl", std::to_string(osl), "--slo", "ttft_ms=3000,tpot_ms=50",
+        "--engine", engine};
+    const std::string what = fmt::format("{} on {} x {} by {} ({}/{})", model, n, gpu, engine,
+                                         isl, osl);
+    std::vector<std::string> plan = {"plan", "--serving", "agg", "--json"};
+    plan.insert(plan.end(), problem.begin(), problem.end());
+    const Result r = RunL2s(plan);
+    if (r.code == 1) continue;  // nothing meets the SLOs on these GPUs: no plan to check
+    ASSERT_EQ(r.code, 0) << what << ": " << r.err;
+    ++checked;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const nlohmann::json& b = j["best"];
+    const int inst = b["instances"].get<int>(), per = b["gpus_per_instance"].get<int>();
+    EXPECT_EQ(inst * per, n) << what;
+    replicated += inst > 1;
+    const double v = b["tokens_per_s_per_gpu"].get<double>();
+    for (const nlohmann::json& x : j["replicas"]["sizes"]) {
+      if (x["found"].get<bool>())
+        EXPECT_LE(x["tokens_per_s_per_gpu"].get<double>(), v * (1 + 1e-9)) << what << x.dump();
+      if (x["gpus_per_instance"].get<int>() == per) EXPECT_TRUE(x["found"].get<bool>()) << what;
+    }
+    std::vector<std::string> eval = {"eval", "--json", "--strategy", b["strategy"].get<std::string>()};
+    eval.insert(eval.end(), problem.begin(), problem.end());
+    eval[std::find(eval.begin(), eval.end(), "--gpus") - eval.begin() + 1] = std::to_string(per);
+    const Result e = RunL2s(eval);
+    ASSERT_EQ(e.code, 0) << what << ": " << e.err;
+    EXPECT_NEAR(nlohmann::json::parse(e.out)["tokens_per_s_per_gpu"].get<double>(), v, 5e-3 * v)
+        << what;
+  }
+  EXPECT_GE(checked, 4);
+  EXPECT_GE(replicated, 1);
 }
 
 }  // namespace
