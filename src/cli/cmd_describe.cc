@@ -271,6 +271,7 @@ nlohmann::ordered_json ClusterJson(const ClusterSpec& c) {
               {"calibration_note", CalibrationNote(c.gpu)}};
   j["num_gpus"] = c.num_gpus;
   j["gpus_per_domain"] = c.gpus_per_domain;
+  j["gpus_per_host"] = HostGpus(c);
   j["num_domains"] = c.num_domains();
   j["scaleout_gbps_per_gpu"] = c.scaleout_bw / 1e9;
   j["nvlink_latency_us"] = c.nvlink_latency * 1e6;
@@ -291,8 +292,11 @@ void PrintCluster(const ClusterSpec& c) {
   row("calibration", CalibrationNote(c.gpu));
   if (c.gpu.fp4_flops > 0) row("fp4", fmt::format("{:.0f} TFLOPS dense", c.gpu.fp4_flops / 1e12));
   if (c.gpu.tdp_w > 0) row("power", fmt::format("{:.0f} W board (TDP)", c.gpu.tdp_w));
-  row("gpus", fmt::format("{} in {} NVLink domain(s) of {}", c.num_gpus, c.num_domains(),
-                          c.gpus_per_domain));
+  row("gpus", fmt::format("{} in {} NVLink domain(s) of {}{}", c.num_gpus, c.num_domains(),
+                          c.gpus_per_domain,
+                          HostGpus(c) < c.gpus_per_domain
+                              ? fmt::format(", hosts (compute trays) of {}", HostGpus(c))
+                              : ""));
   if (c.gpu.mesh_link_bw > 0)
     row("node fabric", fmt::format("point-to-point mesh (no switch): {:.1f} GB/s per link per "
                                    "direction, {:.0f} GB/s per GPU over all links; a group of k "

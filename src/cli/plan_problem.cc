@@ -76,9 +76,12 @@ std::string ProblemSummary(const Problem& p) {
   if (w.ttft_ms > 0) wl += fmt::format(", TTFT <= {} ms", w.ttft_ms);
   if (w.tpot_ms > 0) wl += fmt::format(", TPOT <= {} ms", w.tpot_ms);
   const int nodes = p.cluster.num_domains();
-  return fmt::format("{} ({} weights), {}, {} x {} ({} node{} of {})", p.model.name,
+  // An NVLink domain of several hosts (an NVL72 rack of trays of 4) says so.
+  const int host = HostGpus(p.cluster);
+  return fmt::format("{} ({} weights), {}, {} x {} ({} node{} of {}{})", p.model.name,
                      DTypeName(w.weight), wl, Thousands(p.cluster.num_gpus), p.cluster.gpu.name, nodes,
-                     nodes == 1 ? "" : "s", p.cluster.gpus_per_domain);
+                     nodes == 1 ? "" : "s", p.cluster.gpus_per_domain,
+                     host < p.cluster.gpus_per_domain ? fmt::format(", hosts of {}", host) : "");
 }
 
 }  // namespace l2s::cli

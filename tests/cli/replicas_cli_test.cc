@@ -186,6 +186,11 @@ TEST(ReplicasCli, Nvl72ReplicasArePlacedOnTraysOfFour) {
   EXPECT_NE(lws.find("size: 2"), std::string::npos) << lws;
   EXPECT_NE(lws.find("nvidia.com/gpu: 4"), std::string::npos) << lws;
   std::filesystem::remove_all(dir);
+  // describe and the plan's header say it.
+  EXPECT_NE(r.out.find("72 x gb300 (1 node of 72, hosts of 4)"), std::string::npos) << r.out;
+  const Result d = RunL2s({"describe", "--cluster", "gb300-nvl72", "--json"});
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_EQ(nlohmann::json::parse(d.out)["gpus_per_host"], 4) << d.out;
 }
 
 // Invariants over problems drawn by a fixed rule (seeded, not picked by hand): MoE presets x GPU
