@@ -359,7 +359,7 @@ json PlanJson(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
   json j;
   j["problem"] = ProblemJson(o.Deployment());
-  // The aggregated replicas' sizing: null when it did not run (a dense model, a traffic).
+  // The aggregated replicas' sizing: null when it did not run (a dense model, one size).
   j["replicas"] = o.replicas.active || o.replicas.fixed || !o.replicas.choice.trials.empty()
                       ? ReplicaSizingJson(o.replicas, PlanRouter(o))
                       : json();
