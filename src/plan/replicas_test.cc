@@ -122,11 +122,6 @@ TEST(ReplicasText, Words) {
   EXPECT_EQ(ReplicasText(1, 72), "1 instance x 72 GPUs");
 }
 
-}  // namespace
-}  // namespace l2s::plan
-
-namespace l2s::plan {
-namespace {
 
 // The engine-launchable TPOT sweep of an MoE model sizes its replicas as `l2s plan` does: each
 // limit's point is at least the one-instance point on every GPU (that size is among those tried),
@@ -166,11 +161,6 @@ TEST(EngineParetoSeries, ReplicatedPointsBeatOrEqualOneInstance) {
   EXPECT_TRUE(replicated);  // 1- and 2-GPU instances of a 30B model win at these limits
 }
 
-}  // namespace
-}  // namespace l2s::plan
-
-namespace l2s::plan {
-namespace {
 
 // The sizing as `l2s plan` runs it (plan/replica_sizing.h).
 TEST(SizeAggregatedReplicas, PlansEachSizeAsThePlanAndKeepsTheChosenOnesPlan) {
