@@ -25,9 +25,9 @@ std::string SizesList(const std::vector<int>& sizes) {
 }
 
 // One size's plan as the plan itself would make it; `keep` gets the table / E's plan.
-StatusOr<SizeTrial> PlanSize(const Problem& q, engine::EngineId id, bool tabulate,
-                                   const AggRequest& req, int mtp,
-                                   const PlanProgress& progress, ReplicaSizing* keep) {
+StatusOr<SizeTrial> PlanSize(const Problem& q, bool whole, engine::EngineId id, bool tabulate,
+                             const AggRequest& req, int mtp, const PlanProgress& progress,
+                             ReplicaSizing* keep) {
   SizeTrial t;
   if (tabulate) {
     StatusOr<EngineTable> tab = PlanEngines(q, req, mtp, progress);
@@ -47,7 +47,13 @@ StatusOr<SizeTrial> PlanSize(const Problem& q, engine::EngineId id, bool tabulat
   }
   if (id != engine::EngineId::kIdeal) {
     StatusOr<EnginePlan> ep = PlanForEngine(q, id, req, mtp, progress);
-    if (!ep.ok()) return ep.status();
+    // A size the engine cannot plan at all (its space options rule it out there) is a size
+    // without a layout; on every GPU, and when interrupted, the error is the plan's.
+    if (!ep.ok() && (whole || ep.status().code() == Status::Code::kCancelled)) return ep.status();
+    if (!ep.ok()) {
+      t.what = ep.status().message();
+      return t;
+    }
     t.found = ep->found;
     t.tokens_per_s_per_gpu =
         ep->eval.tokens_per_s_per_gpu * Simulator::EngineFactor(std::string(engine::EngineName(id)));
@@ -103,7 +109,8 @@ StatusOr<ReplicaSizing> SizeAggregatedReplicas(const Problem& full, engine::Engi
   std::map<int, ReplicaSizing> kept;
   StatusOr<ReplicaChoice> c = ChooseReplicas(
       full, [&](const Problem& q) -> StatusOr<SizeTrial> {
-        return PlanSize(q, id, tabulate, req, mtp, progress, &kept[q.cluster.num_gpus]);
+        const int g = q.cluster.num_gpus;
+        return PlanSize(q, g == full.cluster.num_gpus, id, tabulate, req, mtp, progress, &kept[g]);
       });
   if (!c.ok()) return c.status();
   out.choice = std::move(*c);
