@@ -1,0 +1,71 @@
+// The aggregated replicas' sizing (plan/replica_sizing.h) as `l2s plan` runs it: every instance
+// size the cluster tiles into that holds the weights, planned as the plan plans it (the engines'
+// table without --engine; the searcher on the unrestricted space for --engine ideal). Reported in
+// docs/dev/PLANNER.md "Measured"; the bound is plan time no worse than 2x.
+#include <benchmark/benchmark.h>
+
+#include "hw/hw.h"
+#include "model/presets.h"
+#include "plan/replica_sizing.h"
+
+namespace l2s::plan {
+namespace {
+
+Problem Serve(const char* model, ClusterSpec cluster, DType weight, int isl, int osl,
+              double ttft_ms, double tpot_ms) {
+  Problem p;
+  p.model = *ModelPreset(model);
+  p.cluster = std::move(cluster);
+  p.workload.mode = Mode::kServe;
+  p.workload.weight = weight;
+  p.workload.isl = isl;
+  p.workload.osl = osl;
+  p.workload.ttft_ms = ttft_ms;
+  p.workload.tpot_ms = tpot_ms;
+  return p;
+}
+
+void Run(benchmark::State& state, const Problem& p, engine::EngineId id, bool tabulate) {
+  int sizes = 0, chosen = 0;
+  for (auto _ : state) {
+    StatusOr<ReplicaSizing> r = SizeAggregatedReplicas(p, id, tabulate, 0, AggRequest{}, -1);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    sizes = static_cast<int>(r->choice.trials.size());
+    chosen = r->choice.gpus_per_instance;
+  }
+  state.counters["sizes"] = sizes;
+  state.counters["gpus_per_instance"] = chosen;
+}
+
+// DeepSeek-V3 FP4 on one GB300 NVL72 rack, 8k / 1k, TPOT 25 ms: 12 sizes, the engines' table.
+void BM_Gb300RackTable(benchmark::State& state) {
+  Run(state, Serve("deepseek-v3", *LoadCluster("gb300-nvl72"), DType::kFP4, 8192, 1024, 10000, 25),
+      engine::EngineId::kIdeal, true);
+}
+// DeepSeek-V3 FP8 on 128 H100s, 4k / 512, TTFT 2 s, TPOT 50 ms (the README's example): 8 sizes.
+void BM_DeepSeek128H100Table(benchmark::State& state) {
+  Run(state, Serve("deepseek-v3", *MakeCluster("h100", 128), DType::kFP8, 4096, 512, 2000, 50),
+      engine::EngineId::kIdeal, true);
+}
+// gpt-moe-1.6t decoding at 16k on 1,024 H100s, the unrestricted space (`--engine ideal` of the
+// README's default): the searcher on each of the 5 sizes that hold the weights.
+void BM_GptMoe1024H100Ideal(benchmark::State& state) {
+  Problem p;
+  p.model = *ModelPreset("gpt-moe-1.6t");
+  p.cluster = *MakeCluster("h100", 1024);
+  p.workload.mode = Mode::kDecode;
+  p.workload.weight = p.model.weight_dtype;
+  p.workload.context = 16384;
+  Run(state, p, engine::EngineId::kIdeal, false);
+}
+BENCHMARK(BM_Gb300RackTable)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_DeepSeek128H100Table)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_GptMoe1024H100Ideal)->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace l2s::plan
+
+BENCHMARK_MAIN();
