@@ -193,6 +193,14 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   std::vector<double> limits;
   ProgressObserver obs({"pareto sweep", StderrIsTerminal(), 0});
   StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &limits);
+  // An MoE model's points also as replicas of smaller instances (plan's "Replicas").
+  if (agg.ok())
+    *agg = WithReplicas(std::move(*agg), p,
+                        [&a](const Problem& q) {
+                          return StrategySpace::Make(q.model, q.cluster.num_gpus,
+                                                     PlanSpaceOptions(q, a.mtp));
+                        },
+                        opt, &obs);
   obs.Finish();
   if (!agg.ok()) return Fail(agg.status());
   std::vector<ParetoSeries> series = {*agg};

@@ -1,5 +1,6 @@
 #include "plan/pareto.h"
 
+#include "plan/replicas.h"
 #include "plan/work_bound.h"
 
 #include <fmt/core.h>
@@ -206,6 +207,63 @@ StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const Strateg
     if (a.point) known.push_back(*a.point);
     return a;
   });
+}
+
+ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
+                          const std::function<StatusOr<StrategySpace>(const Problem&)>& space_of,
+                          const AggregatedSweepOptions& opt, Observer* observer) {
+  if (!base.model.is_moe() || series.cancelled || series.sweep.empty()) return series;
+  const int n = base.cluster.num_gpus;
+  struct Size {
+    int gpus;
+    Problem problem;
+    StrategySpace space;
+  };
+  std::vector<Size> sizes;  // largest first: a tie keeps the larger instance
+  const std::vector<int> all = plan::ReplicaInstanceSizes(base.cluster);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (*it == n || !plan::CanHoldWeights(base, *it)) continue;
+    Problem q = plan::InstanceProblem(base, *it);
+    StatusOr<StrategySpace> space = space_of(q);
+    if (space.ok()) sizes.push_back({*it, std::move(q), std::move(*space)});
+  }
+  StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(opt.searcher);
+  if (sizes.empty() || !searcher.ok()) return series;
+  for (ParetoPoint& pt : series.sweep) {
+    for (const Size& z : sizes) {
+      Problem q = z.problem;
+      q.workload.tpot_ms = pt.tpot_limit_ms * (1 + 1e-9);
+      const Simulator sim(std::move(q));
+      WorkBoundObserver pass(observer, 0);
+      const SearchResult r = (*searcher)->Search(sim, z.space, opt.budget, opt.seed, &pass);
+      if (pass.inner_cancelled()) {
+        series.cancelled = true;
+        break;
+      }
+      if (!r.found || !(r.eval.tokens_per_s_per_gpu > pt.tokens_per_s_per_gpu * (1 + 1e-9)))
+        continue;
+      ParetoPoint x = PointOf(r.best, r.eval, (*searcher)->name(), false);
+      x.series = pt.series;
+      x.tpot_limit_ms = pt.tpot_limit_ms;
+      x.strategy = fmt::format("{}x {}", n / z.gpus, x.strategy);
+      pt = std::move(x);
+    }
+    if (series.cancelled) break;
+  }
+  // Monotone in the limit: a better point of a tighter limit meets every looser one.
+  for (size_t i = 1; i < series.sweep.size(); ++i) {
+    const ParetoPoint& prev = series.sweep[i - 1];
+    ParetoPoint& cur = series.sweep[i];
+    if (prev.tokens_per_s_per_gpu > cur.tokens_per_s_per_gpu &&
+        prev.tpot_ms <= cur.tpot_limit_ms * (1 + 1e-9)) {
+      const double limit = cur.tpot_limit_ms;
+      cur = prev;
+      cur.tpot_limit_ms = limit;
+      cur.exact = false;
+    }
+  }
+  series.front = ParetoFront(series.sweep);
+  return series;
 }
 
 }  // namespace l2s

@@ -105,4 +105,16 @@ StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const Strateg
                                               const AggregatedSweepOptions& opt,
                                               Observer* observer, std::vector<double>* limits);
 
+// An MoE model's aggregated series with replicas (plan/replicas.h), as `l2s plan` sizes its
+// headline: at each point's limit, the searcher's best (opt.searcher, opt.budget, no oracle) on
+// each smaller instance size that holds the weights (`space_of` builds a size's space) replaces
+// the point where it is better per GPU, written "Nx <strategy>" (not exact); ties keep the larger
+// instance. Points stay monotone in the limit (an earlier point that meets a looser limit and is
+// better carries over) and the front is recomputed. A dense model's series (its dp ranks are
+// replicas already), and one whose sweep was cancelled, are returned as they are; `observer` can
+// cancel (the series is then `cancelled`).
+ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
+                          const std::function<StatusOr<StrategySpace>(const Problem&)>& space_of,
+                          const AggregatedSweepOptions& opt, Observer* observer);
+
 }  // namespace l2s

@@ -162,6 +162,51 @@ TEST(EngineParetoSeries, ReplicatedPointsBeatOrEqualOneInstance) {
 }
 
 
+// The aggregated (unrestricted) TPOT sweep with replicas: every point at least the one-instance
+// point of its limit, monotone in the limit, replicated points tiling the cluster; a dense model's
+// series unchanged.
+TEST(WithReplicas, AggregatedPointsBeatOrEqualOneInstanceAndStayMonotone) {
+  Problem p = OnCluster("qwen3-30b-a3b", "h100", 8, 8);
+  p.workload.ttft_ms = 2000;
+  auto space_of = [](const Problem& q) {
+    return StrategySpace::Make(q.model, q.cluster.num_gpus, PlanSpaceOptions(q, 0));
+  };
+  AggregatedSweepOptions opt;
+  opt.points = 6;
+  StatusOr<StrategySpace> space = space_of(p);
+  ASSERT_TRUE(space.ok());
+  std::vector<double> limits;
+  StatusOr<ParetoSeries> one = AggregatedParetoSeries(p, *space, opt, nullptr, &limits);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  const ParetoSeries sized = WithReplicas(*one, p, space_of, opt, nullptr);
+  ASSERT_EQ(sized.sweep.size(), one->sweep.size());
+  bool replicated = false;
+  for (size_t i = 0; i < sized.sweep.size(); ++i) {
+    const ParetoPoint& a = sized.sweep[i];
+    EXPECT_EQ(a.tpot_limit_ms, one->sweep[i].tpot_limit_ms);
+    EXPECT_GE(a.tokens_per_s_per_gpu, one->sweep[i].tokens_per_s_per_gpu * (1 - 1e-12));
+    EXPECT_LE(a.tpot_ms, a.tpot_limit_ms * (1 + 1e-9));
+    if (i > 0) EXPECT_GE(a.tokens_per_s_per_gpu, sized.sweep[i - 1].tokens_per_s_per_gpu);
+    const size_t x = a.strategy.find("x ");
+    if (x != std::string::npos && a.strategy.find_first_not_of("0123456789") == x) {
+      replicated = true;
+      StatusOr<Strategy> st = FromText(a.strategy.substr(x + 2));
+      ASSERT_TRUE(st.ok()) << a.strategy;
+      EXPECT_EQ(std::stoi(a.strategy.substr(0, x)) * st->gpus(), 8) << a.strategy;
+      EXPECT_FALSE(a.exact);
+    }
+  }
+  EXPECT_TRUE(replicated);  // 4-GPU instances of a 30B model win at the loose limits
+  EXPECT_FALSE(sized.front.empty());
+  // A dense model: as it was.
+  Problem d = OnCluster("llama-3.1-8b", "h100", 8, 8);
+  ParetoSeries s;
+  s.sweep = one->sweep;
+  const ParetoSeries same = WithReplicas(s, d, space_of, opt, nullptr);
+  ASSERT_EQ(same.sweep.size(), s.sweep.size());
+  for (size_t i = 0; i < s.sweep.size(); ++i) EXPECT_EQ(same.sweep[i].strategy, s.sweep[i].strategy);
+}
+
 // The sizing as `l2s plan` runs it (plan/replica_sizing.h).
 TEST(SizeAggregatedReplicas, PlansEachSizeAsThePlanAndKeepsTheChosenOnesPlan) {
   Problem p = OnCluster("qwen3-30b-a3b", "h100", 8, 8);
