@@ -70,10 +70,7 @@ nlohmann::ordered_json ReplicaSizingJson(const ReplicaSizing& r, const std::stri
 
 std::string ReplicaRouterCommand(launch::Engine engine, int instances) {
   std::vector<std::string> urls;
-  const int port = engine == launch::Engine::kSglang  ? launch::kSglangDefaultPort
-                   : engine == launch::Engine::kTrtllm ? launch::kTrtllmDefaultPort
-                   : engine == launch::Engine::kAtom   ? launch::kAtomDefaultPort
-                                                       : launch::kVllmDefaultPort;
+  const int port = launch::DefaultPort(engine);
   for (int i = 1; i <= instances; ++i) urls.push_back(fmt::format("http://<instance-{}>:{}", i, port));
   return launch::ReplicaRouterCommand(engine, urls);
 }

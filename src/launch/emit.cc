@@ -21,17 +21,6 @@ std::string Devices(int first, int count) {
   return out;
 }
 
-int BasePort(Engine e) {
-  switch (e) {
-    case Engine::kSglang: return kSglangDefaultPort;
-    case Engine::kVllm: return kVllmDefaultPort;
-    case Engine::kTrtllm: return kTrtllmDefaultPort;
-    case Engine::kAtom: return kAtomDefaultPort;
-    case Engine::kMegatron: return 0;
-  }
-  return 0;
-}
-
 // The engine's container image for the GPU: the CUDA images' latest tags; the ROCm builds are
 // images of their own, per GPU family for SGLang (the tags the measured AMD runs of
 // ../shared/reference/measurements-frontier.csv name: mi30x for MI300X/MI325X, CDNA3, mi35x for
@@ -194,7 +183,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     inst.dp = 1;
   }
   const int P = HostGpus(p.cluster);
-  const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, BasePort(engine));
+  const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, DefaultPort(engine));
   const int nodes_per_instance = InstanceNodes(p, inst);
   std::map<int, std::vector<const PlacedServer*>> by_node;
   for (const PlacedServer& ps : placed) by_node[ps.node].push_back(&ps);
@@ -217,7 +206,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       o.model_id = opt.model_id;
       o.eval = &eval;
       o.listen_all = true;
-      o.port = ps->port > 0 ? ps->port : BasePort(engine);
+      o.port = ps->port > 0 ? ps->port : DefaultPort(engine);
       o.cuda_visible_devices = ps->devices;
       o.node_rank = ps->node_rank;
       const LaunchCommand lc = MakeLaunchCommand(engine, p, inst, o);
@@ -252,7 +241,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     std::vector<std::string> urls;
     for (const PlacedServer& ps : placed)
       if (ps.node_rank == 0)
-        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node, ps.port > 0 ? ps.port : BasePort(engine)));
+        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node, ps.port > 0 ? ps.port : DefaultPort(engine)));
     const std::string router = ReplicaRouterCommand(engine, urls);
     if (!router.empty()) {
       std::string script = kScriptHead;
@@ -331,7 +320,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     md += fmt::format(
         "\n## Check it is up\n`curl -s http://<node>:{}/v1/models` answers with the model once the "
         "weights are loaded; then send a request to `/v1/completions`.\n",
-        BasePort(engine));
+        DefaultPort(engine));
   md += "\n## What the plan expects (simulated)\n";
   if (opt.replicas > 1)
     md += fmt::format("Each of the {} replicas of the plan (they serve independently: the "

@@ -43,6 +43,17 @@ std::string_view EngineTitle(Engine e) {
   return "?";
 }
 
+int DefaultPort(Engine engine) {
+  switch (engine) {
+    case Engine::kSglang: return kSglangDefaultPort;
+    case Engine::kVllm: return kVllmDefaultPort;
+    case Engine::kTrtllm: return kTrtllmDefaultPort;
+    case Engine::kAtom: return kAtomDefaultPort;
+    case Engine::kMegatron: return 0;
+  }
+  return 0;
+}
+
 std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls) {
   if (e == Engine::kMegatron || urls.size() < 2) return "";
   std::string c = e == Engine::kSglang ? "python -m sglang_router.launch_router --worker-urls"

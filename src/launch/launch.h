@@ -123,6 +123,8 @@ inline constexpr int kTrtllmDefaultPort = 8000;
 inline constexpr int kDistInitPort = 5000;      // SGLang --dist-init-addr, torchrun master port
 inline constexpr int kVllmDpRpcPort = 13345;    // vLLM --data-parallel-rpc-port
 inline constexpr int kRayPort = 6379;           // ray start --head
+// The API server's port of `engine`'s command (0 for Megatron-LM, which serves none).
+int DefaultPort(Engine engine);
 
 // The router in front of independent instances of engine `e` (aggregated replicas), `urls` each
 // an instance's API server ("http://host:port"), listening on kReplicaRouterPort: SGLang's
