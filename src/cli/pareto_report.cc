@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "plan/cost.h"
 #include "plan/engines.h"
+#include "plan/replicas.h"
 
 namespace l2s::cli {
 
@@ -68,16 +69,13 @@ bool OnFront(const ParetoSeries& s, const ParetoPoint& p) {
 }  // namespace
 
 std::string ParetoStrategyText(const ModelSpec& m, const ParetoPoint& p) {
-  // "Nx <strategy>": N replicas of an instance (plan/engines.h EngineParetoSeries).
-  std::string prefix, text = p.strategy;
-  const size_t x = text.find("x ");
-  if (x != std::string::npos && x > 0 &&
-      text.find_first_not_of("0123456789") == x) {
-    prefix = text.substr(0, x + 2);
-    text = text.substr(x + 2);
-  }
+  // "Nx <strategy>": N replicas of an instance (plan/replicas.h ReplicatedText).
+  int n = 1;
+  std::string text = p.strategy;
+  const bool replicated = plan::SplitReplicatedText(p.strategy, &n, &text);
   StatusOr<Strategy> s = FromText(text);
-  return s.ok() ? prefix + ShortText(m, *s) : p.strategy;
+  if (!s.ok()) return p.strategy;
+  return replicated ? plan::ReplicatedText(n, ShortText(m, *s)) : ShortText(m, *s);
 }
 
 json ParetoPointJson(const ParetoPoint& p) {

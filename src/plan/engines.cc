@@ -146,7 +146,7 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
   std::vector<Size> sizes;
   const int n = q.cluster.num_gpus;
   for (int g : q.model.is_moe() ? ReplicaInstanceSizes(q.cluster) : std::vector<int>{n}) {
-    if (g != n && !CanHoldWeights(q, g)) continue;
+    if (!PlannedSize(q, g)) continue;
     Problem qi = InstanceProblem(q, g);
     StatusOr<StrategySpace> space =
         engine::RestrictedSpace(caps, qi.model, g, PlanSpaceOptions(qi, mtp));
@@ -180,8 +180,7 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                        if (!s.ok() || !engine::Launchable(caps, z.problem.model, *s)) continue;
                        ans.point->tokens_per_s_per_gpu *= k;
                        if (z.gpus < n)
-                         ans.point->strategy =
-                             fmt::format("{}x {}", n / z.gpus, ans.point->strategy);
+                         ans.point->strategy = ReplicatedText(n / z.gpus, ans.point->strategy);
                        // Ties go to the larger instance (sizes ascend).
                        if (!best.point || ans.point->tokens_per_s_per_gpu >=
                                               best.point->tokens_per_s_per_gpu * (1 - 1e-9))

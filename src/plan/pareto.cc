@@ -222,7 +222,7 @@ ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
   std::vector<Size> sizes;  // largest first: a tie keeps the larger instance
   const std::vector<int> all = plan::ReplicaInstanceSizes(base.cluster);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (*it == n || !plan::CanHoldWeights(base, *it)) continue;
+    if (*it == n || !plan::PlannedSize(base, *it)) continue;
     Problem q = plan::InstanceProblem(base, *it);
     StatusOr<StrategySpace> space = space_of(q);
     if (space.ok()) sizes.push_back({*it, std::move(q), std::move(*space)});
@@ -245,7 +245,7 @@ ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
       ParetoPoint x = PointOf(r.best, r.eval, (*searcher)->name(), false);
       x.series = pt.series;
       x.tpot_limit_ms = pt.tpot_limit_ms;
-      x.strategy = fmt::format("{}x {}", n / z.gpus, x.strategy);
+      x.strategy = plan::ReplicatedText(n / z.gpus, x.strategy);
       pt = std::move(x);
     }
     if (series.cancelled) break;

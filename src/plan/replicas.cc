@@ -29,12 +29,28 @@ bool CanHoldWeights(const Problem& p, int gpus) {
   return WeightBytes(p.model, p.workload.weight) <= static_cast<double>(gpus) * p.cluster.gpu.hbm_bytes;
 }
 
+bool PlannedSize(const Problem& p, int gpus) {
+  return gpus == p.cluster.num_gpus || CanHoldWeights(p, gpus);
+}
+
+std::string ReplicatedText(int instances, const std::string& strategy) {
+  return fmt::format("{}x {}", instances, strategy);
+}
+
+bool SplitReplicatedText(const std::string& text, int* instances, std::string* strategy) {
+  const size_t x = text.find("x ");
+  if (x == std::string::npos || x == 0 || text.find_first_not_of("0123456789") != x) return false;
+  *instances = std::stoi(text.substr(0, x));
+  *strategy = text.substr(x + 2);
+  return true;
+}
+
 StatusOr<ReplicaChoice> ChooseReplicas(const Problem& p, const PlanInstanceFn& plan_instance) {
   ReplicaChoice out;
   const int n = p.cluster.num_gpus;
   for (int g : ReplicaInstanceSizes(p.cluster)) {
     SizeTrial t;
-    if (g == n || CanHoldWeights(p, g)) {
+    if (PlannedSize(p, g)) {
       StatusOr<SizeTrial> r = plan_instance(InstanceProblem(p, g));
       if (!r.ok()) return r.status();
       t = std::move(*r);

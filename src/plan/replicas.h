@@ -31,6 +31,15 @@ Problem InstanceProblem(const Problem& p, int gpus);
 // reserve come on top); sizes failing it are not planned.
 bool CanHoldWeights(const Problem& p, int gpus);
 
+// Whether an instance size of p's cluster is planned: its GPUs hold the weights, or it is the
+// whole cluster (always planned, so that its verdict is the plan's as without replicas).
+bool PlannedSize(const Problem& p, int gpus);
+
+// "<n>x <strategy>": n instances of a strategy (replicated points of `plan --pareto`, sweep
+// rows); SplitReplicatedText reads it back (false when `text` has no "<digits>x " prefix).
+std::string ReplicatedText(int instances, const std::string& strategy);
+bool SplitReplicatedText(const std::string& text, int* instances, std::string* strategy);
+
 // One instance size's plan.
 struct SizeTrial {
   int gpus = 0;          // per instance

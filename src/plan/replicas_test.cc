@@ -120,6 +120,15 @@ TEST(ChooseReplicas, NothingFoundAndErrors) {
 TEST(ReplicasText, Words) {
   EXPECT_EQ(ReplicasText(9, 8), "9 instances x 8 GPUs (72 GPUs)");
   EXPECT_EQ(ReplicasText(1, 72), "1 instance x 72 GPUs");
+  EXPECT_EQ(ReplicatedText(8, "pp=2,tp=8"), "8x pp=2,tp=8");
+  int n = 0;
+  std::string s;
+  ASSERT_TRUE(SplitReplicatedText("12x pp=1,tp=2,dp=1", &n, &s));
+  EXPECT_EQ(n, 12);
+  EXPECT_EQ(s, "pp=1,tp=2,dp=1");
+  EXPECT_FALSE(SplitReplicatedText("pp=1,tp=2,dp=1", &n, &s));
+  EXPECT_FALSE(SplitReplicatedText("x pp=1", &n, &s));
+  EXPECT_FALSE(SplitReplicatedText("prefill 2x pp=1", &n, &s));
 }
 
 

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cli/svg.h"
+#include "plan/replicas.h"
 
 extern char** environ;
 
@@ -234,12 +235,12 @@ json Summary(const Scenario& s, const json& entry) {
   r["strategy"] = best.value("strategy", json(nullptr));
   // Aggregated replicas (cli/plan_replicas.h): "Nx<strategy>", N instances of the strategy.
   if (r["strategy"].is_string() && best.value("instances", 1) > 1)
-    r["strategy"] = fmt::format("{}x {}", best.value("instances", 1), r["strategy"].get<std::string>());
+    r["strategy"] = plan::ReplicatedText(best.value("instances", 1), r["strategy"].get<std::string>());
   if (r["strategy"].is_null() && best.contains("prefill") && best.contains("decode") &&
       best["prefill"].is_object() && best["decode"].is_object()) {
     // Disaggregated: "prefill Nx<strategy>; decode Mx<strategy>".
     auto pool = [](const json& p) {
-      return fmt::format("{}x {}", p.value("instances", 1), p.value("strategy", std::string("?")));
+      return plan::ReplicatedText(p.value("instances", 1), p.value("strategy", std::string("?")));
     };
     r["strategy"] = "prefill " + pool(best["prefill"]) + "; decode " + pool(best["decode"]);
   }
