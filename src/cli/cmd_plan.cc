@@ -310,12 +310,11 @@ struct PlanOutcome : AggPlan {
   std::vector<plan::EnginePlan> engines;
   // No --engine: `engine` is the fastest of `engines`, planned as --engine would plan it.
   bool engine_chosen = false;
-  // Aggregated replicas (cli/plan_replicas.h): when active, `sim` is one instance's problem and
-  // `deployment` the problem on every GPU.
+  // Aggregated replicas (cli/plan_replicas.h): `deployment` is the problem on every GPU; `sim`'s
+  // is one instance's, the same problem when the replicas are not active.
   ReplicaSizing replicas;
   Problem deployment;
-  // The problem on every GPU: `deployment` when replicas are active, else the simulator's.
-  const Problem& Deployment() const { return replicas.active ? deployment : sim->problem(); }
+  const Problem& Deployment() const { return deployment; }
   int Replicas() const { return replicas.active ? replicas.choice.replicas : 1; }
 };
 
