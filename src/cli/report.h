@@ -30,7 +30,7 @@ Evaluation ApplyEngineFactor(Evaluation e, double factor);
 
 // A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a
 // request overhead (Simulator::RequestOverheadS) "262.0 ms (with the engine's request overhead,
-// 129.1 ms)".
+// 118.7 ms)".
 std::string TtftText(const Simulator& sim, double ttft_s, int decimals);
 
 // "breakdown": {step_ms, compute_ms, comm_ms, by_operator {op: {compute_ms, comm_ms, total_ms}},

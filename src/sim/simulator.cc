@@ -287,7 +287,7 @@ double Simulator::RequestOverheadSeconds(Engine e) {
   //   l2s validate --measurements ../shared/reference/measurements-frontier.csv
   //     --fit-request-overhead
   // (docs/VALIDATION.md "SGLang's request overhead"; validate_test checks the committed value).
-  constexpr double kSglang = 0.1291;  // 7 rows: 129.1 ms
+  constexpr double kSglang = 0.1187;  // 7 rows: 118.7 ms
   return e == Engine::kSglang ? kSglang : 0.0;
 }
 
@@ -317,12 +317,15 @@ double Simulator::EngineFactor(const std::string& engine) {
     double factor;
   };
   static constexpr Fitted kFitted[] = {
-      {"trtllm", 0.9442},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
+      {"trtllm", 0.9769},  // 79 rows: TensorRT-LLM v0.17 perf-overview, H100, FP8
       // 11 throughput rows of ../shared/reference/measurements-frontier.csv (AMD ATOM on MI355X,
       // DeepSeek-R1 FP8/MXFP4; l2s validate --fit-engine-factors on that file).
       {"atom", 0.9066},
+      // 27 throughput rows of the same file (SGLang on MI300X, MI355X, B300 and GB300, aggregated
+      // and disaggregated; DeepSeek-R1 FP8/FP4; the same command on that file).
+      {"sglang", 0.8973},
   };
-  constexpr double kDefault = 0.9458;  // 80 rows (79 trtllm + 1 sglang)
+  constexpr double kDefault = 0.9808;  // 80 rows (79 trtllm + 1 sglang)
   // Family: EngineFamily (the same rule as cli::EngineFamily).
   const std::string fam = EngineFamily(engine);
   if (fam.empty()) return 1.0;

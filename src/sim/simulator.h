@@ -249,7 +249,7 @@ class Simulator {
   // request-level simulator, where a request reaches the engine that long after the client sent
   // it); throughput does not.
   double RequestOverheadS() const { return request_overhead_s_; }
-  // "the TTFT SLO of X ms is below SGLang's request overhead (129.1 ms ...)" when workload `w`
+  // "the TTFT SLO of X ms is below SGLang's request overhead (118.7 ms ...)" when workload `w`
   // has a TTFT limit that its engine's request overhead alone exceeds (no deployment meets it),
   // else "".
   static std::string TtftBelowRequestOverhead(const Workload& w);

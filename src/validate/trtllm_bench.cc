@@ -85,4 +85,18 @@ StatusOr<TrtllmBenchLimits> TrtllmBenchSettings(const ModelSpec& m, const GpuSpe
   return out;
 }
 
+int64_t PerfOverviewRequests(int64_t isl, int64_t osl) {
+  struct Dataset {
+    int64_t isl, osl, requests;
+  };
+  static constexpr Dataset kDatasets[] = {
+      {128, 128, 30000},  {128, 2048, 3000},  {128, 4096, 1500},  {1000, 2000, 1500},
+      {2048, 128, 3000},  {2048, 2048, 1500}, {5000, 500, 1500},  {1000, 1000, 3000},
+      {500, 2000, 3000},  {20000, 2000, 1000},
+  };
+  for (const Dataset& d : kDatasets)
+    if (d.isl == isl && d.osl == osl) return d.requests;
+  return 0;
+}
+
 }  // namespace l2s

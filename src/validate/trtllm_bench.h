@@ -62,4 +62,12 @@ struct TrtllmBenchLimits {
 StatusOr<TrtllmBenchLimits> TrtllmBenchSettings(const ModelSpec& m, const GpuSpec& gpu,
                                                 const TrtllmBenchInput& in);
 
+// The number of requests of each dataset of TensorRT-LLM's performance overview: its
+// "Preparing a Dataset" table ($num_requests per input/output length, docs/source/performance/
+// perf-overview.md; the same figures in every version from v0.15 to v1.0: 30,000 for 128/128,
+// 3,000 for 128/2048, 2048/128, 1000/1000 and 500/2000, 1,500 for 128/4096, 1000/2000, 2048/2048
+// and 5000/500, 1,000 for 20000/2000). Each `trtllm-bench throughput` run queues all of them at
+// once. 0 for a length pair the table does not list.
+int64_t PerfOverviewRequests(int64_t isl, int64_t osl);
+
 }  // namespace l2s

@@ -126,5 +126,15 @@ TEST(TrtllmBench, NativeMxfp4IsNotTunedAndTooLittleMemoryFails) {
   EXPECT_FALSE(TrtllmBenchSettings(g, *GpuPreset("b200"), in).ok());
 }
 
+TEST(TrtllmBench, PerfOverviewDatasetSizes) {
+  // The overview's "Preparing a Dataset" table: every length pair it lists, and none other.
+  EXPECT_EQ(PerfOverviewRequests(128, 128), 30000);
+  EXPECT_EQ(PerfOverviewRequests(128, 4096), 1500);
+  EXPECT_EQ(PerfOverviewRequests(2048, 128), 3000);
+  EXPECT_EQ(PerfOverviewRequests(20000, 2000), 1000);
+  EXPECT_EQ(PerfOverviewRequests(4096, 128), 0);
+  EXPECT_EQ(PerfOverviewRequests(1024, 1024), 0);
+}
+
 }  // namespace
 }  // namespace l2s

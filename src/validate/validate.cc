@@ -481,6 +481,44 @@ bool ClientSimulated(const Measurement& row) {
           row.metric == "output_tokens_per_s");
 }
 
+// The request count of an offline benchmark (every request queued at once): "<N> requests" in
+// the notes, else, for a `trtllm-bench throughput` run of TensorRT-LLM's performance overview
+// (source naming both), the overview's dataset size at the row's lengths
+// (PerfOverviewRequests); 0 when unknown.
+int64_t OfflineRequests(const Measurement& row) {
+  if (row.noted.requests > 0) return row.noted.requests;
+  const std::string src = Lower(row.source);
+  if (EngineFamily(row.engine) == "trtllm" && src.find("perf-overview") != std::string::npos &&
+      src.find("trtllm-bench") != std::string::npos)
+    return PerfOverviewRequests(row.isl, row.osl);
+  return 0;
+}
+
+// A serve row of an offline benchmark (OfflineRequests; no client concurrency, no stated batch)
+// reporting output tokens/s over the run: simulated request by request as the benchmark ran it
+// (OfflineSpec), so the engine's admission of the queued prompts, the ramp and the drain at the
+// end count, not only the steady state.
+bool OfflineSimulated(const Measurement& row) {
+  return row.mode == "serve" && row.batch == 0 && row.concurrency == 0 &&
+         row.metric == "output_tokens_per_s" && OfflineRequests(row) > 0;
+}
+
+// The offline run as a benchmark client: N clients of one prompt each, all sent at t = 0, at
+// the row's lengths (fixed unless the notes state a range); the engine admits up to
+// `max_running` per rank (the limit the row ran with) and queues the rest.
+serve::BenchClientSpec OfflineSpec(const Measurement& row, int instances, int max_running) {
+  serve::BenchClientSpec bc;
+  bc.concurrency = static_cast<int>(OfflineRequests(row));
+  bc.prompts_per_client = 1;
+  bc.isl = row.isl;
+  bc.osl = row.osl;
+  bc.range_ratio = row.noted.length_ratio;
+  bc.instances = instances;
+  bc.max_running = max_running;
+  if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
+  return bc;
+}
+
 serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   serve::BenchClientSpec bc;
   bc.concurrency = static_cast<int>(row.concurrency);
@@ -1016,8 +1054,8 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   if (batch == 0 && row.concurrency > 0) batch = (row.concurrency + dp - 1) / dp;
   // An offline benchmark of N requests (all queued at once) never has more than N in flight: each
   // rank of an instance holds at most ceil(N / (replicas x dp)) of them.
-  if (batch == 0 && row.noted.requests > 0 && w.mode == Mode::kServe) {
-    const int64_t per_rank = (row.noted.requests + replicas * dp - 1) / (replicas * dp);
+  if (const int64_t n = OfflineRequests(row); batch == 0 && n > 0 && w.mode == Mode::kServe) {
+    const int64_t per_rank = (n + replicas * dp - 1) / (replicas * dp);
     w.max_batch = static_cast<int>(std::min<int64_t>(w.max_batch, per_rank));
   }
   switch (w.mode) {
@@ -1089,6 +1127,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // A serve row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s,
   // simulated request by request (ClientSimulated).
   const bool client = w.mode == Mode::kServe && ClientSimulated(row);
+  const bool offline = w.mode == Mode::kServe && !client && OfflineSimulated(row);
   if (client) {
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, &client_runs_, [&] {
       return serve::SimulateBenchmarkClient(sim.problem(), s,
@@ -1097,13 +1136,21 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     if (!r.ok()) return miss(r.status().message());
     v = ClientValue(row, *r);
     out.lengths = ClientLengths(row);
+  } else if (offline) {
+    const StatusOr<serve::BenchClientResult> r = serve::SimulateBenchmarkClient(
+        sim.problem(), s,
+        OfflineSpec(row, static_cast<int>(replicas), sim.problem().workload.max_batch));
+    if (!r.ok()) return miss(r.status().message());
+    v = r->output_tokens_per_s;  // over every replica, like a client run
+    out.lengths = fmt::format("offline: {} requests queued at once{}", OfflineRequests(row),
+                              row.noted.length_ratio < 1 ? ", lengths as noted" : "");
   }
   if (!std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("simulator returned {} for {}", *v, row.metric));
-  // Totals cover every replica (the client's run already does); per-GPU figures, per-user speed
+  // Totals cover every replica (the client's and the offline run already do); per-GPU figures, per-user speed
   // and latencies do not change.
-  const bool is_total =
-      !client && kind == MetricKind::kThroughput && !EndsWith(row.metric, "_per_gpu");
+  const bool is_total = !client && !offline && kind == MetricKind::kThroughput &&
+                        !EndsWith(row.metric, "_per_gpu");
   out.raw = *v * (is_total ? static_cast<double>(replicas) : 1.0);
   // A row without an engine label is an unknown engine (the default factor), not the ideal one.
   out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <set>
 
 #include "model/presets.h"
 #include "sim/simulator.h"
@@ -470,6 +471,39 @@ TEST(Predict, BenchmarkRequestsBoundTheBatch) {
   EXPECT_EQ(q.batch, 64);
 }
 
+TEST(Predict, OfflineBenchmarksRunRequestByRequest) {
+  // An offline benchmark of N requests queued at once (output tokens/s, no batch or concurrency
+  // stated) is simulated request by request: with at most 8 running (max_batch 8) and fixed
+  // lengths, 8 and 16 requests run in full waves of 8 (the same throughput up to the admission
+  // ramp), while 12 run a wave of 8 and one of 4, whose decode steps read the same weights for
+  // half the tokens: 12 / (T8 + T4) < 8 / T8 whenever T4 > T8 / 2.
+  Predictor pred({}, false);
+  auto run = [&](int n) {
+    const Prediction p = pred.Predict(ScaleRow(fmt::format(
+        "1,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,128,256,,,output_tokens_per_s,100"
+        ",,,,,8,,,,,,,,,,,\"{} requests\"\n",
+        n)));
+    EXPECT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.lengths, fmt::format("offline: {} requests queued at once", n));
+    return p.raw;
+  };
+  const double t8 = run(8), t12 = run(12), t16 = run(16);
+  EXPECT_NEAR(t16 / t8, 1.0, 0.03);
+  EXPECT_LT(t12, 0.9 * t8);
+  // TensorRT-LLM's performance overview states no count in the row: its dataset sizes apply
+  // (PerfOverviewRequests: 1,500 at 128/4096), and only to that source.
+  const std::string cells =
+      ",trtllm-0.17,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,128,4096,,,output_tokens_per_s,100" +
+      kEmpty16 + "\n";
+  const Prediction o = pred.Predict(
+      ScaleRow("2,\"TensorRT-LLM v0.17 perf-overview (trtllm-bench throughput, FP8)\"" + cells));
+  ASSERT_TRUE(o.ok) << o.reason;
+  EXPECT_EQ(o.lengths, "offline: 1500 requests queued at once");
+  const Prediction b = pred.Predict(ScaleRow("3,a blog (trtllm-bench)" + cells));
+  ASSERT_TRUE(b.ok) << b.reason;
+  EXPECT_EQ(b.lengths, "");
+}
+
 TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
   // The settings read from the notes reach the prediction: overlap in the strategy (only with
   // ep > 1), TensorRT-LLM's attention-DP balancing and FP8 attention math in the workload. Each is
@@ -853,13 +887,37 @@ TEST(EngineFactor, CommittedValuesMatchTheFit) {
   const std::vector<RowResult> res = PredictAll(rows, &pred);
   const EngineFitResult fit = FitEngineFactors(res);
   if (fit.rows == 0) GTEST_SKIP() << "no row could be predicted (cost model not fitted yet?)";
+  // Families whose factor is fitted on the frontier file (below) are not this file's.
+  const std::set<std::string> frontier_fitted = {"atom", "sglang"};
   for (const EngineFit& f : fit.families) {
+    if (frontier_fitted.count(f.family)) continue;
     const double committed = Simulator::EngineFactor(f.family);
     const double want = f.own_factor ? f.median_ratio : fit.default_factor;
     EXPECT_NEAR(committed, want, 0.03 * want) << f.family;
   }
   EXPECT_NEAR(Simulator::EngineFactor("unknown-engine"), fit.default_factor,
               0.03 * fit.default_factor);
+}
+
+TEST(EngineFactor, FrontierFamiliesMatchTheirFit) {
+  // ATOM and SGLang have their throughput rows in the frontier file, and their factors are its
+  // fit (`l2s validate --measurements measurements-frontier.csv --fit-engine-factors`), 3%.
+  std::vector<Measurement> rows = SharedRows("measurements-frontier.csv");
+  if (rows.empty()) GTEST_SKIP() << "no measurements-frontier.csv";
+  std::vector<Measurement> thr;  // the fit reads throughput rows only
+  for (const Measurement& m : rows)
+    if (KindOfMetric(m.metric) == MetricKind::kThroughput) thr.push_back(m);
+  Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, /*apply_engine_factor=*/false);
+  const EngineFitResult fit = FitEngineFactors(PredictAll(thr, &pred));
+  int checked = 0;
+  for (const EngineFit& f : fit.families) {
+    if (f.family != "atom" && f.family != "sglang") continue;
+    ASSERT_TRUE(f.own_factor) << f.family;
+    EXPECT_NEAR(Simulator::EngineFactor(f.family), f.median_ratio, 0.03 * f.median_ratio)
+        << f.family;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(RequestOverhead, CommittedValueMatchesTheFit) {

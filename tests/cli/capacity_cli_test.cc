@@ -147,7 +147,7 @@ TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
 }
 
 TEST(CapacityCli, TtftBelowTheRequestOverheadIsOneLine) {
-  // SGLang's request overhead (129.1 ms) alone exceeds a 100 ms TTFT limit: one line naming it,
+  // SGLang's request overhead (118.7 ms) alone exceeds a 100 ms TTFT limit: one line naming it,
   // exit 1, before any size is simulated; the engines without one still size.
   const std::vector<std::string> base = {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100",
                                          "--rate", "2", "--requests", "100", "--isl", "1000",
@@ -158,7 +158,7 @@ TEST(CapacityCli, TtftBelowTheRequestOverheadIsOneLine) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err,
             "l2s: error: --slo p99_ttft_ms=100: the TTFT SLO of 100 ms is below sglang's request "
-            "overhead, 129.1 ms per request outside the GPU steps (a fitted constant: "
+            "overhead, 118.7 ms per request outside the GPU steps (a fitted constant: "
             "docs/VALIDATION.md \"SGLang's request overhead\"): no deployment meets it\n");
   std::vector<std::string> trt = base;
   trt.insert(trt.end(), {"--engine", "trtllm", "--sizes", "1", "--layouts-per-size", "1"});
