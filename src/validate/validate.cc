@@ -494,6 +494,10 @@ int64_t OfflineRequests(const Measurement& row) {
   return 0;
 }
 
+// Work limit of a request-by-request run of a row: decode token-steps (requests x osl) above it
+// keep the static model's figure (PredictDisagg's client runs, offline benchmarks).
+constexpr double kMaxClientTokenSteps = 1e9;
+
 // A serve row of an offline benchmark (OfflineRequests; no client concurrency, no stated batch)
 // reporting output tokens/s over the run: simulated request by request as the benchmark ran it
 // (OfflineSpec), so the engine's admission of the queued prompts, the ramp and the drain at the
@@ -698,7 +702,6 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   // token-steps (concurrency x 10 prompts x osl; the largest in the frontier file, 1024/8192 at
   // 8,192 clients, is 6.7 x 10^8 and takes about 15 s) keeps the static model's figure, and says
   // so in the reason.
-  constexpr double kMaxClientTokenSteps = 1e9;
   const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
   if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps) {
     out.reason = fmt::format(
@@ -1127,7 +1130,16 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // A serve row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s,
   // simulated request by request (ClientSimulated).
   const bool client = w.mode == Mode::kServe && ClientSimulated(row);
-  const bool offline = w.mode == Mode::kServe && !client && OfflineSimulated(row);
+  bool offline = w.mode == Mode::kServe && !client && OfflineSimulated(row);
+  if (offline &&
+      static_cast<double>(OfflineRequests(row)) * static_cast<double>(row.osl) > kMaxClientTokenSteps) {
+    offline = false;
+    out.reason = fmt::format(
+        "static model: the offline run's {:.2g} decode token-steps exceed the simulation's work "
+        "limit of {:.0e}",
+        static_cast<double>(OfflineRequests(row)) * static_cast<double>(row.osl),
+        kMaxClientTokenSteps);
+  }
   if (client) {
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, &client_runs_, [&] {
       return serve::SimulateBenchmarkClient(sim.problem(), s,

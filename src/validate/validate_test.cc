@@ -502,6 +502,15 @@ TEST(Predict, OfflineBenchmarksRunRequestByRequest) {
   const Prediction b = pred.Predict(ScaleRow("3,a blog (trtllm-bench)" + cells));
   ASSERT_TRUE(b.ok) << b.reason;
   EXPECT_EQ(b.lengths, "");
+  // Above the work limit (10^6 requests x 2,048 output tokens > 10^9 token-steps) the row keeps
+  // the steady state and says so.
+  const Prediction big = pred.Predict(ScaleRow(
+      "4,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,128,2048,,,output_tokens_per_s,100" +
+      kEmpty16.substr(1) + ",\"1,000,000 requests\"\n"));
+  ASSERT_TRUE(big.ok) << big.reason;
+  EXPECT_EQ(big.lengths, "");
+  EXPECT_EQ(big.reason.rfind("static model: the offline run's 2e+09 decode token-steps", 0), 0u)
+      << big.reason;
 }
 
 TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
