@@ -78,6 +78,16 @@ std::string Lengths(const Measurement& m) {
   return fmt::format("{}/{}", m.isl, m.osl);
 }
 
+// How a predicted row was run when not at its steady state, in brackets: the benchmark client or
+// the offline run it was simulated as (Prediction::lengths), or a note on an ok row (its reason:
+// the static model kept above a work limit). "" otherwise.
+std::string Simulated(const validate::Prediction& p) {
+  std::string s;
+  if (!p.lengths.empty()) s += " [" + p.lengths + "]";
+  if (p.ok && !p.reason.empty()) s += " [" + p.reason + "]";
+  return s;
+}
+
 std::string Degrees(const Measurement& m) {
   std::string s = fmt::format("{}/{}/{}/{}", m.tp, m.pp,
                               m.dp == 0 ? std::string("-") : std::to_string(m.dp), m.ep);
@@ -317,7 +327,8 @@ int Run(const ValidateFlags& f) {
                  r.pred.limits.empty() ? Extras(m)
                                        : fmt::format("{}{}({})", Extras(m),
                                                      Extras(m).empty() ? "" : " ", r.pred.limits),
-                 m.mode, Lengths(m), r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-",
+                 m.mode, Lengths(m) + Simulated(r.pred),
+                 r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-",
                  m.metric, m.value, r.pred.ok ? fmt::format("{:.0f}", r.pred.predicted) : "MISS",
                  r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : r.pred.reason);
     }
@@ -337,7 +348,8 @@ int Run(const ValidateFlags& f) {
                r.pred.batch > 0 ? std::to_string(r.pred.batch) : "-", m.value,
                r.pred.ok ? fmt::format("{:.1f}", r.pred.predicted) : "-",
                r.pred.ok ? fmt::format("{:+.1f}%", r.error_pct) : "-",
-               r.pred.ok ? "ok " + m.metric + (r.pred.chosen.empty() ? "" : " (best: " + r.pred.chosen + ")")
+               r.pred.ok ? "ok " + m.metric + (r.pred.chosen.empty() ? "" : " (best: " + r.pred.chosen + ")") +
+                               Simulated(r.pred)
                          : "MISS: " + r.pred.reason);
   }
   fmt::print("\n");
