@@ -195,7 +195,9 @@ TEST(WithReplicas, AggregatedPointsBeatOrEqualOneInstanceAndStayMonotone) {
     EXPECT_EQ(a.tpot_limit_ms, one->sweep[i].tpot_limit_ms);
     EXPECT_GE(a.tokens_per_s_per_gpu, one->sweep[i].tokens_per_s_per_gpu * (1 - 1e-12));
     EXPECT_LE(a.tpot_ms, a.tpot_limit_ms * (1 + 1e-9));
-    if (i > 0) EXPECT_GE(a.tokens_per_s_per_gpu, sized.sweep[i - 1].tokens_per_s_per_gpu);
+    if (i > 0) {
+      EXPECT_GE(a.tokens_per_s_per_gpu, sized.sweep[i - 1].tokens_per_s_per_gpu);
+    }
     const size_t x = a.strategy.find("x ");
     if (x != std::string::npos && a.strategy.find_first_not_of("0123456789") == x) {
       replicated = true;
