@@ -5,9 +5,9 @@
 //            [--kv-dtype bf16|fp8] [--slo ttft_ms=X,tpot_ms=Y] [--engine NAME] [--json]
 // Per-op dims left out are Megatron's; dp defaults to GPUs/(pp*tp); batch defaults to auto.
 // --engine NAME (a problem flag: it also selects the scheduler and the engine's default limits,
-// docs/dev/COST_MODEL.md "Engines") multiplies the throughput (not latencies, not memory) by
-// Simulator::EngineFactor(NAME); without it the factor is 1 (the ideal engine the simulator
-// models). --mtp K sets the strategy's speculative tokens. Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
+// docs/dev/COST_MODEL.md "Engines") runs every step 1 / Simulator::EngineFactor(NAME) as long
+// (throughput x factor, TPOT and TTFT's steps / factor; not memory); without it the factor is 1
+// (the ideal engine the simulator models). --mtp K sets the strategy's speculative tokens. Exit: 0 valid; 1 the strategy is invalid (structure, memory or SLO: with --json the
 // object is still printed with valid=false and the reason; otherwise the reason goes to stderr);
 // 2 usage errors (one line on stderr).
 #include <CLI/CLI.hpp>
@@ -38,8 +38,8 @@ int Run(const EvalFlags& f) {
   if (!p.ok()) return Fail(p.status());
   StatusOr<Strategy> s = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!s.ok()) return Fail(s.status());
-  // --engine (a problem flag: it also selects the scheduler and the engine limits) scales the
-  // throughput by the engine's fitted efficiency.
+  // --engine (a problem flag: it also selects the scheduler, the engine limits and the engine's
+  // fitted factor, Workload::engine_factor, under which every step runs).
   EngineInfo engine;
   if (!f.problem.engine.empty()) {
     engine.name = f.problem.engine;

@@ -1217,27 +1217,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     o.ideal_eval = ideal->recommended_eval;
     o.ideal_source = ideal->recommended_source;
   }
-  // `l2s eval --engine E` scales throughput by E's fitted factor (Simulator::EngineFactor,
-  // docs/dev/VALIDATION.md); the plan's figures for E are those figures, so that the plan equals
-  // the eval of its strategy. The factor is one number per engine: it changes no ranking.
-  if (!f.problem.engine.empty()) {
-    const double k = Simulator::EngineFactor(f.problem.engine);
-    o.recommended_eval = ApplyEngineFactor(o.recommended_eval, k);
-    o.unrefined_value *= k;
-    if (o.have_ideal) o.ideal_eval = ApplyEngineFactor(o.ideal_eval, k);
-    for (plan::Run* r : {&o.main, &o.megatron, &o.def, &o.oracle})
-      if (r->ran && r->result.found) r->result.eval = ApplyEngineFactor(r->result.eval, k);
-    // The launch translations were simulated on the same problem: the same price, so that the
-    // engine's own command (launch.E.launched) shows the plan's figures.
-    for (launch::EngineTranslation& t : o.launch) {
-      t.launched_eval = ApplyEngineFactor(t.launched_eval, k);
-      t.best_eval = ApplyEngineFactor(t.best_eval, k);
-      // Under the engine's own scheduler: its own factor.
-      if (t.other_scheduler)
-        t.own_eval = ApplyEngineFactor(
-            t.own_eval, Simulator::EngineFactor(std::string(launch::EngineName(t.engine))));
-    }
-  }
+  // The plan's figures under --engine E are E's (its fitted factor is in the problem's workload,
+  // Workload::engine_factor: the same price as `l2s eval --engine E` of the plan's strategy).
   o.engines = std::move(table);
   o.engine_chosen = engine_chosen;
   o.sim = &sim;
@@ -1286,8 +1267,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       admissible = [eid, &p](const Strategy& s) {
         return engine::Launchable(engine::CapabilitiesOf(eid), p.model, s);
       };
-    const double k = f.problem.engine.empty() ? 1.0 : Simulator::EngineFactor(f.problem.engine);
-    return FinishTrafficPlan(*traffic, sim, o, admissible, k, 0, o.Replicas(), f.problem.engine,
+    return FinishTrafficPlan(*traffic, sim, o, admissible, 0, o.Replicas(), f.problem.engine,
                              o.Deployment(), PlanJson(o), f.json, f.out);
   }
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);

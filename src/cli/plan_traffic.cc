@@ -52,11 +52,11 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
 
 namespace {
 
-json CandidateJson(const serve::SloCandidate& c, double k) {
+json CandidateJson(const serve::SloCandidate& c) {
   json j;
   j["strategy"] = ToText(c.strategy);
   j["batch"] = c.strategy.batch;
-  j["tokens_per_s_per_gpu"] = c.steady.tokens_per_s_per_gpu * k;
+  j["tokens_per_s_per_gpu"] = c.steady.tokens_per_s_per_gpu;
   j["meets"] = c.meets;
   j["misses"] = c.meets ? json() : json(c.why);
   j["serve"] = serve::SummaryJson(c.summary);
@@ -82,7 +82,7 @@ int WritePlanJson(const json& plan_json, const std::string& out_path, bool json_
 
 int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
                       const std::function<bool(const Strategy&)>& admissible,
-                      double engine_factor, int max_running, int instances,
+                      int max_running, int instances,
                       const std::string& engine, const Problem& deployment, json plan_json,
                       bool json_out, const std::string& out_path) {
   const Problem& p = sim.problem();
@@ -97,7 +97,7 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   std::vector<std::pair<Strategy, Evaluation>> given;
   auto add = [&](const Strategy& s, const Evaluation& e) {
     if (!e.valid() || (admissible && !admissible(s))) return;
-    given.emplace_back(s, sim.EvaluateAtBatch(s, e.batch));  // before the engine factor
+    given.emplace_back(s, sim.EvaluateAtBatch(s, e.batch));
   };
   if (o.have_recommended) add(o.recommended, o.recommended_eval);
   for (const plan::Run* r : {&o.main, &o.oracle, &o.megatron, &o.def})
@@ -108,7 +108,6 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   opt.max_simulations = kMaxSimulations;
   auto pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
   if (!pick.ok()) return Fail(pick.status());
-  const double k = engine_factor;
   const std::string traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
   if (!json_out) {
@@ -125,7 +124,7 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
     for (const serve::SloCandidate& c : pick->simulated) {
       const bool u = c.summary.unstable;
       fmt::print("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
-                 c.steady.tokens_per_s_per_gpu * k, c.strategy.batch,
+                 c.steady.tokens_per_s_per_gpu, c.strategy.batch,
                  u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
                  u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
                  c.meets ? "met" : "misses " + c.why);
@@ -147,13 +146,13 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   tr["candidates"] = pick->candidates;
   tr["simulated"] = pick->simulated.size();
   json tried = json::array();
-  for (const serve::SloCandidate& c : pick->simulated) tried.push_back(CandidateJson(c, k));
+  for (const serve::SloCandidate& c : pick->simulated) tried.push_back(CandidateJson(c));
   tr["tried"] = tried;
-  json best = CandidateJson(b, k);
+  json best = CandidateJson(b);
   best["found_by"] = "traffic_slo";
   best["instances"] = std::max(1, instances);  // replicas of the layout, the traffic routed over them
   best["gpus_per_instance"] = p.cluster.num_gpus;
-  best["tokens_per_s"] = b.steady.tokens_per_s * k;
+  best["tokens_per_s"] = b.steady.tokens_per_s;
   best["ttft_ms"] = b.steady.ttft_s * 1e3;
   best["tpot_ms"] = b.steady.tpot_s * 1e3;
   plan_json["steady_state_best"] = plan_json["best"];
@@ -162,7 +161,7 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   if (const int rc = WritePlanJson(plan_json, out_path, json_out); rc >= 0) return rc;
   fmt::print("\nbest within the SLOs: {:.2f} tokens/s per GPU (steady state), max running {} "
              "per rank\n  {}\n",
-             b.steady.tokens_per_s_per_gpu * k, b.strategy.batch, ToText(b.strategy));
+             b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
   fmt::print("{}", ServeSummaryText(b.summary));
   if (o.have_recommended && pick->best > 0)
     fmt::print("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",

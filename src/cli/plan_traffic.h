@@ -40,14 +40,14 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
 // evaluated, those `admissible` accepts), each with its batch halvings, simulated under the
 // traffic best first; `plan_json` (the steady-state plan's JSON) gets "best" replaced by the
 // pick with "serve" (serve::SummaryJson), the steady-state best kept as "steady_state_best", and
-// "traffic". `engine_factor` scales the reported tokens/s (as plan's figures). `instances` > 1:
+// "traffic". Figures are under `sim`'s engine (its Workload::engine_factor). `instances` > 1:
 // the plan is that many replicas of `sim`'s instance (cli/plan_replicas.h), the traffic routed
 // over them by the front end's router (plan::FrontEndRouter of `engine`, unless --router says);
 // `deployment` is the problem on every GPU (the text's header). Prints JSON or text; returns
 // the exit code (1 when no candidate meets the SLOs).
 int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
                       const std::function<bool(const Strategy&)>& admissible,
-                      double engine_factor, int max_running, int instances,
+                      int max_running, int instances,
                       const std::string& engine, const Problem& deployment,
                       nlohmann::ordered_json plan_json, bool json_out,
                       const std::string& out_path);

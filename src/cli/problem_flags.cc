@@ -117,6 +117,7 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
       if (!v.ok()) return Status::InvalidArgument("--engine: " + v.message());
     }
     w.engine = engine::SchedulerOf(*id);
+    w.engine_factor = Simulator::EngineFactor(f.engine);
   }
   if (!f.adp_balance.empty()) {
     if (f.adp_balance != "on" && f.adp_balance != "off")

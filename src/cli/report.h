@@ -19,18 +19,17 @@
 
 namespace l2s::cli {
 
-// Engine correction applied to throughput (never to latency figures or memory).
+// The named engine, for the report (its factor is already in the simulated figures:
+// Workload::engine_factor).
 struct EngineInfo {
   std::string name;     // "" = none (the ideal engine the simulator models)
   double factor = 1.0;  // Simulator::EngineFactor(name), 1.0 for none
 };
 
-// Returns `e` with tokens_per_s and tokens_per_s_per_gpu multiplied by `factor`.
-Evaluation ApplyEngineFactor(Evaluation e, double factor);
 
 // A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a
 // request overhead (Simulator::RequestOverheadS) "262.0 ms (with the engine's request overhead,
-// 118.7 ms)".
+// 132.3 ms)".
 std::string TtftText(const Simulator& sim, double ttft_s, int decimals);
 
 // "breakdown": {step_ms, compute_ms, comm_ms, by_operator {op: {compute_ms, comm_ms, total_ms}},

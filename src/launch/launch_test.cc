@@ -385,6 +385,7 @@ TEST(TranslatePlan, OtherEnginesArePricedUnderTheirOwnScheduler) {
     Problem q = p;
     q.workload.engine = own;
     q.workload.max_batch = DefaultsOf(own).max_batch;
+    q.workload.engine_factor = Simulator::EngineFactor(std::string(EngineName(x.engine)));
     const Evaluation e = Simulator(q).Evaluate(x.launched);
     ASSERT_EQ(e.valid(), x.own_eval.valid()) << EngineName(x.engine);
     if (e.valid()) {

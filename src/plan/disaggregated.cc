@@ -180,18 +180,8 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   };
   if (d.search.found) consider("search", d.space->Decode(d.search.best_encoded), d.search_eval);
   if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
-  // A named engine's fitted factor (Simulator::EngineFactor), as `l2s eval --engine E` and the
-  // aggregated plan apply it: one price for the two serving modes. It scales the deployment's
-  // throughput (tokens/s, requests/s), not its latencies; one number per engine, no ranking
-  // changes.
-  if (req.engine != engine::EngineId::kIdeal) {
-    const double k = Simulator::EngineFactor(std::string(engine::EngineName(req.engine)));
-    for (DisaggEvaluation* e : {&d.eval, &d.search_eval, &d.oracle.eval}) {
-      e->tokens_per_s *= k;
-      e->tokens_per_s_per_gpu *= k;
-      e->rate_rps *= k;
-    }
-  }
+  // A named engine's figures are under its fitted factor (the problem's Workload::engine_factor,
+  // as `l2s eval --engine E` and the aggregated plan): one price for the two serving modes.
   if (!d.found && !d.interrupted) {
     std::string why = d.oracle_ran && d.oracle_status == "solved" ? d.oracle.why_none : "";
     if (why.empty()) why = d.search.note.empty() ? "the search found no valid deployment" : d.search.note;

@@ -22,6 +22,7 @@ Problem EngineProblem(const Problem& p, engine::EngineId id) {
   Problem q = p;
   if (q.workload.engine == Engine::kIdeal) {
     q.workload.engine = engine::CapabilitiesOf(id).scheduler;
+    q.workload.engine_factor = Simulator::EngineFactor(std::string(engine::EngineName(id)));
     if (q.workload.max_batch == 0) q.workload.max_batch = engine::DefaultsOfEngine(id).max_batch;
   }
   return q;
@@ -108,10 +109,7 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
         return ep.status();
       continue;  // the space options fix a choice this engine lacks (e.g. an --mtp it cannot run)
     }
-    const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
-    ep->eval.tokens_per_s *= k;
-    ep->eval.tokens_per_s_per_gpu *= k;
-    ep->factor = k;
+    ep->factor = Simulator::EngineFactor(std::string(engine::EngineName(id)));
     t.rows.push_back(std::move(*ep));
   }
   t.fastest = FastestPlan(t.rows, false);
@@ -161,7 +159,6 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
   opt.budget = req.budget;
   opt.seed = req.seed;
   opt.oracle_calls = req.oracle_calls;
-  const double k = Simulator::EngineFactor(std::string(engine::EngineName(id)));
   std::unique_ptr<Observer> observer =
       progress.Observe(fmt::format("pareto sweep {}", engine::EngineName(id)));
   return SweepTpot(fmt::format("{} launchable", engine::EngineTitle(id)), limits,
@@ -178,7 +175,6 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                        // Strategies off the engine's space are never proposed; say so if one is.
                        StatusOr<Strategy> s = FromText(ans.point->strategy);
                        if (!s.ok() || !engine::Launchable(caps, z.problem.model, *s)) continue;
-                       ans.point->tokens_per_s_per_gpu *= k;
                        if (z.gpus < n)
                          ans.point->strategy = ReplicatedText(n / z.gpus, ans.point->strategy);
                        // Ties go to the larger instance (sizes ascend).

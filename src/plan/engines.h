@@ -29,8 +29,8 @@ struct EnginePlan {
   int refined_from = 0;      // the batch before refinement (0: not refined)
   std::string why_none;      // !found: the binding limit, one line
   int64_t evaluations = 0;   // simulator calls spent
-  double factor = 1;         // the engine factor applied to `eval` (PlanEngines), 1 otherwise
-  AggPlan plan;              // the whole plan on the engine's space (unscaled figures), what
+  double factor = 1;         // the engine's fitted factor its figures run under (PlanEngines)
+  AggPlan plan;              // the whole plan on the engine's space, what
                              // `l2s plan --engine E` prints
 };
 
@@ -44,9 +44,9 @@ struct EnginePlan {
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
                                    int mtp, const PlanProgress& progress = {});
 
-// The best plan of each engine of TabulatedEngines(p.cluster) (in that order), each engine's throughput
-// scaled by its fitted factor (Simulator::EngineFactor: what `l2s eval --engine E` of the plan
-// prints), and the fastest of them: the engine `l2s plan` plans when no --engine is given.
+// The best plan of each engine of TabulatedEngines(p.cluster) (in that order), each under its
+// scheduler and its fitted factor (Workload::engine_factor: what `l2s eval --engine E` of the
+// plan prints), and the fastest of them: the engine `l2s plan` plans when no --engine is given.
 // Engines whose space options fix a choice they lack are left out.
 struct EngineTable {
   std::vector<EnginePlan> rows;
@@ -63,8 +63,8 @@ int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating);
 // The TPOT sweep of `l2s plan --pareto` (plan/pareto.h) restricted to what engine `id`
 // launches: under each of `limits` (ms), BestAggregatedAtTpot (the oracle within req.oracle_calls,
 // else req.search) on engine `id`'s restricted space (engine/restrict.h) under its scheduler (as
-// PlanForEngine's problem), on the space's batch grid like the aggregated series, its throughput
-// scaled by the engine's factor as PlanEngines' rows are. An MoE model's point is the best per
+// PlanForEngine's problem), on the space's batch grid like the aggregated series, under the
+// engine's factor as PlanEngines' rows are. An MoE model's point is the best per
 // GPU over the instance sizes `l2s plan` sizes its replicas over (plan/replicas.h; ties to the
 // larger), its strategy "Nx <strategy>" when N > 1 instances. Named "<engine title> launchable";
 // limits without a launchable plan are absent; `cancelled` when the progress interrupts.

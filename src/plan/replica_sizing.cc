@@ -55,8 +55,7 @@ StatusOr<SizeTrial> PlanSize(const Problem& q, bool whole, engine::EngineId id, 
       return t;
     }
     t.found = ep->found;
-    t.tokens_per_s_per_gpu =
-        ep->eval.tokens_per_s_per_gpu * Simulator::EngineFactor(std::string(engine::EngineName(id)));
+    t.tokens_per_s_per_gpu = ep->eval.tokens_per_s_per_gpu;  // under the engine's factor
     t.what = ep->found ? LayoutLabel(q.model, ep->best) : ep->why_none;
     keep->engine_plan = std::move(*ep);
     return t;

@@ -96,6 +96,12 @@ struct Workload {
   // The engine's request overhead (Simulator::RequestOverheadSeconds) in TTFT; false: without it
   // (what `l2s validate --fit-request-overhead` fits against).
   bool request_overhead = true;
+  // The named engine's fitted throughput factor (Simulator::EngineFactor of its name; 1 for the
+  // ideal engine): every GPU step of the program takes 1 / engine_factor as long, so throughput
+  // is engine_factor x the ideal engine's and TPOT and the steps of TTFT 1 / engine_factor x
+  // (the request overhead is a measured time of its own and is not scaled). Set wherever an
+  // engine is named (--engine, the engines' table, validate's rows); validate's fit sets 1.
+  double engine_factor = 1.0;
 };
 
 struct Problem {
@@ -178,7 +184,8 @@ class Simulator {
   };
   void Explain(const Strategy& s, int batch, Detail* out) const;
 
-  // Seconds of one step of the program on this cluster.
+  // Seconds of one step of the program on this cluster, under the workload's engine (its kernel
+  // time / Workload::engine_factor).
   double StepSeconds(const Step& st, bool decode_kernels) const;
 
   // --- Exact decomposition, for solvers that exploit structure (the oracle) ---
@@ -249,7 +256,7 @@ class Simulator {
   // request-level simulator, where a request reaches the engine that long after the client sent
   // it); throughput does not.
   double RequestOverheadS() const { return request_overhead_s_; }
-  // "the TTFT SLO of X ms is below SGLang's request overhead (118.7 ms ...)" when workload `w`
+  // "the TTFT SLO of X ms is below SGLang's request overhead (132.3 ms ...)" when workload `w`
   // has a TTFT limit that its engine's request overhead alone exceeds (no deployment meets it),
   // else "".
   static std::string TtftBelowRequestOverhead(const Workload& w);
@@ -273,6 +280,8 @@ class Simulator {
   static const double kDefaultRoutingSigma;
 
  private:
+  // StepSeconds of the ideal engine (factor 1).
+  double IdealStepSeconds(const Step& st, bool decode_kernels) const;
   struct Costed;
   void Shape(const Strategy& s, int batch, StepShape* sh) const;
   // Sets the expert-load imbalance of a step running `tokens` tokens per attention-dp rank in

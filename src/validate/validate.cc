@@ -494,6 +494,17 @@ int64_t OfflineRequests(const Measurement& row) {
   return 0;
 }
 
+// `value`, simulated under the engine's factor `factor` (Workload::engine_factor), is the row's
+// prediction; `raw` is it with the factor divided out (latencies multiplied back), the ideal
+// engine's figure the JSON reports (exact for steady states; for client runs the request overhead
+// is not the factor's, so it is that approximately).
+void SetPredicted(double value, MetricKind kind, double factor, Prediction* out) {
+  out->predicted = value;
+  out->factor = factor;
+  out->raw = kind == MetricKind::kLatency ? value * factor : value / factor;
+  out->ok = true;
+}
+
 // Work limit of a request-by-request run of a row: decode token-steps (requests x osl) above it
 // keep the static model's figure (PredictDisagg's client runs, offline benchmarks).
 constexpr double kMaxClientTokenSteps = 1e9;
@@ -592,7 +603,7 @@ int EngineSlots(const std::string& engine, const ModelSpec& m, int ep) {
 // are the row's (all instances of each pool); batch: the decode pool's share of `concurrency`,
 // else the simulator's best; the prefill batch is the simulator's best.
 Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, const std::string& gpu,
-                         bool apply_factor, Predictor::ClientRuns* runs) {
+                         Predictor::ClientRuns* runs) {
   Prediction out;
   auto miss = [&](std::string why) {
     out.ok = false;
@@ -724,11 +735,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   }
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
-  out.raw = *v;
   out.replicas = 1;
-  out.factor = apply_factor ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine) : 1.0;
-  out.predicted = kind == MetricKind::kLatency ? out.raw / out.factor : out.raw * out.factor;
-  out.ok = true;
+  SetPredicted(*v, kind, p.workload.engine_factor, &out);
   return out;
 }
 
@@ -903,6 +911,11 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   p.model = *model;
   Workload& w = p.workload;
   w.request_overhead = request_overhead_;
+  // The engine's fitted factor, under which every step runs (Workload::engine_factor); a row
+  // without an engine label is an unknown engine (the default factor), not the ideal one. The
+  // fit (apply_factor_ false) predicts with the ideal engine's steps.
+  w.engine_factor =
+      apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine) : 1.0;
   const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
   if (disagg) w.mode = Mode::kServe;
   else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
@@ -1000,7 +1013,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     if (row.max_batch > 0) w.max_batch = static_cast<int>(row.max_batch);
     if (row.max_num_tokens > 0) w.max_num_tokens = static_cast<int>(row.max_num_tokens);
     if (row.mtp_accept > 0) w.mtp_accept = row.mtp_accept;
-    return PredictDisagg(row, std::move(p), kind, gpu, apply_factor_, &client_runs_);
+    return PredictDisagg(row, std::move(p), kind, gpu, &client_runs_);
   }
 
   Strategy s;
@@ -1163,12 +1176,8 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // and latencies do not change.
   const bool is_total = !client && !offline && kind == MetricKind::kThroughput &&
                         !EndsWith(row.metric, "_per_gpu");
-  out.raw = *v * (is_total ? static_cast<double>(replicas) : 1.0);
-  // A row without an engine label is an unknown engine (the default factor), not the ideal one.
-  out.factor = apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine)
-                             : 1.0;
-  out.predicted = kind == MetricKind::kLatency ? out.raw / out.factor : out.raw * out.factor;
-  out.ok = true;
+  SetPredicted(*v * (is_total ? static_cast<double>(replicas) : 1.0), kind,
+               sim.problem().workload.engine_factor, &out);
   return out;
 }
 
@@ -1343,8 +1352,8 @@ RequestOverheadFit FitRequestOverhead(const std::vector<RowResult>& results) {
   std::vector<double> gaps_s;
   for (const RowResult& r : results) {
     if (!r.pred.ok || !RequestOverheadFitRow(r.row)) continue;
-    // A latency is predicted as raw / factor: the gap in the simulator's units, ms -> s.
-    gaps_s.push_back((r.row.value - r.pred.predicted) * r.pred.factor * 1e-3);
+    // The overhead is a time outside the engine's steps (not scaled by its factor): ms -> s.
+    gaps_s.push_back((r.row.value - r.pred.predicted) * 1e-3);
   }
   out.rows = static_cast<int>(gaps_s.size());
   out.sglang_s = gaps_s.empty() ? 0.0 : Median(gaps_s);
