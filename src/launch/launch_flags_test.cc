@@ -403,7 +403,9 @@ TEST(LaunchFlags, EveryAggregatedCommandUsesOnlyTheEnginesFlags) {
         const LaunchCommand lc = MakeLaunchCommand(e, plan.problem, s, o);
         const std::string where = fmt::format("{} / {} / rank {}", plan.name, EngineName(e), rank);
         for (const Parsed& p : ck.Check(lc.command, where)) {
-          if (!p.model.empty()) EXPECT_TRUE(IsModelId(p.model)) << where << ": " << p.model;
+          if (!p.model.empty()) {
+            EXPECT_TRUE(IsModelId(p.model)) << where << ": " << p.model;
+          }
         }
         if (!lc.extra_file.empty()) ck.CheckYaml(lc.extra_file, where);
       }
@@ -452,7 +454,9 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
             EXPECT_EQ(p.values.count("--moe-a2a-backend"), 1u) << where;
             EXPECT_EQ(p.values.at("--moe-a2a-backend"), amd ? "mori" : "deepep") << where;
             EXPECT_EQ(p.values.count("--deepep-mode"), amd ? 0u : 1u) << where;
-            if (!amd) EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
+            if (!amd) {
+              EXPECT_EQ(p.values.at("--deepep-mode"), "auto") << where;
+            }
           } else {
             EXPECT_EQ(p.values.count("--moe-a2a-backend"), 0u) << where;
           }
@@ -583,7 +587,9 @@ TEST(LaunchFlags, EveryDisaggregatedCommandUsesOnlyTheEnginesFlags) {
           const std::string where =
               fmt::format("{} / {} / {} / {}", c.name, DisaggEngineName(e), KvTransferName(t), p.role);
           for (const Parsed& x : ck.Check(p.command, where)) {
-            if (!x.model.empty()) EXPECT_TRUE(IsModelId(x.model)) << where << ": " << x.model;
+            if (!x.model.empty()) {
+              EXPECT_TRUE(IsModelId(x.model)) << where << ": " << x.model;
+            }
             // SGLang expert parallelism runs DeepEP in the mode of its side.
             if (x.program == "sglang" && x.values.count("--ep-size") && x.values.at("--ep-size") != "1") {
               EXPECT_EQ(x.values.at("--moe-a2a-backend"), "deepep") << where;

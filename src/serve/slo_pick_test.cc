@@ -79,8 +79,9 @@ TEST(PickBySlos, BestSteadyStateMissesP99TtftAnotherLayoutMeetsIt) {
     EXPECT_FALSE(c.meets);
     EXPECT_NE(c.why.find("p99 ttft"), std::string::npos) << c.why;
     EXPECT_NEAR(c.summary.ttft.p99, f_dp, 1e-3 * f_dp);
-    if (i > 0)
+    if (i > 0) {
       EXPECT_GE(r->simulated[i - 1].steady.tokens_per_s_per_gpu, c.steady.tokens_per_s_per_gpu);
+    }
   }
   const SloCandidate& b = r->simulated[r->best];
   EXPECT_EQ(b.strategy.tp, 2);
