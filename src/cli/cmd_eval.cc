@@ -43,7 +43,7 @@ int Run(const EvalFlags& f) {
   EngineInfo engine;
   if (!f.problem.engine.empty()) {
     engine.name = f.problem.engine;
-    engine.factor = Simulator::EngineFactor(f.problem.engine);
+    engine.factor = p->workload.engine_factor;
   }
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);

@@ -233,12 +233,11 @@ std::string TtftText(const Simulator& sim, double ttft_s, int decimals) {
 nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
                                       const Evaluation& e, const EngineInfo& engine) {
   const Problem& p = sim.problem();
-  const Evaluation& f = e;  // under the engine's factor (Workload::engine_factor)
   nlohmann::ordered_json j;
   j["valid"] = e.valid();
   j["reason"] = sim.Reason(s, e);
-  j["tokens_per_s"] = Num(f.tokens_per_s);
-  j["tokens_per_s_per_gpu"] = Num(f.tokens_per_s_per_gpu);
+  j["tokens_per_s"] = Num(e.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = Num(e.tokens_per_s_per_gpu);
   j["ttft_ms"] = Num(Ms(e.ttft_s));
   j["request_overhead_ms"] = Num(Ms(sim.RequestOverheadS()));  // part of ttft_ms
   j["tpot_ms"] = Num(Ms(e.tpot_s));
@@ -269,7 +268,7 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   if (w.ttft_ms > 0 || w.tpot_ms > 0) j["slo"] = {{"ttft_ms", w.ttft_ms}, {"tpot_ms", w.tpot_ms}};
   j["engine"] = engine.name.empty() ? std::string("none") : engine.name;
   j["engine_factor"] = engine.factor;
-  j["cost"] = CostJson(plan::CostOf(e.valid() ? f.tokens_per_s_per_gpu : 0, w, p.cluster,
+  j["cost"] = CostJson(plan::CostOf(e.valid() ? e.tokens_per_s_per_gpu : 0, w, p.cluster,
                                     p.cluster.num_gpus));
   j["notes"] = StrategyNotes(p.model, s);
   j["why"] = WhySentence(sim, s, e);
@@ -318,7 +317,6 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                              const EngineInfo& engine) {
   const Problem& p = sim.problem();
   const Workload& w = p.workload;
-  const Evaluation& f = e;  // under the engine's factor (Workload::engine_factor)
   auto row = [](const char* key, const std::string& value) {
     return fmt::format("{:<12} {}\n", key, value);
   };
@@ -351,14 +349,14 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   if (e.verdict == Verdict::kStructure) return out;
   out += row("batch", fmt::format("{} sequences per attention-dp rank{}", e.batch,
                                   s.batch == 0 ? " (auto)" : ""));
-  out += row("throughput", fmt::format("{} {} tokens/s ({} per GPU)", Thousands(f.tokens_per_s),
+  out += row("throughput", fmt::format("{} {} tokens/s ({} per GPU)", Thousands(e.tokens_per_s),
                                        w.mode == Mode::kPrefill ? "input" : "output",
-                                       Thousands(f.tokens_per_s_per_gpu)));
+                                       Thousands(e.tokens_per_s_per_gpu)));
   if (w.mode != Mode::kDecode) out += row("TTFT", TtftText(sim, e.ttft_s, 2));
   if (w.mode != Mode::kPrefill) out += row("TPOT", fmt::format("{:.3f} ms", Ms(e.tpot_s)));
   if (e.valid()) {
     const std::string cost =
-        CostLine(plan::CostOf(f.tokens_per_s_per_gpu, w, p.cluster, p.cluster.num_gpus));
+        CostLine(plan::CostOf(e.tokens_per_s_per_gpu, w, p.cluster, p.cluster.num_gpus));
     if (!cost.empty()) out += row("cost", cost);
   }
   out += row("step", fmt::format("{:.3f} ms (slowest stage {} of {})", Ms(e.stage_s),

@@ -23,7 +23,7 @@ namespace l2s::cli {
 // Workload::engine_factor).
 struct EngineInfo {
   std::string name;     // "" = none (the ideal engine the simulator models)
-  double factor = 1.0;  // Simulator::EngineFactor(name), 1.0 for none
+  double factor = 1.0;  // its Workload::engine_factor, 1.0 for none
 };
 
 

@@ -109,7 +109,6 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
         return ep.status();
       continue;  // the space options fix a choice this engine lacks (e.g. an --mtp it cannot run)
     }
-    ep->factor = Simulator::EngineFactor(std::string(engine::EngineName(id)));
     t.rows.push_back(std::move(*ep));
   }
   t.fastest = FastestPlan(t.rows, false);

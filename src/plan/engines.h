@@ -29,7 +29,6 @@ struct EnginePlan {
   int refined_from = 0;      // the batch before refinement (0: not refined)
   std::string why_none;      // !found: the binding limit, one line
   int64_t evaluations = 0;   // simulator calls spent
-  double factor = 1;         // the engine's fitted factor its figures run under (PlanEngines)
   AggPlan plan;              // the whole plan on the engine's space, what
                              // `l2s plan --engine E` prints
 };

@@ -509,29 +509,13 @@ void SetPredicted(double value, MetricKind kind, double factor, Prediction* out)
 // keep the static model's figure (PredictDisagg's client runs, offline benchmarks).
 constexpr double kMaxClientTokenSteps = 1e9;
 
-// A serve row of an offline benchmark (OfflineRequests; no client concurrency, no stated batch)
-// reporting output tokens/s over the run: simulated request by request as the benchmark ran it
-// (OfflineSpec), so the engine's admission of the queued prompts, the ramp and the drain at the
-// end count, not only the steady state.
-bool OfflineSimulated(const Measurement& row) {
-  return row.mode == "serve" && row.batch == 0 && row.concurrency == 0 &&
-         row.metric == "output_tokens_per_s" && OfflineRequests(row) > 0;
-}
-
-// The offline run as a benchmark client: N clients of one prompt each, all sent at t = 0, at
-// the row's lengths (fixed unless the notes state a range); the engine admits up to
-// `max_running` per rank (the limit the row ran with) and queues the rest.
-serve::BenchClientSpec OfflineSpec(const Measurement& row, int instances, int max_running) {
-  serve::BenchClientSpec bc;
-  bc.concurrency = static_cast<int>(OfflineRequests(row));
-  bc.prompts_per_client = 1;
-  bc.isl = row.isl;
-  bc.osl = row.osl;
-  bc.range_ratio = row.noted.length_ratio;
-  bc.instances = instances;
-  bc.max_running = max_running;
-  if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
-  return bc;
+// A serve row of an offline benchmark of `n` requests (OfflineRequests > 0; no client
+// concurrency, no stated batch) reporting output tokens/s over the run: simulated request by
+// request as the benchmark ran it (OfflineSpec), so the engine's admission of the queued prompts,
+// the ramp and the drain at the end count, not only the steady state.
+bool OfflineSimulated(const Measurement& row, int64_t n) {
+  return n > 0 && row.mode == "serve" && row.batch == 0 && row.concurrency == 0 &&
+         row.metric == "output_tokens_per_s";
 }
 
 serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
@@ -548,6 +532,18 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
   // SGLang's receive interval when the notes state it (unstated: the engine's default, 1).
   if (EngineFamily(row.engine) == "sglang") bc.recv_interval = row.noted.recv_interval;
+  return bc;
+}
+
+// The offline run of `n` requests as a benchmark client: the row's client (ClientSpec) with n
+// clients of one prompt each, all sent at t = 0; the engine admits up to `max_running` per rank
+// (the limit the row ran with) and queues the rest.
+serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instances,
+                                   int max_running) {
+  serve::BenchClientSpec bc = ClientSpec(row, instances);
+  bc.concurrency = static_cast<int>(n);
+  bc.prompts_per_client = 1;
+  bc.max_running = max_running;
   return bc;
 }
 
@@ -1070,8 +1066,9 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   if (batch == 0 && row.concurrency > 0) batch = (row.concurrency + dp - 1) / dp;
   // An offline benchmark of N requests (all queued at once) never has more than N in flight: each
   // rank of an instance holds at most ceil(N / (replicas x dp)) of them.
-  if (const int64_t n = OfflineRequests(row); batch == 0 && n > 0 && w.mode == Mode::kServe) {
-    const int64_t per_rank = (n + replicas * dp - 1) / (replicas * dp);
+  const int64_t offline_n = OfflineRequests(row);
+  if (batch == 0 && offline_n > 0 && w.mode == Mode::kServe) {
+    const int64_t per_rank = (offline_n + replicas * dp - 1) / (replicas * dp);
     w.max_batch = static_cast<int>(std::min<int64_t>(w.max_batch, per_rank));
   }
   switch (w.mode) {
@@ -1143,15 +1140,14 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // A serve row stating a concurrency: its client's mean TTFT, mean TPOT or output tokens/s,
   // simulated request by request (ClientSimulated).
   const bool client = w.mode == Mode::kServe && ClientSimulated(row);
-  bool offline = w.mode == Mode::kServe && !client && OfflineSimulated(row);
-  if (offline &&
-      static_cast<double>(OfflineRequests(row)) * static_cast<double>(row.osl) > kMaxClientTokenSteps) {
+  bool offline = w.mode == Mode::kServe && !client && OfflineSimulated(row, offline_n);
+  const double offline_work = static_cast<double>(offline_n) * static_cast<double>(row.osl);
+  if (offline && offline_work > kMaxClientTokenSteps) {
     offline = false;
     out.reason = fmt::format(
         "static model: the offline run's {:.2g} decode token-steps exceed the simulation's work "
         "limit of {:.0e}",
-        static_cast<double>(OfflineRequests(row)) * static_cast<double>(row.osl),
-        kMaxClientTokenSteps);
+        offline_work, kMaxClientTokenSteps);
   }
   if (client) {
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, &client_runs_, [&] {
@@ -1164,10 +1160,10 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   } else if (offline) {
     const StatusOr<serve::BenchClientResult> r = serve::SimulateBenchmarkClient(
         sim.problem(), s,
-        OfflineSpec(row, static_cast<int>(replicas), sim.problem().workload.max_batch));
+        OfflineSpec(row, offline_n, static_cast<int>(replicas), sim.problem().workload.max_batch));
     if (!r.ok()) return miss(r.status().message());
     v = r->output_tokens_per_s;  // over every replica, like a client run
-    out.lengths = fmt::format("offline: {} requests queued at once{}", OfflineRequests(row),
+    out.lengths = fmt::format("offline: {} requests queued at once{}", offline_n,
                               row.noted.length_ratio < 1 ? ", lengths as noted" : "");
   }
   if (!std::isfinite(*v) || *v <= 0)
