@@ -9,7 +9,7 @@ namespace l2s::serve {
 namespace {
 
 Status CheckSpec(const BenchClientSpec& spec) {
-  if (spec.concurrency < 1 || spec.concurrency > 1'000'000)
+  if (spec.concurrency < 1 || spec.concurrency > kMaxBenchClients)
     return Status::InvalidArgument("benchmark client: concurrency must be in [1, 10^6]");
   if (spec.prompts_per_client < 1)
     return Status::InvalidArgument("benchmark client: prompts per client must be >= 1");

@@ -14,6 +14,9 @@
 
 namespace l2s::serve {
 
+// The most clients one run simulates (BenchClientSpec::concurrency).
+constexpr int kMaxBenchClients = 1'000'000;
+
 struct BenchClientSpec {
   int concurrency = 1;
   int64_t isl = 1024, osl = 1024;  // nominal lengths

@@ -1148,6 +1148,11 @@ Prediction Predictor::PredictOne(const Measurement& row) {
         "static model: the offline run's {:.2g} decode token-steps exceed the simulation's work "
         "limit of {:.0e}",
         offline_work, kMaxClientTokenSteps);
+  } else if (offline && offline_n > serve::kMaxBenchClients) {
+    offline = false;
+    out.reason = fmt::format(
+        "static model: the offline run's {} requests exceed the benchmark client's {}",
+        offline_n, serve::kMaxBenchClients);
   }
   if (client) {
     const StatusOr<serve::BenchClientResult>& r = ClientRunOf(row, &client_runs_, [&] {

@@ -511,6 +511,15 @@ TEST(Predict, OfflineBenchmarksRunRequestByRequest) {
   EXPECT_EQ(big.lengths, "");
   EXPECT_EQ(big.reason.rfind("static model: the offline run's 2e+09 decode token-steps", 0), 0u)
       << big.reason;
+  // More requests than the benchmark client simulates (2 x 10^6 > 10^6, 2 x 10^8 token-steps):
+  // the steady state too, not a miss.
+  const Prediction many = pred.Predict(ScaleRow(
+      "5,s,trtllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,128,100,,,output_tokens_per_s,100" +
+      kEmpty16.substr(1) + ",\"2,000,000 requests\"\n"));
+  ASSERT_TRUE(many.ok) << many.reason;
+  EXPECT_EQ(many.lengths, "");
+  EXPECT_EQ(many.reason,
+            "static model: the offline run's 2000000 requests exceed the benchmark client's 1000000");
 }
 
 TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
