@@ -2,7 +2,8 @@
 """Issue 43's target, measured: for each problem of the README and docs and each serving engine,
 `l2s plan --engine E --serving agg` must equal `l2s eval --engine E` of its best.strategy (on one
 instance's GPUs where the plan is replicated; within
-0.5%) and `launch.E.exact` must be true. Prints one line per (problem, engine) and a summary;
+0.5%) and `launch.E.exact` must be true (`launch.dynamo.exact`, Dynamo's workers of the
+backend, for the Dynamo engines). Prints one line per (problem, engine) and a summary;
 exits 1 on a miss. Usage: scripts/check_engine_plans.py [path/to/l2s]"""
 import json
 import os
@@ -24,7 +25,8 @@ PROBLEMS = [
     "--model deepseek-v3 --gpu mi355x --gpus 8 --mode serve --isl 1024 --osl 256 --slo ttft_ms=2000,tpot_ms=50".split(),
 ]
 # The serving engines with a build for the problem's GPUs (docs/PLAN.md "Engine rules").
-ENGINES = {"nvidia": ["vllm", "sglang", "trtllm"], "amd": ["vllm", "sglang", "atom"]}
+ENGINES = {"nvidia": ["vllm", "sglang", "trtllm", "dynamo+vllm", "dynamo+sglang", "dynamo+trtllm"],
+           "amd": ["vllm", "sglang", "atom"]}
 AMD_GPUS = {"mi300x", "mi325x", "mi355x"}
 
 
@@ -52,12 +54,13 @@ def main():
                 on[on.index("--gpus") + 1] = str(b["gpus_per_instance"])
             rc, ev = run(l2s, ["eval", *on, "--engine", e, "--strategy", b["strategy"]])
             ratio = ev.get("tokens_per_s_per_gpu", 0) / b["tokens_per_s_per_gpu"]
-            exact = (j.get("launch") or {}).get(e, {}).get("exact")
+            key = "dynamo" if e.startswith("dynamo+") else e
+            exact = (j.get("launch") or {}).get(key, {}).get("exact")
             ok = abs(ratio - 1) <= 0.005 and exact is True and b.get("launchable") is True
             checked += 1
             misses += not ok
             print(f"{name} [{e}]: plan {b['tokens_per_s_per_gpu']:.2f}, eval/plan {ratio:.6f}, "
-                  f"launch.{e}.exact {exact}{'' if ok else '  MISS'}")
+                  f"launch.{key}.exact {exact}{'' if ok else '  MISS'}")
     print(f"{checked} plans checked, {misses} misses")
     return 1 if misses else 0
 

@@ -26,8 +26,9 @@
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
-#include "launch/emit.h"
 #include "engine/engine.h"
+#include "launch/dynamo.h"
+#include "launch/emit.h"
 #include "engine/restrict.h"
 #include "launch/launch.h"
 #include "plan/engines.h"
@@ -328,6 +329,42 @@ bool LaunchableBy(engine::EngineId id, const Problem& p, const Strategy& s) {
   return false;
 }
 
+// --engine dynamo+E: the plan on Dynamo, its workers running E's translation (launch/dynamo.h);
+// nullopt for every other engine or when E's translation is missing.
+std::optional<launch::DynamoAggLaunch> DynamoLaunchOf(const PlanOutcome& o) {
+  const engine::Capabilities& c = engine::CapabilitiesOf(o.engine);
+  if (!o.have_launch || c.workers == c.id) return std::nullopt;
+  const std::optional<launch::Engine> backend = launch::WorkersOf(c.name);
+  for (const EngineTranslation& t : o.launch)
+    if (backend && t.engine == *backend)
+      return launch::MakeDynamoAggLaunch(t, o.sim->problem(), o.Replicas());
+  return std::nullopt;
+}
+
+json DynamoLaunchJson(const launch::DynamoAggLaunch& d, const EngineTranslation& t) {
+  json j;
+  j["backend"] = std::string(EngineName(d.backend));
+  j["exact"] = t.unsupported.empty();
+  j["runnable"] = d.runnable;
+  j["workers"] = d.workers;
+  j["gpus_per_worker"] = d.gpus_per_worker;
+  j["frontend"] = d.runnable ? json(d.frontend) : json();
+  json w;
+  w["command"] = d.worker.command;
+  if (!d.worker.extra_file_name.empty())
+    w["extra_file"] = {{"name", d.worker.extra_file_name}, {"contents", d.worker.extra_file}};
+  w["notes"] = d.worker.notes;
+  j["worker"] = d.runnable ? w : json();
+  j["notes"] = d.notes;
+  return j;
+}
+
+const EngineTranslation* TranslationOf(const PlanOutcome& o, launch::Engine e) {
+  for (const EngineTranslation& t : o.launch)
+    if (t.engine == e) return &t;
+  return nullptr;
+}
+
 json EnginesJson(const PlanOutcome& o) {
   json a = json::array();
   for (const plan::EnginePlan& e : o.engines) {
@@ -443,6 +480,8 @@ json PlanJson(const PlanOutcome& o) {
   json lj;
   if (o.have_launch)
     for (const EngineTranslation& t : o.launch) lj[std::string(EngineName(t.engine))] = LaunchJson(t);
+  if (const std::optional<launch::DynamoAggLaunch> d = DynamoLaunchOf(o))
+    lj["dynamo"] = DynamoLaunchJson(*d, *TranslationOf(o, d->backend));
   j["launch"] = o.have_launch ? lj : json();
   if (o.have_ideal) {
     json id = StrategyEvalJson(o.ideal, o.ideal_eval);
@@ -670,6 +709,32 @@ void PrintPlan(const PlanOutcome& o) {
       if (!router.empty()) fmt::print("    {}: {}\n", EngineTitle(t.engine), router);
     }
   }
+  if (const std::optional<launch::DynamoAggLaunch> d = DynamoLaunchOf(o)) {
+    const EngineTranslation& t = *TranslationOf(o, d->backend);
+    fmt::print("  NVIDIA Dynamo (workers: {}):\n", EngineTitle(d->backend));
+    if (!d->runnable) {
+      fmt::print("    {} cannot run this plan (below)\n", EngineTitle(d->backend));
+    } else {
+      fmt::print("    {}\n", t.unsupported.empty()
+                                 ? std::string("expresses the plan exactly")
+                                 : fmt::format("runs {}'s repair of the plan (below)",
+                                               EngineTitle(d->backend)));
+      fmt::print("    frontend x1: {}\n", d->frontend);
+      fmt::print("    worker x{} ({} GPU{} each): {}\n", d->workers, d->gpus_per_worker,
+                 d->gpus_per_worker == 1 ? "" : "s", d->worker.command);
+      if (!d->worker.extra_file_name.empty()) {
+        fmt::print("    {}:\n", d->worker.extra_file_name);
+        const std::string& yaml = d->worker.extra_file;
+        for (size_t pos = 0, nl; pos < yaml.size(); pos = nl + 1) {
+          nl = yaml.find('\n', pos);
+          fmt::print("      {}\n", yaml.substr(pos, nl - pos));
+          if (nl == std::string::npos) break;
+        }
+      }
+      for (const std::string& n : d->notes) fmt::print("    note: {}\n", n);
+      for (const std::string& n : d->worker.notes) fmt::print("    note: {}\n", n);
+    }
+  }
   for (const EngineTranslation& t : o.launch) {
     fmt::print("  {}:\n", EngineTitle(t.engine));
     if (t.unsupported.empty()) {
@@ -783,17 +848,21 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
 
 // --emit DIR (launch/emit.h): writes the plan's launch files and returns the line saying where
 // they went; "" without --emit.
-StatusOr<std::string> EmitDisagg(const PlanFlags& f, const Problem& p,
+StatusOr<std::string> EmitDisagg(const PlanFlags& f,
                                  const StatusOr<std::vector<launch::DisaggLaunch>>& launches) {
   if (f.emit.empty()) return std::string();
   if (!launches.ok()) return Status::InvalidArgument("--emit: " + launches.status().message());
-  return launch::EmitDisaggregatedPlan(f.emit, *launches, p.workload.engine, {f.model_id, {}});
+  return launch::EmitDisaggregatedPlan(f.emit, *launches,
+                                       launch::DisaggEngineOf(LaunchEngineOf(f.problem)),
+                                       {f.model_id, {}});
 }
 StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
   if (f.emit.empty()) return std::string();
   launch::EmitOptions opt;
   opt.model_id = f.model_id;
   opt.replicas = o.Replicas();
+  const engine::Capabilities& c = engine::CapabilitiesOf(o.engine);
+  opt.dynamo = c.workers != c.id;  // a Dynamo variant: its workers behind its frontend
   return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine), opt);
 }
 
@@ -873,7 +942,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     text += ChosenEngineLine(f, p);
   }
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
-  StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
+  StatusOr<std::string> emitted = EmitDisagg(f, launches);
   if (!emitted.ok()) return Fail(emitted.status());
   if (!emitted->empty()) text += "\n" + *emitted + "\n";
   return Emit(f, j, text, d->interrupted);
@@ -949,7 +1018,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
       text += "  " + sizing.substr(at, nl - at + 1);
     }
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
-    StatusOr<std::string> emitted = EmitDisagg(f, p, launches);
+    StatusOr<std::string> emitted = EmitDisagg(f, launches);
     if (!emitted.ok()) return Fail(emitted.status());
     if (!emitted->empty()) text += "\n" + *emitted + "\n";
   } else {

@@ -9,6 +9,8 @@
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "engine/engine.h"
+#include "engine/restrict.h"
 #include "plan/error_bands.h"
 #include "search/oracle.h"
 #include "plan/refine.h"
@@ -96,6 +98,24 @@ json DisaggBestJson(const DisaggPlan& d) {
   json j;
   j["serving"] = "disagg";
   j["found_by"] = d.found_by;
+  // As the aggregated plan's: the engine the pools are planned for ("ideal": the unrestricted
+  // joint space) and whether it launches both pools as they are (ideal: some engine that plans
+  // disaggregated pools does).
+  j["engine"] = std::string(engine::EngineName(d.engine));
+  const ModelSpec& m = st.serve.model;
+  auto launches = [&](engine::EngineId id) {
+    const engine::Capabilities& c = engine::CapabilitiesOf(id);
+    return c.disaggregation && engine::RunsOn(c, st.prefill_pool.gpu.vendor) &&
+           engine::RunsOn(c, st.decode_pool.gpu.vendor) &&
+           engine::Launchable(c, m, e.prefill.strategy) && engine::Launchable(c, m, e.decode.strategy);
+  };
+  bool launchable = false;
+  if (d.engine != engine::EngineId::kIdeal) {
+    launchable = launches(d.engine);
+  } else {
+    for (engine::EngineId id : engine::kLaunchEngines) launchable = launchable || launches(id);
+  }
+  j["launchable"] = launchable;
   j["prefill"] = PoolJson(st, e.prefill, true, d.prefill_batch_refined_from, e.prefill_s);
   j["decode"] = PoolJson(st, e.decode, false, d.decode_batch_refined_from, e.prefill_s);
   j["kv_transfer_ms"] = e.kv_exposed_s * 1e3;

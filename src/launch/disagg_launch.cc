@@ -1,6 +1,7 @@
 #include "launch/disagg_launch.h"
 
 #include "engine/engine.h"
+#include "launch/dynamo.h"
 
 #include <fmt/core.h>
 
@@ -28,11 +29,6 @@ std::string Host(const char* role, int i) { return fmt::format("<{}-{}>", role, 
 // on both sides for them (docs/PLAN.md).
 bool HasRecurrentState(const ModelSpec& m) {
   return m.mamba_version > 0 || m.linear_value_heads > 0;
-}
-
-// Strips `prefix` from the front of `s` (the engine's own launcher, e.g. "vllm serve MODEL ").
-std::string After(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
 }
 
 // One side of the plan after the engine's rules: the strategy the command runs and the problem
@@ -279,17 +275,17 @@ void TrtllmProcesses(const BaseTranslation& t, DisaggLaunch* out) {
   out->processes.push_back(r);
 }
 
-// Dynamo's workers run the backend's own arguments behind `python -m dynamo.<backend>`.
+// Dynamo's workers run the backend's own arguments behind `python -m dynamo.<backend>`
+// (launch/dynamo.h), with their role's flags.
 void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transfer,
                      DisaggLaunch* out) {
   DisaggProcess f;
   f.role = "router";
-  f.command = fmt::format("python -m dynamo.frontend --http-port {}", kRouterPort);
+  f.command = DynamoFrontendCommand();
   f.notes.push_back(
       "the frontend routes each request to a decode worker, which has a prefill worker compute "
       "the prompt and pulls its KV cache with NIXL");
   out->processes.push_back(f);
-  const std::string model = ModelArgument(t.decode.pool->problem.model);
   const int64_t isl = t.decode.command_problem.workload.isl;
   for (const Side* side : {&t.prefill, &t.decode}) {
     const bool prefill = side == &t.prefill;
@@ -297,54 +293,26 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
     p.role = side->role;
     p.count = side->pool->instances;
     p.gpus = side->pool->gpus_per_instance;
-    const Strategy& s = side->command;
+    LaunchOptions o = SideOptions(*side, 0);
+    if (backend == Engine::kTrtllm) o.trtllm_yaml = TransceiverYaml(isl, prefill);
+    const LaunchCommand lc = DynamoWorkerCommand(backend, side->command_problem, side->command, o,
+                                                 fmt::format("{}.yaml", side->role));
+    p.command = lc.command;
+    p.file_name = lc.extra_file_name;
+    p.file = lc.extra_file;
+    p.notes = lc.notes;
     switch (backend) {
-      case Engine::kSglang: {
-        LaunchOptions o = SideOptions(*side, 0);
-        o.listen_all = false;
-        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s, o);
-        p.command = "python -m dynamo.sglang " + After(lc.command, "python -m sglang.launch_server ") +
-                    fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}",
-                                side->role, KvTransferName(transfer));
-        p.notes = lc.notes;
+      case Engine::kSglang:
+        p.command += fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}",
+                                 side->role, KvTransferName(transfer));
         break;
-      }
-      case Engine::kVllm: {
-        LaunchOptions o = SideOptions(*side, 0);
-        o.listen_all = false;
-        const LaunchCommand lc = MakeLaunchCommand(backend, side->command_problem, s, o);
-        p.command = fmt::format("python -m dynamo.vllm --model {} ", model) +
-                    After(lc.command, fmt::format("vllm serve {} ", model)) +
-                    (prefill ? " --is-prefill-worker" : " --is-decode-worker") +
-                    VllmKvConfig(KvTransfer::kNixl, "kv_both");
-        p.notes = lc.notes;
+      case Engine::kVllm:
+        p.command += std::string(prefill ? " --is-prefill-worker" : " --is-decode-worker") +
+                     VllmKvConfig(KvTransfer::kNixl, "kv_both");
         break;
-      }
-      default: {  // TensorRT-LLM: the parallel sizes go into the engine-args YAML
-        LaunchOptions o = SideOptions(*side, 0);
-        o.listen_all = false;
-        o.trtllm_file = "";
-        o.trtllm_yaml = TransceiverYaml(isl, prefill);
-        const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, s, o);
-        const bool moe = side->pool->problem.model.is_moe();
-        const int G = s.tp * s.dp;
-        std::string yaml = fmt::format("tensor_parallel_size: {}\npipeline_parallel_size: {}\n",
-                                       moe ? G : s.tp, s.pp);
-        if (moe) yaml += fmt::format("moe_expert_parallel_size: {}\n", s.ep);
-        const int budget = side->command_problem.workload.max_num_tokens > 0
-                               ? side->command_problem.workload.max_num_tokens
-                               : DefaultsOf(l2s::Engine::kTrtllm).max_num_tokens;
-        yaml += fmt::format("max_batch_size: {}\nmax_seq_len: {}\nmax_num_tokens: {}\n",
-                            std::max(1, s.batch), isl + side->command_problem.workload.osl, budget);
-        yaml += lc.extra_file;  // enable_attention_dp, KV dtype, MTP, slots, transceiver
-        p.file_name = fmt::format("{}.yaml", side->role);
-        p.file = yaml;
-        p.command = fmt::format(
-            "python -m dynamo.trtllm --model {} --extra-engine-args {} --disaggregation-mode {}",
-            model, p.file_name, side->role);
-        p.notes = lc.notes;
+      default:
+        p.command += fmt::format(" --disaggregation-mode {}", side->role);
         break;
-      }
     }
     out->processes.push_back(p);
   }
@@ -352,6 +320,7 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
       "Dynamo: {} prefill worker{} and {} decode worker{} running {}", t.prefill.pool->instances,
       t.prefill.pool->instances == 1 ? "" : "s", t.decode.pool->instances,
       t.decode.pool->instances == 1 ? "" : "s", EngineTitle(backend)));
+  out->notes.push_back(DynamoDiscoveryNote());
 }
 
 }  // namespace
@@ -499,15 +468,34 @@ bool DisaggRunsOn(DisaggEngine e, std::string_view vendor) {
   return engine::RunsOn(engine::CapabilitiesOf(id), vendor);
 }
 
+std::optional<DisaggEngine> DisaggEngineOf(engine::EngineId id) {
+  switch (id) {
+    case engine::EngineId::kSglang: return DisaggEngine::kSglang;
+    case engine::EngineId::kVllm: return DisaggEngine::kVllm;
+    case engine::EngineId::kTrtllm: return DisaggEngine::kTrtllm;
+    case engine::EngineId::kDynamoVllm:
+    case engine::EngineId::kDynamoSglang:
+    case engine::EngineId::kDynamoTrtllm: return DisaggEngine::kDynamo;
+    default: return std::nullopt;
+  }
+}
+
 StatusOr<std::vector<DisaggLaunch>> TranslateDisaggPlan(const PoolPlan& prefill,
                                                        const PoolPlan& decode,
-                                                       KvTransfer transfer) {
+                                                       KvTransfer transfer,
+                                                       std::optional<DisaggEngine> first,
+                                                       std::optional<Engine> dynamo_backend) {
+  std::vector<DisaggEngine> order;
+  if (first) order.push_back(*first);
+  for (DisaggEngine e : kDisaggEngines)
+    if (!first || e != *first) order.push_back(e);
   std::vector<DisaggLaunch> out;
-  for (DisaggEngine e : kDisaggEngines) {
+  for (DisaggEngine e : order) {
     if (!DisaggRunsOn(e, prefill.problem.cluster.gpu.vendor) ||
         !DisaggRunsOn(e, decode.problem.cluster.gpu.vendor))
       continue;
-    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(e, prefill, decode, transfer);
+    StatusOr<DisaggLaunch> l = MakeDisaggLaunch(
+        e, prefill, decode, transfer, e == DisaggEngine::kDynamo ? dynamo_backend : std::nullopt);
     if (!l.ok()) return l.status();
     out.push_back(std::move(*l));
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "engine/engine.h"
 #include "launch/launch.h"
 #include "sim/simulator.h"
 #include "strategy/strategy.h"
@@ -92,10 +93,16 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
                                         const PoolPlan& decode,
                                         KvTransfer transfer = KvTransfer::kNixl,
                                         std::optional<Engine> dynamo_backend = std::nullopt);
-// The same for every engine of kDisaggEngines (in that order) that runs on both pools' GPUs
-// (DisaggRunsOn: TensorRT-LLM and Dynamo on NVIDIA only).
-StatusOr<std::vector<DisaggLaunch>> TranslateDisaggPlan(const PoolPlan& prefill,
-                                                       const PoolPlan& decode,
-                                                       KvTransfer transfer = KvTransfer::kNixl);
+// The same for every engine of kDisaggEngines that runs on both pools' GPUs (DisaggRunsOn:
+// TensorRT-LLM and Dynamo on NVIDIA only): `first` (the plan's --engine) first, then the others
+// in kDisaggEngines order. `dynamo_backend` fixes the engine Dynamo's workers run (--engine
+// dynamo+E); default as at DisaggLaunch::backend.
+StatusOr<std::vector<DisaggLaunch>> TranslateDisaggPlan(
+    const PoolPlan& prefill, const PoolPlan& decode, KvTransfer transfer = KvTransfer::kNixl,
+    std::optional<DisaggEngine> first = std::nullopt,
+    std::optional<Engine> dynamo_backend = std::nullopt);
+// The disaggregated engine of --engine `id`: SGLang, vLLM and TensorRT-LLM themselves, Dynamo for
+// each Dynamo variant; nullopt for the ideal engine and engines without disaggregated serving.
+std::optional<DisaggEngine> DisaggEngineOf(engine::EngineId id);
 
 }  // namespace l2s::launch

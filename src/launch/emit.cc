@@ -1,5 +1,7 @@
 #include "launch/emit.h"
 
+#include "launch/dynamo.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,7 +19,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string Devices(int first, int count) {
   std::string out;
-  for (int i = 0; i < count; ++i) out += (i ? "," : "") + std::to_string(first + i);
+  for (int i = 0; i < count; ++i) out += fmt::format("{}{}", i ? "," : "", first + i);
   return out;
 }
 
@@ -38,6 +40,12 @@ const char* Image(Engine e, const GpuSpec& gpu) {
     case Engine::kMegatron: return amd ? "rocm/megatron-lm:latest" : "nvcr.io/nvidia/pytorch:latest";
   }
   return "";
+}
+
+// Dynamo's runtime image for workers of engine `e` (NVIDIA GPUs only).
+std::string DynamoImage(Engine e) {
+  return fmt::format("nvcr.io/nvidia/ai-dynamo/{}-runtime:latest",
+                     e == Engine::kTrtllm ? "tensorrtllm" : EngineName(e));
 }
 
 // Kubernetes extended resource of the vendor's device plugin.
@@ -178,18 +186,26 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   // TensorRT-LLM runs a dense model's data-parallel replicas as separate servers.
   Strategy inst = s;
   int instances = std::max(1, opt.replicas);
-  if (engine == Engine::kTrtllm && !p.model.is_moe() && s.dp > 1) {
+  // So do Dynamo's workers of every engine (launch/dynamo.h).
+  if ((engine == Engine::kTrtllm || opt.dynamo) && !p.model.is_moe() && s.dp > 1) {
     instances *= s.dp;
     inst.dp = 1;
   }
   const int P = HostGpus(p.cluster);
   const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, DefaultPort(engine));
+  // The engine's own server, or a Dynamo worker running it (launch/dynamo.h).
+  auto command = [&](const LaunchOptions& o) {
+    return opt.dynamo ? DynamoWorkerCommand(engine, p, inst, o, "agg.yaml")
+                      : MakeLaunchCommand(engine, p, inst, o);
+  };
+  const std::string title =
+      opt.dynamo ? fmt::format("NVIDIA Dynamo ({} workers)", EngineTitle(engine))
+                 : std::string(EngineTitle(engine));
   const int nodes_per_instance = InstanceNodes(p, inst);
   std::map<int, std::vector<const PlacedServer*>> by_node;
   for (const PlacedServer& ps : placed) by_node[ps.node].push_back(&ps);
   std::string files_md;
   std::string where_md;
-  std::vector<std::string> notes;
   LaunchCommand first;
   for (const auto& [node, servers] : by_node) {
     std::string script = kScriptHead;
@@ -209,11 +225,13 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       o.port = ps->port > 0 ? ps->port : DefaultPort(engine);
       o.cuda_visible_devices = ps->devices;
       o.node_rank = ps->node_rank;
-      const LaunchCommand lc = MakeLaunchCommand(engine, p, inst, o);
+      const LaunchCommand lc = command(o);
       if (ps->instance == 0 && ps->node_rank == 0) first = lc;
       if (!lc.extra_file_name.empty() && ps->instance == 0 && ps->node_rank == 0) {
         if (Status st = w.Write(lc.extra_file_name, lc.extra_file); !st.ok()) return st;
-        files_md += fmt::format("- `{}`: TensorRT-LLM's extra LLM-API options\n", lc.extra_file_name);
+        files_md += fmt::format("- `{}`: TensorRT-LLM's {}\n", lc.extra_file_name,
+                                opt.dynamo ? "engine options (the worker's --extra-engine-args)"
+                                           : "extra LLM-API options");
       }
       if (lc.command.empty()) {
         script += "# Nothing to start here: the head node's mpirun starts this node's ranks over ssh.\n";
@@ -226,18 +244,29 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         script += fmt::format("# Megatron-LM arguments of your inference script:\n# {}\n", lc.command);
       else
         script += Background(lc.command, log);
-      where_md += fmt::format("| node-{} | instance {}{} | {} | {} |\n", node, ps->instance + 1,
+      where_md += fmt::format("| node-{} | {} {}{} | {} | {} |\n", node,
+                              opt.dynamo ? "worker" : "instance", ps->instance + 1,
                               nodes_per_instance > 1 ? fmt::format(" rank {}", ps->node_rank) : "",
                               ps->devices.empty() ? "all" : ps->devices,
-                              ps->node_rank == 0 ? std::to_string(o.port) : "-");
+                              ps->node_rank == 0 && !opt.dynamo ? std::to_string(o.port) : "-");
     }
     script += "wait\n";
     const std::string name = fmt::format("node-{}.sh", node);
     if (Status st = w.Write(name, script, true); !st.ok()) return st;
     files_md += fmt::format("- `{}`: run on node {}\n", name, node);
   }
+  // Dynamo: its frontend in front of the workers (they register with it through etcd).
+  if (opt.dynamo) {
+    std::string script = kScriptHead;
+    script += "# ETCD_ENDPOINTS (and NATS_SERVER) must name the discovery service the workers use.\n";
+    script += "exec " + DynamoFrontendCommand() + "\n";
+    if (Status st = w.Write("frontend.sh", script, true); !st.ok()) return st;
+    files_md += fmt::format("- `frontend.sh`: Dynamo's frontend, on port {} (any host that "
+                            "reaches the discovery service)\n",
+                            kDynamoFrontendPort);
+  }
   // Several instances: a router in front of their head servers.
-  {
+  if (!opt.dynamo) {
     std::vector<std::string> urls;
     for (const PlacedServer& ps : placed)
       if (ps.node_rank == 0)
@@ -264,7 +293,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       o.eval = &eval;
       o.listen_all = true;
       o.node_rank = r;
-      const LaunchCommand lc = MakeLaunchCommand(engine, p, inst, o);
+      const LaunchCommand lc = command(o);
       cases += fmt::format("{}) exec {} ;; ", r, lc.command.empty() ? "sleep infinity" : lc.command);
     }
     LaunchOptions o0;
@@ -272,13 +301,14 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     o0.eval = &eval;
     o0.listen_all = true;
     o0.node_rank = 0;
-    const LaunchCommand lead = MakeLaunchCommand(engine, p, inst, o0);
+    const LaunchCommand lead = command(o0);
     const std::string env = "export HEAD_ADDR=$LWS_LEADER_ADDRESS NODE_RANK=$LWS_WORKER_INDEX";
     const std::string pod = fmt::format(
         "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
         "          command:\n{{}}          resources:\n            limits:\n"
         "              {}: {}\n",
-        Image(engine, p.cluster.gpu), GpuResource(p.cluster.gpu.vendor),
+        opt.dynamo ? DynamoImage(engine) : std::string(Image(engine, p.cluster.gpu)),
+        GpuResource(p.cluster.gpu.vendor),
         std::min(P, inst.gpus()));
     std::string yaml = fmt::format(
         "# LeaderWorkerSet (leaderworkerset.x-k8s.io): {} instance(s) of {} nodes each.\n"
@@ -294,29 +324,46 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     if (Status st = w.Write("lws.yaml", yaml); !st.ok()) return st;
     files_md += "- `lws.yaml`: the same deployment as a Kubernetes LeaderWorkerSet\n";
   }
-  std::string md = fmt::format("# Deployment: {} on {}\n\n", p.model.name, EngineTitle(engine));
+  std::string md = fmt::format("# Deployment: {} on {}\n\n", p.model.name, title);
   md += fmt::format("{} instance(s) of {} GPU(s) (`{}`), {} node(s) of {} GPUs.\n\n", instances,
                     inst.gpus(), Short(inst), by_node.size(), P);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   md += "\n## Order to start\n";
-  if (nodes_per_instance > 1)
-    md += "1. On every node set HEAD_ADDR to the address of the instance's first node" +
+  int step = 1;
+  if (opt.dynamo)
+    md += fmt::format("{}. etcd (and NATS) where every host reaches them, with ETCD_ENDPOINTS / "
+                      "NATS_SERVER set on every host (see the notes).\n",
+                      step++);
+  if (nodes_per_instance > 1) {
+    md += fmt::format("{}. On every node set HEAD_ADDR to the address of the instance's first node", step++) +
           std::string(engine == Engine::kTrtllm ? " and MPI_HOSTS to the nodes as host:" +
                                                       std::to_string(P) + " list"
                                                 : "") +
-          ".\n2. Start the scripts of the other nodes, then the head node's.\n";
-  else
-    md += "1. Run each node's script (any order).\n";
-  const bool routed = instances > 1 && engine != Engine::kMegatron;
+          ".\n";
+    md += fmt::format("{}. Start the scripts of the other nodes, then the head node's.\n", step++);
+  } else {
+    md += fmt::format("{}. Run each node's script (any order).\n", step++);
+  }
+  const bool routed = instances > 1 && engine != Engine::kMegatron && !opt.dynamo;
+  if (opt.dynamo)
+    md += fmt::format("{}. `frontend.sh` on any host; clients send their requests to it (port "
+                      "{}).\n",
+                      step++, kDynamoFrontendPort);
   if (routed)
     md += fmt::format("{}. `router.sh` once every server answers, after replacing <node-k> with "
                       "the nodes' addresses; clients send their requests to it (port {}).\n",
-                      nodes_per_instance > 1 ? 3 : 2, kReplicaRouterPort);
+                      step++, kReplicaRouterPort);
   if (engine == Engine::kTrtllm && nodes_per_instance > 1)
     md += "\nTensorRT-LLM across nodes is one MPI job started from the head node over ssh; no "
           "Kubernetes manifest is written for it.\n";
-  if (engine != Engine::kMegatron)
+  if (opt.dynamo)
+    md += fmt::format(
+        "\n## Check it is up\n`curl -s http://<frontend>:{}/v1/models` lists the model once a "
+        "worker has loaded the weights and registered; then send a request to "
+        "`/v1/completions`.\n",
+        kDynamoFrontendPort);
+  else if (engine != Engine::kMegatron)
     md += fmt::format(
         "\n## Check it is up\n`curl -s http://<node>:{}/v1/models` answers with the model once the "
         "weights are loaded; then send a request to `/v1/completions`.\n",
@@ -328,7 +375,13 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
                       opt.replicas, opt.replicas);
   md += Figures(eval);
   for (const std::string& l : opt.plan_lines) md += "- " + l + "\n";
-  md += "\n## Notes\n" + Bulleted(first.notes);
+  std::vector<std::string> notes = first.notes;
+  if (opt.dynamo) {
+    // TensorRT-LLM's dense replicas are Dynamo workers here, not servers behind a load balancer.
+    std::erase_if(notes, [](const std::string& n) { return n.rfind("dp = ", 0) == 0; });
+    notes.push_back(DynamoDiscoveryNote());
+  }
+  md += "\n## Notes\n" + Bulleted(notes);
   if (Status st = w.Write("DEPLOY.md", md); !st.ok()) return st;
   return Status::Ok();
 }
@@ -473,9 +526,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
         "# plan as Dynamo workers.\n"
         "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: l2s-disagg\n"
         "spec:\n  services:\n";
-    const std::string image = fmt::format("nvcr.io/nvidia/ai-dynamo/{}-runtime:latest",
-                                          dynamo->backend == Engine::kTrtllm ? "tensorrtllm"
-                                                                             : EngineName(dynamo->backend));
+    const std::string image = DynamoImage(dynamo->backend);
     for (const DisaggProcess& proc : dynamo->processes) {
       const bool router = proc.role == "router";
       std::string command = WithModelId(proc.command, resolved, opt.model_id);
@@ -516,12 +567,24 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
                     decode.instances, Short(l.decode), decode.gpus_per_instance);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
-  md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server that "
-        "spans nodes: set HEAD_ADDR to its first node on each of them).\n2. `router.sh` once every "
-        "server answers, after replacing <prefill-node-i> / <decode-node-i> with the nodes' "
-        "addresses.\n";
-  md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then the "
-        "same on the router; send a request to the router's `/v1/completions`.\n";
+  if (l.engine == DisaggEngine::kDynamo) {
+    md += "\n## Order to start\n1. etcd (and NATS) where every host reaches them, with "
+          "ETCD_ENDPOINTS / NATS_SERVER set on every host (see the notes).\n2. The decode nodes' "
+          "scripts, then the prefill nodes' (a worker that spans nodes: set HEAD_ADDR to its "
+          "first node on each of them).\n3. `router.sh` (Dynamo's frontend) on any host; the "
+          "workers register with it.\n";
+    md += fmt::format(
+        "\n## Check it is up\n`curl -s http://<frontend>:{}/v1/models` lists the model once the "
+        "workers have registered; send a request to its `/v1/completions`.\n",
+        kDynamoFrontendPort);
+  } else {
+    md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server "
+          "that spans nodes: set HEAD_ADDR to its first node on each of them).\n2. `router.sh` "
+          "once every server answers, after replacing <prefill-node-i> / <decode-node-i> with "
+          "the nodes' addresses.\n";
+    md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then "
+          "the same on the router; send a request to the router's `/v1/completions`.\n";
+  }
   md += "\n## What the plan expects (simulated)\nPrefill instance:\n" + Figures(l.prefill_eval) +
         "Decode instance:\n" + Figures(l.decode_eval);
   for (const std::string& line : opt.plan_lines) md += "- " + line + "\n";
@@ -578,6 +641,10 @@ StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& 
   const EngineTranslation& t = launch[pick];
   std::vector<std::string> written;
   EmitOptions o = opt;
+  // Dynamo workers only of the engine it was asked for, and one Dynamo has workers for.
+  o.dynamo = opt.dynamo && asked && t.engine == *asked &&
+             (t.engine == Engine::kSglang || t.engine == Engine::kVllm ||
+              t.engine == Engine::kTrtllm);
   if (!t.unsupported.empty())
     o.plan_lines.push_back(fmt::format("{} cannot express {} choice(s) of the plan: the files run "
                                        "its repair {}",
@@ -586,34 +653,31 @@ StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& 
   if (Status st = EmitDeployment(dir, t.engine, p, t.launched, t.launched_eval, o, &written); !st.ok())
     return st;
   return Summary(dir, written,
-                 fmt::format("{} ({}, {:.0f} tokens/s per GPU simulated)", EngineTitle(t.engine),
+                 fmt::format("{}{} ({}, {:.0f} tokens/s per GPU simulated)",
+                             o.dynamo ? "NVIDIA Dynamo workers of " : "", EngineTitle(t.engine),
                              Short(t.launched), t.launched_eval.tokens_per_s_per_gpu));
 }
 
 StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
                                             const std::vector<DisaggLaunch>& launch,
-                                            l2s::Engine asked, const EmitOptions& opt) {
-  // kDisaggEngines order (sglang, vllm, trtllm, dynamo), the engines that run on the GPUs.
+                                            std::optional<DisaggEngine> asked,
+                                            const EmitOptions& opt) {
   const int n = static_cast<int>(launch.size());
   auto index_of = [&](DisaggEngine e) {
     for (int k = 0; k < n; ++k)
       if (launch[k].engine == e) return k;
     return -1;
   };
-  int pick = -1;
-  switch (asked) {
-    case l2s::Engine::kSglang: pick = index_of(DisaggEngine::kSglang); break;
-    case l2s::Engine::kVllm: pick = index_of(DisaggEngine::kVllm); break;
-    case l2s::Engine::kTrtllm: pick = index_of(DisaggEngine::kTrtllm); break;
-    case l2s::Engine::kIdeal: break;
-  }
+  int pick = asked ? index_of(*asked) : -1;
   if (pick >= 0 && !launch[pick].runnable)
     return Status::InvalidArgument(fmt::format("--emit: {} cannot run this plan",
                                                DisaggEngineTitle(launch[pick].engine)));
-  for (int k = 0; pick < 0 && k < n; ++k)
-    if (launch[k].runnable && launch[k].unsupported.empty()) pick = k;
-  for (int k = 0; pick < 0 && k < n; ++k)
-    if (launch[k].runnable) pick = k;
+  for (DisaggEngine e : kDisaggEngines)  // the first exact one, in kDisaggEngines order
+    if (const int k = index_of(e); pick < 0 && k >= 0 && launch[k].runnable &&
+                                   launch[k].unsupported.empty())
+      pick = k;
+  for (DisaggEngine e : kDisaggEngines)
+    if (const int k = index_of(e); pick < 0 && k >= 0 && launch[k].runnable) pick = k;
   if (pick < 0)
     return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
   std::vector<std::string> written;

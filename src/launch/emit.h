@@ -28,6 +28,9 @@ struct EmitOptions {
   // Aggregated: independent copies of the instance (plan/replicas.h), placed like every other
   // instance and reached through a router (router.sh, ReplicaRouterCommand).
   int replicas = 1;
+  // Aggregated: the instances run as NVIDIA Dynamo workers (launch/dynamo.h) behind Dynamo's
+  // frontend (frontend.sh) instead of the engine's own servers behind a router.
+  bool dynamo = false;
 };
 
 // One server placed on a node.
@@ -63,18 +66,21 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
 Status CheckEmitDir(const std::string& dir);
 // The aggregated plan's files for one engine: `asked` (the workers of the plan's --engine,
 // WorkersOf) when it is a serving engine among `launch`, else the serving engine (not
-// Megatron-LM) whose translation runs at the highest simulated throughput. Each file runs that
+// Megatron-LM) whose translation runs at the highest simulated throughput. With opt.dynamo (a
+// Dynamo --engine) the servers are Dynamo workers of `asked`'s engine behind Dynamo's frontend. Each file runs that
 // translation's strategy (t.launched) with its evaluation. Returns one line for the user ("wrote 4
 // files to DIR for SGLang ..."); InvalidArgument when no engine can run the plan or a file cannot
 // be written.
 StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& p,
                                          const std::vector<EngineTranslation>& launch,
                                          std::optional<Engine> asked, const EmitOptions& opt);
-// The disaggregated plan's files: the launch of `asked` when it is SGLang, vLLM or TensorRT-LLM,
-// else the first runnable of SGLang, vLLM, TensorRT-LLM, Dynamo that expresses both pools
-// exactly, else the first runnable one; Dynamo's launch (when present) for the Kubernetes graph.
+// The disaggregated plan's files: the launch of `asked` (the plan's engine, DisaggEngineOf; for
+// a Dynamo variant Dynamo's, whose workers run that variant's engine) when present, else the
+// first runnable of SGLang, vLLM, TensorRT-LLM, Dynamo that expresses both pools exactly, else
+// the first runnable one; Dynamo's launch (when present) for the Kubernetes graph.
 StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
                                             const std::vector<DisaggLaunch>& launch,
-                                            l2s::Engine asked, const EmitOptions& opt);
+                                            std::optional<DisaggEngine> asked,
+                                            const EmitOptions& opt);
 
 }  // namespace l2s::launch

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "launch/disagg_launch.h"
+#include "launch/dynamo.h"
 #include "launch/emit.h"
 #include "launch/launch.h"
 #include "launch/test_plans.h"
@@ -40,14 +41,21 @@ using Flags = std::map<std::string, std::vector<std::string>>;  // flag -> accep
 
 std::string FlagsDir() { return std::string(L2S_SOURCE_DIR) + "/src/launch/testdata/flags/"; }
 
-// The flags of `file` (section "[name]" when `section` is not empty).
-Flags LoadFlags(const std::string& file, const std::string& section = "") {
+// The flags of `file` (section "[name]" when `section` is not empty), up to the comment line
+// `until` when it is not empty.
+Flags LoadFlags(const std::string& file, const std::string& section = "",
+                const std::string& until = "") {
   std::ifstream in(FlagsDir() + file);
   EXPECT_TRUE(in.good()) << file;
   Flags out;
   std::string line;
   bool on = section.empty();
+  bool found_until = until.empty();
   while (std::getline(in, line)) {
+    if (!until.empty() && line == until) {
+      found_until = true;
+      break;
+    }
     if (line.empty() || line[0] == '#') continue;
     if (line[0] == '[') {
       on = line == "[" + section + "]";
@@ -61,6 +69,7 @@ Flags LoadFlags(const std::string& file, const std::string& section = "") {
     while (ss >> v) choices.push_back(v);
   }
   EXPECT_FALSE(out.empty()) << file << " " << section;
+  EXPECT_TRUE(found_until) << file << ": no line " << until;
   return out;
 }
 
@@ -78,7 +87,11 @@ struct Fixtures {
   Flags vllm_router = LoadFlags("routers.txt", "vllm-router");
   Flags frontend = LoadFlags("routers.txt", "dynamo.frontend");
   Flags dynamo_trtllm = LoadFlags("dynamo-workers.txt", "dynamo.trtllm");
-  Flags dynamo_vllm = Merge(LoadFlags("vllm-serve.txt"), LoadFlags("dynamo-workers.txt", "dynamo.vllm"));
+  // dynamo.vllm parses vLLM's engine arguments (AsyncEngineArgs.add_cli_args), not the API
+  // server's (--host, --port) or `vllm serve`'s (--headless): the first block of vllm-serve.txt.
+  Flags dynamo_vllm =
+      Merge(LoadFlags("vllm-serve.txt", "", "# vllm/entrypoints/openai/cli_args.py (FrontendArgs, BaseFrontendArgs)"),
+            LoadFlags("dynamo-workers.txt", "dynamo.vllm"));
   Flags megatron = LoadFlags("megatron.txt");
   Flags atom = LoadFlags("atom-openai_server.txt");
   Flags ray = LoadFlags("cluster-tools.txt", "ray");
@@ -523,6 +536,59 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
   EXPECT_GE(mem_checked, 10);
 }
 
+// ---- Dynamo's aggregated workers ----
+// Every aggregated plan on NVIDIA GPUs as Dynamo workers of each engine, at every node rank: the
+// worker's flags (and TensorRT-LLM's engine-args YAML) are the worker program's, the frontend's
+// its own; a dense model's data-parallel replicas become one worker each.
+TEST(LaunchFlags, EveryDynamoAggregatedCommandUsesOnlyTheWorkersFlags) {
+  Checker ck;
+  int launches = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    if (!plan.eval.valid() || plan.problem.cluster.gpu.vendor != "nvidia") continue;
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
+      if (!Expressible(e, plan.problem.model, plan.strategy)) continue;
+      EngineTranslation t;
+      t.engine = e;
+      t.runnable = true;
+      t.launched = plan.strategy;
+      t.launched_eval = plan.eval;
+      const DynamoAggLaunch d = MakeDynamoAggLaunch(t, plan.problem, 2);
+      ASSERT_TRUE(d.runnable) << plan.name;
+      ++launches;
+      const std::string where = fmt::format("{} / dynamo+{}", plan.name, EngineName(e));
+      const bool dense_dp = !plan.problem.model.is_moe() && plan.strategy.dp > 1;
+      EXPECT_EQ(d.workers, 2 * (dense_dp ? plan.strategy.dp : 1)) << where;
+      EXPECT_EQ(d.gpus_per_worker, plan.strategy.gpus() / (dense_dp ? plan.strategy.dp : 1))
+          << where;
+      ck.Check(d.frontend, where + " / frontend");
+      for (const Parsed& p : ck.Check(d.worker.command, where)) {
+        EXPECT_TRUE(p.program.rfind("dynamo.", 0) == 0 || p.program == "sglang") << where;
+        EXPECT_TRUE(IsModelId(p.model)) << where << ": " << p.model;
+        if (dense_dp) {
+          EXPECT_EQ(p.values.count("--data-parallel-size") + p.values.count("--dp-size"), 0u)
+              << where;
+        }
+      }
+      EXPECT_TRUE(Has(d.worker.command, "python -m dynamo.")) << d.worker.command;
+      if (!d.worker.extra_file.empty()) ck.CheckYaml(d.worker.extra_file, where);
+      // Every node of a multi-node worker.
+      Strategy w = plan.strategy;
+      if (dense_dp) w.dp = 1;
+      for (int rank = 0; rank < InstanceNodes(plan.problem, w); ++rank) {
+        LaunchOptions o;
+        o.eval = &plan.eval;
+        o.node_rank = rank;
+        const LaunchCommand lc = DynamoWorkerCommand(e, plan.problem, w, o, "agg.yaml");
+        ck.Check(lc.command, fmt::format("{} / rank {}", where, rank));
+      }
+    }
+  }
+  EXPECT_GE(launches, 15);
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  std::printf("dynamo aggregated: %d commands, %d flags checked, %zu outside the fixtures\n",
+              ck.commands, ck.flags, ck.errors.size());
+}
+
 // ---- the disaggregated commands ----
 PoolPlan Pool(const ModelSpec& m, const char* gpu, Strategy s, int instances, Mode mode,
               int64_t isl, int64_t osl) {
@@ -578,14 +644,23 @@ TEST(LaunchFlags, EveryDisaggregatedCommandUsesOnlyTheEnginesFlags) {
   int runnable = 0;
   for (const DisaggPlanCase& c : DisaggPlans()) {
     for (DisaggEngine e : kDisaggEngines) {
+      // Dynamo with each engine its workers run.
+      std::vector<std::optional<Engine>> backends = {std::nullopt};
+      if (e == DisaggEngine::kDynamo) backends = {Engine::kSglang, Engine::kVllm, Engine::kTrtllm};
+      for (const std::optional<Engine> backend : backends)
       for (KvTransfer t : {KvTransfer::kNixl, KvTransfer::kMooncake}) {
-        StatusOr<DisaggLaunch> l = MakeDisaggLaunch(e, c.prefill, c.decode, t);
+        StatusOr<DisaggLaunch> l = MakeDisaggLaunch(e, c.prefill, c.decode, t, backend);
         ASSERT_TRUE(l.ok()) << c.name << ": " << l.status().message();
+        if (backend) {
+          EXPECT_EQ(l->backend, *backend);
+        }
         if (!l->runnable) continue;
         ++runnable;
         for (const DisaggProcess& p : l->processes) {
           const std::string where =
-              fmt::format("{} / {} / {} / {}", c.name, DisaggEngineName(e), KvTransferName(t), p.role);
+              fmt::format("{} / {}{} / {} / {}", c.name, DisaggEngineName(e),
+                          backend ? "+" + std::string(EngineName(*backend)) : "",
+                          KvTransferName(t), p.role);
           for (const Parsed& x : ck.Check(p.command, where)) {
             if (!x.model.empty()) {
               EXPECT_TRUE(IsModelId(x.model)) << where << ": " << x.model;
@@ -602,7 +677,7 @@ TEST(LaunchFlags, EveryDisaggregatedCommandUsesOnlyTheEnginesFlags) {
       }
     }
   }
-  EXPECT_GE(runnable, 16);
+  EXPECT_GE(runnable, 28);
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
   std::printf("disaggregated: %d commands, %d flags checked, %zu outside the fixtures\n",
               ck.commands, ck.flags, ck.errors.size());
@@ -718,6 +793,49 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   EXPECT_GE(graphs, 3);  // every disaggregated plan spans nodes
   std::printf("emitted: %d scripts, %d commands, %d flags checked, %zu outside the fixtures\n",
               scripts, ck.commands, ck.flags, ck.errors.size());
+  std::filesystem::remove_all(root);
+}
+
+// An aggregated plan emitted for Dynamo (EmitOptions::dynamo): the node scripts start workers with
+// the worker programs' flags on disjoint devices, frontend.sh starts Dynamo's frontend, and
+// DEPLOY.md starts the discovery service first.
+TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_dynamo_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  Checker ck;
+  int emitted = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    if (!plan.eval.valid() || plan.problem.cluster.gpu.vendor != "nvidia") continue;
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
+      if (!Expressible(e, plan.problem.model, plan.strategy)) continue;
+      const std::filesystem::path dir = root / fmt::format("{}-{}", EngineName(e), emitted);
+      EmitOptions opt;
+      opt.dynamo = true;
+      opt.replicas = 2;
+      ASSERT_TRUE(EmitDeployment(dir.string(), e, plan.problem, plan.strategy, plan.eval, opt,
+                                 nullptr).ok())
+          << plan.name;
+      CheckScripts(dir, plan.problem.cluster.gpus_per_domain, &ck);
+      ASSERT_TRUE(std::filesystem::exists(dir / "frontend.sh")) << plan.name;
+      EXPECT_FALSE(std::filesystem::exists(dir / "router.sh")) << plan.name;
+      EXPECT_TRUE(Has(ReadAll(dir / "frontend.sh"), "exec python -m dynamo.frontend --http-port 8000"));
+      const std::string md = ReadAll(dir / "DEPLOY.md");
+      EXPECT_TRUE(Has(md, "1. etcd")) << md;
+      EXPECT_TRUE(Has(md, "NVIDIA Dynamo (" + std::string(EngineTitle(e)) + " workers)")) << md;
+      // Every node script line is a Dynamo worker (or nothing on an MPI job's other nodes).
+      for (const auto& entry : std::filesystem::directory_iterator(dir))
+        if (entry.path().extension() == ".sh" && entry.path().filename() != "frontend.sh") {
+          const std::string sh = ReadAll(entry.path());
+          EXPECT_FALSE(Has(sh, "vllm serve") || Has(sh, "sglang.launch_server") ||
+                       Has(sh, "trtllm-serve"))
+              << sh;
+        }
+      ++emitted;
+    }
+  }
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GE(emitted, 15);
   std::filesystem::remove_all(root);
 }
 

@@ -79,6 +79,7 @@ StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& se
 
 StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req) {
   DisaggPlan d;
+  d.engine = req.engine;
   {
     StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req);
     if (!models.ok()) return models.status();
@@ -216,7 +217,12 @@ StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) 
                                  model.PrefillSim(p.gpus_per_instance).problem()};
   const launch::PoolPlan decode{d.best.decode, q.instances, q.gpus_per_instance,
                                 model.DecodeSim(q.gpus_per_instance).problem()};
-  return launch::TranslateDisaggPlan(prefill, decode);
+  // --engine E: its launch first; Dynamo's workers run E's backend (dynamo+vllm: vLLM).
+  std::optional<launch::Engine> dynamo_backend;
+  if (launch::DisaggEngineOf(d.engine) == launch::DisaggEngine::kDynamo)
+    dynamo_backend = launch::WorkersOf(engine::EngineName(d.engine));
+  return launch::TranslateDisaggPlan(prefill, decode, launch::KvTransfer::kNixl,
+                                     launch::DisaggEngineOf(d.engine), dynamo_backend);
 }
 
 }  // namespace l2s::plan

@@ -43,6 +43,7 @@ struct DisaggPlanRequest {
 };
 
 struct DisaggPlan {
+  engine::EngineId engine = engine::EngineId::kIdeal;  // the request's (DisaggPlanRequest::engine)
   std::vector<std::unique_ptr<DisaggModel>> models;  // one per pool assignment
   std::unique_ptr<JointSpace> space;
   SearchResult search;          // the searcher's result on the joint space
@@ -79,8 +80,10 @@ inline constexpr const char* kJointSpaceSearchers = "rl, sa, ga, rw or oracle";
 // "oracle" in compare's --searchers): found, eval, best_encoded, wall time, interruption, note.
 SearchResult DisaggOracleAsSearch(const DisaggResult& d);
 
-// Launch commands of the recommended plan for every engine with disaggregated serving (index =
-// position in launch::kDisaggEngines), built from the plan's two pools (launch/disagg_launch.h).
+// Launch commands of the recommended plan for every engine with disaggregated serving that runs
+// on the pools' GPUs, built from the plan's two pools (launch/disagg_launch.h): the plan's engine
+// first (Dynamo for a Dynamo variant, its workers running that variant's engine), then the
+// others in launch::kDisaggEngines order.
 StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d);
 
 }  // namespace l2s::plan

@@ -501,8 +501,9 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
   const nlohmann::json& eng_pts = j["sweep"]["series"][2]["points"];
   for (const nlohmann::json& e : eng_pts)
     for (const nlohmann::json& a : agg_pts)
-      if (a["tpot_limit_ms"] == e["tpot_limit_ms"])
+      if (a["tpot_limit_ms"] == e["tpot_limit_ms"]) {
         EXPECT_LE(Num(e["tokens_per_s_per_gpu"]), Num(a["tokens_per_s_per_gpu"]) * k * (1 + 1e-9));
+      }
   std::map<std::string, std::pair<double, double>> prev;  // series -> (user, gpu) of the last point
   int disagg = 0;
   for (const nlohmann::json& p : j["pareto"]) {
@@ -681,6 +682,68 @@ TEST(PlanCli, EmitWritesTheLaunchFiles) {
   EXPECT_NE(bad.err.find("--emit"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   fs::remove(file);
+}
+
+// --engine dynamo+E (issue 43: launch artifacts for the named engine): the aggregated plan's
+// launch starts with Dynamo's frontend and workers of E (a dense model's replicas one worker
+// each), --emit writes Dynamo's files; a disaggregated plan lists Dynamo's launch first, with E's
+// workers, and its `best` names the engine and says it is launchable.
+TEST(PlanCli, DynamoPlansLaunchDynamoWorkersOfTheirEngine) {
+  const std::vector<std::string> problem = {
+      "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--mode", "serve", "--isl",
+      "2048", "--osl", "256", "--slo", "ttft_ms=1000,tpot_ms=40", "--budget", "300"};
+  const std::string dir = TempPath("l2s_emit_dynamo");
+  fs::remove_all(dir);
+  std::vector<std::string> agg = {"plan", "--engine", "dynamo+vllm", "--serving", "agg", "--json",
+                                  "--emit", dir};
+  agg.insert(agg.end(), problem.begin(), problem.end());
+  const Result a = RunL2s(agg);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const nlohmann::json ja = ParseJson(a.out);
+  EXPECT_EQ(ja["best"]["engine"], "dynamo+vllm");
+  const nlohmann::json& d = ja["launch"]["dynamo"];
+  ASSERT_TRUE(d.is_object()) << ja["launch"].dump();
+  EXPECT_EQ(d["backend"], "vllm");
+  EXPECT_EQ(d["exact"], true);
+  EXPECT_EQ(d["frontend"], "python -m dynamo.frontend --http-port 8000");
+  const std::string worker = d["worker"]["command"].get<std::string>();
+  EXPECT_EQ(worker.rfind("python -m dynamo.vllm --model meta-llama/", 0), 0u) << worker;
+  EXPECT_EQ(worker.find("--port"), std::string::npos) << worker;
+  EXPECT_EQ(worker.find("--data-parallel-size"), std::string::npos) << worker;
+  // Every GPU of every instance runs in exactly one worker.
+  EXPECT_EQ(d["workers"].get<int>() * d["gpus_per_worker"].get<int>(),
+            ja["best"]["instances"].get<int>() * ja["best"]["gpus_per_instance"].get<int>())
+      << d.dump();
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "frontend.sh"));
+  EXPECT_NE(Slurp((fs::path(dir) / "node-0.sh").string()).find("python -m dynamo.vllm"),
+            std::string::npos);
+  fs::remove_all(dir);
+
+  std::vector<std::string> disagg = {"plan", "--engine", "dynamo+trtllm", "--serving", "disagg",
+                                     "--json"};
+  disagg.insert(disagg.end(), problem.begin(), problem.end());
+  const Result r = RunL2s(disagg);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_EQ(j["best"]["engine"], "dynamo+trtllm");
+  EXPECT_EQ(j["best"]["launchable"], true);
+  ASSERT_TRUE(j["launch"].is_object());
+  EXPECT_EQ(j["launch"].begin().key(), "dynamo");  // the named engine's launch first
+  EXPECT_EQ(j["launch"]["dynamo"]["backend"], "trtllm");
+  EXPECT_EQ(j["launch"]["dynamo"]["exact"], true);
+  for (const nlohmann::json& proc : j["launch"]["dynamo"]["processes"])
+    if (proc["role"] != "router") {
+      EXPECT_NE(proc["command"].get<std::string>().find("python -m dynamo.trtllm"),
+                std::string::npos)
+          << proc.dump();
+    }
+  // Without --engine the disaggregated best still says what it is planned for.
+  std::vector<std::string> ideal = {"plan", "--engine", "ideal", "--serving", "disagg", "--json"};
+  ideal.insert(ideal.end(), problem.begin(), problem.end());
+  const Result ri = RunL2s(ideal);
+  ASSERT_EQ(ri.code, 0) << ri.err;
+  EXPECT_EQ(ParseJson(ri.out)["best"]["engine"], "ideal");
+  EXPECT_TRUE(ParseJson(ri.out)["best"]["launchable"].is_boolean());
 }
 
 }  // namespace
