@@ -20,7 +20,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -32,6 +35,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "sim/simulator.h"
 #include "validate/validate.h"
 
@@ -154,9 +158,31 @@ void PrintSummaryText(const Summary& s) {
   PrintGroupsText(s);
 }
 
+// "validate: row 12 of 149 (8%)  3.1 s" on stderr while rows are predicted (a row simulated
+// request by request takes seconds), redrawn at most every 100 ms and erased after the last row;
+// only when stderr is a terminal.
+std::function<void(size_t, size_t)> RowProgress() {
+  if (!StderrIsTerminal()) return {};
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start - std::chrono::seconds(1);
+  return [start, last](size_t done, size_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    if (done >= total) {
+      std::fprintf(stderr, "\r\033[K");
+    } else {
+      std::fprintf(stderr, "\r\033[Kvalidate: row %zu of %zu (%.0f%%)  %.1f s", done + 1, total,
+                   100.0 * static_cast<double>(done) / static_cast<double>(total),
+                   std::chrono::duration<double>(now - start).count());
+    }
+    std::fflush(stderr);
+  };
+}
+
 int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs, bool json) {
   validate::Predictor pred(dirs, /*apply_engine_factor=*/false);
-  const std::vector<RowResult> res = validate::PredictAll(rows, &pred);
+  const std::vector<RowResult> res = validate::PredictAll(rows, &pred, RowProgress());
   const EngineFitResult fit = validate::FitEngineFactors(res);
   if (json) {
     nlohmann::ordered_json j;
@@ -283,7 +309,7 @@ int Run(const ValidateFlags& f) {
   if (f.fit_overhead) return RunFitOverhead(*rows, dirs, f.json);
 
   validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
-  const std::vector<RowResult> res = validate::PredictAll(*rows, &pred);
+  const std::vector<RowResult> res = validate::PredictAll(*rows, &pred, RowProgress());
   const Summary s = validate::Summarize(res);
 
   if (f.json) {

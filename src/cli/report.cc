@@ -339,10 +339,15 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   if (w.tpot_ms > 0) wl += fmt::format(", TPOT SLO {} ms", w.tpot_ms);
   out += row("workload", wl);
   out += row("strategy", ToText(s));
-  out += row("engine", engine.name.empty() ? std::string("none (ideal engine, factor 1)")
-                                           : fmt::format("{} (factor {:.3f}: steps 1/{:.3f} as long)",
-                                                         engine.name, engine.factor,
-                                                         engine.factor));
+  // The fitted factor f (docs/VALIDATION.md): every step takes 1/f of the ideal engine's time.
+  const double slower_pct = engine.factor > 0 ? (1 / engine.factor - 1) * 100 : 0;
+  out += row("engine",
+             engine.name.empty()
+                 ? std::string("none (ideal engine, factor 1)")
+                 : fmt::format("{} (fitted factor {:.3f}: every step {:.1f}% {} than the ideal "
+                               "engine's)",
+                               engine.name, engine.factor, std::abs(slower_pct),
+                               slower_pct >= 0 ? "longer" : "shorter"));
   out += row("verdict", e.valid() ? std::string("valid")
                                   : fmt::format("INVALID: {}", sim.Reason(s, e)));
   for (const std::string& n : StrategyNotes(p.model, s)) out += row("note", n);

@@ -1182,13 +1182,15 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   return out;
 }
 
-std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor) {
+std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor,
+                                  const std::function<void(size_t, size_t)>& on_row) {
   std::vector<RowResult> res;
   res.reserve(rows.size());
   for (const Measurement& m : rows) {
     RowResult r{m, predictor->Predict(m), kMissAbsPctError};
     if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
     res.push_back(std::move(r));
+    if (on_row) on_row(res.size(), rows.size());
   }
   return res;
 }

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -231,8 +232,10 @@ struct RowResult {
   Prediction pred;
   double error_pct = 0;  // (predicted - measured) / measured * 100; kMissAbsPctError for a MISS
 };
-// Predicts every row (one Predictor, so model configs are read once).
-std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor);
+// Predicts every row (one Predictor, so model configs are read once). `on_row` (may be empty) is
+// called after each row with the rows done and the total (a progress line).
+std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor,
+                                  const std::function<void(size_t, size_t)>& on_row = {});
 
 // Scores of a set of rows (median, mean, share within 25% are NaN for an empty set).
 struct Scores {
