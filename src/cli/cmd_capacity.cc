@@ -602,7 +602,8 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--model", p.model, "model preset name or HF config.json")->required();
   cmd->add_option("--gpu", p.gpu, "GPU type (default h100)");
   cmd->add_option("--gpus", p.gpus, "GPUs of one instance (default: the strategy's)");
-  cmd->add_option("--gpus-per-node", p.gpus_per_node, "GPUs per node (default 8)");
+  cmd->add_option("--gpus-per-node", p.gpus_per_node,
+                  "GPUs per NVLink domain (default: the GPU's, 8 on HGX nodes, 72 on GB200/GB300)");
   cmd->add_option("--isl", p.isl, "nominal prompt tokens (default 1024)");
   cmd->add_option("--osl", p.osl, "nominal output tokens (default 1024)");
   cmd->add_option("--dtype", p.dtype, "weight dtype bf16|fp8|fp4");

@@ -30,7 +30,7 @@ struct DescribeFlags {
   std::string cluster;
   std::string gpu;
   int gpus = 0;
-  int gpus_per_node = 8;
+  int gpus_per_node = 0;  // 0: the GPU's own NVLink domain
   int64_t context = 4096;
   bool json = false;
 };
@@ -336,7 +336,10 @@ int Run(const DescribeFlags& f) {
   if (f.gpus < 0) return Fail(fmt::format("--gpus: expected a positive integer, got {}", f.gpus));
   StatusOr<ClusterSpec> c =
       !f.cluster.empty() ? LoadCluster(f.cluster)
-                         : MakeCluster(f.gpu, f.gpus > 0 ? f.gpus : f.gpus_per_node,
+                         : MakeCluster(f.gpu,
+                                       f.gpus > 0                ? f.gpus
+                                       : f.gpus_per_node > 0     ? f.gpus_per_node
+                                                                 : DefaultGpusPerDomain(f.gpu),
                                        f.gpus_per_node);
   if (c.ok() && !f.cluster.empty() && f.gpus > 0) c = ResizeCluster(*c, f.gpus);
   if (!c.ok()) return Fail(c.status());
@@ -359,7 +362,9 @@ Runner RegisterDescribe(CLI::App& app) {
                                                fmt::join(GpuPresetNames(), ", ")));
   cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)")
       ->check(CLI::Range(int64_t{1}, kMaxGpusFlag));
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain with --gpu (8)")
+  cmd->add_option("--gpus-per-node", f->gpus_per_node,
+                  "GPUs per NVLink domain with --gpu (default: the GPU's, 8 on HGX nodes, 72 on "
+                  "GB200/GB300)")
       ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode));
   cmd->add_option("--context", f->context, "context length for KV and FLOP figures (4096)")
       ->check(CLI::Range(int64_t{1}, kMaxTokens));

@@ -178,7 +178,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add("--cluster", f.cluster);
   add_n("--gpus", f.gpus);
   add_n("--nodes", f.nodes);
-  if (f.gpus_per_node != 8) add_n("--gpus-per-node", f.gpus_per_node);
+  add_n("--gpus-per-node", f.gpus_per_node);
   add("--mode", f.mode);
   add_n("--isl", f.isl);
   add_n("--osl", f.osl);

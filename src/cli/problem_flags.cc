@@ -48,7 +48,8 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(count(kMaxGpusFlag));
   cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)")
       ->check(count(kMaxGpusFlag));
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per NVLink domain (default 8)")
+  cmd->add_option("--gpus-per-node", f->gpus_per_node,
+                  "GPUs per NVLink domain (default: the GPU's, 8 on HGX nodes, 72 on GB200/GB300)")
       ->check(count(kMaxGpusPerNode));
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72) or cluster JSON file");
   cmd->add_option("--mode", f->mode, "workload: serve, decode or prefill");
@@ -248,18 +249,27 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     return Status::InvalidArgument(fmt::format("--gpus must be in [1, {}], got {}", kMaxGpusFlag, f.gpus));
   if (f.nodes < 0 || f.nodes > kMaxGpusFlag)
     return Status::InvalidArgument(fmt::format("--nodes must be in [1, {}], got {}", kMaxGpusFlag, f.nodes));
-  if (f.gpus_per_node <= 0 || f.gpus_per_node > kMaxGpusPerNode)
+  if (f.gpus_per_node < 0 || f.gpus_per_node > kMaxGpusPerNode)
     return Status::InvalidArgument(fmt::format("--gpus-per-node must be in [1, {}], got {}",
                                                kMaxGpusPerNode, f.gpus_per_node));
-  const int64_t node_gpus = int64_t{f.nodes} * f.gpus_per_node;  // both bounded: no overflow
+  // A node is one NVLink domain: --gpus-per-node, else the cluster's or the GPU's own (so that
+  // `--gpu gb200 --gpus 144` and `--cluster gb200-144` are the same two NVL72 racks).
+  int per_node = f.gpus_per_node;
+  if (per_node == 0 && !f.cluster.empty()) {
+    StatusOr<ClusterSpec> c = LoadCluster(f.cluster);
+    per_node = c.ok() ? c->gpus_per_domain : 8;  // a bad file fails below, in one line
+  }
+  if (per_node == 0)  // an unknown GPU fails below, in one line
+    per_node = DefaultGpusPerDomain(f.gpu.empty() ? std::string(kDefaultGpu) : f.gpu);
+  const int64_t node_gpus = int64_t{f.nodes} * per_node;  // both bounded: no overflow
   if (f.gpus > 0 && f.nodes > 0 && f.gpus != node_gpus)
     return Status::InvalidArgument(fmt::format(
         "--gpus {} and --nodes {} disagree ({} nodes x {} GPUs = {})", f.gpus, f.nodes, f.nodes,
-        f.gpus_per_node, node_gpus));
+        per_node, node_gpus));
   if (f.gpus == 0 && node_gpus > kMaxGpusFlag)
     return Status::InvalidArgument(fmt::format(
         "--nodes {} x --gpus-per-node {} = {} GPUs, more than the {} l2s models", f.nodes,
-        f.gpus_per_node, node_gpus, kMaxGpusFlag));
+        per_node, node_gpus, kMaxGpusFlag));
   const int gpus = f.gpus > 0 ? f.gpus : static_cast<int>(node_gpus);
   if (!f.cluster.empty() && !f.gpu.empty())
     return Status::InvalidArgument(fmt::format(

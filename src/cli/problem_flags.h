@@ -49,7 +49,7 @@ struct ProblemFlags {
   std::string gpu;  // "" = kDefaultGpu (and not given: --cluster brings its own GPU)
   int gpus = 0;
   int nodes = 0;
-  int gpus_per_node = 8;
+  int gpus_per_node = 0;  // 0: the GPU's own NVLink domain (8 on HGX nodes, 72 on GB200/GB300)
   std::string cluster;
   std::string mode;
   int64_t isl = 0, osl = 0, context = 0;

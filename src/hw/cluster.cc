@@ -232,6 +232,11 @@ StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_p
   return c;
 }
 
+int DefaultGpusPerDomain(std::string_view gpu) {
+  const GpuPresetEntry* e = FindGpuPreset(gpu);
+  return e != nullptr ? e->gpus_per_domain : kHgxNode;
+}
+
 StatusOr<ClusterSpec> ResizeCluster(const ClusterSpec& c, int num_gpus) {
   ClusterSpec r = c;
   r.num_gpus = num_gpus;

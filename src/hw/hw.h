@@ -81,9 +81,12 @@ std::vector<std::string> ClusterPresetNames();  // e.g. "gb200-nvl72", "gb300-nv
 // GPU type's own: 8 for HGX boards, 72 for gb200's NVL72 racks), with the scale-out network that
 // GPU type ships with.
 StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node = 0);
+// The GPU type's own NVLink domain (8 for HGX boards, 72 for GB200/GB300); 8 for a name that is
+// not a GPU preset.
+int DefaultGpusPerDomain(std::string_view gpu);
 // A named preset ("gb200-nvl72", "h100-1024" ...) or a path to a cluster JSON file. Besides the
-// listed presets, "<gpu>" (one 8-GPU node) and "<gpu>-<N>" (N GPUs in 8-GPU nodes) work for every
-// GPU preset.
+// listed presets, "<gpu>" (one 8-GPU node) and "<gpu>-<N>" (N GPUs in the GPU's own NVLink
+// domains) work for every GPU preset.
 StatusOr<ClusterSpec> LoadCluster(std::string_view preset_or_path);
 // Cluster JSON (GB/s = 10^9 bytes/s, not gigabits; "gpu" is a preset name or an object whose
 // "name" is a preset to override or a new GPU that then needs every figure):

@@ -172,7 +172,9 @@ TEST(Layout, DeepSeekEp8ByAllGatherAndReduceScatter) {
   EXPECT_DOUBLE_EQ(c.comms[1]->comm_bytes, 8.0 * 16 * 7168 * 2);
   for (int i = 0; i < p.layers[moe].num_steps; ++i) {
     const Step& st = p.layers[moe].steps[i];
-    if (st.kind == StepKind::kGemm && st.op == Op::kMoeFfn1) EXPECT_NEAR(st.m * st.count, 128.0, 1e-9);
+    if (st.kind == StepKind::kGemm && st.op == Op::kMoeFfn1) {
+      EXPECT_NEAR(st.m * st.count, 128.0, 1e-9);
+    }
   }
 }
 
@@ -307,8 +309,9 @@ TEST(Layout, DeepSeekV4DecodeKeysAndKvPerLayerKind) {
         EXPECT_DOUBLE_EQ(st.latent_dim + st.rope_dim, 512);
         ++checked;
       }
-      if (st.kind == StepKind::kStream && std::string(st.what) == "indexer-decode")
+      if (st.kind == StepKind::kStream && std::string(st.what) == "indexer-decode") {
         EXPECT_DOUBLE_EQ(st.kv_len, 16384) << r;
+      }
     }
   }
   EXPECT_EQ(checked, p.num_kinds);

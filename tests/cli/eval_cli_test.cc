@@ -149,6 +149,31 @@ TEST(EvalCli, EngineFactorScalesEveryStep) {
   EXPECT_EQ(a["batch"], 16);
 }
 
+// One computation, one price: `--gpu gb200 --gpus N` is N GPUs in the GB200's own NVLink domain
+// of 72, as `--cluster gb200-N` and `--cluster gb200-nvl72 --gpus N` are (it used to build 8-GPU
+// domains, so the same expert all-to-all crossed the scale-out network). --gpus-per-node 8 still
+// asks for 8-GPU domains, and pays for it.
+TEST(EvalCli, AGpuTypeBringsItsOwnNvlinkDomain) {
+  const std::string tail =
+      " --model qwen3-30b-a3b --mode serve --isl 1024 --osl 256 --strategy dp=16,ep=16,batch=64 --json";
+  auto tps = [&](const std::string& cluster) {
+    const Result r = RunL2s("eval " + cluster + tail);
+    EXPECT_EQ(r.code, 0) << cluster << ": " << r.err;
+    return ParseJson(r.out)["tokens_per_s_per_gpu"].get<double>();
+  };
+  const double flag = tps("--gpu gb200 --gpus 16");
+  EXPECT_EQ(flag, tps("--cluster gb200-16"));
+  EXPECT_EQ(flag, tps("--cluster gb200-nvl72 --gpus 16"));
+  EXPECT_LT(tps("--gpu gb200 --gpus 16 --gpus-per-node 8"), flag * 0.95);
+  // --nodes counts the GPU's domains: two NVL72 racks.
+  const Result n = RunL2s("describe --gpu gb200 --gpus 144 --json");
+  ASSERT_EQ(n.code, 0) << n.err;
+  EXPECT_EQ(ParseJson(n.out)["gpus_per_domain"], 72) << n.out;
+  const Result d = RunL2s("eval --gpu gb200 --nodes 2" + tail);
+  EXPECT_NE(d.code, 0);  // 144 GPUs cannot run dp=16: the size is the racks', not 2 x 8
+  EXPECT_NE(d.err.find("144"), std::string::npos) << d.err;
+}
+
 TEST(EvalCli, InvalidStrategyIsValidFalseWithExit1) {
   // ep=2 on a dense model: structurally invalid.
   {
