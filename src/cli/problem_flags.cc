@@ -286,6 +286,13 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     }
   } else {
     if (gpus <= 0) return Status::InvalidArgument("give the cluster size with --gpus N or --nodes N (or --cluster FILE)");
+    // A partial NVLink domain after whole ones is not a cluster l2s prices (one link figure per
+    // domain): say so in the flags' words.
+    if (gpus > per_node && gpus % per_node != 0)
+      return Status::InvalidArgument(fmt::format(
+          "--gpus {}: not a whole number of {}-GPU NVLink domains ({} x {} + {}); use a multiple "
+          "of {}, at most {}, or --gpus-per-node N for nodes of N GPUs",
+          gpus, per_node, gpus / per_node, per_node, gpus % per_node, per_node, per_node));
     auto c = MakeCluster(f.gpu.empty() ? std::string(kDefaultGpu) : f.gpu, gpus, f.gpus_per_node);
     if (!c.ok()) return c.status();
     p.cluster = std::move(*c);
