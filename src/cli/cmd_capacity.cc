@@ -429,6 +429,17 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       cands.push_back(x);
     }
     j["best"] = res.best;
+    // The deployment one size below the answer and the SLO it misses (serve::OneSizeSmaller).
+    if (const std::optional<serve::SmallerDeployment> sm = serve::OneSizeSmaller(res)) {
+      const serve::SizeResult& c = res.candidates[sm->candidate];
+      j["smaller"] = {{"gpus", sm->gpus},
+                      {"instances", sm->instances},
+                      {"strategy", ToText(c.layout.strategy)},
+                      {"misses", sm->why},
+                      {"summary", serve::SummaryJson(sm->summary)}};
+    } else {
+      j["smaller"] = nullptr;
+    }
     // What the aggregated answer's figures rest on (as plan's best.error_band).
     if (res.found) {
       const serve::SizeResult& b = res.candidates[res.best];
@@ -493,10 +504,16 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
            b.layout.problem, b.layout.strategy, /*disaggregated=*/false, b.layout.strategy.pp)))
     fmt::print("{}\n", line);
   fmt::print("{}", ServeSummaryText(b.at));
-  if (b.has_smaller) {
-    fmt::print("one instance fewer ({} GPUs) misses: {}\n", b.gpus - b.layout.strategy.gpus(),
-               b.smaller_why);
-    fmt::print("{}", ServeSummaryText(b.smaller));
+  // The percentiles one size below the answer (serve::OneSizeSmaller): one instance fewer of
+  // its layout, or the largest smaller deployment of another layout.
+  if (const std::optional<serve::SmallerDeployment> sm = serve::OneSizeSmaller(res)) {
+    const serve::SizeResult& c = res.candidates[sm->candidate];
+    if (sm->candidate == res.best)
+      fmt::print("one instance fewer ({} GPUs) misses: {}\n", sm->gpus, sm->why);
+    else
+      fmt::print("one size smaller ({} GPU{} = {} x [{}]) misses: {}\n", sm->gpus,
+                 sm->gpus == 1 ? "" : "s", sm->instances, c.layout.label, sm->why);
+    fmt::print("{}", ServeSummaryText(sm->summary));
   }
   if (!f.svg.empty()) {
     auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);

@@ -227,6 +227,8 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
         ok = simulate(n, &sr.at, &why);
       }
       if (!ok) {
+        sr.missed_instances = n;
+        sr.missed_why = why;
         const char* inst = n == 1 ? "instance" : "instances";
         sr.note = pruned ? fmt::format(
                                "{} {} ({} GPUs) still miss: {}; more would exceed the {} "
@@ -282,6 +284,33 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       out.best = static_cast<int>(i);
   }
   out.found = out.best >= 0;
+  return out;
+}
+
+std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r) {
+  if (!r.found) return std::nullopt;
+  const SizeResult& best = r.candidates[r.best];
+  std::optional<SmallerDeployment> out;
+  auto consider = [&](int i, int instances, const ServeSummary& s, const std::string& why) {
+    const SizeResult& c = r.candidates[i];
+    const int gpus = instances * c.layout.strategy.gpus();
+    if (instances < 1 || gpus >= best.gpus) return;
+    if (out) {
+      const SizeResult& o = r.candidates[out->candidate];
+      const bool better =
+          gpus > out->gpus ||
+          (gpus == out->gpus && out->candidate != r.best &&
+           (i == r.best || c.instance_max_rps / c.layout.strategy.gpus() >
+                               o.instance_max_rps / o.layout.strategy.gpus()));
+      if (!better) return;
+    }
+    out = SmallerDeployment{i, instances, gpus, s, why};
+  };
+  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
+    const SizeResult& c = r.candidates[i];
+    if (c.has_smaller) consider(i, c.instances - 1, c.smaller, c.smaller_why);
+    if (!c.meets && c.missed_instances > 0) consider(i, c.missed_instances, c.at, c.missed_why);
+  }
   return out;
 }
 

@@ -16,6 +16,7 @@
 //               shrinking either pool while they still hold.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,10 @@ struct SizeResult {
   ServeSummary smaller;         // ... on instances - 1
   std::string smaller_why;      // the SLO instances - 1 misses
   std::string note;             // why this layout gives no answer
+  // A layout that never meets: the most instances simulated (their summary is `at`) and the SLO
+  // they miss (0 / "": none simulated).
+  int missed_instances = 0;
+  std::string missed_why;
 };
 
 struct CapacityOptions {
@@ -106,6 +111,20 @@ struct CapacityResult {
 StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
                                     const std::vector<Slo>& slos, const CapacityOptions& opt);
+
+// The deployment one size below the answer: of every deployment simulated that misses the SLOs
+// (one instance fewer of a layout that meets, or the most instances of one that never does), the
+// one with the most GPUs below the best candidate's (ties: the best's own layout, then the higher
+// per-instance rate). nullopt when none was simulated (the answer is one instance of the
+// smallest size) or there is no answer.
+struct SmallerDeployment {
+  int candidate = -1;  // index into CapacityResult::candidates
+  int instances = 0;
+  int gpus = 0;
+  ServeSummary summary;
+  std::string why;     // the SLO it misses
+};
+std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r);
 
 struct DisaggLayoutOption {
   Problem prefill_problem, decode_problem;  // one instance of each (cluster = its GPUs)

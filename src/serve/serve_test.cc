@@ -694,5 +694,59 @@ TEST(BenchClient, MeansOverAllPrompts) {
   EXPECT_LT(one->mean_tpot_s, r->mean_tpot_s);
 }
 
+// OneSizeSmaller picks, among the simulated deployments that miss, the one with the most GPUs
+// below the answer: one instance fewer of the answer's layout, or another layout's largest miss;
+// none when the answer is one instance and nothing smaller was simulated.
+TEST(Capacity, OneSizeSmallerIsTheLargestMissBelowTheAnswer) {
+  auto cand = [](int gpus_per_instance, bool meets, int instances, double rps) {
+    SizeResult c;
+    c.layout.strategy.dp = gpus_per_instance;  // pp = tp = 1: gpus() = dp
+    c.meets = meets;
+    c.instances = meets ? instances : 0;
+    c.gpus = meets ? instances * gpus_per_instance : 0;
+    c.instance_max_rps = rps;
+    return c;
+  };
+  CapacityResult r;
+  r.candidates = {cand(1, true, 3, 10), cand(2, true, 1, 25), cand(4, false, 0, 30)};
+  r.candidates[0].has_smaller = true;  // 2 x 1 GPU misses
+  r.candidates[0].smaller_why = "p99 ttft";
+  r.found = true;
+  r.best = 1;  // 2 GPUs: 1 x [dp=2]
+  // The answer is 1 x 2 GPUs; the only miss simulated, 2 x 1 GPU, is not below 2 GPUs: none.
+  EXPECT_FALSE(OneSizeSmaller(r).has_value());
+  r.candidates[0].instances = 2;  // the 1-GPU layout met at 2 instances; 1 instance missed
+  std::optional<SmallerDeployment> s = OneSizeSmaller(r);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->candidate, 0);
+  EXPECT_EQ(s->gpus, 1);
+  EXPECT_EQ(s->instances, 1);
+  EXPECT_EQ(s->why, "p99 ttft");
+  // The answer's own layout one instance fewer wins a tie in GPUs.
+  r.candidates[1].instances = 2;
+  r.candidates[1].gpus = 4;
+  r.candidates[1].has_smaller = true;
+  r.candidates[1].smaller_why = "p99 tpot";
+  r.candidates[2].missed_instances = 1;  // 1 x 4 GPUs, never meeting
+  r.candidates[2].missed_why = "unstable";
+  r.candidates[0].instances = 3;
+  r.candidates[0].gpus = 3;  // met at 3 x 1: its miss is 2 GPUs
+  r.best = 1;                 // 4 GPUs (2 x dp=2), say the answer
+  s = OneSizeSmaller(r);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->gpus, 2);
+  EXPECT_EQ(s->candidate, 1);  // 1 x dp=2 and 2 x dp=1 tie at 2 GPUs: the answer's layout
+  EXPECT_EQ(s->why, "p99 tpot");
+  // A layout that never met, at 3 GPUs, is the largest below 4.
+  r.candidates[2].layout.strategy.dp = 3;
+  s = OneSizeSmaller(r);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->candidate, 2);
+  EXPECT_EQ(s->gpus, 3);
+  EXPECT_EQ(s->why, "unstable");
+  r.found = false;
+  EXPECT_FALSE(OneSizeSmaller(r).has_value());
+}
+
 }  // namespace
 }  // namespace l2s::serve
