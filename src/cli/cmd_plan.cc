@@ -700,15 +700,6 @@ void PrintPlan(const PlanOutcome& o) {
 
   if (!o.have_launch) return;
   fmt::print("\nLaunch\n");
-  if (o.replicas.active) {
-    fmt::print("  {} replicas: run the command {} times, each on its own {} GPUs and port (--emit "
-               "writes each node's script), behind a router:\n",
-               o.Replicas(), o.Replicas(), p.cluster.num_gpus);
-    for (const EngineTranslation& t : o.launch) {
-      const std::string router = ReplicaRouterCommand(t.engine, o.Replicas());
-      if (!router.empty()) fmt::print("    {}: {}\n", EngineTitle(t.engine), router);
-    }
-  }
   if (const std::optional<launch::DynamoAggLaunch> d = DynamoLaunchOf(o)) {
     const EngineTranslation& t = *TranslationOf(o, d->backend);
     fmt::print("  NVIDIA Dynamo (workers: {}):\n", EngineTitle(d->backend));
@@ -733,6 +724,15 @@ void PrintPlan(const PlanOutcome& o) {
       }
       for (const std::string& n : d->notes) fmt::print("    note: {}\n", n);
       for (const std::string& n : d->worker.notes) fmt::print("    note: {}\n", n);
+    }
+  }
+  if (o.replicas.active) {
+    fmt::print("  {} replicas: run the command {} times, each on its own {} GPUs and port (--emit "
+               "writes each node's script), behind a router:\n",
+               o.Replicas(), o.Replicas(), p.cluster.num_gpus);
+    for (const EngineTranslation& t : o.launch) {
+      const std::string router = ReplicaRouterCommand(t.engine, o.Replicas());
+      if (!router.empty()) fmt::print("    {}: {}\n", EngineTitle(t.engine), router);
     }
   }
   for (const EngineTranslation& t : o.launch) {

@@ -95,7 +95,15 @@ LaunchCommand DynamoWorkerCommand(Engine backend, const Problem& p, const Strate
       LaunchCommand out;
       out.extra_file_name = trtllm_file;
       out.extra_file = yaml;
-      out.notes = lc.notes;
+      // trtllm-serve's flag names in the notes are the YAML's keys here.
+      for (std::string n : lc.notes) {
+        for (const auto& [from, to] :
+             {std::pair<std::string, std::string>{"--max_batch_size", "max_batch_size"},
+              {"ep_size", "moe_expert_parallel_size"},
+              {"tp_size", "tensor_parallel_size"}})
+          if (const size_t at = n.find(from); at != std::string::npos) n.replace(at, from.size(), to);
+        out.notes.push_back(n);
+      }
       // Across nodes TensorRT-LLM is one MPI job started on the head node (the other nodes start
       // nothing): the worker runs under the same launcher.
       if (lc.command.empty()) return out;
