@@ -15,9 +15,7 @@
 
 namespace l2s::launch {
 
-namespace {
-
-int64_t MaxLen(const Workload& w) {
+int64_t MaxSequenceLength(const Workload& w) {
   switch (w.mode) {
     case Mode::kDecode: return w.context;
     case Mode::kPrefill: return w.isl;
@@ -25,6 +23,8 @@ int64_t MaxLen(const Workload& w) {
   }
   return w.context;
 }
+
+namespace {
 
 // HuggingFace repo ids of the presets built from public configs: the file names of
 // ../shared/models/hf ("org--name.json" is the config of repo "org/name").
@@ -237,7 +237,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         c += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'",
                          s.slots - m.num_experts);
       if (s.overlap == Overlap::kTbo) c += " --enable-dbo";
-      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
+      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxSequenceLength(w));
       if (token_budget > 0) c += fmt::format(" --max-num-batched-tokens {}", token_budget);
       if (graph_max_bs > 0) c += fmt::format(" --max-cudagraph-capture-size {}", graph_max_bs);
       if (have_mem) AddMemoryUtilization(*opt.eval, "vLLM", &lc);
@@ -323,7 +323,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (s.pp > 1) c += fmt::format(" --pp-size {}", s.pp);
       if (dp_attention && ModelHasOp(m, Op::kDenseFfn1)) c += " --moe-dense-tp-size 1";
       const int requests = batch * s.pp * (dp_attention ? s.dp : 1);
-      c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxLen(w));
+      c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxSequenceLength(w));
       // SGLang divides --chunked-prefill-size over the attention-DP ranks.
       if (token_budget > 0)
         c += fmt::format(" --chunked-prefill-size {}", token_budget * (dp_attention ? s.dp : 1));
@@ -381,7 +381,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       std::string serve = fmt::format("trtllm-serve {} --tp_size {} --pp_size {}", model,
                                       moe ? G : s.tp, s.pp);
       if (moe) serve += fmt::format(" --ep_size {}", s.ep);
-      serve += fmt::format(" --max_batch_size {} --max_seq_len {}", batch, MaxLen(w));
+      serve += fmt::format(" --max_batch_size {} --max_seq_len {}", batch, MaxSequenceLength(w));
       if (token_budget > 0) serve += fmt::format(" --max_num_tokens {}", token_budget);
       std::string yaml;
       if (moe && s.dp > 1) yaml += "enable_attention_dp: true\n";
@@ -464,7 +464,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                          s.slots - m.num_experts);
       // Two-batch overlap of prefill and decode steps ("all"; bare --enable-tbo is prefill only).
       if (s.overlap == Overlap::kTbo) c += " --enable-tbo all";
-      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxLen(w));
+      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxSequenceLength(w));
       c += fmt::format(" --max-num-batched-tokens {}", token_budget);
       if (graph_max_bs > 0) {
         // ATOM takes the capture sizes as a list: its default ladder up to the limit.

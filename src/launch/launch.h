@@ -138,6 +138,10 @@ std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls)
 // 4) it needs.
 int InstanceNodes(const Problem& p, const Strategy& s);
 
+// The longest sequence a server is started for (max model length, max_seq_len, context length):
+// decode the context, prefill the prompt, serve prompt + output.
+int64_t MaxSequenceLength(const Workload& w);
+
 // The command running `s` on `engine` for problem `p`. `s` should be Expressible (choices the
 // engine cannot express are silently dropped: pass EngineAlternatives' result). `s.batch` > 0.
 // Every value is traceable to the plan (docs/PLAN.md "Launch"): parallel sizes, the batch
