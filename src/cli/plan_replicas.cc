@@ -31,7 +31,7 @@ std::string ReplicaSizingText(const ReplicaSizing& r) {
                              c.gpus_per_instance);
   if (r.fixed) return out + "  instance size fixed by --instance-gpus\n\n";
   out += fmt::format("  {:>13} {:>10} {:>13}  {}\n", "GPUs/instance", "instances", "tokens/s/GPU",
-                     "layout (the fastest engine's, without --engine) or why none");
+                     fmt::format("layout ({}) or why none", r.layouts_of));
   for (size_t i = 0; i < c.trials.size(); ++i) {
     const plan::SizeTrial& t = c.trials[i];
     out += fmt::format("{} {:>13} {:>10} {:>13}  {}\n",

@@ -90,6 +90,10 @@ StatusOr<ReplicaSizing> SizeAggregatedReplicas(const Problem& full, engine::Engi
                                                const AggRequest& req, int mtp,
                                                const PlanProgress& progress) {
   ReplicaSizing out;
+  out.layouts_of = tabulate ? std::string("the fastest engine's")
+                   : id == engine::EngineId::kIdeal
+                       ? std::string("the unrestricted search's")
+                       : fmt::format("{}'s", engine::EngineTitle(id));
   const std::vector<int> sizes = ReplicaInstanceSizes(full.cluster);
   if (instance_gpus > 0) {
     if (std::find(sizes.begin(), sizes.end(), instance_gpus) == sizes.end())

@@ -21,6 +21,9 @@ struct ReplicaSizing {
   bool active = false;  // the plan is sized into instances (else one over every GPU)
   bool fixed = false;   // the caller gave the size
   ReplicaChoice choice; // replicas, gpus_per_instance and the trials
+  // Whose layout each trial is, for the table's header: "the fastest engine's" (tabulate),
+  // "vLLM's" (an engine), "the unrestricted search's" (kIdeal).
+  std::string layouts_of;
   // The chosen size's plan as sized, for the caller to reuse: the engines' table (tabulate) or
   // E's plan (an engine); neither for the ideal engine.
   std::optional<EngineTable> table;
