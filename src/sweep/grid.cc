@@ -140,7 +140,13 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
           if (!n.ok()) return n.status();
           (k == "input" ? w.input : k == "output" ? w.output : w.context) = *n;
         } else {
-          return Bad(name, fmt::format("unknown workload key '{}' (expected mode, input, output, context)", k));
+          // The CLI's spellings of the same lengths: name the grid's.
+          const std::string hint = k == "isl"   ? "; the prompt length is 'input' here"
+                                   : k == "osl" ? "; the output length is 'output' here"
+                                                : "";
+          return Bad(name, fmt::format("unknown workload key '{}' (expected mode, input, output, "
+                                       "context{})",
+                                       k, hint));
         }
       }
     } else if (!v.is_null()) {

@@ -105,7 +105,11 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({"counts":[0]})", "g: each of 'counts' must be a positive integer, got 0"},
       {R"({"models":[]})", "g: 'models' is an empty list"},
       {R"({"workloads":[{"mode":"serve","isl":5}]})",
-       "g: unknown workload key 'isl' (expected mode, input, output, context)"},
+       "g: unknown workload key 'isl' (expected mode, input, output, context; the prompt length "
+       "is 'input' here)"},
+      {R"({"workloads":[{"mode":"serve","input":5,"osl":5}]})",
+       "g: unknown workload key 'osl' (expected mode, input, output, context; the output length "
+       "is 'output' here)"},
       {R"({"prices":[-1]})", "g: each of 'prices' is a price per GPU-hour >= 0, got -1"},
       {R"({"plan":{"gpus":4}})", "g: plan flag 'gpus' is set by the grid's axes or the sweep itself"},
       {R"([1])", "g: a sweep grid is a mapping (models:, gpus:, counts:, ...)"},
