@@ -144,6 +144,49 @@ std::string YamlList(const std::string& indent, const std::string& cmd) {
   return fmt::format("{}- bash\n{}- -c\n{}- {}\n", indent, indent, indent, SingleQuoted(cmd));
 }
 
+// A DynamoGraphDeployment (the Dynamo Kubernetes operator's resource) named `name`, its services
+// to follow.
+std::string DynamoGraphHeader(const std::string& name) {
+  return "# DynamoGraphDeployment (nvidia.com/v1alpha1, the Dynamo Kubernetes operator): the same\n"
+         "# plan as Dynamo workers.\n"
+         "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: " +
+         name + "\nspec:\n  services:\n";
+}
+
+// `cmd` without the multi-node flags a node script sets from ${NODE_RANK} / ${HEAD_ADDR}
+// (SGLang's --nnodes ... --dist-init-addr ...:port): the operator gives each pod of a multinode
+// service its rank and the leader's address.
+std::string WithoutNodeFlags(std::string cmd) {
+  const size_t at = cmd.find(" --nnodes ");
+  if (at == std::string::npos) return cmd;
+  const std::string port = fmt::format(":{}", kDistInitPort);
+  const size_t end = cmd.find(port, at);
+  if (end != std::string::npos) cmd.erase(at, end + port.size() - at);
+  return cmd;
+}
+
+// One service of a DynamoGraphDeployment: the frontend (`gpus` 0) or `replicas` workers of `gpus`
+// GPUs each on hosts of `host_gpus` (`sub`: the disaggregated role, "" for aggregated workers).
+std::string DynamoGraphService(const std::string& name, const std::string& sub, int replicas,
+                               int gpus, int host_gpus, const std::string& image,
+                               const std::string& command) {
+  const bool frontend = gpus == 0;
+  std::string y = fmt::format("    {}:\n      componentType: {}\n", name,
+                              frontend ? "frontend" : "worker");
+  if (!sub.empty()) y += fmt::format("      subComponentType: {}\n", sub);
+  y += fmt::format("      replicas: {}\n", replicas);
+  if (!frontend) {
+    y += fmt::format("      resources:\n        limits:\n          gpu: \"{}\"\n",
+                     std::min(gpus, host_gpus));
+    if (gpus > host_gpus)
+      y += fmt::format("      multinode:\n        nodeCount: {}\n", (gpus + host_gpus - 1) / host_gpus);
+  }
+  y += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
+                   "          command:\n{}",
+                   image, YamlList("          ", gpus > host_gpus ? WithoutNodeFlags(command) : command));
+  return y;
+}
+
 }  // namespace
 
 std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port) {
@@ -285,7 +328,19 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   // Kubernetes: a LeaderWorkerSet when one instance spans nodes.
   // (TensorRT-LLM across nodes is one MPI job started over ssh, which pods do not offer as such:
   // no manifest; DEPLOY.md says so.)
-  if (nodes_per_instance > 1 && (engine == Engine::kSglang || engine == Engine::kVllm)) {
+  // Dynamo: its graph deployment (frontend + the workers) whenever the deployment spans nodes.
+  if (opt.dynamo && by_node.size() > 1) {
+    LaunchOptions o;
+    o.model_id = opt.model_id;
+    o.eval = &eval;
+    std::string yaml = DynamoGraphHeader("l2s-agg");
+    yaml += DynamoGraphService("Frontend", "", 1, 0, P, DynamoImage(engine), DynamoFrontendCommand());
+    yaml += DynamoGraphService("worker", "", instances, inst.gpus(), P, DynamoImage(engine),
+                               command(o).command);
+    if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
+    files_md += "- `dynamo-graph.yaml`: the same deployment as a Dynamo graph deployment on Kubernetes\n";
+  }
+  if (!opt.dynamo && nodes_per_instance > 1 && (engine == Engine::kSglang || engine == Engine::kVllm)) {
     std::string cases;
     for (int r = 1; r < nodes_per_instance; ++r) {
       LaunchOptions o;
@@ -521,41 +576,15 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   }
   // Kubernetes: Dynamo's graph deployment when the deployment spans nodes.
   if (dynamo != nullptr && dynamo->runnable && total_nodes > 1) {
-    std::string yaml =
-        "# DynamoGraphDeployment (nvidia.com/v1alpha1, the Dynamo Kubernetes operator): the same\n"
-        "# plan as Dynamo workers.\n"
-        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: l2s-disagg\n"
-        "spec:\n  services:\n";
+    std::string yaml = DynamoGraphHeader("l2s-disagg");
     const std::string image = DynamoImage(dynamo->backend);
     for (const DisaggProcess& proc : dynamo->processes) {
       const bool router = proc.role == "router";
-      std::string command = WithModelId(proc.command, resolved, opt.model_id);
-      const PoolPlan& pp = proc.role == "prefill" ? prefill : decode;
-      if (!router && proc.gpus > HostGpus(pp.problem.cluster)) {
-        // A multinode service: the operator gives each pod its node rank and the leader's
-        // address, so the script's ${NODE_RANK} / ${HEAD_ADDR} flags are left out.
-        const size_t at = command.find(" --nnodes ");
-        if (at != std::string::npos) {
-          const std::string port = fmt::format(":{}", kDistInitPort);
-          const size_t end = command.find(port, at);
-          if (end != std::string::npos) command.erase(at, end + port.size() - at);
-        }
-      }
       const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
-      const int P = HostGpus(pool.problem.cluster);
-      yaml += fmt::format("    {}:\n      componentType: {}\n", router ? "Frontend" : proc.role,
-                          router ? "frontend" : "worker");
-      if (!router) yaml += fmt::format("      subComponentType: {}\n", proc.role);
-      yaml += fmt::format("      replicas: {}\n", router ? 1 : proc.count);
-      if (!router) {
-        yaml += fmt::format("      resources:\n        limits:\n          gpu: \"{}\"\n",
-                            std::min(proc.gpus, P));
-        if (proc.gpus > P)
-          yaml += fmt::format("      multinode:\n        nodeCount: {}\n", (proc.gpus + P - 1) / P);
-      }
-      yaml += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
-                          "          command:\n{}",
-                          image, YamlList("          ", command));
+      yaml += DynamoGraphService(router ? "Frontend" : proc.role, router ? "" : proc.role,
+                                 router ? 1 : proc.count, router ? 0 : proc.gpus,
+                                 HostGpus(pool.problem.cluster), image,
+                                 WithModelId(proc.command, resolved, opt.model_id));
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes\n";

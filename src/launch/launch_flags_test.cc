@@ -804,7 +804,7 @@ TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
       std::filesystem::temp_directory_path() / fmt::format("l2s_emit_dynamo_{}", ::getpid());
   std::filesystem::remove_all(root);
   Checker ck;
-  int emitted = 0;
+  int emitted = 0, graphs = 0;
   for (const AggPlan& plan : AggregatedPlans()) {
     if (!plan.eval.valid() || plan.problem.cluster.gpu.vendor != "nvidia") continue;
     for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm}) {
@@ -820,6 +820,18 @@ TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
       ASSERT_TRUE(std::filesystem::exists(dir / "frontend.sh")) << plan.name;
       EXPECT_FALSE(std::filesystem::exists(dir / "router.sh")) << plan.name;
       EXPECT_TRUE(Has(ReadAll(dir / "frontend.sh"), "exec python -m dynamo.frontend --http-port 8000"));
+      // Across nodes: Dynamo's graph deployment (frontend + the workers), not a LeaderWorkerSet;
+      // the operator sets a multinode worker's rank and leader, so no node flags remain.
+      EXPECT_FALSE(std::filesystem::exists(dir / "lws.yaml")) << plan.name;
+      if (std::filesystem::exists(dir / "dynamo-graph.yaml")) {
+        ++graphs;
+        const std::string y = ReadAll(dir / "dynamo-graph.yaml");
+        EXPECT_TRUE(Has(y, "kind: DynamoGraphDeployment")) << y;
+        EXPECT_TRUE(Has(y, "componentType: frontend")) << y;
+        EXPECT_TRUE(Has(y, "python -m dynamo.frontend")) << y;
+        EXPECT_TRUE(Has(y, "componentType: worker")) << y;
+        EXPECT_FALSE(Has(y, "${NODE_RANK}")) << y;
+      }
       const std::string md = ReadAll(dir / "DEPLOY.md");
       EXPECT_TRUE(Has(md, "1. etcd")) << md;
       EXPECT_TRUE(Has(md, "NVIDIA Dynamo (" + std::string(EngineTitle(e)) + " workers)")) << md;
@@ -836,6 +848,7 @@ TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
   }
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
   EXPECT_GE(emitted, 15);
+  EXPECT_GE(graphs, 6);  // every plan whose 2 instances span more than one node
   std::filesystem::remove_all(root);
 }
 
