@@ -329,16 +329,21 @@ bool LaunchableBy(engine::EngineId id, const Problem& p, const Strategy& s) {
   return false;
 }
 
+const EngineTranslation* TranslationOf(const PlanOutcome& o, launch::Engine e) {
+  for (const EngineTranslation& t : o.launch)
+    if (t.engine == e) return &t;
+  return nullptr;
+}
+
 // --engine dynamo+E: the plan on Dynamo, its workers running E's translation (launch/dynamo.h);
 // nullopt for every other engine or when E's translation is missing.
 std::optional<launch::DynamoAggLaunch> DynamoLaunchOf(const PlanOutcome& o) {
   const engine::Capabilities& c = engine::CapabilitiesOf(o.engine);
   if (!o.have_launch || c.workers == c.id) return std::nullopt;
   const std::optional<launch::Engine> backend = launch::WorkersOf(c.name);
-  for (const EngineTranslation& t : o.launch)
-    if (backend && t.engine == *backend)
-      return launch::MakeDynamoAggLaunch(t, o.sim->problem(), o.Replicas());
-  return std::nullopt;
+  const EngineTranslation* t = backend ? TranslationOf(o, *backend) : nullptr;
+  if (t == nullptr) return std::nullopt;
+  return launch::MakeDynamoAggLaunch(*t, o.sim->problem(), o.Replicas());
 }
 
 json DynamoLaunchJson(const launch::DynamoAggLaunch& d, const EngineTranslation& t) {
@@ -357,12 +362,6 @@ json DynamoLaunchJson(const launch::DynamoAggLaunch& d, const EngineTranslation&
   j["worker"] = d.runnable ? w : json();
   j["notes"] = d.notes;
   return j;
-}
-
-const EngineTranslation* TranslationOf(const PlanOutcome& o, launch::Engine e) {
-  for (const EngineTranslation& t : o.launch)
-    if (t.engine == e) return &t;
-  return nullptr;
 }
 
 json EnginesJson(const PlanOutcome& o) {

@@ -255,7 +255,7 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   // A node is one NVLink domain: --gpus-per-node, else the cluster's or the GPU's own (so that
   // `--gpu gb200 --gpus 144` and `--cluster gb200-144` are the same two NVL72 racks).
   int per_node = f.gpus_per_node;
-  if (per_node == 0 && !f.cluster.empty()) {
+  if (per_node == 0 && !f.cluster.empty() && f.nodes > 0) {
     StatusOr<ClusterSpec> c = LoadCluster(f.cluster);
     per_node = c.ok() ? c->gpus_per_domain : 8;  // a bad file fails below, in one line
   }

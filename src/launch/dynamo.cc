@@ -125,22 +125,14 @@ DynamoAggLaunch MakeDynamoAggLaunch(const EngineTranslation& t, const Problem& p
                               t.engine == Engine::kTrtllm);
   if (!d.runnable) return d;
   Strategy worker = t.launched;
-  d.workers = std::max(1, instances);
-  // A dense model's data-parallel replicas are independent: under Dynamo each is a worker of its
-  // own, balanced by the frontend (a MoE model's attention-DP ranks share the expert all-to-all
-  // and stay one worker).
-  if (!p.model.is_moe() && worker.dp > 1) {
-    d.workers *= worker.dp;
-    worker.dp = 1;
-  }
+  const int split = SeparateReplicaServers(t.engine, /*dynamo=*/true, p.model, worker);
+  d.workers = std::max(1, instances) * split;
+  worker.dp /= split;
   d.gpus_per_worker = worker.gpus();
   d.frontend = DynamoFrontendCommand();
   LaunchOptions o;
   o.eval = t.launched_eval.valid() ? &t.launched_eval : nullptr;
   d.worker = DynamoWorkerCommand(t.engine, p, worker, o, "agg.yaml");
-  // The dense-replica note of TensorRT-LLM's own command says "servers behind a load balancer":
-  // here the frontend balances the workers.
-  std::erase_if(d.worker.notes, [](const std::string& n) { return n.rfind("dp = ", 0) == 0; });
   d.notes.push_back(
       d.workers == 1
           ? fmt::format("the frontend routes every request to the worker, which registers with "

@@ -226,14 +226,11 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     return Status::InvalidArgument("--emit: the plan has no valid evaluation to deploy");
   Writer w(dir, written);
   if (Status st = w.Open(); !st.ok()) return st;
-  // TensorRT-LLM runs a dense model's data-parallel replicas as separate servers.
+  // A dense model's data-parallel replicas as separate servers where the engine starts them so.
   Strategy inst = s;
-  int instances = std::max(1, opt.replicas);
-  // So do Dynamo's workers of every engine (launch/dynamo.h).
-  if ((engine == Engine::kTrtllm || opt.dynamo) && !p.model.is_moe() && s.dp > 1) {
-    instances *= s.dp;
-    inst.dp = 1;
-  }
+  const int split = SeparateReplicaServers(engine, opt.dynamo, p.model, s);
+  const int instances = std::max(1, opt.replicas) * split;
+  inst.dp /= split;
   const int P = HostGpus(p.cluster);
   const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, DefaultPort(engine));
   // The engine's own server, or a Dynamo worker running it (launch/dynamo.h).
@@ -362,8 +359,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "      spec:\n        containers:\n        - name: {{}}\n          image: {}\n"
         "          command:\n{{}}          resources:\n            limits:\n"
         "              {}: {}\n",
-        opt.dynamo ? DynamoImage(engine) : std::string(Image(engine, p.cluster.gpu)),
-        GpuResource(p.cluster.gpu.vendor),
+        Image(engine, p.cluster.gpu), GpuResource(p.cluster.gpu.vendor),
         std::min(P, inst.gpus()));
     std::string yaml = fmt::format(
         "# LeaderWorkerSet (leaderworkerset.x-k8s.io): {} instance(s) of {} nodes each.\n"
@@ -431,11 +427,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   md += Figures(eval);
   for (const std::string& l : opt.plan_lines) md += "- " + l + "\n";
   std::vector<std::string> notes = first.notes;
-  if (opt.dynamo) {
-    // TensorRT-LLM's dense replicas are Dynamo workers here, not servers behind a load balancer.
-    std::erase_if(notes, [](const std::string& n) { return n.rfind("dp = ", 0) == 0; });
-    notes.push_back(DynamoDiscoveryNote());
-  }
+  if (opt.dynamo) notes.push_back(DynamoDiscoveryNote());
   md += "\n## Notes\n" + Bulleted(notes);
   if (Status st = w.Write("DEPLOY.md", md); !st.ok()) return st;
   return Status::Ok();

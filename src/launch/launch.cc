@@ -71,6 +71,10 @@ l2s::Engine SchedulerOf(Engine e) {
   return Caps(e).scheduler;
 }
 
+int SeparateReplicaServers(Engine e, bool dynamo, const ModelSpec& m, const Strategy& s) {
+  return (e == Engine::kTrtllm || dynamo) && !m.is_moe() && s.dp > 1 ? s.dp : 1;
+}
+
 std::optional<Engine> WorkersOf(std::string_view name) {
   StatusOr<engine::EngineId> id = engine::ParseEngineId(name);
   if (!id.ok() || *id == engine::EngineId::kIdeal) return std::nullopt;
