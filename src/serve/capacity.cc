@@ -149,11 +149,13 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   int64_t isl = 0, osl = 0;
   MeanLengths(requests, &isl, &osl);
   CapacityResult out;
+  std::vector<bool> fits;  // per candidate: its step cost exists (it can serve at all)
   for (const LayoutOption& lay : layouts) {
     SizeResult sr;
     sr.layout = lay;
     const int g = lay.strategy.gpus();
     auto cost = StepCost::Make(lay.problem, lay.strategy);
+    fits.push_back(cost.ok());
     if (!cost.ok()) {
       sr.note = cost.status().message();
       out.candidates.push_back(sr);
@@ -284,6 +286,41 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       out.best = static_cast<int>(i);
   }
   out.found = out.best >= 0;
+  if (!out.found) return out;
+  // One size smaller: the most GPUs below the answer that whole instances of a layout make.
+  const SizeResult& best = out.candidates[out.best];
+  int target = -1, target_k = 0, target_gpus = 0;
+  for (int i = 0; i < static_cast<int>(out.candidates.size()); ++i) {
+    if (!fits[i]) continue;
+    const SizeResult& c = out.candidates[i];
+    const int g = c.layout.strategy.gpus();
+    const int k = (best.gpus - 1) / g;
+    if (k < 1) continue;
+    const bool better =
+        target < 0 || k * g > target_gpus ||
+        (k * g == target_gpus && target != out.best &&
+         (i == out.best || c.instance_max_rps / g > out.candidates[target].instance_max_rps /
+                                                        out.candidates[target].layout.strategy.gpus()));
+    if (better) {
+      target = i;
+      target_k = k;
+      target_gpus = k * g;
+    }
+  }
+  const std::optional<SmallerDeployment> simulated = OneSizeSmaller(out);
+  if (target >= 0 && (!simulated || simulated->gpus < target_gpus)) {
+    const SizeResult& c = out.candidates[target];
+    auto cost = StepCost::Make(c.layout.problem, c.layout.strategy);
+    if (cost.ok()) {
+      ServeOptions sk = WithTtftStops(opt.serve, slos);
+      sk.instances = target_k;
+      auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
+      if (sim.ok()) {
+        SmallerDeployment d{target, target_k, target_gpus, Summarise((*sim)->Run(requests), slos), ""};
+        if (!MeetsSlos(d.summary, slos, &d.why)) out.below.push_back(std::move(d));
+      }
+    }
+  }
   return out;
 }
 
@@ -311,6 +348,7 @@ std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r) {
     if (c.has_smaller) consider(i, c.instances - 1, c.smaller, c.smaller_why);
     if (!c.meets && c.missed_instances > 0) consider(i, c.missed_instances, c.at, c.missed_why);
   }
+  for (const SmallerDeployment& d : r.below) consider(d.candidate, d.instances, d.summary, d.why);
   return out;
 }
 

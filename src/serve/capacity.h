@@ -96,27 +96,6 @@ struct CapacityOptions {
   ServeOptions serve;        // instances is set per candidate
 };
 
-struct CapacityResult {
-  bool found = false;
-  int best = -1;                     // index into candidates
-  std::vector<SizeResult> candidates;  // one per layout option, in the given order
-};
-
-// `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
-// stream's unit-rate form, then instances = ceil(stream rate / that); when the simulation of the
-// whole stream on that many misses the SLOs, up in doubling steps until one meets and bisected
-// down to the fewest that meet; then down while one fewer still meets. A layout stops growing at
-// opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond them). The best
-// candidate has the fewest GPUs (ties: the higher per-instance rate).
-StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
-                                    const std::vector<RequestSpec>& requests,
-                                    const std::vector<Slo>& slos, const CapacityOptions& opt);
-
-// The deployment one size below the answer: of every deployment simulated that misses the SLOs
-// (one instance fewer of a layout that meets, or the most instances of one that never does), the
-// one with the most GPUs below the best candidate's (ties: the best's own layout, then the higher
-// per-instance rate). nullopt when none was simulated (the answer is one instance of the
-// smallest size) or there is no answer.
 struct SmallerDeployment {
   int candidate = -1;  // index into CapacityResult::candidates
   int instances = 0;
@@ -124,6 +103,34 @@ struct SmallerDeployment {
   ServeSummary summary;
   std::string why;     // the SLO it misses
 };
+
+struct CapacityResult {
+  bool found = false;
+  int best = -1;                     // index into candidates
+  std::vector<SizeResult> candidates;  // one per layout option, in the given order
+  // Deployments below the answer simulated only to report one size smaller (FewestGpus: the
+  // most GPUs below the answer any layout reaches, when no search step simulated that size).
+  std::vector<SmallerDeployment> below;
+};
+
+// `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
+// stream's unit-rate form, then instances = ceil(stream rate / that); when the simulation of the
+// whole stream on that many misses the SLOs, up in doubling steps until one meets and bisected
+// down to the fewest that meet; then down while one fewer still meets. A layout stops growing at
+// opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond them). The best
+// candidate has the fewest GPUs (ties: the higher per-instance rate). Then one size smaller: the
+// most GPUs below the answer that k instances of any layout that fits make (ties: the answer's
+// layout, then the higher per-instance rate); when no step above simulated that size, it is
+// simulated and kept in `below` (where it meets, against the monotone rule, it is not kept).
+StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
+                                    const std::vector<RequestSpec>& requests,
+                                    const std::vector<Slo>& slos, const CapacityOptions& opt);
+
+// The deployment one size below the answer: of every deployment simulated that misses the SLOs
+// (one instance fewer of a layout that meets, the most instances of one that never does, or
+// CapacityResult::below), the one with the most GPUs below the best candidate's (ties: the
+// best's own layout, then the higher per-instance rate). nullopt when none was simulated (no
+// layout fits in fewer GPUs than the answer) or there is no answer.
 std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r);
 
 struct DisaggLayoutOption {

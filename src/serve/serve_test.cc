@@ -748,5 +748,46 @@ TEST(Capacity, OneSizeSmallerIsTheLargestMissBelowTheAnswer) {
   EXPECT_FALSE(OneSizeSmaller(r).has_value());
 }
 
+// When no search step simulated the size just below the answer, FewestGpus simulates it: here
+// one tp=1 instance never meets a 4 ms TPOT, so its MaxRate finds nothing and no tp=1 count is
+// simulated, while one tp=4 instance meets; one size smaller is then 3 x tp=1 (3 GPUs), simulated
+// only for the report, and it misses the TPOT.
+TEST(Capacity, FewestGpusSimulatesTheSizeBelowTheAnswer) {
+  std::vector<LayoutOption> layouts;
+  for (int g : {1, 4}) {
+    LayoutOption lo;
+    lo.problem = MakeProblem("llama-3.1-8b", g);
+    lo.strategy = S("tp=" + std::to_string(g), g);
+    lo.label = "tp=" + std::to_string(g);
+    layouts.push_back(lo);
+  }
+  WorkloadSpec w;
+  w.rate_rps = 1;
+  w.num_requests = 200;
+  w.isl = 256;
+  w.osl = 64;
+  auto reqs = GenerateRequests(w);
+  ASSERT_TRUE(reqs.ok());
+  auto slos = ParseSlos("p99_tpot_ms=4");
+  ASSERT_TRUE(slos.ok());
+  CapacityOptions opt;
+  opt.max_gpus = 64;
+  auto r = FewestGpus(layouts, *reqs, *slos, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->found);
+  ASSERT_EQ(r->best, 1) << r->candidates[0].note;
+  EXPECT_EQ(r->candidates[1].gpus, 4);
+  EXPECT_FALSE(r->candidates[0].meets);
+  EXPECT_EQ(r->candidates[0].missed_instances, 0);
+  ASSERT_EQ(r->below.size(), 1u);
+  const std::optional<SmallerDeployment> s = OneSizeSmaller(*r);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->candidate, 0);
+  EXPECT_EQ(s->instances, 3);
+  EXPECT_EQ(s->gpus, 3);
+  EXPECT_NE(s->why.find("p99 tpot"), std::string::npos) << s->why;
+  EXPECT_GT(s->summary.tpot.p99, 0.004);
+}
+
 }  // namespace
 }  // namespace l2s::serve
