@@ -15,6 +15,7 @@
 #include "cli/pareto_report.h"
 #include "cli/svg.h"
 #include "plan/pareto.h"
+#include "strategy/strategy.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {
@@ -67,6 +68,40 @@ sweep::Scenario GpuScenario(size_t k, const std::vector<std::string>& gpus,
   s.argv[gpu.index] = gpu.With("--gpu", gpus[k]);
   if (!prices.empty()) s.argv[price.index] = price.With("--price-per-gpu-hour", prices[k]);
   return s;
+}
+
+// A plan's strategy text without the per-operator dims, for the table: a named engine decides
+// them (they are its own, the same for every plan of it), the full text is in --json. Handles
+// the disaggregated form "prefill 1x pp=1,...; decode 1x pp=1,...".
+std::string WithoutOperatorDims(const std::string& text) {
+  std::string out, part;
+  auto flush_part = [&](const std::string& p) {
+    std::string kept, field;
+    auto keep = [&](const std::string& f) {
+      const std::string key = f.substr(0, f.find('='));
+      Op op;
+      if (f.find('=') != std::string::npos && ParseOp(key, &op)) return;
+      kept += (kept.empty() ? "" : ",") + f;
+    };
+    for (char c : p) {
+      if (c == ',') {
+        keep(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    if (!field.empty()) keep(field);
+    out += (out.empty() ? "" : "; ") + kept;
+  };
+  size_t start = 0;
+  while (true) {
+    const size_t semi = text.find("; ", start);
+    flush_part(text.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+    if (semi == std::string::npos) break;
+    start = semi + 2;
+  }
+  return out;
 }
 
 std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
@@ -349,8 +384,10 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     fmt::print("Hardware (each GPU type planned as `l2s plan --gpu G` plans it)\n");
     fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", "gpu", "tok/s/GPU", "TTFT ms",
                "TPOT ms", "$/Mtok out", "tok/J out", "engine", "plan");
+    bool shortened = false;
     for (size_t k = 0; k < summaries.size(); ++k) {
       const nlohmann::json& s = summaries[k];
+      if (s["valid"] == true && s["strategy"].is_string() && s["engine"] != "ideal") shortened = true;
       if (s["valid"] != true) {
         fmt::print("  {:<8} no valid plan: {}\n", gpus[k], s["reason"].is_string() ? s["reason"].get<std::string>() : "");
         continue;
@@ -361,8 +398,12 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                  s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"), Cell(s["usd_per_mtok_output"], "{:.3f}"),
                  Cell(s["tokens_per_joule_output"], "{:.2f}"),
                  s["engine"].is_string() ? s["engine"].get<std::string>() : "-",
-                 s["strategy"].is_string() ? s["strategy"].get<std::string>() : "-");
+                 !s["strategy"].is_string() ? std::string("-")
+                 : s["engine"] == "ideal"   ? s["strategy"].get<std::string>()
+                                            : WithoutOperatorDims(s["strategy"].get<std::string>()));
     }
+    if (shortened)
+      fmt::print("  plan: degrees and options; a named engine runs its own operator layout (the full strategy: --json)\n");
     if (fastest >= 0) fmt::print("  fastest per GPU: {}\n", gpus[fastest]);
     if (cheapest >= 0) fmt::print("  cheapest per output token: {} (at the price given)\n", gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");

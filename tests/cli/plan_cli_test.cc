@@ -793,6 +793,12 @@ TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find(fmt::format("  h100     {:>10.2f}       n/a", tps[0])), std::string::npos)
       << text.out;
+  // Its plan column is the degrees and options of the JSON's strategy, without the operator dims
+  // (the engine's own layout): the text up to ",embed=".
+  const std::string full = t["hardware"][0]["strategy"];
+  ASSERT_NE(full.find(",embed="), std::string::npos) << full;
+  EXPECT_NE(text.out.find(full.substr(0, full.find(",embed=")) + "\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("attn_qkv="), std::string::npos) << text.out;
   const Result bad = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--gpu", "h100,h200",
                              "--price-per-gpu-hour", "2,3,4"});
   EXPECT_EQ(bad.code, 2);
