@@ -523,7 +523,8 @@ std::string EnginesText(const PlanOutcome& o) {
           e.eval.ttft_s > 0 ? fmt::format("{:.1f}", e.eval.ttft_s * 1e3) : std::string("n/a");
       out += fmt::format("  {:<14} {:>12.2f} {:>10} {:>10.2f}  {}{}\n", name,
                          e.eval.tokens_per_s_per_gpu, ttft, e.eval.tpot_s * 1e3,
-                         ToText(e.best), e.exact ? "" : " (searched, not exact)");
+                         ShortText(o.sim->problem().model, e.best),
+                         e.exact ? "" : " (searched, not exact)");
     }
     if (o.engine_chosen)
       out += fmt::format(

@@ -321,6 +321,22 @@ TEST(PlanCli, EnginesTableWithoutEngine) {
                            b["strategy"].get<std::string>(), "--json"});
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_NEAR(Num(ParseJson(e.out)["tokens_per_s_per_gpu"]), fastest, 5e-3 * fastest);
+  // The text table gives each engine's plan in short (degrees and options, then only the dims
+  // that differ from Megatron's): a row starts with the JSON strategy's degrees and is shorter.
+  std::vector<std::string> text_args = {"plan", "--model", "qwen3-30b-a3b", "--gpu", "h100",
+                                        "--gpus", "8", "--mode", "serve", "--isl", "1024", "--osl",
+                                        "256", "--slo", "ttft_ms=2000,tpot_ms=50", "--serving",
+                                        "agg", "--search", "rw", "--budget", "200"};
+  const Result t = RunL2s(text_args);
+  ASSERT_EQ(t.code, 0) << t.err;
+  for (const nlohmann::json& x : j["engines"]) {
+    const std::string full = x["strategy"];
+    const size_t at = t.out.find("\n  " + x["engine"].get<std::string>() + " ");
+    ASSERT_NE(at, std::string::npos) << t.out;
+    const std::string row = t.out.substr(at + 1, t.out.find('\n', at + 1) - at - 1);
+    EXPECT_NE(row.find(full.substr(0, full.find(",embed="))), std::string::npos) << row;
+    EXPECT_EQ(row.find(full), std::string::npos) << row;
+  }
 }
 
 // An oracle that cannot finish within --oracle-seconds is reported as skipped, with the command
