@@ -891,16 +891,21 @@ json DisaggHeaderJson(const PlanFlags& f, const Problem& p, const DisaggPlan& d)
 std::string ChosenEngineLine(const PlanFlags& f, const Problem& p) {
   // Engines of the table whose disaggregated deployment l2s does not launch (ATOM) were not
   // candidates for the pools: say so.
-  std::string without;
-  for (engine::EngineId id : plan::TabulatedEngines(p.cluster))
-    if (!engine::CapabilitiesOf(id).disaggregation)
-      without += (without.empty() ? "" : ", ") + std::string(engine::EngineTitle(id));
+  std::string with, without;
+  for (engine::EngineId id : plan::TabulatedEngines(p.cluster)) {
+    std::string& list = engine::CapabilitiesOf(id).disaggregation ? with : without;
+    list += (list.empty() ? "" : ", ") + std::string(engine::EngineTitle(id));
+  }
+  if (without.empty())
+    return fmt::format(
+        "  engine   {}, the fastest in the aggregated plans of {} "
+        "(--engine E plans another; --engine ideal the unrestricted pools)\n",
+        engine::EngineTitle(LaunchEngineOf(f.problem)), plan::TabulatedTitles(p.cluster));
   return fmt::format(
-      "  engine   {}, the fastest in the aggregated plans of {}{} "
-      "(--engine E plans another; --engine ideal the unrestricted pools)\n",
-      engine::EngineTitle(LaunchEngineOf(f.problem)), plan::TabulatedTitles(p.cluster),
-      without.empty() ? std::string()
-                      : fmt::format(" that launch disaggregated pools (not {})", without));
+      "  engine   {}: of the engines that launch disaggregated pools ({}; not {}), the one whose "
+      "aggregated plan is the fastest (--engine E plans another; --engine ideal the unrestricted "
+      "pools)\n",
+      engine::EngineTitle(LaunchEngineOf(f.problem)), with, without);
 }
 
 int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_clock::time_point t0,
