@@ -58,10 +58,6 @@ json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refine
 
 }  // namespace
 
-std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {
-  return fmt::format("{} x {} GPUs: {}", r.instances, r.gpus_per_instance, ToText(s));
-}
-
 json DisaggSummaryJson(const DisaggPlan& d) {
   if (!d.found) return json();
   json j;

@@ -24,11 +24,10 @@ using plan::DisaggPlanRequest;
 using plan::kJointSpaceSearchers;
 using plan::PlanDisaggregated;
 using plan::PrepareDisaggregated;
+using plan::DisaggRoleText;
 
 // JSON of a disaggregated plan (best.* fields of docs/PLAN.md).
 nlohmann::ordered_json DisaggBestJson(const DisaggPlan& d);
-// One role of the plan in short: "<instances> x <gpus per instance> GPUs: <strategy text>".
-std::string DisaggRoleText(const RolePlan& r, const Strategy& s);
 // The short comparison object (strategy texts, tokens/s per GPU, latencies).
 nlohmann::ordered_json DisaggSummaryJson(const DisaggPlan& d);
 // {"<engine>": {"backend", "exact", "unsupported", "runnable", "prefill", "decode",

@@ -225,4 +225,34 @@ StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) 
                                      launch::DisaggEngineOf(d.engine), dynamo_backend);
 }
 
+std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {
+  return fmt::format("{} x {} GPUs: {}", r.instances, r.gpus_per_instance, ToText(s));
+}
+
+ParetoSeries DisaggregatedParetoSeries(const Problem& base, DisaggPlanRequest req,
+                                       const std::vector<double>& limits,
+                                       const PlanProgress& progress) {
+  req.refine = false;  // grid points, as the aggregated series'
+  return SweepTpot("disaggregated", limits, [&](double limit_ms) {
+    SweepAnswer ans;
+    Problem q = base;
+    q.workload.tpot_ms = limit_ms;
+    StatusOr<DisaggPlan> d = PlanDisaggregated(q, req);
+    ans.cancelled = progress.Interrupted();
+    if (!d.ok() || !d->found) return ans;
+    ParetoPoint pt;
+    pt.tokens_per_s_per_gpu = d->eval.tokens_per_s_per_gpu;
+    pt.ttft_ms = d->eval.ttft_s * 1e3;
+    pt.tpot_ms = d->eval.tpot_s * 1e3;
+    pt.tokens_per_s_per_user = TokensPerUser(pt.tpot_ms);
+    pt.strategy = fmt::format("prefill {}; decode {}",
+                              DisaggRoleText(d->eval.prefill, d->best.prefill),
+                              DisaggRoleText(d->eval.decode, d->best.decode));
+    pt.found_by = d->found_by == "oracle" ? "oracle" : req.search;
+    pt.exact = d->oracle_status == "solved" && d->oracle.found;
+    ans.point = pt;
+    return ans;
+  });
+}
+
 }  // namespace l2s::plan

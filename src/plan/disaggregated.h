@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "launch/disagg_launch.h"
 #include "plan/aggregated.h"
+#include "plan/pareto.h"
 #include "plan/progress.h"
 #include "search/joint.h"
 #include "sim/disagg.h"
@@ -69,6 +70,20 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
 // line), nothing meets the SLOs (Invalid, one line naming the binding limit).
 StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req,
                                       const PlanProgress& progress = {});
+
+// One role of a disaggregated plan in short: "<instances> x <gpus per instance> GPUs: <strategy
+// text>".
+std::string DisaggRoleText(const RolePlan& r, const Strategy& s);
+
+// The disaggregated series of `l2s plan --pareto` (plan/pareto.h), named "disaggregated": under
+// each TPOT limit of `limits` (ms), PlanDisaggregated of `base` with that limit and `req` with
+// its refinement off (the best deployment on the spaces' batches, as the aggregated series'
+// points are); a limit without a plan is absent. Each point's strategy is "prefill <role>;
+// decode <role>" (DisaggRoleText), exact when the oracle solved the joint space. The sweep stops,
+// cancelled, once `progress` is interrupted.
+ParetoSeries DisaggregatedParetoSeries(const Problem& base, DisaggPlanRequest req,
+                                       const std::vector<double>& limits,
+                                       const PlanProgress& progress = {});
 
 // megatron and default build one strategy of one engine's space and have no search of the
 // disaggregated (joint) space; the searchers that do are kJointSpaceSearchers (for the one-line

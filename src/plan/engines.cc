@@ -185,4 +185,41 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                    });
 }
 
+StatusOr<EngineAggPlan> PlanOnEngine(const Simulator& sim, const StrategySpace& space,
+                                     engine::EngineId id, std::optional<EnginePlan> given,
+                                     const AggRequest& req, int mtp, const PlanProgress& progress) {
+  EngineAggPlan out;
+  if (id == engine::EngineId::kIdeal) {
+    StatusOr<AggPlan> u = PlanAggregated(sim, space, req, progress);
+    if (!u.ok()) return u.status();
+    out.plan = std::move(*u);
+    return out;
+  }
+  const Problem& p = sim.problem();
+  const engine::Capabilities& caps = engine::CapabilitiesOf(id);
+  StatusOr<StrategySpace> restricted = engine::RestrictedSpace(caps, space);
+  if (!restricted.ok()) return restricted.status();
+  if (!given) {
+    StatusOr<EnginePlan> ep = PlanForEngine(p, id, req, mtp, progress);
+    if (ep.ok()) given = std::move(*ep);
+    else if (ep.status().code() != Status::Code::kCancelled) return ep.status();
+  }
+  if (given) {
+    out.plan = std::move(given->plan);
+    out.exact = given->exact;
+  } else {  // interrupted: what the restricted search has, launchable only
+    AggRequest r = req;
+    r.admissible = [&caps, &p](const Strategy& s) { return engine::Launchable(caps, p.model, s); };
+    StatusOr<AggPlan> planned = PlanAggregated(sim, *restricted, r, progress);
+    if (!planned.ok()) return planned.status();
+    out.plan = std::move(*planned);
+  }
+  if (!progress.Interrupted()) {
+    StatusOr<AggPlan> u = PlanAggregated(sim, space, req, progress);
+    if (!u.ok()) return u.status();
+    out.ideal = std::move(*u);
+  }
+  return out;
+}
+
 }  // namespace l2s::plan

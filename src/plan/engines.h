@@ -5,6 +5,8 @@
 // the restricted space instead (a portfolio: exact where cheap).
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -42,6 +44,23 @@ struct EnginePlan {
 // Cancelled when the progress observer interrupts.
 StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const AggRequest& req,
                                    int mtp, const PlanProgress& progress = {});
+
+// `l2s plan`'s aggregated plan on the simulator's problem under engine `id` (the problem
+// already carries the engine's scheduler and factor). A serving engine: its plan on `space`
+// restricted to what it launches - `given` when the caller has it (the engines' table row or the
+// replica sizing's), else PlanForEngine, else (interrupted) the search of the restricted space
+// recommending only launchable strategies - and the unrestricted plan on `space` beside it (the
+// headroom, `ideal`; absent when interrupted). kIdeal: the unrestricted plan alone. `exact`: the
+// engine's oracle solved its space (the plan was found by the oracle, not the searcher).
+struct EngineAggPlan {
+  AggPlan plan;
+  std::optional<AggPlan> ideal;
+  bool exact = false;
+};
+StatusOr<EngineAggPlan> PlanOnEngine(const Simulator& sim, const StrategySpace& space,
+                                     engine::EngineId id, std::optional<EnginePlan> given,
+                                     const AggRequest& req, int mtp,
+                                     const PlanProgress& progress = {});
 
 // The best plan of each engine of TabulatedEngines(p.cluster) (in that order), each under its
 // scheduler and its fitted factor (Workload::engine_factor: what `l2s eval --engine E` of the
