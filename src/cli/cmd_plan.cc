@@ -1052,17 +1052,13 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
   return Emit(f, j, text, o.interrupted || (d.ok() && d->interrupted));
 }
 
-int RunPlan(PlanFlags f, const CLI::App& cmd) {
-  if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
-  StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
-      &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
-  if (!traffic.ok()) return Fail(traffic.status());
-  const auto t0 = std::chrono::steady_clock::now();
+// The plan's own flags, before any search: budget, seed, --instance-gpus' company, --out and
+// --emit writable (and --out not an input).
+Status CheckPlanFlags(const PlanFlags& f) {
   if (f.budget <= 0)
-    return Fail(fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
-  if (f.seed < 0) return Fail(fmt::format("--seed must be >= 0, got {}", f.seed));
-  if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
-  ApplyPlanDefaults(&f.problem);
+    return Status::InvalidArgument(
+        fmt::format("--budget must be a positive number of simulator calls, got {}", f.budget));
+  if (f.seed < 0) return Status::InvalidArgument(fmt::format("--seed must be >= 0, got {}", f.seed));
   // --instance-gpus sizes the aggregated plan's replicas (cli/plan_replicas.h): not the pools of
   // a disaggregated plan or the sweep's frontier.
   if (f.instance_gpus > 0) {
@@ -1073,101 +1069,167 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
                             ? "a cluster of GPU pools"
                             : nullptr;
     if (other != nullptr)
-      return Fail(fmt::format("--instance-gpus sizes an aggregated plan's replicas: not with {}",
-                              other));
+      return Status::InvalidArgument(fmt::format(
+          "--instance-gpus sizes an aggregated plan's replicas: not with {}", other));
   }
   // An --out that cannot be written, or that is an input, is found before the search.
   if (!f.out.empty()) {
-    if (Status st = CheckWritable("--out", f.out); !st.ok()) return Fail(st);
+    if (Status st = CheckWritable("--out", f.out); !st.ok()) return st;
     if (Status st = CheckNotAnInput("--out", f.out, {{"--model", f.problem.model},
                                                      {"--cluster", f.problem.cluster}});
         !st.ok())
-      return Fail(st);
+      return st;
   }
-  if (!f.emit.empty())
-    if (Status st = launch::CheckEmitDir(f.emit); !st.ok()) return Fail(st);
-  // A cluster file with several GPU pools: only a disaggregated serve plan can use it.
-  if (!f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster)) {
-    StatusOr<ClusterPools> pools = LoadClusterPools(f.problem.cluster);
-    if (!pools.ok()) return Fail(Status::InvalidArgument("--cluster " + pools.status().message()));
-    if (f.problem.gpus > 0 || f.problem.nodes > 0)
-      return Fail(fmt::format("--cluster {} declares GPU pools: --gpus/--nodes cannot resize it",
-                              f.problem.cluster));
-    if (f.serving == "agg")
-      return Fail(fmt::format("--cluster {} mixes GPU pools: --serving agg needs one GPU type "
-                              "(use disagg or auto)",
-                              f.problem.cluster));
-    ProblemFlags pf = f.problem;  // the workload flags, on the first pool's GPUs
-    pf.cluster.clear();
-    pf.gpu = GpuPreset(pools->pools[0].gpu.name).ok() ? pools->pools[0].gpu.name : kDefaultGpu;
-    pf.gpus = pools->pools[0].num_gpus;
-    StatusOr<Problem> problem = BuildProblem(pf);
-    if (!problem.ok()) return Fail(problem.status());
-    problem->cluster = pools->pools[0];
-    StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
-    if (!serving.ok()) return Fail(serving.status());
-    if (Status d = engine::CheckDisaggregation(LaunchEngineOf(f.problem)); !d.ok())
-      return Fail(Status::InvalidArgument(
-          fmt::format("--cluster {} mixes GPU pools, which only a disaggregated plan uses: {}",
-                      f.problem.cluster, d.message())));
-    return RunDisaggOnly(f, *problem, t0, &*pools, false, &*traffic);
+  if (!f.emit.empty()) return launch::CheckEmitDir(f.emit);
+  return Status::Ok();
+}
+
+// A cluster file with several GPU pools: only a disaggregated serve plan can use it.
+int RunPoolsPlan(const PlanFlags& f, std::chrono::steady_clock::time_point t0,
+                 const TrafficPlan& traffic) {
+  StatusOr<ClusterPools> pools = LoadClusterPools(f.problem.cluster);
+  if (!pools.ok()) return Fail(Status::InvalidArgument("--cluster " + pools.status().message()));
+  if (f.problem.gpus > 0 || f.problem.nodes > 0)
+    return Fail(fmt::format("--cluster {} declares GPU pools: --gpus/--nodes cannot resize it",
+                            f.problem.cluster));
+  if (f.serving == "agg")
+    return Fail(fmt::format("--cluster {} mixes GPU pools: --serving agg needs one GPU type "
+                            "(use disagg or auto)",
+                            f.problem.cluster));
+  ProblemFlags pf = f.problem;  // the workload flags, on the first pool's GPUs
+  pf.cluster.clear();
+  pf.gpu = GpuPreset(pools->pools[0].gpu.name).ok() ? pools->pools[0].gpu.name : kDefaultGpu;
+  pf.gpus = pools->pools[0].num_gpus;
+  StatusOr<Problem> problem = BuildProblem(pf);
+  if (!problem.ok()) return Fail(problem.status());
+  problem->cluster = pools->pools[0];
+  StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
+  if (!serving.ok()) return Fail(serving.status());
+  if (Status d = engine::CheckDisaggregation(LaunchEngineOf(f.problem)); !d.ok())
+    return Fail(Status::InvalidArgument(
+        fmt::format("--cluster {} mixes GPU pools, which only a disaggregated plan uses: {}",
+                    f.problem.cluster, d.message())));
+  return RunDisaggOnly(f, *problem, t0, &*pools, false, &traffic);
+}
+
+// `plan --pareto`: the frontier's series (cli/pareto_report.h), the disaggregated one too when
+// the serving mode allows it.
+int RunPareto(const PlanFlags& f, const Problem& problem, const std::string& serving) {
+  ParetoPlanArgs a;
+  a.search = f.search;
+  a.budget = f.budget;
+  a.seed = static_cast<uint64_t>(f.seed);
+  a.oracle_calls = OracleCalls(f);
+  a.json = f.json;
+  a.out = f.out;
+  a.mtp = f.problem.mtp;
+  a.engine = f.problem.engine;
+  a.progress = CliProgress();
+  a.svg = f.svg;
+  a.log_x = f.x_scale == "log";
+  a.log_y = f.y_scale == "log";
+  if (a.svg != "none")
+    for (Status st : {CheckWritable("--svg", a.svg),
+                      CheckNotAnInput("--svg", a.svg, {{"--model", f.problem.model},
+                                                       {"--cluster", f.problem.cluster}})})
+      if (!st.ok()) return Fail(st);
+  if (problem.workload.mode == Mode::kServe && serving != "agg") {
+    // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
+    // TPOT limit of the aggregated grid.
+    const Problem base = problem;
+    const DisaggPlanRequest req = MakeDisaggRequest(f);
+    a.more_series = [base, req](const std::vector<double>& limits, Observer*) {
+      return std::vector<ParetoSeries>{plan::DisaggregatedParetoSeries(base, req, limits, CliProgress())};
+    };
   }
+  return RunParetoPlan(problem, a);
+}
+
+// What the plan runs on. No --engine: plan what each serving engine launches (the table), and
+// plan the fastest of them as `--engine E` would (its launchable plan is the headline, the
+// unrestricted one its headroom); `--engine ideal` is the paper's unrestricted plan. Aggregated
+// replicas (cli/plan_replicas.h): an MoE model's aggregated plan is sized into independent
+// instances, each size planned as below; the rest of the plan runs on one instance of the chosen
+// size (with a traffic, the traffic is routed over the instances). Not for the disaggregated
+// plan: its pools size their own instances. Sets f->problem.engine to the chosen engine.
+struct PlanTarget {
+  Problem problem;     // one instance's (every GPU without replicas), under the engine
+  Problem deployment;  // every GPU
+  ReplicaSizing replicas;
+  std::vector<plan::EnginePlan> table;  // no --engine: the engines' table
+  bool engine_chosen = false;           // the engine is the table's fastest
+};
+StatusOr<PlanTarget> ChoosePlanTarget(PlanFlags* f, const Problem& full, std::string* serving,
+                                      const plan::AggRequest& req) {
+  PlanTarget t;
+  ReplicaSizing& replicas = t.replicas;
+  if (*serving != "disagg") {
+    StatusOr<ReplicaSizing> r =
+        SizeReplicas(full, LaunchEngineOf(f->problem), f->problem.engine.empty(),
+                     f->instance_gpus, req, f->problem.mtp, CliProgress());
+    if (r.ok()) replicas = std::move(*r);
+    else if (r.status().code() != Status::Code::kCancelled) return r.status();
+  }
+  // The problem on every GPU (with the engine once chosen) and, with replicas, one instance's.
+  auto on_instance = [&replicas](Problem all) {
+    return replicas.active ? plan::InstanceProblem(all, replicas.choice.gpus_per_instance) : all;
+  };
+  t.deployment = full;
+  t.problem = on_instance(t.deployment);
+  if (f->problem.engine.empty()) {
+    StatusOr<plan::EngineTable> et =
+        replicas.table ? StatusOr<plan::EngineTable>(std::move(*replicas.table))
+                       : plan::PlanEngines(t.problem, req, f->problem.mtp, CliProgress());
+    replicas.table.reset();
+    if (!et.ok()) return et.status();
+    t.table = std::move(et->rows);
+    // --serving disagg: the fastest engine whose disaggregated deployment l2s launches.
+    const int fastest = *serving == "disagg" ? plan::FastestPlan(t.table, true) : et->fastest;
+    if (fastest >= 0 && !et->interrupted && !InterruptRequested()) {
+      f->problem.engine = std::string(engine::EngineName(t.table[fastest].id));
+      StatusOr<Problem> problem = BuildProblem(f->problem);
+      if (problem.ok()) {
+        t.deployment = *problem;
+        t.problem = on_instance(t.deployment);
+      } else if (replicas.active) {
+        // A single-node engine (ATOM) runs replicas of one node on a larger cluster: its problem
+        // is built on the instance (the cluster check is the engine's), the deployment is the
+        // instances on every GPU.
+        ProblemFlags one = f->problem;
+        one.gpus = replicas.choice.gpus_per_instance;
+        one.nodes = 0;
+        problem = BuildProblem(one);
+        if (!problem.ok()) return problem.status();
+        t.problem = *problem;
+        t.deployment = *problem;
+        t.deployment.cluster = full.cluster;
+      } else {
+        return problem.status();
+      }
+      t.engine_chosen = true;
+      if (Status st = CheckEngineServing(*f, serving); !st.ok()) return st;
+    }
+  }
+  return t;
+}
+
+int RunPlan(PlanFlags f, const CLI::App& cmd) {
+  if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
+  StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
+      &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
+  if (!traffic.ok()) return Fail(traffic.status());
+  const auto t0 = std::chrono::steady_clock::now();
+  if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
+  ApplyPlanDefaults(&f.problem);
+  if (Status st = CheckPlanFlags(f); !st.ok()) return Fail(st);
+  if (!f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster))
+    return RunPoolsPlan(f, t0, *traffic);
   StatusOr<Problem> problem = BuildProblem(f.problem);
   if (!problem.ok()) return Fail(problem.status());
   StatusOr<std::string> serving = ResolveServing(f, problem->workload.mode);
   if (!serving.ok()) return Fail(serving.status());
   if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
-  if (f.pareto) {
-    ParetoPlanArgs a;
-    a.search = f.search;
-    a.budget = f.budget;
-    a.seed = static_cast<uint64_t>(f.seed);
-    a.oracle_calls = OracleCalls(f);
-    a.json = f.json;
-    a.out = f.out;
-    a.mtp = f.problem.mtp;
-    a.engine = f.problem.engine;
-    a.progress = CliProgress();
-    a.svg = f.svg;
-    a.log_x = f.x_scale == "log";
-    a.log_y = f.y_scale == "log";
-    if (a.svg != "none")
-      for (Status st : {CheckWritable("--svg", a.svg),
-                        CheckNotAnInput("--svg", a.svg, {{"--model", f.problem.model},
-                                                         {"--cluster", f.problem.cluster}})})
-        if (!st.ok()) return Fail(st);
-    if (problem->workload.mode == Mode::kServe && *serving != "agg") {
-      // The disaggregated series: the joint plan (search + oracle, as --serving disagg) under each
-      // TPOT limit of the aggregated grid.
-      const Problem base = *problem;
-      DisaggPlanRequest req = MakeDisaggRequest(f);
-      req.refine = false;  // grid points, as the aggregated series' (the header says so)
-      a.more_series = [base, req](const std::vector<double>& limits, Observer*) {
-        ParetoSeries series = SweepTpot("disaggregated", limits, [&](double limit_ms) {
-          SweepAnswer ans;
-          Problem q = base;
-          q.workload.tpot_ms = limit_ms;
-          StatusOr<DisaggPlan> d = PlanDisaggregated(q, req);
-          ans.cancelled = InterruptRequested();
-          if (!d.ok() || !d->found) return ans;
-          ParetoPoint pt;
-          pt.tokens_per_s_per_gpu = d->eval.tokens_per_s_per_gpu;
-          pt.ttft_ms = d->eval.ttft_s * 1e3;
-          pt.tpot_ms = d->eval.tpot_s * 1e3;
-          pt.tokens_per_s_per_user = TokensPerUser(pt.tpot_ms);
-          pt.strategy = fmt::format("prefill {}; decode {}",
-                                    DisaggRoleText(d->eval.prefill, d->best.prefill),
-                                    DisaggRoleText(d->eval.decode, d->best.decode));
-          pt.found_by = d->found_by == "oracle" ? "oracle" : req.search;
-          pt.exact = d->oracle_status == "solved" && d->oracle.found;
-          ans.point = pt;
-          return ans;
-        });
-        return std::vector<ParetoSeries>{series};
-      };
-    }
-    return RunParetoPlan(*problem, a);
-  }
+  if (f.pareto) return RunPareto(f, *problem, *serving);
   InstallSigintHandler();
   plan::AggRequest req;
   req.search = f.search;
@@ -1175,63 +1237,13 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   req.seed = static_cast<uint64_t>(f.seed);
   req.no_baselines = f.no_baselines;
   req.oracle_calls = OracleCalls(f);
-  // No --engine: plan what each serving engine launches, and plan the fastest of them as
-  // `--engine E` would (its launchable plan is the headline, the unrestricted one its headroom).
-  // `--engine ideal` is the paper's unrestricted plan.
-  // Aggregated replicas (cli/plan_replicas.h): an MoE model's aggregated plan is sized into
-  // independent instances, each size planned as below; the rest of the plan runs on one instance
-  // of the chosen size (with a traffic, the traffic is routed over the instances). Not for the
-  // disaggregated plan: its pools size their own instances.
-  ReplicaSizing replicas;
-  if (*serving != "disagg") {
-    StatusOr<ReplicaSizing> r =
-        SizeReplicas(*problem, LaunchEngineOf(f.problem), f.problem.engine.empty(),
-                     f.instance_gpus, req, f.problem.mtp, CliProgress());
-    if (r.ok()) replicas = std::move(*r);
-    else if (r.status().code() != Status::Code::kCancelled) return Fail(r.status());
-  }
-  // The problem on every GPU (with the engine once chosen) and, with replicas, one instance's.
-  auto on_instance = [&replicas](Problem full) {
-    return replicas.active ? plan::InstanceProblem(full, replicas.choice.gpus_per_instance) : full;
-  };
-  Problem deployment = *problem;
-  problem = on_instance(deployment);
-  std::vector<plan::EnginePlan> table;
-  bool engine_chosen = false;
-  if (f.problem.engine.empty()) {
-    StatusOr<plan::EngineTable> t = replicas.table
-                                        ? StatusOr<plan::EngineTable>(std::move(*replicas.table))
-                                        : plan::PlanEngines(*problem, req, f.problem.mtp, CliProgress());
-    replicas.table.reset();
-    if (!t.ok()) return Fail(t.status());
-    table = std::move(t->rows);
-    // --serving disagg: the fastest engine whose disaggregated deployment l2s launches.
-    const int fastest = *serving == "disagg" ? plan::FastestPlan(table, true) : t->fastest;
-    if (fastest >= 0 && !t->interrupted && !InterruptRequested()) {
-      f.problem.engine = std::string(engine::EngineName(table[fastest].id));
-      problem = BuildProblem(f.problem);
-      if (problem.ok()) {
-        deployment = *problem;
-        problem = on_instance(deployment);
-      } else if (replicas.active) {
-        // A single-node engine (ATOM) runs replicas of one node on a larger cluster: its problem
-        // is built on the instance (the cluster check is the engine's), the deployment is the
-        // instances on every GPU.
-        ProblemFlags one = f.problem;
-        one.gpus = replicas.choice.gpus_per_instance;
-        one.nodes = 0;
-        const ClusterSpec all = deployment.cluster;
-        problem = BuildProblem(one);
-        if (!problem.ok()) return Fail(problem.status());
-        deployment = *problem;
-        deployment.cluster = all;
-      } else {
-        return Fail(problem.status());
-      }
-      engine_chosen = true;
-      if (Status st = CheckEngineServing(f, &*serving); !st.ok()) return Fail(st);
-    }
-  }
+  StatusOr<PlanTarget> target = ChoosePlanTarget(&f, *problem, &*serving, req);
+  if (!target.ok()) return Fail(target.status());
+  ReplicaSizing replicas = std::move(target->replicas);
+  std::vector<plan::EnginePlan> table = std::move(target->table);
+  const bool engine_chosen = target->engine_chosen;
+  Problem deployment = std::move(target->deployment);
+  problem = std::move(target->problem);
   if (*serving == "disagg")
     return RunDisaggOnly(f, *problem, t0, nullptr, engine_chosen, &*traffic);
   const Simulator sim(std::move(*problem));
@@ -1240,46 +1252,21 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
   // --engine E: the plan searches E's restricted space and recommends only what E launches; the
-  // unrestricted plan on the same problem is the headroom beside it.
+  // unrestricted plan on the same problem is the headroom beside it (plan::PlanOnEngine). E's
+  // plan is the table's row when the engine was chosen from the table, or the replica sizing's.
   const engine::EngineId eid = LaunchEngineOf(f.problem);
-  StatusOr<AggPlan> planned = Status::Invalid("not planned");
-  std::optional<AggPlan> ideal;
-  std::string searcher_used = f.search;  // "oracle" where the engine's space is solved exactly
-  if (eid != engine::EngineId::kIdeal) {
-    const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
-    StatusOr<StrategySpace> restricted = engine::RestrictedSpace(caps, *space);
-    if (!restricted.ok()) return Fail(restricted.status());
-    // E's plan (plan/engines.h): the oracle first on E's space, the searcher where it cannot
-    // finish within its bound; the table's row when the engine was chosen from the table.
-    std::optional<plan::EnginePlan> chosen;
-    for (plan::EnginePlan& e : table)
-      if (engine_chosen && e.id == eid) chosen = e;
-    if (!chosen && replicas.engine_plan) chosen = std::move(*replicas.engine_plan);
-    if (!chosen) {
-      StatusOr<plan::EnginePlan> ep = plan::PlanForEngine(p, eid, req, f.problem.mtp, CliProgress());
-      if (ep.ok()) chosen = std::move(*ep);
-      else if (ep.status().code() != Status::Code::kCancelled) return Fail(ep.status());
-    }
-    plan::AggRequest r = req;
-    r.admissible = [&caps, &p](const Strategy& s) { return engine::Launchable(caps, p.model, s); };
-    if (chosen) {
-      planned = chosen->plan;
-      if (chosen->exact) searcher_used = "oracle";
-    }
-    else
-      planned = plan::PlanAggregated(sim, *restricted, r, CliProgress());  // interrupted
-    if (!planned.ok()) return Fail(planned.status());
-    if (!InterruptRequested()) {
-      StatusOr<AggPlan> u = plan::PlanAggregated(sim, *space, req, CliProgress());
-      if (!u.ok()) return Fail(u.status());
-      ideal = std::move(*u);
-    }
-  } else {
-    planned = plan::PlanAggregated(sim, *space, req, CliProgress());
-    if (!planned.ok()) return Fail(planned.status());
-  }
+  std::optional<plan::EnginePlan> given;
+  for (plan::EnginePlan& e : table)
+    if (engine_chosen && e.id == eid) given = e;
+  if (!given && replicas.engine_plan) given = std::move(*replicas.engine_plan);
+  StatusOr<plan::EngineAggPlan> planned =
+      plan::PlanOnEngine(sim, *space, eid, std::move(given), req, f.problem.mtp, CliProgress());
+  if (!planned.ok()) return Fail(planned.status());
+  std::optional<AggPlan> ideal = std::move(planned->ideal);
+  // "oracle" where the engine's space is solved exactly
+  const std::string searcher_used = planned->exact ? "oracle" : f.search;
   PlanOutcome o;
-  static_cast<AggPlan&>(o) = std::move(*planned);
+  static_cast<AggPlan&>(o) = std::move(planned->plan);
   o.engine = eid;
   // The engine portfolio's oracle ran as the searcher: say who found the plan as such.
   if (searcher_used == "oracle" && f.search != "oracle" && o.recommended_source == "search")

@@ -71,8 +71,8 @@ TEST(EngineVendorCli, EnginesWithoutABuildForTheGpusAreOneLine) {
 TEST(EngineVendorCli, DisaggregatedPoolsAreNeverAtoms) {
   const Result r = RunL2s(With(kAmd, {"--serving", "disagg"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("the fastest in the aggregated plans of vLLM, SGLang and ATOM that launch "
-                       "disaggregated pools (not ATOM)"),
+  EXPECT_NE(r.out.find(": of the engines that launch disaggregated pools (vLLM, SGLang; not ATOM), "
+                       "the one whose aggregated plan is the fastest"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("  engine   ATOM"), std::string::npos) << r.out;
