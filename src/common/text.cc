@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 namespace l2s {
 namespace {
@@ -100,5 +101,26 @@ std::string PrintableText(std::string_view s, size_t max_bytes) {
   }
   return head + "...[" + std::to_string(s.size()) + " bytes]..." + tail;
 }
+
+int EditDistance(std::string_view a, std::string_view b) {
+  const size_t n = a.size(), m = b.size();
+  // Three rows of the dynamic programme: i-2, i-1, i.
+  std::vector<int> prev2(m + 1), prev(m + 1), cur(m + 1);
+  for (size_t j = 0; j <= m; ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= m; ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+    }
+    std::swap(prev2, prev);
+    std::swap(prev, cur);
+  }
+  return prev[m];
+}
+
+int MaxTypoDistance(size_t length) { return length >= 12 ? 2 : length >= 6 ? 1 : 0; }
 
 }  // namespace l2s

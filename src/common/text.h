@@ -22,4 +22,13 @@ std::string PrintableText(std::string_view s, size_t max_bytes = kMaxQuotedBytes
 // Whether `s` is well-formed UTF-8.
 bool IsUtf8(std::string_view s);
 
+// Optimal-string-alignment Damerau-Levenshtein distance: insertions, deletions, substitutions and
+// transpositions of two adjacent characters each cost 1 (byte-wise, case-sensitive).
+int EditDistance(std::string_view a, std::string_view b);
+
+// Largest edit distance at which an unknown name of `length` bytes is taken for a misspelling
+// (HF config keys, command-line flags): 0 below 6 bytes, 1 from 6 to 11, 2 from 12
+// ("num_layers" -> 1, "first_k_dense_replace" -> 2).
+int MaxTypoDistance(size_t length);
+
 }  // namespace l2s

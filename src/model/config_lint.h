@@ -12,17 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text.h"
 #include "model/model.h"
 
 namespace l2s {
 
-// Optimal-string-alignment Damerau-Levenshtein distance: insertions, deletions, substitutions and
-// transpositions of two adjacent characters each cost 1 (byte-wise, case-sensitive).
-int EditDistance(std::string_view a, std::string_view b);
-
-// Largest edit distance at which an unknown key of `length` bytes is taken for a misspelling:
-// 0 below 6 bytes, 1 from 6 to 11, 2 from 12 ("num_layers" -> 1, "first_k_dense_replace" -> 2).
-int MaxTypoDistance(size_t length);
+// EditDistance and MaxTypoDistance (the misspelling rule) are in common/text.h.
 
 // The keys the importer (hf_config.cc) reads at the top level or under text_config, and the
 // common HuggingFace keys it deliberately ignores (token ids, dropout, rope settings, ...).
