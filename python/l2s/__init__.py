@@ -16,6 +16,7 @@ joined by commas. A non-zero exit raises `Error` with the CLI's one-line message
 
 import json as _json
 import os as _os
+import re as _re
 
 from . import _l2s
 
@@ -140,6 +141,22 @@ def _message(err, parsed):
     return lines[-1] if lines else "l2s failed without a message"
 
 
+_UNKNOWN_FLAG = _re.compile(r"^unknown flag --([A-Za-z0-9_-]+) for `[^`]*`(?: \(did you mean --([A-Za-z0-9-]+)\?\))?")
+
+
+def _keyword_message(name, message, kwargs):
+    """The CLI's unknown-flag error in the keywords' words, when a keyword made that flag."""
+    m = _UNKNOWN_FLAG.match(message)
+    if not m:
+        return message
+    key = next((k for k in kwargs if "--" + k.replace("_", "-") == "--" + m.group(1)), None)
+    if key is None:
+        return message
+    hint = f" (did you mean {m.group(2).replace('-', '_')}=?)" if m.group(2) else ""
+    return (f"{name}(): unknown keyword argument {key}={hint}; the keywords are the flags of "
+            f"`l2s {name} --help`, with _ for -")
+
+
 def command(name, **kwargs):
     """Runs ``l2s NAME --json`` with the keyword arguments as flags and returns the JSON as a
     `Result`; raises `Error` on a non-zero exit."""
@@ -154,7 +171,7 @@ def command(name, **kwargs):
         raise Interrupted(f"l2s {name} interrupted (exit {code})", code,
                           _wrap(parsed) if isinstance(parsed, dict) else None)
     if code != 0:
-        raise Error(_message(err, parsed), code,
+        raise Error(_keyword_message(name, _message(err, parsed), kwargs), code,
                     _wrap(parsed) if isinstance(parsed, dict) else None, err)
     if parsed is None:
         raise Error(f"l2s {name} printed no JSON", 2, None, err)

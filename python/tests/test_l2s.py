@@ -179,11 +179,19 @@ def test_engines_by_gpu_vendor_from_python():
     assert sorted(r.to_dict()["launch"]) == ["atom", "megatron", "sglang", "vllm"]
 
 
-def test_unknown_keyword_is_the_cli_error():
+def test_unknown_keyword_is_named_as_a_keyword():
     with pytest.raises(l2s.Error) as e:
         l2s.plan(model="llama-3.1-8b", gpus=8, no_such_flag=1)
     assert e.value.exit_code == 2
-    assert "--no-such-flag" in e.value.message
+    assert e.value.message == ("plan(): unknown keyword argument no_such_flag=; the keywords are "
+                               "the flags of `l2s plan --help`, with _ for -")
+    with pytest.raises(l2s.Error) as e:
+        l2s.capacity(model="llama-3.1-8b", rate=1, slos="p99_ttft_ms=2000")
+    assert e.value.message.startswith("capacity(): unknown keyword argument slos= (did you mean slo=?)")
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=8, instance_gpu=2)
+    assert e.value.message.startswith(
+        "plan(): unknown keyword argument instance_gpu= (did you mean instance_gpus=?)")
 
 
 def test_invalid_strategy_exits_1():

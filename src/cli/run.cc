@@ -15,11 +15,13 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "common/text.h"
 
 namespace l2s::cli {
 
@@ -37,6 +39,65 @@ bool WantsJson(int argc, char** argv) {
     if (a == "--json" || a == "--json=true" || a == "--json=1") return true;
   }
   return false;
+}
+
+// CLI11's "The following arguments were not expected: ..." said in the flags' words: the first
+// argument that looks like a flag (--name or --name=value, before any "--") and is not one of the
+// command's, with the nearest flag of that command when it is within a misspelling
+// (MaxTypoDistance) or shares its first word ("--gpu-count" -> "--gpus"). `fallback` (CLI11's
+// message) when no such argument is found.
+std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::string& fallback) {
+  CLI::App* cmd = &app;
+  int first = 1;
+  if (argc >= 2) {
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == argv[1]) {
+        cmd = sub;
+        first = 2;
+      }
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* a : {static_cast<const CLI::App*>(&app), static_cast<const CLI::App*>(cmd)})
+    for (const CLI::Option* o : a->get_options())
+      for (const std::string& n : o->get_lnames()) names.push_back(n);
+  for (int i = first; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a.substr(0, 2) != "--") continue;
+    const std::string name(a.substr(2, a.find('=') == std::string_view::npos ? std::string_view::npos
+                                                                            : a.find('=') - 2));
+    bool known = false;
+    for (const std::string& n : names) known |= n == name;
+    if (known) continue;
+    std::string best;
+    int best_d = 1 << 30;
+    const std::string word = name.substr(0, name.find('-'));
+    for (const std::string& n : names) {
+      const int d = EditDistance(name, n);
+      const bool near = d <= std::max(1, MaxTypoDistance(name.size())) ||
+                        (word.size() >= 3 && n.substr(0, n.find('-')).rfind(word, 0) == 0);
+      if (near && d < best_d) {
+        best = n;
+        best_d = d;
+      }
+    }
+    const std::string where = cmd == &app ? "l2s" : "l2s " + cmd->get_name();
+    if (cmd == &app) {  // a command's flag before (or without) its command
+      std::string owner;    // `plan` when it has the flag, else the first command that does
+      for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        for (const CLI::Option* o : sub->get_options())
+          for (const std::string& n : o->get_lnames())
+            if (n == name && (owner.empty() || sub->get_name() == "plan")) owner = sub->get_name();
+      if (!owner.empty())
+        return fmt::format("--{} needs a command before it, e.g. `l2s {} --{} ...` (`l2s --help` "
+                           "lists the commands)",
+                           name, owner, name);
+    }
+    return fmt::format("unknown flag --{} for `{}`{}; `{} --help` lists its flags",
+                       PrintableText(name), where,
+                       best.empty() ? "" : fmt::format(" (did you mean --{}?)", best), where);
+  }
+  return fallback;
 }
 
 int Main(int argc, char** argv) {
@@ -69,6 +130,9 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    return l2s::cli::Fail(
+        l2s::Status::InvalidArgument(UnknownFlagMessage(app, argc, argv, e.what())));
   } catch (const CLI::ParseError& e) {
     return l2s::cli::Fail(l2s::Status::InvalidArgument(e.what()));
   }

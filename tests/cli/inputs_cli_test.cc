@@ -199,6 +199,33 @@ TEST(InputsCli, ServingWithoutSloWarnsWithThePlansLatency) {
   }
 }
 
+// An unknown flag is named with the command it was given to and, within a misspelling, the
+// command's nearest flag; a command's flag given without its command says where it belongs.
+TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
+  const Result typo = RunL2s({"capacity", "--model", "llama-3.1-8b", "--slos", "p99_ttft_ms=1"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.err,
+            "l2s: error: unknown flag --slos for `l2s capacity` (did you mean --slo?); "
+            "`l2s capacity --help` lists its flags\n");
+  const Result eq = RunL2s({"eval", "--model", "llama-3.1-8b", "--enigne=vllm"});
+  EXPECT_EQ(eq.err,
+            "l2s: error: unknown flag --enigne for `l2s eval` (did you mean --engine?); "
+            "`l2s eval --help` lists its flags\n");
+  const Result none = RunL2s({"plan", "--model", "llama-3.1-8b", "--nosuch", "3"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err,
+            "l2s: error: unknown flag --nosuch for `l2s plan`; `l2s plan --help` lists its flags\n");
+  const Result top = RunL2s({"--gpus", "8"});
+  EXPECT_EQ(top.code, 2);
+  EXPECT_EQ(top.err,
+            "l2s: error: --gpus needs a command before it, e.g. `l2s plan --gpus ...` (`l2s --help` "
+            "lists the commands)\n");
+  // A stray positional argument keeps CLI11's words.
+  const Result extra = RunL2s({"plan", "--model", "llama-3.1-8b", "extra"});
+  EXPECT_EQ(extra.code, 2);
+  EXPECT_NE(extra.err.find("extra"), std::string::npos) << extra.err;
+}
+
 TEST(InputsCli, JsonOnEveryExit) {
   // No fit, and an SLO no strategy meets: exit 1.
   ExpectJsonFailure(RunL2s({"plan", "--model", "llama-3.1-405b", "--gpus", "1", "--budget", "50",
