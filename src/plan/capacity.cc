@@ -1,5 +1,7 @@
 #include "plan/capacity.h"
 
+#include <cmath>
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -120,8 +122,8 @@ engine::EngineId EngineIdOf(const std::string& name) {
 
 // The disaggregated candidates: for each size, the best prefill layout (prefill mode) and the
 // best decode layout (decode mode within the SLOs' TPOT limit `tpot_ms`) by the searcher; pairs
-// of the 3 best prefill sizes x the 3 best decode sizes by tokens/s per GPU, each sized by
-// serve::FewestGpusDisagg.
+// of each role's 3 sizes that carry the stream on the fewest GPUs in the steady state (ties:
+// tokens/s per GPU), each pair sized by serve::FewestGpusDisagg.
 StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
                                                    const std::vector<int>& sizes, double tpot_ms,
                                                    std::vector<std::string>* skipped) {
@@ -172,11 +174,16 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     return Status::Invalid(
         "no instance size holds the model in both roles within the SLOs' limits: " +
         JoinSkipped(*skipped));
-  auto top = [](std::vector<Role> v) {
-    std::stable_sort(v.begin(), v.end(),
-                     [](const Role& a, const Role& b) { return a.per_gpu > b.per_gpu; });
-    if (v.size() > 3) v.resize(3);
-    return v;
+  // Each role's 3 sizes that carry the stream on the fewest GPUs in the steady state: the sizes
+  // most efficient per GPU are not the fewest GPUs when the load fills only part of one large
+  // instance.
+  const double rate = serve::StreamRate(req.requests);
+  auto top = [rate](const std::vector<Role>& v) {
+    std::vector<RoleSize> est;
+    for (const Role& r : v) est.push_back({r.g, r.rps, r.per_gpu});
+    std::vector<Role> out;
+    for (int i : SizesForFewestGpus(est, rate, 3)) out.push_back(v[i]);
+    return out;
   };
   std::vector<serve::DisaggLayoutOption> layouts;
   for (const Role& a : top(pre))
@@ -205,6 +212,20 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
 }
 
 }  // namespace
+
+std::vector<int> SizesForFewestGpus(const std::vector<RoleSize>& sizes, double rate, int k) {
+  auto need = [rate](const RoleSize& r) {
+    return r.rps > 0 ? std::ceil(rate / r.rps - 1e-9) * r.gpus : HUGE_VAL;
+  };
+  std::vector<int> idx(sizes.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+    const double na = need(sizes[a]), nb = need(sizes[b]);
+    return na != nb ? na < nb : sizes[a].tokens_per_s_per_gpu > sizes[b].tokens_per_s_per_gpu;
+  });
+  if (static_cast<int>(idx.size()) > k) idx.resize(std::max(0, k));
+  return idx;
+}
 
 StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   if (!req.problem_on_gpus) return Status::InvalidArgument("capacity: no problem callback");

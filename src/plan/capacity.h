@@ -126,6 +126,18 @@ StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int
 std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
                                    const Strategy& best, int n);
 
+// One instance size of a disaggregated role, as the capacity sizing estimates it: its GPUs, one
+// instance's requests/s in the steady state (0: none) and its tokens/s per GPU.
+struct RoleSize {
+  int gpus = 0;
+  double rps = 0;
+  double tokens_per_s_per_gpu = 0;
+};
+// Indices into `sizes` of the (at most) `k` that carry `rate` requests/s on the fewest GPUs,
+// ceil(rate / rps) x gpus (ties: more tokens/s per GPU, then the given order); sizes without a
+// rate last. The disaggregated sizing pairs each role's choice.
+std::vector<int> SizesForFewestGpus(const std::vector<RoleSize>& sizes, double rate, int k);
+
 // Sizes req.requests for engine req.engine: each size's layouts by the searcher on what that
 // engine launches (InstanceSpace) within the SLOs' tightest TTFT and TPOT limits read as steady
 // state figures, then the fewest instances meeting the SLOs. A single-node engine skips sizes

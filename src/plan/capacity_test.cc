@@ -145,6 +145,20 @@ TEST(CapacityFewest, AnswerMeetsTheSlosAndOneInstanceFewerMisses) {
   EXPECT_FALSE(b.smaller_why.empty());
 }
 
+// The disaggregated sizing pairs each role's sizes that carry the traffic on the fewest GPUs:
+// ceil(rate / rps) x gpus, hand-derived here, not the most tokens/s per GPU.
+TEST(CapacityFewest, RoleSizesAreChosenByTheGpusTheTrafficNeeds) {
+  const std::vector<RoleSize> sizes = {{16, 10, 100}, {8, 6, 80}, {2, 1, 60}, {4, 0, 0}};
+  // 5 req/s: 16 x 1 = 16, 8 x 1 = 8, 2 x 5 = 10, none.
+  EXPECT_EQ(SizesForFewestGpus(sizes, 5, 3), (std::vector<int>{1, 2, 0}));
+  EXPECT_EQ(SizesForFewestGpus(sizes, 5, 2), (std::vector<int>{1, 2}));
+  // 11 req/s: 16 x 2 = 32, 8 x 2 = 16, 2 x 11 = 22; the rate-less size last.
+  EXPECT_EQ(SizesForFewestGpus(sizes, 11, 4), (std::vector<int>{1, 2, 0, 3}));
+  // 20 req/s: 32, 8 x 4 = 32, 40: the tie goes to more tokens/s per GPU.
+  EXPECT_EQ(SizesForFewestGpus(sizes, 20, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(SizesForFewestGpus(sizes, 5, 0).empty());
+}
+
 TEST(CapacityFewest, UsageErrorsAreStatuses) {
   CapacityRequest r = SmallRequest();
   r.slos.clear();
