@@ -86,6 +86,12 @@ void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCo
       util, MemoryWords(e), share, engine));
 }
 
+// SGLang's own --mem-fraction-static when the flag is not given (ServerArgs.__post_init__,
+// sglang 0.4-0.5: 0.88 at tp 1, 0.87 from 2, 0.85 from 4, 0.81 from 8, 0.79 from 16 GPUs).
+double SglangDefaultMemFraction(int tp_size) {
+  return tp_size >= 16 ? 0.79 : tp_size >= 8 ? 0.81 : tp_size >= 4 ? 0.85 : tp_size >= 2 ? 0.87 : 0.88;
+}
+
 std::string NodeRank(const LaunchOptions& opt) {
   return opt.node_rank < 0 ? std::string("${NODE_RANK}") : std::to_string(opt.node_rank);
 }
@@ -333,13 +339,19 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         const double cap = e.mem_capacity_bytes;
         // The static pool holds the plan's weights and the KV cache of its batch at full length;
         // everything else stays free for activations, CUDA graphs and communication buffers.
+        // At least SGLang's own default, as vLLM's and TensorRT-LLM's fractions are at least
+        // theirs: a pool cut to the plan's batch would leave no room for a weight estimate a
+        // little short, and none for the prefix cache.
         const double static_share = (e.weight_bytes + e.kv_bytes + e.state_bytes) / cap;
-        const double frac = std::min(1.0, CeilHundredth(static_share));
+        const int tp_size = dp_attention ? G : s.tp;
+        const double dflt = SglangDefaultMemFraction(tp_size);
+        const double frac = std::min(1.0, std::max(dflt, CeilHundredth(static_share)));
         c += fmt::format(" --mem-fraction-static {:.2f}", frac);
         lc.notes.push_back(fmt::format(
-            "--mem-fraction-static {:.2f}: {}; weights + KV cache = {:.3f} of the GPU, rounded up "
-            "(a larger value gives the KV pool room beyond the plan's batch)",
-            frac, MemoryWords(e), static_share));
+            "--mem-fraction-static {:.2f}: {}; weights + KV cache = {:.3f} of the GPU, rounded up, "
+            "at least SGLang's default {:.2f} for --tp-size {} (the KV pool beyond the plan's batch "
+            "holds the prefix cache)",
+            frac, MemoryWords(e), static_share, dflt, tp_size));
       }
       if (kv_fp8) c += " --kv-cache-dtype fp8_e4m3";
       if (online_fp8) c += " --quantization fp8";

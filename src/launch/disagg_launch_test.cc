@@ -65,8 +65,8 @@ TEST(DisaggLaunch, SglangCommandsByHand) {
   ASSERT_EQ(l->processes.size(), 3u);
   // --tp-size is the 8 GPUs of the instance; requests = batch 4 x dp 8 = 32; length 4096 + 1024;
   // DeepEP in normal mode on the prefill side, low_latency on the decode side; chunked prefill =
-  // SGLang's per-rank budget 8192 x dp; the memory fraction from the simulated memory (its
-  // derivation is tested in launch_flags_test).
+  // SGLang's per-rank budget 8192 x dp; the memory fraction SGLang's default at --tp-size 8,
+  // 0.81, above the simulated share (the derivation is tested in launch_test).
   const DisaggProcess& p = l->processes[0];
   EXPECT_EQ(p.role, "prefill");
   EXPECT_EQ(p.count, 2);
@@ -75,7 +75,7 @@ TEST(DisaggLaunch, SglangCommandsByHand) {
             "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp-size 8 "
             "--dp-size 8 --enable-dp-attention --ep-size 8 --moe-a2a-backend deepep --deepep-mode "
             "normal --max-running-requests 32 --context-length 5120 --chunked-prefill-size 65536 "
-            "--mem-fraction-static 0.20 --host 0.0.0.0 --port 30000 --disaggregation-mode prefill "
+            "--mem-fraction-static 0.81 --host 0.0.0.0 --port 30000 --disaggregation-mode prefill "
             "--disaggregation-transfer-backend nixl --disaggregation-bootstrap-port 8998");
   // Decode: attention TP 2 inside --tp 8; requests = 64 x 4 = 256.
   const DisaggProcess& d = l->processes[1];
@@ -85,7 +85,7 @@ TEST(DisaggLaunch, SglangCommandsByHand) {
             "python -m sglang.launch_server --model-path mistralai/Mixtral-8x7B-v0.1 --tp-size 8 "
             "--dp-size 4 --enable-dp-attention --ep-size 8 --moe-a2a-backend deepep --deepep-mode "
             "low_latency --max-running-requests 256 --context-length 5120 --chunked-prefill-size "
-            "32768 --mem-fraction-static 0.40 --host 0.0.0.0 --port 30000 --disaggregation-mode "
+            "32768 --mem-fraction-static 0.81 --host 0.0.0.0 --port 30000 --disaggregation-mode "
             "decode --disaggregation-transfer-backend nixl");
   EXPECT_EQ(l->processes[2].role, "router");
   EXPECT_EQ(l->processes[2].command,
