@@ -78,18 +78,13 @@ bool HasMemory(const LaunchOptions& opt) {
 // 0.01, at least the engines' default 0.90, with the note saying so.
 void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCommand* lc) {
   const double share = e.mem_bytes / e.mem_capacity_bytes;
-  const double util = std::min(1.0, std::max(0.90, CeilHundredth(share)));
+  const double dflt = DefaultMemFraction(l2s::Engine::kVllm, 1);  // sim/simulator.h
+  const double util = std::min(1.0, std::max(dflt, CeilHundredth(share)));
   lc->command += fmt::format(" --gpu-memory-utilization {:.2f}", util);
   lc->notes.push_back(fmt::format(
       "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share rounded up, "
       "at least {}'s default 0.90",
       util, MemoryWords(e), share, engine));
-}
-
-// SGLang's own --mem-fraction-static when the flag is not given (ServerArgs.__post_init__,
-// sglang 0.4-0.5: 0.88 at tp 1, 0.87 from 2, 0.85 from 4, 0.81 from 8, 0.79 from 16 GPUs).
-double SglangDefaultMemFraction(int tp_size) {
-  return tp_size >= 16 ? 0.79 : tp_size >= 8 ? 0.81 : tp_size >= 4 ? 0.85 : tp_size >= 2 ? 0.87 : 0.88;
 }
 
 std::string NodeRank(const LaunchOptions& opt) {
@@ -344,7 +339,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         // little short, and none for the prefix cache.
         const double static_share = (e.weight_bytes + e.kv_bytes + e.state_bytes) / cap;
         const int tp_size = dp_attention ? G : s.tp;
-        const double dflt = SglangDefaultMemFraction(tp_size);
+        const double dflt = DefaultMemFraction(l2s::Engine::kSglang, tp_size);  // sim/simulator.h
         const double frac = std::min(1.0, std::max(dflt, CeilHundredth(static_share)));
         c += fmt::format(" --mem-fraction-static {:.2f}", frac);
         lc.notes.push_back(fmt::format(
@@ -409,7 +404,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         const double free = e.mem_capacity_bytes - e.weight_bytes - e.act_bytes - e.reserve_bytes;
         if (free > 0) {
           const double need = (e.kv_bytes + e.state_bytes) / free;
-          const double frac = std::min(1.0, std::max(0.90, CeilHundredth(need)));
+          const double frac = std::min(
+              1.0, std::max(DefaultMemFraction(l2s::Engine::kTrtllm, 1), CeilHundredth(need)));
           kv_cache += fmt::format("  free_gpu_memory_fraction: {:.2f}\n", frac);
           lc.notes.push_back(fmt::format(
               "kv_cache_config.free_gpu_memory_fraction {:.2f}: {}; the KV cache takes {:.3f} of "

@@ -274,6 +274,18 @@ int DefaultMaxRunning(Engine e, int mtp, int dp) {
   return DefaultsOf(e).max_batch;
 }
 
+double DefaultMemFraction(Engine e, int tp_size) {
+  switch (e) {
+    case Engine::kIdeal: return 1.0;
+    case Engine::kTrtllm: return 0.90;  // kv_cache_config.free_gpu_memory_fraction
+    case Engine::kVllm: return 0.90;    // --gpu-memory-utilization
+    case Engine::kSglang:               // --mem-fraction-static (sglang 0.4-0.5 ServerArgs)
+      return tp_size >= 16 ? 0.79 : tp_size >= 8 ? 0.81 : tp_size >= 4 ? 0.85 : tp_size >= 2 ? 0.87
+                                                                                                : 0.88;
+  }
+  return 1.0;
+}
+
 double DefaultMtpAccept(int mtp) {
   // Accepted tokens per step by MTP depth, DeepSeek-R1 on 8 B200s with TensorRT-LLM
   // (../shared/reference/MEASUREMENTS.md, "MTP speculative decoding").

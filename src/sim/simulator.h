@@ -51,6 +51,17 @@ EngineDefaults DefaultsOf(Engine e);
 // among the dp-attention ranks (at least 1 each).
 int DefaultMaxRunning(Engine e, int mtp, int dp);
 
+// The memory fraction each engine runs with when its launch gives none: vLLM (and ATOM)
+// gpu_memory_utilization 0.90 of the GPU; SGLang mem_fraction_static of the GPU for weights and
+// the KV pool, by --tp-size `tp_size` (sglang 0.4-0.5 ServerArgs: 0.88 at 1 GPU, 0.87 from 2,
+// 0.85 from 4, 0.81 from 8, 0.79 from 16); TensorRT-LLM free_gpu_memory_fraction 0.90 of what
+// weights and activations leave; 1 for the ideal engine. The launch flags (launch/command.cc) are
+// at least these. The request-level simulator's KV pool stays the whole rest of the GPU (HBM -
+// weights - activations - reserve, serve/step_cost.h): pools cut to these defaults were tried
+// and moved measurements.csv from 5.9% to 6.3% median (its TensorRT-LLM factor refitted above 1,
+// an engine faster than the ideal one), docs/dev/COST_MODEL.md "Engine limits".
+double DefaultMemFraction(Engine e, int tp_size);
+
 // Mean tokens emitted per decode step with `mtp` speculative tokens by the published acceptance
 // curve (DeepSeek-R1 MTP on TensorRT-LLM, ../shared/reference/MEASUREMENTS.md): 1 for mtp = 0,
 // 1.92, 2.58, 2.82, 2.99, 3.01 for mtp = 1..5, 3.01 beyond (the curve has flattened).
