@@ -149,7 +149,7 @@ def _keyword_message(name, message, kwargs):
     m = _UNKNOWN_FLAG.match(message)
     if not m:
         return message
-    key = next((k for k in kwargs if "--" + k.replace("_", "-") == "--" + m.group(1)), None)
+    key = next((k for k in kwargs if k.replace("_", "-") == m.group(1)), None)
     if key is None:
         return message
     hint = f" (did you mean {m.group(2).replace('-', '_')}=?)" if m.group(2) else ""

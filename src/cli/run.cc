@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -66,9 +67,7 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
     if (a.size() < 3 || a.substr(0, 2) != "--") continue;
     const std::string name(a.substr(2, a.find('=') == std::string_view::npos ? std::string_view::npos
                                                                             : a.find('=') - 2));
-    bool known = false;
-    for (const std::string& n : names) known |= n == name;
-    if (known) continue;
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string best;
     int best_d = 1 << 30;
     const std::string word = name.substr(0, name.find('-'));

@@ -83,8 +83,8 @@ void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCo
   lc->command += fmt::format(" --gpu-memory-utilization {:.2f}", util);
   lc->notes.push_back(fmt::format(
       "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share rounded up, "
-      "at least {}'s default 0.90",
-      util, MemoryWords(e), share, engine));
+      "at least {}'s default {:.2f}",
+      util, MemoryWords(e), share, engine, dflt));
 }
 
 std::string NodeRank(const LaunchOptions& opt) {
@@ -404,14 +404,14 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         const double free = e.mem_capacity_bytes - e.weight_bytes - e.act_bytes - e.reserve_bytes;
         if (free > 0) {
           const double need = (e.kv_bytes + e.state_bytes) / free;
-          const double frac = std::min(
-              1.0, std::max(DefaultMemFraction(l2s::Engine::kTrtllm, 1), CeilHundredth(need)));
+          const double dflt = DefaultMemFraction(l2s::Engine::kTrtllm, 1);  // sim/simulator.h
+          const double frac = std::min(1.0, std::max(dflt, CeilHundredth(need)));
           kv_cache += fmt::format("  free_gpu_memory_fraction: {:.2f}\n", frac);
           lc.notes.push_back(fmt::format(
               "kv_cache_config.free_gpu_memory_fraction {:.2f}: {}; the KV cache takes {:.3f} of "
               "the memory left after weights, activations and reserve (at least TensorRT-LLM's "
-              "default 0.90)",
-              frac, MemoryWords(e), need));
+              "default {:.2f})",
+              frac, MemoryWords(e), need, dflt));
         }
       }
       if (!kv_cache.empty()) yaml += "kv_cache_config:\n" + kv_cache;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 namespace l2s::serve {
 namespace {
@@ -138,6 +139,21 @@ StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& u
   return res;
 }
 
+namespace {
+
+// Whether candidate i on `gpus` GPUs is the nearer deployment below the answer than candidate j
+// on `gpus_j`: more GPUs; ties: the answer's own layout, then more requests/s per GPU.
+bool NearerBelow(const CapacityResult& r, int i, int gpus, int j, int gpus_j) {
+  if (gpus != gpus_j) return gpus > gpus_j;
+  if (j == r.best) return false;
+  if (i == r.best) return true;
+  const SizeResult& a = r.candidates[i];
+  const SizeResult& b = r.candidates[j];
+  return a.instance_max_rps / a.layout.strategy.gpus() > b.instance_max_rps / b.layout.strategy.gpus();
+}
+
+}  // namespace
+
 StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
                                     const std::vector<Slo>& slos, const CapacityOptions& opt) {
@@ -149,27 +165,30 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   int64_t isl = 0, osl = 0;
   MeanLengths(requests, &isl, &osl);
   CapacityResult out;
-  std::vector<bool> fits;  // per candidate: its step cost exists (it can serve at all)
+  // Per candidate: its step cost (null when it cannot serve at all), kept with its memo for the
+  // size below the answer.
+  std::vector<std::unique_ptr<StepCost>> costs;
   for (const LayoutOption& lay : layouts) {
     SizeResult sr;
     sr.layout = lay;
     const int g = lay.strategy.gpus();
-    auto cost = StepCost::Make(lay.problem, lay.strategy);
-    fits.push_back(cost.ok());
-    if (!cost.ok()) {
-      sr.note = cost.status().message();
+    auto made = StepCost::Make(lay.problem, lay.strategy);
+    costs.push_back(made.ok() ? std::move(*made) : nullptr);
+    StepCost* cost = costs.back().get();
+    if (cost == nullptr) {
+      sr.note = made.status().message();
       out.candidates.push_back(sr);
       continue;
     }
     ServeOptions so = WithTtftStops(opt.serve, slos);
     so.instances = 1;
-    auto one = ServeSim::Make(cost->get(), so, isl, osl);
+    auto one = ServeSim::Make(cost, so, isl, osl);
     if (!one.ok()) {
       sr.note = one.status().message();
       out.candidates.push_back(sr);
       continue;
     }
-    auto mr = MaxRate(one->get(), unit, slos, SteadyStateRps(**cost, isl, osl), opt.rate);
+    auto mr = MaxRate(one->get(), unit, slos, SteadyStateRps(*cost, isl, osl), opt.rate);
     if (!mr.ok()) return mr.status();
     if (!mr->found) {
       sr.note = mr->probes.empty() ? "no rate meets the SLOs"
@@ -203,7 +222,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       if (fresh) {
         ServeOptions sk = WithTtftStops(opt.serve, slos);
         sk.instances = k;
-        auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
+        auto sim = ServeSim::Make(cost, sk, isl, osl);
         if (!sim.ok()) {
           r.why = sim.status().message();
         } else {
@@ -291,17 +310,12 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   const SizeResult& best = out.candidates[out.best];
   int target = -1, target_k = 0, target_gpus = 0;
   for (int i = 0; i < static_cast<int>(out.candidates.size()); ++i) {
-    if (!fits[i]) continue;
+    if (costs[i] == nullptr) continue;
     const SizeResult& c = out.candidates[i];
     const int g = c.layout.strategy.gpus();
     const int k = (best.gpus - 1) / g;
     if (k < 1) continue;
-    const bool better =
-        target < 0 || k * g > target_gpus ||
-        (k * g == target_gpus && target != out.best &&
-         (i == out.best || c.instance_max_rps / g > out.candidates[target].instance_max_rps /
-                                                        out.candidates[target].layout.strategy.gpus()));
-    if (better) {
+    if (target < 0 || NearerBelow(out, i, k * g, target, target_gpus)) {
       target = i;
       target_k = k;
       target_gpus = k * g;
@@ -309,16 +323,12 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   }
   const std::optional<SmallerDeployment> simulated = OneSizeSmaller(out);
   if (target >= 0 && (!simulated || simulated->gpus < target_gpus)) {
-    const SizeResult& c = out.candidates[target];
-    auto cost = StepCost::Make(c.layout.problem, c.layout.strategy);
-    if (cost.ok()) {
-      ServeOptions sk = WithTtftStops(opt.serve, slos);
-      sk.instances = target_k;
-      auto sim = ServeSim::Make(cost->get(), sk, isl, osl);
-      if (sim.ok()) {
-        SmallerDeployment d{target, target_k, target_gpus, Summarise((*sim)->Run(requests), slos), ""};
-        if (!MeetsSlos(d.summary, slos, &d.why)) out.below.push_back(std::move(d));
-      }
+    ServeOptions sk = WithTtftStops(opt.serve, slos);
+    sk.instances = target_k;
+    auto sim = ServeSim::Make(costs[target].get(), sk, isl, osl);
+    if (sim.ok()) {
+      SmallerDeployment d{target, target_k, target_gpus, Summarise((*sim)->Run(requests), slos), ""};
+      if (!MeetsSlos(d.summary, slos, &d.why)) out.below.push_back(std::move(d));
     }
   }
   return out;
@@ -332,15 +342,7 @@ std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r) {
     const SizeResult& c = r.candidates[i];
     const int gpus = instances * c.layout.strategy.gpus();
     if (instances < 1 || gpus >= best.gpus) return;
-    if (out) {
-      const SizeResult& o = r.candidates[out->candidate];
-      const bool better =
-          gpus > out->gpus ||
-          (gpus == out->gpus && out->candidate != r.best &&
-           (i == r.best || c.instance_max_rps / c.layout.strategy.gpus() >
-                               o.instance_max_rps / o.layout.strategy.gpus()));
-      if (!better) return;
-    }
+    if (out && !NearerBelow(r, i, gpus, out->candidate, out->gpus)) return;
     out = SmallerDeployment{i, instances, gpus, s, why};
   };
   for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
