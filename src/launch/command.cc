@@ -74,17 +74,37 @@ bool HasMemory(const LaunchOptions& opt) {
   return opt.eval != nullptr && opt.eval->valid() && opt.eval->mem_capacity_bytes > 0;
 }
 
-// vLLM's and ATOM's --gpu-memory-utilization: the plan's whole share of the GPU rounded up to
-// 0.01, at least the engines' default 0.90, with the note saying so.
+// Memory in use on a GPU before vLLM measures what is free: the CUDA context and the framework's
+// first allocations. aiconfigurator measured 551 MB of such "other" memory before raising its
+// reserve to 3.5 GiB for safety (../shared/calibration/*/system.yaml, other_mem); the plan's
+// runtime reserve (sim/simulator.cc) holds it.
+constexpr double kStartupBytes = 551.0 * 1024 * 1024;
+
+double FloorHundredth(double x) { return std::floor(x * 100.0 + 1e-9) / 100.0; }
+
+// vLLM's and ATOM's --gpu-memory-utilization: the share of the GPU that the engine itself must
+// allocate (the plan's memory less what is in use before it starts) rounded up to 0.01, at least
+// the engines' default 0.90, and at most what is free at startup rounded down: vLLM refuses to
+// start when utilization x total exceeds the free memory it finds ("Free memory on device ... on
+// startup is less than desired GPU memory utilization"), so 1.00 never starts.
 void AddMemoryUtilization(const Evaluation& e, std::string_view engine, LaunchCommand* lc) {
-  const double share = e.mem_bytes / e.mem_capacity_bytes;
+  const double cap = e.mem_capacity_bytes;
+  const double share = std::max(0.0, e.mem_bytes - kStartupBytes) / cap;
   const double dflt = DefaultMemFraction(l2s::Engine::kVllm, 1);  // sim/simulator.h
-  const double util = std::min(1.0, std::max(dflt, CeilHundredth(share)));
+  const double most = FloorHundredth((cap - kStartupBytes) / cap);
+  const double util = std::min(most, std::max(dflt, CeilHundredth(share)));
   lc->command += fmt::format(" --gpu-memory-utilization {:.2f}", util);
-  lc->notes.push_back(fmt::format(
-      "--gpu-memory-utilization {:.2f}: {} = {:.3f} of the GPU; the flag is that share rounded up, "
-      "at least {}'s default {:.2f}",
-      util, MemoryWords(e), share, engine, dflt));
+  std::string words = fmt::format(
+      "--gpu-memory-utilization {:.2f}: {}; less the {:.2f} GiB in use before {} starts (the "
+      "GPU context) that is {:.3f} of the GPU, rounded up, at least {}'s default {:.2f}",
+      util, MemoryWords(e), kStartupBytes / kGiB, engine, share, engine, dflt);
+  if (CeilHundredth(share) > most)
+    words += fmt::format(
+        " and at most {:.2f}, the share free at startup (vLLM refuses to start above it{}; the "
+        "plan's runtime reserve covers the {:.1f} GiB difference)",
+        most, engine == "vLLM" ? "" : fmt::format(", and {} is held to the same", engine),
+        std::max(0.0, share - most) * cap / kGiB);
+  lc->notes.push_back(words);
 }
 
 std::string NodeRank(const LaunchOptions& opt) {

@@ -438,7 +438,27 @@ TEST(Commands, MemoryFractionsByHand) {
   // A fuller GPU: KV 28.5 GiB (74.4 in all, the vLLM prefill server).
   e.kv_bytes = 28.5 * GiB;
   e.mem_bytes = 74.4 * GiB;
+  // (74.4 - 0.538 in use before vLLM starts) / 80 = 0.9233 -> 0.93.
   EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command, "--gpu-memory-utilization 0.93 "));
+  {
+    // A plan that fills the GPU: (78 - 0.538) / 80 = 0.9683 -> 0.97; (80 - 0.538) / 80 = 0.9933
+    // rounds up to 1.00, which vLLM refuses at startup (more than is free after the CUDA
+    // context): at most 0.99, the free share rounded down, and the note says so.
+    Evaluation full = e;
+    full.mem_bytes = 78 * GiB;
+    o.eval = &full;
+    EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s, o).command,
+                    "--gpu-memory-utilization 0.97 "));
+    full.mem_bytes = 80 * GiB;
+    const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, p, s, o);
+    EXPECT_TRUE(Has(lc.command, "--gpu-memory-utilization 0.99 ")) << lc.command;
+    EXPECT_TRUE(std::any_of(lc.notes.begin(), lc.notes.end(), [](const std::string& n) {
+      return Has(n, "at most 0.99, the share free at startup");
+    }));
+    EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kAtom, p, s, o).command,
+                    "--gpu-memory-utilization 0.99 "));
+    o.eval = &e;
+  }
   EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p, s, o).command, "--mem-fraction-static 0.86 "));
   // 28.5 / 34.1 = 0.8358 -> the default 0.90; KV 32 GiB: 32 / 34.1 = 0.9384 -> 0.94.
   e.kv_bytes = 32 * GiB;
