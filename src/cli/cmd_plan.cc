@@ -378,6 +378,18 @@ json EnginesJson(const PlanOutcome& o) {
     x["found_by"] = e.found_by;
     x["exact"] = e.exact;
     x["why_none"] = e.found ? json() : json(e.why_none);
+    // The engine's command for its own plan (the plan's engine: the same as launch.<engine>).
+    if (e.found && !e.command.command.empty()) {
+      json l;
+      l["command"] = e.command.command;
+      if (!e.command.extra_file_name.empty())
+        l["extra_file"] = {{"name", e.command.extra_file_name},
+                           {"contents", e.command.extra_file}};
+      l["notes"] = e.command.notes;
+      x["launch"] = l;
+    } else {
+      x["launch"] = json();
+    }
     a.push_back(x);
   }
   return a;
@@ -559,6 +571,35 @@ std::string FoundByWords(const std::string& found_by) {
 
 std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
 
+// A command's extra file (TensorRT-LLM's YAML), indented under it.
+void PrintExtraFile(const launch::LaunchCommand& c) {
+  if (c.extra_file_name.empty()) return;
+  fmt::print("    {}:\n", c.extra_file_name);
+  const std::string& yaml = c.extra_file;
+  for (size_t pos = 0, nl; pos < yaml.size(); pos = nl + 1) {
+    nl = yaml.find('\n', pos);
+    fmt::print("      {}\n", yaml.substr(pos, nl - pos));
+    if (nl == std::string::npos) break;
+  }
+}
+
+// A command with its extra file and notes.
+void PrintCommand(const launch::LaunchCommand& c, std::string_view label) {
+  fmt::print("    {} {}\n", label, c.command);
+  PrintExtraFile(c);
+  for (const std::string& n : c.notes) fmt::print("    note: {}\n", n);
+}
+
+// The Engines table's found row of `e` when `e` is not the plan's engine (nullptr otherwise, and
+// when there is no table: an --engine plan).
+const plan::EnginePlan* OwnPlanOf(const PlanOutcome& o, launch::Engine e) {
+  for (const plan::EnginePlan& row : o.engines)
+    if (row.found && row.id != o.engine && !row.command.command.empty() &&
+        launch::WorkersOf(engine::EngineName(row.id)) == e)
+      return &row;
+  return nullptr;
+}
+
 void PrintPlan(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;
   const Problem& p = sim.problem();
@@ -713,15 +754,7 @@ void PrintPlan(const PlanOutcome& o) {
       fmt::print("    frontend x1: {}\n", d->frontend);
       fmt::print("    worker x{} ({} GPU{} each): {}\n", d->workers, d->gpus_per_worker,
                  d->gpus_per_worker == 1 ? "" : "s", d->worker.command);
-      if (!d->worker.extra_file_name.empty()) {
-        fmt::print("    {}:\n", d->worker.extra_file_name);
-        const std::string& yaml = d->worker.extra_file;
-        for (size_t pos = 0, nl; pos < yaml.size(); pos = nl + 1) {
-          nl = yaml.find('\n', pos);
-          fmt::print("      {}\n", yaml.substr(pos, nl - pos));
-          if (nl == std::string::npos) break;
-        }
-      }
+      PrintExtraFile(d->worker);
       for (const std::string& n : d->notes) fmt::print("    note: {}\n", n);
       for (const std::string& n : d->worker.notes) fmt::print("    note: {}\n", n);
     }
@@ -736,6 +769,15 @@ void PrintPlan(const PlanOutcome& o) {
     }
   }
   for (const EngineTranslation& t : o.launch) {
+    // A tabulated engine other than the plan's: its own best plan (the Engines table's row), not
+    // the plan above translated - what a user of that engine launches.
+    if (const plan::EnginePlan* own = OwnPlanOf(o, t.engine)) {
+      fmt::print("  {}: its own plan, its row in the Engines table below ({:.2f} tokens/s per GPU, {}):\n",
+                 EngineTitle(t.engine), own->eval.tokens_per_s_per_gpu,
+                 ShortText(p.model, own->best));
+      PrintCommand(own->command, "command:");
+      continue;
+    }
     fmt::print("  {}:\n", EngineTitle(t.engine));
     if (t.unsupported.empty()) {
       fmt::print("    expresses the plan exactly\n");
@@ -746,17 +788,7 @@ void PrintPlan(const PlanOutcome& o) {
     }
     if (!t.command.command.empty()) {
       fmt::print("    {} {}\n", t.unsupported.empty() ? "command:" : "runs instead:", t.command.command);
-      if (!t.command.extra_file_name.empty()) {
-        fmt::print("    {}:\n", t.command.extra_file_name);
-        std::string yaml = t.command.extra_file;
-        size_t pos = 0;
-        while (pos < yaml.size()) {
-          const size_t nl = yaml.find('\n', pos);
-          fmt::print("      {}\n", yaml.substr(pos, nl - pos));
-          if (nl == std::string::npos) break;
-          pos = nl + 1;
-        }
-      }
+      PrintExtraFile(t.command);
       if (!t.unsupported.empty())
         fmt::print("    simulated as run: {}\n",
                    t.runnable ? fmt::format("{:.2f} tokens/s per GPU ({} of the plan) with {}",

@@ -87,6 +87,11 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
     out.best = a.recommended;
     out.eval = a.recommended_eval;
     out.refined_from = a.refined_from;
+    if (const std::optional<launch::Engine> e = launch::WorkersOf(caps.name)) {
+      launch::LaunchOptions opt;
+      opt.eval = &out.eval;
+      out.command = launch::MakeLaunchCommand(*e, out.problem, out.best, opt);
+    }
   } else {
     out.why_none = fmt::format("{} launches no valid strategy for this problem: {}",
                                engine::EngineTitle(id), a.failures.Reason(sim.problem()));

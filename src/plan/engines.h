@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "engine/engine.h"
+#include "launch/launch.h"
 #include "plan/aggregated.h"
 #include "plan/progress.h"
 #include "plan/pareto.h"
@@ -33,6 +34,8 @@ struct EnginePlan {
   int64_t evaluations = 0;   // simulator calls spent
   AggPlan plan;              // the whole plan on the engine's space, what
                              // `l2s plan --engine E` prints
+  launch::LaunchCommand command;  // found: the engine's command for `best` (memory fractions
+                                  // from `eval`), what `l2s eval --engine E` of it prices
 };
 
 // The best plan engine `id` launches for problem `p`: PlanAggregated on the space of

@@ -337,6 +337,33 @@ TEST(PlanCli, EnginesTableWithoutEngine) {
     EXPECT_NE(row.find(full.substr(0, full.find(",embed="))), std::string::npos) << row;
     EXPECT_EQ(row.find(full), std::string::npos) << row;
   }
+  // Each engine's row carries the command for its own plan: the headline engine's is the launch
+  // section's; every other engine's Launch block prints its own row's command (what a user of
+  // that engine runs), not the headline translated, and `eval --engine E` of that row's strategy
+  // gives the row's figure.
+  int others = 0;
+  for (const nlohmann::json& x : j["engines"]) {
+    const std::string name = x["engine"];
+    const std::string command = x["launch"]["command"];
+    ASSERT_FALSE(command.empty()) << x.dump();
+    if (name == fastest_engine) {
+      EXPECT_EQ(command, j["launch"][name]["command"].get<std::string>());
+      continue;
+    }
+    ++others;
+    const size_t block = t.out.find("its own plan, its row in the Engines table below (");
+    ASSERT_NE(block, std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("    command: " + command + "\n"), std::string::npos) << name << "\n" << t.out;
+    const Result ev = RunL2s({"eval", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--gpus",
+                              std::to_string(per), "--mode", "serve", "--isl", "1024", "--osl",
+                              "256", "--slo", "ttft_ms=2000,tpot_ms=50", "--engine", name,
+                              "--strategy", x["strategy"].get<std::string>(), "--json"});
+    ASSERT_EQ(ev.code, 0) << ev.err;
+    EXPECT_NEAR(Num(ParseJson(ev.out)["tokens_per_s_per_gpu"]), Num(x["tokens_per_s_per_gpu"]),
+                5e-3 * Num(x["tokens_per_s_per_gpu"]))
+        << name;
+  }
+  EXPECT_EQ(others, 2);
 }
 
 // An oracle that cannot finish within --oracle-seconds is reported as skipped, with the command
