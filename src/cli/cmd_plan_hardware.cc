@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,16 @@ std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
 // its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
 // per user, y $ per million output tokens when every GPU type has a price (each point priced by
 // the child plan, plan/cost.h), else output tokens/s per GPU.
+// The one input error of the whole comparison: every GPU type's plan stopped on bad input (exit
+// 2) for the same reason - a flag common to all, not a GPU the engine lacks - so it is said once,
+// as `l2s plan` says it, instead of a table of identical rows.
+std::optional<std::string> CommonInputError(const std::vector<std::pair<int, std::string>>& outcomes) {
+  if (outcomes.empty()) return std::nullopt;
+  for (const auto& [code, reason] : outcomes)
+    if (code != 2 || reason.empty() || reason != outcomes.front().second) return std::nullopt;
+  return outcomes.front().second;
+}
+
 int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vector<std::string>& prices,
                           const std::vector<std::string>& base_in, bool want_json) {
   std::vector<std::string> base = base_in;
@@ -200,6 +211,11 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
       all_priced = false;
     }
     rows.push_back(r);
+  }
+  {
+    std::vector<std::pair<int, std::string>> outcomes;
+    for (const Row& r : rows) outcomes.emplace_back(r.exit_code, r.reason);
+    if (const std::optional<std::string> common = CommonInputError(outcomes)) return Fail(*common);
   }
   bool any = false;
   for (const Row& r : rows) any |= !r.front.empty();
@@ -308,8 +324,13 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   }
   const FlagValue gpu = FindFlag(base, "--gpu");
   const std::vector<std::string> gpus = SplitCommas(gpu.value);
-  for (const std::string& g : gpus)
-    if (g.empty()) return Fail(fmt::format("--gpu {}: an empty GPU type in the list", gpu.value));
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    if (gpus[k].empty()) return Fail(fmt::format("--gpu {}: an empty GPU type in the list", gpu.value));
+    for (size_t i = 0; i < k; ++i)
+      if (gpus[i] == gpus[k])
+        return Fail(fmt::format("--gpu {}: {} is listed twice (one row per GPU type)", gpu.value,
+                                gpus[k]));
+  }
   // --price-per-gpu-hour p1,p2,...: one price per GPU type, in the order of --gpu.
   const FlagValue price = FindFlag(base, "--price-per-gpu-hour");
   std::vector<std::string> prices;
@@ -370,6 +391,13 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
         (cheapest < 0 || s["usd_per_mtok_output"].get<double>() <
                              summaries[cheapest]["usd_per_mtok_output"].get<double>()))
       cheapest = static_cast<int>(k);
+  }
+  {
+    std::vector<std::pair<int, std::string>> outcomes;
+    for (const auto& r : rows)
+      outcomes.emplace_back(r["exit_code"].get<int>(),
+                            r["reason"].is_string() ? r["reason"].get<std::string>() : "");
+    if (const std::optional<std::string> common = CommonInputError(outcomes)) return Fail(*common);
   }
   bool any_bad_input = false;
   for (const auto& r : rows) any_bad_input |= r["exit_code"] == 2;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -99,6 +100,48 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
   return fallback;
 }
 
+// A number as the user would write it: CLI11 prints real bounds with six decimals
+// ("1000000.000000").
+std::string PlainNumber(std::string x) {
+  if (x.find('.') != std::string::npos) {
+    while (!x.empty() && x.back() == '0') x.pop_back();
+    if (!x.empty() && x.back() == '.') x.pop_back();
+  }
+  return x;
+}
+
+// CLI11's value errors said in the flags' words: "--isl: Value 2k not in range 1 to 16777216"
+// (the range check of a number it could not read, or read as a fraction of a whole-number flag)
+// and "Could not convert: --rate = fast". `what` unchanged when it is neither.
+std::string ValueErrorMessage(const std::string& what) {
+  const std::string range = ": Value ", in = " not in range ", to = " to ";
+  const size_t v = what.find(range), r = what.find(in), t = what.rfind(to);
+  if (what.rfind("--", 0) == 0 && v != std::string::npos && r != std::string::npos && r > v &&
+      t != std::string::npos && t > r) {
+    const std::string flag = what.substr(0, v);
+    const std::string value = what.substr(v + range.size(), r - v - range.size());
+    const std::string lo = what.substr(r + in.size(), t - r - in.size());
+    const std::string hi = what.substr(t + to.size());
+    const bool whole = lo.find('.') == std::string::npos && hi.find('.') == std::string::npos;
+    char* end = nullptr;
+    const double x = std::strtod(value.c_str(), &end);
+    const bool number = !value.empty() && end == value.c_str() + value.size();
+    const double lo_x = std::strtod(lo.c_str(), nullptr), hi_x = std::strtod(hi.c_str(), nullptr);
+    if (!number || (whole && x >= lo_x && x <= hi_x))
+      return fmt::format("{} expects {} from {} to {}, got \"{}\"", flag,
+                         whole ? "a whole number" : "a number", PlainNumber(lo), PlainNumber(hi),
+                         PrintableText(value));
+    return fmt::format("{} must be from {} to {}, got {}", flag, PlainNumber(lo), PlainNumber(hi),
+                       PrintableText(value));
+  }
+  const std::string conv = "Could not convert: ";
+  const size_t eq = what.find(" = ");
+  if (what.rfind(conv, 0) == 0 && eq != std::string::npos)
+    return fmt::format("{} expects a number, got \"{}\"", what.substr(conv.size(), eq - conv.size()),
+                       PrintableText(what.substr(eq + 3)));
+  return what;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
   app.require_subcommand(0, 1);
@@ -133,7 +176,7 @@ int Main(int argc, char** argv) {
     return l2s::cli::Fail(
         l2s::Status::InvalidArgument(UnknownFlagMessage(app, argc, argv, e.what())));
   } catch (const CLI::ParseError& e) {
-    return l2s::cli::Fail(l2s::Status::InvalidArgument(e.what()));
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(ValueErrorMessage(e.what())));
   }
   for (CLI::App* sub : app.get_subcommands()) {
     return runners.at(sub->get_name())();

@@ -226,6 +226,49 @@ TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
   EXPECT_NE(extra.err.find("extra"), std::string::npos) << extra.err;
 }
 
+// A value a flag cannot take says what the flag expects, not CLI11's "Value 1.5 not in range 1 to
+// 100000000" (1.5 is in that range; it is not a whole number) or "Could not convert: --rate = fast".
+TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"plan", "--isl", "2k"}, "--isl expects a whole number from 1 to 16777216, got \"2k\""},
+      {{"plan", "--budget", "1.5"},
+       "--budget expects a whole number from 1 to 100000000, got \"1.5\""},
+      {{"plan", "--gpus", "0"}, "--gpus must be from 1 to 16777216, got 0"},
+      {{"plan", "--price-per-gpu-hour", "abc"},
+       "--price-per-gpu-hour expects a number from 0 to 1000000, got \"abc\""},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "fast"},
+       "--rate expects a number, got \"fast\""},
+  };
+  for (const auto& [args, line] : cases) {
+    const Result r = RunL2s(args);
+    EXPECT_EQ(r.code, 2) << line;
+    EXPECT_EQ(r.err, "l2s: error: " + line + "\n");
+  }
+}
+
+// The hardware comparison (`plan --gpu a,b`): a flag every GPU type's plan rejects is one error,
+// as `l2s plan` gives it (not a table of identical rows); a GPU type listed twice is refused; a
+// reason of one GPU type alone (an engine without a build for it) stays that type's row.
+TEST(InputsCli, HardwareComparisonSaysACommonInputErrorOnce) {
+  const Result bad = RunL2s({"plan", "--gpu", "h100,h200", "--gpus", "abc"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  const std::string line =
+      "l2s: error: --gpus expects a whole number from 1 to 16777216, got \"abc\"\n";
+  ASSERT_GE(bad.err.size(), line.size());
+  EXPECT_EQ(bad.err.substr(bad.err.size() - line.size()), line) << bad.err;
+  const Result twice = RunL2s({"plan", "--gpu", "h100,h100", "--gpus", "8"});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_EQ(twice.err, "l2s: error: --gpu h100,h100: h100 is listed twice (one row per GPU type)\n");
+  const Result one = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpu", "h100,mi300x", "--gpus",
+                             "8", "--engine", "trtllm", "--budget", "100"});
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.out.find("  mi300x   no valid plan: --engine: TensorRT-LLM does not run on AMD GPUs"),
+            std::string::npos)
+      << one.out;
+  EXPECT_NE(one.out.find("fastest per GPU: h100"), std::string::npos) << one.out;
+}
+
 TEST(InputsCli, JsonOnEveryExit) {
   // No fit, and an SLO no strategy meets: exit 1.
   ExpectJsonFailure(RunL2s({"plan", "--model", "llama-3.1-405b", "--gpus", "1", "--budget", "50",
