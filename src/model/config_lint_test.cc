@@ -317,6 +317,33 @@ TEST(ModelSourceTest, RepoIdShape) {
     EXPECT_FALSE(LooksLikeRepoId(no)) << no;
 }
 
+// An unknown bare name says which known model it is near: a repo whose config l2s would find (a
+// config folder's org--name.json, the hub cache's models--org--name) under its name in another
+// case or misspelt, or a preset within a misspelling; nothing when none is near.
+TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
+  TempDir dir("l2s_model_near");
+  ModelSearchPaths paths;
+  paths.config_dirs = {(dir.path / "configs").string()};
+  paths.hf_hub_cache = (dir.path / "hub").string();
+  WriteFile(dir.path / "configs" / "acme--Foo-R1.json", "{}");
+  fs::create_directories(dir.path / "hub" / "models--other--Bar-Chat" / "snapshots");
+  auto message = [&](const char* name) {
+    StatusOr<ModelSpec> m = LoadModelFrom(name, paths, nullptr);
+    EXPECT_FALSE(m.ok()) << name;
+    const std::string msg = m.status().message();
+    return msg.substr(0, msg.find("; presets: "));
+  };
+  EXPECT_EQ(message("foo-r1"),
+            "unknown model \"foo-r1\": not a preset and no such file (did you mean acme/Foo-R1?)");
+  EXPECT_EQ(message("bar-chatt"),
+            "unknown model \"bar-chatt\": not a preset and no such file (did you mean "
+            "other/Bar-Chat?)");
+  EXPECT_EQ(message("llama-3.1-8c"),
+            "unknown model \"llama-3.1-8c\": not a preset and no such file (did you mean "
+            "llama-3.1-8b?)");
+  EXPECT_EQ(message("nosuch"), "unknown model \"nosuch\": not a preset and no such file");
+}
+
 // org/name: the config folders first, then the hub cache's refs/main snapshot, else the newest.
 TEST(ModelSourceTest, RepoIdInConfigDirsAndHubCache) {
   TempDir dir("l2s_model_source");

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -178,6 +179,56 @@ StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearch
                                       PrintableText(id), where.empty() ? "(no folder)" : where));
 }
 
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The known model nearest to an unknown `name`, "" when none is near: a preset within a
+// misspelling, or a HuggingFace repo whose config l2s would find (`org--name.json` in a config
+// folder, `models--org--name` in the HuggingFace cache) whose name is `name` in another case or
+// within a misspelling of it ("deepseek-r1" -> "deepseek-ai/DeepSeek-R1").
+std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& paths) {
+  const std::string want = Lower(name);
+  std::vector<std::pair<std::string, std::string>> known;  // (what to type, what to compare)
+  for (const std::string& p : ModelPresetNames()) known.emplace_back(p, p);
+  auto add_repo = [&](const std::string& org, const std::string& repo) {
+    if (!org.empty() && !repo.empty()) known.emplace_back(org + "/" + repo, Lower(repo));
+  };
+  std::error_code ec;
+  for (const std::string& dir : paths.config_dirs)
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string f = it->path().filename().string();
+      const size_t sep = f.find("--");
+      if (sep == std::string::npos || it->path().extension() != ".json") continue;
+      add_repo(f.substr(0, sep), it->path().stem().string().substr(sep + 2));
+    }
+  if (!paths.hf_hub_cache.empty())
+    for (fs::directory_iterator it(paths.hf_hub_cache, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const std::string f = it->path().filename().string();
+      if (f.rfind("models--", 0) != 0) continue;
+      const std::string rest = f.substr(8);
+      const size_t sep = rest.find("--");
+      if (sep != std::string::npos) add_repo(rest.substr(0, sep), rest.substr(sep + 2));
+    }
+  std::string best;
+  int best_d = std::max(1, MaxTypoDistance(want.size())) + 1;
+  for (const auto& [type, compare] : known) {
+    const int d = compare == want ? 0 : EditDistance(want, compare);
+    if (d < best_d) {
+      best = type;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSearchPaths& paths,
                                   std::vector<std::string>* warnings) {
   const std::vector<std::string> presets = ModelPresetNames();
@@ -206,8 +257,11 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     m.name = path;  // the repo id: what engines take as --model
     return m;
   }
+  const std::string near = NearestKnownModel(name_or_path, paths);
   return Status::NotFound(fmt::format(
-      "unknown model \"{}\": not a preset and no such file; presets: {}", name_or_path, PresetList()));
+      "unknown model \"{}\": not a preset and no such file{}; presets: {}",
+      PrintableText(name_or_path), near.empty() ? "" : fmt::format(" (did you mean {}?)", near),
+      PresetList()));
 }
 
 }  // namespace l2s
