@@ -1,11 +1,14 @@
 // Clusters: presets, MakeCluster, cluster JSON. GPU figures live in gpus.cc.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <set>
 
+#include "common/text.h"
 #include "hw/gpu_presets.h"
 #include "hw/hw.h"
 #include "model/json_fields.h"
@@ -160,6 +163,28 @@ Status FieldError(std::string_view source, std::string_view field, std::string_v
       fmt::format("{}: field \"{}\": expected {}, got {}", source, field, expected, got));
 }
 
+// "unknown GPU ..." with the preset it is nearest to: the same name in another case ("H100"), a
+// preset the name starts with ("h100-sxm") or that starts with it ("mi355"), or one within a
+// misspelling (common/text.h MaxTypoDistance).
+std::string UnknownGpu(std::string_view name) {
+  std::string low(name);
+  for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::string best;
+  int best_d = std::max(1, MaxTypoDistance(low.size())) + 1;
+  for (const GpuPresetEntry& e : GpuPresetTable()) {
+    const std::string& n = e.gpu.name;
+    const bool prefix = low.size() >= 3 && (low.rfind(n, 0) == 0 || n.rfind(low, 0) == 0);
+    const int d = low == n ? 0 : prefix ? 1 : EditDistance(low, n);
+    if (d < best_d) {
+      best = n;
+      best_d = d;
+    }
+  }
+  return fmt::format("unknown GPU \"{}\"{}; GPU presets: {}", PrintableText(name),
+                     best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
+                     Join(GpuPresetNames()));
+}
+
 }  // namespace
 
 std::vector<std::string> GpuPresetNames() {
@@ -170,8 +195,7 @@ std::vector<std::string> GpuPresetNames() {
 
 StatusOr<GpuSpec> GpuPreset(std::string_view name) {
   if (const GpuPresetEntry* e = FindGpuPreset(name)) return e->gpu;
-  return Status::NotFound(
-      fmt::format("unknown GPU \"{}\"; GPU presets: {}", name, Join(GpuPresetNames())));
+  return Status::NotFound(UnknownGpu(name));
 }
 
 std::vector<std::string> ClusterPresetNames() {
@@ -225,8 +249,7 @@ int HostGpus(const ClusterSpec& c) {
 StatusOr<ClusterSpec> MakeCluster(std::string_view gpu, int num_gpus, int gpus_per_node) {
   const GpuPresetEntry* e = FindGpuPreset(gpu);
   if (e == nullptr)
-    return Status::NotFound(
-        fmt::format("unknown GPU \"{}\"; GPU presets: {}", gpu, Join(GpuPresetNames())));
+    return Status::NotFound(UnknownGpu(gpu));
   ClusterSpec c = FromEntry(*e, num_gpus, gpus_per_node == 0 ? e->gpus_per_domain : gpus_per_node);
   L2S_RETURN_IF_ERROR(ValidateCluster(c, c.name));
   return c;

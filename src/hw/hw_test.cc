@@ -313,5 +313,23 @@ TEST(HwTest, ClusterJsonBad) {
   EXPECT_EQ(LoadCluster("/nonexistent/cluster.json").status().code(), Status::Code::kNotFound);
 }
 
+// An unknown GPU name says the preset it is nearest to: another case, a preset it starts with or
+// that starts with it, a misspelling; nothing when none is near.
+TEST(GpuPresetTest, UnknownNameSuggestsTheNearestPreset) {
+  auto head = [](std::string_view name) {
+    const StatusOr<GpuSpec> g = GpuPreset(name);
+    EXPECT_FALSE(g.ok()) << name;
+    const std::string m = g.status().message();
+    return m.substr(0, m.find("; GPU presets: "));
+  };
+  EXPECT_EQ(head("H100"), "unknown GPU \"H100\" (did you mean h100?)");
+  EXPECT_EQ(head("h100-sxm"), "unknown GPU \"h100-sxm\" (did you mean h100?)");
+  EXPECT_EQ(head("mi355"), "unknown GPU \"mi355\" (did you mean mi355x?)");
+  EXPECT_EQ(head("b300x"), "unknown GPU \"b300x\" (did you mean b300?)");
+  EXPECT_EQ(head("nosuch"), "unknown GPU \"nosuch\"");
+  EXPECT_EQ(MakeCluster("H200", 8, 0).status().message().substr(0, 39),
+            "unknown GPU \"H200\" (did you mean h200?)");
+}
+
 }  // namespace
 }  // namespace l2s
