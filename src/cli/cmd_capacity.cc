@@ -43,6 +43,19 @@
 namespace l2s::cli {
 namespace {
 
+// How the requests were sent, in words: the asked rate and the drawn stream's (a Poisson stream
+// of 2,000 requests at 20 req/s averages 19.5 over its span), a trace's file, or the clients.
+std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs) {
+  const double drawn = serve::StreamRate(reqs);
+  if (!t.trace.empty()) return fmt::format("from {} at {:.3g} req/s", t.trace, drawn);
+  if (t.concurrency > 0) return fmt::format("from {} concurrent clients", t.concurrency);
+  return fmt::format("at {:.3g} req/s ({}; the drawn stream: {:.3g} req/s)", t.rate,
+                     t.burstiness == 1 ? std::string("Poisson")
+                                       : fmt::format("gamma arrivals, burstiness {:.3g}",
+                                                     t.burstiness),
+                     drawn);
+}
+
 using serve::ServeSummary;
 
 struct CapacityFlags {
@@ -472,9 +485,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
                  base.sglang_recv_interval);
     fmt::print("\n");
   }
-  fmt::print("{} on {}, engine {}: {} requests at {:.3g} req/s, SLO {}\n", p0.model.name,
-             p0.cluster.gpu.name, o.engine, reqs.size(), serve::StreamRate(reqs),
-             serve::SlosText(slos));
+  fmt::print("{} on {}, engine {}: {} requests {}, SLO {}\n", p0.model.name, p0.cluster.gpu.name,
+             o.engine, reqs.size(), StreamWords(f.traffic, reqs), serve::SlosText(slos));
   if (agg)
   fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
              "total GPUs", "layout of one instance");

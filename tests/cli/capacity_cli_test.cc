@@ -1,6 +1,7 @@
 // `l2s capacity` end to end (issue 45): exit codes and one-line errors for bad input, the JSON
 // contract of a deployment run, the unstable verdict above capacity, and the sizing answer's
 // consistency (its size meets the SLOs, one instance fewer does not).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -194,6 +195,29 @@ TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
   if (best["instances"].get<int>() > 1) {
     EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
   }
+}
+
+// The header says the rate asked for and the drawn stream's (a Poisson stream of N requests
+// averages a little off the rate over its span; JSON rate_rps is the drawn one), a trace's file.
+TEST(CapacityCli, HeaderSaysTheAskedRateAndTheDrawnStream) {
+  const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                         "vllm", "--isl", "1000", "--osl", "200", "--rate", "30", "--requests",
+                         "1000", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1",
+                         "--search", "oracle"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                         "vllm", "--isl", "1000", "--osl", "200", "--rate", "30", "--requests",
+                         "1000", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1",
+                         "--search", "oracle", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const double drawn = nlohmann::json::parse(j.out)["rate_rps"].get<double>();
+  EXPECT_NE(drawn, 30.0);
+  EXPECT_NE(r.out.find(fmt::format(
+                "engine vllm: 1000 requests at 30 req/s (Poisson; the drawn stream: {:.3g} "
+                "req/s), SLO p99_ttft_ms=1000,p99_tpot_ms=30\n",
+                drawn)),
+            std::string::npos)
+      << r.out;
 }
 
 // The steady state ranks layouts at one batch; the percentiles depend on how each queues. Sizing
