@@ -120,10 +120,6 @@ std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
   return v.value;
 }
 
-// `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
-// its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
-// per user, y $ per million output tokens when every GPU type has a price (each point priced by
-// the child plan, plan/cost.h), else output tokens/s per GPU.
 // The one input error of the whole comparison: every GPU type's plan stopped on bad input (exit
 // 2) for the same reason - a flag common to all, not a GPU the engine lacks - so it is said once,
 // as `l2s plan` says it, instead of a table of identical rows.
@@ -134,6 +130,10 @@ std::optional<std::string> CommonInputError(const std::vector<std::pair<int, std
   return outcomes.front().second;
 }
 
+// `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
+// its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
+// per user, y $ per million output tokens when every GPU type has a price (each point priced by
+// the child plan, plan/cost.h), else output tokens/s per GPU.
 int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vector<std::string>& prices,
                           const std::vector<std::string>& base_in, bool want_json) {
   std::vector<std::string> base = base_in;

@@ -1,6 +1,7 @@
 #include "common/text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -119,6 +120,12 @@ int EditDistance(std::string_view a, std::string_view b) {
     std::swap(prev, cur);
   }
   return prev[m];
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 int MaxTypoDistance(size_t length) { return length >= 12 ? 2 : length >= 6 ? 1 : 0; }

@@ -19,6 +19,9 @@ constexpr size_t kMaxMessageBytes = 1000;
 // (the start and the end kept, "...[N bytes]..." between).
 std::string PrintableText(std::string_view s, size_t max_bytes = kMaxQuotedBytes);
 
+// `s` with ASCII letters in lower case (other bytes as they are).
+std::string AsciiLower(std::string_view s);
+
 // Whether `s` is well-formed UTF-8.
 bool IsUtf8(std::string_view s);
 

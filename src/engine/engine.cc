@@ -6,6 +6,8 @@
 #include <cctype>
 #include <string>
 
+#include "common/text.h"
+
 namespace l2s::engine {
 namespace {
 
@@ -304,8 +306,7 @@ bool RoundRobinFrontEnd(std::string_view name) {
 }
 
 StatusOr<EngineId> ParseEngineId(std::string_view name) {
-  std::string lower(name);
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string lower = AsciiLower(name);
   EngineId id = EngineId::kIdeal;
   // A Dynamo front end in front of a backend: "dynamo+trtllm", "dynamo-sglang", "dynamo vllm".
   if (lower.rfind("dynamo", 0) == 0 && lower.size() > 7 &&

@@ -2,7 +2,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -167,8 +166,7 @@ Status FieldError(std::string_view source, std::string_view field, std::string_v
 // preset the name starts with ("h100-sxm") or that starts with it ("mi355"), or one within a
 // misspelling (common/text.h MaxTypoDistance).
 std::string UnknownGpu(std::string_view name) {
-  std::string low(name);
-  for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string low = AsciiLower(name);
   std::string best;
   int best_d = std::max(1, MaxTypoDistance(low.size())) + 1;
   for (const GpuPresetEntry& e : GpuPresetTable()) {

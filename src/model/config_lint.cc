@@ -112,18 +112,13 @@ const std::vector<std::string_view> kTorchDtypes = {
     "float", "double",   "int8",    "float8_e4m3fn", "float8_e5m2",
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The nearest candidate within MaxTypoDistance(key) (case-insensitive; ties: the earlier
 // candidate), skipping those `skip` returns true for. "" when none.
 template <typename Skip>
 std::string_view Nearest(std::string_view key, const std::vector<std::string_view>& candidates,
                          Skip skip) {
-  const std::string k = Lower(key);
+  const std::string k = AsciiLower(key);
   const int limit = MaxTypoDistance(key.size());
   std::string_view best;
   int best_d = limit + 1;
@@ -131,7 +126,7 @@ std::string_view Nearest(std::string_view key, const std::vector<std::string_vie
     // Cheap bound first: the distance is at least the length difference.
     const size_t lo = std::min(key.size(), c.size()), hi = std::max(key.size(), c.size());
     if (hi - lo > static_cast<size_t>(limit) || skip(c)) continue;
-    const int d = EditDistance(k, Lower(c));
+    const int d = EditDistance(k, AsciiLower(c));
     if (d < best_d) {
       best_d = d;
       best = c;

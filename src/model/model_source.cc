@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -181,22 +180,17 @@ StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearch
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The known model nearest to an unknown `name`, "" when none is near: a preset within a
 // misspelling, or a HuggingFace repo whose config l2s would find (`org--name.json` in a config
 // folder, `models--org--name` in the HuggingFace cache) whose name is `name` in another case or
 // within a misspelling of it ("deepseek-r1" -> "deepseek-ai/DeepSeek-R1").
 std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& paths) {
-  const std::string want = Lower(name);
+  const std::string want = AsciiLower(name);
   std::vector<std::pair<std::string, std::string>> known;  // (what to type, what to compare)
   for (const std::string& p : ModelPresetNames()) known.emplace_back(p, p);
   auto add_repo = [&](const std::string& org, const std::string& repo) {
-    if (!org.empty() && !repo.empty()) known.emplace_back(org + "/" + repo, Lower(repo));
+    if (!org.empty() && !repo.empty()) known.emplace_back(org + "/" + repo, AsciiLower(repo));
   };
   std::error_code ec;
   for (const std::string& dir : paths.config_dirs)

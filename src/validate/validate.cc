@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/text.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "model/presets.h"
@@ -25,11 +26,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -145,7 +141,7 @@ StatusOr<std::vector<CsvRecord>> ParseCsv(std::string_view text) {
 // ---------------------------------------------------------------- rows
 
 NotedSettings ReadNotes(std::string_view notes) {
-  const std::string text = Lower(notes);
+  const std::string text = AsciiLower(notes);
   // True when `key` occurs in the notes not directly negated ("no ...", "not ...", "without ...").
   auto states = [&](std::string_view key) {
     for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
@@ -236,7 +232,7 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
   const CsvRecord& header = recs->front();
   std::map<std::string, int> col;
   for (size_t i = 0; i < header.fields.size(); ++i) {
-    const std::string key = Lower(Trim(header.fields[i]));
+    const std::string key = AsciiLower(Trim(header.fields[i]));
     if (key.empty()) continue;
     if (col.count(key))
       return Status::ParseError(fmt::format("{}:{}: column '{}' appears twice in the header", name,
@@ -307,11 +303,11 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.model_config = cell("model_config");
     m.weight_dtype = cell("weight_dtype");
     m.kv_dtype = cell("kv_dtype");
-    m.mode = Lower(cell("mode"));
-    m.metric = Lower(cell("metric"));
+    m.mode = AsciiLower(cell("mode"));
+    m.metric = AsciiLower(cell("metric"));
     m.notes = cell("notes");
     m.noted = ReadNotes(m.notes);
-    m.overlap = Lower(cell("overlap"));
+    m.overlap = AsciiLower(cell("overlap"));
     if (!m.overlap.empty() && m.overlap != "none" && m.overlap != "tbo" && m.overlap != "sbo")
       return bad("overlap", "none, tbo or sbo", m.overlap);
     // Degrees, replicas and GPU counts are bounded by kMaxRowGpus so that their products (checked
@@ -487,7 +483,7 @@ bool ClientSimulated(const Measurement& row) {
 // (PerfOverviewRequests); 0 when unknown.
 int64_t OfflineRequests(const Measurement& row) {
   if (row.noted.requests > 0) return row.noted.requests;
-  const std::string src = Lower(row.source);
+  const std::string src = AsciiLower(row.source);
   if (EngineFamily(row.engine) == "trtllm" && src.find("perf-overview") != std::string::npos &&
       src.find("trtllm-bench") != std::string::npos)
     return PerfOverviewRequests(row.isl, row.osl);
@@ -949,7 +945,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   out.replicas = replicas;
 
   // GPU: a preset name, or a longer label starting with one ("h100_sxm", "H100-SXM5-80GB").
-  std::string gpu = Lower(row.gpu);
+  std::string gpu = AsciiLower(row.gpu);
   if (!GpuPreset(gpu).ok()) {
     size_t n = 0;
     while (n < gpu.size() && std::isalnum(static_cast<unsigned char>(gpu[n]))) ++n;
@@ -977,7 +973,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // Dtypes: fp16 is stored like bf16 (2 bytes) and runs at the same tensor rate on the GPUs
   // modelled, so it is read as bf16.
   auto dtype = [](const std::string& s, DType dflt) -> std::optional<DType> {
-    const std::string l = Lower(s);
+    const std::string l = AsciiLower(s);
     if (l.empty()) return dflt;
     if (l == "fp16" || l == "float16" || l == "half") return DType::kBF16;
     if (l == "nvfp4") return DType::kFP4;
@@ -1040,7 +1036,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // estimate of them (trtllm_bench.h), which every rank's scheduler applies.
   if (w.mode == Mode::kServe && trtllm && row.batch == 0 &&
       row.concurrency == 0 && row.max_batch <= 0 && row.max_num_tokens <= 0 &&
-      Lower(row.source).find("trtllm-bench") != std::string::npos && row.isl > 0 && row.osl > 0) {
+      AsciiLower(row.source).find("trtllm-bench") != std::string::npos && row.isl > 0 && row.osl > 0) {
     TrtllmBenchInput in;
     in.weight = w.weight;
     in.kv = w.kv;
@@ -1276,13 +1272,13 @@ Summary Summarize(const std::vector<RowResult>& results) {
     const std::string fam = EngineFamily(m.engine);
     engines[fam.empty() ? "(none)" : fam].push_back(r);
     regimes[Regime(m)].push_back(r);
-    gpus[Lower(m.gpu)].push_back(r);
+    gpus[AsciiLower(m.gpu)].push_back(r);
     metrics[m.metric].push_back(r);
     if (m.metric == "tpot_ms" || KindOfMetric(m.metric) == MetricKind::kThroughput)
       metrics["throughput+tpot"].push_back(r);
     const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
-                                        Lower(m.gpu), m.mode, m.isl, m.osl, m.context, fam,
-                                        Lower(m.weight_dtype), Lower(m.kv_dtype), m.metric);
+                                        AsciiLower(m.gpu), m.mode, m.isl, m.osl, m.context, fam,
+                                        AsciiLower(m.weight_dtype), AsciiLower(m.kv_dtype), m.metric);
     Group& g = groups[key];
     g.tps.insert(m.tp);
     g.pred.push_back(r.pred.ok ? r.pred.predicted : 0.0);
