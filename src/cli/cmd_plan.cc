@@ -880,13 +880,19 @@ DisaggPlanRequest MakeDisaggRequest(const PlanFlags& f) {
 
 // --emit DIR (launch/emit.h): writes the plan's launch files and returns the line saying where
 // they went; "" without --emit.
-StatusOr<std::string> EmitDisagg(const PlanFlags& f,
+// The servers share nodes when the plan's pools share its cluster, or split one node
+// (--prefill-gpus on a cluster of one host): its KV was priced so.
+StatusOr<std::string> EmitDisagg(const PlanFlags& f, const DisaggPlan& d,
                                  const StatusOr<std::vector<launch::DisaggLaunch>>& launches) {
   if (f.emit.empty()) return std::string();
   if (!launches.ok()) return Status::InvalidArgument("--emit: " + launches.status().message());
+  launch::EmitOptions opt;
+  opt.model_id = f.model_id;
+  const DisaggSetup& setup = d.models.at(static_cast<size_t>(d.best.model))->setup();
+  opt.shared_nodes = setup.shared || (f.prefill_gpus > 0 && setup.serve.cluster.num_gpus <=
+                                                                HostGpus(setup.serve.cluster));
   return launch::EmitDisaggregatedPlan(f.emit, *launches,
-                                       launch::DisaggEngineOf(LaunchEngineOf(f.problem)),
-                                       {f.model_id, {}});
+                                       launch::DisaggEngineOf(LaunchEngineOf(f.problem)), opt);
 }
 StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
   if (f.emit.empty()) return std::string();
@@ -979,7 +985,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     text += ChosenEngineLine(f, p);
   }
   if (launches.ok()) text += FormatDisaggLaunch(*launches);
-  StatusOr<std::string> emitted = EmitDisagg(f, launches);
+  StatusOr<std::string> emitted = EmitDisagg(f, *d, launches);
   if (!emitted.ok()) return Fail(emitted.status());
   if (!emitted->empty()) text += "\n" + *emitted + "\n";
   return Emit(f, j, text, d->interrupted);
@@ -1055,7 +1061,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
       text += "  " + sizing.substr(at, nl - at + 1);
     }
     if (launches.ok()) text += FormatDisaggLaunch(*launches);
-    StatusOr<std::string> emitted = EmitDisagg(f, launches);
+    StatusOr<std::string> emitted = EmitDisagg(f, *d, launches);
     if (!emitted.ok()) return Fail(emitted.status());
     if (!emitted->empty()) text += "\n" + *emitted + "\n";
   } else {

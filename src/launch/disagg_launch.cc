@@ -303,8 +303,13 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
     p.notes = lc.notes;
     switch (backend) {
       case Engine::kSglang:
-        p.command += fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}",
-                                 side->role, KvTransferName(transfer));
+        // A prefill worker serves its KV through SGLang's bootstrap server (Dynamo's SGLang
+        // examples set the port); workers sharing a node each get their own (launch/emit.cc).
+        p.command += fmt::format(" --disaggregation-mode {} --disaggregation-transfer-backend {}{}",
+                                 side->role, KvTransferName(transfer),
+                                 prefill ? fmt::format(" --disaggregation-bootstrap-port {}",
+                                                       kSglangBootstrapPort)
+                                         : "");
         break;
       case Engine::kVllm:
         p.command += std::string(prefill ? " --is-prefill-worker" : " --is-decode-worker") +

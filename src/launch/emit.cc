@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 namespace l2s::launch {
@@ -201,6 +203,7 @@ std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_n
       s.node = i / per_node;
       const int slot = i % per_node;
       s.devices = g < P ? Devices(slot * g, g) : "";
+      s.first_device = g < P ? slot * g : 0;
       s.port = base_port > 0 ? base_port + slot : 0;
       out.push_back(s);
     }
@@ -215,6 +218,67 @@ std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_n
         s.port = r == 0 ? base_port : 0;
         out.push_back(s);
       }
+  }
+  return out;
+}
+
+std::vector<std::vector<PlacedServer>> PlaceSharedNodes(const std::vector<PoolGroup>& groups,
+                                                        int gpus_per_node, int reserved_port) {
+  const int P = std::max(1, gpus_per_node);
+  struct Item {
+    double key;
+    size_t group;
+    int instance;
+  };
+  std::vector<Item> items;
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (int i = 0; i < groups[k].instances; ++i)
+      items.push_back({(i + 0.5) / groups[k].instances, k, i});
+  // Pushed group by group: a stable sort keeps group order among equal keys.
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.key < b.key; });
+  std::vector<int> used;              // GPUs taken, per node
+  std::vector<std::set<int>> ports;   // ports taken, per node
+  auto open_node = [&](int taken) {
+    used.push_back(taken);
+    ports.emplace_back();
+    if (reserved_port > 0) ports.back().insert(reserved_port);
+    return static_cast<int>(used.size()) - 1;
+  };
+  auto take_port = [&](int node, int base) {
+    if (base <= 0) return 0;
+    int port = base;
+    while (ports[node].count(port)) ++port;
+    ports[node].insert(port);
+    return port;
+  };
+  std::vector<std::vector<PlacedServer>> out(groups.size());
+  for (const Item& it : items) {
+    const PoolGroup& g = groups[it.group];
+    const int n = std::max(1, g.gpus);
+    if (n > P) {  // whole nodes of its own
+      const int nodes = (n + P - 1) / P;
+      for (int r = 0; r < nodes; ++r) {
+        PlacedServer s;
+        s.instance = it.instance;
+        s.node = open_node(P);
+        s.node_rank = r;
+        s.port = r == 0 ? take_port(s.node, g.base_port) : 0;
+        out[it.group].push_back(s);
+      }
+      continue;
+    }
+    int node = 0;
+    while (node < static_cast<int>(used.size()) && used[node] + n > P) ++node;
+    if (node == static_cast<int>(used.size())) open_node(0);
+    PlacedServer s;
+    s.instance = it.instance;
+    s.node = node;
+    s.first_device = n < P ? used[node] : 0;
+    s.devices = n < P ? Devices(used[node], n) : "";
+    s.port = take_port(node, g.base_port);
+    used[node] += n;
+    out[it.group].push_back(s);
   }
   return out;
 }
@@ -470,6 +534,23 @@ int ProcessPort(const DisaggProcess& proc) {
   return at == std::string::npos ? 0 : std::atoi(proc.command.c_str() + at + 8);
 }
 
+// The port the router listens on: its command's --port / --http-port, else its configuration
+// file's top-level `port:` (TensorRT-LLM's disaggregated server); 0 when neither says.
+int RouterPort(const std::string& cmd, const std::string& file) {
+  for (const char* flag : {" --port ", " --http-port "}) {
+    const size_t at = cmd.find(flag);
+    if (at != std::string::npos) return std::atoi(cmd.c_str() + at + std::strlen(flag));
+  }
+  for (size_t at = 0; at < file.size();) {
+    const size_t nl = file.find('\n', at);
+    const std::string line = file.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    if (line.rfind("port:", 0) == 0) return std::atoi(line.c_str() + 5);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
@@ -489,6 +570,14 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   // "<role-k>:port" of the router's placeholders -> "<role-node-n>:port" of the placed server.
   std::vector<std::pair<std::string, std::string>> hosts;
   std::vector<std::string> extra_written;
+  // Where each server runs: the pools' servers packed onto common nodes when the pools share the
+  // cluster (EmitOptions::shared_nodes), else each pool on nodes of its own.
+  struct Server {
+    const DisaggProcess* proc;
+    PlacedServer ps;
+    int base;  // the process's port as translated
+  };
+  std::vector<const DisaggProcess*> servers_of;  // decode first: the packer places it first on ties
   for (const DisaggProcess& proc : l.processes) {
     if (proc.role == "router") {
       router_cmd = proc.command;
@@ -496,54 +585,83 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       router_file = proc.file;
       continue;
     }
-    const PoolPlan& pool = proc.role == "prefill" ? prefill : decode;
-    const int P = HostGpus(pool.problem.cluster);
-    const int base = ProcessPort(proc);
-    const std::vector<PlacedServer> placed = PlaceInstances(proc.count, proc.gpus, P, base);
     if (!proc.file_name.empty()) {
       if (Status st = w.Write(proc.file_name, proc.file); !st.ok()) return st;
       files_md += fmt::format("- `{}`: {} servers' engine options\n", proc.file_name, proc.role);
     }
-    std::map<int, std::vector<const PlacedServer*>> by_node;
-    for (const PlacedServer& ps : placed) by_node[ps.node].push_back(&ps);
-    total_nodes += static_cast<int>(by_node.size());
-    for (const auto& [node, servers] : by_node) {
-      std::string script = kScriptHead;
-      if (l.backend == Engine::kVllm && (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
-        script += "# NIXL's handshake: this node's address as the other side reaches it.\n"
-                  "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
-      if (servers.front()->node_rank > 0 || (proc.gpus > P)) {
-        script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
-        script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", servers.front()->node_rank);
-      }
-      for (const PlacedServer* ps : servers) {
-        if (ps->node_rank == 0) {
-          const int slot = ps->port - base;
-          hosts.push_back({fmt::format("<{}-{}>:{}", proc.role, ps->instance + 1, base),
-                           fmt::format("<{}-node-{}>:{}", proc.role, node + 1, ps->port)});
-          // SGLang's prefill servers pair through their bootstrap port, one per slot.
-          hosts.push_back({fmt::format("<{}-node-{}>:{} 8998", proc.role, node + 1, ps->port),
-                           fmt::format("<{}-node-{}>:{} {}", proc.role, node + 1, ps->port,
-                                       8998 + slot)});
-        }
-        std::string cmd = WithModelId(PlacedCommand(proc, *ps, base), resolved, opt.model_id);
-        // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
-        // rank: servers sharing a node start their range after the previous one's GPUs.
-        if (servers.size() > 1 && l.backend == Engine::kVllm && !ps->devices.empty())
-          cmd = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ", 5600 + (ps->port - base) * proc.gpus) + cmd;
-        script += Background(cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps->instance + 1,
-                                              ps->node_rank));
-        where_md += fmt::format("| {}-node-{} | {} {}{} | {} | {} |\n", proc.role, node + 1,
-                                proc.role, ps->instance + 1,
-                                proc.gpus > P ? fmt::format(" rank {}", ps->node_rank) : "",
-                                ps->devices.empty() ? "all" : ps->devices,
-                                ps->port > 0 ? std::to_string(ps->port) : "-");
-      }
-      script += "wait\n";
-      const std::string name = fmt::format("{}-node-{}.sh", proc.role, node + 1);
-      if (Status st = w.Write(name, script, true); !st.ok()) return st;
-      files_md += fmt::format("- `{}`: run on {} node {}\n", name, proc.role, node + 1);
+    servers_of.insert(proc.role == "decode" ? servers_of.begin() : servers_of.end(), &proc);
+  }
+  const ClusterSpec& pc = prefill.problem.cluster;
+  const ClusterSpec& dc = decode.problem.cluster;
+  const bool shared = opt.shared_nodes && pc.gpu.name == dc.gpu.name && HostGpus(pc) == HostGpus(dc);
+  std::vector<std::string> node_order;                  // node names, first placed first
+  std::map<std::string, std::vector<Server>> by_node;   // node name -> its servers
+  auto add = [&](const std::string& node, const Server& sv) {
+    if (!by_node.count(node)) node_order.push_back(node);
+    by_node[node].push_back(sv);
+  };
+  const int router_port = RouterPort(router_cmd, router_file);
+  if (shared) {
+    std::vector<PoolGroup> groups;
+    for (const DisaggProcess* proc : servers_of) groups.push_back({proc->count, proc->gpus, ProcessPort(*proc)});
+    const std::vector<std::vector<PlacedServer>> placed =
+        PlaceSharedNodes(groups, HostGpus(pc), router_port);
+    // Node by node; on each, its decode servers before its prefill servers.
+    std::vector<std::pair<int, Server>> all;
+    for (size_t k = 0; k < servers_of.size(); ++k)
+      for (const PlacedServer& ps : placed[k]) all.push_back({ps.node, {servers_of[k], ps, groups[k].base_port}});
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [node, sv] : all) add(fmt::format("node-{}", node + 1), sv);
+  } else {
+    for (const DisaggProcess* proc : servers_of) {
+      const PoolPlan& pool = proc->role == "prefill" ? prefill : decode;
+      const int base = ProcessPort(*proc);
+      const std::vector<std::vector<PlacedServer>> placed =
+          PlaceSharedNodes({{proc->count, proc->gpus, base}}, HostGpus(pool.problem.cluster), router_port);
+      for (const PlacedServer& ps : placed.front())
+        add(fmt::format("{}-node-{}", proc->role, ps.node + 1), {proc, ps, base});
     }
+  }
+  total_nodes = static_cast<int>(node_order.size());
+  for (const std::string& node : node_order) {
+    const std::vector<Server>& servers = by_node[node];
+    std::string script = kScriptHead;
+    if (l.backend == Engine::kVllm && (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
+      script += "# NIXL's handshake: this node's address as the other side reaches it.\n"
+                "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
+    const Server& head = servers.front();
+    if (head.ps.node_rank > 0 || head.proc->gpus > HostGpus(pc)) {
+      script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
+      script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", head.ps.node_rank);
+    }
+    for (const Server& sv : servers) {
+      const DisaggProcess& proc = *sv.proc;
+      const PlacedServer& ps = sv.ps;
+      if (ps.node_rank == 0) {
+        const int slot = ps.port - sv.base;
+        hosts.push_back({fmt::format("<{}-{}>:{}", proc.role, ps.instance + 1, sv.base),
+                         fmt::format("<{}>:{}", node, ps.port)});
+        // SGLang's prefill servers pair through their bootstrap port, one per slot.
+        hosts.push_back({fmt::format("<{}>:{} 8998", node, ps.port),
+                         fmt::format("<{}>:{} {}", node, ps.port, 8998 + slot)});
+      }
+      std::string cmd = WithModelId(PlacedCommand(proc, ps, sv.base), resolved, opt.model_id);
+      // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
+      // rank: servers sharing a node start their range at their first GPU.
+      if (servers.size() > 1 && l.backend == Engine::kVllm && !ps.devices.empty())
+        cmd = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ", 5600 + ps.first_device) + cmd;
+      script += Background(cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps.instance + 1,
+                                            ps.node_rank));
+      where_md += fmt::format("| {} | {} {}{} | {} | {} |\n", node, proc.role, ps.instance + 1,
+                              proc.gpus > HostGpus(pc) ? fmt::format(" rank {}", ps.node_rank) : "",
+                              ps.devices.empty() ? "all" : ps.devices,
+                              ps.port > 0 ? std::to_string(ps.port) : "-");
+    }
+    script += "wait\n";
+    const std::string name = node + ".sh";
+    if (Status st = w.Write(name, script, true); !st.ok()) return st;
+    files_md += shared ? fmt::format("- `{}`: run on {} (its decode servers, then its prefill servers)\n", name, node)
+                       : fmt::format("- `{}`: run on {}\n", name, node);
   }
   // The router reaches each server on its node and port.
   for (const auto& [from, to] : hosts) {
@@ -561,7 +679,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   }
   if (!router_cmd.empty()) {
     std::string script = kScriptHead;
-    script += "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses (DEPLOY.md).\n";
+    script += shared ? "# Replace <node-i> with the nodes' addresses (DEPLOY.md).\n"
+                     : "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses (DEPLOY.md).\n";
     script += "exec " + router_cmd + "\n";
     if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
     files_md += "- `router.sh`: the router (any host that reaches every server)\n";
@@ -588,21 +707,24 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
                     decode.instances, Short(l.decode), decode.gpus_per_instance);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
+  const std::string start_nodes =
+      shared ? "Each node's script (the pools share the nodes: a script starts its node's decode "
+               "servers, then its prefill servers; a server that spans nodes: set HEAD_ADDR to its "
+               "first node on each of them)."
+             : "The decode nodes' scripts, then the prefill nodes' (a server that spans nodes: set "
+               "HEAD_ADDR to its first node on each of them).";
   if (l.engine == DisaggEngine::kDynamo) {
     md += "\n## Order to start\n1. etcd (and NATS) where every host reaches them, with "
-          "ETCD_ENDPOINTS / NATS_SERVER set on every host (see the notes).\n2. The decode nodes' "
-          "scripts, then the prefill nodes' (a worker that spans nodes: set HEAD_ADDR to its "
-          "first node on each of them).\n3. `router.sh` (Dynamo's frontend) on any host; the "
-          "workers register with it.\n";
+          "ETCD_ENDPOINTS / NATS_SERVER set on every host (see the notes).\n2. " + start_nodes +
+          "\n3. `router.sh` (Dynamo's frontend) on any host; the workers register with it.\n";
     md += fmt::format(
         "\n## Check it is up\n`curl -s http://<frontend>:{}/v1/models` lists the model once the "
         "workers have registered; send a request to its `/v1/completions`.\n",
         kDynamoFrontendPort);
   } else {
-    md += "\n## Order to start\n1. The decode nodes' scripts, then the prefill nodes' (a server "
-          "that spans nodes: set HEAD_ADDR to its first node on each of them).\n2. `router.sh` "
-          "once every server answers, after replacing <prefill-node-i> / <decode-node-i> with "
-          "the nodes' addresses.\n";
+    md += "\n## Order to start\n1. " + start_nodes + "\n2. `router.sh` once every server answers, " +
+          (shared ? "after replacing <node-i> with the nodes' addresses.\n"
+                  : "after replacing <prefill-node-i> / <decode-node-i> with the nodes' addresses.\n");
     md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then "
           "the same on the router; send a request to the router's `/v1/completions`.\n";
   }

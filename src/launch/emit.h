@@ -31,6 +31,12 @@ struct EmitOptions {
   // Aggregated: the instances run as NVIDIA Dynamo workers (launch/dynamo.h) behind Dynamo's
   // frontend (frontend.sh) instead of the engine's own servers behind a router.
   bool dynamo = false;
+  // Disaggregated: the pools come out of one cluster (DisaggSetup::shared; the plan priced the KV
+  // of a prefill and a decode instance that fit one NVLink domain over NVLink), so the servers of
+  // both roles are packed onto common nodes (node-<k>.sh, PlaceSharedNodes). False, or pools of
+  // different GPUs or node sizes: each pool on nodes of its own (prefill-node-<k>.sh,
+  // decode-node-<k>.sh; a fixed --prefill-gpus split, the pools of a mixed cluster).
+  bool shared_nodes = true;
 };
 
 // One server placed on a node.
@@ -40,10 +46,27 @@ struct PlacedServer {
   int node_rank = 0;         // rank inside a multi-node instance
   int port = 0;              // HTTP port (0 on nodes that run no API server)
   std::string devices;       // CUDA_VISIBLE_DEVICES ("" = the whole node)
+  int first_device = 0;      // the first GPU of `devices` (0 for the whole node)
 };
 // Places `instances` instances of `gpus` GPUs on nodes of `gpus_per_node` GPUs (see above);
 // `base_port` is the engine's port. Ports are distinct per node and device ranges disjoint.
 std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port);
+
+// One pool's servers for PlaceSharedNodes.
+struct PoolGroup {
+  int instances = 0;
+  int gpus = 0;       // per instance
+  int base_port = 0;  // the engine's port for the pool's servers (0: none)
+};
+// The servers of several pools packed onto one set of nodes of `gpus_per_node` GPUs (the pools of
+// a disaggregated plan that share a cluster). Instances are taken in proportion across the groups
+// (the i-th of a group of n at (i + 1/2) / n; ties in group order), each on the first node with
+// its GPUs free (contiguous, from the lowest), or on ceil(gpus / P) whole new nodes when it spans
+// nodes. A server's port is its group's base port plus the first offset not yet taken on its
+// node (`reserved_port` > 0 is taken on every node: the router's, which may run on any of them).
+// Returns each group's servers in instance order; nodes are numbered over all groups.
+std::vector<std::vector<PlacedServer>> PlaceSharedNodes(const std::vector<PoolGroup>& groups,
+                                                        int gpus_per_node, int reserved_port = 0);
 
 // Writes the aggregated deployment of `s` (evaluated as `eval` in problem `p`) on `engine` into
 // `dir` (created if missing). InvalidArgument when `dir` cannot be created or written (one line

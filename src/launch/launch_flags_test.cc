@@ -738,6 +738,12 @@ int CheckScripts(const std::filesystem::path& dir, int gpus_per_node, Checker* c
           EXPECT_TRUE(ports.insert(p.values.at("--port")).second)
               << where << ": port " << p.values.at("--port") << " twice";
         }
+        // SGLang prefill servers (and Dynamo's SGLang prefill workers) each listen on their own
+        // bootstrap port.
+        if (p.values.count("--disaggregation-bootstrap-port")) {
+          EXPECT_TRUE(ports.insert(p.values.at("--disaggregation-bootstrap-port")).second)
+              << where << ": port " << p.values.at("--disaggregation-bootstrap-port") << " twice";
+        }
         for (const std::string& env : p.env) {
           if (env.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) continue;
           std::stringstream ds(env.substr(21));
@@ -800,7 +806,7 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
   EXPECT_GT(scripts, 30);
   EXPECT_GE(lws, 6);     // the 3 multi-node aggregated plans on SGLang and vLLM
-  EXPECT_GE(graphs, 3);  // every disaggregated plan spans nodes
+  EXPECT_GE(graphs, 3);  // the disaggregated plans that span nodes
   std::printf("emitted: %d scripts, %d commands, %d flags checked, %zu outside the fixtures\n",
               scripts, ck.commands, ck.flags, ck.errors.size());
   std::filesystem::remove_all(root);
@@ -917,6 +923,101 @@ TEST(LaunchFlags, PlacementPartitionsNodes) {
   EXPECT_EQ(w[3].node_rank, 1);
   EXPECT_EQ(w[3].port, 0);
   EXPECT_EQ(w[2].port, 8000);
+}
+
+// Pools sharing a cluster: their servers packed onto common nodes, taken in proportion.
+TEST(LaunchFlags, SharedPlacementPacksBothPoolsOntoCommonNodes) {
+  // 2 x 4 GPUs (keys 1/4, 3/4) and 3 x 2 GPUs (keys 1/6, 1/2, 5/6) on 8-GPU nodes, the router's
+  // port 8000 reserved: order B0 A0 B1 A1 B2; node 0 gets B0 (0,1), A0 (2-5), B1 (6,7); node 1
+  // A1 (0-3), B2 (4,5). Ports count from the base past those taken on the node.
+  const auto g = PlaceSharedNodes({{2, 4, 30000}, {3, 2, 30000}}, 8, 8000);
+  ASSERT_EQ(g.size(), 2u);
+  ASSERT_EQ(g[0].size(), 2u);
+  ASSERT_EQ(g[1].size(), 3u);
+  EXPECT_EQ(g[1][0].node, 0);
+  EXPECT_EQ(g[1][0].devices, "0,1");
+  EXPECT_EQ(g[1][0].port, 30000);
+  EXPECT_EQ(g[0][0].node, 0);
+  EXPECT_EQ(g[0][0].devices, "2,3,4,5");
+  EXPECT_EQ(g[0][0].first_device, 2);
+  EXPECT_EQ(g[0][0].port, 30001);
+  EXPECT_EQ(g[1][1].devices, "6,7");
+  EXPECT_EQ(g[1][1].port, 30002);
+  EXPECT_EQ(g[0][1].node, 1);
+  EXPECT_EQ(g[0][1].devices, "0,1,2,3");
+  EXPECT_EQ(g[0][1].port, 30000);
+  EXPECT_EQ(g[1][2].node, 1);
+  EXPECT_EQ(g[1][2].devices, "4,5");
+  EXPECT_EQ(g[1][2].port, 30001);
+  // The reserved port is skipped: base 8000 starts at 8001.
+  EXPECT_EQ(PlaceSharedNodes({{2, 1, 8000}}, 8, 8000)[0][1].port, 8002);
+  // An instance over 16 GPUs takes 2 whole nodes of its own (ranks 0, 1); the others pack
+  // around it: keys A0 1/2, B0 1/6, B1 1/2, B2 5/6 -> B0 node 0, A0 nodes 1-2, B1 node 3...
+  const auto w = PlaceSharedNodes({{1, 16, 30000}, {3, 8, 30000}}, 8);
+  ASSERT_EQ(w[0].size(), 2u);
+  EXPECT_EQ(w[1][0].node, 0);
+  EXPECT_EQ(w[1][0].devices, "");
+  EXPECT_EQ(w[0][0].node, 1);
+  EXPECT_EQ(w[0][1].node, 2);
+  EXPECT_EQ(w[0][1].node_rank, 1);
+  EXPECT_EQ(w[0][1].port, 0);
+  EXPECT_EQ(w[1][1].node, 3);
+  EXPECT_EQ(w[1][2].node, 4);
+}
+
+// A disaggregated plan whose pools share one node (Llama-8B: 4 x 1-GPU prefill + 2 x 2-GPU
+// decode = 8 GPUs, its KV priced over NVLink) is emitted as one node script that starts all six
+// servers on the node's 8 GPUs, none on the router's port; with pools of their own
+// (EmitOptions::shared_nodes false) each pool gets its node.
+TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_shared_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  const DisaggPlanCase c = DisaggPlans()[2];
+  ASSERT_EQ(c.prefill.instances * c.prefill.gpus_per_instance +
+                c.decode.instances * c.decode.gpus_per_instance, 8);
+  StatusOr<std::vector<DisaggLaunch>> all = TranslateDisaggPlan(c.prefill, c.decode);
+  ASSERT_TRUE(all.ok());
+  Checker ck;
+  int checked = 0;
+  for (const DisaggLaunch& l : *all) {
+    if (!l.runnable) continue;
+    ++checked;
+    const std::filesystem::path dir = root / std::string(DisaggEngineName(l.engine));
+    ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
+    EXPECT_FALSE(std::filesystem::exists(dir / "prefill-node-1.sh"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "node-2.sh"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "dynamo-graph.yaml"));  // one node
+    const std::string script = ReadAll(dir / "node-1.sh");
+    std::set<std::string> gpus;
+    int servers = 0;
+    for (size_t at = script.find("CUDA_VISIBLE_DEVICES="); at != std::string::npos;
+         at = script.find("CUDA_VISIBLE_DEVICES=", at + 1)) {
+      ++servers;
+      std::stringstream ds(script.substr(at + 21, script.find(' ', at) - at - 21));
+      for (std::string d; std::getline(ds, d, ',');) EXPECT_TRUE(gpus.insert(d).second) << d;
+    }
+    EXPECT_EQ(servers, 6) << script;
+    EXPECT_EQ(gpus.size(), 8u) << script;
+    EXPECT_EQ(CheckScripts(dir, 8, &ck), 2);  // node-1.sh and router.sh
+    // The router reaches the servers on node-1 and none listens on the router's port.
+    const std::string router = ReadAll(dir / "router.sh");
+    EXPECT_FALSE(Has(router, "<prefill-")) << router;
+    if (l.engine == DisaggEngine::kVllm) {
+      EXPECT_TRUE(Has(router, "--prefill http://<node-1>:")) << router;
+      EXPECT_FALSE(Has(script, "--port 8000 ")) << script;  // the router's
+    }
+    EmitOptions separate;
+    separate.shared_nodes = false;
+    const std::filesystem::path sep = root / (std::string(DisaggEngineName(l.engine)) + "-separate");
+    ASSERT_TRUE(EmitDisaggDeployment(sep.string(), l, &(*all)[3], separate, nullptr).ok());
+    EXPECT_TRUE(std::filesystem::exists(sep / "prefill-node-1.sh"));
+    EXPECT_TRUE(std::filesystem::exists(sep / "decode-node-1.sh"));
+    EXPECT_FALSE(std::filesystem::exists(sep / "node-1.sh"));
+  }
+  EXPECT_EQ(checked, 4);
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  std::filesystem::remove_all(root);
 }
 
 TEST(LaunchFlags, EmittedFilesFollowTheGpuVendor) {

@@ -49,7 +49,8 @@ StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& se
   const ClusterSpec& c = serve.cluster;
   if (req.prefill_gpus > 0) {
     // A fixed split: two pools of the cluster's GPUs, the KV crossing the scale-out network
-    // (each pool is its own set of NVLink domains).
+    // (each pool is its own set of NVLink domains), or NVLink when the whole cluster is one
+    // domain (a split of one node: both pools are in it).
     const int decode_gpus = c.num_gpus - req.prefill_gpus;
     if (decode_gpus < 1)
       return Status::InvalidArgument(fmt::format(
@@ -67,7 +68,9 @@ StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& se
     setup.shared = false;
     setup.prefill_pool_name = "prefill";
     setup.decode_pool_name = "decode";
-    setup.cross = KvLink{false, c.scaleout_bw, c.scaleout_latency};
+    setup.cross = c.num_gpus <= c.gpus_per_domain
+                      ? KvLink{true, c.gpu.nvlink_bw, c.nvlink_latency}
+                      : KvLink{false, c.scaleout_bw, c.scaleout_latency};
   }
   StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(setup));
   if (!m.ok()) return m.status();

@@ -728,6 +728,47 @@ TEST(PlanCli, EmitWritesTheLaunchFiles) {
   fs::remove(file);
 }
 
+// A disaggregated plan on one 8-GPU node (its KV priced over NVLink) is emitted as one node's
+// script that starts both pools on disjoint GPUs, also with a fixed --prefill-gpus split, whose
+// KV then crosses NVLink too; across nodes a fixed split gives each pool nodes of its own.
+TEST(PlanCli, EmittedDisaggregatedPoolsStartWhereTheyWerePriced) {
+  const std::vector<std::string> problem = {
+      "plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--mode", "serve", "--isl", "2048",
+      "--osl", "256", "--slo", "ttft_ms=500,tpot_ms=15", "--engine", "vllm", "--serving",
+      "disagg", "--budget", "200"};
+  auto run = [&](std::vector<std::string> extra, const std::string& dir) {
+    std::vector<std::string> args = problem;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--emit", dir});
+    fs::remove_all(dir);
+    return RunL2s(args);
+  };
+  for (const std::vector<std::string>& split :
+       {std::vector<std::string>{}, std::vector<std::string>{"--prefill-gpus", "4"}}) {
+    const std::string dir = TempPath("l2s_emit_one_node");
+    std::vector<std::string> extra = {"--gpus", "8"};
+    extra.insert(extra.end(), split.begin(), split.end());
+    const Result r = run(extra, dir);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("over NVLink"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(fs::path(dir) / "node-1.sh")) << r.out;
+    EXPECT_FALSE(fs::exists(fs::path(dir) / "node-2.sh"));
+    EXPECT_FALSE(fs::exists(fs::path(dir) / "prefill-node-1.sh"));
+    const std::string script = Slurp((fs::path(dir) / "node-1.sh").string());
+    EXPECT_NE(script.find("kv_producer"), std::string::npos) << script;
+    EXPECT_NE(script.find("kv_consumer"), std::string::npos) << script;
+    fs::remove_all(dir);
+  }
+  const std::string dir = TempPath("l2s_emit_two_pools");
+  const Result r = run({"--gpus", "16", "--prefill-gpus", "8"}, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("over NVLink"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "prefill-node-1.sh"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "decode-node-1.sh"));
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "node-1.sh"));
+  fs::remove_all(dir);
+}
+
 // --engine dynamo+E (issue 43: launch artifacts for the named engine): the aggregated plan's
 // launch starts with Dynamo's frontend and workers of E (a dense model's replicas one worker
 // each), --emit writes Dynamo's files; a disaggregated plan lists Dynamo's launch first, with E's
