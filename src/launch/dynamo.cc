@@ -146,6 +146,12 @@ DynamoAggLaunch MakeDynamoAggLaunch(const EngineTranslation& t, const Problem& p
                         d.gpus_per_worker == 1 ? std::string("GPU")
                                                : fmt::format("{} GPUs", d.gpus_per_worker),
                         kDynamoFrontendPort));
+  if (t.engine == Engine::kVllm && worker.dp > 1)
+    d.notes.push_back(fmt::format(
+        "each worker runs its instance's {} data-parallel ranks itself (vLLM's internal load "
+        "balancing, whose ranks Dynamo's router addresses one by one: dynamo/vllm/dp_topology.py); "
+        "Dynamo's examples also start one worker per rank (--data-parallel-rank r on GPU r)",
+        worker.dp));
   d.notes.push_back(DynamoDiscoveryNote());
   return d;
 }

@@ -580,6 +580,13 @@ TEST(LaunchFlags, EveryDynamoAggregatedCommandUsesOnlyTheWorkersFlags) {
         }
       }
       EXPECT_TRUE(Has(d.worker.command, "python -m dynamo.")) << d.worker.command;
+      // A vLLM worker of a MoE model's attention-DP ranks runs them all (internal load balancing)
+      // and says so.
+      const bool vllm_dp = e == Engine::kVllm && plan.problem.model.is_moe() && plan.strategy.dp > 1;
+      EXPECT_EQ(std::any_of(d.notes.begin(), d.notes.end(),
+                            [](const std::string& n) { return Has(n, "internal load balancing"); }),
+                vllm_dp)
+          << where;
       if (!d.worker.extra_file.empty()) ck.CheckYaml(d.worker.extra_file, where);
       // Every node of a multi-node worker.
       Strategy w = plan.strategy;
