@@ -38,7 +38,8 @@ struct FailureStats {
   Evaluation mem_e, tpot_e, ttft_e;
 
   void Add(const Strategy& s, const Evaluation& e);
-  // One line: the binding limit and the nearest miss ("no strategy meets the TPOT SLO of ...").
+  // One line: the binding limit and the nearest miss ("no strategy meets the TPOT SLO of ...");
+  // with misses of both latency SLOs, the pair and the fastest TTFT within the TPOT SLO.
   std::string Reason(const Problem& p) const;
 };
 

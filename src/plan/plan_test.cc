@@ -156,6 +156,48 @@ TEST(PlanAggregated, NothingValidIsAResultThatSaysWhy) {
   EXPECT_NE(a->failures.Reason(p).find("TPOT SLO"), std::string::npos) << a->failures.Reason(p);
 }
 
+// The reason names the limit that binds: TPOT misses alone, TTFT misses alone, or both kinds
+// (the simulator checks TPOT first, so a TTFT miss met the TPOT SLO: the pair binds, and the
+// nearest miss is the fastest first token among those within the TPOT SLO).
+TEST(PlanAggregated, FailureReasonNamesTheBindingLimits) {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  p.workload.ttft_ms = 1;
+  p.workload.tpot_ms = 20;
+  Strategy s;
+  auto miss = [](Verdict v, double ttft_s, double tpot_s) {
+    Evaluation e;
+    e.verdict = v;
+    e.ttft_s = ttft_s;
+    e.tpot_s = tpot_s;
+    e.batch = 8;
+    return e;
+  };
+  plan::FailureStats tpot_only;
+  tpot_only.Add(s, miss(Verdict::kTpot, 0.0005, 0.0201));
+  tpot_only.Add(s, miss(Verdict::kTpot, 0.0005, 0.0250));
+  EXPECT_EQ(tpot_only.Reason(p).rfind("no strategy meets the TPOT SLO of 20 ms: the fastest that "
+                                      "fits in memory takes 20.100 ms per token",
+                                      0),
+            0u)
+      << tpot_only.Reason(p);
+  plan::FailureStats both = tpot_only;
+  both.Add(s, miss(Verdict::kTtft, 0.0355, 0.0199));
+  both.Add(s, miss(Verdict::kTtft, 0.0400, 0.0150));
+  EXPECT_EQ(both.Reason(p).rfind("no strategy meets both the TTFT SLO of 1 ms and the TPOT SLO of "
+                                 "20 ms: of those within the TPOT SLO, the fastest to the first "
+                                 "token takes 35.5 ms",
+                                 0),
+            0u)
+      << both.Reason(p);
+  plan::FailureStats ttft_only;
+  ttft_only.Add(s, miss(Verdict::kTtft, 0.0400, 0.0150));
+  EXPECT_EQ(ttft_only.Reason(p).rfind("no strategy meets the TTFT SLO of 1 ms: the fastest that "
+                                      "fits in memory takes 40.0 ms",
+                                      0),
+            0u)
+      << ttft_only.Reason(p);
+}
+
 TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
   Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
   p.workload.ttft_ms = 2000;
