@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -154,13 +155,34 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
     }
     g.workloads.push_back(w);
   }
+  auto is_price = [](const json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+  };
+  if (j.contains("prices") && j.at("prices").is_object()) {
+    // One price per GPU type: each scenario's price is its GPU's.
+    const json& m = j.at("prices");
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (std::find(g.gpus.begin(), g.gpus.end(), it.key()) == g.gpus.end())
+        return Bad(name, fmt::format("'prices' names GPU '{}', which is not one of 'gpus'", it.key()));
+      if (!it->is_null() && !is_price(*it))
+        return Bad(name, fmt::format("the price of '{}' is a price per GPU-hour >= 0 or null, got {}",
+                                     it.key(), it->dump()));
+      g.price_by_gpu[it.key()] = it->is_null() ? std::nullopt : std::optional<double>(it->get<double>());
+    }
+    for (const std::string& gpu : g.gpus)
+      if (!g.price_by_gpu.count(gpu))
+        return Bad(name, fmt::format("'prices' has no price for GPU '{}' (give it null for none)", gpu));
+    g.prices.push_back(std::nullopt);  // one value per scenario: its GPU's
+  } else
   for (const json& v : Axis(j, "prices")) {
     if (v.is_null()) {
       g.prices.push_back(std::nullopt);
-    } else if (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0) {
+    } else if (is_price(v)) {
       g.prices.push_back(v.get<double>());
     } else {
-      return Bad(name, fmt::format("each of 'prices' is a price per GPU-hour >= 0, got {}", v.dump()));
+      return Bad(name, fmt::format("each of 'prices' is a price per GPU-hour >= 0 (or 'prices' is "
+                                   "a mapping of GPU to price), got {}",
+                                   v.dump()));
     }
   }
   if (g.counts.empty() || g.slos.empty() || g.workloads.empty() || g.prices.empty())
@@ -216,7 +238,9 @@ std::vector<Scenario> Expand(const Grid& g) {
         for (const auto& w : g.workloads)
           for (const auto& slo : g.slos)
             for (const auto& engine : g.engines)
-              for (const auto& price : g.prices) {
+              for (const auto& axis_price : g.prices) {
+                const std::optional<double> price =
+                    g.price_by_gpu.empty() ? axis_price : g.price_by_gpu.at(gpu);
                 Scenario s;
                 s.index = out.size();
                 s.model = model;

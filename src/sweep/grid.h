@@ -10,6 +10,8 @@
 //   slos: ["ttft_ms=2000,tpot_ms=50", {tpot_ms: 30}, none]   # --slo ("none"/null: no flag)
 //   engines: [vllm, sglang]                # --engine
 //   prices: [2.5]                          # price_per_gpu_hour: a column (see Scenario::price)
+//   prices: {h100: 2.5, h200: 3.1}         # or one price per GPU type (every GPU of `gpus`; null:
+//                                          # none): a scenario's price is its GPU's
 //   plan: {budget: 200, seed: 0}           # common plan flags: `--KEY VALUE`, true = `--KEY`
 //
 // Every axis is optional (absent = one value: the plan default, no flag). Unknown top-level keys
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +52,7 @@ struct Grid {
   std::vector<std::optional<int64_t>> counts;
   std::vector<Workload> workloads;
   std::vector<std::optional<double>> prices;
+  std::map<std::string, std::optional<double>> price_by_gpu;  // `prices` as a GPU -> price mapping
   std::vector<std::pair<std::string, std::string>> plan_flags;  // (--flag, value or "")
 };
 

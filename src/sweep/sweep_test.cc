@@ -98,6 +98,24 @@ TEST(Grid, AbsentAxesAreOneDefaultScenario) {
   EXPECT_EQ(s[0].argv, (std::vector<std::string>{"--model", "llama-3.1-8b", "--json"}));
 }
 
+// `prices` as a mapping prices each GPU type: a scenario's price is its GPU's, one scenario per
+// GPU (not every price for every GPU), and the price reaches the plan's flags.
+TEST(Grid, PricesPerGpuTypeFollowTheScenarioGpu) {
+  auto y = ParseYamlSubset("gpus: [h100, mi300x]\nprices: {h100: 2.5, mi300x: null}\n", "g.yaml");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  auto g = GridFromJson(*y, "g");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto s = Expand(*g);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].gpu, "h100");
+  ASSERT_TRUE(s[0].price.has_value());
+  EXPECT_EQ(*s[0].price, 2.5);
+  EXPECT_NE(std::find(s[0].argv.begin(), s[0].argv.end(), "--price-per-gpu-hour"), s[0].argv.end());
+  EXPECT_EQ(s[1].gpu, "mi300x");
+  EXPECT_FALSE(s[1].price.has_value());
+  EXPECT_EQ(std::find(s[1].argv.begin(), s[1].argv.end(), "--price-per-gpu-hour"), s[1].argv.end());
+}
+
 TEST(Grid, BadGridsGiveOneClearLine) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model":["x"]})",
@@ -110,7 +128,15 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({"workloads":[{"mode":"serve","input":5,"osl":5}]})",
        "g: unknown workload key 'osl' (expected mode, input, output, context; the output length "
        "is 'output' here)"},
-      {R"({"prices":[-1]})", "g: each of 'prices' is a price per GPU-hour >= 0, got -1"},
+      {R"({"prices":[-1]})",
+       "g: each of 'prices' is a price per GPU-hour >= 0 (or 'prices' is a mapping of GPU to "
+       "price), got -1"},
+      {R"({"gpus":["h100","mi300x"],"prices":{"h100":2.5,"h200":3}})",
+       "g: 'prices' names GPU 'h200', which is not one of 'gpus'"},
+      {R"({"gpus":["h100","mi300x"],"prices":{"h100":2.5}})",
+       "g: 'prices' has no price for GPU 'mi300x' (give it null for none)"},
+      {R"({"gpus":["h100"],"prices":{"h100":"cheap"}})",
+       "g: the price of 'h100' is a price per GPU-hour >= 0 or null, got \"cheap\""},
       {R"({"plan":{"gpus":4}})", "g: plan flag 'gpus' is set by the grid's axes or the sweep itself"},
       {R"([1])", "g: a sweep grid is a mapping (models:, gpus:, counts:, ...)"},
   };
