@@ -68,7 +68,8 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
       ->check(count(kMaxBatchFlag));
   cmd->add_option("--price-per-gpu-hour", f->price_per_gpu_hour,
                   "your price in $ per GPU-hour: plans then report $ per million tokens "
-                  "(l2s has no built-in prices; default: the cluster file's price_per_gpu_hour)")
+                  "(l2s has no built-in prices; default: the cluster file's price_per_gpu_hour); "
+                  "with --gpu a,b,... one price for all or p1,p2,... one per GPU type")
       ->check(CLI::Range(0.0, 1e6));
   AddEngineFlags(cmd, f);
 }
