@@ -69,18 +69,17 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
     const std::string name(a.substr(2, a.find('=') == std::string_view::npos ? std::string_view::npos
                                                                             : a.find('=') - 2));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    std::string best;
-    int best_d = 1 << 30;
+    // Near: within a misspelling, or the flag's first word starts one of the flag's (--gpu-type
+    // -> --gpu); the nearest by edit distance.
     const std::string word = name.substr(0, name.find('-'));
-    for (const std::string& n : names) {
+    const int at = NearestIndex(names.size(), 1 << 29, [&](size_t i) {
+      const std::string& n = names[i];
       const int d = EditDistance(name, n);
       const bool near = d <= std::max(1, MaxTypoDistance(name.size())) ||
                         (word.size() >= 3 && n.substr(0, n.find('-')).rfind(word, 0) == 0);
-      if (near && d < best_d) {
-        best = n;
-        best_d = d;
-      }
-    }
+      return near ? d : -1;
+    });
+    const std::string best = at < 0 ? std::string() : names[static_cast<size_t>(at)];
     const std::string where = cmd == &app ? "l2s" : "l2s " + cmd->get_name();
     if (cmd == &app) {  // a command's flag before (or without) its command
       std::string owner;    // `plan` when it has the flag, else the first command that does

@@ -34,4 +34,22 @@ int EditDistance(std::string_view a, std::string_view b);
 // ("num_layers" -> 1, "first_k_dense_replace" -> 2).
 int MaxTypoDistance(size_t length);
 
+// The index of the candidate nearest an unknown name, or -1: `distance(i)` is candidate i's
+// distance (an edit distance, or a rule's own: 0 for the same name in another case, 1 for a
+// prefix, ...; negative: not a candidate); the smallest at most `max_distance` wins, ties the
+// earlier candidate. Every "did you mean" of l2s picks its suggestion so (flags, HF config keys,
+// models, GPUs).
+template <typename Distance>
+int NearestIndex(size_t candidates, int max_distance, Distance distance) {
+  int best = -1, best_d = max_distance + 1;
+  for (size_t i = 0; i < candidates; ++i) {
+    const int d = distance(i);
+    if (d >= 0 && d < best_d) {
+      best = static_cast<int>(i);
+      best_d = d;
+    }
+  }
+  return best;
+}
+
 }  // namespace l2s

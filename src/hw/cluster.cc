@@ -167,17 +167,13 @@ Status FieldError(std::string_view source, std::string_view field, std::string_v
 // misspelling (common/text.h MaxTypoDistance).
 std::string UnknownGpu(std::string_view name) {
   const std::string low = AsciiLower(name);
-  std::string best;
-  int best_d = std::max(1, MaxTypoDistance(low.size())) + 1;
-  for (const GpuPresetEntry& e : GpuPresetTable()) {
-    const std::string& n = e.gpu.name;
+  const std::vector<std::string> names = GpuPresetNames();
+  const int i = NearestIndex(names.size(), std::max(1, MaxTypoDistance(low.size())), [&](size_t i) {
+    const std::string& n = names[i];
     const bool prefix = low.size() >= 3 && (low.rfind(n, 0) == 0 || n.rfind(low, 0) == 0);
-    const int d = low == n ? 0 : prefix ? 1 : EditDistance(low, n);
-    if (d < best_d) {
-      best = n;
-      best_d = d;
-    }
-  }
+    return low == n ? 0 : prefix ? 1 : EditDistance(low, n);
+  });
+  const std::string best = i < 0 ? std::string() : names[static_cast<size_t>(i)];
   return fmt::format("unknown GPU \"{}\"{}; GPU presets: {}", PrintableText(name),
                      best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
                      Join(GpuPresetNames()));

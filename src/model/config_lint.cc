@@ -120,19 +120,14 @@ std::string_view Nearest(std::string_view key, const std::vector<std::string_vie
                          Skip skip) {
   const std::string k = AsciiLower(key);
   const int limit = MaxTypoDistance(key.size());
-  std::string_view best;
-  int best_d = limit + 1;
-  for (std::string_view c : candidates) {
+  const int i = NearestIndex(candidates.size(), limit, [&](size_t i) {
+    const std::string_view c = candidates[i];
     // Cheap bound first: the distance is at least the length difference.
     const size_t lo = std::min(key.size(), c.size()), hi = std::max(key.size(), c.size());
-    if (hi - lo > static_cast<size_t>(limit) || skip(c)) continue;
-    const int d = EditDistance(k, AsciiLower(c));
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  return best;
+    if (hi - lo > static_cast<size_t>(limit) || skip(c)) return -1;
+    return EditDistance(k, AsciiLower(c));
+  });
+  return i < 0 ? std::string_view() : candidates[static_cast<size_t>(i)];
 }
 
 void LintObject(const json& obj, std::string_view source, const std::string& prefix,

@@ -81,6 +81,18 @@ TEST(EditDistanceTest, HandDerived) {
   EXPECT_EQ(MaxTypoDistance(12), 2);
 }
 
+// NearestIndex: the smallest distance within the bound wins, ties the earlier candidate, a
+// negative distance is no candidate, and nothing within the bound is -1.
+TEST(EditDistanceTest, NearestIndexPicksTheSmallestWithinTheBound) {
+  const std::vector<int> d = {3, 1, -1, 1, 0};
+  auto at = [&](size_t i) { return d[i]; };
+  EXPECT_EQ(NearestIndex(d.size(), 2, at), 4);
+  EXPECT_EQ(NearestIndex(4, 2, at), 1);   // ties: the earlier (1 before 3)
+  EXPECT_EQ(NearestIndex(1, 2, at), -1);  // 3 is beyond the bound
+  EXPECT_EQ(NearestIndex(3, 0, at), -1);  // -1 is no candidate
+  EXPECT_EQ(NearestIndex(0, 5, at), -1);
+}
+
 // Random strings: the distance is a metric bounded by plain Levenshtein's and below by the
 // length difference.
 TEST(EditDistanceTest, RandomInvariants) {

@@ -209,16 +209,11 @@ std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& pat
       const size_t sep = rest.find("--");
       if (sep != std::string::npos) add_repo(rest.substr(0, sep), rest.substr(sep + 2));
     }
-  std::string best;
-  int best_d = std::max(1, MaxTypoDistance(want.size())) + 1;
-  for (const auto& [type, compare] : known) {
-    const int d = compare == want ? 0 : EditDistance(want, compare);
-    if (d < best_d) {
-      best = type;
-      best_d = d;
-    }
-  }
-  return best;
+  const int i = NearestIndex(known.size(), std::max(1, MaxTypoDistance(want.size())), [&](size_t i) {
+    const std::string& compare = known[i].second;
+    return compare == want ? 0 : EditDistance(want, compare);
+  });
+  return i < 0 ? std::string() : known[static_cast<size_t>(i)].first;
 }
 
 }  // namespace
