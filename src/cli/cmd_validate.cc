@@ -225,22 +225,29 @@ int RunFitOverhead(const std::vector<Measurement>& rows, const std::vector<std::
       validate::FitRequestOverhead(validate::PredictAll(fit_rows, &pred));
   if (fit.rows == 0)
     return Fail(fmt::format(
-        "--fit-request-overhead: no SGLang serve ttft_ms row with a concurrency of at most {} "
-        "could be predicted (../shared/reference/measurements-frontier.csv has them)",
+        "--fit-request-overhead: no serve ttft_ms row with a concurrency of at most {} could be "
+        "predicted (../shared/reference/measurements-frontier.csv has them)",
         validate::kRequestOverheadFitConcurrency));
   if (json) {
     nlohmann::ordered_json j;
-    j["engine"] = "sglang";
     j["rows"] = fit.rows;
     j["max_concurrency"] = validate::kRequestOverheadFitConcurrency;
-    j["request_overhead_ms"] = Num(fit.sglang_s * 1e3);
+    j["min_rows_per_family"] = validate::kMinRowsPerEngineFit;
+    j["families"] = nlohmann::ordered_json::array();
+    for (const validate::RequestOverheadFamily& f : fit.families)
+      j["families"].push_back({{"family", f.family},
+                               {"rows", f.rows},
+                               {"request_overhead_ms", Num(f.overhead_s * 1e3)},
+                               {"own", f.own}});
     fmt::print("{}\n", DumpJson(j));
     return kExitOk;
   }
-  fmt::print("request overhead = median of measured - predicted mean TTFT over the SGLang serve "
-             "rows at concurrency <= {} ({} rows)\n",
-             validate::kRequestOverheadFitConcurrency, fit.rows);
-  fmt::print("sglang  {:.1f} ms\n", fit.sglang_s * 1e3);
+  fmt::print("request overhead = per engine family, the median of measured - predicted mean TTFT "
+             "over its serve rows at concurrency <= {} ({} rows; a family needs {})\n",
+             validate::kRequestOverheadFitConcurrency, fit.rows, validate::kMinRowsPerEngineFit);
+  for (const validate::RequestOverheadFamily& f : fit.families)
+    fmt::print("{:<8} {:>2} rows  {:.1f} ms{}\n", f.family, f.rows, f.overhead_s * 1e3,
+               f.own ? "" : "  (too few rows: 0)");
   return kExitOk;
 }
 
@@ -397,7 +404,7 @@ Runner RegisterValidate(CLI::App& app) {
   cmd->add_flag("--fit-engine-factors", f->fit,
                 "fit one factor per engine family (median of measured / predicted)");
   cmd->add_flag("--fit-request-overhead", f->fit_overhead,
-                "fit SGLang's request overhead (its low-concurrency ttft_ms rows)");
+                "fit each engine family's request overhead (its low-concurrency ttft_ms rows)");
   return [f] { return Run(*f); };
 }
 

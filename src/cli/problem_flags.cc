@@ -120,6 +120,7 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
     }
     w.engine = engine::SchedulerOf(*id);
     w.engine_factor = Simulator::EngineFactor(f.engine);
+    w.request_overhead_s = Simulator::RequestOverheadSeconds(f.engine);
   }
   if (!f.adp_balance.empty()) {
     if (f.adp_balance != "on" && f.adp_balance != "off")

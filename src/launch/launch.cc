@@ -251,6 +251,7 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
       Problem q = p;
       q.workload.engine = own;
       q.workload.engine_factor = Simulator::EngineFactor(std::string(EngineName(t.engine)));
+      q.workload.request_overhead_s = Simulator::RequestOverheadSeconds(std::string(EngineName(t.engine)));
       if (q.workload.max_batch == DefaultsOf(p.workload.engine).max_batch)
         q.workload.max_batch = DefaultsOf(own).max_batch;
       const Simulator qs(q);

@@ -295,19 +295,42 @@ double DefaultMtpAccept(int mtp) {
   return kCurve[std::min(mtp, kLast)];
 }
 
+namespace {
+
+// Per engine family: the median, over the family's aggregated (serve) rows of
+// ../shared/reference/measurements-frontier.csv at concurrency <= 16 (where one prompt's prefill
+// is most of its TTFT), of measured - predicted mean TTFT, predicted without this term:
+//   l2s validate --measurements ../shared/reference/measurements-frontier.csv
+//     --fit-request-overhead
+// (docs/VALIDATION.md "Request overhead"; validate_test checks the committed values). A family
+// needs >= 3 such rows; the others (vLLM, TensorRT-LLM: no aggregated TTFT row in ../shared)
+// have 0.
+struct FittedOverhead {
+  const char* family;
+  double seconds;
+};
+constexpr FittedOverhead kRequestOverheads[] = {
+    {"sglang", 0.1323},  // 7 rows: 132.3 ms
+    {"atom", 0.0310},    // 6 rows: 31.0 ms (ATOM on MI355X)
+};
+
+}  // namespace
+
 double Simulator::RequestOverheadSeconds(Engine e) {
-  // SGLang: the median, over its aggregated (serve) rows of
-  // ../shared/reference/measurements-frontier.csv at concurrency <= 16 (where one prompt's
-  // prefill is most of its TTFT), of measured - predicted mean TTFT, predicted without this term:
-  //   l2s validate --measurements ../shared/reference/measurements-frontier.csv
-  //     --fit-request-overhead
-  // (docs/VALIDATION.md "SGLang's request overhead"; validate_test checks the committed value).
-  constexpr double kSglang = 0.1323;  // 7 rows: 132.3 ms
-  return e == Engine::kSglang ? kSglang : 0.0;
+  return e == Engine::kSglang ? kRequestOverheads[0].seconds : 0.0;
+}
+
+double Simulator::RequestOverheadSeconds(const std::string& engine) {
+  const std::string fam = EngineFamily(engine);
+  for (const FittedOverhead& f : kRequestOverheads)
+    if (fam == f.family) return f.seconds;
+  Engine e = Engine::kIdeal;
+  return ParseEngine(engine, &e) ? RequestOverheadSeconds(e) : 0.0;
 }
 
 double Simulator::RequestOverheadOf(const Workload& w) {
-  return w.request_overhead ? RequestOverheadSeconds(w.engine) : 0.0;
+  if (!w.request_overhead) return 0.0;
+  return w.request_overhead_s >= 0 ? w.request_overhead_s : RequestOverheadSeconds(w.engine);
 }
 
 std::string Simulator::TtftBelowRequestOverhead(const Workload& w) {
@@ -315,9 +338,13 @@ std::string Simulator::TtftBelowRequestOverhead(const Workload& w) {
   if (!(w.ttft_ms > 0) || w.ttft_ms > h_ms) return "";
   return fmt::format(
       "the TTFT SLO of {} ms is below {}'s request overhead, {:.1f} ms per request outside the GPU "
-      "steps (a fitted constant: docs/VALIDATION.md \"SGLang's request overhead\"): no deployment "
+      "steps (a fitted constant: docs/VALIDATION.md \"Request overhead\"): no deployment "
       "meets it",
-      w.ttft_ms, EngineName(w.engine), h_ms);
+      w.ttft_ms,
+      w.request_overhead_s >= 0 && w.request_overhead_s != RequestOverheadSeconds(w.engine)
+          ? "the engine"
+          : EngineName(w.engine),
+      h_ms);
 }
 
 double Simulator::EngineFactor(const std::string& engine) {

@@ -107,6 +107,10 @@ struct Workload {
   // The engine's request overhead (Simulator::RequestOverheadSeconds) in TTFT; false: without it
   // (what `l2s validate --fit-request-overhead` fits against).
   bool request_overhead = true;
+  // The named engine's request overhead in seconds (Simulator::RequestOverheadSeconds of its
+  // name: a family fitted on its own rows, such as ATOM's, which the simulator schedules as
+  // vLLM); negative: that of `engine`. Set with engine_factor wherever an engine is named.
+  double request_overhead_s = -1;
   // The named engine's fitted throughput factor (Simulator::EngineFactor of its name; 1 for the
   // ideal engine): every GPU step of the program takes 1 / engine_factor as long, so throughput
   // is engine_factor x the ideal engine's and TPOT and the steps of TTFT 1 / engine_factor x
@@ -261,7 +265,11 @@ class Simulator {
   // streaming) is not measured in ../shared: a fitted constant (simulator.cc), 0 for the other
   // engines, whose measured TTFTs show no such gap.
   static double RequestOverheadSeconds(Engine e);
-  // Workload `w`'s: its engine's, or 0 when w.request_overhead is false.
+  // The same for an engine as named (measurement files, --engine): its family's fitted value
+  // (SGLang, ATOM), else that of the engine the name parses to (0 for unknown engines).
+  static double RequestOverheadSeconds(const std::string& engine);
+  // Workload `w`'s: w.request_overhead_s when set, else its engine's; 0 when w.request_overhead
+  // is false.
   static double RequestOverheadOf(const Workload& w);
   // RequestOverheadOf the problem's workload. TTFT includes it (serve and prefill modes, and the
   // request-level simulator, where a request reaches the engine that long after the client sent

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -908,6 +909,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // fit (apply_factor_ false) predicts with the ideal engine's steps.
   w.engine_factor =
       apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine) : 1.0;
+  w.request_overhead_s = Simulator::RequestOverheadSeconds(row.engine);
   const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
   if (disagg) w.mode = Mode::kServe;
   else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
@@ -1342,20 +1344,33 @@ EngineFitResult FitEngineFactors(const std::vector<RowResult>& results) {
 }
 
 bool RequestOverheadFitRow(const Measurement& m) {
-  return m.metric == "ttft_ms" && m.mode == "serve" && EngineFamily(m.engine) == "sglang" &&
+  return m.metric == "ttft_ms" && m.mode == "serve" && !EngineFamily(m.engine).empty() &&
          m.concurrency > 0 && m.concurrency <= kRequestOverheadFitConcurrency;
+}
+
+double RequestOverheadFit::Of(const std::string& family) const {
+  for (const RequestOverheadFamily& f : families)
+    if (f.family == family && f.own) return f.overhead_s;
+  return 0.0;
 }
 
 RequestOverheadFit FitRequestOverhead(const std::vector<RowResult>& results) {
   RequestOverheadFit out;
-  std::vector<double> gaps_s;
+  std::map<std::string, std::vector<double>> gaps_s;  // by family
   for (const RowResult& r : results) {
     if (!r.pred.ok || !RequestOverheadFitRow(r.row)) continue;
     // The overhead is a time outside the engine's steps (not scaled by its factor): ms -> s.
-    gaps_s.push_back((r.row.value - r.pred.predicted) * 1e-3);
+    gaps_s[EngineFamily(r.row.engine)].push_back((r.row.value - r.pred.predicted) * 1e-3);
+    ++out.rows;
   }
-  out.rows = static_cast<int>(gaps_s.size());
-  out.sglang_s = gaps_s.empty() ? 0.0 : Median(gaps_s);
+  for (const auto& [family, gaps] : gaps_s) {
+    RequestOverheadFamily f;
+    f.family = family;
+    f.rows = static_cast<int>(gaps.size());
+    f.overhead_s = Median(gaps);
+    f.own = f.rows >= kMinRowsPerEngineFit;
+    out.families.push_back(f);
+  }
   return out;
 }
 

@@ -294,15 +294,24 @@ struct EngineFitResult {
 // are used: latency and per-user metrics are skipped).
 EngineFitResult FitEngineFactors(const std::vector<RowResult>& results);
 
-// Request overhead fit (Simulator::RequestOverheadSeconds): over the SGLang aggregated (mode
-// serve) ttft_ms rows with a concurrency <= kRequestOverheadFitConcurrency - where one prompt's
-// prefill is most of a request's TTFT - the median of measured - predicted, in the simulator's
-// units (x the row's engine factor, by which a latency is divided). `results` must come from a
-// Predictor with set_request_overhead(false).
+// Request overhead fit (Simulator::RequestOverheadSeconds): per engine family, over its
+// aggregated (mode serve) ttft_ms rows with a concurrency <= kRequestOverheadFitConcurrency -
+// where one prompt's prefill is most of a request's TTFT - the median of measured - predicted (a
+// time outside the engine's steps, not scaled by its factor). A family needs
+// kMinRowsPerEngineFit rows for a value of its own. `results` must come from a Predictor with
+// set_request_overhead(false).
 constexpr int64_t kRequestOverheadFitConcurrency = 16;
+struct RequestOverheadFamily {
+  std::string family;
+  int rows = 0;
+  double overhead_s = 0;
+  bool own = false;  // rows >= kMinRowsPerEngineFit: the family gets overhead_s
+};
 struct RequestOverheadFit {
   int rows = 0;
-  double sglang_s = 0;  // 0 when no row qualifies
+  std::vector<RequestOverheadFamily> families;  // by family name
+  // The family's fitted value, 0 when it has none of its own.
+  double Of(const std::string& family) const;
 };
 // Whether row `m` is one FitRequestOverhead reads (when predicted).
 bool RequestOverheadFitRow(const Measurement& m);

@@ -160,7 +160,7 @@ TEST(CapacityCli, TtftBelowTheRequestOverheadIsOneLine) {
   EXPECT_EQ(r.err,
             "l2s: error: --slo p99_ttft_ms=100: the TTFT SLO of 100 ms is below sglang's request "
             "overhead, 132.3 ms per request outside the GPU steps (a fitted constant: "
-            "docs/VALIDATION.md \"SGLang's request overhead\"): no deployment meets it\n");
+            "docs/VALIDATION.md \"Request overhead\"): no deployment meets it\n");
   std::vector<std::string> trt = base;
   trt.insert(trt.end(), {"--engine", "trtllm", "--sizes", "1", "--layouts-per-size", "1"});
   const auto t = RunL2s(trt, "cap_overhead_trt");

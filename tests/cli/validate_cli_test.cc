@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 
 #include "run_l2s.h"
@@ -74,22 +75,32 @@ TEST(ValidateCli, ScaleFileEveryRowWithGroups) {
 }
 
 TEST(ValidateCli, FitRequestOverheadPrintsTheCommittedValue) {
-  // --fit-request-overhead on the frontier file prints the value Simulator::RequestOverheadSeconds
-  // commits for SGLang (132.3 ms from 7 rows; the library test holds it to the fit within 3%).
+  // --fit-request-overhead on the frontier file prints, per engine family, the values
+  // Simulator::RequestOverheadSeconds commits: SGLang 132.3 ms from 7 rows, ATOM 31.0 ms from 6
+  // (the library test holds them to the fit within 3%).
   const std::string csv = Shared() + "/reference/measurements-frontier.csv";
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no " << csv;
   const Result r = RunL2s({"validate", "--measurements", csv, "--models-dir",
                            Shared() + "/models/hf", "--fit-request-overhead", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["engine"], "sglang");
   EXPECT_EQ(j["max_concurrency"], 16);
-  EXPECT_GE(j["rows"].get<int>(), 3);
-  EXPECT_NEAR(j["request_overhead_ms"].get<double>(), 132.3, 0.03 * 132.3);
+  EXPECT_EQ(j["min_rows_per_family"], 3);
+  std::map<std::string, double> ms;
+  int rows = 0;
+  for (const nlohmann::json& f : j["families"]) {
+    rows += f["rows"].get<int>();
+    if (f["own"].get<bool>()) ms[f["family"].get<std::string>()] = f["request_overhead_ms"];
+  }
+  EXPECT_EQ(rows, j["rows"].get<int>());
+  ASSERT_EQ(ms.size(), 2u) << r.out;
+  EXPECT_NEAR(ms["sglang"], 132.3, 0.03 * 132.3);
+  EXPECT_NEAR(ms["atom"], 31.0, 0.03 * 31.0);
   const Result t = RunL2s({"validate", "--measurements", csv, "--models-dir",
                            Shared() + "/models/hf", "--fit-request-overhead"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("sglang"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("atom"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find(" ms"), std::string::npos) << t.out;
   // A file without such rows has nothing to fit: one line, exit 2.
   const std::string other = Shared() + "/reference/measurements.csv";
@@ -97,8 +108,8 @@ TEST(ValidateCli, FitRequestOverheadPrintsTheCommittedValue) {
                               Shared() + "/models/hf", "--fit-request-overhead"});
   EXPECT_EQ(none.code, 2);
   EXPECT_EQ(none.err,
-            "l2s: error: --fit-request-overhead: no SGLang serve ttft_ms row with a concurrency "
-            "of at most 16 could be predicted (../shared/reference/measurements-frontier.csv has "
+            "l2s: error: --fit-request-overhead: no serve ttft_ms row with a concurrency of at "
+            "most 16 could be predicted (../shared/reference/measurements-frontier.csv has "
             "them)\n");
 }
 
