@@ -245,13 +245,21 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
     const bool have = BestAlternative(sim, t.engine, plan, &t.launched, &t.launched_eval);
     t.runnable = have && t.launched_eval.valid();
     const l2s::Engine own = SchedulerOf(t.engine);
-    if (have && own != p.workload.engine && t.engine != Engine::kMegatron) {
+    const std::string name(EngineName(t.engine));
+    // ATOM runs vLLM's scheduler but has a factor and a request overhead of its own: a plan
+    // priced otherwise (vLLM's) is re-priced for it as for an engine of another scheduler.
+    const bool guest = own == p.workload.engine && name != l2s::EngineName(own);
+    const bool own_pricing =
+        own != p.workload.engine ||
+        (guest && (Simulator::EngineFactor(name) != p.workload.engine_factor ||
+                   Simulator::RequestOverheadSeconds(name) != Simulator::RequestOverheadOf(p.workload)));
+    if (have && own_pricing && t.engine != Engine::kMegatron) {
       // The same strategy under this engine's scheduler and its default batch limit (the plan's
       // limit when the user set one: any other than the plan engine's default).
       Problem q = p;
       q.workload.engine = own;
-      q.workload.engine_factor = Simulator::EngineFactor(std::string(EngineName(t.engine)));
-      q.workload.request_overhead_s = Simulator::RequestOverheadSeconds(std::string(EngineName(t.engine)));
+      q.workload.engine_factor = Simulator::EngineFactor(name);
+      q.workload.request_overhead_s = Simulator::RequestOverheadSeconds(name);
       if (q.workload.max_batch == DefaultsOf(p.workload.engine).max_batch)
         q.workload.max_batch = DefaultsOf(own).max_batch;
       const Simulator qs(q);

@@ -399,6 +399,40 @@ TEST(TranslatePlan, OtherEnginesArePricedUnderTheirOwnScheduler) {
   EXPECT_EQ(others, 2);  // SGLang and TensorRT-LLM
 }
 
+// ATOM runs vLLM's scheduler with a factor and a request overhead of its own: a plan priced as
+// vLLM's (its factor) is re-priced for ATOM's translation, one priced as ATOM's is not.
+TEST(TranslatePlan, AtomIsPricedAsItselfUnderVllmsScheduler) {
+  Problem p = MakeProblem("deepseek-v3", 8, Mode::kServe);
+  p.cluster = *MakeCluster("mi355x", 8, 8);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.weight = DType::kFP8;
+  p.workload.engine = l2s::Engine::kVllm;
+  p.workload.max_batch = DefaultsOf(l2s::Engine::kVllm).max_batch;
+  p.workload.engine_factor = Simulator::EngineFactor("vllm");
+  p.workload.request_overhead_s = Simulator::RequestOverheadSeconds(std::string("vllm"));
+  const Strategy s = Megatron(p.model, 1, 8, 1, 8, 64);
+  ASSERT_TRUE(Simulator(p).Evaluate(s).valid());
+  auto atom_of = [&](const Problem& q) {
+    for (const EngineTranslation& x : TranslatePlan(Simulator(q), s, ExpressibleBest{}))
+      if (x.engine == Engine::kAtom) return x;
+    ADD_FAILURE() << "no ATOM translation";
+    return EngineTranslation{};
+  };
+  const EngineTranslation a = atom_of(p);
+  ASSERT_TRUE(a.other_scheduler);
+  Problem q = p;
+  q.workload.engine_factor = Simulator::EngineFactor("atom");
+  q.workload.request_overhead_s = Simulator::RequestOverheadSeconds(std::string("atom"));
+  const Evaluation e = Simulator(q).Evaluate(a.launched);
+  ASSERT_TRUE(e.valid());
+  ASSERT_TRUE(a.own_eval.valid());
+  EXPECT_DOUBLE_EQ(a.own_eval.tokens_per_s_per_gpu, e.tokens_per_s_per_gpu);
+  EXPECT_LT(a.own_eval.tokens_per_s_per_gpu, a.launched_eval.tokens_per_s_per_gpu);  // 0.907 < 0.981
+  EXPECT_NEAR(a.own_eval.ttft_s - a.launched_eval.ttft_s, 0.031, 0.02);
+  EXPECT_FALSE(atom_of(q).other_scheduler);  // a plan priced as ATOM's is ATOM's already
+}
+
 TEST(Commands, DenseModelsReplicateOverDp) {
   Problem p = MakeProblem("llama-3.1-8b", 8);
   const Strategy s = Megatron(p.model, 1, 2, 4, 1, 32);
