@@ -306,6 +306,21 @@ TEST(ServeSim, MD1MeanWaitMatchesClosedForm) {
   }
 }
 
+// A miss names the figure with the decimals that show it above the limit: a p99 TPOT of 30.04 ms
+// against 30 ms reads "30.04 ms > 30 ms", not "30.0 ms > 30 ms".
+TEST(Slos, MissShowsTheFigureAboveItsLimit) {
+  ServeSummary sum;
+  sum.tpot.p99 = 0.030041;
+  sum.ttft.p99 = 0.0617;
+  std::string why;
+  EXPECT_FALSE(MeetsSlos(sum, {{Metric::kTpot, Stat::kP99, 30}}, &why));
+  EXPECT_EQ(why, "p99 tpot 30.04 ms > 30 ms");
+  EXPECT_FALSE(MeetsSlos(sum, {{Metric::kTtft, Stat::kP99, 50}}, &why));
+  EXPECT_EQ(why, "p99 ttft 61.7 ms > 50 ms");
+  EXPECT_TRUE(MeetsSlos(sum, {{Metric::kTpot, Stat::kP99, 30.05}}, &why));
+  EXPECT_EQ(why, "");
+}
+
 TEST(ServeSim, AboveCapacityIsUnstable) {
   Md1 m = MakeMd1();
   const ServeRun run = m.s.sim->Run(Open(1.5 / m.service_s, 4000, 1000, 1));

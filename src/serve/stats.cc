@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace l2s::serve {
 
@@ -217,6 +218,17 @@ double Figure(const ServeSummary& s, Metric m, Stat st) {
   return p.p99;
 }
 
+namespace {
+// `v` with the fewest decimals (1 to 4) that still read above `limit`: "30.04", not "30.0 > 30".
+std::string AboveLimitText(double v, double limit) {
+  for (int digits = 1; digits < 4; ++digits) {
+    const std::string t = fmt::format("{:.{}f}", v, digits);
+    if (std::stod(t) > limit) return t;
+  }
+  return fmt::format("{:.4f}", v);
+}
+}  // namespace
+
 bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string* why) {
   if (s.unstable) {
     if (why) *why = s.unstable_reason;
@@ -226,8 +238,8 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
     const double v = Figure(s, o.metric, o.stat) * 1e3;
     if (v > o.limit_ms) {
       if (why)
-        *why = fmt::format("{} {} {:.1f} ms > {} ms", StatName(o.stat), MetricName(o.metric), v,
-                           o.limit_ms);
+        *why = fmt::format("{} {} {} ms > {} ms", StatName(o.stat), MetricName(o.metric),
+                           AboveLimitText(v, o.limit_ms), o.limit_ms);
       return false;
     }
   }
