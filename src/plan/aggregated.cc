@@ -2,9 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <memory>
 #include <utility>
 
+#include "model/counts.h"
 #include "plan/work_bound.h"
 
 namespace l2s::plan {
@@ -72,6 +74,26 @@ void FailureStats::Add(const Strategy& s, const Evaluation& e) {
   }
 }
 
+namespace {
+
+// "; its weights alone need at least N x GPU (M with --dtype fp8)" when the weights exceed the
+// cluster: their bytes over what one GPU holds beside its runtime reserve, rounded up (at least:
+// the KV cache and activations need more); the FP8 count where the weights are wider and the GPU
+// has FP8 tensor cores. "" when the weights fit (the KV cache or activations are what overflow).
+std::string FitHint(const Problem& p, const Evaluation& e) {
+  const double per_gpu = e.mem_capacity_bytes - e.reserve_bytes;
+  const double w = WeightBytes(p.model, p.workload.weight);
+  if (!(per_gpu > 0) || w <= per_gpu * p.cluster.num_gpus) return "";
+  auto gpus = [&](double bytes) { return static_cast<long long>(std::ceil(bytes / per_gpu)); };
+  std::string fp8;
+  if (BytesPerElement(p.workload.weight) > 1 && p.cluster.gpu.fp8_flops > 0)
+    fp8 = fmt::format(" ({} with --dtype fp8)", gpus(WeightBytes(p.model, DType::kFP8)));
+  return fmt::format("; its weights alone need at least {} x {}{}", gpus(w), p.cluster.gpu.name,
+                     fp8);
+}
+
+}  // namespace
+
 std::string FailureStats::Reason(const Problem& p) const {
   const Workload& w = p.workload;
   if (std::string below = Simulator::TtftBelowRequestOverhead(w); !below.empty()) return below;
@@ -96,13 +118,13 @@ std::string FailureStats::Reason(const Problem& p) const {
     return fmt::format(
         "{} does not fit on {} x {}: the smallest footprint found needs {:.1f} GiB per GPU of "
         "{:.1f} GiB (weights {:.1f}, KV cache {:.1f}, {}activations {:.1f}, reserve {:.1f}) with "
-        "pp={},tp={},dp={},ep={} at batch {}",
+        "pp={},tp={},dp={},ep={} at batch {}{}",
         p.model.name, p.cluster.num_gpus, p.cluster.gpu.name, mem_e.mem_bytes / kGiB,
         mem_e.mem_capacity_bytes / kGiB, mem_e.weight_bytes / kGiB, mem_e.kv_bytes / kGiB,
         mem_e.state_bytes > 0 ? fmt::format("recurrent state {:.1f}, ", mem_e.state_bytes / kGiB)
                               : std::string(),
         mem_e.act_bytes / kGiB, mem_e.reserve_bytes / kGiB, mem_s.pp, mem_s.tp, mem_s.dp,
-        mem_s.ep, mem_e.batch);
+        mem_s.ep, mem_e.batch, FitHint(p, mem_e));
   return fmt::format("no structurally valid strategy exists for {} on {} GPUs", p.model.name,
                      p.cluster.num_gpus);
 }

@@ -2,6 +2,7 @@
 // figure it reports, deterministic per seed) and the disaggregated plan's work bound.
 #include <gtest/gtest.h>
 
+#include "model/presets.h"
 #include "plan/aggregated.h"
 #include "plan/disaggregated.h"
 #include "plan/space.h"
@@ -196,6 +197,31 @@ TEST(PlanAggregated, FailureReasonNamesTheBindingLimits) {
                                       0),
             0u)
       << ttft_only.Reason(p);
+}
+
+// Nothing fits: the reason adds how many GPUs the weights alone need, and with FP8 weights where
+// the GPU has FP8. Llama-3.1-405B in BF16, 811.6 GB (FP8: 413.6 GB with its embeddings and LM
+// head in BF16) over 80 GiB less a 3.9 GiB reserve = 81.7 GB per GPU: 9.93 -> 10 (FP8 5.06 -> 6).
+TEST(PlanAggregated, NothingFitsSaysHowManyGpusTheWeightsNeed) {
+  const ModelSpec m = *ModelPreset("llama-3.1-405b");
+  Problem p = testing::MakeProblem(m, 4, Mode::kDecode);
+  Evaluation e;
+  e.verdict = Verdict::kMemory;
+  e.mem_capacity_bytes = 80.0 * (1ull << 30);
+  e.reserve_bytes = 3.9 * (1ull << 30);
+  e.mem_bytes = 200.0 * (1ull << 30);
+  e.weight_bytes = 189.0 * (1ull << 30);
+  plan::FailureStats f;
+  f.Add(Strategy{}, e);
+  EXPECT_NE(f.Reason(p).find("; its weights alone need at least 10 x h100 (6 with --dtype fp8)"),
+            std::string::npos)
+      << f.Reason(p);
+  p.cluster = *MakeCluster("a100", 8);  // no FP8 tensor cores: no FP8 count
+  EXPECT_NE(f.Reason(p).find("; its weights alone need at least 10 x a100"), std::string::npos)
+      << f.Reason(p);
+  EXPECT_EQ(f.Reason(p).find("fp8"), std::string::npos) << f.Reason(p);
+  p.cluster = *MakeCluster("h100", 16);  // the weights fit 16 GPUs: the KV cache overflows
+  EXPECT_EQ(f.Reason(p).find("weights alone"), std::string::npos) << f.Reason(p);
 }
 
 TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
