@@ -462,6 +462,13 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
         "mixed GPU types: the prefill servers run on {} and the decode servers on {}; the KV "
         "transfer crosses between them over the network both reach",
         prefill.problem.cluster.gpu.name, decode.problem.cluster.gpu.name));
+  // The commands above are per server, on the engine's port: servers that share a host need
+  // their own GPUs and ports (and SGLang prefill servers their own bootstrap ports).
+  if (prefill.gpus_per_instance < HostGpus(prefill.problem.cluster) ||
+      decode.gpus_per_instance < HostGpus(decode.problem.cluster))
+    out.notes.push_back(
+        "servers that share a node need their own GPUs (CUDA_VISIBLE_DEVICES) and ports: "
+        "`l2s plan --emit DIR` writes each node's script with them");
   return out;
 }
 

@@ -990,6 +990,10 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
   for (const DisaggLaunch& l : *all) {
     if (!l.runnable) continue;
     ++checked;
+    // The printed commands say that servers sharing a node need their own GPUs and ports.
+    EXPECT_TRUE(std::any_of(l.notes.begin(), l.notes.end(), [](const std::string& n) {
+      return Has(n, "servers that share a node need their own GPUs");
+    })) << DisaggEngineName(l.engine);
     const std::filesystem::path dir = root / std::string(DisaggEngineName(l.engine));
     ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
     EXPECT_FALSE(std::filesystem::exists(dir / "prefill-node-1.sh"));
