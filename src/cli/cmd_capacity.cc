@@ -27,6 +27,7 @@
 #include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "cli/svg.h"
+#include "launch/emit.h"
 #include "cli/workload_flags.h"
 #include "engine/engine.h"
 #include "plan/capacity.h"
@@ -81,6 +82,7 @@ struct CapacityFlags {
   int64_t probe_requests = 2000;
   bool json = false;
   std::string svg;
+  std::string emit;  // --emit DIR: the answer's launch files (launch/emit.h)
 };
 
 using plan::DisaggLabel;
@@ -390,9 +392,31 @@ StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
   return out;
 }
 
+// --emit DIR: the files that start the answer (launch/emit.h EmitSized*), on its engine, at the
+// running-request limit it was sized with; "" without --emit or without an answer.
+StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
+                                 const serve::ServeOptions& base) {
+  if (f.emit.empty() || !o.any_found) return std::string();
+  const int max_running =
+      SizedServeOptions(base, o.p0.workload.engine, o.engine == "ideal" ? "" : o.engine).max_running;
+  const std::string engine = o.engine == "ideal" ? "" : o.engine;
+  if (o.dis_best && o.dres && o.dres->found) {
+    const serve::DisaggSizeResult& b = o.dres->candidates[o.dres->best];
+    return launch::EmitSizedDisaggregated(f.emit, b.layout.prefill_problem, b.layout.prefill,
+                                          b.prefill_instances, b.layout.decode_problem,
+                                          b.layout.decode, b.decode_instances, max_running, engine,
+                                          {});
+  }
+  const serve::SizeResult& b = o.res.candidates[o.res.best];
+  return launch::EmitSizedAggregated(f.emit, b.layout.problem, b.layout.strategy, b.instances,
+                                     max_running, engine, {});
+}
+
 int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
                 const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base,
                 const std::vector<EngineRow>& engines) {
+  const StatusOr<std::string> emitted = EmitAnswer(f, o, base);
+  if (!emitted.ok()) return Fail(emitted.status());
   const serve::CapacityResult& res = o.res;
   const std::optional<serve::DisaggCapacityResult>& dres = o.dres;
   const bool agg = o.agg, any_found = o.any_found, dis_best = o.dis_best;
@@ -466,6 +490,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       j["best_serving"] = !any_found ? nlohmann::ordered_json(nullptr)
                                      : nlohmann::ordered_json(dis_best ? "disagg" : "agg");
     }
+    j["emitted"] = emitted->empty() ? nlohmann::ordered_json(nullptr)
+                                    : nlohmann::ordered_json(*emitted);
     fmt::print("{}\n", DumpJson(j));
     return any_found ? kExitOk : kExitImpossible;
   }
@@ -509,6 +535,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     fmt::print("no size within --max-gpus {} meets the SLOs\n", f.max_gpus);
     return kExitImpossible;
   }
+  if (!emitted->empty() && !res.found) fmt::print("\n{}\n", *emitted);
   if (!res.found) return kExitOk;
   const serve::SizeResult& b = res.candidates[res.best];
   fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
@@ -541,6 +568,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       }
     }
   }
+  if (!emitted->empty()) fmt::print("\n{}\n", *emitted);
   return kExitOk;
 }
 
@@ -549,6 +577,8 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   if (slos.empty()) return Fail("--slo is required to size a deployment");
   if (serve::StreamRate(reqs) <= 0)
     return Fail("sizing needs an open-loop workload (--rate or --trace)");
+  if (!f.emit.empty())  // before the sizing, as plan checks it before its search
+    if (Status st = launch::CheckEmitDir(f.emit); !st.ok()) return Fail(st);
   auto sizes = Sizes(f);
   if (!sizes.ok()) return Fail(sizes.status());
   plan::CapacityRequest req;
@@ -603,6 +633,9 @@ int Run(const CapacityFlags& f) {
   if (!reqs.ok()) return Fail(reqs.status());
   if (f.serving != "agg" && f.serving != "disagg" && f.serving != "auto")
     return Fail(fmt::format("--serving must be agg, disagg or auto, got \"{}\"", f.serving));
+  if (!f.emit.empty() && (!f.strategy.empty() || !f.prefill_strategy.empty()))
+    return Fail("--emit writes the files of a sizing answer; for a given layout: l2s plan "
+                "--instance-gpus N ... --emit DIR");
   if (!f.prefill_strategy.empty()) {
     if (pf.gpu.empty() && pf.cluster.empty()) pf.gpu = kDefaultGpu;
     return RunDisaggDeployment(f, pf, slos, *reqs, *base);
@@ -662,6 +695,10 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
   cmd->add_flag("--json", f->json, "print one JSON object");
   cmd->add_option("--svg", f->svg, "write the queue / KV-occupancy timeline as SVG");
+  cmd->add_option("--emit", f->emit,
+                  "sizing: write the answer's launch files to this directory (a script per node, "
+                  "DEPLOY.md, router; as plan --emit), on its engine at the limits it was sized "
+                  "with");
   return [f] { return Run(*f); };
 }
 

@@ -1,5 +1,6 @@
 #include "launch/emit.h"
 
+#include "engine/engine.h"
 #include "launch/dynamo.h"
 
 #include <fmt/core.h>
@@ -830,6 +831,95 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
       !st.ok())
     return st;
   return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
+}
+
+namespace {
+
+// `s` at the largest batch that fits problem `q`'s memory, at most `max_running` per rank (the
+// running-request limit the sizing simulated; its KV pool held no more full-length sequences),
+// without latency limits (the sizing's percentile SLOs are the request-level simulator's).
+StatusOr<std::pair<Strategy, Evaluation>> SizedBatch(Problem q, Strategy s, int max_running,
+                                                     const char* what) {
+  q.workload.ttft_ms = q.workload.tpot_ms = 0;
+  if (max_running > 0) q.workload.max_batch = max_running;
+  s.batch = 0;
+  const Simulator sim(q);
+  Evaluation e = sim.Evaluate(s);
+  if (!e.valid())
+    return Status::InvalidArgument(fmt::format("--emit: the {} layout {} has no batch that fits: {}",
+                                               what, Short(s), sim.Reason(s, e)));
+  // Bisection between the simulator's batch (valid) and the limit: validity is monotone in the
+  // batch here (memory only).
+  int lo = e.batch, hi = std::max(e.batch, q.workload.max_batch);
+  while (lo < hi) {
+    Strategy t = s;
+    t.batch = lo + (hi - lo + 1) / 2;
+    if (sim.Evaluate(t).valid()) lo = t.batch;
+    else hi = t.batch - 1;
+  }
+  s.batch = lo;
+  e = sim.Evaluate(s);
+  return std::make_pair(s, e);
+}
+
+}  // namespace
+
+StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instance, Strategy s,
+                                          int instances, int max_running,
+                                          const std::string& engine, const EmitOptions& opt) {
+  const std::optional<Engine> workers = WorkersOf(engine);
+  if (!workers || *workers == Engine::kMegatron)
+    return Status::InvalidArgument(fmt::format(
+        "--emit: no launch files for the engine \"{}\" (a serving engine: --engine vllm, sglang, "
+        "trtllm, atom or a Dynamo variant)",
+        engine.empty() ? "ideal" : engine));
+  StatusOr<std::pair<Strategy, Evaluation>> sized = SizedBatch(instance, s, max_running, "sized");
+  if (!sized.ok()) return sized.status();
+  EmitOptions o = opt;
+  o.replicas = std::max(1, instances);
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(engine);
+  o.dynamo = id.ok() && engine::CapabilitiesOf(*id).workers != *id &&
+             (*workers == Engine::kSglang || *workers == Engine::kVllm || *workers == Engine::kTrtllm);
+  std::vector<std::string> written;
+  if (Status st = EmitDeployment(dir, *workers, instance, sized->first, sized->second, o, &written);
+      !st.ok())
+    return st;
+  return Summary(dir, written,
+                 fmt::format("{} x {}{} ({})", o.replicas,
+                             o.dynamo ? "NVIDIA Dynamo workers of " : "", EngineTitle(*workers),
+                             Short(sized->first)));
+}
+
+StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
+                                             int np, Problem decode, Strategy sd, int nd,
+                                             int max_running, const std::string& engine,
+                                             const EmitOptions& opt) {
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(engine.empty() ? "ideal" : engine);
+  const std::optional<DisaggEngine> de = id.ok() ? DisaggEngineOf(*id) : std::nullopt;
+  if (!de)
+    return Status::InvalidArgument(fmt::format(
+        "--emit: no disaggregated launch files for the engine \"{}\" (--engine sglang, vllm, "
+        "trtllm or a Dynamo variant)",
+        engine.empty() ? "ideal" : engine));
+  StatusOr<std::pair<Strategy, Evaluation>> p = SizedBatch(prefill, sp, 0, "prefill");
+  if (!p.ok()) return p.status();
+  StatusOr<std::pair<Strategy, Evaluation>> d = SizedBatch(decode, sd, max_running, "decode");
+  if (!d.ok()) return d.status();
+  PoolPlan pp{p->first, std::max(1, np), p->first.gpus(), prefill};
+  PoolPlan dp{d->first, std::max(1, nd), d->first.gpus(), decode};
+  const std::optional<Engine> workers = WorkersOf(engine);
+  StatusOr<DisaggLaunch> l =
+      MakeDisaggLaunch(*de, pp, dp, KvTransfer::kNixl,
+                       *de == DisaggEngine::kDynamo ? workers : std::nullopt);
+  if (!l.ok()) return Status::InvalidArgument("--emit: " + l.status().message());
+  std::vector<std::string> written;
+  if (Status st = EmitDisaggDeployment(dir, *l, *de == DisaggEngine::kDynamo ? &*l : nullptr, opt,
+                                       &written);
+      !st.ok())
+    return st;
+  return Summary(dir, written,
+                 fmt::format("{} prefill/decode ({} x {} | {} x {})", DisaggEngineTitle(l->engine),
+                             pp.instances, Short(l->prefill), dp.instances, Short(l->decode)));
 }
 
 }  // namespace l2s::launch

@@ -106,4 +106,23 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
                                             std::optional<DisaggEngine> asked,
                                             const EmitOptions& opt);
 
+// ---- what `l2s capacity --emit DIR` calls ----
+// The files that start a sized deployment: `instances` copies of one instance's layout `s` of
+// problem `instance` (its percentile SLOs were the sizing's; its batch is the scheduler's) on the
+// engine named `engine` (as --engine takes it: its workers' engine, Dynamo's workers for a Dynamo
+// variant). The launch states the batch the simulator picks for one instance within its memory
+// and at most `max_running` sequences per rank (the running-request limit the sizing simulated;
+// 0: the problem's). Returns the line for the user; InvalidArgument when the engine cannot
+// launch, no batch fits, or a file cannot be written.
+StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instance, Strategy s,
+                                          int instances, int max_running,
+                                          const std::string& engine, const EmitOptions& opt);
+// The same for a sized disaggregated deployment: `np` prefill instances of `sp` (problem
+// `prefill`) and `nd` decode instances of `sd` (problem `decode`, at most `max_running` per
+// rank), placed as EmitOptions::shared_nodes says.
+StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
+                                             int np, Problem decode, Strategy sd, int nd,
+                                             int max_running, const std::string& engine,
+                                             const EmitOptions& opt);
+
 }  // namespace l2s::launch

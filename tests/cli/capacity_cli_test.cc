@@ -3,8 +3,11 @@
 // consistency (its size meets the SLOs, one instance fewer does not).
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -195,6 +198,47 @@ TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
   if (best["instances"].get<int>() > 1) {
     EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
   }
+}
+
+// --emit DIR writes the answer's launch files: one server per instance of the answer, each at the
+// batch that fits one instance's memory (--max-num-seqs), behind a router; with a given layout it
+// is refused (plan --emit launches one), and a directory that cannot be made fails before sizing.
+TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           fmt::format("l2s_capacity_emit_{}", ::getpid()))
+                              .string();
+  std::filesystem::remove_all(dir);
+  const std::vector<std::string> sizing = {
+      "capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--isl", "1000",
+      "--osl", "200", "--rate", "30", "--requests", "1000", "--slo",
+      "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2", "--search", "oracle"};
+  const auto r = RunL2s(With(sizing, {"--json", "--emit", dir}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["emitted"].is_string()) << r.out;
+  const auto& best = j["candidates"][j["best"].get<int>()];
+  const int instances = best["instances"].get<int>();
+  ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "DEPLOY.md"));
+  int servers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("node-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);)
+      if (line.find("nohup vllm serve meta-llama/") != std::string::npos) {
+        ++servers;
+        EXPECT_NE(line.find("--max-num-seqs "), std::string::npos) << line;
+      }
+  }
+  EXPECT_EQ(servers, instances);
+  EXPECT_EQ(std::filesystem::exists(std::filesystem::path(dir) / "router.sh"), instances > 1);
+  std::filesystem::remove_all(dir);
+  const auto given = RunL2s(With(kDeploy, {"--rate", "5", "--emit", dir}));
+  EXPECT_EQ(given.code, 2);
+  EXPECT_NE(given.err.find("--emit writes the files of a sizing answer"), std::string::npos)
+      << given.err;
+  const auto bad = RunL2s(With(sizing, {"--emit", "/proc/l2s-no-such-dir/x"}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--emit"), std::string::npos) << bad.err;
 }
 
 // The header says the rate asked for and the drawn stream's (a Poisson stream of N requests
