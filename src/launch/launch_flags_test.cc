@@ -941,21 +941,20 @@ TEST(LaunchFlags, SharedPlacementPacksBothPoolsOntoCommonNodes) {
   ASSERT_EQ(g.size(), 2u);
   ASSERT_EQ(g[0].size(), 2u);
   ASSERT_EQ(g[1].size(), 3u);
-  EXPECT_EQ(g[1][0].node, 0);
-  EXPECT_EQ(g[1][0].devices, "0,1");
-  EXPECT_EQ(g[1][0].port, 30000);
-  EXPECT_EQ(g[0][0].node, 0);
-  EXPECT_EQ(g[0][0].devices, "2,3,4,5");
-  EXPECT_EQ(g[0][0].first_device, 2);
-  EXPECT_EQ(g[0][0].port, 30001);
-  EXPECT_EQ(g[1][1].devices, "6,7");
-  EXPECT_EQ(g[1][1].port, 30002);
-  EXPECT_EQ(g[0][1].node, 1);
-  EXPECT_EQ(g[0][1].devices, "0,1,2,3");
-  EXPECT_EQ(g[0][1].port, 30000);
-  EXPECT_EQ(g[1][2].node, 1);
-  EXPECT_EQ(g[1][2].devices, "4,5");
-  EXPECT_EQ(g[1][2].port, 30001);
+  struct Want {
+    int group, instance, node;
+    const char* devices;
+    int port;
+  };
+  for (const Want& w : {Want{1, 0, 0, "0,1", 30000}, Want{0, 0, 0, "2,3,4,5", 30001},
+                        Want{1, 1, 0, "6,7", 30002}, Want{0, 1, 1, "0,1,2,3", 30000},
+                        Want{1, 2, 1, "4,5", 30001}}) {
+    const PlacedServer& ps = g[w.group][w.instance];
+    EXPECT_EQ(ps.node, w.node) << w.group << "/" << w.instance;
+    EXPECT_EQ(ps.devices, w.devices) << w.group << "/" << w.instance;
+    EXPECT_EQ(ps.first_device, std::stoi(w.devices)) << w.group << "/" << w.instance;
+    EXPECT_EQ(ps.port, w.port) << w.group << "/" << w.instance;
+  }
   // The reserved port is skipped: base 8000 starts at 8001.
   EXPECT_EQ(PlaceSharedNodes({{2, 1, 8000}}, 8, 8000)[0][1].port, 8002);
   // An instance over 16 GPUs takes 2 whole nodes of its own (ranks 0, 1); the others pack

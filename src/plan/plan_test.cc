@@ -173,30 +173,23 @@ TEST(PlanAggregated, FailureReasonNamesTheBindingLimits) {
     e.batch = 8;
     return e;
   };
+  auto starts = [&](const plan::FailureStats& f, const std::string& prefix) {
+    EXPECT_EQ(f.Reason(p).rfind(prefix, 0), 0u) << f.Reason(p);
+  };
   plan::FailureStats tpot_only;
   tpot_only.Add(s, miss(Verdict::kTpot, 0.0005, 0.0201));
   tpot_only.Add(s, miss(Verdict::kTpot, 0.0005, 0.0250));
-  EXPECT_EQ(tpot_only.Reason(p).rfind("no strategy meets the TPOT SLO of 20 ms: the fastest that "
-                                      "fits in memory takes 20.100 ms per token",
-                                      0),
-            0u)
-      << tpot_only.Reason(p);
+  starts(tpot_only, "no strategy meets the TPOT SLO of 20 ms: the fastest that fits in memory "
+                    "takes 20.100 ms per token");
   plan::FailureStats both = tpot_only;
   both.Add(s, miss(Verdict::kTtft, 0.0355, 0.0199));
   both.Add(s, miss(Verdict::kTtft, 0.0400, 0.0150));
-  EXPECT_EQ(both.Reason(p).rfind("no strategy meets both the TTFT SLO of 1 ms and the TPOT SLO of "
-                                 "20 ms: of those within the TPOT SLO, the fastest to the first "
-                                 "token takes 35.5 ms",
-                                 0),
-            0u)
-      << both.Reason(p);
+  starts(both, "no strategy meets both the TTFT SLO of 1 ms and the TPOT SLO of 20 ms: of those "
+               "within the TPOT SLO, the fastest to the first token takes 35.5 ms");
   plan::FailureStats ttft_only;
   ttft_only.Add(s, miss(Verdict::kTtft, 0.0400, 0.0150));
-  EXPECT_EQ(ttft_only.Reason(p).rfind("no strategy meets the TTFT SLO of 1 ms: the fastest that "
-                                      "fits in memory takes 40.0 ms",
-                                      0),
-            0u)
-      << ttft_only.Reason(p);
+  starts(ttft_only, "no strategy meets the TTFT SLO of 1 ms: the fastest that fits in memory "
+                    "takes 40.0 ms");
 }
 
 // Nothing fits: the reason adds how many GPUs the weights alone need, and with FP8 weights where
