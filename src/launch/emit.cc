@@ -316,7 +316,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     std::string script = kScriptHead;
     if (nodes_per_instance > 1) {
       script += "# The instance's head node address (node-" +
-                std::to_string(node - servers.front()->node_rank) + "):\n";
+                std::to_string(node - servers.front()->node_rank + 1) + "):\n";
       script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the head node}\"\n";
       if (engine == Engine::kTrtllm)
         script += fmt::format(": \"${{MPI_HOSTS:?set MPI_HOSTS to host1:{0},host2:{0},...}}\"\n", P);
@@ -341,7 +341,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       if (lc.command.empty()) {
         script += "# Nothing to start here: the head node's mpirun starts this node's ranks over ssh.\n";
         where_md += fmt::format("| node-{} | instance {} rank {} (started by mpirun) | - | - |\n",
-                                node, ps->instance + 1, ps->node_rank);
+                                node + 1, ps->instance + 1, ps->node_rank);
         continue;
       }
       const std::string log = fmt::format("logs/instance-{}-rank-{}.log", ps->instance + 1, ps->node_rank);
@@ -349,16 +349,17 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         script += fmt::format("# Megatron-LM arguments of your inference script:\n# {}\n", lc.command);
       else
         script += Background(lc.command, log);
-      where_md += fmt::format("| node-{} | {} {}{} | {} | {} |\n", node,
+      where_md += fmt::format("| node-{} | {} {}{} | {} | {} |\n", node + 1,
                               opt.dynamo ? "worker" : "instance", ps->instance + 1,
                               nodes_per_instance > 1 ? fmt::format(" rank {}", ps->node_rank) : "",
                               ps->devices.empty() ? "all" : ps->devices,
                               ps->node_rank == 0 && !opt.dynamo ? std::to_string(o.port) : "-");
     }
     script += "wait\n";
-    const std::string name = fmt::format("node-{}.sh", node);
+    // Nodes are numbered from 1, as a disaggregated plan's are.
+    const std::string name = fmt::format("node-{}.sh", node + 1);
     if (Status st = w.Write(name, script, true); !st.ok()) return st;
-    files_md += fmt::format("- `{}`: run on node {}\n", name, node);
+    files_md += fmt::format("- `{}`: run on node {}\n", name, node + 1);
   }
   // Dynamo: its frontend in front of the workers (they register with it through etcd).
   if (opt.dynamo) {
@@ -375,7 +376,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     std::vector<std::string> urls;
     for (const PlacedServer& ps : placed)
       if (ps.node_rank == 0)
-        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node, ps.port > 0 ? ps.port : DefaultPort(engine)));
+        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node + 1, ps.port > 0 ? ps.port : DefaultPort(engine)));
     const std::string router = ReplicaRouterCommand(engine, urls);
     if (!router.empty()) {
       std::string script = kScriptHead;

@@ -713,8 +713,8 @@ TEST(PlanCli, EmitWritesTheLaunchFiles) {
   EXPECT_NE(r.out.find("wrote "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("for SGLang"), std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(fs::path(dir) / "DEPLOY.md"));
-  ASSERT_TRUE(fs::exists(fs::path(dir) / "node-0.sh"));
-  const std::string script = Slurp((fs::path(dir) / "node-0.sh").string());
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "node-1.sh"));
+  const std::string script = Slurp((fs::path(dir) / "node-1.sh").string());
   EXPECT_NE(script.find("python -m sglang.launch_server --model-path acme/mixtral-ft "),
             std::string::npos)
       << script;
@@ -800,7 +800,7 @@ TEST(PlanCli, DynamoPlansLaunchDynamoWorkersOfTheirEngine) {
             ja["best"]["instances"].get<int>() * ja["best"]["gpus_per_instance"].get<int>())
       << d.dump();
   ASSERT_TRUE(fs::exists(fs::path(dir) / "frontend.sh"));
-  EXPECT_NE(Slurp((fs::path(dir) / "node-0.sh").string()).find("python -m dynamo.vllm"),
+  EXPECT_NE(Slurp((fs::path(dir) / "node-1.sh").string()).find("python -m dynamo.vllm"),
             std::string::npos);
   fs::remove_all(dir);
 

@@ -110,13 +110,13 @@ TEST(ReplicasCli, TheLaunchReachesEveryInstanceThroughARouter) {
             std::string::npos)
       << r.out;
   // The files: four servers on disjoint devices and ports of the one node, and the router.
-  const std::string node = Slurp(dir + "/node-0.sh");
+  const std::string node = Slurp(dir + "/node-1.sh");
   for (const char* devices : {"CUDA_VISIBLE_DEVICES=0,1 ", "CUDA_VISIBLE_DEVICES=2,3 ",
                               "CUDA_VISIBLE_DEVICES=4,5 ", "CUDA_VISIBLE_DEVICES=6,7 "})
     EXPECT_NE(node.find(devices), std::string::npos) << devices << "\n" << node;
   const std::string router = Slurp(dir + "/router.sh");
-  EXPECT_NE(router.find("exec vllm-router --worker-urls http://<node-0>:8000 http://<node-0>:8001 "
-                        "http://<node-0>:8002 http://<node-0>:8003 --host 0.0.0.0 --port 8080"),
+  EXPECT_NE(router.find("exec vllm-router --worker-urls http://<node-1>:8000 http://<node-1>:8001 "
+                        "http://<node-1>:8002 http://<node-1>:8003 --host 0.0.0.0 --port 8080"),
             std::string::npos)
       << router;
   const std::string md = Slurp(dir + "/DEPLOY.md");
@@ -169,18 +169,20 @@ TEST(ReplicasCli, Nvl72ReplicasArePlacedOnTraysOfFour) {
                            "ttft_ms=10000,tpot_ms=25", "--serving", "agg", "--engine", "sglang",
                            "--instance-gpus", "8", "--emit", dir});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (int k = 0; k < 18; ++k) {
+  // Nodes are numbered from 1: node-1 .. node-18, an instance's head on the odd ones.
+  for (int k = 1; k <= 18; ++k) {
     const std::string node = Slurp(dir + "/node-" + std::to_string(k) + ".sh");
     ASSERT_FALSE(node.empty()) << k;
-    EXPECT_NE(node.find("NODE_RANK=" + std::to_string(k % 2)), std::string::npos) << node;
+    EXPECT_NE(node.find("NODE_RANK=" + std::to_string((k - 1) % 2)), std::string::npos) << node;
     EXPECT_NE(node.find("--nnodes 2"), std::string::npos) << node;
   }
-  EXPECT_FALSE(std::filesystem::exists(dir + "/node-18.sh"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/node-19.sh"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/node-0.sh"));
   const std::string router = Slurp(dir + "/router.sh");
-  for (int k = 0; k < 18; k += 2)
+  for (int k = 1; k <= 18; k += 2)
     EXPECT_NE(router.find("http://<node-" + std::to_string(k) + ">:30000 "), std::string::npos)
         << router;
-  EXPECT_EQ(router.find("<node-1>"), std::string::npos) << router;
+  EXPECT_EQ(router.find("<node-2>"), std::string::npos) << router;
   const std::string lws = Slurp(dir + "/lws.yaml");
   EXPECT_NE(lws.find("replicas: 9"), std::string::npos) << lws;
   EXPECT_NE(lws.find("size: 2"), std::string::npos) << lws;
