@@ -306,7 +306,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
                EngineName(pp->workload.engine));
     fmt::print("KV link {} {:.0f} GB/s + {:.1f} us{}; decode KV pool {} tokens per rank, max "
                "running {} per rank\n",
-               link->nvlink ? "NVLink" : "scale-out", link->bw / 1e9, link->latency * 1e6,
+               link->nvlink ? ScaleUpName(pp->cluster.gpu) : "scale-out", link->bw / 1e9, link->latency * 1e6,
                f.layerwise ? " (layerwise)" : "", Thousands(run.kv_capacity_tokens),
                run.max_running);
     fmt::print("{}", ServeSummaryText(sum));

@@ -60,7 +60,7 @@ const char* GroupKindName(GroupKind g) {
 // Compact number: integers without decimals, fractions with 4 significant digits.
 std::string N(double v) { return fmt::format("{:.6g}", v); }
 
-std::string Shape(const Step& st) {
+std::string Shape(const Step& st, const GpuSpec& gpu) {
   switch (st.kind) {
     case StepKind::kGemm:
       return fmt::format("{} x {} x {}{} {}", N(st.m), N(st.n), N(st.k),
@@ -88,8 +88,8 @@ std::string Shape(const Step& st) {
     case StepKind::kComm:
       return fmt::format("{} of {}{}, {:.3f} MiB", GroupKindName(st.group), st.group_size,
                          st.group_domains > 1
-                             ? fmt::format(" across {} NVLink domains", st.group_domains)
-                             : std::string(" in one NVLink domain"),
+                             ? fmt::format(" across {} {} domains", st.group_domains, ScaleUpName(gpu))
+                             : fmt::format(" in one {} domain", ScaleUpName(gpu)),
                          st.comm_bytes / kMiB);
   }
   return "";
@@ -186,7 +186,7 @@ std::string SectionText(const Simulator& sim, const std::string& title, const Se
     const std::string what =
         st.hides_under >= 0 ? fmt::format("{}*", st.what) : std::string(st.what);
     out += fmt::format("  {:<14} {:<12} {:<56} {:>10} {:>11} {:>10.2f}\n", what, OpName(st.op),
-                       Shape(st), st.flops > 0 ? fmt::format("{:.3f}", st.flops / 1e9) : "-",
+                       Shape(st, sim.problem().cluster.gpu), st.flops > 0 ? fmt::format("{:.3f}", st.flops / 1e9) : "-",
                        st.weight_bytes > 0 ? fmt::format("{:.2f}", st.weight_bytes / kMiB) : "-",
                        t[i] * 1e6);
   }

@@ -187,9 +187,7 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   out += fmt::format(
       "  KV       {:.1f} MB per {}-token prompt over {} ({:.0f} GB/s per GPU): {:.2f} ms{}\n",
       e.kv_bytes_per_prompt / 1e6, serve.workload.isl,
-      !e.link.nvlink                         ? "the scale-out network"
-      : serve.cluster.gpu.vendor == "amd" ? "Infinity Fabric"
-                                             : "NVLink",
+      !e.link.nvlink ? "the scale-out network" : ScaleUpName(serve.cluster.gpu),
       e.link.bw / 1e9, e.kv_transfer_s * 1e3,
       st.layerwise ? fmt::format(", {:.2f} ms exposed (layer-wise)", e.kv_exposed_s * 1e3)
                    : std::string(", after the prefill"));

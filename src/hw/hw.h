@@ -73,6 +73,10 @@ struct ClusterSpec {
 // domain (an HGX node is both).
 int HostGpus(const ClusterSpec& c);
 
+// The name of the GPU's scale-up fabric, as its vendor calls it in output: "Infinity Fabric" for
+// AMD GPUs (the xGMI mesh), else "NVLink". The model treats both as the intra-domain link.
+const char* ScaleUpName(const GpuSpec& g);
+
 std::vector<std::string> GpuPresetNames();
 StatusOr<GpuSpec> GpuPreset(std::string_view name);
 
