@@ -193,6 +193,11 @@ TEST(ReplicasCli, Nvl72ReplicasArePlacedOnTraysOfFour) {
   const Result d = RunL2s({"describe", "--cluster", "gb300-nvl72", "--json"});
   ASSERT_EQ(d.code, 0) << d.err;
   EXPECT_EQ(nlohmann::json::parse(d.out)["gpus_per_host"], 4) << d.out;
+  // The scale-up fabric by its vendor's name: NVLink here, Infinity Fabric on AMD GPUs.
+  const Result nv = RunL2s({"describe", "--cluster", "gb300-nvl72"});
+  EXPECT_NE(nv.out.find("72 in 1 NVLink domain(s) of 72"), std::string::npos) << nv.out;
+  const Result amd = RunL2s({"describe", "--gpu", "mi355x"});
+  EXPECT_NE(amd.out.find("8 in 1 Infinity Fabric domain(s) of 8"), std::string::npos) << amd.out;
 }
 
 // Invariants over problems drawn by a fixed rule (seeded, not picked by hand): MoE presets x GPU
