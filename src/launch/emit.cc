@@ -569,9 +569,9 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   std::string files_md, where_md;
   int total_nodes = 0;
   std::string router_cmd, router_file_name, router_file;
-  // "<role-k>:port" of the router's placeholders -> "<role-node-n>:port" of the placed server.
+  // "<role-k>:port" of the router's placeholders -> "<node>:port" of the placed server (node
+  // "node-n" on shared nodes, else "prefill-node-n" / "decode-node-n").
   std::vector<std::pair<std::string, std::string>> hosts;
-  std::vector<std::string> extra_written;
   // Where each server runs: the pools' servers packed onto common nodes when the pools share the
   // cluster (EmitOptions::shared_nodes), else each pool on nodes of its own.
   struct Server {
