@@ -395,27 +395,41 @@ StatusOr<std::vector<int>> Sizes(const CapacityFlags& f) {
 // --emit DIR: the files that start the answer (launch/emit.h EmitSized*), on its engine, at the
 // running-request limit it was sized with; "" without --emit or without an answer.
 StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
-                                 const serve::ServeOptions& base) {
+                                 const serve::ServeOptions& base,
+                                 const std::vector<serve::Slo>& slos,
+                                 const std::vector<serve::RequestSpec>& reqs) {
   if (f.emit.empty() || !o.any_found) return std::string();
   const int max_running =
       SizedServeOptions(base, o.p0.workload.engine, o.engine == "ideal" ? "" : o.engine).max_running;
   const std::string engine = o.engine == "ideal" ? "" : o.engine;
+  // DEPLOY.md states what the deployment was sized for beside each instance's steady state.
+  auto sized_for = [&](const serve::ServeSummary& at) {
+    launch::EmitOptions opt;
+    opt.plan_lines = {
+        fmt::format("sized by l2s capacity for {} requests {}, SLO {}: p99 TTFT {:.0f} ms, p99 "
+                    "TPOT {:.1f} ms, {:.2f} requests/s served",
+                    reqs.size(), StreamWords(f.traffic, reqs), serve::SlosText(slos),
+                    at.ttft.p99 * 1e3, at.tpot.p99 * 1e3, at.request_rate),
+        "the figures above are one instance's steady state at the full batch the launch admits, "
+        "a load above the sized traffic"};
+    return opt;
+  };
   if (o.dis_best && o.dres && o.dres->found) {
     const serve::DisaggSizeResult& b = o.dres->candidates[o.dres->best];
     return launch::EmitSizedDisaggregated(f.emit, b.layout.prefill_problem, b.layout.prefill,
                                           b.prefill_instances, b.layout.decode_problem,
                                           b.layout.decode, b.decode_instances, max_running, engine,
-                                          {});
+                                          sized_for(b.at));
   }
   const serve::SizeResult& b = o.res.candidates[o.res.best];
   return launch::EmitSizedAggregated(f.emit, b.layout.problem, b.layout.strategy, b.instances,
-                                     max_running, engine, {});
+                                     max_running, engine, sized_for(b.at));
 }
 
 int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
                 const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base,
                 const std::vector<EngineRow>& engines) {
-  const StatusOr<std::string> emitted = EmitAnswer(f, o, base);
+  const StatusOr<std::string> emitted = EmitAnswer(f, o, base, slos, reqs);
   if (!emitted.ok()) return Fail(emitted.status());
   const serve::CapacityResult& res = o.res;
   const std::optional<serve::DisaggCapacityResult>& dres = o.dres;

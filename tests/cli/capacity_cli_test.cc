@@ -231,6 +231,10 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
   }
   EXPECT_EQ(servers, instances);
   EXPECT_EQ(std::filesystem::exists(std::filesystem::path(dir) / "router.sh"), instances > 1);
+  // DEPLOY.md says what the deployment was sized for, beside each instance's steady state.
+  std::ifstream deploy(std::filesystem::path(dir) / "DEPLOY.md");
+  const std::string md((std::istreambuf_iterator<char>(deploy)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("sized by l2s capacity for 1000 requests at 30 req/s"), std::string::npos) << md;
   std::filesystem::remove_all(dir);
   const auto given = RunL2s(With(kDeploy, {"--rate", "5", "--emit", dir}));
   EXPECT_EQ(given.code, 2);
