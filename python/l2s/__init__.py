@@ -221,8 +221,17 @@ def capacity(**kwargs):
 def sweep(file, out="sweep-results", **kwargs):
     """``l2s sweep FILE``: plans every scenario of a grid file (JSON or YAML) and returns the
     rows of ``OUT/results.json`` (one `Result` per scenario, grid order), as the CLI writes them.
+    ``file`` may also be the grid itself, a mapping as the file would hold it (``{"models":
+    [...], "gpus": [...], ...}``): it is written to ``OUT/grid.json`` and swept from there.
     Keywords are sweep's flags (``jobs=2``, ``quiet=True``). From Python each scenario's plan runs
     in a forked child of this process; raises `Error` on a non-zero exit."""
+    if isinstance(file, dict):
+        _os.makedirs(out, exist_ok=True)
+        path = _os.path.join(out, "grid.json")
+        with open(path, "w", encoding="utf-8") as f:
+            _json.dump(file, f, indent=1)
+            f.write("\n")
+        file = path
     code, _, err = run("sweep", file, "--out", out, *_flags(kwargs))
     if code in (130, 143):
         raise Interrupted(f"l2s sweep interrupted (exit {code})", code, None)

@@ -298,6 +298,19 @@ def test_sweep_from_python_matches_the_binary(tmp_path):
     assert rows[1].to_dict() == json.loads((tmp_path / "cli" / "results.json").read_text())[1]
 
 
+def test_sweep_takes_the_grid_as_a_mapping(tmp_path):
+    # The grid as a Python mapping is the same sweep as the same grid in a file.
+    grid = {"models": ["llama-3.1-8b"], "gpus": ["h100"], "counts": [1, 2],
+            "workloads": [{"mode": "serve", "input": 1024, "output": 128}],
+            "plan": {"budget": 50, "oracle-calls": 0}}
+    rows = l2s.sweep(grid, out=str(tmp_path / "d"), quiet=True)
+    (tmp_path / "g.json").write_text(json.dumps(grid))
+    again = l2s.sweep(str(tmp_path / "g.json"), out=str(tmp_path / "f"), quiet=True)
+    assert (tmp_path / "d" / "grid.json").exists()
+    assert len(rows) == 2
+    assert [r.to_dict() for r in rows] == [r.to_dict() for r in again]
+
+
 def test_sweep_bad_grid_is_an_error(tmp_path):
     grid = tmp_path / "bad.yaml"
     grid.write_text("models: [llama-3.1-8b]\ngpus: [h100]\ncounts: [0]\n")
