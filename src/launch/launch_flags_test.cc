@@ -971,6 +971,52 @@ TEST(LaunchFlags, SharedPlacementPacksBothPoolsOntoCommonNodes) {
   EXPECT_EQ(w[1][2].node, 4);
 }
 
+// PlaceSharedNodes over random pools (a fixed LCG, not picked by hand): every instance placed
+// (an instance over more than a node on that many consecutive whole nodes, ranks 0..), no node
+// holding more GPUs than it has, device ranges disjoint and ports distinct per node, and never
+// the reserved port.
+TEST(LaunchFlags, SharedPlacementInvariantsOverRandomPools) {
+  uint64_t state = 20261205;
+  auto next = [&](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  const int kGpus[] = {1, 2, 3, 4, 8, 16};
+  for (int trial = 0; trial < 300; ++trial) {
+    const int P = next(2) == 0 ? 4 : 8;
+    std::vector<PoolGroup> groups(1 + next(3));
+    for (PoolGroup& g : groups) g = {1 + next(6), kGpus[next(6)], next(2) == 0 ? 8000 : 30000};
+    const auto placed = PlaceSharedNodes(groups, P, 8000);
+    ASSERT_EQ(placed.size(), groups.size());
+    std::map<int, int> used;
+    std::map<int, std::set<int>> devices, ports;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      const PoolGroup& g = groups[k];
+      const int span = g.gpus > P ? (g.gpus + P - 1) / P : 1;
+      ASSERT_EQ(placed[k].size(), static_cast<size_t>(g.instances * span)) << trial;
+      for (size_t i = 0; i < placed[k].size(); ++i) {
+        const PlacedServer& ps = placed[k][i];
+        EXPECT_EQ(ps.instance, static_cast<int>(i) / span) << trial;
+        EXPECT_EQ(ps.node_rank, static_cast<int>(i) % span) << trial;
+        if (ps.node_rank > 0) EXPECT_EQ(ps.node, placed[k][i - 1].node + 1) << trial;
+        used[ps.node] += std::min(g.gpus, P);
+        if (!ps.devices.empty()) {
+          for (int d = ps.first_device; d < ps.first_device + g.gpus; ++d)
+            EXPECT_TRUE(devices[ps.node].insert(d).second) << trial << ": GPU " << d << " twice";
+        } else {
+          EXPECT_TRUE(devices[ps.node].empty()) << trial;  // a whole node is its server's alone
+          for (int d = 0; d < P; ++d) devices[ps.node].insert(d);
+        }
+        if (ps.port > 0) {
+          EXPECT_NE(ps.port, 8000) << trial;
+          EXPECT_TRUE(ports[ps.node].insert(ps.port).second) << trial << ": port " << ps.port;
+        }
+      }
+    }
+    for (const auto& [node, gpus] : used) EXPECT_LE(gpus, P) << trial << ": node " << node;
+  }
+}
+
 // A disaggregated plan whose pools share one node (Llama-8B: 4 x 1-GPU prefill + 2 x 2-GPU
 // decode = 8 GPUs, its KV priced over NVLink) is emitted as one node script that starts all six
 // servers on the node's 8 GPUs, none on the router's port; with pools of their own
