@@ -27,9 +27,9 @@
 #include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "cli/svg.h"
-#include "launch/emit.h"
 #include "cli/workload_flags.h"
 #include "engine/engine.h"
+#include "launch/emit.h"
 #include "plan/capacity.h"
 #include "plan/engines.h"
 #include "plan/error_bands.h"
@@ -304,11 +304,12 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
                f.prefill_instances, LayoutLabel(pp->model, *sp), f.instances,
                LayoutLabel(pp->model, *sd), gpus, pp->cluster.gpu.name, pp->model.name,
                EngineName(pp->workload.engine));
-    fmt::print("KV link {} {:.0f} GB/s + {:.1f} us{}; decode KV pool {} tokens per rank, max "
-               "running {} per rank\n",
-               link->nvlink ? ScaleUpName(pp->cluster.gpu) : "scale-out", link->bw / 1e9, link->latency * 1e6,
-               f.layerwise ? " (layerwise)" : "", Thousands(run.kv_capacity_tokens),
-               run.max_running);
+    fmt::print(
+        "KV link {} {:.0f} GB/s + {:.1f} us{}; decode KV pool {} tokens per rank, max "
+        "running {} per rank\n",
+        link->nvlink ? ScaleUpName(pp->cluster.gpu) : "scale-out", link->bw / 1e9,
+        link->latency * 1e6, f.layerwise ? " (layerwise)" : "", Thousands(run.kv_capacity_tokens),
+        run.max_running);
     fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
@@ -400,7 +401,8 @@ StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
                                  const std::vector<serve::RequestSpec>& reqs) {
   if (f.emit.empty() || !o.any_found) return std::string();
   const int max_running =
-      SizedServeOptions(base, o.p0.workload.engine, o.engine == "ideal" ? "" : o.engine).max_running;
+      SizedServeOptions(base, o.p0.workload.engine, o.engine == "ideal" ? "" : o.engine)
+          .max_running;
   const std::string engine = o.engine == "ideal" ? "" : o.engine;
   // DEPLOY.md states what the deployment was sized for beside each instance's steady state.
   auto sized_for = [&](const serve::ServeSummary& at) {
@@ -504,8 +506,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       j["best_serving"] = !any_found ? nlohmann::ordered_json(nullptr)
                                      : nlohmann::ordered_json(dis_best ? "disagg" : "agg");
     }
-    j["emitted"] = emitted->empty() ? nlohmann::ordered_json(nullptr)
-                                    : nlohmann::ordered_json(*emitted);
+    j["emitted"] =
+        emitted->empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(*emitted);
     fmt::print("{}\n", DumpJson(j));
     return any_found ? kExitOk : kExitImpossible;
   }
@@ -648,8 +650,9 @@ int Run(const CapacityFlags& f) {
   if (f.serving != "agg" && f.serving != "disagg" && f.serving != "auto")
     return Fail(fmt::format("--serving must be agg, disagg or auto, got \"{}\"", f.serving));
   if (!f.emit.empty() && (!f.strategy.empty() || !f.prefill_strategy.empty()))
-    return Fail("--emit writes the files of a sizing answer; for a given layout: l2s plan "
-                "--instance-gpus N ... --emit DIR");
+    return Fail(
+        "--emit writes the files of a sizing answer; for a given layout: l2s plan "
+        "--instance-gpus N ... --emit DIR");
   if (!f.prefill_strategy.empty()) {
     if (pf.gpu.empty() && pf.cluster.empty()) pf.gpu = kDefaultGpu;
     return RunDisaggDeployment(f, pf, slos, *reqs, *base);

@@ -292,8 +292,8 @@ void PrintCluster(const ClusterSpec& c) {
   row("calibration", CalibrationNote(c.gpu));
   if (c.gpu.fp4_flops > 0) row("fp4", fmt::format("{:.0f} TFLOPS dense", c.gpu.fp4_flops / 1e12));
   if (c.gpu.tdp_w > 0) row("power", fmt::format("{:.0f} W board (TDP)", c.gpu.tdp_w));
-  row("gpus", fmt::format("{} in {} {} domain(s) of {}{}", c.num_gpus, c.num_domains(), ScaleUpName(c.gpu),
-                          c.gpus_per_domain,
+  row("gpus", fmt::format("{} in {} {} domain(s) of {}{}", c.num_gpus, c.num_domains(),
+                          ScaleUpName(c.gpu), c.gpus_per_domain,
                           HostGpus(c) < c.gpus_per_domain
                               ? fmt::format(", hosts (compute trays) of {}", HostGpus(c))
                               : ""));

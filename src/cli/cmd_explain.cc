@@ -87,9 +87,9 @@ std::string Shape(const Step& st, const GpuSpec& gpu) {
                          N(st.heads), N(st.k), N(st.n), N(st.m), N(st.n), N(st.k), N(st.count));
     case StepKind::kComm:
       return fmt::format("{} of {}{}, {:.3f} MiB", GroupKindName(st.group), st.group_size,
-                         st.group_domains > 1
-                             ? fmt::format(" across {} {} domains", st.group_domains, ScaleUpName(gpu))
-                             : fmt::format(" in one {} domain", ScaleUpName(gpu)),
+                         st.group_domains > 1 ? fmt::format(" across {} {} domains",
+                                                            st.group_domains, ScaleUpName(gpu))
+                                              : fmt::format(" in one {} domain", ScaleUpName(gpu)),
                          st.comm_bytes / kMiB);
   }
   return "";
@@ -186,7 +186,8 @@ std::string SectionText(const Simulator& sim, const std::string& title, const Se
     const std::string what =
         st.hides_under >= 0 ? fmt::format("{}*", st.what) : std::string(st.what);
     out += fmt::format("  {:<14} {:<12} {:<56} {:>10} {:>11} {:>10.2f}\n", what, OpName(st.op),
-                       Shape(st, sim.problem().cluster.gpu), st.flops > 0 ? fmt::format("{:.3f}", st.flops / 1e9) : "-",
+                       Shape(st, sim.problem().cluster.gpu),
+                       st.flops > 0 ? fmt::format("{:.3f}", st.flops / 1e9) : "-",
                        st.weight_bytes > 0 ? fmt::format("{:.2f}", st.weight_bytes / kMiB) : "-",
                        t[i] * 1e6);
   }

@@ -74,12 +74,13 @@ std::string Category(const Step& st, const GpuSpec& gpu) {
     case StepKind::kScan: return "the chunked linear-attention / SSM scan";
     case StepKind::kComm:
       if (st.comm == CommKind::kDispatch || st.comm == CommKind::kCombine)
-        return fmt::format("MoE token dispatch/combine over the stage's {} GPUs{}", st.group_size,
-                           st.group_domains > 1 ? fmt::format(" across {} domains", ScaleUpName(gpu)) : "");
+        return fmt::format(
+            "MoE token dispatch/combine over the stage's {} GPUs{}", st.group_size,
+            st.group_domains > 1 ? fmt::format(" across {} domains", ScaleUpName(gpu)) : "");
       if (st.comm == CommKind::kSendRecv) return "pipeline send/recv between stages";
-      return fmt::format("{} over the {} group of {}{}", CommKindName(st.comm),
-                         GroupName(st.group), st.group_size,
-                         st.group_domains > 1 ? fmt::format(" across {} domains", ScaleUpName(gpu)) : "");
+      return fmt::format(
+          "{} over the {} group of {}{}", CommKindName(st.comm), GroupName(st.group), st.group_size,
+          st.group_domains > 1 ? fmt::format(" across {} domains", ScaleUpName(gpu)) : "");
   }
   return "?";
 }
@@ -325,8 +326,8 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                   DTypeName(w.weight), DTypeName(w.kv),
                                   w.attn == DType::kBF16 ? "" : ", fp8 attention"));
   out += row("cluster", fmt::format("{} x {} ({} {} domain(s) of {})", p.cluster.num_gpus,
-                                    p.cluster.gpu.name, p.cluster.num_domains(), ScaleUpName(p.cluster.gpu),
-                                    p.cluster.gpus_per_domain));
+                                    p.cluster.gpu.name, p.cluster.num_domains(),
+                                    ScaleUpName(p.cluster.gpu), p.cluster.gpus_per_domain));
   // Where the efficiencies come from, for every GPU but the Hopper sets the tool was built on
   // (no tables of its own, or a Blackwell set, which names itself and any borrowed sub-model).
   const std::string& cal = p.cluster.gpu.calibration;

@@ -234,7 +234,9 @@ Status ValidateCluster(const ClusterSpec& c, std::string_view source) {
   return Status::Ok();
 }
 
-const char* ScaleUpName(const GpuSpec& g) { return g.vendor == "amd" ? "Infinity Fabric" : "NVLink"; }
+const char* ScaleUpName(const GpuSpec& g) {
+  return g.vendor == "amd" ? "Infinity Fabric" : "NVLink";
+}
 
 int HostGpus(const ClusterSpec& c) {
   const int d = std::max(1, c.gpus_per_domain);

@@ -1,8 +1,5 @@
 #include "launch/emit.h"
 
-#include "engine/engine.h"
-#include "launch/dynamo.h"
-
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -13,6 +10,9 @@
 #include <map>
 #include <set>
 #include <string>
+
+#include "engine/engine.h"
+#include "launch/dynamo.h"
 
 namespace l2s::launch {
 
@@ -238,8 +238,8 @@ std::vector<std::vector<PlacedServer>> PlaceSharedNodes(const std::vector<PoolGr
   // Pushed group by group: a stable sort keeps group order among equal keys.
   std::stable_sort(items.begin(), items.end(),
                    [](const Item& a, const Item& b) { return a.key < b.key; });
-  std::vector<int> used;              // GPUs taken, per node
-  std::vector<std::set<int>> ports;   // ports taken, per node
+  std::vector<int> used;             // GPUs taken, per node
+  std::vector<std::set<int>> ports;  // ports taken, per node
   auto open_node = [&](int taken) {
     used.push_back(taken);
     ports.emplace_back();
@@ -376,7 +376,8 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     std::vector<std::string> urls;
     for (const PlacedServer& ps : placed)
       if (ps.node_rank == 0)
-        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node + 1, ps.port > 0 ? ps.port : DefaultPort(engine)));
+        urls.push_back(fmt::format("http://<node-{}>:{}", ps.node + 1,
+                                   ps.port > 0 ? ps.port : DefaultPort(engine)));
     const std::string router = ReplicaRouterCommand(engine, urls);
     if (!router.empty()) {
       std::string script = kScriptHead;
@@ -595,9 +596,10 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   }
   const ClusterSpec& pc = prefill.problem.cluster;
   const ClusterSpec& dc = decode.problem.cluster;
-  const bool shared = opt.shared_nodes && pc.gpu.name == dc.gpu.name && HostGpus(pc) == HostGpus(dc);
-  std::vector<std::string> node_order;                  // node names, first placed first
-  std::map<std::string, std::vector<Server>> by_node;   // node name -> its servers
+  const bool shared =
+      opt.shared_nodes && pc.gpu.name == dc.gpu.name && HostGpus(pc) == HostGpus(dc);
+  std::vector<std::string> node_order;                 // node names, first placed first
+  std::map<std::string, std::vector<Server>> by_node;  // node name -> its servers
   auto add = [&](const std::string& node, const Server& sv) {
     if (!by_node.count(node)) node_order.push_back(node);
     by_node[node].push_back(sv);
@@ -605,21 +607,24 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   const int router_port = RouterPort(router_cmd, router_file);
   if (shared) {
     std::vector<PoolGroup> groups;
-    for (const DisaggProcess* proc : servers_of) groups.push_back({proc->count, proc->gpus, ProcessPort(*proc)});
+    for (const DisaggProcess* proc : servers_of)
+      groups.push_back({proc->count, proc->gpus, ProcessPort(*proc)});
     const std::vector<std::vector<PlacedServer>> placed =
         PlaceSharedNodes(groups, HostGpus(pc), router_port);
     // Node by node; on each, its decode servers before its prefill servers.
     std::vector<std::pair<int, Server>> all;
     for (size_t k = 0; k < servers_of.size(); ++k)
-      for (const PlacedServer& ps : placed[k]) all.push_back({ps.node, {servers_of[k], ps, groups[k].base_port}});
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const PlacedServer& ps : placed[k])
+        all.push_back({ps.node, {servers_of[k], ps, groups[k].base_port}});
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [node, sv] : all) add(fmt::format("node-{}", node + 1), sv);
   } else {
     for (const DisaggProcess* proc : servers_of) {
       const PoolPlan& pool = proc->role == "prefill" ? prefill : decode;
       const int base = ProcessPort(*proc);
-      const std::vector<std::vector<PlacedServer>> placed =
-          PlaceSharedNodes({{proc->count, proc->gpus, base}}, HostGpus(pool.problem.cluster), router_port);
+      const std::vector<std::vector<PlacedServer>> placed = PlaceSharedNodes(
+          {{proc->count, proc->gpus, base}}, HostGpus(pool.problem.cluster), router_port);
       for (const PlacedServer& ps : placed.front())
         add(fmt::format("{}-node-{}", proc->role, ps.node + 1), {proc, ps, base});
     }
@@ -628,12 +633,15 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   for (const std::string& node : node_order) {
     const std::vector<Server>& servers = by_node[node];
     std::string script = kScriptHead;
-    if (l.backend == Engine::kVllm && (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
-      script += "# NIXL's handshake: this node's address as the other side reaches it.\n"
-                "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
+    if (l.backend == Engine::kVllm &&
+        (l.engine == DisaggEngine::kVllm || l.engine == DisaggEngine::kDynamo))
+      script +=
+          "# NIXL's handshake: this node's address as the other side reaches it.\n"
+          "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
     const Server& head = servers.front();
     if (head.ps.node_rank > 0 || head.proc->gpus > HostGpus(pc)) {
-      script += ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
+      script +=
+          ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
       script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", head.ps.node_rank);
     }
     for (const Server& sv : servers) {
@@ -652,8 +660,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       // rank: servers sharing a node start their range at their first GPU.
       if (servers.size() > 1 && l.backend == Engine::kVllm && !ps.devices.empty())
         cmd = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ", 5600 + ps.first_device) + cmd;
-      script += Background(cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps.instance + 1,
-                                            ps.node_rank));
+      script += Background(
+          cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps.instance + 1, ps.node_rank));
       where_md += fmt::format("| {} | {} {}{} | {} | {} |\n", node, proc.role, ps.instance + 1,
                               proc.gpus > HostGpus(pc) ? fmt::format(" rank {}", ps.node_rank) : "",
                               ps.devices.empty() ? "all" : ps.devices,
@@ -662,8 +670,10 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     script += "wait\n";
     const std::string name = node + ".sh";
     if (Status st = w.Write(name, script, true); !st.ok()) return st;
-    files_md += shared ? fmt::format("- `{}`: run on {} (its decode servers, then its prefill servers)\n", name, node)
-                       : fmt::format("- `{}`: run on {}\n", name, node);
+    files_md +=
+        shared ? fmt::format("- `{}`: run on {} (its decode servers, then its prefill servers)\n",
+                             name, node)
+               : fmt::format("- `{}`: run on {}\n", name, node);
   }
   // The router reaches each server on its node and port.
   for (const auto& [from, to] : hosts) {
@@ -682,7 +692,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   if (!router_cmd.empty()) {
     std::string script = kScriptHead;
     script += shared ? "# Replace <node-i> with the nodes' addresses (DEPLOY.md).\n"
-                     : "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses (DEPLOY.md).\n";
+                     : "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses "
+                       "(DEPLOY.md).\n";
     script += "exec " + router_cmd + "\n";
     if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
     files_md += "- `router.sh`: the router (any host that reaches every server)\n";
@@ -716,17 +727,21 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
              : "The decode nodes' scripts, then the prefill nodes' (a server that spans nodes: set "
                "HEAD_ADDR to its first node on each of them).";
   if (l.engine == DisaggEngine::kDynamo) {
-    md += "\n## Order to start\n1. etcd (and NATS) where every host reaches them, with "
-          "ETCD_ENDPOINTS / NATS_SERVER set on every host (see the notes).\n2. " + start_nodes +
-          "\n3. `router.sh` (Dynamo's frontend) on any host; the workers register with it.\n";
+    md +=
+        "\n## Order to start\n1. etcd (and NATS) where every host reaches them, with "
+        "ETCD_ENDPOINTS / NATS_SERVER set on every host (see the notes).\n2. " +
+        start_nodes +
+        "\n3. `router.sh` (Dynamo's frontend) on any host; the workers register with it.\n";
     md += fmt::format(
         "\n## Check it is up\n`curl -s http://<frontend>:{}/v1/models` lists the model once the "
         "workers have registered; send a request to its `/v1/completions`.\n",
         kDynamoFrontendPort);
   } else {
-    md += "\n## Order to start\n1. " + start_nodes + "\n2. `router.sh` once every server answers, " +
-          (shared ? "after replacing <node-i> with the nodes' addresses.\n"
-                  : "after replacing <prefill-node-i> / <decode-node-i> with the nodes' addresses.\n");
+    md += "\n## Order to start\n1. " + start_nodes +
+          "\n2. `router.sh` once every server answers, " +
+          (shared
+               ? "after replacing <node-i> with the nodes' addresses.\n"
+               : "after replacing <prefill-node-i> / <decode-node-i> with the nodes' addresses.\n");
     md += "\n## Check it is up\n`curl -s http://<server>:<port>/v1/models` on each server, then "
           "the same on the router; send a request to the router's `/v1/completions`.\n";
   }
@@ -847,16 +862,18 @@ StatusOr<std::pair<Strategy, Evaluation>> SizedBatch(Problem q, Strategy s, int 
   const Simulator sim(q);
   Evaluation e = sim.Evaluate(s);
   if (!e.valid())
-    return Status::InvalidArgument(fmt::format("--emit: the {} layout {} has no batch that fits: {}",
-                                               what, Short(s), sim.Reason(s, e)));
+    return Status::InvalidArgument(fmt::format(
+        "--emit: the {} layout {} has no batch that fits: {}", what, Short(s), sim.Reason(s, e)));
   // Bisection between the simulator's batch (valid) and the limit: validity is monotone in the
   // batch here (memory only).
   int lo = e.batch, hi = std::max(e.batch, q.workload.max_batch);
   while (lo < hi) {
     Strategy t = s;
     t.batch = lo + (hi - lo + 1) / 2;
-    if (sim.Evaluate(t).valid()) lo = t.batch;
-    else hi = t.batch - 1;
+    if (sim.Evaluate(t).valid())
+      lo = t.batch;
+    else
+      hi = t.batch - 1;
   }
   s.batch = lo;
   e = sim.Evaluate(s);
@@ -866,8 +883,8 @@ StatusOr<std::pair<Strategy, Evaluation>> SizedBatch(Problem q, Strategy s, int 
 }  // namespace
 
 StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instance, Strategy s,
-                                          int instances, int max_running,
-                                          const std::string& engine, const EmitOptions& opt) {
+                                          int instances, int max_running, const std::string& engine,
+                                          const EmitOptions& opt) {
   const std::optional<Engine> workers = WorkersOf(engine);
   if (!workers || *workers == Engine::kMegatron)
     return Status::InvalidArgument(fmt::format(
@@ -879,16 +896,17 @@ StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instan
   EmitOptions o = opt;
   o.replicas = std::max(1, instances);
   StatusOr<engine::EngineId> id = engine::ParseEngineId(engine);
-  o.dynamo = id.ok() && engine::CapabilitiesOf(*id).workers != *id &&
-             (*workers == Engine::kSglang || *workers == Engine::kVllm || *workers == Engine::kTrtllm);
+  o.dynamo =
+      id.ok() && engine::CapabilitiesOf(*id).workers != *id &&
+      (*workers == Engine::kSglang || *workers == Engine::kVllm || *workers == Engine::kTrtllm);
   std::vector<std::string> written;
   if (Status st = EmitDeployment(dir, *workers, instance, sized->first, sized->second, o, &written);
       !st.ok())
     return st;
-  return Summary(dir, written,
-                 fmt::format("{} x {}{} ({})", o.replicas,
-                             o.dynamo ? "NVIDIA Dynamo workers of " : "", EngineTitle(*workers),
-                             Short(sized->first)));
+  return Summary(
+      dir, written,
+      fmt::format("{} x {}{} ({})", o.replicas, o.dynamo ? "NVIDIA Dynamo workers of " : "",
+                  EngineTitle(*workers), Short(sized->first)));
 }
 
 StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
@@ -909,9 +927,8 @@ StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem pre
   PoolPlan pp{p->first, std::max(1, np), p->first.gpus(), prefill};
   PoolPlan dp{d->first, std::max(1, nd), d->first.gpus(), decode};
   const std::optional<Engine> workers = WorkersOf(engine);
-  StatusOr<DisaggLaunch> l =
-      MakeDisaggLaunch(*de, pp, dp, KvTransfer::kNixl,
-                       *de == DisaggEngine::kDynamo ? workers : std::nullopt);
+  StatusOr<DisaggLaunch> l = MakeDisaggLaunch(
+      *de, pp, dp, KvTransfer::kNixl, *de == DisaggEngine::kDynamo ? workers : std::nullopt);
   if (!l.ok()) return Status::InvalidArgument("--emit: " + l.status().message());
   std::vector<std::string> written;
   if (Status st = EmitDisaggDeployment(dir, *l, *de == DisaggEngine::kDynamo ? &*l : nullptr, opt,
