@@ -749,6 +749,16 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
         "Decode instance:\n" + Figures(l.decode_eval);
   for (const std::string& line : opt.plan_lines) md += "- " + line + "\n";
   std::vector<std::string> notes = l.notes;
+  // The plan priced each prompt's KV over the scale-up fabric when a prefill and a decode
+  // instance fit one node; across several nodes the router does not prefer a decode server on
+  // the prefill's node.
+  if (shared && total_nodes > 1 &&
+      prefill.gpus_per_instance + decode.gpus_per_instance <= HostGpus(pc))
+    notes.push_back(fmt::format(
+        "the plan prices each prompt's KV transfer over {} (a prefill and a decode server fit one "
+        "node); the router does not prefer a decode server on the prefill server's node, so "
+        "across the {} nodes a transfer may take the scale-out network",
+        ScaleUpName(pc.gpu), total_nodes));
   for (const DisaggProcess& proc : l.processes)
     for (const std::string& n : proc.notes) notes.push_back(proc.role + ": " + n);
   md += "\n## Notes\n" + Bulleted(notes);

@@ -1073,6 +1073,23 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
   }
   EXPECT_EQ(checked, 4);
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  // Twice the pools over two nodes: each node's script starts both roles, and DEPLOY.md says the
+  // router may send a prompt's KV across nodes (the plan priced it over NVLink).
+  const ModelSpec m = Preset("llama-3.1-8b");
+  const PoolPlan p2 = Pool(m, "h100", Megatron(m, 1, 1, 1, 1, 8), 8, Mode::kPrefill, 2048, 256);
+  const PoolPlan d2 = Pool(m, "h100", Megatron(m, 1, 2, 1, 1, 128), 4, Mode::kDecode, 2048, 256);
+  StatusOr<DisaggLaunch> two = MakeDisaggLaunch(DisaggEngine::kSglang, p2, d2);
+  ASSERT_TRUE(two.ok() && two->runnable);
+  const std::filesystem::path dir2 = root / "two-nodes";
+  ASSERT_TRUE(EmitDisaggDeployment(dir2.string(), *two, nullptr, {}, nullptr).ok());
+  for (const char* node : {"node-1.sh", "node-2.sh"}) {
+    const std::string script = ReadAll(dir2 / node);
+    EXPECT_TRUE(Has(script, "--disaggregation-mode prefill")) << node;
+    EXPECT_TRUE(Has(script, "--disaggregation-mode decode")) << node;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir2 / "node-3.sh"));
+  EXPECT_TRUE(Has(ReadAll(dir2 / "DEPLOY.md"), "may take the scale-out network"));
+  EXPECT_FALSE(Has(ReadAll(root / "sglang" / "DEPLOY.md"), "may take the scale-out network"));
   std::filesystem::remove_all(root);
 }
 
