@@ -1259,6 +1259,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
   ApplyPlanDefaults(&f.problem);
+  f.problem.instance_gpus = f.instance_gpus;  // a single-node engine's instances (ApplyEngineFlags)
   if (Status st = CheckPlanFlags(f); !st.ok()) return Fail(st);
   if (!f.problem.cluster.empty() && IsClusterPoolsFile(f.problem.cluster))
     return RunPoolsPlan(f, t0, *traffic);

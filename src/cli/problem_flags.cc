@@ -112,10 +112,16 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
     StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
     if (!id.ok()) return Status::InvalidArgument("--engine: " + id.status().message());
     // An engine that has no build for the cluster's GPUs (TensorRT-LLM on AMD, ATOM on NVIDIA),
-    // or a single-node engine (ATOM) on more than one node.
+    // or a single-node engine (ATOM) on more than one node - unless its instances are smaller:
+    // --instance-gpus, or an MoE model's replicas (plan/replicas.h), which are sized over the
+    // instance sizes that fit the engine (a node and below for ATOM).
     if (!p->cluster.gpu.vendor.empty()) {
-      Status v = engine::CheckCluster(*id, p->cluster.gpu.vendor, p->cluster.gpu.name,
-                                      p->cluster.num_gpus, p->cluster.gpus_per_domain);
+      const int instance = f.instance_gpus > 0 ? f.instance_gpus
+                           : p->model.is_moe()
+                               ? std::min(p->cluster.num_gpus, p->cluster.gpus_per_domain)
+                               : p->cluster.num_gpus;
+      Status v = engine::CheckCluster(*id, p->cluster.gpu.vendor, p->cluster.gpu.name, instance,
+                                      p->cluster.gpus_per_domain);
       if (!v.ok()) return Status::InvalidArgument("--engine: " + v.message());
     }
     w.engine = engine::SchedulerOf(*id);

@@ -46,6 +46,9 @@ int64_t OracleCallsOf(int64_t calls, double seconds);
 
 struct ProblemFlags {
   std::string model;
+  // plan's --instance-gpus (0: not given): the aggregated replicas' size, which is what a
+  // single-node engine (ATOM) must fit in one node (ApplyEngineFlags).
+  int instance_gpus = 0;
   std::string gpu;  // "" = kDefaultGpu (and not given: --cluster brings its own GPU)
   int gpus = 0;
   int nodes = 0;

@@ -285,9 +285,10 @@ Status CheckCluster(EngineId id, std::string_view vendor, std::string_view gpu_n
   const Capabilities& c = CapabilitiesOf(id);
   if (c.single_node && gpus_per_domain > 0 && num_gpus > gpus_per_domain)
     return Status::InvalidArgument(fmt::format(
-        "{} serves from one node: plan at most {} GPUs (one node of {}) and start a server per "
-        "node, or plan a multi-node instance with another engine (got {} GPUs)",
-        c.title, gpus_per_domain, gpu_name, num_gpus));
+        "{} serves from one node: plan instances of at most {} GPUs (one node of {}; plan "
+        "--instance-gpus {} replicates one behind a router), or a multi-node instance with "
+        "another engine (got {} GPUs)",
+        c.title, gpus_per_domain, gpu_name, gpus_per_domain, num_gpus));
   return Status::Ok();
 }
 

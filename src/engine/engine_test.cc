@@ -307,8 +307,9 @@ TEST(EngineVendors, BuildsPerVendorAndOneLineRefusals) {
   // ATOM serves from one node (no node-rank argument in atom/model_engine/arg_utils.py).
   EXPECT_TRUE(CheckCluster(EngineId::kAtom, "amd", "mi355x", 8, 8).ok());
   EXPECT_EQ(CheckCluster(EngineId::kAtom, "amd", "mi355x", 16, 8).message(),
-            "ATOM serves from one node: plan at most 8 GPUs (one node of mi355x) and start a "
-            "server per node, or plan a multi-node instance with another engine (got 16 GPUs)");
+            "ATOM serves from one node: plan instances of at most 8 GPUs (one node of mi355x; plan "
+            "--instance-gpus 8 replicates one behind a router), or a multi-node instance with "
+            "another engine (got 16 GPUs)");
   EXPECT_TRUE(CheckCluster(EngineId::kSglang, "amd", "mi355x", 16, 8).ok());
 }
 

@@ -46,6 +46,13 @@ StatusOr<SizeTrial> PlanSize(const Problem& q, bool whole, engine::EngineId id, 
     return t;
   }
   if (id != engine::EngineId::kIdeal) {
+    // A single-node engine (ATOM) has no instance over more than a node: a size without a layout.
+    if (Status c = engine::CheckCluster(id, q.cluster.gpu.vendor, q.cluster.gpu.name,
+                                        q.cluster.num_gpus, q.cluster.gpus_per_domain);
+        !c.ok()) {
+      t.what = c.message();
+      return t;
+    }
     StatusOr<EnginePlan> ep = PlanForEngine(q, id, req, mtp, progress);
     // A size the engine cannot plan at all (its space options rule it out there) is a size
     // without a layout; on every GPU, and when interrupted, the error is the plan's.
@@ -116,6 +123,13 @@ StatusOr<ReplicaSizing> SizeAggregatedReplicas(const Problem& full, engine::Engi
         return PlanSize(q, g == full.cluster.num_gpus, id, tabulate, req, mtp, progress, &kept[g]);
       });
   if (!c.ok()) return c.status();
+  // No size found a layout and the engine cannot run the whole cluster as one instance: that is
+  // the answer's reason (as without replicas).
+  if (c->chosen < 0 && id != engine::EngineId::kIdeal)
+    if (Status st = engine::CheckCluster(id, full.cluster.gpu.vendor, full.cluster.gpu.name,
+                                         full.cluster.num_gpus, full.cluster.gpus_per_domain);
+        !st.ok())
+      return Status::InvalidArgument("--engine: " + st.message());
   out.choice = std::move(*c);
   // No size found a layout: the whole cluster's plan (kept) says why, as without replicas.
   ReplicaSizing& k = kept[out.choice.chosen < 0 ? full.cluster.num_gpus : out.choice.gpus_per_instance];

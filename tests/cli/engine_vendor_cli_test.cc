@@ -59,11 +59,38 @@ TEST(EngineVendorCli, EnginesWithoutABuildForTheGpusAreOneLine) {
               "tp=1", "--engine", "atom"}),
       "--engine: ATOM does not run on NVIDIA GPUs (h100): the engines for them are vllm, sglang, "
       "trtllm, dynamo+vllm, dynamo+sglang, dynamo+trtllm, megatron");
-  ExpectOneLineError(RunL2s({"plan", "--model", "deepseek-v3", "--gpu", "mi355x", "--gpus", "16",
+  // A dense model's one instance over 16 GPUs would span two nodes: refused, saying how to
+  // replicate one node instead.
+  ExpectOneLineError(RunL2s({"plan", "--model", "llama-3.1-8b", "--gpu", "mi355x", "--gpus", "16",
                              "--mode", "serve", "--engine", "atom"}),
-                     "--engine: ATOM serves from one node: plan at most 8 GPUs (one node of "
-                     "mi355x) and start a server per node, or plan a multi-node instance with "
-                     "another engine (got 16 GPUs)");
+                     "--engine: ATOM serves from one node: plan instances of at most 8 GPUs (one "
+                     "node of mi355x; plan --instance-gpus 8 replicates one behind a router), or "
+                     "a multi-node instance with another engine (got 16 GPUs)");
+}
+
+// ATOM on more than one node: replicas of at most a node each - an MoE model's sizing over the
+// sizes that fit (the 16-GPU row says why none), or --instance-gpus for a dense model.
+TEST(EngineVendorCli, AtomOnSeveralNodesRunsOneNodeReplicas) {
+  const Result moe = RunL2s({"plan", "--model", "qwen3-30b-a3b", "--gpu", "mi355x", "--gpus", "16",
+                             "--mode", "serve", "--isl", "2000", "--osl", "500", "--slo",
+                             "ttft_ms=1000,tpot_ms=30", "--engine", "atom", "--json"});
+  ASSERT_EQ(moe.code, 0) << moe.err;
+  const nlohmann::json j = nlohmann::json::parse(moe.out);
+  EXPECT_LE(j["best"]["gpus_per_instance"].get<int>(), 8) << moe.out;
+  EXPECT_GE(j["best"]["instances"].get<int>(), 2) << moe.out;
+  const Result dense = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpu", "mi355x", "--gpus",
+                               "16", "--mode", "serve", "--engine", "atom", "--instance-gpus", "8",
+                               "--json"});
+  ASSERT_EQ(dense.code, 0) << dense.err;
+  const nlohmann::json d = nlohmann::json::parse(dense.out);
+  EXPECT_EQ(d["best"]["gpus_per_instance"], 8) << dense.out;
+  EXPECT_EQ(d["best"]["instances"], 2) << dense.out;
+  const Result text = RunL2s({"plan", "--model", "qwen3-30b-a3b", "--gpu", "mi355x", "--gpus",
+                              "16", "--mode", "serve", "--isl", "2000", "--osl", "500", "--slo",
+                              "ttft_ms=1000,tpot_ms=30", "--engine", "atom"});
+  EXPECT_NE(text.out.find("             16          1             -  ATOM serves from one node"),
+            std::string::npos)
+      << text.out;
 }
 
 // --serving disagg without --engine: the pools are planned for the fastest engine that launches
