@@ -400,10 +400,8 @@ StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
                                  const std::vector<serve::Slo>& slos,
                                  const std::vector<serve::RequestSpec>& reqs) {
   if (f.emit.empty() || !o.any_found) return std::string();
-  const int max_running =
-      SizedServeOptions(base, o.p0.workload.engine, o.engine == "ideal" ? "" : o.engine)
-          .max_running;
   const std::string engine = o.engine == "ideal" ? "" : o.engine;
+  const int max_running = SizedServeOptions(base, o.p0.workload.engine, engine).max_running;
   // DEPLOY.md states what the deployment was sized for beside each instance's steady state.
   auto sized_for = [&](const serve::ServeSummary& at) {
     launch::EmitOptions opt;

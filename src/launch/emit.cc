@@ -192,37 +192,6 @@ std::string DynamoGraphService(const std::string& name, const std::string& sub, 
 
 }  // namespace
 
-std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port) {
-  std::vector<PlacedServer> out;
-  const int P = std::max(1, gpus_per_node);
-  const int g = std::max(1, gpus);
-  if (g <= P) {
-    const int per_node = std::max(1, P / g);
-    for (int i = 0; i < instances; ++i) {
-      PlacedServer s;
-      s.instance = i;
-      s.node = i / per_node;
-      const int slot = i % per_node;
-      s.devices = g < P ? Devices(slot * g, g) : "";
-      s.first_device = g < P ? slot * g : 0;
-      s.port = base_port > 0 ? base_port + slot : 0;
-      out.push_back(s);
-    }
-  } else {
-    const int nodes = (g + P - 1) / P;
-    for (int i = 0; i < instances; ++i)
-      for (int r = 0; r < nodes; ++r) {
-        PlacedServer s;
-        s.instance = i;
-        s.node = i * nodes + r;
-        s.node_rank = r;
-        s.port = r == 0 ? base_port : 0;
-        out.push_back(s);
-      }
-  }
-  return out;
-}
-
 std::vector<std::vector<PlacedServer>> PlaceSharedNodes(const std::vector<PoolGroup>& groups,
                                                         int gpus_per_node, int reserved_port) {
   const int P = std::max(1, gpus_per_node);
@@ -282,6 +251,11 @@ std::vector<std::vector<PlacedServer>> PlaceSharedNodes(const std::vector<PoolGr
     out[it.group].push_back(s);
   }
   return out;
+}
+
+std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port) {
+  // One pool on nodes of its own: the shared placement of a single group packs floor(P/g) per node.
+  return PlaceSharedNodes({{instances, gpus, base_port}}, gpus_per_node).front();
 }
 
 Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, const Strategy& s,
@@ -598,6 +572,10 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   const ClusterSpec& dc = decode.problem.cluster;
   const bool shared =
       opt.shared_nodes && pc.gpu.name == dc.gpu.name && HostGpus(pc) == HostGpus(dc);
+  // GPUs of one host of the process's pool (the pools of a mixed cluster may differ).
+  auto host_gpus = [&](const DisaggProcess& proc) {
+    return HostGpus(proc.role == "prefill" ? pc : dc);
+  };
   std::vector<std::string> node_order;                 // node names, first placed first
   std::map<std::string, std::vector<Server>> by_node;  // node name -> its servers
   auto add = [&](const std::string& node, const Server& sv) {
@@ -621,10 +599,9 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     for (const auto& [node, sv] : all) add(fmt::format("node-{}", node + 1), sv);
   } else {
     for (const DisaggProcess* proc : servers_of) {
-      const PoolPlan& pool = proc->role == "prefill" ? prefill : decode;
       const int base = ProcessPort(*proc);
-      const std::vector<std::vector<PlacedServer>> placed = PlaceSharedNodes(
-          {{proc->count, proc->gpus, base}}, HostGpus(pool.problem.cluster), router_port);
+      const std::vector<std::vector<PlacedServer>> placed =
+          PlaceSharedNodes({{proc->count, proc->gpus, base}}, host_gpus(*proc), router_port);
       for (const PlacedServer& ps : placed.front())
         add(fmt::format("{}-node-{}", proc->role, ps.node + 1), {proc, ps, base});
     }
@@ -639,7 +616,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
           "# NIXL's handshake: this node's address as the other side reaches it.\n"
           "export VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:-$(hostname -i)}\n";
     const Server& head = servers.front();
-    if (head.ps.node_rank > 0 || head.proc->gpus > HostGpus(pc)) {
+    if (head.ps.node_rank > 0 || head.proc->gpus > host_gpus(*head.proc)) {
       script +=
           ": \"${HEAD_ADDR:?set HEAD_ADDR to the address of the first node of the instance}\"\n";
       script += fmt::format("export HEAD_ADDR NODE_RANK={}\n", head.ps.node_rank);
@@ -663,7 +640,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       script += Background(
           cmd, fmt::format("logs/{}-{}-rank-{}.log", proc.role, ps.instance + 1, ps.node_rank));
       where_md += fmt::format("| {} | {} {}{} | {} | {} |\n", node, proc.role, ps.instance + 1,
-                              proc.gpus > HostGpus(pc) ? fmt::format(" rank {}", ps.node_rank) : "",
+                              proc.gpus > host_gpus(proc) ? fmt::format(" rank {}", ps.node_rank) : "",
                               ps.devices.empty() ? "all" : ps.devices,
                               ps.port > 0 ? std::to_string(ps.port) : "-");
     }
@@ -861,32 +838,21 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
 
 namespace {
 
-// `s` at the largest batch that fits problem `q`'s memory, at most `max_running` per rank (the
-// running-request limit the sizing simulated; its KV pool held no more full-length sequences),
-// without latency limits (the sizing's percentile SLOs are the request-level simulator's).
+// `s` at the largest batch that fits problem `q`'s memory (Simulator::LargestBatchInMemory), at
+// most `max_running` per rank (the running-request limit the sizing simulated; its KV pool held no
+// more full-length sequences), without latency limits (the sizing's percentile SLOs are the
+// request-level simulator's).
 StatusOr<std::pair<Strategy, Evaluation>> SizedBatch(Problem q, Strategy s, int max_running,
                                                      const char* what) {
   q.workload.ttft_ms = q.workload.tpot_ms = 0;
   if (max_running > 0) q.workload.max_batch = max_running;
-  s.batch = 0;
   const Simulator sim(q);
-  Evaluation e = sim.Evaluate(s);
+  // Nothing fits (0): the evaluation at batch 1 says why.
+  s.batch = std::max(1, sim.LargestBatchInMemory(s));
+  const Evaluation e = sim.Evaluate(s);
   if (!e.valid())
     return Status::InvalidArgument(fmt::format(
         "--emit: the {} layout {} has no batch that fits: {}", what, Short(s), sim.Reason(s, e)));
-  // Bisection between the simulator's batch (valid) and the limit: validity is monotone in the
-  // batch here (memory only).
-  int lo = e.batch, hi = std::max(e.batch, q.workload.max_batch);
-  while (lo < hi) {
-    Strategy t = s;
-    t.batch = lo + (hi - lo + 1) / 2;
-    if (sim.Evaluate(t).valid())
-      lo = t.batch;
-    else
-      hi = t.batch - 1;
-  }
-  s.batch = lo;
-  e = sim.Evaluate(s);
   return std::make_pair(s, e);
 }
 

@@ -48,8 +48,9 @@ struct PlacedServer {
   std::string devices;       // CUDA_VISIBLE_DEVICES ("" = the whole node)
   int first_device = 0;      // the first GPU of `devices` (0 for the whole node)
 };
-// Places `instances` instances of `gpus` GPUs on nodes of `gpus_per_node` GPUs (see above);
-// `base_port` is the engine's port. Ports are distinct per node and device ranges disjoint.
+// Places `instances` instances of `gpus` GPUs on nodes of `gpus_per_node` GPUs (see above):
+// PlaceSharedNodes of the one pool. `base_port` is the engine's port. Ports are distinct per node
+// and device ranges disjoint.
 std::vector<PlacedServer> PlaceInstances(int instances, int gpus, int gpus_per_node, int base_port);
 
 // One pool's servers for PlaceSharedNodes.

@@ -1017,6 +1017,31 @@ TEST(LaunchFlags, SharedPlacementInvariantsOverRandomPools) {
   }
 }
 
+// Pools of a mixed cluster keep their own hosts: an 8-GPU decode instance on GB200 compute trays
+// of 4 spans two trays (HEAD_ADDR, ranks 0 and 1), while the 8-GPU H100 prefill instance is one
+// host's.
+TEST(LaunchFlags, MixedPoolsPlaceEachOnItsOwnHosts) {
+  const ModelSpec m = Preset("llama-3.1-70b");
+  const PoolPlan p = Pool(m, "h100", Megatron(m, 1, 8, 1, 1, 8), 1, Mode::kPrefill, 2048, 256);
+  const PoolPlan d = Pool(m, "gb200", Megatron(m, 1, 8, 1, 1, 64), 1, Mode::kDecode, 2048, 256);
+  StatusOr<DisaggLaunch> l = MakeDisaggLaunch(DisaggEngine::kSglang, p, d);
+  ASSERT_TRUE(l.ok() && l->runnable);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_mixed_{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  EmitOptions opt;
+  opt.shared_nodes = false;
+  ASSERT_TRUE(EmitDisaggDeployment(dir.string(), *l, nullptr, opt, nullptr).ok());
+  EXPECT_FALSE(Has(ReadAll(dir / "prefill-node-1.sh"), "HEAD_ADDR"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "prefill-node-2.sh"));
+  for (const char* node : {"decode-node-1.sh", "decode-node-2.sh"})
+    EXPECT_TRUE(Has(ReadAll(dir / node), "HEAD_ADDR")) << node;
+  const std::string md = ReadAll(dir / "DEPLOY.md");
+  EXPECT_TRUE(Has(md, "| decode-node-2 | decode 1 rank 1 | all | - |")) << md;
+  EXPECT_TRUE(Has(md, "| prefill-node-1 | prefill 1 | all | 30000 |")) << md;
+  std::filesystem::remove_all(dir);
+}
+
 // A disaggregated plan whose pools share one node (Llama-8B: 4 x 1-GPU prefill + 2 x 2-GPU
 // decode = 8 GPUs, its KV priced over NVLink) is emitted as one node script that starts all six
 // servers on the node's 8 GPUs, none on the router's port; with pools of their own

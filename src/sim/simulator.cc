@@ -314,16 +314,23 @@ constexpr FittedOverhead kRequestOverheads[] = {
     {"atom", 0.0310},    // 6 rows: 31.0 ms (ATOM on MI355X)
 };
 
+// The fitted overhead of engine family `fam`; nullptr when the family has none of its own.
+const FittedOverhead* FittedOverheadOf(std::string_view fam) {
+  for (const FittedOverhead& f : kRequestOverheads)
+    if (fam == f.family) return &f;
+  return nullptr;
+}
+
 }  // namespace
 
 double Simulator::RequestOverheadSeconds(Engine e) {
-  return e == Engine::kSglang ? kRequestOverheads[0].seconds : 0.0;
+  // A scheduler's own engine (SGLang's for kSglang, vLLM's for kVllm, ...): its family's value.
+  const FittedOverhead* f = FittedOverheadOf(EngineName(e));
+  return f != nullptr ? f->seconds : 0.0;
 }
 
 double Simulator::RequestOverheadSeconds(const std::string& engine) {
-  const std::string fam = EngineFamily(engine);
-  for (const FittedOverhead& f : kRequestOverheads)
-    if (fam == f.family) return f.seconds;
+  if (const FittedOverhead* f = FittedOverheadOf(EngineFamily(engine))) return f->seconds;
   Engine e = Engine::kIdeal;
   return ParseEngine(engine, &e) ? RequestOverheadSeconds(e) : 0.0;
 }
@@ -1128,21 +1135,12 @@ Evaluation Simulator::EvaluateWithoutBreakdown(const Strategy& s) const {
   return EvaluateAuto(s, false);
 }
 
-Evaluation Simulator::EvaluateAuto(const Strategy& s, bool breakdown) const {
-  if (s.batch > 0) return EvaluateImpl(s, s.batch, breakdown);
-  if (!QuickStructureOk(s)) return EvaluateImpl(s, 1, breakdown);
-  // Auto batch. Memory grows with the batch, and so do TPOT and TTFT, while throughput grows
-  // with it: find the largest batch that fits in memory by exponential + binary search on memory
-  // alone (no step costed), then, when SLOs are set, the largest batch within them by bisection;
-  // the largest power of two below the answer is also evaluated and the better one kept (guards
-  // against rounding effects of token splits).
+int Simulator::LargestBatchInMemory(const Strategy& s) const {
+  if (!QuickStructureOk(s)) return 0;
   const int max_b = std::max(1, std::min(p_.workload.max_batch, TokenBatchLimit(s)));
   const double cap = p_.cluster.gpu.hbm_bytes;
-  const Workload& wl = p_.workload;
-  // The TTFT prefill pass does not depend on the batch: compute it once.
-  const double ttft = wl.mode == Mode::kServe ? TtftSeconds(s) : -1.0;
   auto fits = [&](int b) { return MemoryBytes(s, b) <= cap; };
-  if (!fits(1)) return EvaluateImpl(s, 1, breakdown, ttft);
+  if (!fits(1)) return 0;
   int good = 1, bad = max_b + 1;
   for (int b = 2; b <= max_b; b *= 2) {
     if (fits(b)) {
@@ -1159,6 +1157,22 @@ Evaluation Simulator::EvaluateAuto(const Strategy& s, bool breakdown) const {
     const int mid = good + (bad - good) / 2;
     (fits(mid) ? good : bad) = mid;
   }
+  return good;
+}
+
+Evaluation Simulator::EvaluateAuto(const Strategy& s, bool breakdown) const {
+  if (s.batch > 0) return EvaluateImpl(s, s.batch, breakdown);
+  if (!QuickStructureOk(s)) return EvaluateImpl(s, 1, breakdown);
+  // Auto batch. Memory grows with the batch, and so do TPOT and TTFT, while throughput grows
+  // with it: find the largest batch that fits in memory by exponential + binary search on memory
+  // alone (no step costed), then, when SLOs are set, the largest batch within them by bisection;
+  // the largest power of two below the answer is also evaluated and the better one kept (guards
+  // against rounding effects of token splits).
+  const Workload& wl = p_.workload;
+  // The TTFT prefill pass does not depend on the batch: compute it once.
+  const double ttft = wl.mode == Mode::kServe ? TtftSeconds(s) : -1.0;
+  const int good = LargestBatchInMemory(s);
+  if (good == 0) return EvaluateImpl(s, 1, breakdown, ttft);
   const bool slo = (wl.tpot_ms > 0 && wl.mode != Mode::kPrefill) ||
                    (wl.ttft_ms > 0 && wl.mode != Mode::kDecode);
   int chosen = good;

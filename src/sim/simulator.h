@@ -262,8 +262,9 @@ class Simulator {
   // reaches the client: measured TTFTs of SGLang at low concurrency sit a near-constant 0.1-0.4 s
   // above its prefill step, while its TPOTs at high concurrency leave no room for that time
   // inside the steps (decode is not stalled by it). The cause (front end, scheduler hand-off,
-  // streaming) is not measured in ../shared: a fitted constant (simulator.cc), 0 for the other
-  // engines, whose measured TTFTs show no such gap.
+  // streaming) is not measured in ../shared: a constant fitted per engine family on its
+  // low-concurrency TTFT rows (simulator.cc: SGLang, ATOM), 0 for families without such rows.
+  // By scheduler: its own engine's (kVllm: vLLM's, not ATOM's).
   static double RequestOverheadSeconds(Engine e);
   // The same for an engine as named (measurement files, --engine): its family's fitted value
   // (SGLang, ATOM), else that of the engine the name parses to (0 for unknown engines).
@@ -286,6 +287,10 @@ class Simulator {
   // `s`: decode batch x (mtp + 1) tokens, plus in serve mode on engines that mix prefill chunks
   // into decode steps the steady-state prefill share; prefill batch x isl. INT_MAX = no limit.
   int TokenBatchLimit(const Strategy& s) const;
+  // Largest batch per attention-dp rank of `s` whose memory fits one GPU, at most the workload's
+  // max_batch and TokenBatchLimit (the bound of the auto batch before latency limits); 0 when
+  // batch 1 does not fit or `s` is structurally impossible.
+  int LargestBatchInMemory(const Strategy& s) const;
   // max_num_tokens and the CUDA-graph limit in force (the workload's, else the engine's default;
   // 0 = unlimited).
   int MaxNumTokens() const { return max_num_tokens_; }
