@@ -713,7 +713,14 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
         "work limit of {:.0e}",
         client_work, kMaxClientTokenSteps);
   } else if (v && ClientSimulated(row)) {
-    const serve::BenchClientSpec bc = ClientSpec(row, nd);
+    serve::BenchClientSpec bc = ClientSpec(row, nd);
+    // Unstated, a decode worker's running-request limit is the engine's batch cap, not SGLang's
+    // speculative default of 48 (DefaultMaxRunning): the disaggregated launchers behind these
+    // rows pass --max-running-requests to every worker (AMD's MoRI launcher, InferenceX
+    // benchmarks/multi_node/amd_utils/models.yaml: 128 to 4,096 per decode worker). With 48 the
+    // 64 clients per decode worker of frontier row 1014 would queue for whole 8k-token requests
+    // (23.8 s mean TTFT against 441 ms measured).
+    if (bc.max_running == 0) bc.max_running = DefaultsOf(p.workload.engine).max_batch;
     serve::DisaggServeOptions dso;
     dso.prefill_instances = np;
     dso.prefill_router = bc.router;

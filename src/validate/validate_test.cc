@@ -613,6 +613,25 @@ TEST(Predict, DisaggClientsBeyondTheDecodeKvMemoryWaitInsteadOfMissing) {
       << p.strategy;
 }
 
+TEST(Predict, DisaggDecodeWorkersRunTheirLauncherLimitNotTheSpeculativeDefault) {
+  // SGLang P/D, DeepSeek-V3 FP8 on H200: one TP8 prefill and one TP8 decode worker with MTP 1, 96
+  // clients at 1k/256. An aggregated SGLang server with MTP and no --max-running-requests runs 48
+  // at a time (DefaultMaxRunning); the P/D launchers set the limit on every worker, so unstated
+  // it is the engine's batch cap: the same client run as a stated 4,096, and none of the 96 waits
+  // for a slot. Stated 48, half the clients wait for whole requests (256 decode steps, seconds).
+  Predictor pred({}, false);
+  const auto ttft = [&](const std::string& max_batch) {
+    const Prediction p = pred.Predict(ScaleRow(
+        "1,s,sglang,h200,16,deepseek-v3,fp8,fp8,,,,,disagg,1024,256,,,ttft_ms,100,,,1,," +
+        max_batch + ",,96,8,8,1,8,8,8,1,8,\"random-range-ratio 0.8\"\n"));
+    EXPECT_TRUE(p.ok) << p.reason;
+    return p.predicted;
+  };
+  const double unstated = ttft(""), cap = ttft("4096"), spec48 = ttft("48");
+  EXPECT_DOUBLE_EQ(unstated, cap);
+  EXPECT_GT(spec48, 5 * unstated) << unstated;
+}
+
 TEST(Predict, TrtllmBenchRowsRunWithTheBenchEstimateOfTheLimits) {
   // A trtllm-bench throughput row that states no limits runs with trtllm-bench's own estimate
   // (trtllm_bench.h). Llama-3.1-70B FP8 on 2 H200s, TP2, FP8 KV, 1024/1024: 768 sequences and
