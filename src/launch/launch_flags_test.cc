@@ -998,7 +998,9 @@ TEST(LaunchFlags, SharedPlacementInvariantsOverRandomPools) {
         const PlacedServer& ps = placed[k][i];
         EXPECT_EQ(ps.instance, static_cast<int>(i) / span) << trial;
         EXPECT_EQ(ps.node_rank, static_cast<int>(i) % span) << trial;
-        if (ps.node_rank > 0) EXPECT_EQ(ps.node, placed[k][i - 1].node + 1) << trial;
+        if (ps.node_rank > 0) {
+          EXPECT_EQ(ps.node, placed[k][i - 1].node + 1) << trial;
+        }
         used[ps.node] += std::min(g.gpus, P);
         if (!ps.devices.empty()) {
           for (int d = ps.first_device; d < ps.first_device + g.gpus; ++d)

@@ -65,14 +65,21 @@ TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
   const int np = b["prefill_instances"], nd = b["decode_instances"];
   const int gp = b["prefill_gpus_per_instance"], gd = b["decode_gpus_per_instance"];
   EXPECT_EQ(b["gpus"].get<int>(), np * gp + nd * gd);
-  for (const auto& c : d["candidates"])
-    if (c["meets"].get<bool>()) EXPECT_GE(c["gpus"].get<int>(), b["gpus"].get<int>());
+  for (const auto& c : d["candidates"]) {
+    if (c["meets"].get<bool>()) {
+      EXPECT_GE(c["gpus"].get<int>(), b["gpus"].get<int>());
+    }
+  }
   const auto& s = b["summary"];
   EXPECT_LE(s["ttft_ms"]["p99"].get<double>(), 500);
   EXPECT_LE(s["tpot_ms"]["p99"].get<double>(), 30);
   // One fewer instance in a pool that has more than one misses.
-  if (np > 1) EXPECT_FALSE(b["fewer_prefill_misses"].get<std::string>().empty());
-  if (nd > 1) EXPECT_FALSE(b["fewer_decode_misses"].get<std::string>().empty());
+  if (np > 1) {
+    EXPECT_FALSE(b["fewer_prefill_misses"].get<std::string>().empty());
+  }
+  if (nd > 1) {
+    EXPECT_FALSE(b["fewer_decode_misses"].get<std::string>().empty());
+  }
   // The same deployment simulated directly gives the same figures.
   const auto direct = RunL2s(With(kBase, {"--prefill-strategy", b["prefill_strategy"], "--strategy",
                                           b["decode_strategy"], "--prefill-instances",

@@ -41,11 +41,13 @@ TEST(ReplicasCli, AReplicatedPlanIsItsInstancesPlan) {
   EXPECT_NEAR(b["deployment_tokens_per_s"].get<double>(), n * b["tokens_per_s"].get<double>(),
               1e-9 * b["deployment_tokens_per_s"].get<double>());
   // Every size was planned and the chosen one is the best per GPU.
-  for (const nlohmann::json& x : j["replicas"]["sizes"])
-    if (x["found"].get<bool>())
+  for (const nlohmann::json& x : j["replicas"]["sizes"]) {
+    if (x["found"].get<bool>()) {
       EXPECT_LE(x["tokens_per_s_per_gpu"].get<double>(),
                 b["tokens_per_s_per_gpu"].get<double>() * (1 + 1e-9))
           << x.dump();
+    }
+  }
   // The same plan, asked for one instance of g GPUs: the same strategy and figures.
   const Result one = RunL2s(Qwen({"--json", "--instance-gpus", std::to_string(g)}, std::to_string(g)));
   ASSERT_EQ(one.code, 0) << one.err;
@@ -236,9 +238,12 @@ TEST(ReplicasCli, RandomProblemsKeepTheReplicaContracts) {
     replicated += inst > 1;
     const double v = b["tokens_per_s_per_gpu"].get<double>();
     for (const nlohmann::json& x : j["replicas"]["sizes"]) {
-      if (x["found"].get<bool>())
+      if (x["found"].get<bool>()) {
         EXPECT_LE(x["tokens_per_s_per_gpu"].get<double>(), v * (1 + 1e-9)) << what << x.dump();
-      if (x["gpus_per_instance"].get<int>() == per) EXPECT_TRUE(x["found"].get<bool>()) << what;
+      }
+      if (x["gpus_per_instance"].get<int>() == per) {
+        EXPECT_TRUE(x["found"].get<bool>()) << what;
+      }
     }
     std::vector<std::string> eval = {"eval", "--json", "--strategy", b["strategy"].get<std::string>()};
     eval.insert(eval.end(), problem.begin(), problem.end());
