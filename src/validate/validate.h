@@ -1,6 +1,7 @@
 // The logic of `l2s validate`: read measured deployments (CSV), predict each with the simulator,
 // and score the predictions, overall and per group (engine family, regime). A library of its own
-// (l2s_validate) so that it can be tested and reused; the CLI only formats.
+// (l2s_validate) so that it can be tested and reused; the CLI only formats. Rows and notes:
+// measurements.cc; prediction: predict.cc; scores and fits: score.cc.
 //
 // CSV columns (header row; any order; unknown extra columns are ignored). The 19 columns of the
 // first file format:
@@ -208,7 +209,7 @@ class Predictor {
  public:
   // Simulated benchmark-client runs (or why each failed). The three metric rows of a measured run
   // share one: runs are keyed by every input of the row but its metric, value and prose
-  // (ClientKey in validate.cc).
+  // (ClientKey in predict.cc).
   using ClientRuns = std::map<std::string, StatusOr<serve::BenchClientResult>>;
 
  private:
