@@ -95,6 +95,7 @@ GpuPresetEntry WithPower(GpuPresetEntry e, double tdp_w) {
 // (HARDWARE.md, GB300 NVL72 rack; GB200 NVL72 the same tray): a host runs 4 GPUs.
 GpuPresetEntry OnTraysOf4(GpuPresetEntry e) {
   e.gpus_per_host = 4;
+  e.gpu.grace_host = true;
   return e;
 }
 

@@ -32,6 +32,10 @@ struct GpuSpec {
   double mesh_link_bw = 0;
   double tdp_w = 0;              // board power (TDP), W; 0 = not stated
   std::string vendor = "nvidia";  // "nvidia" | "amd" (engines and kernels differ by vendor)
+  // A Grace CPU shares the GPU's board (GB200, GB300), its memory reachable over NVLink-C2C. The
+  // cost model keeps every weight in HBM all the same (no CPU-memory offload is modelled); the
+  // "does not fit" message says so.
+  bool grace_host = false;
 
   // Bandwidth per GPU, one direction, bytes/s, of a collective among `k` GPUs of one domain.
   double FabricBw(int k) const {

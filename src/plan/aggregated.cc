@@ -79,7 +79,8 @@ namespace {
 // "; its weights alone need at least N x GPU (M with --dtype fp8)" when the weights exceed the
 // cluster: their bytes over what one GPU holds beside its runtime reserve, rounded up (at least:
 // the KV cache and activations need more); the FP8 count where the weights are wider and the GPU
-// has FP8 tensor cores. "" when the weights fit (the KV cache or activations are what overflow).
+// has FP8 tensor cores; on a Grace-Blackwell GPU, that CPU-memory offload is not modelled. "" when
+// the weights fit (the KV cache or activations are what overflow).
 std::string FitHint(const Problem& p, const Evaluation& e) {
   const double per_gpu = e.mem_capacity_bytes - e.reserve_bytes;
   const double w = WeightBytes(p.model, p.workload.weight);
@@ -88,8 +89,15 @@ std::string FitHint(const Problem& p, const Evaluation& e) {
   std::string fp8;
   if (BytesPerElement(p.workload.weight) > 1 && p.cluster.gpu.fp8_flops > 0)
     fp8 = fmt::format(" ({} with --dtype fp8)", gpus(WeightBytes(p.model, DType::kFP8)));
-  return fmt::format("; its weights alone need at least {} x {}{}", gpus(w), p.cluster.gpu.name,
-                     fp8);
+  // Grace-Blackwell: SGLang and vLLM can keep part of the weights in the Grace CPU's memory
+  // (--cpu-offload-gb) and stream them over NVLink-C2C every step; l2s does not price that.
+  const std::string grace =
+      p.cluster.gpu.grace_host
+          ? "; weights offloaded to the Grace CPU's memory (--cpu-offload-gb, streamed over "
+            "NVLink-C2C) are not modelled: l2s keeps every weight in HBM"
+          : "";
+  return fmt::format("; its weights alone need at least {} x {}{}{}", gpus(w), p.cluster.gpu.name,
+                     fp8, grace);
 }
 
 }  // namespace

@@ -215,6 +215,16 @@ TEST(PlanAggregated, NothingFitsSaysHowManyGpusTheWeightsNeed) {
   EXPECT_EQ(f.Reason(p).find("fp8"), std::string::npos) << f.Reason(p);
   p.cluster = *MakeCluster("h100", 16);  // the weights fit 16 GPUs: the KV cache overflows
   EXPECT_EQ(f.Reason(p).find("weights alone"), std::string::npos) << f.Reason(p);
+  EXPECT_EQ(f.Reason(p).find("Grace"), std::string::npos) << f.Reason(p);
+  // A Grace-Blackwell GPU: the CPU-memory offload its engines offer is named as not modelled
+  // (80 GiB as above, the GPU's own capacity does not enter the count).
+  p.cluster = *MakeCluster("gb200", 4);
+  EXPECT_NE(f.Reason(p).find("; its weights alone need at least 10 x gb200 (6 with --dtype fp8); "
+                             "weights offloaded to the Grace CPU's memory (--cpu-offload-gb, "
+                             "streamed over NVLink-C2C) are not modelled: l2s keeps every weight "
+                             "in HBM"),
+            std::string::npos)
+      << f.Reason(p);
 }
 
 TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
