@@ -1229,10 +1229,15 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
     case Verdict::kMemory:
       return fmt::format(
           "needs {:.1f} GiB of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}, {}"
-          "activations {:.1f}, runtime reserve {:.1f}) at batch {}",
+          "activations {:.1f}, runtime reserve {:.1f}) at batch {}{}",
           e.mem_bytes / G, e.mem_capacity_bytes / G, e.weight_bytes / G, e.kv_bytes / G,
           e.state_bytes > 0 ? fmt::format("recurrent state {:.1f}, ", e.state_bytes / G) : "",
-          e.act_bytes / G, e.reserve_bytes / G, e.batch);
+          e.act_bytes / G, e.reserve_bytes / G, e.batch,
+          // Weights alone beyond HBM on Grace-Blackwell: the engines' CPU-memory offload would
+          // be the only way, and it is not priced (GpuSpec::grace_host).
+          p_.cluster.gpu.grace_host && e.weight_bytes > e.mem_capacity_bytes - e.reserve_bytes
+              ? "; weights offloaded to the Grace CPU's memory are not modelled"
+              : "");
     case Verdict::kTpot:
       return fmt::format("TPOT {:.1f} ms exceeds the SLO of {:.1f} ms at batch {}", e.tpot_s * 1e3,
                          p_.workload.tpot_ms, e.batch);

@@ -65,6 +65,14 @@ TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
   const std::string r = sim.Reason(s, e);
   EXPECT_NE(r.find("of 80.0 GiB per GPU"), std::string::npos) << r;
   EXPECT_NE(r.find("weights 131.4"), std::string::npos) << r;
+  EXPECT_EQ(r.find("Grace"), std::string::npos) << r;
+  // The same on a GPU beside a Grace CPU (its memory reachable over NVLink-C2C): the reason adds
+  // that offloading weights there is not modelled.
+  Problem grace = p;
+  grace.cluster.gpu.grace_host = true;
+  Simulator sim_grace(grace);
+  const std::string rg = sim_grace.Reason(s, sim_grace.Evaluate(s));
+  EXPECT_EQ(rg, r + "; weights offloaded to the Grace CPU's memory are not modelled") << rg;
   // On 8 GPUs with tp=8 it fits: 131.4 / 8 = 16.4 GiB of weights each.
   Problem p8 = MakeProblem(testing::Llama70B(), 8);
   p8.workload.context = 1024;
