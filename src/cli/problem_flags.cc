@@ -96,6 +96,9 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--mtp-accept", f->mtp_accept,
                   "mean tokens emitted per decode step incl. the verified one (default: the "
                   "published acceptance curve)");
+  cmd->add_option("--quick-reduce", f->quick_reduce,
+                  "AMD GPUs, --engine sglang or vllm: QuickReduce, the quantised all-reduce "
+                  "(ROCM_QUICK_REDUCE_QUANTIZATION): off (the engines' default), int6 or int4");
 }
 
 engine::EngineId LaunchEngineOf(const ProblemFlags& f) {
@@ -158,6 +161,21 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
     if (f.mtp > 0 && w.mode == Mode::kPrefill)
       return Status::InvalidArgument(
           fmt::format("--mtp {}: prefill mode has no decode steps to speculate", f.mtp));
+  }
+  if (!f.quick_reduce.empty() && f.quick_reduce != "off") {
+    if (f.quick_reduce != "int4" && f.quick_reduce != "int6")
+      return Status::InvalidArgument(
+          fmt::format("--quick-reduce: expected off, int6 or int4, got \"{}\"", f.quick_reduce));
+    if (p->cluster.gpu.vendor != "amd")
+      return Status::InvalidArgument(fmt::format(
+          "--quick-reduce: QuickReduce is AMD's all-reduce (ROCm); {} is not an AMD GPU",
+          p->cluster.gpu.name));
+    const engine::EngineId id = LaunchEngineOf(f);
+    if (id != engine::EngineId::kSglang && id != engine::EngineId::kVllm)
+      return Status::InvalidArgument(
+          "--quick-reduce: SGLang and vLLM turn QuickReduce on (add --engine sglang or --engine "
+          "vllm)");
+    w.quick_reduce = f.quick_reduce == "int4" ? QuickReduce::kInt4 : QuickReduce::kInt6;
   }
   if (f.mtp_accept != 0) {
     const int k = f.mtp > 0 ? f.mtp : kMaxMtpTokens;

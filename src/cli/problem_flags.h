@@ -70,13 +70,15 @@ struct ProblemFlags {
   // decode/serve; eval/explain keep the strategy's mtp).
   int mtp = -1;
   double mtp_accept = 0;
+  // AMD's quantised all-reduce (sim/simulator.h QuickReduce): "off", "int6" or "int4"; "" = off.
+  std::string quick_reduce;
 };
 
 // Defaults differ per command (plan's built-in problem is gpt-moe-1.6t decode at 16k on 1,024
 // H100s); pass them in `defaults`.
 void AddProblemFlags(CLI::App* cmd, ProblemFlags* f);
 // The engine and speculative-decoding flags (part of AddProblemFlags): --engine, --adp-balance,
-// --max-num-tokens, --cuda-graph-max-batch, --mtp, --mtp-accept; ApplyEngineFlags checks them
+// --max-num-tokens, --cuda-graph-max-batch, --mtp, --mtp-accept, --quick-reduce; ApplyEngineFlags checks them
 // (one line naming the flag) and sets the workload (BuildProblem calls it).
 // The engine --engine names (kIdeal when none, "ideal" or "none"; BuildProblem rejects the rest).
 engine::EngineId LaunchEngineOf(const ProblemFlags& f);

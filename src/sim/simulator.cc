@@ -286,6 +286,17 @@ double DefaultMemFraction(Engine e, int tp_size) {
   return 1.0;
 }
 
+double QuickReduceWireShare(QuickReduce q, int group, double bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (q == QuickReduce::kOff || bytes > 2048 * kMiB) return 1.0;
+  const int i = group == 2 ? 0 : group == 4 ? 1 : group == 8 ? 2 : -1;
+  if (i < 0) return 1.0;
+  constexpr double kInt4Min[3] = {1, 2, 2}, kInt6Min[3] = {2, 4, 4};  // MiB, fp16 kernels
+  const bool int4 = q == QuickReduce::kInt4;
+  if (bytes < (int4 ? kInt4Min[i] : kInt6Min[i]) * kMiB) return 1.0;
+  return (int4 ? 4.5 : 6.5) / 16.0;  // bits per value (and its share of a 16-bit block scale)
+}
+
 double DefaultMtpAccept(int mtp) {
   // Accepted tokens per step by MTP depth, DeepSeek-R1 on 8 B200s with TensorRT-LLM
   // (../shared/reference/MEASUREMENTS.md, "MTP speculative decoding").
@@ -500,12 +511,17 @@ double Simulator::IdealStepSeconds(const Step& st, bool decode_kernels) const {
     case StepKind::kScan:
       if (st.m <= 0 || st.count <= 0) return 0;
       return GemmSecondsFor(*kc_, gpu, st.m, st.n, st.k, st.wdtype, st.count, block_fp8_);
-    case StepKind::kComm:
+    case StepKind::kComm: {
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
+      // QuickReduce (AMD, when the launch turns it on) sends the all-reduces it takes quantised.
+      const double share =
+          st.comm == CommKind::kAllReduce && st.group_domains <= 1 && p_.cluster.gpu.vendor == "amd"
+              ? QuickReduceWireShare(p_.workload.quick_reduce, st.group_size, st.comm_bytes)
+              : 1.0;
       return CollectiveSecondsWith(*cc_, p_.cluster, ToCollKind(st.comm),
-                               GroupPlacement{st.group_size, st.group_domains, st.fanout},
-                               st.comm_bytes,
-                               decode_kernels);
+                                   GroupPlacement{st.group_size, st.group_domains, st.fanout},
+                                   st.comm_bytes * share, decode_kernels);
+    }
   }
   return 0;
 }

@@ -67,6 +67,21 @@ double DefaultMemFraction(Engine e, int tp_size);
 // 1.92, 2.58, 2.82, 2.99, 3.01 for mtp = 1..5, 3.01 beyond (the curve has flattened).
 double DefaultMtpAccept(int mtp);
 
+// AMD's quantised all-reduce, QuickReduce (ROCm builds of SGLang and vLLM on MI300-series and
+// MI355X GPUs; off unless the launch sets ROCM_QUICK_REDUCE_QUANTIZATION, SGLang, or
+// VLLM_ROCM_QUICK_REDUCE_QUANTIZATION, vLLM, to INT6 or INT4). A tensor-parallel all-reduce of
+// 2, 4 or 8 GPUs of one node whose buffer is at least the engine's minimum for the level runs as
+// a two-shot all-reduce of its blocks of 32 values quantised to 4 or 6 bits with one 16-bit scale
+// each: its wire bytes are 4.5 / 16 (INT4) or 6.5 / 16 (INT6) of the fp16 buffer (bf16 is cast to
+// fp16 first, the engines' default; ../shared/calibration/OTHER-MEASUREMENTS.md section 3: "Q4
+// reduces 8 MB FP16 to 2.25 MB on the wire").
+enum class QuickReduce : uint8_t { kOff, kInt6, kInt4 };
+// The share of an all-reduce's bytes on the wire under `q` for a group of `group` GPUs of one
+// node and a buffer of `bytes` (the engines' minimum sizes for fp16 kernels, SGLang/vLLM
+// quick_all_reduce.py _QR_MIN_SIZE: INT4 1 / 2 / 2 MiB and INT6 2 / 4 / 4 MiB at 2 / 4 / 8 GPUs;
+// at most 2 GiB); 1 where QuickReduce does not run.
+double QuickReduceWireShare(QuickReduce q, int group, double bytes);
+
 struct Workload {
   Mode mode = Mode::kDecode;
   int64_t context = 16384;  // decode: KV length each generated token attends
@@ -117,6 +132,9 @@ struct Workload {
   // (the request overhead is a measured time of its own and is not scaled). Set wherever an
   // engine is named (--engine, the engines' table, validate's rows); validate's fit sets 1.
   double engine_factor = 1.0;
+  // AMD's quantised all-reduce (QuickReduce above): priced on the tensor-parallel all-reduces of
+  // one node where it runs; kOff on every other GPU.
+  QuickReduce quick_reduce = QuickReduce::kOff;
 };
 
 struct Problem {

@@ -12,6 +12,7 @@
 #include <string>
 #include <random>
 
+#include "hw/hw.h"
 #include "sim/kernels.h"
 #include "strategy/space.h"
 #include "strategy/test_models.h"
@@ -80,6 +81,54 @@ TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
   const Evaluation e8 = sim8.Evaluate(MegatronStrategy(1, 8, 1, 1, 8));
   EXPECT_TRUE(e8.valid()) << sim8.Reason(MegatronStrategy(1, 8, 1, 1, 8), e8);
   EXPECT_NEAR(e8.weight_bytes / kGiB, 131.4 / 8, 0.05);
+}
+
+// QuickReduce's wire share, by hand from the engines' tables (fp16 kernels; INT4 = 4 bits + a
+// 16-bit scale per 32 values = 4.5 / 16 of fp16; INT6 6.5 / 16): 8 MiB at INT4 over 8 GPUs is
+// 2.25 MiB on the wire (the ROCm blog's figure); below the minimum, across nodes' sizes or off: 1.
+TEST(QuickReduce, WireShareFollowsTheEnginesMinimumSizes) {
+  constexpr double MiB = 1024.0 * 1024.0;
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 8, 8 * MiB) * 8 * MiB, 2.25 * MiB);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 8, 1.99 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 2, 1 * MiB), 4.5 / 16);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 4, 1.5 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt6, 4, 3 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt6, 4, 4 * MiB), 6.5 / 16);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt6, 2, 2 * MiB), 6.5 / 16);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 16, 64 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 3, 64 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kInt4, 8, 3000 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(QuickReduceWireShare(QuickReduce::kOff, 8, 64 * MiB), 1.0);
+}
+
+// In the simulator: a TP8 prefill of 8k tokens on MI355X all-reduces 8192 x 8192 x 2 B = 128 MiB
+// per layer and gets faster with INT4; a decode step at batch 8 (128 KiB) does not change, and
+// neither does any step on NVIDIA GPUs (QuickReduce is ROCm's).
+TEST(QuickReduce, OnlyLargeAllReducesOnAmdGpusChange) {
+  const auto eval = [](const char* gpu, Mode mode, QuickReduce q) {
+    Problem p;
+    p.model = testing::Llama70B();
+    p.cluster = *MakeCluster(gpu, 8);
+    p.workload.mode = mode;
+    p.workload.isl = 8192;
+    p.workload.context = 8192;
+    p.workload.weight = DType::kFP8;
+    p.workload.quick_reduce = q;
+    Simulator sim(p);
+    Strategy s = MegatronStrategy(1, 8, 1, 1, 8);
+    s.batch = mode == Mode::kPrefill ? 1 : 8;
+    const Evaluation e = sim.Evaluate(s);
+    EXPECT_TRUE(e.valid()) << sim.Reason(s, e);
+    return e.stage_s;
+  };
+  EXPECT_LT(eval("mi355x", Mode::kPrefill, QuickReduce::kInt4),
+            eval("mi355x", Mode::kPrefill, QuickReduce::kInt6));
+  EXPECT_LT(eval("mi355x", Mode::kPrefill, QuickReduce::kInt6),
+            eval("mi355x", Mode::kPrefill, QuickReduce::kOff));
+  EXPECT_EQ(eval("mi355x", Mode::kDecode, QuickReduce::kInt4),
+            eval("mi355x", Mode::kDecode, QuickReduce::kOff));
+  EXPECT_EQ(eval("h100", Mode::kPrefill, QuickReduce::kInt4),
+            eval("h100", Mode::kPrefill, QuickReduce::kOff));
 }
 
 TEST(Simulator, StructurallyInvalidHasReason) {

@@ -118,4 +118,48 @@ TEST(EngineVendorCli, AtomPlansAreAggregated) {
   EXPECT_TRUE(j.at("launch").at("atom").at("exact").get<bool>());
 }
 
+// QuickReduce (AMD's quantised all-reduce): priced where it runs and launched as priced. A
+// Llama-3.1-70B TP8 prefill of 8k tokens on MI355X all-reduces 8192 x 8192 x 2 B = 128 MiB per
+// layer, above SGLang's 2 MiB INT4 minimum: faster with --quick-reduce int4; the plan's SGLang
+// command sets ROCM_QUICK_REDUCE_QUANTIZATION=INT4 when its tp is 2, 4 or 8.
+TEST(EngineVendorCli, QuickReduceIsPricedAndLaunchedOnAmdOnly) {
+  const std::vector<std::string> eval = {"eval",     "--model", "llama-3.1-70b", "--gpu",
+                                         "mi355x",   "--gpus",  "8",             "--mode",
+                                         "prefill",  "--isl",   "8192",          "--strategy",
+                                         "tp=8",     "--engine", "sglang",       "--json"};
+  const Result off = RunL2s(eval);
+  const Result q4 = RunL2s(With(eval, {"--quick-reduce", "int4"}));
+  ASSERT_EQ(off.code, 0) << off.err;
+  ASSERT_EQ(q4.code, 0) << q4.err;
+  const double ttft_off = json::parse(off.out).at("ttft_ms").get<double>();
+  const double ttft_q4 = json::parse(q4.out).at("ttft_ms").get<double>();
+  EXPECT_LT(ttft_q4, ttft_off * 0.99) << ttft_q4 << " vs " << ttft_off;
+  // --quick-reduce off is the default.
+  EXPECT_EQ(json::parse(RunL2s(With(eval, {"--quick-reduce", "off"})).out).at("ttft_ms"),
+            json::parse(off.out).at("ttft_ms"));
+
+  const Result plan = RunL2s(With(kAmd, {"--serving", "agg", "--engine", "sglang",
+                                         "--quick-reduce", "int4", "--json"}));
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const json j = json::parse(plan.out);
+  const int tp = j.at("best").at("degrees").at("tp").get<int>();
+  const std::string cmd = j.at("launch").at("sglang").at("command").get<std::string>();
+  EXPECT_EQ(cmd.rfind("ROCM_QUICK_REDUCE_QUANTIZATION=INT4 python -m sglang.launch_server", 0) == 0,
+            tp == 2 || tp == 4 || tp == 8)
+      << cmd;
+
+  ExpectOneLineError(RunL2s(With(eval, {"--quick-reduce", "int8"})),
+                     "--quick-reduce: expected off, int6 or int4, got \"int8\"");
+  std::vector<std::string> h200 = eval;
+  h200[4] = "h200";
+  ExpectOneLineError(RunL2s(With(h200, {"--quick-reduce", "int4"})),
+                     "--quick-reduce: QuickReduce is AMD's all-reduce (ROCm); h200 is not an AMD "
+                     "GPU");
+  std::vector<std::string> atom = eval;
+  atom[14] = "atom";
+  ExpectOneLineError(RunL2s(With(atom, {"--quick-reduce", "int6"})),
+                     "--quick-reduce: SGLang and vLLM turn QuickReduce on (add --engine sglang or "
+                     "--engine vllm)");
+}
+
 }  // namespace
