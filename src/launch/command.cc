@@ -226,7 +226,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       opt.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + opt.cuda_visible_devices + " ";
   // QuickReduce, as priced (sim/simulator.h): the engines read the level from the environment.
   // Only a tensor-parallel group of 2, 4 or 8 GPUs has all-reduces QuickReduce takes.
-  if (w.quick_reduce != QuickReduce::kOff && (engine == Engine::kSglang || engine == Engine::kVllm) &&
+  if (w.quick_reduce != QuickReduce::kOff &&
+      (engine == Engine::kSglang || engine == Engine::kVllm) &&
       (s.tp == 2 || s.tp == 4 || s.tp == 8)) {
     const char* level = w.quick_reduce == QuickReduce::kInt4 ? "INT4" : "INT6";
     env += fmt::format("{}ROCM_QUICK_REDUCE_QUANTIZATION={} ",
