@@ -130,6 +130,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
     p_.workload.engine_factor = 1.0;
   kc_ = &CoeffsFor(p_.cluster.gpu);
   cc_ = &CollectiveCoeffsFor(p_.cluster.gpu);
+  quick_reduce_ = p_.cluster.gpu.vendor == "amd" ? p_.workload.quick_reduce : QuickReduce::kOff;
   block_fp8_ = p_.model.weight_block_scaled && p_.model.weight_dtype == DType::kFP8 &&
                p_.workload.weight == DType::kFP8;
   const std::vector<LayerKind> kinds = KindsOf(p_.model);
@@ -514,10 +515,9 @@ double Simulator::IdealStepSeconds(const Step& st, bool decode_kernels) const {
     case StepKind::kComm: {
       if (st.comm_bytes <= 0 || st.group_size <= 1) return 0;
       // QuickReduce (AMD, when the launch turns it on) sends the all-reduces it takes quantised.
-      const double share =
-          st.comm == CommKind::kAllReduce && st.group_domains <= 1 && p_.cluster.gpu.vendor == "amd"
-              ? QuickReduceWireShare(p_.workload.quick_reduce, st.group_size, st.comm_bytes)
-              : 1.0;
+      const double share = st.comm == CommKind::kAllReduce && st.group_domains <= 1
+                               ? QuickReduceWireShare(quick_reduce_, st.group_size, st.comm_bytes)
+                               : 1.0;
       return CollectiveSecondsWith(*cc_, p_.cluster, ToCollKind(st.comm),
                                    GroupPlacement{st.group_size, st.group_domains, st.fanout},
                                    st.comm_bytes * share, decode_kernels);

@@ -406,6 +406,8 @@ class Simulator {
   // FP8 GEMMs run the block-scaled kernels: the weights are the checkpoint's own block-scaled
   // FP8 (ModelSpec::weight_block_scaled; a bf16 checkpoint quantised to FP8 is per-tensor).
   bool block_fp8_ = false;
+  // The workload's QuickReduce on an AMD GPU, kOff elsewhere (the steps' all-reduces read it).
+  QuickReduce quick_reduce_ = QuickReduce::kOff;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
   struct StaticLoad {
