@@ -128,8 +128,7 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
       if (!v.ok()) return Status::InvalidArgument("--engine: " + v.message());
     }
     w.engine = engine::SchedulerOf(*id);
-    w.engine_factor = Simulator::EngineFactor(f.engine);
-    w.request_overhead_s = Simulator::RequestOverheadSeconds(f.engine);
+    SetEngineFigures(f.engine, &w);
   }
   if (!f.adp_balance.empty()) {
     if (f.adp_balance != "on" && f.adp_balance != "off")

@@ -258,8 +258,7 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
       // limit when the user set one: any other than the plan engine's default).
       Problem q = p;
       q.workload.engine = own;
-      q.workload.engine_factor = Simulator::EngineFactor(name);
-      q.workload.request_overhead_s = Simulator::RequestOverheadSeconds(name);
+      SetEngineFigures(name, &q.workload);
       if (q.workload.max_batch == DefaultsOf(p.workload.engine).max_batch)
         q.workload.max_batch = DefaultsOf(own).max_batch;
       const Simulator qs(q);

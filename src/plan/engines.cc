@@ -22,9 +22,7 @@ Problem EngineProblem(const Problem& p, engine::EngineId id) {
   Problem q = p;
   if (q.workload.engine == Engine::kIdeal) {
     q.workload.engine = engine::CapabilitiesOf(id).scheduler;
-    q.workload.engine_factor = Simulator::EngineFactor(std::string(engine::EngineName(id)));
-    q.workload.request_overhead_s =
-        Simulator::RequestOverheadSeconds(std::string(engine::EngineName(id)));
+    SetEngineFigures(std::string(engine::EngineName(id)), &q.workload);
     if (q.workload.max_batch == 0) q.workload.max_batch = engine::DefaultsOfEngine(id).max_batch;
   }
   return q;

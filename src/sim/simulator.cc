@@ -347,6 +347,11 @@ double Simulator::RequestOverheadSeconds(const std::string& engine) {
   return ParseEngine(engine, &e) ? RequestOverheadSeconds(e) : 0.0;
 }
 
+void SetEngineFigures(const std::string& name, Workload* w) {
+  w->engine_factor = Simulator::EngineFactor(name);
+  w->request_overhead_s = Simulator::RequestOverheadSeconds(name);
+}
+
 double Simulator::RequestOverheadOf(const Workload& w) {
   if (!w.request_overhead) return 0.0;
   return w.request_overhead_s >= 0 ? w.request_overhead_s : RequestOverheadSeconds(w.engine);

@@ -137,6 +137,11 @@ struct Workload {
   QuickReduce quick_reduce = QuickReduce::kOff;
 };
 
+// Sets `w`'s engine_factor and request_overhead_s to those of the engine named `name`
+// (Simulator::EngineFactor and RequestOverheadSeconds of the name), as every place that names an
+// engine (--engine, the engines' table, launch re-pricing, validate's rows) sets them together.
+void SetEngineFigures(const std::string& name, Workload* w);
+
 struct Problem {
   ModelSpec model;
   ClusterSpec cluster;

@@ -581,9 +581,8 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // The engine's fitted factor, under which every step runs (Workload::engine_factor); a row
   // without an engine label is an unknown engine (the default factor), not the ideal one. The
   // fit (apply_factor_ false) predicts with the ideal engine's steps.
-  w.engine_factor =
-      apply_factor_ ? Simulator::EngineFactor(row.engine.empty() ? "unknown" : row.engine) : 1.0;
-  w.request_overhead_s = Simulator::RequestOverheadSeconds(row.engine);
+  SetEngineFigures(row.engine.empty() ? "unknown" : row.engine, &w);
+  if (!apply_factor_) w.engine_factor = 1.0;
   const bool disagg = row.mode == "disagg";  // a serve workload on two pools (sim/disagg.h)
   if (disagg) w.mode = Mode::kServe;
   else if (!ParseMode(row.mode, &w.mode)) return miss(fmt::format("unsupported mode '{}'", row.mode));
