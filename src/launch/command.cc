@@ -224,18 +224,18 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                                    DTypeName(w.weight)));
   std::string env =
       opt.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + opt.cuda_visible_devices + " ";
-  // QuickReduce, as priced (sim/simulator.h): the engines read the level from the environment.
-  // Only a tensor-parallel group of 2, 4 or 8 GPUs has all-reduces QuickReduce takes.
-  if (w.quick_reduce != QuickReduce::kOff &&
-      (engine == Engine::kSglang || engine == Engine::kVllm) &&
-      (s.tp == 2 || s.tp == 4 || s.tp == 8)) {
-    const char* level = w.quick_reduce == QuickReduce::kInt4 ? "INT4" : "INT6";
+  // QuickReduce, as priced (sim/simulator.h): the engines read the level from the environment;
+  // set where the plan's tensor-parallel group has all-reduces QuickReduce takes.
+  const QuickReduce qr = QuickReduceInForce(p);
+  if (qr != QuickReduce::kOff && (engine == Engine::kSglang || engine == Engine::kVllm) &&
+      QuickReduceTakesGroup(s.tp)) {
+    const char* level = qr == QuickReduce::kInt4 ? "INT4" : "INT6";
     env += fmt::format("{}ROCM_QUICK_REDUCE_QUANTIZATION={} ",
                        engine == Engine::kVllm ? "VLLM_" : "", level);
     lc.notes.push_back(fmt::format(
         "QuickReduce {}: tensor-parallel all-reduces within a node run quantised to {} bits (AMD "
         "ROCm; priced so)",
-        level, w.quick_reduce == QuickReduce::kInt4 ? 4 : 6));
+        level, qr == QuickReduce::kInt4 ? 4 : 6));
   }
   const std::string host = opt.listen_all ? " --host 0.0.0.0" : "";
   const bool have_mem = HasMemory(opt);

@@ -130,7 +130,7 @@ Simulator::Simulator(Problem problem) : p_(std::move(problem)) {
     p_.workload.engine_factor = 1.0;
   kc_ = &CoeffsFor(p_.cluster.gpu);
   cc_ = &CollectiveCoeffsFor(p_.cluster.gpu);
-  quick_reduce_ = p_.cluster.gpu.vendor == "amd" ? p_.workload.quick_reduce : QuickReduce::kOff;
+  quick_reduce_ = QuickReduceInForce(p_);
   block_fp8_ = p_.model.weight_block_scaled && p_.model.weight_dtype == DType::kFP8 &&
                p_.workload.weight == DType::kFP8;
   const std::vector<LayerKind> kinds = KindsOf(p_.model);
@@ -287,11 +287,16 @@ double DefaultMemFraction(Engine e, int tp_size) {
   return 1.0;
 }
 
+bool QuickReduceTakesGroup(int group) { return group == 2 || group == 4 || group == 8; }
+
+QuickReduce QuickReduceInForce(const Problem& p) {
+  return p.cluster.gpu.vendor == "amd" ? p.workload.quick_reduce : QuickReduce::kOff;
+}
+
 double QuickReduceWireShare(QuickReduce q, int group, double bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;
-  if (q == QuickReduce::kOff || bytes > 2048 * kMiB) return 1.0;
-  const int i = group == 2 ? 0 : group == 4 ? 1 : group == 8 ? 2 : -1;
-  if (i < 0) return 1.0;
+  if (q == QuickReduce::kOff || bytes > 2048 * kMiB || !QuickReduceTakesGroup(group)) return 1.0;
+  const int i = group == 2 ? 0 : group == 4 ? 1 : 2;
   constexpr double kInt4Min[3] = {1, 2, 2}, kInt6Min[3] = {2, 4, 4};  // MiB, fp16 kernels
   const bool int4 = q == QuickReduce::kInt4;
   if (bytes < (int4 ? kInt4Min[i] : kInt6Min[i]) * kMiB) return 1.0;

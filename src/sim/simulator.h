@@ -81,6 +81,8 @@ enum class QuickReduce : uint8_t { kOff, kInt6, kInt4 };
 // quick_all_reduce.py _QR_MIN_SIZE: INT4 1 / 2 / 2 MiB and INT6 2 / 4 / 4 MiB at 2 / 4 / 8 GPUs;
 // at most 2 GiB); 1 where QuickReduce does not run.
 double QuickReduceWireShare(QuickReduce q, int group, double bytes);
+// Whether QuickReduce takes the all-reduces of a group of `group` GPUs of one node (2, 4 or 8).
+bool QuickReduceTakesGroup(int group);
 
 struct Workload {
   Mode mode = Mode::kDecode;
@@ -147,6 +149,10 @@ struct Problem {
   ClusterSpec cluster;
   Workload workload;
 };
+
+// The workload's QuickReduce where it runs (an AMD GPU), kOff elsewhere: what the simulator prices
+// and the launch commands turn on.
+QuickReduce QuickReduceInForce(const Problem& p);
 
 // Why an evaluation is invalid (the text comes from Simulator::Reason).
 enum class Verdict : uint8_t { kValid, kStructure, kMemory, kTtft, kTpot, kNoBatch };
@@ -411,7 +417,7 @@ class Simulator {
   // FP8 GEMMs run the block-scaled kernels: the weights are the checkpoint's own block-scaled
   // FP8 (ModelSpec::weight_block_scaled; a bf16 checkpoint quantised to FP8 is per-tensor).
   bool block_fp8_ = false;
-  // The workload's QuickReduce on an AMD GPU, kOff elsewhere (the steps' all-reduces read it).
+  // QuickReduceInForce of the problem (the steps' all-reduces read it).
   QuickReduce quick_reduce_ = QuickReduce::kOff;
   // Static expert-load factor (sim/moe_load.h) per (ep, slots), precomputed for every ep that
   // divides the GPU count and every slot option so that Evaluate does not allocate.
