@@ -118,11 +118,14 @@ LaunchCommand DynamoWorkerCommand(Engine backend, const Problem& p, const Strate
   }
 }
 
+bool DynamoHasWorkersFor(Engine backend) {
+  return backend == Engine::kSglang || backend == Engine::kVllm || backend == Engine::kTrtllm;
+}
+
 DynamoAggLaunch MakeDynamoAggLaunch(const EngineTranslation& t, const Problem& p, int instances) {
   DynamoAggLaunch d;
   d.backend = t.engine;
-  d.runnable = t.runnable && (t.engine == Engine::kSglang || t.engine == Engine::kVllm ||
-                              t.engine == Engine::kTrtllm);
+  d.runnable = t.runnable && DynamoHasWorkersFor(t.engine);
   if (!d.runnable) return d;
   Strategy worker = t.launched;
   const int split = SeparateReplicaServers(t.engine, /*dynamo=*/true, p.model, worker);

@@ -26,8 +26,11 @@ std::string DynamoFrontendCommand();
 // for KV-event routing, NATS, reachable from every host (ETCD_ENDPOINTS, NATS_SERVER).
 std::string DynamoDiscoveryNote();
 
-// One Dynamo worker running `s` on `backend` (SGLang, vLLM or TensorRT-LLM; not Megatron-LM or
-// ATOM) for problem `p`: the backend's own command (MakeLaunchCommand with `o`, which decides
+// Whether Dynamo has workers for `backend`: SGLang, vLLM and TensorRT-LLM (not Megatron-LM or
+// ATOM).
+bool DynamoHasWorkersFor(Engine backend);
+
+// One Dynamo worker running `s` on `backend` (DynamoHasWorkersFor) for problem `p`: the backend's own command (MakeLaunchCommand with `o`, which decides
 // ports, devices, memory fractions and multi-node flags) behind `python -m dynamo.<backend>`.
 // SGLang and vLLM take their own flags; TensorRT-LLM's worker reads the parallel sizes, limits
 // and engine settings from the YAML file `trtllm_file` (--extra-engine-args; returned as

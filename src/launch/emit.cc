@@ -789,9 +789,7 @@ StatusOr<std::string> EmitAggregatedPlan(const std::string& dir, const Problem& 
   std::vector<std::string> written;
   EmitOptions o = opt;
   // Dynamo workers only of the engine it was asked for, and one Dynamo has workers for.
-  o.dynamo = opt.dynamo && asked && t.engine == *asked &&
-             (t.engine == Engine::kSglang || t.engine == Engine::kVllm ||
-              t.engine == Engine::kTrtllm);
+  o.dynamo = opt.dynamo && asked && t.engine == *asked && DynamoHasWorkersFor(t.engine);
   if (!t.unsupported.empty())
     o.plan_lines.push_back(fmt::format("{} cannot express {} choice(s) of the plan: the files run "
                                        "its repair {}",
@@ -873,8 +871,7 @@ StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instan
   o.replicas = std::max(1, instances);
   StatusOr<engine::EngineId> id = engine::ParseEngineId(engine);
   o.dynamo =
-      id.ok() && engine::CapabilitiesOf(*id).workers != *id &&
-      (*workers == Engine::kSglang || *workers == Engine::kVllm || *workers == Engine::kTrtllm);
+      id.ok() && engine::CapabilitiesOf(*id).workers != *id && DynamoHasWorkersFor(*workers);
   std::vector<std::string> written;
   if (Status st = EmitDeployment(dir, *workers, instance, sized->first, sized->second, o, &written);
       !st.ok())
