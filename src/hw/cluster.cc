@@ -175,8 +175,7 @@ std::string UnknownGpu(std::string_view name) {
   });
   const std::string best = i < 0 ? std::string() : names[static_cast<size_t>(i)];
   return fmt::format("unknown GPU \"{}\"{}; GPU presets: {}", PrintableText(name),
-                     best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
-                     Join(GpuPresetNames()));
+                     best.empty() ? "" : fmt::format(" (did you mean {}?)", best), Join(names));
 }
 
 }  // namespace

@@ -173,16 +173,17 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
       if (!g.price_by_gpu.count(gpu))
         return Bad(name, fmt::format("'prices' has no price for GPU '{}' (give it null for none)", gpu));
     g.prices.push_back(std::nullopt);  // one value per scenario: its GPU's
-  } else
-  for (const json& v : Axis(j, "prices")) {
-    if (v.is_null()) {
-      g.prices.push_back(std::nullopt);
-    } else if (is_price(v)) {
-      g.prices.push_back(v.get<double>());
-    } else {
-      return Bad(name, fmt::format("each of 'prices' is a price per GPU-hour >= 0 (or 'prices' is "
-                                   "a mapping of GPU to price), got {}",
-                                   v.dump()));
+  } else {
+    for (const json& v : Axis(j, "prices")) {
+      if (v.is_null()) {
+        g.prices.push_back(std::nullopt);
+      } else if (is_price(v)) {
+        g.prices.push_back(v.get<double>());
+      } else {
+        return Bad(name, fmt::format("each of 'prices' is a price per GPU-hour >= 0 (or 'prices' "
+                                     "is a mapping of GPU to price), got {}",
+                                     v.dump()));
+      }
     }
   }
   if (g.counts.empty() || g.slos.empty() || g.workloads.empty() || g.prices.empty())
