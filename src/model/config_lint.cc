@@ -35,7 +35,8 @@ const std::vector<std::string_view> kImporterKeys = {
     "mamba_d_state", "mamba_dt_rank", "mamba_expand", "mamba_head_dim", "mamba_num_heads",
     "mamba_proj_bias", "max_position_embeddings", "max_window_layers", "mlp_bias",
     "mlp_layer_types", "mlp_only_layers", "model_type", "moe_intermediate_size",
-    "moe_latent_size", "moe_layer_freq", "moe_layers", "moe_router_enable_expert_bias",
+    "moe_k", "moe_latent_size", "moe_layer_end_index", "moe_layer_freq", "moe_layer_interval",
+    "moe_layer_start_index", "moe_layers", "moe_num_experts", "moe_num_shared_experts", "moe_router_enable_expert_bias",
     "moe_shared_expert_intermediate_size", "moe_topk", "n_groups", "n_routed_experts",
     "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
     "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
@@ -100,6 +101,13 @@ const std::vector<std::string_view> kIgnoredKeys = {
     "vocab_size_per_layer_input",
     // MTP fields of families whose MTP module l2s does not model
     "num_mtp_modules", "use_mtp", "mtp_transformer_layers",
+    // Granite's scalar multipliers, OLMoE's activation clamp, PhiMoE's lm_head bias (vocab_size
+    // values, not counted), SmolLM3's NoPE layers, ERNIE's routing floor, the VL wrappers' tokens
+    "embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling",
+    "clip_qkv", "lm_head_bias", "no_rope_layers", "no_rope_layer_interval", "moe_norm_min",
+    "vision_start_token_id", "vision_end_token_id", "vision_token_id",
+    "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy",
+    "multimodal_projector_bias", "spatial_merge_size",
 };
 
 // Keys linted per object (real configs have under 300): a 16 MiB file of short keys would

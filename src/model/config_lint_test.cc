@@ -218,6 +218,11 @@ TEST(ConfigLintTest, ImporterKeysCoverHfConfigSource) {
       "gpt_oss", "llama4", "llama4_text", "deepseek_v32", "glm4_moe", "glm_moe_dsa", "minimax_m2",
       "qwen3_next", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "jamba",
       "nemotron_h", "longcat_flash", "bailing_moe", "bailing_moe_v2", "deepseek_v4",
+      "deepseek_v2", "qwen2_moe", "olmoe", "olmo2", "olmo3", "phimoe", "granite", "granitemoe",
+      "granitemoeshared", "smollm3", "ernie4_5", "ernie4_5_moe", "qwen3_vl_moe_text",
+      // multimodal wrappers and their text towers' model_type values
+      "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "mistral3", "llava", "llava_next",
+      "qwen2_vl_text", "qwen2_5_vl_text", "qwen3_vl_text",
       // values of layer_types, mlp_layer_types, indexer_types, layers_block_type, topk_method,
       // zero_expert_type, qk_norm_type, quant_method
       "sliding_attention", "full_attention", "chunked_attention", "linear_attention", "dense",

@@ -43,6 +43,21 @@
 //                                  ratio-4 layers (index_*), hc_mult hyper-connections, every
 //                                  layer MoE (n_routed_experts, n_shared_experts,
 //                                  moe_intermediate_size), num_hash_layers, MTP
+//   deepseek_v2                    as deepseek_v3 (DeepSeek-V2 / V2.5 / V2-Lite)
+//   qwen2_moe                      qwen2 attention, the qwen3_moe layout, one gated shared expert
+//                                  (shared_expert_intermediate_size)
+//   olmoe, olmo2, olmo3            q/k norm over all heads; olmoe: every layer MoE (num_experts
+//                                  of intermediate_size); olmo3: layer_types + sliding_window
+//   phimoe                         mixtral layout, LayerNorm with biases, attention_bias
+//   granite, smollm3               llama shapes
+//   granitemoe(shared)             every layer MoE (num_local_experts of intermediate_size),
+//                                  shared_intermediate_size
+//   ernie4_5(_moe)                 use_bias, tied by default; moe_layer_start_index /
+//                                  end_index / interval, moe_num_experts, moe_k,
+//                                  moe_num_shared_experts
+//   wrappers: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava, llava_next: the
+//                                  language model under text_config (its model_type names the
+//                                  family); the vision tower is not modelled
 // Each family's reader below states what it reads. Config JSON may contain NaN / Infinity
 // tokens (Python's json writes them); see jsonio::Parse.
 // quantization_config.quant_method: fp8 / fbgemm_fp8 -> weight_dtype fp8; mxfp4 -> fp4, and
@@ -70,13 +85,14 @@ using L = ModelLimits;
 enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3,
                     kGptOss, kLlama4, kDeepseekV32, kGlm4Moe, kGlmMoeDsa, kMinimaxM2, kQwen3Next,
                     kGemma2, kGemma3, kGemma4, kPhi3, kJamba, kNemotronH, kDeciLm, kLongcatFlash,
-                    kBailingMoe, kBailingMoeV2, kDeepseekV4 };
+                    kBailingMoe, kBailingMoeV2, kDeepseekV4, kQwen2Moe, kOlmoe, kOlmo2,
+                    kPhiMoe, kGraniteMoe, kErnie, kErnieMoe };
 
 struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 29> kFamilies = {{
+constexpr std::array<FamilyName, 42> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -106,6 +122,49 @@ constexpr std::array<FamilyName, 29> kFamilies = {{
     {"bailing_moe", Family::kBailingMoe},
     {"bailing_moe_v2", Family::kBailingMoeV2},
     {"deepseek_v4", Family::kDeepseekV4},
+    {"deepseek_v2", Family::kDeepseekV3},  // DeepSeek-V2 / V2.5 / V2-Lite: V3's fields and layout
+    {"qwen2_moe", Family::kQwen2Moe},
+    {"olmoe", Family::kOlmoe},
+    {"olmo2", Family::kOlmo2},
+    {"olmo3", Family::kOlmo2},
+    {"phimoe", Family::kPhiMoe},
+    {"granite", Family::kLlama},  // Granite 3 dense: llama shapes (attention_bias, mlp_bias)
+    {"granitemoe", Family::kGraniteMoe},
+    {"granitemoeshared", Family::kGraniteMoe},
+    {"smollm3", Family::kLlama},  // llama shapes; no_rope_layers changes no weight
+    {"ernie4_5", Family::kErnie},
+    {"ernie4_5_moe", Family::kErnieMoe},
+    {"qwen3_vl_moe_text", Family::kQwen3Moe},  // the text tower's own config
+}};
+
+// Multimodal wrappers whose language model is a family above, under text_config (whose own
+// model_type names the family; `text_default` when it has none). The vision tower is not
+// modelled. Qwen2-VL / Qwen2.5-VL configs written before text_config existed keep the language
+// model's fields at the top level (`top_level`).
+struct Wrapper {
+  const char* model_type;
+  const char* text_default;
+  bool top_level;
+};
+constexpr std::array<Wrapper, 7> kWrappers = {{
+    {"qwen2_vl", "qwen2", true},
+    {"qwen2_5_vl", "qwen2", true},
+    {"qwen3_vl", "qwen3", false},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text", false},
+    {"mistral3", "mistral", false},
+    {"llava", "llama", false},
+    {"llava_next", "llama", false},
+}};
+
+// Text-tower model_types that are a family above under another name.
+struct Alias {
+  const char* model_type;
+  const char* family_type;
+};
+constexpr std::array<Alias, 3> kTextAliases = {{
+    {"qwen2_vl_text", "qwen2"},
+    {"qwen2_5_vl_text", "qwen2"},
+    {"qwen3_vl_text", "qwen3"},
 }};
 
 std::string SupportedList() {
@@ -114,7 +173,24 @@ std::string SupportedList() {
     if (!s.empty()) s += ", ";
     s += f.model_type;
   }
+  s += "; multimodal wrappers (text model only): ";
+  for (size_t i = 0; i < kWrappers.size(); ++i)
+    s += (i > 0 ? ", " : "") + std::string(kWrappers[i].model_type);
   return s;
+}
+
+const FamilyName* FindFamily(std::string_view model_type) {
+  for (const Alias& a : kTextAliases)
+    if (model_type == a.model_type) model_type = a.family_type;
+  for (const FamilyName& f : kFamilies)
+    if (model_type == f.model_type) return &f;
+  return nullptr;
+}
+
+const Wrapper* FindWrapper(std::string_view model_type) {
+  for (const Wrapper& w : kWrappers)
+    if (model_type == w.model_type) return &w;
+  return nullptr;
 }
 
 // Reads a list of layer indices (e.g. mlp_only_layers) into a per-layer flag.
@@ -295,20 +371,34 @@ Status ReadMixtral(const ObjectReader& r, ModelSpec* m) {
   return Status::Ok();
 }
 
-Status ReadQwen3Moe(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
-  m->qk_norm = true;
+// The Qwen MoE layout (Qwen2-MoE, Qwen3-MoE, Qwen3-Next, Qwen3-VL-MoE): num_experts of
+// moe_intermediate_size, top num_experts_per_tok; a layer is MoE unless it is in mlp_only_layers
+// or (layer+1) % decoder_sparse_step != 0, dense layers use intermediate_size. With
+// `gated_shared`, shared_expert_intermediate_size > 0 adds one shared expert of that width behind
+// a sigmoid gate (shared_expert_gate, [1, hidden]).
+Status ReadQwenSparseLayout(const ObjectReader& r, bool gated_shared, ModelSpec* m) {
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size", m));
   L2S_ASSIGN_OR_RETURN(int64_t step, r.IntOr("decoder_sparse_step", 1, 1, L::kMaxLayers));
   std::vector<bool> mlp_only;
   L2S_RETURN_IF_ERROR(ReadLayerIndexList(r, "mlp_only_layers", m->num_layers, &mlp_only));
-  for (int i = 0; i < m->num_layers; ++i) {
-    const bool moe = !mlp_only[i] && (i + 1) % step == 0;
-    m->layers[i].ffn = moe ? FfnKind::kMoe : FfnKind::kDense;
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].ffn = !mlp_only[i] && (i + 1) % step == 0 ? FfnKind::kMoe : FfnKind::kDense;
+  if (gated_shared) {
+    L2S_ASSIGN_OR_RETURN(int64_t shared,
+                         r.IntOr("shared_expert_intermediate_size", 0, 0, L::kMaxFfn));
+    m->num_shared_experts = shared > 0 ? 1 : 0;
+    m->shared_ffn_size = shared;
+    if (shared > 0) m->misc_params_per_moe_layer = m->hidden_size;  // shared_expert_gate
   }
-  L2S_RETURN_IF_ERROR(ReadDenseFfn(r, "intermediate_size", m));
+  return ReadDenseFfn(r, "intermediate_size", m);
+}
+
+Status ReadQwen3Moe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm = true;
+  L2S_RETURN_IF_ERROR(ReadQwenSparseLayout(r, /*gated_shared=*/false, m));
   return ReadQwenWindows(r, m);
 }
 
@@ -594,18 +684,7 @@ Status ReadQwen3Next(const ObjectReader& r, ModelSpec* m) {
     m->linear_value_dim = static_cast<int>(vd);
     m->linear_conv_kernel = static_cast<int>(conv);
   }
-  L2S_RETURN_IF_ERROR(
-      ReadExperts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size", m));
-  L2S_ASSIGN_OR_RETURN(int64_t step, r.IntOr("decoder_sparse_step", 1, 1, L::kMaxLayers));
-  std::vector<bool> mlp_only;
-  L2S_RETURN_IF_ERROR(ReadLayerIndexList(r, "mlp_only_layers", m->num_layers, &mlp_only));
-  for (int i = 0; i < m->num_layers; ++i)
-    m->layers[i].ffn = !mlp_only[i] && (i + 1) % step == 0 ? FfnKind::kMoe : FfnKind::kDense;
-  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_expert_intermediate_size", 0, 0, L::kMaxFfn));
-  m->num_shared_experts = shared > 0 ? 1 : 0;
-  m->shared_ffn_size = shared;
-  if (shared > 0) m->misc_params_per_moe_layer = m->hidden_size;  // shared_expert_gate
-  return ReadDenseFfn(r, "intermediate_size", m);
+  return ReadQwenSparseLayout(r, /*gated_shared=*/true, m);
 }
 
 // Gemma 2 / 3 / 4 text models (Gemma2Config, Gemma3TextConfig, Gemma4TextConfig): GQA with
@@ -970,6 +1049,105 @@ Status ReadBailingMoe(const ObjectReader& r, bool v2, ModelSpec* m) {
   return ReadFirstDenseLayout(r, "num_shared_experts", m);
 }
 
+// Qwen1.5-MoE / Qwen2-MoE (Qwen2MoeConfig): Qwen2 attention (q/k/v biases, o without; optional
+// sliding windows as qwen2) and the Qwen MoE layout with one gated shared expert.
+Status ReadQwen2Moe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  m->qkv_bias = true;
+  L2S_RETURN_IF_ERROR(ReadQwenSparseLayout(r, /*gated_shared=*/true, m));
+  return ReadQwenWindows(r, m);
+}
+
+// OLMoE (OlmoeConfig): llama attention (attention_bias) with q/k RMSNorm over all heads (q_norm
+// [hidden], k_norm [kv heads x head_dim]); every layer MoE: num_experts of intermediate_size, top
+// num_experts_per_tok. clip_qkv clamps activations and changes no shape.
+Status ReadOlmoe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm_full = true;
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "num_experts", "num_experts_per_tok", "intermediate_size", m));
+  SetAllMoe(m);
+  return Status::Ok();
+}
+
+// OLMo 2 / OLMo 3 (Olmo2Config, Olmo3Config): llama layout with q/k RMSNorm over all heads and the
+// two norms after the sublayers instead of before (the same count); OLMo 3's layer_types mark
+// sliding layers of sliding_window.
+Status ReadOlmo2(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm_full = true;
+  const json* types = r.Find("layer_types");
+  if (types == nullptr) return Status::Ok();
+  L2S_ASSIGN_OR_RETURN(int64_t window, ReadWindowOr(r, "sliding_window"));
+  return ReadLayerTypes(r, *types, window, m);
+}
+
+// Phi-3.5-MoE (PhimoeConfig): the Mixtral layout (num_local_experts of intermediate_size, top
+// num_experts_per_tok, sliding_window) with LayerNorms that carry biases and optional q/k/v/o
+// biases (attention_bias). The lm_head bias of lm_head_bias (vocab_size values) is not counted.
+Status ReadPhiMoe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadMixtral(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->layernorm_bias = true;
+  return Status::Ok();
+}
+
+// Granite 3 MoE (GraniteMoeConfig, GraniteMoeSharedConfig): llama attention (attention_bias),
+// every layer MoE with num_local_experts of intermediate_size, top num_experts_per_tok; the
+// shared variant adds one shared expert of shared_intermediate_size. Granite's scalar multipliers
+// (embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling) change no
+// shape.
+Status ReadGraniteMoe(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
+  SetAllMoe(m);
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_intermediate_size", 0, 0, L::kMaxFfn));
+  m->num_shared_experts = shared > 0 ? 1 : 0;
+  m->shared_ffn_size = shared;
+  return Status::Ok();
+}
+
+// ERNIE 4.5 (Ernie4_5Config, Ernie4_5_MoeConfig): GQA; use_bias puts biases on every attention and
+// FFN projection; embeddings tied unless tie_word_embeddings says otherwise (the classes'
+// default). MoE: layer i is MoE iff (i + 1) % moe_layer_interval == 0 and moe_layer_start_index
+// <= i <= moe_layer_end_index (-1 = the last layer); moe_num_experts of moe_intermediate_size,
+// top moe_k, moe_num_shared_experts shared experts of the same width (one FFN of n times the
+// width: the same count), a score-correction bias (moe_statics). Absent fields take the class's
+// defaults (start 1, interval 1, 2 shared experts).
+Status ReadErnie(const ObjectReader& r, bool moe, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(bool bias, r.BoolOr("use_bias", false));
+  m->attention_bias = bias;
+  m->dense_ffn_bias = bias;
+  L2S_ASSIGN_OR_RETURN(m->tied_embeddings, r.BoolOr("tie_word_embeddings", true));
+  if (!moe) {
+    L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+    return Status::Ok();
+  }
+  m->expert_bias = bias;
+  L2S_RETURN_IF_ERROR(ReadExperts(r, "moe_num_experts", "moe_k", "moe_intermediate_size", m));
+  L2S_ASSIGN_OR_RETURN(int64_t shared,
+                       r.IntOr("moe_num_shared_experts", 2, 0, L::kMaxSharedExperts));
+  m->num_shared_experts = static_cast<int>(shared);
+  m->shared_ffn_size = shared > 0 ? m->expert_ffn_size : 0;
+  const int64_t last = m->num_layers - 1;
+  L2S_ASSIGN_OR_RETURN(int64_t start, r.IntOr("moe_layer_start_index", 1, 0, last));
+  L2S_ASSIGN_OR_RETURN(int64_t end, r.IntOr("moe_layer_end_index", -1, -1, last));
+  if (end == -1) end = last;
+  L2S_ASSIGN_OR_RETURN(int64_t interval, r.IntOr("moe_layer_interval", 1, 1, L::kMaxLayers));
+  for (int i = 0; i < m->num_layers; ++i) {
+    const bool is_moe = (i + 1) % interval == 0 && i >= start && i <= end;
+    m->layers[i].ffn = is_moe ? FfnKind::kMoe : FfnKind::kDense;
+  }
+  m->router_bias = true;
+  return ReadDenseFfn(r, "intermediate_size", m);
+}
+
 // DeepSeek-V4 (the released config.json and inference/model.py): attention with one shared KV
 // vector of head_dim per token (num_key_value_heads must be 1), q through a q_lora_rank latent,
 // output through o_groups groups of o_lora_rank (wo_a) and wo_b. compress_ratios gives each layer
@@ -1088,10 +1266,31 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
                                                source_name, jsonio::Snippet(root)));
   ObjectReader top(root, source_name);
   L2S_ASSIGN_OR_RETURN(std::string model_type, top.String("model_type"));
-  const auto fam = std::find_if(kFamilies.begin(), kFamilies.end(), [&](const FamilyName& f) {
-    return model_type == f.model_type;
-  });
-  if (fam == kFamilies.end())
+  const json* cfg = &root;
+  std::string prefix;
+  const FamilyName* fam = FindFamily(model_type);
+  if (const Wrapper* w = FindWrapper(model_type)) {
+    // A wrapper: the family is the text tower's.
+    const json* text = top.Find("text_config");
+    if ((text == nullptr && !w->top_level) || (text != nullptr && !text->is_object()))
+      return top.Error("text_config", "an object with the language model's fields", text);
+    std::string text_type = w->text_default;
+    if (text != nullptr) {
+      ObjectReader t(*text, source_name, "text_config.");
+      L2S_ASSIGN_OR_RETURN(text_type, t.StringOr("model_type", w->text_default));
+      fam = FindFamily(text_type);
+      if (fam == nullptr)
+        return Status::Unsupported(fmt::format(
+            "{}: field \"text_config.model_type\": unsupported architecture {} (in a {} "
+            "wrapper); expected one of {}",
+            source_name, jsonio::Snippet(*t.Find("model_type")), model_type, SupportedList()));
+      cfg = text;
+      prefix = "text_config.";
+    } else {
+      fam = FindFamily(text_type);
+    }
+  }
+  if (fam == nullptr)
     return Status::Unsupported(
         fmt::format("{}: field \"model_type\": unsupported architecture {}; expected one of {}",
                     source_name, jsonio::Snippet(*top.Find("model_type")), SupportedList()));
@@ -1102,8 +1301,6 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
 
   // Multimodal wrappers (Llama 4, Gemma 3 / 4) keep the language model's fields under
   // text_config; the vision / audio towers are not modelled.
-  const json* cfg = &root;
-  std::string prefix;
   if (model_type == "llama4" || model_type == "gemma3" || model_type == "gemma4") {
     cfg = top.Find("text_config");
     if (cfg == nullptr || !cfg->is_object())
@@ -1165,6 +1362,13 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kBailingMoe: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, false, &m)); break;
     case Family::kBailingMoeV2: L2S_RETURN_IF_ERROR(ReadBailingMoe(r, true, &m)); break;
     case Family::kDeepseekV4: L2S_RETURN_IF_ERROR(ReadDeepseekV4(r, &m)); break;
+    case Family::kQwen2Moe: L2S_RETURN_IF_ERROR(ReadQwen2Moe(r, &m)); break;
+    case Family::kOlmoe: L2S_RETURN_IF_ERROR(ReadOlmoe(r, &m)); break;
+    case Family::kOlmo2: L2S_RETURN_IF_ERROR(ReadOlmo2(r, &m)); break;
+    case Family::kPhiMoe: L2S_RETURN_IF_ERROR(ReadPhiMoe(r, &m)); break;
+    case Family::kGraniteMoe: L2S_RETURN_IF_ERROR(ReadGraniteMoe(r, &m)); break;
+    case Family::kErnie: L2S_RETURN_IF_ERROR(ReadErnie(r, false, &m)); break;
+    case Family::kErnieMoe: L2S_RETURN_IF_ERROR(ReadErnie(r, true, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).
