@@ -22,7 +22,8 @@ using nlohmann::json;
 // against the string literals of hf_config.cc: a key the importer starts to read goes here.
 const std::vector<std::string_view> kImporterKeys = {
     "attention_bias", "attention_head_dim", "attention_k_eq_v", "attn_layer_offset",
-    "attn_layer_period", "attn_type_list", "block_configs", "chunk_size", "compress_ratios",
+    "attention_out_bias", "attn_layer_period", "attn_type_list", "block_configs", "chunk_size",
+    "compress_ratios",
     "conv_kernel",
     "decoder_sparse_step", "enable_moe_block", "expand", "expert_ffn_hidden_size",
     "expert_layer_offset", "expert_layer_period", "experts_per_token", "ffn_hidden_size",
@@ -104,7 +105,7 @@ const std::vector<std::string_view> kIgnoredKeys = {
     // Granite's scalar multipliers, OLMoE's activation clamp, PhiMoE's lm_head bias (vocab_size
     // values, not counted), SmolLM3's NoPE layers, ERNIE's routing floor, the VL wrappers' tokens
     "embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling",
-    "clip_qkv", "lm_head_bias", "no_rope_layers", "no_rope_layer_interval", "moe_norm_min",
+    "clip_qkv", "lm_head_bias", "logit_scale", "no_rope_layers", "no_rope_layer_interval", "moe_norm_min",
     "vision_start_token_id", "vision_end_token_id", "vision_token_id",
     "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy",
     "multimodal_projector_bias", "spatial_merge_size",

@@ -55,6 +55,12 @@
 //   ernie4_5(_moe)                 use_bias, tied by default; moe_layer_start_index /
 //                                  end_index / interval, moe_num_experts, moe_k,
 //                                  moe_num_shared_experts
+//   glm, glm4                      llama shapes, q/k/v biases (attention_bias, default true);
+//                                  glm4: a norm after each sublayer too
+//   seed_oss                       attention_bias (q/k/v), attention_out_bias, mlp_bias
+//   cohere, cohere2                tied by default; cohere: use_qk_norm; cohere2: layer_types or
+//                                  sliding_window_pattern (4) over sliding_window (4096)
+//   dots1                          qwen3 attention, deepseek_v3 MoE layout (first_k_dense_replace)
 //   wrappers: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava, llava_next: the
 //                                  language model under text_config (its model_type names the
 //                                  family); the vision tower is not modelled
@@ -86,13 +92,14 @@ enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeep
                     kGptOss, kLlama4, kDeepseekV32, kGlm4Moe, kGlmMoeDsa, kMinimaxM2, kQwen3Next,
                     kGemma2, kGemma3, kGemma4, kPhi3, kJamba, kNemotronH, kDeciLm, kLongcatFlash,
                     kBailingMoe, kBailingMoeV2, kDeepseekV4, kQwen2Moe, kOlmoe, kOlmo2,
-                    kPhiMoe, kGraniteMoe, kErnie, kErnieMoe };
+                    kPhiMoe, kGraniteMoe, kErnie, kErnieMoe, kGlm, kGlm4, kSeedOss, kCohere,
+                    kCohere2, kDots1 };
 
 struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 42> kFamilies = {{
+constexpr std::array<FamilyName, 48> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -135,6 +142,12 @@ constexpr std::array<FamilyName, 42> kFamilies = {{
     {"ernie4_5", Family::kErnie},
     {"ernie4_5_moe", Family::kErnieMoe},
     {"qwen3_vl_moe_text", Family::kQwen3Moe},  // the text tower's own config
+    {"glm", Family::kGlm},
+    {"glm4", Family::kGlm4},
+    {"seed_oss", Family::kSeedOss},
+    {"cohere", Family::kCohere},
+    {"cohere2", Family::kCohere2},
+    {"dots1", Family::kDots1},
 }};
 
 // Multimodal wrappers whose language model is a family above, under text_config (whose own
@@ -1148,6 +1161,78 @@ Status ReadErnie(const ObjectReader& r, bool moe, ModelSpec* m) {
   return ReadDenseFfn(r, "intermediate_size", m);
 }
 
+// GLM-4 dense (GlmConfig "glm", Glm4Config "glm4" = GLM-4-0414): llama shapes with q/k/v biases
+// (attention_bias; o_proj has none) and a fused gate_up projection (the same count); glm4 adds a
+// norm after each sublayer (norms_per_sublayer 2).
+Status ReadGlmDense(const ObjectReader& r, bool glm4, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(m->qkv_bias, r.BoolOr("attention_bias", true));
+  if (glm4) m->norms_per_sublayer = 2;
+  return Status::Ok();
+}
+
+// Seed-OSS (SeedOssConfig): llama shapes; attention_bias puts biases on q/k/v,
+// attention_out_bias on o, mlp_bias on the MLP.
+Status ReadSeedOss(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(bool qkv, r.BoolOr("attention_bias", false));
+  L2S_ASSIGN_OR_RETURN(bool o, r.BoolOr("attention_out_bias", false));
+  m->attention_bias = qkv && o;
+  m->qkv_bias = qkv && !o;
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_bias, r.BoolOr("mlp_bias", false));
+  return Status::Ok();
+}
+
+// Command R / R+ (CohereConfig "cohere") and Command R7B / A (Cohere2Config "cohere2"): GQA with
+// optional biases (attention_bias), attention and MLP in parallel behind one LayerNorm without
+// bias (counted as the usual two norms: hidden_size values per layer over), tied embeddings unless
+// tie_word_embeddings says otherwise. cohere: use_qk_norm (per-head norms). cohere2: layer_types,
+// else layer i slides over sliding_window (4096 when absent) unless (i + 1) %
+// sliding_window_pattern (4) == 0, as Cohere2Config derives it.
+Status ReadCohere(const ObjectReader& r, bool v2, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_ASSIGN_OR_RETURN(m->tied_embeddings, r.BoolOr("tie_word_embeddings", true));
+  if (!v2) {
+    L2S_ASSIGN_OR_RETURN(m->qk_norm, r.BoolOr("use_qk_norm", false));
+    return Status::Ok();
+  }
+  int64_t window = 4096;
+  if (r.Has("sliding_window")) {
+    L2S_ASSIGN_OR_RETURN(window, ReadWindowOr(r, "sliding_window"));
+  }
+  if (const json* types = r.Find("layer_types")) return ReadLayerTypes(r, *types, window, m);
+  L2S_ASSIGN_OR_RETURN(int64_t pattern, r.IntOr("sliding_window_pattern", 4, 1, L::kMaxLayers));
+  if (window <= 0) return Status::Ok();  // sliding_window: null: every layer full
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].window = (i + 1) % pattern != 0 ? static_cast<int>(window) : 0;
+  return Status::Ok();
+}
+
+// dots.llm1 (Dots1Config): Qwen3 attention (per-head q/k norm, attention_bias) and the
+// DeepSeek-V3 MoE (n_routed_experts of moe_intermediate_size, n_shared_experts of the same width,
+// first_k_dense_replace dense layers, a score-correction bias). layer_types, else layers >=
+// max_window_layers (default: all layers, i.e. none) slide over sliding_window.
+Status ReadDots1(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  m->qk_norm = true;
+  L2S_RETURN_IF_ERROR(
+      ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
+  m->router_bias = true;
+  L2S_RETURN_IF_ERROR(ReadFirstDenseLayout(r, "n_shared_experts", m));
+  L2S_ASSIGN_OR_RETURN(int64_t window, ReadWindowOr(r, "sliding_window"));
+  if (const json* types = r.Find("layer_types")) return ReadLayerTypes(r, *types, window, m);
+  L2S_ASSIGN_OR_RETURN(int64_t first_sliding,
+                       r.IntOr("max_window_layers", m->num_layers, 0, L::kMaxLayers));
+  for (int i = static_cast<int>(first_sliding); i < m->num_layers && window > 0; ++i)
+    m->layers[i].window = static_cast<int>(window);
+  return Status::Ok();
+}
+
 // DeepSeek-V4 (the released config.json and inference/model.py): attention with one shared KV
 // vector of head_dim per token (num_key_value_heads must be 1), q through a q_lora_rank latent,
 // output through o_groups groups of o_lora_rank (wo_a) and wo_b. compress_ratios gives each layer
@@ -1369,6 +1454,12 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kGraniteMoe: L2S_RETURN_IF_ERROR(ReadGraniteMoe(r, &m)); break;
     case Family::kErnie: L2S_RETURN_IF_ERROR(ReadErnie(r, false, &m)); break;
     case Family::kErnieMoe: L2S_RETURN_IF_ERROR(ReadErnie(r, true, &m)); break;
+    case Family::kGlm: L2S_RETURN_IF_ERROR(ReadGlmDense(r, false, &m)); break;
+    case Family::kGlm4: L2S_RETURN_IF_ERROR(ReadGlmDense(r, true, &m)); break;
+    case Family::kSeedOss: L2S_RETURN_IF_ERROR(ReadSeedOss(r, &m)); break;
+    case Family::kCohere: L2S_RETURN_IF_ERROR(ReadCohere(r, false, &m)); break;
+    case Family::kCohere2: L2S_RETURN_IF_ERROR(ReadCohere(r, true, &m)); break;
+    case Family::kDots1: L2S_RETURN_IF_ERROR(ReadDots1(r, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).

@@ -505,6 +505,33 @@ std::vector<PublishedInline> NewFamilyConfigs() {
         {"num_attention_heads", 64}, {"num_key_value_heads", 8}, {"intermediate_size", 29568},
         {"vocab_size", 152064}, {"vision_config", {{"depth", 32}}}},
        72.7e9, 0},
+      {"GLM-4-32B-0414 (card: 32B)",
+       {{"model_type", "glm4"}, {"hidden_size", 6144}, {"num_hidden_layers", 61},
+        {"num_attention_heads", 48}, {"num_key_value_heads", 2}, {"head_dim", 128},
+        {"intermediate_size", 23040}, {"vocab_size", 151552}, {"attention_bias", true}},
+       32.6e9, 0},
+      {"Seed-OSS-36B (card: 36B)",
+       {{"model_type", "seed_oss"}, {"hidden_size", 5120}, {"num_hidden_layers", 64},
+        {"num_attention_heads", 80}, {"num_key_value_heads", 8}, {"head_dim", 128},
+        {"intermediate_size", 27648}, {"vocab_size", 155136}, {"attention_bias", true},
+        {"attention_out_bias", false}},
+       36e9, 0},
+      {"Command A (card: 111B)",
+       {{"model_type", "cohere2"}, {"hidden_size", 12288}, {"num_hidden_layers", 64},
+        {"num_attention_heads", 96}, {"num_key_value_heads", 8}, {"intermediate_size", 36864},
+        {"vocab_size", 256000}, {"sliding_window", 4096}, {"sliding_window_pattern", 4}},
+       111e9, 0},
+      {"Command R+ (card: 104B)",
+       {{"model_type", "cohere"}, {"hidden_size", 12288}, {"num_hidden_layers", 64},
+        {"num_attention_heads", 96}, {"num_key_value_heads", 8}, {"intermediate_size", 33792},
+        {"vocab_size", 256000}, {"use_qk_norm", true}},
+       104e9, 0},
+      {"dots.llm1 (report: 142B total, 14B activated)",
+       {{"model_type", "dots1"}, {"hidden_size", 4096}, {"num_hidden_layers", 62},
+        {"num_attention_heads", 32}, {"num_key_value_heads", 32}, {"intermediate_size", 10944},
+        {"moe_intermediate_size", 1408}, {"n_routed_experts", 128}, {"num_experts_per_tok", 6},
+        {"n_shared_experts", 2}, {"first_k_dense_replace", 1}, {"vocab_size", 152064}},
+       142e9, 14e9},
   };
 }
 
@@ -592,6 +619,39 @@ TEST(HfFamiliesTest, NewFamiliesStructure) {
   EXPECT_EQ(m->num_shared_experts, 1);
   EXPECT_EQ(m->shared_ffn_size, 96);
   EXPECT_EQ(m->expert_ffn_size, 512);
+
+  // Command A: every 4th layer full, the rest slide over 4096 (Cohere2Config's derivation);
+  // layer_types, when given, win; tied embeddings by default.
+  json c = Base("cohere2");
+  m = Parse(c);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->layers[0].window, 4096);
+  EXPECT_EQ(m->layers[2].window, 4096);
+  EXPECT_EQ(m->layers[3].window, 0);
+  EXPECT_TRUE(m->tied_embeddings);
+  c["sliding_window_pattern"] = 2;
+  c["sliding_window"] = 512;
+  m = Parse(c);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->layers[0].window, 512);
+  EXPECT_EQ(m->layers[1].window, 0);
+  c["layer_types"] = {"full_attention", "full_attention", "full_attention", "sliding_attention"};
+  m = Parse(c);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->layers[0].window, 0);
+  EXPECT_EQ(m->layers[3].window, 512);
+
+  // GLM-4-0414: q/k/v biases by default, two norms per sublayer; Seed-OSS: o bias apart.
+  m = Parse(Base("glm4"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->qkv_bias);
+  EXPECT_EQ(m->norms_per_sublayer, 2);
+  json so = Base("seed_oss");
+  so.update({{"attention_bias", true}, {"attention_out_bias", true}});
+  m = Parse(so);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->attention_bias);
+  EXPECT_FALSE(m->qkv_bias);
 }
 
 TEST(HfFamiliesTest, MultimodalWrappersReadTheirTextModel) {
