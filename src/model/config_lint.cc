@@ -33,11 +33,12 @@ const std::vector<std::string_view> kImporterKeys = {
     "intermediate_size", "intermediate_size_mlp", "kv_lora_rank", "layer_types",
     "layers_block_type", "linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads",
     "linear_num_value_heads", "linear_value_head_dim", "mamba_conv_bias", "mamba_d_conv",
-    "mamba_d_state", "mamba_dt_rank", "mamba_expand", "mamba_head_dim", "mamba_num_heads",
+    "mamba_chunk_size", "mamba_d_head", "mamba_d_state", "mamba_dt_rank", "mamba_expand",
+    "mamba_head_dim", "mamba_n_groups", "mamba_n_heads", "mamba_num_heads",
     "mamba_proj_bias", "max_position_embeddings", "max_window_layers", "mlp_bias",
     "mlp_layer_types", "mlp_only_layers", "model_type", "moe_intermediate_size",
     "moe_k", "moe_latent_size", "moe_layer_end_index", "moe_layer_freq", "moe_layer_interval",
-    "moe_layer_start_index", "moe_layers", "moe_num_experts", "moe_num_shared_experts", "moe_router_enable_expert_bias",
+    "moe_layer_start_index", "moe_layers", "moe_num_experts", "moe_num_shared_experts", "mtp_num_hidden_layers", "moe_router_enable_expert_bias",
     "moe_shared_expert_intermediate_size", "moe_topk", "n_groups", "n_routed_experts",
     "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
     "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
@@ -108,7 +109,7 @@ const std::vector<std::string_view> kIgnoredKeys = {
     "clip_qkv", "lm_head_bias", "logit_scale", "no_rope_layers", "no_rope_layer_interval", "moe_norm_min",
     "vision_start_token_id", "vision_end_token_id", "vision_token_id",
     "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy",
-    "multimodal_projector_bias", "spatial_merge_size",
+    "multimodal_projector_bias", "spatial_merge_size", "attn_output_gate",
 };
 
 // Keys linted per object (real configs have under 300): a 16 MiB file of short keys would

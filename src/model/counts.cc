@@ -437,9 +437,9 @@ ParamCounts CountParams(const ModelSpec& m) {
     // eh_proj (V4: e_proj, h_proj); enorm, hnorm, shared_head.norm (V4: norm and its HC head).
     const int64_t glue = 2 * h * h + 3 * h + HcHead(m);
     // DeepSeek-V3's HF checkpoint stores the MTP module's own embedding and head; DeepSeek-V4's
-    // MTP blocks use the main model's (inference/model.py).
+    // MTP blocks (inference/model.py) and Qwen3.5's use the main model's.
     const int64_t copies =
-        m.compressed_kv() ? 0 : c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
+        m.mtp_shares_embeddings ? 0 : c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
     c.mtp = m.mtp_layers * (LayerParams(m, block) + glue + copies);
   }
   return c;

@@ -61,9 +61,15 @@
 //   cohere, cohere2                tied by default; cohere: use_qk_norm; cohere2: layer_types or
 //                                  sliding_window_pattern (4) over sliding_window (4096)
 //   dots1                          qwen3 attention, deepseek_v3 MoE layout (first_k_dense_replace)
-//   wrappers: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava, llava_next: the
-//                                  language model under text_config (its model_type names the
-//                                  family); the vision tower is not modelled
+//   qwen3_5(_moe)(_text)           Qwen3.5 / 3.6: as qwen3_next (MoE when num_experts > 0, else
+//                                  dense), mtp_num_hidden_layers MTP layers
+//   granitemoehybrid               Granite 4.0: layer_types mamba / attention, Mamba2 (mamba_*),
+//                                  MoE + a shared MLP (shared_intermediate_size) in every layer
+//   wrappers: qwen3_5, qwen3_5_moe, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava,
+//                                  llava_next: the language model under text_config (its
+//                                  model_type names the family; the Qwen3.5 and Qwen2(.5)-VL
+//                                  wrappers may keep it at the top level); the vision tower is
+//                                  not modelled
 // Each family's reader below states what it reads. Config JSON may contain NaN / Infinity
 // tokens (Python's json writes them); see jsonio::Parse.
 // quantization_config.quant_method: fp8 / fbgemm_fp8 -> weight_dtype fp8; mxfp4 -> fp4, and
@@ -93,13 +99,13 @@ enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeep
                     kGemma2, kGemma3, kGemma4, kPhi3, kJamba, kNemotronH, kDeciLm, kLongcatFlash,
                     kBailingMoe, kBailingMoeV2, kDeepseekV4, kQwen2Moe, kOlmoe, kOlmo2,
                     kPhiMoe, kGraniteMoe, kErnie, kErnieMoe, kGlm, kGlm4, kSeedOss, kCohere,
-                    kCohere2, kDots1 };
+                    kCohere2, kDots1, kGraniteMoeHybrid, kQwen35 };
 
 struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 48> kFamilies = {{
+constexpr std::array<FamilyName, 51> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -148,6 +154,9 @@ constexpr std::array<FamilyName, 48> kFamilies = {{
     {"cohere", Family::kCohere},
     {"cohere2", Family::kCohere2},
     {"dots1", Family::kDots1},
+    {"granitemoehybrid", Family::kGraniteMoeHybrid},
+    {"qwen3_5_text", Family::kQwen35},
+    {"qwen3_5_moe_text", Family::kQwen35},
 }};
 
 // Multimodal wrappers whose language model is a family above, under text_config (whose own
@@ -159,7 +168,9 @@ struct Wrapper {
   const char* text_default;
   bool top_level;
 };
-constexpr std::array<Wrapper, 7> kWrappers = {{
+constexpr std::array<Wrapper, 9> kWrappers = {{
+    {"qwen3_5", "qwen3_5_text", true},
+    {"qwen3_5_moe", "qwen3_5_text", true},
     {"qwen2_vl", "qwen2", true},
     {"qwen2_5_vl", "qwen2", true},
     {"qwen3_vl", "qwen3", false},
@@ -664,7 +675,11 @@ Status ReadMinimaxM2(const ObjectReader& r, ModelSpec* m) {
 // Qwen3-Next (Qwen3NextConfig): layer_types ("linear_attention" / "full_attention") or every
 // full_attention_interval-th layer full; full layers are gated GQA with q/k norm; linear layers
 // are gated DeltaNet; FFNs as qwen3_moe plus one gated shared expert (shared_expert_gate [1, h]).
-Status ReadQwen3Next(const ObjectReader& r, ModelSpec* m) {
+// Qwen3.5 / 3.6 (Qwen3_5TextConfig, Qwen3_5MoeTextConfig, `v35`): the same layers, every layer
+// MoE (num_experts > 0, as qwen3_next) or, with num_experts absent or 0, every layer dense
+// (intermediate_size); mtp_num_hidden_layers MTP layers (one full-attention decoder layer each,
+// sharing the main model's embedding and head).
+Status ReadQwen3Next(const ObjectReader& r, bool v35, ModelSpec* m) {
   L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
   L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
   m->qk_norm = true;
@@ -696,6 +711,16 @@ Status ReadQwen3Next(const ObjectReader& r, ModelSpec* m) {
     m->linear_key_dim = static_cast<int>(kd);
     m->linear_value_dim = static_cast<int>(vd);
     m->linear_conv_kernel = static_cast<int>(conv);
+  }
+  if (v35) {
+    L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("mtp_num_hidden_layers", 0, 0, L::kMaxMtpLayers));
+    m->mtp_layers = static_cast<int>(mtp);
+    m->mtp_shares_embeddings = true;
+    L2S_ASSIGN_OR_RETURN(int64_t experts, r.IntOr("num_experts", 0, 0, L::kMaxExperts));
+    if (experts == 0) {
+      L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
+      return Status::Ok();
+    }
   }
   return ReadQwenSparseLayout(r, /*gated_shared=*/true, m);
 }
@@ -1233,6 +1258,62 @@ Status ReadDots1(const ObjectReader& r, ModelSpec* m) {
   return Status::Ok();
 }
 
+// Granite 4.0 hybrid (GraniteMoeHybridConfig): layer_types ("mamba" / "attention"; absent = every
+// layer Mamba) choose each layer's mixer: Mamba2 (mamba_n_heads of mamba_d_head, "auto" = expand x
+// hidden / heads; mamba_d_state, mamba_n_groups, mamba_d_conv, mamba_chunk_size, mamba_conv_bias,
+// mamba_proj_bias) or GQA attention (attention_bias). Every layer then has a shared MLP of
+// shared_intermediate_size and, when num_local_experts > 0, MoE beside it (num_local_experts of
+// intermediate_size, top num_experts_per_tok); with no experts that MLP is the layer's dense FFN.
+Status ReadGraniteMoeHybrid(const ObjectReader& r, ModelSpec* m) {
+  std::vector<int> kinds(m->num_layers, 0);  // 0 mamba, 1 attention
+  if (r.Has("layer_types")) {
+    L2S_RETURN_IF_ERROR(
+        ReadLayerStrings(r, "layer_types", m->num_layers, {"mamba", "attention"}, &kinds));
+  }
+  for (int i = 0; i < m->num_layers; ++i)
+    m->layers[i].mixer = kinds[i] == 1 ? Mixer::kAttention : Mixer::kMamba;
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_intermediate_size", 1024, 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(int64_t experts, r.IntOr("num_local_experts", 8, 0, L::kMaxExperts));
+  if (experts > 0) {
+    L2S_RETURN_IF_ERROR(
+        ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
+    SetAllMoe(m);
+    m->num_shared_experts = 1;
+    m->shared_ffn_size = shared;
+  } else {
+    m->dense_ffn_size = shared;
+  }
+  if (m->num_mixer_layers(Mixer::kMamba) > 0) {
+    L2S_ASSIGN_OR_RETURN(int64_t heads, r.IntOr("mamba_n_heads", 128, 1, 4 * L::kMaxHidden));
+    L2S_ASSIGN_OR_RETURN(int64_t expand, r.IntOr("mamba_expand", 2, 1, 16));
+    // As GraniteMoeHybridConfig checks: heads x head dim = mamba_expand x hidden_size.
+    const int64_t inner = expand * m->hidden_size;
+    int64_t hd = inner / heads;
+    const json* d_head = r.Find("mamba_d_head");
+    if (d_head != nullptr && !(d_head->is_string() && d_head->get<std::string>() == "auto")) {
+      L2S_ASSIGN_OR_RETURN(hd, r.Int("mamba_d_head", 1, L::kMaxHeadDim));
+    }
+    if (hd * heads != inner || hd > L::kMaxHeadDim)
+      return r.Error("mamba_n_heads",
+                     fmt::format("heads that split mamba_expand x hidden_size ({}) into heads of "
+                                 "mamba_d_head (1 to {})", inner, L::kMaxHeadDim),
+                     r.Find("mamba_n_heads"));
+    L2S_ASSIGN_OR_RETURN(int64_t state, r.IntOr("mamba_d_state", 256, 1, L::kMaxState));
+    L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr("mamba_n_groups", 1, 1, heads));
+    L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("mamba_d_conv", 4, 1, 64));
+    L2S_ASSIGN_OR_RETURN(int64_t chunk, r.IntOr("mamba_chunk_size", 256, 1, 1 << 16));
+    if (heads % groups != 0)
+      return r.Error("mamba_n_groups", fmt::format("a divisor of mamba_n_heads ({})", heads),
+                     r.Find("mamba_n_groups"));
+    SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
+    L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("mamba_conv_bias", true));
+    L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+  }
+  return Status::Ok();
+}
+
 // DeepSeek-V4 (the released config.json and inference/model.py): attention with one shared KV
 // vector of head_dim per token (num_key_value_heads must be 1), q through a q_lora_rank latent,
 // output through o_groups groups of o_lora_rank (wo_a) and wo_b. compress_ratios gives each layer
@@ -1310,6 +1391,7 @@ Status ReadDeepseekV4(const ObjectReader& r, ModelSpec* m) {
   m->num_hash_layers = static_cast<int>(hash);
   L2S_ASSIGN_OR_RETURN(int64_t mtp, r.IntOr("num_nextn_predict_layers", 0, 0, L::kMaxMtpLayers));
   m->mtp_layers = static_cast<int>(mtp);
+  m->mtp_shares_embeddings = true;
   return Status::Ok();
 }
 
@@ -1435,7 +1517,8 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kGlm4Moe: L2S_RETURN_IF_ERROR(ReadGlm4Moe(r, &m)); break;
     case Family::kGlmMoeDsa: L2S_RETURN_IF_ERROR(ReadGlmMoeDsa(r, &m)); break;
     case Family::kMinimaxM2: L2S_RETURN_IF_ERROR(ReadMinimaxM2(r, &m)); break;
-    case Family::kQwen3Next: L2S_RETURN_IF_ERROR(ReadQwen3Next(r, &m)); break;
+    case Family::kQwen3Next: L2S_RETURN_IF_ERROR(ReadQwen3Next(r, false, &m)); break;
+    case Family::kQwen35: L2S_RETURN_IF_ERROR(ReadQwen3Next(r, true, &m)); break;
     case Family::kGemma2:
     case Family::kGemma3:
     case Family::kGemma4: L2S_RETURN_IF_ERROR(ReadGemma(r, fam->family, top, &m)); break;
@@ -1460,6 +1543,7 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kCohere: L2S_RETURN_IF_ERROR(ReadCohere(r, false, &m)); break;
     case Family::kCohere2: L2S_RETURN_IF_ERROR(ReadCohere(r, true, &m)); break;
     case Family::kDots1: L2S_RETURN_IF_ERROR(ReadDots1(r, &m)); break;
+    case Family::kGraniteMoeHybrid: L2S_RETURN_IF_ERROR(ReadGraniteMoeHybrid(r, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).

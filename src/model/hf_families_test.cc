@@ -435,6 +435,13 @@ struct PublishedInline {
   double active;  // 0 = not published
 };
 
+// Granite-4.0-H-Small: attention at layers 5, 15, 25 and 35, Mamba2 elsewhere.
+json GraniteLayerTypes() {
+  json t = json::array();
+  for (int i = 0; i < 40; ++i) t.push_back(i % 10 == 5 ? "attention" : "mamba");
+  return t;
+}
+
 std::vector<PublishedInline> NewFamilyConfigs() {
   return {
       {"DeepSeek-V2 (paper: 236B total, 21B activated)",
@@ -532,6 +539,27 @@ std::vector<PublishedInline> NewFamilyConfigs() {
         {"moe_intermediate_size", 1408}, {"n_routed_experts", 128}, {"num_experts_per_tok", 6},
         {"n_shared_experts", 2}, {"first_k_dense_replace", 1}, {"vocab_size", 152064}},
        142e9, 14e9},
+      {"Granite-4.0-H-Small (card: 32B total, 9B active)",
+       {{"model_type", "granitemoehybrid"}, {"hidden_size", 4096}, {"num_hidden_layers", 40},
+        {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"intermediate_size", 768},
+        {"shared_intermediate_size", 1536}, {"num_local_experts", 72},
+        {"num_experts_per_tok", 10}, {"mamba_n_heads", 128}, {"mamba_d_head", 64},
+        {"mamba_d_state", 128}, {"mamba_n_groups", 1}, {"mamba_expand", 2},
+        {"vocab_size", 100352}, {"tie_word_embeddings", true},
+        {"layer_types", GraniteLayerTypes()}},
+       32e9, 9e9},
+      {"Qwen3.5-35B-A3B (card: 35B total, 3B activated)",
+       {{"model_type", "qwen3_5_moe"},
+        {"vision_config", {{"depth", 27}}},
+        {"text_config",
+         {{"model_type", "qwen3_5_moe_text"}, {"hidden_size", 2048}, {"num_hidden_layers", 40},
+          {"num_attention_heads", 16}, {"num_key_value_heads", 2}, {"head_dim", 256},
+          {"moe_intermediate_size", 512}, {"shared_expert_intermediate_size", 512},
+          {"num_experts", 256}, {"num_experts_per_tok", 8}, {"vocab_size", 248320},
+          {"linear_num_key_heads", 16}, {"linear_num_value_heads", 32},
+          {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128},
+          {"full_attention_interval", 4}, {"mtp_num_hidden_layers", 1}}}},
+       35e9, 3.3e9},
   };
 }
 
@@ -619,6 +647,48 @@ TEST(HfFamiliesTest, NewFamiliesStructure) {
   EXPECT_EQ(m->num_shared_experts, 1);
   EXPECT_EQ(m->shared_ffn_size, 96);
   EXPECT_EQ(m->expert_ffn_size, 512);
+
+  // Granite 4.0 hybrid: mixers from layer_types, MoE + shared MLP in every layer; with no
+  // experts the shared MLP is the dense FFN.
+  json gh = Base("granitemoehybrid");
+  gh.update({{"layer_types", {"mamba", "attention", "mamba", "mamba"}}, {"num_local_experts", 4},
+             {"num_experts_per_tok", 2}, {"shared_intermediate_size", 96},
+             {"mamba_n_heads", 8}, {"mamba_d_state", 16}});
+  m = Parse(gh);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->layers[0].mixer, Mixer::kMamba);
+  EXPECT_EQ(m->layers[1].mixer, Mixer::kAttention);
+  EXPECT_EQ(m->num_moe_layers(), 4);
+  EXPECT_EQ(m->shared_ffn_size, 96);
+  EXPECT_EQ(m->mamba_head_dim, 64);  // "auto": expand 2 x hidden 256 / 8 heads
+  gh["num_local_experts"] = 0;
+  m = Parse(gh);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->num_dense_layers(), 4);
+  EXPECT_EQ(m->dense_ffn_size, 96);
+  gh["layer_types"] = {"mamba", "attention", "mlp", "mamba"};
+  ExpectError(Parse(gh), "\"layer_types\"");
+  gh["layer_types"] = {"mamba", "attention", "mamba", "mamba"};
+  gh["mamba_n_heads"] = 7;  // 512 inner channels do not split into 7 heads
+  ExpectError(Parse(gh), "\"mamba_n_heads\"");
+
+  // Qwen3.5: dense when num_experts is absent, MTP layers that share the embeddings.
+  json q5 = Qwen3Next();
+  q5["model_type"] = "qwen3_5";
+  for (const char* k : {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                        "shared_expert_intermediate_size"})
+    q5.erase(k);
+  q5["mtp_num_hidden_layers"] = 1;
+  m = Parse(q5);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->num_dense_layers(), 4);
+  EXPECT_EQ(m->layers[3].mixer, Mixer::kAttention);
+  EXPECT_EQ(m->mtp_layers, 1);
+  EXPECT_TRUE(m->mtp_shares_embeddings);
+  const ParamCounts c5 = CountParams(*m);
+  ModelSpec own = *m;  // as DeepSeek-V3 stores it: the module carries embedding and head copies
+  own.mtp_shares_embeddings = false;
+  EXPECT_EQ(CountParams(own).mtp - c5.mtp, c5.embedding + c5.lm_head);
 
   // Command A: every 4th layer full, the rest slide over 4096 (Cohere2Config's derivation);
   // layer_types, when given, win; tied embeddings by default.

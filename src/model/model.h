@@ -149,6 +149,8 @@ struct ModelSpec {
   bool compressed_kv() const { return o_groups > 0; }
 
   int mtp_layers = 0;  // DeepSeek multi-token-prediction modules (counted apart from the main model)
+  bool mtp_shares_embeddings = false;  // the MTP modules use the main model's embedding and head
+                                      // (DeepSeek-V4, Qwen3.5); DeepSeek-V3 stores its own copies
   DType weight_dtype = DType::kBF16;  // default weight format (from quantization_config)
   // The checkpoint's FP8 weights carry block scales (quantization_config.weight_block_size, e.g.
   // DeepSeek's 128x128): engines run them on the block-scaled FP8 GEMMs, not per-tensor FP8.

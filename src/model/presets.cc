@@ -164,6 +164,7 @@ ModelSpec DeepseekV4Flash() {
   m.router_bias = true;
   m.num_hash_layers = 3;
   m.mtp_layers = 1;
+  m.mtp_shares_embeddings = true;
   m.weight_dtype = DType::kFP8;
   m.weight_block_scaled = true;  // quantization_config.weight_block_size [128, 128]
   for (int i = 0; i < m.num_layers; ++i) {
