@@ -230,7 +230,10 @@ TEST(ConfigLintTest, ImporterKeysCoverHfConfigSource) {
       "sliding_attention", "full_attention", "chunked_attention", "linear_attention", "dense",
       "sparse", "full", "shared", "mamba", "attention", "mlp", "moe", "greedy", "noaux_tc",
       "identity", "per_head", "per_layer", "fp8", "fbgemm_fp8", "mxfp4", "self_attn", "auto",
-      // keys nested in quantization_config and block_configs (not linted)
+      // keys nested in quantization_config, hf_quant_config.json and block_configs (not
+      // linted), and their values
+      "quantization", "quant_algo", "exclude_modules", "config_groups", "weights", "num_bits",
+      "type", "strategy", "ignore", "modelopt", "int", "float", "tensor", "block",
       "quant_method", "modules_to_not_convert", "weight_block_size", "ffn", "ffn_mult", "n_heads_in_group", "no_op",
       "replace_with_linear", "window_length"};
   const std::regex quoted("\"([a-z][a-z0-9_]+)\"");
@@ -307,6 +310,39 @@ TEST(NamedSizeTest, ExtraZeroOnLlama70B) {
                        0),
             0u)
       << w[0];
+}
+
+// A Model Optimizer checkpoint folder: config.json without quantization_config and
+// hf_quant_config.json beside it. The folder (or its config.json) loads as FP4; a
+// quantization_config in config.json wins over the side file.
+TEST(ModelSourceTest, HfQuantConfigBesideConfigJson) {
+  TempDir dir("l2s_hf_quant");
+  const json cfg = {{"model_type", "llama"},       {"num_hidden_layers", 2},
+                    {"hidden_size", 256},          {"intermediate_size", 512},
+                    {"num_attention_heads", 8},    {"vocab_size", 1000}};
+  WriteFile(dir.path / "config.json", cfg.dump());
+  StatusOr<ModelSpec> m = LoadModelFrom(dir.path.string(), ModelSearchPaths{}, nullptr);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kBF16);
+  WriteFile(dir.path / "hf_quant_config.json",
+            R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4",
+                "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}})");
+  m = LoadModelFrom(dir.path.string(), ModelSearchPaths{}, nullptr);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP4);
+  json fp8 = cfg;
+  fp8["quantization_config"] = {{"quant_method", "fp8"}};
+  WriteFile(dir.path / "config.json", fp8.dump());
+  m = LoadModelFrom((dir.path / "config.json").string(), ModelSearchPaths{}, nullptr);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP8);
+  // A side file l2s cannot read is an error naming it, not a silent bf16.
+  WriteFile(dir.path / "config.json", cfg.dump());
+  WriteFile(dir.path / "hf_quant_config.json", R"({"quantization": {"quant_algo": "INT4_AWQ"}})");
+  m = LoadModelFrom(dir.path.string(), ModelSearchPaths{}, nullptr);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("hf_quant_config.json"), std::string::npos)
+      << m.status().message();
 }
 
 TEST(NamedSizeTest, ActiveSizeAndNoWarningOnPresets) {

@@ -227,6 +227,72 @@ TEST(HfConfigTest, Llama4TextConfig) {
 
 // ---- error classes ----
 
+// NVIDIA Model Optimizer and llm-compressor checkpoints: the weight format from quant_algo /
+// config_groups; the formats l2s does not price are Unsupported, naming the field.
+TEST(HfConfigTest, ModeloptAndCompressedTensorsFormats) {
+  json j = LlamaJson();
+  j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"},
+                              {"ignore", {"lm_head", "model.layers.*.self_attn*"}}};
+  StatusOr<ModelSpec> m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP4);
+  EXPECT_TRUE(m->attention_unquantized);
+  j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "FP8_PB_WO"}};
+  m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP8);
+  EXPECT_TRUE(m->weight_block_scaled);
+  EXPECT_FALSE(m->attention_unquantized);
+  j["quantization_config"]["quant_algo"] = "W4A16_AWQ";
+  ExpectError(Parse(j), Status::Code::kUnsupported, "quantization_config.quant_algo");
+
+  const json fp8_block = {{"num_bits", 8}, {"type", "float"}, {"strategy", "block"},
+                          {"block_structure", {128, 128}}};
+  j["quantization_config"] = {
+      {"quant_method", "compressed-tensors"},
+      {"format", "float-quantized"},
+      {"config_groups", {{"group_0", {{"weights", fp8_block}, {"targets", {"Linear"}}}}}},
+      {"ignore", {"lm_head"}}};
+  m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP8);
+  EXPECT_TRUE(m->weight_block_scaled);
+  j["quantization_config"]["config_groups"]["group_0"]["weights"] = {
+      {"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}};
+  m = Parse(j);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->weight_dtype, DType::kFP4);
+  // W4A16 (4-bit integer weights): not priced.
+  j["quantization_config"]["config_groups"]["group_0"]["weights"] = {
+      {"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 32}};
+  ExpectError(Parse(j), Status::Code::kUnsupported,
+              "quantization_config.config_groups.group_0.weights");
+  // Groups that disagree: one format per model.
+  j["quantization_config"]["config_groups"] = {{"group_0", {{"weights", fp8_block}}},
+                                               {"group_1",
+                                                {{"weights",
+                                                  {{"num_bits", 4}, {"type", "float"}}}}}};
+  ExpectError(Parse(j), Status::Code::kUnsupported, "quantization_config.config_groups");
+  j["quantization_config"]["config_groups"] = json::object();
+  ExpectError(Parse(j), Status::Code::kInvalidArgument, "quantization_config.config_groups");
+}
+
+TEST(HfConfigTest, HfQuantConfigBesideTheConfig) {
+  ModelSpec m = *Parse(LlamaJson());
+  const json q = {{"producer", {{"name", "modelopt"}}},
+                  {"quantization",
+                   {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "FP8"},
+                    {"exclude_modules", {"lm_head"}}}}};
+  ASSERT_TRUE(ApplyHfQuantConfig(q.dump(), "hf_quant_config.json", &m).ok());
+  EXPECT_EQ(m.weight_dtype, DType::kFP4);
+  EXPECT_FALSE(m.attention_unquantized);
+  Status bad = ApplyHfQuantConfig(R"({"quantization": {"quant_algo": "INT8_SQ"}})",
+                                  "hf_quant_config.json", &m);
+  EXPECT_EQ(bad.code(), Status::Code::kUnsupported);
+  EXPECT_NE(bad.message().find("\"quantization.quant_algo\""), std::string::npos)
+      << bad.message();
+}
+
 TEST(HfConfigErrors, MissingFile) {
   StatusOr<ModelSpec> m = LoadHfConfig("/nonexistent/dir/config.json");
   ASSERT_FALSE(m.ok());

@@ -92,6 +92,17 @@ StatusOr<ModelSpec> LoadConfigFile(const std::string& path, std::string_view fal
                                    std::vector<std::string>* warnings) {
   L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(path));
   L2S_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfig(text, path));
+  // A Model Optimizer checkpoint states its format in hf_quant_config.json beside config.json
+  // (when config.json itself has no quantization_config).
+  if (fs::path(path).filename() == "config.json" &&
+      text.find("\"quantization_config\"") == std::string::npos) {
+    const fs::path quant = fs::path(path).parent_path() / "hf_quant_config.json";
+    std::error_code ec;
+    if (fs::is_regular_file(quant, ec)) {
+      L2S_ASSIGN_OR_RETURN(std::string qtext, jsonio::ReadFile(quant.string()));
+      L2S_RETURN_IF_ERROR(ApplyHfQuantConfig(qtext, quant.string(), &m));
+    }
+  }
   if (warnings == nullptr) return m;
   StatusOr<nlohmann::json> root = jsonio::Parse(text, path);
   if (!root.ok()) return m;  // parsed above: cannot happen
