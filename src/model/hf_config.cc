@@ -65,7 +65,7 @@
 //                                  dense), mtp_num_hidden_layers MTP layers
 //   granitemoehybrid               Granite 4.0: layer_types mamba / attention, Mamba2 (mamba_*),
 //                                  MoE + a shared MLP (shared_intermediate_size) in every layer
-//   wrappers: qwen3_5, qwen3_5_moe, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava,
+//   wrappers: kimi_k25, qwen3_5, qwen3_5_moe, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava,
 //                                  llava_next: the language model under text_config (its
 //                                  model_type names the family; the Qwen3.5 and Qwen2(.5)-VL
 //                                  wrappers may keep it at the top level); the vision tower is
@@ -170,7 +170,8 @@ struct Wrapper {
   const char* text_default;
   bool top_level;
 };
-constexpr std::array<Wrapper, 9> kWrappers = {{
+constexpr std::array<Wrapper, 10> kWrappers = {{
+    {"kimi_k25", "kimi_k2", false},  // Kimi K2.5 / K2.6: DeepSeek-V3 text tower + vision
     {"qwen3_5", "qwen3_5_text", true},
     {"qwen3_5_moe", "qwen3_5_text", true},
     {"qwen2_vl", "qwen2", true},

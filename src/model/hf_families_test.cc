@@ -751,6 +751,19 @@ TEST(HfFamiliesTest, MultimodalWrappersReadTheirTextModel) {
   ExpectError(Parse(q), "\"text_config.model_type\"");
   m = Parse(q);
   EXPECT_EQ(m.status().code(), Status::Code::kUnsupported);
+  // Kimi K2.5: a DeepSeek-V3 (kimi_k2) text tower.
+  json k = {{"model_type", "kimi_k25"},
+            {"text_config",
+             {{"model_type", "kimi_k2"}, {"hidden_size", 256}, {"num_hidden_layers", 4},
+              {"num_attention_heads", 8}, {"vocab_size", 1000}, {"intermediate_size", 512},
+              {"kv_lora_rank", 64}, {"q_lora_rank", 96}, {"qk_nope_head_dim", 32},
+              {"qk_rope_head_dim", 16}, {"v_head_dim", 32}, {"n_routed_experts", 8},
+              {"num_experts_per_tok", 2}, {"moe_intermediate_size", 64},
+              {"n_shared_experts", 1}, {"first_k_dense_replace", 1}}}};
+  m = Parse(k);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->attention, AttentionKind::kMla);
+  EXPECT_EQ(m->num_moe_layers(), 3);
   // A field error inside text_config names its path.
   q["text_config"]["model_type"] = "qwen3_vl_text";
   q["text_config"]["num_attention_heads"] = 0;
