@@ -222,6 +222,7 @@ TEST(ConfigLintTest, ImporterKeysCoverHfConfigSource) {
       "granitemoeshared", "smollm3", "ernie4_5", "ernie4_5_moe", "qwen3_vl_moe_text", "glm",
       "glm4", "seed_oss", "cohere", "cohere2", "dots1", "granitemoehybrid",
       "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "kimi_k25",
+      "glm4_moe_lite",
       // multimodal wrappers and their text towers' model_type values
       "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "mistral3", "llava", "llava_next",
       "qwen2_vl_text", "qwen2_5_vl_text", "qwen3_vl_text",

@@ -43,7 +43,7 @@
 //                                  ratio-4 layers (index_*), hc_mult hyper-connections, every
 //                                  layer MoE (n_routed_experts, n_shared_experts,
 //                                  moe_intermediate_size), num_hash_layers, MTP
-//   deepseek_v2                    as deepseek_v3 (DeepSeek-V2 / V2.5 / V2-Lite)
+//   deepseek_v2, glm4_moe_lite     as deepseek_v3 (DeepSeek-V2 / V2.5 / V2-Lite, GLM-4.7-Flash)
 //   qwen2_moe                      qwen2 attention, the qwen3_moe layout, one gated shared expert
 //                                  (shared_expert_intermediate_size)
 //   olmoe, olmo2, olmo3            q/k norm over all heads; olmoe: every layer MoE (num_experts
@@ -107,7 +107,7 @@ struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 51> kFamilies = {{
+constexpr std::array<FamilyName, 52> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -138,6 +138,7 @@ constexpr std::array<FamilyName, 51> kFamilies = {{
     {"bailing_moe_v2", Family::kBailingMoeV2},
     {"deepseek_v4", Family::kDeepseekV4},
     {"deepseek_v2", Family::kDeepseekV3},  // DeepSeek-V2 / V2.5 / V2-Lite: V3's fields and layout
+    {"glm4_moe_lite", Family::kDeepseekV3},  // GLM-4.7-Flash: MLA and V3's MoE fields
     {"qwen2_moe", Family::kQwen2Moe},
     {"olmoe", Family::kOlmoe},
     {"olmo2", Family::kOlmo2},
