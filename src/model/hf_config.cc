@@ -321,6 +321,13 @@ Status ReadGqaHeads(const ObjectReader& r, ModelSpec* m) {
   return Status::Ok();
 }
 
+// GQA heads and attention_bias (biases on q/k/v and o), as most families read them.
+Status ReadGqaAndBias(const ObjectReader& r, ModelSpec* m) {
+  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  return Status::Ok();
+}
+
 // Qwen2/Qwen3: layer_types if present, else sliding layers are those >= max_window_layers when
 // use_sliding_window is true (HF Qwen2Config / Qwen3Config).
 Status ReadQwenWindows(const ObjectReader& r, ModelSpec* m) {
@@ -423,8 +430,7 @@ Status ReadQwenSparseLayout(const ObjectReader& r, bool gated_shared, ModelSpec*
 }
 
 Status ReadQwen3Moe(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   m->qk_norm = true;
   L2S_RETURN_IF_ERROR(ReadQwenSparseLayout(r, /*gated_shared=*/false, m));
   return ReadQwenWindows(r, m);
@@ -504,8 +510,7 @@ Status ReadGptOss(const ObjectReader& r, ModelSpec* m) {
 }
 
 Status ReadLlama4(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
   m->num_shared_experts = 1;
@@ -684,8 +689,7 @@ Status ReadMinimaxM2(const ObjectReader& r, ModelSpec* m) {
 // (intermediate_size); mtp_num_hidden_layers MTP layers (one full-attention decoder layer each,
 // sharing the main model's embedding and head).
 Status ReadQwen3Next(const ObjectReader& r, bool v35, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   m->qk_norm = true;
   m->gated_attention = true;
   if (r.Has("layer_types")) {
@@ -738,8 +742,7 @@ Status ReadQwen3Next(const ObjectReader& r, bool v35, ModelSpec* m) {
 // (num_kv_shared_layers) and double-wide MLPs are not supported.
 Status ReadGemma(const ObjectReader& r, Family f, const ObjectReader& top, ModelSpec* m) {
   const bool gemma4 = f == Family::kGemma4;
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   m->qk_norm = f != Family::kGemma2;  // Gemma 2 has no q/k norm
   m->norms_per_sublayer = 2;
   L2S_ASSIGN_OR_RETURN(bool top_tied, top.BoolOr("tie_word_embeddings", true));
@@ -1104,8 +1107,7 @@ Status ReadQwen2Moe(const ObjectReader& r, ModelSpec* m) {
 // [hidden], k_norm [kv heads x head_dim]); every layer MoE: num_experts of intermediate_size, top
 // num_experts_per_tok. clip_qkv clamps activations and changes no shape.
 Status ReadOlmoe(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   m->qk_norm_full = true;
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_experts", "num_experts_per_tok", "intermediate_size", m));
@@ -1143,8 +1145,7 @@ Status ReadPhiMoe(const ObjectReader& r, ModelSpec* m) {
 // (embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling) change no
 // shape.
 Status ReadGraniteMoe(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size", m));
   SetAllMoe(m);
@@ -1246,8 +1247,7 @@ Status ReadCohere(const ObjectReader& r, bool v2, ModelSpec* m) {
 // first_k_dense_replace dense layers, a score-correction bias). layer_types, else layers >=
 // max_window_layers (default: all layers, i.e. none) slide over sliding_window.
 Status ReadDots1(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   m->qk_norm = true;
   L2S_RETURN_IF_ERROR(
       ReadExperts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", m));
@@ -1276,8 +1276,7 @@ Status ReadGraniteMoeHybrid(const ObjectReader& r, ModelSpec* m) {
   }
   for (int i = 0; i < m->num_layers; ++i)
     m->layers[i].mixer = kinds[i] == 1 ? Mixer::kAttention : Mixer::kMamba;
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   L2S_ASSIGN_OR_RETURN(int64_t shared, r.IntOr("shared_intermediate_size", 1024, 1, L::kMaxFfn));
   L2S_ASSIGN_OR_RETURN(int64_t experts, r.IntOr("num_local_experts", 8, 0, L::kMaxExperts));
   if (experts > 0) {
