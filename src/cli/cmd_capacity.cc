@@ -94,11 +94,16 @@ using plan::SizedServeOptions;
 // The problem on `gpus` GPUs under engine `engine` from the command's flags (plan::ProblemOnGpusFn):
 // BuildProblem with --gpus gpus, no --nodes, --engine engine.
 plan::ProblemOnGpusFn ProblemOnGpus(const ProblemFlags& pf) {
-  return [pf](int gpus, const std::string& engine) {
+  return [pf](int gpus, const std::string& engine_name) {
     ProblemFlags one = pf;
     one.gpus = gpus;
     one.nodes = 0;
-    one.engine = engine;
+    one.engine = engine_name;
+    // Every engine sized in turn (no --engine): --quick-reduce for those that run it.
+    if (pf.engine.empty() && !engine_name.empty()) {
+      StatusOr<engine::EngineId> id = engine::ParseEngineId(engine_name);
+      if (id.ok() && !engine::CapabilitiesOf(*id).quick_reduce) one.quick_reduce.clear();
+    }
     return BuildProblem(one);
   };
 }

@@ -169,11 +169,14 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
       return Status::InvalidArgument(fmt::format(
           "--quick-reduce: QuickReduce is AMD's all-reduce (ROCm); {} is not an AMD GPU",
           p->cluster.gpu.name));
+    // Without --engine the plan's engine table prices it for the engines that run it (SGLang,
+    // vLLM) and not for the others (plan::EngineProblem); a named engine must run it.
     const engine::EngineId id = LaunchEngineOf(f);
-    if (id != engine::EngineId::kSglang && id != engine::EngineId::kVllm)
-      return Status::InvalidArgument(
-          "--quick-reduce: SGLang and vLLM turn QuickReduce on (add --engine sglang or --engine "
-          "vllm)");
+    if (id != engine::EngineId::kIdeal && !engine::CapabilitiesOf(id).quick_reduce)
+      return Status::InvalidArgument(fmt::format(
+          "--quick-reduce: {} does not turn QuickReduce on; SGLang and vLLM do (--engine sglang "
+          "or --engine vllm, or no --engine to compare the engines)",
+          engine::EngineTitle(id)));
     w.quick_reduce = f.quick_reduce == "int4" ? QuickReduce::kInt4 : QuickReduce::kInt6;
   }
   if (f.mtp_accept != 0) {

@@ -41,6 +41,7 @@ Capabilities Vllm() {
   c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
   c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
   c.amd = true;              // docs.vllm.ai getting_started/installation/gpu: ROCm build
+  c.quick_reduce = true;     // vllm/envs.py VLLM_ROCM_QUICK_REDUCE_QUANTIZATION
   c.source =
       "docs.vllm.ai serving/data_parallel_deployment and expert_parallel_deployment; "
       "vllm/config/parallel.py (enable_expert_parallel, enable_eplb, enable_dbo); "
@@ -75,6 +76,9 @@ Capabilities Sglang() {
   c.disaggregation = true;
   c.chunked_prefill = true;
   c.amd = true;  // docs.sglang.ai platforms/amd_gpu: ROCm images (lmsysorg/sglang:*-rocm*)
+  // python/sglang/srt/distributed/device_communicators/quick_all_reduce.py reads
+  // ROCM_QUICK_REDUCE_QUANTIZATION.
+  c.quick_reduce = true;
   c.source =
       "python/sglang/srt/layers/dp_attention.py (compute_dp_attention_world_info, "
       "moe_dense_tp_size in [1, None]); python/sglang/srt/server_args.py";
@@ -131,6 +135,7 @@ Capabilities Atom() {
   c.nvidia = false;
   c.amd = true;
   c.single_node = true;
+  c.quick_reduce = false;  // no QuickReduce environment variable in its launch
   c.source =
       "ROCm/ATOM distributed_guide (github.com/ROCm/ATOM); atom/model_engine/arg_utils.py "
       "(--enable-expert-parallel, --enable-tbo, --method mtp, --eplb-enable)";
@@ -148,6 +153,7 @@ Capabilities Dynamo(EngineId id, Capabilities backend, std::string_view name,
   c.round_robin_router = true;  // dynamo.frontend --router-mode: round-robin unless kv is asked for
   c.nvidia = true;  // docs.nvidia.com/dynamo support matrix: CUDA only
   c.amd = false;
+  c.quick_reduce = false;  // an AMD mechanism
   c.source = "docs.nvidia.com/dynamo backends (vllm, sglang, trtllm): workers take the engine's own "
              "arguments";
   return c;

@@ -85,6 +85,10 @@ struct Capabilities {
   bool amd = false;
   // A server spans at most one node (NVLink / xGMI domain): ATOM has no multi-node launch.
   bool single_node = false;
+  // AMD's quantised all-reduce (QuickReduce) where the launch sets its environment variable
+  // (SGLang: ROCM_QUICK_REDUCE_QUANTIZATION, vLLM: VLLM_ROCM_QUICK_REDUCE_QUANTIZATION);
+  // --quick-reduce prices it for these engines only.
+  bool quick_reduce = false;
   // Several instances behind the engine's own front end take requests in turn (Dynamo's frontend,
   // whose --router-mode defaults to round-robin) rather than by load (the least-loaded instance:
   // the SGLang router's load balancing, and the default of the request-level simulator).

@@ -259,6 +259,7 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
       Problem q = p;
       q.workload.engine = own;
       SetEngineFigures(name, &q.workload);
+      if (!Caps(t.engine).quick_reduce) q.workload.quick_reduce = QuickReduce::kOff;
       if (q.workload.max_batch == DefaultsOf(p.workload.engine).max_batch)
         q.workload.max_batch = DefaultsOf(own).max_batch;
       const Simulator qs(q);

@@ -17,9 +17,11 @@ namespace l2s::plan {
 namespace {
 
 // The problem `--engine E` builds (cli ApplyEngineFlags): E's scheduler and, where the problem
-// states no limit, E's default batch limit - so that the table's row for E is E's plan.
+// states no limit, E's default batch limit - so that the table's row for E is E's plan; and
+// QuickReduce only where E runs it.
 Problem EngineProblem(const Problem& p, engine::EngineId id) {
   Problem q = p;
+  if (!engine::CapabilitiesOf(id).quick_reduce) q.workload.quick_reduce = QuickReduce::kOff;
   if (q.workload.engine == Engine::kIdeal) {
     q.workload.engine = engine::CapabilitiesOf(id).scheduler;
     SetEngineFigures(std::string(engine::EngineName(id)), &q.workload);

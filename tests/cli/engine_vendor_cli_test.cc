@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -158,8 +159,37 @@ TEST(EngineVendorCli, QuickReduceIsPricedAndLaunchedOnAmdOnly) {
   std::vector<std::string> atom = eval;
   atom[14] = "atom";
   ExpectOneLineError(RunL2s(With(atom, {"--quick-reduce", "int6"})),
-                     "--quick-reduce: SGLang and vLLM turn QuickReduce on (add --engine sglang or "
-                     "--engine vllm)");
+                     "--quick-reduce: ATOM does not turn QuickReduce on; SGLang and vLLM do "
+                     "(--engine sglang or --engine vllm, or no --engine to compare the engines)");
+}
+
+// Without --engine the engine table prices QuickReduce for SGLang and vLLM only: ATOM's row is
+// the same plan with and without it, and no engine's row gets slower (every all-reduce costs at
+// most what it did).
+TEST(EngineVendorCli, QuickReduceInTheEngineTableOnlyWhereTheEngineRunsIt) {
+  const std::vector<std::string> plan = {"plan",  "--model", "llama-3.1-70b", "--gpu", "mi355x",
+                                         "--gpus", "8",      "--mode",        "serve", "--isl",
+                                         "8192",  "--osl",   "256",           "--slo",
+                                         "ttft_ms=3000,tpot_ms=50", "--serving", "agg", "--json"};
+  const Result off = RunL2s(plan);
+  const Result q4 = RunL2s(With(plan, {"--quick-reduce", "int4"}));
+  ASSERT_EQ(off.code, 0) << off.err;
+  ASSERT_EQ(q4.code, 0) << q4.err;
+  auto rows = [](const Result& r) {
+    std::map<std::string, json> out;
+    const json doc = json::parse(r.out);  // kept: a range-for over a temporary's member dangles
+    for (const json& e : doc.at("engines")) out[e.at("engine").get<std::string>()] = e;
+    return out;
+  };
+  const auto a = rows(off), b = rows(q4);
+  ASSERT_TRUE(a.count("atom") && b.count("atom"));
+  EXPECT_EQ(a.at("atom").dump(), b.at("atom").dump());
+  for (const char* e : {"sglang", "vllm"}) {
+    ASSERT_TRUE(a.count(e) && b.count(e)) << e;
+    EXPECT_GE(b.at(e).at("tokens_per_s_per_gpu").get<double>(),
+              a.at(e).at("tokens_per_s_per_gpu").get<double>() * (1 - 1e-9))
+        << e;
+  }
 }
 
 }  // namespace
