@@ -141,6 +141,7 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
                  {"routed_experts", c.routed_experts}, {"shared_experts", c.shared_experts},
                  {"routers", c.routers},           {"norms", c.norms}};
   j["mtp_layers"] = m.mtp_layers;
+  j["vision_tower_unmodelled"] = m.vision_tower;
   j["mtp_params"] = c.mtp;
   j["weight_bytes"] = WeightBytes(m, m.weight_dtype);
   j["weight_bytes_bf16"] = WeightBytes(m, DType::kBF16);
@@ -232,6 +233,8 @@ void PrintModel(const ModelSpec& m, int64_t context) {
   }
   row("ffn", ffn);
   row("max context", m.max_context > 0 ? std::to_string(m.max_context) : "unspecified");
+  if (m.vision_tower)
+    row("vision tower", "not modelled: the counts below are the language model's");
   row("params total", Billions(c.total));
   row("params active", Billions(c.active));
   row("  embedding+lm_head", Billions(c.embedding + c.lm_head));

@@ -129,6 +129,7 @@ nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u) {
   j["regime"] = u.regime;
   j["regime_band"] = band(u.regime_band);
   j["unmeasured"] = u.unmeasured;
+  j["unmodelled"] = u.unmodelled;
   return j;
 }
 

@@ -1622,6 +1622,8 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
     case Family::kGraniteMoeHybrid: L2S_RETURN_IF_ERROR(ReadGraniteMoeHybrid(r, &m)); break;
   }
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
+  for (const char* tower : {"vision_config", "audio_config"})
+    if (const json* t = top.Find(tower); t != nullptr && t->is_object()) m.vision_tower = true;
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).
   Status valid = ValidateModelSpec(m);
   if (!valid.ok())

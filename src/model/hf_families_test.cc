@@ -742,6 +742,7 @@ TEST(HfFamiliesTest, MultimodalWrappersReadTheirTextModel) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->architecture, "mistral3");
   EXPECT_EQ(m->hidden_size, 256);
+  EXPECT_TRUE(m->vision_tower);  // vision_config: not modelled, and said so
   EXPECT_EQ(m->layers[0].window, 0);
   // A text_config without model_type is the wrapper's usual family; qwen3_vl -> qwen3 (q/k norm).
   json q = {{"model_type", "qwen3_vl"}, {"text_config", Base("x")}};
@@ -749,6 +750,7 @@ TEST(HfFamiliesTest, MultimodalWrappersReadTheirTextModel) {
   m = Parse(q);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_TRUE(m->qk_norm);
+  EXPECT_FALSE(m->vision_tower);  // no vision_config in this one
   // qwen3_vl_text is Qwen3 under another name.
   q["text_config"]["model_type"] = "qwen3_vl_text";
   m = Parse(q);

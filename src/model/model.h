@@ -96,6 +96,7 @@ struct ModelSpec {
   bool router_bias = false;        // router bias (gpt-oss; DeepSeek e_score_correction_bias)
   bool layernorm_bias = false;     // LayerNorm with bias (GPT-style) instead of RMSNorm
   int64_t max_context = 0;         // max_position_embeddings (0 = unknown)
+  bool vision_tower = false;       // the checkpoint has a vision / audio tower (not modelled)
 
   // Sparse attention (kSparse layers; DeepSeek-V3.2 / GLM-5 DSA): each query attends the
   // index_topk keys picked by an indexer of index_heads heads of index_head_dim over all keys.

@@ -125,6 +125,7 @@ ModelSpec GptOss120B() {
 // intermediate_size_mlp. Chunked attention counted as full (see hf_config.cc).
 ModelSpec Llama4Maverick() {
   ModelSpec m = Base("llama-4-maverick", "llama4", 48, 5120, 202048, 40, 8, 128, 1048576);
+  m.vision_tower = true;  // Llama4ForConditionalGeneration: the text model of a multimodal one
   m.dense_ffn_size = 16384;
   SetExperts(&m, 128, 1, 8192);
   m.num_shared_experts = 1;

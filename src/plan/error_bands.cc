@@ -49,6 +49,10 @@ Uncertainty UncertaintyOf(const Problem& p, const Strategy& s, bool disaggregate
             : fmt::format("pipeline parallelism (pp={}): {} measured rows", pp_used, kPpRows));
   if (!u.gpu)
     u.unmeasured.push_back(fmt::format("{}: no measured deployment in ../shared", p.cluster.gpu.name));
+  if (p.model.vision_tower)
+    u.unmodelled.push_back(
+        "the checkpoint's vision / audio tower: the plan prices the language model on text "
+        "tokens (count image tokens in the prompt length)");
   return u;
 }
 
@@ -65,6 +69,7 @@ std::vector<std::string> UncertaintyLines(const Uncertainty& u) {
                      : fmt::format("; regime {}: none", u.regime);
   out.push_back(m + " (throughput and TPOT rows of ../shared, l2s validate)");
   for (const std::string& s : u.unmeasured) out.push_back("unmeasured   " + s);
+  for (const std::string& s : u.unmodelled) out.push_back("unmodelled   " + s);
   return out;
 }
 

@@ -36,6 +36,7 @@ struct Uncertainty {
   std::string regime;                 // RegimeOf
   std::optional<ErrorBand> regime_band;
   std::vector<std::string> unmeasured;  // choices of the plan no measured row covers
+  std::vector<std::string> unmodelled;  // parts of the deployment the plan does not price
 };
 // `pp_used`: the largest pipeline degree of the plan (of either pool when disaggregated).
 Uncertainty UncertaintyOf(const Problem& p, const Strategy& s, bool disaggregated, int pp_used);

@@ -59,6 +59,19 @@ TEST(ErrorBands, PipelineAndUnmeasuredGpusAreSaid) {
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[0].rfind("calibration  ", 0), 0u);
   EXPECT_NE(lines[1].find("this GPU: none; regime tp-only: "), std::string::npos) << lines[1];
+  EXPECT_TRUE(a100.unmodelled.empty());
+}
+
+// A multimodal checkpoint's tower is said to be outside the plan, on its own line.
+TEST(ErrorBands, AnUnmodelledVisionTowerIsSaid) {
+  Problem p = testing::RealServe("llama-3.1-70b", "h100", 16);
+  p.model.vision_tower = true;
+  const Uncertainty u = UncertaintyOf(p, Degrees(1, 8, 2, 1), false, 1);
+  ASSERT_EQ(u.unmodelled.size(), 1u);
+  const std::vector<std::string> lines = UncertaintyLines(u);
+  EXPECT_EQ(lines.back(),
+            "unmodelled   the checkpoint's vision / audio tower: the plan prices the language "
+            "model on text tokens (count image tokens in the prompt length)");
 }
 
 }  // namespace
