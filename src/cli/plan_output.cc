@@ -151,6 +151,7 @@ json LaunchJson(const EngineTranslation& t) {
   j["notes"] = t.command.notes;
   j["exact"] = t.unsupported.empty();
   j["unsupported"] = t.unsupported;
+  j["loads_model"] = t.loads_model;
   j["launched"] = t.runnable ? StrategyEvalJson(t.launched, t.launched_eval) : json();
   // The plan was priced under another engine's scheduler: the same command under this one's.
   if (t.other_scheduler && t.runnable) {
@@ -644,6 +645,10 @@ void PrintPlan(const PlanOutcome& o) {
       continue;
     }
     fmt::print("  {}:\n", EngineTitle(t.engine));
+    if (!t.loads_model) {
+      fmt::print("    {}\n", t.unsupported.front());
+      continue;
+    }
     if (t.unsupported.empty()) {
       fmt::print("    expresses the plan exactly\n");
     } else {

@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "common/text.h"
 #include "engine/engine.h"
+#include "engine/model_classes.h"
 #include "hw/hw.h"
 #include "model/model_source.h"
 #include "model/presets.h"
@@ -127,6 +128,9 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
                                       p->cluster.gpus_per_domain);
       if (!v.ok()) return Status::InvalidArgument("--engine: " + v.message());
     }
+    // An engine whose registry is a rule (ATOM) and lacks the model's class cannot start it.
+    if (!engine::LoadsModelClass(*id, p->model))
+      return Status::InvalidArgument("--engine: " + engine::ModelClassNote(*id, p->model));
     w.engine = engine::SchedulerOf(*id);
     SetEngineFigures(f.engine, &w);
   }

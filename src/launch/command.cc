@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/model_classes.h"
 #include "launch/launch.h"
 
 namespace l2s::launch {
@@ -215,6 +216,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   }
   std::string& c = lc.command;
   if (!mid.note.empty()) lc.notes.push_back(mid.note);
+  // The engine's own list of model classes, where it keeps one (engine/model_classes.h).
+  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(EngineName(engine)); id.ok())
+    if (std::string note = engine::ModelClassNote(*id, m); !note.empty())
+      lc.notes.push_back(note);
   // vLLM and SGLang quantise bf16 weights to FP8 at load time (--quantization fp8); every other
   // change of weight format needs a checkpoint in that format.
   const bool online_fp8 = (engine == Engine::kVllm || engine == Engine::kSglang) &&

@@ -1,6 +1,7 @@
 #include "launch/launch.h"
 
 #include "engine/engine.h"
+#include "engine/model_classes.h"
 #include "engine/restrict.h"
 
 #include <fmt/core.h>
@@ -241,6 +242,13 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
     if (!RunsOn(kAllEngines[k], p.cluster.gpu.vendor)) continue;
     EngineTranslation& t = out.emplace_back();
     t.engine = kAllEngines[k];
+    // An engine whose registry is a rule (ATOM) and lacks the model's class runs nothing of it.
+    const engine::EngineId id = engine::ParseEngineId(EngineName(t.engine)).value();
+    if (!engine::LoadsModelClass(id, p.model)) {
+      t.loads_model = false;
+      t.unsupported = {engine::ModelClassNote(id, p.model)};
+      continue;
+    }
     t.unsupported = UnsupportedChoices(t.engine, p.model, plan);
     const bool have = BestAlternative(sim, t.engine, plan, &t.launched, &t.launched_eval);
     t.runnable = have && t.launched_eval.valid();

@@ -176,6 +176,9 @@ bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, 
 // ---- translation of a plan, and the best the engine can express ----
 struct EngineTranslation {
   Engine engine = Engine::kVllm;
+  // False when the engine's registry is a rule (ATOM) and lacks the model's class
+  // (engine/model_classes.h): `unsupported` then holds that one line and nothing else is set.
+  bool loads_model = true;
   std::vector<std::string> unsupported;  // UnsupportedChoices(plan); empty = exact
   bool runnable = false;                 // some alternative is valid (fits, meets the SLOs)
   Strategy launched;                     // what `command` runs: the plan, or its best repair

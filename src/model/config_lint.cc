@@ -21,7 +21,7 @@ using nlohmann::json;
 // quantization_config and block_configs are not linted). config_lint_test checks this list
 // against the string literals of hf_config.cc: a key the importer starts to read goes here.
 const std::vector<std::string_view> kImporterKeys = {
-    "attention_bias", "attention_head_dim", "attention_k_eq_v", "attn_layer_offset",
+    "architectures", "attention_bias", "attention_head_dim", "audio_config", "attention_k_eq_v", "attn_layer_offset",
     "attention_out_bias", "attn_layer_period", "attn_type_list", "block_configs", "chunk_size",
     "compress_ratios",
     "conv_kernel",
@@ -49,7 +49,8 @@ const std::vector<std::string_view> kImporterKeys = {
     "sliding_window", "sliding_window_pattern", "ssm_state_size", "text_config",
     "tie_word_embeddings", "top_k_experts", "topk_method", "use_bias", "use_conv_bias",
     "use_double_wide_mlp", "use_qk_norm", "use_qkv_bias", "use_routing_bias",
-    "use_sliding_window", "v_head_dim", "vocab_size", "zero_expert_num", "zero_expert_type",
+    "use_sliding_window", "v_head_dim", "vision_config", "vocab_size", "zero_expert_num",
+    "zero_expert_type",
 };
 
 // Keys the importer deliberately does not read: HuggingFace's PretrainedConfig attributes
@@ -60,7 +61,7 @@ const std::vector<std::string_view> kImporterKeys = {
 const std::vector<std::string_view> kIgnoredKeys = {
     // bookkeeping
     "_name_or_path", "_commit_hash", "_attn_implementation", "_attn_implementation_autoset",
-    "architectures", "auto_map", "transformers_version", "torch_dtype", "dtype", "use_cache",
+    "auto_map", "transformers_version", "torch_dtype", "dtype", "use_cache",
     "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "return_dict",
     "output_hidden_states", "output_attentions", "output_scores", "return_dict_in_generate",
     "is_encoder_decoder", "is_decoder", "cross_attention_hidden_size", "add_cross_attention",
@@ -78,8 +79,6 @@ const std::vector<std::string_view> kIgnoredKeys = {
     "image_token_id", "image_token_index", "video_token_id", "audio_token_id", "boi_token_id",
     "eoi_token_id", "boa_token_id", "eoa_token_id", "eoa_token_index",
     "vision_soft_tokens_per_image",
-    // multimodal towers (not modelled)
-    "vision_config", "audio_config",
     // training-only: dropout, losses, initialisation, parallel layout of the training run
     "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "embedding_dropout",
     "output_dropout", "initializer_range", "aux_loss_alpha", "seq_aux", "router_aux_loss_coef",

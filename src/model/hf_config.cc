@@ -1624,6 +1624,17 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
   L2S_RETURN_IF_ERROR(ReadQuantization(top, &m));
   for (const char* tower : {"vision_config", "audio_config"})
     if (const json* t = top.Find(tower); t != nullptr && t->is_object()) m.vision_tower = true;
+  // The class the engines look up (their registries key on architectures[0]). A
+  // *ForConditionalGeneration class is a multimodal wrapper even where the tower's config was
+  // left out of the file.
+  if (const json* a = top.Find("architectures");
+      a != nullptr && a->is_array() && !a->empty() && (*a)[0].is_string())
+    m.hf_class = (*a)[0].get<std::string>();
+  constexpr std::string_view kWrapperSuffix = "ForConditionalGeneration";
+  if (m.hf_class.size() > kWrapperSuffix.size() &&
+      m.hf_class.compare(m.hf_class.size() - kWrapperSuffix.size(), kWrapperSuffix.size(),
+                         kWrapperSuffix) == 0)
+    m.vision_tower = true;
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).
   Status valid = ValidateModelSpec(m);
   if (!valid.ok())

@@ -58,6 +58,7 @@ struct LayerSpec {
 struct ModelSpec {
   std::string name;          // preset short name, or the config file path
   std::string architecture;  // HF model_type: "llama", "deepseek_v3", "gpt_moe" (synthetic), ...
+  std::string hf_class;      // config.json architectures[0] ("LlamaForCausalLM"); "" = unknown
   bool synthetic = false;    // true for the paper's GPT-MoE models (not a released checkpoint)
 
   int num_layers = 0;
@@ -96,7 +97,8 @@ struct ModelSpec {
   bool router_bias = false;        // router bias (gpt-oss; DeepSeek e_score_correction_bias)
   bool layernorm_bias = false;     // LayerNorm with bias (GPT-style) instead of RMSNorm
   int64_t max_context = 0;         // max_position_embeddings (0 = unknown)
-  bool vision_tower = false;       // the checkpoint has a vision / audio tower (not modelled)
+  bool vision_tower = false;       // a vision / audio tower (not modelled): a vision_config or
+                                   // audio_config, or a *ForConditionalGeneration class
 
   // Sparse attention (kSparse layers; DeepSeek-V3.2 / GLM-5 DSA): each query attends the
   // index_topk keys picked by an indexer of index_heads heads of index_head_dim over all keys.

@@ -20,11 +20,27 @@
 namespace l2s {
 namespace {
 
+// The released checkpoints' architectures[0] (their config.json files in ../shared/models/hf;
+// DeepSeek-V4's from deepseek_v4_test's transcription); none for the synthetic GPT-MoE models.
+std::string HfClassOf(std::string_view arch) {
+  static constexpr std::pair<std::string_view, std::string_view> kClasses[] = {
+      {"llama", "LlamaForCausalLM"},          {"mixtral", "MixtralForCausalLM"},
+      {"qwen3", "Qwen3ForCausalLM"},          {"qwen3_moe", "Qwen3MoeForCausalLM"},
+      {"deepseek_v3", "DeepseekV3ForCausalLM"}, {"kimi_k2", "DeepseekV3ForCausalLM"},
+      {"gpt_oss", "GptOssForCausalLM"},        {"llama4", "Llama4ForConditionalGeneration"},
+      {"deepseek_v4", "DeepseekV4ForCausalLM"},
+  };
+  for (const auto& [a, cls] : kClasses)
+    if (a == arch) return std::string(cls);
+  return "";
+}
+
 // Fields shared by every preset; all layers dense, full attention, GQA, gated FFN, bf16.
 ModelSpec Base(std::string name, std::string arch, int layers, int64_t hidden, int64_t vocab,
                int heads, int kv_heads, int head_dim, int64_t max_context) {
   ModelSpec m;
   m.name = std::move(name);
+  m.hf_class = HfClassOf(arch);
   m.architecture = std::move(arch);
   m.num_layers = layers;
   m.hidden_size = hidden;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "engine/model_classes.h"
 #include "engine/restrict.h"
 #include "plan/space.h"
 #include "search/oracle.h"
@@ -60,6 +61,12 @@ StatusOr<EnginePlan> PlanForEngine(const Problem& p, engine::EngineId id, const 
   EnginePlan out;
   out.id = id;
   out.problem = EngineProblem(p, id);
+  // An engine whose own registry lacks the model's class (ATOM) has no plan for it: a row that
+  // says so, never the headline.
+  if (!engine::LoadsModelClass(id, p.model)) {
+    out.why_none = engine::ModelClassNote(id, p.model);
+    return out;
+  }
   const Simulator sim(out.problem);
   StatusOr<StrategySpace> space = engine::RestrictedSpace(
       caps, sim.problem().model, sim.problem().cluster.num_gpus,
@@ -123,14 +130,20 @@ StatusOr<EngineTable> PlanEngines(const Problem& p, const AggRequest& req, int m
 }
 
 int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating) {
-  int best = -1;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const EnginePlan& e = rows[i];
-    if (!e.found || (disaggregating && !engine::CapabilitiesOf(e.id).disaggregation)) continue;
-    if (best < 0 || e.eval.tokens_per_s_per_gpu > rows[best].eval.tokens_per_s_per_gpu)
-      best = static_cast<int>(i);
+  // Engines whose model-class list names the model (or that keep none) first; an engine whose
+  // list lacks it (TensorRT-LLM's page: engine/model_classes.h) only when no other has a plan.
+  for (const bool listed_only : {true, false}) {
+    int best = -1;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const EnginePlan& e = rows[i];
+      if (!e.found || (disaggregating && !engine::CapabilitiesOf(e.id).disaggregation)) continue;
+      if (listed_only && !engine::ModelClassNote(e.id, e.problem.model).empty()) continue;
+      if (best < 0 || e.eval.tokens_per_s_per_gpu > rows[best].eval.tokens_per_s_per_gpu)
+        best = static_cast<int>(i);
+    }
+    if (best >= 0) return best;
   }
-  return best;
+  return -1;
 }
 
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,

@@ -260,3 +260,34 @@ TEST(SizeAggregatedReplicas, PlansEachSizeAsThePlanAndKeepsTheChosenOnesPlan) {
 
 }  // namespace
 }  // namespace l2s::plan
+
+namespace l2s::plan {
+namespace {
+
+// The engine table's headline prefers engines whose model-class list names the model (or that
+// keep none): TensorRT-LLM, faster but without the class on its page, is the headline only when
+// no other engine has a plan.
+TEST(FastestPlan, EnginesThatListTheModelFirst) {
+  ModelSpec m = *ModelPreset("llama-3.1-8b");
+  m.hf_class = "Dots1ForCausalLM";  // on no list of TensorRT-LLM's page
+  auto row = [&](engine::EngineId id, double tps, bool found) {
+    EnginePlan e;
+    e.id = id;
+    e.problem.model = m;
+    e.found = found;
+    e.eval.tokens_per_s_per_gpu = tps;
+    return e;
+  };
+  std::vector<EnginePlan> rows = {row(engine::EngineId::kVllm, 100, true),
+                                  row(engine::EngineId::kTrtllm, 120, true)};
+  EXPECT_EQ(FastestPlan(rows, false), 0);
+  rows[0].found = false;
+  EXPECT_EQ(FastestPlan(rows, false), 1);
+  // A class TensorRT-LLM's page names: the faster plan wins, as before.
+  for (EnginePlan& e : rows) e.problem.model.hf_class = "LlamaForCausalLM";
+  rows[0].found = true;
+  EXPECT_EQ(FastestPlan(rows, false), 1);
+}
+
+}  // namespace
+}  // namespace l2s::plan

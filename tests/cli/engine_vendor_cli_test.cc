@@ -163,6 +163,34 @@ TEST(EngineVendorCli, QuickReduceIsPricedAndLaunchedOnAmdOnly) {
                      "(--engine sglang or --engine vllm, or no --engine to compare the engines)");
 }
 
+// ATOM loads only the model classes of its model runner's registry: Qwen2.5 (Qwen2ForCausalLM)
+// gets an ATOM row that says so, no ATOM command, and --engine atom is one line.
+TEST(EngineVendorCli, AtomRefusesAModelClassOutsideItsRegistry) {
+  const std::string cfg = std::string(L2S_SHARED_DIR) + "/models/hf/Qwen--Qwen2.5-72B.json";
+  const std::vector<std::string> plan = {"plan",  "--model", cfg,     "--gpu",  "mi355x", "--gpus",
+                                         "8",     "--mode",  "serve", "--isl",  "2048",   "--osl",
+                                         "256",   "--slo",   "ttft_ms=2000,tpot_ms=50"};
+  const Result r = RunL2s(With(plan, {"--serving", "agg", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const std::string why =
+      "ATOM does not load Qwen2ForCausalLM: it is not in ATOM's model runner "
+      "(support_model_arch_dict, ROCm/ATOM @ 00afbe3)";
+  bool atom_row = false;
+  for (const json& e : j.at("engines"))
+    if (e.at("engine") == "atom") {
+      atom_row = true;
+      EXPECT_FALSE(e.at("found").get<bool>());
+      EXPECT_EQ(e.at("why_none"), why);
+    }
+  EXPECT_TRUE(atom_row);
+  EXPECT_NE(j.at("best").at("engine"), "atom");
+  const json& launch_atom = j.at("launch").at("atom");
+  EXPECT_FALSE(launch_atom.at("loads_model").get<bool>());
+  EXPECT_EQ(launch_atom.at("command"), "");
+  ExpectOneLineError(RunL2s(With(plan, {"--engine", "atom"})), "--engine: " + why);
+}
+
 // Without --engine the engine table prices QuickReduce for SGLang and vLLM only: ATOM's row is
 // the same plan with and without it, and no engine's row gets slower (every all-reduce costs at
 // most what it did).
