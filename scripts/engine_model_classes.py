@@ -2,7 +2,7 @@
 """Prints the model-class lists of src/engine/model_classes.cc from the engines' own files.
 
 Usage: engine_model_classes.py atom  model_runner.py       (ROCm/ATOM atom/model_engine/)
-       engine_model_classes.py trtllm supported-models.md  (NVIDIA/TensorRT-LLM docs/source/models/)
+       engine_model_classes.py trtllm supported-models.md  (NVIDIA/TensorRT-LLM, the documentation folder source/models/)
 
 atom:   the keys of `support_model_arch_dict = {...}` (the classes ATOM's model runner loads; any
         other `architectures[0]` is refused at load).

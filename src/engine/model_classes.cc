@@ -42,7 +42,7 @@ constexpr std::array<std::string_view, 25> kAtomClasses = {
     "Qwen3_5MoeForConditionalGeneration",
 };
 
-// github.com/NVIDIA/TensorRT-LLM docs/source/models/supported-models.md
+// github.com/NVIDIA/TensorRT-LLM, its documentation page models/supported-models.md (docs source)
 // @ 00b6d5a25c30b4382d24fbdf52956d601b3ffd24: the Architecture column of "Supported Models"
 // (PyTorch backend; [^5] rows via AutoDeploy) and of "Multimodal Feature Support Matrix"
 // (scripts/engine_model_classes.py trtllm). Compared case-insensitively: the page spells
