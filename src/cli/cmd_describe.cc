@@ -104,6 +104,7 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
   nlohmann::ordered_json j;
   j["name"] = m.name;
   j["architecture"] = m.architecture;
+  j["hf_class"] = m.hf_class;  // architectures[0]: the class the engines' registries look up
   j["synthetic"] = m.synthetic;
   j["num_layers"] = m.num_layers;
   j["num_dense_layers"] = m.num_dense_layers();

@@ -36,6 +36,12 @@ std::string WriteSmallConfig() {
   return path;
 }
 
+TEST(DeepseekV4Cli, DescribeNamesThePresetsClass) {
+  const Result r = RunL2s({"describe", "--model", "deepseek-v4-flash", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["hf_class"], "DeepseekV4ForCausalLM");
+}
+
 TEST(DeepseekV4Cli, DescribeSmallConfigKvByLayerKind) {
   const std::string path = WriteSmallConfig();
   const Result r = RunL2s({"describe", "--model", path, "--context", "300", "--json"});
@@ -44,6 +50,7 @@ TEST(DeepseekV4Cli, DescribeSmallConfigKvByLayerKind) {
   const json j = json::parse(r.out);
   // 512 (window layer) + 2 x 7712 (ratio 4) + 640 (ratio 128) bytes at context 300, bf16.
   EXPECT_DOUBLE_EQ(j["kv_bytes_per_sequence"].get<double>(), 16576.0);
+  EXPECT_EQ(j["hf_class"], "");  // the small config names no class (architectures)
   const json& kinds = j["layer_kinds"];
   ASSERT_EQ(kinds.size(), 3u);
   EXPECT_EQ(kinds[0]["compress_ratio"], 0);
