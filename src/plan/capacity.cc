@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/model_classes.h"
 #include "engine/restrict.h"
 #include "plan/aggregated.h"
 #include "plan/engines.h"
@@ -371,9 +372,16 @@ StatusOr<EnginesOutcome> SizeFewestAllEngines(const CapacityRequest& req) {
   for (engine::EngineId id : TabulatedEngines(node)) {
     CapacityRequest e = req;
     e.engine = std::string(engine::EngineName(id));
-    StatusOr<FewestOutcome> o = SizeFewest(e);
     EngineRow row;
     row.engine = e.engine;
+    // An engine that does not load the model's class (ATOM's registry) sizes nothing: its row
+    // says why, as the plan's engine table does.
+    if (!engine::LoadsModelClass(id, p1->model)) {
+      row.layout = engine::ModelClassNote(id, p1->model);
+      out.rows.push_back(row);
+      continue;
+    }
+    StatusOr<FewestOutcome> o = SizeFewest(e);
     if (!o.ok()) {
       if (first_error.ok()) first_error = o.status();
       row.layout = o.status().message();

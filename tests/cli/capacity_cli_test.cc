@@ -336,3 +336,29 @@ TEST(CapacityCli, SizesPerEngineOnWhatEachLaunches) {
 }
 
 }  // namespace
+
+namespace {
+
+// Sizing every engine: one whose registry lacks the model's class (ATOM and Qwen2ForCausalLM)
+// has a row that says so, and the answer is another engine's.
+TEST(CapacityCli, AnEngineThatDoesNotLoadTheModelSaysSo) {
+  const std::string cfg = std::string(L2S_SHARED_DIR) + "/models/hf/Qwen--Qwen2.5-72B.json";
+  const l2s_cli_test::Result r = l2s_cli_test::RunL2s(
+      {"capacity", "--model", cfg, "--gpu", "mi355x", "--rate", "1", "--isl", "1000", "--osl",
+       "100", "--slo", "p99_ttft_ms=3000", "--requests", "100", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  bool atom = false;
+  for (const nlohmann::json& e : j.at("engines"))
+    if (e.at("engine") == "atom") {
+      atom = true;
+      EXPECT_FALSE(e.at("found").get<bool>());
+      EXPECT_EQ(e.at("reason"),
+                "ATOM does not load Qwen2ForCausalLM: it is not in ATOM's model runner "
+                "(support_model_arch_dict, ROCm/ATOM @ 00afbe3)");
+    }
+  EXPECT_TRUE(atom);
+  EXPECT_NE(j.at("engine"), "atom");
+}
+
+}  // namespace
