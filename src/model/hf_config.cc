@@ -65,11 +65,11 @@
 //                                  dense), mtp_num_hidden_layers MTP layers
 //   granitemoehybrid               Granite 4.0: layer_types mamba / attention, Mamba2 (mamba_*),
 //                                  MoE + a shared MLP (shared_intermediate_size) in every layer
-//   wrappers: kimi_k25, qwen3_5, qwen3_5_moe, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, mistral3, llava,
-//                                  llava_next: the language model under text_config (its
-//                                  model_type names the family; the Qwen3.5 and Qwen2(.5)-VL
-//                                  wrappers may keep it at the top level); the vision tower is
-//                                  not modelled
+//   wrappers: llama4, gemma3, gemma4, kimi_k25, qwen3_5, qwen3_5_moe, qwen2_vl, qwen2_5_vl,
+//                                  qwen3_vl, qwen3_vl_moe, mistral3, llava, llava_next: the
+//                                  language model under text_config (its model_type names the
+//                                  family; the Qwen3.5 and Qwen2(.5)-VL wrappers may keep it at
+//                                  the top level); the vision tower is not modelled
 // Each family's reader below states what it reads. Config JSON may contain NaN / Infinity
 // tokens (Python's json writes them); see jsonio::Parse.
 // quantization_config.quant_method: fp8 / fbgemm_fp8 -> weight_dtype fp8; mxfp4 -> fp4;
@@ -107,7 +107,7 @@ struct FamilyName {
   const char* model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 52> kFamilies = {{
+constexpr std::array<FamilyName, 49> kFamilies = {{
     {"llama", Family::kLlama},
     {"mistral", Family::kMistral},
     {"mixtral", Family::kMixtral},
@@ -117,7 +117,6 @@ constexpr std::array<FamilyName, 52> kFamilies = {{
     {"deepseek_v3", Family::kDeepseekV3},
     {"kimi_k2", Family::kDeepseekV3},  // Kimi K2 is the DeepSeek-V3 architecture
     {"gpt_oss", Family::kGptOss},
-    {"llama4", Family::kLlama4},
     {"llama4_text", Family::kLlama4},  // the text tower's own config (fields at the top level)
     {"deepseek_v32", Family::kDeepseekV32},
     {"glm4_moe", Family::kGlm4Moe},
@@ -125,9 +124,7 @@ constexpr std::array<FamilyName, 52> kFamilies = {{
     {"minimax_m2", Family::kMinimaxM2},
     {"qwen3_next", Family::kQwen3Next},
     {"gemma2", Family::kGemma2},
-    {"gemma3", Family::kGemma3},       // VLM wrapper: the language model under text_config
     {"gemma3_text", Family::kGemma3},
-    {"gemma4", Family::kGemma4},       // VLM wrapper: the language model under text_config
     {"gemma4_text", Family::kGemma4},
     {"phi3", Family::kPhi3},
     {"jamba", Family::kJamba},
@@ -164,14 +161,17 @@ constexpr std::array<FamilyName, 52> kFamilies = {{
 
 // Multimodal wrappers whose language model is a family above, under text_config (whose own
 // model_type names the family; `text_default` when it has none). The vision tower is not
-// modelled. Qwen2-VL / Qwen2.5-VL configs written before text_config existed keep the language
-// model's fields at the top level (`top_level`).
+// modelled. Qwen3.5 configs, and Qwen2-VL / Qwen2.5-VL ones written before text_config existed,
+// may keep the language model's fields at the top level (`top_level`).
 struct Wrapper {
   const char* model_type;
   const char* text_default;
   bool top_level;
 };
-constexpr std::array<Wrapper, 10> kWrappers = {{
+constexpr std::array<Wrapper, 13> kWrappers = {{
+    {"llama4", "llama4_text", false},
+    {"gemma3", "gemma3_text", false},
+    {"gemma4", "gemma4_text", false},
     {"kimi_k25", "kimi_k2", false},  // Kimi K2.5 / K2.6: DeepSeek-V3 text tower + vision
     {"qwen3_5", "qwen3_5_text", true},
     {"qwen3_5_moe", "qwen3_5_text", true},
@@ -1119,9 +1119,8 @@ Status ReadOlmoe(const ObjectReader& r, ModelSpec* m) {
 // two norms after the sublayers instead of before (the same count); OLMo 3's layer_types mark
 // sliding layers of sliding_window.
 Status ReadOlmo2(const ObjectReader& r, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
   m->qk_norm_full = true;
   const json* types = r.Find("layer_types");
   if (types == nullptr) return Status::Ok();
@@ -1222,9 +1221,8 @@ Status ReadSeedOss(const ObjectReader& r, ModelSpec* m) {
 // else layer i slides over sliding_window (4096 when absent) unless (i + 1) %
 // sliding_window_pattern (4) == 0, as Cohere2Config derives it.
 Status ReadCohere(const ObjectReader& r, bool v2, ModelSpec* m) {
-  L2S_RETURN_IF_ERROR(ReadGqaHeads(r, m));
+  L2S_RETURN_IF_ERROR(ReadGqaAndBias(r, m));
   L2S_ASSIGN_OR_RETURN(m->dense_ffn_size, r.Int("intermediate_size", 1, L::kMaxFfn));
-  L2S_ASSIGN_OR_RETURN(m->attention_bias, r.BoolOr("attention_bias", false));
   L2S_ASSIGN_OR_RETURN(m->tied_embeddings, r.BoolOr("tie_word_embeddings", true));
   if (!v2) {
     L2S_ASSIGN_OR_RETURN(m->qk_norm, r.BoolOr("use_qk_norm", false));
@@ -1542,14 +1540,6 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
   m.name = std::string(source_name);
   m.architecture = model_type == "llama4_text" ? "llama4" : model_type;
 
-  // Multimodal wrappers (Llama 4, Gemma 3 / 4) keep the language model's fields under
-  // text_config; the vision / audio towers are not modelled.
-  if (model_type == "llama4" || model_type == "gemma3" || model_type == "gemma4") {
-    cfg = top.Find("text_config");
-    if (cfg == nullptr || !cfg->is_object())
-      return top.Error("text_config", "an object with the language model's fields", cfg);
-    prefix = "text_config.";
-  }
   // Gemma 2 / 3 checkpoints omit fields that equal their config class's defaults (HF
   // Gemma2Config / Gemma3TextConfig): fill those in, so that absent means what HF means.
   json filled;
@@ -1631,9 +1621,7 @@ StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view s
       a != nullptr && a->is_array() && !a->empty() && (*a)[0].is_string())
     m.hf_class = (*a)[0].get<std::string>();
   constexpr std::string_view kWrapperSuffix = "ForConditionalGeneration";
-  if (m.hf_class.size() > kWrapperSuffix.size() &&
-      m.hf_class.compare(m.hf_class.size() - kWrapperSuffix.size(), kWrapperSuffix.size(),
-                         kWrapperSuffix) == 0)
+  if (m.hf_class.size() > kWrapperSuffix.size() && m.hf_class.ends_with(kWrapperSuffix))
     m.vision_tower = true;
   // Safety net: every invariant downstream code relies on (messages name the ModelSpec field).
   Status valid = ValidateModelSpec(m);
