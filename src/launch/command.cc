@@ -216,10 +216,12 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   }
   std::string& c = lc.command;
   if (!mid.note.empty()) lc.notes.push_back(mid.note);
+  // The engine layer's row of this engine (the same names in both layers).
+  const engine::Capabilities& caps =
+      engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value());
   // The engine's own list of model classes, where it keeps one (engine/model_classes.h).
-  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(EngineName(engine)); id.ok())
-    if (std::string note = engine::ModelClassNote(*id, m); !note.empty())
-      lc.notes.push_back(note);
+  if (std::string note = engine::ModelClassNote(caps.id, m); !note.empty())
+    lc.notes.push_back(note);
   // vLLM and SGLang quantise bf16 weights to FP8 at load time (--quantization fp8); every other
   // change of weight format needs a checkpoint in that format.
   const bool online_fp8 = (engine == Engine::kVllm || engine == Engine::kSglang) &&
@@ -232,8 +234,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   // QuickReduce, as priced (sim/simulator.h): the engines read the level from the environment;
   // set where the plan's tensor-parallel group has all-reduces QuickReduce takes.
   const QuickReduce qr = QuickReduceInForce(p);
-  if (qr != QuickReduce::kOff && (engine == Engine::kSglang || engine == Engine::kVllm) &&
-      QuickReduceTakesGroup(s.tp)) {
+  if (qr != QuickReduce::kOff && caps.quick_reduce && QuickReduceTakesGroup(s.tp)) {
     const char* level = qr == QuickReduce::kInt4 ? "INT4" : "INT6";
     env += fmt::format("{}ROCM_QUICK_REDUCE_QUANTIZATION={} ",
                        engine == Engine::kVllm ? "VLLM_" : "", level);

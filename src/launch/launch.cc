@@ -243,7 +243,7 @@ std::vector<EngineTranslation> TranslatePlan(const Simulator& sim, const Strateg
     EngineTranslation& t = out.emplace_back();
     t.engine = kAllEngines[k];
     // An engine whose registry is a rule (ATOM) and lacks the model's class runs nothing of it.
-    const engine::EngineId id = engine::ParseEngineId(EngineName(t.engine)).value();
+    const engine::EngineId id = Caps(t.engine).id;
     if (!engine::LoadsModelClass(id, p.model)) {
       t.loads_model = false;
       t.unsupported = {engine::ModelClassNote(id, p.model)};

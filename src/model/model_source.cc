@@ -93,9 +93,9 @@ StatusOr<ModelSpec> LoadConfigFile(const std::string& path, std::string_view fal
   L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(path));
   L2S_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfig(text, path));
   // A Model Optimizer checkpoint states its format in hf_quant_config.json beside config.json
-  // (when config.json itself has no quantization_config).
-  if (fs::path(path).filename() == "config.json" &&
-      text.find("\"quantization_config\"") == std::string::npos) {
+  // when config.json itself has no quantization_config - the one case ParseHfConfig leaves the
+  // weights bf16 (every method it reads sets fp8 or fp4, or is refused).
+  if (fs::path(path).filename() == "config.json" && m.weight_dtype == DType::kBF16) {
     const fs::path quant = fs::path(path).parent_path() / "hf_quant_config.json";
     std::error_code ec;
     if (fs::is_regular_file(quant, ec)) {
