@@ -835,6 +835,40 @@ void SetMamba(int version, int64_t heads, int64_t head_dim, int64_t state, int64
   m->mamba_chunk = static_cast<int>(chunk);
 }
 
+// The Mamba2 fields after the head count and head dim, under each config class's own key names
+// (NemotronHConfig: ssm_state_size, n_groups, conv_kernel, chunk_size, use_conv_bias;
+// GraniteMoeHybridConfig: mamba_d_state, ... with its mamba_ prefix) and defaults.
+struct Mamba2Keys {
+  const char* heads;  // named in the groups error
+  const char* state;
+  int64_t state_default;  // < 0: required
+  const char* groups;
+  const char* conv;
+  const char* chunk;
+  int64_t chunk_default;  // 0: none stated
+  const char* conv_bias;
+};
+
+Status ReadMamba2Tail(const ObjectReader& r, const Mamba2Keys& k, int64_t heads, int64_t hd,
+                      ModelSpec* m) {
+  int64_t state = 0;
+  if (k.state_default < 0) {
+    L2S_ASSIGN_OR_RETURN(state, r.Int(k.state, 1, L::kMaxState));
+  } else {
+    L2S_ASSIGN_OR_RETURN(state, r.IntOr(k.state, k.state_default, 1, L::kMaxState));
+  }
+  L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr(k.groups, 1, 1, heads));
+  L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr(k.conv, 4, 1, 64));
+  L2S_ASSIGN_OR_RETURN(int64_t chunk, r.IntOr(k.chunk, k.chunk_default, 1, 1 << 16));
+  if (heads % groups != 0)
+    return r.Error(k.groups, fmt::format("a divisor of {} ({})", k.heads, heads),
+                   r.Find(k.groups));
+  SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
+  L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr(k.conv_bias, true));
+  L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+  return Status::Ok();
+}
+
 // Jamba (JambaConfig): layer i is attention iff i % attn_layer_period == attn_layer_offset, else
 // Mamba (v1); its FFN is MoE iff i % expert_layer_period == expert_layer_offset (and
 // num_experts > 1). Mamba: inner = mamba_expand * hidden, mamba_d_state, mamba_d_conv,
@@ -951,16 +985,9 @@ Status ReadNemotronH(const ObjectReader& r, ModelSpec* m) {
     if (r.Has("mamba_num_heads") || heads < 1) {
       L2S_ASSIGN_OR_RETURN(heads, r.Int("mamba_num_heads", 1, 4 * L::kMaxHidden));
     }
-    L2S_ASSIGN_OR_RETURN(int64_t state, r.Int("ssm_state_size", 1, L::kMaxState));
-    L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr("n_groups", 1, 1, heads));
-    L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("conv_kernel", 4, 1, 64));
-    L2S_ASSIGN_OR_RETURN(int64_t chunk, r.IntOr("chunk_size", 0, 1, 1 << 16));
-    if (heads % groups != 0)
-      return r.Error("n_groups", fmt::format("a divisor of mamba_num_heads ({})", heads),
-                     r.Find("n_groups"));
-    SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
-    L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("use_conv_bias", true));
-    L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+    static constexpr Mamba2Keys kKeys{"mamba_num_heads", "ssm_state_size", -1,  "n_groups",
+                                      "conv_kernel",     "chunk_size",     0,   "use_conv_bias"};
+    L2S_RETURN_IF_ERROR(ReadMamba2Tail(r, kKeys, heads, hd, m));
   }
   return Status::Ok();
 }
@@ -1301,16 +1328,9 @@ Status ReadGraniteMoeHybrid(const ObjectReader& r, ModelSpec* m) {
                      fmt::format("heads that split mamba_expand x hidden_size ({}) into heads of "
                                  "mamba_d_head (1 to {})", inner, L::kMaxHeadDim),
                      r.Find("mamba_n_heads"));
-    L2S_ASSIGN_OR_RETURN(int64_t state, r.IntOr("mamba_d_state", 256, 1, L::kMaxState));
-    L2S_ASSIGN_OR_RETURN(int64_t groups, r.IntOr("mamba_n_groups", 1, 1, heads));
-    L2S_ASSIGN_OR_RETURN(int64_t conv, r.IntOr("mamba_d_conv", 4, 1, 64));
-    L2S_ASSIGN_OR_RETURN(int64_t chunk, r.IntOr("mamba_chunk_size", 256, 1, 1 << 16));
-    if (heads % groups != 0)
-      return r.Error("mamba_n_groups", fmt::format("a divisor of mamba_n_heads ({})", heads),
-                     r.Find("mamba_n_groups"));
-    SetMamba(2, heads, hd, state, groups, conv, 0, chunk, m);
-    L2S_ASSIGN_OR_RETURN(m->mamba_conv_bias, r.BoolOr("mamba_conv_bias", true));
-    L2S_ASSIGN_OR_RETURN(m->mamba_proj_bias, r.BoolOr("mamba_proj_bias", false));
+    static constexpr Mamba2Keys kKeys{"mamba_n_heads", "mamba_d_state",    256, "mamba_n_groups",
+                                      "mamba_d_conv",  "mamba_chunk_size", 256, "mamba_conv_bias"};
+    L2S_RETURN_IF_ERROR(ReadMamba2Tail(r, kKeys, heads, hd, m));
   }
   return Status::Ok();
 }
@@ -1502,6 +1522,10 @@ Status ReadQuantization(const ObjectReader& top, ModelSpec* m) {
 
 StatusOr<ModelSpec> ParseHfConfig(std::string_view json_text, std::string_view source_name) {
   L2S_ASSIGN_OR_RETURN(json root, jsonio::Parse(json_text, source_name));
+  return ParseHfConfigObject(root, source_name);
+}
+
+StatusOr<ModelSpec> ParseHfConfigObject(const json& root, std::string_view source_name) {
   if (!root.is_object())
     return Status::InvalidArgument(fmt::format("{}: expected a JSON object at the top level, got {}",
                                                source_name, jsonio::Snippet(root)));

@@ -579,7 +579,9 @@ TEST(HfFamiliesTest, NewFamiliesWithinTwoPercentOfPublished) {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     const ParamCounts c = CountParams(*m);
     EXPECT_NEAR(static_cast<double>(c.total), p.total, 0.02 * p.total);
-    if (p.active > 0) EXPECT_NEAR(static_cast<double>(c.active), p.active, 0.05 * p.active);
+    if (p.active > 0) {
+      EXPECT_NEAR(static_cast<double>(c.active), p.active, 0.05 * p.active);
+    }
   }
 }
 

@@ -91,7 +91,8 @@ std::string FileModelName(const std::string& path) {
 StatusOr<ModelSpec> LoadConfigFile(const std::string& path, std::string_view fallback_name,
                                    std::vector<std::string>* warnings) {
   L2S_ASSIGN_OR_RETURN(std::string text, jsonio::ReadFile(path));
-  L2S_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfig(text, path));
+  L2S_ASSIGN_OR_RETURN(const nlohmann::json root, jsonio::Parse(text, path));
+  L2S_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfigObject(root, path));
   // A Model Optimizer checkpoint states its format in hf_quant_config.json beside config.json
   // when config.json itself has no quantization_config - the one case ParseHfConfig leaves the
   // weights bf16 (every method it reads sets fp8 or fp4, or is refused).
@@ -104,10 +105,8 @@ StatusOr<ModelSpec> LoadConfigFile(const std::string& path, std::string_view fal
     }
   }
   if (warnings == nullptr) return m;
-  StatusOr<nlohmann::json> root = jsonio::Parse(text, path);
-  if (!root.ok()) return m;  // parsed above: cannot happen
-  for (std::string& w : LintHfConfig(*root, path)) warnings->push_back(std::move(w));
-  for (const std::string& name : ConfigModelNames(*root, fallback_name)) {
+  for (std::string& w : LintHfConfig(root, path)) warnings->push_back(std::move(w));
+  for (const std::string& name : ConfigModelNames(root, fallback_name)) {
     if (!ParseNamedSize(name)) continue;
     std::string w = NamedSizeWarning(m, name);
     if (!w.empty()) warnings->push_back(std::move(w));
