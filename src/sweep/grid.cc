@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/engine.h"
+#include "hw/hw.h"
 #include "sweep/yaml.h"
 
 namespace l2s::sweep {
@@ -69,11 +71,11 @@ std::string Workload::Label() const {
 
 std::string Scenario::Label() const {
   std::string s = model.empty() ? "(model)" : model;
-  s += " " + (gpu.empty() ? std::string("(gpu)") : gpu);
+  s += fmt::format(" {}", gpu.empty() ? std::string_view("(gpu)") : std::string_view(gpu));
   if (count) s += fmt::format(" x{}", *count);
-  s += " " + workload.Label();
-  if (!slo.empty()) s += " slo " + slo;
-  if (!engine.empty()) s += " " + engine;
+  s += fmt::format(" {}", workload.Label());
+  if (!slo.empty()) s += fmt::format(" slo {}", slo);
+  if (!engine.empty()) s += fmt::format(" {}", engine);
   if (price) s += fmt::format(" ${}/h", *price);
   return s;
 }
@@ -105,6 +107,16 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
   if (s.ok()) s = Strings(j, "gpus", name, &g.gpus);
   if (s.ok()) s = Strings(j, "engines", name, &g.engines);
   if (!s.ok()) return s;
+  // Names every scenario would reject: the grid's mistake, said once before anything runs.
+  // (An absent axis is one empty name: plan's default.)
+  for (const std::string& gpu : g.gpus)
+    if (StatusOr<GpuSpec> p = GpuPreset(gpu); !gpu.empty() && !p.ok())
+      return Bad(name, fmt::format("'gpus': {}", p.status().message()));
+  for (const std::string& e : g.engines)
+    if (StatusOr<engine::EngineId> id = engine::ParseEngineId(e); !e.empty() && !id.ok())
+      return Bad(name, fmt::format("'engines': {} (leave 'engines' out to plan every engine, "
+                                   "as plan does without --engine)",
+                                   id.status().message()));
   for (const json& v : Axis(j, "counts")) {
     auto c = PositiveInt(v, "each of 'counts'", name);
     if (!c.ok()) return c.status();

@@ -363,10 +363,16 @@ Status RunSweep(const std::vector<Scenario>& scenarios, const SweepOptions& opt,
         std::string what;
         try {
           const json plan = json::parse(o.stdout_text);
+          const json* reason = plan.contains("reason") && plan["reason"].is_string()
+                                   ? &plan["reason"]
+                                   : nullptr;
           if (plan.contains("best") && plan["best"].is_object() && plan.value("valid", true) == true)
             what = fmt::format("done, {:.1f} tok/s/GPU", plan["best"].value("tokens_per_s_per_gpu", 0.0));
+          else if (o.exit_code == 2)  // the scenario's input is wrong, not its problem infeasible
+            what = fmt::format("error: {}", reason ? reason->get<std::string>() : "bad input");
           else
-            what = "done, no valid plan";
+            what = reason ? fmt::format("done, no valid plan: {}", reason->get<std::string>())
+                          : std::string("done, no valid plan");
         } catch (const std::exception&) {
           what = fmt::format("failed (exit {})", o.exit_code);
         }

@@ -139,6 +139,14 @@ TEST(Grid, BadGridsGiveOneClearLine) {
        "g: the price of 'h100' is a price per GPU-hour >= 0 or null, got \"cheap\""},
       {R"({"plan":{"gpus":4}})", "g: plan flag 'gpus' is set by the grid's axes or the sweep itself"},
       {R"([1])", "g: a sweep grid is a mapping (models:, gpus:, counts:, ...)"},
+      // Names no scenario could plan: refused once, before anything runs.
+      {R"({"gpus":["h100","b300x"]})",
+       "g: 'gpus': unknown GPU \"b300x\" (did you mean b300?); GPU presets: h100, h200, h800, "
+       "a100, b200, gb200, h20, b300, gb300, mi300x, mi325x, mi355x"},
+      {R"({"engines":["vllm","auto"]})",
+       "g: 'engines': unknown engine 'auto' (expected one of: ideal, vllm, sglang, trtllm, "
+       "dynamo+vllm, dynamo+sglang, dynamo+trtllm, megatron, atom) (leave 'engines' out to plan "
+       "every engine, as plan does without --engine)"},
   };
   for (const auto& [text, msg] : cases) {
     auto g = GridFromJson(json::parse(text), "g");

@@ -76,4 +76,18 @@ set -e
 [ $rc -eq 2 ] || fail "bad grid exit $rc"
 [ "$(wc -l < bad.err)" -eq 1 ] || fail "bad grid: more than one line"
 grep -qF "l2s: error: bad.yaml:1: unclosed '['" bad.err || fail "bad grid message: $(cat bad.err)"
+# A scenario that cannot be planned says why on its progress line: an infeasible problem (exit 1)
+# is "done, no valid plan: REASON", a scenario whose input is wrong (exit 2) "error: REASON".
+cat > why.yaml <<'YAML'
+models: [llama-3.1-405b, nosuch-model]
+gpus: [h100]
+counts: [1]
+workloads: [{mode: decode, context: 4096}]
+plan: {budget: 50, seed: 0}
+YAML
+"$l2s" sweep why.yaml --out why --jobs 1 2> why.err || fail "why grid exit $?"
+grep -qE '^\[[12]/2\] llama-3.1-405b h100 x1 decode ctx 4096 \.\.\. done, no valid plan: .*does not fit' why.err \
+  || fail "infeasible progress line: $(cat why.err)"
+grep -qE '^\[[12]/2\] nosuch-model h100 x1 decode ctx 4096 \.\.\. error: unknown model "nosuch-model"' why.err \
+  || fail "bad-input progress line: $(cat why.err)"
 echo "sweep_cli_test: ok"
