@@ -1,5 +1,7 @@
 #include "serve/bench_client.h"
 
+#include <algorithm>
+
 #include "serve/serve_sim.h"
 #include "serve/step_cost.h"
 #include "serve/workload.h"
@@ -13,6 +15,8 @@ Status CheckSpec(const BenchClientSpec& spec) {
     return Status::InvalidArgument("benchmark client: concurrency must be in [1, 10^6]");
   if (spec.prompts_per_client < 1)
     return Status::InvalidArgument("benchmark client: prompts per client must be >= 1");
+  if (spec.num_prompts < 0 || spec.num_prompts > int64_t{100} * kMaxBenchClients)
+    return Status::InvalidArgument("benchmark client: prompts in all must be in [0, 10^8]");
   if (spec.max_running < 0)
     return Status::InvalidArgument("benchmark client: max running requests must be >= 0");
   return Status::Ok();
@@ -20,8 +24,12 @@ Status CheckSpec(const BenchClientSpec& spec) {
 
 StatusOr<BenchClientResult> RunClient(ServeSim* sim, const BenchClientSpec& spec) {
   WorkloadSpec w;
-  w.concurrency = spec.concurrency;
-  w.num_requests = static_cast<int64_t>(spec.concurrency) * spec.prompts_per_client;
+  w.num_requests = spec.num_prompts > 0
+                       ? spec.num_prompts
+                       : static_cast<int64_t>(spec.concurrency) * spec.prompts_per_client;
+  // Fewer prompts than clients: the clients with none send nothing.
+  const int clients = static_cast<int>(std::min<int64_t>(spec.concurrency, w.num_requests));
+  w.concurrency = clients;
   w.isl = spec.isl;
   w.osl = spec.osl;
   w.isl_dist.kind = w.osl_dist.kind = LengthDist::Kind::kUniform;
@@ -29,7 +37,7 @@ StatusOr<BenchClientResult> RunClient(ServeSim* sim, const BenchClientSpec& spec
   w.seed = spec.seed;
   auto reqs = GenerateRequests(w);
   if (!reqs.ok()) return reqs.status();
-  const ServeRun run = sim->Run(*reqs, spec.concurrency);
+  const ServeRun run = sim->Run(*reqs, clients);
   BenchClientResult r;
   r.summary = Summarise(run, {});
   if (r.summary.unstable) return Status::Invalid("benchmark client: " + r.summary.unstable_reason);

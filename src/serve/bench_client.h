@@ -1,6 +1,6 @@
 // The benchmark client of a measured serving row (validation, docs/CAPACITY.md): N concurrent
-// clients send 10 x N prompts, each sending the next prompt as soon as its previous one finished;
-// prompt and output lengths uniform in [0.8, 1.0] x nominal (the "random range ratio" 0.8 of the
+// clients send 10 x N prompts (or a stated count), each sending the next prompt as soon as its
+// previous one finished; prompt and output lengths uniform in [0.8, 1.0] x nominal (the "random range ratio" 0.8 of the
 // InferenceMAX / SGLang bench_serving clients); figures are means over all prompts.
 #pragma once
 
@@ -22,6 +22,9 @@ struct BenchClientSpec {
   int64_t isl = 1024, osl = 1024;  // nominal lengths
   double range_ratio = 0.8;        // lengths uniform in [ratio x nominal, nominal]
   int prompts_per_client = 10;
+  int64_t num_prompts = 0;         // > 0: the run's prompts in all, instead of concurrency x
+                                   // prompts_per_client (fewer than `concurrency`: that many
+                                   // clients)
   int instances = 1;               // replicas of the strategy behind the router
   int max_running = 0;             // per rank (the decode pool's); 0 = the engine's default
   Assign router = Assign::kShortestQueue;  // request -> instance (of the decode pool when

@@ -549,6 +549,39 @@ TEST(BenchClient, StatedMaxRunningCapsTheBatch) {
   EXPECT_FALSE(SimulateBenchmarkClient(p, S("tp=1", 1), spec).ok());
 }
 
+// The prompts of a run: num_prompts = concurrency x k is the run of k prompts per client; a
+// run of as many prompts as clients has no second wave, so with 2 slots for 8 clients its
+// requests wait 0, 1, 2 or 3 lifetimes (1.5 on average) where the 10-prompt run's steady state
+// waits about 3; fewer prompts than clients is that many clients.
+TEST(BenchClient, StatedPromptCountsAreTheRun) {
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kVllm);
+  BenchClientSpec spec;
+  spec.concurrency = 8;
+  spec.isl = 500;
+  spec.osl = 100;
+  spec.max_running = 2;
+  spec.prompts_per_client = 3;
+  const BenchClientResult three = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  spec.prompts_per_client = 10;
+  spec.num_prompts = 24;
+  const BenchClientResult total = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  EXPECT_EQ(total.summary.requests, 24);
+  EXPECT_DOUBLE_EQ(total.mean_ttft_s, three.mean_ttft_s);
+  EXPECT_DOUBLE_EQ(total.output_tokens_per_s, three.output_tokens_per_s);
+  spec.num_prompts = 8;
+  const BenchClientResult one_wave = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  spec.num_prompts = 0;
+  const BenchClientResult ten = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  EXPECT_EQ(ten.summary.requests, 80);
+  EXPECT_LT(one_wave.mean_ttft_s, 0.7 * ten.mean_ttft_s);
+  EXPECT_GT(one_wave.mean_ttft_s, 0.3 * ten.mean_ttft_s);
+  spec.num_prompts = 3;
+  const BenchClientResult few = *SimulateBenchmarkClient(p, S("tp=1", 1), spec);
+  EXPECT_EQ(few.summary.requests, 3);
+  spec.num_prompts = -1;
+  EXPECT_FALSE(SimulateBenchmarkClient(p, S("tp=1", 1), spec).ok());
+}
+
 TEST(BenchClient, RoundRobinRouterQueuesBehindBusyInstances) {
   // Four instances of one running request each and four clients: a least-loaded router always
   // finds the instance its client just left free, so no request waits; round-robin (Dynamo's

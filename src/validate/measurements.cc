@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "common/text.h"
 
@@ -164,6 +165,33 @@ NotedSettings ReadNotes(std::string_view notes) {
       break;
     }
   }
+  // "num prompts = K x concurrency" / "num-prompts N": the client's prompts. After the key, an
+  // optional "=" or ":" and spaces, a number, then "x concurrency" (per client) or nothing more
+  // of a number (the total).
+  for (const std::string_view key : {std::string_view("num prompts"),
+                                     std::string_view("num-prompts"),
+                                     std::string_view("num_prompts")}) {
+    const size_t at = text.find(key);
+    if (at == std::string::npos) continue;
+    size_t b = at + key.size();
+    while (b < text.size() && (text[b] == ' ' || text[b] == '=' || text[b] == ':')) ++b;
+    size_t e = b;
+    int64_t v = 0;
+    while (e < text.size() && std::isdigit(static_cast<unsigned char>(text[e])) && e - b < 9)
+      v = v * 10 + (text[e++] - '0');
+    if (e == b || v < 1 || (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) ||
+                                                 text[e] == '.')))
+      continue;
+    size_t k = e;
+    while (k < text.size() && text[k] == ' ') ++k;
+    const std::string_view rest = std::string_view(text).substr(k);
+    if (rest.rfind("x concurrency", 0) == 0 || rest.rfind("x the concurrency", 0) == 0) {
+      if (v <= 1000) n.prompts_per_client = static_cast<int>(v);
+    } else {
+      n.num_prompts = v;
+    }
+    break;
+  }
   // "<N> requests": the number directly before the word (digits and thousands commas).
   for (size_t at = text.find(" requests"); at != std::string::npos;
        at = text.find(" requests", at + 1)) {
@@ -188,15 +216,19 @@ NotedSettings ReadNotes(std::string_view notes) {
 }
 
 std::string NotedSettings::Text() const {
-  std::string s = overlap;
-  auto add = [&](const char* x) { s += (s.empty() ? "" : " ") + std::string(x); };
-  if (adp_balance) add("adp-balance");
-  if (fp8_attention) add("attn=fp8");
-  if (fp8_kv) add("kv=fp8");
-  if (requests > 0) s += (s.empty() ? "" : " ") + fmt::format("requests={}", requests);
-  if (length_ratio < 1) s += (s.empty() ? "" : " ") + fmt::format("lengths={}-1.0x", length_ratio);
-  if (mtp_on) add("mtp-on");
-  if (recv_interval > 1) s += (s.empty() ? "" : " ") + fmt::format("recv-interval={}", recv_interval);
+  std::vector<std::string> parts;
+  if (!overlap.empty()) parts.push_back(overlap);
+  if (adp_balance) parts.emplace_back("adp-balance");
+  if (fp8_attention) parts.emplace_back("attn=fp8");
+  if (fp8_kv) parts.emplace_back("kv=fp8");
+  if (requests > 0) parts.push_back(fmt::format("requests={}", requests));
+  if (length_ratio < 1) parts.push_back(fmt::format("lengths={}-1.0x", length_ratio));
+  if (mtp_on) parts.emplace_back("mtp-on");
+  if (recv_interval > 1) parts.push_back(fmt::format("recv-interval={}", recv_interval));
+  if (prompts_per_client > 0) parts.push_back(fmt::format("prompts={}x", prompts_per_client));
+  if (num_prompts > 0) parts.push_back(fmt::format("prompts={}", num_prompts));
+  std::string s;
+  for (const std::string& x : parts) s += s.empty() ? x : " " + x;
   return s;
 }
 

@@ -196,6 +196,9 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   if (engine::RoundRobinFrontEnd(row.engine)) bc.router = serve::Assign::kRoundRobin;
   // SGLang's receive interval when the notes state it (unstated: the engine's default, 1).
   if (EngineFamily(row.engine) == "sglang") bc.recv_interval = row.noted.recv_interval;
+  // The prompts the notes state (unstated: 10 per client, as the InferenceX scripts send).
+  if (row.noted.prompts_per_client > 0) bc.prompts_per_client = row.noted.prompts_per_client;
+  bc.num_prompts = row.noted.num_prompts;
   return bc;
 }
 
@@ -207,6 +210,7 @@ serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instan
   serve::BenchClientSpec bc = ClientSpec(row, instances);
   bc.concurrency = static_cast<int>(n);
   bc.prompts_per_client = 1;
+  bc.num_prompts = 0;
   bc.max_running = max_running;
   return bc;
 }
@@ -223,13 +227,14 @@ std::string ClientKey(const Measurement& r) {
   const NotedSettings& n = r.noted;
   return fmt::format(
       "{}|{}|{}|{}|{}|{}|{}|{}|{},{},{},{}|{},{},{}|{}|{},{},{},{}|{},{}|{}|{},{},{},{}|{},{},{},{}|"
-      "{},{}|{},{},{},{},{},{},{},{}",
+      "{},{}|{},{},{},{},{},{},{},{},{},{}",
       r.engine, r.gpu, r.model_config, r.weight_dtype, r.kv_dtype, r.mode, r.overlap, r.gpus,
       r.tp, r.pp, r.dp, r.ep, r.isl, r.osl, r.context, r.batch, r.replicas, r.expert_slots, r.mtp,
       r.mtp_accept, r.max_batch, r.max_num_tokens, r.concurrency, r.prefill.gpus, r.prefill.tp,
       r.prefill.dp, r.prefill.ep, r.decode.gpus, r.decode.tp, r.decode.dp, r.decode.ep,
       r.layout_stated, r.mtp_stated, n.overlap, n.adp_balance, n.fp8_attention, n.fp8_kv,
-      n.requests, n.length_ratio, n.mtp_on, n.recv_interval);
+      n.requests, n.length_ratio, n.mtp_on, n.recv_interval, n.prompts_per_client,
+      n.num_prompts);
 }
 
 // The row's client run: from `runs` when another metric of the same run simulated it, else
@@ -245,8 +250,21 @@ const StatusOr<serve::BenchClientResult>& ClientRunOf(const Measurement& row,
 }
 
 std::string ClientLengths(const Measurement& row) {
-  return fmt::format("client: {} x 10 prompts, isl/osl uniform {:.2g}-1.0 x nominal",
-                     row.concurrency, row.noted.length_ratio);
+  const serve::BenchClientSpec bc = ClientSpec(row, 1);
+  const std::string prompts =
+      bc.num_prompts > 0 ? fmt::format("{} clients, {} prompts", row.concurrency, bc.num_prompts)
+                         : fmt::format("{} x {} prompts", row.concurrency, bc.prompts_per_client);
+  return fmt::format("client: {}, isl/osl uniform {:.2g}-1.0 x nominal", prompts,
+                     row.noted.length_ratio);
+}
+
+// The decode token-steps of the row's client run (its prompts x osl), for the work limit.
+double ClientWork(const Measurement& row) {
+  const serve::BenchClientSpec bc = ClientSpec(row, 1);
+  const double prompts = bc.num_prompts > 0
+                             ? static_cast<double>(bc.num_prompts)
+                             : static_cast<double>(row.concurrency) * bc.prompts_per_client;
+  return prompts * static_cast<double>(row.osl);
 }
 
 // Expert slots an engine runs when the row states none: SGLang adds redundant experts up to a
@@ -370,10 +388,10 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   // ClientSimulated, shared by the run's rows through ClientRunOf), simulated request by request
   // on the two pools (serve/bench_client.h, ServeSim::MakeDisagg): np prefill and nd decode
   // instances, the KV link of the static model. Work limit: a run of more than 10^9 decode
-  // token-steps (concurrency x 10 prompts x osl; the largest in the frontier file, 1024/8192 at
+  // token-steps (ClientWork: the client's prompts x osl; the largest in the frontier file, 1024/8192 at
   // 8,192 clients, is 6.7 x 10^8 and takes about 15 s) keeps the static model's figure, and says
   // so in the reason.
-  const double client_work = static_cast<double>(row.concurrency) * 10 * row.osl;
+  const double client_work = ClientWork(row);
   if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps) {
     out.reason = fmt::format(
         "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "

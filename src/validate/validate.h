@@ -104,6 +104,11 @@ struct NotedSettings {
   bool mtp_on = false;         // "mtp on": speculative decoding on, depth not necessarily stated
   // SGLang's "--scheduler-recv-interval <n>" (or "scheduler-recv-interval <n>"); 1 = not stated.
   int recv_interval = 1;
+  // The prompts a concurrency run's client sends: "num prompts = K x concurrency" (also
+  // "num-prompts", "num_prompts") sets prompts_per_client = K; "num prompts = N", "num-prompts N"
+  // or "--num-prompts N" sets num_prompts = N. 0 = not stated (the client's default, 10 x N).
+  int prompts_per_client = 0;
+  int64_t num_prompts = 0;
   // "tbo adp-balance attn=fp8 kv=fp8"-style summary ("" when nothing was read).
   std::string Text() const;
 };

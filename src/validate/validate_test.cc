@@ -452,6 +452,19 @@ TEST(Notes, KeywordsAndNegation) {
   EXPECT_EQ(ReadNotes("scheduler-recv-interval=10").Text(), "recv-interval=10");
   EXPECT_EQ(ReadNotes("no scheduler tuning").recv_interval, 1);
   EXPECT_EQ(ReadNotes("--scheduler-recv-interval (default)").recv_interval, 1);
+  // The client's prompts: per client ("K x concurrency") or in all.
+  n = ReadNotes("num prompts = 10 x concurrency (InferenceX single-node script)");
+  EXPECT_EQ(n.prompts_per_client, 10);
+  EXPECT_EQ(n.num_prompts, 0);
+  EXPECT_EQ(n.Text(), "prompts=10x");
+  n = ReadNotes("bench_serving --num-prompts 2000 --max-concurrency 64");
+  EXPECT_EQ(n.num_prompts, 2000);
+  EXPECT_EQ(n.prompts_per_client, 0);
+  EXPECT_EQ(ReadNotes("num_prompts: 640").num_prompts, 640);
+  EXPECT_EQ(ReadNotes("Num-Prompts=5 x concurrency").prompts_per_client, 5);
+  EXPECT_EQ(ReadNotes("num prompts not stated").num_prompts, 0);
+  EXPECT_EQ(ReadNotes("num prompts 2.5k").num_prompts, 0);
+  EXPECT_EQ(ReadNotes("num prompts 0").num_prompts, 0);
 }
 
 TEST(Predict, BenchmarkRequestsBoundTheBatch) {
