@@ -17,9 +17,10 @@ namespace {
 
 using nlohmann::json;
 
-// Every key hf_config.cc reads at the top level of a config or under text_config (nested keys of
-// quantization_config and block_configs are not linted). config_lint_test checks this list
-// against the string literals of hf_config.cc: a key the importer starts to read goes here.
+// Every key the HF reader (hf_config.cc, hf_read_*.cc, hf_quant.cc) reads at the top level of a
+// config or under text_config (nested keys of quantization_config and block_configs are not
+// linted). config_lint_test checks this list against the string literals of those files: a key
+// the importer starts to read goes here.
 const std::vector<std::string_view> kImporterKeys = {
     "architectures", "attention_bias", "attention_head_dim", "audio_config", "attention_k_eq_v", "attn_layer_offset",
     "attention_out_bias", "attn_layer_period", "attn_type_list", "block_configs", "chunk_size",

@@ -19,8 +19,9 @@ namespace l2s {
 
 // EditDistance and MaxTypoDistance (the misspelling rule) are in common/text.h.
 
-// The keys the importer (hf_config.cc) reads at the top level or under text_config, and the
-// common HuggingFace keys it deliberately ignores (token ids, dropout, rope settings, ...).
+// The keys the importer (hf_config.cc and its reader files) reads at the top level or under
+// text_config, and the common HuggingFace keys it deliberately ignores (token ids, dropout, rope
+// settings, ...).
 const std::vector<std::string_view>& HfImporterKeys();
 const std::vector<std::string_view>& HfIgnoredKeys();
 bool IsKnownHfKey(std::string_view key);
