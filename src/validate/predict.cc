@@ -136,13 +136,15 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
 namespace {
 
 // A serve or disagg row stating a concurrency, for a metric its benchmark client reports (mean
-// TTFT, mean TPOT, output tokens/s over the whole run): the three come from one simulation of the
-// client, request by request (serve/bench_client.h), which draws the row's lengths itself, so one
-// run's throughput, TPOT and TTFT are priced consistently.
+// TTFT, mean TPOT, the speed one user sees = 1 / mean TPOT, output or input tokens/s over the
+// whole run): all come from one simulation of the client, request by request
+// (serve/bench_client.h), which draws the row's lengths itself, so one run's throughput, TPOT
+// and TTFT are priced consistently.
 bool ClientSimulated(const Measurement& row) {
   return row.concurrency > 0 && (row.mode == "serve" || row.mode == "disagg") &&
          (row.metric == "ttft_ms" || row.metric == "tpot_ms" ||
-          row.metric == "output_tokens_per_s");
+          row.metric == "tokens_per_s_per_user" || row.metric == "output_tokens_per_s" ||
+          row.metric == "input_tokens_per_s");
 }
 
 // The request count of an offline benchmark (every request queued at once): "<N> requests" in
@@ -218,6 +220,8 @@ serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instan
 // The row's metric from its client's run: totals over every instance behind the router.
 double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
+  if (row.metric == "input_tokens_per_s") return r.summary.input_tokens_per_s;
+  if (row.metric == "tokens_per_s_per_user") return r.mean_tpot_s > 0 ? 1 / r.mean_tpot_s : 0;
   return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
 }
 

@@ -590,6 +590,29 @@ TEST(Predict, ConcurrencyAndMaxBatch) {
   EXPECT_GE(m.batch, 1);
 }
 
+TEST(Predict, EveryClientMetricComesFromTheOneRun) {
+  // A row stating a concurrency: its per-user speed is 1 / the mean TPOT of the same client run
+  // (not the steady state at ceil(concurrency / dp)), and its input tokens/s that run's prompts
+  // over the same window as its output tokens/s (lengths uniform 0.8-1.0 x 2048 in / 256 out:
+  // about 8x the output rate).
+  Predictor pred({}, false);
+  auto row = [](const char* id, const char* metric) {
+    return ScaleRow(fmt::format(
+        "{},s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,2048,256,,,{},100,,,,,,,16,,,,,,,,,"
+        "\"random-range-ratio 0.8\"\n",
+        id, metric));
+  };
+  const Prediction tpot = pred.Predict(row("1", "tpot_ms"));
+  const Prediction user = pred.Predict(row("2", "tokens_per_s_per_user"));
+  const Prediction out = pred.Predict(row("3", "output_tokens_per_s"));
+  const Prediction in = pred.Predict(row("4", "input_tokens_per_s"));
+  ASSERT_TRUE(tpot.ok && user.ok && out.ok && in.ok) << user.reason << in.reason;
+  EXPECT_NEAR(user.raw, 1000 / tpot.raw, 1e-9 * user.raw);
+  EXPECT_NE(user.lengths.find("client: 16 x 10 prompts"), std::string::npos) << user.lengths;
+  EXPECT_GT(in.raw / out.raw, 6.0);
+  EXPECT_LT(in.raw / out.raw, 10.0);
+}
+
 TEST(Predict, ClientsBeyondTheKvMemoryWaitInsteadOfMissing) {
   // Llama-3.1-8B FP8 on one H100 at 8k/1k: 2,048 clients need about 1.2 TB of KV at once. The
   // engine admits what fits and the other clients wait: the row is predicted from its client run
