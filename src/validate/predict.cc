@@ -688,11 +688,10 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   const std::optional<DType> kd = dtype(
       row.kv_dtype, quantised_trtllm || row.noted.fp8_kv ? DType::kFP8 : DType::kBF16);
   if (!kd || *kd == DType::kFP4) return miss(fmt::format("unsupported kv_dtype '{}'", row.kv_dtype));
-  // FP4 GEMMs need Blackwell's FP4 tensor cores; an FP4 checkpoint on an older GPU runs
-  // weight-only (the model's own format), a requantisation to FP4 there is not a deployment.
-  if (*wd == DType::kFP4 && p.cluster.gpu.fp4_flops <= 0 && p.model.weight_dtype != DType::kFP4)
-    return miss(fmt::format("weight_dtype fp4: {} has no FP4 tensor cores (Blackwell, CDNA4)",
-                            p.cluster.gpu.name));
+  // A row's weight_dtype is the format of the checkpoint it ran (MEASUREMENTS.md: the config
+  // names the architecture; an MXFP4 DeepSeek-R1 row names DeepSeek-R1's FP8 config). FP4
+  // weights on a GPU without FP4 tensor cores run weight-only, as plan runs gpt-oss's MXFP4 on
+  // Hopper (sim/kernels.h): predicted, not a miss.
   w.weight = *wd;
   w.kv = *kd;
   // FP8 attention math stated in the notes (FA3 FP8, FlashMLA FP8).
