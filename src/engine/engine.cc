@@ -222,40 +222,6 @@ const std::array<Capabilities, 9>& Table() {
   return table;
 }
 
-// Lower-cased name without its version tokens: "vLLM 0.11" -> "vllm", "TensorRT-LLM v1.1" ->
-// "tensorrtllm", "megatron-lm" -> "megatronlm".
-std::string Family(std::string_view s) {
-  std::string out, tok;
-  bool stop = false;
-  auto flush = [&] {
-    if (tok.empty() || stop) {
-      tok.clear();
-      return;
-    }
-    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
-                         (tok.size() > 1 && tok[0] == 'v' &&
-                          std::isdigit(static_cast<unsigned char>(tok[1])));
-    if (version) stop = true;
-    else out += tok;
-    tok.clear();
-  };
-  for (char ch : s) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (l == '-' || l == '_' || l == ' ' || l == '/' || l == '.') flush();
-    else tok += l;
-  }
-  flush();
-  return out;
-}
-
-bool Single(const std::string& f, EngineId* out) {
-  if (f == "vllm") *out = EngineId::kVllm;
-  else if (f == "sglang") *out = EngineId::kSglang;
-  else if (f == "trtllm" || f == "tensorrtllm") *out = EngineId::kTrtllm;
-  else return false;
-  return true;
-}
-
 }  // namespace
 
 std::span<const Capabilities> CapabilityTable() { return Table(); }
@@ -313,24 +279,22 @@ bool RoundRobinFrontEnd(std::string_view name) {
 }
 
 StatusOr<EngineId> ParseEngineId(std::string_view name) {
-  const std::string lower = AsciiLower(name);
-  EngineId id = EngineId::kIdeal;
-  // A Dynamo front end in front of a backend: "dynamo+trtllm", "dynamo-sglang", "dynamo vllm".
-  if (lower.rfind("dynamo", 0) == 0 && lower.size() > 7 &&
-      (lower[6] == '+' || lower[6] == '-' || lower[6] == ' ' || lower[6] == '_')) {
-    if (Single(Family(lower.substr(7)), &id)) {
-      switch (id) {
-        case EngineId::kVllm: return EngineId::kDynamoVllm;
-        case EngineId::kSglang: return EngineId::kDynamoSglang;
-        default: return EngineId::kDynamoTrtllm;
-      }
-    }
+  // One reading of engine labels for the simulator, validate and --engine (sim/simulator.h).
+  const EngineNameParts n = ParseEngineName(name);
+  const std::string& f = n.family;
+  if (n.dynamo) {
+    // A Dynamo front end in front of a backend: "dynamo+trtllm", "dynamo-sglang", "Dynamo
+    // (vLLM)".
+    if (f == "vllm") return EngineId::kDynamoVllm;
+    if (f == "sglang") return EngineId::kDynamoSglang;
+    if (f == "trtllm") return EngineId::kDynamoTrtllm;
   } else {
-    const std::string f = Family(lower);
-    if (Single(f, &id)) return id;
-    if (f.rfind("megatron", 0) == 0) return EngineId::kMegatron;
+    if (f == "vllm") return EngineId::kVllm;
+    if (f == "sglang") return EngineId::kSglang;
+    if (f == "trtllm") return EngineId::kTrtllm;
+    if (f == "megatron") return EngineId::kMegatron;
     if (f == "atom") return EngineId::kAtom;
-    if (f == "ideal" || f == "none") return EngineId::kIdeal;
+    if (f.empty() && n.ideal) return EngineId::kIdeal;  // "ideal", "none"
   }
   std::string names;
   for (const Capabilities& c : Table()) names += (names.empty() ? "" : ", ") + std::string(c.name);

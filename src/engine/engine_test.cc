@@ -54,7 +54,16 @@ TEST(EngineNames, ParseEveryNameAndTheUsualSpellings) {
   EXPECT_EQ(*ParseEngineId("Megatron-LM"), EngineId::kMegatron);
   EXPECT_EQ(*ParseEngineId("none"), EngineId::kIdeal);
   EXPECT_EQ(*ParseEngineId("ATOM 0.1.3"), EngineId::kAtom);
-  for (const char* bad : {"", "tgi", "dynamo+", "dynamo+tgi", "lmdeploy"}) {
+  // Platform and remark words around the engine's name, and the backend named in a remark.
+  EXPECT_EQ(*ParseEngineId("sglang-0.5.5-rocm"), EngineId::kSglang);
+  EXPECT_EQ(*ParseEngineId("AMD ATOM"), EngineId::kAtom);
+  EXPECT_EQ(*ParseEngineId("vllm (AITER + MoRI)"), EngineId::kVllm);
+  EXPECT_EQ(*ParseEngineId("Dynamo (TensorRT-LLM)"), EngineId::kDynamoTrtllm);
+  EXPECT_EQ(*ParseEngineId("NVIDIA Dynamo 0.6 + SGLang 0.5"), EngineId::kDynamoSglang);
+  EXPECT_EQ(*ParseEngineId("dynamo_vllm"), EngineId::kDynamoVllm);
+  EXPECT_EQ(*ParseEngineId("megatron-core 0.14"), EngineId::kMegatron);
+  for (const char* bad : {"", " ", "0.5", "tgi", "dynamo+", "dynamo+tgi", "lmdeploy",
+                          "dynamo (none)", "tgi (unlike sglang)"}) {
     StatusOr<EngineId> id = ParseEngineId(bad);
     ASSERT_FALSE(id.ok()) << bad;
     EXPECT_NE(id.status().message().find("dynamo+trtllm"), std::string::npos)

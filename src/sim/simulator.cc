@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "sim/kernels.h"
 #include "sim/moe_load.h"
@@ -31,39 +32,68 @@ bool ParseMode(const std::string& s, Mode* out) {
   return true;
 }
 
-// Engine family = lower-cased name up to the first version token ("trtllm-0.17" -> "trtllm",
-// "TensorRT-LLM v0.17" -> "tensorrtllm" -> "trtllm", "dynamo+trtllm" -> "trtllm"); "" for no
-// engine.
-std::string EngineFamily(std::string_view engine) {
-  // A parenthesised remark is not part of the name ("vllm (AITER + MoRI)" -> "vllm").
-  engine = engine.substr(0, engine.find('('));
-  std::string fam;
-  std::string tok;
-  auto flush = [&](bool* stop) {
-    if (tok.empty() || *stop) return;
-    const bool version = std::isdigit(static_cast<unsigned char>(tok[0])) ||
-                         (tok.size() > 1 && tok[0] == 'v' &&
-                          std::isdigit(static_cast<unsigned char>(tok[1])));
-    if (version) *stop = true;
-    else fam += tok;
-    tok.clear();
+namespace {
+
+// The lower-cased words of an engine label: split at '-', '_', '+', '/', ',', ':', ';', parentheses
+// and spaces;
+// version words dropped ("0.17", "v1.1") and a version glued to a word cut ("vllm0.6" -> "vllm").
+std::vector<std::string> EngineWords(std::string_view s) {
+  std::vector<std::string> words;
+  std::string w;
+  auto flush = [&] {
+    const bool version = !w.empty() && (std::isdigit(static_cast<unsigned char>(w[0])) ||
+                                        (w.size() > 1 && w[0] == 'v' &&
+                                         std::isdigit(static_cast<unsigned char>(w[1]))));
+    while (!w.empty() && (std::isdigit(static_cast<unsigned char>(w.back())) || w.back() == '.'))
+      w.pop_back();
+    if (!version && !w.empty()) words.push_back(w);
+    w.clear();
   };
-  bool stop = false;
-  for (char c : engine) {
+  for (char c : s) {
     const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == '-' || l == '_' || l == ' ' || l == '/') flush(&stop);
-    else tok += l;
+    if (std::strchr("-_+/,:;() \t", l) != nullptr) flush();
+    else w += l;
   }
-  flush(&stop);
-  while (!fam.empty() && (std::isdigit(static_cast<unsigned char>(fam.back())) || fam.back() == '.'))
-    fam.pop_back();
-  // A front end in front of an engine ("dynamo+trtllm"): the engine after the '+'.
-  const auto plus = fam.rfind('+');
-  if (plus != std::string::npos) fam = fam.substr(plus + 1);
-  if (fam == "none" || fam == "ideal") return "";
-  if (fam.rfind("tensorrt", 0) == 0 || fam.rfind("trt", 0) == 0) fam = "trtllm";
-  return fam;
+  flush();
+  return words;
 }
+
+// The engine family a word names, "" for none: "tensorrt" (of "TensorRT-LLM"), "trt" (of
+// "trt-llm") and "trtllm" are TensorRT-LLM; "megatron" Megatron-LM.
+std::string_view EngineOfWord(std::string_view w) {
+  if (w == "vllm" || w == "sglang" || w == "atom" || w == "megatron") return w;
+  if (w == "trtllm" || w == "tensorrt" || w == "trt" || w == "tensorrtllm") return "trtllm";
+  if (w == "megatronlm") return "megatron";
+  return "";
+}
+
+}  // namespace
+
+EngineNameParts ParseEngineName(std::string_view name) {
+  EngineNameParts out;
+  const size_t paren = name.find('(');
+  const std::vector<std::string> words = EngineWords(name.substr(0, paren));
+  bool& ideal = out.ideal;
+  auto scan = [&](const std::vector<std::string>& ws) {
+    for (const std::string& w : ws) {
+      if (w == "dynamo") out.dynamo = true;
+      else if (w == "ideal" || w == "none") ideal = true;
+      else if (out.family.empty()) out.family = EngineOfWord(w);
+    }
+  };
+  scan(words);
+  // The name outside a parenthesised remark names the engine ("vllm (AITER + MoRI)"); a remark
+  // names only the backend of a Dynamo front end that the name leaves out ("Dynamo
+  // (TensorRT-LLM)"), never the engine of an unknown name ("tgi (unlike sglang)").
+  if (out.dynamo && out.family.empty() && paren != std::string_view::npos)
+    scan(EngineWords(name.substr(paren)));
+  if (!out.family.empty() || (ideal && !out.dynamo)) return out;
+  // No engine l2s knows: the name's words, joined ("lmdeploy 0.6" -> "lmdeploy").
+  for (const std::string& w : words) out.family += w;
+  return out;
+}
+
+std::string EngineFamily(std::string_view engine) { return ParseEngineName(engine).family; }
 
 namespace {
 

@@ -33,9 +33,21 @@ const char* EngineName(Engine e);  // "ideal", "trtllm", "sglang", "vllm"
 // "TensorRT-LLM v1.0", "dynamo+trtllm" -> kTrtllm; "sglang-0.5.2" -> kSglang; "vllm" -> kVllm;
 // "", "none", "ideal" -> kIdeal). False for any other family (an unknown engine).
 bool ParseEngine(const std::string& name, Engine* out);
-// Engine family of an engine label: the lower-cased name up to its first version token, with
-// aliases ("trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm" -> "trtllm"; "vLLM 0.6.3" -> "vllm";
-// "dynamo+trtllm" -> "trtllm"); "" for no engine, "none" or "ideal".
+// An engine label as measurement files, notes and --engine spell it: the engine it names and
+// whether a Dynamo front end is in front of it. Words are split at '-', '_', '+', '/', ',', ':'
+// and spaces, versions dropped, the first engine word counts (vllm, sglang, atom, megatron;
+// trtllm / tensorrt / trt -> "trtllm"), platform and remark words do not ("sglang-0.5.5-rocm",
+// "AMD ATOM" -> sglang, atom); a parenthesised remark does not count ("vllm (AITER + MoRI)" ->
+// vllm) but for the backend of a Dynamo front end ("Dynamo (TensorRT-LLM)" -> dynamo + trtllm).
+struct EngineNameParts {
+  std::string family;   // "trtllm", "sglang", "vllm", "atom", "megatron"; "" for no engine ("",
+                        // "none", "ideal"); else the label's words joined (an unknown engine)
+  bool dynamo = false;  // "dynamo" is one of the words
+  bool ideal = false;   // "ideal" or "none" is (no engine, said so)
+};
+EngineNameParts ParseEngineName(std::string_view name);
+// ParseEngineName(engine).family: "trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm" -> "trtllm";
+// "vLLM 0.6.3" -> "vllm"; "dynamo+trtllm" -> "trtllm"; "" for no engine, "none" or "ideal".
 std::string EngineFamily(std::string_view engine);
 // Limits an engine applies when the user states none (per attention-dp rank).
 struct EngineDefaults {

@@ -227,6 +227,18 @@ TEST(EngineFamily, StripsVersionsAndAliases) {
   EXPECT_EQ(EngineFamily("vLLM 0.6.3"), "vllm");
   EXPECT_EQ(EngineFamily("vllm0.6"), "vllm");
   EXPECT_EQ(EngineFamily(""), "");
+  EXPECT_EQ(EngineFamily("none"), "");
+  // Platform words, front ends and remarks do not hide the engine.
+  EXPECT_EQ(EngineFamily("sglang-rocm"), "sglang");
+  EXPECT_EQ(EngineFamily("SGLang 0.5.12 (ROCm)"), "sglang");
+  EXPECT_EQ(EngineFamily("AMD ATOM"), "atom");
+  EXPECT_EQ(EngineFamily("dynamo-trtllm"), "trtllm");
+  EXPECT_EQ(EngineFamily("Dynamo (TensorRT-LLM)"), "trtllm");
+  EXPECT_EQ(EngineFamily("sglang (PD-disagg, MoRI)"), "sglang");
+  // An engine l2s does not know keeps its words, versions dropped.
+  EXPECT_EQ(EngineFamily("lmdeploy v0.6"), "lmdeploy");
+  EXPECT_EQ(EngineFamily("deepseek-internal"), "deepseekinternal");
+  EXPECT_EQ(EngineFamily("Dynamo"), "dynamo");
 }
 
 TEST(Metrics, ConversionsFromTheEvaluation) {
