@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/text.h"
+#include "hw/hw.h"
 
 namespace l2s::validate {
 namespace {
@@ -369,6 +370,18 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
 }
 
 std::string EngineFamily(std::string_view engine) { return l2s::EngineFamily(engine); }
+
+std::string GpuOfLabel(std::string_view label) {
+  const std::string gpu = AsciiLower(label);
+  if (GpuPreset(gpu).ok()) return gpu;
+  for (size_t i = 0; i < gpu.size();) {
+    size_t n = i;
+    while (n < gpu.size() && std::isalnum(static_cast<unsigned char>(gpu[n]))) ++n;
+    if (n > i && GpuPreset(gpu.substr(i, n - i)).ok()) return gpu.substr(i, n - i);
+    i = n + 1;
+  }
+  return gpu;
+}
 
 std::string Regime(const Measurement& m) {
   if (m.mode == "disagg") return "disagg";

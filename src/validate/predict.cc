@@ -641,13 +641,8 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   const int gpus = static_cast<int>(*total / replicas);  // one instance
   out.replicas = replicas;
 
-  // GPU: a preset name, or a longer label starting with one ("h100_sxm", "H100-SXM5-80GB").
-  std::string gpu = AsciiLower(row.gpu);
-  if (!GpuPreset(gpu).ok()) {
-    size_t n = 0;
-    while (n < gpu.size() && std::isalnum(static_cast<unsigned char>(gpu[n]))) ++n;
-    if (n > 0 && n < gpu.size() && GpuPreset(gpu.substr(0, n)).ok()) gpu = gpu.substr(0, n);
-  }
+  // GPU: a preset name, or a label with one among its words ("h100_sxm", "HGX B300").
+  const std::string gpu = GpuOfLabel(row.gpu);
   if (!GpuPreset(gpu).ok()) return miss(fmt::format("unknown GPU '{}'", row.gpu));
   // A disaggregated row's GPUs need not fill whole nodes (pools may use part of one): its serve
   // problem is set on the whole nodes; PredictDisagg builds each pool on its own.

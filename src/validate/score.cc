@@ -102,12 +102,13 @@ Summary Summarize(const std::vector<RowResult>& results) {
     const std::string fam = EngineFamily(m.engine);
     engines[fam.empty() ? "(none)" : fam].push_back(r);
     regimes[Regime(m)].push_back(r);
-    gpus[AsciiLower(m.gpu)].push_back(r);
+    const std::string gpu = GpuOfLabel(m.gpu);
+    gpus[gpu].push_back(r);
     metrics[m.metric].push_back(r);
     if (m.metric == "tpot_ms" || KindOfMetric(m.metric) == MetricKind::kThroughput)
       metrics["throughput+tpot"].push_back(r);
     const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model_config,
-                                        AsciiLower(m.gpu), m.mode, m.isl, m.osl, m.context, fam,
+                                        gpu, m.mode, m.isl, m.osl, m.context, fam,
                                         AsciiLower(m.weight_dtype), AsciiLower(m.kv_dtype), m.metric);
     Group& g = groups[key];
     g.tps.insert(m.tp);

@@ -140,10 +140,15 @@ struct Measurement {
 // bounded (degrees, replicas, GPUs <= kMaxRowGpus) so that no product of them can overflow.
 StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text, std::string_view name);
 
-// Engine family of an engine label: the lower-cased name without its version, with aliases
-// ("trtllm-0.17" -> "trtllm", "TensorRT-LLM v0.17" -> "trtllm", "vLLM 0.6.3" -> "vllm",
-// "sglang-0.4.6" -> "sglang"). "" for an empty label.
+// Engine family of an engine label (sim/simulator.h ParseEngineName): "trtllm-0.17",
+// "TensorRT-LLM v0.17" -> "trtllm", "vLLM 0.6.3" -> "vllm", "sglang-0.5.5-rocm" -> "sglang",
+// "dynamo+trtllm" -> "trtllm". "" for an empty label.
 std::string EngineFamily(std::string_view engine);
+
+// The GPU preset a row's gpu label names: the label itself, or the first of its words that is a
+// preset ("H100-SXM5-80GB" -> h100, "AMD Instinct MI300X" -> mi300x, "HGX B300" -> b300,
+// "GB300 NVL72" -> gb300); the lower-cased label when none is (an unknown GPU).
+std::string GpuOfLabel(std::string_view label);
 
 // Parallelism regime of a row, for the per-regime scores:
 //   "tp-only"          dp = 1 and ep = 1 (tensor/pipeline parallel only);

@@ -585,6 +585,33 @@ TEST(Predict, NotesStateOverlapBalanceAndFp8Attention) {
   EXPECT_GT(flash.raw, kv8.raw);
 }
 
+TEST(GpuOfLabel, APresetAmongTheWords) {
+  EXPECT_EQ(GpuOfLabel("h100"), "h100");
+  EXPECT_EQ(GpuOfLabel("H100-SXM5-80GB"), "h100");
+  EXPECT_EQ(GpuOfLabel("AMD Instinct MI300X"), "mi300x");
+  EXPECT_EQ(GpuOfLabel("HGX B300"), "b300");
+  EXPECT_EQ(GpuOfLabel("nvidia-b300"), "b300");
+  EXPECT_EQ(GpuOfLabel("GB300 NVL72"), "gb300");
+  EXPECT_EQ(GpuOfLabel("mi300"), "mi300");  // not a preset: the label, for the miss
+  EXPECT_EQ(GpuOfLabel(""), "");
+  // Rows that spell one GPU two ways predict the same and score in one group.
+  auto row = [](const char* id, const char* gpu) {
+    return ScaleRow(fmt::format("{},s,vllm,{},1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,8,"
+                                "output_tokens_per_s,100",
+                                id, gpu) +
+                    kEmpty16 + "\n");
+  };
+  Predictor pred({}, true);
+  std::vector<RowResult> res;
+  for (const Measurement& m : {row("1", "h200"), row("2", "NVIDIA HGX H200")})
+    res.push_back({m, pred.Predict(m), 0});
+  ASSERT_TRUE(res[0].pred.ok && res[1].pred.ok) << res[1].pred.reason;
+  EXPECT_EQ(res[0].pred.predicted, res[1].pred.predicted);
+  const Summary s = Summarize(res);
+  ASSERT_EQ(s.by_gpu.size(), 1u);
+  EXPECT_EQ(s.by_gpu.begin()->first, "h200");
+}
+
 TEST(Predict, ConcurrencyAndMaxBatch) {
   Predictor pred({}, false);
   // concurrency 64 over dp 2: 32 sequences per attention-dp rank.
