@@ -63,25 +63,53 @@ StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
   StatusOr<ModelSpec> result = Status::NotFound("");
   bool found = false;
   std::error_code ec;
+  // The file as named, then without a folder ("models/hf/x.json"), then with ".json" added
+  // ("deepseek-ai--DeepSeek-R1"); then a preset or a path as given; then the one file of the
+  // folder named "<org>--<name>.json" for a bare name ("DeepSeek-R1.json", "DeepSeek-R1"; case
+  // ignored, used only when unique).
+  namespace fs = std::filesystem;
+  std::vector<std::string> names = {config, fs::path(config).filename().string()};
+  if (!EndsWith(names[1], ".json")) names.push_back(names[1] + ".json");
   for (const std::string& d : dirs_) {
-    const std::filesystem::path p = std::filesystem::path(d) / config;
-    if (std::filesystem::is_regular_file(p, ec)) {
-      result = LoadModel(p.string());
-      found = true;
-      break;
+    for (const std::string& n : names) {
+      const fs::path p = fs::path(d) / n;
+      if (!n.empty() && fs::is_regular_file(p, ec)) {
+        result = LoadModel(p.string());
+        found = true;
+        break;
+      }
     }
+    if (found) break;
   }
   if (!found) {
     // A preset name or a path that exists as given.
     StatusOr<ModelSpec> m = LoadModel(config);
     if (m.ok()) {
       result = std::move(m);
-    } else {
-      std::string where;
-      for (const std::string& d : dirs_) where += (where.empty() ? "" : ", ") + d;
-      result = Status::NotFound(fmt::format("model config '{}' not found (searched: {}) and not a preset",
-                                            config, where.empty() ? "no directory" : where));
+      found = true;
     }
+  }
+  if (!found && config.find('/') == std::string::npos) {
+    const std::string want = AsciiLower(EndsWith(config, ".json") ? config : config + ".json");
+    std::vector<fs::path> hits;
+    for (const std::string& d : dirs_) {
+      for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string f = AsciiLower(it->path().filename().string());
+        const size_t sep = f.find("--");
+        if (sep != std::string::npos && f.substr(sep + 2) == want) hits.push_back(it->path());
+      }
+      if (!hits.empty()) break;  // the first folder that has it
+    }
+    if (hits.size() == 1) {
+      result = LoadModel(hits[0].string());
+      found = true;
+    }
+  }
+  if (!found) {
+    std::string where;
+    for (const std::string& d : dirs_) where += (where.empty() ? "" : ", ") + d;
+    result = Status::NotFound(fmt::format("model config '{}' not found (searched: {}) and not a preset",
+                                          config, where.empty() ? "no directory" : where));
   }
   cache_.emplace(config, result);
   return result;

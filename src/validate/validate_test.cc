@@ -612,6 +612,26 @@ TEST(GpuOfLabel, APresetAmongTheWords) {
   EXPECT_EQ(s.by_gpu.begin()->first, "h200");
 }
 
+TEST(Predict, ModelConfigSpellingsFindTheOneFile) {
+  // The file name of the format, or the same without ".json", with a folder, or without its
+  // "<org>--" prefix (case ignored): one config, one prediction.
+  Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, true);
+  auto row = [](const std::string& config) {
+    return ScaleRow("1,s,vllm,h100,1," + config +
+                    ",fp8,fp8,1,1,1,1,serve,1024,1024,,8,output_tokens_per_s,100" + kEmpty16 +
+                    "\n");
+  };
+  const Prediction want = pred.Predict(row("meta-llama--Meta-Llama-3.1-8B.json"));
+  ASSERT_TRUE(want.ok) << want.reason;
+  for (const char* c : {"meta-llama--Meta-Llama-3.1-8B", "hf/meta-llama--Meta-Llama-3.1-8B.json",
+                        "Meta-Llama-3.1-8B.json", "meta-llama-3.1-8b"}) {
+    const Prediction got = pred.Predict(row(c));
+    ASSERT_TRUE(got.ok) << c << ": " << got.reason;
+    EXPECT_EQ(got.predicted, want.predicted) << c;
+  }
+  EXPECT_FALSE(pred.Predict(row("Meta-Llama-3.1-9B")).ok);
+}
+
 TEST(Predict, ConcurrencyAndMaxBatch) {
   Predictor pred({}, false);
   // concurrency 64 over dp 2: 32 sequences per attention-dp rank.
