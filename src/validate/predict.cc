@@ -694,7 +694,8 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // modelled, so it is read as bf16.
   auto dtype = [](const std::string& s, DType dflt) -> std::optional<DType> {
     const std::string l = AsciiLower(s);
-    if (l.empty()) return dflt;
+    // "auto" / "default": the engine's choice, as an empty cell (kv_cache_dtype=auto).
+    if (l.empty() || l == "auto" || l == "default") return dflt;
     if (l == "fp16" || l == "float16" || l == "half") return DType::kBF16;
     if (l == "nvfp4") return DType::kFP4;
     return ParseDType(l);

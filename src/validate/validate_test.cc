@@ -612,6 +612,20 @@ TEST(GpuOfLabel, APresetAmongTheWords) {
   EXPECT_EQ(s.by_gpu.begin()->first, "h200");
 }
 
+TEST(Predict, AutoDtypesAreTheEnginesChoice) {
+  // kv_dtype "auto" (the engines' kv_cache_dtype=auto) is an empty cell: the engine's default.
+  Predictor pred({}, true);
+  auto row = [](const char* kv) {
+    return ScaleRow(fmt::format("1,s,vllm,h100,1,llama-3.1-8b,fp8,{},1,1,1,1,serve,1024,1024,,8,"
+                                "output_tokens_per_s,100",
+                                kv) +
+                    kEmpty16 + "\n");
+  };
+  const Prediction empty = pred.Predict(row("")), autokv = pred.Predict(row("auto"));
+  ASSERT_TRUE(empty.ok && autokv.ok) << autokv.reason;
+  EXPECT_EQ(autokv.predicted, empty.predicted);
+}
+
 TEST(Predict, ModelConfigSpellingsFindTheOneFile) {
   // The file name of the format, or the same without ".json", with a folder, or without its
   // "<org>--" prefix (case ignored): one config, one prediction.
