@@ -79,6 +79,10 @@ Status ReadGqaHeads(const ObjectReader& r, ModelSpec* m) {
     return r.Error("num_key_value_heads",
                    fmt::format("a divisor of num_attention_heads ({})", m->num_heads),
                    r.Find("num_key_value_heads"));
+  return ReadHeadDim(r, m);
+}
+
+Status ReadHeadDim(const ObjectReader& r, ModelSpec* m) {
   if (r.Has("head_dim")) {
     L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("head_dim", 1, L::kMaxHeadDim));
     m->head_dim = static_cast<int>(hd);

@@ -253,16 +253,7 @@ Status ReadDeciLm(const ObjectReader& r, ModelSpec* m) {
     return r.ErrorMsg("block_configs", fmt::format("expected {} entries (one per layer, "
                                                    "num_hidden_layers), got {}",
                                                    m->num_layers, blocks->size()));
-  if (r.Has("head_dim")) {
-    L2S_ASSIGN_OR_RETURN(int64_t hd, r.Int("head_dim", 1, L::kMaxHeadDim));
-    m->head_dim = static_cast<int>(hd);
-  } else {
-    if (m->hidden_size % m->num_heads != 0)
-      return r.Error("num_attention_heads",
-                     fmt::format("a divisor of hidden_size ({})", m->hidden_size),
-                     r.Find("num_attention_heads"));
-    m->head_dim = static_cast<int>(m->hidden_size / m->num_heads);
-  }
+  L2S_RETURN_IF_ERROR(ReadHeadDim(r, m));
   int64_t max_ffn = 0;
   int first_kv = 0;
   for (int i = 0; i < m->num_layers; ++i) {

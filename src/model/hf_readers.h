@@ -49,10 +49,14 @@ Status ReadCommon(const ObjectReader& r, ModelSpec* m,
                   std::string_view layers_key = "num_hidden_layers", int per_block = 1,
                   int64_t derived_layers = 0);
 
-// GQA head geometry: kv heads divide heads; head_dim defaults to hidden / heads.
 // A sliding window that may be absent or null (= none) but, when given, must be positive.
 StatusOr<int64_t> ReadWindowOr(const ObjectReader& r, std::string_view key);
 
+// head_dim, or hidden_size / num_attention_heads when absent (which must divide it and give at
+// most ModelLimits::kMaxHeadDim).
+Status ReadHeadDim(const ObjectReader& r, ModelSpec* m);
+
+// GQA head geometry: kv heads divide heads; head_dim as ReadHeadDim.
 Status ReadGqaHeads(const ObjectReader& r, ModelSpec* m);
 
 // GQA heads and attention_bias (biases on q/k/v and o), as most families read them.
