@@ -214,7 +214,12 @@ bool OfflineSimulated(const Measurement& row, int64_t n) {
 
 serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   serve::BenchClientSpec bc;
-  bc.concurrency = static_cast<int>(row.concurrency);
+  // `concurrency` is per instance for an aggregated row (MEASUREMENTS.md: "client requests in
+  // flight for one instance", as its batch is ceil(concurrency / dp) per instance), the whole
+  // deployment's for a disaggregated one ("measured for the whole deployment at concurrency").
+  const int64_t clients = row.mode == "disagg" ? row.concurrency
+                                               : row.concurrency * std::max(1, instances);
+  bc.concurrency = static_cast<int>(std::min<int64_t>(clients, serve::kMaxBenchClients));
   bc.isl = row.isl;
   bc.osl = row.osl;
   bc.range_ratio = row.noted.length_ratio;
@@ -281,21 +286,24 @@ const StatusOr<serve::BenchClientResult>& ClientRunOf(const Measurement& row,
   return runs->emplace(key, simulate()).first->second;
 }
 
-std::string ClientLengths(const Measurement& row) {
-  const serve::BenchClientSpec bc = ClientSpec(row, 1);
+std::string ClientLengths(const Measurement& row, int instances) {
+  const serve::BenchClientSpec bc = ClientSpec(row, instances);
   const std::string prompts =
-      bc.num_prompts > 0 ? fmt::format("{} clients, {} prompts", row.concurrency, bc.num_prompts)
-                         : fmt::format("{} x {} prompts", row.concurrency, bc.prompts_per_client);
-  return fmt::format("client: {}, isl/osl uniform {:.2g}-1.0 x nominal", prompts,
+      bc.num_prompts > 0 ? fmt::format("{} clients, {} prompts", bc.concurrency, bc.num_prompts)
+                         : fmt::format("{} x {} prompts", bc.concurrency, bc.prompts_per_client);
+  return fmt::format("client: {}{}, isl/osl uniform {:.2g}-1.0 x nominal", prompts,
+                     instances > 1 && row.mode != "disagg"
+                         ? fmt::format(" ({} per instance x {})", row.concurrency, instances)
+                         : std::string(),
                      row.noted.length_ratio);
 }
 
 // The decode token-steps of the row's client run (its prompts x osl), for the work limit.
-double ClientWork(const Measurement& row) {
-  const serve::BenchClientSpec bc = ClientSpec(row, 1);
+double ClientWork(const Measurement& row, int instances) {
+  const serve::BenchClientSpec bc = ClientSpec(row, instances);
   const double prompts = bc.num_prompts > 0
                              ? static_cast<double>(bc.num_prompts)
-                             : static_cast<double>(row.concurrency) * bc.prompts_per_client;
+                             : static_cast<double>(bc.concurrency) * bc.prompts_per_client;
   return prompts * static_cast<double>(row.osl);
 }
 
@@ -423,7 +431,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   // token-steps (ClientWork: the client's prompts x osl; the largest in the frontier file, 1024/8192 at
   // 8,192 clients, is 6.7 x 10^8 and takes about 15 s) keeps the static model's figure, and says
   // so in the reason.
-  const double client_work = ClientWork(row);
+  const double client_work = ClientWork(row, nd);
   if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps) {
     out.reason = fmt::format(
         "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "
@@ -448,7 +456,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     });
     if (!r.ok()) return miss(r.status().message());
     v = ClientValue(row, *r);
-    out.lengths = ClientLengths(row);
+    out.lengths = ClientLengths(row, nd);
   }
   if (!v || !std::isfinite(*v) || *v <= 0)
     return miss(fmt::format("unsupported metric '{}' for mode disagg", row.metric));
@@ -877,7 +885,7 @@ Prediction Predictor::PredictOne(const Measurement& row) {
     });
     if (!r.ok()) return miss(r.status().message());
     v = ClientValue(row, *r);
-    out.lengths = ClientLengths(row);
+    out.lengths = ClientLengths(row, static_cast<int>(replicas));
   } else if (offline) {
     const StatusOr<serve::BenchClientResult> r = serve::SimulateBenchmarkClient(
         sim.problem(), s,

@@ -686,6 +686,28 @@ TEST(Predict, EveryClientMetricComesFromTheOneRun) {
   EXPECT_LT(in.raw / out.raw, 10.0);
 }
 
+TEST(Predict, AggregatedConcurrencyIsPerInstance) {
+  // MEASUREMENTS.md: `concurrency` is the clients of one instance. Two replicas at 16 clients
+  // each run 32 clients over two instances: twice the output rate of one, the same TPOT (within
+  // the routing's noise), as the static batch ceil(16 / dp) per instance says.
+  Predictor pred({}, false);
+  auto row = [](const char* id, int gpus, int replicas, const char* metric) {
+    return ScaleRow(fmt::format(
+        "{},s,vllm,h100,{},llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,256,,,{},100,{},,,,,,16,,,,,,"
+        ",,,\"random-range-ratio 0.8\"\n",
+        id, gpus, metric, replicas));
+  };
+  const Prediction one = pred.Predict(row("1", 1, 1, "output_tokens_per_s"));
+  const Prediction two = pred.Predict(row("2", 2, 2, "output_tokens_per_s"));
+  const Prediction tpot1 = pred.Predict(row("3", 1, 1, "tpot_ms"));
+  const Prediction tpot2 = pred.Predict(row("4", 2, 2, "tpot_ms"));
+  ASSERT_TRUE(one.ok && two.ok && tpot1.ok && tpot2.ok) << two.reason;
+  EXPECT_NEAR(two.raw / one.raw, 2.0, 0.1);
+  EXPECT_NEAR(tpot2.raw / tpot1.raw, 1.0, 0.05);
+  EXPECT_NE(two.lengths.find("client: 32 x 10 prompts (16 per instance x 2)"), std::string::npos)
+      << two.lengths;
+}
+
 TEST(Predict, ClientsBeyondTheKvMemoryWaitInsteadOfMissing) {
   // Llama-3.1-8B FP8 on one H100 at 8k/1k: 2,048 clients need about 1.2 TB of KV at once. The
   // engine admits what fits and the other clients wait: the row is predicted from its client run
