@@ -24,8 +24,37 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// The whole of `v` as a finite number, nullopt otherwise (empty, trailing text, inf, nan).
-std::optional<double> ParseFinite(const std::string& v) {
+// `v` without the thousands separators of a number written "1,253.1" or "12,345": commas only
+// between groups of exactly three digits before any decimal point; anything else ("1,5", "1,23")
+// is returned unchanged (and then is not a number).
+std::string WithoutThousandsCommas(const std::string& v) {
+  if (v.find(',') == std::string::npos) return v;
+  const size_t start = !v.empty() && (v[0] == '-' || v[0] == '+') ? 1 : 0;
+  const size_t point = std::min(v.find('.'), v.size());
+  if (v.find(',', point) != std::string::npos) return v;
+  std::string out = v.substr(0, start);
+  size_t run = 0;
+  bool first = true;
+  for (size_t i = start; i < point; ++i) {
+    if (v[i] == ',') {
+      if (run == 0 || (first ? run > 3 : run != 3)) return v;
+      first = false;
+      run = 0;
+    } else if (std::isdigit(static_cast<unsigned char>(v[i]))) {
+      ++run;
+      out += v[i];
+    } else {
+      return v;
+    }
+  }
+  if (run != 3) return v;
+  return out + v.substr(point);
+}
+
+// The whole of `v` as a finite number, nullopt otherwise (empty, trailing text, inf, nan);
+// thousands separators are read ("1,253.1").
+std::optional<double> ParseFinite(const std::string& v_in) {
+  const std::string v = WithoutThousandsCommas(v_in);
   size_t used = 0;
   double d = 0;
   try {

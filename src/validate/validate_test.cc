@@ -612,6 +612,23 @@ TEST(GpuOfLabel, APresetAmongTheWords) {
   EXPECT_EQ(s.by_gpu.begin()->first, "h200");
 }
 
+TEST(Parse, ThousandsSeparatorsButNotDecimalCommas) {
+  auto parse = [](const std::string& value) {
+    return ParseMeasurements(std::string(kHeader35) +
+                                 "1,s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,1024,,8,"
+                                 "output_tokens_per_s,\"" + value + "\"" + kEmpty16 + "\n",
+                             "t.csv");
+  };
+  EXPECT_DOUBLE_EQ(parse("1,253.1")->front().value, 1253.1);
+  EXPECT_DOUBLE_EQ(parse("12,345,678")->front().value, 12345678);
+  EXPECT_DOUBLE_EQ(parse("253.1")->front().value, 253.1);
+  for (const char* bad : {"1,5", "1,23", "1234,567", "1,234,56", ",123", "1,234.5,6"}) {
+    const auto r = parse(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("column 'value'"), std::string::npos) << bad;
+  }
+}
+
 TEST(Predict, AutoDtypesAreTheEnginesChoice) {
   // kv_dtype "auto" (the engines' kv_cache_dtype=auto) is an empty cell: the engine's default.
   Predictor pred({}, true);
