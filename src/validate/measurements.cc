@@ -343,6 +343,10 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.kv_dtype = cell("kv_dtype");
     m.mode = AsciiLower(cell("mode"));
     m.metric = AsciiLower(cell("metric"));
+    // Spellings of the format's latency metrics: the mean is the format's own ("mean_tpot_ms"
+    // -> "tpot_ms"), a median is the 50th percentile ("median_ttft_ms" -> "p50_ttft_ms").
+    if (m.metric == "mean_ttft_ms" || m.metric == "mean_tpot_ms") m.metric = m.metric.substr(5);
+    if (m.metric.rfind("median_", 0) == 0) m.metric = "p50_" + m.metric.substr(7);
     m.notes = cell("notes");
     m.noted = ReadNotes(m.notes);
     m.overlap = AsciiLower(cell("overlap"));

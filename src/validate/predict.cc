@@ -43,8 +43,31 @@ std::optional<int64_t> BoundedProduct(int64_t a, int64_t b) {
 
 // ---------------------------------------------------------------- prediction
 
+namespace {
+
+// A percentile latency metric ("p50_ttft_ms", "p90_tpot_ms", "p99_ttft_ms"): its statistic and
+// the metric's mean form ("ttft_ms", "tpot_ms"); nullopt for any other metric.
+struct PercentileMetric {
+  double serve::Percentiles::*stat;
+  std::string base;
+};
+std::optional<PercentileMetric> PercentileOf(const std::string& metric) {
+  for (const auto& [prefix, stat] :
+       {std::pair<const char*, double serve::Percentiles::*>{"p50_", &serve::Percentiles::p50},
+        {"p90_", &serve::Percentiles::p90},
+        {"p99_", &serve::Percentiles::p99}}) {
+    if (metric.rfind(prefix, 0) != 0) continue;
+    const std::string base = metric.substr(4);
+    if (base == "ttft_ms" || base == "tpot_ms") return PercentileMetric{stat, base};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 MetricKind KindOfMetric(const std::string& metric) {
-  if (metric == "tpot_ms" || metric == "ttft_ms") return MetricKind::kLatency;
+  if (metric == "tpot_ms" || metric == "ttft_ms" || PercentileOf(metric))
+    return MetricKind::kLatency;
   if (metric == "tokens_per_s_per_user") return MetricKind::kPerUser;
   std::string base = metric;
   if (EndsWith(base, "_per_gpu")) base.resize(base.size() - 8);
@@ -117,7 +140,9 @@ StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
 
 std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gpus,
                                   const std::string& metric_in) {
-  std::string metric = metric_in;
+  // A percentile of a steady state is its value (every request sees the same step).
+  const std::optional<PercentileMetric> pct = PercentileOf(metric_in);
+  std::string metric = pct ? pct->base : metric_in;
   if (metric == "tpot_ms") {
     if (w.mode == Mode::kPrefill) return std::nullopt;
     return e.tpot_s * 1e3;
@@ -164,13 +189,13 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
 namespace {
 
 // A serve or disagg row stating a concurrency, for a metric its benchmark client reports (mean
-// TTFT, mean TPOT, the speed one user sees = 1 / mean TPOT, output or input tokens/s over the
-// whole run): all come from one simulation of the client, request by request
+// or percentile TTFT and TPOT, the speed one user sees = 1 / mean TPOT, output or input tokens/s
+// over the whole run): all come from one simulation of the client, request by request
 // (serve/bench_client.h), which draws the row's lengths itself, so one run's throughput, TPOT
 // and TTFT are priced consistently.
 bool ClientSimulated(const Measurement& row) {
   return row.concurrency > 0 && (row.mode == "serve" || row.mode == "disagg") &&
-         (row.metric == "ttft_ms" || row.metric == "tpot_ms" ||
+         (row.metric == "ttft_ms" || row.metric == "tpot_ms" || PercentileOf(row.metric) ||
           row.metric == "tokens_per_s_per_user" || row.metric == "output_tokens_per_s" ||
           row.metric == "input_tokens_per_s");
 }
@@ -255,6 +280,8 @@ double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
   if (row.metric == "input_tokens_per_s") return r.summary.input_tokens_per_s;
   if (row.metric == "tokens_per_s_per_user") return r.mean_tpot_s > 0 ? 1 / r.mean_tpot_s : 0;
+  if (const std::optional<PercentileMetric> pct = PercentileOf(row.metric))
+    return 1e3 * (pct->base == "ttft_ms" ? r.summary.ttft : r.summary.tpot).*(pct->stat);
   return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
 }
 

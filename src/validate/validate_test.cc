@@ -703,6 +703,38 @@ TEST(Predict, EveryClientMetricComesFromTheOneRun) {
   EXPECT_LT(in.raw / out.raw, 10.0);
 }
 
+TEST(Predict, PercentileLatenciesComeFromTheClientsRequests) {
+  // A concurrency row's p50 / p90 / p99 TTFT and TPOT are the percentiles of its client run's
+  // requests (ordered, the mean between p50 and p99 here); "mean_" is the format's own metric and
+  // "median_" the 50th percentile; a row without a client (a stated batch) is a steady state,
+  // where every percentile is the value.
+  Predictor pred({}, false);
+  auto row = [](const char* metric, const char* clients, const char* batch) {
+    return ScaleRow(fmt::format(
+        "1,s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,4096,256,,{},{},100,,,,,,,{},,,,,,,,,"
+        "\"random-range-ratio 0.5\"\n",
+        batch, metric, clients));
+  };
+  auto raw = [&](const char* metric, const char* clients = "24", const char* batch = "") {
+    const Prediction p = pred.Predict(row(metric, clients, batch));
+    EXPECT_TRUE(p.ok) << metric << ": " << p.reason;
+    return p.raw;
+  };
+  for (const char* m : {"ttft_ms", "tpot_ms"}) {
+    const std::string s = m;
+    const double mean = raw(m), p50 = raw(("p50_" + s).c_str()), p90 = raw(("p90_" + s).c_str()),
+                 p99 = raw(("p99_" + s).c_str());
+    EXPECT_LE(p50, p90) << m;
+    EXPECT_LE(p90, p99) << m;
+    EXPECT_LT(p50, p99) << m;
+    EXPECT_GT(mean, 0.5 * p50) << m;
+    EXPECT_LT(mean, p99) << m;
+    EXPECT_EQ(raw(("mean_" + s).c_str()), mean) << m;
+    EXPECT_EQ(raw(("median_" + s).c_str()), p50) << m;
+    EXPECT_EQ(raw(("p99_" + s).c_str(), "", "8"), raw(m, "", "8")) << m;
+  }
+}
+
 TEST(Predict, AggregatedConcurrencyIsPerInstance) {
   // MEASUREMENTS.md: `concurrency` is the clients of one instance. Two replicas at 16 clients
   // each run 32 clients over two instances: twice the output rate of one, the same TPOT (within
