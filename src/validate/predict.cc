@@ -80,55 +80,54 @@ MetricKind KindOfMetric(const std::string& metric) {
 Predictor::Predictor(std::vector<std::string> model_dirs, bool apply_engine_factor)
     : dirs_(std::move(model_dirs)), apply_factor_(apply_engine_factor) {}
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file of `dirs` a row's model_config names: as named, without a folder
+// ("models/hf/x.json") or with ".json" added ("deepseek-ai--DeepSeek-R1"); "" when none.
+std::string ConfigInDirs(const std::vector<std::string>& dirs, const std::string& config) {
+  std::vector<std::string> names = {config, fs::path(config).filename().string()};
+  if (!EndsWith(names[1], ".json")) names.push_back(names[1] + ".json");
+  std::error_code ec;
+  for (const std::string& d : dirs)
+    for (const std::string& n : names)
+      if (!n.empty() && fs::is_regular_file(fs::path(d) / n, ec)) return (fs::path(d) / n).string();
+  return "";
+}
+
+// The one file of the first folder of `dirs` that has "<org>--<name>.json" for a bare name
+// ("DeepSeek-R1.json", "DeepSeek-R1"; case ignored); "" when none or several.
+std::string ConfigByBareName(const std::vector<std::string>& dirs, const std::string& config) {
+  if (config.find('/') != std::string::npos) return "";
+  const std::string want = AsciiLower(EndsWith(config, ".json") ? config : config + ".json");
+  std::error_code ec;
+  for (const std::string& d : dirs) {
+    std::vector<std::string> hits;
+    for (fs::directory_iterator e(d, ec), end; !ec && e != end; e.increment(ec)) {
+      const std::string f = AsciiLower(e->path().filename().string());
+      const size_t sep = f.find("--");
+      if (sep != std::string::npos && f.substr(sep + 2) == want) hits.push_back(e->path().string());
+    }
+    if (!hits.empty()) return hits.size() == 1 ? hits[0] : "";
+  }
+  return "";
+}
+
+}  // namespace
+
 StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
   auto it = cache_.find(config);
   if (it != cache_.end()) return it->second;
+  // A file of the model directories, then a preset or a path as given, then a bare name.
   StatusOr<ModelSpec> result = Status::NotFound("");
-  bool found = false;
-  std::error_code ec;
-  // The file as named, then without a folder ("models/hf/x.json"), then with ".json" added
-  // ("deepseek-ai--DeepSeek-R1"); then a preset or a path as given; then the one file of the
-  // folder named "<org>--<name>.json" for a bare name ("DeepSeek-R1.json", "DeepSeek-R1"; case
-  // ignored, used only when unique).
-  namespace fs = std::filesystem;
-  std::vector<std::string> names = {config, fs::path(config).filename().string()};
-  if (!EndsWith(names[1], ".json")) names.push_back(names[1] + ".json");
-  for (const std::string& d : dirs_) {
-    for (const std::string& n : names) {
-      const fs::path p = fs::path(d) / n;
-      if (!n.empty() && fs::is_regular_file(p, ec)) {
-        result = LoadModel(p.string());
-        found = true;
-        break;
-      }
-    }
-    if (found) break;
-  }
-  if (!found) {
-    // A preset name or a path that exists as given.
-    StatusOr<ModelSpec> m = LoadModel(config);
-    if (m.ok()) {
-      result = std::move(m);
-      found = true;
-    }
-  }
-  if (!found && config.find('/') == std::string::npos) {
-    const std::string want = AsciiLower(EndsWith(config, ".json") ? config : config + ".json");
-    std::vector<fs::path> hits;
-    for (const std::string& d : dirs_) {
-      for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string f = AsciiLower(it->path().filename().string());
-        const size_t sep = f.find("--");
-        if (sep != std::string::npos && f.substr(sep + 2) == want) hits.push_back(it->path());
-      }
-      if (!hits.empty()) break;  // the first folder that has it
-    }
-    if (hits.size() == 1) {
-      result = LoadModel(hits[0].string());
-      found = true;
-    }
-  }
-  if (!found) {
+  if (const std::string file = ConfigInDirs(dirs_, config); !file.empty()) {
+    result = LoadModel(file);
+  } else if (StatusOr<ModelSpec> m = LoadModel(config); m.ok()) {
+    result = std::move(m);
+  } else if (const std::string bare = ConfigByBareName(dirs_, config); !bare.empty()) {
+    result = LoadModel(bare);
+  } else {
     std::string where;
     for (const std::string& d : dirs_) where += (where.empty() ? "" : ", ") + d;
     result = Status::NotFound(fmt::format("model config '{}' not found (searched: {}) and not a preset",
