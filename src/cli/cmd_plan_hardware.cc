@@ -14,6 +14,7 @@
 #include "cli/run.h"
 #include "cli/output.h"
 #include "cli/pareto_report.h"
+#include "cli/progress.h"
 #include "cli/svg.h"
 #include "plan/pareto.h"
 #include "strategy/strategy.h"
@@ -349,7 +350,10 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   for (size_t k = 0; k < gpus.size(); ++k) {
     sweep::Scenario s = GpuScenario(k, gpus, prices, base, gpu, price);
     s.argv.push_back("--json");
-    if (!JsonMode()) fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
+    // Progress on a terminal only, like the search's bar: in logs and pipes a usage error every
+    // GPU shares stays the one line on stderr (CommonInputError below).
+    if (!JsonMode() && StderrIsTerminal())
+      fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
     const sweep::Outcome o = run(s);
     nlohmann::json entry = {{"exit_code", o.exit_code}, {"stdout", o.stdout_text}};
     nlohmann::json sum = sweep::Summary(s, entry);
