@@ -403,7 +403,8 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
     const PoolColumns& c = *pools[k];
     s[k].tp = static_cast<int>(c.tp);
     s[k].dp = static_cast<int>(c.dp > 0 ? c.dp : 1);
-    s[k].ep = static_cast<int>(c.ep > 0 ? c.ep : 1);
+    // A dense model has no experts to split: a stated ep is the engine's no-op flag.
+    s[k].ep = p.model.is_moe() ? static_cast<int>(c.ep > 0 ? c.ep : 1) : 1;
     s[k].dims = MegatronDims();
     s[k].slots = static_cast<int>(row.expert_slots);
     if (s[k].slots == 0) s[k].slots = EngineSlots(row.engine, p.model, s[k].ep);
@@ -678,7 +679,10 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // Degrees and GPU count: gpus = replicas x tp x pp x dp, every factor <= kMaxRowGpus (parsed),
   // products checked against the same bound before they are formed (no overflow).
   const int64_t replicas = row.replicas > 0 ? row.replicas : 1;
-  const int64_t tp = row.tp, pp = row.pp, ep = row.ep;
+  // A dense model has no experts to split: an ep the row states (SGLang's --ep-size, vLLM's
+  // --enable-expert-parallel on a dense model) changes nothing the engine runs.
+  const int64_t tp = row.tp, pp = row.pp, ep = p.model.is_moe() ? row.ep : 1;
+  if (row.ep > 1 && ep == 1) out.reason = fmt::format("ep {} ignored: a dense model", row.ep);
   const std::optional<int64_t> tp_pp = BoundedProduct(tp, pp);
   const std::optional<int64_t> per_dp = tp_pp ? BoundedProduct(*tp_pp, replicas) : std::nullopt;
   if (!per_dp)

@@ -867,13 +867,32 @@ TEST(Predict, ReplicasMultiplyTotalsOnly) {
 
 TEST(Predict, BadDisaggPoolIsAnExplainedMissAndFp4OnHopperRunsWeightOnly) {
   Predictor pred({}, true);
-  // Disagg rows are predicted (DisaggRowsAreCostedByTheDisaggregatedModel); a decode pool with
-  // ep 16 on a dense model is a miss naming the pool.
+  // Disagg rows are predicted (DisaggRowsAreCostedByTheDisaggregatedModel); a decode pool of
+  // tp 6, which does not divide llama-3.1-8b's 32 heads, is a miss naming the pool.
   const Prediction d = pred.Predict(ScaleRow(
-      "1,s,dynamo,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
-      "64,8,8,1,1,16,1,16,16,\n"));
+      "1,s,dynamo,h100,14,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,,,,"
+      "64,8,8,1,1,6,6,1,1,\n"));
   EXPECT_FALSE(d.ok);
   EXPECT_NE(d.reason.find("invalid decode strategy"), std::string::npos) << d.reason;
+  // An ep stated for a dense model splits no experts: the pool runs as ep 1 (the engine's
+  // --ep-size does nothing there), predicted as the same row without it.
+  const Prediction dense_ep = pred.Predict(ScaleRow(
+      "2,s,dynamo,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,"
+      ",,,64,8,8,1,1,16,1,16,16,\n"));
+  const Prediction dense = pred.Predict(ScaleRow(
+      "3,s,dynamo,h100,24,llama-3.1-8b,fp8,fp8,,,,,disagg,1024,1024,,,output_tokens_per_s,5000,,,,"
+      ",,,64,8,8,1,1,16,1,16,1,\n"));
+  ASSERT_TRUE(dense_ep.ok && dense.ok) << dense_ep.reason << dense.reason;
+  EXPECT_EQ(dense_ep.predicted, dense.predicted);
+  const Prediction agg_ep = pred.Predict(ScaleRow(
+      "4,s,vllm,h100,8,llama-3.1-8b,fp8,fp8,8,1,1,8,serve,1024,1024,,8,output_tokens_per_s,5000" +
+      kEmpty16 + "\n"));
+  const Prediction agg = pred.Predict(ScaleRow(
+      "5,s,vllm,h100,8,llama-3.1-8b,fp8,fp8,8,1,1,1,serve,1024,1024,,8,output_tokens_per_s,5000" +
+      kEmpty16 + "\n"));
+  ASSERT_TRUE(agg_ep.ok && agg.ok) << agg_ep.reason;
+  EXPECT_EQ(agg_ep.predicted, agg.predicted);
+  EXPECT_EQ(agg_ep.reason, "ep 8 ignored: a dense model");
   // A row's weight_dtype is its checkpoint's format (the config names the architecture): FP4
   // weights on Hopper run weight-only (FP8 GEMMs reading half the weight bytes), so the row is
   // predicted, no slower than the same row in FP8; a B200 runs FP4 GEMMs, faster still.
