@@ -22,7 +22,17 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
   TrafficPlan t;
   std::string steady, pct;
   SplitSloKeys(f->slo, &steady, &pct);
-  if (pct.empty() && !traffic.given()) return t;
+  if (pct.empty() && !traffic.given()) {
+    // A traffic's shape without a traffic: said, not ignored (a value-taking flag also swallows
+    // the next one: `--router --json`).
+    if (const std::string flag = traffic.FirstDetailFlag(); !flag.empty())
+      return Status::InvalidArgument(fmt::format(
+          "{} shapes a simulated traffic: plan one with --rate R, --concurrency N or --trace FILE "
+          "and percentile SLOs (--slo p99_ttft_ms=2000,p99_tpot_ms=50); without them it changes "
+          "nothing",
+          flag));
+    return t;
+  }
   if (pct.empty())
     return Status::InvalidArgument(
         "--rate/--concurrency/--trace: plan simulates a traffic against percentile SLOs; add "

@@ -29,6 +29,18 @@ void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
                   "every N decode steps (default 1)");
 }
 
+std::string TrafficFlags::FirstDetailFlag() const {
+  if (burstiness != 1) return "--burstiness";
+  if (requests != 0) return "--requests";
+  if (isl_dist != "fixed") return "--isl-dist";
+  if (osl_dist != "fixed") return "--osl-dist";
+  if (prefix_hit != 0) return "--prefix-hit";
+  if (rank_assign != "default") return "--rank-assign";
+  if (router != "default") return "--router";
+  if (recv_interval != 1) return "--scheduler-recv-interval";
+  return "";
+}
+
 StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
                                                           int64_t osl, uint64_t seed) {
   if (!f.trace.empty()) {

@@ -34,6 +34,9 @@ struct TrafficFlags {
   std::string engine;
   // A traffic is given: --rate, --concurrency or --trace.
   bool given() const { return rate > 0 || concurrency > 0 || !trace.empty(); }
+  // The first flag that shapes a simulated traffic set away from its default ("--router",
+  // "--isl-dist", ...), "" when none: without a traffic such a flag would change nothing.
+  std::string FirstDetailFlag() const;
 };
 
 void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f);

@@ -58,6 +58,16 @@ TEST(PlanTrafficCli, ErrorsAreOneExactLine) {
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60,p99_ttft_ms=70"}}), 2, ""},
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--isl-dist", "zipf:1", "--budget", "50"}}), 2,
        ""},
+      // A traffic's shape without a traffic changes nothing: said, not ignored; a value-taking
+      // flag that swallowed the next one (`--router --json`) is said the same way.
+      {Plan({{"--router", "round-robin"}}), 2,
+       "l2s: error: --router shapes a simulated traffic: plan one with --rate R, --concurrency N "
+       "or --trace FILE and percentile SLOs (--slo p99_ttft_ms=2000,p99_tpot_ms=50); without "
+       "them it changes nothing\n"},
+      {Plan({{"--isl-dist", "uniform:0.8", "--budget", "50"}}), 2,
+       "l2s: error: --isl-dist shapes a simulated traffic: plan one with --rate R, --concurrency "
+       "N or --trace FILE and percentile SLOs (--slo p99_ttft_ms=2000,p99_tpot_ms=50); without "
+       "them it changes nothing\n"},
       // Nothing meets 20 ms: each candidate's unloaded prefill is longer.
       {Plan({kOpen, {"--slo", "p99_ttft_ms=20", "--budget", "300"}}), 1, ""},
   };
