@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -141,6 +142,31 @@ std::string ValueErrorMessage(const std::string& what) {
   return what;
 }
 
+// A flag that takes a value followed by another flag: CLI11 (2.1) takes the second as the first's
+// value ("--model-id --budget 50" plans with --model-id "--budget" and then rejects "50";
+// "--router --json" silently drops --json). No value of an l2s flag starts with "--", so that is
+// the user's missing value: one line naming both. nullopt when argv has none.
+std::optional<std::string> MissingValue(CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return std::nullopt;
+  CLI::App* sub = nullptr;
+  try {
+    sub = app.get_subcommand(argv[1]);
+  } catch (const CLI::Error&) {
+    return std::nullopt;
+  }
+  for (int i = 2; i + 1 < argc; ++i) {
+    const std::string_view a = argv[i], next = argv[i + 1];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0 || a.find('=') != std::string_view::npos) continue;
+    if (next.rfind("--", 0) != 0) continue;
+    const CLI::Option* opt = sub->get_option_no_throw(std::string(a));
+    if (opt == nullptr || opt->get_items_expected_min() == 0) continue;
+    return fmt::format("{} expects a value, got the flag {} (give {} a value, or drop it)", a,
+                       PrintableText(next), a);
+  }
+  return std::nullopt;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
   app.require_subcommand(0, 1);
@@ -159,6 +185,8 @@ int Main(int argc, char** argv) {
   add("compare", l2s::cli::RegisterCompare(app));
   add("capacity", l2s::cli::RegisterCapacity(app));
   add("sweep", l2s::cli::RegisterSweep(app));
+  if (const std::optional<std::string> missing = MissingValue(app, argc, argv))
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(*missing));
   if (argc >= 2 && std::string_view(argv[1]) == "plan") {
     const std::vector<std::string> plan_args(argv + 2, argv + argc);
     if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);

@@ -238,6 +238,12 @@ TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
        "--price-per-gpu-hour expects a number from 0 to 1000000, got \"abc\""},
       {{"capacity", "--model", "llama-3.1-8b", "--rate", "fast"},
        "--rate expects a number, got \"fast\""},
+      // A flag's missing value is not the next flag (CLI11 would take "--budget" as the model
+      // id, or silently drop --json as the router).
+      {{"plan", "--model-id", "--budget", "50"},
+       "--model-id expects a value, got the flag --budget (give --model-id a value, or drop it)"},
+      {{"capacity", "--model", "llama-3.1-8b", "--router", "--rate", "2"},
+       "--router expects a value, got the flag --rate (give --router a value, or drop it)"},
   };
   for (const auto& [args, line] : cases) {
     const Result r = RunL2s(args);
