@@ -95,6 +95,8 @@ std::string HashArgs(const std::vector<std::string>& args) {
 
 StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
   if (!j.is_object()) return Bad(name, "a sweep grid is a mapping (models:, gpus:, counts:, ...)");
+  if (j.empty())
+    return Bad(name, "an empty grid: give at least one axis (models:, gpus:, counts:, ...)");
   static const std::set<std::string> kKeys = {"models", "gpus",   "counts", "workloads",
                                               "slos",   "engines", "prices", "plan"};
   for (auto it = j.begin(); it != j.end(); ++it)
@@ -120,6 +122,11 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
   for (const json& v : Axis(j, "counts")) {
     auto c = PositiveInt(v, "each of 'counts'", name);
     if (!c.ok()) return c.status();
+    // plan's --gpus bound, said once here rather than by every scenario.
+    if (*c && **c > (int64_t{1} << 24))
+      return Bad(name, fmt::format("each of 'counts' must be at most 16777216 GPUs (plan's --gpus), "
+                                   "got {}",
+                                   **c));
     g.counts.push_back(*c);
   }
   for (const json& v : Axis(j, "slos")) {

@@ -121,6 +121,9 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({"model":["x"]})",
        "g: unknown key 'model' (expected models, gpus, counts, workloads, slos, engines, prices, plan)"},
       {R"({"counts":[0]})", "g: each of 'counts' must be a positive integer, got 0"},
+      {R"({"counts":[99999999999]})",
+       "g: each of 'counts' must be at most 16777216 GPUs (plan's --gpus), got 99999999999"},
+      {R"({})", "g: an empty grid: give at least one axis (models:, gpus:, counts:, ...)"},
       {R"({"models":[]})", "g: 'models' is an empty list"},
       {R"({"workloads":[{"mode":"serve","isl":5}]})",
        "g: unknown workload key 'isl' (expected mode, input, output, context; the prompt length "
