@@ -159,6 +159,11 @@ std::string CostLine(const plan::Cost& c) {
     out += fmt::format("{:.2f} output tokens per joule ({:.2f} input+output) at {:.0f} W per GPU "
                        "(board TDP, an upper bound)",
                        *c.tokens_per_joule_output, *c.tokens_per_joule_total, *c.power_w / c.gpus);
+  } else if (!c.power_w) {
+    // A GPU whose board power no source in ../shared states (MI325X): said, not left out.
+    if (!out.empty()) out += "; ";
+    out += "no tokens per joule: no board power for this GPU (../shared/reference/HARDWARE.md "
+           "states none; a cluster file can give gpu.tdp_w)";
   }
   return out;
 }

@@ -500,6 +500,22 @@ TEST(EvalCli, CostFollowsThePriceAndTheBoardPower) {
   ExpectUsageError(
       "eval --model llama-3.1-8b --gpu h100 --gpus 2 --strategy tp=1 --price-per-gpu-hour -1",
       "--price-per-gpu-hour");
+
+  // A GPU whose board power the hardware reference does not state (MI325X): null energy fields
+  // and a cost line that says why, beside the price's.
+  const Result no_power = RunL2s(
+      "eval --model llama-3.1-8b --gpu mi325x --gpus 1 --mode serve --isl 1024 --osl 256 "
+      "--strategy tp=1 --price-per-gpu-hour 2");
+  ASSERT_EQ(no_power.code, 0) << no_power.err;
+  EXPECT_NE(no_power.out.find("at $2.00/GPU-h; no tokens per joule: no board power for this GPU"),
+            std::string::npos)
+      << no_power.out;
+  const nlohmann::json n = ParseJson(
+      RunL2s("eval --model llama-3.1-8b --gpu mi325x --gpus 1 --mode serve --isl 1024 --osl 256 "
+             "--strategy tp=1 --json")
+          .out);
+  EXPECT_TRUE(n["cost"]["tokens_per_joule_output"].is_null());
+  EXPECT_TRUE(n["cost"]["power_w"].is_null());
 }
 
 }  // namespace
