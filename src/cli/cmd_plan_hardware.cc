@@ -436,6 +436,15 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     }
     if (shortened)
       fmt::print("  plan: degrees and options; a named engine runs its own operator layout (the full strategy: --json)\n");
+    // A "-" of tok/J: the GPU's board power is not stated anywhere l2s reads (MI325X).
+    std::string no_power;
+    for (size_t k = 0; k < summaries.size(); ++k)
+      if (summaries[k]["valid"] == true && !summaries[k]["tokens_per_joule_output"].is_number())
+        no_power += (no_power.empty() ? "" : ", ") + gpus[k];
+    if (!no_power.empty())
+      fmt::print("  tok/J -: no board power stated for {} (../shared/reference/HARDWARE.md; a "
+                 "cluster file's gpu.tdp_w)\n",
+                 no_power);
     if (fastest >= 0) fmt::print("  fastest per GPU: {}\n", gpus[fastest]);
     if (cheapest >= 0) fmt::print("  cheapest per output token: {} (at the price given)\n", gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");

@@ -890,6 +890,13 @@ TEST(PlanCli, HardwareTableRowsAreEachGpusOwnPlan) {
       << bad.err;
   const Result unknown = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--gpu", "h100,nosuch"});
   EXPECT_EQ(unknown.code, 2) << unknown.out;
+  // A "-" of tok/J is said: the hardware reference states no board power for MI325X.
+  const Result amd = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "1", "--mode", "decode",
+                             "--context", "4096", "--gpu", "h100,mi325x"});
+  ASSERT_EQ(amd.code, 0) << amd.err;
+  EXPECT_NE(amd.out.find("  tok/J -: no board power stated for mi325x"), std::string::npos)
+      << amd.out;
+  EXPECT_EQ(text.out.find("tok/J -:"), std::string::npos) << text.out;
 }
 
 // `plan --gpu a,b --pareto` (issue 46 items 3 and 4): one front per GPU type, each exactly that
