@@ -30,14 +30,15 @@ void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
 }
 
 std::string TrafficFlags::FirstDetailFlag() const {
-  if (burstiness != 1) return "--burstiness";
-  if (requests != 0) return "--requests";
-  if (isl_dist != "fixed") return "--isl-dist";
-  if (osl_dist != "fixed") return "--osl-dist";
-  if (prefix_hit != 0) return "--prefix-hit";
-  if (rank_assign != "default") return "--rank-assign";
-  if (router != "default") return "--router";
-  if (recv_interval != 1) return "--scheduler-recv-interval";
+  const TrafficFlags d;  // every flag at its default
+  if (burstiness != d.burstiness) return "--burstiness";
+  if (requests != d.requests) return "--requests";
+  if (isl_dist != d.isl_dist) return "--isl-dist";
+  if (osl_dist != d.osl_dist) return "--osl-dist";
+  if (prefix_hit != d.prefix_hit) return "--prefix-hit";
+  if (rank_assign != d.rank_assign) return "--rank-assign";
+  if (router != d.router) return "--router";
+  if (recv_interval != d.recv_interval) return "--scheduler-recv-interval";
   return "";
 }
 

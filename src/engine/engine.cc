@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <string>
-
-#include "common/text.h"
 
 namespace l2s::engine {
 namespace {

@@ -24,9 +24,7 @@ Status CheckSpec(const BenchClientSpec& spec) {
 
 StatusOr<BenchClientResult> RunClient(ServeSim* sim, const BenchClientSpec& spec) {
   WorkloadSpec w;
-  w.num_requests = spec.num_prompts > 0
-                       ? spec.num_prompts
-                       : static_cast<int64_t>(spec.concurrency) * spec.prompts_per_client;
+  w.num_requests = spec.Prompts();
   // Fewer prompts than clients: the clients with none send nothing.
   const int clients = static_cast<int>(std::min<int64_t>(spec.concurrency, w.num_requests));
   w.concurrency = clients;

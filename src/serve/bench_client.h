@@ -31,6 +31,11 @@ struct BenchClientSpec {
                                            // disaggregated; DisaggServeOptions has the prefill's)
   int recv_interval = 1;           // SGLang's --scheduler-recv-interval (ServeOptions)
   uint64_t seed = 1;
+
+  // The prompts the run sends in all: num_prompts, else concurrency x prompts_per_client.
+  int64_t Prompts() const {
+    return num_prompts > 0 ? num_prompts : static_cast<int64_t>(concurrency) * prompts_per_client;
+  }
 };
 
 struct BenchClientResult {

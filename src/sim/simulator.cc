@@ -73,11 +73,10 @@ EngineNameParts ParseEngineName(std::string_view name) {
   EngineNameParts out;
   const size_t paren = name.find('(');
   const std::vector<std::string> words = EngineWords(name.substr(0, paren));
-  bool& ideal = out.ideal;
   auto scan = [&](const std::vector<std::string>& ws) {
     for (const std::string& w : ws) {
       if (w == "dynamo") out.dynamo = true;
-      else if (w == "ideal" || w == "none") ideal = true;
+      else if (w == "ideal" || w == "none") out.ideal = true;
       else if (out.family.empty()) out.family = EngineOfWord(w);
     }
   };
@@ -87,7 +86,7 @@ EngineNameParts ParseEngineName(std::string_view name) {
   // (TensorRT-LLM)"), never the engine of an unknown name ("tgi (unlike sglang)").
   if (out.dynamo && out.family.empty() && paren != std::string_view::npos)
     scan(EngineWords(name.substr(paren)));
-  if (!out.family.empty() || (ideal && !out.dynamo)) return out;
+  if (!out.family.empty() || (out.ideal && !out.dynamo)) return out;
   // No engine l2s knows: the name's words, joined ("lmdeploy 0.6" -> "lmdeploy").
   for (const std::string& w : words) out.family += w;
   return out;

@@ -326,11 +326,7 @@ std::string ClientLengths(const Measurement& row, int instances) {
 
 // The decode token-steps of the row's client run (its prompts x osl), for the work limit.
 double ClientWork(const Measurement& row, int instances) {
-  const serve::BenchClientSpec bc = ClientSpec(row, instances);
-  const double prompts = bc.num_prompts > 0
-                             ? static_cast<double>(bc.num_prompts)
-                             : static_cast<double>(bc.concurrency) * bc.prompts_per_client;
-  return prompts * static_cast<double>(row.osl);
+  return static_cast<double>(ClientSpec(row, instances).Prompts()) * static_cast<double>(row.osl);
 }
 
 // Expert slots an engine runs when the row states none: SGLang adds redundant experts up to a
