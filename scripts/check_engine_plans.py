@@ -21,6 +21,8 @@ PROBLEMS = [
     "--model qwen3-30b-a3b --gpu h100 --gpus 8 --mode serve --isl 1024 --osl 256 --slo ttft_ms=2000,tpot_ms=50".split(),
     "--model llama-3.1-8b --gpus 8 --context 4096".split(),
     "--model mixtral-8x7b --gpus 8 --context 4096".split(),
+    # speculation with a draft model (docs/GUIDE.md section 1)
+    "--model llama-3.1-70b --gpu h100 --gpus 8 --mode serve --isl 1024 --osl 256 --dtype fp8 --kv-dtype fp8 --slo ttft_ms=2000,tpot_ms=15 --draft-model yuhuili/EAGLE3-LLaMA3.3-Instruct-70B".split(),
     # AMD (docs/GUIDE.md): the engines with a ROCm build
     "--model deepseek-v3 --gpu mi355x --gpus 8 --mode serve --isl 1024 --osl 256 --slo ttft_ms=2000,tpot_ms=50".split(),
 ]

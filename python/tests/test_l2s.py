@@ -123,6 +123,21 @@ def test_eval_matches_the_binary():
     assert _without_times(r.to_dict()) == _without_times(j)
 
 
+def test_draft_model_keyword_speculates_as_the_binary_does():
+    args = dict(model="llama-3.1-8b", gpus=1, strategy="tp=1,mtp=2", batch=8, mode="decode",
+                context=2048)
+    r = l2s.eval(draft_model="org/eagle3-draft", **args)
+    code, j, _ = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "1", "--strategy",
+                          "tp=1,mtp=2", "--batch", "8", "--mode", "decode", "--context", "2048",
+                          "--draft-model", "org/eagle3-draft")
+    assert code == 0
+    assert _without_times(r.to_dict()) == _without_times(j)
+    assert r.draft_model == "org/eagle3-draft" and r.mtp == 2
+    with pytest.raises(l2s.Error) as e:
+        l2s.eval(**args)  # nothing to draft with
+    assert "--draft-model" in str(e.value)
+
+
 def test_describe_matches_the_binary():
     r = l2s.describe(model="llama-3.1-8b")
     code, j, _ = cli_json("describe", "--model", "llama-3.1-8b")

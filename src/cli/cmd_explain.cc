@@ -338,7 +338,9 @@ int Run(const ExplainFlags& f) {
                                  prog.pipe, d->pipe_step_s, tbo));
   if (prog.mtp_passes > 0) {
     const std::string title = fmt::format(
-        "MTP draft pass (last stage), run {} times per step; {:.2f} tokens emitted per step",
+        "{} (last stage), run {} times per step; {:.2f} tokens emitted per step",
+        prob.model.has_draft_model() ? "draft pass of " + prob.model.draft_model
+                                     : std::string("MTP draft pass"),
         N(prog.mtp_passes), e.accept);
     fmt::print("{}\n", SectionText(sim, title, prog.mtp, d->mtp_step_s, tbo));
   }

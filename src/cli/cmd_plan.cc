@@ -99,6 +99,7 @@ std::string ProblemFlagsText(const ProblemFlags& f) {
   add_n("--cuda-graph-max-batch", f.cuda_graph_max_batch);
   if (f.mtp >= 0) out += fmt::format(" --mtp {}", f.mtp);
   if (f.mtp_accept > 0) out += fmt::format(" --mtp-accept {}", f.mtp_accept);
+  add("--draft-model", f.draft_model);
   return out;
 }
 

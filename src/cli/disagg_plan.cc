@@ -70,12 +70,15 @@ json DisaggSummaryJson(const DisaggPlan& d) {
 }
 
 // What the disaggregated plan rests on (plan/error_bands.h): the prefill pool's GPU (pools of
-// one GPU type but for cluster files of several), the "disagg" regime, the deeper pipeline.
+// one GPU type but for cluster files of several), the "disagg" regime, the deeper pipeline, the
+// decode pool's speculation.
 plan::Uncertainty DisaggUncertainty(const DisaggPlan& d) {
   const DisaggSetup& st = d.models[d.best.model]->setup();
   Problem p = st.serve;
   p.cluster = st.prefill_pool;
-  return plan::UncertaintyOf(p, d.eval.prefill.strategy, /*disaggregated=*/true,
+  Strategy s = d.eval.prefill.strategy;
+  s.mtp = d.eval.decode.strategy.mtp;
+  return plan::UncertaintyOf(p, s, /*disaggregated=*/true,
                              std::max(d.eval.prefill.strategy.pp, d.eval.decode.strategy.pp));
 }
 

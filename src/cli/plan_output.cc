@@ -514,11 +514,15 @@ void PrintPlan(const PlanOutcome& o) {
   fmt::print("  sp         {}\n", s.sp && s.tp > 1 ? "on: residual stream split on tokens over the tp group"
                                     : s.sp ? "on, but tp = 1: no effect"
                                            : "off: residual stream replicated over the tp group");
-  if (p.model.mtp_layers > 0 && p.workload.mode != Mode::kPrefill)
+  if (p.model.can_speculate() && p.workload.mode != Mode::kPrefill)
     fmt::print("  mtp        {}\n",
-               s.mtp > 0 ? fmt::format("{} speculative token{} per step drafted by the MTP module, "
+               s.mtp > 0 ? fmt::format("{} speculative token{} per step drafted by {}, "
                                        "{:.2f} tokens emitted per step",
-                                       s.mtp, s.mtp == 1 ? "" : "s", e.accept)
+                                       s.mtp, s.mtp == 1 ? "" : "s",
+                                       p.model.has_draft_model()
+                                           ? "the draft model " + p.model.draft_model
+                                           : std::string("the MTP module"),
+                                       e.accept)
                          : std::string("off: no speculative decoding"));
   fmt::print("  operators\n");
   for (const OpChoice& c : o.ops) fmt::print("    {}\n", OpChoiceLine(c));

@@ -51,6 +51,7 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   if (w.cuda_graph_max_batch > 0) j["cuda_graph_max_batch"] = w.cuda_graph_max_batch;
   if (w.adp_balance >= 0) j["adp_balance"] = w.adp_balance > 0;
   if (w.mtp_accept > 0) j["mtp_accept"] = w.mtp_accept;
+  if (p.model.has_draft_model()) j["draft_model"] = p.model.draft_model;
   return j;
 }
 

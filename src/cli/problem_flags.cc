@@ -92,11 +92,14 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
                   "largest decode batch the engine captures as a CUDA graph (default: the "
                   "engine's)");
   cmd->add_option("--mtp", f->mtp,
-                  "speculative (MTP) tokens per decode step, 0..8; models with MTP layers only "
-                  "(plan: default searches 0..3)");
+                  "speculative tokens per decode step, 0..8; models with MTP layers, or with "
+                  "--draft-model (plan: default searches 0..3)");
   cmd->add_option("--mtp-accept", f->mtp_accept,
                   "mean tokens emitted per decode step incl. the verified one (default: the "
                   "published acceptance curve)");
+  cmd->add_option("--draft-model", f->draft_model,
+                  "speculative decoding for a model without MTP layers: the EAGLE-3 draft model "
+                  "(HF repo id or folder) the launch commands load; priced as one dense layer");
   cmd->add_option("--quick-reduce", f->quick_reduce,
                   "AMD GPUs, --engine sglang or vllm: QuickReduce, the quantised all-reduce "
                   "(ROCM_QUICK_REDUCE_QUANTIZATION): off (the engines' default), int6 or int4");
@@ -157,10 +160,11 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
       return Status::InvalidArgument(
           fmt::format("--mtp: expected 0..{} speculative tokens per step, got {}", kMaxMtpTokens,
                       f.mtp));
-    if (f.mtp > 0 && p->model.mtp_layers <= 0)
+    if (f.mtp > 0 && !p->model.can_speculate())
       return Status::InvalidArgument(fmt::format(
-          "--mtp {}: model '{}' has no MTP (next-token-prediction) layers to draft with", f.mtp,
-          p->model.name));
+          "--mtp {}: model '{}' has no MTP (next-token-prediction) layers to draft with; give "
+          "its EAGLE-3 draft model with --draft-model ID",
+          f.mtp, p->model.name));
     if (f.mtp > 0 && w.mode == Mode::kPrefill)
       return Status::InvalidArgument(
           fmt::format("--mtp {}: prefill mode has no decode steps to speculate", f.mtp));
@@ -275,6 +279,8 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   auto model = LoadModelWithWarnings(f.model);
   if (!model.ok()) return model.status();
   p.model = std::move(*model);
+  if (!f.draft_model.empty())
+    if (Status st = AttachDraftModel(f.draft_model, &p.model); !st.ok()) return st;
 
   // The same bounds as the parse-time checks, for callers that fill ProblemFlags themselves.
   if (f.gpus < 0 || f.gpus > kMaxGpusFlag)

@@ -70,6 +70,7 @@ struct ProblemFlags {
   // decode/serve; eval/explain keep the strategy's mtp).
   int mtp = -1;
   double mtp_accept = 0;
+  std::string draft_model;  // --draft-model: an EAGLE-3 draft for a model without MTP layers
   // AMD's quantised all-reduce (sim/simulator.h QuickReduce): "off", "int6" or "int4"; "" = off.
   std::string quick_reduce;
 };

@@ -257,6 +257,7 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   j["breakdown"] = BreakdownJson(e);
   j["mtp"] = s.mtp;
   j["mtp_accept"] = Num(e.accept);
+  if (p.model.has_draft_model()) j["draft_model"] = p.model.draft_model;
   j["scheduler"] = SchedulerJson(sim, s, e);
   j["strategy"] = ToText(s);
   j["model"] = p.model.name;
@@ -376,11 +377,18 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
   out += row("memory", fmt::format("{:.1f} of {:.1f} GiB per GPU", Gib(e.mem_bytes),
                                    Gib(e.mem_capacity_bytes)));
   if (s.mtp > 0 && w.mode != Mode::kPrefill)
-    out += row("MTP", fmt::format("{} draft tokens per step, {:.2f} tokens emitted per step ({}); "
-                                  "draft passes {:.3f} ms of the step",
-                                  s.mtp, e.accept,
-                                  w.mtp_accept > 0 ? "stated" : "published acceptance curve",
-                                  Ms(e.mtp_s)));
+    out += row(p.model.has_draft_model() ? "draft" : "MTP",
+               fmt::format("{} draft tokens per step{}, {:.2f} tokens emitted per step ({}); "
+                           "draft passes {:.3f} ms of the step",
+                           s.mtp,
+                           p.model.has_draft_model() ? " by " + p.model.draft_model : "",
+                           e.accept,
+                           w.mtp_accept > 0                ? "stated"
+                           : p.model.has_draft_model() ? "DeepSeek's published MTP acceptance "
+                                                         "curve, no draft-model measurement: "
+                                                         "state yours with --mtp-accept"
+                                                       : "published acceptance curve",
+                           Ms(e.mtp_s)));
   if (w.engine != Engine::kIdeal || sim.MaxNumTokens() > 0 || sim.CudaGraphMaxBatch() > 0)
     out += row("scheduler", SchedulerLine(sim, s, e));
   out += "\n";

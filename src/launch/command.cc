@@ -283,7 +283,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (have_mem) AddMemoryUtilization(*opt.eval, "vLLM", &lc);
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
-      if (s.mtp > 0)
+      if (s.mtp > 0 && m.has_draft_model())
+        c += fmt::format(" --speculative-config '{{\"method\":\"eagle3\",\"model\":\"{}\","
+                         "\"num_speculative_tokens\":{}}}'",
+                         m.draft_model, s.mtp);
+      else if (s.mtp > 0)
         c += fmt::format(
             " --speculative-config '{{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":{}}}'",
             s.mtp);
@@ -391,8 +395,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (online_fp8) c += " --quantization fp8";
       // SGLang counts the verified token among its draft tokens: mtp K = K + 1 draft tokens.
       if (s.mtp > 0)
-        c += fmt::format(" --speculative-algorithm EAGLE --speculative-num-steps {} "
+        c += fmt::format(" --speculative-algorithm {} --speculative-num-steps {} "
                          "--speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+                         m.has_draft_model() ? "EAGLE3 --speculative-draft-model-path " +
+                                                   m.draft_model
+                                             : std::string("EAGLE"),
                          s.mtp, s.mtp + 1);
       c += host;
       c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kSglangDefaultPort);
@@ -457,7 +464,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (graph_max_bs > 0)
         yaml += fmt::format("cuda_graph_config:\n  enable_padding: true\n  max_batch_size: {}\n",
                             graph_max_bs);
-      if (s.mtp > 0)
+      if (s.mtp > 0 && m.has_draft_model())
+        yaml += fmt::format("speculative_config:\n  decoding_type: Eagle\n  max_draft_len: {}\n"
+                            "  speculative_model: {}\n  eagle3_one_model: true\n",
+                            s.mtp, m.draft_model);
+      else if (s.mtp > 0)
         yaml += fmt::format("speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: {}\n",
                             s.mtp);
       if (moe && s.slots > 0)
@@ -522,7 +533,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       }
       if (have_mem) AddMemoryUtilization(*opt.eval, "ATOM", &lc);
       if (kv_fp8) c += " --kv_cache_dtype fp8";
-      if (s.mtp > 0) c += fmt::format(" --method mtp --num-speculative-tokens {}", s.mtp);
+      if (s.mtp > 0)
+        c += fmt::format(" --method {} --num-speculative-tokens {}",
+                         m.has_draft_model() ? "eagle3 --draft-model " + m.draft_model
+                                             : std::string("mtp"),
+                         s.mtp);
       c += host;
       c += fmt::format(" --server-port {}", opt.port > 0 ? opt.port : kAtomDefaultPort);
       lc.notes.push_back(fmt::format(

@@ -124,8 +124,10 @@ BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
   t.decode.command = t.decode.launched;
   if (t.decode.launched.mtp > 0 && t.prefill.launched.mtp != t.decode.launched.mtp) {
     t.notes.push_back(fmt::format(
-        "the decode side drafts with MTP ({} token{}): the prefill side is started with the same "
+        "the decode side drafts with {} ({} token{}): the prefill side is started with the same "
         "speculative setting, which {} pairs between the two sides",
+        dp.problem.model.has_draft_model() ? "the draft model " + dp.problem.model.draft_model
+                                           : std::string("MTP"),
         t.decode.launched.mtp, t.decode.launched.mtp == 1 ? "" : "s", E));
     t.prefill.command.mtp = t.decode.launched.mtp;
   }

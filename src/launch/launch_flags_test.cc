@@ -336,6 +336,8 @@ AggPlan Plan(std::string name, Problem p, Strategy s) {
   return {std::move(name), std::move(p), s, e};
 }
 
+constexpr const char* kDraftId = "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B";
+
 std::vector<AggPlan> AggregatedPlans() {
   std::vector<AggPlan> out;
   {  // dense, one node
@@ -397,6 +399,19 @@ std::vector<AggPlan> AggregatedPlans() {
     p.workload.weight = DType::kFP8;
     p.workload.kv = DType::kFP8;
     out.push_back(Plan("deepseek mi355x dp8 ep8 slots288 tbo mtp2", p, s));
+  }
+  {  // speculative decoding on a model without MTP layers: an EAGLE-3 draft model
+    ModelSpec m = Preset("llama-3.1-70b");
+    EXPECT_TRUE(AttachDraftModel(kDraftId, &m).ok());
+    Strategy s = Megatron(m, 1, 8, 1, 1, 32);
+    s.mtp = 3;
+    Problem p = MakeProblem(m, "h100", 8, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    out.push_back(Plan("llama-70b tp8 draft-model mtp3", p, s));
+    s.mtp = 2;
+    p = MakeProblem(m, "mi355x", 8, Mode::kServe);
+    p.workload.weight = DType::kFP8;
+    out.push_back(Plan("llama-70b mi355x tp8 draft-model mtp2", p, s));
   }
   {  // a decode batch above every engine's CUDA-graph default (TensorRT-LLM 128, SGLang 256)
     const ModelSpec m = Preset("qwen3-30b-a3b");
@@ -544,6 +559,73 @@ TEST(LaunchFlags, AggregatedCommandsCarryWhatThePlanAssumes) {
   for (const std::string& err : ck.errors) ADD_FAILURE() << err;
   EXPECT_GE(graph_checked, 3);  // the batch-600 plan on every engine at least
   EXPECT_GE(mem_checked, 10);
+}
+
+// Speculative decoding loads what was priced: a draft model's plan starts each engine's EAGLE-3
+// path with that draft (and K draft tokens), an MTP plan the engine's MTP path without a draft.
+TEST(LaunchFlags, SpeculativeCommandsLoadWhatThePlanDraftsWith) {
+  Checker ck;
+  int drafts = 0, mtps = 0;
+  for (const AggPlan& plan : AggregatedPlans()) {
+    const Strategy& s = plan.strategy;
+    if (s.mtp <= 0) continue;
+    const bool draft = plan.problem.model.has_draft_model();
+    for (Engine e : {Engine::kSglang, Engine::kVllm, Engine::kTrtllm, Engine::kAtom}) {
+      if (!Expressible(e, plan.problem.model, s)) continue;
+      if (!RunsOn(e, plan.problem.cluster.gpu.vendor)) continue;
+      LaunchOptions o;
+      o.node_rank = 0;
+      const LaunchCommand lc = MakeLaunchCommand(e, plan.problem, s, o);
+      const std::string where = fmt::format("{} / {}", plan.name, EngineName(e));
+      const std::vector<Parsed> ps = ck.Check(lc.command, where);
+      ASSERT_FALSE(ps.empty()) << where;
+      const Parsed& p = ps.back();
+      auto value = [&](const char* flag) {
+        auto it = p.values.find(flag);
+        return it == p.values.end() ? std::string("<absent>") : it->second;
+      };
+      (draft ? drafts : mtps) += 1;
+      switch (e) {
+        case Engine::kSglang:
+          EXPECT_EQ(value("--speculative-algorithm"), draft ? "EAGLE3" : "EAGLE") << where;
+          EXPECT_EQ(value("--speculative-draft-model-path"), draft ? kDraftId : "<absent>")
+              << where;
+          EXPECT_EQ(value("--speculative-num-steps"), std::to_string(s.mtp)) << where;
+          EXPECT_EQ(value("--speculative-num-draft-tokens"), std::to_string(s.mtp + 1)) << where;
+          break;
+        case Engine::kVllm:
+          EXPECT_EQ(value("--speculative-config"),
+                    draft ? fmt::format("{{\"method\":\"eagle3\",\"model\":\"{}\","
+                                        "\"num_speculative_tokens\":{}}}",
+                                        kDraftId, s.mtp)
+                          : fmt::format("{{\"method\":\"deepseek_mtp\","
+                                        "\"num_speculative_tokens\":{}}}",
+                                        s.mtp))
+              << where;
+          break;
+        case Engine::kTrtllm:
+          EXPECT_TRUE(Has(lc.extra_file,
+                          draft ? fmt::format("speculative_config:\n  decoding_type: Eagle\n  "
+                                              "max_draft_len: {}\n  speculative_model: {}\n",
+                                              s.mtp, kDraftId)
+                                : fmt::format("speculative_config:\n  decoding_type: MTP\n  "
+                                              "num_nextn_predict_layers: {}\n",
+                                              s.mtp)))
+              << where << "\n" << lc.extra_file;
+          ck.CheckYaml(lc.extra_file, where);
+          break;
+        case Engine::kAtom:
+          EXPECT_EQ(value("--method"), draft ? "eagle3" : "mtp") << where;
+          EXPECT_EQ(value("--draft-model"), draft ? kDraftId : "<absent>") << where;
+          EXPECT_EQ(value("--num-speculative-tokens"), std::to_string(s.mtp)) << where;
+          break;
+        case Engine::kMegatron: break;
+      }
+    }
+  }
+  for (const std::string& err : ck.errors) ADD_FAILURE() << err;
+  EXPECT_GE(drafts, 4);  // SGLang, vLLM and TensorRT-LLM on h100; ATOM (and the others) on mi355x
+  EXPECT_GE(mtps, 4);
 }
 
 // ---- Dynamo's aggregated workers ----

@@ -441,6 +441,12 @@ ParamCounts CountParams(const ModelSpec& m) {
     const int64_t copies =
         m.mtp_shares_embeddings ? 0 : c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
     c.mtp = m.mtp_layers * (LayerParams(m, block) + glue + copies);
+  } else if (m.has_draft_model()) {
+    // The draft model (model.h DraftLayerOf): fc [3h -> h], its decoder layer, its final norm and
+    // its LM head over the draft vocabulary; the embedding table is the model's.
+    const int64_t h = m.hidden_size;
+    c.mtp = 3 * h * h + LayerParams(m, DraftLayerOf(m)) + h +
+            std::min(m.vocab_size, kDraftVocab) * h;
   }
   return c;
 }

@@ -43,7 +43,7 @@ struct ParamCounts {
   int64_t shared_experts = 0;
   int64_t routers = 0;
   int64_t norms = 0;
-  int64_t mtp = 0;           // not in total
+  int64_t mtp = 0;           // MTP modules, or the draft model (ModelSpec::draft_model); not in total
 };
 
 ParamCounts CountParams(const ModelSpec& m);

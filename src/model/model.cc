@@ -26,6 +26,37 @@ const char* FfnKindName(FfnKind k) {
   return "?";
 }
 
+LayerSpec DraftLayerOf(const ModelSpec& m) {
+  LayerSpec l{FfnKind::kDense, 0};
+  l.ffn_size = m.dense_ffn_size > 0
+                   ? m.dense_ffn_size
+                   : int64_t{m.experts_per_token} * m.expert_ffn_size +
+                         int64_t{m.num_shared_experts} * m.shared_ffn_size;
+  return l;
+}
+
+Status AttachDraftModel(const std::string& id, ModelSpec* m) {
+  if (id.empty()) return Status::InvalidArgument("--draft-model: expected a model id or folder");
+  const size_t bad =
+      id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@+~");
+  if (bad != std::string::npos)
+    return Status::InvalidArgument(fmt::format(
+        "--draft-model \"{}\": character '{}' is not allowed in a model id or folder the launch "
+        "commands load (letters, digits and ._-/:@+~)",
+        id, id[bad]));
+  if (m->mtp_layers > 0)
+    return Status::InvalidArgument(fmt::format(
+        "--draft-model {}: model '{}' has {} MTP layer{} of its own, which the engines draft with "
+        "(--mtp K); a draft model is for models without",
+        id, m->name, m->mtp_layers, m->mtp_layers == 1 ? "" : "s"));
+  if (m->num_heads <= 0)
+    return Status::InvalidArgument(fmt::format(
+        "--draft-model {}: model '{}' has no attention heads for a draft decoder layer to take",
+        id, m->name));
+  m->draft_model = id;
+  return Status::Ok();
+}
+
 int ModelSpec::num_moe_layers() const {
   int n = 0;
   for (const LayerSpec& l : layers) n += l.ffn == FfnKind::kMoe ? 1 : 0;

@@ -154,6 +154,14 @@ struct ModelSpec {
   int mtp_layers = 0;  // DeepSeek multi-token-prediction modules (counted apart from the main model)
   bool mtp_shares_embeddings = false;  // the MTP modules use the main model's embedding and head
                                       // (DeepSeek-V4, Qwen3.5); DeepSeek-V3 stores its own copies
+  // An external speculative-decoding draft model for a model without MTP layers (--draft-model:
+  // the id or folder the launch commands load; "" = none). l2s prices it as an EAGLE-3 draft
+  // (src/strategy/layout.cc DraftModelPass): the fusion of three hidden states of the model, one
+  // dense decoder layer of the model's attention shape, and an LM head over a draft vocabulary.
+  std::string draft_model;
+  bool has_draft_model() const { return mtp_layers <= 0 && !draft_model.empty(); }
+  // Whether speculative decoding (strategy mtp > 0) has something to draft with.
+  bool can_speculate() const { return mtp_layers > 0 || !draft_model.empty(); }
   DType weight_dtype = DType::kBF16;  // default weight format (from quantization_config)
   // The checkpoint's FP8 weights carry block scales (quantization_config.weight_block_size, e.g.
   // DeepSeek's 128x128): engines run them on the block-scaled FP8 GEMMs, not per-tensor FP8.
@@ -177,6 +185,15 @@ struct ModelSpec {
 
   bool operator==(const ModelSpec&) const = default;
 };
+
+// The draft model of ModelSpec::draft_model, priced as an EAGLE-3 draft: its LM head covers a
+// draft vocabulary of kDraftVocab tokens (the EAGLE-3 speculators' 32K draft vocabulary, mapped
+// onto the target's; a smaller target vocabulary is used whole), and its one decoder layer is
+// DraftLayerOf(m): full softmax attention of the model's shape (q/k/v heads, head dim; an MLA
+// model keeps its MLA) and a dense FFN of the model's dense width - for an MoE model without one,
+// the width a token is active in (top-k routed experts plus the shared ones).
+inline constexpr int64_t kDraftVocab = 32000;
+LayerSpec DraftLayerOf(const ModelSpec& m);
 
 // Upper bounds every ModelSpec must respect. They are far above any released model (the largest
 // shared configs: hidden 16384, 126 layers, 384 experts, FFN 53248, vocab 202048) and keep every
@@ -210,5 +227,12 @@ inline constexpr int kDefaultScanChunk = 64;
 // kinds, at most kMaxLayerKinds distinct layer shapes. Returns InvalidArgument naming the first
 // offending field.
 Status ValidateModelSpec(const ModelSpec& m);
+
+// Attaches the draft model `id` (a HuggingFace repo id or a checkpoint folder, as the launch
+// commands load it) to `m` (ModelSpec::draft_model). InvalidArgument, in the words of
+// --draft-model, when `m` has MTP layers of its own (engines draft with those), has no attention
+// heads for the draft layer to copy, or `id` is empty or holds characters a launch command's
+// shell or JSON would read otherwise.
+Status AttachDraftModel(const std::string& id, ModelSpec* m);
 
 }  // namespace l2s

@@ -49,6 +49,15 @@ Uncertainty UncertaintyOf(const Problem& p, const Strategy& s, bool disaggregate
             : fmt::format("pipeline parallelism (pp={}): {} measured rows", pp_used, kPpRows));
   if (!u.gpu)
     u.unmeasured.push_back(fmt::format("{}: no measured deployment in ../shared", p.cluster.gpu.name));
+  if (s.mtp > 0 && p.model.has_draft_model())
+    u.unmeasured.push_back(fmt::format(
+        "speculation with the draft model {} (mtp={}): no measured row in ../shared; priced as "
+        "an EAGLE-3 draft, accepting {}",
+        p.model.draft_model, s.mtp,
+        p.workload.mtp_accept > 0 ? fmt::format("the stated {:g} tokens per step",
+                                                p.workload.mtp_accept)
+                                  : std::string("as DeepSeek's MTP does (--mtp-accept states "
+                                                "your draft's)")));
   if (p.model.vision_tower)
     u.unmodelled.push_back(
         "the checkpoint's vision / audio tower: the plan prices the language model on text "

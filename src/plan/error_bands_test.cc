@@ -62,6 +62,29 @@ TEST(ErrorBands, PipelineAndUnmeasuredGpusAreSaid) {
   EXPECT_TRUE(a100.unmodelled.empty());
 }
 
+// Speculation with a draft model has no measured row: said, with the acceptance it assumed. An
+// MTP model's speculation (measured rows in the frontier file) is not.
+TEST(ErrorBands, DraftModelSpeculationIsSaidUnmeasured) {
+  Problem p = testing::RealServe("llama-3.1-70b", "h100", 16);
+  ASSERT_TRUE(AttachDraftModel("org/draft", &p.model).ok());
+  Strategy s = Degrees(1, 8, 2, 1);
+  EXPECT_TRUE(UncertaintyOf(p, s, false, 1).unmeasured.empty());  // mtp 0: the draft is unused
+  s.mtp = 2;
+  Uncertainty u = UncertaintyOf(p, s, false, 1);
+  ASSERT_EQ(u.unmeasured.size(), 1u);
+  EXPECT_EQ(u.unmeasured[0],
+            "speculation with the draft model org/draft (mtp=2): no measured row in ../shared; "
+            "priced as an EAGLE-3 draft, accepting as DeepSeek's MTP does (--mtp-accept states "
+            "your draft's)");
+  p.workload.mtp_accept = 2.4;
+  u = UncertaintyOf(p, s, false, 1);
+  ASSERT_EQ(u.unmeasured.size(), 1u);
+  EXPECT_NE(u.unmeasured[0].find("accepting the stated 2.4 tokens per step"), std::string::npos)
+      << u.unmeasured[0];
+  Problem ds = testing::RealServe("deepseek-v3", "h200", 8);
+  EXPECT_TRUE(UncertaintyOf(ds, s, false, 1).unmeasured.empty());
+}
+
 // A multimodal checkpoint's tower is said to be outside the plan, on its own line.
 TEST(ErrorBands, AnUnmodelledVisionTowerIsSaid) {
   Problem p = testing::RealServe("llama-3.1-70b", "h100", 16);

@@ -13,7 +13,7 @@ SpaceOptions PlanSpaceOptions(const Problem& p, int mtp) {
   constexpr int kSearchedMtp = 3;  // MTP depths plan searches (issue 11: K = 0..3)
   if (mtp >= 0) {
     o.mtp = {mtp};
-  } else if (p.model.mtp_layers > 0 && w.mode != Mode::kPrefill) {
+  } else if (p.model.can_speculate() && w.mode != Mode::kPrefill) {
     o.mtp.clear();
     for (int k = 0; k <= kSearchedMtp; ++k) o.mtp.push_back(k);
   }

@@ -441,7 +441,7 @@ DisaggResult SolveDisaggExact(const JointSpace& js, Observer* observer, DisaggOr
           const RoleSolver::Solved& last = f.points.back();
           const double step_ms = last.e.tpot_s * last.e.accept * 1e3 * (1 - 1e-9);
           for (int k : js.decode_options().mtp) {
-            if (dm.setup().serve.model.mtp_layers == 0 && k > 0) continue;
+            if (!dm.setup().serve.model.can_speculate() && k > 0) continue;
             auto& sp = f.by_mtp[k];
             if (!sp) {
               SpaceOptions o = js.decode_options();

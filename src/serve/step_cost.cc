@@ -29,8 +29,8 @@ bool Pooled(const Step& st) {
 StatusOr<std::unique_ptr<StepCost>> StepCost::Make(const Problem& problem, const Strategy& s) {
   Status st = CheckStrategy(problem.model, problem.cluster.num_gpus, s);
   if (!st.ok()) return st;
-  if (s.mtp > 0 && problem.model.mtp_layers <= 0)
-    return Status::InvalidArgument("mtp > 0 needs a model with MTP layers");
+  if (s.mtp > 0 && !problem.model.can_speculate())
+    return Status::InvalidArgument("mtp > 0 needs a model with MTP layers or a draft model");
   return std::unique_ptr<StepCost>(new StepCost(problem, s));
 }
 

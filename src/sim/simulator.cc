@@ -437,7 +437,7 @@ double Simulator::EngineFactor(const std::string& engine) {
 bool Simulator::QuickStructureOk(const Strategy& s) const {
   const ModelSpec& m = p_.model;
   if (s.pp < 1 || s.tp < 1 || s.dp < 1 || s.ep < 1 || s.batch < 0) return false;
-  if (s.mtp < 0 || s.mtp > kMaxMtpTokens || (s.mtp > 0 && m.mtp_layers <= 0)) return false;
+  if (s.mtp < 0 || s.mtp > kMaxMtpTokens || (s.mtp > 0 && !m.can_speculate())) return false;
   if (s.mtp > 0 && p_.workload.mtp_accept > 0 &&
       (p_.workload.mtp_accept < 1 || p_.workload.mtp_accept > s.mtp + 1))
     return false;

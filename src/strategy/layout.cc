@@ -881,8 +881,10 @@ class Builder {
     AppendLmHead(sec);
   }
 
-  void AppendLmHead(Section* sec) {
-    const double h = m_.hidden_size, V = m_.vocab_size;
+  // The LM head over a vocabulary of `V` tokens (the model's; a draft model's own is smaller).
+  void AppendLmHead(Section* sec) { AppendLmHead(sec, static_cast<double>(m_.vocab_size)); }
+  void AppendLmHead(Section* sec, double V) {
+    const double h = m_.hidden_size;
     const int g = tp_.g;
     // Only the last position of each prompt needs logits; every verified position of a decoding
     // sequence (decode_q of them) does.
@@ -903,20 +905,46 @@ class Builder {
          res_, res_);
   }
 
-  // Speculative decoding: the draft passes of the MTP module (Program::mtp). Built by a second
-  // Builder over a one-token-per-sequence decode shape: a draft pass proposes one token for each
-  // sequence. Prefill steps (and models without MTP layers) have none.
+  // Speculative decoding: the draft passes of the MTP module or of the draft model
+  // (Program::mtp). Built by a second Builder over a one-token-per-sequence decode shape: a draft
+  // pass proposes one token for each sequence. Prefill steps (and models with nothing to draft
+  // with) have none.
   void BuildMtp(Program* p) {
     Reset(&p->mtp);
     p->mtp_passes = 0;
-    if (s_.mtp <= 0 || m_.mtp_layers <= 0 || sh_.decode_seqs <= 0 || m_.num_layers <= 0) return;
+    if (s_.mtp <= 0 || !m_.can_speculate() || sh_.decode_seqs <= 0 || m_.num_layers <= 0) return;
     StepShape one = sh_;
     one.decode_q = 1;
     one.prefill_seqs = 0;
     one.prefill_len = 0;
-    Builder draft(m_, c_, s_, one, cfg_);
-    draft.DraftPass(m_.layers.back(), &p->mtp);
+    if (m_.has_draft_model()) {
+      ProgramConfig bf16 = cfg_;  // draft checkpoints are bf16 whatever the model's format
+      bf16.weight = DType::kBF16;
+      Builder draft(m_, c_, s_, one, bf16);
+      draft.DraftModelPass(&p->mtp);
+    } else {
+      Builder draft(m_, c_, s_, one, cfg_);
+      draft.DraftPass(m_.layers.back(), &p->mtp);
+    }
     p->mtp_passes = s_.mtp;
+  }
+
+  // One draft pass of an EAGLE-3 draft model (ModelSpec::draft_model), as vLLM, SGLang,
+  // TensorRT-LLM and ATOM run one: the main model's embedding of the previous token; the fusion
+  // of three of the main model's hidden states [T, 3h] -> [T, h] (fc, whole on every GPU); one
+  // dense decoder layer (LlamaForCausalLMEagle3) of the model's attention shape and dense FFN
+  // width - its q/k/v read [embedding, hidden], 2h wide, priced here on h; and the draft's own LM
+  // head over kDraftVocab tokens. Its weights are its own (bf16), its embedding table the model's.
+  void DraftModelPass(Section* sec) {
+    const double h = m_.hidden_size;
+    const double w0 = sec->weight_bytes;
+    AppendEmbed(sec);
+    if (s_.pp <= 1) sec->weight_bytes = w0;  // the main model's table
+    const double rows = TokensIn(res_, tp_.g);
+    Matmul(sec, Op::kEmbed, Dim::kNone, Layout::kReplicated, rows, rows, 3 * h, h, DType::kBF16,
+           Group{1, 1, GroupKind::kTp}, 1, "fc");
+    AppendLayer(DraftLayerOf(m_), sec);
+    AppendLmHead(sec, std::min(static_cast<double>(m_.vocab_size), double{kDraftVocab}));
   }
 
   // One draft pass of DeepSeek's MTP module: embed the previous token, RMS-normalise it and the

@@ -50,10 +50,11 @@ Status CheckMtp(const ModelSpec& m, int mtp) {
     return Status::Invalid(
         fmt::format("mtp={} is out of range (0..{} speculative tokens per step)", mtp, kMaxMtpTokens));
   }
-  if (mtp > 0 && m.mtp_layers <= 0) {
+  if (mtp > 0 && !m.can_speculate()) {
     return Status::Invalid(fmt::format(
-        "mtp={} but model '{}' has no MTP (next-token-prediction) layers to draft with", mtp,
-        m.name));
+        "mtp={} but model '{}' has no MTP (next-token-prediction) layers to draft with (a draft "
+        "model, --draft-model, drafts for it)",
+        mtp, m.name));
   }
   return Status::Ok();
 }
@@ -306,8 +307,8 @@ StatusOr<StrategySpace> StrategySpace::Make(const ModelSpec& m, int num_gpus,
     sp.overlap_head_ = static_cast<int>(sp.head_sizes_.size());
     sp.head_sizes_.push_back(static_cast<int>(sp.overlaps_.size()));
   }
-  sp.mtp_ = m.mtp_layers > 0 ? opt.mtp : std::vector<int>{0};
-  if (m.mtp_layers > 0) {
+  sp.mtp_ = m.can_speculate() ? opt.mtp : std::vector<int>{0};
+  if (m.can_speculate()) {
     sp.mtp_head_ = static_cast<int>(sp.head_sizes_.size());
     sp.head_sizes_.push_back(static_cast<int>(sp.mtp_.size()));
   }

@@ -48,7 +48,8 @@ bool ModelHasOp(const ModelSpec& m, Op op);
 // KV heads fewer than tp is valid (the KV cache is replicated) and not an error.
 Status CheckStrategy(const ModelSpec& m, int num_gpus, const Strategy& s);
 
-// mtp in 0..kMaxMtpTokens, and > 0 only for models with MTP (next-token-prediction) layers.
+// mtp in 0..kMaxMtpTokens, and > 0 only for models with MTP (next-token-prediction) layers or a
+// draft model (ModelSpec::can_speculate).
 Status CheckMtp(const ModelSpec& m, int mtp);
 
 // Smallest slot count above `experts` that `ep` divides (used in error messages as a hint).

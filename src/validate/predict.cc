@@ -679,6 +679,14 @@ Prediction Predictor::PredictOne(const Measurement& row) {
   // --enable-expert-parallel on a dense model) changes nothing the engine runs.
   const int64_t tp = row.tp, pp = row.pp, ep = p.model.is_moe() ? row.ep : 1;
   if (row.ep > 1 && ep == 1) out.reason = fmt::format("ep {} ignored: a dense model", row.ep);
+  // A row that speculates on a model without MTP layers ran a draft model, which the row does not
+  // name: priced as the EAGLE-3 draft --draft-model attaches (model.h DraftLayerOf).
+  if (row.mtp > 0 && !p.model.can_speculate()) {
+    if (Status st = AttachDraftModel("eagle3-draft", &p.model); !st.ok())
+      return miss(st.message());
+    out.reason += fmt::format("{}mtp {} drafted by an EAGLE-3 draft model (the row names none)",
+                              out.reason.empty() ? "" : "; ", row.mtp);
+  }
   const std::optional<int64_t> tp_pp = BoundedProduct(tp, pp);
   const std::optional<int64_t> per_dp = tp_pp ? BoundedProduct(*tp_pp, replicas) : std::nullopt;
   if (!per_dp)

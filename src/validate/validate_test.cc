@@ -757,6 +757,28 @@ TEST(Predict, AggregatedConcurrencyIsPerInstance) {
       << two.lengths;
 }
 
+TEST(Predict, SpeculationOnAModelWithoutMtpLayersRanADraftModel) {
+  // `mtp` is "speculative (MTP / draft) tokens per decode step" (MEASUREMENTS.md): on Llama, which
+  // has no MTP layers, the row ran a draft model it does not name. It is predicted with the
+  // EAGLE-3 draft --draft-model prices (and says so), not missed; at 4 clients the drafts shorten
+  // TPOT (2.82 tokens a step for three draft passes of one layer).
+  Predictor pred({}, false);
+  auto row = [](const char* id, const char* mtp) {
+    return ScaleRow(fmt::format(
+        "{},s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,256,,,tpot_ms,5,,,{},,,,4,,,,,,"
+        ",,,\"random-range-ratio 0.8\"\n",
+        id, mtp));
+  };
+  const Prediction plain = pred.Predict(row("1", ""));
+  const Prediction drafted = pred.Predict(row("2", "3"));
+  ASSERT_TRUE(plain.ok) << plain.reason;
+  ASSERT_TRUE(drafted.ok) << drafted.reason;
+  EXPECT_LT(drafted.raw, plain.raw);
+  EXPECT_NE(drafted.reason.find("mtp 3 drafted by an EAGLE-3 draft model"), std::string::npos)
+      << drafted.reason;
+  EXPECT_EQ(plain.reason.find("draft"), std::string::npos) << plain.reason;
+}
+
 TEST(Predict, ClientsBeyondTheKvMemoryWaitInsteadOfMissing) {
   // Llama-3.1-8B FP8 on one H100 at 8k/1k: 2,048 clients need about 1.2 TB of KV at once. The
   // engine admits what fits and the other clients wait: the row is predicted from its client run

@@ -421,6 +421,30 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   ExpectUsageError(ds + ",mtp=2 --mtp 1", "--mtp 1");  // disagrees with the strategy
 }
 
+TEST(EngineAndMtpFlags, DraftModelSpeculatesForAModelWithoutMtpLayers) {
+  const std::string llama =
+      "eval --model llama-3.1-8b --gpus 1 --strategy tp=1,mtp=2 --mode decode --context 2048 "
+      "--batch 8";
+  const Result none = RunL2s(llama);  // a strategy that cannot run: the error says what would draft
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("--draft-model"), std::string::npos) << none.err;
+  ExpectUsageError("eval --model llama-3.1-8b --gpus 1 --strategy tp=1 --mtp 2", "--draft-model");
+  ExpectUsageError(llama + " --draft-model 'org/x y'", "--draft-model");  // a shell-split id
+  ExpectUsageError(llama + " --draft-model 'org/x\"'", "--draft-model");  // breaks vLLM's JSON
+  ExpectUsageError("eval --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=8,ep=8 "
+                   "--draft-model org/x",
+                   "MTP layer");  // engines draft with the model's own MTP layers
+  const Result r = RunL2s(llama + " --draft-model org/eagle3-draft --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_NE(j["strategy"].get<std::string>().find("mtp=2"), std::string::npos);
+  EXPECT_GT(j["breakdown"]["mtp_draft_ms"].get<double>(), 0);
+  EXPECT_EQ(j["draft_model"], "org/eagle3-draft");
+  const Result t = RunL2s(llama + " --draft-model org/eagle3-draft");
+  EXPECT_NE(t.out.find("2 draft tokens per step by org/eagle3-draft"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("--mtp-accept"), std::string::npos) << t.out;  // acceptance unmeasured
+}
+
 TEST(EvalCli, AttnDtypeFp8SpeedsUpComputeBoundMla) {
   // DeepSeek-V3 DEP8 decode on H20 at batch 64 over 4,096 keys: absorbed MLA decode is
   // compute-bound at H20's bf16 peak, so FP8 attention math makes the step faster; the flag shows
