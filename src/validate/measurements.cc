@@ -343,10 +343,13 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.kv_dtype = cell("kv_dtype");
     m.mode = AsciiLower(cell("mode"));
     m.metric = AsciiLower(cell("metric"));
-    // Spellings of the format's latency metrics: the mean is the format's own ("mean_tpot_ms"
-    // -> "tpot_ms"), a median is the 50th percentile ("median_ttft_ms" -> "p50_ttft_ms").
-    if (m.metric == "mean_ttft_ms" || m.metric == "mean_tpot_ms") m.metric = m.metric.substr(5);
+    // Spellings of the latency metrics: the mean is the plain name ("mean_tpot_ms" -> "tpot_ms"),
+    // a median the 50th percentile ("median_ttft_ms" -> "p50_ttft_ms"), vLLM's benchmark's
+    // end-to-end latency "e2el" the end-to-end latency ("p99_e2el_ms" -> "p99_e2e_ms").
+    if (m.metric.rfind("mean_", 0) == 0) m.metric = m.metric.substr(5);
     if (m.metric.rfind("median_", 0) == 0) m.metric = "p50_" + m.metric.substr(7);
+    if (m.metric.size() >= 7 && m.metric.compare(m.metric.size() - 7, 7, "e2el_ms") == 0)
+      m.metric.replace(m.metric.size() - 7, 7, "e2e_ms");
     m.notes = cell("notes");
     m.noted = ReadNotes(m.notes);
     m.overlap = AsciiLower(cell("overlap"));

@@ -45,8 +45,16 @@ std::optional<int64_t> BoundedProduct(int64_t a, int64_t b) {
 
 namespace {
 
-// A percentile latency metric ("p50_ttft_ms", "p90_tpot_ms", "p99_ttft_ms"): its statistic and
-// the metric's mean form ("ttft_ms", "tpot_ms"); nullopt for any other metric.
+// The latency metrics: time to first token, time per output token (a request's (e2e - ttft) /
+// (output tokens - 1)), inter-token latency (the gap between two emissions; with MTP a burst of
+// accepted tokens is one emission) and end-to-end latency, each as a mean ("tpot_ms") or a
+// percentile ("p99_tpot_ms").
+bool IsLatencyBase(const std::string& m) {
+  return m == "ttft_ms" || m == "tpot_ms" || m == "itl_ms" || m == "e2e_ms";
+}
+
+// A percentile latency metric ("p50_ttft_ms", "p90_tpot_ms", "p99_e2e_ms"): its statistic and
+// the metric's mean form ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"); nullopt for any other.
 struct PercentileMetric {
   double serve::Percentiles::*stat;
   std::string base;
@@ -58,7 +66,7 @@ std::optional<PercentileMetric> PercentileOf(const std::string& metric) {
         {"p99_", &serve::Percentiles::p99}}) {
     if (metric.rfind(prefix, 0) != 0) continue;
     const std::string base = metric.substr(4);
-    if (base == "ttft_ms" || base == "tpot_ms") return PercentileMetric{stat, base};
+    if (IsLatencyBase(base)) return PercentileMetric{stat, base};
   }
   return std::nullopt;
 }
@@ -66,8 +74,7 @@ std::optional<PercentileMetric> PercentileOf(const std::string& metric) {
 }  // namespace
 
 MetricKind KindOfMetric(const std::string& metric) {
-  if (metric == "tpot_ms" || metric == "ttft_ms" || PercentileOf(metric))
-    return MetricKind::kLatency;
+  if (IsLatencyBase(metric) || PercentileOf(metric)) return MetricKind::kLatency;
   if (metric == "tokens_per_s_per_user") return MetricKind::kPerUser;
   std::string base = metric;
   if (EndsWith(base, "_per_gpu")) base.resize(base.size() - 8);
@@ -150,6 +157,14 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
     if (w.mode == Mode::kDecode) return std::nullopt;
     return e.ttft_s * 1e3;
   }
+  if (metric == "itl_ms") {  // one emission per step: the verified token and accepted drafts
+    if (w.mode == Mode::kPrefill) return std::nullopt;
+    return e.tpot_s * e.accept * 1e3;
+  }
+  if (metric == "e2e_ms") {  // the first token, then osl - 1 more at the TPOT
+    if (w.mode != Mode::kServe) return std::nullopt;
+    return (e.ttft_s + static_cast<double>(std::max<int64_t>(w.osl - 1, 0)) * e.tpot_s) * 1e3;
+  }
   if (metric == "tokens_per_s_per_user") {
     // Output tokens per second one sequence sees: 1 / time per output token (with MTP the
     // simulator's tpot is already per accepted token).
@@ -194,7 +209,7 @@ namespace {
 // and TTFT are priced consistently.
 bool ClientSimulated(const Measurement& row) {
   return row.concurrency > 0 && (row.mode == "serve" || row.mode == "disagg") &&
-         (row.metric == "ttft_ms" || row.metric == "tpot_ms" || PercentileOf(row.metric) ||
+         (IsLatencyBase(row.metric) || PercentileOf(row.metric) ||
           row.metric == "tokens_per_s_per_user" || row.metric == "output_tokens_per_s" ||
           row.metric == "input_tokens_per_s");
 }
@@ -279,9 +294,17 @@ double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
   if (row.metric == "input_tokens_per_s") return r.summary.input_tokens_per_s;
   if (row.metric == "tokens_per_s_per_user") return r.mean_tpot_s > 0 ? 1 / r.mean_tpot_s : 0;
+  auto of = [&](const std::string& base) -> const serve::Percentiles& {
+    return base == "ttft_ms"  ? r.summary.ttft
+           : base == "tpot_ms" ? r.summary.tpot
+           : base == "itl_ms"  ? r.summary.itl
+                               : r.summary.e2e;
+  };
   if (const std::optional<PercentileMetric> pct = PercentileOf(row.metric))
-    return 1e3 * (pct->base == "ttft_ms" ? r.summary.ttft : r.summary.tpot).*(pct->stat);
-  return 1e3 * (row.metric == "ttft_ms" ? r.mean_ttft_s : r.mean_tpot_s);
+    return 1e3 * of(pct->base).*(pct->stat);
+  if (row.metric == "ttft_ms") return 1e3 * r.mean_ttft_s;
+  if (row.metric == "tpot_ms") return 1e3 * r.mean_tpot_s;
+  return 1e3 * of(row.metric).mean;
 }
 
 // Every input of a row that its client run depends on: all columns but the metric, its value,

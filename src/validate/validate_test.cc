@@ -279,6 +279,9 @@ TEST(Metrics, ConversionsFromTheEvaluation) {
   EXPECT_EQ(KindOfMetric("tpot_ms"), MetricKind::kLatency);
   EXPECT_EQ(KindOfMetric("ttft_ms"), MetricKind::kLatency);
   EXPECT_EQ(KindOfMetric("tokens_per_s_per_user"), MetricKind::kPerUser);
+  EXPECT_EQ(KindOfMetric("itl_ms"), MetricKind::kLatency);
+  EXPECT_EQ(KindOfMetric("p99_e2e_ms"), MetricKind::kLatency);
+  EXPECT_EQ(KindOfMetric("p99_e2el_ms"), MetricKind::kUnknown);  // a spelling the parser maps
   EXPECT_EQ(KindOfMetric("joules_per_token"), MetricKind::kUnknown);
 }
 
@@ -720,7 +723,7 @@ TEST(Predict, PercentileLatenciesComeFromTheClientsRequests) {
     EXPECT_TRUE(p.ok) << metric << ": " << p.reason;
     return p.raw;
   };
-  for (const char* m : {"ttft_ms", "tpot_ms"}) {
+  for (const char* m : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}) {
     const std::string s = m;
     const double mean = raw(m), p50 = raw(("p50_" + s).c_str()), p90 = raw(("p90_" + s).c_str()),
                  p99 = raw(("p99_" + s).c_str());
@@ -733,6 +736,38 @@ TEST(Predict, PercentileLatenciesComeFromTheClientsRequests) {
     EXPECT_EQ(raw(("median_" + s).c_str()), p50) << m;
     EXPECT_EQ(raw(("p99_" + s).c_str(), "", "8"), raw(m, "", "8")) << m;
   }
+}
+
+TEST(Predict, InterTokenAndEndToEndLatencyComeFromTheSameRun) {
+  // The client's means relate as a request's latencies do: without MTP every step emits one token,
+  // so the mean inter-token gap is the mean TPOT (one over gaps, one over requests: within 3%);
+  // with MTP a step emits 2.58 tokens (two drafts) in one burst, so the gap is about that many
+  // TPOTs. End-to-end = TTFT + (output tokens - 1) x TPOT, per request: with outputs uniform in
+  // 0.8-1.0 x 256 the mean is TTFT + (0.9 x 256 - 1) x TPOT, within 3% (TPOT varies by request).
+  // vLLM's "e2el" spelling is the same metric; a steady state (a stated batch) has the same
+  // relations exactly.
+  Predictor pred({}, false);
+  auto raw = [&](const char* metric, const char* mtp = "", const char* clients = "16",
+                 const char* batch = "") {
+    const Prediction p = pred.Predict(ScaleRow(fmt::format(
+        "1,s,vllm,h200,8,deepseek-v3,fp8,fp8,8,1,1,8,serve,1024,256,,{},{},100,,,{},,,,{},,,,,,,,,"
+        "\"random-range-ratio 0.8\"\n",
+        batch, metric, mtp, clients)));
+    EXPECT_TRUE(p.ok) << metric << ": " << p.reason;
+    return p.raw;
+  };
+  const double ttft = raw("ttft_ms"), tpot = raw("tpot_ms"), itl = raw("itl_ms"),
+               e2e = raw("e2e_ms");
+  EXPECT_NEAR(itl / tpot, 1.0, 0.03);
+  EXPECT_NEAR(e2e / (ttft + (0.9 * 256 - 1) * tpot), 1.0, 0.03);
+  EXPECT_EQ(raw("mean_e2el_ms"), e2e);
+  EXPECT_EQ(raw("p99_e2el_ms"), raw("p99_e2e_ms"));
+  EXPECT_NEAR(raw("itl_ms", "2") / raw("tpot_ms", "2"), 2.58, 0.15);
+  // Steady state at a stated batch (no client): exact.
+  const double s_tpot = raw("tpot_ms", "2", "", "8"), s_ttft = raw("ttft_ms", "2", "", "8");
+  EXPECT_DOUBLE_EQ(raw("itl_ms", "2", "", "8"), s_tpot * 2.58);
+  // (its output length is the mean, 0.9 x 256, as a whole number of tokens)
+  EXPECT_NEAR((raw("e2e_ms", "2", "", "8") - s_ttft) / s_tpot, 0.9 * 256 - 1, 0.5);
 }
 
 TEST(Predict, AggregatedConcurrencyIsPerInstance) {
