@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,20 @@
 
 namespace l2s::validate {
 namespace {
+
+// The result keys of the benchmark clients (vLLM's `vllm bench serve` / benchmark_serving.py
+// --save-result JSON, SGLang's bench_serving) as the format's metrics, matched at the end of the
+// metric after a mean_ / median_ / p99_ prefix is read: totals over the run.
+constexpr std::pair<std::string_view, std::string_view> kMetricAliases[] = {
+    {"e2el_ms", "e2e_ms"},                         // vLLM: mean_e2el_ms, p99_e2el_ms
+    {"e2e_latency_ms", "e2e_ms"},                  // SGLang: mean_e2e_latency_ms
+    {"request_throughput", "requests_per_s"},      // both: requests/s
+    {"output_throughput", "output_tokens_per_s"},  // both: output tokens/s
+    {"output_token_throughput", "output_tokens_per_s"},  // vLLM's printed summary
+    {"input_throughput", "input_tokens_per_s"},          // SGLang
+    {"total_token_throughput", "total_tokens_per_s"},    // vLLM
+    {"total_throughput", "total_tokens_per_s"},          // SGLang
+};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -343,13 +358,19 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     m.kv_dtype = cell("kv_dtype");
     m.mode = AsciiLower(cell("mode"));
     m.metric = AsciiLower(cell("metric"));
-    // Spellings of the latency metrics: the mean is the plain name ("mean_tpot_ms" -> "tpot_ms"),
-    // a median the 50th percentile ("median_ttft_ms" -> "p50_ttft_ms"), vLLM's benchmark's
-    // end-to-end latency "e2el" the end-to-end latency ("p99_e2el_ms" -> "p99_e2e_ms").
+    // Spellings of the metrics: the mean is the plain name ("mean_tpot_ms" -> "tpot_ms"), a
+    // median the 50th percentile ("median_ttft_ms" -> "p50_ttft_ms"), and the benchmark
+    // clients' own result keys the format's (kMetricAliases: "p99_e2el_ms" -> "p99_e2e_ms").
     if (m.metric.rfind("mean_", 0) == 0) m.metric = m.metric.substr(5);
     if (m.metric.rfind("median_", 0) == 0) m.metric = "p50_" + m.metric.substr(7);
-    if (m.metric.size() >= 7 && m.metric.compare(m.metric.size() - 7, 7, "e2el_ms") == 0)
-      m.metric.replace(m.metric.size() - 7, 7, "e2e_ms");
+    for (const auto& [alias, name] : kMetricAliases) {
+      const std::string_view t = m.metric;
+      if (t.size() >= alias.size() && t.substr(t.size() - alias.size()) == alias &&
+          (t.size() == alias.size() || t[t.size() - alias.size() - 1] == '_')) {
+        m.metric.replace(m.metric.size() - alias.size(), alias.size(), name);
+        break;
+      }
+    }
     m.notes = cell("notes");
     m.noted = ReadNotes(m.notes);
     m.overlap = AsciiLower(cell("overlap"));

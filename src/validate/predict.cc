@@ -203,15 +203,17 @@ std::optional<double> MetricValue(const Evaluation& e, const Workload& w, int gp
 namespace {
 
 // A serve or disagg row stating a concurrency, for a metric its benchmark client reports (mean
-// or percentile TTFT and TPOT, the speed one user sees = 1 / mean TPOT, output or input tokens/s
-// over the whole run): all come from one simulation of the client, request by request
+// or percentile TTFT, TPOT, ITL and end-to-end latency, the speed one user sees = 1 / mean TPOT,
+// output, input or total tokens/s and requests/s over the whole run): all come from one
+// simulation of the client, request by request
 // (serve/bench_client.h), which draws the row's lengths itself, so one run's throughput, TPOT
 // and TTFT are priced consistently.
 bool ClientSimulated(const Measurement& row) {
   return row.concurrency > 0 && (row.mode == "serve" || row.mode == "disagg") &&
          (IsLatencyBase(row.metric) || PercentileOf(row.metric) ||
           row.metric == "tokens_per_s_per_user" || row.metric == "output_tokens_per_s" ||
-          row.metric == "input_tokens_per_s");
+          row.metric == "input_tokens_per_s" || row.metric == "total_tokens_per_s" ||
+          row.metric == "requests_per_s");
 }
 
 // The request count of an offline benchmark (every request queued at once): "<N> requests" in
@@ -293,6 +295,9 @@ serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instan
 double ClientValue(const Measurement& row, const serve::BenchClientResult& r) {
   if (row.metric == "output_tokens_per_s") return r.output_tokens_per_s;
   if (row.metric == "input_tokens_per_s") return r.summary.input_tokens_per_s;
+  if (row.metric == "total_tokens_per_s")
+    return r.output_tokens_per_s + r.summary.input_tokens_per_s;
+  if (row.metric == "requests_per_s") return r.summary.request_rate;
   if (row.metric == "tokens_per_s_per_user") return r.mean_tpot_s > 0 ? 1 / r.mean_tpot_s : 0;
   auto of = [&](const std::string& base) -> const serve::Percentiles& {
     return base == "ttft_ms"  ? r.summary.ttft

@@ -632,6 +632,31 @@ TEST(Parse, ThousandsSeparatorsButNotDecimalCommas) {
   }
 }
 
+TEST(Parse, BenchmarkClientResultKeysAreTheFormatsMetrics) {
+  auto metric = [](const std::string& m) {
+    const auto r = ParseMeasurements(std::string(kHeader35) +
+                                         "1,s,vllm,h100,1,llama-3.1-8b,fp8,fp8,1,1,1,1,serve,1024,"
+                                         "1024,,8," + m + ",1" + kEmpty16 + "\n",
+                                     "t.csv");
+    EXPECT_TRUE(r.ok()) << m;
+    return r.ok() ? r->front().metric : std::string();
+  };
+  EXPECT_EQ(metric("mean_tpot_ms"), "tpot_ms");
+  EXPECT_EQ(metric("Median_TTFT_ms"), "p50_ttft_ms");
+  EXPECT_EQ(metric("mean_e2el_ms"), "e2e_ms");            // vLLM
+  EXPECT_EQ(metric("p99_e2el_ms"), "p99_e2e_ms");
+  EXPECT_EQ(metric("median_e2e_latency_ms"), "p50_e2e_ms");  // SGLang
+  EXPECT_EQ(metric("mean_itl_ms"), "itl_ms");
+  EXPECT_EQ(metric("request_throughput"), "requests_per_s");
+  EXPECT_EQ(metric("output_throughput"), "output_tokens_per_s");
+  EXPECT_EQ(metric("output_token_throughput"), "output_tokens_per_s");
+  EXPECT_EQ(metric("input_throughput"), "input_tokens_per_s");
+  EXPECT_EQ(metric("total_token_throughput"), "total_tokens_per_s");
+  EXPECT_EQ(metric("total_throughput"), "total_tokens_per_s");
+  EXPECT_EQ(metric("output_tokens_per_s_per_gpu"), "output_tokens_per_s_per_gpu");  // unchanged
+  EXPECT_EQ(metric("std_ttft_ms"), "std_ttft_ms");  // not a metric l2s predicts: a miss later
+}
+
 TEST(Predict, AutoDtypesAreTheEnginesChoice) {
   // kv_dtype "auto" (the engines' kv_cache_dtype=auto) is an empty cell: the engine's default.
   Predictor pred({}, true);
@@ -704,6 +729,14 @@ TEST(Predict, EveryClientMetricComesFromTheOneRun) {
   EXPECT_NE(user.lengths.find("client: 16 x 10 prompts"), std::string::npos) << user.lengths;
   EXPECT_GT(in.raw / out.raw, 6.0);
   EXPECT_LT(in.raw / out.raw, 10.0);
+  // Its total tokens/s is the sum of the two, its requests/s the output rate over the mean
+  // output (0.9 x 256 tokens; the window's requests and tokens differ by the edges: 5%).
+  const Prediction total = pred.Predict(row("5", "total_tokens_per_s"));
+  const Prediction rps = pred.Predict(row("6", "requests_per_s"));
+  ASSERT_TRUE(total.ok && rps.ok) << total.reason << rps.reason;
+  EXPECT_NEAR(total.raw, in.raw + out.raw, 1e-9 * total.raw);
+  EXPECT_NEAR(rps.raw / (out.raw / (0.9 * 256)), 1.0, 0.05);
+  EXPECT_NE(rps.lengths.find("client: 16 x 10 prompts"), std::string::npos) << rps.lengths;
 }
 
 TEST(Predict, PercentileLatenciesComeFromTheClientsRequests) {
