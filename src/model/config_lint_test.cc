@@ -395,8 +395,8 @@ TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
     const std::string msg = m.status().message();
     return msg.substr(0, msg.find("; presets: "));
   };
-  EXPECT_EQ(message("foo-r1"),
-            "unknown model \"foo-r1\": not a preset and no such file (did you mean acme/Foo-R1?)");
+  EXPECT_EQ(message("foo-r2"),
+            "unknown model \"foo-r2\": not a preset and no such file (did you mean acme/Foo-R1?)");
   EXPECT_EQ(message("bar-chatt"),
             "unknown model \"bar-chatt\": not a preset and no such file (did you mean "
             "other/Bar-Chat?)");
@@ -404,6 +404,31 @@ TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
             "unknown model \"llama-3.1-8c\": not a preset and no such file (did you mean "
             "llama-3.1-8b?)");
   EXPECT_EQ(message("nosuch"), "unknown model \"nosuch\": not a preset and no such file");
+}
+
+// A bare name equal to one known model's name but for letter case loads it (a preset first); a
+// name two repositories share stays a question.
+TEST(ModelSourceTest, BareNameInAnyCaseLoadsTheOneModelItNames) {
+  TempDir dir("l2s_model_bare");
+  const std::string cfg =
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100})";
+  ModelSearchPaths paths;
+  paths.config_dirs = {(dir.path / "configs").string()};
+  WriteFile(dir.path / "configs" / "acme--Foo-R1.json", cfg);
+  WriteFile(dir.path / "configs" / "acme--Twin.json", cfg);
+  WriteFile(dir.path / "configs" / "other--Twin.json", cfg);
+  StatusOr<ModelSpec> foo = LoadModelFrom("foo-r1", paths, nullptr);
+  ASSERT_TRUE(foo.ok()) << foo.status().message();
+  EXPECT_EQ(foo->name, "acme/Foo-R1");  // the repo id, as the launch commands load it
+  EXPECT_EQ(foo->num_layers, 2);
+  StatusOr<ModelSpec> preset = LoadModelFrom("Llama-3.1-8B", paths, nullptr);
+  ASSERT_TRUE(preset.ok()) << preset.status().message();
+  EXPECT_EQ(preset->name, "llama-3.1-8b");
+  StatusOr<ModelSpec> twin = LoadModelFrom("twin", paths, nullptr);
+  ASSERT_FALSE(twin.ok());
+  EXPECT_NE(twin.status().message().find("(did you mean "), std::string::npos)
+      << twin.status().message();
 }
 
 // org/name: the config folders first, then the hub cache's refs/main snapshot, else the newest.

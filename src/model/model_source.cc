@@ -195,9 +195,10 @@ namespace {
 // misspelling, or a HuggingFace repo whose config l2s would find (`org--name.json` in a config
 // folder, `models--org--name` in the HuggingFace cache) whose name is `name` in another case or
 // within a misspelling of it ("deepseek-r1" -> "deepseek-ai/DeepSeek-R1").
-std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& paths) {
-  const std::string want = AsciiLower(name);
-  std::vector<std::pair<std::string, std::string>> known;  // (what to type, what to compare)
+// Every model l2s can load by name: (what to type, its lower-case name to compare with): the
+// presets, and the configs of the config folders and the HuggingFace cache as org/repo.
+std::vector<std::pair<std::string, std::string>> KnownModels(const ModelSearchPaths& paths) {
+  std::vector<std::pair<std::string, std::string>> known;
   for (const std::string& p : ModelPresetNames()) known.emplace_back(p, p);
   auto add_repo = [&](const std::string& org, const std::string& repo) {
     if (!org.empty() && !repo.empty()) known.emplace_back(org + "/" + repo, AsciiLower(repo));
@@ -219,6 +220,12 @@ std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& pat
       const size_t sep = rest.find("--");
       if (sep != std::string::npos) add_repo(rest.substr(0, sep), rest.substr(sep + 2));
     }
+  return known;
+}
+
+std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& paths) {
+  const std::string want = AsciiLower(name);
+  const std::vector<std::pair<std::string, std::string>> known = KnownModels(paths);
   const int i = NearestIndex(known.size(), std::max(1, MaxTypoDistance(want.size())), [&](size_t i) {
     const std::string& compare = known[i].second;
     return compare == want ? 0 : EditDistance(want, compare);
@@ -255,6 +262,21 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     L2S_ASSIGN_OR_RETURN(ModelSpec m, LoadConfigFile(*found, path, warnings));
     m.name = path;  // the repo id: what engines take as --model
     return m;
+  }
+  // A preset or a local config's repository name in other letter case ("Llama-3.1-8B",
+  // "deepseek-r1" for deepseek-ai/DeepSeek-R1): the model it names when exactly one does (a
+  // preset first: its name is l2s's own); two repositories of that name stay a question.
+  {
+    const std::string want = AsciiLower(name_or_path);
+    std::vector<std::string> exact;
+    for (const auto& [type, compare] : KnownModels(paths))
+      if (compare == want && std::find(exact.begin(), exact.end(), type) == exact.end())
+        exact.push_back(type);
+    const auto preset = std::find_if(exact.begin(), exact.end(), [&](const std::string& t) {
+      return std::find(presets.begin(), presets.end(), t) != presets.end();
+    });
+    if (preset != exact.end()) return LoadModelFrom(*preset, paths, warnings);
+    if (exact.size() == 1) return LoadModelFrom(exact.front(), paths, warnings);
   }
   const std::string near = NearestKnownModel(name_or_path, paths);
   return Status::NotFound(fmt::format(
