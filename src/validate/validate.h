@@ -219,7 +219,7 @@ class Predictor {
  public:
   // Simulated benchmark-client runs (or why each failed). The three metric rows of a measured run
   // share one: runs are keyed by every input of the row but its metric, value and prose
-  // (ClientKey in predict.cc).
+  // (ClientKey in row_metrics.h).
   using ClientRuns = std::map<std::string, StatusOr<serve::BenchClientResult>>;
 
  private:
