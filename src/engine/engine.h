@@ -133,7 +133,7 @@ StatusOr<EngineId> ParseEngineId(std::string_view name);
 // scheduler of its own and follows kIdeal.
 inline Engine SchedulerOf(EngineId id) { return CapabilitiesOf(id).scheduler; }
 // The limits the engine applies when the user states none: the simulator's DefaultsOf for its
-// scheduler (the CUDA-graph limit among them; the one source is sim/simulator.cc).
+// scheduler (the CUDA-graph limit among them; the one source is sim/engine_figures.cc).
 inline EngineDefaults DefaultsOfEngine(EngineId id) { return DefaultsOf(SchedulerOf(id)); }
 
 }  // namespace l2s::engine

@@ -1,5 +1,5 @@
 # The simulator proper (owned by the simulator layer's lead); included from CMakeLists.txt.
-add_library(l2s_sim simulator.cc disagg.cc)
+add_library(l2s_sim simulator.cc engine_figures.cc disagg.cc)
 target_include_directories(l2s_sim PUBLIC ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(l2s_sim PUBLIC l2s_sim_kernels l2s_strategy l2s_model l2s_hw l2s_common
                       fmt::fmt)

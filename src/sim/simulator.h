@@ -304,7 +304,7 @@ class Simulator {
   // above its prefill step, while its TPOTs at high concurrency leave no room for that time
   // inside the steps (decode is not stalled by it). The cause (front end, scheduler hand-off,
   // streaming) is not measured in ../shared: a constant fitted per engine family on its
-  // low-concurrency TTFT rows (simulator.cc: SGLang, ATOM), 0 for families without such rows.
+  // low-concurrency TTFT rows (engine_figures.cc: SGLang, ATOM), 0 for families without such rows.
   // By scheduler: its own engine's (kVllm: vLLM's, not ATOM's).
   static double RequestOverheadSeconds(Engine e);
   // The same for an engine as named (measurement files, --engine): its family's fitted value
