@@ -110,6 +110,17 @@ std::string Figures(const Evaluation& e) {
       e.act_bytes / kGiB, e.reserve_bytes / kGiB);
 }
 
+// DEPLOY.md's line on a draft model the servers load beside the model (--draft-model), when the
+// plan speculates with it; "" otherwise.
+std::string DraftModelLine(const ModelSpec& m, int mtp) {
+  if (mtp <= 0 || !m.has_draft_model()) return "";
+  return fmt::format(
+      "Speculative decoding with the draft model `{}` ({} draft token{} per step): every server "
+      "loads it beside the model, so it must be reachable (downloaded, or a folder) where they "
+      "start.\n\n",
+      m.draft_model, mtp, mtp == 1 ? "" : "s");
+}
+
 // The strategy's degrees, batch and engine switches (ToText without the per-operator dims).
 std::string Short(const Strategy& s) {
   const std::string t = ToText(s);
@@ -419,6 +430,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   std::string md = fmt::format("# Deployment: {} on {}\n\n", p.model.name, title);
   md += fmt::format("{} instance(s) of {} GPU(s) (`{}`), {} node(s) of {} GPUs.\n\n", instances,
                     inst.gpus(), Short(inst), by_node.size(), P);
+  md += DraftModelLine(p.model, inst.mtp);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   md += "\n## Order to start\n";
@@ -695,6 +707,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   md += fmt::format("Prefill: {} x `{}` ({} GPUs each); decode: {} x `{}` ({} GPUs each).\n\n",
                     prefill.instances, Short(l.prefill), prefill.gpus_per_instance,
                     decode.instances, Short(l.decode), decode.gpus_per_instance);
+  md += DraftModelLine(decode.problem.model, l.decode.mtp);
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   const std::string start_nodes =

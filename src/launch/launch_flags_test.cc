@@ -865,6 +865,12 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
       ASSERT_TRUE(EmitDeployment(dir.string(), e, plan.problem, plan.strategy, plan.eval, {}, &written).ok())
           << plan.name;
       EXPECT_TRUE(std::filesystem::exists(dir / "DEPLOY.md"));
+      // A plan that drafts with a draft model says that every server loads it.
+      if (e != Engine::kMegatron)
+        EXPECT_EQ(Has(ReadAll(dir / "DEPLOY.md"),
+                      fmt::format("Speculative decoding with the draft model `{}`", kDraftId)),
+                  plan.problem.model.has_draft_model() && plan.strategy.mtp > 0)
+            << plan.name << " / " << EngineName(e);
       scripts += CheckScripts(dir, plan.problem.cluster.gpus_per_domain, &ck);
       if (std::filesystem::exists(dir / "lws.yaml")) {
         ++lws;
