@@ -442,10 +442,16 @@ ParamCounts CountParams(const ModelSpec& m) {
         m.mtp_shares_embeddings ? 0 : c.embedding + (m.tied_embeddings ? 0 : m.vocab_size * h);
     c.mtp = m.mtp_layers * (LayerParams(m, block) + glue + copies);
   } else if (m.has_draft_model()) {
-    // The draft model (model.h DraftLayerOf): fc [3h -> h], its decoder layer, its final norm and
-    // its LM head over the draft vocabulary; the embedding table is the model's.
+    // The draft model (model.h DraftLayerOf): fc [3h -> h], its decoder layer - whose GQA q/k/v
+    // read [embedding, hidden], 2h wide: h x (q + k + v widths) more than the model's layer -
+    // its final norm and its LM head over the draft vocabulary; the embedding table is the
+    // model's.
     const int64_t h = m.hidden_size;
-    c.mtp = 3 * h * h + LayerParams(m, DraftLayerOf(m)) + h +
+    const int64_t qkv_extra =
+        m.attention == AttentionKind::kMla
+            ? 0
+            : h * (int64_t{m.num_heads} + 2 * int64_t{m.num_kv_heads}) * m.head_dim;
+    c.mtp = 3 * h * h + LayerParams(m, DraftLayerOf(m)) + qkv_extra + h +
             std::min(m.vocab_size, kDraftVocab) * h;
   }
   return c;

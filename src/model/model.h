@@ -190,8 +190,9 @@ struct ModelSpec {
 // draft vocabulary of kDraftVocab tokens (the EAGLE-3 speculators' 32K draft vocabulary, mapped
 // onto the target's; a smaller target vocabulary is used whole), and its one decoder layer is
 // DraftLayerOf(m): full softmax attention of the model's shape (q/k/v heads, head dim; an MLA
-// model keeps its MLA) and a dense FFN of the model's dense width - for an MoE model without one,
-// the width a token is active in (top-k routed experts plus the shared ones).
+// model keeps its MLA), its GQA q/k/v reading [embedding, hidden] (2h wide), and a dense FFN of
+// the model's dense width - for an MoE model without one, the width a token is active in (top-k
+// routed experts plus the shared ones).
 inline constexpr int64_t kDraftVocab = 32000;
 LayerSpec DraftLayerOf(const ModelSpec& m);
 

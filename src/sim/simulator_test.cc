@@ -522,15 +522,17 @@ TEST(Simulator, MtpNeedsMtpLayers) {
 // A model without MTP layers speculates with a draft model (--draft-model), priced as an EAGLE-3
 // draft (model.h DraftLayerOf). Llama-3.1-8B, h = 4096, on one GPU:
 //   fc [3h -> h]:                          3 * 4096 * 4096 =  50,331,648
-//   one decoder layer (CountsTest.Llama8BExact): 41,943,040 + 176,160,768 + 8,192 = 218,112,000
+//   one decoder layer: attention with q/k/v reading 2h = 8192 features,
+//     q 8192 * 4096 + k, v 2 * 8192 * 1024 + o 4096 * 4096 = 67,108,864;
+//     FFN 3 * 4096 * 14336 = 176,160,768; norms 2 * 4096 = 8,192          -> 243,277,824
 //   LM head over the 32,000-token draft vocabulary: 32,000 * 4096 = 131,072,000
-// = 399,515,648 parameters (+ the final norm's 4,096 in the count). The program's weights leave
-// out the norms (the layer's 8,192), as for every layer: 399,507,456 bf16 parameters whatever the
-// model's format, 799,014,912 bytes the draft passes read and the GPU holds.
+// = 424,681,472 parameters (+ the final norm's 4,096 in the count). The program's weights leave
+// out the norms (the layer's 8,192), as for every layer: 424,673,280 bf16 parameters whatever the
+// model's format, 849,346,560 bytes the draft passes read and the GPU holds.
 TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
   ModelSpec m = testing::Llama8B();
   ASSERT_TRUE(AttachDraftModel("org/eagle3-draft", &m).ok());
-  EXPECT_EQ(CountParams(m).mtp, 399'515'648 + 4'096);
+  EXPECT_EQ(CountParams(m).mtp, 424'681'472 + 4'096);
   Problem p = MakeProblem(m, 1);
   p.workload.weight = DType::kFP8;  // the draft stays bf16
   p.workload.context = 2048;
@@ -544,7 +546,7 @@ TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
   sim.Explain(s, 16, d.get());
   const Program& prog = d->program;
   ASSERT_EQ(prog.mtp_passes, 2);
-  EXPECT_DOUBLE_EQ(prog.mtp.weight_bytes, 799'014'912.0);
+  EXPECT_DOUBLE_EQ(prog.mtp.weight_bytes, 849'346'560.0);
   bool saw_fc = false, saw_head = false;
   for (int i = 0; i < prog.mtp.num_steps; ++i) {
     const Step& st = prog.mtp.steps[i];
@@ -552,6 +554,10 @@ TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
       saw_fc = true;
       EXPECT_EQ(st.m, 16);
       EXPECT_DOUBLE_EQ(st.weight_bytes, 3.0 * 4096 * 4096 * 2);
+    }
+    if (std::string(st.what) == "qkv") {  // [16 tokens, 2h] x [2h, (32 + 2 x 8) x 128]
+      EXPECT_EQ(st.k, 8192);
+      EXPECT_DOUBLE_EQ(st.weight_bytes, 8192.0 * 6144 * 2);
     }
     if (std::string(st.what) == "lm_head") {
       saw_head = true;
@@ -562,7 +568,7 @@ TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
   Strategy s0 = s;
   s0.mtp = 0;
   const Evaluation e0 = sim.EvaluateAtBatch(s0, 16);
-  EXPECT_NEAR(e.weight_bytes - e0.weight_bytes, 799'014'912.0, 1.0);
+  EXPECT_NEAR(e.weight_bytes - e0.weight_bytes, 849'346'560.0, 1.0);
   EXPECT_GT(e.mtp_s, 0);
   EXPECT_LT(e.tpot_s, e0.tpot_s);  // 2 drafts, 2.58 tokens a step, for 2 cheap passes
   // Without the draft model the same strategy has nothing to draft with.

@@ -334,7 +334,8 @@ class Builder {
       // With dim1 and fewer KV heads than GPUs, each GPU also computes the one KV head it needs.
       double n_total = qkv_width;
       if (g > 1 && dq == Dim::kDim1 && KVH < g) n_total = (qmul * H + kvmul * g) * hd;
-      l = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), h, n_total, wdt, tp_, 1, "qkv");
+      l = Matmul(sec, Op::kAttnQkv, dq, res_, T_, TokensSplit(g), qkv_input_ * h, n_total, wdt,
+                 tp_, 1, "qkv");
       if (m_.attention_bias) sec->weight_bytes += qkv_width * BytesPerElement(DType::kBF16);
     } else {
       // MLA projections: down-projections q_a [h, q_lora] and kv_a [h, latent+rope], then the
@@ -933,8 +934,9 @@ class Builder {
   // TensorRT-LLM and ATOM run one: the main model's embedding of the previous token; the fusion
   // of three of the main model's hidden states [T, 3h] -> [T, h] (fc, whole on every GPU); one
   // dense decoder layer (LlamaForCausalLMEagle3) of the model's attention shape and dense FFN
-  // width - its q/k/v read [embedding, hidden], 2h wide, priced here on h; and the draft's own LM
-  // head over kDraftVocab tokens. Its weights are its own (bf16), its embedding table the model's.
+  // width, whose q/k/v read [embedding, hidden], 2h wide (an MLA model's draft keeps MLA's
+  // projections, read on h); and the draft's own LM head over kDraftVocab tokens. Its weights are
+  // its own (bf16), its embedding table the model's.
   void DraftModelPass(Section* sec) {
     const double h = m_.hidden_size;
     const double w0 = sec->weight_bytes;
@@ -943,7 +945,9 @@ class Builder {
     const double rows = TokensIn(res_, tp_.g);
     Matmul(sec, Op::kEmbed, Dim::kNone, Layout::kReplicated, rows, rows, 3 * h, h, DType::kBF16,
            Group{1, 1, GroupKind::kTp}, 1, "fc");
+    qkv_input_ = 2;
     AppendLayer(DraftLayerOf(m_), sec);
+    qkv_input_ = 1;
     AppendLmHead(sec, std::min(static_cast<double>(m_.vocab_size), double{kDraftVocab}));
   }
 
@@ -977,6 +981,9 @@ class Builder {
   const Strategy& s_;
   const StepShape& sh_;
   const ProgramConfig& cfg_;
+  // The input width of a GQA q/k/v projection, in hidden sizes: 1, or 2 for an EAGLE-3 draft
+  // layer, whose q/k/v read [embedding, hidden] (DraftModelPass).
+  double qkv_input_ = 1;
   Group tp_, etp_, stage_;
   int pipe_domains_ = 1;
   double act_b_ = 2;
