@@ -588,7 +588,7 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
 Runner RegisterCompare(CLI::App& app) {
   auto f = std::make_shared<CompareFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "compare", "run several searchers over seeds on one problem (the paper's evaluation): "
+      "compare", "Run several searchers over seeds on one problem (the paper's evaluation): "
                  "table, traces.csv, convergence.svg and pareto.svg");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--searchers", f->searchers,

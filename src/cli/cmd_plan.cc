@@ -694,8 +694,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
 Runner RegisterPlan(CLI::App& app) {
   auto f = std::make_shared<PlanFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "search the best sharding strategy (default: gpt-moe-1.6t, decode at 16k context on "
-              "1,024 H100s, rl, 4,000 calls) and show how to launch it");
+      "plan", "Plan the deployment with the most tokens/s per GPU within the SLOs, per engine, and "
+              "how to launch it (default: gpt-moe-1.6t decoding at 16k context on 1,024 H100s)");
   AddProblemFlags(cmd, &f->problem);
   cmd->add_option("--search", f->search,
                   "searcher spec: local, rl, sa, rw, ga, megatron, default or oracle, with "
