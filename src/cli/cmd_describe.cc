@@ -33,6 +33,7 @@ struct DescribeFlags {
   int gpus_per_node = 0;  // 0: the GPU's own NVLink domain
   int64_t context = 4096;
   bool json = false;
+  std::string draft_model;  // --draft-model: show the draft l2s prices beside the model
 };
 
 int NumSlidingLayers(const ModelSpec& m) {
@@ -143,7 +144,8 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
                  {"routers", c.routers},           {"norms", c.norms}};
   j["mtp_layers"] = m.mtp_layers;
   j["vision_tower_unmodelled"] = m.vision_tower;
-  j["mtp_params"] = c.mtp;
+  j["mtp_params"] = c.mtp;  // the MTP modules, or the draft model (draft_model)
+  if (m.has_draft_model()) j["draft_model"] = m.draft_model;
   j["weight_bytes"] = WeightBytes(m, m.weight_dtype);
   j["weight_bytes_bf16"] = WeightBytes(m, DType::kBF16);
   j["kv_bytes_per_token"] = KvBytesPerToken(m, DType::kBF16);
@@ -244,6 +246,12 @@ void PrintModel(const ModelSpec& m, int64_t context) {
   if (c.routed_experts > 0) row("  routed experts", Billions(c.routed_experts));
   if (c.shared_experts > 0) row("  shared experts", Billions(c.shared_experts));
   if (m.mtp_layers > 0) row("mtp (not in total)", Billions(c.mtp));
+  if (m.has_draft_model())
+    row("draft (not in total)",
+        fmt::format("{} as l2s prices {} (an EAGLE-3 draft: fc, one dense layer, a {}-token LM "
+                    "head; {:.2f} GiB in bf16)",
+                    Billions(c.mtp), m.draft_model, std::min(m.vocab_size, kDraftVocab),
+                    2.0 * static_cast<double>(c.mtp) / kGiB));
   row("weights", fmt::format("{:.1f} GiB as {}{} ({:.1f} GiB bf16)",
                              WeightBytes(m, m.weight_dtype) / kGiB, DTypeName(m.weight_dtype),
                              m.attention_unquantized ? ", attention bf16" : "",
@@ -328,6 +336,8 @@ int Run(const DescribeFlags& f) {
                               f.context));
     StatusOr<ModelSpec> m = LoadModelWithWarnings(f.model);
     if (!m.ok()) return Fail(m.status());
+    if (!f.draft_model.empty())
+      if (Status st = AttachDraftModel(f.draft_model, &*m); !st.ok()) return Fail(st);
     if (f.json) {
       fmt::print("{}\n", DumpJson(ModelJson(*m, f.context)));
     } else {
@@ -361,6 +371,8 @@ Runner RegisterDescribe(CLI::App& app) {
   auto f = std::make_shared<DescribeFlags>();
   CLI::App* cmd = app.add_subcommand("describe", "Print the derived figures of a model or cluster");
   cmd->add_option("--model", f->model, "model preset or path to a HuggingFace config.json");
+  cmd->add_option("--draft-model", f->draft_model,
+                  "with --model: the EAGLE-3 draft model l2s prices beside it (its parameters)");
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72, h100-64, ...) or JSON file");
   cmd->add_option("--gpu", f->gpu, fmt::format("GPU type for a plain cluster: {}",
                                                fmt::join(GpuPresetNames(), ", ")));

@@ -443,6 +443,14 @@ TEST(EngineAndMtpFlags, DraftModelSpeculatesForAModelWithoutMtpLayers) {
   const Result t = RunL2s(llama + " --draft-model org/eagle3-draft");
   EXPECT_NE(t.out.find("2 draft tokens per step by org/eagle3-draft"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("--mtp-accept"), std::string::npos) << t.out;  // acceptance unmeasured
+  // describe shows the draft's parameters as priced (Simulator.DraftModelPaysItsFusionLayerAnd
+  // DraftHead derives them: 424,681,472 + the final norm's 4,096).
+  const Result d = RunL2s("describe --model llama-3.1-8b --draft-model org/eagle3-draft --json");
+  ASSERT_EQ(d.code, 0) << d.err;
+  const nlohmann::json dj = ParseJson(d.out);
+  EXPECT_EQ(dj["mtp_params"], 424'685'568);
+  EXPECT_EQ(dj["draft_model"], "org/eagle3-draft");
+  ExpectUsageError("describe --model deepseek-v3 --draft-model org/x", "MTP layer");
 }
 
 TEST(EvalCli, AttnDtypeFp8SpeedsUpComputeBoundMla) {
