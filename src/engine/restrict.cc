@@ -186,7 +186,9 @@ StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m
   if (!c.mtp) {
     if (std::find(opt.mtp.begin(), opt.mtp.end(), 0) == opt.mtp.end())
       return Status::InvalidArgument(fmt::format(
-          "{} has no MTP speculative decoding: the space's mtp options must include 0", c.title));
+          "{} has no speculative decoding: plan it with mtp 0 (--mtp 0, or no --mtp), or "
+          "another --engine",
+          c.title));
     opt.mtp = {0};
   }
   if (!c.expert_slots) {
