@@ -265,6 +265,24 @@ Status ParseSlo(const std::string& text, Workload* w) {
   return Status::Ok();
 }
 
+Status CheckLengthsOfMode(const ProblemFlags& f, Mode mode) {
+  const std::string which = f.mode.empty() ? std::string("decode mode (the default)")
+                                           : fmt::format("--mode {}", f.mode);
+  if (mode == Mode::kDecode && (f.isl > 0 || f.osl > 0))
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} reads --context, the KV length per sequence, not prompt and output lengths; give "
+        "--mode serve for prompts and outputs (or --mode prefill for prompts only)",
+        f.isl > 0 ? "--isl" : "--osl", which));
+  if (mode == Mode::kPrefill && f.osl > 0)
+    return Status::InvalidArgument(fmt::format(
+        "--osl: {} has no outputs; --mode serve serves prompts and outputs", which));
+  if (mode != Mode::kDecode && f.context > 0)
+    return Status::InvalidArgument(fmt::format(
+        "--context: the KV length of --mode decode; {}'s follows {}", which,
+        mode == Mode::kServe ? "--isl and --osl" : "--isl"));
+  return Status::Ok();
+}
+
 StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path) {
   std::vector<std::string> warnings;
   StatusOr<ModelSpec> m = LoadModelFrom(name_or_path, DefaultModelSearchPaths(), &warnings);
@@ -340,6 +358,10 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   Workload& w = p.workload;
   if (!f.mode.empty() && !ParseMode(f.mode, &w.mode))
     return Status::InvalidArgument(fmt::format("--mode: expected serve, decode or prefill, got \"{}\"", f.mode));
+  // Without --mode: serving when an output length is given (only serving has outputs), else
+  // decode (the Workload's default). A length the mode does not read is an error, not ignored.
+  if (f.mode.empty() && f.osl > 0) w.mode = Mode::kServe;
+  if (Status st = CheckLengthsOfMode(f, w.mode); !st.ok()) return st;
   if (f.isl < 0 || f.osl < 0 || f.context < 0 || f.isl > kMaxTokens || f.osl > kMaxTokens ||
       f.context > kMaxTokens)
     return Status::InvalidArgument(

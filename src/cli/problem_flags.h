@@ -88,8 +88,13 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p);
 // --model: a preset, a config path or a HuggingFace repo id (model/model_source.h), with its input
 // checks (model/config_lint.h) printed as "l2s: warning: ..." lines on stderr.
 StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path);
+// The lengths `mode` reads: decode --context, prefill --isl, serve --isl and --osl; a length flag
+// it would ignore is InvalidArgument naming the flag (`f.mode` empty: the default decode, or serve
+// when --osl is given).
+Status CheckLengthsOfMode(const ProblemFlags& f, Mode mode);
 // Validates every flag and builds the problem (the model through LoadModelWithWarnings); errors
-// are one line naming the flag.
+// are one line naming the flag. Without --mode the workload serves when --osl is given, else
+// decodes.
 StatusOr<Problem> BuildProblem(const ProblemFlags& f);
 // "ttft_ms=2000,tpot_ms=50" -> workload SLOs. Each key at most once, plain decimal numbers of
 // milliseconds in (0, kMaxSloMs], no empty entries.

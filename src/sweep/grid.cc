@@ -172,6 +172,18 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
     } else if (!v.is_null()) {
       return Bad(name, fmt::format("each of 'workloads' is a mapping {{mode, input, output, context}}, got {}", v.dump()));
     }
+    // The lengths the mode reads (as plan checks them: serve input and output, prefill input,
+    // decode context; no mode: serve with an output, else decode), said once for the grid
+    // instead of failing each of the workload's scenarios.
+    const std::string mode = !w.mode.empty() ? w.mode : w.output ? "serve" : "decode";
+    const char* stray = mode == "decode"                 ? (w.input ? "input" : w.output ? "output" : nullptr)
+                        : mode == "prefill" && w.output  ? "output"
+                        : mode != "decode" && w.context ? "context"
+                                                         : nullptr;
+    if (stray != nullptr)
+      return Bad(name, fmt::format("workload {}: mode {} does not read '{}' (serve: input and "
+                                   "output; prefill: input; decode: context)",
+                                   v.dump(), mode, stray));
     g.workloads.push_back(w);
   }
   auto is_price = [](const json& v) {

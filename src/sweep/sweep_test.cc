@@ -131,6 +131,13 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({"workloads":[{"mode":"serve","input":5,"osl":5}]})",
        "g: unknown workload key 'osl' (expected mode, input, output, context; the output length "
        "is 'output' here)"},
+      // A length the workload's mode does not read (plan would refuse each scenario).
+      {R"({"workloads":[{"mode":"serve","input":5,"output":5,"context":64}]})",
+       "g: workload {\"context\":64,\"input\":5,\"mode\":\"serve\",\"output\":5}: mode serve "
+       "does not read 'context' (serve: input and output; prefill: input; decode: context)"},
+      {R"({"workloads":[{"input":512}]})",
+       "g: workload {\"input\":512}: mode decode does not read 'input' (serve: input and output; "
+       "prefill: input; decode: context)"},
       {R"({"prices":[-1]})",
        "g: each of 'prices' is a price per GPU-hour >= 0 (or 'prices' is a mapping of GPU to "
        "price), got -1"},

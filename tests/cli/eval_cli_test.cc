@@ -408,6 +408,27 @@ TEST(ValidateCli, UnpredictableRowsAreMisses) {
   EXPECT_EQ(j["share_within_25pct"], 0.0);
 }
 
+// Each mode reads its own lengths; a length it would ignore is an error naming it, and without
+// --mode an output length means serving.
+TEST(LengthFlags, ALengthTheModeDoesNotReadIsAnError) {
+  const std::string e = "eval --model llama-3.1-8b --gpus 8 --strategy tp=8";
+  ExpectUsageError(e + " --isl 1024",
+                   "l2s: error: --isl: decode mode (the default) reads --context, the KV length "
+                   "per sequence, not prompt and output lengths; give --mode serve for prompts "
+                   "and outputs (or --mode prefill for prompts only)");
+  ExpectUsageError(e + " --mode decode --osl 64", "l2s: error: --osl: --mode decode reads --context");
+  ExpectUsageError(e + " --mode serve --isl 512 --context 4096",
+                   "l2s: error: --context: the KV length of --mode decode; --mode serve's follows "
+                   "--isl and --osl");
+  ExpectUsageError(e + " --mode prefill --isl 512 --osl 8",
+                   "l2s: error: --osl: --mode prefill has no outputs");
+  ExpectUsageError("plan --model llama-3.1-8b --gpus 8 --isl 512 --json", "--isl");
+  const Result r = RunL2s(e + " --isl 1024 --osl 256 --json");  // --osl: serving
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = ParseJson(r.out);
+  EXPECT_GT(j["ttft_ms"].get<double>(), 0);  // a prompt was processed: serve mode
+}
+
 TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   const std::string llama = "eval --model llama-3.1-8b --gpus 1 --strategy tp=1";
   ExpectUsageError(llama + " --mtp 2", "--mtp 2");                 // no MTP layers
