@@ -196,6 +196,9 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
           k + 1, k, f.mtp_accept));
     if (f.mtp == 0)
       return Status::InvalidArgument("--mtp-accept needs speculative tokens (--mtp 0 turns MTP off)");
+    if (w.mode == Mode::kPrefill)
+      return Status::InvalidArgument(fmt::format(
+          "--mtp-accept {}: prefill mode has no decode steps to speculate", f.mtp_accept));
     w.mtp_accept = f.mtp_accept;
   }
   return Status::Ok();

@@ -445,6 +445,14 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
   return out;
 }
 
+Status CheckMtpAcceptUsed(const Problem& p, const Strategy& s) {
+  if (p.workload.mtp_accept <= 0 || s.mtp > 0) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "--mtp-accept {}: the strategy speculates no tokens (mtp=0); give --mtp K or mtp=K in "
+      "--strategy",
+      p.workload.mtp_accept));
+}
+
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
                                    const std::string& batch_flag, int mtp_flag) {
   if (text.empty()) return Status::InvalidArgument("--strategy is required (e.g. \"tp=8,pp=1\")");

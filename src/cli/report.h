@@ -94,5 +94,8 @@ std::string Thousands(double v);
 // `mtp_flag` >= 0 (--mtp) sets the strategy's mtp; a text with a different mtp is a usage error.
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
                                    const std::string& batch_flag, int mtp_flag = -1);
+// eval / explain of one strategy: a stated acceptance (--mtp-accept) with a strategy that
+// speculates no tokens would be ignored; InvalidArgument saying how to speculate.
+Status CheckMtpAcceptUsed(const Problem& p, const Strategy& s);
 
 }  // namespace l2s::cli

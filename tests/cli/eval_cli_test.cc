@@ -440,6 +440,15 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   ExpectUsageError(ds + " --mtp 1 --mtp-accept 2.5", "--mtp-accept");  // > mtp + 1
   ExpectUsageError(ds + " --mtp 1 --mode prefill", "--mtp 1");
   ExpectUsageError(ds + ",mtp=2 --mtp 1", "--mtp 1");  // disagrees with the strategy
+  // A stated acceptance the evaluation would ignore: no speculation, or no decode steps.
+  ExpectUsageError(ds + " --mtp-accept 2",
+                   "l2s: error: --mtp-accept 2: the strategy speculates no tokens (mtp=0); give "
+                   "--mtp K or mtp=K in --strategy");
+  ExpectUsageError("explain --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=8,ep=8 "
+                   "--mtp-accept 2",
+                   "the strategy speculates no tokens");
+  ExpectUsageError(ds + " --mode prefill --isl 1024 --mtp-accept 2",
+                   "l2s: error: --mtp-accept 2: prefill mode has no decode steps to speculate");
 }
 
 TEST(EngineAndMtpFlags, DraftModelSpeculatesForAModelWithoutMtpLayers) {
