@@ -630,7 +630,32 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   return PrintFewest(f, all->best, slos, reqs, base, all->rows);
 }
 
-int Run(const CapacityFlags& f) {
+// The flags of the other question, which it would ignore: a given deployment (--strategy,
+// --prefill-strategy) is simulated as it is; sizing (neither) chooses the instances and layouts.
+Status CheckQuestionFlags(const CapacityFlags& f, const CLI::App& cmd) {
+  const bool given = !f.strategy.empty() || !f.prefill_strategy.empty();
+  if (given) {
+    for (const char* flag :
+         {"--sizes", "--max-gpus", "--search", "--budget", "--layouts-per-size", "--serving"})
+      if (cmd.count(flag) > 0)
+        return Status::InvalidArgument(fmt::format(
+            "{} sizes a deployment; with {} the deployment is given (drop {}, or drop {} to size "
+            "one)",
+            flag, f.prefill_strategy.empty() ? "--strategy" : "--prefill-strategy", flag,
+            f.prefill_strategy.empty() ? "--strategy" : "the strategies"));
+  } else {
+    for (const char* flag : {"--instances", "--prefill-instances"})
+      if (cmd.count(flag) > 0)
+        return Status::InvalidArgument(fmt::format(
+            "{} counts the instances of a given layout (--strategy / --prefill-strategy); sizing "
+            "chooses them",
+            flag));
+  }
+  return Status::Ok();
+}
+
+int Run(const CapacityFlags& f, const CLI::App& cmd) {
+  if (Status st = CheckQuestionFlags(f, cmd); !st.ok()) return Fail(st);
   ProblemFlags pf = f.problem;
   pf.mode = "serve";
   if (pf.isl == 0) pf.isl = 1024;
@@ -719,7 +744,7 @@ Runner RegisterCapacity(CLI::App& app) {
                   "sizing: write the answer's launch files to this directory (a script per node, "
                   "DEPLOY.md, router; as plan --emit), on its engine at the limits it was sized "
                   "with");
-  return [f] { return Run(*f); };
+  return [f, cmd] { return Run(*f, *cmd); };
 }
 
 }  // namespace l2s::cli

@@ -45,6 +45,27 @@ TEST(CapacityCli, BadInputIsOneLineAndExit2) {
   }
 }
 
+// A flag of the other question would be ignored: sizing flags with a given layout, instance
+// counts of a layout without one.
+TEST(CapacityCli, FlagsOfTheOtherQuestionAreErrors) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {With(kDeploy, {"--rate", "5", "--max-gpus", "16"}),
+       "l2s: error: --max-gpus sizes a deployment; with --strategy the deployment is given (drop "
+       "--max-gpus, or drop --strategy to size one)\n"},
+      {With(kDeploy, {"--rate", "5", "--sizes", "1,2"}), "l2s: error: --sizes sizes a deployment"},
+      {With(kDeploy, {"--rate", "5", "--budget", "50"}), "l2s: error: --budget sizes a deployment"},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "p99_ttft_ms=2000",
+        "--instances", "3"},
+       "l2s: error: --instances counts the instances of a given layout (--strategy / "
+       "--prefill-strategy); sizing chooses them\n"},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = RunL2s(args, "cap_other");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(want, 0), 0u) << r.err;
+  }
+}
+
 TEST(CapacityCli, DeploymentJsonAndMaxRate) {
   const auto r = RunL2s(With(kDeploy, {"--rate", "2", "--requests", "400", "--slo",
                                        "p99_ttft_ms=1000,p99_tpot_ms=40", "--json"}));
