@@ -552,6 +552,11 @@ StatusOr<PlanTarget> ChoosePlanTarget(PlanFlags* f, const Problem& full, std::st
 
 int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
+  // The chart's flags draw --pareto's chart; without it they would be ignored.
+  if (!f.pareto)
+    for (const char* flag : {"--svg", "--x-scale", "--y-scale"})
+      if (cmd.count(flag) > 0)
+        return Fail(fmt::format("{} shapes the chart of plan --pareto: add --pareto", flag));
   StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
       &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
   if (!traffic.ok()) return Fail(traffic.status());

@@ -410,6 +410,10 @@ TEST(PlanCli, BadInvocationsGiveOneLine) {
       {{"plan", "--oracle-seconds", "-1"}, 2, "--oracle-seconds"},
       {{"plan", "--slo", "tpot_ms=fast"}, 2, "--slo"},
       {{"plan", "--out", "/nonexistent-dir/plan.json"}, 2, "/nonexistent-dir"},
+      // Flags plan would ignore: the chart's without --pareto, a length the mode does not read.
+      {{"plan", "--x-scale", "linear"}, 2, "--x-scale shapes the chart of plan --pareto: add --pareto"},
+      {{"plan", "--svg", "p.svg"}, 2, "--svg shapes the chart"},
+      {{"plan", "--isl", "512"}, 2, "--isl: decode mode (the default) reads --context"},
       // Impossible requests: exit 1 with the reason.
       {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--slo", "tpot_ms=0.001", "--search",
         "rw", "--budget", "100"},
