@@ -38,7 +38,7 @@ int Run(const EvalFlags& f) {
   if (!p.ok()) return Fail(p.status());
   StatusOr<Strategy> s = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!s.ok()) return Fail(s.status());
-  if (Status st = CheckMtpAcceptUsed(*p, *s); !st.ok()) return Fail(st);
+  if (Status st = CheckStrategyFlags(*p, *s, f.problem.max_batch); !st.ok()) return Fail(st);
   // --engine (a problem flag: it also selects the scheduler, the engine limits and the engine's
   // fitted factor, Workload::engine_factor, under which every step runs).
   EngineInfo engine;

@@ -254,7 +254,8 @@ int Run(const ExplainFlags& f) {
   }
   StatusOr<Strategy> parsed = ResolveStrategy(*p, f.strategy, f.batch, f.problem.mtp);
   if (!parsed.ok()) return Fail(parsed.status());
-  if (Status st = CheckMtpAcceptUsed(*p, *parsed); !st.ok()) return Fail(st);
+  if (Status st = CheckStrategyFlags(*p, *parsed, f.problem.max_batch); !st.ok())
+    return Fail(st);
   const Strategy s = *parsed;
   const bool tbo = s.overlap == Overlap::kTbo;
   const Simulator sim(std::move(*p));

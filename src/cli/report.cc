@@ -445,12 +445,18 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
   return out;
 }
 
-Status CheckMtpAcceptUsed(const Problem& p, const Strategy& s) {
-  if (p.workload.mtp_accept <= 0 || s.mtp > 0) return Status::Ok();
-  return Status::InvalidArgument(fmt::format(
-      "--mtp-accept {}: the strategy speculates no tokens (mtp=0); give --mtp K or mtp=K in "
-      "--strategy",
-      p.workload.mtp_accept));
+Status CheckStrategyFlags(const Problem& p, const Strategy& s, int max_batch_flag) {
+  if (p.workload.mtp_accept > 0 && s.mtp == 0)
+    return Status::InvalidArgument(fmt::format(
+        "--mtp-accept {}: the strategy speculates no tokens (mtp=0); give --mtp K or mtp=K in "
+        "--strategy",
+        p.workload.mtp_accept));
+  if (max_batch_flag > 0 && s.batch > max_batch_flag)
+    return Status::InvalidArgument(fmt::format(
+        "batch {} exceeds --max-batch {}: the engine runs at most {} sequences per rank "
+        "(evaluate a batch <= {}, or auto)",
+        s.batch, max_batch_flag, max_batch_flag, max_batch_flag));
+  return Status::Ok();
 }
 
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
@@ -479,6 +485,11 @@ StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
             fmt::format("--batch: expected a positive integer or auto, got \"{}\"", batch_flag));
       s.batch = static_cast<int>(b);
     }
+    // The text's own batch and --batch must not disagree (one of them would be ignored).
+    if (parsed->batch > 0 && s.batch != parsed->batch)
+      return Status::InvalidArgument(fmt::format(
+          "--batch {} disagrees with the strategy's batch={} (give the batch once)", batch_flag,
+          parsed->batch));
   }
   // Degrees are ints, so pp*tp fits int64; the full product is formed only when it cannot
   // overflow (pp*tp <= GPUs <= 2^24).

@@ -91,11 +91,13 @@ std::string Thousands(double v);
 // is not the cluster's GPU count) are InvalidArgument/ParseError; model-dependent structural
 // problems (tp not dividing the heads, ep not dividing the experts...) are NOT errors here: the
 // simulator reports them as an invalid evaluation.
-// `mtp_flag` >= 0 (--mtp) sets the strategy's mtp; a text with a different mtp is a usage error.
+// `mtp_flag` >= 0 (--mtp) sets the strategy's mtp; a text with a different mtp is a usage error,
+// and so is a `batch_flag` other than a batch the text states.
 StatusOr<Strategy> ResolveStrategy(const Problem& p, const std::string& text,
                                    const std::string& batch_flag, int mtp_flag = -1);
-// eval / explain of one strategy: a stated acceptance (--mtp-accept) with a strategy that
-// speculates no tokens would be ignored; InvalidArgument saying how to speculate.
-Status CheckMtpAcceptUsed(const Problem& p, const Strategy& s);
+// eval / explain of one strategy: flags its evaluation would ignore are InvalidArgument - a stated
+// acceptance (--mtp-accept) with a strategy that speculates no tokens, a batch above the stated
+// --max-batch (`max_batch_flag` > 0; the engine would not run it).
+Status CheckStrategyFlags(const Problem& p, const Strategy& s, int max_batch_flag);
 
 }  // namespace l2s::cli

@@ -449,6 +449,13 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
                    "the strategy speculates no tokens");
   ExpectUsageError(ds + " --mode prefill --isl 1024 --mtp-accept 2",
                    "l2s: error: --mtp-accept 2: prefill mode has no decode steps to speculate");
+  // A batch given twice, or above the engine limit the user states.
+  ExpectUsageError(llama + ",batch=16 --batch 32",
+                   "l2s: error: --batch 32 disagrees with the strategy's batch=16 (give the batch "
+                   "once)");
+  ExpectUsageError(llama + " --max-batch 4 --batch 16",
+                   "l2s: error: batch 16 exceeds --max-batch 4: the engine runs at most 4 "
+                   "sequences per rank");
 }
 
 TEST(EngineAndMtpFlags, DraftModelSpeculatesForAModelWithoutMtpLayers) {
