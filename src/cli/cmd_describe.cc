@@ -19,6 +19,7 @@
 #include "common/dtype.h"
 #include "hw/hw.h"
 #include "model/counts.h"
+#include "model/model_source.h"
 #include "model/presets.h"
 #include "sim/kernels.h"
 
@@ -145,7 +146,10 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m, int64_t context) {
   j["mtp_layers"] = m.mtp_layers;
   j["vision_tower_unmodelled"] = m.vision_tower;
   j["mtp_params"] = c.mtp;  // the MTP modules, or the draft model (draft_model)
-  if (m.has_draft_model()) j["draft_model"] = m.draft_model;
+  if (m.has_draft_model()) {
+    j["draft_model"] = m.draft_model;
+    j["draft_config"] = m.draft_config.empty() ? nlohmann::json() : nlohmann::json(m.draft_config);
+  }
   j["weight_bytes"] = WeightBytes(m, m.weight_dtype);
   j["weight_bytes_bf16"] = WeightBytes(m, DType::kBF16);
   j["kv_bytes_per_token"] = KvBytesPerToken(m, DType::kBF16);
@@ -248,10 +252,15 @@ void PrintModel(const ModelSpec& m, int64_t context) {
   if (m.mtp_layers > 0) row("mtp (not in total)", Billions(c.mtp));
   if (m.has_draft_model())
     row("draft (not in total)",
-        fmt::format("{} as l2s prices {} (an EAGLE-3 draft: fc, one dense layer, a {}-token LM "
+        fmt::format("{} as l2s prices {} (an EAGLE-3 draft: fc, one dense layer{}, a {}-token LM "
                     "head; {:.2f} GiB in bf16)",
-                    Billions(c.mtp), m.draft_model, std::min(m.vocab_size, kDraftVocab),
-                    2.0 * static_cast<double>(c.mtp) / kGiB));
+                    Billions(c.mtp), m.draft_model,
+                    m.draft_config.empty()
+                        ? std::string(" of the model's shape: no config of it found locally")
+                        : fmt::format(" of {} heads / {} KV x {}, FFN {}, from {}", m.draft_heads,
+                                      m.draft_kv_heads, m.draft_head_dim, m.draft_ffn,
+                                      m.draft_config),
+                    DraftVocabOf(m), 2.0 * static_cast<double>(c.mtp) / kGiB));
   row("weights", fmt::format("{:.1f} GiB as {}{} ({:.1f} GiB bf16)",
                              WeightBytes(m, m.weight_dtype) / kGiB, DTypeName(m.weight_dtype),
                              m.attention_unquantized ? ", attention bf16" : "",
@@ -337,7 +346,9 @@ int Run(const DescribeFlags& f) {
     StatusOr<ModelSpec> m = LoadModelWithWarnings(f.model);
     if (!m.ok()) return Fail(m.status());
     if (!f.draft_model.empty())
-      if (Status st = AttachDraftModel(f.draft_model, &*m); !st.ok()) return Fail(st);
+      if (Status st = AttachDraftModelFrom(f.draft_model, DefaultModelSearchPaths(), &*m);
+          !st.ok())
+        return Fail(st);
     if (f.json) {
       fmt::print("{}\n", DumpJson(ModelJson(*m, f.context)));
     } else {

@@ -301,7 +301,9 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   if (!model.ok()) return model.status();
   p.model = std::move(*model);
   if (!f.draft_model.empty())
-    if (Status st = AttachDraftModel(f.draft_model, &p.model); !st.ok()) return st;
+    if (Status st = AttachDraftModelFrom(f.draft_model, DefaultModelSearchPaths(), &p.model);
+        !st.ok())
+      return st;
 
   // The same bounds as the parse-time checks, for callers that fill ProblemFlags themselves.
   if (f.gpus < 0 || f.gpus > kMaxGpusFlag)

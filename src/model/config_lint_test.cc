@@ -431,6 +431,50 @@ TEST(ModelSourceTest, BareNameInAnyCaseLoadsTheOneModelItNames) {
       << twin.status().message();
 }
 
+// --draft-model with a config l2s can read prices the draft's own shape. A Llama-3.1-8B draft of
+// 16 heads / 4 KV heads x 128, FFN 8192, a 16,000-token draft vocabulary:
+//   fc 3 x 4096^2 = 50,331,648; attention with q/k/v reading 2h = 8192: q 8192 x 2048 +
+//   k, v 2 x 8192 x 512 + o 2048 x 4096 = 33,554,432; FFN 3 x 4096 x 8192 = 100,663,296;
+//   norms 2 x 4096 + the final 4096 = 12,288; LM head 16,000 x 4096 = 65,536,000
+//   = 250,097,664 parameters.
+TEST(ModelSourceTest, DraftModelConfigGivesTheDraftsShape) {
+  TempDir dir("l2s_draft_cfg");
+  ModelSearchPaths paths;
+  paths.config_dirs = {(dir.path / "configs").string()};
+  WriteFile(dir.path / "configs" / "acme--Llama8B-Eagle3.json",
+            R"({"hidden_size": 4096, "num_attention_heads": 16, "num_key_value_heads": 4,
+                "head_dim": 128, "intermediate_size": 8192, "vocab_size": 128256,
+                "draft_vocab_size": 16000})");
+  ModelSpec m = *ModelPreset("llama-3.1-8b");
+  ASSERT_TRUE(AttachDraftModelFrom("acme/Llama8B-Eagle3", paths, &m).ok());
+  EXPECT_EQ(m.draft_heads, 16);
+  EXPECT_EQ(m.draft_kv_heads, 4);
+  EXPECT_EQ(m.draft_vocab, 16000);
+  EXPECT_EQ(CountParams(m).mtp, 250'097'664);
+  // Not found: the rule (the model's shape), as CountsTest and the simulator test derive it.
+  ModelSpec r = *ModelPreset("llama-3.1-8b");
+  ASSERT_TRUE(AttachDraftModelFrom("acme/Nowhere", paths, &r).ok());
+  EXPECT_TRUE(r.draft_config.empty());
+  EXPECT_EQ(CountParams(r).mtp, 424'685'568);
+  // A config found but not this model's draft, or not usable: one line naming the file.
+  auto err = [&](const char* text) {
+    WriteFile(dir.path / "configs" / "acme--Bad.json", text);
+    ModelSpec b = *ModelPreset("llama-3.1-8b");
+    const Status st = AttachDraftModelFrom("acme/Bad", paths, &b);
+    EXPECT_FALSE(st.ok()) << text;
+    return st.message();
+  };
+  EXPECT_NE(err(R"({"hidden_size": 8192, "num_attention_heads": 64, "intermediate_size": 1})")
+                .find("has hidden_size 8192, not the model's 4096"),
+            std::string::npos);
+  EXPECT_NE(err("{}").find("has no positive hidden_size"), std::string::npos);
+  EXPECT_NE(err(R"({"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 5,
+                    "intermediate_size": 1, "vocab_size": 10})")
+                .find("num_key_value_heads"),
+            std::string::npos);
+  EXPECT_NE(err("[1").find("is not a JSON object"), std::string::npos);
+}
+
 // org/name: the config folders first, then the hub cache's refs/main snapshot, else the newest.
 TEST(ModelSourceTest, RepoIdInConfigDirsAndHubCache) {
   TempDir dir("l2s_model_source");

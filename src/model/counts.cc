@@ -446,13 +446,13 @@ ParamCounts CountParams(const ModelSpec& m) {
     // read [embedding, hidden], 2h wide: h x (q + k + v widths) more than the model's layer -
     // its final norm and its LM head over the draft vocabulary; the embedding table is the
     // model's.
+    const ModelSpec d = DraftSpecOf(m);  // the draft's attention shape when its config was read
     const int64_t h = m.hidden_size;
     const int64_t qkv_extra =
-        m.attention == AttentionKind::kMla
+        d.attention == AttentionKind::kMla
             ? 0
-            : h * (int64_t{m.num_heads} + 2 * int64_t{m.num_kv_heads}) * m.head_dim;
-    c.mtp = 3 * h * h + LayerParams(m, DraftLayerOf(m)) + qkv_extra + h +
-            std::min(m.vocab_size, kDraftVocab) * h;
+            : h * (int64_t{d.num_heads} + 2 * int64_t{d.num_kv_heads}) * d.head_dim;
+    c.mtp = 3 * h * h + LayerParams(d, DraftLayerOf(m)) + qkv_extra + h + DraftVocabOf(m) * h;
   }
   return c;
 }

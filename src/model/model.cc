@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <vector>
 
 namespace l2s {
@@ -28,11 +30,28 @@ const char* FfnKindName(FfnKind k) {
 
 LayerSpec DraftLayerOf(const ModelSpec& m) {
   LayerSpec l{FfnKind::kDense, 0};
-  l.ffn_size = m.dense_ffn_size > 0
-                   ? m.dense_ffn_size
-                   : int64_t{m.experts_per_token} * m.expert_ffn_size +
-                         int64_t{m.num_shared_experts} * m.shared_ffn_size;
+  l.ffn_size = m.draft_ffn > 0         ? m.draft_ffn
+               : m.dense_ffn_size > 0 ? m.dense_ffn_size
+                                      : int64_t{m.experts_per_token} * m.expert_ffn_size +
+                                            int64_t{m.num_shared_experts} * m.shared_ffn_size;
   return l;
+}
+
+ModelSpec DraftSpecOf(const ModelSpec& m) {
+  if (m.draft_heads <= 0) return m;
+  ModelSpec d = m;
+  d.attention = AttentionKind::kGqa;
+  d.num_heads = m.draft_heads;
+  d.num_kv_heads = m.draft_kv_heads;
+  d.head_dim = m.draft_head_dim;
+  d.attention_bias = d.qkv_bias = d.attention_sinks = d.qk_norm = d.qk_norm_full = false;
+  d.gated_attention = false;
+  d.o_groups = 0;  // DeepSeek-V4's compressed KV is the model's, not the draft's
+  return d;
+}
+
+int64_t DraftVocabOf(const ModelSpec& m) {
+  return m.draft_vocab > 0 ? m.draft_vocab : std::min(m.vocab_size, kDraftVocab);
 }
 
 Status AttachDraftModel(const std::string& id, ModelSpec* m) {

@@ -159,6 +159,12 @@ struct ModelSpec {
   // (src/strategy/layout.cc DraftModelPass): the fusion of three hidden states of the model, one
   // dense decoder layer of the model's attention shape, and an LM head over a draft vocabulary.
   std::string draft_model;
+  // The draft's own shape when its config.json was found (AttachDraftModel in model_source.h):
+  // its attention heads, KV heads, head dim, FFN width and draft vocabulary; 0 = the rule of
+  // DraftLayerOf / kDraftVocab. `draft_config` is the file read ("" = none).
+  int draft_heads = 0, draft_kv_heads = 0, draft_head_dim = 0;
+  int64_t draft_ffn = 0, draft_vocab = 0;
+  std::string draft_config;
   bool has_draft_model() const { return mtp_layers <= 0 && !draft_model.empty(); }
   // Whether speculative decoding (strategy mtp > 0) has something to draft with.
   bool can_speculate() const { return mtp_layers > 0 || !draft_model.empty(); }
@@ -195,6 +201,11 @@ struct ModelSpec {
 // routed experts plus the shared ones).
 inline constexpr int64_t kDraftVocab = 32000;
 LayerSpec DraftLayerOf(const ModelSpec& m);
+// The model as its draft layer sees it: `m` with the draft's attention shape (a draft config read:
+// GQA with its heads, KV heads and head dim) for building that layer; `m` itself otherwise.
+ModelSpec DraftSpecOf(const ModelSpec& m);
+// The draft's LM-head vocabulary: its config's, else min(vocab, kDraftVocab).
+int64_t DraftVocabOf(const ModelSpec& m);
 
 // Upper bounds every ModelSpec must respect. They are far above any released model (the largest
 // shared configs: hidden 16384, 126 layers, 384 experts, FFN 53248, vocab 202048) and keep every

@@ -1,11 +1,13 @@
 #include "model/model_source.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <utility>
 
 #include "common/text.h"
@@ -152,6 +154,58 @@ bool LooksLikeRepoId(std::string_view s) {
     if (!std::all_of(part.begin(), part.end(), IsRepoChar)) return false;
   }
   return true;
+}
+
+Status AttachDraftModelFrom(const std::string& id, const ModelSearchPaths& paths, ModelSpec* m) {
+  if (Status st = AttachDraftModel(id, m); !st.ok()) return st;
+  std::error_code ec;
+  std::string file;
+  if (fs::is_regular_file(id, ec)) {
+    file = id;
+  } else if (fs::is_directory(id, ec)) {
+    if (fs::is_regular_file(fs::path(id) / "config.json", ec)) file = (fs::path(id) / "config.json").string();
+  } else if (LooksLikeRepoId(id)) {
+    if (StatusOr<std::string> f = FindRepoConfig(id, paths, nullptr); f.ok()) file = *f;
+  }
+  if (file.empty()) return Status::Ok();  // not found: the rule of DraftLayerOf
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(
+        fmt::format("--draft-model {}: its config {} {}", id, file, why));
+  };
+  if (!j.is_object()) return bad("is not a JSON object");
+  auto count = [&](const char* key, int64_t fallback) -> std::optional<int64_t> {
+    if (!j.contains(key)) return fallback > 0 ? std::optional<int64_t>(fallback) : std::nullopt;
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > ModelLimits::kMaxFfn)
+      return std::nullopt;
+    return v.get<int64_t>();
+  };
+  const std::optional<int64_t> hidden = count("hidden_size", 0);
+  if (!hidden) return bad("has no positive hidden_size");
+  if (*hidden != m->hidden_size)
+    return bad(fmt::format("has hidden_size {}, not the model's {}: an EAGLE-3 draft reads the "
+                           "model's hidden states",
+                           *hidden, m->hidden_size));
+  const std::optional<int64_t> heads = count("num_attention_heads", 0);
+  if (!heads || *heads > ModelLimits::kMaxHeads) return bad("has no usable num_attention_heads");
+  const std::optional<int64_t> kv = count("num_key_value_heads", *heads);
+  const std::optional<int64_t> hd = count("head_dim", *hidden / *heads);
+  const std::optional<int64_t> ffn = count("intermediate_size", 0);
+  const std::optional<int64_t> vocab =
+      j.contains("draft_vocab_size") ? count("draft_vocab_size", 0) : count("vocab_size", 0);
+  if (!kv || *kv > *heads || *heads % *kv != 0) return bad("has no usable num_key_value_heads");
+  if (!hd || *hd > ModelLimits::kMaxHeadDim) return bad("has no usable head_dim");
+  if (!ffn) return bad("has no positive intermediate_size");
+  if (!vocab || *vocab > ModelLimits::kMaxVocab) return bad("has no usable vocabulary size");
+  m->draft_heads = static_cast<int>(*heads);
+  m->draft_kv_heads = static_cast<int>(*kv);
+  m->draft_head_dim = static_cast<int>(*hd);
+  m->draft_ffn = *ffn;
+  m->draft_vocab = *vocab;
+  m->draft_config = file;
+  return Status::Ok();
 }
 
 StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearchPaths& paths,

@@ -39,6 +39,15 @@ bool LooksLikeRepoId(std::string_view s);
 StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearchPaths& paths,
                                      std::vector<std::string>* looked);
 
+// --draft-model ID as AttachDraftModel (model.h) attaches it, and, when ID names a config l2s can
+// read - a .json file, a folder with config.json, or a repo id found as --model finds one - the
+// draft's own shape from it (ModelSpec::draft_heads ...): num_attention_heads,
+// num_key_value_heads (default: the heads), head_dim (default hidden / heads), intermediate_size,
+// draft_vocab_size (else vocab_size). Its hidden_size must be the model's (an EAGLE-3 draft reads
+// the model's hidden states). A config found but unreadable, incomplete or of another hidden size
+// is InvalidArgument naming the file; none found keeps the rule of DraftLayerOf.
+Status AttachDraftModelFrom(const std::string& id, const ModelSearchPaths& paths, ModelSpec* m);
+
 // Loads a model as described above. With `warnings` non-null, also runs the input checks of
 // config_lint.h (config keys and values for config files, the named size for every model) and
 // appends their lines; the model is the same either way.

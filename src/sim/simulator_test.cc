@@ -571,6 +571,20 @@ TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
   EXPECT_NEAR(e.weight_bytes - e0.weight_bytes, 849'346'560.0, 1.0);
   EXPECT_GT(e.mtp_s, 0);
   EXPECT_LT(e.tpot_s, e0.tpot_s);  // 2 drafts, 2.58 tokens a step, for 2 cheap passes
+  // A draft whose config was read (16 heads / 4 KV x 128, FFN 8192, 16,000-token vocabulary;
+  // ModelSourceTest.DraftModelConfigGivesTheDraftsShape counts 250,097,664 parameters): its
+  // passes read its own shape, the norms (12,288) aside.
+  ModelSpec own = m;
+  own.draft_heads = 16;
+  own.draft_kv_heads = 4;
+  own.draft_head_dim = 128;
+  own.draft_ffn = 8192;
+  own.draft_vocab = 16000;
+  Problem po = p;
+  po.model = own;
+  auto dd = std::make_unique<Simulator::Detail>();
+  Simulator(po).Explain(s, 16, dd.get());
+  EXPECT_DOUBLE_EQ(dd->program.mtp.weight_bytes, 2.0 * (250'097'664 - 12'288));
   // Without the draft model the same strategy has nothing to draft with.
   EXPECT_EQ(Simulator(MakeProblem(testing::Llama8B(), 1)).EvaluateAtBatch(s, 16).verdict,
             Verdict::kStructure);

@@ -921,7 +921,8 @@ class Builder {
     if (m_.has_draft_model()) {
       ProgramConfig bf16 = cfg_;  // draft checkpoints are bf16 whatever the model's format
       bf16.weight = DType::kBF16;
-      Builder draft(m_, c_, s_, one, bf16);
+      const ModelSpec dspec = DraftSpecOf(m_);  // the draft's attention shape when known
+      Builder draft(dspec, c_, s_, one, bf16);
       draft.DraftModelPass(&p->mtp);
     } else {
       Builder draft(m_, c_, s_, one, cfg_);
@@ -948,7 +949,7 @@ class Builder {
     qkv_input_ = 2;
     AppendLayer(DraftLayerOf(m_), sec);
     qkv_input_ = 1;
-    AppendLmHead(sec, std::min(static_cast<double>(m_.vocab_size), double{kDraftVocab}));
+    AppendLmHead(sec, static_cast<double>(DraftVocabOf(m_)));
   }
 
   // One draft pass of DeepSeek's MTP module: embed the previous token, RMS-normalise it and the
