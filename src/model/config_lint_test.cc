@@ -467,10 +467,13 @@ TEST(ModelSourceTest, DraftModelConfigGivesTheDraftsShape) {
   EXPECT_NE(err(R"({"hidden_size": 8192, "num_attention_heads": 64, "intermediate_size": 1})")
                 .find("has hidden_size 8192, not the model's 4096"),
             std::string::npos);
-  EXPECT_NE(err("{}").find("has no positive hidden_size"), std::string::npos);
+  // The fields read as the HF readers read them (json_fields.h ObjectReader, ReadGqaHeads).
+  EXPECT_NE(err("{}").find(": field \"hidden_size\": required field is missing"),
+            std::string::npos);
   EXPECT_NE(err(R"({"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 5,
                     "intermediate_size": 1, "vocab_size": 10})")
-                .find("num_key_value_heads"),
+                .find("field \"num_key_value_heads\": expected a divisor of "
+                      "num_attention_heads (32), got 5"),
             std::string::npos);
   EXPECT_NE(err("[1").find("is not a JSON object"), std::string::npos);
 }

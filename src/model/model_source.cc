@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <utility>
 
 #include "common/text.h"
 #include "model/config_lint.h"
 #include "model/hf_config.h"
+#include "model/hf_readers.h"
 #include "model/json_fields.h"
 #include "model/presets.h"
 
@@ -20,6 +20,12 @@ namespace l2s {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The config file of an existing path: the path itself, or a checkpoint folder's config.json.
+std::string ConfigFileOfPath(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
+}
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -160,50 +166,41 @@ Status AttachDraftModelFrom(const std::string& id, const ModelSearchPaths& paths
   if (Status st = AttachDraftModel(id, m); !st.ok()) return st;
   std::error_code ec;
   std::string file;
-  if (fs::is_regular_file(id, ec)) {
-    file = id;
-  } else if (fs::is_directory(id, ec)) {
-    if (fs::is_regular_file(fs::path(id) / "config.json", ec)) file = (fs::path(id) / "config.json").string();
+  if (fs::exists(id, ec)) {
+    file = ConfigFileOfPath(id);
+    if (!fs::is_regular_file(file, ec)) file.clear();  // a folder without config.json
   } else if (LooksLikeRepoId(id)) {
     if (StatusOr<std::string> f = FindRepoConfig(id, paths, nullptr); f.ok()) file = *f;
   }
   if (file.empty()) return Status::Ok();  // not found: the rule of DraftLayerOf
+  const std::string source = fmt::format("--draft-model {}: its config {}", id, file);
   std::ifstream in(file);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(
-        fmt::format("--draft-model {}: its config {} {}", id, file, why));
-  };
-  if (!j.is_object()) return bad("is not a JSON object");
-  auto count = [&](const char* key, int64_t fallback) -> std::optional<int64_t> {
-    if (!j.contains(key)) return fallback > 0 ? std::optional<int64_t>(fallback) : std::nullopt;
-    const nlohmann::json& v = j.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > ModelLimits::kMaxFfn)
-      return std::nullopt;
-    return v.get<int64_t>();
-  };
-  const std::optional<int64_t> hidden = count("hidden_size", 0);
-  if (!hidden) return bad("has no positive hidden_size");
-  if (*hidden != m->hidden_size)
-    return bad(fmt::format("has hidden_size {}, not the model's {}: an EAGLE-3 draft reads the "
-                           "model's hidden states",
-                           *hidden, m->hidden_size));
-  const std::optional<int64_t> heads = count("num_attention_heads", 0);
-  if (!heads || *heads > ModelLimits::kMaxHeads) return bad("has no usable num_attention_heads");
-  const std::optional<int64_t> kv = count("num_key_value_heads", *heads);
-  const std::optional<int64_t> hd = count("head_dim", *hidden / *heads);
-  const std::optional<int64_t> ffn = count("intermediate_size", 0);
-  const std::optional<int64_t> vocab =
-      j.contains("draft_vocab_size") ? count("draft_vocab_size", 0) : count("vocab_size", 0);
-  if (!kv || *kv > *heads || *heads % *kv != 0) return bad("has no usable num_key_value_heads");
-  if (!hd || *hd > ModelLimits::kMaxHeadDim) return bad("has no usable head_dim");
-  if (!ffn) return bad("has no positive intermediate_size");
-  if (!vocab || *vocab > ModelLimits::kMaxVocab) return bad("has no usable vocabulary size");
-  m->draft_heads = static_cast<int>(*heads);
-  m->draft_kv_heads = static_cast<int>(*kv);
-  m->draft_head_dim = static_cast<int>(*hd);
-  m->draft_ffn = *ffn;
-  m->draft_vocab = *vocab;
+  if (!j.is_object()) return Status::InvalidArgument(source + " is not a JSON object");
+  // The draft's attention shape, read as the HF readers read a GQA model's (hf_readers.h).
+  using L = ModelLimits;
+  const jsonio::ObjectReader r(j, source);
+  ModelSpec d;
+  L2S_ASSIGN_OR_RETURN(d.hidden_size, r.Int("hidden_size", 1, L::kMaxHidden));
+  if (d.hidden_size != m->hidden_size)
+    return Status::InvalidArgument(fmt::format(
+        "{} has hidden_size {}, not the model's {}: an EAGLE-3 draft reads the model's hidden "
+        "states",
+        source, d.hidden_size, m->hidden_size));
+  L2S_ASSIGN_OR_RETURN(const int64_t heads, r.Int("num_attention_heads", 1, L::kMaxHeads));
+  L2S_ASSIGN_OR_RETURN(const int64_t kv, r.IntOr("num_key_value_heads", heads, 1, heads));
+  d.num_heads = static_cast<int>(heads);
+  d.num_kv_heads = static_cast<int>(kv);
+  L2S_RETURN_IF_ERROR(hf::ReadGqaHeads(r, &d));
+  L2S_ASSIGN_OR_RETURN(const int64_t ffn, r.Int("intermediate_size", 1, L::kMaxFfn));
+  L2S_ASSIGN_OR_RETURN(const int64_t vocab,
+                       r.Int(r.Has("draft_vocab_size") ? "draft_vocab_size" : "vocab_size", 1,
+                             L::kMaxVocab));
+  m->draft_heads = d.num_heads;
+  m->draft_kv_heads = d.num_kv_heads;
+  m->draft_head_dim = d.head_dim;
+  m->draft_ffn = ffn;
+  m->draft_vocab = vocab;
   m->draft_config = file;
   return Status::Ok();
 }
@@ -302,8 +299,7 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
   std::error_code ec;
   if (!path.empty() && fs::exists(path, ec)) {
     // A checkpoint directory works too: its config.json.
-    const std::string file =
-        fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
+    const std::string file = ConfigFileOfPath(path);
     return LoadConfigFile(file, FileModelName(file), warnings);
   }
   if (LooksLikeRepoId(path)) {
