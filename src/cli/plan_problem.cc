@@ -12,9 +12,9 @@ namespace l2s::cli {
 void ApplyPlanDefaults(ProblemFlags* f) {
   if (f->model.empty()) f->model = "gpt-moe-1.6t";
   if (f->gpus == 0 && f->nodes == 0 && f->cluster.empty()) f->gpus = 1024;
-  // Serving when an output length is given (only serving has outputs), else decode; a prompt
-  // length alone leaves the mode to BuildProblem, which says that decode does not read it.
-  if (f->mode.empty() && f->osl > 0) f->mode = "serve";
+  // The asked mode (AskedMode: serve with an output length), else decode; a prompt length alone
+  // leaves the mode to BuildProblem, which says that decode does not read it.
+  f->mode = AskedMode(*f);
   if (f->mode.empty() && f->isl == 0) f->mode = "decode";
   if (f->context == 0 && f->mode == "decode") f->context = 16384;  // only decode reads it
 }

@@ -268,22 +268,33 @@ Status ParseSlo(const std::string& text, Workload* w) {
   return Status::Ok();
 }
 
+std::string AskedMode(const ProblemFlags& f) {
+  if (!f.mode.empty()) return f.mode;
+  return f.osl > 0 ? "serve" : "";
+}
+
+const char* UnreadLength(const ProblemFlags& f, Mode mode) {
+  if (mode == Mode::kDecode) return f.isl > 0 ? "--isl" : f.osl > 0 ? "--osl" : nullptr;
+  if (mode == Mode::kPrefill && f.osl > 0) return "--osl";
+  return f.context > 0 ? "--context" : nullptr;
+}
+
 Status CheckLengthsOfMode(const ProblemFlags& f, Mode mode) {
+  const char* flag = UnreadLength(f, mode);
+  if (flag == nullptr) return Status::Ok();
   const std::string which = f.mode.empty() ? std::string("decode mode (the default)")
                                            : fmt::format("--mode {}", f.mode);
-  if (mode == Mode::kDecode && (f.isl > 0 || f.osl > 0))
+  if (mode == Mode::kDecode)
     return Status::InvalidArgument(fmt::format(
         "{}: {} reads --context, the KV length per sequence, not prompt and output lengths; give "
         "--mode serve for prompts and outputs (or --mode prefill for prompts only)",
-        f.isl > 0 ? "--isl" : "--osl", which));
-  if (mode == Mode::kPrefill && f.osl > 0)
+        flag, which));
+  if (std::string_view(flag) == "--osl")
     return Status::InvalidArgument(fmt::format(
         "--osl: {} has no outputs; --mode serve serves prompts and outputs", which));
-  if (mode != Mode::kDecode && f.context > 0)
-    return Status::InvalidArgument(fmt::format(
-        "--context: the KV length of --mode decode; {}'s follows {}", which,
-        mode == Mode::kServe ? "--isl and --osl" : "--isl"));
-  return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "--context: the KV length of --mode decode; {}'s follows {}", which,
+      mode == Mode::kServe ? "--isl and --osl" : "--isl"));
 }
 
 StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path) {
@@ -361,11 +372,10 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   if (f.price_per_gpu_hour >= 0) p.cluster.price_per_gpu_hour = f.price_per_gpu_hour;
 
   Workload& w = p.workload;
-  if (!f.mode.empty() && !ParseMode(f.mode, &w.mode))
+  // Without --mode: serving when an output length is given, else decode (the Workload's
+  // default). A length the mode does not read is an error, not ignored.
+  if (const std::string mode = AskedMode(f); !mode.empty() && !ParseMode(mode, &w.mode))
     return Status::InvalidArgument(fmt::format("--mode: expected serve, decode or prefill, got \"{}\"", f.mode));
-  // Without --mode: serving when an output length is given (only serving has outputs), else
-  // decode (the Workload's default). A length the mode does not read is an error, not ignored.
-  if (f.mode.empty() && f.osl > 0) w.mode = Mode::kServe;
   if (Status st = CheckLengthsOfMode(f, w.mode); !st.ok()) return st;
   if (f.isl < 0 || f.osl < 0 || f.context < 0 || f.isl > kMaxTokens || f.osl > kMaxTokens ||
       f.context > kMaxTokens)

@@ -88,9 +88,14 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p);
 // --model: a preset, a config path or a HuggingFace repo id (model/model_source.h), with its input
 // checks (model/config_lint.h) printed as "l2s: warning: ..." lines on stderr.
 StatusOr<ModelSpec> LoadModelWithWarnings(const std::string& name_or_path);
-// The lengths `mode` reads: decode --context, prefill --isl, serve --isl and --osl; a length flag
-// it would ignore is InvalidArgument naming the flag (`f.mode` empty: the default decode, or serve
-// when --osl is given).
+// The mode the flags ask for: --mode, else serve when --osl is given (only serving has outputs);
+// "" leaves the default, decode.
+std::string AskedMode(const ProblemFlags& f);
+// The lengths `mode` reads: decode --context, prefill --isl, serve --isl and --osl. UnreadLength
+// is the first length flag given that `mode` would ignore ("--isl", "--osl", "--context"; nullptr
+// when none); CheckLengthsOfMode says it as InvalidArgument naming the flag (`f.mode` empty: the
+// default decode, or serve when --osl is given).
+const char* UnreadLength(const ProblemFlags& f, Mode mode);
 Status CheckLengthsOfMode(const ProblemFlags& f, Mode mode);
 // Validates every flag and builds the problem (the model through LoadModelWithWarnings); errors
 // are one line naming the flag. Without --mode the workload serves when --osl is given, else

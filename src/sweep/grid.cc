@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/problem_flags.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "sweep/yaml.h"
@@ -172,18 +173,25 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
     } else if (!v.is_null()) {
       return Bad(name, fmt::format("each of 'workloads' is a mapping {{mode, input, output, context}}, got {}", v.dump()));
     }
-    // The lengths the mode reads (as plan checks them: serve input and output, prefill input,
-    // decode context; no mode: serve with an output, else decode), said once for the grid
-    // instead of failing each of the workload's scenarios.
-    const std::string mode = !w.mode.empty() ? w.mode : w.output ? "serve" : "decode";
-    const char* stray = mode == "decode"                 ? (w.input ? "input" : w.output ? "output" : nullptr)
-                        : mode == "prefill" && w.output  ? "output"
-                        : mode != "decode" && w.context ? "context"
-                                                         : nullptr;
-    if (stray != nullptr)
-      return Bad(name, fmt::format("workload {}: mode {} does not read '{}' (serve: input and "
-                                   "output; prefill: input; decode: context)",
-                                   v.dump(), mode, stray));
+    // The lengths the mode reads, by plan's own rule (cli::UnreadLength: serve input and output,
+    // prefill input, decode context; no mode: serve with an output, else decode), said once for
+    // the grid instead of failing each of the workload's scenarios. An unknown mode is each
+    // scenario's error.
+    cli::ProblemFlags pf;
+    pf.mode = w.mode;
+    pf.isl = w.input.value_or(0);
+    pf.osl = w.output.value_or(0);
+    pf.context = w.context.value_or(0);
+    const std::string asked = cli::AskedMode(pf);
+    l2s::Mode mode = l2s::Mode::kDecode;
+    if (asked.empty() || ParseMode(asked, &mode))
+      if (const char* flag = cli::UnreadLength(pf, mode)) {
+        const std::string_view f = flag;
+        return Bad(name, fmt::format("workload {}: mode {} does not read '{}' (serve: input and "
+                                     "output; prefill: input; decode: context)",
+                                     v.dump(), ModeName(mode),
+                                     f == "--isl" ? "input" : f == "--osl" ? "output" : "context"));
+      }
     g.workloads.push_back(w);
   }
   auto is_price = [](const json& v) {
