@@ -27,10 +27,6 @@
 namespace l2s::validate {
 namespace {
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // a * b when it stays <= kMaxRowGpus (operands are already bounded by it, so the product of two
 // fits in int64), nullopt otherwise.
 std::optional<int64_t> BoundedProduct(int64_t a, int64_t b) {

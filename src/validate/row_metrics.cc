@@ -12,13 +12,10 @@
 #include "validate/trtllm_bench.h"
 
 namespace l2s::validate {
-namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-
-}  // namespace
 
 bool IsLatencyBase(const std::string& m) {
   return m == "ttft_ms" || m == "tpot_ms" || m == "itl_ms" || m == "e2e_ms";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/status.h"
@@ -13,6 +14,9 @@
 #include "validate/validate.h"
 
 namespace l2s::validate {
+
+// `s` ends with `suffix` and is longer than it ("x_per_gpu" but not "_per_gpu").
+bool EndsWith(const std::string& s, std::string_view suffix);
 
 // The latency metrics: time to first token, time per output token (a request's (e2e - ttft) /
 // (output tokens - 1)), inter-token latency (the gap between two emissions; with MTP a burst of
