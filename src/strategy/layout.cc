@@ -921,9 +921,14 @@ class Builder {
     if (m_.has_draft_model()) {
       ProgramConfig bf16 = cfg_;  // draft checkpoints are bf16 whatever the model's format
       bf16.weight = DType::kBF16;
-      const ModelSpec dspec = DraftSpecOf(m_);  // the draft's attention shape when known
-      Builder draft(dspec, c_, s_, one, bf16);
-      draft.DraftModelPass(&p->mtp);
+      // The draft's own attention shape when its config was read; else the model's, uncopied
+      // (programs are built on the simulator's hot path).
+      if (m_.draft_heads > 0) {
+        const ModelSpec dspec = DraftSpecOf(m_);
+        Builder(dspec, c_, s_, one, bf16).DraftModelPass(&p->mtp);
+      } else {
+        Builder(m_, c_, s_, one, bf16).DraftModelPass(&p->mtp);
+      }
     } else {
       Builder draft(m_, c_, s_, one, cfg_);
       draft.DraftPass(m_.layers.back(), &p->mtp);
