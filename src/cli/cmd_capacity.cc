@@ -251,10 +251,18 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   one.gpus = sd0->gpus();
   auto dp = BuildProblem(one);
   if (!dp.ok()) return Fail(dp.status());
-  StatusOr<Strategy> sp = ResolveStrategy(*pp, f.prefill_strategy, "", 0);
+  StatusOr<Strategy> sp = ResolveStrategy(*pp, f.prefill_strategy, "", -1);
   if (!sp.ok()) return Fail(sp.status());
   StatusOr<Strategy> sd = ResolveStrategy(*dp, f.strategy, "", f.problem.mtp);
   if (!sd.ok()) return Fail(sd.status());
+  // Speculation is both sides': the prefill servers of a speculating deployment run the decode
+  // side's setting (and the draft's extend over every prompt, whatever the depth).
+  if (sp->mtp > 0 && sd->mtp == 0)
+    return Fail(Status::InvalidArgument(fmt::format(
+        "--prefill-strategy mtp={}: the prefill side speculates only beside a decode side that "
+        "does (give mtp in --strategy)",
+        sp->mtp)));
+  if (sd->mtp > 0) sp->mtp = sd->mtp;
   pp->workload.disagg_pool = dp->workload.disagg_pool = true;
   auto pcost = StepCost::Make(*pp, *sp);
   if (!pcost.ok()) return Fail(Status::Invalid("prefill: " + pcost.status().message()));

@@ -132,11 +132,17 @@ json DisaggBestJson(const DisaggPlan& d) {
   j["gpus_used"] = e.gpus_used;
   j["gpus"] = e.total_gpus;
   j["bottleneck"] = e.bottleneck;
+  // Both roles speculate or neither (a speculating deployment's prefill servers run the draft's
+  // extend); null for a model that cannot.
+  j["speculation"] = d.speculation < 0 ? json() : json(d.speculation == 1);
   j["cost"] = CostJson(DisaggCost(d));
   j["error_band"] = ErrorBandJson(DisaggUncertainty(d));
   json s;
   s["searcher"] = d.search.searcher;
   s["calls"] = d.search.calls;
+  // A model that can speculate, with the depth searched: the calls spent on the joint space of
+  // the other speculation setting (both planned; `calls` counts both).
+  s["calls_other_speculation"] = d.other_speculation_calls;
   s["wall_s"] = d.search.wall_s;
   s["tokens_per_s_per_gpu"] = d.search.found ? json(d.search_eval.tokens_per_s_per_gpu) : json();
   s["note"] = d.search.note;
@@ -208,7 +214,13 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
       e.tokens_per_s_per_gpu, e.total_gpus, Thousands(e.tokens_per_s), e.rate_rps, e.bottleneck);
   // --search oracle: the joint oracle is the search (its line below); no separate searcher ran.
   if (searcher != "oracle")
-    out += fmt::format("  search {}: {} calls, {}\n", searcher, d.search.calls,
+    out += fmt::format("  search {}: {} calls{}, {}\n", searcher, d.search.calls,
+                       d.other_speculation_calls > 0
+                           ? fmt::format(" ({} on the joint space {} speculation, both planned: a "
+                                         "speculating deployment's prefill servers run the draft)",
+                                         d.other_speculation_calls,
+                                         d.speculation == 1 ? "without" : "with")
+                           : std::string(),
                        d.search.found ? fmt::format("{:.2f} tokens/s per GPU",
                                                     d.search_eval.tokens_per_s_per_gpu)
                                       : std::string("no valid deployment"));

@@ -165,9 +165,8 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
           "--mtp {}: model '{}' has no MTP (next-token-prediction) layers to draft with; give "
           "its EAGLE-3 draft model with --draft-model ID",
           f.mtp, p->model.name));
-    if (f.mtp > 0 && w.mode == Mode::kPrefill)
-      return Status::InvalidArgument(
-          fmt::format("--mtp {}: prefill mode has no decode steps to speculate", f.mtp));
+    // Prefill mode with --mtp K > 0: a prefill server of a speculating deployment, which runs
+    // the draft's extend over every prompt (whatever K).
   }
   if (!f.quick_reduce.empty() && f.quick_reduce != "off") {
     if (f.quick_reduce != "int4" && f.quick_reduce != "int6")
@@ -198,7 +197,7 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
       return Status::InvalidArgument("--mtp-accept needs speculative tokens (--mtp 0 turns MTP off)");
     if (w.mode == Mode::kPrefill)
       return Status::InvalidArgument(fmt::format(
-          "--mtp-accept {}: prefill mode has no decode steps to speculate", f.mtp_accept));
+          "--mtp-accept {}: prefill mode has no decode steps to accept drafts in", f.mtp_accept));
     w.mtp_accept = f.mtp_accept;
   }
   return Status::Ok();

@@ -389,6 +389,15 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                                          "state yours with --mtp-accept"
                                                        : "published acceptance curve",
                            Ms(e.mtp_s)));
+  if (s.mtp > 0 && w.mode == Mode::kPrefill)
+    out += row(p.model.has_draft_model() ? "draft" : "MTP",
+               fmt::format("a prefill server of a speculating deployment ({} draft tokens per "
+                           "decode step): every prompt token runs once through the {} (its extend), "
+                           "{:.3f} ms of the step, whatever the depth",
+                           s.mtp,
+                           p.model.has_draft_model() ? "draft " + p.model.draft_model
+                                                     : std::string("MTP module"),
+                           Ms(e.mtp_s)));
   if (w.engine != Engine::kIdeal || sim.MaxNumTokens() > 0 || sim.CudaGraphMaxBatch() > 0)
     out += row("scheduler", SchedulerLine(sim, s, e));
   out += "\n";

@@ -119,16 +119,21 @@ BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
   }
   // Speculative decoding pairs the two sides: the prefill side runs the decode side's MTP
   // setting (vLLM's handshake checks the method; the engines' published P/D configs with MTP set
-  // it on both sides).
+  // it on both sides). A plan's prefill strategy carries it already (plan/disaggregated.h, priced
+  // with the draft's extend); one that does not is started with it all the same, and says so.
   t.prefill.command = t.prefill.launched;
   t.decode.command = t.decode.launched;
   if (t.decode.launched.mtp > 0 && t.prefill.launched.mtp != t.decode.launched.mtp) {
     t.notes.push_back(fmt::format(
         "the decode side drafts with {} ({} token{}): the prefill side is started with the same "
-        "speculative setting, which {} pairs between the two sides",
+        "speculative setting, which {} pairs between the two sides{}",
         dp.problem.model.has_draft_model() ? "the draft model " + dp.problem.model.draft_model
                                            : std::string("MTP"),
-        t.decode.launched.mtp, t.decode.launched.mtp == 1 ? "" : "s", E));
+        t.decode.launched.mtp, t.decode.launched.mtp == 1 ? "" : "s", E,
+        t.prefill.launched.mtp == 0
+            ? "; the prefill figures were simulated without it (its servers also hold the draft "
+              "and run it once over every prompt: l2s eval --mode prefill --mtp K prices that)"
+            : ""));
     t.prefill.command.mtp = t.decode.launched.mtp;
   }
   return t;

@@ -336,10 +336,26 @@ TEST(DisaggLaunch, MtpDecodePairsThePrefillSide) {
   // 16 GPUs = 2 nodes per instance: the per-process notes say how to start a multi-node server.
   EXPECT_TRUE(std::any_of(Find(*g, "decode")->notes.begin(), Find(*g, "decode")->notes.end(),
                           [](const std::string& n) { return Has(n, "2 nodes"); }));
+  EXPECT_TRUE(std::any_of(g->notes.begin(), g->notes.end(), [](const std::string& n) {
+    return Has(n, "the prefill figures were simulated without it");
+  }));
   StatusOr<DisaggLaunch> t = MakeDisaggLaunch(DisaggEngine::kTrtllm, pf, dc);
   ASSERT_TRUE(t.ok());
   EXPECT_TRUE(Has(Find(*t, "prefill")->file,
                   "speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: 2\n"));
+  // A plan's prefill strategy that carries the decode side's depth (priced with the draft's
+  // extend, plan/disaggregated.h): the same commands, no note.
+  Strategy ps = pf.strategy;
+  ps.mtp = 2;
+  const PoolPlan pf2 = Pool(m, "h200", ps, 1, Mode::kPrefill);
+  StatusOr<DisaggLaunch> g2 = MakeDisaggLaunch(DisaggEngine::kSglang, pf2, dc);
+  ASSERT_TRUE(g2.ok());
+  ASSERT_TRUE(g2->runnable) << (g2->notes.empty() ? "" : g2->notes.back());
+  EXPECT_EQ(g2->prefill.mtp, 2);
+  EXPECT_EQ(Find(*g2, "prefill")->command, Find(*g, "prefill")->command);
+  EXPECT_TRUE(std::none_of(g2->notes.begin(), g2->notes.end(), [](const std::string& n) {
+    return Has(n, "drafts with MTP");
+  }));
 }
 
 TEST(DisaggLaunch, VllmNeedsEqualTpForRecurrentModels) {

@@ -139,18 +139,27 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     double rps;  // requests/s of one instance (prefill: / isl, decode: / osl)
   };
   std::vector<Role> pre, dec;
+  // A speculating deployment's prefill servers run the draft's extend (its price does not depend
+  // on the depth): with speculation open, each prefill size is searched without (mtp 0) and with
+  // it (mtp 1), and a pair joins a prefill and a decode layout that agree.
+  std::vector<int> prefill_mtp = {0};
+  if (req.mtp > 0) prefill_mtp = {1};
+  else if (req.mtp < 0 && req.problem_on_gpus(sizes.front(), req.engine).ok() &&
+           req.problem_on_gpus(sizes.front(), req.engine)->model.can_speculate())
+    prefill_mtp = {0, 1};
   for (int g : sizes) {
     auto serve_p = req.problem_on_gpus(g, req.engine);
     if (!serve_p.ok()) return serve_p.status();
-    for (int k = 0; k < 2; ++k) {
-      auto rp = k == 0 ? PrefillProblem(*serve_p, serve_p->cluster, g)
-                       : DecodeProblem(*serve_p, serve_p->cluster, g);
+    for (int k = 0; k < 1 + static_cast<int>(prefill_mtp.size()); ++k) {
+      const bool is_prefill = k < static_cast<int>(prefill_mtp.size());
+      auto rp = is_prefill ? PrefillProblem(*serve_p, serve_p->cluster, g)
+                           : DecodeProblem(*serve_p, serve_p->cluster, g);
       if (!rp.ok()) return rp.status();
-      if (k == 1) rp->workload.tpot_ms = tpot_ms;
+      if (!is_prefill) rp->workload.tpot_ms = tpot_ms;
       const Simulator sim(*rp);
-      auto space = InstanceSpace(eid, *rp, g, k == 0 ? 0 : req.mtp);
+      auto space = InstanceSpace(eid, *rp, g, is_prefill ? prefill_mtp[k] : req.mtp);
       if (!space.ok()) {
-        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
+        skipped->push_back(fmt::format("{} {} GPUs: {}", is_prefill ? "prefill" : "decode", g,
                                        space.status().message()));
         continue;
       }
@@ -158,7 +167,10 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       FailureObserver why(&failures);
       const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
       if (!r.found) {
-        skipped->push_back(fmt::format("{} {} GPUs: {}", k == 0 ? "prefill" : "decode", g,
+        skipped->push_back(fmt::format("{} {} GPUs{}: {}", is_prefill ? "prefill" : "decode", g,
+                                       is_prefill && prefill_mtp.size() > 1
+                                           ? (prefill_mtp[k] > 0 ? " (speculating)" : " (not speculating)")
+                                           : "",
                                        failures.Reason(*rp)));
         continue;
       }
@@ -166,8 +178,8 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       s.batch = 0;
       Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
       inst.workload.disagg_pool = true;
-      const double len = static_cast<double>(k == 0 ? rp->workload.isl : rp->workload.osl);
-      (k == 0 ? pre : dec)
+      const double len = static_cast<double>(is_prefill ? rp->workload.isl : rp->workload.osl);
+      (is_prefill ? pre : dec)
           .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
     }
   }
@@ -186,9 +198,26 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     for (int i : SizesForFewestGpus(est, rate, 3)) out.push_back(v[i]);
     return out;
   };
+  // Per speculation setting (the decode layouts' mtp, the prefill layouts' their own), each
+  // role's top sizes paired; the prefill layout takes the decode layout's depth, as launched.
+  auto with_spec = [](const std::vector<Role>& v, bool on) {
+    std::vector<Role> out;
+    for (const Role& r : v)
+      if ((r.s.mtp > 0) == on) out.push_back(r);
+    return out;
+  };
+  std::vector<std::pair<Role, Role>> pairs;
+  for (bool on : {false, true})
+    for (const Role& a : top(with_spec(pre, on)))
+      for (const Role& b : top(with_spec(dec, on))) pairs.emplace_back(a, b);
+  if (pairs.empty())
+    return Status::Invalid(
+        "no prefill and decode layouts agree on speculation (a speculating deployment's prefill "
+        "servers run the draft): " + JoinSkipped(*skipped));
   std::vector<serve::DisaggLayoutOption> layouts;
-  for (const Role& a : top(pre))
-    for (const Role& b : top(dec)) {
+  for (auto& [a, b] : pairs) {
+    a.s.mtp = b.s.mtp;
+    {
       auto link = KvLinkBetween(req.problem_on_gpus, req.engine, a.g, b.g);
       if (!link.ok()) return link.status();
       serve::DisaggLayoutOption o;
@@ -203,6 +232,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       o.decode_rps_hint = b.rps;
       layouts.push_back(o);
     }
+  }
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
   co.serve = layouts.empty()

@@ -102,6 +102,21 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   StatusOr<SpaceOptions> decode_opt =
       engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*dp, req.mtp));
   if (!decode_opt.ok()) return decode_opt.status();
+  // Speculation is the deployment's, both roles': a speculating deployment's prefill servers run
+  // the draft's extend over every prompt (its price does not depend on the depth: prefill
+  // strategies carry mtp=1, relabelled to the decode role's depth once the plan is chosen). The
+  // joint space fixes it on or off; PlanDisaggregated plans both where both are open.
+  if (serve.model.can_speculate()) {
+    const SpeculationChoices open = SpeculationOf(*decode_opt);
+    const bool on = req.speculation == 1 || (req.speculation < 0 && open.on);
+    if (on ? !open.on : !open.off)
+      return Status::InvalidArgument(fmt::format(
+          "disaggregated plan: speculation {} is not among the decode role's mtp options",
+          on ? "on" : "off"));
+    std::erase_if(decode_opt->mtp, [&](int k) { return (k > 0) != on; });
+    prefill_opt->mtp = {on ? 1 : 0};
+    d.speculation = on ? 1 : 0;
+  }
   StatusOr<std::unique_ptr<JointSpace>> space = JointSpace::Make(raw, *prefill_opt, *decode_opt);
   if (!space.ok()) return Status::InvalidArgument("disaggregated plan: " + space.status().message());
   d.space = std::move(*space);
@@ -117,11 +132,27 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   return d;
 }
 
-StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req,
-                                      const PlanProgress& progress) {
-  if (req.oracle_calls < 0)
-    return Status::InvalidArgument(
-        fmt::format("--oracle-calls must be >= 0, got {}", req.oracle_calls));
+SpeculationChoices SpeculationOf(const SpaceOptions& decode) {
+  SpeculationChoices c;
+  for (int k : decode.mtp) (k > 0 ? c.on : c.off) = true;
+  return c;
+}
+
+void RelabelPrefillDepth(DisaggPlan* d) {
+  if (d->speculation != 1) return;
+  auto relabel = [](JointSpace::Point* p, DisaggEvaluation* e) {
+    p->prefill.mtp = p->decode.mtp;
+    e->prefill.strategy.mtp = e->decode.strategy.mtp;
+  };
+  if (d->found) relabel(&d->best, &d->eval);
+  if (d->search.found) d->search_eval.prefill.strategy.mtp = d->search_eval.decode.strategy.mtp;
+  if (d->oracle.found) relabel(&d->oracle.best, &d->oracle.eval);
+}
+
+namespace {
+
+StatusOr<DisaggPlan> PlanOneSpeculation(const Problem& serve, const DisaggPlanRequest& req,
+                                        const PlanProgress& progress) {
   StatusOr<DisaggPlan> prepared = PrepareDisaggregated(serve, req);
   if (!prepared.ok()) return prepared.status();
   DisaggPlan d = std::move(*prepared);
@@ -191,7 +222,45 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
     if (why.empty()) why = d.search.note.empty() ? "the search found no valid deployment" : d.search.note;
     return Status::Invalid("no disaggregated deployment is valid: " + why);
   }
+  RelabelPrefillDepth(&d);
   return d;
+}
+
+}  // namespace
+
+StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanRequest& req,
+                                      const PlanProgress& progress) {
+  if (req.oracle_calls < 0)
+    return Status::InvalidArgument(
+        fmt::format("--oracle-calls must be >= 0, got {}", req.oracle_calls));
+  if (req.speculation >= 0 || !serve.model.can_speculate())
+    return PlanOneSpeculation(serve, req, progress);
+  // Both speculation settings open (the decode role's mtp options hold 0 and more): each joint
+  // space planned with the whole budget (deterministic: work, not time), the better plan
+  // returned, the calls of both counted.
+  StatusOr<DisaggPlan> probe = PrepareDisaggregated(serve, req);
+  if (!probe.ok()) return probe.status();
+  DisaggPlanRequest off = req, on = req;
+  off.speculation = 0;
+  on.speculation = 1;
+  const bool both = probe->speculation == 1 && [&] {
+    DisaggPlanRequest q = req;
+    q.speculation = 0;
+    return PrepareDisaggregated(serve, q).ok();
+  }();
+  if (!both) return PlanOneSpeculation(serve, probe->speculation == 1 ? on : off, progress);
+  StatusOr<DisaggPlan> a = PlanOneSpeculation(serve, off, progress);
+  if (progress.Interrupted()) return a;
+  StatusOr<DisaggPlan> b = PlanOneSpeculation(serve, on, progress);
+  if (!a.ok()) return b.ok() ? std::move(b) : std::move(a);
+  if (!b.ok()) return a;
+  const bool b_better = b->found && (!a->found || b->eval.tokens_per_s_per_gpu > a->eval.tokens_per_s_per_gpu);
+  DisaggPlan& best = b_better ? *b : *a;
+  const DisaggPlan& other = b_better ? *a : *b;
+  best.search.calls += other.search.calls;
+  best.other_speculation_calls = other.search.calls;
+  best.interrupted = best.interrupted || other.interrupted;
+  return std::move(best);
 }
 
 bool BuildsOneEngineStrategy(const std::string& searcher_name) {

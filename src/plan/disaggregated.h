@@ -31,6 +31,11 @@ struct DisaggPlanRequest {
   int prefill_gpus = 0;        // > 0: the user fixes the pool split (prefill GPUs, rest decode)
   bool layerwise = false;      // KV transfer pipelined with the prefill layer by layer
   int mtp = -1;                // --mtp (decode role); -1 = searched 0..3 where the model has MTP
+  // Whether the deployment speculates (both roles: a speculating deployment's prefill servers
+  // run the draft's extend, Simulator prefill steps with mtp > 0): 1 on, 0 off, -1 open (plan:
+  // both joint spaces planned, the better kept; PrepareDisaggregated: on where the decode role's
+  // mtp options allow it). Models that cannot speculate ignore it.
+  int speculation = -1;
   // --engine E: both roles' spaces restricted to what E launches (engine/restrict.h); kIdeal:
   // the unrestricted joint space.
   engine::EngineId engine = engine::EngineId::kIdeal;
@@ -61,7 +66,24 @@ struct DisaggPlan {
   // The instances' batches before they were refined (plan/refine.h; 0: not refined).
   int prefill_batch_refined_from = 0, decode_batch_refined_from = 0;
   bool interrupted = false;
+  // The joint space's speculation (DisaggPlanRequest::speculation): 1 on, 0 off, -1 the model
+  // cannot speculate.
+  int speculation = -1;
+  // Planned with both speculation settings: the search calls of the other joint space (counted
+  // in search.calls too); 0 otherwise.
+  int64_t other_speculation_calls = 0;
 };
+
+// Which speculation settings a decode role's options leave open: off (mtp 0), on (mtp > 0).
+struct SpeculationChoices {
+  bool off = false, on = false;
+};
+SpeculationChoices SpeculationOf(const SpaceOptions& decode);
+
+// A speculating plan's prefill strategies (searched at mtp=1: the prefill price does not depend
+// on the depth) given the decode role's depth, as launched: best, eval, the search's and the
+// oracle's. No-op otherwise.
+void RelabelPrefillDepth(DisaggPlan* d);
 
 // Builds the setups and the joint space only (no search): for `l2s compare --serving disagg`.
 StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlanRequest& req);

@@ -253,5 +253,63 @@ TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
   }
 }
 
+// Speculation is both roles' (a speculating deployment's prefill servers run the draft's
+// extend): with the depth searched, the plan is the better of the two joint spaces (each planned
+// exactly here), its prefill strategy carries the decode role's depth, and its prefill figures
+// are the prefill simulator's at that depth, above the non-speculating price of the same layout.
+TEST(PlanDisaggregated, SpeculationIsBothRolesAndBothSettingsArePlanned) {
+  ModelSpec m = testing::TinyMoe(2);
+  m.mtp_layers = 1;
+  Problem p = testing::MakeProblem(m, 8, Mode::kServe);
+  p.workload.isl = 512;
+  p.workload.osl = 128;
+  p.workload.ttft_ms = 4000;
+  p.workload.tpot_ms = 400;
+  plan::DisaggPlanRequest req;
+  req.search = "rw";
+  req.budget = 40;
+  req.oracle_calls = int64_t{1} << 40;  // each joint space solved exactly
+  StatusOr<plan::DisaggPlan> open = plan::PlanDisaggregated(p, req);
+  ASSERT_TRUE(open.ok()) << open.status().message();
+  ASSERT_TRUE(open->found);
+  double fixed[2] = {0, 0};
+  for (int spec : {0, 1}) {
+    plan::DisaggPlanRequest q = req;
+    q.speculation = spec;
+    StatusOr<plan::DisaggPlan> d = plan::PlanDisaggregated(p, q);
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    ASSERT_TRUE(d->found);
+    EXPECT_EQ(d->speculation, spec);
+    EXPECT_EQ(d->oracle_status, "solved");
+    EXPECT_EQ(d->best.decode.mtp > 0, spec == 1);
+    EXPECT_EQ(d->best.prefill.mtp, d->best.decode.mtp);  // as launched
+    EXPECT_EQ(d->eval.prefill.strategy.mtp, d->best.decode.mtp);
+    EXPECT_EQ(d->other_speculation_calls, 0);
+    fixed[spec] = d->eval.tokens_per_s_per_gpu;
+    // The prefill role's figures are its simulator's at the plan's strategy.
+    const DisaggModel& dm = *d->models[d->best.model];
+    const Evaluation e = dm.PrefillSim(d->best.gp).Evaluate(d->best.prefill);
+    EXPECT_DOUBLE_EQ(e.ttft_s, d->eval.prefill.eval.ttft_s);
+    if (spec == 1) {
+      Strategy plain = d->best.prefill;
+      plain.mtp = 0;
+      const Evaluation e0 = dm.PrefillSim(d->best.gp).Evaluate(plain);
+      EXPECT_GT(e.ttft_s, e0.ttft_s);
+      EXPECT_GT(e.weight_bytes, e0.weight_bytes);
+    }
+  }
+  EXPECT_DOUBLE_EQ(open->eval.tokens_per_s_per_gpu, std::max(fixed[0], fixed[1]));
+  EXPECT_EQ(open->best.prefill.mtp, open->best.decode.mtp);
+  EXPECT_EQ(open->other_speculation_calls, 40);
+  EXPECT_EQ(open->search.calls, 80);
+  // A model that cannot speculate has one joint space.
+  Problem dense = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  dense.workload = p.workload;
+  StatusOr<plan::DisaggPlan> one = plan::PlanDisaggregated(dense, req);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->speculation, -1);
+  EXPECT_EQ(one->other_speculation_calls, 0);
+}
+
 }  // namespace
 }  // namespace l2s

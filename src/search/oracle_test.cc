@@ -290,21 +290,24 @@ TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
   // serve on TensorRT-LLM without attention-DP balancing and on SGLang (the imbalance's
   // per-rank coefficients must keep the per-operator sums exact), with a token budget that
   // rejects some (mtp, batch) pairs: decode 8 x (mtp + 1) <= 24 tokens rejects mtp = 3; serve
-  // on TensorRT-LLM 8 x (mtp + 1 + accept x 256 / 64) <= 64 rejects mtp >= 1.
+  // on TensorRT-LLM 8 x (mtp + 1 + accept x 256 / 64) <= 64 rejects mtp >= 1. Prefill (a
+  // speculating deployment's prefill server: one draft extend over the prompts, whatever the
+  // depth) under a TTFT SLO that binds.
   int64_t evals = 0;
-  for (Mode mode : {Mode::kDecode, Mode::kServe}) {
+  for (Mode mode : {Mode::kDecode, Mode::kServe, Mode::kPrefill}) {
     for (Engine engine : {Engine::kTrtllm, Engine::kSglang}) {
-      if (mode == Mode::kDecode && engine == Engine::kSglang) continue;
+      if (mode != Mode::kServe && engine == Engine::kSglang) continue;
       Case c;
       ModelSpec m = testing::TinyMoe(2);
       m.mtp_layers = 1;
       c.problem = testing::MakeProblem(m, 4, mode);
       c.problem.workload.engine = engine;
-      c.problem.workload.max_num_tokens = mode == Mode::kDecode ? 24 : 64;
+      c.problem.workload.max_num_tokens = mode == Mode::kDecode ? 24 : mode == Mode::kServe ? 64 : 4096;
       c.problem.workload.isl = 256;
       c.problem.workload.osl = 64;
       testing::SqueezeMemory(&c.problem, 0.9);
       if (mode == Mode::kDecode) testing::BindSlo(&c.problem, /*ttft=*/false, 1.0);
+      if (mode == Mode::kPrefill) testing::BindSlo(&c.problem, /*ttft=*/true, 4.0);
       c.options.search_batch = false;
       c.options.fixed_batch = 8;
       c.options.search_sp = false;
@@ -312,6 +315,7 @@ TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
       c.label = fmt::format("mtp {} {}", ModeName(mode), EngineName(engine));
       const Brute b = ExpectOracleMatchesBruteForce(c, &evals);
       EXPECT_GT(b.valid, 0) << c.label;
+      if (mode == Mode::kPrefill) EXPECT_GT(b.slo, 0) << c.label;
     }
   }
   EXPECT_GT(evals, 0);

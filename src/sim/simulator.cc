@@ -183,7 +183,7 @@ bool Simulator::QuickStructureOk(const Strategy& s) const {
   const ModelSpec& m = p_.model;
   if (s.pp < 1 || s.tp < 1 || s.dp < 1 || s.ep < 1 || s.batch < 0) return false;
   if (s.mtp < 0 || s.mtp > kMaxMtpTokens || (s.mtp > 0 && !m.can_speculate())) return false;
-  if (s.mtp > 0 && p_.workload.mtp_accept > 0 &&
+  if (s.mtp > 0 && p_.workload.mtp_accept > 0 && p_.workload.mode != Mode::kPrefill &&
       (p_.workload.mtp_accept < 1 || p_.workload.mtp_accept > s.mtp + 1))
     return false;
   if (static_cast<long long>(s.pp) * s.tp * s.dp != p_.cluster.num_gpus) return false;
@@ -691,6 +691,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     t->lm_s += K * (tbo ? c : c + a);
     t->lm_comm_s += tbo ? K * a : 0.0;
     t->mtp_s = K * SectionSeconds(c, a, tbo);
+    t->mtp_passes = prog.mtp_passes;
     t->mtp_w = prog.mtp.weight_bytes;
     t->mtp_kv = prog.mtp.kv_bytes;
     t->act = std::max(t->act, prog.mtp.act_bytes);
@@ -879,7 +880,7 @@ Evaluation Simulator::EvaluateImpl(const Strategy& s, int batch, bool with_break
   for (int k = 0; k < t.num_kinds; ++k) AddBreakdown(bd[k], kind_prefix_[k][hi] - kind_prefix_[k][lo], &e);
   if (ws == 0) AddBreakdown(bd[Program::kMaxKinds], 1, &e);
   if (ws == pp - 1) AddBreakdown(bd[Program::kMaxKinds + 1], 1, &e);
-  if (ws == pp - 1 && t.mtp_s > 0) AddBreakdown(bd[Program::kMaxKinds + 3], s.mtp, &e);
+  if (ws == pp - 1 && t.mtp_s > 0) AddBreakdown(bd[Program::kMaxKinds + 3], t.mtp_passes, &e);
   if (pp > 1) AddBreakdown(bd[Program::kMaxKinds + 2], 1, &e);
   return e;
 }
@@ -896,6 +897,8 @@ double Simulator::TtftSeconds(const Strategy& s) const {
   total += CostSection(prog.embed, dk);
   total += CostSection(prog.lm_head, dk);
   total += CostSection(prog.pipe, dk) * (s.pp - 1);
+  // A speculating deployment's prompt also runs once through the draft (BuildMtp).
+  if (prog.mtp_passes > 0) total += prog.mtp_passes * CostSection(prog.mtp, dk);
   return total + request_overhead_s_;
 }
 

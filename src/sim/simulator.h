@@ -262,6 +262,7 @@ class Simulator {
     // overlap like the LM head under tbo); mtp_s repeats their time for display; weights and KV
     // (per microbatch) are apart.
     double mtp_s = 0, mtp_w = 0, mtp_kv = 0;
+    double mtp_passes = 0;  // draft passes per step (Program::mtp_passes)
     double adp_imbalance = 1;  // serve: whole-model step time / its time with balanced prefill
   };
   // The same, attributed to the operator each step belongs to. The MTP draft passes (last stage)

@@ -509,6 +509,92 @@ TEST(Simulator, MtpVerifiesKPlusOneTokensAndPaysKDraftPasses) {
   EXPECT_GT(prog.mtp.kv_bytes, 0);
 }
 
+// Every prompt token of a speculating deployment also runs once through the draft (its extend:
+// the draft's KV cache and the first draft token), as the prefill servers of a speculating P/D
+// deployment are launched. DeepSeek-V3 on 8 H200s, 2 prompts of 1,024 tokens per rank.
+TEST(Simulator, SpeculatingPrefillRunsTheDraftOnceOverThePrompt) {
+  Problem p = DeepSeekOnH200s();
+  p.workload.mode = Mode::kPrefill;
+  p.workload.isl = 1024;
+  p.workload.mtp_accept = 3.5;  // decode's figure: no bearing on a prefill step
+  Strategy s = MegatronStrategy(1, 1, 8, 8, 2);
+  ClearAbsentOps(p.model, &s);
+  const Simulator sim(p);
+  const Evaluation e0 = sim.EvaluateAtBatch(s, 2);
+  ASSERT_TRUE(e0.valid()) << sim.Reason(s, e0);
+  Strategy s1 = s, s3 = s;
+  s1.mtp = 1;
+  s3.mtp = 3;
+  const Evaluation e1 = sim.EvaluateAtBatch(s1, 2);
+  const Evaluation e3 = sim.EvaluateAtBatch(s3, 2);
+  ASSERT_TRUE(e1.valid()) << sim.Reason(s1, e1);
+  // One extend whatever the depth: the same price for mtp 1 and 3.
+  EXPECT_DOUBLE_EQ(e3.ttft_s, e1.ttft_s);
+  EXPECT_DOUBLE_EQ(e3.mem_bytes, e1.mem_bytes);
+  EXPECT_DOUBLE_EQ(e1.accept, 1.0);
+  auto d = std::make_unique<Simulator::Detail>();
+  sim.Explain(s1, 2, d.get());
+  const Program& prog = d->program;
+  ASSERT_EQ(prog.mtp_passes, 1);
+  bool saw_eh = false, saw_prefill_attn = false;
+  double pass_s = 0;
+  for (int i = 0; i < prog.mtp.num_steps; ++i) {
+    const Step& st = prog.mtp.steps[i];
+    pass_s += d->mtp_step_s[i];
+    if (std::string(st.what) == "eh_proj") {  // [2 x 1,024 prompt tokens, 2h] x [2h, h]
+      saw_eh = true;
+      EXPECT_EQ(st.m, 2 * 1024);
+    }
+    if (st.kind == StepKind::kAttnPrefill) saw_prefill_attn = true;
+    EXPECT_NE(st.kind, StepKind::kAttnDecode);
+  }
+  EXPECT_TRUE(saw_eh && saw_prefill_attn);
+  // The pass is on the last stage (pp = 1: the only one); the prompt's latency holds it.
+  EXPECT_NEAR(e1.ttft_s - e0.ttft_s, pass_s, 1e-9 * e1.ttft_s);
+  EXPECT_NEAR(e1.mtp_s, pass_s, 1e-12);
+  // Memory: the module's weights and the draft KV of the prompts.
+  EXPECT_NEAR(e1.weight_bytes - e0.weight_bytes, prog.mtp.weight_bytes, 1.0);
+  EXPECT_NEAR(e1.kv_bytes - e0.kv_bytes, prog.mtp.kv_bytes, 1.0);
+  EXPECT_GT(prog.mtp.kv_bytes, 0);
+  // Serve mode: the TTFT's prefill pass (a prompt alone) holds the same extend.
+  Problem q = DeepSeekOnH200s();
+  q.workload.mode = Mode::kServe;
+  q.workload.isl = 1024;
+  q.workload.osl = 256;
+  const Simulator serve(q);
+  Strategy t0 = s, t2 = s;
+  t2.mtp = 2;
+  Problem one = p;
+  one.workload.mtp_accept = 0;
+  const Simulator pre(one);
+  const double extend_s = pre.EvaluateAtBatch(s1, 1).ttft_s - pre.EvaluateAtBatch(s, 1).ttft_s;
+  EXPECT_GT(extend_s, 0);
+  // A serve TTFT is that prefill pass plus one step (Compose): the pass is ttft_s - stage_s. It
+  // prefills one prompt alone (the experts see one rank's tokens, not every rank's as in the
+  // prefill step above): the extend it adds is of the same size, not the same figure.
+  const Evaluation v0 = serve.EvaluateAtBatch(t0, 8), v2 = serve.EvaluateAtBatch(t2, 8);
+  ASSERT_TRUE(v0.valid() && v2.valid()) << serve.Reason(t2, v2);
+  const double serve_extend_s = (v2.ttft_s - v2.stage_s) - (v0.ttft_s - v0.stage_s);
+  EXPECT_GT(serve_extend_s, 0.5 * extend_s);
+  EXPECT_LT(serve_extend_s, 1.5 * extend_s);
+  // A serve step's steady-state prefill share runs through the draft once: spread over its 2
+  // passes, each pass carries 8 decoding tokens and half the share's prompt tokens (the main
+  // model's T = 8 x (2 + 1) + share).
+  auto sd = std::make_unique<Simulator::Detail>();
+  serve.Explain(t2, 8, sd.get());
+  const Program& sp = sd->program;
+  ASSERT_EQ(sp.mtp_passes, 2);
+  const double share = sp.tokens_per_rank - 8 * 3;
+  ASSERT_GT(share, 0);
+  bool saw_serve_eh = false;
+  for (int i = 0; i < sp.mtp.num_steps; ++i)
+    if (std::string(sp.mtp.steps[i].what) == "eh_proj") {
+      saw_serve_eh = true;
+      EXPECT_NEAR(sp.mtp.steps[i].m, 8 + share / 2, 1e-9);
+    }
+  EXPECT_TRUE(saw_serve_eh);
+}
+
 TEST(Simulator, MtpNeedsMtpLayers) {
   const Simulator sim(MakeProblem(testing::Llama8B(), 1));
   Strategy s = MegatronStrategy(1, 1, 1, 1, 4);

@@ -907,17 +907,22 @@ class Builder {
   }
 
   // Speculative decoding: the draft passes of the MTP module or of the draft model
-  // (Program::mtp). Built by a second Builder over a one-token-per-sequence decode shape: a draft
-  // pass proposes one token for each sequence. Prefill steps (and models with nothing to draft
-  // with) have none.
+  // (Program::mtp). Built by a second Builder. A decode step drafts s.mtp tokens for each
+  // sequence: s.mtp passes over a one-token-per-sequence shape. Every prompt token also runs
+  // once through the draft (the draft's "extend", which fills its KV cache and drafts the first
+  // token after the prefill, as vLLM, SGLang and TensorRT-LLM run it): a prefill step is one pass
+  // over its prompts, whatever s.mtp (a prefill server of a speculating deployment); a serve
+  // step's prefill share is spread over its s.mtp passes (one extend of it in all). Models with
+  // nothing to draft with have none.
   void BuildMtp(Program* p) {
     Reset(&p->mtp);
     p->mtp_passes = 0;
-    if (s_.mtp <= 0 || !m_.can_speculate() || sh_.decode_seqs <= 0 || m_.num_layers <= 0) return;
+    if (s_.mtp <= 0 || !m_.can_speculate() || m_.num_layers <= 0) return;
+    if (sh_.decode_seqs <= 0 && sh_.prefill_seqs <= 0) return;
     StepShape one = sh_;
     one.decode_q = 1;
-    one.prefill_seqs = 0;
-    one.prefill_len = 0;
+    const int passes = sh_.decode_seqs > 0 ? s_.mtp : 1;
+    one.prefill_seqs = sh_.prefill_seqs / passes;
     if (m_.has_draft_model()) {
       ProgramConfig bf16 = cfg_;  // draft checkpoints are bf16 whatever the model's format
       bf16.weight = DType::kBF16;
@@ -933,7 +938,7 @@ class Builder {
       Builder draft(m_, c_, s_, one, cfg_);
       draft.DraftPass(m_.layers.back(), &p->mtp);
     }
-    p->mtp_passes = s_.mtp;
+    p->mtp_passes = passes;
   }
 
   // One draft pass of an EAGLE-3 draft model (ModelSpec::draft_model), as vLLM, SGLang,

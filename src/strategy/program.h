@@ -157,10 +157,12 @@ struct Program {
   std::array<Section, kMaxKinds> layers;
   std::array<LayerKind, kMaxKinds> kinds{};
   int num_kinds = 0;
-  // Speculative decoding (strategy mtp = K > 0, decode steps only; last stage): one draft pass of
-  // the model's MTP module at one token per sequence (embedding lookup, eh_proj, the module's
-  // transformer layer, the shared LM head), run `mtp_passes` = K times per step. Weights and KV
-  // of the module are counted once. Empty (no steps, 0 passes) without MTP.
+  // Speculative decoding (strategy mtp = K > 0; last stage): one draft pass of the model's MTP
+  // module or draft model (embedding lookup, eh_proj or fc, the draft's transformer layer, the LM
+  // head) at one token per decoding sequence plus 1/K of a serve step's prefill share, run
+  // `mtp_passes` = K times per step; in a prefill step one pass over the prompts (the draft's
+  // extend), whatever K. Weights and KV of the draft are counted once. Empty (no steps, 0
+  // passes) without speculation.
   Section mtp;
   double mtp_passes = 0;
   double tokens_per_rank = 0;    // T: tokens per attention-dp rank in the step

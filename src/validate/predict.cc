@@ -193,7 +193,9 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
       return miss(fmt::format("unsupported overlap '{}'", row.overlap));
     ClearAbsentOps(p.model, &s[k]);
   }
-  s[1].mtp = static_cast<int>(row.mtp);
+  // A speculating deployment's prefill servers run the same speculative setting (its extend
+  // drafts the first token and fills the draft's KV cache, which the decode side receives).
+  s[0].mtp = s[1].mtp = static_cast<int>(row.mtp);
   const int64_t decode_ranks = (row.decode.gpus / size[1]) * s[1].dp;
   if (row.batch > 0) s[1].batch = static_cast<int>(row.batch);
   else if (row.concurrency > 0)

@@ -48,6 +48,34 @@ TEST(CapacityDisaggCli, DeploymentJson) {
   EXPECT_TRUE(j["timeline"].contains("transferring"));
 }
 
+TEST(CapacityDisaggCli, PrefillSideRunsTheDecodeSidesSpeculation) {
+  // A decode side that drafts (here an EAGLE-3 draft model) has prefill servers started with the
+  // same setting, priced with the draft's extend over every prompt: slower than without.
+  const std::vector<std::string> spec = {"--draft-model", "org/eagle3-draft", "--rate", "4",
+                                         "--requests", "200", "--prefill-instances", "1",
+                                         "--instances", "1", "--json"};
+  const auto r = RunL2s(With(kBase, With(spec, {"--prefill-strategy", "tp=1", "--strategy",
+                                                "tp=1,mtp=2"})));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["prefill_strategy"].get<std::string>().find("mtp=2"), std::string::npos)
+      << j["prefill_strategy"];
+  const auto plain = RunL2s(With(kBase, With(spec, {"--prefill-strategy", "tp=1", "--strategy",
+                                                    "tp=1,mtp=0"})));
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const auto q = nlohmann::json::parse(plain.out);
+  EXPECT_EQ(q["prefill_strategy"].get<std::string>().find("mtp="), std::string::npos);
+  EXPECT_GT(j["summary"]["ttft_ms"]["p50"].get<double>(),
+            q["summary"]["ttft_ms"]["p50"].get<double>());
+  const auto bad = RunL2s(With(kBase, With(spec, {"--prefill-strategy", "tp=1,mtp=2", "--strategy",
+                                                  "tp=1"})));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--prefill-strategy mtp=2: the prefill side speculates only beside a "
+                         "decode side that does"),
+            std::string::npos)
+      << bad.out << bad.err;
+}
+
 TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
   const auto args = With(kBase, {"--rate", "20", "--requests", "1500", "--slo",
                                  "p99_ttft_ms=500,p99_tpot_ms=30", "--sizes", "1,2",

@@ -429,6 +429,35 @@ TEST(LengthFlags, ALengthTheModeDoesNotReadIsAnError) {
   EXPECT_GT(j["ttft_ms"].get<double>(), 0);  // a prompt was processed: serve mode
 }
 
+TEST(EngineAndMtpFlags, PrefillWithMtpIsASpeculatingDeploymentsPrefillServer) {
+  // Every prompt token runs once through the MTP module (its extend), whatever the depth: the
+  // same figures for --mtp 1 and 3, below those of a server that does not speculate.
+  const std::string ds = "eval --model deepseek-v3 --gpu h200 --gpus 8 --mode prefill --isl 4096 "
+                         "--strategy tp=1,dp=8,ep=8,batch=2 --json";
+  double tps[3], mem[3];
+  int i = 0;
+  for (const char* k : {" --mtp 0", " --mtp 1", " --mtp 3"}) {
+    const Result r = RunL2s(ds + k);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    tps[i] = j["tokens_per_s"].get<double>();
+    mem[i] = j["memory_per_gpu_gib"].get<double>();
+    ++i;
+  }
+  EXPECT_LT(tps[1], tps[0]);
+  EXPECT_GT(mem[1], mem[0]);
+  EXPECT_EQ(tps[1], tps[2]);
+  EXPECT_EQ(mem[1], mem[2]);
+  const Result text = RunL2s("eval --model deepseek-v3 --gpu h200 --gpus 8 --mode prefill --isl "
+                             "4096 --strategy tp=1,dp=8,ep=8,batch=2 --mtp 2");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("MTP          a prefill server of a speculating deployment (2 draft "
+                          "tokens per decode step): every prompt token runs once through the MTP "
+                          "module (its extend)"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   const std::string llama = "eval --model llama-3.1-8b --gpus 1 --strategy tp=1";
   ExpectUsageError(llama + " --mtp 2", "--mtp 2");                 // no MTP layers
@@ -438,7 +467,6 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
   ExpectUsageError(llama + " --max-num-tokens -5", "--max-num-tokens");
   const std::string ds = "eval --model deepseek-v3 --gpu h200 --gpus 8 --strategy tp=1,dp=8,ep=8";
   ExpectUsageError(ds + " --mtp 1 --mtp-accept 2.5", "--mtp-accept");  // > mtp + 1
-  ExpectUsageError(ds + " --mtp 1 --mode prefill", "--mtp 1");
   ExpectUsageError(ds + ",mtp=2 --mtp 1", "--mtp 1");  // disagrees with the strategy
   // A stated acceptance the evaluation would ignore: no speculation, or no decode steps.
   ExpectUsageError(ds + " --mtp-accept 2",
@@ -448,7 +476,8 @@ TEST(EngineAndMtpFlags, ErrorsNameTheFlag) {
                    "--mtp-accept 2",
                    "the strategy speculates no tokens");
   ExpectUsageError(ds + " --mode prefill --isl 1024 --mtp-accept 2",
-                   "l2s: error: --mtp-accept 2: prefill mode has no decode steps to speculate");
+                   "l2s: error: --mtp-accept 2: prefill mode has no decode steps to accept "
+                   "drafts in");
   // A batch given twice, or above the engine limit the user states.
   ExpectUsageError(llama + ",batch=16 --batch 32",
                    "l2s: error: --batch 32 disagrees with the strategy's batch=16 (give the batch "
