@@ -216,10 +216,13 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   if (searcher != "oracle")
     out += fmt::format("  search {}: {} calls{}, {}\n", searcher, d.search.calls,
                        d.other_speculation_calls > 0
-                           ? fmt::format(" ({} on the joint space {} speculation, both planned: a "
-                                         "speculating deployment's prefill servers run the draft)",
-                                         d.other_speculation_calls,
-                                         d.speculation == 1 ? "without" : "with")
+                           ? fmt::format(" ({} with speculation on both roles, {} without)",
+                                         d.speculation == 1
+                                             ? d.search.calls - d.other_speculation_calls
+                                             : d.other_speculation_calls,
+                                         d.speculation == 1
+                                             ? d.other_speculation_calls
+                                             : d.search.calls - d.other_speculation_calls)
                            : std::string(),
                        d.search.found ? fmt::format("{:.2f} tokens/s per GPU",
                                                     d.search_eval.tokens_per_s_per_gpu)
