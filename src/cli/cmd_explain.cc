@@ -339,11 +339,18 @@ int Run(const ExplainFlags& f) {
   fmt::print("{}\n", SectionText(sim, s.pp > 1 ? "pipeline (each stage boundary)" : "pipeline (pp=1: none)",
                                  prog.pipe, d->pipe_step_s, tbo));
   if (prog.mtp_passes > 0) {
-    const std::string title = fmt::format(
-        "{} (last stage), run {} times per step; {:.2f} tokens emitted per step",
-        prob.model.has_draft_model() ? "draft pass of " + prob.model.draft_model
-                                     : std::string("MTP draft pass"),
-        N(prog.mtp_passes), e.accept);
+    const std::string who = prob.model.has_draft_model() ? "draft model " + prob.model.draft_model
+                                                         : std::string("MTP module");
+    // A prefill step runs the draft once over its prompts (its extend), whatever the depth.
+    const std::string title =
+        prob.workload.mode == Mode::kPrefill
+            ? fmt::format("{} over the prompts (its extend; last stage), once per step whatever "
+                          "the depth (mtp={})",
+                          who, s.mtp)
+            : fmt::format("{} (last stage), run {} times per step; {:.2f} tokens emitted per step",
+                          prob.model.has_draft_model() ? "draft pass of " + prob.model.draft_model
+                                                       : std::string("MTP draft pass"),
+                          N(prog.mtp_passes), e.accept);
     fmt::print("{}\n", SectionText(sim, title, prog.mtp, d->mtp_step_s, tbo));
   }
   fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, EngineInfo{}));

@@ -311,6 +311,16 @@ TEST(DisaggCli, ExplainOnePool) {
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["mode"], "decode");  // the decode instance's problem
+  // A prefill instance of a speculating deployment: the MTP module's extend over the prompts,
+  // once per step whatever the depth.
+  const Result p = RunL2s({"explain", "--model", "deepseek-v3", "--gpu", "h200", "--gpus", "8",
+                           "--mode", "serve", "--isl", "4096", "--osl", "1024", "--pool",
+                           "prefill", "--strategy", "tp=1,dp=8,ep=8,batch=2,mtp=2"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("== MTP module over the prompts (its extend; last stage), once per step "
+                       "whatever the depth (mtp=2) =="),
+            std::string::npos)
+      << p.out;
 }
 
 }  // namespace
