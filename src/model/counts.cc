@@ -498,6 +498,15 @@ double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context) {
   return bytes;
 }
 
+double DraftKvBytesForSequence(const ModelSpec& m, DType kv, int64_t context) {
+  if (context <= 0 || !m.can_speculate() || m.layers.empty()) return 0.0;
+  if (m.has_draft_model()) {
+    const ModelSpec d = DraftSpecOf(m);
+    return KvBytesOfLayerForSequence(d, DraftLayerOf(d), kv, context);
+  }
+  return KvBytesOfLayerForSequence(m, m.layers.back(), kv, context);
+}
+
 double KvBytesPerToken(const ModelSpec& m, DType kv) {
   double bytes = 0;
   for (const LayerSpec& l : m.layers) bytes += KvBytesPerTokenOfLayer(m, l, kv);

@@ -104,6 +104,11 @@ double KvBytesForSequence(const ModelSpec& m, DType kv, int64_t context);
 // head_dim (+ index_head_dim for the ratio-4 indexer's keys).
 double KvBytesOfLayerForSequence(const ModelSpec& m, const LayerSpec& l, DType kv,
                                  int64_t context);
+// The speculative draft's KV cache for a sequence: one layer's, the MTP module's (the model's
+// last layer kind, as the simulator's draft pass builds it) or the draft model's (DraftLayerOf
+// of DraftSpecOf); the engines keep one draft layer's cache whatever the depth. 0 for a model
+// that cannot speculate.
+double DraftKvBytesForSequence(const ModelSpec& m, DType kv, int64_t context);
 // Per token for an unbounded context (window layers count as full): what describe prints.
 double KvBytesPerToken(const ModelSpec& m, DType kv);
 

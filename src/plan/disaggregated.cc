@@ -17,7 +17,8 @@ namespace l2s::plan {
 namespace {
 
 StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& serve,
-                                                               const DisaggPlanRequest& req) {
+                                                               const DisaggPlanRequest& req,
+                                                               bool speculating) {
   std::vector<std::unique_ptr<DisaggModel>> out;
   if (req.pools != nullptr) {
     if (req.prefill_gpus > 0)
@@ -37,6 +38,7 @@ StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& se
         st.cross = KvLink{false, cp.link_bw, cp.link_latency};
         st.total_gpus = cp.total_gpus();
         st.layerwise = req.layerwise;
+        st.speculating = speculating;
         StatusOr<std::unique_ptr<DisaggModel>> m = DisaggModel::Make(std::move(st));
         if (!m.ok()) return m.status();
         out.push_back(std::move(*m));
@@ -46,6 +48,7 @@ StatusOr<std::vector<std::unique_ptr<DisaggModel>>> MakeModels(const Problem& se
   }
   DisaggSetup setup = SharedSetup(serve);
   setup.layerwise = req.layerwise;
+  setup.speculating = speculating;
   const ClusterSpec& c = serve.cluster;
   if (req.prefill_gpus > 0) {
     // A fixed split: two pools of the cluster's GPUs, the KV crossing the scale-out network
@@ -84,7 +87,7 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   DisaggPlan d;
   d.engine = req.engine;
   {
-    StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req);
+    StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req, false);
     if (!models.ok()) return models.status();
     d.models = std::move(*models);
   }
@@ -94,8 +97,8 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   StatusOr<Problem> dp = DecodeProblem(serve, m0.setup().decode_pool, m0.setup().decode_pool.num_gpus);
   if (!pp.ok()) return pp.status();
   if (!dp.ok()) return dp.status();
-  std::vector<const DisaggModel*> raw;
-  for (const auto& m : d.models) raw.push_back(m.get());
+  const int prefill_pool_gpus = m0.setup().prefill_pool.num_gpus;
+  const int decode_pool_gpus = m0.setup().decode_pool.num_gpus;
   const engine::Capabilities& caps = engine::CapabilitiesOf(req.engine);
   StatusOr<SpaceOptions> prefill_opt = engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*pp));
   if (!prefill_opt.ok()) return prefill_opt.status();
@@ -116,7 +119,14 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
     std::erase_if(decode_opt->mtp, [&](int k) { return (k > 0) != on; });
     prefill_opt->mtp = {on ? 1 : 0};
     d.speculation = on ? 1 : 0;
+    if (on) {  // the draft's KV crosses with the prompt's
+      StatusOr<std::vector<std::unique_ptr<DisaggModel>>> models = MakeModels(serve, req, true);
+      if (!models.ok()) return models.status();
+      d.models = std::move(*models);
+    }
   }
+  std::vector<const DisaggModel*> raw;
+  for (const auto& m : d.models) raw.push_back(m.get());
   StatusOr<std::unique_ptr<JointSpace>> space = JointSpace::Make(raw, *prefill_opt, *decode_opt);
   if (!space.ok()) return Status::InvalidArgument("disaggregated plan: " + space.status().message());
   d.space = std::move(*space);
@@ -127,7 +137,7 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
       return Status::InvalidArgument(fmt::format(
           "disaggregated plan: no pool split leaves both pools a structurally valid strategy for "
           "{} (prefill pool {} GPUs, decode pool {} GPUs)",
-          serve.model.name, m0.setup().prefill_pool.num_gpus, m0.setup().decode_pool.num_gpus));
+          serve.model.name, prefill_pool_gpus, decode_pool_gpus));
   }
   return d;
 }

@@ -2,6 +2,7 @@
 // figure it reports, deterministic per seed) and the disaggregated plan's work bound.
 #include <gtest/gtest.h>
 
+#include "model/counts.h"
 #include "model/presets.h"
 #include "plan/aggregated.h"
 #include "plan/disaggregated.h"
@@ -286,6 +287,10 @@ TEST(PlanDisaggregated, SpeculationIsBothRolesAndBothSettingsArePlanned) {
     EXPECT_EQ(d->eval.prefill.strategy.mtp, d->best.decode.mtp);
     EXPECT_EQ(d->other_speculation_calls, 0);
     fixed[spec] = d->eval.tokens_per_s_per_gpu;
+    // The prompt's KV that crosses: the model's, and the draft's when speculating.
+    EXPECT_DOUBLE_EQ(d->eval.kv_bytes_per_prompt,
+                     KvBytesForSequence(m, p.workload.kv, p.workload.isl) +
+                         (spec == 1 ? DraftKvBytesForSequence(m, p.workload.kv, p.workload.isl) : 0.0));
     // The prefill role's figures are its simulator's at the plan's strategy.
     const DisaggModel& dm = *d->models[d->best.model];
     const Evaluation e = dm.PrefillSim(d->best.gp).Evaluate(d->best.prefill);

@@ -329,7 +329,8 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   std::vector<TimelinePoint> samples;
   std::vector<int64_t> waiting_at_arrival;  // in the system (waiting + running + transferring)
   waiting_at_arrival.reserve(closed ? 0 : reqs.size());
-  // KV bytes of a prompt (disaggregated transfers), by the decode problem's model and KV dtype.
+  // KV bytes of a prompt (disaggregated transfers), by the decode problem's model and KV dtype
+  // (and its strategy: a speculating one sends the draft's cache too).
   const Problem& dprob = tail.cost->sim().problem();
 
   // Sending.
@@ -725,7 +726,12 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   auto start_transfer = [&](int id, double now) {
     Live& L = st[id];
     Inst& dst = inst[L.d_inst];
-    const double bytes = KvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt);
+    // A speculating deployment sends the draft's KV cache of the prompt too.
+    const double bytes =
+        KvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt) +
+        (tail.cost->strategy().mtp > 0
+             ? DraftKvBytesForSequence(dprob.model, dprob.workload.kv, reqs[id].prompt)
+             : 0.0);
     const double full = KvTransferSeconds(dis_.link, bytes);
     const double t = now <= L.prefill_end
                          ? ExposedKvTransfer(full, L.prefill_end - std::max(0.0, L.prefill_start),

@@ -193,7 +193,8 @@ class ServeSim {
                                                   int64_t nominal_isl, int64_t nominal_osl);
   // Disaggregated: `prefill` prices the prefill instances' steps, `decode` the decode instances'
   // (`opt` sets the decode pool, `d` the prefill pool and the link). The KV bytes of a prompt are
-  // KvBytesForSequence of the decode problem's model and KV dtype. Errors: bad options, no KV room.
+  // KvBytesForSequence of the decode problem's model and KV dtype, plus DraftKvBytesForSequence
+  // when the decode strategy speculates. Errors: bad options, no KV room.
   static StatusOr<std::unique_ptr<ServeSim>> MakeDisagg(const StepCost* prefill,
                                                         const StepCost* decode,
                                                         const ServeOptions& opt,

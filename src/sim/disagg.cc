@@ -69,6 +69,9 @@ DisaggModel::DisaggModel(DisaggSetup setup) : setup_(std::move(setup)) {
   decode_sizes_ = InstanceSizes(setup_.decode_pool);
   kv_bytes_ = KvBytesForSequence(setup_.serve.model, setup_.serve.workload.kv,
                                  setup_.serve.workload.isl);
+  if (setup_.speculating)
+    kv_bytes_ += DraftKvBytesForSequence(setup_.serve.model, setup_.serve.workload.kv,
+                                         setup_.serve.workload.isl);
 }
 
 StatusOr<std::unique_ptr<DisaggModel>> DisaggModel::Make(DisaggSetup setup) {

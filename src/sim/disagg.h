@@ -4,7 +4,8 @@
 // the serve problem (PrefillProblem, DecodeProblem); this file only adds what joins the two:
 //   prefill capacity  cp = input tokens/s of one instance / isl        (requests/s)
 //   decode capacity   cd = output tokens/s of one instance / osl       (requests/s)
-//   KV transfer       bytes = KV of one isl-token prompt (KvBytesForSequence) over one GPU's
+//   KV transfer       bytes = KV of one isl-token prompt (KvBytesForSequence, + the draft's when
+//                     speculating) over one GPU's
 //                     link between the instances: NVLink when a prefill and a decode instance
 //                     fit one NVLink domain of a shared pool, else the scale-out NIC (or the
 //                     inter-pool link of a mixed cluster); t = bytes / bw + latency; exposed
@@ -53,6 +54,9 @@ struct DisaggSetup {
   KvLink cross;              // link between two different pools (mixed clusters)
   int total_gpus = 0;        // every GPU of the cluster: the figure of merit's denominator
   bool layerwise = false;    // KV transfer pipelined with the prefill layer by layer
+  // Both roles speculate: the draft's KV cache of the prompt crosses with the model's
+  // (DraftKvBytesForSequence; SGLang registers the draft pool beside the target's).
+  bool speculating = false;
 };
 
 // The setup of a homogeneous cluster: both roles share serve.cluster.

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "model/counts.h"
+#include "model/model.h"
 #include "model/presets.h"
 #include "strategy/space.h"
 
@@ -33,6 +35,21 @@ TEST(Disagg, KvBytesOfAPromptIsTheModelsKvTimesIsl) {
   // layer, bf16 (2 bytes), 61 layers: 70,272 bytes per token; x 4096 tokens = 287,834,112.
   auto m = Model(Serve("deepseek-v3", 128));
   EXPECT_DOUBLE_EQ(m->KvBytesPerPrompt(), 576.0 * 2 * 61 * 4096);
+  // Speculating, the MTP module's cache crosses too: one more MLA layer, 576 x 2 x 4096 =
+  // 4,718,592 bytes.
+  DisaggSetup s = SharedSetup(Serve("deepseek-v3", 128));
+  s.speculating = true;
+  auto spec = std::move(DisaggModel::Make(std::move(s))).value();
+  EXPECT_DOUBLE_EQ(spec->KvBytesPerPrompt(), 576.0 * 2 * 62 * 4096);
+  EXPECT_DOUBLE_EQ(DraftKvBytesForSequence(spec->setup().serve.model, DType::kBF16, 4096),
+                   4'718'592.0);
+  // An EAGLE-3 draft of Llama-3.1-8B (no draft config: the model's attention shape): GQA with 8
+  // KV heads of 128, K and V, bf16: 4,096 bytes per token, 4,096,000 for 1,000 tokens; a model
+  // that cannot speculate has none.
+  ModelSpec llama = *ModelPreset("llama-3.1-8b");
+  EXPECT_DOUBLE_EQ(DraftKvBytesForSequence(llama, DType::kBF16, 1000), 0.0);
+  ASSERT_TRUE(AttachDraftModel("org/eagle3-draft", &llama).ok());
+  EXPECT_DOUBLE_EQ(DraftKvBytesForSequence(llama, DType::kBF16, 1000), 4'096'000.0);
 }
 
 TEST(Disagg, LinkIsNvlinkOnlyWhenBothInstancesFitOneDomain) {

@@ -172,6 +172,7 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   st.prefill_pool = *pc;
   st.decode_pool = *dc;
   st.shared = false;
+  st.speculating = row.mtp > 0;
   st.prefill_pool_name = "prefill";
   st.decode_pool_name = "decode";
   st.cross = KvLink{false, pc->scaleout_bw, pc->scaleout_latency};
