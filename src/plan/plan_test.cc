@@ -228,14 +228,20 @@ TEST(PlanAggregated, NothingFitsSaysHowManyGpusTheWeightsNeed) {
       << f.Reason(p);
 }
 
+// A 40-call random walk beside the joint oracle with a bound it never reaches.
+plan::DisaggPlanRequest RwWithExactOracle() {
+  plan::DisaggPlanRequest req;
+  req.search = "rw";
+  req.budget = 40;
+  req.oracle_calls = int64_t{1} << 40;
+  return req;
+}
+
 TEST(PlanDisaggregated, TheOracleBoundCountsWorkAcrossPoolSolves) {
   Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
   p.workload.ttft_ms = 2000;
   p.workload.tpot_ms = 200;
-  plan::DisaggPlanRequest req;
-  req.search = "rw";
-  req.budget = 40;
-  req.oracle_calls = int64_t{1} << 40;  // a bound it never reaches
+  plan::DisaggPlanRequest req = RwWithExactOracle();
   StatusOr<plan::DisaggPlan> full = plan::PlanDisaggregated(p, req);
   ASSERT_TRUE(full.ok()) << full.status().message();
   EXPECT_EQ(full->oracle_status, "solved");
@@ -266,10 +272,7 @@ TEST(PlanDisaggregated, SpeculationIsBothRolesAndBothSettingsArePlanned) {
   p.workload.osl = 128;
   p.workload.ttft_ms = 4000;
   p.workload.tpot_ms = 400;
-  plan::DisaggPlanRequest req;
-  req.search = "rw";
-  req.budget = 40;
-  req.oracle_calls = int64_t{1} << 40;  // each joint space solved exactly
+  const plan::DisaggPlanRequest req = RwWithExactOracle();  // each joint space solved exactly
   StatusOr<plan::DisaggPlan> open = plan::PlanDisaggregated(p, req);
   ASSERT_TRUE(open.ok()) << open.status().message();
   ASSERT_TRUE(open->found);
