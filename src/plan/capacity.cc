@@ -141,23 +141,28 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   std::vector<Role> pre, dec;
   // A speculating deployment's prefill servers run the draft's extend (its price does not depend
   // on the depth): with speculation open, each prefill size is searched without (mtp 0) and with
-  // it (mtp 1), and a pair joins a prefill and a decode layout that agree.
-  std::vector<int> prefill_mtp = {0};
-  if (req.mtp > 0) prefill_mtp = {1};
-  else if (req.mtp < 0 && req.problem_on_gpus(sizes.front(), req.engine).ok() &&
-           req.problem_on_gpus(sizes.front(), req.engine)->model.can_speculate())
-    prefill_mtp = {0, 1};
+  // it (mtp 1), each decode size at its best depth and without speculation, and a pair joins a
+  // prefill and a decode layout that agree.
+  struct Variant {
+    bool prefill;
+    int mtp;  // the role space's mtp (-1: the plan's depths)
+  };
+  std::vector<Variant> variants = {{true, req.mtp > 0 ? 1 : 0}, {false, req.mtp}};
+  if (req.mtp < 0 && req.problem_on_gpus(sizes.front(), req.engine).ok() &&
+      req.problem_on_gpus(sizes.front(), req.engine)->model.can_speculate())
+    variants = {{true, 0}, {true, 1}, {false, -1}, {false, 0}};
+  const bool open = variants.size() > 2;
   for (int g : sizes) {
     auto serve_p = req.problem_on_gpus(g, req.engine);
     if (!serve_p.ok()) return serve_p.status();
-    for (int k = 0; k < 1 + static_cast<int>(prefill_mtp.size()); ++k) {
-      const bool is_prefill = k < static_cast<int>(prefill_mtp.size());
+    for (const Variant& v : variants) {
+      const bool is_prefill = v.prefill;
       auto rp = is_prefill ? PrefillProblem(*serve_p, serve_p->cluster, g)
                            : DecodeProblem(*serve_p, serve_p->cluster, g);
       if (!rp.ok()) return rp.status();
       if (!is_prefill) rp->workload.tpot_ms = tpot_ms;
       const Simulator sim(*rp);
-      auto space = InstanceSpace(eid, *rp, g, is_prefill ? prefill_mtp[k] : req.mtp);
+      auto space = InstanceSpace(eid, *rp, g, v.mtp);
       if (!space.ok()) {
         skipped->push_back(fmt::format("{} {} GPUs: {}", is_prefill ? "prefill" : "decode", g,
                                        space.status().message()));
@@ -168,14 +173,20 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
       if (!r.found) {
         skipped->push_back(fmt::format("{} {} GPUs{}: {}", is_prefill ? "prefill" : "decode", g,
-                                       is_prefill && prefill_mtp.size() > 1
-                                           ? (prefill_mtp[k] > 0 ? " (speculating)" : " (not speculating)")
-                                           : "",
+                                       !open       ? ""
+                                       : v.mtp > 0 ? " (speculating)"
+                                       : v.mtp == 0 ? " (not speculating)"
+                                                    : "",
                                        failures.Reason(*rp)));
         continue;
       }
       Strategy s = r.best;
       s.batch = 0;
+      // The decode size's best depth may be 0 already: its layout once.
+      if (!is_prefill && std::any_of(dec.begin(), dec.end(), [&](const Role& o) {
+            return o.g == g && o.s == s;
+          }))
+        continue;
       Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
       inst.workload.disagg_pool = true;
       const double len = static_cast<double>(is_prefill ? rp->workload.isl : rp->workload.osl);

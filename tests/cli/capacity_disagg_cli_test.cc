@@ -76,6 +76,30 @@ TEST(CapacityDisaggCli, PrefillSideRunsTheDecodeSidesSpeculation) {
       << bad.out << bad.err;
 }
 
+TEST(CapacityDisaggCli, SizingPairsLayoutsThatAgreeOnSpeculation) {
+  // A model that can speculate (here with an EAGLE-3 draft) is sized both ways: pairs that do not
+  // speculate and pairs that do on both pools, never one pool alone.
+  const auto r = RunL2s(With(kBase, {"--draft-model", "org/eagle3-draft", "--rate", "4",
+                                     "--requests", "300", "--slo",
+                                     "p99_ttft_ms=2000,p99_tpot_ms=40", "--serving", "disagg",
+                                     "--sizes", "1,2", "--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto mtp_of = [](const std::string& s) {
+    const size_t at = s.find(",mtp=");
+    return at == std::string::npos ? 0 : std::stoi(s.substr(at + 5));
+  };
+  int on = 0, off = 0;
+  for (const auto& c : j["disagg"]["candidates"]) {
+    const int p = mtp_of(c["prefill_strategy"].get<std::string>());
+    const int d = mtp_of(c["decode_strategy"].get<std::string>());
+    EXPECT_EQ(p, d) << c["prefill_strategy"] << " | " << c["decode_strategy"];
+    (d > 0 ? on : off) += 1;
+  }
+  EXPECT_GT(on, 0);
+  EXPECT_GT(off, 0);
+}
+
 TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
   const auto args = With(kBase, {"--rate", "20", "--requests", "1500", "--slo",
                                  "p99_ttft_ms=500,p99_tpot_ms=30", "--sizes", "1,2",
