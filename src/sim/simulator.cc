@@ -775,6 +775,9 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
       attribute(prog.layers[k], dk, &t->ttft_layer_s[k], nullptr, nullptr);
     attribute(prog.embed, dk, &t->ttft_embed_s, nullptr, nullptr);
     attribute(prog.lm_head, dk, &t->ttft_lm_s, nullptr, nullptr);
+    // A speculating prompt's pass through the draft (TtftSeconds), with the LM head's part.
+    if (prog.mtp_passes > 0)
+      attribute(prog.mtp, dk, &t->ttft_lm_s, nullptr, nullptr, nullptr, nullptr, prog.mtp_passes);
     std::array<double, kNumOps> tpipe{};
     attribute(prog.pipe, dk, &tpipe, nullptr, nullptr);
     for (double x : tpipe) t->ttft_pipe_s += x;

@@ -595,6 +595,34 @@ TEST(Simulator, SpeculatingPrefillRunsTheDraftOnceOverThePrompt) {
   EXPECT_TRUE(saw_serve_eh);
 }
 
+// The per-operator totals the oracle composes a serve TTFT from hold the draft's pass over the
+// prompt as the evaluation does: Llama-3.1-8B with an EAGLE-3 draft (one layer kind, 32 layers),
+// TTFT = 32 x layer + embed + LM head (+ the draft's extend) + overhead, one step apart.
+TEST(Simulator, OpTotalsTtftHoldsTheDraftsExtend) {
+  ModelSpec m = testing::Llama8B();
+  ASSERT_TRUE(AttachDraftModel("org/eagle3-draft", &m).ok());
+  Problem p = MakeProblem(m, 2);
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 2048;
+  p.workload.osl = 256;
+  p.workload.engine = Engine::kSglang;  // a request overhead in the TTFT too
+  const Simulator sim(p);
+  for (int mtp : {0, 2}) {
+    Strategy s = MegatronStrategy(1, 2, 1, 1, 8);
+    ClearAbsentOps(m, &s);
+    s.mtp = mtp;
+    const Evaluation e = sim.EvaluateAtBatch(s, 8);
+    ASSERT_TRUE(e.valid()) << sim.Reason(s, e);
+    Simulator::OpTotals o;
+    sim.ComputeOpTotals(s, 8, &o);
+    ASSERT_EQ(o.num_kinds, 1);
+    double ttft = sim.RequestOverheadS();
+    for (int op = 0; op < kNumOps; ++op)
+      ttft += 32 * o.ttft_layer_s[0][op] + o.ttft_embed_s[op] + o.ttft_lm_s[op];
+    EXPECT_NEAR(ttft, e.ttft_s - e.stage_s, 1e-12) << "mtp " << mtp;
+  }
+}
+
 TEST(Simulator, MtpNeedsMtpLayers) {
   const Simulator sim(MakeProblem(testing::Llama8B(), 1));
   Strategy s = MegatronStrategy(1, 1, 1, 1, 4);
