@@ -270,6 +270,11 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   best.search.calls += other.search.calls;
   best.other_speculation_calls = other.search.calls;
   best.interrupted = best.interrupted || other.interrupted;
+  // The optimum is claimed only when both joint spaces were solved.
+  if (best.oracle_status == "solved" && other.oracle_status != "solved") {
+    best.oracle_status = other.oracle_status;
+    best.oracle_bound_hit = other.oracle_bound_hit;
+  }
   return std::move(best);
 }
 

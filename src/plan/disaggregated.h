@@ -70,7 +70,8 @@ struct DisaggPlan {
   // cannot speculate.
   int speculation = -1;
   // Planned with both speculation settings: the search calls of the other joint space (counted
-  // in search.calls too); 0 otherwise.
+  // in search.calls too); 0 otherwise. oracle_status is then "solved" only when both joint
+  // spaces were.
   int64_t other_speculation_calls = 0;
 };
 

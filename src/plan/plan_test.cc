@@ -310,6 +310,13 @@ TEST(PlanDisaggregated, SpeculationIsBothRolesAndBothSettingsArePlanned) {
   EXPECT_EQ(open->best.prefill.mtp, open->best.decode.mtp);
   EXPECT_EQ(open->other_speculation_calls, 40);
   EXPECT_EQ(open->search.calls, 80);
+  EXPECT_EQ(open->oracle_status, "solved");  // both joint spaces were
+  plan::DisaggPlanRequest cut = req;
+  cut.oracle_calls = 1;
+  StatusOr<plan::DisaggPlan> bounded = plan::PlanDisaggregated(p, cut);
+  ASSERT_TRUE(bounded.ok()) << bounded.status().message();
+  EXPECT_EQ(bounded->oracle_status, "skipped");
+  EXPECT_TRUE(bounded->oracle_bound_hit);
   // A model that cannot speculate has one joint space.
   Problem dense = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
   dense.workload = p.workload;
