@@ -50,8 +50,10 @@ json PoolJson(const DisaggSetup& st, const RolePlan& p, bool prefill, int refine
   } else {
     j["output_tokens_per_s_per_instance"] = p.eval.tokens_per_s;
     j["tpot_ms"] = p.eval.tpot_s * 1e3;
-    j["mtp"] = p.strategy.mtp;
   }
+  // Both roles: the speculative setting the servers start with (a speculating deployment's
+  // prefill servers run the decode side's, priced with the draft's extend).
+  j["mtp"] = p.strategy.mtp;
   j["memory_per_gpu_gib"] = p.eval.mem_bytes / kGiB;
   return j;
 }

@@ -64,6 +64,21 @@ TEST(DisaggCli, DisaggJsonContract) {
   EXPECT_EQ(b["oracle"]["status"], "solved");
   EXPECT_GE(b["tokens_per_s_per_gpu"].get<double>(),
             b["oracle"]["tokens_per_s_per_gpu"].get<double>() * (1 - 1e-9));
+  EXPECT_TRUE(b["speculation"].is_null());  // llama-3.1-8b cannot speculate
+  EXPECT_EQ(b["prefill"]["mtp"], 0);
+  EXPECT_EQ(b["decode"]["mtp"], 0);
+  // With an EAGLE-3 draft, speculation is both roles' (fixed here by --mtp 2): the prefill
+  // servers start with the decode side's setting, and one joint space is planned.
+  const Result d = RunL2s(With({"--serving", "disagg", "--json", "--draft-model",
+                                "org/eagle3-draft", "--mtp", "2"}));
+  ASSERT_EQ(d.code, 0) << d.err;
+  const nlohmann::json dj = nlohmann::json::parse(d.out);
+  const nlohmann::json& s = dj["best"];
+  EXPECT_EQ(s["speculation"], true);
+  EXPECT_EQ(s["prefill"]["mtp"], 2);
+  EXPECT_EQ(s["decode"]["mtp"], 2);
+  EXPECT_NE(s["prefill"]["strategy"].get<std::string>().find("mtp=2"), std::string::npos);
+  EXPECT_EQ(s["search"]["calls_other_speculation"], 0);
 }
 
 // --search oracle on the joint space is SolveDisaggExact (it used to fail: the oracle searcher has
