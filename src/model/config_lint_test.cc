@@ -406,13 +406,16 @@ TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
   EXPECT_EQ(message("nosuch"), "unknown model \"nosuch\": not a preset and no such file");
 }
 
+// The smallest Llama config the model sources load (the repo-id and bare-name tests).
+constexpr const char* kTinyLlamaConfig =
+    R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+        "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100})";
+
 // A bare name equal to one known model's name but for letter case loads it (a preset first); a
 // name two repositories share stays a question.
 TEST(ModelSourceTest, BareNameInAnyCaseLoadsTheOneModelItNames) {
   TempDir dir("l2s_model_bare");
-  const std::string cfg =
-      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
-          "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100})";
+  const std::string cfg = kTinyLlamaConfig;
   ModelSearchPaths paths;
   paths.config_dirs = {(dir.path / "configs").string()};
   WriteFile(dir.path / "configs" / "acme--Foo-R1.json", cfg);
@@ -481,9 +484,7 @@ TEST(ModelSourceTest, DraftModelConfigGivesTheDraftsShape) {
 // org/name: the config folders first, then the hub cache's refs/main snapshot, else the newest.
 TEST(ModelSourceTest, RepoIdInConfigDirsAndHubCache) {
   TempDir dir("l2s_model_source");
-  const std::string cfg =
-      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
-          "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100})";
+  const std::string cfg = kTinyLlamaConfig;
   ModelSearchPaths paths;
   paths.config_dirs = {(dir.path / "configs").string()};
   paths.hf_hub_cache = (dir.path / "hub").string();
