@@ -241,11 +241,6 @@ StatusOr<std::string> FindRepoConfig(std::string_view repo_id, const ModelSearch
 
 namespace {
 
-
-// The known model nearest to an unknown `name`, "" when none is near: a preset within a
-// misspelling, or a HuggingFace repo whose config l2s would find (`org--name.json` in a config
-// folder, `models--org--name` in the HuggingFace cache) whose name is `name` in another case or
-// within a misspelling of it ("deepseek-r1" -> "deepseek-ai/DeepSeek-R1").
 // Every model l2s can load by name: (what to type, its lower-case name to compare with): the
 // presets, and the configs of the config folders and the HuggingFace cache as org/repo.
 std::vector<std::pair<std::string, std::string>> KnownModels(const ModelSearchPaths& paths) {
@@ -274,9 +269,12 @@ std::vector<std::pair<std::string, std::string>> KnownModels(const ModelSearchPa
   return known;
 }
 
-std::string NearestKnownModel(std::string_view name, const ModelSearchPaths& paths) {
+// The model of `known` (KnownModels) nearest to an unknown `name`, "" when none is near: a preset
+// within a misspelling, or a HuggingFace repo whose name is `name` in another case or within a
+// misspelling of it ("deepsek-r1" -> "deepseek-ai/DeepSeek-R1").
+std::string NearestKnownModel(std::string_view name,
+                              const std::vector<std::pair<std::string, std::string>>& known) {
   const std::string want = AsciiLower(name);
-  const std::vector<std::pair<std::string, std::string>> known = KnownModels(paths);
   const int i = NearestIndex(known.size(), std::max(1, MaxTypoDistance(want.size())), [&](size_t i) {
     const std::string& compare = known[i].second;
     return compare == want ? 0 : EditDistance(want, compare);
@@ -316,10 +314,11 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
   // A preset or a local config's repository name in other letter case ("Llama-3.1-8B",
   // "deepseek-r1" for deepseek-ai/DeepSeek-R1): the model it names when exactly one does (a
   // preset first: its name is l2s's own); two repositories of that name stay a question.
+  const std::vector<std::pair<std::string, std::string>> known = KnownModels(paths);
   {
     const std::string want = AsciiLower(name_or_path);
     std::vector<std::string> exact;
-    for (const auto& [type, compare] : KnownModels(paths))
+    for (const auto& [type, compare] : known)
       if (compare == want && std::find(exact.begin(), exact.end(), type) == exact.end())
         exact.push_back(type);
     const auto preset = std::find_if(exact.begin(), exact.end(), [&](const std::string& t) {
@@ -328,7 +327,7 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     if (preset != exact.end()) return LoadModelFrom(*preset, paths, warnings);
     if (exact.size() == 1) return LoadModelFrom(exact.front(), paths, warnings);
   }
-  const std::string near = NearestKnownModel(name_or_path, paths);
+  const std::string near = NearestKnownModel(name_or_path, known);
   return Status::NotFound(fmt::format(
       "unknown model \"{}\": not a preset and no such file{}; presets: {}",
       PrintableText(name_or_path), near.empty() ? "" : fmt::format(" (did you mean {}?)", near),
