@@ -15,6 +15,7 @@
 
 #include "common/text.h"
 #include "hw/hw.h"
+#include "validate/row_metrics.h"
 
 namespace l2s::validate {
 namespace {
@@ -364,9 +365,7 @@ StatusOr<std::vector<Measurement>> ParseMeasurements(std::string_view text,
     if (m.metric.rfind("mean_", 0) == 0) m.metric = m.metric.substr(5);
     if (m.metric.rfind("median_", 0) == 0) m.metric = "p50_" + m.metric.substr(7);
     for (const auto& [alias, name] : kMetricAliases) {
-      const std::string_view t = m.metric;
-      if (t.size() >= alias.size() && t.substr(t.size() - alias.size()) == alias &&
-          (t.size() == alias.size() || t[t.size() - alias.size() - 1] == '_')) {
+      if (m.metric == alias || EndsWith(m.metric, "_" + std::string(alias))) {
         m.metric.replace(m.metric.size() - alias.size(), alias.size(), name);
         break;
       }
