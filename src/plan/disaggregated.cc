@@ -161,11 +161,9 @@ void RelabelPrefillDepth(DisaggPlan* d) {
 
 namespace {
 
-StatusOr<DisaggPlan> PlanOneSpeculation(const Problem& serve, const DisaggPlanRequest& req,
+// Searches the prepared joint space `d` (PrepareDisaggregated of `req`) and runs its oracle.
+StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& req,
                                         const PlanProgress& progress) {
-  StatusOr<DisaggPlan> prepared = PrepareDisaggregated(serve, req);
-  if (!prepared.ok()) return prepared.status();
-  DisaggPlan d = std::move(*prepared);
   JointProblem problem(*d.space);
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return Status::InvalidArgument("--search: " + searcher.status().message());
@@ -243,25 +241,21 @@ StatusOr<DisaggPlan> PlanDisaggregated(const Problem& serve, const DisaggPlanReq
   if (req.oracle_calls < 0)
     return Status::InvalidArgument(
         fmt::format("--oracle-calls must be >= 0, got {}", req.oracle_calls));
-  if (req.speculation >= 0 || !serve.model.can_speculate())
-    return PlanOneSpeculation(serve, req, progress);
-  // Both speculation settings open (the decode role's mtp options hold 0 and more): each joint
-  // space planned with the whole budget (deterministic: work, not time), the better plan
-  // returned, the calls of both counted.
-  StatusOr<DisaggPlan> probe = PrepareDisaggregated(serve, req);
-  if (!probe.ok()) return probe.status();
-  DisaggPlanRequest off = req, on = req;
+  // The joint space of the request: speculating where the decode role's mtp options allow it.
+  StatusOr<DisaggPlan> first = PrepareDisaggregated(serve, req);
+  if (!first.ok()) return first.status();
+  if (req.speculation >= 0 || first->speculation != 1)
+    return PlanOneSpeculation(std::move(*first), req, progress);
+  // The depth open and 0 among it too: the joint space without speculation is planned first,
+  // each with the whole budget (deterministic: work, not time), the better plan returned, the
+  // calls of both counted.
+  DisaggPlanRequest off = req;
   off.speculation = 0;
-  on.speculation = 1;
-  const bool both = probe->speculation == 1 && [&] {
-    DisaggPlanRequest q = req;
-    q.speculation = 0;
-    return PrepareDisaggregated(serve, q).ok();
-  }();
-  if (!both) return PlanOneSpeculation(serve, probe->speculation == 1 ? on : off, progress);
-  StatusOr<DisaggPlan> a = PlanOneSpeculation(serve, off, progress);
+  StatusOr<DisaggPlan> second = PrepareDisaggregated(serve, off);
+  if (!second.ok()) return PlanOneSpeculation(std::move(*first), req, progress);
+  StatusOr<DisaggPlan> a = PlanOneSpeculation(std::move(*second), off, progress);
   if (progress.Interrupted()) return a;
-  StatusOr<DisaggPlan> b = PlanOneSpeculation(serve, on, progress);
+  StatusOr<DisaggPlan> b = PlanOneSpeculation(std::move(*first), req, progress);
   if (!a.ok()) return b.ok() ? std::move(b) : std::move(a);
   if (!b.ok()) return a;
   const bool b_better = b->found && (!a->found || b->eval.tokens_per_s_per_gpu > a->eval.tokens_per_s_per_gpu);
