@@ -147,14 +147,16 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     bool prefill;
     int mtp;  // the role space's mtp (-1: the plan's depths)
   };
-  std::vector<Variant> variants = {{true, req.mtp > 0 ? 1 : 0}, {false, req.mtp}};
-  if (req.mtp < 0 && req.problem_on_gpus(sizes.front(), req.engine).ok() &&
-      req.problem_on_gpus(sizes.front(), req.engine)->model.can_speculate())
-    variants = {{true, 0}, {true, 1}, {false, -1}, {false, 0}};
-  const bool open = variants.size() > 2;
+  std::vector<Variant> variants;
+  bool open = false;
   for (int g : sizes) {
     auto serve_p = req.problem_on_gpus(g, req.engine);
     if (!serve_p.ok()) return serve_p.status();
+    if (variants.empty()) {  // the model is every size's
+      open = req.mtp < 0 && serve_p->model.can_speculate();
+      variants = open ? std::vector<Variant>{{true, 0}, {true, 1}, {false, -1}, {false, 0}}
+                      : std::vector<Variant>{{true, req.mtp > 0 ? 1 : 0}, {false, req.mtp}};
+    }
     for (const Variant& v : variants) {
       const bool is_prefill = v.prefill;
       auto rp = is_prefill ? PrefillProblem(*serve_p, serve_p->cluster, g)
