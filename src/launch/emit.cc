@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "launch/dynamo.h"
+#include "sim/disagg.h"
 
 namespace l2s::launch {
 
@@ -906,12 +907,16 @@ StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem pre
         "--emit: no disaggregated launch files for the engine \"{}\" (--engine sglang, vllm, "
         "trtllm or a Dynamo variant)",
         engine.empty() ? "ideal" : engine));
-  StatusOr<std::pair<Strategy, Evaluation>> p = SizedBatch(prefill, sp, 0, "prefill");
+  StatusOr<Problem> pre = PrefillProblem(prefill, prefill.cluster, prefill.cluster.num_gpus);
+  if (!pre.ok()) return pre.status();
+  StatusOr<Problem> dec = DecodeProblem(decode, decode.cluster, decode.cluster.num_gpus);
+  if (!dec.ok()) return dec.status();
+  StatusOr<std::pair<Strategy, Evaluation>> p = SizedBatch(*pre, sp, 0, "prefill");
   if (!p.ok()) return p.status();
-  StatusOr<std::pair<Strategy, Evaluation>> d = SizedBatch(decode, sd, max_running, "decode");
+  StatusOr<std::pair<Strategy, Evaluation>> d = SizedBatch(*dec, sd, max_running, "decode");
   if (!d.ok()) return d.status();
-  PoolPlan pp{p->first, std::max(1, np), p->first.gpus(), prefill};
-  PoolPlan dp{d->first, std::max(1, nd), d->first.gpus(), decode};
+  PoolPlan pp{p->first, std::max(1, np), p->first.gpus(), *pre};
+  PoolPlan dp{d->first, std::max(1, nd), d->first.gpus(), *dec};
   const std::optional<Engine> workers = WorkersOf(engine);
   StatusOr<DisaggLaunch> l = MakeDisaggLaunch(
       *de, pp, dp, KvTransfer::kNixl, *de == DisaggEngine::kDynamo ? workers : std::nullopt);

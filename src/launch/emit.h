@@ -118,9 +118,12 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
 StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instance, Strategy s,
                                           int instances, int max_running,
                                           const std::string& engine, const EmitOptions& opt);
-// The same for a sized disaggregated deployment: `np` prefill instances of `sp` (problem
-// `prefill`) and `nd` decode instances of `sd` (problem `decode`, at most `max_running` per
-// rank), placed as EmitOptions::shared_nodes says.
+// The same for a sized disaggregated deployment: `np` prefill instances of `sp` and `nd` decode
+// instances of `sd`, placed as EmitOptions::shared_nodes says. `prefill` and `decode` are one
+// instance's problems in any mode (the sizing's are serve-mode step costs); each role is launched
+// and its expected figures stated in its own mode (sim/disagg.h PrefillProblem, DecodeProblem), as
+// `plan --serving disagg --emit` does: the prefill servers at the prompts one step's token budget
+// holds, the decode servers at most `max_running` per rank.
 StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
                                              int np, Problem decode, Strategy sd, int nd,
                                              int max_running, const std::string& engine,

@@ -266,6 +266,45 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
   EXPECT_NE(bad.err.find("--emit"), std::string::npos) << bad.err;
 }
 
+// A disaggregated answer's files launch each role in its own mode, as plan --serving disagg
+// --emit does: the prefill server at the prompts one step's 8,192-token budget holds (2,000-token
+// prompts: 8192 / 2000 = 4, not the decode server's running limit), the decode server at the
+// batch that fits its memory; DEPLOY.md states a prefill instance's figures as a prefill (no
+// TPOT) and a decode instance's as a decode (no TTFT).
+TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           fmt::format("l2s_capacity_emit_pd_{}", ::getpid()))
+                              .string();
+  std::filesystem::remove_all(dir);
+  const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                         "vllm", "--isl", "2000", "--osl", "200", "--rate", "20", "--requests",
+                         "500", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1",
+                         "--serving", "disagg", "--search", "oracle", "--emit", dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(std::filesystem::path(dir) / "node-1.sh");
+  int prefill = 0, decode = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("nohup vllm serve") == std::string::npos) continue;
+    if (line.find("kv_producer") != std::string::npos) {
+      ++prefill;
+      EXPECT_NE(line.find("--max-num-seqs 4 "), std::string::npos) << line;
+    } else {
+      ++decode;
+      EXPECT_EQ(line.find("--max-num-seqs 4 "), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(prefill, 1);
+  EXPECT_GE(decode, 1);
+  std::ifstream deploy(std::filesystem::path(dir) / "DEPLOY.md");
+  const std::string md((std::istreambuf_iterator<char>(deploy)), std::istreambuf_iterator<char>());
+  const size_t p = md.find("Prefill instance:"), d = md.find("Decode instance:");
+  ASSERT_NE(p, std::string::npos) << md;
+  ASSERT_NE(d, std::string::npos) << md;
+  EXPECT_NE(md.substr(p, d - p).find("TPOT 0.0 ms"), std::string::npos) << md;
+  EXPECT_NE(md.substr(d).find("TTFT 0 ms"), std::string::npos) << md;
+  std::filesystem::remove_all(dir);
+}
+
 // The header says the rate asked for and the drawn stream's (a Poisson stream of N requests
 // averages a little off the rate over its span; JSON rate_rps is the drawn one), a trace's file.
 TEST(CapacityCli, HeaderSaysTheAskedRateAndTheDrawnStream) {
