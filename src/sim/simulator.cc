@@ -1026,7 +1026,8 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
         return fmt::format(
             "batch {} exceeds the {} tokens per rank per step of max_num_tokens (at most batch {} "
             "with {} tokens per sequence{})",
-            e.batch, max_num_tokens_, TokenBatchLimit(s), 1 + std::max(0, s.mtp),
+            e.batch, max_num_tokens_, TokenBatchLimit(s),
+            p_.workload.mode == Mode::kPrefill ? p_.workload.isl : 1 + std::max(0, s.mtp),
             p_.workload.mode == Mode::kServe && p_.workload.engine != Engine::kSglang
                 ? " plus the steady-state prefill share"
                 : "");

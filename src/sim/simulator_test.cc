@@ -729,6 +729,19 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
   p.workload.osl = 256;
   s.mtp = 0;
   EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 102);
+  {
+    // Prefill: whole prompts, 512 / 100 = 5.12 -> 5; the reason counts a sequence's prompt.
+    Problem q = p;
+    q.workload.mode = Mode::kPrefill;
+    q.workload.isl = 100;
+    const Simulator sim(q);
+    EXPECT_EQ(sim.TokenBatchLimit(s), 5);
+    const Evaluation e = sim.EvaluateAtBatch(s, 6);
+    EXPECT_EQ(e.verdict, Verdict::kStructure);
+    EXPECT_NE(sim.Reason(s, e).find("at most batch 5 with 100 tokens per sequence)"),
+              std::string::npos)
+        << sim.Reason(s, e);
+  }
   p.workload.engine = Engine::kSglang;
   EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 512);
   p.workload.engine = Engine::kIdeal;
