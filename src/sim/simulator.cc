@@ -678,15 +678,23 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     imb_total += t->pipe_s * (s.pp - 1);
     bal_total += bal * (s.pp - 1);
   }
-  if (adp.active && bal_total > 0) t->adp_imbalance = imb_total / bal_total;
   t->embed_w = prog.embed.weight_bytes;
   t->lm_w = prog.lm_head.weight_bytes;
   t->act = std::max({act, prog.embed.act_bytes, prog.lm_head.act_bytes});
   if (prog.mtp_passes > 0) {
     // MTP draft passes: on the last stage with the LM head, whose seconds they join (under
-    // two-batch overlap the halves' passes overlap like the LM head's steps).
+    // two-batch overlap the halves' passes overlap like the LM head's steps). A serve step's
+    // passes carry its prefill share (BuildMtp): weighed against their decode-only counterparts
+    // as the layers are (a chunk in u of the steps, the ranks' imbalance).
     double c = 0, a = 0;
-    CostSection(prog.mtp, dk, &c, &a, slot(Program::kMaxKinds + 3), tbo);
+    SectionBreakdown* const mslot = slot(Program::kMaxKinds + 3);
+    CostSection(prog.mtp, dk, &c, &a, adp.active ? nullptr : mslot, tbo);
+    if (adp.active) {
+      double even = 0;
+      CostAdp(prog.mtp, dec.mtp, dk, adp, tbo, &c, &a, mslot, nullptr, nullptr, &even);
+      imb_total += prog.mtp_passes * SectionSeconds(c, a, tbo);
+      bal_total += prog.mtp_passes * even;
+    }
     const double K = prog.mtp_passes;
     t->lm_s += K * (tbo ? c : c + a);
     t->lm_comm_s += tbo ? K * a : 0.0;
@@ -696,6 +704,7 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     t->mtp_kv = prog.mtp.kv_bytes;
     t->act = std::max(t->act, prog.mtp.act_bytes);
   }
+  if (adp.active && bal_total > 0) t->adp_imbalance = imb_total / bal_total;
   if (p_.workload.mode == Mode::kServe)
     t->ttft_prefill_s = ttft_prefill_s >= 0 ? ttft_prefill_s : TtftSeconds(s);
 }
@@ -720,7 +729,12 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
     const bool imbalanced = dsec != nullptr && adp.active;
     if (imbalanced) {
       double c = 0, a = 0;
-      CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, ts, ta);
+      std::array<double, kNumOps> xs{}, xa{};
+      CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, &xs, ta != nullptr ? &xa : nullptr);
+      for (int op = 0; op < kNumOps; ++op) {
+        (*ts)[op] += scale * xs[op];
+        if (ta != nullptr) (*ta)[op] += scale * xa[op];
+      }
     }
     double x[Section::kMaxSteps];
     StepTimes(sec, dk2, x);
@@ -757,7 +771,7 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
     // (seconds x passes; weights once, the rest of the section's weights to embed; the module's
     // KV x pp microbatches to attn_core, whose dims set it).
     std::array<double, kNumOps> mw{};
-    attribute(prog.mtp, dk, &t->lm_s, &mw, &t->lm_act, tbo ? &t->lm_comm_s : nullptr, nullptr,
+    attribute(prog.mtp, dk, &t->lm_s, &mw, &t->lm_act, tbo ? &t->lm_comm_s : nullptr, &dec.mtp,
               prog.mtp_passes);
     rest(prog.mtp, &mw, Op::kEmbed);
     for (int op = 0; op < kNumOps; ++op) t->lm_w[op] += mw[op];

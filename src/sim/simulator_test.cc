@@ -845,6 +845,40 @@ TEST(Simulator, ServeChunksHandDerived) {
   EXPECT_EQ(un.adp_imbalance, 1);
 }
 
+TEST(Simulator, ServeDraftPassesCarryTheirExtendLikeTheLayers) {
+  // SGLang, DeepSeek-V3 with its MTP module on 8 H200s, tp = ep = 8 (one attention rank: the
+  // lone-rank formula), isl 1024 / osl 256, batch 8, C = 512, mtp = 2: a decode step emits A
+  // tokens per sequence (the acceptance), so u = 8 x A x 1024 / 256 / 512 chunk steps per decode
+  // step. The draft passes carry the chunk's extend; their seconds are the decode-only passes'
+  // plus u of the chunk passes', Dm + u Xm, as the layers' are (D + u X), and the stage is the
+  // decode step's plus u chunk steps, draft included: not a whole chunk's extend in every step.
+  Problem p = DeepSeekOnH200s(Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.max_num_tokens = 512;
+  p.workload.engine = Engine::kSglang;
+  Strategy s = MegatronStrategy(1, 8, 1, 8, 8);
+  ClearAbsentOps(p.model, &s);
+  s.mtp = 2;
+  Problem pd = p;
+  pd.workload.mode = Mode::kDecode;
+  pd.workload.context = 1152;
+  const Evaluation d = Simulator(pd).EvaluateAtBatch(s, 8);
+  const Simulator sim(p);
+  const Evaluation e = sim.EvaluateAtBatch(s, 8);
+  ASSERT_TRUE(d.valid() && e.valid()) << sim.Reason(s, e);
+  ASSERT_GT(e.accept, 1);
+  Simulator::Detail dt;
+  sim.Explain(s, 8, &dt);
+  double pass = 0;
+  for (int i = 0; i < dt.program.mtp.num_steps; ++i) pass += dt.mtp_step_s[i];
+  ASSERT_EQ(dt.program.mtp_passes, 2);
+  const double u = 32.0 * e.accept / 512.0, Xm = 2 * pass, Dm = d.mtp_s;
+  ASSERT_GT(Xm, Dm);
+  EXPECT_NEAR(e.mtp_s, Dm + u * Xm, 1e-9 * e.mtp_s);
+  EXPECT_NEAR(e.stage_s, d.stage_s + u * (ExplainedStage(sim, s, 8) + Xm), 1e-9 * e.stage_s);
+}
+
 TEST(Simulator, ServeChunksAmongSynchronisedRanks) {
   // SGLang on a MoE model whose dp ranks meet in every MoE layer (dp = ep = 4), isl 1024 / osl
   // 256, batch 8, C = 512: u = 32 / 512 chunk steps per decode step. Spread evenly (every rank
