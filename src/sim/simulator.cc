@@ -688,8 +688,9 @@ void Simulator::ComputeTotalsWithTtft(const Strategy& s, int batch, double ttft_
     // as the layers are (a chunk in u of the steps, the ranks' imbalance).
     double c = 0, a = 0;
     SectionBreakdown* const mslot = slot(Program::kMaxKinds + 3);
-    CostSection(prog.mtp, dk, &c, &a, adp.active ? nullptr : mslot, tbo);
-    if (adp.active) {
+    if (!adp.active) {
+      CostSection(prog.mtp, dk, &c, &a, mslot, tbo);
+    } else {
       double even = 0;
       CostAdp(prog.mtp, dec.mtp, dk, adp, tbo, &c, &a, mslot, nullptr, nullptr, &even);
       imb_total += prog.mtp_passes * SectionSeconds(c, a, tbo);
