@@ -758,6 +758,24 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
   EXPECT_FALSE(ParseEngine("deepseek-internal", &parsed));
 }
 
+// The chunk tests' serve problem: isl 1024 / osl 256, a 512-token budget on SGLang (prefill
+// steps of their own); and the same problem decoding at the serve context 1024 + 256 / 2 = 1152,
+// whose step is the decode-only step D of the formulas.
+struct ChunkProblems {
+  Problem serve, decode;
+};
+ChunkProblems SglangChunkProblems(Problem p) {
+  p.workload.mode = Mode::kServe;
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  p.workload.max_num_tokens = 512;
+  p.workload.engine = Engine::kSglang;
+  Problem pd = p;
+  pd.workload.mode = Mode::kDecode;
+  pd.workload.context = 1152;
+  return {p, pd};
+}
+
 // Stage seconds of a one-stage program as Simulator::Explain lays it out: the step of the latest
 // Prepare, which in serve mode on an engine with a token budget carries one whole prefill chunk.
 double ExplainedStage(const Simulator& sim, const Strategy& s, int batch) {
@@ -813,16 +831,9 @@ TEST(Simulator, ServeChunksHandDerived) {
   // The model is dense: its dp ranks share no collective, so none waits for another.
   // TensorRT-LLM (chunks mixed into decode steps) prices the spread step (p tokens in every
   // step): with or without attention-DP balancing the same, no imbalance.
-  Problem p = MakeProblem(testing::Llama8B(), 4, Mode::kServe);
-  p.workload.isl = 1024;
-  p.workload.osl = 256;
-  p.workload.max_num_tokens = 512;
-  p.workload.engine = Engine::kSglang;
+  auto [p, pd] = SglangChunkProblems(MakeProblem(testing::Llama8B(), 4));
   Strategy s = MegatronStrategy(1, 1, 4, 1, 8);
   ClearAbsentOps(p.model, &s);
-  Problem pd = p;
-  pd.workload.mode = Mode::kDecode;
-  pd.workload.context = 1152;
   const double D = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
   const Simulator sg(p);
   const Evaluation e = sg.EvaluateAtBatch(s, 8);
@@ -852,17 +863,10 @@ TEST(Simulator, ServeDraftPassesCarryTheirExtendLikeTheLayers) {
   // step. The draft passes carry the chunk's extend; their seconds are the decode-only passes'
   // plus u of the chunk passes', Dm + u Xm, as the layers' are (D + u X), and the stage is the
   // decode step's plus u chunk steps, draft included: not a whole chunk's extend in every step.
-  Problem p = DeepSeekOnH200s(Mode::kServe);
-  p.workload.isl = 1024;
-  p.workload.osl = 256;
-  p.workload.max_num_tokens = 512;
-  p.workload.engine = Engine::kSglang;
+  const auto [p, pd] = SglangChunkProblems(DeepSeekOnH200s());
   Strategy s = MegatronStrategy(1, 8, 1, 8, 8);
   ClearAbsentOps(p.model, &s);
   s.mtp = 2;
-  Problem pd = p;
-  pd.workload.mode = Mode::kDecode;
-  pd.workload.context = 1152;
   const Evaluation d = Simulator(pd).EvaluateAtBatch(s, 8);
   const Simulator sim(p);
   const Evaluation e = sim.EvaluateAtBatch(s, 8);
@@ -885,16 +889,9 @@ TEST(Simulator, ServeChunksAmongSynchronisedRanks) {
   // prefilling in the same steps) the stage would be D + u X, the lone-rank formula; the ranks
   // prefill independently, so a step waits for any rank's chunk: slower, and the reported
   // imbalance is the stage over D + u X. With CUDA graphs and with eager steps.
-  Problem p = MakeProblem(testing::GptMoe(2), 4, Mode::kServe);
-  p.workload.isl = 1024;
-  p.workload.osl = 256;
-  p.workload.engine = Engine::kSglang;
-  p.workload.max_num_tokens = 512;
+  auto [p, pd] = SglangChunkProblems(MakeProblem(testing::GptMoe(2), 4));
   Strategy s = MegatronStrategy(1, 1, 4, 4, 8);
   ClearAbsentOps(p.model, &s);
-  Problem pd = p;
-  pd.workload.mode = Mode::kDecode;
-  pd.workload.context = 1152;
   for (int graph_limit : {16, 4}) {
     p.workload.cuda_graph_max_batch = pd.workload.cuda_graph_max_batch = graph_limit;
     const double D = Simulator(pd).EvaluateAtBatch(s, 8).stage_s;
