@@ -431,8 +431,8 @@ StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
     const serve::DisaggSizeResult& b = o.dres->candidates[o.dres->best];
     return launch::EmitSizedDisaggregated(f.emit, b.layout.prefill_problem, b.layout.prefill,
                                           b.prefill_instances, b.layout.decode_problem,
-                                          b.layout.decode, b.decode_instances, max_running, engine,
-                                          sized_for(b.at));
+                                          b.layout.decode, b.decode_instances, max_running,
+                                          b.at.prefill_max_running, engine, sized_for(b.at));
   }
   const serve::SizeResult& b = o.res.candidates[o.res.best];
   return launch::EmitSizedAggregated(f.emit, b.layout.problem, b.layout.strategy, b.instances,

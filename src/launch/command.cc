@@ -194,7 +194,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   const ModelSpec& m = p.model;
   const Workload& w = p.workload;
   const int G = s.tp * s.dp;
-  const int batch = std::max(1, s.batch);
+  // Sequences per rank and microbatch the server admits (LaunchOptions::max_running).
+  const int batch = opt.max_running > 0 ? opt.max_running : std::max(1, s.batch);
   ModelId mid = ResolveModelId(m);
   if (!opt.model_id.empty()) mid = {opt.model_id, "--model-id", "", false};
   const std::string& model = mid.id;
@@ -216,6 +217,13 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   }
   std::string& c = lc.command;
   if (!mid.note.empty()) lc.notes.push_back(mid.note);
+  // What the running-request flags below count: the plan's batch, or a sized pool's limit.
+  const char* const per_rank = opt.max_running > 0 ? "running limit" : "batch";
+  if (opt.max_running > 0)
+    lc.notes.push_back(fmt::format(
+        "running limit {} per rank: the limit the sizing simulated this pool with (its steps hold "
+        "what the token budget holds; the plan's figures are at batch {})",
+        opt.max_running, std::max(1, s.batch)));
   // The engine layer's row of this engine (the same names in both layers).
   const engine::Capabilities& caps =
       engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value());
@@ -294,7 +302,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += host;
       c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kVllmDefaultPort);
       lc.notes.push_back(fmt::format(
-          "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine", batch,
+          "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine", per_rank, batch,
           s.pp));
       if (token_budget > 0)
         lc.notes.push_back(fmt::format(
@@ -410,11 +418,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         lc.notes.push_back(fmt::format(
             "SGLang's --tp-size is all {} GPUs of a stage; attention TP = tp/dp = {}", G, s.tp));
         lc.notes.push_back(fmt::format(
-            "--max-running-requests = batch {} x dp {} x pp {}: sequences in flight per instance",
-            batch, s.dp, s.pp));
+            "--max-running-requests = {} {} x dp {} x pp {}: sequences in flight per instance",
+            per_rank, batch, s.dp, s.pp));
       } else {
         lc.notes.push_back(fmt::format(
-            "--max-running-requests = batch {} x pp {}: sequences in flight per {}", batch, s.pp,
+            "--max-running-requests = {} {} x pp {}: sequences in flight per {}", per_rank, batch, s.pp,
             s.dp > 1 ? "replica" : "instance"));
       }
       if (token_budget > 0)
@@ -502,7 +510,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         lc.notes.push_back(fmt::format("MoE: ep_size {} x moe tensor parallel {} = tp_size {}", s.ep,
                                        s.etp(), G));
       lc.notes.push_back(
-          fmt::format("--max_batch_size = batch {}: sequences per attention rank and microbatch",
+          fmt::format("--max_batch_size = {} {}: sequences per attention rank and microbatch", per_rank,
                       batch));
       break;
     }
@@ -541,8 +549,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += host;
       c += fmt::format(" --server-port {}", opt.port > 0 ? opt.port : kAtomDefaultPort);
       lc.notes.push_back(fmt::format(
-          "--max-num-seqs = batch {} x pp {}: sequences in flight per data-parallel engine core",
-          batch, s.pp));
+          "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine core",
+          per_rank, batch, s.pp));
       lc.notes.push_back(fmt::format(
           "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
           token_budget));

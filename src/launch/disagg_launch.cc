@@ -172,6 +172,7 @@ LaunchOptions SideOptions(const Side& side, int port) {
   o.eval = side.eval.valid() ? &side.eval : nullptr;
   o.listen_all = true;
   o.port = port;
+  o.max_running = side.pool->max_running;
   return o;
 }
 

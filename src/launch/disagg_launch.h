@@ -32,6 +32,9 @@ struct PoolPlan {
   int instances = 1;
   int gpus_per_instance = 0;
   Problem problem;
+  // Running requests per rank the servers admit when it is not the strategy's batch
+  // (LaunchOptions::max_running: a sized prefill pool); 0 = the batch.
+  int max_running = 0;
 };
 
 // OK when the pool is launchable: instances >= 1, gpus_per_instance == strategy.gpus() ==

@@ -90,7 +90,8 @@ LaunchCommand DynamoWorkerCommand(Engine backend, const Problem& p, const Strate
                              ? p.workload.max_num_tokens
                              : DefaultsOf(l2s::Engine::kTrtllm).max_num_tokens;
       yaml += fmt::format("max_batch_size: {}\nmax_seq_len: {}\nmax_num_tokens: {}\n",
-                          std::max(1, s.batch), MaxSequenceLength(p.workload), budget);
+                          o.max_running > 0 ? o.max_running : std::max(1, s.batch),
+                          MaxSequenceLength(p.workload), budget);
       yaml += lc.extra_file;  // enable_attention_dp, KV dtype, MTP, slots, transceiver
       LaunchCommand out;
       out.extra_file_name = trtllm_file;

@@ -898,8 +898,8 @@ StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instan
 
 StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
                                              int np, Problem decode, Strategy sd, int nd,
-                                             int max_running, const std::string& engine,
-                                             const EmitOptions& opt) {
+                                             int max_running, int prefill_max_running,
+                                             const std::string& engine, const EmitOptions& opt) {
   StatusOr<engine::EngineId> id = engine::ParseEngineId(engine.empty() ? "ideal" : engine);
   const std::optional<DisaggEngine> de = id.ok() ? DisaggEngineOf(*id) : std::nullopt;
   if (!de)
@@ -916,6 +916,8 @@ StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem pre
   StatusOr<std::pair<Strategy, Evaluation>> d = SizedBatch(*dec, sd, max_running, "decode");
   if (!d.ok()) return d.status();
   PoolPlan pp{p->first, std::max(1, np), p->first.gpus(), *pre};
+  if (prefill_max_running > 0 && prefill_max_running != p->first.batch)
+    pp.max_running = prefill_max_running;
   PoolPlan dp{d->first, std::max(1, nd), d->first.gpus(), *dec};
   const std::optional<Engine> workers = WorkersOf(engine);
   StatusOr<DisaggLaunch> l = MakeDisaggLaunch(

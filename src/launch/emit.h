@@ -122,11 +122,13 @@ StatusOr<std::string> EmitSizedAggregated(const std::string& dir, Problem instan
 // instances of `sd`, placed as EmitOptions::shared_nodes says. `prefill` and `decode` are one
 // instance's problems in any mode (the sizing's are serve-mode step costs); each role is launched
 // and its expected figures stated in its own mode (sim/disagg.h PrefillProblem, DecodeProblem), as
-// `plan --serving disagg --emit` does: the prefill servers at the prompts one step's token budget
-// holds, the decode servers at most `max_running` per rank.
+// `plan --serving disagg --emit` does: the prefill figures at the prompts one step's token budget
+// holds, the decode servers at most `max_running` per rank. The prefill servers admit
+// `prefill_max_running` requests per rank (the limit the sizing simulated them with; 0: the
+// prefill batch), so that prompts shorter than the nominal fill the budget as simulated.
 StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem prefill, Strategy sp,
                                              int np, Problem decode, Strategy sd, int nd,
-                                             int max_running, const std::string& engine,
-                                             const EmitOptions& opt);
+                                             int max_running, int prefill_max_running,
+                                             const std::string& engine, const EmitOptions& opt);
 
 }  // namespace l2s::launch

@@ -113,6 +113,10 @@ struct LaunchOptions {
   // commands add the KV-cache transceiver there); other engines ignore both.
   std::string trtllm_file = "extra-llm-api-config.yml";
   std::string trtllm_yaml;
+  // Sequences in flight per rank (and microbatch) the server admits, where it is not the
+  // strategy's batch: a sized prefill pool's running-request limit, the one its request-level
+  // simulation admitted under (a step then holds what the token budget holds). 0: the batch.
+  int max_running = 0;
 };
 
 // Ports and addresses the commands use (the engines' usual ones).

@@ -267,6 +267,33 @@ TEST(Commands, EveryEngineOnAHandWrittenPlan) {
   }
 }
 
+TEST(Commands, ARunningLimitReplacesTheBatchInTheRunningFlags) {
+  // LaunchOptions::max_running (a sized prefill pool's limit): mixtral-8x7b on 16 GPUs, pp=2,
+  // tp=2, dp=4, batch 16, limit 100 per rank: vLLM 100 x pp 2 = 200, SGLang 100 x dp 4 x pp 2 =
+  // 800, TensorRT-LLM 100 per rank; each says what it counts.
+  Problem p = MakeProblem("mixtral-8x7b", 16);
+  const Strategy s = Megatron(p.model, 2, 2, 4, 8, 16);
+  LaunchOptions o;
+  o.max_running = 100;
+  auto note_has = [](const LaunchCommand& c, const std::string& what) {
+    return std::any_of(c.notes.begin(), c.notes.end(),
+                       [&](const std::string& n) { return Has(n, what); });
+  };
+  const LaunchCommand v = MakeLaunchCommand(Engine::kVllm, p, s, o);
+  EXPECT_TRUE(Has(v.command, "--max-num-seqs 200 ")) << v.command;
+  EXPECT_TRUE(note_has(v, "--max-num-seqs = running limit 100 x pp 2"));
+  EXPECT_TRUE(note_has(v, "running limit 100 per rank: the limit the sizing simulated"));
+  const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s, o);
+  EXPECT_TRUE(Has(g.command, "--max-running-requests 800 ")) << g.command;
+  const Strategy adp = Megatron(p.model, 2, 1, 8, 8, 16);
+  const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, adp, o);
+  EXPECT_TRUE(Has(t.command, "--max_batch_size 100 ")) << t.command;
+  EXPECT_TRUE(note_has(t, "--max_batch_size = running limit 100"));
+  // Without the option the batch is launched, as before.
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "--max-num-seqs 32 "));
+  EXPECT_FALSE(note_has(MakeLaunchCommand(Engine::kVllm, p, s), "running limit"));
+}
+
 TEST(Commands, AtomAndSglangOnAmdGpus) {
   // DeepSeek-V3 on one node of 8 MI355X: attention DP 8, experts over all 8 (288 slots), two-batch
   // overlap, MTP 2, FP8 KV, decode at context 4096, batch 64 per rank.

@@ -192,6 +192,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     s.kv_transfer = PercentilesOf(xfer);
     s.decode_alloc_wait = PercentilesOf(alloc_wait);
     s.prefill_kv_capacity_tokens = run.prefill_kv_capacity_tokens;
+    s.prefill_max_running = run.prefill_max_running;
     if (run.makespan_s > 0) {
       s.prefill_busy = run.prefill_busy_s / (run.prefill_instances * run.makespan_s);
       s.decode_busy = run.decode_busy_s / (run.instances * run.makespan_s);
@@ -289,6 +290,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
     j["kv_transfer_ms"] = PJson(s.kv_transfer, s.unstable);
     j["decode_alloc_wait_ms"] = PJson(s.decode_alloc_wait, s.unstable);
     j["prefill_kv_capacity_tokens"] = s.prefill_kv_capacity_tokens;
+    j["prefill_max_running"] = s.prefill_max_running;
     j["prefill_busy"] = s.prefill_busy;
     j["decode_busy"] = s.decode_busy;
   }

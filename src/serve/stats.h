@@ -73,6 +73,7 @@ struct ServeSummary {
   // pre-allocation, before the prefill; the others: prefill end to the allocation).
   Percentiles decode_alloc_wait;
   int64_t prefill_kv_capacity_tokens = 0;
+  int prefill_max_running = 0;  // the prefill pool's running-request limit per rank
   double prefill_busy = 0, decode_busy = 0;
 };
 ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos);
@@ -88,8 +89,8 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 //  "steps", "step_cost_calls", "kv_capacity_tokens", "request_overhead_ms", "scheduler_recv_interval",
 //  "peak_kv_fraction",
 //  "peak_waiting"}; percentiles null when unstable. Disaggregated runs add "disaggregated": true,
-//  "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens", "prefill_busy",
-//  "decode_busy".
+//  "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens", "prefill_max_running",
+//  "prefill_busy", "decode_busy".
 nlohmann::ordered_json SummaryJson(const ServeSummary& s);
 // Timeline as {"t_s": [...], "waiting": [...], "running": [...], "kv_fraction": [...]}
 // (disaggregated runs add "transferring").

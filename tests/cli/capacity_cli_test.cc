@@ -267,10 +267,11 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
 }
 
 // A disaggregated answer's files launch each role in its own mode, as plan --serving disagg
-// --emit does: the prefill server at the prompts one step's 8,192-token budget holds (2,000-token
-// prompts: 8192 / 2000 = 4, not the decode server's running limit), the decode server at the
-// batch that fits its memory; DEPLOY.md states a prefill instance's figures as a prefill (no
-// TPOT) and a decode instance's as a decode (no TTFT).
+// --emit does: DEPLOY.md states a prefill instance's figures as a prefill (no TPOT), at the
+// prompts one step's 8,192-token budget holds (2,000-token prompts: 8192 / 2000 = 4), and a
+// decode instance's as a decode (no TTFT). The prefill servers admit the running-request limit
+// the sizing simulated them with (JSON prefill_max_running; a step holds what the budget holds),
+// not 4: drawn prompts shorter than the nominal fill the budget as simulated.
 TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   const std::string dir = (std::filesystem::temp_directory_path() /
                            fmt::format("l2s_capacity_emit_pd_{}", ::getpid()))
@@ -279,18 +280,22 @@ TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
                          "vllm", "--isl", "2000", "--osl", "200", "--rate", "20", "--requests",
                          "500", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1",
-                         "--serving", "disagg", "--search", "oracle", "--emit", dir});
+                         "--serving", "disagg", "--search", "oracle", "--emit", dir, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& best = j["disagg"]["candidates"][j["disagg"]["best"].get<int>()];
+  const int limit = best["summary"]["prefill_max_running"].get<int>();
+  ASSERT_GT(limit, 4) << r.out;
   std::ifstream in(std::filesystem::path(dir) / "node-1.sh");
   int prefill = 0, decode = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.find("nohup vllm serve") == std::string::npos) continue;
     if (line.find("kv_producer") != std::string::npos) {
       ++prefill;
-      EXPECT_NE(line.find("--max-num-seqs 4 "), std::string::npos) << line;
+      EXPECT_NE(line.find(fmt::format("--max-num-seqs {} ", limit)), std::string::npos) << line;
     } else {
       ++decode;
-      EXPECT_EQ(line.find("--max-num-seqs 4 "), std::string::npos) << line;
+      EXPECT_EQ(line.find(fmt::format("--max-num-seqs {} ", limit)), std::string::npos) << line;
     }
   }
   EXPECT_GE(prefill, 1);
@@ -300,8 +305,11 @@ TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   const size_t p = md.find("Prefill instance:"), d = md.find("Decode instance:");
   ASSERT_NE(p, std::string::npos) << md;
   ASSERT_NE(d, std::string::npos) << md;
-  EXPECT_NE(md.substr(p, d - p).find("TPOT 0.0 ms"), std::string::npos) << md;
+  const std::string pre = md.substr(p, d - p);
+  EXPECT_NE(pre.find("TPOT 0.0 ms"), std::string::npos) << md;
+  EXPECT_NE(pre.find("batch 4 sequences"), std::string::npos) << md;
   EXPECT_NE(md.substr(d).find("TTFT 0 ms"), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("running limit {} per rank", limit)), std::string::npos) << md;
   std::filesystem::remove_all(dir);
 }
 
