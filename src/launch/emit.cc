@@ -101,14 +101,20 @@ const char* kScriptHead =
     "cd \"$(dirname \"$0\")\"\n"
     "mkdir -p logs\n";
 
+// An instance's simulated figures; the latencies it has (a prefill instance has no TPOT, a decode
+// instance no TTFT of its own).
 std::string Figures(const Evaluation& e) {
+  std::string latency;
+  if (e.ttft_s > 0) latency = fmt::format("TTFT {:.0f} ms", e.ttft_s * 1e3);
+  if (e.tpot_s > 0)
+    latency += fmt::format("{}TPOT {:.1f} ms", latency.empty() ? "" : ", ", e.tpot_s * 1e3);
   return fmt::format(
-      "- throughput {:.0f} tokens/s per GPU ({:.0f} tokens/s in all)\n- TTFT {:.0f} ms, TPOT {:.1f} "
-      "ms\n- batch {} sequences per attention rank\n- memory {:.1f} of {:.1f} GiB per GPU (weights "
-      "{:.1f}, KV cache {:.1f}, activations {:.1f}, reserve {:.1f})\n",
-      e.tokens_per_s_per_gpu, e.tokens_per_s, e.ttft_s * 1e3, e.tpot_s * 1e3, e.batch,
-      e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB, e.kv_bytes / kGiB,
-      e.act_bytes / kGiB, e.reserve_bytes / kGiB);
+      "- throughput {:.0f} tokens/s per GPU ({:.0f} tokens/s in all)\n{}- batch {} sequences per "
+      "attention rank\n- memory {:.1f} of {:.1f} GiB per GPU (weights {:.1f}, KV cache {:.1f}, "
+      "activations {:.1f}, reserve {:.1f})\n",
+      e.tokens_per_s_per_gpu, e.tokens_per_s, latency.empty() ? "" : "- " + latency + "\n",
+      e.batch, e.mem_bytes / kGiB, e.mem_capacity_bytes / kGiB, e.weight_bytes / kGiB,
+      e.kv_bytes / kGiB, e.act_bytes / kGiB, e.reserve_bytes / kGiB);
 }
 
 // DEPLOY.md's line on a draft model the servers load beside the model (--draft-model), when the

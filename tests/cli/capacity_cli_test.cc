@@ -267,9 +267,9 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
 }
 
 // A disaggregated answer's files launch each role in its own mode, as plan --serving disagg
-// --emit does: DEPLOY.md states a prefill instance's figures as a prefill (no TPOT), at the
+// --emit does: DEPLOY.md states a prefill instance's figures as a prefill (a TTFT, no TPOT), at the
 // prompts one step's 8,192-token budget holds (2,000-token prompts: 8192 / 2000 = 4), and a
-// decode instance's as a decode (no TTFT). The prefill servers admit the running-request limit
+// decode instance's as a decode (a TPOT, no TTFT). The prefill servers admit the running-request limit
 // the sizing simulated them with (JSON prefill_max_running; a step holds what the budget holds),
 // not 4: drawn prompts shorter than the nominal fill the budget as simulated.
 TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
@@ -306,9 +306,11 @@ TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   ASSERT_NE(p, std::string::npos) << md;
   ASSERT_NE(d, std::string::npos) << md;
   const std::string pre = md.substr(p, d - p);
-  EXPECT_NE(pre.find("TPOT 0.0 ms"), std::string::npos) << md;
+  EXPECT_NE(pre.find("- TTFT "), std::string::npos) << md;
+  EXPECT_EQ(pre.find("TPOT"), std::string::npos) << md;
   EXPECT_NE(pre.find("batch 4 sequences"), std::string::npos) << md;
-  EXPECT_NE(md.substr(d).find("TTFT 0 ms"), std::string::npos) << md;
+  EXPECT_NE(md.substr(d).find("- TPOT "), std::string::npos) << md;
+  EXPECT_EQ(md.substr(d).find("\n- TTFT"), std::string::npos) << md;
   EXPECT_NE(md.find(fmt::format("running limit {} per rank", limit)), std::string::npos) << md;
   std::filesystem::remove_all(dir);
 }
