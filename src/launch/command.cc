@@ -302,8 +302,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       c += host;
       c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kVllmDefaultPort);
       lc.notes.push_back(fmt::format(
-          "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine", per_rank, batch,
-          s.pp));
+          "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine", per_rank,
+          batch, s.pp));
       if (token_budget > 0)
         lc.notes.push_back(fmt::format(
             "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
@@ -422,8 +422,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
             per_rank, batch, s.dp, s.pp));
       } else {
         lc.notes.push_back(fmt::format(
-            "--max-running-requests = {} {} x pp {}: sequences in flight per {}", per_rank, batch, s.pp,
-            s.dp > 1 ? "replica" : "instance"));
+            "--max-running-requests = {} {} x pp {}: sequences in flight per {}", per_rank, batch,
+            s.pp, s.dp > 1 ? "replica" : "instance"));
       }
       if (token_budget > 0)
         lc.notes.push_back(fmt::format(
@@ -510,8 +510,8 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         lc.notes.push_back(fmt::format("MoE: ep_size {} x moe tensor parallel {} = tp_size {}", s.ep,
                                        s.etp(), G));
       lc.notes.push_back(
-          fmt::format("--max_batch_size = {} {}: sequences per attention rank and microbatch", per_rank,
-                      batch));
+          fmt::format("--max_batch_size = {} {}: sequences per attention rank and microbatch",
+                      per_rank, batch));
       break;
     }
     case Engine::kAtom: {

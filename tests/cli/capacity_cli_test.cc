@@ -269,9 +269,9 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
 // A disaggregated answer's files launch each role in its own mode, as plan --serving disagg
 // --emit does: DEPLOY.md states a prefill instance's figures as a prefill (a TTFT, no TPOT), at the
 // prompts one step's 8,192-token budget holds (2,000-token prompts: 8192 / 2000 = 4), and a
-// decode instance's as a decode (a TPOT, no TTFT). The prefill servers admit the running-request limit
-// the sizing simulated them with (JSON prefill_max_running; a step holds what the budget holds),
-// not 4: drawn prompts shorter than the nominal fill the budget as simulated.
+// decode instance's as a decode (a TPOT, no TTFT). The prefill servers admit the running-request
+// limit the sizing simulated them with (JSON prefill_max_running; a step holds what the budget
+// holds), not 4: drawn prompts shorter than the nominal fill the budget as simulated.
 TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   const std::string dir = (std::filesystem::temp_directory_path() /
                            fmt::format("l2s_capacity_emit_pd_{}", ::getpid()))
