@@ -143,9 +143,10 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
                      s.recv_interval);
   if (s.disaggregated)
     o += fmt::format("  KV transfer (queue + link) mean {} ms, p99 {} ms; busy: prefill pool {:.0f}%, "
-                     "decode pool {:.0f}%; prefill KV {} tokens per rank\n",
+                     "decode pool {:.0f}%; prefill KV {} tokens per rank, max running {} per rank\n",
                      MsText(s.kv_transfer.mean), MsText(s.kv_transfer.p99), 100 * s.prefill_busy,
-                     100 * s.decode_busy, Thousands(s.prefill_kv_capacity_tokens));
+                     100 * s.decode_busy, Thousands(s.prefill_kv_capacity_tokens),
+                     s.prefill_max_running);
   return o;
 }
 

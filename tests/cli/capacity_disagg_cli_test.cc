@@ -46,6 +46,14 @@ TEST(CapacityDisaggCli, DeploymentJson) {
   EXPECT_LE(s["ttft_ms"]["p50"].get<double>(), s["ttft_ms"]["p99"].get<double>());
   EXPECT_TRUE(j["meets_slo"].get<bool>());
   EXPECT_TRUE(j["timeline"].contains("transferring"));
+  // The prefill pool admits vLLM's default running limit (1,024 per rank: --max-batch sets the
+  // decode pool's), in JSON and in the text.
+  EXPECT_EQ(s["prefill_max_running"], 1024);
+  const auto text = RunL2s(With(kBase, {"--prefill-strategy", "tp=1", "--strategy", "tp=1",
+                                        "--prefill-instances", "2", "--instances", "1", "--rate",
+                                        "6", "--requests", "300", "--max-batch", "64"}));
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("max running 1024 per rank\n"), std::string::npos) << text.out;
 }
 
 TEST(CapacityDisaggCli, PrefillSideRunsTheDecodeSidesSpeculation) {
