@@ -215,16 +215,15 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
       "bound by {}\n",
       e.tokens_per_s_per_gpu, e.total_gpus, Thousands(e.tokens_per_s), e.rate_rps, e.bottleneck);
   // --search oracle: the joint oracle is the search (its line below); no separate searcher ran.
+  // Planned with both speculation settings: the calls of the joint space that speculates.
+  const int64_t speculating_calls = d.speculation == 1
+                                        ? d.search.calls - d.other_speculation_calls
+                                        : d.other_speculation_calls;
   if (searcher != "oracle")
     out += fmt::format("  search {}: {} calls{}, {}\n", searcher, d.search.calls,
                        d.other_speculation_calls > 0
                            ? fmt::format(" ({} with speculation on both roles, {} without)",
-                                         d.speculation == 1
-                                             ? d.search.calls - d.other_speculation_calls
-                                             : d.other_speculation_calls,
-                                         d.speculation == 1
-                                             ? d.other_speculation_calls
-                                             : d.search.calls - d.other_speculation_calls)
+                                         speculating_calls, d.search.calls - speculating_calls)
                            : std::string(),
                        d.search.found ? fmt::format("{:.2f} tokens/s per GPU",
                                                     d.search_eval.tokens_per_s_per_gpu)

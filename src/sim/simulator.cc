@@ -728,7 +728,10 @@ void Simulator::ComputeOpTotals(const Strategy& s, int batch, OpTotals* t) const
                        std::array<double, kNumOps>* ta = nullptr, const Section* dsec = nullptr,
                        double scale = 1.0) {
     const bool imbalanced = dsec != nullptr && adp.active;
-    if (imbalanced) {
+    if (imbalanced && scale == 1.0) {
+      double c = 0, a = 0;
+      CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, ts, ta);
+    } else if (imbalanced) {  // the draft passes: one pass's seconds, times the passes
       double c = 0, a = 0;
       std::array<double, kNumOps> xs{}, xa{};
       CostAdp(sec, *dsec, dk2, adp, tbo, &c, &a, nullptr, &xs, ta != nullptr ? &xa : nullptr);
