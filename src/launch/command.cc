@@ -217,13 +217,16 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   }
   std::string& c = lc.command;
   if (!mid.note.empty()) lc.notes.push_back(mid.note);
-  // What the running-request flags below count: the plan's batch, or a sized pool's limit.
+  // What the running-request flags below count: the plan's batch, or a prefill pool's limit.
   const char* const per_rank = opt.max_running > 0 ? "running limit" : "batch";
   if (opt.max_running > 0)
     lc.notes.push_back(fmt::format(
-        "running limit {} per rank: the limit the sizing simulated this pool with (its steps hold "
-        "what the token budget holds; the plan's figures are at batch {})",
-        opt.max_running, std::max(1, s.batch)));
+        "running limit {} per rank: {} (its steps hold what the token budget holds; the plan's "
+        "figures are at batch {})",
+        opt.max_running,
+        opt.max_running_why.empty() ? "the limit the sizing simulated this pool with"
+                                    : opt.max_running_why,
+        std::max(1, s.batch)));
   // The engine layer's row of this engine (the same names in both layers).
   const engine::Capabilities& caps =
       engine::CapabilitiesOf(engine::ParseEngineId(EngineName(engine)).value());

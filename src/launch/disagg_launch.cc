@@ -164,15 +164,29 @@ DisaggProcess Server(const Side& side, const LaunchCommand& lc, const std::strin
   return p;
 }
 
-// The launch options of one side's servers: its role, its simulated memory, reachable from
-// the other hosts.
-LaunchOptions SideOptions(const Side& side, int port) {
+// The launch options of one side's servers on `engine`: its role, its simulated memory,
+// reachable from the other hosts, and its running limit (PoolPlan::max_running or
+// engine_running_limit).
+LaunchOptions SideOptions(const Side& side, Engine engine, int port) {
   LaunchOptions o;
   o.role = std::string(side.role) == "prefill" ? ServeRole::kPrefill : ServeRole::kDecode;
   o.eval = side.eval.valid() ? &side.eval : nullptr;
   o.listen_all = true;
   o.port = port;
   o.max_running = side.pool->max_running;
+  // The engines' published P/D recipes leave a SGLang or vLLM prefill server's running limit at
+  // (or near) the engine's own (InferenceX's GB300 SGLang recipe: 30,000; llm-d's vLLM wide-EP
+  // prefill: unset), while TensorRT-LLM's context servers set max_batch_size to what the token
+  // budget holds (its runtime sizes buffers by it; InferenceX ctx configs: 2 for 8k prompts
+  // under 8,192 tokens): that is the priced batch, kept.
+  if (o.max_running == 0 && side.pool->engine_running_limit && engine != Engine::kTrtllm) {
+    const int limit = DefaultMaxRunning(SchedulerOf(engine), side.command.mtp,
+                                        std::max(1, side.command.dp));
+    if (limit > std::max(1, side.command.batch)) {
+      o.max_running = limit;
+      o.max_running_why = "the engine's own default, as a prefill server runs";
+    }
+  }
   return o;
 }
 
@@ -185,7 +199,7 @@ void SglangProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch
   for (const Side* side : {&t.prefill, &t.decode}) {
     const LaunchCommand lc =
         MakeLaunchCommand(Engine::kSglang, side->command_problem, side->command,
-                          SideOptions(*side, kSglangPort));
+                          SideOptions(*side, Engine::kSglang, kSglangPort));
     const bool prefill = side == &t.prefill;
     out->processes.push_back(Server(
         *side, lc,
@@ -229,7 +243,7 @@ std::string VllmKvConfig(KvTransfer transfer, const char* role) {
 void VllmProcesses(const BaseTranslation& t, KvTransfer transfer, DisaggLaunch* out) {
   for (const Side* side : {&t.prefill, &t.decode}) {
     const LaunchCommand lc = MakeLaunchCommand(Engine::kVllm, side->command_problem, side->command,
-                                               SideOptions(*side, kVllmPort));
+                                               SideOptions(*side, Engine::kVllm, kVllmPort));
     const bool prefill = side == &t.prefill;
     out->processes.push_back(
         Server(*side, lc, VllmKvConfig(transfer, prefill ? "kv_producer" : "kv_consumer")));
@@ -259,7 +273,7 @@ void TrtllmProcesses(const BaseTranslation& t, DisaggLaunch* out) {
   const int64_t isl = t.decode.command_problem.workload.isl;
   for (const Side* side : {&t.prefill, &t.decode}) {
     const bool context = side == &t.prefill;
-    LaunchOptions o = SideOptions(*side, kTrtllmPort);
+    LaunchOptions o = SideOptions(*side, Engine::kTrtllm, kTrtllmPort);
     o.trtllm_file = context ? "ctx-extra-llm-api-config.yml" : "gen-extra-llm-api-config.yml";
     o.trtllm_yaml = TransceiverYaml(isl, context);
     const LaunchCommand lc = MakeLaunchCommand(Engine::kTrtllm, side->command_problem, side->command, o);
@@ -301,7 +315,7 @@ void DynamoProcesses(Engine backend, const BaseTranslation& t, KvTransfer transf
     p.role = side->role;
     p.count = side->pool->instances;
     p.gpus = side->pool->gpus_per_instance;
-    LaunchOptions o = SideOptions(*side, 0);
+    LaunchOptions o = SideOptions(*side, backend, 0);
     if (backend == Engine::kTrtllm) o.trtllm_yaml = TransceiverYaml(isl, prefill);
     const LaunchCommand lc = DynamoWorkerCommand(backend, side->command_problem, side->command, o,
                                                  fmt::format("{}.yaml", side->role));

@@ -33,8 +33,13 @@ struct PoolPlan {
   int gpus_per_instance = 0;
   Problem problem;
   // Running requests per rank the servers admit when it is not the strategy's batch
-  // (LaunchOptions::max_running: a sized prefill pool); 0 = the batch.
+  // (LaunchOptions::max_running: a sized prefill pool's simulated limit); 0 = the batch, or,
+  // with `engine_running_limit`, SGLang's and vLLM's own default (DefaultMaxRunning for the
+  // launched MTP depth and dp) where it exceeds the batch: prefill servers as the engines' P/D
+  // recipes run them, a step holding what its token budget holds (TensorRT-LLM's context
+  // servers keep the batch, as its recipes size max_batch_size).
   int max_running = 0;
+  bool engine_running_limit = false;
 };
 
 // OK when the pool is launchable: instances >= 1, gpus_per_instance == strategy.gpus() ==

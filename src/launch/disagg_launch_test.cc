@@ -160,6 +160,43 @@ TEST(DisaggLaunch, TrtllmContextAndGenerationServersByHand) {
             "generation_servers:\n  num_instances: 1\n  urls:\n    - \"<decode-1>:8001\"\n");
 }
 
+
+TEST(DisaggLaunch, EngineRunningLimitOnThePrefillServers) {
+  // The plan's prefill pool (plan/disaggregated.cc) asks for each engine's own running limit:
+  // SGLang's default (4,096 per rank; with MTP its speculative default 48 split over the dp
+  // ranks), vLLM's 1,024 per data-parallel engine; TensorRT-LLM's context servers keep the batch
+  // (4). The decode side keeps its batch everywhere.
+  MixtralPlan plan;
+  plan.prefill.engine_running_limit = true;
+  StatusOr<DisaggLaunch> g = MakeDisaggLaunch(DisaggEngine::kSglang, plan.prefill, plan.decode);
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(Has(Find(*g, "prefill")->command, "--max-running-requests 32768 "))
+      << Find(*g, "prefill")->command;
+  EXPECT_TRUE(Has(Find(*g, "decode")->command, "--max-running-requests 256 "));
+  const std::vector<std::string>& notes = Find(*g, "prefill")->notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return Has(n, "running limit 4096 per rank: the engine's own default") &&
+           Has(n, "the plan's figures are at batch 4");
+  }));
+  StatusOr<DisaggLaunch> v = MakeDisaggLaunch(DisaggEngine::kVllm, plan.prefill, plan.decode);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(Has(Find(*v, "prefill")->command, "--max-num-seqs 1024 "));
+  EXPECT_TRUE(Has(Find(*v, "decode")->command, "--max-num-seqs 64 "));
+  StatusOr<DisaggLaunch> t = MakeDisaggLaunch(DisaggEngine::kTrtllm, plan.prefill, plan.decode);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(Has(Find(*t, "prefill")->command, "--max_batch_size 4 "));
+  // MTP: SGLang's speculative default, 48 requests over 8 ranks = 6 per rank (above the batch 4).
+  const ModelSpec m = Preset("deepseek-v3");
+  Strategy ps = Megatron(m, 1, 1, 8, 8, 4), ds = Megatron(m, 1, 1, 8, 8, 32);
+  ps.mtp = ds.mtp = 2;
+  PoolPlan pf = Pool(m, "h200", ps, 1, Mode::kPrefill);
+  pf.engine_running_limit = true;
+  StatusOr<DisaggLaunch> s =
+      MakeDisaggLaunch(DisaggEngine::kSglang, pf, Pool(m, "h200", ds, 1, Mode::kDecode));
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(Has(Find(*s, "prefill")->command, "--max-running-requests 48 "))
+      << Find(*s, "prefill")->command;
+}
 TEST(DisaggLaunch, DynamoWorkerCountsOverTheExactBackend) {
   MixtralPlan plan;
   StatusOr<DisaggLaunch> l = MakeDisaggLaunch(DisaggEngine::kDynamo, plan.prefill, plan.decode);

@@ -114,9 +114,11 @@ struct LaunchOptions {
   std::string trtllm_file = "extra-llm-api-config.yml";
   std::string trtllm_yaml;
   // Sequences in flight per rank (and microbatch) the server admits, where it is not the
-  // strategy's batch: a sized prefill pool's running-request limit, the one its request-level
-  // simulation admitted under (a step then holds what the token budget holds). 0: the batch.
+  // strategy's batch: a prefill pool's running-request limit (a step then holds what the token
+  // budget holds), `max_running_why` says which (the notes; "" = the limit a sizing's
+  // request-level simulation admitted under). 0: the batch.
   int max_running = 0;
+  std::string max_running_why;
 };
 
 // Ports and addresses the commands use (the engines' usual ones).

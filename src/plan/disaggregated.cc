@@ -294,8 +294,13 @@ StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) 
   const RolePlan& p = d.eval.prefill;
   const RolePlan& q = d.eval.decode;
   // Each pool's problem is the one its instances were evaluated in (the model's simulators).
-  const launch::PoolPlan prefill{d.best.prefill, p.instances, p.gpus_per_instance,
-                                 model.PrefillSim(p.gpus_per_instance).problem()};
+  launch::PoolPlan prefill{d.best.prefill, p.instances, p.gpus_per_instance,
+                           model.PrefillSim(p.gpus_per_instance).problem()};
+  // The prefill servers admit their engine's own running limit, as the engines' P/D recipes
+  // leave it (a step holds what its token budget holds; prompts shorter than the nominal fill it
+  // with more) and as the request-level simulation runs a prefill pool (serve/serve_sim.h);
+  // never fewer than the priced batch, the prompts of nominal length one step's budget holds.
+  prefill.engine_running_limit = true;
   const launch::PoolPlan decode{d.best.decode, q.instances, q.gpus_per_instance,
                                 model.DecodeSim(q.gpus_per_instance).problem()};
   // --engine E: its launch first; Dynamo's workers run E's backend (dynamo+vllm: vLLM).

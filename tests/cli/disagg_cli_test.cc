@@ -182,6 +182,19 @@ TEST(DisaggCli, DisaggPlanCarriesItsLaunchCommands) {
     EXPECT_GE(router, 1) << engine;
   }
   EXPECT_TRUE(l["sglang"]["runnable"].get<bool>());
+  // The prefill servers admit SGLang's and vLLM's own running limit, TensorRT-LLM's context
+  // servers the priced batch (launch/disagg_launch.h PoolPlan::engine_running_limit).
+  auto prefill_note = [&](const char* engine) {
+    for (const nlohmann::json& p : l[engine]["processes"])
+      if (p["role"] == "prefill")
+        for (const nlohmann::json& n : p["notes"])
+          if (n.get<std::string>().find("the engine's own default") != std::string::npos)
+            return true;
+    return false;
+  };
+  EXPECT_TRUE(prefill_note("sglang"));
+  EXPECT_TRUE(prefill_note("vllm"));
+  EXPECT_FALSE(prefill_note("trtllm"));
   const Result t = RunL2s(With({"--serving", "disagg", "--oracle-seconds", "120"}));
   ASSERT_EQ(t.code, 0) << t.err;
   for (const char* s : {"Launch (disaggregated)", "--disaggregation-mode prefill",
