@@ -239,14 +239,15 @@ Prediction PredictDisagg(const Measurement& row, Problem p, MetricKind kind, con
   // ClientSimulated, shared by the run's rows through ClientRunOf), simulated request by request
   // on the two pools (serve/bench_client.h, ServeSim::MakeDisagg): np prefill and nd decode
   // instances, the KV link of the static model. Work limit: a run of more than 10^9 decode
-  // token-steps (ClientWork: the client's prompts x osl; the largest in the frontier file, 1024/8192 at
-  // 8,192 clients, is 6.7 x 10^8 and takes about 15 s) keeps the static model's figure, and says
-  // so in the reason.
+  // token-steps (the largest in the frontier file, 1024/8192 at 8,192 clients, is 6.7 x 10^8
+  // and takes about 15 s) sends fewer prompts per client (ClientSpec; the lengths column says
+  // so); one that exceeds it with one prompt per client (ClientWork) keeps the static model's
+  // figure, and says so in the reason.
   const double client_work = ClientWork(row, nd);
   if (v && ClientSimulated(row) && client_work > kMaxClientTokenSteps) {
     out.reason = fmt::format(
-        "static model: the benchmark client's {:.2g} decode token-steps exceed the simulation's "
-        "work limit of {:.0e}",
+        "static model: the benchmark client's {:.2g} decode token-steps at one prompt per client "
+        "exceed the simulation's work limit of {:.0e}",
         client_work, kMaxClientTokenSteps);
   } else if (v && ClientSimulated(row)) {
     serve::BenchClientSpec bc = ClientSpec(row, nd);

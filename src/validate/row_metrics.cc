@@ -144,7 +144,29 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   // The prompts the notes state (unstated: 10 per client, as the InferenceX scripts send).
   if (row.noted.prompts_per_client > 0) bc.prompts_per_client = row.noted.prompts_per_client;
   bc.num_prompts = row.noted.num_prompts;
+  // The work limit: a run whose prompts x osl decode token-steps exceed kMaxClientTokenSteps
+  // sends fewer prompts, as many as the limit holds and at least one per client (the mean over
+  // a shorter run weighs the first wave, all clients at once, and the drain a little more).
+  const double osl = static_cast<double>(std::max<int64_t>(1, row.osl));
+  if (static_cast<double>(bc.Prompts()) * osl > kMaxClientTokenSteps) {
+    const int64_t fit = static_cast<int64_t>(kMaxClientTokenSteps / osl);
+    if (bc.num_prompts > 0)
+      bc.num_prompts = std::max<int64_t>(bc.concurrency, fit);
+    else
+      bc.prompts_per_client =
+          static_cast<int>(std::max<int64_t>(1, fit / std::max(1, bc.concurrency)));
+  }
   return bc;
+}
+
+int64_t StatedPrompts(const Measurement& row, int instances) {
+  serve::BenchClientSpec bc;
+  const int64_t clients = row.mode == "disagg" ? row.concurrency
+                                               : row.concurrency * std::max(1, instances);
+  bc.concurrency = static_cast<int>(std::min<int64_t>(clients, serve::kMaxBenchClients));
+  if (row.noted.prompts_per_client > 0) bc.prompts_per_client = row.noted.prompts_per_client;
+  bc.num_prompts = row.noted.num_prompts;
+  return bc.Prompts();
 }
 
 serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instances,
@@ -193,9 +215,11 @@ std::string ClientKey(const Measurement& r) {
 
 std::string ClientLengths(const Measurement& row, int instances) {
   const serve::BenchClientSpec bc = ClientSpec(row, instances);
-  const std::string prompts =
+  std::string prompts =
       bc.num_prompts > 0 ? fmt::format("{} clients, {} prompts", bc.concurrency, bc.num_prompts)
                          : fmt::format("{} x {} prompts", bc.concurrency, bc.prompts_per_client);
+  if (const int64_t stated = StatedPrompts(row, instances); stated != bc.Prompts())
+    prompts += fmt::format(" (of {}: the simulation's work limit)", stated);
   return fmt::format("client: {}{}, isl/osl uniform {:.2g}-1.0 x nominal", prompts,
                      instances > 1 && row.mode != "disagg"
                          ? fmt::format(" ({} per instance x {})", row.concurrency, instances)

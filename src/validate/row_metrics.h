@@ -45,8 +45,9 @@ bool ClientSimulated(const Measurement& row);
 // (PerfOverviewRequests); 0 when unknown.
 int64_t OfflineRequests(const Measurement& row);
 
-// Work limit of a request-by-request run of a row: decode token-steps (requests x osl) above it
-// keep the static model's figure (PredictDisagg's client runs, offline benchmarks).
+// Work limit of a request-by-request run of a row, in decode token-steps (requests x osl): a
+// client run sends fewer prompts (ClientSpec), at least one per client; a run still above it
+// (one prompt per client), and an offline benchmark above it, keep the static model's figure.
 constexpr double kMaxClientTokenSteps = 1e9;
 
 // A serve row of an offline benchmark of `n` requests (OfflineRequests > 0; no client
@@ -55,8 +56,11 @@ constexpr double kMaxClientTokenSteps = 1e9;
 // the ramp and the drain at the end count, not only the steady state.
 bool OfflineSimulated(const Measurement& row, int64_t n);
 
-// The row's benchmark client over `instances` instances behind the router.
+// The row's benchmark client over `instances` instances behind the router: its clients, and its
+// prompts (10 per client unless the notes say otherwise) as many as kMaxClientTokenSteps holds.
 serve::BenchClientSpec ClientSpec(const Measurement& row, int instances);
+// The prompts the row's client sent (before the work limit).
+int64_t StatedPrompts(const Measurement& row, int instances);
 
 // The offline run of `n` requests as a benchmark client: the row's client (ClientSpec) with n
 // clients of one prompt each, all sent at t = 0; the engine admits up to `max_running` per rank

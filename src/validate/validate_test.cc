@@ -17,6 +17,7 @@
 
 #include "model/presets.h"
 #include "sim/simulator.h"
+#include "validate/row_metrics.h"
 #include "strategy/space.h"
 
 namespace l2s::validate {
@@ -737,6 +738,40 @@ TEST(Predict, EveryClientMetricComesFromTheOneRun) {
   EXPECT_NEAR(total.raw, in.raw + out.raw, 1e-9 * total.raw);
   EXPECT_NEAR(rps.raw / (out.raw / (0.9 * 256)), 1.0, 0.05);
   EXPECT_NE(rps.lengths.find("client: 16 x 10 prompts"), std::string::npos) << rps.lengths;
+}
+
+TEST(ClientSpec, TheWorkLimitSendsFewerPromptsPerClient) {
+  // 1024/8192 P/D at 16,384 clients: 10 prompts each are 1.34 x 10^9 decode token-steps, above
+  // kMaxClientTokenSteps (10^9): the run sends floor(10^9 / 8192 / 16384) = 7 per client and
+  // says so; at 4,096 clients (3.4 x 10^8) all 10. A stated prompt count is cut to what the
+  // limit holds (10^9 / 8192 = 122,070), never below one per client.
+  auto row = [](int clients, const char* notes) {
+    return ScaleRow(fmt::format(
+        "1,s,sglang,h200,16,deepseek-v3,fp8,fp8,,,,,disagg,1024,8192,,,ttft_ms,100,,,,,,,{},8,8,1,"
+        "8,8,8,1,8,\"{}\"\n",
+        clients, notes));
+  };
+  const serve::BenchClientSpec big = ClientSpec(row(16384, "random-range-ratio 0.8"), 1);
+  EXPECT_EQ(big.concurrency, 16384);
+  EXPECT_EQ(big.prompts_per_client, 7);
+  EXPECT_EQ(StatedPrompts(row(16384, "random-range-ratio 0.8"), 1), 163840);
+  EXPECT_NE(ClientLengths(row(16384, "random-range-ratio 0.8"), 1)
+                .find("client: 16384 x 7 prompts (of 163840: the simulation's work limit)"),
+            std::string::npos);
+  EXPECT_LE(ClientWork(row(16384, ""), 1), kMaxClientTokenSteps);
+  const serve::BenchClientSpec small = ClientSpec(row(4096, ""), 1);
+  EXPECT_EQ(small.prompts_per_client, 10);
+  EXPECT_EQ(ClientLengths(row(4096, ""), 1).find("work limit"), std::string::npos);
+  // One prompt per client is the floor: 200,000 clients x 8,192 stays above the limit, which
+  // keeps the static model's figure (PredictDisagg).
+  EXPECT_EQ(ClientSpec(row(200000, ""), 1).prompts_per_client, 1);
+  EXPECT_GT(ClientWork(row(200000, ""), 1), kMaxClientTokenSteps);
+  // A stated total: 500,000 prompts over 16,384 clients -> 122,070 (10^9 / 8192).
+  const serve::BenchClientSpec stated = ClientSpec(row(16384, "num_prompts 500000"), 1);
+  EXPECT_EQ(stated.num_prompts, 122070);
+  EXPECT_NE(ClientLengths(row(16384, "num_prompts 500000"), 1)
+                .find("16384 clients, 122070 prompts (of 500000: the simulation's work limit)"),
+            std::string::npos);
 }
 
 TEST(Predict, PercentileLatenciesComeFromTheClientsRequests) {
