@@ -481,6 +481,31 @@ TEST(ModelSourceTest, DraftModelConfigGivesTheDraftsShape) {
   EXPECT_NE(err("[1").find("is not a JSON object"), std::string::npos);
 }
 
+// A repo id with no local config suggests the preset and the local repository its name may mean:
+// the same name in another case, inside the other (at least 6 characters), or a misspelling.
+TEST(ModelSourceTest, UnknownRepoIdSuggestsWhatItMayMean) {
+  TempDir dir("l2s_model_source_near");
+  ModelSearchPaths paths;
+  paths.config_dirs = {(dir.path / "configs").string()};
+  WriteFile(dir.path / "configs" / "meta-llama--Meta-Llama-3.1-70B.json", kTinyLlamaConfig);
+  WriteFile(dir.path / "configs" / "deepseek-ai--DeepSeek-R1.json", kTinyLlamaConfig);
+  auto head = [&](const std::string& id) {
+    StatusOr<ModelSpec> m = LoadModelFrom(id, paths, nullptr);
+    EXPECT_FALSE(m.ok()) << id;
+    const std::string msg = m.status().message();
+    return msg.substr(0, msg.find(": not a preset"));
+  };
+  EXPECT_EQ(head("meta-llama/Llama-3.1-70B"),
+            "unknown model \"meta-llama/Llama-3.1-70B\" (did you mean llama-3.1-70b or "
+            "meta-llama/Meta-Llama-3.1-70B?)");
+  EXPECT_EQ(head("deepseek-ai/DeepSeek-R1-0528"),
+            "unknown model \"deepseek-ai/DeepSeek-R1-0528\" (did you mean deepseek-ai/DeepSeek-R1?)");
+  EXPECT_EQ(head("meta-llama/Llama-3.1-8B-Instruct"),
+            "unknown model \"meta-llama/Llama-3.1-8B-Instruct\" (did you mean llama-3.1-8b?)");
+  EXPECT_EQ(head("acme/Unrelated"), "unknown model \"acme/Unrelated\"");
+  EXPECT_EQ(head("x/r1"), "unknown model \"x/r1\"");  // too short to be inside another name
+}
+
 // org/name: the config folders first, then the hub cache's refs/main snapshot, else the newest.
 TEST(ModelSourceTest, RepoIdInConfigDirsAndHubCache) {
   TempDir dir("l2s_model_source");

@@ -282,6 +282,38 @@ std::string NearestKnownModel(std::string_view name,
   return i < 0 ? std::string() : known[static_cast<size_t>(i)].first;
 }
 
+// For a HuggingFace repo id with no local config: the known models its repository name may mean,
+// as " (did you mean A or B?)" or "": the nearest preset and the nearest local repository, each
+// by NearestKnownModel's rule or by containment of at least 6 characters (distance 1: the name
+// inside the other, "meta-llama/Llama-3.1-70B" -> llama-3.1-70b and meta-llama/Meta-Llama-3.1-70B,
+// "deepseek-ai/DeepSeek-R1-0528" -> deepseek-ai/DeepSeek-R1).
+std::string RepoSuggestion(std::string_view id,
+                           const std::vector<std::pair<std::string, std::string>>& known,
+                           const std::vector<std::string>& presets) {
+  const std::string want = AsciiLower(id.substr(id.find('/') + 1));
+  const int max_d = std::max(1, MaxTypoDistance(want.size()));
+  auto nearest = [&](bool preset) {
+    const int i = NearestIndex(known.size(), max_d, [&](size_t i) {
+      const bool is_preset =
+          std::find(presets.begin(), presets.end(), known[i].first) != presets.end();
+      if (is_preset != preset) return -1;
+      const std::string& c = known[i].second;
+      if (c == want) return 0;
+      if (std::min(c.size(), want.size()) >= 6 &&
+          (c.find(want) != std::string::npos || want.find(c) != std::string::npos))
+        return 1;
+      return EditDistance(want, c);
+    });
+    return i < 0 ? std::string() : known[static_cast<size_t>(i)].first;
+  };
+  std::vector<std::string> names;
+  for (bool preset : {true, false})
+    if (std::string n = nearest(preset); !n.empty()) names.push_back(n);
+  if (names.empty()) return "";
+  return fmt::format(" (did you mean {}?)",
+                     names.size() == 1 ? names[0] : names[0] + " or " + names[1]);
+}
+
 }  // namespace
 
 StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSearchPaths& paths,
@@ -304,9 +336,10 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     StatusOr<std::string> found = FindRepoConfig(path, paths, nullptr);
     if (!found.ok())
       return Status::NotFound(fmt::format(
-          "unknown model \"{}\": not a preset, no such file, and {} (l2s reads local files "
+          "unknown model \"{}\"{}: not a preset, no such file, and {} (l2s reads local files "
           "only: fetch it with `huggingface-cli download {} config.json`); presets: {}",
-          PrintableText(path), found.status().message(), PrintableText(path), PresetList()));
+          PrintableText(path), RepoSuggestion(path, KnownModels(paths), presets),
+          found.status().message(), PrintableText(path), PresetList()));
     L2S_ASSIGN_OR_RETURN(ModelSpec m, LoadConfigFile(*found, path, warnings));
     m.name = path;  // the repo id: what engines take as --model
     return m;
