@@ -39,9 +39,13 @@ constexpr int kHistBins = 4606;       // up to 1e4 s
 void LogHistogram::Add(double x, double weight) {
   if (!(x >= 0) || weight <= 0) return;
   if (bins_.empty()) bins_.assign(kHistBins, 0.0);
-  int b = x <= kHistLo ? 0 : static_cast<int>(std::log(x / kHistLo) / kHistStep);
-  b = std::clamp(b, 0, kHistBins - 1);
-  bins_[b] += weight;
+  // The requests of one step add the same gap in turn: its bin is computed once.
+  if (x != last_x_) {
+    const int b = x <= kHistLo ? 0 : static_cast<int>(std::log(x / kHistLo) / kHistStep);
+    last_b_ = std::clamp(b, 0, kHistBins - 1);
+    last_x_ = x;
+  }
+  bins_[last_b_] += weight;
   w_ += weight;
   sum_ += x * weight;
 }

@@ -157,6 +157,8 @@ class LogHistogram {
  private:
   std::vector<double> bins_;
   double w_ = 0, sum_ = 0;
+  double last_x_ = -1;  // the last value added and its bin (a step's requests add the same gap)
+  int last_b_ = 0;
 };
 
 struct ServeRun {
