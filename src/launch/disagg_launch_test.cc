@@ -160,7 +160,6 @@ TEST(DisaggLaunch, TrtllmContextAndGenerationServersByHand) {
             "generation_servers:\n  num_instances: 1\n  urls:\n    - \"<decode-1>:8001\"\n");
 }
 
-
 TEST(DisaggLaunch, EngineRunningLimitOnThePrefillServers) {
   // The plan's prefill pool (plan/disaggregated.cc) asks for each engine's own running limit:
   // SGLang's default (4,096 per rank; with MTP its speculative default 48 split over the dp
