@@ -214,6 +214,11 @@ struct Live {
   int64_t pkv = 0, preserve = 0;
   int64_t dkv = 0, dres = 0;  // KV (and TensorRT-LLM's reserve) allocated on the decode rank
   bool rejected = false;
+  // Copies of what a step reads of its RequestSpec and RequestOutcome (its output tokens, whether
+  // its first token was streamed, whether it finished), so that a step touches one record per
+  // request.
+  int64_t output = 0;
+  bool streamed = false, finished = false;
 };
 
 struct Rank {
@@ -311,6 +316,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   }
 
   std::vector<Live> st(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) st[i].output = reqs[i].output;
   std::vector<Inst> inst(total_inst);
   double kv_total = 0;
   for (size_t k = 0; k < pools_.size(); ++k) {
@@ -387,6 +393,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   // The client receives request `id`'s first token at `now`.
   auto stream_first = [&](int id, double now) {
     run.requests[id].first_token_s = now;
+    st[id].streamed = true;
     note_first(id, now);
     st[id].last_emit = now;
   };
@@ -394,7 +401,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   // Tokens a request's output reserves on a pool: none on a prefill instance (it leaves after its
   // prompt), else what is left to generate.
   auto out_left = [&](const Pool& P, int id) {
-    return P.role == Role::kPrefill ? 0.0 : std::max(0.0, reqs[id].output - st[id].gen);
+    return P.role == Role::kPrefill ? 0.0 : std::max(0.0, st[id].output - st[id].gen);
   };
   auto release = [&](Rank& r, int id) {
     Live& L = st[id];
@@ -642,6 +649,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
 
   auto finish = [&](Rank& r, int id, double now, Inst& in) {
     run.requests[id].finish_s = now;
+    st[id].finished = true;
     release(r, id);
     --in.outstanding;
     --g_running;
@@ -854,15 +862,14 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       bool any_left = false;
       for (const auto& [id, chunk] : r.plan) {
         Live& L = st[id];
-        RequestOutcome& o = run.requests[id];
         if (chunk > 0) {
           L.prefilled += chunk;
           if (L.prefilled < L.need) continue;
           // Disaggregated: the client sees this token only from the decode instance, unless the
           // request ends here.
-          const bool to_dec = P.role == Role::kPrefill && L.gen + 1 < reqs[id].output;
+          const bool to_dec = P.role == Role::kPrefill && L.gen + 1 < L.output;
           if (!to_dec) {
-            if (o.first_token_s < 0) {
+            if (!L.streamed) {
               stream_first(id, now);
             } else {
               run.itl.Add(now - L.last_emit);
@@ -872,14 +879,14 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
           L.last_emit = now;
         } else {
           const double before = std::floor(L.gen);
-          L.gen = std::min<double>(static_cast<double>(reqs[id].output), L.gen + R.accept);
+          L.gen = std::min<double>(static_cast<double>(L.output), L.gen + R.accept);
           const int64_t emitted = static_cast<int64_t>(std::floor(L.gen) - before);
           const int64_t back = R.q_tokens - emitted;  // draft slots not kept
           L.kv -= back;
           r.kv_used -= back;
           g_kv -= back;
           if (emitted > 0) {
-            if (o.first_token_s < 0) {
+            if (!L.streamed) {
               stream_first(id, now);  // TensorRT-LLM, vLLM: the first decode step's output
             } else {
               run.itl.Add(now - L.last_emit);
@@ -887,7 +894,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
             L.last_emit = now;
           }
         }
-        if (std::floor(L.gen) >= reqs[id].output) {
+        if (std::floor(L.gen) >= L.output) {
           finish(r, id, now, in);
           any_left = true;
         } else if (P.role == Role::kPrefill) {
@@ -901,7 +908,7 @@ ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
       if (any_left)
         r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
                                        [&](int id) {
-                                         return run.requests[id].done() || st[id].inst != ii;
+                                         return st[id].finished || st[id].inst != ii;
                                        }),
                         r.running.end());
     }
