@@ -179,12 +179,19 @@ LaunchOptions SideOptions(const Side& side, Engine engine, int port) {
   // prefill: unset), while TensorRT-LLM's context servers set max_batch_size to what the token
   // budget holds (its runtime sizes buffers by it; InferenceX ctx configs: 2 for 8k prompts
   // under 8,192 tokens): that is the priced batch, kept.
+  // The flags count a rank's limit once per pipeline microbatch in flight (MakeLaunchCommand):
+  // the engine's limit is shared by them.
   if (o.max_running == 0 && side.pool->engine_running_limit && engine != Engine::kTrtllm) {
-    const int limit = DefaultMaxRunning(SchedulerOf(engine), side.command.mtp,
-                                        std::max(1, side.command.dp));
-    if (limit > std::max(1, side.command.batch)) {
-      o.max_running = limit;
-      o.max_running_why = "the engine's own default, as a prefill server runs";
+    const int own = DefaultMaxRunning(SchedulerOf(engine), side.command.mtp,
+                                      std::max(1, side.command.dp));
+    const int pp = std::max(1, side.command.pp);
+    if (own / pp > std::max(1, side.command.batch)) {
+      o.max_running = own / pp;
+      o.max_running_why =
+          pp > 1 ? fmt::format("the engine's own default, {} per rank, over {} pipeline "
+                               "microbatches, as a prefill server runs",
+                               own, pp)
+                 : std::string("the engine's own default, as a prefill server runs");
     }
   }
   return o;

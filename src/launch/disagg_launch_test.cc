@@ -195,6 +195,16 @@ TEST(DisaggLaunch, EngineRunningLimitOnThePrefillServers) {
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(Has(Find(*s, "prefill")->command, "--max-running-requests 48 "))
       << Find(*s, "prefill")->command;
+  // Two pipeline stages share vLLM's 1,024: 512 per microbatch, the flag 512 x pp 2 = 1,024.
+  const ModelSpec l = Preset("llama-3.1-70b");
+  PoolPlan pp = Pool(l, "h100", Megatron(l, 2, 1, 1, 1, 2), 2, Mode::kPrefill);
+  pp.engine_running_limit = true;
+  StatusOr<DisaggLaunch> vp =
+      MakeDisaggLaunch(DisaggEngine::kVllm, pp, Pool(l, "h100", Megatron(l, 1, 4, 1, 1, 64), 1,
+                                                     Mode::kDecode));
+  ASSERT_TRUE(vp.ok());
+  EXPECT_TRUE(Has(Find(*vp, "prefill")->command, "--max-num-seqs 1024 "))
+      << Find(*vp, "prefill")->command;
 }
 TEST(DisaggLaunch, DynamoWorkerCountsOverTheExactBackend) {
   MixtralPlan plan;
