@@ -222,6 +222,7 @@ class ServeSim {
   }
 
  private:
+  class Runner;  // one Run's state and scheduler (serve_run.cc)
   enum class Role : uint8_t { kMixed, kPrefill, kDecode };
   ServeSim(const ServeOptions& opt) : opt_(opt) {}
   struct Key {
