@@ -233,7 +233,8 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
                        d.oracle.eval.tokens_per_s_per_gpu, d.oracle.wall_s,
                        100 * e.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu,
                        d.prefill_batch_refined_from > 0 || d.decode_batch_refined_from > 0
-                           ? " (the oracle's optimum is over the space's batch options)"
+                           ? " (the oracle's optimum is over the space's batch options, powers "
+                             "of two; this plan's batch is between two of them)"
                            : "");
   else if (d.oracle_status == "skipped")
     out += d.oracle_bound_hit
