@@ -131,6 +131,15 @@ std::optional<std::string> CommonInputError(const std::vector<std::pair<int, std
   return outcomes.front().second;
 }
 
+// The GPU types whose plan stopped on bad input (exit 2), said on one stderr line after the
+// table that holds the others' results: "l2s: error: h100: REASON; b200: REASON".
+void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad) {
+  if (bad.empty() || JsonMode()) return;
+  std::string line;
+  for (const auto& [gpu, reason] : bad) line += (line.empty() ? "" : "; ") + gpu + ": " + reason;
+  fmt::print(stderr, "l2s: error: {}\n", line);
+}
+
 // `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
 // its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
 // per user, y $ per million output tokens when every GPU type has a price (each point priced by
@@ -304,6 +313,10 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     }
     if (draw) fmt::print("  chart: {} (y: {})\n", svg, plot.y_label);
   }
+  std::vector<std::pair<std::string, std::string>> bad;
+  for (const Row& r : rows)
+    if (r.exit_code == 2) bad.emplace_back(r.gpu, r.reason);
+  ReportBadInputs(bad);
   if (any_bad_input) return 2;
   return any ? 0 : 1;
 }
@@ -449,6 +462,12 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     if (cheapest >= 0) fmt::print("  cheapest per output token: {} (at the price given)\n", gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");
   }
+  std::vector<std::pair<std::string, std::string>> bad;
+  for (size_t k = 0; k < rows.size(); ++k)
+    if (rows[k]["exit_code"] == 2)
+      bad.emplace_back(gpus[k], rows[k]["reason"].is_string() ? rows[k]["reason"].get<std::string>()
+                                                              : std::string("bad input"));
+  ReportBadInputs(bad);
   if (any_bad_input) return 2;
   return fastest >= 0 ? 0 : 1;
 }

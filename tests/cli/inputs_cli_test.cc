@@ -273,6 +273,11 @@ TEST(InputsCli, HardwareComparisonSaysACommonInputErrorOnce) {
             std::string::npos)
       << one.out;
   EXPECT_NE(one.out.find("fastest per GPU: h100"), std::string::npos) << one.out;
+  // The exit-2 row is said on one stderr line too (the table holds the others' results).
+  EXPECT_EQ(one.err.rfind("l2s: error: mi300x: --engine: TensorRT-LLM does not run on AMD GPUs", 0),
+            0u)
+      << one.err;
+  EXPECT_EQ(one.err.find('\n'), one.err.size() - 1) << one.err;
 }
 
 TEST(InputsCli, JsonOnEveryExit) {
