@@ -169,7 +169,7 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
   };
   std::vector<Row> rows;
   nlohmann::json problem;
-  bool all_priced = true, any_bad_input = false;
+  bool all_priced = true;
   for (size_t k = 0; k < gpus.size(); ++k) {
     sweep::Scenario s = GpuScenario(k, gpus, prices, base, g, pr);
     for (const char* a : {"--svg", "none", "--json"}) s.argv.push_back(a);
@@ -179,7 +179,6 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     Row r;
     r.gpu = gpus[k];
     r.exit_code = o.exit_code;
-    any_bad_input |= o.exit_code == 2;
     nlohmann::json plan;
     try {
       plan = nlohmann::json::parse(o.stdout_text);
@@ -317,7 +316,7 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
   for (const Row& r : rows)
     if (r.exit_code == 2) bad.emplace_back(r.gpu, r.reason);
   ReportBadInputs(bad);
-  if (any_bad_input) return 2;
+  if (!bad.empty()) return 2;
   return any ? 0 : 1;
 }
 
@@ -416,8 +415,12 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                             r["reason"].is_string() ? r["reason"].get<std::string>() : "");
     if (const std::optional<std::string> common = CommonInputError(outcomes)) return Fail(*common);
   }
-  bool any_bad_input = false;
-  for (const auto& r : rows) any_bad_input |= r["exit_code"] == 2;
+  // The GPU types whose plan stopped on their own input (exit 2), with the reason.
+  std::vector<std::pair<std::string, std::string>> bad;
+  for (size_t k = 0; k < rows.size(); ++k)
+    if (rows[k]["exit_code"] == 2)
+      bad.emplace_back(gpus[k], rows[k]["reason"].is_string() ? rows[k]["reason"].get<std::string>()
+                                                              : std::string("bad input"));
   if (want_json) {
     nlohmann::ordered_json j;
     j["hardware"] = rows;
@@ -462,13 +465,8 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     if (cheapest >= 0) fmt::print("  cheapest per output token: {} (at the price given)\n", gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");
   }
-  std::vector<std::pair<std::string, std::string>> bad;
-  for (size_t k = 0; k < rows.size(); ++k)
-    if (rows[k]["exit_code"] == 2)
-      bad.emplace_back(gpus[k], rows[k]["reason"].is_string() ? rows[k]["reason"].get<std::string>()
-                                                              : std::string("bad input"));
   ReportBadInputs(bad);
-  if (any_bad_input) return 2;
+  if (!bad.empty()) return 2;
   return fastest >= 0 ? 0 : 1;
 }
 

@@ -122,7 +122,10 @@ bool OfflineSimulated(const Measurement& row, int64_t n) {
          row.metric == "output_tokens_per_s";
 }
 
-serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
+namespace {
+
+// The row's benchmark client as the source ran it, before the work limit (ClientSpec).
+serve::BenchClientSpec StatedClientSpec(const Measurement& row, int instances) {
   serve::BenchClientSpec bc;
   // `concurrency` is per instance for an aggregated row (MEASUREMENTS.md: "client requests in
   // flight for one instance", as its batch is ceil(concurrency / dp) per instance), the whole
@@ -144,6 +147,13 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
   // The prompts the notes state (unstated: 10 per client, as the InferenceX scripts send).
   if (row.noted.prompts_per_client > 0) bc.prompts_per_client = row.noted.prompts_per_client;
   bc.num_prompts = row.noted.num_prompts;
+  return bc;
+}
+
+}  // namespace
+
+serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
+  serve::BenchClientSpec bc = StatedClientSpec(row, instances);
   // The work limit: a run whose prompts x osl decode token-steps exceed kMaxClientTokenSteps
   // sends fewer prompts, as many as the limit holds and at least one per client (the mean over
   // a shorter run weighs the first wave, all clients at once, and the drain a little more).
@@ -160,13 +170,7 @@ serve::BenchClientSpec ClientSpec(const Measurement& row, int instances) {
 }
 
 int64_t StatedPrompts(const Measurement& row, int instances) {
-  serve::BenchClientSpec bc;
-  const int64_t clients = row.mode == "disagg" ? row.concurrency
-                                               : row.concurrency * std::max(1, instances);
-  bc.concurrency = static_cast<int>(std::min<int64_t>(clients, serve::kMaxBenchClients));
-  if (row.noted.prompts_per_client > 0) bc.prompts_per_client = row.noted.prompts_per_client;
-  bc.num_prompts = row.noted.num_prompts;
-  return bc.Prompts();
+  return StatedClientSpec(row, instances).Prompts();
 }
 
 serve::BenchClientSpec OfflineSpec(const Measurement& row, int64_t n, int instances,
