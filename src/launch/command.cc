@@ -199,8 +199,13 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   ModelId mid = ResolveModelId(m);
   if (!opt.model_id.empty()) mid = {opt.model_id, "--model-id", "", false};
   const std::string& model = mid.id;
-  const int nodes = InstanceNodes(p, s);
   const int per_node = HostGpus(p.cluster);
+  // A dense model's replicas that the engine starts as servers of their own
+  // (SeparateReplicaServers): the command is one server's, and the nodes are those it spans.
+  const int split = SeparateReplicaServers(engine, /*dynamo=*/false, m, s, per_node);
+  Strategy server = s;
+  server.dp /= split;
+  const int nodes = InstanceNodes(p, server);
   const bool kv_fp8 = w.kv == DType::kFP8;
   const bool moe = m.is_moe();
   const bool decode_side = opt.role != ServeRole::kPrefill && w.mode != Mode::kPrefill;
@@ -352,8 +357,13 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       const bool dp_attention = moe && s.dp > 1;
       c = fmt::format("{}python -m sglang.launch_server --model-path {} --tp-size {}", env, model,
                       dp_attention ? G : s.tp);
-      if (s.dp > 1) c += fmt::format(" --dp-size {}", s.dp);
+      if (server.dp > 1) c += fmt::format(" --dp-size {}", server.dp);
       if (dp_attention) c += " --enable-dp-attention";
+      if (split > 1)
+        lc.notes.push_back(fmt::format(
+            "dp = {}: start {} such servers of {} GPUs each behind a router (SGLang's --dp-size "
+            "starts its replicas on one node's GPUs; these span {} nodes)",
+            s.dp, s.dp, server.gpus(), InstanceNodes(p, s)));
       if (moe && s.ep > 1) {
         c += fmt::format(" --ep-size {}", s.ep);
         // With DP attention the costed expert layers move tokens with DeepEP's all-to-all: normal
@@ -449,10 +459,10 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (token_budget > 0) serve += fmt::format(" --max_num_tokens {}", token_budget);
       std::string yaml;
       if (moe && s.dp > 1) yaml += "enable_attention_dp: true\n";
-      if (!moe && s.dp > 1)
+      if (split > 1)
         lc.notes.push_back(fmt::format(
             "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
-            s.tp * s.pp));
+            server.gpus()));
       std::string kv_cache;
       if (kv_fp8) kv_cache += "  dtype: fp8\n";
       if (have_mem) {
@@ -499,13 +509,13 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         } else {
           c = fmt::format("{}mpirun --allow-run-as-root -H ${{MPI_HOSTS}} -np {} "
                           "trtllm-llmapi-launch {}",
-                          env, s.gpus(), serve);
+                          env, server.gpus(), serve);
         }
         lc.notes.push_back(fmt::format(
             "spans {} nodes of {} GPUs: one MPI job of {} ranks started on the head node; "
             "MPI_HOSTS lists every node as host:{} and the other nodes must be reachable by "
             "mpirun (ssh)",
-            nodes, per_node, s.gpus(), per_node));
+            nodes, per_node, server.gpus(), per_node));
       } else {
         c = env + serve;
       }

@@ -129,7 +129,8 @@ DynamoAggLaunch MakeDynamoAggLaunch(const EngineTranslation& t, const Problem& p
   d.runnable = t.runnable && DynamoHasWorkersFor(t.engine);
   if (!d.runnable) return d;
   Strategy worker = t.launched;
-  const int split = SeparateReplicaServers(t.engine, /*dynamo=*/true, p.model, worker);
+  const int split =
+      SeparateReplicaServers(t.engine, /*dynamo=*/true, p.model, worker, HostGpus(p.cluster));
   d.workers = std::max(1, instances) * split;
   worker.dp /= split;
   d.gpus_per_worker = worker.gpus();

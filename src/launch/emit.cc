@@ -285,10 +285,10 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   if (Status st = w.Open(); !st.ok()) return st;
   // A dense model's data-parallel replicas as separate servers where the engine starts them so.
   Strategy inst = s;
-  const int split = SeparateReplicaServers(engine, opt.dynamo, p.model, s);
+  const int P = HostGpus(p.cluster);
+  const int split = SeparateReplicaServers(engine, opt.dynamo, p.model, s, P);
   const int instances = std::max(1, opt.replicas) * split;
   inst.dp /= split;
-  const int P = HostGpus(p.cluster);
   const std::vector<PlacedServer> placed = PlaceInstances(instances, inst.gpus(), P, DefaultPort(engine));
   // The engine's own server, or a Dynamo worker running it (launch/dynamo.h).
   auto command = [&](const LaunchOptions& o) {

@@ -72,8 +72,11 @@ l2s::Engine SchedulerOf(Engine e) {
   return Caps(e).scheduler;
 }
 
-int SeparateReplicaServers(Engine e, bool dynamo, const ModelSpec& m, const Strategy& s) {
-  return (e == Engine::kTrtllm || dynamo) && !m.is_moe() && s.dp > 1 ? s.dp : 1;
+int SeparateReplicaServers(Engine e, bool dynamo, const ModelSpec& m, const Strategy& s,
+                           int gpus_per_node) {
+  if (m.is_moe() || s.dp <= 1) return 1;
+  const bool sglang_nodes = e == Engine::kSglang && s.gpus() > gpus_per_node;
+  return e == Engine::kTrtllm || dynamo || sglang_nodes ? s.dp : 1;
 }
 
 std::optional<Engine> WorkersOf(std::string_view name) {

@@ -145,10 +145,13 @@ std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls)
 int InstanceNodes(const Problem& p, const Strategy& s);
 
 // The servers one instance of `s` runs as: a dense model's dp data-parallel replicas are
-// independent, and TensorRT-LLM (one server has one tp group) and every engine's Dynamo workers
-// (balanced by Dynamo's frontend) start each as a server of its own; otherwise 1. A MoE model's
-// attention-DP ranks share the expert all-to-all and stay one server.
-int SeparateReplicaServers(Engine e, bool dynamo, const ModelSpec& m, const Strategy& s);
+// independent, and TensorRT-LLM (one server has one tp group), every engine's Dynamo workers
+// (balanced by Dynamo's frontend) and SGLang where the replicas span more than one node of
+// `gpus_per_node` GPUs (its --dp-size starts every replica on each node's own GPUs) start each as
+// a server of its own; otherwise 1. A MoE model's attention-DP ranks share the expert all-to-all
+// and stay one server.
+int SeparateReplicaServers(Engine e, bool dynamo, const ModelSpec& m, const Strategy& s,
+                           int gpus_per_node);
 
 // The longest sequence a server is started for (max model length, max_seq_len, context length):
 // decode the context, prefill the prompt, serve prompt + output.

@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 
+#include "launch/emit.h"
 #include "launch/test_plans.h"
 #include "model/presets.h"
 #include "search/search.h"
@@ -470,6 +471,59 @@ TEST(Commands, DenseModelsReplicateOverDp) {
   EXPECT_TRUE(Has(t.command, "--tp_size 2 --pp_size 1 --max_batch_size 32")) << t.command;
   EXPECT_TRUE(t.extra_file.empty());
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "expert"));
+}
+
+TEST(Commands, DenseReplicasOverNodesAreServersOfTheirOwn) {
+  // Llama-3.1-70B, tp 2 x dp 8 on two 8-GPU nodes: eight replicas of 2 GPUs.
+  Problem p = MakeProblem("llama-3.1-70b", 16);
+  const Strategy s = Megatron(p.model, 1, 2, 8, 1, 32);
+  auto noted = [](const LaunchCommand& lc, const std::string& words) {
+    return std::any_of(lc.notes.begin(), lc.notes.end(),
+                       [&](const std::string& n) { return Has(n, words); });
+  };
+  // SGLang's --dp-size starts every replica on each node's GPUs (--nnodes 2 would split each tp
+  // group over the nodes): one server of tp 2, started 8 times.
+  const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s);
+  EXPECT_TRUE(Has(g.command, "--tp-size 2 --max-running-requests 32")) << g.command;
+  EXPECT_FALSE(Has(g.command, "--dp-size")) << g.command;
+  EXPECT_FALSE(Has(g.command, "--nnodes")) << g.command;
+  EXPECT_TRUE(noted(g, "dp = 8: start 8 such servers of 2 GPUs each behind a router"));
+  // TensorRT-LLM: the same servers, each without an MPI job over the nodes.
+  const LaunchCommand t = MakeLaunchCommand(Engine::kTrtllm, p, s);
+  EXPECT_FALSE(Has(t.command, "mpirun")) << t.command;
+  EXPECT_TRUE(noted(t, "dp = 8: start 8 such servers of 2 GPUs each"));
+  EXPECT_FALSE(noted(t, "spans 2 nodes"));
+  // vLLM runs data parallelism over nodes itself: one server, headless ranks on node 2.
+  const LaunchCommand v = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_TRUE(Has(v.command, "--data-parallel-size 8")) << v.command;
+  EXPECT_TRUE(Has(v.command, "--data-parallel-size-local 4")) << v.command;
+  // Within one node SGLang keeps --dp-size: tp 2 x dp 4 on 8 GPUs.
+  const Strategy one = Megatron(p.model, 1, 2, 4, 1, 32);
+  Problem p8 = MakeProblem("llama-3.1-70b", 8);
+  EXPECT_TRUE(Has(MakeLaunchCommand(Engine::kSglang, p8, one).command, "--dp-size 4"));
+  EXPECT_EQ(SeparateReplicaServers(Engine::kSglang, false, p.model, s, 8), 8);
+  EXPECT_EQ(SeparateReplicaServers(Engine::kSglang, false, p8.model, one, 8), 1);
+  EXPECT_EQ(SeparateReplicaServers(Engine::kVllm, false, p.model, s, 8), 1);
+  EXPECT_EQ(SeparateReplicaServers(Engine::kTrtllm, false, p8.model, one, 8), 4);
+  // The written scripts: eight SGLang servers, four per node, each on its own GPUs and port.
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "l2s-sglang-dense-replicas";
+  std::filesystem::remove_all(dir);
+  Evaluation e;
+  e.verdict = Verdict::kValid;
+  ASSERT_TRUE(EmitDeployment(dir.string(), Engine::kSglang, p, s, e, {}, nullptr).ok());
+  for (const char* node : {"node-1.sh", "node-2.sh"}) {
+    std::ifstream in(dir / node);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int servers = 0;
+    for (size_t at = text.find("sglang.launch_server"); at != std::string::npos;
+         at = text.find("sglang.launch_server", at + 1))
+      ++servers;
+    EXPECT_EQ(servers, 4) << node << "\n" << text;
+    EXPECT_TRUE(Has(text, "CUDA_VISIBLE_DEVICES=6,7")) << text;
+    EXPECT_FALSE(Has(text, "--nnodes")) << text;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "router.sh"));
 }
 
 TEST(Commands, MemoryFractionsByHand) {
