@@ -666,10 +666,18 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     script += "wait\n";
     const std::string name = node + ".sh";
     if (Status st = w.Write(name, script, true); !st.ok()) return st;
-    files_md +=
-        shared ? fmt::format("- `{}`: run on {} (its decode servers, then its prefill servers)\n",
-                             name, node)
-               : fmt::format("- `{}`: run on {}\n", name, node);
+    if (shared) {
+      // What this node starts: its decode servers before its prefill servers, or the one kind.
+      int roles[2] = {0, 0};  // decode, prefill
+      for (const Server& sv : servers) ++roles[sv.proc->role == std::string("prefill") ? 1 : 0];
+      const std::string what = roles[0] > 0 && roles[1] > 0
+                                   ? "its decode servers, then its prefill servers"
+                               : roles[0] > 0 ? "decode servers only"
+                                              : "prefill servers only";
+      files_md += fmt::format("- `{}`: run on {} ({})\n", name, node, what);
+    } else {
+      files_md += fmt::format("- `{}`: run on {}\n", name, node);
+    }
   }
   // The router reaches each server on its node and port.
   for (const auto& [from, to] : hosts) {

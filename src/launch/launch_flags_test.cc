@@ -866,11 +866,12 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
           << plan.name;
       EXPECT_TRUE(std::filesystem::exists(dir / "DEPLOY.md"));
       // A plan that drafts with a draft model says that every server loads it.
-      if (e != Engine::kMegatron)
+      if (e != Engine::kMegatron) {
         EXPECT_EQ(Has(ReadAll(dir / "DEPLOY.md"),
                       fmt::format("Speculative decoding with the draft model `{}`", kDraftId)),
                   plan.problem.model.has_draft_model() && plan.strategy.mtp > 0)
             << plan.name << " / " << EngineName(e);
+      }
       scripts += CheckScripts(dir, plan.problem.cluster.gpus_per_domain, &ck);
       if (std::filesystem::exists(dir / "lws.yaml")) {
         ++lws;
@@ -1204,6 +1205,18 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir2 / "node-3.sh"));
   EXPECT_TRUE(Has(ReadAll(dir2 / "DEPLOY.md"), "may take the scale-out network"));
+  EXPECT_TRUE(Has(ReadAll(dir2 / "DEPLOY.md"),
+                  "`node-2.sh`: run on node-2 (its decode servers, then its prefill servers)"));
+  // Pools on shared nodes where a node holds one role only: its line says which.
+  // 8 prefill servers of 1 GPU and one decode server of 8: a node each.
+  const PoolPlan d3 = Pool(m, "h100", Megatron(m, 1, 8, 1, 1, 128), 1, Mode::kDecode, 2048, 256);
+  StatusOr<DisaggLaunch> three = MakeDisaggLaunch(DisaggEngine::kSglang, p2, d3);
+  ASSERT_TRUE(three.ok() && three->runnable);
+  const std::filesystem::path dir3 = root / "one-role-nodes";
+  ASSERT_TRUE(EmitDisaggDeployment(dir3.string(), *three, nullptr, {}, nullptr).ok());
+  const std::string md3 = ReadAll(dir3 / "DEPLOY.md");
+  EXPECT_TRUE(Has(md3, "`node-1.sh`: run on node-1 (prefill servers only)")) << md3;
+  EXPECT_TRUE(Has(md3, "`node-2.sh`: run on node-2 (decode servers only)")) << md3;
   EXPECT_FALSE(Has(ReadAll(root / "sglang" / "DEPLOY.md"), "may take the scale-out network"));
   std::filesystem::remove_all(root);
 }
