@@ -23,6 +23,7 @@
 #include "cli/problem_flags.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "common/parallel.h"
 #include "engine/engine.h"
 #include "launch/emit.h"
 #include "engine/restrict.h"
@@ -54,6 +55,7 @@ struct PlanFlags {
   bool kv_layerwise = false;
   bool pareto = false;  // sweep the TPOT limit instead (cli/pareto_report.h)
   std::string svg = "pareto.svg", x_scale = "log", y_scale = "log";  // --pareto's chart
+  int jobs = 0;  // --pareto: limits searched at once (threads); 0 = every core
   std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
   std::string model_id;  // --model-id: the model the emitted files load
   TrafficFlags traffic;  // with percentile --slo keys: plan for a traffic (cli/plan_traffic.h)
@@ -463,6 +465,7 @@ int RunPareto(const PlanFlags& f, const Problem& problem, const std::string& ser
   a.engine = f.problem.engine;
   a.progress = CliProgress();
   a.svg = f.svg;
+  a.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   a.log_x = f.x_scale == "log";
   a.log_y = f.y_scale == "log";
   if (a.svg != "none")
@@ -475,8 +478,10 @@ int RunPareto(const PlanFlags& f, const Problem& problem, const std::string& ser
     // TPOT limit of the aggregated grid.
     const Problem base = problem;
     const DisaggPlanRequest req = MakeDisaggRequest(f);
-    a.more_series = [base, req](const std::vector<double>& limits, Observer*) {
-      return std::vector<ParetoSeries>{plan::DisaggregatedParetoSeries(base, req, limits, CliProgress())};
+    const int jobs = a.jobs;
+    a.more_series = [base, req, jobs](const std::vector<double>& limits, Observer*) {
+      return std::vector<ParetoSeries>{
+          plan::DisaggregatedParetoSeries(base, req, limits, CliProgress(), jobs)};
     };
   }
   return RunParetoPlan(problem, a);
@@ -554,7 +559,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
   // The chart's flags draw --pareto's chart; without it they would be ignored.
   if (!f.pareto)
-    for (const char* flag : {"--svg", "--x-scale", "--y-scale"})
+    for (const char* flag : {"--svg", "--x-scale", "--y-scale", "--jobs"})
       if (cmd.count(flag) > 0)
         return Fail(fmt::format("{} shapes the chart of plan --pareto: add --pareto", flag));
   StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
@@ -732,6 +737,10 @@ Runner RegisterPlan(CLI::App& app) {
       ->check(CLI::IsMember({"log", "linear"}));
   cmd->add_option("--y-scale", f->y_scale, "--pareto chart's y axis: log (default) or linear")
       ->check(CLI::IsMember({"log", "linear"}));
+  cmd->add_option("--jobs", f->jobs,
+                  "--pareto: TPOT limits searched at once, on threads (default: every core); the "
+                  "front is the same for every N")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--emit", f->emit,
                   "write the plan's launch files to this directory: a script per node, DEPLOY.md "
                   "and, across nodes, Kubernetes manifests (for --engine, else the fastest engine)");

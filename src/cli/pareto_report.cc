@@ -55,7 +55,8 @@ StatusOr<std::optional<ParetoSeries>> EngineSeries(const Problem& p, const Paret
     id = t->rows[t->fastest].id;
   }
   if (id == engine::EngineId::kIdeal) return std::optional<ParetoSeries>();
-  StatusOr<ParetoSeries> s = plan::EngineParetoSeries(p, id, req, a.mtp, limits, a.progress);
+  StatusOr<ParetoSeries> s =
+      plan::EngineParetoSeries(p, id, req, a.mtp, limits, a.progress, a.jobs);
   if (!s.ok()) return s.status();
   return std::optional<ParetoSeries>(std::move(*s));
 }
@@ -188,6 +189,7 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   opt.budget = a.budget;
   opt.seed = a.seed;
   opt.oracle_calls = a.oracle_calls;
+  opt.jobs = a.jobs;
   std::vector<double> limits;
   ProgressObserver obs({"pareto sweep", StderrIsTerminal(), 0});
   StatusOr<ParetoSeries> agg = AggregatedParetoSeries(p, *space, opt, &obs, &limits);

@@ -37,6 +37,7 @@ struct ParetoPlanArgs {
   // The chart (ParetoPlanPlot): written here ("none" = not written), axes log or linear.
   std::string svg = "pareto.svg";
   bool log_x = true, log_y = true;
+  int jobs = 1;  // TPOT limits searched at once (threads); the series are the same for every N
 };
 
 // Runs the sweep for `p` (serve or decode mode) and prints the table or JSON; returns the exit

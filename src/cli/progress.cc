@@ -73,6 +73,7 @@ ProgressObserver::~ProgressObserver() { Finish(); }
 
 void ProgressObserver::OnProgress(int64_t calls, int64_t budget, double best) {
   if (!opt_.draw) return;
+  std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (now - last_draw_ < kRedrawPeriod && calls < budget) return;
   last_draw_ = now;
@@ -84,20 +85,23 @@ void ProgressObserver::OnProgress(int64_t calls, int64_t budget, double best) {
 }
 
 void ProgressObserver::OnEvaluation(const Strategy& s, const Evaluation& e) {
-  if (sink_) sink_(s, e);
+  if (!sink_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  sink_(s, e);
 }
 
 bool ProgressObserver::Cancelled() {
-  if (InterruptRequested()) interrupted_ = true;
-  if (opt_.deadline_s > 0 && !deadline_hit_) {
+  if (InterruptRequested()) interrupted_.store(true);
+  if (opt_.deadline_s > 0 && !deadline_hit_.load()) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed > opt_.deadline_s) deadline_hit_ = true;
+    if (elapsed > opt_.deadline_s) deadline_hit_.store(true);
   }
-  return interrupted_ || deadline_hit_;
+  return interrupted_.load() || deadline_hit_.load();
 }
 
 void ProgressObserver::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
   if (!drawn_) return;
   fmt::print(stderr, "\r\033[2K");
   std::fflush(stderr);

@@ -13,9 +13,11 @@
 // a sink (compare's Pareto cloud).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -53,14 +55,18 @@ class ProgressObserver : public Observer {
 
   // Erases the bar (if drawn). Called by the destructor too.
   void Finish();
-  bool deadline_hit() const { return deadline_hit_; }
-  bool interrupted() const { return interrupted_; }
+  bool deadline_hit() const { return deadline_hit_.load(); }
+  bool interrupted() const { return interrupted_.load(); }
 
  private:
+  // Searches on several threads may share one observer (plan --pareto's limits): the bar and
+  // the sink are drawn and called under mu_, the stop flags are atomic.
   Options opt_;
   EvalSink sink_;
+  std::mutex mu_;
   std::chrono::steady_clock::time_point start_, last_draw_;
-  bool drawn_ = false, deadline_hit_ = false, interrupted_ = false;
+  bool drawn_ = false;
+  std::atomic<bool> deadline_hit_{false}, interrupted_{false};
 };
 
 }  // namespace l2s::cli

@@ -317,7 +317,7 @@ std::string DisaggRoleText(const RolePlan& r, const Strategy& s) {
 
 ParetoSeries DisaggregatedParetoSeries(const Problem& base, DisaggPlanRequest req,
                                        const std::vector<double>& limits,
-                                       const PlanProgress& progress) {
+                                       const PlanProgress& progress, int jobs) {
   req.refine = false;  // grid points, as the aggregated series'
   return SweepTpot("disaggregated", limits, [&](double limit_ms) {
     SweepAnswer ans;
@@ -338,7 +338,7 @@ ParetoSeries DisaggregatedParetoSeries(const Problem& base, DisaggPlanRequest re
     pt.exact = d->oracle_status == "solved" && d->oracle.found;
     ans.point = pt;
     return ans;
-  });
+  }, jobs);
 }
 
 }  // namespace l2s::plan

@@ -103,10 +103,11 @@ std::string DisaggRoleText(const RolePlan& r, const Strategy& s);
 // its refinement off (the best deployment on the spaces' batches, as the aggregated series'
 // points are); a limit without a plan is absent. Each point's strategy is "prefill <role>;
 // decode <role>" (DisaggRoleText), exact when the oracle solved the joint space. The sweep stops,
-// cancelled, once `progress` is interrupted.
+// cancelled, once `progress` is interrupted. The limits are planned on `jobs` threads (the same
+// series for every `jobs`).
 ParetoSeries DisaggregatedParetoSeries(const Problem& base, DisaggPlanRequest req,
                                        const std::vector<double>& limits,
-                                       const PlanProgress& progress = {});
+                                       const PlanProgress& progress = {}, int jobs = 1);
 
 // megatron and default build one strategy of one engine's space and have no search of the
 // disaggregated (joint) space; the searchers that do are kJointSpaceSearchers (for the one-line

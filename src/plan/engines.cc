@@ -149,7 +149,7 @@ int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating) {
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const AggRequest& req, int mtp,
                                           const std::vector<double>& limits,
-                                          const PlanProgress& progress) {
+                                          const PlanProgress& progress, int jobs) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(id);
   const Problem q = EngineProblem(p, id);
   // An MoE model's instances (plan/replicas.h): each limit's point is the best per GPU over the
@@ -202,7 +202,8 @@ StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                          best.point = ans.point;
                      }
                      return best;
-                   });
+                   },
+                   jobs);
 }
 
 StatusOr<EngineAggPlan> PlanOnEngine(const Simulator& sim, const StrategySpace& space,

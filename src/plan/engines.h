@@ -88,12 +88,13 @@ int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating);
 // engine's factor as PlanEngines' rows are. An MoE model's point is the best per
 // GPU over the instance sizes `l2s plan` sizes its replicas over (plan/replicas.h; ties to the
 // larger), its strategy "Nx <strategy>" when N > 1 instances. Named "<engine title> launchable";
-// limits without a launchable plan are absent; `cancelled` when the progress interrupts.
-// InvalidArgument when the space options fix a choice the engine lacks.
+// limits without a launchable plan are absent; `cancelled` when the progress interrupts. The
+// limits are searched on `jobs` threads (SweepTpot; progress's observers are then called from
+// them); the series is the same for every `jobs`. InvalidArgument when the space options fix a choice the engine lacks.
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const AggRequest& req, int mtp,
                                           const std::vector<double>& limits,
-                                          const PlanProgress& progress = {});
+                                          const PlanProgress& progress = {}, int jobs = 1);
 
 // The engines `l2s plan` tabulates when no --engine is given: one per distinct serving engine
 // that runs on the cluster's GPUs (engine::RunsOn on its vendor): vLLM, SGLang and TensorRT-LLM on NVIDIA,

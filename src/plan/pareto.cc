@@ -1,11 +1,13 @@
 #include "plan/pareto.h"
 
+#include "common/parallel.h"
 #include "plan/replicas.h"
 #include "plan/work_bound.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -72,20 +74,37 @@ std::vector<double> TpotLimitGrid(double fastest_ms, double slowest_ms, int n) {
 }
 
 ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limits,
-                       const BestAtTpot& best) {
+                       const BestAtTpot& best, int jobs, const std::vector<ParetoPoint>& known) {
   ParetoSeries s;
   s.name = name;
-  for (double limit : limits) {
-    SweepAnswer a = best(limit);
-    // A plan found under one limit is valid under every looser one: an answer below an earlier
-    // limit's point that meets this limit is replaced by that point (exact: false), so that an
-    // inexact search never makes a series fall as its limit loosens.
-    for (const ParetoPoint& k : s.sweep)
+  // Each limit's answer; once one is cancelled, the limits not yet started are skipped (as
+  // cancelled: the walk below stops at the first).
+  std::vector<SweepAnswer> answers(limits.size());
+  std::atomic<bool> stop{false};
+  ParallelFor(static_cast<int>(limits.size()), jobs, [&](int i) {
+    SweepAnswer& a = answers[static_cast<size_t>(i)];
+    if (stop.load()) {
+      a.cancelled = true;
+      return;
+    }
+    a = best(limits[static_cast<size_t>(i)]);
+    if (a.cancelled) stop.store(true);
+  });
+  for (size_t i = 0; i < limits.size(); ++i) {
+    const double limit = limits[i];
+    SweepAnswer a = std::move(answers[i]);
+    // A plan found under one limit is valid under every looser one: an answer below a known
+    // point or an earlier limit's point that meets this limit is replaced by that point (exact:
+    // false), so that an inexact search never makes a series fall as its limit loosens.
+    auto take_better = [&](const ParetoPoint& k) {
       if (k.tpot_ms <= limit * (1 + 1e-9) &&
           (!a.point || k.tokens_per_s_per_gpu > a.point->tokens_per_s_per_gpu)) {
         a.point = k;
         a.point->exact = false;
       }
+    };
+    for (const ParetoPoint& k : known) take_better(k);
+    for (const ParetoPoint& k : s.sweep) take_better(k);
     if (a.point) {
       a.point->series = name;
       a.point->tpot_limit_ms = limit;
@@ -196,17 +215,10 @@ StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const Strateg
   // keeps inexact sweeps monotone and gives the fastest limit at least the scan's plan.
   std::vector<ParetoPoint> known = {*top.point};
   if (fast) known.push_back(PointOf(fast->strategy, fast->eval, "batch-1 scan", false));
-  return SweepTpot("aggregated", *limits, [&](double limit) {
-    SweepAnswer a = BestAggregatedAtTpot(base, space, limit, opt, observer);
-    for (const ParetoPoint& k : known)
-      if (k.tpot_ms <= limit * (1 + 1e-9) &&
-          (!a.point || k.tokens_per_s_per_gpu > a.point->tokens_per_s_per_gpu)) {
-        a.point = k;
-        a.point->exact = false;
-      }
-    if (a.point) known.push_back(*a.point);
-    return a;
-  });
+  return SweepTpot(
+      "aggregated", *limits,
+      [&](double limit) { return BestAggregatedAtTpot(base, space, limit, opt, observer); },
+      opt.jobs, known);
 }
 
 ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
@@ -229,17 +241,41 @@ ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
   }
   StatusOr<std::unique_ptr<Searcher>> searcher = MakeSearcher(opt.searcher);
   if (sizes.empty() || !searcher.ok()) return series;
-  for (ParetoPoint& pt : series.sweep) {
-    for (const Size& z : sizes) {
-      Problem q = z.problem;
-      q.workload.tpot_ms = pt.tpot_limit_ms * (1 + 1e-9);
-      const Simulator sim(std::move(q));
-      WorkBoundObserver pass(observer, 0);
-      const SearchResult r = (*searcher)->Search(sim, z.space, opt.budget, opt.seed, &pass);
-      if (pass.inner_cancelled()) {
+  // Every (point, size) search on its own thread's searcher; then applied in order.
+  struct Run {
+    SearchResult r;
+    bool cancelled = false;
+  };
+  const size_t nz = sizes.size();
+  std::vector<Run> runs(series.sweep.size() * nz);
+  std::atomic<bool> stop{false};  // once a search is cancelled, the rest are skipped
+  ParallelFor(static_cast<int>(runs.size()), opt.jobs, [&](int k) {
+    Run& run = runs[static_cast<size_t>(k)];
+    if (stop.load()) {
+      run.cancelled = true;
+      return;
+    }
+    const ParetoPoint& pt = series.sweep[static_cast<size_t>(k) / nz];
+    const Size& z = sizes[static_cast<size_t>(k) % nz];
+    StatusOr<std::unique_ptr<Searcher>> own = MakeSearcher(opt.searcher);
+    Problem q = z.problem;
+    q.workload.tpot_ms = pt.tpot_limit_ms * (1 + 1e-9);
+    const Simulator sim(std::move(q));
+    WorkBoundObserver pass(observer, 0);
+    run.r = (*own)->Search(sim, z.space, opt.budget, opt.seed, &pass);
+    run.cancelled = pass.inner_cancelled();
+    if (run.cancelled) stop.store(true);
+  });
+  for (size_t i = 0; i < series.sweep.size(); ++i) {
+    ParetoPoint& pt = series.sweep[i];
+    for (size_t j = 0; j < nz; ++j) {
+      const Size& z = sizes[j];
+      const Run& run = runs[i * nz + j];
+      if (run.cancelled) {
         series.cancelled = true;
         break;
       }
+      const SearchResult& r = run.r;
       if (!r.found || !(r.eval.tokens_per_s_per_gpu > pt.tokens_per_s_per_gpu * (1 + 1e-9)))
         continue;
       ParetoPoint x = PointOf(r.best, r.eval, (*searcher)->name(), false);

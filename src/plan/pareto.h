@@ -63,11 +63,15 @@ struct SweepAnswer {
   bool cancelled = false;
 };
 using BestAtTpot = std::function<SweepAnswer(double tpot_limit_ms)>;
-// Calls `best` for each limit in order; sets each point's series and tpot_limit_ms. An answer
-// worse than an earlier limit's point that meets this limit is that point (exact false): every
-// series, whatever its search, never falls as the limit loosens.
+// Calls `best` for each limit (on up to `jobs` threads: `best` must then be safe to call
+// concurrently, and its answer depend on the limit alone; common/parallel.h), then walks the
+// limits in order: sets each point's series and tpot_limit_ms; an answer worse than a point of
+// `known` or of an earlier limit that meets this limit is that point (exact false), so that every
+// series, whatever its search, never falls as the limit loosens. A cancelled answer ends the
+// series there. The same series for every `jobs`.
 ParetoSeries SweepTpot(const std::string& name, const std::vector<double>& limits,
-                       const BestAtTpot& best);
+                       const BestAtTpot& best, int jobs = 1,
+                       const std::vector<ParetoPoint>& known = {});
 
 // ---------------------------------------------------------------- the aggregated series
 
@@ -77,6 +81,7 @@ struct AggregatedSweepOptions {
   uint64_t seed = 0;
   int64_t oracle_calls = kDefaultOracleCalls;  // the oracle's work bound per limit; 0 = none
   int points = 16;              // limits in the grid
+  int jobs = 1;                 // limits searched at once (threads); the series is the same
 };
 
 // The lowest TPOT of any valid strategy at batch 1 with Megatron dims (every degree, sp, MTP
@@ -97,7 +102,8 @@ SweepAnswer BestAggregatedAtTpot(const Problem& base, const StrategySpace& space
 
 // The whole aggregated series: the grid runs from FastestTpotScan's TPOT to the TPOT of the best
 // plan under the problem's own SLOs (unconstrained when it states no TPOT limit), `opt.points`
-// limits; `limits` receives the grid. Each limit's point is the better of
+// limits; `limits` receives the grid (searched on opt.jobs threads: `observer` must then be safe
+// to call from them). Each limit's point is the better of
 // BestAggregatedAtTpot and every plan already known to meet the limit (the scan's, the
 // unconstrained search's, earlier limits'), so that sweeps with inexact points stay monotone.
 // Invalid when no valid plan exists; InvalidArgument in prefill mode.
@@ -112,7 +118,8 @@ StatusOr<ParetoSeries> AggregatedParetoSeries(const Problem& base, const Strateg
 // instance. Points stay monotone in the limit (an earlier point that meets a looser limit and is
 // better carries over) and the front is recomputed. A dense model's series (its dp ranks are
 // replicas already), and one whose sweep was cancelled, are returned as they are; `observer` can
-// cancel (the series is then `cancelled`).
+// cancel (the series is then `cancelled`). The (point, size) searches run on opt.jobs threads,
+// each with a searcher of its own.
 ParetoSeries WithReplicas(ParetoSeries series, const Problem& base,
                           const std::function<StatusOr<StrategySpace>(const Problem&)>& space_of,
                           const AggregatedSweepOptions& opt, Observer* observer);

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "common/parallel.h"
 #include "search/test_util.h"
 
 namespace l2s {
@@ -132,6 +134,62 @@ TEST(SweepTpot, CarriesATighterLimitsPointOver) {
     EXPECT_GE(s.sweep[i].tokens_per_s_per_gpu, s.sweep[i - 1].tokens_per_s_per_gpu);
 }
 
+TEST(ParallelFor, EveryIndexOnceForEveryThreadCount) {
+  for (int n : {0, 1, 5, 100})
+    for (int jobs : {1, 2, 3, 8, 200}) {
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::vector<int> order;
+      ParallelFor(n, jobs, [&](int i) {
+        ++seen[static_cast<size_t>(i)];
+        if (jobs == 1) order.push_back(i);
+      });
+      for (int i = 0; i < n; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << n << " " << jobs;
+      if (jobs == 1)
+        for (int i = 0; i < n; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);  // in order
+    }
+}
+
+// The answers are computed on several threads, then walked in order: the same series for every
+// thread count, known points carried in as an earlier limit's would be.
+TEST(SweepTpot, TheSameSeriesOnEveryThreadCountWithKnownPoints) {
+  auto at = [](double gpu, double tpot_ms) {
+    ParetoPoint p = Pt(1000 / tpot_ms, gpu);
+    p.tpot_ms = tpot_ms;
+    p.exact = true;
+    return p;
+  };
+  std::vector<double> limits;
+  for (int i = 1; i <= 24; ++i) limits.push_back(i);
+  // A search whose answers wander: some limits none, some below a tighter limit's.
+  auto best = [&](double limit) {
+    SweepAnswer a;
+    const int k = static_cast<int>(limit);
+    if (k % 5 != 0) a.point = at(10.0 * k - 25.0 * (k % 3), limit - 0.5);
+    return a;
+  };
+  const std::vector<ParetoPoint> known = {at(150, 12)};
+  const ParetoSeries one = SweepTpot("s", limits, best, 1, known);
+  for (int jobs : {2, 5, 24}) {
+    const ParetoSeries many = SweepTpot("s", limits, best, jobs, known);
+    ASSERT_EQ(many.sweep.size(), one.sweep.size());
+    for (size_t i = 0; i < one.sweep.size(); ++i) {
+      EXPECT_EQ(many.sweep[i].tokens_per_s_per_gpu, one.sweep[i].tokens_per_s_per_gpu);
+      EXPECT_EQ(many.sweep[i].tpot_ms, one.sweep[i].tpot_ms);
+      EXPECT_EQ(many.sweep[i].exact, one.sweep[i].exact);
+    }
+  }
+  // Limit 12 answers 10*12 - 0 = 120 < the known 150 at 12 ms: the known point, not exact.
+  ASSERT_GE(one.sweep.size(), 12u);
+  EXPECT_EQ(one.sweep[11].tpot_limit_ms, 12);
+  EXPECT_EQ(one.sweep[11].tokens_per_s_per_gpu, 150);
+  EXPECT_FALSE(one.sweep[11].exact);
+  // Limit 11 (10*11 - 50 = 60) cannot take the known point (12 ms > 11 ms): the previous best.
+  EXPECT_EQ(one.sweep[10].tpot_limit_ms, 11);
+  EXPECT_EQ(one.sweep[10].tokens_per_s_per_gpu, 90);  // limit 9: 90 - 0
+  for (size_t i = 1; i < one.sweep.size(); ++i)
+    EXPECT_GE(one.sweep[i].tokens_per_s_per_gpu, one.sweep[i - 1].tokens_per_s_per_gpu);
+}
+
 // Every strategy of the space at every batch, as (strategy, evaluation) with tpot > 0.
 struct Evaluated {
   Strategy s;
@@ -251,6 +309,46 @@ TEST(AggregatedSweep, InexactSweepsStayMonotoneAndMeetTheirLimits) {
     }
   }
   EXPECT_EQ(s->front.size(), SlowFront(s->sweep).size());
+}
+
+// The aggregated series and its replicas on several threads: the same points as on one (the
+// fallback searcher's and the replicas' searches each on a searcher of their own).
+TEST(AggregatedSweep, TheSameSeriesAndReplicasOnEveryThreadCount) {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 4, Mode::kServe);
+  SpaceOptions o;
+  o.max_batch = 8;
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 4, o);
+  ASSERT_TRUE(space.ok());
+  auto run = [&](int jobs) {
+    AggregatedSweepOptions opt;
+    opt.searcher = "local";
+    opt.budget = 60;
+    opt.oracle_calls = 5;  // the oracle stops early: every point is the searcher's
+    opt.points = 8;
+    opt.jobs = jobs;
+    std::vector<double> limits;
+    StatusOr<ParetoSeries> s = AggregatedParetoSeries(p, *space, opt, nullptr, &limits);
+    EXPECT_TRUE(s.ok());
+    return WithReplicas(*s, p,
+                        [&](const Problem& q) {
+                          return StrategySpace::Make(q.model, q.cluster.num_gpus, o);
+                        },
+                        opt, nullptr);
+  };
+  const ParetoSeries one = run(1);
+  ASSERT_FALSE(one.sweep.empty());
+  int replicated = 0;
+  for (const ParetoPoint& pt : one.sweep) replicated += pt.strategy.find("x pp=") != std::string::npos;
+  EXPECT_GT(replicated, 0);  // some points are replicas of a smaller instance
+  for (int jobs : {2, 8}) {
+    const ParetoSeries many = run(jobs);
+    ASSERT_EQ(many.sweep.size(), one.sweep.size()) << jobs;
+    for (size_t i = 0; i < one.sweep.size(); ++i) {
+      EXPECT_EQ(many.sweep[i].strategy, one.sweep[i].strategy) << jobs << " " << i;
+      EXPECT_EQ(many.sweep[i].tokens_per_s_per_gpu, one.sweep[i].tokens_per_s_per_gpu);
+      EXPECT_EQ(many.sweep[i].found_by, one.sweep[i].found_by);
+    }
+  }
 }
 
 TEST(AggregatedSweep, PrefillHasNoTpotAndCancelStops) {
