@@ -28,6 +28,7 @@
 #include "cli/report.h"
 #include "cli/svg.h"
 #include "cli/workload_flags.h"
+#include "common/parallel.h"
 #include "engine/engine.h"
 #include "launch/emit.h"
 #include "plan/capacity.h"
@@ -79,6 +80,7 @@ struct CapacityFlags {
   int64_t budget = 1000;
   int layouts_per_size = 3;
   double rate_tol = 0.02;
+  int jobs = 0;  // sizing: layouts' one-instance rates found at once (threads); 0 = every core
   int64_t probe_requests = 2000;
   bool json = false;
   std::string svg;
@@ -623,6 +625,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   req.seed = static_cast<uint64_t>(f.seed);
   req.layouts_per_size = f.layouts_per_size;
   req.rate_rel_tol = f.rate_tol;
+  req.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   req.slos = slos;
   req.requests = reqs;
   req.serve = base;
@@ -644,7 +647,8 @@ Status CheckQuestionFlags(const CapacityFlags& f, const CLI::App& cmd) {
   const bool given = !f.strategy.empty() || !f.prefill_strategy.empty();
   if (given) {
     for (const char* flag :
-         {"--sizes", "--max-gpus", "--search", "--budget", "--layouts-per-size", "--serving"})
+         {"--sizes", "--max-gpus", "--search", "--budget", "--layouts-per-size", "--serving",
+          "--jobs"})
       if (cmd.count(flag) > 0)
         return Status::InvalidArgument(fmt::format(
             "{} sizes a deployment; with {} the deployment is given (drop {}, or drop {} to size "
@@ -746,6 +750,10 @@ Runner RegisterCapacity(CLI::App& app) {
                   "the other degree combinations by steady state (default 3)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--rate-tol", f->rate_tol, "relative tolerance of the rate bisection (0.02)");
+  cmd->add_option("--jobs", f->jobs,
+                  "sizing: the layouts' one-instance max rates found at once, on threads (default: "
+                  "every core); the answer is the same for every N")
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--json", f->json, "print one JSON object");
   cmd->add_option("--svg", f->svg, "write the queue / KV-occupancy timeline as SVG");
   cmd->add_option("--emit", f->emit,

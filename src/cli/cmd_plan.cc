@@ -561,7 +561,9 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (!f.pareto)
     for (const char* flag : {"--svg", "--x-scale", "--y-scale", "--jobs"})
       if (cmd.count(flag) > 0)
-        return Fail(fmt::format("{} shapes the chart of plan --pareto: add --pareto", flag));
+        return Fail(fmt::format("{} {} plan --pareto: add --pareto", flag,
+                                std::string(flag) == "--jobs" ? "sets the threads of"
+                                                              : "shapes the chart of"));
   StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
       &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
   if (!traffic.ok()) return Fail(traffic.status());

@@ -1,11 +1,14 @@
 #include "plan/capacity.h"
 
+#include "common/parallel.h"
+
 #include <cmath>
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -363,6 +366,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
   co.rate.rel_tol = req.rate_rel_tol;
+  co.jobs = req.jobs;
   co.serve = layouts.empty() ? req.serve
                              : SizedServeOptions(req.serve, layouts.front().problem.workload.engine,
                                                  req.engine);
@@ -412,11 +416,24 @@ StatusOr<EnginesOutcome> SizeFewestAllEngines(const CapacityRequest& req) {
   EnginesOutcome out;
   std::optional<FewestOutcome> best;
   Status first_error = Status::Ok();
-  for (engine::EngineId id : TabulatedEngines(node)) {
+  // Every engine's sizing is its own: all at once (req.jobs threads shared between the engines
+  // and their layouts), then read in table order.
+  const std::vector<engine::EngineId> ids = TabulatedEngines(node);
+  const int n = static_cast<int>(ids.size());
+  const int inner = std::max(1, req.jobs / std::max(1, std::min(req.jobs, n)));
+  std::vector<std::optional<StatusOr<FewestOutcome>>> sized(ids.size());
+  ParallelFor(n, req.jobs, [&](int i) {
+    const engine::EngineId id = ids[static_cast<size_t>(i)];
+    if (!engine::LoadsModelClass(id, p1->model)) return;
     CapacityRequest e = req;
     e.engine = std::string(engine::EngineName(id));
+    e.jobs = inner;
+    sized[static_cast<size_t>(i)] = SizeFewest(e);
+  });
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const engine::EngineId id = ids[i];
     EngineRow row;
-    row.engine = e.engine;
+    row.engine = std::string(engine::EngineName(id));
     // An engine that does not load the model's class (ATOM's registry) sizes nothing: its row
     // says why, as the plan's engine table does.
     if (!engine::LoadsModelClass(id, p1->model)) {
@@ -424,7 +441,7 @@ StatusOr<EnginesOutcome> SizeFewestAllEngines(const CapacityRequest& req) {
       out.rows.push_back(row);
       continue;
     }
-    StatusOr<FewestOutcome> o = SizeFewest(e);
+    StatusOr<FewestOutcome>& o = *sized[i];
     if (!o.ok()) {
       if (first_error.ok()) first_error = o.status();
       row.layout = o.status().message();

@@ -50,6 +50,7 @@ struct CapacityRequest {
   std::vector<serve::Slo> slos;     // required (not empty)
   std::vector<serve::RequestSpec> requests;  // the stream to serve (open loop: StreamRate > 0)
   serve::ServeOptions serve;        // running-request / KV limits of the workload (instances: set)
+  int jobs = 1;                     // threads for the layouts' one-instance rates (same answer)
 };
 
 // One engine's sizing: the aggregated and disaggregated answers.

@@ -1,11 +1,14 @@
 #include "serve/capacity.h"
 
+#include "common/parallel.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace l2s::serve {
 namespace {
@@ -166,29 +169,45 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   MeanLengths(requests, &isl, &osl);
   CapacityResult out;
   // Per candidate: its step cost (null when it cannot serve at all), kept with its memo for the
-  // size below the answer.
-  std::vector<std::unique_ptr<StepCost>> costs;
-  for (const LayoutOption& lay : layouts) {
-    SizeResult sr;
-    sr.layout = lay;
-    const int g = lay.strategy.gpus();
+  // size below the answer, and one instance's max rate (or why there is none). Each candidate's
+  // own work, so all of them at once; the instance counts below depend on earlier candidates.
+  struct OneInstance {
+    std::string note;                   // why the layout cannot serve ("" when it can)
+    std::optional<StatusOr<MaxRateResult>> mr;
+  };
+  std::vector<std::unique_ptr<StepCost>> costs(layouts.size());
+  std::vector<OneInstance> first(layouts.size());
+  ParallelFor(static_cast<int>(layouts.size()), opt.jobs, [&](int i) {
+    const LayoutOption& lay = layouts[static_cast<size_t>(i)];
+    OneInstance& f = first[static_cast<size_t>(i)];
     auto made = StepCost::Make(lay.problem, lay.strategy);
-    costs.push_back(made.ok() ? std::move(*made) : nullptr);
-    StepCost* cost = costs.back().get();
-    if (cost == nullptr) {
-      sr.note = made.status().message();
-      out.candidates.push_back(sr);
-      continue;
+    if (!made.ok()) {
+      f.note = made.status().message();
+      return;
     }
+    costs[static_cast<size_t>(i)] = std::move(*made);
+    StepCost* cost = costs[static_cast<size_t>(i)].get();
     ServeOptions so = WithTtftStops(opt.serve, slos);
     so.instances = 1;
     auto one = ServeSim::Make(cost, so, isl, osl);
     if (!one.ok()) {
-      sr.note = one.status().message();
+      f.note = one.status().message();
+      return;
+    }
+    f.mr = MaxRate(one->get(), unit, slos, SteadyStateRps(*cost, isl, osl), opt.rate);
+  });
+  for (size_t li = 0; li < layouts.size(); ++li) {
+    const LayoutOption& lay = layouts[li];
+    SizeResult sr;
+    sr.layout = lay;
+    const int g = lay.strategy.gpus();
+    StepCost* cost = costs[li].get();
+    if (!first[li].mr) {
+      sr.note = first[li].note;
       out.candidates.push_back(sr);
       continue;
     }
-    auto mr = MaxRate(one->get(), unit, slos, SteadyStateRps(*cost, isl, osl), opt.rate);
+    const StatusOr<MaxRateResult>& mr = *first[li].mr;
     if (!mr.ok()) return mr.status();
     if (!mr->found) {
       sr.note = mr->probes.empty() ? "no rate meets the SLOs"

@@ -94,6 +94,9 @@ struct CapacityOptions {
   int max_gpus = 4096;       // no answer above this many GPUs
   MaxRateOptions rate;
   ServeOptions serve;        // instances is set per candidate
+  // Layouts whose one-instance max rate (FewestGpus' first step) is found at once, on threads;
+  // the result is the same for every value.
+  int jobs = 1;
 };
 
 struct SmallerDeployment {
@@ -114,7 +117,8 @@ struct CapacityResult {
 };
 
 // `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
-// stream's unit-rate form, then instances = ceil(stream rate / that); when the simulation of the
+// stream's unit-rate form (every layout's at once on opt.jobs threads, each with its own step
+// cost), then instances = ceil(stream rate / that); when the simulation of the
 // whole stream on that many misses the SLOs, up in doubling steps until one meets and bisected
 // down to the fewest that meet; then down while one fewer still meets. A layout stops growing at
 // opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond them). The best

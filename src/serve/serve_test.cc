@@ -837,5 +837,50 @@ TEST(Capacity, FewestGpusSimulatesTheSizeBelowTheAnswer) {
   EXPECT_GT(s->summary.tpot.p99, 0.004);
 }
 
+// The layouts' one-instance rates are found on threads; the answer and every candidate's figures
+// are the same for every thread count (each layout has its own step cost).
+TEST(Capacity, FewestGpusTheSameOnEveryThreadCount) {
+  std::vector<LayoutOption> layouts;
+  const std::vector<std::pair<const char*, int>> texts = {
+      {"tp=1", 1}, {"tp=2", 2}, {"tp=1,dp=2", 2}, {"pp=2,tp=1", 2}, {"tp=4", 4}, {"tp=2,dp=2", 4}};
+  for (const auto& [text, g] : texts) {
+    LayoutOption lo;
+    lo.problem = MakeProblem("llama-3.1-8b", g);
+    lo.strategy = S(text, g);
+    lo.label = text;
+    layouts.push_back(lo);
+  }
+  WorkloadSpec w;
+  w.rate_rps = 6;
+  w.num_requests = 300;
+  w.isl = 512;
+  w.osl = 64;
+  auto reqs = GenerateRequests(w);
+  ASSERT_TRUE(reqs.ok());
+  auto slos = ParseSlos("p99_ttft_ms=500,p99_tpot_ms=15");
+  ASSERT_TRUE(slos.ok());
+  auto size = [&](int jobs) {
+    CapacityOptions opt;
+    opt.max_gpus = 64;
+    opt.jobs = jobs;
+    auto r = FewestGpus(layouts, *reqs, *slos, opt);
+    EXPECT_TRUE(r.ok());
+    return *r;
+  };
+  const CapacityResult one = size(1);
+  ASSERT_TRUE(one.found);
+  for (int jobs : {2, 6}) {
+    const CapacityResult many = size(jobs);
+    EXPECT_EQ(many.best, one.best);
+    ASSERT_EQ(many.candidates.size(), one.candidates.size());
+    for (size_t i = 0; i < one.candidates.size(); ++i) {
+      EXPECT_EQ(many.candidates[i].instance_max_rps, one.candidates[i].instance_max_rps) << i;
+      EXPECT_EQ(many.candidates[i].gpus, one.candidates[i].gpus) << i;
+      EXPECT_EQ(many.candidates[i].note, one.candidates[i].note) << i;
+      EXPECT_EQ(many.candidates[i].at.ttft.p99, one.candidates[i].at.ttft.p99) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace l2s::serve

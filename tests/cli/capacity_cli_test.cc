@@ -54,6 +54,7 @@ TEST(CapacityCli, FlagsOfTheOtherQuestionAreErrors) {
        "--max-gpus, or drop --strategy to size one)\n"},
       {With(kDeploy, {"--rate", "5", "--sizes", "1,2"}), "l2s: error: --sizes sizes a deployment"},
       {With(kDeploy, {"--rate", "5", "--budget", "50"}), "l2s: error: --budget sizes a deployment"},
+      {With(kDeploy, {"--rate", "5", "--jobs", "2"}), "l2s: error: --jobs sizes a deployment"},
       {{"capacity", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "p99_ttft_ms=2000",
         "--instances", "3"},
        "l2s: error: --instances counts the instances of a given layout (--strategy / "

@@ -413,6 +413,8 @@ TEST(PlanCli, BadInvocationsGiveOneLine) {
       // Flags plan would ignore: the chart's without --pareto, a length the mode does not read.
       {{"plan", "--x-scale", "linear"}, 2, "--x-scale shapes the chart of plan --pareto: add --pareto"},
       {{"plan", "--svg", "p.svg"}, 2, "--svg shapes the chart"},
+      {{"plan", "--jobs", "4"}, 2, "--jobs sets the threads of plan --pareto: add --pareto"},
+      {{"plan", "--pareto", "--jobs", "0"}, 2, "--jobs"},
       {{"plan", "--isl", "512"}, 2, "--isl: decode mode (the default) reads --context"},
       // Impossible requests: exit 1 with the reason.
       {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--slo", "tpot_ms=0.001", "--search",
