@@ -36,6 +36,7 @@
 #include "cli/common.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "common/parallel.h"
 #include "sim/simulator.h"
 #include "validate/validate.h"
 
@@ -62,6 +63,7 @@ struct ValidateFlags {
   bool markdown = false;
   bool fit = false;
   bool fit_overhead = false;
+  int jobs = 0;  // rows predicted at once (threads); 0 = every core
 };
 
 nlohmann::ordered_json Num(double v) {
@@ -180,9 +182,10 @@ std::function<void(size_t, size_t)> RowProgress() {
   };
 }
 
-int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs, bool json) {
+int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs, bool json,
+           int jobs) {
   validate::Predictor pred(dirs, /*apply_engine_factor=*/false);
-  const std::vector<RowResult> res = validate::PredictAll(rows, &pred, RowProgress());
+  const std::vector<RowResult> res = validate::PredictAll(rows, &pred, RowProgress(), jobs);
   const EngineFitResult fit = validate::FitEngineFactors(res);
   if (json) {
     nlohmann::ordered_json j;
@@ -214,7 +217,7 @@ int RunFit(const std::vector<Measurement>& rows, const std::vector<std::string>&
 }
 
 int RunFitOverhead(const std::vector<Measurement>& rows, const std::vector<std::string>& dirs,
-                   bool json) {
+                   bool json, int jobs) {
   validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
   pred.set_request_overhead(false);
   // Only the rows the fit reads are predicted (each costs a benchmark-client run).
@@ -222,7 +225,7 @@ int RunFitOverhead(const std::vector<Measurement>& rows, const std::vector<std::
   for (const Measurement& m : rows)
     if (validate::RequestOverheadFitRow(m)) fit_rows.push_back(m);
   const validate::RequestOverheadFit fit =
-      validate::FitRequestOverhead(validate::PredictAll(fit_rows, &pred));
+      validate::FitRequestOverhead(validate::PredictAll(fit_rows, &pred, {}, jobs));
   if (fit.rows == 0)
     return Fail(fmt::format(
         "--fit-request-overhead: no serve ttft_ms row with a concurrency of at most {} could be "
@@ -312,11 +315,12 @@ int Run(const ValidateFlags& f) {
     return Fail(Status::ParseError(
         fmt::format("{}: no data rows (only a header): nothing to validate", f.measurements)));
   const std::vector<std::string> dirs = ModelDirs(f);
-  if (f.fit) return RunFit(*rows, dirs, f.json);
-  if (f.fit_overhead) return RunFitOverhead(*rows, dirs, f.json);
+  const int jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
+  if (f.fit) return RunFit(*rows, dirs, f.json, jobs);
+  if (f.fit_overhead) return RunFitOverhead(*rows, dirs, f.json, jobs);
 
   validate::Predictor pred(dirs, /*apply_engine_factor=*/true);
-  const std::vector<RowResult> res = validate::PredictAll(*rows, &pred, RowProgress());
+  const std::vector<RowResult> res = validate::PredictAll(*rows, &pred, RowProgress(), jobs);
   const Summary s = validate::Summarize(res);
 
   if (f.json) {
@@ -405,6 +409,10 @@ Runner RegisterValidate(CLI::App& app) {
                 "fit one factor per engine family (median of measured / predicted)");
   cmd->add_flag("--fit-request-overhead", f->fit_overhead,
                 "fit each engine family's request overhead (its low-concurrency ttft_ms rows)");
+  cmd->add_option("--jobs", f->jobs,
+                  "rows predicted at once, on threads (default: every core); the same figures for "
+                  "every N")
+      ->check(CLI::Range(1, 4096));
   return [f] { return Run(*f); };
 }
 

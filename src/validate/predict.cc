@@ -10,10 +10,13 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
+#include "common/parallel.h"
 #include "common/text.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
@@ -80,8 +83,11 @@ std::string ConfigByBareName(const std::vector<std::string>& dirs, const std::st
 }  // namespace
 
 StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
-  auto it = cache_.find(config);
-  if (it != cache_.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = cache_.find(config);
+    if (it != cache_.end()) return it->second;
+  }
   // A file of the model directories, then a preset or a path as given, then a bare name.
   StatusOr<ModelSpec> result = Status::NotFound("");
   if (const std::string file = ConfigInDirs(dirs_, config); !file.empty()) {
@@ -96,7 +102,8 @@ StatusOr<ModelSpec> Predictor::Model(const std::string& config) {
     result = Status::NotFound(fmt::format("model config '{}' not found (searched: {}) and not a preset",
                                           config, where.empty() ? "no directory" : where));
   }
-  cache_.emplace(config, result);
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  cache_.emplace(config, result);  // another thread's load of the same config is the same
   return result;
 }
 
@@ -730,16 +737,37 @@ Prediction Predictor::PredictOne(const Measurement& row) {
 }
 
 std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor,
-                                  const std::function<void(size_t, size_t)>& on_row) {
-  std::vector<RowResult> res;
-  res.reserve(rows.size());
-  for (const Measurement& m : rows) {
-    RowResult r{m, predictor->Predict(m), kMissAbsPctError};
-    if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
-    res.push_back(std::move(r));
-    if (on_row) on_row(res.size(), rows.size());
+                                  const std::function<void(size_t, size_t)>& on_row, int jobs) {
+  // Groups of rows that share a client run (one run's metric rows), in order of their first row;
+  // a group's rows are predicted in order on one thread, so its run is simulated once.
+  std::vector<std::vector<size_t>> groups;
+  {
+    std::map<std::string, size_t> group_of;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto [it, fresh] = group_of.try_emplace(ClientKey(rows[i]), groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
   }
-  return res;
+  std::vector<std::optional<RowResult>> res(rows.size());
+  std::mutex progress_mu;
+  size_t done = 0;
+  ParallelFor(static_cast<int>(groups.size()), jobs, [&](int g) {
+    for (size_t i : groups[static_cast<size_t>(g)]) {
+      const Measurement& m = rows[i];
+      RowResult r{m, predictor->Predict(m), kMissAbsPctError};
+      if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
+      res[i] = std::move(r);
+      if (on_row) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        on_row(++done, rows.size());
+      }
+    }
+  });
+  std::vector<RowResult> out;
+  out.reserve(rows.size());
+  for (std::optional<RowResult>& r : res) out.push_back(std::move(*r));
+  return out;
 }
 
 }  // namespace l2s::validate

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,9 +83,15 @@ const StatusOr<serve::BenchClientResult>& ClientRunOf(const Measurement& row,
                                                       Predictor::ClientRuns* runs,
                                                       Simulate simulate) {
   const std::string key = ClientKey(row);
-  auto it = runs->find(key);
-  if (it != runs->end()) return it->second;
-  return runs->emplace(key, simulate()).first->second;
+  {
+    std::lock_guard<std::mutex> lock(runs->mu);
+    auto it = runs->runs.find(key);
+    if (it != runs->runs.end()) return it->second;
+  }
+  // Simulated outside the lock (PredictAll keeps one key's rows on one thread).
+  StatusOr<serve::BenchClientResult> r = simulate();
+  std::lock_guard<std::mutex> lock(runs->mu);
+  return runs->runs.emplace(key, std::move(r)).first->second;
 }
 
 // The row's client as the output's lengths column says it ("client: 16 x 10 prompts, ...").

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <functional>
 #include <string>
@@ -214,13 +215,18 @@ class Predictor {
   std::vector<std::string> dirs_;
   bool apply_factor_;
   bool request_overhead_ = true;
+  std::mutex cache_mu_;  // Predict may run on several threads (PredictAll)
   std::map<std::string, StatusOr<ModelSpec>> cache_;
 
  public:
   // Simulated benchmark-client runs (or why each failed). The three metric rows of a measured run
   // share one: runs are keyed by every input of the row but its metric, value and prose
-  // (ClientKey in row_metrics.h).
-  using ClientRuns = std::map<std::string, StatusOr<serve::BenchClientResult>>;
+  // (ClientKey in row_metrics.h). Entries are never changed once stored, so a reference to one
+  // stays valid while other threads add theirs (under `mu`).
+  struct ClientRuns {
+    std::mutex mu;
+    std::map<std::string, StatusOr<serve::BenchClientResult>> runs;
+  };
 
  private:
   ClientRuns client_runs_;
@@ -243,10 +249,13 @@ struct RowResult {
   Prediction pred;
   double error_pct = 0;  // (predicted - measured) / measured * 100; kMissAbsPctError for a MISS
 };
-// Predicts every row (one Predictor, so model configs are read once). `on_row` (may be empty) is
-// called after each row with the rows done and the total (a progress line).
+// Predicts every row (one Predictor, so model configs are read once), on up to `jobs` threads:
+// rows that share a client run (ClientKey) in one thread, in their order; the results are the
+// same for every `jobs`, in row order. `on_row` (may be empty) is called after each row with the
+// rows done and the total (a progress line), one call at a time.
 std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predictor* predictor,
-                                  const std::function<void(size_t, size_t)>& on_row = {});
+                                  const std::function<void(size_t, size_t)>& on_row = {},
+                                  int jobs = 1);
 
 // Scores of a set of rows (median, mean, share within 25% are NaN for an empty set).
 struct Scores {

@@ -1431,5 +1431,43 @@ TEST(Predict, SglangAddsRedundantExpertsWhenEpDoesNotDivide) {
   EXPECT_FALSE(trt.ok);
 }
 
+// Rows on several threads (one run's metric rows on one): the same predictions, in row order, as
+// on one thread. The frontier file's runs with a concurrency (three rows each, one client run)
+// and a stated-batch file's rows.
+TEST(PredictAll, TheSamePredictionsOnEveryThreadCount) {
+  std::vector<Measurement> rows;
+  for (const Measurement& m : SharedRows("measurements-frontier.csv"))
+    if (m.concurrency > 0 && m.concurrency <= 64) rows.push_back(m);
+  const std::vector<Measurement> dense = SharedRows("measurements.csv");
+  for (size_t i = 0; i < dense.size() && i < 20; ++i) rows.push_back(dense[i]);
+  if (rows.size() < 10) GTEST_SKIP() << "no shared measurements";
+  auto run = [&](int jobs) {
+    Predictor pred({std::string(L2S_SHARED_DIR) + "/models/hf"}, true);
+    size_t calls = 0, last = 0;
+    const std::vector<RowResult> res = PredictAll(rows, &pred, [&](size_t done, size_t total) {
+      ++calls;
+      EXPECT_EQ(done, last + 1);  // one call at a time, counting up
+      EXPECT_EQ(total, rows.size());
+      last = done;
+    }, jobs);
+    EXPECT_EQ(calls, rows.size());
+    return res;
+  };
+  const std::vector<RowResult> one = run(1);
+  const std::vector<RowResult> three = run(3);
+  ASSERT_EQ(one.size(), rows.size());
+  ASSERT_EQ(three.size(), rows.size());
+  int predicted = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(one[i].row.id, rows[i].id);
+    EXPECT_EQ(three[i].row.id, rows[i].id);
+    EXPECT_EQ(three[i].pred.ok, one[i].pred.ok) << rows[i].id;
+    EXPECT_EQ(three[i].pred.predicted, one[i].pred.predicted) << rows[i].id;
+    EXPECT_EQ(three[i].error_pct, one[i].error_pct) << rows[i].id;
+    predicted += one[i].pred.ok;
+  }
+  EXPECT_GE(predicted, static_cast<int>(rows.size()) - 2);
+}
+
 }  // namespace
 }  // namespace l2s::validate
