@@ -6,7 +6,9 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "plan/pareto.h"
 #include "plan/replica_sizing.h"
+#include "plan/space.h"
 
 namespace l2s::plan {
 namespace {
@@ -61,7 +63,40 @@ void BM_GptMoe1024H100Ideal(benchmark::State& state) {
   p.workload.context = 16384;
   Run(state, p, engine::EngineId::kIdeal, false);
 }
+// plan --pareto's aggregated series with its replicas (plan/pareto.h) on N threads (the argument):
+// Qwen3-30B-A3B on 8 H100s, 1k / 256, TPOT 30 ms, 16 limits; the points are the same for every N
+// (pareto_test), the wall time falls with the threads. Reported in docs/PLAN.md "--pareto".
+void BM_ParetoQwen3Moe8H100(benchmark::State& state) {
+  const Problem p = Serve("qwen3-30b-a3b", *MakeCluster("h100", 8), DType::kBF16, 1024, 256, 0, 30);
+  StatusOr<StrategySpace> space = StrategySpace::Make(p.model, 8, PlanSpaceOptions(p, -1));
+  if (!space.ok()) {
+    state.SkipWithError(space.status().message().c_str());
+    return;
+  }
+  AggregatedSweepOptions opt;
+  opt.jobs = static_cast<int>(state.range(0));
+  size_t points = 0;
+  for (auto _ : state) {
+    std::vector<double> limits;
+    StatusOr<ParetoSeries> s = AggregatedParetoSeries(p, *space, opt, nullptr, &limits);
+    if (!s.ok()) {
+      state.SkipWithError(s.status().message().c_str());
+      return;
+    }
+    const ParetoSeries r = WithReplicas(
+        *s, p,
+        [](const Problem& q) {
+          return StrategySpace::Make(q.model, q.cluster.num_gpus, PlanSpaceOptions(q, -1));
+        },
+        opt, nullptr);
+    points = r.sweep.size();
+  }
+  state.counters["points"] = static_cast<double>(points);
+  state.counters["threads"] = static_cast<double>(opt.jobs);
+}
+
 BENCHMARK(BM_Gb300RackTable)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_ParetoQwen3Moe8H100)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 BENCHMARK(BM_DeepSeek128H100Table)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_GptMoe1024H100Ideal)->Iterations(1)->Unit(benchmark::kSecond);
 
