@@ -749,11 +749,22 @@ std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predicto
       groups[it->second].push_back(i);
     }
   }
+  // The longest first (a benchmark client's decode token-steps, concurrency x output length, as a
+  // guess; rows without a client last), so that one long run does not start last; the results
+  // do not depend on the order.
+  std::vector<size_t> order(groups.size());
+  std::vector<double> work(groups.size(), 0.0);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    order[g] = g;
+    const Measurement& m = rows[groups[g].front()];
+    work[g] = static_cast<double>(m.concurrency) * static_cast<double>(std::max<int64_t>(1, m.osl));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work[a] > work[b]; });
   std::vector<std::optional<RowResult>> res(rows.size());
   std::mutex progress_mu;
   size_t done = 0;
-  ParallelFor(static_cast<int>(groups.size()), jobs, [&](int g) {
-    for (size_t i : groups[static_cast<size_t>(g)]) {
+  ParallelFor(static_cast<int>(groups.size()), jobs, [&](int k) {
+    for (size_t i : groups[order[static_cast<size_t>(k)]]) {
       const Measurement& m = rows[i];
       RowResult r{m, predictor->Predict(m), kMissAbsPctError};
       if (r.pred.ok) r.error_pct = (r.pred.predicted - m.value) / m.value * 100.0;
