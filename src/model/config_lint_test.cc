@@ -404,6 +404,16 @@ TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
             "unknown model \"llama-3.1-8c\": not a preset and no such file (did you mean "
             "llama-3.1-8b?)");
   EXPECT_EQ(message("nosuch"), "unknown model \"nosuch\": not a preset and no such file");
+  // A name inside a known one, or holding one (at least 6 characters): the names people type.
+  EXPECT_EQ(message("Llama-3.1-70B-Instruct"),
+            "unknown model \"Llama-3.1-70B-Instruct\": not a preset and no such file (did you "
+            "mean llama-3.1-70b?)");
+  EXPECT_EQ(message("gpt-oss"),
+            "unknown model \"gpt-oss\": not a preset and no such file (did you mean gpt-oss-120b?)");
+  EXPECT_EQ(message("Foo-R1-0528"),
+            "unknown model \"Foo-R1-0528\": not a preset and no such file (did you mean "
+            "acme/Foo-R1?)");
+  EXPECT_EQ(message("r1"), "unknown model \"r1\": not a preset and no such file");  // too short
 }
 
 // The smallest Llama config the model sources load (the repo-id and bare-name tests).

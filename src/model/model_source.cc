@@ -269,25 +269,14 @@ std::vector<std::pair<std::string, std::string>> KnownModels(const ModelSearchPa
   return known;
 }
 
-// The model of `known` (KnownModels) nearest to an unknown `name`, "" when none is near: a preset
-// within a misspelling, or a HuggingFace repo whose name is `name` in another case or within a
-// misspelling of it ("deepsek-r1" -> "deepseek-ai/DeepSeek-R1").
-std::string NearestKnownModel(std::string_view name,
-                              const std::vector<std::pair<std::string, std::string>>& known) {
-  const std::string want = AsciiLower(name);
-  const int i = NearestIndex(known.size(), std::max(1, MaxTypoDistance(want.size())), [&](size_t i) {
-    const std::string& compare = known[i].second;
-    return compare == want ? 0 : EditDistance(want, compare);
-  });
-  return i < 0 ? std::string() : known[static_cast<size_t>(i)].first;
-}
-
-// For a HuggingFace repo id with no local config: the known models its repository name may mean,
-// as " (did you mean A or B?)" or "": the nearest preset and the nearest local repository, each
-// by NearestKnownModel's rule or by containment of at least 6 characters (distance 1: the name
-// inside the other, "meta-llama/Llama-3.1-70B" -> llama-3.1-70b and meta-llama/Meta-Llama-3.1-70B,
-// "deepseek-ai/DeepSeek-R1-0528" -> deepseek-ai/DeepSeek-R1).
-std::string RepoSuggestion(std::string_view id,
+// For an unknown model - a HuggingFace repo id with no local config, or a bare name - the known
+// models (KnownModels) it may mean, as " (did you mean A or B?)" or "": the nearest preset and the
+// nearest local repository to its (repository) name, each the same name in another case, within a
+// misspelling, or containing it or contained in it with at least 6 characters (distance 1:
+// "meta-llama/Llama-3.1-70B" -> llama-3.1-70b and meta-llama/Meta-Llama-3.1-70B,
+// "deepseek-ai/DeepSeek-R1-0528" -> deepseek-ai/DeepSeek-R1, "Llama-3.1-70B-Instruct" ->
+// llama-3.1-70b, "gpt-oss" -> gpt-oss-120b).
+std::string ModelSuggestion(std::string_view id,
                            const std::vector<std::pair<std::string, std::string>>& known,
                            const std::vector<std::string>& presets) {
   const std::string want = AsciiLower(id.substr(id.find('/') + 1));
@@ -338,7 +327,7 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
       return Status::NotFound(fmt::format(
           "unknown model \"{}\"{}: not a preset, no such file, and {} (l2s reads local files "
           "only: fetch it with `huggingface-cli download {} config.json`); presets: {}",
-          PrintableText(path), RepoSuggestion(path, KnownModels(paths), presets),
+          PrintableText(path), ModelSuggestion(path, KnownModels(paths), presets),
           found.status().message(), PrintableText(path), PresetList()));
     L2S_ASSIGN_OR_RETURN(ModelSpec m, LoadConfigFile(*found, path, warnings));
     m.name = path;  // the repo id: what engines take as --model
@@ -360,11 +349,9 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     if (preset != exact.end()) return LoadModelFrom(*preset, paths, warnings);
     if (exact.size() == 1) return LoadModelFrom(exact.front(), paths, warnings);
   }
-  const std::string near = NearestKnownModel(name_or_path, known);
-  return Status::NotFound(fmt::format(
-      "unknown model \"{}\": not a preset and no such file{}; presets: {}",
-      PrintableText(name_or_path), near.empty() ? "" : fmt::format(" (did you mean {}?)", near),
-      PresetList()));
+  return Status::NotFound(fmt::format("unknown model \"{}\": not a preset and no such file{}; presets: {}",
+                                      PrintableText(name_or_path),
+                                      ModelSuggestion(name_or_path, known, presets), PresetList()));
 }
 
 }  // namespace l2s
