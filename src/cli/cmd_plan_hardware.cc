@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "cli/pareto_report.h"
 #include "cli/progress.h"
 #include "cli/svg.h"
+#include "common/parallel.h"
 #include "plan/pareto.h"
 #include "strategy/strategy.h"
 #include "sweep/sweep.h"
@@ -359,14 +361,27 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   const sweep::Runner run = PlanRunner();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
+  // Every GPU type's plan at once (child plans, as a sweep runs its scenarios), read in order.
+  std::vector<sweep::Scenario> scenarios;
   for (size_t k = 0; k < gpus.size(); ++k) {
-    sweep::Scenario s = GpuScenario(k, gpus, prices, base, gpu, price);
-    s.argv.push_back("--json");
+    scenarios.push_back(GpuScenario(k, gpus, prices, base, gpu, price));
+    scenarios.back().argv.push_back("--json");
+  }
+  std::vector<sweep::Outcome> outcomes(gpus.size());
+  std::mutex progress_mu;
+  ParallelFor(static_cast<int>(gpus.size()), HardwareJobs(), [&](int k) {
     // Progress on a terminal only, like the search's bar: in logs and pipes a usage error every
     // GPU shares stays the one line on stderr (CommonInputError below).
-    if (!JsonMode() && StderrIsTerminal())
-      fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
-    const sweep::Outcome o = run(s);
+    if (!JsonMode() && StderrIsTerminal()) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[static_cast<size_t>(k)], k + 1,
+                 gpus.size());
+    }
+    outcomes[static_cast<size_t>(k)] = run(scenarios[static_cast<size_t>(k)]);
+  });
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const sweep::Scenario& s = scenarios[k];
+    const sweep::Outcome& o = outcomes[k];
     nlohmann::json entry = {{"exit_code", o.exit_code}, {"stdout", o.stdout_text}};
     nlohmann::json sum = sweep::Summary(s, entry);
     nlohmann::json plan;
