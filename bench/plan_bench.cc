@@ -96,7 +96,12 @@ void BM_ParetoQwen3Moe8H100(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Gb300RackTable)->Iterations(1)->Unit(benchmark::kSecond);
-BENCHMARK(BM_ParetoQwen3Moe8H100)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_ParetoQwen3Moe8H100)
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 BENCHMARK(BM_DeepSeek128H100Table)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_GptMoe1024H100Ideal)->Iterations(1)->Unit(benchmark::kSecond);
 

@@ -409,7 +409,8 @@ TEST(ModelSourceTest, UnknownNameSuggestsTheNearestKnownModel) {
             "unknown model \"Llama-3.1-70B-Instruct\": not a preset and no such file (did you "
             "mean llama-3.1-70b?)");
   EXPECT_EQ(message("gpt-oss"),
-            "unknown model \"gpt-oss\": not a preset and no such file (did you mean gpt-oss-120b?)");
+            "unknown model \"gpt-oss\": not a preset and no such file (did you mean "
+            "gpt-oss-120b?)");
   EXPECT_EQ(message("Foo-R1-0528"),
             "unknown model \"Foo-R1-0528\": not a preset and no such file (did you mean "
             "acme/Foo-R1?)");

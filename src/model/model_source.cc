@@ -349,9 +349,10 @@ StatusOr<ModelSpec> LoadModelFrom(std::string_view name_or_path, const ModelSear
     if (preset != exact.end()) return LoadModelFrom(*preset, paths, warnings);
     if (exact.size() == 1) return LoadModelFrom(exact.front(), paths, warnings);
   }
-  return Status::NotFound(fmt::format("unknown model \"{}\": not a preset and no such file{}; presets: {}",
-                                      PrintableText(name_or_path),
-                                      ModelSuggestion(name_or_path, known, presets), PresetList()));
+  return Status::NotFound(
+      fmt::format("unknown model \"{}\": not a preset and no such file{}; presets: {}",
+                  PrintableText(name_or_path), ModelSuggestion(name_or_path, known, presets),
+                  PresetList()));
 }
 
 }  // namespace l2s

@@ -90,7 +90,8 @@ int FastestPlan(const std::vector<EnginePlan>& rows, bool disaggregating);
 // larger), its strategy "Nx <strategy>" when N > 1 instances. Named "<engine title> launchable";
 // limits without a launchable plan are absent; `cancelled` when the progress interrupts. The
 // limits are searched on `jobs` threads (SweepTpot; progress's observers are then called from
-// them); the series is the same for every `jobs`. InvalidArgument when the space options fix a choice the engine lacks.
+// them); the series is the same for every `jobs`. InvalidArgument when the space options fix a
+// choice the engine lacks.
 StatusOr<ParetoSeries> EngineParetoSeries(const Problem& p, engine::EngineId id,
                                           const AggRequest& req, int mtp,
                                           const std::vector<double>& limits,

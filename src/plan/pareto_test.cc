@@ -143,7 +143,8 @@ TEST(ParallelFor, EveryIndexOnceForEveryThreadCount) {
         ++seen[static_cast<size_t>(i)];
         if (jobs == 1) order.push_back(i);
       });
-      for (int i = 0; i < n; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << n << " " << jobs;
+      for (int i = 0; i < n; ++i)
+        EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << n << " " << jobs;
       if (jobs == 1)
         for (int i = 0; i < n; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);  // in order
     }
@@ -338,7 +339,8 @@ TEST(AggregatedSweep, TheSameSeriesAndReplicasOnEveryThreadCount) {
   const ParetoSeries one = run(1);
   ASSERT_FALSE(one.sweep.empty());
   int replicated = 0;
-  for (const ParetoPoint& pt : one.sweep) replicated += pt.strategy.find("x pp=") != std::string::npos;
+  for (const ParetoPoint& pt : one.sweep)
+    replicated += pt.strategy.find("x pp=") != std::string::npos;
   EXPECT_GT(replicated, 0);  // some points are replicas of a smaller instance
   for (int jobs : {2, 8}) {
     const ParetoSeries many = run(jobs);

@@ -759,7 +759,8 @@ std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predicto
     const Measurement& m = rows[groups[g].front()];
     work[g] = static_cast<double>(m.concurrency) * static_cast<double>(std::max<int64_t>(1, m.osl));
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return work[a] > work[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return work[a] > work[b]; });
   std::vector<std::optional<RowResult>> res(rows.size());
   std::mutex progress_mu;
   size_t done = 0;
