@@ -557,13 +557,15 @@ StatusOr<PlanTarget> ChoosePlanTarget(PlanFlags* f, const Problem& full, std::st
 
 int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
-  // The chart's flags draw --pareto's chart; without it they would be ignored.
-  if (!f.pareto)
-    for (const char* flag : {"--svg", "--x-scale", "--y-scale", "--jobs"})
+  // The chart's flags draw --pareto's chart, --jobs runs its limits; without it they would be
+  // ignored.
+  if (!f.pareto) {
+    for (const char* flag : {"--svg", "--x-scale", "--y-scale"})
       if (cmd.count(flag) > 0)
-        return Fail(fmt::format("{} {} plan --pareto: add --pareto", flag,
-                                std::string(flag) == "--jobs" ? "sets the threads of"
-                                                              : "shapes the chart of"));
+        return Fail(fmt::format("{} shapes the chart of plan --pareto: add --pareto", flag));
+    if (cmd.count("--jobs") > 0)
+      return Fail("--jobs sets the threads of plan --pareto: add --pareto");
+  }
   StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
       &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
   if (!traffic.ok()) return Fail(traffic.status());

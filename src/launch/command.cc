@@ -222,6 +222,15 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   }
   std::string& c = lc.command;
   if (!mid.note.empty()) lc.notes.push_back(mid.note);
+  if (split > 1)
+    lc.notes.push_back(fmt::format(
+        "dp = {}: start {} such servers of {} GPUs each behind a router{}", s.dp, s.dp,
+        server.gpus(),
+        engine == Engine::kSglang
+            ? fmt::format(" (SGLang's --dp-size starts its replicas on one node's GPUs; these "
+                          "span {} nodes)",
+                          InstanceNodes(p, s))
+            : std::string()));
   // What the running-request flags below count: the plan's batch, or a prefill pool's limit.
   const char* const per_rank = opt.max_running > 0 ? "running limit" : "batch";
   if (opt.max_running > 0)
@@ -359,11 +368,6 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
                       dp_attention ? G : s.tp);
       if (server.dp > 1) c += fmt::format(" --dp-size {}", server.dp);
       if (dp_attention) c += " --enable-dp-attention";
-      if (split > 1)
-        lc.notes.push_back(fmt::format(
-            "dp = {}: start {} such servers of {} GPUs each behind a router (SGLang's --dp-size "
-            "starts its replicas on one node's GPUs; these span {} nodes)",
-            s.dp, s.dp, server.gpus(), InstanceNodes(p, s)));
       if (moe && s.ep > 1) {
         c += fmt::format(" --ep-size {}", s.ep);
         // With DP attention the costed expert layers move tokens with DeepEP's all-to-all: normal
@@ -459,10 +463,6 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (token_budget > 0) serve += fmt::format(" --max_num_tokens {}", token_budget);
       std::string yaml;
       if (moe && s.dp > 1) yaml += "enable_attention_dp: true\n";
-      if (split > 1)
-        lc.notes.push_back(fmt::format(
-            "dp = {}: start {} such servers of {} GPUs each behind a load balancer", s.dp, s.dp,
-            server.gpus()));
       std::string kv_cache;
       if (kv_fp8) kv_cache += "  dtype: fp8\n";
       if (have_mem) {

@@ -434,9 +434,9 @@ StatusOr<EnginesOutcome> SizeFewestAllEngines(const CapacityRequest& req) {
     const engine::EngineId id = ids[i];
     EngineRow row;
     row.engine = std::string(engine::EngineName(id));
-    // An engine that does not load the model's class (ATOM's registry) sizes nothing: its row
+    // An engine that does not load the model's class (ATOM's registry) sized nothing: its row
     // says why, as the plan's engine table does.
-    if (!engine::LoadsModelClass(id, p1->model)) {
+    if (!sized[i]) {
       row.layout = engine::ModelClassNote(id, p1->model);
       out.rows.push_back(row);
       continue;

@@ -749,15 +749,15 @@ std::vector<RowResult> PredictAll(const std::vector<Measurement>& rows, Predicto
       groups[it->second].push_back(i);
     }
   }
-  // The longest first (a benchmark client's decode token-steps, concurrency x output length, as a
-  // guess; rows without a client last), so that one long run does not start last; the results
-  // do not depend on the order.
+  // The longest first (a simulated benchmark client's decode token-steps, ClientWork, on one
+  // instance as a guess; rows without a client last), so that one long run does not start last;
+  // the results do not depend on the order.
   std::vector<size_t> order(groups.size());
   std::vector<double> work(groups.size(), 0.0);
   for (size_t g = 0; g < groups.size(); ++g) {
     order[g] = g;
     const Measurement& m = rows[groups[g].front()];
-    work[g] = static_cast<double>(m.concurrency) * static_cast<double>(std::max<int64_t>(1, m.osl));
+    if (ClientSimulated(m)) work[g] = ClientWork(m, 1);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return work[a] > work[b]; });
