@@ -421,6 +421,7 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
                                                decode.problem.model.name));
   DisaggLaunch out;
   out.engine = engine;
+  out.transfer = transfer;
   out.prefill_pool = prefill;
   out.decode_pool = decode;
   Engine base = Engine::kSglang;

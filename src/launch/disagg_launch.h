@@ -80,6 +80,7 @@ struct DisaggLaunch {
   // first of SGLang, TensorRT-LLM, vLLM that expresses both pools exactly (else the runnable one
   // with the fewest unsupported choices).
   Engine backend = Engine::kSglang;
+  KvTransfer transfer = KvTransfer::kNixl;  // the KV-cache transfer library it was made with
   // What the engine cannot express, one line each, prefixed "prefill: ", "decode: " or "both: ",
   // saying what the plan wants, why the engine cannot do it and what it runs instead.
   std::vector<std::string> unsupported;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -547,6 +548,23 @@ int RouterPort(const std::string& cmd, const std::string& file) {
   return 0;
 }
 
+// The Dynamo graph deployment of `l`: `l` itself on Dynamo; for SGLang, vLLM or TensorRT-LLM the
+// Dynamo launch whose workers run that engine on the same pools (its workers take the engine's own
+// flags), when it runs the same strategies; nullopt when Dynamo has no workers there (AMD GPUs) or
+// would run a pool differently. A plan for vLLM so never becomes a graph of SGLang workers.
+std::optional<DisaggLaunch> DynamoGraphOf(const DisaggLaunch& l) {
+  if (l.engine == DisaggEngine::kDynamo) return l;
+  if (!DynamoHasWorkersFor(l.backend) ||
+      !DisaggRunsOn(DisaggEngine::kDynamo, l.prefill_pool.problem.cluster.gpu.vendor) ||
+      !DisaggRunsOn(DisaggEngine::kDynamo, l.decode_pool.problem.cluster.gpu.vendor))
+    return std::nullopt;
+  StatusOr<DisaggLaunch> d = MakeDisaggLaunch(DisaggEngine::kDynamo, l.prefill_pool, l.decode_pool,
+                                              l.transfer, l.backend);
+  if (!d.ok() || !d->runnable || !(d->prefill == l.prefill) || !(d->decode == l.decode))
+    return std::nullopt;
+  return std::move(*d);
+}
+
 }  // namespace
 
 Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
@@ -626,6 +644,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     }
   }
   total_nodes = static_cast<int>(node_order.size());
+  bool mixed_node = false;  // some node runs servers of both pools
   for (const std::string& node : node_order) {
     const std::vector<Server>& servers = by_node[node];
     std::string script = kScriptHead;
@@ -670,6 +689,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       // What this node starts: its decode servers before its prefill servers, or the one kind.
       int roles[2] = {0, 0};  // decode, prefill
       for (const Server& sv : servers) ++roles[sv.proc->role == std::string("prefill") ? 1 : 0];
+      mixed_node = mixed_node || (roles[0] > 0 && roles[1] > 0);
       const std::string what = roles[0] > 0 && roles[1] > 0
                                    ? "its decode servers, then its prefill servers"
                                : roles[0] > 0 ? "decode servers only"
@@ -715,7 +735,10 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
                                  WithModelId(proc.command, resolved, opt.model_id));
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
-    files_md += "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes\n";
+    files_md += fmt::format(
+        "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes ({} workers{})\n",
+        EngineTitle(dynamo->backend),
+        l.engine == DisaggEngine::kDynamo ? "" : " with the same engine flags");
   }
   std::string md = fmt::format("# Deployment: {} disaggregated on {}\n\n",
                                decode.problem.model.name, DisaggEngineTitle(l.engine));
@@ -726,9 +749,12 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
   md += "## Files\n" + files_md + "\n## What runs where\n| node | server | GPUs | port |\n|---|---|---|---|\n" +
         where_md;
   const std::string start_nodes =
-      shared ? "Each node's script (the pools share the nodes: a script starts its node's decode "
-               "servers, then its prefill servers; a server that spans nodes: set HEAD_ADDR to its "
-               "first node on each of them)."
+      shared && mixed_node
+          ? "Each node's script (the pools share the nodes: a script starts its node's decode "
+            "servers, then its prefill servers; a server that spans nodes: set HEAD_ADDR to its "
+            "first node on each of them)."
+      : shared ? "Each node's script, the decode nodes' first (a server that spans nodes: set "
+                 "HEAD_ADDR to its first node on each of them)."
              : "The decode nodes' scripts, then the prefill nodes' (a server that spans nodes: set "
                "HEAD_ADDR to its first node on each of them).";
   if (l.engine == DisaggEngine::kDynamo) {
@@ -854,9 +880,8 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
   if (pick < 0)
     return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
   std::vector<std::string> written;
-  const int dynamo = index_of(DisaggEngine::kDynamo);
-  if (Status st = EmitDisaggDeployment(dir, launch[pick], dynamo >= 0 ? &launch[dynamo] : nullptr,
-                                       opt, &written);
+  const std::optional<DisaggLaunch> graph = DynamoGraphOf(launch[pick]);
+  if (Status st = EmitDisaggDeployment(dir, launch[pick], graph ? &*graph : nullptr, opt, &written);
       !st.ok())
     return st;
   return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
@@ -938,8 +963,8 @@ StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem pre
       *de, pp, dp, KvTransfer::kNixl, *de == DisaggEngine::kDynamo ? workers : std::nullopt);
   if (!l.ok()) return Status::InvalidArgument("--emit: " + l.status().message());
   std::vector<std::string> written;
-  if (Status st = EmitDisaggDeployment(dir, *l, *de == DisaggEngine::kDynamo ? &*l : nullptr, opt,
-                                       &written);
+  const std::optional<DisaggLaunch> graph = DynamoGraphOf(*l);
+  if (Status st = EmitDisaggDeployment(dir, *l, graph ? &*graph : nullptr, opt, &written);
       !st.ok())
     return st;
   return Summary(dir, written,

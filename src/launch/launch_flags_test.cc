@@ -908,6 +908,61 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   std::filesystem::remove_all(root);
 }
 
+// A disaggregated plan over several nodes emitted for SGLang, vLLM or TensorRT-LLM: its Kubernetes
+// graph runs Dynamo's workers of that engine (the graph of the default Dynamo translation ran
+// SGLang workers for a vLLM plan), and DEPLOY.md says so; a plan whose nodes each hold one pool is
+// started decode nodes first, without the shared-node wording.
+TEST(LaunchFlags, DisaggregatedGraphRunsTheAskedEnginesWorkers) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_graph_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  const DisaggPlanCase c = DisaggPlans()[1];  // DeepSeek-V3: 3 prefill nodes, 2 decode nodes
+  StatusOr<std::vector<DisaggLaunch>> all = TranslateDisaggPlan(c.prefill, c.decode);
+  ASSERT_TRUE(all.ok());
+  const std::map<DisaggEngine, std::string> worker = {
+      {DisaggEngine::kSglang, "python -m dynamo.sglang "},
+      {DisaggEngine::kVllm, "python -m dynamo.vllm "},
+      {DisaggEngine::kTrtllm, "python -m dynamo.trtllm "}};
+  int graphs = 0;
+  for (const auto& [e, program] : worker) {
+    const DisaggLaunch* l = nullptr;
+    for (const DisaggLaunch& x : *all)
+      if (x.engine == e) l = &x;
+    ASSERT_NE(l, nullptr);
+    if (!l->runnable) continue;
+    const std::filesystem::path dir = root / std::string(DisaggEngineName(e));
+    EmitOptions separate;
+    separate.shared_nodes = false;
+    ASSERT_TRUE(EmitDisaggregatedPlan(dir.string(), *all, e, separate).ok());
+    const std::string md = ReadAll(dir / "DEPLOY.md");
+    EXPECT_TRUE(Has(md, "The decode nodes' scripts, then the prefill nodes'")) << md;
+    EXPECT_FALSE(Has(md, "the pools share the nodes")) << md;
+    if (!std::filesystem::exists(dir / "dynamo-graph.yaml")) {
+      // Only when Dynamo's workers of the engine would run a pool differently.
+      StatusOr<DisaggLaunch> d =
+          MakeDisaggLaunch(DisaggEngine::kDynamo, c.prefill, c.decode, KvTransfer::kNixl, l->backend);
+      EXPECT_TRUE(!d.ok() || !d->runnable || !(d->prefill == l->prefill) ||
+                  !(d->decode == l->decode))
+          << DisaggEngineName(e);
+      continue;
+    }
+    ++graphs;
+    const std::string y = ReadAll(dir / "dynamo-graph.yaml");
+    for (const auto& [other, other_program] : worker)
+      EXPECT_EQ(Has(y, other_program), other == e) << DisaggEngineName(e) << "\n" << y;
+    EXPECT_TRUE(Has(md, fmt::format("({} workers with the same engine flags)", EngineTitle(l->backend))))
+        << md;
+  }
+  EXPECT_GE(graphs, 2);
+  // Shared nodes, each node one pool's: the order names no shared-node scripts.
+  const std::filesystem::path shared = root / "shared";
+  ASSERT_TRUE(EmitDisaggregatedPlan(shared.string(), *all, DisaggEngine::kSglang, {}).ok());
+  const std::string md = ReadAll(shared / "DEPLOY.md");
+  EXPECT_TRUE(Has(md, "1. Each node's script, the decode nodes' first")) << md;
+  EXPECT_FALSE(Has(md, "the pools share the nodes")) << md;
+  std::filesystem::remove_all(root);
+}
+
 // An aggregated plan emitted for Dynamo (EmitOptions::dynamo): the node scripts start workers with
 // the worker programs' flags on disjoint devices, frontend.sh starts Dynamo's frontend, and
 // DEPLOY.md starts the discovery service first.
