@@ -144,8 +144,24 @@ def _message(err, parsed):
 _UNKNOWN_FLAG = _re.compile(r"^unknown flag --([A-Za-z0-9_-]+) for `[^`]*`(?: \(did you mean --([A-Za-z0-9-]+)\?\))?")
 
 
+_SWITCH_VALUE = _re.compile(r"^--([A-Za-z0-9-]+) takes no value, got ")
+_NEEDS_VALUE = _re.compile(r"^--([A-Za-z0-9-]+) expects a value, got the flag ")
+
+
 def _keyword_message(name, message, kwargs):
-    """The CLI's unknown-flag error in the keywords' words, when a keyword made that flag."""
+    """The CLI's flag errors in the keywords' words, when a keyword made that flag: an unknown
+    flag, a switch given a value (``pareto=1``) or a valued flag given ``True`` (``gpus=True``)."""
+    def keyword(flag):
+        return next((k for k in kwargs if k.replace("_", "-") == flag), None)
+    m = _SWITCH_VALUE.match(message)
+    if m and keyword(m.group(1)) is not None:
+        key = keyword(m.group(1))
+        return (f"{name}(): {key}={kwargs[key]!r}: --{m.group(1)} is a switch; give {key}=True "
+                f"(or False to leave it out)")
+    m = _NEEDS_VALUE.match(message)
+    if m and kwargs.get(keyword(m.group(1)) or "") is True:
+        key = keyword(m.group(1))
+        return f"{name}(): {key}=True: --{m.group(1)} takes a value; give {key}=VALUE"
     m = _UNKNOWN_FLAG.match(message)
     if not m:
         return message

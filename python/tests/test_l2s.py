@@ -209,6 +209,17 @@ def test_unknown_keyword_is_named_as_a_keyword():
         "plan(): unknown keyword argument instance_gpu= (did you mean instance_gpus=?)")
 
 
+def test_switch_and_valued_keywords_say_which_they_are():
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=8, pareto=1)
+    assert e.value.exit_code == 2
+    assert e.value.message == ("plan(): pareto=1: --pareto is a switch; give pareto=True "
+                               "(or False to leave it out)")
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=True)
+    assert e.value.message == "plan(): gpus=True: --gpus takes a value; give gpus=VALUE"
+
+
 def test_invalid_strategy_exits_1():
     # tp=3 does not divide 8 GPUs' worth of heads evenly or the GPU count: no valid answer.
     code, j, err = cli_json("eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=3")

@@ -100,6 +100,42 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
   return fallback;
 }
 
+// CLI11's "The following argument was not expected: X" for a word that is no flag, said in the
+// flags' words: the first such argument after the command, with the switch (a flag that takes no
+// value, e.g. --pareto) it follows when it does. nullopt when none is found.
+std::optional<std::string> StrayArgumentMessage(CLI::App& app, int argc, char** argv) {
+  CLI::App* cmd = &app;
+  int first = 1;
+  if (argc >= 2)
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == argv[1]) {
+        cmd = sub;
+        first = 2;
+      }
+  const std::string where = cmd == &app ? "l2s" : "l2s " + cmd->get_name();
+  for (int i = first; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) == 0) {
+      if (a.find('=') != std::string_view::npos) continue;
+      const CLI::Option* opt = cmd->get_option_no_throw(std::string(a));
+      if (opt == nullptr) opt = app.get_option_no_throw(std::string(a));
+      if (opt == nullptr) continue;
+      if (opt->get_items_expected_min() > 0) {
+        ++i;  // its value
+      } else if (i + 1 < argc && std::string_view(argv[i + 1]).rfind("-", 0) != 0) {
+        return fmt::format("{} takes no value, got \"{}\" after it (a switch: give it alone)", a,
+                           PrintableText(argv[i + 1]));
+      }
+      continue;
+    }
+    return fmt::format("unexpected argument \"{}\": every value follows its flag (e.g. --model "
+                       "NAME); `{} --help` lists the flags",
+                       PrintableText(a), where);
+  }
+  return std::nullopt;
+}
+
 // A number as the user would write it: CLI11 prints real bounds with six decimals
 // ("1000000.000000").
 std::string PlainNumber(std::string x) {
@@ -200,8 +236,9 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    return l2s::cli::Fail(
-        l2s::Status::InvalidArgument(UnknownFlagMessage(app, argc, argv, e.what())));
+    std::string message = UnknownFlagMessage(app, argc, argv, e.what());
+    if (message == e.what()) message = StrayArgumentMessage(app, argc, argv).value_or(message);
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(message));
   } catch (const CLI::ParseError& e) {
     return l2s::cli::Fail(l2s::Status::InvalidArgument(ValueErrorMessage(e.what())));
   }

@@ -220,10 +220,20 @@ TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
   EXPECT_EQ(top.err,
             "l2s: error: --gpus needs a command before it, e.g. `l2s plan --gpus ...` (`l2s --help` "
             "lists the commands)\n");
-  // A stray positional argument keeps CLI11's words.
+  // A stray word says it is one (not CLI11's "The following argument was not expected"); after a
+  // switch, that the switch takes no value.
   const Result extra = RunL2s({"plan", "--model", "llama-3.1-8b", "extra"});
   EXPECT_EQ(extra.code, 2);
-  EXPECT_NE(extra.err.find("extra"), std::string::npos) << extra.err;
+  EXPECT_EQ(extra.err,
+            "l2s: error: unexpected argument \"extra\": every value follows its flag (e.g. --model "
+            "NAME); `l2s plan --help` lists the flags\n");
+  const Result sw = RunL2s({"plan", "--model", "llama-3.1-8b", "--pareto", "1", "--gpus", "8"});
+  EXPECT_EQ(sw.code, 2);
+  EXPECT_EQ(sw.err, "l2s: error: --pareto takes no value, got \"1\" after it (a switch: give it alone)\n");
+  const Result js = RunL2s({"eval", "--json", "yes"});
+  EXPECT_EQ(js.code, 2);
+  EXPECT_NE(js.out.find("\"reason\": \"--json takes no value, got \\\"yes\\\" after it"), std::string::npos)
+      << js.out;
 }
 
 // A value a flag cannot take says what the flag expects, not CLI11's "Value 1.5 not in range 1 to
