@@ -427,9 +427,26 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
   const Program& prog = d->program;
   const StageLayers sl = LayersOfStage(p.model, prog, s.pp, e.slowest_stage);
   std::map<std::string, double> cost;  // category -> seconds per step of the stage
+  // Two-batch overlap: the program is one half batch's, and each section shows only the side
+  // that is not hidden - both halves' communication when it outlasts the other half's
+  // (stretched) compute, else both halves' compute - as the breakdown table attributes it
+  // (Simulator::CostSection), so hidden communication is not named as a cost.
+  const bool tbo = s.overlap == Overlap::kTbo;
+  const double stretch = sim.OverlapStretch();
   auto add = [&](const Section& sec, const std::array<double, Section::kMaxSteps>& t, double w) {
     if (w <= 0) return;
-    for (int i = 0; i < sec.num_steps; ++i) cost[Category(sec.steps[i], p.cluster.gpu)] += t[i] * w;
+    double keep_compute = 1, keep_comm = 1;
+    if (tbo) {
+      double compute = 0, comm = 0;
+      for (int i = 0; i < sec.num_steps; ++i)
+        (sec.steps[i].kind == StepKind::kComm ? comm : compute) += t[i];
+      const bool comm_shows = comm > compute * stretch;
+      keep_comm = comm_shows ? 2.0 : 0.0;
+      keep_compute = comm_shows ? 0.0 : 2.0 * stretch;
+    }
+    for (int i = 0; i < sec.num_steps; ++i)
+      cost[Category(sec.steps[i], p.cluster.gpu)] +=
+          t[i] * w * (sec.steps[i].kind == StepKind::kComm ? keep_comm : keep_compute);
   };
   for (int k = 0; k < prog.num_kinds; ++k) add(prog.layers[k], d->layer_step_s[k], sl.layers[k]);
   if (sl.has_embed) add(prog.embed, d->embed_step_s, 1);

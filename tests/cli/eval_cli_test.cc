@@ -291,6 +291,36 @@ TEST(ExplainCli, TextHasSectionsAndWhy) {
   EXPECT_NE(r.out.find("16 in the slowest stage"), std::string::npos);  // 32 layers / 2 stages
 }
 
+// Under two-batch overlap the "why" sentence names what the step shows, as the breakdown does:
+// gpt-moe-1.6t's SGLang plan (README) hides its expert-TP all-gather under the other half's
+// compute, so the sentence's first share is attention's share of the step (it counted the hidden
+// all-gather and halved every share: "attention (34%), then all-gather ... (13%)").
+TEST(EvalCli, WhyUnderTwoBatchOverlapCountsWhatShows) {
+  const std::string strategy =
+      "pp=2,tp=32,dp=16,ep=8,batch=38,sp=off,overlap=tbo,embed=dim0,attn_qkv=dim1,attn_core=dim0,"
+      "attn_out=dim0,moe_router=none,moe_ffn1=dim1,moe_ffn2=dim0,shared_ffn1=none,shared_ffn2=none,"
+      "dense_ffn1=none,dense_ffn2=none,lm_head=dim1";
+  for (const char* overlap : {"tbo", "none"}) {
+    std::string s = strategy;
+    s.replace(s.find("overlap=tbo"), 11, std::string("overlap=") + overlap);
+    const Result r = RunL2s("eval --model gpt-moe-1.6t --gpus 1024 --mode decode --context 16384 "
+                            "--engine sglang --json --strategy " + s);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const std::string why = j.at("why");
+    const std::string head = "decode is dominated by attention over the KV cache (";
+    ASSERT_EQ(why.rfind(head, 0), 0u) << why;
+    const double pct = std::stod(why.substr(head.size()));
+    const auto& bd = j.at("breakdown");
+    const double attn = bd.at("by_operator").at("attn_core").at("compute_ms").get<double>();
+    EXPECT_NEAR(pct, 100.0 * attn / bd.at("step_ms").get<double>(), 1.0) << overlap << ": " << why;
+    if (std::string(overlap) == "tbo") {
+      EXPECT_EQ(bd.at("by_collective").count("all-gather"), 0u) << bd.dump();
+      EXPECT_EQ(why.find("all-gather"), std::string::npos) << why;
+    }
+  }
+}
+
 TEST(SpaceCli, HandCountedSizes) {
   // Llama 3.1 8B (32 layers, 32 heads, dense) on 8 GPUs, batch options 1..16:
   //   pp in {1,2,4,8}, tp in {1,2,4,8}, ep in {1}, batch 1,2,4,8,16 (5), sp (2), and the 7
