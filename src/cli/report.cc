@@ -427,32 +427,26 @@ std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluatio
   const Program& prog = d->program;
   const StageLayers sl = LayersOfStage(p.model, prog, s.pp, e.slowest_stage);
   std::map<std::string, double> cost;  // category -> seconds per step of the stage
-  // Two-batch overlap: the program is one half batch's, and each section shows only the side
-  // that is not hidden - both halves' communication when it outlasts the other half's
-  // (stretched) compute, else both halves' compute - as the breakdown table attributes it
-  // (Simulator::CostSection), so hidden communication is not named as a cost.
-  const bool tbo = s.overlap == Overlap::kTbo;
-  const double stretch = sim.OverlapStretch();
-  auto add = [&](const Section& sec, const std::array<double, Section::kMaxSteps>& t, double w) {
+  // Each step's seconds as the breakdown table shows them (Simulator::Detail::*_shown_s): under
+  // two-batch overlap hidden communication is not named as a cost; with attention-DP imbalance
+  // the step is the imbalanced rank's mix of the program and its decode-only counterpart.
+  const Program& dec = d->dec_program;
+  auto add = [&](const Section& sec, const std::array<double, Section::kMaxSteps>& t,
+                 const Section& dsec, const std::array<double, Section::kMaxSteps>& dt, double w) {
     if (w <= 0) return;
-    double keep_compute = 1, keep_comm = 1;
-    if (tbo) {
-      double compute = 0, comm = 0;
-      for (int i = 0; i < sec.num_steps; ++i)
-        (sec.steps[i].kind == StepKind::kComm ? comm : compute) += t[i];
-      const bool comm_shows = comm > compute * stretch;
-      keep_comm = comm_shows ? 2.0 : 0.0;
-      keep_compute = comm_shows ? 0.0 : 2.0 * stretch;
-    }
-    for (int i = 0; i < sec.num_steps; ++i)
-      cost[Category(sec.steps[i], p.cluster.gpu)] +=
-          t[i] * w * (sec.steps[i].kind == StepKind::kComm ? keep_comm : keep_compute);
+    for (int i = 0; i < sec.num_steps; ++i) cost[Category(sec.steps[i], p.cluster.gpu)] += t[i] * w;
+    for (int i = 0; i < dsec.num_steps; ++i)
+      cost[Category(dsec.steps[i], p.cluster.gpu)] += dt[i] * w;
   };
-  for (int k = 0; k < prog.num_kinds; ++k) add(prog.layers[k], d->layer_step_s[k], sl.layers[k]);
-  if (sl.has_embed) add(prog.embed, d->embed_step_s, 1);
-  if (sl.has_lm_head) add(prog.lm_head, d->lm_head_step_s, 1);
-  if (s.pp > 1) add(prog.pipe, d->pipe_step_s, 1);
-  if (sl.has_lm_head) add(prog.mtp, d->mtp_step_s, prog.mtp_passes);
+  for (int k = 0; k < prog.num_kinds; ++k)
+    add(prog.layers[k], d->layer_shown_s[k], dec.layers[k], d->layer_dec_shown_s[k],
+        sl.layers[k]);
+  if (sl.has_embed) add(prog.embed, d->embed_shown_s, dec.embed, d->embed_dec_shown_s, 1);
+  if (sl.has_lm_head)
+    add(prog.lm_head, d->lm_head_shown_s, dec.lm_head, d->lm_head_dec_shown_s, 1);
+  if (s.pp > 1) add(prog.pipe, d->pipe_shown_s, dec.pipe, d->pipe_dec_shown_s, 1);
+  if (sl.has_lm_head)
+    add(prog.mtp, d->mtp_shown_s, dec.mtp, d->mtp_dec_shown_s, prog.mtp_passes);
   double total = 0;
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [name, t] : cost) {

@@ -502,7 +502,8 @@ Simulator::AdpCoeffs Simulator::AdpProgram(const Strategy& s, Program* dec) cons
 void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                         bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                         std::array<double, kNumOps>* by_op,
-                        std::array<double, kNumOps>* by_op_comm, double* even) const {
+                        std::array<double, kNumOps>* by_op_comm, double* even,
+                        double* shown, double* dec_shown) const {
   // cost = r * pooled(chunk) + (a - r) * pooled(decode) + b * rank(chunk) + (a - b) * rank(decode),
   // step by step. An eager step's launch floor applies to both programs' kernels; on a spread
   // step it is what the floor adds to the mixed step's kernels (flooring both programs first
@@ -552,6 +553,11 @@ void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const A
   };
   for (int i = 0; i < sec.num_steps; ++i) add(sec.steps[i], w[i]);
   for (int i = 0; i < dec.num_steps; ++i) add(dec.steps[i], xd[i]);
+  auto keep = [&](const Step& st) { return st.kind == StepKind::kComm ? comm_keep : comp_keep; };
+  if (shown != nullptr)
+    for (int i = 0; i < sec.num_steps; ++i) shown[i] = w[i] * keep(sec.steps[i]);
+  if (dec_shown != nullptr)
+    for (int i = 0; i < dec.num_steps; ++i) dec_shown[i] = xd[i] * keep(dec.steps[i]);
   *compute = cs;
   *comm = as;
 }
@@ -1090,6 +1096,37 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
   StepTimes(p.mtp, dk, out->mtp_step_s.data());
   const int L = p_.model.num_layers;
   for (int k = 0; k < p.num_kinds; ++k) out->layers_in_slowest_stage[k] = kind_prefix_[k][L];
+  // What each step shows in the breakdown: ComputeTotals' costing (after AdpProgram, as there).
+  const AdpCoeffs adp = AdpProgram(s, &out->dec_program);
+  if (!adp.active) out->dec_program = Program{};  // no decode-only counterpart: no steps
+  const Program& dec = out->dec_program;
+  const bool tbo = s.overlap == Overlap::kTbo;
+  auto shown = [&](const Section& sec, const Section& dsec, double* sec_out, double* dec_out) {
+    if (adp.active) {
+      double c = 0, a = 0;
+      CostAdp(sec, dsec, dk, adp, tbo, &c, &a, nullptr, nullptr, nullptr, nullptr, sec_out,
+              dec_out);
+      return;
+    }
+    double x[Section::kMaxSteps];
+    StepTimes(sec, dk, x);
+    double compute = 0, comm = 0;
+    for (int i = 0; i < sec.num_steps; ++i)
+      (sec.steps[i].kind == StepKind::kComm ? comm : compute) += x[i];
+    // As CostSection attributes two-batch overlap.
+    const bool comm_shows = comm > compute * overlap_stretch_;
+    const double comm_keep = !tbo ? 1.0 : comm_shows ? 2.0 : 0.0;
+    const double comp_keep = !tbo ? 1.0 : comm_shows ? 0.0 : 2.0 * overlap_stretch_;
+    for (int i = 0; i < sec.num_steps; ++i)
+      sec_out[i] = x[i] * (sec.steps[i].kind == StepKind::kComm ? comm_keep : comp_keep);
+  };
+  for (int k = 0; k < p.num_kinds; ++k)
+    shown(p.layers[k], dec.layers[k], out->layer_shown_s[k].data(),
+          out->layer_dec_shown_s[k].data());
+  shown(p.embed, dec.embed, out->embed_shown_s.data(), out->embed_dec_shown_s.data());
+  shown(p.lm_head, dec.lm_head, out->lm_head_shown_s.data(), out->lm_head_dec_shown_s.data());
+  shown(p.pipe, dec.pipe, out->pipe_shown_s.data(), out->pipe_dec_shown_s.data());
+  shown(p.mtp, dec.mtp, out->mtp_shown_s.data(), out->mtp_dec_shown_s.data());
 }
 
 }  // namespace l2s

@@ -237,6 +237,17 @@ class Simulator {
     std::array<double, Section::kMaxSteps> embed_step_s{}, lm_head_step_s{}, pipe_step_s{},
         mtp_step_s{};
     std::array<int, Program::kMaxKinds> layers_in_slowest_stage{};
+    // Seconds each step adds to one pass of its section as the evaluation's breakdown attributes
+    // them (Evaluation::compute_s_by_op / comm_s_by_op): under two-batch overlap the side of the
+    // section that is not hidden, for both halves; in a serve step with attention-DP imbalance the
+    // mix of the program's step and of its decode-only counterpart `dec_program` (whose steps'
+    // shares are in the *_dec_shown_s arrays, all zero otherwise). Before the engine factor.
+    Program dec_program;
+    std::array<std::array<double, Section::kMaxSteps>, Program::kMaxKinds> layer_shown_s{},
+        layer_dec_shown_s{};
+    std::array<double, Section::kMaxSteps> embed_shown_s{}, lm_head_shown_s{}, pipe_shown_s{},
+        mtp_shown_s{}, embed_dec_shown_s{}, lm_head_dec_shown_s{}, pipe_dec_shown_s{},
+        mtp_dec_shown_s{};
   };
   void Explain(const Strategy& s, int batch, Detail* out) const;
 
@@ -389,7 +400,8 @@ class Simulator {
   void CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                std::array<double, kNumOps>* by_op,
-               std::array<double, kNumOps>* by_op_comm = nullptr, double* even = nullptr) const;
+               std::array<double, kNumOps>* by_op_comm = nullptr, double* even = nullptr,
+               double* shown = nullptr, double* dec_shown = nullptr) const;
   // Seconds of a section (two_batch: Strategy::overlap = tbo, the program built for one half).
   // `like`: an earlier section of the same program whose raw step seconds (before the sbo
   // adjustment) are in like_raw; steps identical to its same-index steps reuse them (the attention

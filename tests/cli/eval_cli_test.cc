@@ -295,7 +295,7 @@ TEST(ExplainCli, TextHasSectionsAndWhy) {
 // gpt-moe-1.6t's SGLang plan (README) hides its expert-TP all-gather under the other half's
 // compute, so the sentence's first share is attention's share of the step (it counted the hidden
 // all-gather and halved every share: "attention (34%), then all-gather ... (13%)").
-TEST(EvalCli, WhyUnderTwoBatchOverlapCountsWhatShows) {
+TEST(EvalCli, WhyCountsWhatTheStepShows) {
   const std::string strategy =
       "pp=2,tp=32,dp=16,ep=8,batch=38,sp=off,overlap=tbo,embed=dim0,attn_qkv=dim1,attn_core=dim0,"
       "attn_out=dim0,moe_router=none,moe_ffn1=dim1,moe_ffn2=dim0,shared_ffn1=none,shared_ffn2=none,"
@@ -319,6 +319,23 @@ TEST(EvalCli, WhyUnderTwoBatchOverlapCountsWhatShows) {
       EXPECT_EQ(why.find("all-gather"), std::string::npos) << why;
     }
   }
+  // Serve mode with attention-DP imbalance (SGLang places whole prompts on ranks): the step is
+  // the imbalanced rank's, whose MoE dispatch/combine the table shows at its share (the sentence
+  // priced the even step: "the expert matmuls (48%)").
+  const Result r = RunL2s("eval --model deepseek-v3 --gpu h200 --gpus 16 --mode serve --isl 2048 "
+                          "--osl 512 --engine sglang --json --strategy tp=1,dp=16,ep=16,batch=64");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string why = j.at("why");
+  const std::string head =
+      "the serving step (decode plus chunked prefill) is dominated by MoE token dispatch/combine "
+      "over the stage's 16 GPUs across NVLink domains (";
+  ASSERT_EQ(why.rfind(head, 0), 0u) << why;
+  const auto& bd = j.at("breakdown");
+  ASSERT_GT(j.at("scheduler").at("adp_imbalance").get<double>(), 1.5) << r.out;
+  EXPECT_NEAR(std::stod(why.substr(head.size())),
+              100.0 * bd.at("comm_ms").get<double>() / bd.at("step_ms").get<double>(), 1.0)
+      << why;
 }
 
 TEST(SpaceCli, HandCountedSizes) {
