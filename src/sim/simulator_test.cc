@@ -247,6 +247,69 @@ TEST(Simulator, FastPathMatchesPerLayerReference) {
   }
 }
 
+// Explain's per-step seconds as the breakdown shows them (Detail::*_shown_s, what the "why"
+// sentence ranks) add up, over the slowest stage's sections, to the breakdown itself: random
+// strategies (two-batch overlap among them) in every mode, and serve steps under SGLang (whose
+// attention-DP ranks take whole prompts: the imbalanced mix of the step and its decode-only
+// counterpart).
+TEST(Simulator, ExplainedShownSecondsAddUpToTheBreakdown) {
+  std::mt19937_64 rng(11);
+  const ModelSpec models[] = {testing::Llama70B(), testing::DeepSeekV3()};
+  int imbalanced = 0, tbo = 0;
+  for (const ModelSpec& m : models) {
+    const int gpus = 16;
+    SpaceOptions so;
+    auto space = StrategySpace::Make(m, gpus, so);
+    ASSERT_TRUE(space.ok());
+    for (Mode mode : {Mode::kDecode, Mode::kPrefill, Mode::kServe}) {
+      for (Engine engine : {Engine::kIdeal, Engine::kSglang}) {
+        Problem p = MakeProblem(m, gpus, mode);
+        p.workload.context = 4096;
+        p.workload.isl = 1024;
+        p.workload.osl = 256;
+        p.workload.engine = engine;
+        Simulator sim(p);
+        auto d = std::make_unique<Simulator::Detail>();
+        for (int i = 0; i < 40; ++i) {
+          const Strategy s = RandomStrategy(*space, rng);
+          const int b = 1 + static_cast<int>(rng() % 64);
+          const Evaluation e = sim.EvaluateAtBatch(s, b);
+          if (e.verdict == Verdict::kStructure) continue;
+          sim.Explain(s, b, d.get());
+          const Program& prog = d->program;
+          const Program& dec = d->dec_program;
+          // The slowest stage's layers of each kind (as report.cc's LayersOfStage counts them).
+          std::array<int, Program::kMaxKinds> n{};
+          const int L = m.num_layers;
+          const int lo = static_cast<int>(static_cast<long long>(e.slowest_stage) * L / s.pp);
+          const int hi = static_cast<int>(static_cast<long long>(e.slowest_stage + 1) * L / s.pp);
+          for (int l = lo; l < hi; ++l) ++n[LayerKindIndex(m, l, prog)];
+          const bool first = e.slowest_stage == 0, last = e.slowest_stage == s.pp - 1;
+          double sum = 0;
+          auto add = [&](const Section& sec, const auto& t, const Section& dsec, const auto& dt,
+                         double w) {
+            for (int k = 0; k < sec.num_steps; ++k) sum += w * t[k];
+            for (int k = 0; k < dsec.num_steps; ++k) sum += w * dt[k];
+          };
+          for (int k = 0; k < prog.num_kinds; ++k)
+            add(prog.layers[k], d->layer_shown_s[k], dec.layers[k], d->layer_dec_shown_s[k], n[k]);
+          if (first) add(prog.embed, d->embed_shown_s, dec.embed, d->embed_dec_shown_s, 1);
+          if (last) add(prog.lm_head, d->lm_head_shown_s, dec.lm_head, d->lm_head_dec_shown_s, 1);
+          if (s.pp > 1) add(prog.pipe, d->pipe_shown_s, dec.pipe, d->pipe_dec_shown_s, 1);
+          if (last)
+            add(prog.mtp, d->mtp_shown_s, dec.mtp, d->mtp_dec_shown_s, prog.mtp_passes);
+          EXPECT_NEAR(sum, e.compute_s + e.comm_s, 1e-9 * e.stage_s)
+              << ToText(s) << " batch " << b << " mode " << static_cast<int>(mode);
+          imbalanced += dec.num_kinds > 0;
+          tbo += s.overlap == Overlap::kTbo;
+        }
+      }
+    }
+  }
+  EXPECT_GT(imbalanced, 5);
+  EXPECT_GT(tbo, 5);
+}
+
 TEST(Simulator, EvaluateWithoutBreakdownMatchesEvaluateOutsideTheBreakdown) {
   // The searchers' path skips only the attribution to operators: every other field equals
   // Evaluate's exactly, over random strategies, fixed and auto batches, every mode, with SLOs
