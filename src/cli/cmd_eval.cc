@@ -41,11 +41,7 @@ int Run(const EvalFlags& f) {
   if (Status st = CheckStrategyFlags(*p, *s, f.problem.max_batch); !st.ok()) return Fail(st);
   // --engine (a problem flag: it also selects the scheduler, the engine limits and the engine's
   // fitted factor, Workload::engine_factor, under which every step runs).
-  EngineInfo engine;
-  if (!f.problem.engine.empty()) {
-    engine.name = f.problem.engine;
-    engine.factor = p->workload.engine_factor;
-  }
+  const EngineInfo engine = EngineInfoOf(f.problem.engine, p->workload);
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);
   if (f.json) {

@@ -258,6 +258,7 @@ int Run(const ExplainFlags& f) {
     return Fail(st);
   const Strategy s = *parsed;
   const bool tbo = s.overlap == Overlap::kTbo;
+  const EngineInfo engine = EngineInfoOf(f.problem.engine, p->workload);
   const Simulator sim(std::move(*p));
   const Problem& prob = sim.problem();
   const Evaluation e = sim.Evaluate(s);
@@ -315,7 +316,7 @@ int Run(const ExplainFlags& f) {
       mj["accept"] = e.accept;
       j["mtp_draft"] = std::move(mj);
     }
-    j["totals"] = EvaluationJson(sim, s, e, EngineInfo{});
+    j["totals"] = EvaluationJson(sim, s, e, engine);
     j["why"] = why;
     fmt::print("{}\n", DumpJson(j));
     return exit_code;
@@ -353,7 +354,7 @@ int Run(const ExplainFlags& f) {
                           N(prog.mtp_passes), e.accept);
     fmt::print("{}\n", SectionText(sim, title, prog.mtp, d->mtp_step_s, tbo));
   }
-  fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, EngineInfo{}));
+  fmt::print("== totals ==\n{}", FormatEvaluation(sim, s, e, engine));
   return exit_code;
 }
 

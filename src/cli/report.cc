@@ -419,6 +419,15 @@ StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stag
   return out;
 }
 
+EngineInfo EngineInfoOf(const std::string& flag, const Workload& w) {
+  EngineInfo engine;
+  if (!flag.empty()) {
+    engine.name = flag;
+    engine.factor = w.engine_factor;
+  }
+  return engine;
+}
+
 std::string WhySentence(const Simulator& sim, const Strategy& s, const Evaluation& e) {
   if (e.verdict == Verdict::kStructure || e.batch < 1) return "";
   const Problem& p = sim.problem();

@@ -25,6 +25,8 @@ struct EngineInfo {
   std::string name;     // "" = none (the ideal engine the simulator models)
   double factor = 1.0;  // its Workload::engine_factor, 1.0 for none
 };
+// The engine of --engine `flag` ("" = none) for problem workload `w` (its fitted factor).
+EngineInfo EngineInfoOf(const std::string& flag, const Workload& w);
 
 
 // A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a

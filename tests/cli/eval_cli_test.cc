@@ -279,6 +279,23 @@ TEST(ExplainCli, JsonListsEveryLayerOnce) {
   EXPECT_EQ(j["batch"], 32);
 }
 
+// explain --engine names the engine its totals run under, as eval does (it said "none (ideal
+// engine, factor 1)" beside figures priced with SGLang's factor).
+TEST(ExplainCli, TotalsNameTheEngineAsEvalDoes) {
+  const std::string args = "--model deepseek-v3 --gpus 8 --gpu h200 --mode decode --context 4096 "
+                           "--engine sglang --strategy tp=8,ep=8 --json";
+  const Result ex = RunL2s("explain " + args), ev = RunL2s("eval " + args);
+  ASSERT_EQ(ex.code, 0) << ex.err;
+  ASSERT_EQ(ev.code, 0) << ev.err;
+  const auto t = nlohmann::json::parse(ex.out).at("totals");
+  const auto e = nlohmann::json::parse(ev.out);
+  EXPECT_EQ(t.at("engine"), "sglang");
+  EXPECT_EQ(t.at("engine"), e.at("engine"));
+  EXPECT_EQ(t.at("engine_factor"), e.at("engine_factor"));
+  EXPECT_LT(t.at("engine_factor").get<double>(), 1.0);
+  EXPECT_EQ(t.at("tpot_ms"), e.at("tpot_ms"));
+}
+
 TEST(ExplainCli, TextHasSectionsAndWhy) {
   const Result r = RunL2s("explain --model llama-3.1-8b --gpus 8 --strategy tp=4,pp=2 --mode decode "
                        "--batch 8");
