@@ -372,6 +372,22 @@ TEST(SpaceCli, HandCountedSizes) {
   EXPECT_EQ(j["heads"][0]["name"], "pp");
   EXPECT_EQ(j["heads"][3]["options"].size(), 5u);
   ExpectUsageError("space --model llama-3.1-8b --gpu h100 --gpus 0");
+  // --engine vllm: the space plan --engine vllm searches - Megatron's dims only (each operator
+  // head one option) and sp off: size = 4 * 4 * 1 * 5 = 80, valid = 10 pairs * 5 = 50.
+  const Result v =
+      RunL2s("space --model llama-3.1-8b --gpu h100 --gpus 8 --max-batch 16 --engine vllm --json");
+  EXPECT_EQ(v.code, 0) << v.err;
+  const nlohmann::json vj = ParseJson(v.out);
+  EXPECT_EQ(vj["size"].get<double>(), 80.0);
+  EXPECT_EQ(vj["valid"].get<double>(), 50.0);
+  EXPECT_EQ(vj["engine"], "vllm");
+  EXPECT_EQ(vj["engine_rules"], "Megatron's dims only");
+  EXPECT_EQ(j["engine"], "ideal");
+  EXPECT_EQ(j["engine_rules"], "");
+  const Result t = RunL2s("space --model llama-3.1-8b --gpu h100 --gpus 8 --max-batch 16 --engine vllm");
+  EXPECT_NE(t.out.find("engine            vllm: the space it launches (Megatron's dims only)\n"),
+            std::string::npos)
+      << t.out;
 }
 
 TEST(SpaceCli, PaperScaleGptMoe) {
