@@ -26,6 +26,8 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/svg.h"
+#include "engine/engine.h"
+#include "engine/restrict.h"
 #include "search/search.h"
 #include "plan/work_bound.h"
 
@@ -312,8 +314,11 @@ int RunCompare(CompareFlags f, const CLI::App& cmd) {
     disagg = std::move(*d);
     joint = std::make_unique<JointProblem>(*disagg->space);
   }
+  // --engine E: the searchers, baselines and oracle run on the space E launches, as plan
+  // --engine E searches it (the ideal engine's is the paper's space).
   StatusOr<StrategySpace> space =
-      StrategySpace::Make(p.model, p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
+      engine::RestrictedSpace(engine::CapabilitiesOf(LaunchEngineOf(f.problem)), p.model,
+                              p.cluster.num_gpus, PlanSpaceOptions(p, f.problem.mtp));
   if (!space.ok()) return Fail(space.status());
   if (f.pareto && p.workload.mode == Mode::kPrefill)
     return Fail("--pareto sweeps the TPOT limit: it needs --mode serve or decode (prefill has no "

@@ -180,6 +180,27 @@ TEST_F(CompareCli, WithoutRwOrOracleTheRatiosAreNull) {
   EXPECT_FALSE(j["searchers"].contains("megatron"));
 }
 
+// compare --engine E runs on the space plan --engine E searches (it ran on the paper's space,
+// whose optimum E cannot launch): its oracle is plan's.
+TEST_F(CompareCli, AnEngineRestrictsTheSpaceAsPlanDoes) {
+  const std::vector<std::string> problem = {"--model", "qwen3-30b-a3b", "--gpus", "8", "--mode",
+                                            "serve", "--isl", "1024", "--osl", "256", "--engine",
+                                            "vllm"};
+  std::vector<std::string> cmp = {"compare", "--searchers", "sa,oracle", "--seeds", "1",
+                                  "--budget", "100", "--json", "--out-dir", dir_};
+  cmp.insert(cmp.end(), problem.begin(), problem.end());
+  const Result c = RunL2s(cmp);
+  ASSERT_EQ(c.code, 0) << c.err;
+  std::vector<std::string> plan = {"plan", "--json", "--instance-gpus", "8"};
+  plan.insert(plan.end(), problem.begin(), problem.end());
+  const Result p = RunL2s(plan);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const double oracle = ParseJson(c.out)["oracle"].get<double>();
+  const nlohmann::json pj = ParseJson(p.out);
+  EXPECT_DOUBLE_EQ(oracle, pj["oracle"]["tokens_per_s_per_gpu"].get<double>());
+  EXPECT_EQ(pj["oracle"]["strategy"].get<std::string>().find("attn_core=none"), std::string::npos);
+}
+
 TEST(CompareCliErrors, OneLineAndExitCode) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"compare", "--seeds", "0"}, "--seeds"},
