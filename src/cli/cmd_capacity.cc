@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
@@ -175,12 +176,16 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
                             f.svg);
     if (!st.ok()) return Fail(st);
   }
+  // What the named engine does not launch of the given layout (simulated under its scheduler
+  // all the same), as eval says it.
+  const EngineInfo launch = EngineInfoOf(f.problem.engine, p, *s);
   if (f.json) {
     nlohmann::ordered_json j;
     j["model"] = p.model.name;
     j["gpu"] = p.cluster.gpu.name;
     j["engine"] = EngineName(p.workload.engine);
     j["strategy"] = ToText(*s);
+    j["unlaunchable"] = launch.unlaunchable;
     j["gpus_per_instance"] = s->gpus();
     j["instances"] = f.instances;
     j["slo"] = serve::SlosText(slos);
@@ -201,6 +206,8 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   } else {
     fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
+    for (const std::string& v : launch.unlaunchable)
+      fmt::print("launch: {} does not run this as given: {}\n", launch.title, v);
     // Unstated, the limit is DefaultMaxRunning's; say so where it is below the engine's usual.
     const bool engine_cap =
         opt.max_running == 0 && run.max_running != DefaultsOf(p.workload.engine).max_batch;
@@ -294,6 +301,14 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
                             f.svg);
     if (!st.ok()) return Fail(st);
   }
+  // What the named engine does not launch of either pool's layout, as eval says it.
+  std::vector<std::string> unlaunchable;
+  for (const auto& [side, q, st] :
+       {std::tuple{"prefill", &*pp, &*sp}, std::tuple{"decode", &*dp, &*sd}}) {
+    const EngineInfo e = EngineInfoOf(f.problem.engine, *q, *st);
+    for (const std::string& v : e.unlaunchable)
+      unlaunchable.push_back(fmt::format("{}: {} does not run this as given: {}", side, e.title, v));
+  }
   if (f.json) {
     nlohmann::ordered_json j;
     j["model"] = pp->model.name;
@@ -301,6 +316,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
     j["engine"] = EngineName(pp->workload.engine);
     j["serving"] = "disagg";
     j["strategy"] = ToText(*sd);
+    j["unlaunchable"] = unlaunchable;
     j["gpus_per_instance"] = sd->gpus();
     j["instances"] = f.instances;
     j["prefill_strategy"] = ToText(*sp);
@@ -319,6 +335,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
                f.prefill_instances, LayoutLabel(pp->model, *sp), f.instances,
                LayoutLabel(pp->model, *sd), gpus, pp->cluster.gpu.name, pp->model.name,
                EngineName(pp->workload.engine));
+    for (const std::string& v : unlaunchable) fmt::print("launch: {}\n", v);
     fmt::print(
         "KV link {} {:.0f} GB/s + {:.1f} us{}; decode KV pool {} tokens per rank, max "
         "running {} per rank\n",

@@ -41,7 +41,7 @@ int Run(const EvalFlags& f) {
   if (Status st = CheckStrategyFlags(*p, *s, f.problem.max_batch); !st.ok()) return Fail(st);
   // --engine (a problem flag: it also selects the scheduler, the engine limits and the engine's
   // fitted factor, Workload::engine_factor, under which every step runs).
-  const EngineInfo engine = EngineInfoOf(f.problem.engine, p->workload);
+  const EngineInfo engine = EngineInfoOf(f.problem.engine, *p, *s);
   const Simulator sim(std::move(*p));
   const Evaluation e = sim.Evaluate(*s);
   if (f.json) {

@@ -258,7 +258,7 @@ int Run(const ExplainFlags& f) {
     return Fail(st);
   const Strategy s = *parsed;
   const bool tbo = s.overlap == Overlap::kTbo;
-  const EngineInfo engine = EngineInfoOf(f.problem.engine, p->workload);
+  const EngineInfo engine = EngineInfoOf(f.problem.engine, *p, s);
   const Simulator sim(std::move(*p));
   const Problem& prob = sim.problem();
   const Evaluation e = sim.Evaluate(s);

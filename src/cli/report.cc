@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/engine.h"
+#include "engine/restrict.h"
 #include "sim/kernels.h"
 #include "strategy/space.h"
 
@@ -276,6 +278,13 @@ nlohmann::ordered_json EvaluationJson(const Simulator& sim, const Strategy& s,
   if (w.ttft_ms > 0 || w.tpot_ms > 0) j["slo"] = {{"ttft_ms", w.ttft_ms}, {"tpot_ms", w.tpot_ms}};
   j["engine"] = engine.name.empty() ? std::string("none") : engine.name;
   j["engine_factor"] = engine.factor;
+  // Whether the named engine launches the strategy as given (null without one).
+  if (engine.title.empty()) {
+    j["launchable"] = nullptr;
+  } else {
+    j["launchable"] = engine.unlaunchable.empty();
+  }
+  j["unlaunchable"] = engine.unlaunchable;
   j["cost"] = CostJson(plan::CostOf(e.valid() ? e.tokens_per_s_per_gpu : 0, w, p.cluster,
                                     p.cluster.num_gpus));
   j["notes"] = StrategyNotes(p.model, s);
@@ -356,6 +365,12 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                "engine's)",
                                engine.name, engine.factor, std::abs(slower_pct),
                                slower_pct >= 0 ? "longer" : "shorter"));
+  // What the named engine cannot launch of this strategy: priced under its scheduler and factor
+  // all the same, but no command of it runs this.
+  for (const std::string& v : engine.unlaunchable)
+    out += row("launch", fmt::format("{} does not run this as given: {}", engine.title, v));
+  if (!engine.unlaunchable.empty())
+    out += row("launch", fmt::format("`l2s plan --engine {}` plans what it launches", engine.name));
   out += row("verdict", e.valid() ? std::string("valid")
                                   : fmt::format("INVALID: {}", sim.Reason(s, e)));
   for (const std::string& n : StrategyNotes(p.model, s)) out += row("note", n);
@@ -419,12 +434,17 @@ StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stag
   return out;
 }
 
-EngineInfo EngineInfoOf(const std::string& flag, const Workload& w) {
+EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s) {
   EngineInfo engine;
-  if (!flag.empty()) {
-    engine.name = flag;
-    engine.factor = w.engine_factor;
-  }
+  if (flag.empty()) return engine;
+  engine.name = flag;
+  engine.factor = p.workload.engine_factor;
+  StatusOr<engine::EngineId> id = engine::ParseEngineId(flag);
+  if (!id.ok() || *id == engine::EngineId::kIdeal) return engine;
+  const engine::Capabilities& caps = engine::CapabilitiesOf(*id);
+  engine.title = std::string(caps.title);
+  if (CheckStrategy(p.model, p.cluster.num_gpus, s).ok())
+    engine.unlaunchable = engine::Violations(caps, p.model, s);
   return engine;
 }
 

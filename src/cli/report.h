@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,9 +25,14 @@ namespace l2s::cli {
 struct EngineInfo {
   std::string name;     // "" = none (the ideal engine the simulator models)
   double factor = 1.0;  // its Workload::engine_factor, 1.0 for none
+  std::string title;    // the engine's title ("vLLM"), "" for none
+  // What the engine cannot launch of the strategy as given (engine::Violations, one line each);
+  // empty when it launches it, or for none.
+  std::vector<std::string> unlaunchable;
 };
-// The engine of --engine `flag` ("" = none) for problem workload `w` (its fitted factor).
-EngineInfo EngineInfoOf(const std::string& flag, const Workload& w);
+// The engine of --engine `flag` ("" = none) for problem `p` (its fitted factor) running `s`:
+// what of `s` that engine does not launch as given.
+EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s);
 
 
 // A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a

@@ -296,6 +296,37 @@ TEST(ExplainCli, TotalsNameTheEngineAsEvalDoes) {
   EXPECT_EQ(t.at("tpot_ms"), e.at("tpot_ms"));
 }
 
+// eval --engine E of a strategy E does not launch as given: priced under E all the same, and
+// says what E cannot run (JSON launchable / unlaunchable; the text's "launch" lines); a strategy
+// E launches is launchable, and without --engine launchable is null.
+TEST(EvalCli, SaysWhatTheEngineDoesNotLaunch) {
+  const std::string problem = "--model qwen3-30b-a3b --gpus 8 --mode serve --isl 1024 --osl 256 ";
+  const Result bad = RunL2s("eval " + problem + "--engine vllm --strategy tp=2,dp=4,ep=4,sp=on --json");
+  ASSERT_EQ(bad.code, 0) << bad.err;
+  const auto b = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(b.at("launchable"), false);
+  ASSERT_EQ(b.at("unlaunchable").size(), 2u) << bad.out;
+  EXPECT_EQ(b.at("unlaunchable")[0].get<std::string>().rfind("sp=on", 0), 0u);
+  EXPECT_EQ(b.at("unlaunchable")[1].get<std::string>().rfind("ep=4", 0), 0u);
+  const Result text = RunL2s("eval " + problem + "--engine vllm --strategy tp=2,dp=4,ep=4,sp=on");
+  EXPECT_NE(text.out.find("launch       vLLM does not run this as given: ep=4"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("launch       `l2s plan --engine vllm` plans what it launches"),
+            std::string::npos);
+  const Result ok = RunL2s("eval " + problem + "--engine vllm --strategy tp=2,dp=4,ep=8 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out).at("launchable"), true);
+  EXPECT_TRUE(nlohmann::json::parse(ok.out).at("unlaunchable").empty());
+  const Result none = RunL2s("eval " + problem + "--strategy tp=2,dp=4,ep=4,sp=on --json");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_TRUE(nlohmann::json::parse(none.out).at("launchable").is_null());
+  // capacity of a given layout says the same.
+  const Result cap = RunL2s("capacity --model qwen3-30b-a3b --gpu h100 --engine vllm --strategy "
+                            "tp=2,dp=4,ep=4,sp=on --rate 5 --requests 100 --isl 1024 --osl 256 --json");
+  ASSERT_EQ(cap.code, 0) << cap.err;
+  EXPECT_EQ(nlohmann::json::parse(cap.out).at("unlaunchable"), b.at("unlaunchable"));
+}
+
 TEST(ExplainCli, TextHasSectionsAndWhy) {
   const Result r = RunL2s("explain --model llama-3.1-8b --gpus 8 --strategy tp=4,pp=2 --mode decode "
                        "--batch 8");
