@@ -224,11 +224,13 @@ std::string ClientLengths(const Measurement& row, int instances) {
                          : fmt::format("{} x {} prompts", bc.concurrency, bc.prompts_per_client);
   if (const int64_t stated = StatedPrompts(row, instances); stated != bc.Prompts())
     prompts += fmt::format(" (of {}: the simulation's work limit)", stated);
-  return fmt::format("client: {}{}, isl/osl uniform {:.2g}-1.0 x nominal", prompts,
+  const double ratio = row.noted.length_ratio;
+  return fmt::format("client: {}{}, {}", prompts,
                      instances > 1 && row.mode != "disagg"
                          ? fmt::format(" ({} per instance x {})", row.concurrency, instances)
                          : std::string(),
-                     row.noted.length_ratio);
+                     ratio < 1 ? fmt::format("isl/osl uniform {:.2g}-1.0 x nominal", ratio)
+                               : std::string("isl/osl fixed at nominal"));
 }
 
 double ClientWork(const Measurement& row, int instances) {

@@ -762,6 +762,10 @@ TEST(ClientSpec, TheWorkLimitSendsFewerPromptsPerClient) {
   const serve::BenchClientSpec small = ClientSpec(row(4096, ""), 1);
   EXPECT_EQ(small.prompts_per_client, 10);
   EXPECT_EQ(ClientLengths(row(4096, ""), 1).find("work limit"), std::string::npos);
+  // The lengths as the client draws them: fixed where the row states no range.
+  EXPECT_EQ(ClientLengths(row(4096, ""), 1), "client: 4096 x 10 prompts, isl/osl fixed at nominal");
+  EXPECT_EQ(ClientLengths(row(4096, "random-range-ratio 0.8"), 1),
+            "client: 4096 x 10 prompts, isl/osl uniform 0.8-1.0 x nominal");
   // One prompt per client is the floor: 200,000 clients x 8,192 stays above the limit, which
   // keeps the static model's figure (PredictDisagg).
   EXPECT_EQ(ClientSpec(row(200000, ""), 1).prompts_per_client, 1);
