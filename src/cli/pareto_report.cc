@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
+#include "engine/engine.h"
 #include "cli/report.h"
 #include "engine/engine.h"
 #include "plan/cost.h"
@@ -286,8 +287,30 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
                "of the best plan under the problem's SLOs), geometric; each point is the oracle's "
                "optimum under its limit ({} where the oracle does not finish within {} calls)\n",
                limits.size(), limits.front(), limits.back(), a.search, a.oracle_calls);
+  // What each series' space is, said under its heading: the aggregated series is the paper's
+  // space (under the problem's engine's scheduler: what a custom engine could reach), the
+  // disaggregated one what the problem's engine launches as prefill and decode pools (the
+  // paper's space without --engine or with --engine ideal), the third what one engine launches.
+  std::string engine_title;  // the problem's engine (--engine), "" for the ideal one
+  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(a.engine.empty() ? "ideal" : a.engine);
+      id.ok() && *id != engine::EngineId::kIdeal)
+    engine_title = std::string(engine::EngineTitle(*id));
+  auto space_of = [&](const std::string& name) -> std::string {
+    if (name == "aggregated")
+      return engine_title.empty()
+                 ? "every layout of the paper's space: what a custom engine could reach"
+                 : fmt::format("every layout of the paper's space, under {}'s scheduler: what a "
+                               "custom engine could reach",
+                               engine_title);
+    if (name == "disaggregated")
+      return engine_title.empty()
+                 ? "prefill and decode pools over the paper's space"
+                 : fmt::format("prefill and decode pools as {} launches them", engine_title);
+    return "aggregated, as this engine launches it";
+  };
   for (const ParetoSeries& s : series) {
     fmt::print("\n{}: {} of {} points on the front\n", s.name, s.front.size(), s.sweep.size());
+    fmt::print("  space: {}\n", space_of(s.name));
     fmt::print("  {:>10} {:>11} {:>10} {:>8} {:>8} {:>5}  {:<8} {}\n", "TPOT limit", "tok/s/GPU",
                "tok/s/user", "TTFT ms", "TPOT ms", "front", "found by", "strategy");
     for (const ParetoPoint& pt : s.sweep)

@@ -678,6 +678,15 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   ASSERT_EQ(code, 0);
   EXPECT_EQ(limits_seen, 16u);
   EXPECT_NE(text.find("disaggregated: 16 of 16 points on the front"), std::string::npos) << text;
+  // Each series says its space: with --engine sglang the aggregated series is the paper's space
+  // under SGLang's scheduler, the disaggregated one SGLang's pools.
+  EXPECT_NE(text.find("  space: every layout of the paper's space, under SGLang's scheduler: what "
+                      "a custom engine could reach\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  space: prefill and decode pools as SGLang launches them\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("SGLang launchable: "), std::string::npos);
   const nlohmann::json j = ParseJson(Slurp(a.out));
   fs::remove(a.out);
   int agg = 0, dis = 0;
