@@ -129,6 +129,20 @@ std::optional<std::string> StrayArgumentMessage(CLI::App& app, int argc, char** 
       }
       continue;
     }
+    if (cmd == &app) {  // a word before any command: a command misspelled, or none given
+      std::vector<std::string> commands;
+      for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        commands.push_back(sub->get_name());
+      const std::string word(a);
+      const int at = NearestIndex(commands.size(), std::max(1, MaxTypoDistance(word.size())),
+                                  [&](size_t k) { return EditDistance(word, commands[k]); });
+      std::string list;
+      for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
+      return fmt::format("unknown command \"{}\"{}; the commands: {}", PrintableText(a),
+                         at < 0 ? std::string()
+                                : fmt::format(" (did you mean {}?)", commands[static_cast<size_t>(at)]),
+                         list);
+    }
     return fmt::format("unexpected argument \"{}\": every value follows its flag (e.g. --model "
                        "NAME); `{} --help` lists the flags",
                        PrintableText(a), where);
@@ -236,7 +250,13 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    std::string message = UnknownFlagMessage(app, argc, argv, e.what());
+    // A first word that is no command is the mistake to name (`l2s pln --gpus 8`), before
+    // any flag it would have taken.
+    bool command_word = argc < 2 || argv[1][0] == '-';
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      command_word = command_word || sub->get_name() == argv[1];
+    std::string message =
+        command_word ? UnknownFlagMessage(app, argc, argv, e.what()) : std::string(e.what());
     if (message == e.what()) message = StrayArgumentMessage(app, argc, argv).value_or(message);
     return l2s::cli::Fail(l2s::Status::InvalidArgument(message));
   } catch (const CLI::ParseError& e) {
