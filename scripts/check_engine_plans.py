@@ -2,8 +2,9 @@
 """Issue 43's target, measured: for each problem of the README and docs and each serving engine,
 `l2s plan --engine E --serving agg` must equal `l2s eval --engine E` of its best.strategy (on one
 instance's GPUs where the plan is replicated; within
-0.5%) and `launch.E.exact` must be true (`launch.dynamo.exact`, Dynamo's workers of the
-backend, for the Dynamo engines). Prints one line per (problem, engine) and a summary;
+0.5%), `launch.E.exact` must be true (`launch.dynamo.exact`, Dynamo's workers of the
+backend, for the Dynamo engines) and that eval must find the strategy launchable by E (its
+`launchable`). Prints one line per (problem, engine) and a summary;
 exits 1 on a miss. Usage: scripts/check_engine_plans.py [path/to/l2s]"""
 import json
 import os
@@ -58,7 +59,8 @@ def main():
             ratio = ev.get("tokens_per_s_per_gpu", 0) / b["tokens_per_s_per_gpu"]
             key = "dynamo" if e.startswith("dynamo+") else e
             exact = (j.get("launch") or {}).get(key, {}).get("exact")
-            ok = abs(ratio - 1) <= 0.005 and exact is True and b.get("launchable") is True
+            ok = (abs(ratio - 1) <= 0.005 and exact is True and b.get("launchable") is True
+                  and ev.get("launchable") is True)
             checked += 1
             misses += not ok
             print(f"{name} [{e}]: plan {b['tokens_per_s_per_gpu']:.2f}, eval/plan {ratio:.6f}, "

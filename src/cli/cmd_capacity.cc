@@ -307,7 +307,8 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
        {std::tuple{"prefill", &*pp, &*sp}, std::tuple{"decode", &*dp, &*sd}}) {
     const EngineInfo e = EngineInfoOf(f.problem.engine, *q, *st);
     for (const std::string& v : e.unlaunchable)
-      unlaunchable.push_back(fmt::format("{}: {} does not run this as given: {}", side, e.title, v));
+      unlaunchable.push_back(
+          fmt::format("{}: {} does not run this as given: {}", side, e.title, v));
   }
   if (f.json) {
     nlohmann::ordered_json j;

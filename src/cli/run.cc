@@ -138,9 +138,10 @@ std::optional<std::string> StrayArgumentMessage(CLI::App& app, int argc, char** 
                                   [&](size_t k) { return EditDistance(word, commands[k]); });
       std::string list;
       for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
-      return fmt::format("unknown command \"{}\"{}; the commands: {}", PrintableText(a),
-                         at < 0 ? std::string()
-                                : fmt::format(" (did you mean {}?)", commands[static_cast<size_t>(at)]),
+      const std::string hint =
+          at < 0 ? std::string()
+                 : fmt::format(" (did you mean {}?)", commands[static_cast<size_t>(at)]);
+      return fmt::format("unknown command \"{}\"{}; the commands: {}", PrintableText(a), hint,
                          list);
     }
     return fmt::format("unexpected argument \"{}\": every value follows its flag (e.g. --model "

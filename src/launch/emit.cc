@@ -736,7 +736,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += fmt::format(
-        "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes ({} workers{})\n",
+        "- `dynamo-graph.yaml`: the plan as a Dynamo graph deployment on Kubernetes ({} "
+        "workers{})\n",
         EngineTitle(dynamo->backend),
         l.engine == DisaggEngine::kDynamo ? "" : " with the same engine flags");
   }

@@ -940,7 +940,8 @@ TEST(LaunchFlags, DisaggregatedGraphRunsTheAskedEnginesWorkers) {
     if (!std::filesystem::exists(dir / "dynamo-graph.yaml")) {
       // Only when Dynamo's workers of the engine would run a pool differently.
       StatusOr<DisaggLaunch> d =
-          MakeDisaggLaunch(DisaggEngine::kDynamo, c.prefill, c.decode, KvTransfer::kNixl, l->backend);
+          MakeDisaggLaunch(DisaggEngine::kDynamo, c.prefill, c.decode, KvTransfer::kNixl,
+                           l->backend);
       EXPECT_TRUE(!d.ok() || !d->runnable || !(d->prefill == l->prefill) ||
                   !(d->decode == l->decode))
           << DisaggEngineName(e);
@@ -950,7 +951,8 @@ TEST(LaunchFlags, DisaggregatedGraphRunsTheAskedEnginesWorkers) {
     const std::string y = ReadAll(dir / "dynamo-graph.yaml");
     for (const auto& [other, other_program] : worker)
       EXPECT_EQ(Has(y, other_program), other == e) << DisaggEngineName(e) << "\n" << y;
-    EXPECT_TRUE(Has(md, fmt::format("({} workers with the same engine flags)", EngineTitle(l->backend))))
+    EXPECT_TRUE(Has(md, fmt::format("({} workers with the same engine flags)",
+                                    EngineTitle(l->backend))))
         << md;
   }
   EXPECT_GE(graphs, 2);

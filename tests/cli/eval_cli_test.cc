@@ -301,7 +301,8 @@ TEST(ExplainCli, TotalsNameTheEngineAsEvalDoes) {
 // E launches is launchable, and without --engine launchable is null.
 TEST(EvalCli, SaysWhatTheEngineDoesNotLaunch) {
   const std::string problem = "--model qwen3-30b-a3b --gpus 8 --mode serve --isl 1024 --osl 256 ";
-  const Result bad = RunL2s("eval " + problem + "--engine vllm --strategy tp=2,dp=4,ep=4,sp=on --json");
+  const Result bad =
+      RunL2s("eval " + problem + "--engine vllm --strategy tp=2,dp=4,ep=4,sp=on --json");
   ASSERT_EQ(bad.code, 0) << bad.err;
   const auto b = nlohmann::json::parse(bad.out);
   EXPECT_EQ(b.at("launchable"), false);
@@ -321,8 +322,9 @@ TEST(EvalCli, SaysWhatTheEngineDoesNotLaunch) {
   ASSERT_EQ(none.code, 0) << none.err;
   EXPECT_TRUE(nlohmann::json::parse(none.out).at("launchable").is_null());
   // capacity of a given layout says the same.
-  const Result cap = RunL2s("capacity --model qwen3-30b-a3b --gpu h100 --engine vllm --strategy "
-                            "tp=2,dp=4,ep=4,sp=on --rate 5 --requests 100 --isl 1024 --osl 256 --json");
+  const Result cap =
+      RunL2s("capacity --model qwen3-30b-a3b --gpu h100 --engine vllm --strategy "
+             "tp=2,dp=4,ep=4,sp=on --rate 5 --requests 100 --isl 1024 --osl 256 --json");
   ASSERT_EQ(cap.code, 0) << cap.err;
   EXPECT_EQ(nlohmann::json::parse(cap.out).at("unlaunchable"), b.at("unlaunchable"));
 }
@@ -415,7 +417,8 @@ TEST(SpaceCli, HandCountedSizes) {
   EXPECT_EQ(vj["engine_rules"], "Megatron's dims only");
   EXPECT_EQ(j["engine"], "ideal");
   EXPECT_EQ(j["engine_rules"], "");
-  const Result t = RunL2s("space --model llama-3.1-8b --gpu h100 --gpus 8 --max-batch 16 --engine vllm");
+  const Result t =
+      RunL2s("space --model llama-3.1-8b --gpu h100 --gpus 8 --max-batch 16 --engine vllm");
   EXPECT_NE(t.out.find("engine            vllm: the space it launches (Megatron's dims only)\n"),
             std::string::npos)
       << t.out;

@@ -229,7 +229,8 @@ TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
             "NAME); `l2s plan --help` lists the flags\n");
   const Result sw = RunL2s({"plan", "--model", "llama-3.1-8b", "--pareto", "1", "--gpus", "8"});
   EXPECT_EQ(sw.code, 2);
-  EXPECT_EQ(sw.err, "l2s: error: --pareto takes no value, got \"1\" after it (a switch: give it alone)\n");
+  EXPECT_EQ(sw.err,
+            "l2s: error: --pareto takes no value, got \"1\" after it (a switch: give it alone)\n");
   // A first word that is no command names the commands (before any flag it would have taken).
   const Result cmd = RunL2s({"pln", "--gpus", "8"});
   EXPECT_EQ(cmd.code, 2);
@@ -238,7 +239,8 @@ TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
             "space, explain, eval, validate, plan, compare, capacity, sweep\n");
   const Result js = RunL2s({"eval", "--json", "yes"});
   EXPECT_EQ(js.code, 2);
-  EXPECT_NE(js.out.find("\"reason\": \"--json takes no value, got \\\"yes\\\" after it"), std::string::npos)
+  EXPECT_NE(js.out.find("\"reason\": \"--json takes no value, got \\\"yes\\\" after it"),
+            std::string::npos)
       << js.out;
 }
 
