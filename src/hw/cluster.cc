@@ -88,7 +88,25 @@ Status CheckKeys(const ObjectReader& r, const json& obj, const std::set<std::str
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (allowed.count(it.key()) == 0) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      return r.ErrorMsg(it.key(), "unknown field; expected one of " + Join(names));
+      // The nearest field within a misspelling or sharing its first word ("price_per_gpu_hr").
+      const std::string& key = it.key();
+      const std::string word = key.substr(0, key.find('_'));
+      const int at = NearestIndex(names.size(), 1 << 29, [&](size_t i) {
+        const int d = EditDistance(key, names[i]);
+        const bool near = d <= std::max(1, MaxTypoDistance(key.size())) ||
+                          (word.size() >= 3 && names[i].rfind(word + "_", 0) == 0 &&
+                           key.size() > word.size());
+        return near ? d : -1;
+      });
+      std::string hint = at < 0 ? std::string()
+                                : fmt::format(" (did you mean \"{}\"?)",
+                                              names[static_cast<size_t>(at)]);
+      // The flag --gpus-per-node is the NVLink domain; a file's "gpus_per_node" may mean either.
+      if (key == "gpus_per_node" && allowed.count("gpus_per_domain") > 0)
+        hint = " (did you mean \"gpus_per_domain\", the NVLink domain as --gpus-per-node sets it, "
+               "or \"gpus_per_host\"?)";
+      return r.ErrorMsg(key,
+                        fmt::format("unknown field{}; expected one of {}", hint, Join(names)));
     }
   }
   return Status::Ok();

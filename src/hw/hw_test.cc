@@ -311,6 +311,23 @@ TEST(HwTest, ClusterJsonBad) {
     }
   }
   EXPECT_EQ(LoadCluster("/nonexistent/cluster.json").status().code(), Status::Code::kNotFound);
+  // An unknown field names the field it may mean: within a misspelling, or sharing its first
+  // word; gpus_per_node both meanings; nothing when none is near.
+  auto message = [](const char* json) {
+    return ParseClusterJson(json, "c.json").status().message();
+  };
+  EXPECT_NE(message(R"({"gpu": "h100", "num_gpus": 8, "price_per_gpu_hr": 2})")
+                .find("unknown field (did you mean \"price_per_gpu_hour\"?); expected one of"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"gpu": "h100", "num_gpu": 8})").find("(did you mean \"num_gpus\"?)"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"gpu": "h100", "num_gpus": 8, "gpus_per_node": 8})")
+                .find("(did you mean \"gpus_per_domain\", the NVLink domain as --gpus-per-node "
+                      "sets it, or \"gpus_per_host\"?)"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"gpu": "h100", "num_gpus": 8, "foo": 1})")
+                .find("\"foo\": unknown field; expected one of"),
+            std::string::npos);
 }
 
 // An unknown GPU name says the preset it is nearest to: another case, a preset it starts with or
