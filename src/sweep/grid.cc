@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/problem_flags.h"
+#include "common/text.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "sweep/yaml.h"
@@ -100,11 +101,20 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
     return Bad(name, "an empty grid: give at least one axis (models:, gpus:, counts:, ...)");
   static const std::set<std::string> kKeys = {"models", "gpus",   "counts", "workloads",
                                               "slos",   "engines", "prices", "plan"};
+  static const std::vector<std::string> kOrder = {"models", "gpus",    "counts", "workloads",
+                                                   "slos",   "engines", "prices", "plan"};
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!kKeys.count(it.key()))
-      return Bad(name, fmt::format("unknown key '{}' (expected models, gpus, counts, workloads, slos, "
-                                   "engines, prices, plan)",
-                                   it.key()));
+    if (!kKeys.count(it.key())) {
+      const std::string& key = it.key();
+      const int at = NearestIndex(kOrder.size(), std::max(1, MaxTypoDistance(key.size())),
+                                  [&](size_t i) { return EditDistance(key, kOrder[i]); });
+      return Bad(name, fmt::format("unknown key '{}' ({}expected models, gpus, counts, workloads, "
+                                   "slos, engines, prices, plan)",
+                                   key,
+                                   at < 0 ? std::string()
+                                          : fmt::format("did you mean {}?; ",
+                                                        kOrder[static_cast<size_t>(at)])));
+    }
   Grid g;
   Status s = Strings(j, "models", name, &g.models);
   if (s.ok()) s = Strings(j, "gpus", name, &g.gpus);

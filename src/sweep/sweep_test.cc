@@ -119,7 +119,11 @@ TEST(Grid, PricesPerGpuTypeFollowTheScenarioGpu) {
 TEST(Grid, BadGridsGiveOneClearLine) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model":["x"]})",
-       "g: unknown key 'model' (expected models, gpus, counts, workloads, slos, engines, prices, plan)"},
+       "g: unknown key 'model' (did you mean models?; expected models, gpus, counts, workloads, "
+       "slos, engines, prices, plan)"},
+      {R"({"foo":["x"]})",
+       "g: unknown key 'foo' (expected models, gpus, counts, workloads, slos, engines, prices, "
+       "plan)"},
       {R"({"counts":[0]})", "g: each of 'counts' must be a positive integer, got 0"},
       {R"({"counts":[99999999999]})",
        "g: each of 'counts' must be at most 16777216 GPUs (plan's --gpus), got 99999999999"},
