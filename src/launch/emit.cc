@@ -187,11 +187,32 @@ std::string WithoutNodeFlags(std::string cmd) {
   return cmd;
 }
 
+// The container command `bash -c` running `cmd` after writing the file `file_name` (`file`, its
+// contents) that the command reads, as a YAML block scalar: a pod has none of the files the node
+// scripts sit beside (TensorRT-LLM's workers read their engine options from one).
+std::string YamlListWithFile(const std::string& indent, const std::string& cmd,
+                             const std::string& file_name, const std::string& file) {
+  std::string y = fmt::format("{}- bash\n{}- -c\n{}- |\n", indent, indent, indent);
+  const std::string in = indent + "  ";
+  y += fmt::format("{}cat > {} <<'L2S_EOF'\n", in, file_name);
+  for (size_t at = 0; at < file.size();) {
+    const size_t nl = file.find('\n', at);
+    const std::string line = file.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    y += line.empty() ? "\n" : in + line + "\n";
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  y += fmt::format("{}L2S_EOF\n{}{}\n", in, in, cmd);
+  return y;
+}
+
 // One service of a DynamoGraphDeployment: the frontend (`gpus` 0) or `replicas` workers of `gpus`
-// GPUs each on hosts of `host_gpus` (`sub`: the disaggregated role, "" for aggregated workers).
+// GPUs each on hosts of `host_gpus` (`sub`: the disaggregated role, "" for aggregated workers),
+// running `command`, which reads `file_name` (`file`) when given: the pod writes it first.
 std::string DynamoGraphService(const std::string& name, const std::string& sub, int replicas,
                                int gpus, int host_gpus, const std::string& image,
-                               const std::string& command) {
+                               const std::string& command, const std::string& file_name = "",
+                               const std::string& file = "") {
   const bool frontend = gpus == 0;
   std::string y = fmt::format("    {}:\n      componentType: {}\n", name,
                               frontend ? "frontend" : "worker");
@@ -203,9 +224,12 @@ std::string DynamoGraphService(const std::string& name, const std::string& sub, 
     if (gpus > host_gpus)
       y += fmt::format("      multinode:\n        nodeCount: {}\n", (gpus + host_gpus - 1) / host_gpus);
   }
+  const std::string cmd = gpus > host_gpus ? WithoutNodeFlags(command) : command;
   y += fmt::format("      extraPodSpec:\n        mainContainer:\n          image: {}\n"
                    "          command:\n{}",
-                   image, YamlList("          ", gpus > host_gpus ? WithoutNodeFlags(command) : command));
+                   image,
+                   file_name.empty() ? YamlList("          ", cmd)
+                                     : YamlListWithFile("          ", cmd, file_name, file));
   return y;
 }
 
@@ -392,8 +416,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     o.eval = &eval;
     std::string yaml = DynamoGraphHeader("l2s-agg");
     yaml += DynamoGraphService("Frontend", "", 1, 0, P, DynamoImage(engine), DynamoFrontendCommand());
+    const LaunchCommand worker = command(o);
     yaml += DynamoGraphService("worker", "", instances, inst.gpus(), P, DynamoImage(engine),
-                               command(o).command);
+                               worker.command, worker.extra_file_name, worker.extra_file);
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += "- `dynamo-graph.yaml`: the same deployment as a Dynamo graph deployment on Kubernetes\n";
   }
@@ -732,7 +757,9 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
       yaml += DynamoGraphService(router ? "Frontend" : proc.role, router ? "" : proc.role,
                                  router ? 1 : proc.count, router ? 0 : proc.gpus,
                                  HostGpus(pool.problem.cluster), image,
-                                 WithModelId(proc.command, resolved, opt.model_id));
+                                 WithModelId(proc.command, resolved, opt.model_id),
+                                 router ? std::string() : proc.file_name,
+                                 router ? std::string() : proc.file);
     }
     if (Status st = w.Write("dynamo-graph.yaml", yaml); !st.ok()) return st;
     files_md += fmt::format(

@@ -908,6 +908,24 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
   std::filesystem::remove_all(root);
 }
 
+// Every file a Dynamo graph's worker reads (`--extra-engine-args NAME`: TensorRT-LLM's engine
+// options) is written by the pod's command before it (a pod has none of the files beside the
+// node scripts); returns how many such files the graph has.
+int ExpectGraphWritesItsFiles(const std::string& y) {
+  int files = 0;
+  const std::string flag = "--extra-engine-args ";
+  for (size_t at = y.find(flag); at != std::string::npos; at = y.find(flag, at + 1)) {
+    const size_t from = at + flag.size();
+    const std::string name = y.substr(from, y.find_first_of(" '\n", from) - from);
+    const size_t written = y.rfind("cat > " + name + " <<'L2S_EOF'\n", at);
+    EXPECT_NE(written, std::string::npos) << name << "\n" << y;
+    if (written != std::string::npos)
+      EXPECT_NE(y.find("L2S_EOF\n", written + 20), std::string::npos) << y;
+    ++files;
+  }
+  return files;
+}
+
 // A disaggregated plan over several nodes emitted for SGLang, vLLM or TensorRT-LLM: its Kubernetes
 // graph runs Dynamo's workers of that engine (the graph of the default Dynamo translation ran
 // SGLang workers for a vLLM plan), and DEPLOY.md says so; a plan whose nodes each hold one pool is
@@ -949,6 +967,8 @@ TEST(LaunchFlags, DisaggregatedGraphRunsTheAskedEnginesWorkers) {
     }
     ++graphs;
     const std::string y = ReadAll(dir / "dynamo-graph.yaml");
+    // TensorRT-LLM's workers read their options from a file, written by the pod first.
+    EXPECT_EQ(ExpectGraphWritesItsFiles(y) > 0, e == DisaggEngine::kTrtllm) << y;
     for (const auto& [other, other_program] : worker)
       EXPECT_EQ(Has(y, other_program), other == e) << DisaggEngineName(e) << "\n" << y;
     EXPECT_TRUE(Has(md, fmt::format("({} workers with the same engine flags)",
@@ -1000,6 +1020,7 @@ TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
         EXPECT_TRUE(Has(y, "python -m dynamo.frontend")) << y;
         EXPECT_TRUE(Has(y, "componentType: worker")) << y;
         EXPECT_FALSE(Has(y, "${NODE_RANK}")) << y;
+        EXPECT_EQ(ExpectGraphWritesItsFiles(y) > 0, e == Engine::kTrtllm) << y;
       }
       const std::string md = ReadAll(dir / "DEPLOY.md");
       EXPECT_TRUE(Has(md, "1. etcd")) << md;
