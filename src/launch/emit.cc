@@ -176,9 +176,14 @@ std::string DynamoGraphHeader(const std::string& name) {
 }
 
 // `cmd` without the multi-node flags a node script sets from ${NODE_RANK} / ${HEAD_ADDR}
-// (SGLang's --nnodes ... --dist-init-addr ...:port): the operator gives each pod of a multinode
-// service its rank and the leader's address.
+// (SGLang's --nnodes ... --dist-init-addr ...:port) or the MPI job it starts over ssh
+// (TensorRT-LLM's `mpirun ... -H ${MPI_HOSTS} -np N` before trtllm-llmapi-launch): the operator
+// gives each pod of a multinode service its rank and the leader's address, and wraps a
+// TensorRT-LLM leader's command in its own mpirun over the service's pods.
 std::string WithoutNodeFlags(std::string cmd) {
+  const std::string launcher = "trtllm-llmapi-launch ";
+  if (cmd.rfind("mpirun ", 0) == 0)
+    if (const size_t l = cmd.find(" " + launcher); l != std::string::npos) cmd.erase(0, l + 1);
   const size_t at = cmd.find(" --nnodes ");
   if (at == std::string::npos) return cmd;
   const std::string port = fmt::format(":{}", kDistInitPort);

@@ -967,8 +967,10 @@ TEST(LaunchFlags, DisaggregatedGraphRunsTheAskedEnginesWorkers) {
     }
     ++graphs;
     const std::string y = ReadAll(dir / "dynamo-graph.yaml");
-    // TensorRT-LLM's workers read their options from a file, written by the pod first.
+    // TensorRT-LLM's workers read their options from a file, written by the pod first; a
+    // multinode worker's MPI job is the operator's.
     EXPECT_EQ(ExpectGraphWritesItsFiles(y) > 0, e == DisaggEngine::kTrtllm) << y;
+    EXPECT_FALSE(Has(y, "mpirun") || Has(y, "${MPI_HOSTS}")) << y;
     for (const auto& [other, other_program] : worker)
       EXPECT_EQ(Has(y, other_program), other == e) << DisaggEngineName(e) << "\n" << y;
     EXPECT_TRUE(Has(md, fmt::format("({} workers with the same engine flags)",
@@ -1020,6 +1022,9 @@ TEST(LaunchFlags, EmittedDynamoWorkersStartBehindTheFrontend) {
         EXPECT_TRUE(Has(y, "python -m dynamo.frontend")) << y;
         EXPECT_TRUE(Has(y, "componentType: worker")) << y;
         EXPECT_FALSE(Has(y, "${NODE_RANK}")) << y;
+        // A multinode TensorRT-LLM worker's MPI job is the operator's (it wraps the leader's
+        // command in its mpirun over the pods), not the node scripts' ssh one.
+        EXPECT_FALSE(Has(y, "mpirun") || Has(y, "${MPI_HOSTS}")) << y;
         EXPECT_EQ(ExpectGraphWritesItsFiles(y) > 0, e == Engine::kTrtllm) << y;
       }
       const std::string md = ReadAll(dir / "DEPLOY.md");
