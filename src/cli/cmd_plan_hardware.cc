@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "cli/run.h"
 #include "cli/output.h"
+#include "cli/report.h"
 #include "cli/pareto_report.h"
 #include "cli/progress.h"
 #include "cli/svg.h"
@@ -459,7 +460,9 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                  Cell(s["tokens_per_s_per_gpu"], "{:.2f}"),
                  s["mode"] == "decode" ? std::string("n/a") : Cell(s["ttft_ms"], "{:.1f}"),
                  s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"), Cell(s["usd_per_mtok_output"], "{:.3f}"),
-                 Cell(s["tokens_per_joule_output"], "{:.2f}"),
+                 s["tokens_per_joule_output"].is_number()
+                     ? TwoDigits(s["tokens_per_joule_output"].get<double>())
+                     : std::string("-"),
                  s["engine"].is_string() ? s["engine"].get<std::string>() : "-",
                  !s["strategy"].is_string() ? std::string("-")
                  : s["engine"] == "ideal"   ? s["strategy"].get<std::string>()

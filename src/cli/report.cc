@@ -102,6 +102,12 @@ std::string Pct(double part, double whole) {
 
 }  // namespace
 
+std::string TwoDigits(double v) {
+  if (!std::isfinite(v) || v == 0 || std::fabs(v) >= 0.1) return fmt::format("{:.2f}", v);
+  const int decimals = std::min(12, 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
 std::string Thousands(double v) {
   if (!std::isfinite(v)) return "nan";
   const bool neg = v < 0;
@@ -158,9 +164,10 @@ std::string CostLine(const plan::Cost& c) {
                       *c.usd_per_mtok_output, *c.usd_per_mtok_total, *c.price_per_gpu_hour);
   if (c.tokens_per_joule_output && c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
     if (!out.empty()) out += "; ";
-    out += fmt::format("{:.2f} output tokens per joule ({:.2f} input+output) at {:.0f} W per GPU "
+    out += fmt::format("{} output tokens per joule ({} input+output) at {:.0f} W per GPU "
                        "(board TDP, an upper bound)",
-                       *c.tokens_per_joule_output, *c.tokens_per_joule_total, *c.power_w / c.gpus);
+                       TwoDigits(*c.tokens_per_joule_output), TwoDigits(*c.tokens_per_joule_total),
+                       *c.power_w / c.gpus);
   } else if (!c.power_w) {
     // A GPU whose board power no source in ../shared states (MI325X): said, not left out.
     if (!out.empty()) out += "; ";

@@ -92,6 +92,11 @@ std::string ShortText(const ModelSpec& m, const Strategy& s);
 // "1,234,567" style thousands separators for readable tables.
 std::string Thousands(double v);
 
+// `v` with two decimals, or, below 0.1, with the decimals that keep two significant digits
+// ("0.0051" rather than "0.01" or "0.00"): figures such as a prefill pool's output tokens per
+// joule.
+std::string TwoDigits(double v);
+
 // --- the --strategy / --batch flags of eval and explain ---
 // Parses `text` (strategy text form; missing dp = GPUs/(pp*tp), missing dims Megatron's, dims of
 // operators the model lacks cleared to none) and applies `batch_flag` ("" = keep the text's batch,

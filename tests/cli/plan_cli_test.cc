@@ -24,6 +24,7 @@
 
 #include "cli/pareto_report.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "hw/hw.h"
 #include "model/presets.h"
 #include "strategy/strategy.h"
@@ -972,3 +973,14 @@ TEST(PlanCli, HardwareParetoFrontsArePricedPerGpuType) {
 
 }  // namespace
 
+
+// Tokens per joule keep two significant digits below 0.1 (the README default's 0.031; a prefill
+// pool's first tokens, 0.0050), two decimals above.
+TEST(PlanCli, SmallFiguresKeepTwoSignificantDigits) {
+  EXPECT_EQ(l2s::cli::TwoDigits(0.0308), "0.031");
+  EXPECT_EQ(l2s::cli::TwoDigits(0.00504), "0.0050");
+  EXPECT_EQ(l2s::cli::TwoDigits(0.93), "0.93");
+  EXPECT_EQ(l2s::cli::TwoDigits(12.3), "12.30");
+  EXPECT_EQ(l2s::cli::TwoDigits(0.0), "0.00");
+  EXPECT_EQ(l2s::cli::TwoDigits(-0.0308), "-0.031");
+}
