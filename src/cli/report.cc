@@ -159,6 +159,23 @@ nlohmann::ordered_json CostJson(const plan::Cost& c) {
 
 std::string CostLine(const plan::Cost& c) {
   std::string out;
+  if (c.prefill) {
+    // A prefill's tokens are its prompts' (the one output token each is the first token).
+    if (c.usd_per_mtok_total && c.price_per_gpu_hour)
+      out = fmt::format("${:.3f} per million prompt tokens at ${:.2f}/GPU-h", *c.usd_per_mtok_total,
+                        *c.price_per_gpu_hour);
+    if (c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
+      if (!out.empty()) out += "; ";
+      out += fmt::format("{} prompt tokens per joule at {:.0f} W per GPU (board TDP, an upper bound)",
+                         TwoDigits(*c.tokens_per_joule_total), *c.power_w / c.gpus);
+    }
+    if (!c.power_w) {
+      if (!out.empty()) out += "; ";
+      out += "no tokens per joule: no board power for this GPU (../shared/reference/HARDWARE.md "
+             "states none; a cluster file can give gpu.tdp_w)";
+    }
+    return out;
+  }
   if (c.usd_per_mtok_output && c.usd_per_mtok_total && c.price_per_gpu_hour)
     out = fmt::format("${:.3f} per million output tokens (${:.3f} input+output) at ${:.2f}/GPU-h",
                       *c.usd_per_mtok_output, *c.usd_per_mtok_total, *c.price_per_gpu_hour);

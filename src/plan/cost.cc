@@ -10,6 +10,7 @@ constexpr double kTokensPerMtok = 1e6;
 Cost CostOf(double tokens_per_s_per_gpu, const Workload& w, const ClusterSpec& cluster, int gpus) {
   Cost c;
   c.gpus = gpus;
+  c.prefill = w.mode == Mode::kPrefill;
   if (tokens_per_s_per_gpu <= 0) return c;
   switch (w.mode) {
     case Mode::kServe:

@@ -22,6 +22,7 @@
 namespace l2s::plan {
 
 struct Cost {
+  bool prefill = false;  // a prefill workload: its output tokens are the prompts' first tokens
   double output_tokens_per_s_per_gpu = 0;
   double total_tokens_per_s_per_gpu = 0;   // input + output
   int gpus = 0;

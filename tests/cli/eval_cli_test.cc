@@ -708,6 +708,16 @@ TEST(EvalCli, CostFollowsThePriceAndTheBoardPower) {
       "--strategy tp=1,dp=2 --price-per-gpu-hour 3.6");
   EXPECT_NE(text.out.find("per million output tokens"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("at $3.60/GPU-h"), std::string::npos) << text.out;
+  // A prefill's tokens are its prompts': priced and counted per prompt token, not per "output
+  // token" (its first tokens, 0.00 per joule at two decimals).
+  const Result prefill = RunL2s(
+      "eval --model llama-3.1-8b --gpu h100 --gpus 2 --mode prefill --isl 1024 "
+      "--strategy tp=1,dp=2 --price-per-gpu-hour 3.6");
+  ASSERT_EQ(prefill.code, 0) << prefill.err;
+  EXPECT_NE(prefill.out.find("per million prompt tokens at $3.60/GPU-h; "), std::string::npos)
+      << prefill.out;
+  EXPECT_NE(prefill.out.find(" prompt tokens per joule at 700 W per GPU"), std::string::npos);
+  EXPECT_EQ(prefill.out.find("output tokens per joule"), std::string::npos) << prefill.out;
 
   ExpectUsageError(
       "eval --model llama-3.1-8b --gpu h100 --gpus 2 --strategy tp=1 --price-per-gpu-hour -1",
