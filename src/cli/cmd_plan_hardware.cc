@@ -445,9 +445,21 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
         cheapest >= 0 ? nlohmann::ordered_json(gpus[cheapest]) : nlohmann::ordered_json();
     fmt::print("{}\n", DumpJson(j));
   } else {
+    // A prefill's tokens are its prompts': its cost columns count prompt tokens (its "output"
+    // tokens are the first tokens, one per prompt), as its cost line does.
+    bool prefill = false;
+    for (const nlohmann::json& s : summaries) prefill = prefill || s["mode"] == "prefill";
+    auto joules = [&](size_t k) -> nlohmann::json {
+      if (!prefill) return summaries[k]["tokens_per_joule_output"];
+      const nlohmann::ordered_json& c = rows[k]["cost"];
+      return c.is_object() && c.contains("tokens_per_joule_total")
+                 ? nlohmann::json(c["tokens_per_joule_total"])
+                 : nlohmann::json();
+    };
     fmt::print("Hardware (each GPU type planned as `l2s plan --gpu G` plans it)\n");
     fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", "gpu", "tok/s/GPU", "TTFT ms",
-               "TPOT ms", "$/Mtok out", "tok/J out", "engine", "plan");
+               "TPOT ms", prefill ? "$/Mtok in" : "$/Mtok out", prefill ? "tok/J in" : "tok/J out",
+               "engine", "plan");
     bool shortened = false;
     for (size_t k = 0; k < summaries.size(); ++k) {
       const nlohmann::json& s = summaries[k];
@@ -459,10 +471,9 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
       fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", gpus[k],
                  Cell(s["tokens_per_s_per_gpu"], "{:.2f}"),
                  s["mode"] == "decode" ? std::string("n/a") : Cell(s["ttft_ms"], "{:.1f}"),
-                 s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"), Cell(s["usd_per_mtok_output"], "{:.3f}"),
-                 s["tokens_per_joule_output"].is_number()
-                     ? TwoDigits(s["tokens_per_joule_output"].get<double>())
-                     : std::string("-"),
+                 s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"),
+                 Cell(s[prefill ? "usd_per_mtok_total" : "usd_per_mtok_output"], "{:.3f}"),
+                 joules(k).is_number() ? TwoDigits(joules(k).get<double>()) : std::string("-"),
                  s["engine"].is_string() ? s["engine"].get<std::string>() : "-",
                  !s["strategy"].is_string() ? std::string("-")
                  : s["engine"] == "ideal"   ? s["strategy"].get<std::string>()
@@ -473,14 +484,16 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     // A "-" of tok/J: the GPU's board power is not stated anywhere l2s reads (MI325X).
     std::string no_power;
     for (size_t k = 0; k < summaries.size(); ++k)
-      if (summaries[k]["valid"] == true && !summaries[k]["tokens_per_joule_output"].is_number())
+      if (summaries[k]["valid"] == true && !joules(k).is_number())
         no_power += (no_power.empty() ? "" : ", ") + gpus[k];
     if (!no_power.empty())
       fmt::print("  tok/J -: no board power stated for {} (../shared/reference/HARDWARE.md; a "
                  "cluster file's gpu.tdp_w)\n",
                  no_power);
     if (fastest >= 0) fmt::print("  fastest per GPU: {}\n", gpus[fastest]);
-    if (cheapest >= 0) fmt::print("  cheapest per output token: {} (at the price given)\n", gpus[cheapest]);
+    if (cheapest >= 0)
+      fmt::print("  cheapest per {} token: {} (at the price given)\n", prefill ? "prompt" : "output",
+                 gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");
   }
   ReportBadInputs(bad);

@@ -984,3 +984,15 @@ TEST(PlanCli, SmallFiguresKeepTwoSignificantDigits) {
   EXPECT_EQ(l2s::cli::TwoDigits(0.0), "0.00");
   EXPECT_EQ(l2s::cli::TwoDigits(-0.0308), "-0.031");
 }
+
+// A prefill's hardware table counts prompt tokens in its cost columns (its output tokens are the
+// first tokens, one per prompt), as its cost line does.
+TEST(PlanCli, PrefillHardwareTableCountsPromptTokens) {
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpu", "h100,h200", "--gpus", "2",
+                           "--mode", "prefill", "--isl", "4096", "--price-per-gpu-hour", "2,3",
+                           "--budget", "100"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("$/Mtok in   tok/J in"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cheapest per prompt token: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tok/J out"), std::string::npos) << r.out;
+}
