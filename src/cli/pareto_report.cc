@@ -147,7 +147,7 @@ void AddSloRegion(double tpot_ms, Plot* plot) {
 }
 
 Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, bool log_x,
-                    bool log_y) {
+                    bool log_y, const std::string& engine) {
   Plot plot;
   plot.title = fmt::format("{} serving on {} x {}: throughput vs interactivity (TPOT sweep)",
                            p.model.name, p.cluster.num_gpus, p.cluster.gpu.name);
@@ -161,21 +161,35 @@ Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, b
   plot.y_from_zero = true;
   plot.pad = 0.04;
   plot.legend = Plot::Legend::kInside;
-  AddParetoSeries(series, &plot);
+  // The legend names each series' space, as the table's "space:" lines do: the aggregated
+  // series the paper's space, the disaggregated one the pools of `engine` ("" = the ideal one).
+  AddParetoSeries(series, &plot, [&](const std::string& name) -> std::string {
+    if (name == "aggregated") return "paper's space";
+    if (name == "disaggregated") return engine.empty() ? "paper's space" : engine + "'s pools";
+    return "";
+  });
   AddSloRegion(p.workload.tpot_ms, &plot);
   return plot;
 }
 
-void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot) {
+void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot,
+                     const std::function<std::string(const std::string&)>& space) {
   size_t k = 0;
-  for (const ParetoSeries& s : series)
+  for (const ParetoSeries& s : series) {
+    const std::string where = space ? space(s.name) : std::string();
     AddStaircase(s.front,
-                 fmt::format("{} (TPOT sweep, {} on the front)", s.name, s.front.size()),
+                 fmt::format("{}{} (TPOT sweep, {} on the front)", s.name,
+                             where.empty() ? std::string() : ", " + where, s.front.size()),
                  kSeriesColors[k++ % std::size(kSeriesColors)], plot);
+  }
 }
 
 int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::string engine_title;  // the problem's engine (--engine), "" for the ideal one
+  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(a.engine.empty() ? "ideal" : a.engine);
+      id.ok() && *id != engine::EngineId::kIdeal)
+    engine_title = std::string(engine::EngineTitle(*id));
   if (p.workload.mode == Mode::kPrefill)
     return Fail("--pareto sweeps the TPOT limit: it needs --mode serve or decode (prefill has no "
                 "TPOT)");
@@ -228,7 +242,8 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   // The chart first (stdout may be a pipe that goes away).
   const bool draw = a.svg != "none" && !a.svg.empty();
   if (draw) {
-    if (Status st = WriteSvg(ParetoPlanPlot(p, series, a.log_x, a.log_y), a.svg); !st.ok())
+    if (Status st = WriteSvg(ParetoPlanPlot(p, series, a.log_x, a.log_y, engine_title), a.svg);
+        !st.ok())
       return Fail(Status::IoError("--svg " + st.message()));
     fmt::print(stderr, "l2s plan --pareto: wrote {}\n", a.svg);
   }
@@ -291,10 +306,6 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
   // space (under the problem's engine's scheduler: what a custom engine could reach), the
   // disaggregated one what the problem's engine launches as prefill and decode pools (the
   // paper's space without --engine or with --engine ideal), the third what one engine launches.
-  std::string engine_title;  // the problem's engine (--engine), "" for the ideal one
-  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(a.engine.empty() ? "ideal" : a.engine);
-      id.ok() && *id != engine::EngineId::kIdeal)
-    engine_title = std::string(engine::EngineTitle(*id));
   auto space_of = [&](const std::string& name) -> std::string {
     if (name == "aggregated")
       return engine_title.empty()

@@ -57,8 +57,10 @@ nlohmann::ordered_json ParetoFrontJson(const std::vector<ParetoSeries>& series);
 // The chart of `l2s plan --pareto`: each series' front as a staircase with its points (throughput
 // per GPU against tokens/s per user), the problem's TPOT SLO shaded where it is violated
 // (AddSloRegion), the legend boxed inside the frame; log or linear axes.
+// `engine`: the title of the problem's --engine ("" for the ideal one), whose pools the
+// disaggregated series holds.
 Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, bool log_x,
-                    bool log_y);
+                    bool log_y, const std::string& engine = "");
 // Shades the interactivity a TPOT SLO of `tpot_ms` rules out: tokens/s per user below
 // 1000 / tpot_ms (TokensPerUser), labelled in the legend and, where it fits, in the region.
 // Nothing when tpot_ms <= 0.
@@ -68,8 +70,10 @@ const std::vector<std::string>& ParetoColors();
 
 // Adds each series' front to `plot` as a staircase (the best throughput per GPU available at
 // each interactivity) with a dot per point, one colour per series, named
-// "<name> (TPOT sweep, N on the front)".
-void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot);
+// "<name> (TPOT sweep, N on the front)", or "<name>, <space> (...)" where `space` names the
+// series' space (plan's chart: "paper's space", "vLLM's pools"; "" = none said).
+void AddParetoSeries(const std::vector<ParetoSeries>& series, Plot* plot,
+                     const std::function<std::string(const std::string&)>& space = nullptr);
 // A staircase through `front` (sorted by x ascending, y descending) plus its dots.
 void AddStaircase(const std::vector<ParetoPoint>& front, const std::string& name,
                   const std::string& color, Plot* plot);

@@ -542,7 +542,8 @@ TEST(PlanCli, ParetoAddsTheDisaggregatedSeries) {
   EXPECT_NE(r.err.find("l2s plan --pareto: wrote " + svg), std::string::npos) << r.err;
   const std::string picture = Slurp(svg);
   fs::remove(svg);
-  for (const char* label : {"aggregated (TPOT sweep", "disaggregated (TPOT sweep",
+  for (const char* label : {"aggregated, paper&apos;s space (TPOT sweep",
+                            "disaggregated, paper&apos;s space (TPOT sweep",
                             "vLLM launchable (TPOT sweep", "class=\"legend-box\"",
                             "tokens/s per user (1000 / TPOT ms) (log scale)"})
     EXPECT_NE(picture.find(label), std::string::npos) << label;
@@ -704,6 +705,9 @@ TEST(ParetoReport, SecondSeriesThroughTheHook) {
   EXPECT_NE(picture.find("violates the SLO: TPOT &gt; 40 ms (&lt; 25 tok/s/user)"),
             std::string::npos);
   EXPECT_NE(picture.find("SGLang launchable (TPOT sweep"), std::string::npos);
+  // The legend names each series' space, as the table does.
+  EXPECT_NE(picture.find("aggregated, paper&apos;s space (TPOT sweep"), std::string::npos);
+  EXPECT_NE(picture.find("disaggregated, SGLang&apos;s pools (TPOT sweep"), std::string::npos);
   l2s::cli::Plot plot;
   std::vector<l2s::ParetoSeries> series(2);
   series[0].name = "aggregated";
