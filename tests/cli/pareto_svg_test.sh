@@ -100,7 +100,8 @@ grep -q "wrote $d/p.svg" "$d/p.err" || fail "the SVG's path is not said on stder
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['svg']==sys.argv[2], j['svg']" \
   "$d/p.json" "$d/p.svg" || fail "--json has no \"svg\": path"
 rsvg-convert "$d/p.svg" -o "$d/p.png" || fail "rsvg-convert could not render p.svg"
-check_png "$d/p.svg" "$d/p.png" 1 "aggregated (TPOT sweep" "disaggregated (TPOT sweep" \
+check_png "$d/p.svg" "$d/p.png" 1 "aggregated, paper&apos;s space (TPOT sweep" \
+  "disaggregated, paper&apos;s space (TPOT sweep" \
   "launchable (TPOT sweep" "violates the SLO: TPOT &gt; 20 ms" "(log scale)"
 
 # 2. --x-scale linear: no "(log scale)" on the x label; still a readable picture.
@@ -108,7 +109,7 @@ check_png "$d/p.svg" "$d/p.png" 1 "aggregated (TPOT sweep" "disaggregated (TPOT 
   --slo tpot_ms=20 --svg "$d/lin.svg" >/dev/null 2>"$d/lin.err" || fail "--x-scale linear: $(cat "$d/lin.err")"
 grep -q 'class="xlabel">tokens/s per user (1000 / TPOT ms)<' "$d/lin.svg" || fail "x label of --x-scale linear"
 rsvg-convert "$d/lin.svg" -o "$d/lin.png"
-check_png "$d/lin.svg" "$d/lin.png" 1 "aggregated (TPOT sweep"
+check_png "$d/lin.svg" "$d/lin.png" 1 "aggregated, paper&apos;s space (TPOT sweep"
 
 # 3. plan --gpu h100,h200 --pareto with prices: one series per GPU type, $ per million tokens on y.
 "$l2s" plan --model llama-3.1-8b --gpus 8 --gpu h100,h200 --price-per-gpu-hour 2.5,3.5 --pareto \
