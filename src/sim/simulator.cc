@@ -344,7 +344,8 @@ double Simulator::SectionSeconds(double compute, double comm, bool two_batch) co
 
 void Simulator::CostSection(const Section& sec, bool decode, double* compute_out,
                             double* comm_out, SectionBreakdown* acc, bool two_batch,
-                            const Section* like, const double* like_raw, double* raw) const {
+                            const Section* like, const double* like_raw, double* raw,
+                            double* shown) const {
   double x[Section::kMaxSteps];
   StepTimes(sec, decode, x, like, like_raw, raw);
   double compute = 0, comm = 0;
@@ -352,7 +353,7 @@ void Simulator::CostSection(const Section& sec, bool decode, double* compute_out
     const Step& st = sec.steps[i];
     (st.kind == StepKind::kComm ? comm : compute) += x[i];
   }
-  if (acc != nullptr) {
+  if (acc != nullptr || shown != nullptr) {
     // With two-batch overlap, attribute the time to the side that is not hidden: communication
     // when it is longer than compute, else compute (the attributions add up to the section's).
     // Under overlap the compute side runs stretched (OverlapStretch), so it counts as
@@ -364,6 +365,8 @@ void Simulator::CostSection(const Section& sec, bool decode, double* compute_out
     for (int i = 0; i < sec.num_steps; ++i) {
       const Step& st = sec.steps[i];
       const int op = static_cast<int>(st.op);
+      if (shown != nullptr) shown[i] = x[i] * (st.kind == StepKind::kComm ? comm_keep : comp_keep);
+      if (acc == nullptr) continue;
       if (st.kind == StepKind::kComm) {
         acc->comm_s_by_op[op] += x[i] * comm_keep;
         acc->comm_s_by_kind[static_cast<int>(st.comm)] += x[i] * comm_keep;
@@ -1102,23 +1105,12 @@ void Simulator::Explain(const Strategy& s, int batch, Detail* out) const {
   const Program& dec = out->dec_program;
   const bool tbo = s.overlap == Overlap::kTbo;
   auto shown = [&](const Section& sec, const Section& dsec, double* sec_out, double* dec_out) {
-    if (adp.active) {
-      double c = 0, a = 0;
+    double c = 0, a = 0;
+    if (adp.active)
       CostAdp(sec, dsec, dk, adp, tbo, &c, &a, nullptr, nullptr, nullptr, nullptr, sec_out,
               dec_out);
-      return;
-    }
-    double x[Section::kMaxSteps];
-    StepTimes(sec, dk, x);
-    double compute = 0, comm = 0;
-    for (int i = 0; i < sec.num_steps; ++i)
-      (sec.steps[i].kind == StepKind::kComm ? comm : compute) += x[i];
-    // As CostSection attributes two-batch overlap.
-    const bool comm_shows = comm > compute * overlap_stretch_;
-    const double comm_keep = !tbo ? 1.0 : comm_shows ? 2.0 : 0.0;
-    const double comp_keep = !tbo ? 1.0 : comm_shows ? 0.0 : 2.0 * overlap_stretch_;
-    for (int i = 0; i < sec.num_steps; ++i)
-      sec_out[i] = x[i] * (sec.steps[i].kind == StepKind::kComm ? comm_keep : comp_keep);
+    else
+      CostSection(sec, dk, &c, &a, nullptr, tbo, nullptr, nullptr, nullptr, sec_out);
   };
   for (int k = 0; k < p.num_kinds; ++k)
     shown(p.layers[k], dec.layers[k], out->layer_shown_s[k].data(),

@@ -396,7 +396,8 @@ class Simulator {
   // Compute and communication seconds of `sec` (mixed program) against `dec` (decode-only) under
   // `c`, attributed like CostSection (acc) and per operator (by_op; comm steps to by_op_comm when
   // given).
-  // `even`, when given, receives the section's seconds at b_even (no imbalance).
+  // `even`, when given, receives the section's seconds at b_even (no imbalance); `shown` and
+  // `dec_shown` each step's seconds of `sec` and `dec` as `acc` attributes them.
   void CostAdp(const Section& sec, const Section& dec, bool dk, const AdpCoeffs& c,
                bool two_batch, double* compute, double* comm, SectionBreakdown* acc,
                std::array<double, kNumOps>* by_op,
@@ -406,10 +407,11 @@ class Simulator {
   // `like`: an earlier section of the same program whose raw step seconds (before the sbo
   // adjustment) are in like_raw; steps identical to its same-index steps reuse them (the attention
   // block that several layer kinds share). `raw`, when given, receives this section's raw step
-  // seconds.
+  // seconds; `shown` each step's seconds as `acc` attributes them (Detail::*_shown_s).
   void CostSection(const Section& sec, bool decode, double* compute, double* comm,
                    SectionBreakdown* acc, bool two_batch, const Section* like = nullptr,
-                   const double* like_raw = nullptr, double* raw = nullptr) const;
+                   const double* like_raw = nullptr, double* raw = nullptr,
+                   double* shown = nullptr) const;
   double CostSection(const Section& sec, bool decode) const;  // compute + comm, no breakdown
   // Per-step seconds of a section, overlapped (sbo) steps reduced to what sticks out.
   void StepTimes(const Section& sec, bool decode, double* x, const Section* like = nullptr,
