@@ -206,8 +206,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   } else {
     fmt::print("{} x [{}] on {} x {} ({}), engine {}\n", f.instances, LayoutLabel(p.model, *s),
                s->gpus(), p.cluster.gpu.name, p.model.name, EngineName(p.workload.engine));
-    for (const std::string& v : launch.unlaunchable)
-      fmt::print("launch: {} does not run this as given: {}\n", launch.title, v);
+    for (const std::string& line : NotLaunchedLines(launch)) fmt::print("launch: {}\n", line);
     // Unstated, the limit is DefaultMaxRunning's; say so where it is below the engine's usual.
     const bool engine_cap =
         opt.max_running == 0 && run.max_running != DefaultsOf(p.workload.engine).max_batch;
@@ -305,10 +304,8 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   std::vector<std::string> unlaunchable;
   for (const auto& [side, q, st] :
        {std::tuple{"prefill", &*pp, &*sp}, std::tuple{"decode", &*dp, &*sd}}) {
-    const EngineInfo e = EngineInfoOf(f.problem.engine, *q, *st);
-    for (const std::string& v : e.unlaunchable)
-      unlaunchable.push_back(
-          fmt::format("{}: {} does not run this as given: {}", side, e.title, v));
+    for (const std::string& line : NotLaunchedLines(EngineInfoOf(f.problem.engine, *q, *st)))
+      unlaunchable.push_back(fmt::format("{}: {}", side, line));
   }
   if (f.json) {
     nlohmann::ordered_json j;

@@ -158,33 +158,22 @@ nlohmann::ordered_json CostJson(const plan::Cost& c) {
 }
 
 std::string CostLine(const plan::Cost& c) {
+  // A prefill's tokens are its prompts' (its one output token each is the first token): priced
+  // and counted per prompt token; otherwise per output token, input+output beside.
   std::string out;
-  if (c.prefill) {
-    // A prefill's tokens are its prompts' (the one output token each is the first token).
-    if (c.usd_per_mtok_total && c.price_per_gpu_hour)
-      out = fmt::format("${:.3f} per million prompt tokens at ${:.2f}/GPU-h", *c.usd_per_mtok_total,
-                        *c.price_per_gpu_hour);
-    if (c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
-      if (!out.empty()) out += "; ";
-      out += fmt::format("{} prompt tokens per joule at {:.0f} W per GPU (board TDP, an upper bound)",
-                         TwoDigits(*c.tokens_per_joule_total), *c.power_w / c.gpus);
-    }
-    if (!c.power_w) {
-      if (!out.empty()) out += "; ";
-      out += "no tokens per joule: no board power for this GPU (../shared/reference/HARDWARE.md "
-             "states none; a cluster file can give gpu.tdp_w)";
-    }
-    return out;
-  }
   if (c.usd_per_mtok_output && c.usd_per_mtok_total && c.price_per_gpu_hour)
-    out = fmt::format("${:.3f} per million output tokens (${:.3f} input+output) at ${:.2f}/GPU-h",
-                      *c.usd_per_mtok_output, *c.usd_per_mtok_total, *c.price_per_gpu_hour);
+    out = (c.prefill ? fmt::format("${:.3f} per million prompt tokens", *c.usd_per_mtok_total)
+                     : fmt::format("${:.3f} per million output tokens (${:.3f} input+output)",
+                                   *c.usd_per_mtok_output, *c.usd_per_mtok_total)) +
+          fmt::format(" at ${:.2f}/GPU-h", *c.price_per_gpu_hour);
   if (c.tokens_per_joule_output && c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
     if (!out.empty()) out += "; ";
-    out += fmt::format("{} output tokens per joule ({} input+output) at {:.0f} W per GPU "
-                       "(board TDP, an upper bound)",
-                       TwoDigits(*c.tokens_per_joule_output), TwoDigits(*c.tokens_per_joule_total),
-                       *c.power_w / c.gpus);
+    out += (c.prefill ? fmt::format("{} prompt tokens per joule",
+                                    TwoDigits(*c.tokens_per_joule_total))
+                      : fmt::format("{} output tokens per joule ({} input+output)",
+                                    TwoDigits(*c.tokens_per_joule_output),
+                                    TwoDigits(*c.tokens_per_joule_total))) +
+           fmt::format(" at {:.0f} W per GPU (board TDP, an upper bound)", *c.power_w / c.gpus);
   } else if (!c.power_w) {
     // A GPU whose board power no source in ../shared states (MI325X): said, not left out.
     if (!out.empty()) out += "; ";
@@ -391,8 +380,7 @@ std::string FormatEvaluation(const Simulator& sim, const Strategy& s, const Eval
                                slower_pct >= 0 ? "longer" : "shorter"));
   // What the named engine cannot launch of this strategy: priced under its scheduler and factor
   // all the same, but no command of it runs this.
-  for (const std::string& v : engine.unlaunchable)
-    out += row("launch", fmt::format("{} does not run this as given: {}", engine.title, v));
+  for (const std::string& line : NotLaunchedLines(engine)) out += row("launch", line);
   if (!engine.unlaunchable.empty())
     out += row("launch", fmt::format("`l2s plan --engine {}` plans what it launches", engine.name));
   out += row("verdict", e.valid() ? std::string("valid")
@@ -455,6 +443,13 @@ StageLayers LayersOfStage(const ModelSpec& m, const Program& p, int pp, int stag
   for (int i = lo; i < hi; ++i) ++out.layers[LayerKindIndex(m, i, p)];
   out.has_embed = stage == 0;
   out.has_lm_head = stage == pp - 1;
+  return out;
+}
+
+std::vector<std::string> NotLaunchedLines(const EngineInfo& e) {
+  std::vector<std::string> out;
+  for (const std::string& v : e.unlaunchable)
+    out.push_back(fmt::format("{} does not run this as given: {}", e.title, v));
   return out;
 }
 

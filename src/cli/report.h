@@ -33,6 +33,8 @@ struct EngineInfo {
 // The engine of --engine `flag` ("" = none) for problem `p` (its fitted factor) running `s`:
 // what of `s` that engine does not launch as given.
 EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s);
+// "<title> does not run this as given: <what>", one per entry of e.unlaunchable.
+std::vector<std::string> NotLaunchedLines(const EngineInfo& e);
 
 
 // A TTFT figure printed with `decimals` decimals: "262.0 ms", and when `sim`'s engine has a
