@@ -11,7 +11,6 @@
 #include "cli/output.h"
 #include "cli/plan_problem.h"
 #include "cli/progress.h"
-#include "engine/engine.h"
 #include "cli/report.h"
 #include "engine/engine.h"
 #include "plan/cost.h"
@@ -146,6 +145,35 @@ void AddSloRegion(double tpot_ms, Plot* plot) {
   plot->series.insert(plot->series.begin(), span);
 }
 
+namespace {
+
+// What a `plan --pareto` series ranges over, in the chart's legend (short; "" = the name says it)
+// and under the table's heading: the aggregated series is the paper's space (under the problem's
+// engine's scheduler: what a custom engine could reach), the disaggregated one the prefill and
+// decode pools the problem's engine `engine` launches (the paper's space for the ideal engine,
+// ""), the third what one engine launches, aggregated.
+struct SeriesSpace {
+  std::string legend, table;
+};
+SeriesSpace SpaceOfSeries(const std::string& name, const std::string& engine) {
+  if (name == "aggregated")
+    return {"paper's space",
+            engine.empty()
+                ? "every layout of the paper's space: what a custom engine could reach"
+                : fmt::format("every layout of the paper's space, under {}'s scheduler: what a "
+                              "custom engine could reach",
+                              engine)};
+  if (name == "disaggregated")
+    return engine.empty() ? SeriesSpace{"paper's space",
+                                        "prefill and decode pools over the paper's space"}
+                          : SeriesSpace{engine + "'s pools",
+                                        fmt::format("prefill and decode pools as {} launches them",
+                                                    engine)};
+  return {"", "aggregated, as this engine launches it"};
+}
+
+}  // namespace
+
 Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, bool log_x,
                     bool log_y, const std::string& engine) {
   Plot plot;
@@ -161,13 +189,9 @@ Plot ParetoPlanPlot(const Problem& p, const std::vector<ParetoSeries>& series, b
   plot.y_from_zero = true;
   plot.pad = 0.04;
   plot.legend = Plot::Legend::kInside;
-  // The legend names each series' space, as the table's "space:" lines do: the aggregated
-  // series the paper's space, the disaggregated one the pools of `engine` ("" = the ideal one).
-  AddParetoSeries(series, &plot, [&](const std::string& name) -> std::string {
-    if (name == "aggregated") return "paper's space";
-    if (name == "disaggregated") return engine.empty() ? "paper's space" : engine + "'s pools";
-    return "";
-  });
+  // The legend names each series' space, as the table's "space:" lines do.
+  AddParetoSeries(series, &plot,
+                  [&](const std::string& name) { return SpaceOfSeries(name, engine).legend; });
   AddSloRegion(p.workload.tpot_ms, &plot);
   return plot;
 }
@@ -302,26 +326,9 @@ int RunParetoPlan(const Problem& p, const ParetoPlanArgs& a) {
                "of the best plan under the problem's SLOs), geometric; each point is the oracle's "
                "optimum under its limit ({} where the oracle does not finish within {} calls)\n",
                limits.size(), limits.front(), limits.back(), a.search, a.oracle_calls);
-  // What each series' space is, said under its heading: the aggregated series is the paper's
-  // space (under the problem's engine's scheduler: what a custom engine could reach), the
-  // disaggregated one what the problem's engine launches as prefill and decode pools (the
-  // paper's space without --engine or with --engine ideal), the third what one engine launches.
-  auto space_of = [&](const std::string& name) -> std::string {
-    if (name == "aggregated")
-      return engine_title.empty()
-                 ? "every layout of the paper's space: what a custom engine could reach"
-                 : fmt::format("every layout of the paper's space, under {}'s scheduler: what a "
-                               "custom engine could reach",
-                               engine_title);
-    if (name == "disaggregated")
-      return engine_title.empty()
-                 ? "prefill and decode pools over the paper's space"
-                 : fmt::format("prefill and decode pools as {} launches them", engine_title);
-    return "aggregated, as this engine launches it";
-  };
   for (const ParetoSeries& s : series) {
     fmt::print("\n{}: {} of {} points on the front\n", s.name, s.front.size(), s.sweep.size());
-    fmt::print("  space: {}\n", space_of(s.name));
+    fmt::print("  space: {}\n", SpaceOfSeries(s.name, engine_title).table);
     fmt::print("  {:>10} {:>11} {:>10} {:>8} {:>8} {:>5}  {:<8} {}\n", "TPOT limit", "tok/s/GPU",
                "tok/s/user", "TTFT ms", "TPOT ms", "front", "found by", "strategy");
     for (const ParetoPoint& pt : s.sweep)
