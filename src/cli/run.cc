@@ -44,21 +44,23 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
+// The command named by argv[1] (a subcommand of `app`), or nullptr when argv[1] names none.
+CLI::App* CommandOf(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() == argv[1]) return sub;
+  return nullptr;
+}
+
 // CLI11's "The following arguments were not expected: ..." said in the flags' words: the first
 // argument that looks like a flag (--name or --name=value, before any "--") and is not one of the
 // command's, with the nearest flag of that command when it is within a misspelling
 // (MaxTypoDistance) or shares its first word ("--gpu-count" -> "--gpus"). `fallback` (CLI11's
 // message) when no such argument is found.
 std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::string& fallback) {
-  CLI::App* cmd = &app;
-  int first = 1;
-  if (argc >= 2) {
-    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-      if (sub->get_name() == argv[1]) {
-        cmd = sub;
-        first = 2;
-      }
-  }
+  CLI::App* named = CommandOf(app, argc, argv);
+  CLI::App* cmd = named != nullptr ? named : &app;
+  const int first = named != nullptr ? 2 : 1;
   std::vector<std::string> names;
   for (const CLI::App* a : {static_cast<const CLI::App*>(&app), static_cast<const CLI::App*>(cmd)})
     for (const CLI::Option* o : a->get_options())
@@ -104,14 +106,9 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
 // flags' words: the first such argument after the command, with the switch (a flag that takes no
 // value, e.g. --pareto) it follows when it does. nullopt when none is found.
 std::optional<std::string> StrayArgumentMessage(CLI::App& app, int argc, char** argv) {
-  CLI::App* cmd = &app;
-  int first = 1;
-  if (argc >= 2)
-    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-      if (sub->get_name() == argv[1]) {
-        cmd = sub;
-        first = 2;
-      }
+  CLI::App* named = CommandOf(app, argc, argv);
+  CLI::App* cmd = named != nullptr ? named : &app;
+  const int first = named != nullptr ? 2 : 1;
   const std::string where = cmd == &app ? "l2s" : "l2s " + cmd->get_name();
   for (int i = first; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -198,13 +195,8 @@ std::string ValueErrorMessage(const std::string& what) {
 // "--router --json" silently drops --json). No value of an l2s flag starts with "--", so that is
 // the user's missing value: one line naming both. nullopt when argv has none.
 std::optional<std::string> MissingValue(CLI::App& app, int argc, char** argv) {
-  if (argc < 3) return std::nullopt;
-  CLI::App* sub = nullptr;
-  try {
-    sub = app.get_subcommand(argv[1]);
-  } catch (const CLI::Error&) {
-    return std::nullopt;
-  }
+  CLI::App* sub = argc < 3 ? nullptr : CommandOf(app, argc, argv);
+  if (sub == nullptr) return std::nullopt;
   for (int i = 2; i + 1 < argc; ++i) {
     const std::string_view a = argv[i], next = argv[i + 1];
     if (a == "--") break;
@@ -253,9 +245,8 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     // A first word that is no command is the mistake to name (`l2s pln --gpus 8`), before
     // any flag it would have taken.
-    bool command_word = argc < 2 || argv[1][0] == '-';
-    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-      command_word = command_word || sub->get_name() == argv[1];
+    const bool command_word =
+        argc < 2 || argv[1][0] == '-' || CommandOf(app, argc, argv) != nullptr;
     std::string message =
         command_word ? UnknownFlagMessage(app, argc, argv, e.what()) : std::string(e.what());
     if (message == e.what()) message = StrayArgumentMessage(app, argc, argv).value_or(message);
