@@ -99,21 +99,20 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
   if (!j.is_object()) return Bad(name, "a sweep grid is a mapping (models:, gpus:, counts:, ...)");
   if (j.empty())
     return Bad(name, "an empty grid: give at least one axis (models:, gpus:, counts:, ...)");
-  static const std::set<std::string> kKeys = {"models", "gpus",   "counts", "workloads",
-                                              "slos",   "engines", "prices", "plan"};
-  static const std::vector<std::string> kOrder = {"models", "gpus",    "counts", "workloads",
-                                                   "slos",   "engines", "prices", "plan"};
+  static const std::vector<std::string> kKeys = {"models", "gpus",    "counts", "workloads",
+                                                  "slos",   "engines", "prices", "plan"};
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!kKeys.count(it.key())) {
+    if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end()) {
       const std::string& key = it.key();
-      const int at = NearestIndex(kOrder.size(), std::max(1, MaxTypoDistance(key.size())),
-                                  [&](size_t i) { return EditDistance(key, kOrder[i]); });
-      return Bad(name, fmt::format("unknown key '{}' ({}expected models, gpus, counts, workloads, "
-                                   "slos, engines, prices, plan)",
-                                   key,
+      const int at = NearestIndex(kKeys.size(), std::max(1, MaxTypoDistance(key.size())),
+                                  [&](size_t i) { return EditDistance(key, kKeys[i]); });
+      std::string keys;
+      for (const std::string& k : kKeys) keys += (keys.empty() ? "" : ", ") + k;
+      return Bad(name, fmt::format("unknown key '{}' ({}expected {})", key,
                                    at < 0 ? std::string()
                                           : fmt::format("did you mean {}?; ",
-                                                        kOrder[static_cast<size_t>(at)])));
+                                                        kKeys[static_cast<size_t>(at)]),
+                                   keys));
     }
   Grid g;
   Status s = Strings(j, "models", name, &g.models);
