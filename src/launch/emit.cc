@@ -597,8 +597,7 @@ std::optional<DisaggLaunch> DynamoGraphOf(const DisaggLaunch& l) {
 
 }  // namespace
 
-Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
-                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const EmitOptions& opt,
                             std::vector<std::string>* written) {
   const PoolPlan& prefill = l.prefill_pool;
   const PoolPlan& decode = l.decode_pool;
@@ -753,7 +752,8 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
     files_md += "- `router.sh`: the router (any host that reaches every server)\n";
   }
   // Kubernetes: Dynamo's graph deployment when the deployment spans nodes.
-  if (dynamo != nullptr && dynamo->runnable && total_nodes > 1) {
+  const std::optional<DisaggLaunch> dynamo = total_nodes > 1 ? DynamoGraphOf(l) : std::nullopt;
+  if (dynamo) {
     std::string yaml = DynamoGraphHeader("l2s-disagg");
     const std::string image = DynamoImage(dynamo->backend);
     for (const DisaggProcess& proc : dynamo->processes) {
@@ -913,9 +913,7 @@ StatusOr<std::string> EmitDisaggregatedPlan(const std::string& dir,
   if (pick < 0)
     return Status::InvalidArgument("--emit: no engine can run this disaggregated plan");
   std::vector<std::string> written;
-  const std::optional<DisaggLaunch> graph = DynamoGraphOf(launch[pick]);
-  if (Status st = EmitDisaggDeployment(dir, launch[pick], graph ? &*graph : nullptr, opt, &written);
-      !st.ok())
+  if (Status st = EmitDisaggDeployment(dir, launch[pick], opt, &written); !st.ok())
     return st;
   return Summary(dir, written, fmt::format("{} prefill/decode", DisaggEngineTitle(launch[pick].engine)));
 }
@@ -996,9 +994,7 @@ StatusOr<std::string> EmitSizedDisaggregated(const std::string& dir, Problem pre
       *de, pp, dp, KvTransfer::kNixl, *de == DisaggEngine::kDynamo ? workers : std::nullopt);
   if (!l.ok()) return Status::InvalidArgument("--emit: " + l.status().message());
   std::vector<std::string> written;
-  const std::optional<DisaggLaunch> graph = DynamoGraphOf(*l);
-  if (Status st = EmitDisaggDeployment(dir, *l, graph ? &*graph : nullptr, opt, &written);
-      !st.ok())
+  if (Status st = EmitDisaggDeployment(dir, *l, opt, &written); !st.ok())
     return st;
   return Summary(dir, written,
                  fmt::format("{} prefill/decode ({} x {} | {} x {})", DisaggEngineTitle(l->engine),

@@ -77,11 +77,10 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
                       std::vector<std::string>* written);
 
 // Writes the disaggregated deployment `l` (of its pools l.prefill_pool and l.decode_pool) into
-// `dir`; with `dynamo` (may be null: the Dynamo translation of the same plan) a
-// DynamoGraphDeployment when the deployment spans more than one node. InvalidArgument as above,
-// or when `l` is not runnable.
-Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l,
-                            const DisaggLaunch* dynamo, const EmitOptions& opt,
+// `dir`, and a DynamoGraphDeployment when the deployment spans more than one node and Dynamo's
+// workers of l's engine run its pools as l does (`l` itself on Dynamo; none on AMD GPUs).
+// InvalidArgument as above, or when `l` is not runnable.
+Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const EmitOptions& opt,
                             std::vector<std::string>* written);
 
 // ---- what `l2s plan --emit DIR` calls ----

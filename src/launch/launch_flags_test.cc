@@ -889,7 +889,7 @@ TEST(LaunchFlags, EmittedScriptsStartOnDistinctPortsAndDevices) {
       if (!l.runnable) continue;
       const std::filesystem::path dir =
           root / fmt::format("disagg-{}-{}", DisaggEngineName(l.engine), scripts + graphs);
-      ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
+      ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, {}, nullptr).ok());
       scripts += CheckScripts(dir, 8, &ck);
       if (std::filesystem::exists(dir / "dynamo-graph.yaml")) {
         ++graphs;
@@ -1205,7 +1205,7 @@ TEST(LaunchFlags, MixedPoolsPlaceEachOnItsOwnHosts) {
   std::filesystem::remove_all(dir);
   EmitOptions opt;
   opt.shared_nodes = false;
-  ASSERT_TRUE(EmitDisaggDeployment(dir.string(), *l, nullptr, opt, nullptr).ok());
+  ASSERT_TRUE(EmitDisaggDeployment(dir.string(), *l, opt, nullptr).ok());
   EXPECT_FALSE(Has(ReadAll(dir / "prefill-node-1.sh"), "HEAD_ADDR"));
   EXPECT_FALSE(std::filesystem::exists(dir / "prefill-node-2.sh"));
   for (const char* node : {"decode-node-1.sh", "decode-node-2.sh"})
@@ -1239,7 +1239,7 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
       return Has(n, "servers that share a node need their own GPUs");
     })) << DisaggEngineName(l.engine);
     const std::filesystem::path dir = root / std::string(DisaggEngineName(l.engine));
-    ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, &(*all)[3], {}, nullptr).ok());
+    ASSERT_TRUE(EmitDisaggDeployment(dir.string(), l, {}, nullptr).ok());
     EXPECT_FALSE(std::filesystem::exists(dir / "prefill-node-1.sh"));
     EXPECT_FALSE(std::filesystem::exists(dir / "node-2.sh"));
     EXPECT_FALSE(std::filesystem::exists(dir / "dynamo-graph.yaml"));  // one node
@@ -1265,7 +1265,7 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
     EmitOptions separate;
     separate.shared_nodes = false;
     const std::filesystem::path sep = root / (std::string(DisaggEngineName(l.engine)) + "-separate");
-    ASSERT_TRUE(EmitDisaggDeployment(sep.string(), l, &(*all)[3], separate, nullptr).ok());
+    ASSERT_TRUE(EmitDisaggDeployment(sep.string(), l, separate, nullptr).ok());
     EXPECT_TRUE(std::filesystem::exists(sep / "prefill-node-1.sh"));
     EXPECT_TRUE(std::filesystem::exists(sep / "decode-node-1.sh"));
     EXPECT_FALSE(std::filesystem::exists(sep / "node-1.sh"));
@@ -1280,7 +1280,7 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
   StatusOr<DisaggLaunch> two = MakeDisaggLaunch(DisaggEngine::kSglang, p2, d2);
   ASSERT_TRUE(two.ok() && two->runnable);
   const std::filesystem::path dir2 = root / "two-nodes";
-  ASSERT_TRUE(EmitDisaggDeployment(dir2.string(), *two, nullptr, {}, nullptr).ok());
+  ASSERT_TRUE(EmitDisaggDeployment(dir2.string(), *two, {}, nullptr).ok());
   for (const char* node : {"node-1.sh", "node-2.sh"}) {
     const std::string script = ReadAll(dir2 / node);
     EXPECT_TRUE(Has(script, "--disaggregation-mode prefill")) << node;
@@ -1296,7 +1296,7 @@ TEST(LaunchFlags, PoolsSharingANodeStartOnOneNode) {
   StatusOr<DisaggLaunch> three = MakeDisaggLaunch(DisaggEngine::kSglang, p2, d3);
   ASSERT_TRUE(three.ok() && three->runnable);
   const std::filesystem::path dir3 = root / "one-role-nodes";
-  ASSERT_TRUE(EmitDisaggDeployment(dir3.string(), *three, nullptr, {}, nullptr).ok());
+  ASSERT_TRUE(EmitDisaggDeployment(dir3.string(), *three, {}, nullptr).ok());
   const std::string md3 = ReadAll(dir3 / "DEPLOY.md");
   EXPECT_TRUE(Has(md3, "`node-1.sh`: run on node-1 (prefill servers only)")) << md3;
   EXPECT_TRUE(Has(md3, "`node-2.sh`: run on node-2 (decode servers only)")) << md3;
