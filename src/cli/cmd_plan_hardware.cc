@@ -449,12 +449,11 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     // tokens are the first tokens, one per prompt), as its cost line does.
     bool prefill = false;
     for (const nlohmann::json& s : summaries) prefill = prefill || s["mode"] == "prefill";
-    auto joules = [&](size_t k) -> nlohmann::json {
-      if (!prefill) return summaries[k]["tokens_per_joule_output"];
+    const char* usd_key = prefill ? "usd_per_mtok_total" : "usd_per_mtok_output";
+    const char* joules_key = prefill ? "tokens_per_joule_total" : "tokens_per_joule_output";
+    auto cost = [&](size_t k, const char* key) -> nlohmann::json {  // null: not priced
       const nlohmann::ordered_json& c = rows[k]["cost"];
-      return c.is_object() && c.contains("tokens_per_joule_total")
-                 ? nlohmann::json(c["tokens_per_joule_total"])
-                 : nlohmann::json();
+      return c.is_object() && c.contains(key) ? nlohmann::json(c[key]) : nlohmann::json();
     };
     fmt::print("Hardware (each GPU type planned as `l2s plan --gpu G` plans it)\n");
     fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", "gpu", "tok/s/GPU", "TTFT ms",
@@ -472,8 +471,9 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                  Cell(s["tokens_per_s_per_gpu"], "{:.2f}"),
                  s["mode"] == "decode" ? std::string("n/a") : Cell(s["ttft_ms"], "{:.1f}"),
                  s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"),
-                 Cell(s[prefill ? "usd_per_mtok_total" : "usd_per_mtok_output"], "{:.3f}"),
-                 joules(k).is_number() ? TwoDigits(joules(k).get<double>()) : std::string("-"),
+                 Cell(cost(k, usd_key), "{:.3f}"),
+                 cost(k, joules_key).is_number() ? TwoDigits(cost(k, joules_key).get<double>())
+                                                 : std::string("-"),
                  s["engine"].is_string() ? s["engine"].get<std::string>() : "-",
                  !s["strategy"].is_string() ? std::string("-")
                  : s["engine"] == "ideal"   ? s["strategy"].get<std::string>()
@@ -484,7 +484,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     // A "-" of tok/J: the GPU's board power is not stated anywhere l2s reads (MI325X).
     std::string no_power;
     for (size_t k = 0; k < summaries.size(); ++k)
-      if (summaries[k]["valid"] == true && !joules(k).is_number())
+      if (summaries[k]["valid"] == true && !cost(k, joules_key).is_number())
         no_power += (no_power.empty() ? "" : ", ") + gpus[k];
     if (!no_power.empty())
       fmt::print("  tok/J -: no board power stated for {} (../shared/reference/HARDWARE.md; a "
