@@ -154,13 +154,13 @@ def _keyword_message(name, message, kwargs):
     def keyword(flag):
         return next((k for k in kwargs if k.replace("_", "-") == flag), None)
     m = _SWITCH_VALUE.match(message)
-    if m and keyword(m.group(1)) is not None:
-        key = keyword(m.group(1))
+    key = keyword(m.group(1)) if m else None
+    if key is not None:
         return (f"{name}(): {key}={kwargs[key]!r}: --{m.group(1)} is a switch; give {key}=True "
                 f"(or False to leave it out)")
     m = _NEEDS_VALUE.match(message)
-    if m and kwargs.get(keyword(m.group(1)) or "") is True:
-        key = keyword(m.group(1))
+    key = keyword(m.group(1)) if m else None
+    if key is not None and kwargs[key] is True:
         return f"{name}(): {key}=True: --{m.group(1)} takes a value; give {key}=VALUE"
     m = _UNKNOWN_FLAG.match(message)
     if not m:
