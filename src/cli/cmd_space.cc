@@ -40,13 +40,16 @@ std::string Big(double v) {
 }
 
 // The rules of an engine's restriction, in words ("" when it is inactive); those of the expert
-// slots and overlap heads only for a model that has them (MoE).
-std::string RulesText(const EngineRestriction& r, bool moe) {
+// slots and overlap heads only for a model that has them (MoE), that of speculative decoding only
+// for a model that speculates (MTP layers or a draft model).
+std::string RulesText(const EngineRestriction& r, bool moe, bool speculates) {
   if (!r.active) return "";
   std::vector<std::string> rules;
   if (r.megatron_dims_only) rules.push_back("Megatron's dims only");
   if (r.ep_one_or_stage) rules.push_back("ep 1 or the whole stage");
+  if (r.ep_one_or_stage_with_dp) rules.push_back("with dp > 1, ep 1 or the whole stage");
   if (r.tp_one_or_stage) rules.push_back("attention all tp or all dp (tp 1 or dp 1)");
+  if (speculates && r.mtp_needs_one_stage) rules.push_back("speculative decoding only with pp = 1");
   if (moe) {
     if (r.slots_need_ep) rules.push_back("redundant expert slots only with ep > 1");
     if (r.tbo_needs_dp) rules.push_back("two-batch overlap only with dp > 1");
@@ -73,7 +76,7 @@ int Run(const SpaceFlags& f) {
       engine::RestrictedSpace(engine::CapabilitiesOf(id), p->model, p->cluster.num_gpus, opt);
   if (!space.ok()) return Fail(space.status());
   const std::string engine_name = id == engine::EngineId::kIdeal ? "ideal" : f.problem.engine;
-  const std::string rules = RulesText(space->restriction(), p->model.is_moe());
+  const std::string rules = RulesText(space->restriction(), p->model.is_moe(), p->model.can_speculate());
   const double size = space->Size(), valid = space->CountValid();
   if (f.json) {
     nlohmann::ordered_json j;

@@ -34,6 +34,12 @@ Capabilities Vllm() {
   // where N is greater than 1 and --enable-expert-parallel".
   c.tbo_needs_dp = true;
   c.mtp = true;  // speculative_config method "deepseek_mtp"
+  // Not with pipeline stages: the MTP draft model (vllm/model_executor/models/deepseek_mtp.py)
+  // does not implement SupportsPP, and the draft's parallel config copies the target's
+  // pipeline_parallel_size, so `--pipeline-parallel-size 2 --speculative-config
+  // '{"method":"deepseek_mtp",...}'` stops in config validation ("Pipeline parallelism is not
+  // supported for this model"; vllm-project/vllm issues 14117, 52069).
+  c.mtp_with_pp = false;
   c.expert_slots = true;
   c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
   c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
@@ -53,8 +59,12 @@ Capabilities Sglang() {
   c.scheduler = Engine::kSglang;
   // python/sglang/srt/layers/dp_attention.py compute_dp_attention_world_info: with
   // --enable-dp-attention, attn_tp_size = tp_size // dp_size (attention TP inside DP ranks);
-  // --ep-size any divisor of --tp (MoE TP = tp_size / ep_size).
-  c.expert_span = ExpertSpan::kAnyDivisor;
+  // --ep-size any divisor of --tp (MoE TP = tp_size / ep_size), but with DP attention the expert
+  // layers move tokens with an all-to-all (--moe-a2a-backend deepep, or mori on ROCm), and
+  // server_args.py _handle_a2a_moe sets "self.ep_size = self.tp_size" for it ("DeepEP MoE is
+  // enabled. The expert parallel size is adjusted to be the same as the tensor parallel size"):
+  // ep = 1 or all of --tp (= G) when dp > 1.
+  c.expert_span = ExpertSpan::kOneOrStageWithDp;
   // python/sglang/srt/layers/dp_attention.py require_attn_tp_gather: "assert
   // server_args.moe_dense_tp_size in [1, None]": dense FFN layers run over all --tp GPUs or
   // unsharded per GPU, never over an attention-TP group of 1 < tp < G.
@@ -69,6 +79,10 @@ Capabilities Sglang() {
   // not use (its MoE layers end in one all-reduce: docs/dev/COST_MODEL.md "Tensor-parallel MoE").
   c.tbo_needs_dp = true;
   c.mtp = true;
+  // python/sglang/srt/server_args.py check_server_args: "if self.pp_size > 1: assert
+  // self.disable_overlap_schedule and self.speculative_algorithm is None, 'Pipeline parallelism
+  // is not compatible with overlap schedule, speculative decoding'".
+  c.mtp_with_pp = false;
   c.expert_slots = true;
   c.disaggregation = true;
   c.chunked_prefill = true;
@@ -100,6 +114,11 @@ Capabilities Trtllm() {
   // overlaps the MoE all-to-all with compute.
   c.overlap = kNoOverlap;
   c.mtp = true;
+  // Also with pipeline stages: MTP runs inside the model's forward (one-model MTP, as the launch
+  // writes it), and tensorrt_llm/_torch/pyexecutor/py_executor.py refuses the pipeline executor
+  // loop only to a separate drafter ("Drafting is not supported for selected executor loop.
+  // Please disable disagg/pipeline parallelism scheduler": two-model and n-gram drafting).
+  c.mtp_with_pp = true;
   c.expert_slots = true;
   c.disaggregation = true;
   c.chunked_prefill = true;

@@ -48,6 +48,7 @@ inline constexpr std::array<EngineId, 8> kLaunchEngines = {
 enum class ExpertSpan : uint8_t {
   kAnyDivisor,   // any ep dividing G (expert TP G/ep over the rest)
   kOneOrStage,   // ep = 1 (experts tensor-parallel over G) or ep = G, nothing in between
+  kOneOrStageWithDp,  // kAnyDivisor when dp = 1, kOneOrStage when dp > 1 (attention DP)
 };
 // How attention may split a stage of a MoE model when dp > 1 (dense models: dp is always
 // independent replicas, any tp).
@@ -76,6 +77,7 @@ struct Capabilities {
   std::array<bool, 3> overlap{true, true, true};  // by Overlap: none, tbo, sbo
   bool tbo_needs_dp = false;            // tbo only with attention data parallelism (dp > 1)
   bool mtp = true;                      // MTP speculative decoding (mtp > 0)
+  bool mtp_with_pp = true;              // ... also with pipeline stages (pp > 1)
   bool expert_slots = true;             // redundant expert slots (EPLB)
   bool disaggregation = true;           // prefill/decode pools
   bool chunked_prefill = true;

@@ -101,6 +101,7 @@ TEST(EngineTable, DynamoRowsAreTheirBackendsWithDisaggregation) {
     EXPECT_EQ(x.sequence_parallel, y.sequence_parallel);
     EXPECT_EQ(x.overlap, y.overlap);
     EXPECT_EQ(x.mtp, y.mtp);
+    EXPECT_EQ(x.mtp_with_pp, y.mtp_with_pp);
     EXPECT_EQ(x.expert_slots, y.expert_slots);
     EXPECT_TRUE(x.disaggregation);
   }
@@ -194,7 +195,11 @@ TEST(EngineFacts, SglangDpAttentionWithDenseFfnNeedsDpEqualTp) {
   // Qwen3-235B-A22B has no dense FFN layer: attention TP 2 inside 4 DP ranks is --tp 8 --dp 4.
   const ModelSpec q = Preset("qwen3-235b-a22b");
   EXPECT_TRUE(Launchable(sg, q, S(q, "tp=2,dp=4,ep=8", 8)));
-  EXPECT_TRUE(Launchable(sg, q, S(q, "tp=2,dp=4,ep=4", 8)));  // --ep-size any divisor
+  // --ep-size any divisor without DP attention; with it the all-to-all backend sets --ep-size to
+  // --tp-size (server_args.py _handle_a2a_moe), so ep is 1 or the stage.
+  EXPECT_TRUE(Launchable(sg, q, S(q, "tp=8,dp=1,ep=4", 8)));
+  EXPECT_FALSE(Launchable(sg, q, S(q, "tp=2,dp=4,ep=4", 8)));
+  EXPECT_TRUE(Launchable(sg, q, S(q, "tp=2,dp=4,ep=1", 8)));
   // Redundant experts sit on expert-parallel ranks (--ep-num-redundant-experts).
   EXPECT_TRUE(Has(FindViolations(sg, ds, S(ds, "tp=8,dp=1,ep=1,slots=288", 8)),
                   Violation::Kind::kSlots));

@@ -17,8 +17,11 @@ int GroupOf(Op op, const Strategy& s) {
 }
 
 // The degree rules of the table that apply to model m.
-bool EpRule(const Capabilities& c, const ModelSpec& m) {
-  return c.id != EngineId::kIdeal && m.is_moe() && c.expert_span == ExpertSpan::kOneOrStage;
+// Whether ep must be 1 or the stage at attention-DP degree dp.
+bool EpRule(const Capabilities& c, const ModelSpec& m, int dp) {
+  if (c.id == EngineId::kIdeal || !m.is_moe()) return false;
+  return c.expert_span == ExpertSpan::kOneOrStage ||
+         (c.expert_span == ExpertSpan::kOneOrStageWithDp && dp > 1);
 }
 bool TpRule(const Capabilities& c, const ModelSpec& m) {
   if (c.id == EngineId::kIdeal || !m.is_moe()) return false;
@@ -31,12 +34,27 @@ std::string Degrees(const Strategy& s) {
   return fmt::format("pp={},tp={},dp={},ep={}", s.pp, s.tp, s.dp, s.ep);
 }
 
-// "it can run A or B instead" over the structurally valid degree repairs.
-std::string RepairWords(const ModelSpec& m, const Strategy& s,
+// "it can run A or B instead" over the structurally valid degree repairs (an ep the engine
+// cannot span at a repair's dp becomes 1 or the stage).
+std::string RepairWords(const Capabilities& c, const ModelSpec& m, const Strategy& s,
                         const std::vector<std::pair<int, int>>& tp_dp, const std::vector<int>& eps) {
   std::string list;
+  const int G = s.tp * s.dp;
   for (auto [tp, dp] : tp_dp) {
+    std::vector<int> at_dp;
     for (int ep : eps) {
+      if (EpRule(c, m, dp) && ep != 1 && ep != G) {
+        at_dp.push_back(1);
+        at_dp.push_back(G);
+      } else {
+        at_dp.push_back(ep);
+      }
+    }
+    for (size_t i = 0; i < at_dp.size(); ++i) {
+      const int ep = at_dp[i];
+      if (std::find(at_dp.begin(), at_dp.begin() + static_cast<long>(i), ep) !=
+          at_dp.begin() + static_cast<long>(i))
+        continue;
       Strategy t = s;
       t.tp = tp;
       t.dp = dp;
@@ -85,6 +103,11 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
         fmt::format("mtp={} (speculative tokens per step): {}'s inference has no MTP speculative "
                     "decoding; it runs mtp=0",
                     s.mtp, E));
+  else if (!c.mtp_with_pp && s.mtp > 0 && s.pp > 1)
+    add(Violation::Kind::kMtp,
+        fmt::format("mtp={} with pp={}: {} runs no speculative decoding over pipeline stages; it "
+                    "runs pp={} with mtp=0, or mtp={} without pipeline stages",
+                    s.mtp, s.pp, E, s.pp, s.mtp));
   if (s.slots > 0 && !c.expert_slots)
     add(Violation::Kind::kSlots,
         fmt::format("slots={} (redundant experts, EPLB placement): {} has no redundant expert "
@@ -106,12 +129,18 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
         fmt::format("overlap=tbo with dp=1: {}'s two-batch overlap runs with data-parallel "
                     "attention only (dp > 1); it runs overlap=none",
                     E));
-  if (EpRule(c, m) && s.ep != 1 && s.ep != G)
+  if (EpRule(c, m, s.dp) && s.ep != 1 && s.ep != G) {
+    const std::string how =
+        c.expert_span == ExpertSpan::kOneOrStage
+            ? std::string("(--enable-expert-parallel)")
+            : fmt::format("with data-parallel attention (dp={}: its all-to-all, "
+                          "--moe-a2a-backend, sets --ep-size to --tp-size)",
+                          s.dp);
     add(Violation::Kind::kExpertSpan,
         fmt::format("ep={} (expert-TP {}): {}'s expert parallelism spans all tp*dp = {} GPUs of a "
-                    "stage (--enable-expert-parallel) or is off (experts tensor-parallel over the "
-                    "{} GPUs); {}",
-                    s.ep, s.etp(), E, G, G, RepairWords(m, s, {{s.tp, s.dp}}, {1, G})));
+                    "stage {} or is off (experts tensor-parallel over the {} GPUs); {}",
+                    s.ep, s.etp(), E, G, how, G, RepairWords(c, m, s, {{s.tp, s.dp}}, {1, G})));
+  }
   if (TpRule(c, m) && s.dp > 1 && s.tp > 1) {
     const std::string why =
         c.attention_split == AttentionSplit::kTpOrDp
@@ -124,7 +153,7 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
                           E, G, s.tp);
     add(Violation::Kind::kAttentionSplit,
         fmt::format("tp={} with dp={}: {}; {}", s.tp, s.dp, why,
-                    RepairWords(m, s, {{1, G}, {G, 1}}, {s.ep})));
+                    RepairWords(c, m, s, {{1, G}, {G, 1}}, {s.ep})));
   }
   return out;
 }
@@ -146,16 +175,16 @@ std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const S
     ClearAbsentOps(m, &base);
   }
   if (!c.sequence_parallel) base.sp = false;
-  if (!c.mtp) base.mtp = 0;
+  if (!c.mtp || (!c.mtp_with_pp && s.pp > 1)) base.mtp = 0;
   if (!c.expert_slots) base.slots = 0;
   if (!OverlapOk(c, base.overlap)) base.overlap = Overlap::kNone;
   const int G = s.tp * s.dp;
   std::vector<std::pair<int, int>> tp_dp = {{s.tp, s.dp}};
-  std::vector<int> eps = {s.ep};
-  if (EpRule(c, m) && s.ep != 1 && s.ep != G) eps = {1, G};
   if (TpRule(c, m) && s.dp > 1 && s.tp > 1) tp_dp = {{1, G}, {G, 1}};
   std::vector<Strategy> out;
   for (auto [tp, dp] : tp_dp) {
+    std::vector<int> eps = {s.ep};
+    if (EpRule(c, m, dp) && s.ep != 1 && s.ep != G) eps = {1, G};
     for (int ep : eps) {
       Strategy t = base;
       t.tp = tp;
@@ -204,7 +233,9 @@ StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m
     return Status::InvalidArgument(
         fmt::format("overlap={}: {} has no such overlap", OverlapName(opt.fixed_overlap), c.title));
   r.tbo_needs_dp = c.tbo_needs_dp;
-  r.ep_one_or_stage = EpRule(c, m);
+  r.mtp_needs_one_stage = !c.mtp_with_pp;
+  r.ep_one_or_stage = m.is_moe() && c.expert_span == ExpertSpan::kOneOrStage;
+  r.ep_one_or_stage_with_dp = m.is_moe() && c.expert_span == ExpertSpan::kOneOrStageWithDp;
   r.tp_one_or_stage = TpRule(c, m);
   return opt;
 }

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -212,6 +213,82 @@ TEST(Repairs, LaunchableValidAndIdentityOnLaunchablePoints) {
         }
       }
     }
+  }
+}
+
+
+// vLLM and SGLang run no speculative decoding over pipeline stages (engine.cc: mtp_with_pp);
+// TensorRT-LLM's one-model MTP does. With the mtp head fixed to 2 a SGLang space keeps pp = 1
+// only, and its size is the pp = 1 slice; with {0, 2} the pp > 1 points keep mtp 0 only.
+TEST(RestrictedSpace, SpeculationOnlyWithoutPipelineStages) {
+  const ModelSpec m = *ModelPreset("deepseek-v3");
+  const Strategy s = *FromText("pp=2,tp=8,dp=1,ep=8,batch=8,mtp=2", 16);
+  for (EngineId id : {EngineId::kVllm, EngineId::kSglang, EngineId::kDynamoSglang}) {
+    const std::vector<std::string> v = Violations(CapabilitiesOf(id), m, s);
+    ASSERT_EQ(v.size(), 1u) << EngineName(id);
+    EXPECT_NE(v[0].find("mtp=2 with pp=2"), std::string::npos) << v[0];
+    for (const Strategy& r : Repairs(CapabilitiesOf(id), m, s)) {
+      EXPECT_EQ(r.pp, 2);
+      EXPECT_EQ(r.mtp, 0);
+    }
+  }
+  EXPECT_TRUE(Violations(CapabilitiesOf(EngineId::kTrtllm), m, s).empty());
+  EXPECT_TRUE(Violations(CapabilitiesOf(EngineId::kIdeal), m, s).empty());
+
+  SpaceOptions fixed;
+  fixed.max_batch = 2;
+  fixed.mtp = {2};
+  SpaceOptions both = fixed;
+  both.mtp = {0, 2};
+  const Capabilities& sg = CapabilitiesOf(EngineId::kSglang);
+  const StrategySpace only2 = *RestrictedSpace(sg, m, 16, fixed);
+  const StrategySpace with0 = *RestrictedSpace(sg, m, 16, both);
+  std::vector<uint8_t> pp_mask(only2.head_size(StrategySpace::kPp));
+  only2.Mask({}, StrategySpace::kPp, pp_mask);
+  for (size_t i = 0; i < pp_mask.size(); ++i)
+    EXPECT_EQ(pp_mask[i], only2.pp_options()[i] == 1 ? 1 : 0) << only2.pp_options()[i];
+  // Counted by hand from the two spaces: every pp = 1 point of {0, 2} appears once per depth,
+  // every pp > 1 point once (mtp 0), and the {2} space is one pp = 1 depth.
+  double pp1 = 0, deeper = 0;
+  ForEachIndex(with0, [&](const std::vector<int>& idx) {
+    if (!with0.Valid(idx)) return;
+    (with0.Decode(idx).pp == 1 ? pp1 : deeper) += 1;
+  });
+  EXPECT_GT(deeper, 0);
+  EXPECT_DOUBLE_EQ(with0.CountValid(), pp1 + deeper);
+  EXPECT_DOUBLE_EQ(only2.CountValid(), pp1 / 2);
+}
+
+
+// SGLang's all-to-all under DP attention sets --ep-size to --tp-size (engine.cc): with dp > 1 an
+// ep between 1 and the stage is not what runs; with dp = 1 any divisor is.
+TEST(Violations, SglangEpSpansTheStageWithDataParallelAttention) {
+  const ModelSpec m = *ModelPreset("qwen3-235b-a22b");
+  const Capabilities& sg = CapabilitiesOf(EngineId::kSglang);
+  const Strategy dp_attn = *FromText("pp=1,tp=1,dp=8,ep=4,batch=8", 8);
+  const std::vector<std::string> v = Violations(sg, m, dp_attn);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("sets --ep-size to --tp-size"), std::string::npos) << v[0];
+  EXPECT_NE(v[0].find("pp=1,tp=1,dp=8,ep=1 or pp=1,tp=1,dp=8,ep=8"), std::string::npos) << v[0];
+  std::vector<int> eps;
+  for (const Strategy& r : Repairs(sg, m, dp_attn)) eps.push_back(r.ep);
+  EXPECT_EQ(eps, (std::vector<int>{1, 8}));
+  EXPECT_TRUE(Violations(sg, m, *FromText("pp=1,tp=8,dp=1,ep=4,batch=8", 8)).empty());
+  EXPECT_TRUE(Violations(sg, m, *FromText("pp=1,tp=1,dp=8,ep=8,batch=8", 8)).empty());
+  EXPECT_TRUE(Violations(CapabilitiesOf(EngineId::kTrtllm), m, dp_attn).empty());
+  // The space: with tp = 1 (dp = 8) the ep head keeps 1 and 8; with tp = 8 (dp = 1) every ep.
+  const StrategySpace sp = *RestrictedSpace(sg, m, 8, SpaceOptions{});
+  std::vector<uint8_t> mask(sp.head_size(StrategySpace::kEp));
+  const int tp_of[2] = {1, 8};
+  for (int tp : tp_of) {
+    const int itp = static_cast<int>(std::find(sp.tp_options().begin(), sp.tp_options().end(), tp) -
+                                     sp.tp_options().begin());
+    const int prefix[2] = {0, itp};
+    sp.Mask(prefix, StrategySpace::kEp, mask);
+    std::vector<int> kept;
+    for (size_t i = 0; i < mask.size(); ++i)
+      if (mask[i]) kept.push_back(sp.ep_options()[i]);
+    EXPECT_EQ(kept, tp == 1 ? std::vector<int>({1, 8}) : std::vector<int>({1, 2, 4, 8})) << tp;
   }
 }
 

@@ -168,9 +168,11 @@ TEST(Unsupported, VllmExpertParallelismSpansTheStage) {
   ASSERT_EQ(alts.size(), 2u);
   EXPECT_EQ(alts[0].ep, 1);
   EXPECT_EQ(alts[1].ep, 8);
-  // SGLang and Megatron-LM set any ep; TensorRT-LLM too but not tp=2 with dp=4.
-  EXPECT_TRUE(UnsupportedChoices(Engine::kSglang, m, s).empty());
+  // Megatron-LM sets any ep; TensorRT-LLM too but not tp=2 with dp=4; SGLang only without DP
+  // attention (with it, its all-to-all sets --ep-size to --tp-size).
   EXPECT_TRUE(UnsupportedChoices(Engine::kMegatron, m, s).empty());
+  EXPECT_FALSE(UnsupportedChoices(Engine::kSglang, m, s).empty());
+  EXPECT_TRUE(UnsupportedChoices(Engine::kSglang, m, Megatron(m, 1, 8, 1, 2)).empty());
   // 16 GPUs per stage and 8 experts: vLLM can only turn EP off.
   const Strategy wide = Megatron(m, 1, 2, 8, 2);
   const std::vector<Strategy> wide_alts = EngineAlternatives(Engine::kVllm, m, wide);

@@ -213,6 +213,7 @@ class Solver {
                   if (!space_.OverlapAllowed(n_ / (pps[ipp] * space_.tp_options()[itp]), ov)) continue;
                   // MTP depth (models with MTP layers): part of the configuration too.
                   for (int mtp : space_.mtp_options()) {
+                    if (!space_.MtpAllowed(pps[ipp], mtp)) continue;
                     if (count_only) {
                       ++planned_configs_;
                       continue;

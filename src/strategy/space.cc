@@ -408,8 +408,8 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
   // decoded strategy to be exactly `s`. The engine restriction's degree rules last.
   if (!(Decode(*idx) == s)) return false;
   const int per_stage = s.tp * s.dp;
-  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.ep) && SlotsAllowed(s.ep, s.slots) &&
-         OverlapAllowed(s.dp, s.overlap);
+  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.tp, s.ep) && SlotsAllowed(s.ep, s.slots) &&
+         OverlapAllowed(s.dp, s.overlap) && MtpAllowed(s.pp, s.mtp);
 }
 
 Status StrategySpace::Check(const Strategy& s) const {
@@ -468,8 +468,9 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
       // An engine rule on ep (ep = 1 or tp*dp) keeps ep = 1 and the slots head completes the
       // rest (slot 0 for ep = 1; with ep > 1 every slot option the engine has is allowed).
       const int per_stage = num_gpus_ / pp_[prefix[kPp]];
+      const int tp = tp_[prefix[kTp]];
       for (int i = 0; i < n; ++i)
-        out[i] = per_stage % ep_[i] == 0 && EpAllowed(per_stage, ep_[i]) ? 1 : 0;
+        out[i] = per_stage % ep_[i] == 0 && EpAllowed(per_stage, tp, ep_[i]) ? 1 : 0;
       return;
     }
     default:
@@ -491,7 +492,21 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
                        : 0;
         return;
       }
-      // pp: every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it.
+      if (h == mtp_head_) {
+        const int pp = pp_[prefix[kPp]];
+        for (int i = 0; i < n; ++i) out[i] = MtpAllowed(pp, mtp_[i]) ? 1 : 0;
+        return;
+      }
+      if (h == kPp) {
+        // Every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it;
+        // the mtp head then needs one depth the engine runs at this pp (pp = 1 runs every one).
+        for (int i = 0; i < n; ++i) {
+          bool mtp_ok = false;
+          for (int k : mtp_) mtp_ok = mtp_ok || MtpAllowed(pp_[i], k);
+          out[i] = mtp_ok ? 1 : 0;
+        }
+        return;
+      }
       // batch, sp and every dim head: no structural constraint.
       for (int i = 0; i < n; ++i) out[i] = 1;
       return;
@@ -508,15 +523,17 @@ double StrategySpace::CountValid() const {
   // Valid (pp, tp, ep) triples: for each pp, tp and ep each divide GPUs/pp (see Mask) and pass
   // the engine restriction's rules. Batch, sp and dims are unconstrained, so each multiplies the
   // count by its head size. With MoE heads, each valid triple counts its valid (slots, overlap)
-  // pairs (see Mask).
+  // pairs (see Mask), and each pp its allowed mtp depths.
   double degrees = 0;
   for (int pp : pp_) {
     const int per_stage = num_gpus_ / pp;
+    int nm = 0;
+    for (int k : mtp_) nm += MtpAllowed(pp, k) ? 1 : 0;
     for (int tp : tp_) {
       if (per_stage % tp != 0 || !TpAllowed(per_stage, tp)) continue;
       const int dp = per_stage / tp;
       for (int ep : ep_) {
-        if (per_stage % ep != 0 || !EpAllowed(per_stage, ep)) continue;
+        if (per_stage % ep != 0 || !EpAllowed(per_stage, tp, ep)) continue;
         double moe = 1;
         if (slots_head_ >= 0) {
           int ns = 0, no = 0;
@@ -526,13 +543,13 @@ double StrategySpace::CountValid() const {
             no += (ep > 1 || o == Overlap::kNone) && OverlapAllowed(dp, o) ? 1 : 0;
           moe = static_cast<double>(ns) * no;
         }
-        degrees += moe;
+        degrees += moe * nm;
       }
     }
   }
   double rest = 1;
   for (int h = kBatch; h < kFirstDim + static_cast<int>(ops_.size()); ++h) rest *= head_sizes_[h];
-  if (mtp_head_ >= 0) rest *= head_sizes_[mtp_head_];  // no structural constraint
+  // The mtp head's options are counted per pp above (mtp_ is {0} without the head).
   return degrees * rest;
 }
 
@@ -541,9 +558,10 @@ bool StrategySpace::TpAllowed(int per_stage, int tp) const {
   return !r.active || !r.tp_one_or_stage || tp == 1 || tp == per_stage;
 }
 
-bool StrategySpace::EpAllowed(int per_stage, int ep) const {
+bool StrategySpace::EpAllowed(int per_stage, int tp, int ep) const {
   const EngineRestriction& r = options_.restriction;
-  return !r.active || !r.ep_one_or_stage || ep == 1 || ep == per_stage;
+  if (!r.active || ep == 1 || ep == per_stage) return true;
+  return !r.ep_one_or_stage && !(r.ep_one_or_stage_with_dp && per_stage / tp > 1);
 }
 
 bool StrategySpace::SlotsAllowed(int ep, int slots) const {
@@ -554,6 +572,11 @@ bool StrategySpace::SlotsAllowed(int ep, int slots) const {
 bool StrategySpace::OverlapAllowed(int dp, Overlap o) const {
   const EngineRestriction& r = options_.restriction;
   return !r.active || !r.tbo_needs_dp || o != Overlap::kTbo || dp > 1;
+}
+
+bool StrategySpace::MtpAllowed(int pp, int mtp) const {
+  const EngineRestriction& r = options_.restriction;
+  return !r.active || !r.mtp_needs_one_stage || mtp == 0 || pp == 1;
 }
 
 Status StrategySpace::CheckRestriction(const Strategy& s) const {
@@ -581,10 +604,10 @@ Status StrategySpace::CheckRestriction(const Strategy& s) const {
         "tp={} with dp={}: {} runs attention either tensor-parallel over all {} GPUs of a stage "
         "or data-parallel over them (tp = 1)",
         s.tp, s.dp, E, per_stage));
-  if (!EpAllowed(per_stage, s.ep))
+  if (!EpAllowed(per_stage, s.tp, s.ep))
     return Status::Invalid(fmt::format(
-        "ep={}: {} runs expert parallelism over all tp*dp = {} GPUs of a stage or not at all", s.ep,
-        E, per_stage));
+        "ep={}{}: {} runs expert parallelism over all tp*dp = {} GPUs of a stage or not at all", s.ep,
+        r.ep_one_or_stage ? "" : fmt::format(" with dp={}", s.dp), E, per_stage));
   if (!OverlapAllowed(s.dp, s.overlap))
     return Status::Invalid(fmt::format(
         "overlap=tbo with dp=1: {}'s two-batch overlap runs with data-parallel attention only", E));
@@ -592,6 +615,9 @@ Status StrategySpace::CheckRestriction(const Strategy& s) const {
     return Status::Invalid(
         fmt::format("slots={} with ep=1: {} places redundant experts only with expert parallelism",
                     s.slots, E));
+  if (!MtpAllowed(s.pp, s.mtp))
+    return Status::Invalid(fmt::format(
+        "mtp={} with pp={}: {} runs no speculative decoding over pipeline stages", s.mtp, s.pp, E));
   return Status::Ok();
 }
 
@@ -630,12 +656,12 @@ Strategy EngineForm(const StrategySpace& space, const ModelSpec& m, Strategy s) 
   return s;
 }
 
-// The widest ep option for a stage of g GPUs (pp = 1) that the engine restriction allows: the
-// last option when it is inactive (every option divides the GPU count).
-int WidestEp(const StrategySpace& space, int g) {
+// The widest ep option for a stage of g GPUs (pp = 1) at tensor parallelism tp that the engine
+// restriction allows: the last option when it is inactive (every option divides the GPU count).
+int WidestEp(const StrategySpace& space, int g, int tp) {
   const std::vector<int>& eps = space.ep_options();
   for (auto it = eps.rbegin(); it != eps.rend(); ++it)
-    if (g % *it == 0 && space.EpAllowed(g, *it)) return *it;
+    if (g % *it == 0 && space.EpAllowed(g, tp, *it)) return *it;
   return eps.front();
 }
 }  // namespace
@@ -649,7 +675,7 @@ std::vector<Strategy> ServingTemplates(const StrategySpace& space, const ModelSp
     s.pp = 1;
     s.tp = tp;
     s.dp = g / tp;
-    s.ep = WidestEp(space, g);
+    s.ep = WidestEp(space, g, tp);
     s.batch = batches[batches.size() / 2];
     s.sp = false;
     s.dims = MegatronDims();

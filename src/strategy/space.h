@@ -89,9 +89,12 @@ struct EngineRestriction {
   bool active = false;              // false: no restriction at all (the fields below are ignored)
   bool megatron_dims_only = false;  // every operator head has one option: Megatron's dim
   bool ep_one_or_stage = false;     // ep = 1 or ep = tp*dp (vLLM's --enable-expert-parallel)
+  bool ep_one_or_stage_with_dp = false;  // the same when dp > 1 only (SGLang: DeepEP's all-to-all
+                                         // spans the whole --tp group)
   bool tp_one_or_stage = false;     // tp = 1 or dp = 1: attention all-TP or all-DP in a stage
   bool slots_need_ep = false;       // redundant slots (slots != 0) only with ep > 1
   bool tbo_needs_dp = false;        // overlap=tbo only with dp > 1 (vLLM's --enable-dbo)
+  bool mtp_needs_one_stage = false; // mtp > 0 only with pp = 1 (no speculation over stages)
   std::array<bool, 3> overlaps{true, true, true};  // allowed, indexed by Overlap (none, tbo, sbo)
   std::string engine;               // the engine's name, for the reasons Check gives
 };
@@ -148,12 +151,13 @@ class StrategySpace final : public EncodedSpace {
   // structural validity are not checked here (Check does both).
   Status CheckRestriction(const Strategy& s) const;
   // The restriction's rules one choice at a time (all true when it is inactive), for code that
-  // enumerates the space (Mask, CountValid, the oracle): tp and ep given the stage's GPUs, slots
-  // given ep, an overlap given dp and ep.
+  // enumerates the space (Mask, CountValid, the oracle): tp given the stage's GPUs, ep given
+  // them and tp, slots given ep, an overlap given dp and ep, an mtp depth given pp.
   bool TpAllowed(int per_stage, int tp) const;
-  bool EpAllowed(int per_stage, int ep) const;
+  bool EpAllowed(int per_stage, int tp, int ep) const;
   bool SlotsAllowed(int ep, int slots) const;
   bool OverlapAllowed(int dp, Overlap o) const;
+  bool MtpAllowed(int pp, int mtp) const;
 
   // idx has num_heads() entries, each in [0, head_size(h)).
   Strategy Decode(std::span<const int> idx) const;
