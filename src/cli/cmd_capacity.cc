@@ -46,6 +46,14 @@
 namespace l2s::cli {
 namespace {
 
+// Why a max rate is unbounded (serve::MaxRateResult::unbounded), in words.
+std::string UnboundedWords(size_t requests) {
+  return fmt::format(
+      "all {} requests at once meet the SLOs, so no rate fails: the stream is too short to load "
+      "the deployment (more requests: --requests N, or a longer trace)",
+      requests);
+}
+
 // How the requests were sent, in words: the asked rate and the drawn stream's (a Poisson stream
 // of 2,000 requests at 20 req/s averages 19.5 over its span), a trace's file, or the clients.
 std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs) {
@@ -194,7 +202,9 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     if (mr) {
       nlohmann::ordered_json m;
       m["found"] = mr->found;
-      m["rate_rps"] = mr->rate_rps;
+      m["unbounded"] = mr->unbounded;
+      m["rate_rps"] = mr->unbounded ? nlohmann::ordered_json(nullptr)
+                                    : nlohmann::ordered_json(mr->rate_rps);
       m["fail_rps"] = mr->fail_rps;
       m["rel_tol"] = f.rate_tol;
       m["probes"] = mr->probes.size();
@@ -221,7 +231,10 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
     if (mr) {
-      if (mr->found)
+      if (mr->unbounded)
+        fmt::print("highest rate within the SLOs: unbounded: {} ({} simulations)\n",
+                   UnboundedWords(reqs.size()), mr->probes.size());
+      else if (mr->found)
         fmt::print("highest rate within the SLOs: {:.3g} req/s (fails at {:.3g}; tolerance {}%, "
                    "{} simulations of {} requests)\n",
                    mr->rate_rps, mr->fail_rps, 100 * f.rate_tol, mr->probes.size(), reqs.size());
@@ -501,7 +514,12 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
       x["note"] = c.note;
       x["instances"] = c.instances;
       x["gpus"] = c.gpus;
-      x["instance_max_rps"] = c.instance_max_rps;
+      // Unbounded (the whole stream at once meets the SLOs on one instance): null, and
+      // max_rate_unbounded true.
+      x["instance_max_rps"] = std::isinf(c.instance_max_rps)
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(c.instance_max_rps);
+      x["max_rate_unbounded"] = std::isinf(c.instance_max_rps);
       if (c.meets) x["summary"] = serve::SummaryJson(c.at);
       if (c.has_smaller) {
         x["smaller_summary"] = serve::SummaryJson(c.smaller);
@@ -560,14 +578,20 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   if (agg)
   fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
              "total GPUs", "layout of one instance");
+  bool unbounded = false;
   for (const serve::SizeResult& c : res.candidates) {
+    unbounded = unbounded || (c.meets && std::isinf(c.instance_max_rps));
     if (c.meets)
-      fmt::print("{:>9} {:>12.3g} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(), c.instance_max_rps,
+      fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(),
+                 std::isinf(c.instance_max_rps) ? std::string("unbounded")
+                                                 : fmt::format("{:.3g}", c.instance_max_rps),
                  c.instances, c.gpus, c.layout.label);
     else
       fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
                  c.layout.label, c.note);
   }
+  if (unbounded)
+    fmt::print("  unbounded: {}\n", UnboundedWords(reqs.size()));
   for (const std::string& x : skipped) fmt::print("  skipped {}\n", x);
   if (dres) {
     fmt::print("\n");

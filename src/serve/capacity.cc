@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,9 +14,10 @@
 namespace l2s::serve {
 namespace {
 
+// The stream at `rate`; at an infinite rate every request arrives at time 0 (a burst).
 std::vector<RequestSpec> AtRate(const std::vector<RequestSpec>& unit, double rate) {
   std::vector<RequestSpec> out = unit;
-  for (RequestSpec& r : out) r.arrival_s = unit.empty() ? 0 : r.arrival_s / rate;
+  for (RequestSpec& r : out) r.arrival_s = std::isinf(rate) ? 0 : r.arrival_s / rate;
   return out;
 }
 
@@ -99,13 +101,26 @@ StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& u
     ++probes;
     return p;
   };
-  // Bracket: a passing rate below, a failing one above.
+  // Bracket: a passing rate below, a failing one above. A stream that passes at every rate
+  // (too few requests to load the deployment) has no failing rate: after a few passes in a row
+  // the burst (every request at once, the heaviest load the stream can put) settles it.
   double hi = 2 * hint_rps;
   RateProbe ph = probe(hi);
+  int passes = 0;
   while (ph.meets && probes < opt.max_probes) {
     res.found = true;
     res.rate_rps = hi;
     res.at = ph;
+    if (++passes == kBurstAfterPasses && probes < opt.max_probes) {
+      RateProbe burst = probe(std::numeric_limits<double>::infinity());
+      if (burst.meets) {
+        res.unbounded = true;
+        res.rate_rps = burst.rate_rps;
+        res.at = burst;
+        return res;
+      }
+      if (probes >= opt.max_probes) break;
+    }
     hi *= 2;
     ph = probe(hi);
   }

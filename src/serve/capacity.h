@@ -42,6 +42,9 @@ struct MaxRateOptions {
 
 struct MaxRateResult {
   bool found = false;      // some rate meets the SLOs
+  // Every rate meets them: the whole stream arriving at once does (a stream too short to load
+  // the deployment). Then rate_rps is +infinity, fail_rps 0 and `at` is that burst's probe.
+  bool unbounded = false;
   double rate_rps = 0;     // highest rate found that meets them
   double fail_rps = 0;     // lowest rate found that does not
   RateProbe at;            // the probe at rate_rps
@@ -50,8 +53,11 @@ struct MaxRateResult {
 
 // `unit_requests`: the request stream at a mean rate of 1 request/s (arrival times in seconds at
 // rate 1); a probe at rate r sends them at arrival / r. `hint_rps` (> 0): a first guess of the
-// capacity (e.g. the steady-state serve-mode figure); the search brackets from it. The sim's
-// instances all share the load.
+// capacity (e.g. the steady-state serve-mode figure); the search brackets from it, doubling the
+// rate while it passes; after kBurstAfterPasses passes in a row it also probes the whole stream
+// at once, and when that passes too the result is `unbounded`. The sim's instances all share
+// the load.
+inline constexpr int kBurstAfterPasses = 3;
 StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& unit_requests,
                                 const std::vector<Slo>& slos, double hint_rps,
                                 const MaxRateOptions& opt);

@@ -387,6 +387,31 @@ TEST(ServeSim, MaxRateFindsTheMD1Rate) {
   EXPECT_LE(r->fail_rps - r->rate_rps, 0.02 * r->fail_rps + 1e-12);
 }
 
+// A stream too short to load the deployment has no failing rate. Five requests of service S on
+// one server (max running 1): all at once, their TTFTs are S, 2S, ..., 5S, mean 3S. A mean-TTFT
+// limit of 3.5 S is met by that burst, so every rate is (unbounded, not a rate doubled until the
+// work limit); a limit of 2.5 S is not, so the search brackets a finite rate.
+TEST(ServeSim, MaxRateOfAStreamTooShortToLoadIsUnbounded) {
+  Md1 m = MakeMd1();
+  const double S = m.service_s;
+  const auto unit = ToUnitRate(Open(1.0, 5, 1000, 1));
+  auto loose = MaxRate(m.s.sim.get(), unit, {{Metric::kTtft, Stat::kMean, 3.5 * S * 1e3}},
+                       1.0 / S, MaxRateOptions{});
+  ASSERT_TRUE(loose.ok());
+  EXPECT_TRUE(loose->found);
+  EXPECT_TRUE(loose->unbounded);
+  EXPECT_TRUE(std::isinf(loose->rate_rps));
+  EXPECT_NEAR(loose->at.summary.ttft.mean, 3 * S, 1e-9 * S);  // the burst, by hand
+  EXPECT_LE(loose->probes.size(), static_cast<size_t>(kBurstAfterPasses + 1));
+  auto tight = MaxRate(m.s.sim.get(), unit, {{Metric::kTtft, Stat::kMean, 2.5 * S * 1e3}},
+                       1.0 / S, MaxRateOptions{});
+  ASSERT_TRUE(tight.ok());
+  EXPECT_TRUE(tight->found);
+  EXPECT_FALSE(tight->unbounded);
+  EXPECT_TRUE(std::isfinite(tight->rate_rps));
+  EXPECT_GT(tight->fail_rps, tight->rate_rps);
+}
+
 TEST(ServeSim, ClosedLoopLittlesLaw) {
   for (Engine e : {Engine::kVllm, Engine::kTrtllm, Engine::kSglang}) {
     Problem p = MakeProblem("llama-3.1-8b", 1, e);

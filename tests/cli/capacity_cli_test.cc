@@ -91,6 +91,36 @@ TEST(CapacityCli, DeploymentJsonAndMaxRate) {
   EXPECT_EQ(j["timeline"]["t_s"].size(), j["timeline"]["waiting"].size());
 }
 
+// Twenty short requests meet a loose SLO even all at once: the highest rate is unbounded, said
+// in words and as JSON null + unbounded, never a rate doubled to 1e13 with "fails at 0"; the
+// sizing table says "unbounded" for each layout and sizes one instance.
+TEST(CapacityCli, AStreamTooShortToLoadHasAnUnboundedRate) {
+  const std::vector<std::string> few = {"--rate", "5", "--requests", "20", "--slo",
+                                        "p99_ttft_ms=5000"};
+  const auto t = RunL2s(With(kDeploy, few));
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("highest rate within the SLOs: unbounded: all 20 requests at once meet the "
+                       "SLOs, so no rate fails"),
+            std::string::npos)
+      << t.out;
+  EXPECT_EQ(t.out.find("fails at 0"), std::string::npos) << t.out;
+  const auto j = RunL2s(With(With(kDeploy, few), {"--json"}));
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto mr = nlohmann::json::parse(j.out)["max_rate"];
+  EXPECT_TRUE(mr["unbounded"].get<bool>());
+  EXPECT_TRUE(mr["rate_rps"].is_null());
+  const auto s = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                         "vllm", "--isl", "1000", "--osl", "200", "--rate", "5", "--requests",
+                         "20", "--slo", "p99_ttft_ms=5000", "--sizes", "1,2", "--json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto sj = nlohmann::json::parse(s.out);
+  for (const auto& c : sj["candidates"]) {
+    EXPECT_TRUE(c["max_rate_unbounded"].get<bool>()) << c.dump();
+    EXPECT_TRUE(c["instance_max_rps"].is_null());
+    EXPECT_EQ(c["instances"], 1);
+  }
+}
+
 TEST(CapacityCli, DefaultRouterIsTheEnginesFrontEnd) {
   // Four 1-slot instances, four clients, outputs of uneven length: a least-loaded router never
   // queues a request; Dynamo's frontend (round-robin) sometimes hands one to a busy instance.
