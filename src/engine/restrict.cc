@@ -41,20 +41,12 @@ std::string RepairWords(const Capabilities& c, const ModelSpec& m, const Strateg
   std::string list;
   const int G = s.tp * s.dp;
   for (auto [tp, dp] : tp_dp) {
-    std::vector<int> at_dp;
-    for (int ep : eps) {
-      if (EpRule(c, m, dp) && ep != 1 && ep != G) {
-        at_dp.push_back(1);
-        at_dp.push_back(G);
-      } else {
-        at_dp.push_back(ep);
-      }
-    }
-    for (size_t i = 0; i < at_dp.size(); ++i) {
-      const int ep = at_dp[i];
-      if (std::find(at_dp.begin(), at_dp.begin() + static_cast<long>(i), ep) !=
-          at_dp.begin() + static_cast<long>(i))
-        continue;
+    std::vector<int> at_dp;  // eps, each the engine cannot span at dp replaced by 1 and G
+    for (int ep : eps)
+      for (int e : EpRule(c, m, dp) && ep != 1 && ep != G ? std::vector<int>{1, G}
+                                                           : std::vector<int>{ep})
+        if (std::find(at_dp.begin(), at_dp.end(), e) == at_dp.end()) at_dp.push_back(e);
+    for (int ep : at_dp) {
       Strategy t = s;
       t.tp = tp;
       t.dp = dp;

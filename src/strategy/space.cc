@@ -408,8 +408,8 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
   // decoded strategy to be exactly `s`. The engine restriction's degree rules last.
   if (!(Decode(*idx) == s)) return false;
   const int per_stage = s.tp * s.dp;
-  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.tp, s.ep) && SlotsAllowed(s.ep, s.slots) &&
-         OverlapAllowed(s.dp, s.overlap) && MtpAllowed(s.pp, s.mtp);
+  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.tp, s.ep) &&
+         SlotsAllowed(s.ep, s.slots) && OverlapAllowed(s.dp, s.overlap) && MtpAllowed(s.pp, s.mtp);
 }
 
 Status StrategySpace::Check(const Strategy& s) const {
