@@ -302,8 +302,30 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         c += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'",
                          s.slots - m.num_experts);
       if (s.overlap == Overlap::kTbo) c += " --enable-dbo";
-      c += fmt::format(" --max-num-seqs {} --max-model-len {}", batch * s.pp, MaxSequenceLength(w));
-      if (token_budget > 0) c += fmt::format(" --max-num-batched-tokens {}", token_budget);
+      // vLLM refuses --max-num-batched-tokens below --max-num-seqs (vllm/config/scheduler.py
+      // _verify_args). A plan priced under vLLM's scheduler keeps batch x pp within its budget
+      // (Simulator::TokenBatchLimit); a prefill pool's running limit is capped at the budget (its
+      // steps hold what the budget holds); any other plan's budget is raised to its sequences.
+      int seqs = batch * s.pp;
+      int budget = token_budget;
+      if (token_budget > 0 && seqs > token_budget) {
+        if (opt.max_running > 0) {
+          seqs = token_budget;
+          lc.notes.push_back(fmt::format(
+              "--max-num-seqs {}: the running limit {} x pp {} = {} capped at the token budget, "
+              "as vLLM requires (--max-num-batched-tokens >= --max-num-seqs)",
+              seqs, batch, s.pp, batch * s.pp));
+        } else {
+          budget = seqs;
+          lc.notes.push_back(fmt::format(
+              "--max-num-batched-tokens {}: raised from the {} the plan was priced with to "
+              "--max-num-seqs, as vLLM requires; its steps may take longer prefill chunks than "
+              "priced",
+              budget, token_budget));
+        }
+      }
+      c += fmt::format(" --max-num-seqs {} --max-model-len {}", seqs, MaxSequenceLength(w));
+      if (budget > 0) c += fmt::format(" --max-num-batched-tokens {}", budget);
       if (graph_max_bs > 0) c += fmt::format(" --max-cudagraph-capture-size {}", graph_max_bs);
       if (have_mem) AddMemoryUtilization(*opt.eval, "vLLM", &lc);
       if (kv_fp8) c += " --kv-cache-dtype fp8";
@@ -318,10 +340,11 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
             s.mtp);
       c += host;
       c += fmt::format(" --port {}", opt.port > 0 ? opt.port : kVllmDefaultPort);
-      lc.notes.push_back(fmt::format(
-          "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine", per_rank,
-          batch, s.pp));
-      if (token_budget > 0)
+      if (seqs == batch * s.pp)
+        lc.notes.push_back(fmt::format(
+            "--max-num-seqs = {} {} x pp {}: sequences in flight per data-parallel engine",
+            per_rank, batch, s.pp));
+      if (budget > 0 && budget == token_budget)
         lc.notes.push_back(fmt::format(
             "--max-num-batched-tokens {}: the per-step token budget the plan was priced with",
             token_budget));

@@ -297,6 +297,33 @@ TEST(Commands, ARunningLimitReplacesTheBatchInTheRunningFlags) {
   EXPECT_FALSE(note_has(MakeLaunchCommand(Engine::kVllm, p, s), "running limit"));
 }
 
+// vLLM refuses --max-num-batched-tokens below --max-num-seqs (vllm/config/scheduler.py): with a
+// 128-token budget, a running limit of 100 x pp 2 = 200 is capped at 128; a batch of 100 priced
+// under another engine raises the budget to its 200 sequences, and says that it departs from the
+// price; within the budget nothing changes.
+TEST(Commands, VllmKeepsMaxNumSeqsWithinTheTokenBudget) {
+  Problem p = MakeProblem("mixtral-8x7b", 16);
+  p.workload.max_num_tokens = 128;
+  const Strategy s = Megatron(p.model, 2, 2, 4, 8, 100);
+  auto note_has = [](const LaunchCommand& c, const std::string& what) {
+    return std::any_of(c.notes.begin(), c.notes.end(),
+                       [&](const std::string& n) { return Has(n, what); });
+  };
+  LaunchOptions o;
+  o.max_running = 100;
+  const LaunchCommand capped = MakeLaunchCommand(Engine::kVllm, p, s, o);
+  EXPECT_TRUE(Has(capped.command, "--max-num-seqs 128 ")) << capped.command;
+  EXPECT_TRUE(Has(capped.command, "--max-num-batched-tokens 128")) << capped.command;
+  EXPECT_TRUE(note_has(capped, "running limit 100 x pp 2 = 200 capped at the token budget"));
+  const LaunchCommand raised = MakeLaunchCommand(Engine::kVllm, p, s);
+  EXPECT_TRUE(Has(raised.command, "--max-num-seqs 200 ")) << raised.command;
+  EXPECT_TRUE(Has(raised.command, "--max-num-batched-tokens 200")) << raised.command;
+  EXPECT_TRUE(note_has(raised, "raised from the 128 the plan was priced with"));
+  const LaunchCommand within = MakeLaunchCommand(Engine::kVllm, p, Megatron(p.model, 2, 2, 4, 8, 64));
+  EXPECT_TRUE(Has(within.command, "--max-num-seqs 128 --max-model-len")) << within.command;
+  EXPECT_TRUE(note_has(within, "the per-step token budget the plan was priced with"));
+}
+
 TEST(Commands, AtomAndSglangOnAmdGpus) {
   // DeepSeek-V3 on one node of 8 MI355X: attention DP 8, experts over all 8 (288 slots), two-batch
   // overlap, MTP 2, FP8 KV, decode at context 4096, batch 64 per rank.

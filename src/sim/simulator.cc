@@ -161,7 +161,11 @@ int Simulator::TokenBatchLimit(const Strategy& s) const {
                    static_cast<double>(std::max<int64_t>(1, w.osl));
       break;
   }
-  const double b = std::floor(C / per_seq + 1e-9);
+  double b = std::floor(C / per_seq + 1e-9);
+  // vllm/config/scheduler.py SchedulerConfig._verify_args: "max_num_batched_tokens (..) must be
+  // greater than or equal to max_num_seqs (..)", and a server's max_num_seqs holds every
+  // pipeline microbatch's sequences (batch x pp).
+  if (w.engine == Engine::kVllm && s.pp > 1) b = std::min(b, std::floor(C / s.pp + 1e-9));
   return b >= kNone ? kNone : static_cast<int>(b);
 }
 
@@ -1052,11 +1056,15 @@ std::string Simulator::Reason(const Strategy& s, const Evaluation& e) const {
       if (e.batch > TokenBatchLimit(s))
         return fmt::format(
             "batch {} exceeds the {} tokens per rank per step of max_num_tokens (at most batch {} "
-            "with {} tokens per sequence{})",
+            "with {} tokens per sequence{}{})",
             e.batch, max_num_tokens_, TokenBatchLimit(s),
             p_.workload.mode == Mode::kPrefill ? p_.workload.isl : 1 + std::max(0, s.mtp),
             p_.workload.mode == Mode::kServe && p_.workload.engine != Engine::kSglang
                 ? " plus the steady-state prefill share"
+                : "",
+            p_.workload.engine == Engine::kVllm && s.pp > 1 && p_.workload.mode != Mode::kPrefill
+                ? fmt::format(", and vLLM keeps its --max-num-seqs, batch x pp {}, within it",
+                              s.pp)
                 : "");
       return "batch must be at least 1";
     }

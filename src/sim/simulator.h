@@ -338,7 +338,9 @@ class Simulator {
   double TokensPerStep(const Strategy& s) const;
   // Largest batch per attention-dp rank the engine's token budget (max_num_tokens) admits for
   // `s`: decode batch x (mtp + 1) tokens, plus in serve mode on engines that mix prefill chunks
-  // into decode steps the steady-state prefill share; prefill batch x isl. INT_MAX = no limit.
+  // into decode steps the steady-state prefill share; prefill batch x isl. Under vLLM's
+  // scheduler, decode and serve batches also keep the sequences in flight (batch x pp, its
+  // --max-num-seqs) within the budget, as vLLM requires. INT_MAX = no limit.
   int TokenBatchLimit(const Strategy& s) const;
   // Largest batch per attention-dp rank of `s` whose memory fits one GPU, at most the workload's
   // max_batch and TokenBatchLimit (the bound of the auto batch before latency limits); 0 when

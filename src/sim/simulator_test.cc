@@ -821,6 +821,30 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
   EXPECT_FALSE(ParseEngine("deepseek-internal", &parsed));
 }
 
+// vLLM refuses --max-num-batched-tokens below --max-num-seqs, and a server's --max-num-seqs is
+// batch x pp: with a 128-token budget and 4 stages, a decode batch of at most 32 (not 128); the
+// reason says why; other engines and pp = 1 keep the per-step bound.
+TEST(Simulator, VllmKeepsItsSequencesInFlightWithinTheBudget) {
+  Problem p = MakeProblem(testing::Llama70B(), 8);
+  p.workload.engine = Engine::kVllm;
+  p.workload.max_num_tokens = 128;
+  Strategy s = MegatronStrategy(4, 2, 1, 1, 0);
+  ClearAbsentOps(p.model, &s);
+  const Simulator sim(p);
+  EXPECT_EQ(sim.TokenBatchLimit(s), 32);
+  const Evaluation e = sim.EvaluateAtBatch(s, 33);
+  EXPECT_EQ(e.verdict, Verdict::kStructure);
+  EXPECT_NE(sim.Reason(s, e).find("vLLM keeps its --max-num-seqs, batch x pp 4, within it"),
+            std::string::npos)
+      << sim.Reason(s, e);
+  EXPECT_NE(sim.EvaluateAtBatch(s, 32).verdict, Verdict::kStructure);
+  Strategy one = MegatronStrategy(1, 8, 1, 1, 0);
+  ClearAbsentOps(p.model, &one);
+  EXPECT_EQ(sim.TokenBatchLimit(one), 128);
+  p.workload.engine = Engine::kSglang;
+  EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 128);
+}
+
 // The chunk tests' serve problem: isl 1024 / osl 256, a 512-token budget on SGLang (prefill
 // steps of their own); and the same problem decoding at the serve context 1024 + 256 / 2 = 1152,
 // whose step is the decode-only step D of the formulas.
