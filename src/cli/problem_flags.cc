@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "engine/model_classes.h"
 #include "hw/hw.h"
+#include "launch/launch.h"
 #include "model/model_source.h"
 #include "model/presets.h"
 
@@ -437,6 +438,13 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
     return Status::InvalidArgument(fmt::format("--max-batch must be in [1, {}]", kMaxBatchFlag));
   if (f.max_batch > 0) w.max_batch = f.max_batch;
   if (Status st = ApplyEngineFlags(f, &p); !st.ok()) return st;
+  if (const int64_t len = launch::MaxSequenceLength(w);
+      p.model.max_context > 0 && len > p.model.max_context)
+    Warn(fmt::format(
+        "{}: the workload's sequences reach {} tokens, beyond its max_position_embeddings {}: the "
+        "model was not trained for them, and vLLM and SGLang start only with their override "
+        "variable (the launch commands set it)",
+        p.model.name, len, p.model.max_context));
   return p;
 }
 

@@ -268,6 +268,19 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         "ROCm; priced so)",
         level, qr == QuickReduce::kInt4 ? 4 : 6));
   }
+  // A context beyond the model's max_position_embeddings: vLLM and SGLang refuse a longer
+  // --max-model-len / --context-length unless their override variable is set (vllm/envs.py
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN, sglang environ SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN).
+  if (m.max_context > 0 && MaxSequenceLength(w) > m.max_context &&
+      (engine == Engine::kVllm || engine == Engine::kSglang)) {
+    const char* var = engine == Engine::kVllm ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+                                              : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";
+    env += fmt::format("{}=1 ", var);
+    lc.notes.push_back(fmt::format(
+        "{}=1: the sequences reach {} tokens, beyond the model's max_position_embeddings {}, "
+        "which {} refuses otherwise; the model was not trained for them",
+        var, MaxSequenceLength(w), m.max_context, EngineTitle(engine)));
+  }
   const std::string host = opt.listen_all ? " --host 0.0.0.0" : "";
   const bool have_mem = HasMemory(opt);
   if (!have_mem && engine != Engine::kMegatron)

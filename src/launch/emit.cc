@@ -136,9 +136,8 @@ std::string Short(const Strategy& s) {
   return at == std::string::npos ? t : t.substr(0, at);
 }
 
-// The script line starting `cmd` in the background: its NAME=VALUE prefixes before nohup (nohup
-// runs a program, not an assignment).
-std::string Background(const std::string& cmd, const std::string& log) {
+// Where `cmd`'s leading NAME=VALUE words end (the program's first character).
+size_t ProgramStart(const std::string& cmd) {
   size_t start = 0;
   while (true) {
     const size_t sp = cmd.find(' ', start);
@@ -146,7 +145,19 @@ std::string Background(const std::string& cmd, const std::string& log) {
     if (sp == std::string::npos || word.find('=') == std::string::npos || word[0] == '-') break;
     start = sp + 1;
   }
-  return fmt::format("{}nohup {} > {} 2>&1 &\n", cmd.substr(0, start), cmd.substr(start), log);
+  return start;
+}
+
+// `cmd` behind a program that runs it (nohup, exec): its NAME=VALUE prefixes first, since nohup
+// and exec run a program, not an assignment ("exec FOO=1 prog" is "FOO=1: not found").
+std::string Behind(const std::string& runner, const std::string& cmd) {
+  const size_t start = ProgramStart(cmd);
+  return fmt::format("{}{} {}", cmd.substr(0, start), runner, cmd.substr(start));
+}
+
+// The script line starting `cmd` in the background.
+std::string Background(const std::string& cmd, const std::string& log) {
+  return fmt::format("{} > {} 2>&1 &\n", Behind("nohup", cmd), log);
 }
 
 std::string Bulleted(const std::vector<std::string>& v) {
@@ -387,7 +398,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
   if (opt.dynamo) {
     std::string script = kScriptHead;
     script += "# ETCD_ENDPOINTS (and NATS_SERVER) must name the discovery service the workers use.\n";
-    script += "exec " + DynamoFrontendCommand() + "\n";
+    script += Behind("exec", DynamoFrontendCommand()) + "\n";
     if (Status st = w.Write("frontend.sh", script, true); !st.ok()) return st;
     files_md += fmt::format("- `frontend.sh`: Dynamo's frontend, on port {} (any host that "
                             "reaches the discovery service)\n",
@@ -404,7 +415,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
     if (!router.empty()) {
       std::string script = kScriptHead;
       script += "# Replace <node-k> with the address of node k (DEPLOY.md).\n";
-      script += "exec " + router + "\n";
+      script += Behind("exec", router) + "\n";
       if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
       files_md += fmt::format("- `router.sh`: the router in front of the {} instances, on port {} "
                               "(any host that reaches every server)\n",
@@ -436,7 +447,8 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
       o.listen_all = true;
       o.node_rank = r;
       const LaunchCommand lc = command(o);
-      cases += fmt::format("{}) exec {} ;; ", r, lc.command.empty() ? "sleep infinity" : lc.command);
+      cases += fmt::format("{}) {} ;; ", r,
+                           Behind("exec", lc.command.empty() ? "sleep infinity" : lc.command));
     }
     LaunchOptions o0;
     o0.model_id = opt.model_id;
@@ -458,7 +470,7 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
         "      metadata:\n        labels:\n          role: leader\n",
         instances, nodes_per_instance, EngineName(engine), instances, nodes_per_instance);
     yaml += fmt::format(fmt::runtime(pod), "leader",
-                        YamlList("          ", env + "; exec " + lead.command));
+                        YamlList("          ", env + "; " + Behind("exec", lead.command)));
     yaml += "    workerTemplate:\n";
     yaml += fmt::format(fmt::runtime(pod), "worker",
                         YamlList("          ", env + "; case $NODE_RANK in " + cases + "esac"));
@@ -747,7 +759,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
     script += shared ? "# Replace <node-i> with the nodes' addresses (DEPLOY.md).\n"
                      : "# Replace <prefill-node-i> / <decode-node-i> with the nodes' addresses "
                        "(DEPLOY.md).\n";
-    script += "exec " + router_cmd + "\n";
+    script += Behind("exec", router_cmd) + "\n";
     if (Status st = w.Write("router.sh", script, true); !st.ok()) return st;
     files_md += "- `router.sh`: the router (any host that reaches every server)\n";
   }

@@ -1341,6 +1341,42 @@ TEST(LaunchFlags, EmittedFilesFollowTheGpuVendor) {
   std::filesystem::remove_all(root);
 }
 
+// A context beyond the model's max_position_embeddings (DeepSeek-V3: 163,840): vLLM and SGLang
+// start only with their override variable, which the commands set; in every emitted file it goes
+// before the program that runs the server (nohup, exec): "exec VAR=1 prog" is "VAR=1: not found".
+TEST(LaunchFlags, AContextBeyondTheModelsStartsWithTheOverrideBeforeExec) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / fmt::format("l2s_emit_long_{}", ::getpid());
+  std::filesystem::remove_all(root);
+  const ModelSpec m = Preset("deepseek-v3");
+  Problem p = MakeProblem(m, "h200", 16, Mode::kServe);
+  p.workload.isl = 170000;
+  p.workload.osl = 1000;
+  const Strategy s = Megatron(m, 1, 1, 16, 16, 1);
+  const Evaluation ev = Simulator(p).EvaluateAtBatch(s, 1);
+  ASSERT_TRUE(ev.valid());
+  for (Engine e : {Engine::kSglang, Engine::kVllm}) {
+    const char* var = e == Engine::kVllm ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+                                         : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1";
+    const LaunchCommand lc = MakeLaunchCommand(e, p, s);
+    EXPECT_EQ(lc.command.rfind(std::string(var) + " ", 0), 0u) << lc.command;
+    const std::filesystem::path dir = root / EngineName(e);
+    ASSERT_TRUE(EmitDeployment(dir.string(), e, p, s, ev, {}, nullptr).ok());
+    for (const char* file : {"node-1.sh", "node-2.sh", "lws.yaml"}) {
+      if (!std::filesystem::exists(dir / file)) continue;
+      const std::string text = ReadAll(dir / file);
+      EXPECT_TRUE(Has(text, var)) << file << text;
+      EXPECT_FALSE(Has(text, std::string("exec ") + var)) << file << text;
+      EXPECT_FALSE(Has(text, std::string("nohup ") + var)) << file << text;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(root / "sglang" / "lws.yaml"));
+  // Within the model's context: no variable.
+  p.workload.isl = 2048;
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "VLLM_ALLOW"));
+  std::filesystem::remove_all(root);
+}
+
 TEST(LaunchFlags, BadEmitDirectoryIsOneClearError) {
   const AggPlan plan = AggregatedPlans()[0];
   ASSERT_TRUE(plan.eval.valid());

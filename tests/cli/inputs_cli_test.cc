@@ -174,6 +174,26 @@ TEST(InputsCli, RepoIdFromSharedFolderAndHfCache) {
       << r4.err;
 }
 
+// A workload beyond the model's max_position_embeddings (Llama-3.1-8B: 131,072) warns once, in
+// every command that builds the problem; within it, nothing.
+TEST(InputsCli, AContextBeyondTheModelsWarns) {
+  const std::string want =
+      "l2s: warning: llama-3.1-8b: the workload's sequences reach 201000 tokens, beyond its "
+      "max_position_embeddings 131072: the model was not trained for them, and vLLM and SGLang "
+      "start only with their override variable (the launch commands set it)\n";
+  const Result plan = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                              "--isl", "200000", "--osl", "1000", "--slo",
+                              "ttft_ms=60000,tpot_ms=100", "--engine", "vllm", "--json"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_EQ(plan.err, want);
+  const Result eval = RunL2s({"eval", "--model", "llama-3.1-8b", "--gpus", "1", "--mode",
+                              "decode", "--context", "201000", "--strategy", "tp=1"});
+  EXPECT_EQ(eval.err, want);
+  const Result within = RunL2s({"eval", "--model", "llama-3.1-8b", "--gpus", "1", "--mode",
+                                "decode", "--context", "131072", "--strategy", "tp=1"});
+  EXPECT_EQ(within.err, "");
+}
+
 TEST(InputsCli, ServingWithoutSloWarnsWithThePlansLatency) {
   for (const char* serving : {"agg", "disagg"}) {
     SCOPED_TRACE(serving);
