@@ -499,6 +499,16 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (token_budget > 0) serve += fmt::format(" --max_num_tokens {}", token_budget);
       std::string yaml;
       if (moe && s.dp > 1) yaml += "enable_attention_dp: true\n";
+      // A prompt longer than the token budget runs in chunks, as the plan priced it
+      // (Simulator::TokenBatchLimit); TensorRT-LLM's LLM API leaves chunking off
+      // (llm_args.py: enable_chunked_prefill defaults to False) and cannot schedule it otherwise.
+      if (w.mode != Mode::kDecode && token_budget > 0 && w.isl > token_budget) {
+        yaml += "enable_chunked_prefill: true\n";
+        lc.notes.push_back(fmt::format(
+            "enable_chunked_prefill: the {}-token prompts exceed --max_num_tokens {}: they run in "
+            "chunks, as priced (TensorRT-LLM's default is off)",
+            w.isl, token_budget));
+      }
       std::string kv_cache;
       if (kv_fp8) kv_cache += "  dtype: fp8\n";
       if (have_mem) {

@@ -324,6 +324,21 @@ TEST(Commands, VllmKeepsMaxNumSeqsWithinTheTokenBudget) {
   EXPECT_TRUE(note_has(within, "the per-step token budget the plan was priced with"));
 }
 
+// TensorRT-LLM's LLM API leaves chunked prefill off, and a prompt above --max_num_tokens then
+// cannot be scheduled: the plan priced it in chunks, so the YAML turns chunking on, and only then.
+TEST(Commands, TrtllmChunksPromptsLongerThanItsTokenBudget) {
+  Problem p = MakeProblem("llama-3.1-70b", 8, Mode::kServe);
+  p.workload.isl = 20000;
+  p.workload.osl = 500;
+  const Strategy s = Megatron(p.model, 1, 8, 1, 1, 4);
+  const LaunchCommand long_prompts = MakeLaunchCommand(Engine::kTrtllm, p, s);
+  EXPECT_TRUE(Has(long_prompts.extra_file, "enable_chunked_prefill: true\n"))
+      << long_prompts.extra_file;
+  EXPECT_TRUE(Has(long_prompts.command, "--max_num_tokens 8192")) << long_prompts.command;
+  p.workload.isl = 8192;
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).extra_file, "enable_chunked_prefill"));
+}
+
 TEST(Commands, AtomAndSglangOnAmdGpus) {
   // DeepSeek-V3 on one node of 8 MI355X: attention DP 8, experts over all 8 (288 slots), two-batch
   // overlap, MTP 2, FP8 KV, decode at context 4096, batch 64 per rank.
