@@ -429,9 +429,19 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (dp_attention && ModelHasOp(m, Op::kDenseFfn1)) c += " --moe-dense-tp-size 1";
       const int requests = batch * s.pp * (dp_attention ? s.dp : 1);
       c += fmt::format(" --max-running-requests {} --context-length {}", requests, MaxSequenceLength(w));
-      // SGLang divides --chunked-prefill-size over the attention-DP ranks.
+      // SGLang divides --chunked-prefill-size over the attention-DP ranks. Each rank's prefill
+      // batch is also capped by --max-prefill-tokens (server_args.py max_prefill_tokens = 16384,
+      // not divided): a larger priced budget raises it.
       if (token_budget > 0)
         c += fmt::format(" --chunked-prefill-size {}", token_budget * (dp_attention ? s.dp : 1));
+      constexpr int kSglangMaxPrefillTokens = 16384;
+      if (token_budget > kSglangMaxPrefillTokens) {
+        c += fmt::format(" --max-prefill-tokens {}", token_budget);
+        lc.notes.push_back(fmt::format(
+            "--max-prefill-tokens {}: the per-rank token budget the plan was priced with, above "
+            "SGLang's default cap of {} prompt tokens per prefill batch",
+            token_budget, kSglangMaxPrefillTokens));
+      }
       if (graph_max_bs > 0) c += fmt::format(" --cuda-graph-max-bs {}", graph_max_bs);
       if (have_mem) {
         const Evaluation& e = *opt.eval;

@@ -339,6 +339,18 @@ TEST(Commands, TrtllmChunksPromptsLongerThanItsTokenBudget) {
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kTrtllm, p, s).extra_file, "enable_chunked_prefill"));
 }
 
+// SGLang caps each rank's prefill batch at --max-prefill-tokens (16,384 by default, not divided
+// over DP-attention ranks): a priced budget above it raises the cap; the default budget does not.
+TEST(Commands, SglangRaisesItsPrefillCapToALargerBudget) {
+  Problem p = MakeProblem("deepseek-v3", 8, Mode::kServe);
+  const Strategy s = Megatron(p.model, 1, 1, 8, 8, 16);
+  EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kSglang, p, s).command, "--max-prefill-tokens"));
+  p.workload.max_num_tokens = 32768;
+  const LaunchCommand big = MakeLaunchCommand(Engine::kSglang, p, s);
+  EXPECT_TRUE(Has(big.command, "--chunked-prefill-size 262144")) << big.command;
+  EXPECT_TRUE(Has(big.command, "--max-prefill-tokens 32768")) << big.command;
+}
+
 TEST(Commands, AtomAndSglangOnAmdGpus) {
   // DeepSeek-V3 on one node of 8 MI355X: attention DP 8, experts over all 8 (288 slots), two-batch
   // overlap, MTP 2, FP8 KV, decode at context 4096, batch 64 per rank.
