@@ -9,7 +9,8 @@
 //   vLLM     --tensor-parallel-size tp --data-parallel-size dp; MoE experts over the DP x TP group,
 //            tensor-parallel (ep = 1) or expert-parallel with --enable-expert-parallel (ep = G).
 //   SGLang   MoE with dp > 1: --tp G --dp dp --enable-dp-attention (attention TP = G/dp = tp),
-//            --ep-size ep; dense models: --tp tp --dp dp = dp independent replicas.
+//            --ep-size ep with ep = 1 or G (the all-to-all backend spans --tp); any ep dividing
+//            G with dp = 1; dense models: --tp tp --dp dp = dp independent replicas.
 //   TRT-LLM  MoE: tensor_parallel_size G, attention TP over all of it (tp = G) or attention DP
 //            (enable_attention_dp, tp = 1), moe_expert_parallel_size ep; dense: dp servers.
 //   Megatron --tensor-model-parallel-size tp, data parallel = world / (tp*pp), MoE parallel
