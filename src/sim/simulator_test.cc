@@ -769,6 +769,16 @@ TEST(Simulator, DraftModelPaysItsFusionLayerAndDraftHead) {
 
 // ---- Engine limits and the attention-DP imbalance (docs/dev/COST_MODEL.md "Engines") ----
 
+// `sim`'s token batch limit for `s` is `limit`: one sequence more is a structural miss whose
+// reason contains `why`.
+void ExpectTokenBatchLimit(const Simulator& sim, const Strategy& s, int limit,
+                           const std::string& why) {
+  EXPECT_EQ(sim.TokenBatchLimit(s), limit);
+  const Evaluation e = sim.EvaluateAtBatch(s, limit + 1);
+  EXPECT_EQ(e.verdict, Verdict::kStructure);
+  EXPECT_NE(sim.Reason(s, e).find(why), std::string::npos) << sim.Reason(s, e);
+}
+
 TEST(Simulator, TokenBudgetLimitsTheBatch) {
   Problem p = MakeProblem(DeepSeekWithMtp(), 8);
   p.workload.engine = Engine::kTrtllm;
@@ -797,13 +807,7 @@ TEST(Simulator, TokenBudgetLimitsTheBatch) {
     Problem q = p;
     q.workload.mode = Mode::kPrefill;
     q.workload.isl = 100;
-    const Simulator sim(q);
-    EXPECT_EQ(sim.TokenBatchLimit(s), 5);
-    const Evaluation e = sim.EvaluateAtBatch(s, 6);
-    EXPECT_EQ(e.verdict, Verdict::kStructure);
-    EXPECT_NE(sim.Reason(s, e).find("at most batch 5 with 100 tokens per sequence)"),
-              std::string::npos)
-        << sim.Reason(s, e);
+    ExpectTokenBatchLimit(Simulator(q), s, 5, "at most batch 5 with 100 tokens per sequence)");
   }
   p.workload.engine = Engine::kSglang;
   EXPECT_EQ(Simulator(p).TokenBatchLimit(s), 512);
@@ -831,12 +835,7 @@ TEST(Simulator, VllmKeepsItsSequencesInFlightWithinTheBudget) {
   Strategy s = MegatronStrategy(4, 2, 1, 1, 0);
   ClearAbsentOps(p.model, &s);
   const Simulator sim(p);
-  EXPECT_EQ(sim.TokenBatchLimit(s), 32);
-  const Evaluation e = sim.EvaluateAtBatch(s, 33);
-  EXPECT_EQ(e.verdict, Verdict::kStructure);
-  EXPECT_NE(sim.Reason(s, e).find("vLLM keeps its --max-num-seqs, batch x pp 4, within it"),
-            std::string::npos)
-      << sim.Reason(s, e);
+  ExpectTokenBatchLimit(sim, s, 32, "vLLM keeps its --max-num-seqs, batch x pp 4, within it");
   EXPECT_NE(sim.EvaluateAtBatch(s, 32).verdict, Verdict::kStructure);
   Strategy one = MegatronStrategy(1, 8, 1, 1, 0);
   ClearAbsentOps(p.model, &one);
