@@ -8,11 +8,6 @@ namespace l2s::launch {
 
 namespace {
 
-// Strips `prefix` from the front of `s` (the engine's own launcher, e.g. "vllm serve MODEL ").
-std::string After(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
-}
-
 // `args` without the flag `name` (and its value when `with_value`), matched as a whole word.
 std::string WithoutFlag(std::string args, const std::string& name, bool with_value) {
   const std::string key = " " + name;
@@ -53,9 +48,14 @@ LaunchCommand DynamoWorkerCommand(Engine backend, const Problem& p, const Strate
       o.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + o.cuda_visible_devices + " ";
   switch (backend) {
     case Engine::kSglang: {
+      // The worker takes SGLang's server arguments; what precedes the server (its environment:
+      // CUDA_VISIBLE_DEVICES, an override variable) stays in front.
       LaunchCommand lc = MakeLaunchCommand(backend, p, s, o);
-      lc.command = env + "python -m dynamo.sglang " +
-                   After(lc.command, env + "python -m sglang.launch_server ");
+      const std::string server = "python -m sglang.launch_server ";
+      const size_t at = lc.command.find(server);
+      if (at == std::string::npos) return lc;
+      lc.command = lc.command.substr(0, at) + "python -m dynamo.sglang " +
+                   lc.command.substr(at + server.size());
       return lc;
     }
     case Engine::kVllm: {

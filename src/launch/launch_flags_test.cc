@@ -1360,6 +1360,10 @@ TEST(LaunchFlags, AContextBeyondTheModelsStartsWithTheOverrideBeforeExec) {
                                          : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1";
     const LaunchCommand lc = MakeLaunchCommand(e, p, s);
     EXPECT_EQ(lc.command.rfind(std::string(var) + " ", 0), 0u) << lc.command;
+    // Dynamo's worker of the engine keeps the variable in front of its own module.
+    const LaunchCommand dw = DynamoWorkerCommand(e, p, s, LaunchOptions{}, "engine.yaml");
+    EXPECT_EQ(dw.command.rfind(fmt::format("{} python -m dynamo.{} ", var, EngineName(e)), 0), 0u)
+        << dw.command;
     const std::filesystem::path dir = root / EngineName(e);
     ASSERT_TRUE(EmitDeployment(dir.string(), e, p, s, ev, {}, nullptr).ok());
     for (const char* file : {"node-1.sh", "node-2.sh", "lws.yaml"}) {
