@@ -317,7 +317,9 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   std::vector<std::string> unlaunchable;
   for (const auto& [side, q, st] :
        {std::tuple{"prefill", &*pp, &*sp}, std::tuple{"decode", &*dp, &*sd}}) {
-    for (const std::string& line : NotLaunchedLines(EngineInfoOf(f.problem.engine, *q, *st)))
+    const engine::Role role =
+        std::string_view(side) == "prefill" ? engine::Role::kPrefillPool : engine::Role::kDecodePool;
+    for (const std::string& line : NotLaunchedLines(EngineInfoOf(f.problem.engine, *q, *st, role)))
       unlaunchable.push_back(fmt::format("{}: {}", side, line));
   }
   if (f.json) {

@@ -258,7 +258,10 @@ int Run(const ExplainFlags& f) {
     return Fail(st);
   const Strategy s = *parsed;
   const bool tbo = s.overlap == Overlap::kTbo;
-  const EngineInfo engine = EngineInfoOf(f.problem.engine, *p, s);
+  const engine::Role role = f.pool.empty()         ? engine::Role::kServer
+                            : f.pool == "prefill" ? engine::Role::kPrefillPool
+                                                  : engine::Role::kDecodePool;
+  const EngineInfo engine = EngineInfoOf(f.problem.engine, *p, s, role);
   const Simulator sim(std::move(*p));
   const Problem& prob = sim.problem();
   const Evaluation e = sim.Evaluate(s);

@@ -50,6 +50,7 @@ std::string RulesText(const EngineRestriction& r, bool moe, bool speculates) {
   if (r.ep_one_or_stage_with_dp) rules.push_back("with dp > 1, ep 1 or the whole stage");
   if (r.tp_one_or_stage) rules.push_back("attention all tp or all dp (tp 1 or dp 1)");
   if (speculates && r.mtp_needs_one_stage) rules.push_back("speculative decoding only with pp = 1");
+  if (r.stages_need_one_dp) rules.push_back("pipeline stages only with dp = 1");
   if (moe) {
     if (r.slots_need_ep) rules.push_back("redundant expert slots only with ep > 1");
     if (r.tbo_needs_dp) rules.push_back("two-batch overlap only with dp > 1");

@@ -108,7 +108,8 @@ json DisaggBestJson(const DisaggPlan& d) {
     const engine::Capabilities& c = engine::CapabilitiesOf(id);
     return c.disaggregation && engine::RunsOn(c, st.prefill_pool.gpu.vendor) &&
            engine::RunsOn(c, st.decode_pool.gpu.vendor) &&
-           engine::Launchable(c, m, e.prefill.strategy) && engine::Launchable(c, m, e.decode.strategy);
+           engine::Launchable(c, m, e.prefill.strategy, engine::Role::kPrefillPool) &&
+           engine::Launchable(c, m, e.decode.strategy, engine::Role::kDecodePool);
   };
   bool launchable = false;
   if (d.engine != engine::EngineId::kIdeal) {

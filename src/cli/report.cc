@@ -453,7 +453,8 @@ std::vector<std::string> NotLaunchedLines(const EngineInfo& e) {
   return out;
 }
 
-EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s) {
+EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s,
+                        engine::Role role) {
   EngineInfo engine;
   if (flag.empty()) return engine;
   engine.name = flag;
@@ -463,7 +464,7 @@ EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strateg
   const engine::Capabilities& caps = engine::CapabilitiesOf(*id);
   engine.title = std::string(caps.title);
   if (CheckStrategy(p.model, p.cluster.num_gpus, s).ok())
-    engine.unlaunchable = engine::Violations(caps, p.model, s);
+    engine.unlaunchable = engine::Violations(caps, p.model, s, role);
   return engine;
 }
 

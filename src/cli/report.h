@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/engine.h"
 #include "plan/cost.h"
 #include "plan/error_bands.h"
 #include "sim/simulator.h"
@@ -30,9 +31,10 @@ struct EngineInfo {
   // empty when it launches it, or for none.
   std::vector<std::string> unlaunchable;
 };
-// The engine of --engine `flag` ("" = none) for problem `p` (its fitted factor) running `s`:
-// what of `s` that engine does not launch as given.
-EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s);
+// The engine of --engine `flag` ("" = none) for problem `p` (its fitted factor) running `s` as a
+// server of `role`: what of `s` that engine does not launch as given.
+EngineInfo EngineInfoOf(const std::string& flag, const Problem& p, const Strategy& s,
+                        engine::Role role = engine::Role::kServer);
 // "<title> does not run this as given: <what>", one per entry of e.unlaunchable.
 std::vector<std::string> NotLaunchedLines(const EngineInfo& e);
 

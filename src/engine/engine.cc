@@ -42,6 +42,13 @@ Capabilities Vllm() {
   c.mtp_with_pp = false;
   c.expert_slots = true;
   c.disaggregation = true;   // --kv-transfer-config (P/D connectors)
+  // Pools without pipeline stages: the NIXL connector's default (pull) mode refuses a pipeline-
+  // parallel producer at the handshake ("NixlConnector received pp_rank > 0 handshake metadata
+  // but does not support PP-disaggregated KV transfer") and a pipeline-parallel consumer in its
+  // worker's constructor (vllm-project/vllm issues 40674, 52913; pull-mode support is PR 53360,
+  // open). Dynamo's vLLM workers use the same connector.
+  c.prefill_pool_pp = false;
+  c.decode_pool_pp = false;
   c.chunked_prefill = true;  // V1 scheduler: chunked prefill always on (max_num_batched_tokens)
   c.amd = true;              // docs.vllm.ai getting_started/installation/gpu: ROCm build
   c.quick_reduce = true;     // vllm/envs.py VLLM_ROCM_QUICK_REDUCE_QUANTIZATION
@@ -85,6 +92,11 @@ Capabilities Sglang() {
   c.mtp_with_pp = false;
   c.expert_slots = true;
   c.disaggregation = true;
+  // A prefill server may run pipeline stages (sgl-project/sglang PR 8846, "Support PD
+  // disaggregation with Prefill PP"), a decode server not: its event loop has no pipeline-
+  // parallel decode with received caches (issue 8424; roadmap issue 11857, "High throughput
+  // decoding" open).
+  c.decode_pool_pp = false;
   c.chunked_prefill = true;
   c.amd = true;  // docs.sglang.ai platforms/amd_gpu: ROCm images (lmsysorg/sglang:*-rocm*)
   // python/sglang/srt/distributed/device_communicators/quick_all_reduce.py reads
@@ -128,18 +140,28 @@ Capabilities Trtllm() {
   return c;
 }
 
-// AMD's ATOM (AiTer Optimized Model, ROCm only): vLLM's row - a vLLM-style engine (continuous
-// batching with chunked prefill, max_num_seqs / max_num_batched_tokens, lockstep data-parallel
-// engine cores; the simulator runs vLLM's scheduler for it, with the limits the launch command
-// states) with the same degree rules (ROCm/ATOM distributed_guide: -tp N inside -dp N ranks, "-tp
-// 4 -dp 2 --enable-expert-parallel"; MoE layers span dp x tp with --enable-expert-parallel, "EP
-// size = dp_size * tp_size", tensor-parallel otherwise; dense DP ranks are replicas) and features
-// (atom/model_engine/arg_utils.py: --enable-tbo [prefill|all], two-batch overlap of the MoRI
-// all-to-all; --method mtp --num-speculative-tokens; --eplb-enable --eplb-config
-// num_redundant_experts; no single-batch overlap). Unlike vLLM: AMD GPUs only; one node (one
-// CoreManager starts the tp x dp engine cores on the local GPUs, no node-rank argument); and its
-// own prefill/decode mode (--kv-transfer-config, the atomesh router) is not emitted by l2s, so its
-// plans are aggregated (docs/PLAN.md "Engine rules").
+// AMD's ATOM (AiTer Optimized Model, ROCm only): a vLLM-style engine (continuous batching with
+// chunked prefill, max_num_seqs / max_num_batched_tokens, lockstep data-parallel engine cores;
+// the simulator runs vLLM's scheduler for it, with the limits the launch command states) with
+// vLLM's features (atom/model_engine/arg_utils.py: --enable-tbo [prefill|all], two-batch overlap
+// of the MoRI all-to-all; --method mtp --num-speculative-tokens; --eplb-enable --eplb-config
+// num_redundant_experts; no single-batch overlap) but its own degree rules, read from its code
+// (github.com/ROCm/ATOM @ ffdf3bb, the flags fixture's commit):
+//   - MoE layers span data-parallel ranks only under --enable-dp-attention, which runs attention
+//     on every GPU of --tensor-parallel-size as its own rank (engine_core_mgr.py CoreManager:
+//     data_parallel_size = tp x dp, tensor_parallel_size = 1); without it each -dp rank is a
+//     separate replica for the MoE layers too (atom/model_ops/moe.py FusedMoEParallelConfig.make:
+//     "Only flatten DP into TP/EP when enable_dp_attention is True. Otherwise, use pure DP for
+//     MoE"). So a MoE stage runs attention all-TP (tp = G) or all-DP (tp = 1), as TensorRT-LLM;
+//     experts over all G GPUs, tensor-parallel (ep = 1) or with --enable-expert-parallel (ep = G).
+//   - No pipeline stages with data parallelism: CoreManager asserts "Pipeline parallel combined
+//     with data parallel is not supported yet" (and "Pipeline parallel + DP-attention is not
+//     supported yet").
+//   - Speculation with pipeline stages only drafts for a decode node (scheduler.py
+//     spec_decode_local = use_spec and pp_size == 1): no MTP with pp > 1, as vLLM.
+// Unlike vLLM also: AMD GPUs only; one node (one CoreManager starts the engine cores on the local
+// GPUs, no node-rank argument); its own prefill/decode mode (--kv-transfer-config, the atomesh
+// router) is not emitted by l2s, so its plans are aggregated (docs/PLAN.md "Engine rules").
 Capabilities Atom() {
   Capabilities c = Vllm();
   c.id = EngineId::kAtom;
@@ -147,14 +169,18 @@ Capabilities Atom() {
   c.title = "ATOM";
   c.version = "0.1";
   c.workers = EngineId::kAtom;
+  c.attention_split = AttentionSplit::kTpOrDp;
+  c.pp_with_dp = false;
   c.disaggregation = false;
   c.nvidia = false;
   c.amd = true;
   c.single_node = true;
   c.quick_reduce = false;  // no QuickReduce environment variable in its launch
   c.source =
-      "ROCm/ATOM distributed_guide (github.com/ROCm/ATOM); atom/model_engine/arg_utils.py "
-      "(--enable-expert-parallel, --enable-tbo, --method mtp, --eplb-enable)";
+      "github.com/ROCm/ATOM: atom/model_engine/arg_utils.py (--enable-dp-attention, "
+      "--enable-expert-parallel, --enable-tbo, --method mtp, --eplb-enable), "
+      "atom/model_engine/engine_core_mgr.py (CoreManager), atom/model_ops/moe.py "
+      "(FusedMoEParallelConfig.make)";
   return c;
 }
 

@@ -79,8 +79,11 @@ struct Capabilities {
   bool tbo_needs_dp = false;            // tbo only with attention data parallelism (dp > 1)
   bool mtp = true;                      // MTP speculative decoding (mtp > 0)
   bool mtp_with_pp = true;              // ... also with pipeline stages (pp > 1)
+  bool pp_with_dp = true;               // pipeline stages (pp > 1) also with dp > 1
   bool expert_slots = true;             // redundant expert slots (EPLB)
   bool disaggregation = true;           // prefill/decode pools
+  bool prefill_pool_pp = true;          // ... whose prefill servers may run pipeline stages
+  bool decode_pool_pp = true;           // ... and whose decode servers may
   bool chunked_prefill = true;
   // GPU vendors the engine runs on (hw.h Gpu::vendor): TensorRT-LLM and Dynamo are CUDA-only,
   // ATOM is ROCm-only, vLLM, SGLang and Megatron-LM have both builds.
@@ -98,6 +101,14 @@ struct Capabilities {
   bool round_robin_router = false;
   std::string_view source;              // where the row's facts come from
 };
+
+// What a server of a plan does: serve on its own (aggregated), or prefill or decode in a
+// disaggregated deployment (whose KV-cache transfer may limit its degrees).
+enum class Role : uint8_t { kServer, kPrefillPool, kDecodePool };
+// Whether a server of role `r` may run pipeline stages under `c` (always for kServer).
+inline bool StagesAllowed(const Capabilities& c, Role r) {
+  return r == Role::kServer || (r == Role::kPrefillPool ? c.prefill_pool_pp : c.decode_pool_pp);
+}
 
 // The whole table, kIdeal first then kLaunchEngines' order.
 std::span<const Capabilities> CapabilityTable();

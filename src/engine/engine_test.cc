@@ -327,10 +327,12 @@ TEST(EngineVendors, BuildsPerVendorAndOneLineRefusals) {
   EXPECT_TRUE(CheckCluster(EngineId::kSglang, "amd", "mi355x", 16, 8).ok());
 }
 
-// ATOM (atom/model_engine/arg_utils.py, ROCm/ATOM distributed_guide): vLLM's scheduler family,
-// -tp inside -dp ranks, experts over the whole stage with --enable-expert-parallel or
-// tensor-parallel, two-batch overlap (--enable-tbo) only where there is an all-to-all, MTP,
-// EPLB slots, aggregated serving only (its P/D mode is not launched by l2s).
+// ATOM (engine.cc's row, from its code): vLLM's scheduler family; a MoE stage with dp > 1 is
+// data-parallel attention (tp = 1: without --enable-dp-attention its -dp ranks would be separate
+// replicas for the experts too), experts over the whole stage with --enable-expert-parallel or
+// tensor-parallel; no pipeline stages with dp > 1; two-batch overlap (--enable-tbo) only where
+// there is an all-to-all, MTP, EPLB slots, aggregated serving only (its P/D mode is not launched
+// by l2s).
 TEST(EngineFacts, AtomIsVllmShapedWithTboMtpAndSlotsAggregatedOnly) {
   const Capabilities& a = C(EngineId::kAtom);
   EXPECT_EQ(a.scheduler, Engine::kVllm);
@@ -338,8 +340,28 @@ TEST(EngineFacts, AtomIsVllmShapedWithTboMtpAndSlotsAggregatedOnly) {
   EXPECT_FALSE(a.disaggregation);
   EXPECT_TRUE(a.single_node);
   const ModelSpec ds = Preset("deepseek-v3");
-  EXPECT_TRUE(Launchable(a, ds, S(ds, "tp=4,dp=2,ep=8,batch=8", 8)));
+  const std::vector<Violation> split = FindViolations(a, ds, S(ds, "tp=4,dp=2,ep=8,batch=8", 8));
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(split[0].kind, Violation::Kind::kAttentionSplit);
+  EXPECT_TRUE(Launchable(C(EngineId::kVllm), ds, S(ds, "tp=4,dp=2,ep=8,batch=8", 8)));
   EXPECT_TRUE(Launchable(a, ds, S(ds, "tp=8,ep=1,batch=8", 8)));
+  EXPECT_TRUE(Launchable(a, ds, S(ds, "tp=1,dp=8,ep=1,batch=8", 8)));
+  // Pipeline stages with data parallelism, MoE or dense (vLLM runs both).
+  const ModelSpec llama = Preset("llama-3.1-70b");
+  for (const ModelSpec* m : {&ds, &llama}) {
+    const Strategy staged = S(*m, m->is_moe() ? "pp=2,tp=1,dp=4,ep=4,batch=8" : "pp=2,tp=2,dp=2,batch=8", 8);
+    const std::vector<Violation> v = FindViolations(a, *m, staged);
+    ASSERT_FALSE(v.empty()) << m->name;
+    EXPECT_EQ(v.back().kind, Violation::Kind::kStagesWithDp) << v.back().text;
+    EXPECT_NE(v.back().text.find("pp=2 with dp="), std::string::npos) << v.back().text;
+    EXPECT_TRUE(Launchable(C(EngineId::kVllm), *m, staged)) << m->name;
+    for (const Strategy& r : Repairs(a, *m, staged)) {
+      EXPECT_EQ(r.pp, 2);
+      EXPECT_EQ(r.dp, 1);
+      EXPECT_EQ(r.tp, 4);
+    }
+    EXPECT_FALSE(Repairs(a, *m, staged).empty()) << m->name;
+  }
   const std::vector<Violation> partial = FindViolations(a, ds, S(ds, "tp=1,dp=8,ep=4,batch=8", 8));
   EXPECT_TRUE(Has(partial, Violation::Kind::kExpertSpan));
   Strategy tbo = S(ds, "tp=1,dp=8,ep=8,batch=8,slots=288,mtp=2", 8);

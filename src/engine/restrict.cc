@@ -60,7 +60,8 @@ std::string RepairWords(const Capabilities& c, const ModelSpec& m, const Strateg
 
 }  // namespace
 
-std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m, const Strategy& s) {
+std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                                      Role role) {
   std::vector<Violation> out;
   if (c.id == EngineId::kIdeal) return out;
   const std::string_view E = c.title;
@@ -147,16 +148,42 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
         fmt::format("tp={} with dp={}: {}; {}", s.tp, s.dp, why,
                     RepairWords(c, m, s, {{1, G}, {G, 1}}, {s.ep})));
   }
+  if (!c.pp_with_dp && s.pp > 1 && s.dp > 1)
+    add(Violation::Kind::kStagesWithDp,
+        fmt::format("pp={} with dp={}: {} runs pipeline stages only without data parallelism "
+                    "(one engine core per stage); {}",
+                    s.pp, s.dp, E, RepairWords(c, m, s, {{G, 1}}, {s.ep})));
+  if (!StagesAllowed(c, role) && s.pp > 1)
+    add(Violation::Kind::kPoolStages,
+        fmt::format("pp={} in a disaggregated {} pool: {}'s KV-cache transfer serves {} "
+                    "servers without pipeline stages only; it runs pp=1 on the same {} GPUs (tp or "
+                    "dp {} times larger)",
+                    s.pp, role == Role::kPrefillPool ? "prefill" : "decode", E,
+                    role == Role::kPrefillPool ? "prefill" : "decode", s.gpus(), s.pp));
   return out;
 }
 
-std::vector<std::string> Violations(const Capabilities& c, const ModelSpec& m, const Strategy& s) {
+std::vector<std::string> Violations(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                                    Role role) {
   std::vector<std::string> out;
-  for (Violation& v : FindViolations(c, m, s)) out.push_back(std::move(v.text));
+  for (Violation& v : FindViolations(c, m, s, role)) out.push_back(std::move(v.text));
   return out;
 }
 
-std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const Strategy& s) {
+std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                              Role role) {
+  if (c.id != EngineId::kIdeal && !StagesAllowed(c, role) && s.pp > 1) {
+    // The stages folded into tp, then into dp, each then repaired as a server.
+    std::vector<Strategy> out;
+    for (bool into_tp : {true, false}) {
+      Strategy t = s;
+      t.pp = 1;
+      (into_tp ? t.tp : t.dp) *= s.pp;
+      for (const Strategy& r : Repairs(c, m, t))
+        if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    }
+    return out;
+  }
   if (c.id == EngineId::kIdeal) {
     if (CheckStrategy(m, s.gpus(), s).ok()) return {Canonical(m, s)};
     return {};
@@ -173,6 +200,7 @@ std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const S
   const int G = s.tp * s.dp;
   std::vector<std::pair<int, int>> tp_dp = {{s.tp, s.dp}};
   if (TpRule(c, m) && s.dp > 1 && s.tp > 1) tp_dp = {{1, G}, {G, 1}};
+  if (!c.pp_with_dp && s.pp > 1 && s.dp > 1) tp_dp = {{G, 1}};
   std::vector<Strategy> out;
   for (auto [tp, dp] : tp_dp) {
     std::vector<int> eps = {s.ep};
@@ -196,7 +224,7 @@ std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const S
 }
 
 StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m,
-                                       SpaceOptions opt) {
+                                       SpaceOptions opt, Role role) {
   opt.restriction = EngineRestriction{};
   if (c.id == EngineId::kIdeal) return opt;
   EngineRestriction& r = opt.restriction;
@@ -226,6 +254,8 @@ StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m
         fmt::format("overlap={}: {} has no such overlap", OverlapName(opt.fixed_overlap), c.title));
   r.tbo_needs_dp = c.tbo_needs_dp;
   r.mtp_needs_one_stage = !c.mtp_with_pp;
+  r.stages_need_one_dp = !c.pp_with_dp;
+  r.one_stage = !StagesAllowed(c, role);
   r.ep_one_or_stage = m.is_moe() && c.expert_span == ExpertSpan::kOneOrStage;
   r.ep_one_or_stage_with_dp = m.is_moe() && c.expert_span == ExpertSpan::kOneOrStageWithDp;
   r.tp_one_or_stage = TpRule(c, m);

@@ -31,6 +31,8 @@ struct Violation {
     kOverlap,         // an overlap the engine does not have
     kExpertSpan,      // ep the engine cannot span (vLLM: 1 < ep < tp*dp)
     kAttentionSplit,  // tp > 1 with dp > 1 where the engine runs attention all-TP or all-DP
+    kStagesWithDp,    // pp > 1 with dp > 1 where the engine runs pipeline stages only at dp = 1
+    kPoolStages,      // pp > 1 in a disaggregated pool where the engine's KV connector has none
   };
   Kind kind = Kind::kDim;
   Op op = Op::kEmbed;     // kDim: the operator
@@ -40,28 +42,36 @@ struct Violation {
 
 // The choices of `s` that engine `c` cannot launch as they are, in the order of Violation::Kind.
 // `s` is assumed structurally valid for `m` (CheckStrategy); kIdeal launches everything. Empty:
-// the engine launches `s` exactly.
-std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m, const Strategy& s);
+// the engine launches `s` exactly. `role`: a server of a disaggregated pool also runs pp = 1 where
+// the engine's KV transfer has no pipeline stages on that side (StagesAllowed).
+std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                                      Role role = Role::kServer);
 // The same, the texts only.
-std::vector<std::string> Violations(const Capabilities& c, const ModelSpec& m, const Strategy& s);
-inline bool Launchable(const Capabilities& c, const ModelSpec& m, const Strategy& s) {
-  return FindViolations(c, m, s).empty();
+std::vector<std::string> Violations(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                                    Role role = Role::kServer);
+inline bool Launchable(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                       Role role = Role::kServer) {
+  return FindViolations(c, m, s, role).empty();
 }
 
 // What engine `c` can run instead of `s`: Megatron dims (operators the model lacks none), sp,
 // mtp, slots and overlap off where unsupported, and each repair of the degrees (ep -> 1 or tp*dp
-// for kOneOrStage; (tp, dp) -> (1, G) then (G, 1) for a split the engine lacks). Only
+// for kOneOrStage; (tp, dp) -> (1, G) then (G, 1) for a split the engine lacks, (G, 1) for
+// pipeline stages the engine runs only without data parallelism). Only
 // structurally valid candidates, each launchable, no duplicates; {Canonical(s)} when `s` is
-// launchable (the same computation); empty when no repair is valid.
-std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const Strategy& s);
+// launchable (the same computation); empty when no repair is valid. A pool server whose stages
+// `role` does not allow has them folded into tp, then into dp (pp = 1 on the same GPUs) first.
+std::vector<Strategy> Repairs(const Capabilities& c, const ModelSpec& m, const Strategy& s,
+                              Role role = Role::kServer);
 
 // `opt` narrowed to what engine `c` launches for model `m`: Megatron dims only, sp off, mtp {0},
 // no redundant slots, the engine's overlaps and degree rules, as the table says (kIdeal: `opt`
 // unchanged, restriction inactive). InvalidArgument when `opt` fixes a choice the engine lacks
 // (e.g. a fixed overlap=sbo for TensorRT-LLM, fixed slots for Megatron-LM, an mtp head without 0
 // for Megatron-LM), naming the engine.
+// `role`: a disaggregated pool's servers, pp = 1 where StagesAllowed says so.
 StatusOr<SpaceOptions> RestrictOptions(const Capabilities& c, const ModelSpec& m,
-                                       SpaceOptions opt);
+                                       SpaceOptions opt, Role role = Role::kServer);
 // StrategySpace::Make(m, num_gpus, RestrictOptions(c, m, opt)). `m` must outlive the space.
 StatusOr<StrategySpace> RestrictedSpace(const Capabilities& c, const ModelSpec& m, int num_gpus,
                                         const SpaceOptions& opt = {});

@@ -11,6 +11,7 @@
 // engine of the table.
 #include "engine/restrict.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -290,6 +291,89 @@ TEST(Violations, SglangEpSpansTheStageWithDataParallelAttention) {
       if (mask[i]) kept.push_back(sp.ep_options()[i]);
     EXPECT_EQ(kept, tp == 1 ? std::vector<int>({1, 8}) : std::vector<int>({1, 2, 4, 8})) << tp;
   }
+}
+
+// ATOM starts one engine core per pipeline stage only without data parallelism (engine.cc): its
+// space keeps pp > 1 at dp = 1, so a pipeline option survives only where tp can fill the stage.
+// Counted by hand for Llama-3.1-70B (64 heads) on 8 GPUs: pp in {1, 2, 4, 8}; at pp = 1 every tp
+// of {1, 2, 4, 8}, at pp = 2 tp = 4, at pp = 4 tp = 2, at pp = 8 tp = 1: 4 + 1 + 1 + 1 = 7
+// degree pairs (vLLM: 4 + 3 + 2 + 1 = 10), times the batch options.
+TEST(RestrictedSpace, AtomRunsPipelineStagesOnlyWithoutDataParallelism) {
+  const ModelSpec m = *ModelPreset("llama-3.1-70b");
+  SpaceOptions o;
+  o.max_batch = 2;  // batch options 1, 2
+  const StrategySpace atom = *RestrictedSpace(CapabilitiesOf(EngineId::kAtom), m, 8, o);
+  const StrategySpace vllm = *RestrictedSpace(CapabilitiesOf(EngineId::kVllm), m, 8, o);
+  EXPECT_DOUBLE_EQ(atom.CountValid(), 7 * 2);
+  EXPECT_DOUBLE_EQ(vllm.CountValid(), 10 * 2);
+  const Strategy staged = Canonical(m, *FromText("pp=2,tp=2,dp=2,batch=1", 8));
+  EXPECT_FALSE(atom.Check(staged).ok());
+  EXPECT_NE(atom.Check(staged).message().find("pipeline stages only without data parallelism"),
+            std::string::npos)
+      << atom.Check(staged).message();
+  EXPECT_TRUE(vllm.Check(staged).ok());
+  // At pp = 2 the tp head keeps 4 alone.
+  std::vector<uint8_t> tp_mask(atom.head_size(StrategySpace::kTp));
+  const int pp2[1] = {1};
+  ASSERT_EQ(atom.pp_options()[1], 2);
+  atom.Mask(pp2, StrategySpace::kTp, tp_mask);
+  for (size_t i = 0; i < tp_mask.size(); ++i)
+    EXPECT_EQ(tp_mask[i], atom.tp_options()[i] == 4 ? 1 : 0) << atom.tp_options()[i];
+}
+
+// vLLM's NIXL connector moves no pipeline-parallel cache and SGLang's decode servers run none
+// (engine.cc: prefill_pool_pp, decode_pool_pp), so such a server of a disaggregated pool runs
+// pp = 1; the engines' aggregated servers keep pipeline stages, and TensorRT-LLM's pools too.
+TEST(Violations, PoolServersRunPipelineStagesWhereTheKvTransferDoes) {
+  const ModelSpec m = *ModelPreset("qwen3-235b-a22b");
+  const Strategy staged = *FromText("pp=4,tp=1,dp=1,ep=1,batch=2", 4);
+  struct Row {
+    EngineId id;
+    bool prefill, decode;  // pp > 1 launchable in that pool
+  };
+  for (const Row& row : {Row{EngineId::kVllm, false, false}, Row{EngineId::kDynamoVllm, false, false},
+                         Row{EngineId::kSglang, true, false}, Row{EngineId::kDynamoSglang, true, false},
+                         Row{EngineId::kTrtllm, true, true}, Row{EngineId::kDynamoTrtllm, true, true}}) {
+    const Capabilities& c = CapabilitiesOf(row.id);
+    EXPECT_TRUE(Launchable(c, m, staged)) << c.name;
+    for (Role role : {Role::kPrefillPool, Role::kDecodePool}) {
+      const bool allowed = role == Role::kPrefillPool ? row.prefill : row.decode;
+      const std::vector<Violation> v = FindViolations(c, m, staged, role);
+      EXPECT_EQ(v.empty(), allowed) << c.name;
+      if (allowed) continue;
+      ASSERT_EQ(v.size(), 1u) << c.name;
+      EXPECT_EQ(v[0].kind, Violation::Kind::kPoolStages);
+      EXPECT_NE(v[0].text.find("pp=4 in a disaggregated"), std::string::npos) << v[0].text;
+      // The stages folded into tp (tp = 4), then into dp (dp = 4, experts tensor-parallel).
+      std::vector<std::string> repairs;
+      for (const Strategy& r : Repairs(c, m, staged, role)) {
+        EXPECT_TRUE(Launchable(c, m, r, role)) << ToText(r);
+        repairs.push_back(fmt::format("pp={},tp={},dp={},ep={}", r.pp, r.tp, r.dp, r.ep));
+      }
+      EXPECT_EQ(repairs, (std::vector<std::string>{"pp=1,tp=4,dp=1,ep=1", "pp=1,tp=1,dp=4,ep=1"}))
+          << c.name;
+    }
+  }
+  // vLLM's decode-pool space is the pp = 1 slice of its aggregated space.
+  SpaceOptions o;
+  o.max_batch = 2;
+  const Capabilities& v = CapabilitiesOf(EngineId::kVllm);
+  const StrategySpace agg = *RestrictedSpace(v, m, 8, o);
+  const StrategySpace pool = *StrategySpace::Make(m, 8, *RestrictOptions(v, m, o, Role::kDecodePool));
+  double pp1 = 0;
+  ForEachIndex(agg, [&](const std::vector<int>& idx) {
+    if (agg.Valid(idx) && agg.Decode(idx).pp == 1) ++pp1;
+  });
+  EXPECT_GT(agg.CountValid(), pp1);
+  EXPECT_DOUBLE_EQ(pool.CountValid(), pp1);
+  std::vector<uint8_t> pp_mask(pool.head_size(StrategySpace::kPp));
+  pool.Mask({}, StrategySpace::kPp, pp_mask);
+  for (size_t i = 0; i < pp_mask.size(); ++i)
+    EXPECT_EQ(pp_mask[i], pool.pp_options()[i] == 1 ? 1 : 0) << pool.pp_options()[i];
+  const Strategy two = Canonical(m, *FromText("pp=2,tp=4,ep=4,batch=1", 8));
+  EXPECT_NE(pool.Check(two).message().find("without pipeline stages"), std::string::npos)
+      << pool.Check(two).message();
+  EXPECT_TRUE(agg.Check(two).ok()) << agg.Check(two).message();
 }
 
 }  // namespace

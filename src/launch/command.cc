@@ -584,15 +584,26 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       break;
     }
     case Engine::kAtom: {
-      // ATOM (github.com/ROCm/ATOM, its distributed_guide): -tp inside each of -dp data-
-      // parallel engine cores, experts over all dp x tp GPUs with --enable-expert-parallel (MoRI
-      // all-to-all), one server per node. Its defaults differ from vLLM's scheduler limits the
-      // plan was priced with (max_num_seqs 512, max_num_batched_tokens 16384), so both are stated.
+      // ATOM (github.com/ROCm/ATOM; engine.cc's row): a MoE stage with dp > 1 is data-parallel
+      // attention, --tensor-parallel-size G --enable-dp-attention (its engine cores become G
+      // ranks of attention TP 1, the experts span all G); otherwise -tp inside each of -dp
+      // engine cores (dense: replicas). Experts with --enable-expert-parallel (MoRI all-to-all).
+      // One server per node. Its defaults differ from vLLM's scheduler limits the plan was
+      // priced with (max_num_seqs 512, max_num_batched_tokens 16384), so both are stated.
+      const bool dp_attention = moe && s.dp > 1;
       c = fmt::format("{}python -m atom.entrypoints.openai_server --model {} "
                       "--tensor-parallel-size {}",
-                      env, model, s.tp);
+                      env, model, dp_attention ? G : s.tp);
       if (s.pp > 1) c += fmt::format(" --pipeline-parallel-size {}", s.pp);
-      if (s.dp > 1) c += fmt::format(" --data-parallel-size {}", s.dp);
+      if (dp_attention) {
+        c += " --enable-dp-attention";
+        lc.notes.push_back(fmt::format(
+            "--enable-dp-attention: the {} GPUs of --tensor-parallel-size run attention as {} "
+            "data-parallel engine cores (attention TP 1), the experts over all {}",
+            G, G, G));
+      } else if (s.dp > 1) {
+        c += fmt::format(" --data-parallel-size {}", s.dp);
+      }
       if (moe && s.ep > 1) c += " --enable-expert-parallel";
       if (moe && s.slots > m.num_experts)
         c += fmt::format(" --eplb-enable --eplb-config '{{\"num_redundant_experts\": {}}}'",

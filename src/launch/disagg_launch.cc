@@ -62,10 +62,13 @@ BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
   const ModelSpec& m = dp.problem.model;
   const std::string_view E = EngineTitle(engine);
   for (Side* side : {&t.prefill, &t.decode}) {
-    for (const std::string& u : UnsupportedChoices(engine, m, side->pool->strategy))
+    const engine::Role role =
+        side == &t.prefill ? engine::Role::kPrefillPool : engine::Role::kDecodePool;
+    for (const std::string& u : UnsupportedChoices(engine, m, side->pool->strategy, role))
       t.unsupported.push_back(fmt::format("{}: {}", side->role, u));
     const Simulator sim(side->pool->problem);
-    side->have = BestAlternative(sim, engine, side->pool->strategy, &side->launched, &side->eval);
+    side->have =
+        BestAlternative(sim, engine, side->pool->strategy, &side->launched, &side->eval, role);
   }
   // vLLM's NIXL connector splits KV heads between unequal TP degrees, which recurrent layers
   // (their state is not split by heads) do not allow: the prefill side runs the decode side's tp.
@@ -76,7 +79,7 @@ BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
     r.tp = t.decode.launched.tp;
     r.dp = G / std::max(1, r.tp);
     const bool ok = G % r.tp == 0 && CheckStrategy(m, pp.gpus_per_instance, r).ok() &&
-                    Expressible(engine, m, r);
+                    UnsupportedChoices(engine, m, r, engine::Role::kPrefillPool).empty();
     t.unsupported.push_back(fmt::format(
         "both: prefill tp={} and decode tp={} on a model with recurrent layers: vLLM's KV "
         "connector needs equal TP on both sides for such models; {}",

@@ -139,12 +139,13 @@ std::string DimWords(Op op, Dim d) {
 
 std::string ModelArgument(const ModelSpec& m) { return ResolveModelId(m).id; }
 
-std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s) {
+std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s,
+                                            engine::Role role) {
   // The rules are the engine layer's capability table (src/engine); here only the words of the
   // per-operator dims (OpTitle, DimWords) are added.
   const engine::Capabilities& caps = Caps(engine);
   std::vector<std::string> out;
-  for (engine::Violation& v : engine::FindViolations(caps, m, s)) {
+  for (engine::Violation& v : engine::FindViolations(caps, m, s, role)) {
     if (v.kind != engine::Violation::Kind::kDim) {
       out.push_back(std::move(v.text));
       continue;
@@ -162,8 +163,9 @@ bool Expressible(Engine engine, const ModelSpec& m, const Strategy& s) {
   return engine::Launchable(Caps(engine), m, s);
 }
 
-std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s) {
-  return engine::Repairs(Caps(engine), m, s);
+std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s,
+                                         engine::Role role) {
+  return engine::Repairs(Caps(engine), m, s, role);
 }
 
 ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space,
@@ -213,9 +215,9 @@ ExpressibleBest BestExpressible(const Simulator& sim, const StrategySpace& space
 }
 
 bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, Strategy* out,
-                     Evaluation* eval) {
+                     Evaluation* eval, engine::Role role) {
   bool have = false;
-  for (Strategy cand : EngineAlternatives(engine, sim.problem().model, plan)) {
+  for (Strategy cand : EngineAlternatives(engine, sim.problem().model, plan, role)) {
     Evaluation e = sim.Evaluate(cand);
     if (!e.valid() && cand.batch != 0) {
       // The repair may not fit at the plan's batch: let the simulator pick the batch.

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "model/model.h"
 #include "search/search.h"
 #include "sim/simulator.h"
@@ -74,15 +75,18 @@ std::string ModelArgument(const ModelSpec& m);
 
 // ---- expressibility ----
 // The choices of `s` that `engine` cannot express, one line each, saying what the plan wants,
-// why the engine cannot do it and what it does instead. Empty: expressible as-is.
-std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s);
+// why the engine cannot do it and what it does instead. Empty: expressible as-is. `role`: `s` is
+// a server of a disaggregated pool (engine::FindViolations' role: vLLM's has no pipeline stages).
+std::vector<std::string> UnsupportedChoices(Engine engine, const ModelSpec& m, const Strategy& s,
+                                            engine::Role role = engine::Role::kServer);
 bool Expressible(Engine engine, const ModelSpec& m, const Strategy& s);
 
 // What the engine can run instead of `s`: Megatron dims (operators the model lacks: none), sp off
 // where unsupported, and each way of repairing degrees the engine cannot express (e.g. vLLM:
 // ep -> 1 or ep -> tp*dp). Only structurally valid candidates; {s} when `s` is expressible; empty
 // when no repair is valid.
-std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s);
+std::vector<Strategy> EngineAlternatives(Engine engine, const ModelSpec& m, const Strategy& s,
+                                         engine::Role role = engine::Role::kServer);
 
 // ---- commands ----
 struct LaunchCommand {
@@ -180,7 +184,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
 // one (its batch the evaluated one when valid) and *eval its evaluation, invalid when no repair
 // fits or meets the SLOs.
 bool BestAlternative(const Simulator& sim, Engine engine, const Strategy& plan, Strategy* out,
-                     Evaluation* eval);
+                     Evaluation* eval, engine::Role role = engine::Role::kServer);
 
 // ---- translation of a plan, and the best the engine can express ----
 struct EngineTranslation {

@@ -363,14 +363,22 @@ TEST(Commands, AtomAndSglangOnAmdGpus) {
   s.mtp = 2;
   // ATOM states vLLM's scheduler limits the plan was priced with (its own defaults differ):
   // max-num-seqs 64 x pp 1, the 8192-token budget; 288 - 256 = 32 redundant experts; the HTTP
-  // port is --server-port (--port is its engine-internal one).
+  // port is --server-port (--port is its engine-internal one). Attention DP over a MoE model is
+  // --enable-dp-attention on all 8 GPUs of --tensor-parallel-size (with -tp 1 -dp 8 alone each
+  // engine core would hold every expert: its MoE layers span DP ranks only in that mode).
   const LaunchCommand a = MakeLaunchCommand(Engine::kAtom, p, s);
   EXPECT_EQ(a.command,
             "python -m atom.entrypoints.openai_server --model deepseek-ai/DeepSeek-V3 "
-            "--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
+            "--tensor-parallel-size 8 --enable-dp-attention --enable-expert-parallel "
             "--eplb-enable --eplb-config '{\"num_redundant_experts\": 32}' --enable-tbo all "
             "--max-num-seqs 64 --max-model-len 4096 --max-num-batched-tokens 8192 "
             "--kv_cache_dtype fp8 --method mtp --num-speculative-tokens 2 --server-port 8000");
+  // A dense model's -dp engine cores are replicas: -tp inside each, no DP attention.
+  Problem dense = MakeProblem("llama-3.1-70b", 8);
+  dense.cluster = p.cluster;
+  const LaunchCommand ad = MakeLaunchCommand(Engine::kAtom, dense, Megatron(dense.model, 1, 2, 4, 1, 16));
+  EXPECT_TRUE(Has(ad.command, " --tensor-parallel-size 2 --data-parallel-size 4 ")) << ad.command;
+  EXPECT_FALSE(Has(ad.command, "dp-attention")) << ad.command;
   // SGLang on ROCm moves tokens with MoRI, not DeepEP (CUDA-only).
   const LaunchCommand g = MakeLaunchCommand(Engine::kSglang, p, s);
   EXPECT_TRUE(Has(g.command, " --ep-size 8 --moe-a2a-backend mori ")) << g.command;

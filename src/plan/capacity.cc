@@ -66,10 +66,14 @@ serve::Assign FrontEndRouter(const std::string& engine) {
                                             : serve::Assign::kShortestQueue;
 }
 
-StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp) {
+StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp,
+                                      engine::Role role) {
   StatusOr<StrategySpace> space = StrategySpace::Make(p.model, gpus, PlanSpaceOptions(p, mtp));
   if (!space.ok() || id == engine::EngineId::kIdeal) return space;
-  return engine::RestrictedSpace(engine::CapabilitiesOf(id), *space);
+  StatusOr<SpaceOptions> opt =
+      engine::RestrictOptions(engine::CapabilitiesOf(id), p.model, space->options(), role);
+  if (!opt.ok()) return opt.status();
+  return StrategySpace::Make(p.model, gpus, *opt);
 }
 
 std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
@@ -167,7 +171,8 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       if (!rp.ok()) return rp.status();
       if (!is_prefill) rp->workload.tpot_ms = tpot_ms;
       const Simulator sim(*rp);
-      auto space = InstanceSpace(eid, *rp, g, v.mtp);
+      auto space = InstanceSpace(eid, *rp, g, v.mtp,
+                                 is_prefill ? engine::Role::kPrefillPool : engine::Role::kDecodePool);
       if (!space.ok()) {
         skipped->push_back(fmt::format("{} {} GPUs: {}", is_prefill ? "prefill" : "decode", g,
                                        space.status().message()));

@@ -114,8 +114,10 @@ serve::ServeOptions SizedServeOptions(serve::ServeOptions base, Engine scheduler
 serve::Assign FrontEndRouter(const std::string& engine);
 
 // The strategy space of one instance of `gpus` GPUs of problem `p`: PlanSpaceOptions(p, mtp), and
-// under engine `id` only what it launches (engine::RestrictedSpace; kIdeal: unrestricted).
-StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp);
+// under engine `id` only what it launches as a server of `role` (engine::RestrictOptions; kIdeal:
+// unrestricted).
+StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int gpus, int mtp,
+                                      engine::Role role = engine::Role::kServer);
 
 // Up to `n` more layouts of one instance size beside the searcher's `best`: the space's other
 // degree combinations (MegatronDegreeCombinations; best's MTP depth where the space takes it),

@@ -100,10 +100,13 @@ StatusOr<DisaggPlan> PrepareDisaggregated(const Problem& serve, const DisaggPlan
   const int prefill_pool_gpus = m0.setup().prefill_pool.num_gpus;
   const int decode_pool_gpus = m0.setup().decode_pool.num_gpus;
   const engine::Capabilities& caps = engine::CapabilitiesOf(req.engine);
-  StatusOr<SpaceOptions> prefill_opt = engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*pp));
+  // Each role's servers: the engine's rules for a disaggregated pool (vLLM's: pp = 1).
+  StatusOr<SpaceOptions> prefill_opt =
+      engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*pp), engine::Role::kPrefillPool);
   if (!prefill_opt.ok()) return prefill_opt.status();
   StatusOr<SpaceOptions> decode_opt =
-      engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*dp, req.mtp));
+      engine::RestrictOptions(caps, serve.model, PlanSpaceOptions(*dp, req.mtp),
+                              engine::Role::kDecodePool);
   if (!decode_opt.ok()) return decode_opt.status();
   // Speculation is the deployment's, both roles': a speculating deployment's prefill servers run
   // the draft's extend over every prompt (its price does not depend on the depth: prefill

@@ -408,7 +408,7 @@ bool StrategySpace::Encode(const Strategy& s, std::vector<int>* idx) const {
   // decoded strategy to be exactly `s`. The engine restriction's degree rules last.
   if (!(Decode(*idx) == s)) return false;
   const int per_stage = s.tp * s.dp;
-  return TpAllowed(per_stage, s.tp) && EpAllowed(per_stage, s.tp, s.ep) &&
+  return TpAllowed(s.pp, per_stage, s.tp) && EpAllowed(per_stage, s.tp, s.ep) &&
          SlotsAllowed(s.ep, s.slots) && OverlapAllowed(s.dp, s.overlap) && MtpAllowed(s.pp, s.mtp);
 }
 
@@ -456,10 +456,12 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
     case kTp: {
       // tp must divide the GPUs of one stage so that dp = GPUs/(pp*tp) is whole; then ep = 1
       // always completes the strategy.
-      // An engine rule on tp (tp = 1 or dp = 1) leaves ep = 1 completing it too.
-      const int per_stage = num_gpus_ / pp_[prefix[kPp]];
+      // An engine rule on tp (tp = 1 or dp = 1; dp = 1 with pp > 1) leaves ep = 1 completing it
+      // too.
+      const int pp = pp_[prefix[kPp]];
+      const int per_stage = num_gpus_ / pp;
       for (int i = 0; i < n; ++i)
-        out[i] = per_stage % tp_[i] == 0 && TpAllowed(per_stage, tp_[i]) ? 1 : 0;
+        out[i] = per_stage % tp_[i] == 0 && TpAllowed(pp, per_stage, tp_[i]) ? 1 : 0;
       return;
     }
     case kEp: {
@@ -498,12 +500,16 @@ void StrategySpace::Mask(std::span<const int> prefix, int h, std::span<uint8_t> 
         return;
       }
       if (h == kPp) {
-        // Every option divides the GPUs and is <= num_layers, and tp = 1, ep = 1 complete it;
-        // the mtp head then needs one depth the engine runs at this pp (pp = 1 runs every one).
+        // Every option divides the GPUs and is <= num_layers, and an allowed tp (tp = 1 unless
+        // the engine keeps dp = 1 with pipeline stages: then tp = the stage, when it divides
+        // the heads) with ep = 1 completes it; the mtp head then needs one depth the engine runs
+        // at this pp (pp = 1 runs every one).
         for (int i = 0; i < n; ++i) {
-          bool mtp_ok = false;
+          const int per_stage = num_gpus_ / pp_[i];
+          bool tp_ok = false, mtp_ok = false;
+          for (int tp : tp_) tp_ok = tp_ok || (per_stage % tp == 0 && TpAllowed(pp_[i], per_stage, tp));
           for (int k : mtp_) mtp_ok = mtp_ok || MtpAllowed(pp_[i], k);
-          out[i] = mtp_ok ? 1 : 0;
+          out[i] = tp_ok && mtp_ok ? 1 : 0;
         }
         return;
       }
@@ -530,7 +536,7 @@ double StrategySpace::CountValid() const {
     int nm = 0;
     for (int k : mtp_) nm += MtpAllowed(pp, k) ? 1 : 0;
     for (int tp : tp_) {
-      if (per_stage % tp != 0 || !TpAllowed(per_stage, tp)) continue;
+      if (per_stage % tp != 0 || !TpAllowed(pp, per_stage, tp)) continue;
       const int dp = per_stage / tp;
       for (int ep : ep_) {
         if (per_stage % ep != 0 || !EpAllowed(per_stage, tp, ep)) continue;
@@ -553,9 +559,12 @@ double StrategySpace::CountValid() const {
   return degrees * rest;
 }
 
-bool StrategySpace::TpAllowed(int per_stage, int tp) const {
+bool StrategySpace::TpAllowed(int pp, int per_stage, int tp) const {
   const EngineRestriction& r = options_.restriction;
-  return !r.active || !r.tp_one_or_stage || tp == 1 || tp == per_stage;
+  if (!r.active) return true;
+  if (r.one_stage && pp > 1) return false;
+  if (tp == per_stage) return true;  // dp = 1 passes every other rule
+  return !(r.stages_need_one_dp && pp > 1) && (!r.tp_one_or_stage || tp == 1);
 }
 
 bool StrategySpace::EpAllowed(int per_stage, int tp, int ep) const {
@@ -599,7 +608,14 @@ Status StrategySpace::CheckRestriction(const Strategy& s) const {
   if (std::find(overlaps_.begin(), overlaps_.end(), s.overlap) == overlaps_.end())
     return Status::Invalid(fmt::format("overlap={}: {} has no such overlap", OverlapName(s.overlap), E));
   const int per_stage = s.tp * s.dp;
-  if (!TpAllowed(per_stage, s.tp))
+  if (r.one_stage && s.pp > 1)
+    return Status::Invalid(fmt::format(
+        "pp={}: {} runs a disaggregated pool's servers without pipeline stages (pp = 1)", s.pp, E));
+  if (r.stages_need_one_dp && s.pp > 1 && s.dp > 1)
+    return Status::Invalid(fmt::format(
+        "pp={} with dp={}: {} runs pipeline stages only without data parallelism (dp = 1)", s.pp,
+        s.dp, E));
+  if (!TpAllowed(s.pp, per_stage, s.tp))
     return Status::Invalid(fmt::format(
         "tp={} with dp={}: {} runs attention either tensor-parallel over all {} GPUs of a stage "
         "or data-parallel over them (tp = 1)",

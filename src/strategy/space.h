@@ -95,6 +95,9 @@ struct EngineRestriction {
   bool slots_need_ep = false;       // redundant slots (slots != 0) only with ep > 1
   bool tbo_needs_dp = false;        // overlap=tbo only with dp > 1 (vLLM's --enable-dbo)
   bool mtp_needs_one_stage = false; // mtp > 0 only with pp = 1 (no speculation over stages)
+  bool stages_need_one_dp = false;  // pp > 1 only with dp = 1 (ATOM: no pipeline stages with
+                                    // data-parallel engine cores)
+  bool one_stage = false;           // pp = 1 only (a vLLM server of a disaggregated pool)
   std::array<bool, 3> overlaps{true, true, true};  // allowed, indexed by Overlap (none, tbo, sbo)
   std::string engine;               // the engine's name, for the reasons Check gives
 };
@@ -151,9 +154,9 @@ class StrategySpace final : public EncodedSpace {
   // structural validity are not checked here (Check does both).
   Status CheckRestriction(const Strategy& s) const;
   // The restriction's rules one choice at a time (all true when it is inactive), for code that
-  // enumerates the space (Mask, CountValid, the oracle): tp given the stage's GPUs, ep given
-  // them and tp, slots given ep, an overlap given dp and ep, an mtp depth given pp.
-  bool TpAllowed(int per_stage, int tp) const;
+  // enumerates the space (Mask, CountValid, the oracle): tp given pp and the stage's GPUs, ep
+  // given them and tp, slots given ep, an overlap given dp and ep, an mtp depth given pp.
+  bool TpAllowed(int pp, int per_stage, int tp) const;
   bool EpAllowed(int per_stage, int tp, int ep) const;
   bool SlotsAllowed(int ep, int slots) const;
   bool OverlapAllowed(int dp, Overlap o) const;

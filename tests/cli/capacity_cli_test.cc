@@ -346,6 +346,30 @@ TEST(CapacityCli, DisaggregatedEmitLaunchesEachRoleInItsMode) {
   std::filesystem::remove_all(dir);
 }
 
+// A given disaggregated deployment is simulated as given, and what the named engine does not
+// launch of it is said per pool: vLLM's KV-cache transfer serves no pipeline stages (engine.cc
+// prefill_pool_pp), TensorRT-LLM's does.
+TEST(CapacityCli, PoolsTheEngineDoesNotLaunchAreSaid) {
+  auto run = [](const std::string& engine) {
+    return RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", engine,
+                   "--prefill-strategy", "pp=2", "--strategy", "tp=1", "--rate", "3", "--requests",
+                   "100", "--isl", "2000", "--osl", "100", "--slo",
+                   "p99_ttft_ms=2000,p99_tpot_ms=50", "--json"});
+  };
+  const auto v = run("vllm");
+  ASSERT_EQ(v.code, 0) << v.err;
+  const auto j = nlohmann::json::parse(v.out);
+  ASSERT_EQ(j["unlaunchable"].size(), 1u) << v.out;
+  EXPECT_EQ(j["unlaunchable"][0].get<std::string>().rfind(
+                "prefill: vLLM does not run this as given: pp=2 in a disaggregated prefill pool",
+                0),
+            0u)
+      << v.out;
+  const auto t = run("trtllm");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_TRUE(nlohmann::json::parse(t.out)["unlaunchable"].empty()) << t.out;
+}
+
 // The header says the rate asked for and the drawn stream's (a Poisson stream of N requests
 // averages a little off the rate over its span; JSON rate_rps is the drawn one), a trace's file.
 TEST(CapacityCli, HeaderSaysTheAskedRateAndTheDrawnStream) {

@@ -204,6 +204,29 @@ TEST(DisaggCli, DisaggPlanCarriesItsLaunchCommands) {
 
 // compare --serving disagg: megatron and default have no joint-space form, so the default list
 // leaves them out and naming one is a one-line usage error.
+// The pools are planned in what the engine launches as pool servers: vLLM's without pipeline
+// stages (its KV-cache transfer serves none; an unrestricted prefill pool here runs pp=4).
+TEST(DisaggCli, VllmPoolsRunWithoutPipelineStages) {
+  const std::vector<std::string> q = {"plan", "--model", "qwen3-235b-a22b", "--gpu", "mi300x",
+                                      "--gpus", "16", "--mode", "serve", "--isl", "4096", "--osl",
+                                      "1024", "--slo", "ttft_ms=2000,tpot_ms=50", "--serving",
+                                      "disagg", "--json", "--engine"};
+  std::vector<std::string> vllm = q, ideal = q;
+  vllm.push_back("vllm");
+  ideal.push_back("ideal");
+  const Result v = RunL2s(vllm), i = RunL2s(ideal);
+  ASSERT_EQ(v.code, 0) << v.err;
+  ASSERT_EQ(i.code, 0) << i.err;
+  const auto jv = nlohmann::json::parse(v.out)["best"], ji = nlohmann::json::parse(i.out)["best"];
+  for (const char* role : {"prefill", "decode"}) {
+    const std::string s = jv[role]["strategy"].get<std::string>();
+    EXPECT_EQ(s.rfind("pp=1,", 0), 0u) << role << " " << s;
+  }
+  EXPECT_TRUE(jv["launchable"].get<bool>());
+  // The unrestricted pools do use stages here: the rule is what keeps vLLM's at pp = 1.
+  EXPECT_NE(ji["prefill"]["strategy"].get<std::string>().rfind("pp=1,", 0), 0u) << i.out;
+}
+
 TEST(DisaggCli, CompareOnTheJointSpace) {
   const std::string dir = TempPath("l2s_cmp_disagg");
   const std::vector<std::string> base = {"compare", "--model", "llama-3.1-8b", "--gpus", "8",
