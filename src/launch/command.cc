@@ -281,6 +281,21 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         "which {} refuses otherwise; the model was not trained for them",
         var, MaxSequenceLength(w), m.max_context, EngineTitle(engine)));
   }
+  // A vLLM server of a disaggregated pool whose model keeps recurrent state (Mamba, Gated
+  // DeltaNet): the NIXL connector moves that state only in the DS conv-state layout (its worker
+  // asserts "3-read Mamba conv transfer requires DS conv state layout. Set
+  // VLLM_SSM_CONV_STATE_LAYOUT=DS") and only with the hybrid KV-cache manager, which
+  // --kv-transfer-config turns off unless asked for (--no-disable-hybrid-kv-cache-manager; vLLM
+  // pull request 45019's serve command, issue 54387).
+  const bool vllm_hybrid_pool =
+      engine == Engine::kVllm && opt.role != ServeRole::kAggregated && m.has_recurrent_state();
+  if (vllm_hybrid_pool) {
+    env += "VLLM_SSM_CONV_STATE_LAYOUT=DS ";
+    lc.notes.push_back(
+        "VLLM_SSM_CONV_STATE_LAYOUT=DS and --no-disable-hybrid-kv-cache-manager: the KV connector "
+        "moves this model's recurrent (conv and SSM) state only in that layout and with the "
+        "hybrid KV-cache manager, which --kv-transfer-config turns off otherwise");
+  }
   const std::string host = opt.listen_all ? " --host 0.0.0.0" : "";
   const bool have_mem = HasMemory(opt);
   if (!have_mem && engine != Engine::kMegatron)
@@ -343,6 +358,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
       if (have_mem) AddMemoryUtilization(*opt.eval, "vLLM", &lc);
       if (kv_fp8) c += " --kv-cache-dtype fp8";
       if (online_fp8) c += " --quantization fp8";
+      if (vllm_hybrid_pool) c += " --no-disable-hybrid-kv-cache-manager";
       if (s.mtp > 0 && m.has_draft_model())
         c += fmt::format(" --speculative-config '{{\"method\":\"eagle3\",\"model\":\"{}\","
                          "\"num_speculative_tokens\":{}}}'",

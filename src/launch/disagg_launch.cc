@@ -27,9 +27,6 @@ std::string Host(const char* role, int i) { return fmt::format("<{}-{}>", role, 
 
 // Models with recurrent state (Mamba, Gated DeltaNet): vLLM's NIXL connector needs the same TP
 // on both sides for them (docs/PLAN.md).
-bool HasRecurrentState(const ModelSpec& m) {
-  return m.mamba_version > 0 || m.linear_value_heads > 0;
-}
 
 // One side of the plan after the engine's rules: the strategy the command runs and the problem
 // its command is written for (maximum length isl + osl, the KV dtype both sides share).
@@ -70,32 +67,10 @@ BaseTranslation Translate(Engine engine, const PoolPlan& pp, const PoolPlan& dp,
     side->have =
         BestAlternative(sim, engine, side->pool->strategy, &side->launched, &side->eval, role);
   }
-  // vLLM's NIXL connector splits KV heads between unequal TP degrees, which recurrent layers
-  // (their state is not split by heads) do not allow: the prefill side runs the decode side's tp.
-  if (engine == Engine::kVllm && HasRecurrentState(m) && t.prefill.have && t.decode.have &&
-      t.prefill.launched.tp != t.decode.launched.tp) {
-    Strategy r = t.prefill.launched;
-    const int G = r.tp * r.dp;
-    r.tp = t.decode.launched.tp;
-    r.dp = G / std::max(1, r.tp);
-    const bool ok = G % r.tp == 0 && CheckStrategy(m, pp.gpus_per_instance, r).ok() &&
-                    UnsupportedChoices(engine, m, r, engine::Role::kPrefillPool).empty();
-    t.unsupported.push_back(fmt::format(
-        "both: prefill tp={} and decode tp={} on a model with recurrent layers: vLLM's KV "
-        "connector needs equal TP on both sides for such models; {}",
-        t.prefill.launched.tp, t.decode.launched.tp,
-        ok ? fmt::format("the prefill side runs tp={},dp={}", r.tp, r.dp)
-           : std::string("no prefill strategy with the decode side's tp is valid")));
-    if (ok) {
-      const Simulator sim(pp.problem);
-      r.batch = 0;
-      t.prefill.eval = sim.Evaluate(r);
-      if (t.prefill.eval.valid()) r.batch = t.prefill.eval.batch;
-      t.prefill.launched = r;
-    } else {
-      t.prefill.have = false;
-    }
-  }
+  // A model with recurrent layers moves its state beside the KV cache: vLLM's NIXL connector
+  // splits it between unequal TP degrees in the DS conv-state layout (vllm-project/vllm pull
+  // requests 37635, 45019; tracking issue 40017), which the vLLM command sets
+  // (MakeLaunchCommand: VLLM_SSM_CONV_STATE_LAYOUT=DS), so any pair of TP degrees runs.
   // The KV cache moves as stored: both sides keep it in one format (vLLM checks it at the
   // handshake; TensorRT-LLM's configs say it must match). The decode side's format wins.
   const DType kv_p = pp.problem.workload.kv, kv_d = dp.problem.workload.kv;

@@ -1,6 +1,6 @@
 // Disaggregated launch commands (src/launch/disagg_launch.h) on hand-written pool plans: the
 // command text of every engine with hand-checked flags, the cross-side rules (KV format, MTP
-// pairing, transfer backend, vLLM's equal TP for recurrent models), the input checks, and
+// pairing, transfer backend, vLLM's recurrent-state layout), the input checks, and
 // invariants over random pool plans.
 #include "launch/disagg_launch.h"
 
@@ -404,26 +404,39 @@ TEST(DisaggLaunch, MtpDecodePairsThePrefillSide) {
   }));
 }
 
-TEST(DisaggLaunch, VllmNeedsEqualTpForRecurrentModels) {
+// vLLM moves a recurrent model's state (conv and SSM) between unequal TP degrees in the DS
+// conv-state layout and with the hybrid KV-cache manager, which --kv-transfer-config turns off
+// unless asked for: both servers start with VLLM_SSM_CONV_STATE_LAYOUT=DS and
+// --no-disable-hybrid-kv-cache-manager; an aggregated server and SGLang need neither.
+TEST(DisaggLaunch, VllmMovesRecurrentStateInTheDsLayout) {
   StatusOr<ModelSpec> m =
       LoadHfConfig(std::string(L2S_SHARED_DIR) + "/models/hf/Qwen--Qwen3-Next-80B-A3B-Thinking.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  // Prefill tp=4 x dp=2 (8 GPUs), decode tp=2 x dp=4: unequal TP.
+  // Prefill tp=4 x dp=2 (8 GPUs), decode tp=2 x dp=4: unequal TP, as planned.
   const PoolPlan pf = Pool(*m, "h100", Megatron(*m, 1, 4, 2, 8, 1), 1, Mode::kPrefill);
   const PoolPlan dc = Pool(*m, "h100", Megatron(*m, 1, 2, 4, 8, 32), 1, Mode::kDecode);
   StatusOr<DisaggLaunch> v = MakeDisaggLaunch(DisaggEngine::kVllm, pf, dc);
   ASSERT_TRUE(v.ok());
-  EXPECT_TRUE(std::any_of(v->unsupported.begin(), v->unsupported.end(), [](const std::string& u) {
-    return u.rfind("both: prefill tp=4 and decode tp=2", 0) == 0;
-  }));
-  if (v->runnable) {
-    EXPECT_EQ(v->prefill.tp, 2);
+  EXPECT_TRUE(v->unsupported.empty()) << v->unsupported.front();
+  EXPECT_EQ(v->prefill.tp, 4);
+  EXPECT_EQ(v->decode.tp, 2);
+  for (const char* role : {"prefill", "decode"}) {
+    const std::string& c = Find(*v, role)->command;
+    EXPECT_EQ(c.rfind("VLLM_SSM_CONV_STATE_LAYOUT=DS vllm serve ", 0), 0u) << c;
+    EXPECT_TRUE(Has(c, " --no-disable-hybrid-kv-cache-manager ")) << c;
   }
-  // SGLang has no such rule.
+  const LaunchCommand agg = MakeLaunchCommand(Engine::kVllm, dc.problem, dc.strategy);
+  EXPECT_FALSE(Has(agg.command, "VLLM_SSM")) << agg.command;
+  EXPECT_FALSE(Has(agg.command, "hybrid-kv-cache")) << agg.command;
+  // A model without recurrent layers needs neither.
+  MixtralPlan plain;
+  StatusOr<DisaggLaunch> x = MakeDisaggLaunch(DisaggEngine::kVllm, plain.prefill, plain.decode);
+  ASSERT_TRUE(x.ok());
+  EXPECT_FALSE(Has(Find(*x, "decode")->command, "VLLM_SSM")) << Find(*x, "decode")->command;
+  // SGLang has no such setting.
   StatusOr<DisaggLaunch> g = MakeDisaggLaunch(DisaggEngine::kSglang, pf, dc);
   ASSERT_TRUE(g.ok());
-  EXPECT_FALSE(std::any_of(g->unsupported.begin(), g->unsupported.end(),
-                           [](const std::string& u) { return Has(u, "recurrent"); }));
+  EXPECT_FALSE(Has(Find(*g, "decode")->command, "VLLM_SSM")) << Find(*g, "decode")->command;
 }
 
 TEST(DisaggLaunch, BadPoolsAreErrorsNamingThePool) {

@@ -179,6 +179,9 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;  // size num_layers
 
   bool is_moe() const { return num_experts > 0; }
+  // Layers that keep a recurrent state per sequence (Mamba, Gated DeltaNet) beside or instead of
+  // a KV cache.
+  bool has_recurrent_state() const { return mamba_version > 0 || linear_value_heads > 0; }
   int num_moe_layers() const;
   int num_dense_layers() const;  // layers whose FFN is dense
   int num_mixer_layers(Mixer k) const;
