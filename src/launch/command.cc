@@ -280,6 +280,12 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
         "{}=1: the sequences reach {} tokens, beyond the model's max_position_embeddings {}, "
         "which {} refuses otherwise; the model was not trained for them",
         var, MaxSequenceLength(w), m.max_context, EngineTitle(engine)));
+  } else if (m.max_context > 0 && MaxSequenceLength(w) > m.max_context && engine == Engine::kAtom) {
+    // ATOM has no such variable: atom/config.py takes min(--max-model-len, max_position_embeddings).
+    lc.notes.push_back(fmt::format(
+        "--max-model-len {}: ATOM caps it at the model's max_position_embeddings {} (no override), "
+        "so it refuses sequences longer than that; the plan's longer ones need another engine",
+        MaxSequenceLength(w), m.max_context));
   }
   // A vLLM server of a disaggregated pool whose model keeps recurrent state (Mamba, Gated
   // DeltaNet): the NIXL connector moves that state only in the DS conv-state layout (its worker

@@ -9,6 +9,7 @@
 // parallelism, --cuda-graph-max-bs >= a decode batch above the default, and memory fractions that
 // hold the plan's memory.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -1375,6 +1376,14 @@ TEST(LaunchFlags, AContextBeyondTheModelsStartsWithTheOverrideBeforeExec) {
     }
   }
   EXPECT_TRUE(std::filesystem::exists(root / "sglang" / "lws.yaml"));
+  // ATOM has no override: it caps the length at the model's, and its command says so.
+  Problem amd = p;
+  amd.cluster = *MakeCluster("mi355x", 8, 8);
+  const LaunchCommand atom = MakeLaunchCommand(Engine::kAtom, amd, Megatron(m, 1, 1, 8, 8, 1));
+  EXPECT_FALSE(Has(atom.command, "ALLOW")) << atom.command;
+  EXPECT_TRUE(std::any_of(atom.notes.begin(), atom.notes.end(), [](const std::string& n) {
+    return n.rfind("--max-model-len 171000: ATOM caps it at the model's max_position_embeddings 163840", 0) == 0;
+  })) << fmt::format("{}", fmt::join(atom.notes, "\n"));
   // Within the model's context: no variable.
   p.workload.isl = 2048;
   EXPECT_FALSE(Has(MakeLaunchCommand(Engine::kVllm, p, s).command, "VLLM_ALLOW"));
