@@ -93,9 +93,10 @@ Capabilities Sglang() {
   c.expert_slots = true;
   c.disaggregation = true;
   // A prefill server may run pipeline stages (sgl-project/sglang PR 8846, "Support PD
-  // disaggregation with Prefill PP"), a decode server not: its event loop has no pipeline-
-  // parallel decode with received caches (issue 8424; roadmap issue 11857, "High throughput
-  // decoding" open).
+  // disaggregation with Prefill PP", August 2025). A decode server may only since PRs 14265 and
+  // 14945 (December 2025: "decode pp size should be equal to prefill pp size or 1"); before them
+  // its event loop had none (issue 8424). l2s plans decode servers at pp = 1, which every 0.5
+  // release launches, rather than pairing the two sides' stages.
   c.decode_pool_pp = false;
   c.chunked_prefill = true;
   c.amd = true;  // docs.sglang.ai platforms/amd_gpu: ROCm images (lmsysorg/sglang:*-rocm*)
