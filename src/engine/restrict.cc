@@ -155,9 +155,9 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
                     s.pp, s.dp, E, RepairWords(c, m, s, {{G, 1}}, {s.ep})));
   if (!StagesAllowed(c, role) && s.pp > 1)
     add(Violation::Kind::kPoolStages,
-        fmt::format("pp={} in a disaggregated {} pool: {}'s KV-cache transfer serves {} "
-                    "servers without pipeline stages only; it runs pp=1 on the same {} GPUs (tp or "
-                    "dp {} times larger)",
+        fmt::format("pp={} in a disaggregated {} pool: {} runs the {} servers of a prefill/"
+                    "decode pair without pipeline stages (docs/PLAN.md \"Engine rules\"); it runs "
+                    "pp=1 on the same {} GPUs (tp or dp {} times larger)",
                     s.pp, role == Role::kPrefillPool ? "prefill" : "decode", E,
                     role == Role::kPrefillPool ? "prefill" : "decode", s.gpus(), s.pp));
   return out;
