@@ -153,13 +153,14 @@ std::vector<Violation> FindViolations(const Capabilities& c, const ModelSpec& m,
         fmt::format("pp={} with dp={}: {} runs pipeline stages only without data parallelism "
                     "(one engine core per stage); {}",
                     s.pp, s.dp, E, RepairWords(c, m, s, {{G, 1}}, {s.ep})));
-  if (!StagesAllowed(c, role) && s.pp > 1)
+  if (!StagesAllowed(c, role) && s.pp > 1) {
+    const char* side = role == Role::kPrefillPool ? "prefill" : "decode";
     add(Violation::Kind::kPoolStages,
         fmt::format("pp={} in a disaggregated {} pool: {} runs the {} servers of a prefill/"
                     "decode pair without pipeline stages (docs/PLAN.md \"Engine rules\"); it runs "
                     "pp=1 on the same {} GPUs (tp or dp {} times larger)",
-                    s.pp, role == Role::kPrefillPool ? "prefill" : "decode", E,
-                    role == Role::kPrefillPool ? "prefill" : "decode", s.gpus(), s.pp));
+                    s.pp, side, E, side, s.gpus(), s.pp));
+  }
   return out;
 }
 

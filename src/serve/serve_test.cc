@@ -395,16 +395,19 @@ TEST(ServeSim, MaxRateOfAStreamTooShortToLoadIsUnbounded) {
   Md1 m = MakeMd1();
   const double S = m.service_s;
   const auto unit = ToUnitRate(Open(1.0, 5, 1000, 1));
-  auto loose = MaxRate(m.s.sim.get(), unit, {{Metric::kTtft, Stat::kMean, 3.5 * S * 1e3}},
-                       1.0 / S, MaxRateOptions{});
+  // The highest rate whose mean TTFT stays within `services` x S.
+  auto within = [&](double services) {
+    return MaxRate(m.s.sim.get(), unit, {{Metric::kTtft, Stat::kMean, services * S * 1e3}},
+                   1.0 / S, MaxRateOptions{});
+  };
+  auto loose = within(3.5);
   ASSERT_TRUE(loose.ok());
   EXPECT_TRUE(loose->found);
   EXPECT_TRUE(loose->unbounded);
   EXPECT_TRUE(std::isinf(loose->rate_rps));
   EXPECT_NEAR(loose->at.summary.ttft.mean, 3 * S, 1e-9 * S);  // the burst, by hand
   EXPECT_LE(loose->probes.size(), static_cast<size_t>(kBurstAfterPasses + 1));
-  auto tight = MaxRate(m.s.sim.get(), unit, {{Metric::kTtft, Stat::kMean, 2.5 * S * 1e3}},
-                       1.0 / S, MaxRateOptions{});
+  auto tight = within(2.5);
   ASSERT_TRUE(tight.ok());
   EXPECT_TRUE(tight->found);
   EXPECT_FALSE(tight->unbounded);
