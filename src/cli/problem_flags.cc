@@ -79,8 +79,9 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
 void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--engine", f->engine,
                   "the engine to plan for: vllm, sglang, trtllm, dynamo+vllm, dynamo+sglang, "
-                  "dynamo+trtllm, megatron, atom (AMD GPUs; a version may follow, e.g. "
-                  "trtllm-0.17) - plan then "
+                  "dynamo+trtllm, megatron, atom (AMD GPUs; a release may follow, e.g. "
+                  "trtllm-1.1: the release each engine's rules were read from or a later one, "
+                  "docs/PLAN.md \"Engine rules\") - plan then "
                   "searches only what that engine launches, under its scheduler and limits - or "
                   "ideal (the unrestricted space of the paper)");
   cmd->add_option("--adp-balance", f->adp_balance,
@@ -119,6 +120,9 @@ Status ApplyEngineFlags(const ProblemFlags& f, Problem* p) {
   if (!f.engine.empty()) {
     StatusOr<engine::EngineId> id = engine::ParseEngineId(f.engine);
     if (!id.ok()) return Status::InvalidArgument("--engine: " + id.status().message());
+    // A release older than the one the engine's row describes: its flags and limits differ.
+    if (Status r = engine::CheckRelease(f.engine); !r.ok())
+      return Status::InvalidArgument("--engine: " + r.message());
     // An engine that has no build for the cluster's GPUs (TensorRT-LLM on AMD, ATOM on NVIDIA),
     // or a single-node engine (ATOM) on more than one node - unless its instances are smaller:
     // --instance-gpus, or an MoE model's replicas (plan/replicas.h), which are sized over the

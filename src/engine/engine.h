@@ -143,6 +143,18 @@ bool RoundRobinFrontEnd(std::string_view name);
 // anything else, or "", is InvalidArgument naming the accepted names.
 StatusOr<EngineId> ParseEngineId(std::string_view name);
 
+// A release named in an engine name, with the engine it follows: "trtllm-0.17" asks TensorRT-LLM
+// for 0.17, "dynamo-0.5+sglang-0.5.4" Dynamo for 0.5 and SGLang for 0.5.4 ("vllm0.6" and
+// "TensorRT-LLM v1.1" too; a release before any engine word is the named engine's). What --engine
+// may ask for: each capability row describes its engine from the release its rules and launch
+// flags were read from (Capabilities::version) on; an older release has other flags and limits.
+// (Measured rows' labels name the release that was measured and are not checked.)
+// OK when `name` (a name ParseEngineId reads) names no release, or only releases no older than
+// the rows they follow (Dynamo's for a release after "dynamo", the backend's after the backend);
+// else InvalidArgument in one line, e.g. "l2s plans TensorRT-LLM from release 1.1 on (...):
+// 'trtllm-0.17' asks for 0.17".
+Status CheckRelease(std::string_view name);
+
 // The simulator's scheduler for the engine (Capabilities::scheduler); Megatron-LM has no serving
 // scheduler of its own and follows kIdeal.
 inline Engine SchedulerOf(EngineId id) { return CapabilitiesOf(id).scheduler; }

@@ -38,6 +38,38 @@ bool Has(const std::vector<Violation>& v, Violation::Kind k) {
   return false;
 }
 
+// --engine may name a release: from the one its row describes on (Capabilities::version:
+// vllm 0.11, sglang 0.5, trtllm 1.1, Dynamo 0.6, megatron core 0.14, atom 0.1), each release
+// checked against the engine word before it.
+TEST(EngineNames, ReleasesOlderThanTheRowAreRefused) {
+  for (const char* ok : {"vllm", "vllm-0.11", "vLLM 0.11.2", "vllm0.12", "vllm-1.0", "sglang-0.5.4",
+                         "sglang-0.5.5-rocm", "TensorRT-LLM v1.1", "trtllm-1.2.0rc1",
+                         "dynamo-0.6+sglang-0.5", "NVIDIA Dynamo 0.7 + SGLang 0.5",
+                         "dynamo+vllm-0.11", "megatron-core 0.14", "Megatron-LM 0.15", "ATOM 0.1.3",
+                         "ideal", "0.12 vllm"})
+    EXPECT_TRUE(CheckRelease(ok).ok()) << ok << ": " << CheckRelease(ok).message();
+  const Status trt = CheckRelease("trtllm-0.17");
+  ASSERT_FALSE(trt.ok());
+  EXPECT_EQ(trt.message(),
+            "l2s plans TensorRT-LLM from release 1.1 on (its capability row: the rules and launch "
+            "flags read from that release; docs/PLAN.md \"Engine rules\"); 'trtllm-0.17' asks "
+            "for 0.17: name release 1.1 or later, or none");
+  // 0.6 < 0.11 numerically (not as text); a glued release; a release after "LLM" is TensorRT's.
+  for (const char* old : {"vllm-0.6.3", "vllm0.6", "TensorRT-LLM v0.20", "sglang 0.4.9",
+                          "megatron-core 0.9", "0.10 vllm"})
+    EXPECT_FALSE(CheckRelease(old).ok()) << old;
+  // Dynamo's release against Dynamo's row, the backend's against the backend's.
+  const Status dyn = CheckRelease("dynamo-0.5+sglang-0.5");
+  ASSERT_FALSE(dyn.ok());
+  EXPECT_NE(dyn.message().find("l2s plans Dynamo from release 0.6 on"), std::string::npos)
+      << dyn.message();
+  const Status backend = CheckRelease("dynamo-0.7+vllm-0.10");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_NE(backend.message().find("l2s plans vLLM from release 0.11 on"), std::string::npos)
+      << backend.message();
+  EXPECT_FALSE(CheckRelease("tgi-2.0").ok());  // not an engine at all
+}
+
 TEST(EngineNames, ParseEveryNameAndTheUsualSpellings) {
   for (const Capabilities& c : CapabilityTable()) {
     StatusOr<EngineId> id = ParseEngineId(c.name);

@@ -300,7 +300,9 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
     lc.notes.push_back(
         "VLLM_SSM_CONV_STATE_LAYOUT=DS and --no-disable-hybrid-kv-cache-manager: the KV connector "
         "moves this model's recurrent (conv and SSM) state only in that layout and with the "
-        "hybrid KV-cache manager, which --kv-transfer-config turns off otherwise");
+        "hybrid KV-cache manager, which --kv-transfer-config turns off otherwise; a vLLM release "
+        "of 2026 with the connector's hybrid-state transfer (pull requests 36687 and 41869), "
+        "later than the 0.11 of l2s's vLLM rules");
   }
   const std::string host = opt.listen_all ? " --host 0.0.0.0" : "";
   const bool have_mem = HasMemory(opt);

@@ -129,6 +129,9 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
       return Bad(name, fmt::format("'engines': {} (leave 'engines' out to plan every engine, "
                                    "as plan does without --engine)",
                                    id.status().message()));
+  for (const std::string& e : g.engines)
+    if (Status r = engine::CheckRelease(e); !e.empty() && !r.ok())
+      return Bad(name, fmt::format("'engines': {}", r.message()));
   for (const json& v : Axis(j, "counts")) {
     auto c = PositiveInt(v, "each of 'counts'", name);
     if (!c.ok()) return c.status();

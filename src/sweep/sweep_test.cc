@@ -161,6 +161,10 @@ TEST(Grid, BadGridsGiveOneClearLine) {
        "g: 'engines': unknown engine 'auto' (expected one of: ideal, vllm, sglang, trtllm, "
        "dynamo+vllm, dynamo+sglang, dynamo+trtllm, megatron, atom) (leave 'engines' out to plan "
        "every engine, as plan does without --engine)"},
+      {R"({"engines":["vllm-0.12","trtllm-0.17"]})",
+       "g: 'engines': l2s plans TensorRT-LLM from release 1.1 on (its capability row: the rules "
+       "and launch flags read from that release; docs/PLAN.md \"Engine rules\"); 'trtllm-0.17' "
+       "asks for 0.17: name release 1.1 or later, or none"},
   };
   for (const auto& [text, msg] : cases) {
     auto g = GridFromJson(json::parse(text), "g");

@@ -69,6 +69,29 @@ TEST(EngineVendorCli, EnginesWithoutABuildForTheGpusAreOneLine) {
                      "a multi-node instance with another engine (got 16 GPUs)");
 }
 
+// A release older than the engine's capability row is one line and exit 2 in every command
+// that takes --engine (plan, eval, capacity); the row's release or a later one plans as the
+// bare name does.
+TEST(EngineVendorCli, AReleaseOlderThanTheEngineRowIsOneLine) {
+  const std::string why =
+      "--engine: l2s plans SGLang from release 0.5 on (its capability row: the rules and launch "
+      "flags read from that release; docs/PLAN.md \"Engine rules\"); 'sglang-0.4.6' asks for "
+      "0.4.6: name release 0.5 or later, or none";
+  ExpectOneLineError(RunL2s(With(kAmd, {"--engine", "sglang-0.4.6"})), why);
+  ExpectOneLineError(RunL2s({"eval", "--model", "deepseek-v3", "--gpu", "mi355x", "--gpus", "8",
+                             "--strategy", "tp=8,ep=8", "--engine", "sglang-0.4.6"}),
+                     why);
+  ExpectOneLineError(RunL2s({"capacity", "--model", "deepseek-v3", "--gpu", "mi355x", "--gpus",
+                             "8", "--rate", "1", "--slo", "p99_ttft_ms=2000", "--engine",
+                             "sglang-0.4.6"}),
+                     why);
+  const Result bare = RunL2s(With(kAmd, {"--serving", "agg", "--engine", "sglang", "--json"}));
+  const Result named = RunL2s(With(kAmd, {"--serving", "agg", "--engine", "sglang-0.5.5", "--json"}));
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_EQ(json::parse(bare.out).at("best"), json::parse(named.out).at("best"));
+}
+
 // ATOM on more than one node: replicas of at most a node each - an MoE model's sizing over the
 // sizes that fit (the 16-GPU row says why none), or --instance-gpus for a dense model.
 TEST(EngineVendorCli, AtomOnSeveralNodesRunsOneNodeReplicas) {

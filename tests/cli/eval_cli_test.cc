@@ -134,7 +134,7 @@ TEST(EvalCli, EngineFactorScalesEveryStep) {
   // TPOT / factor, memory unchanged; one run's throughput and TPOT stay consistent.
   const std::string base = std::string(kLlama8b) + "--strategy tp=8 --mode decode --batch 16 --json";
   const nlohmann::json a = ParseJson(RunL2s(base).out);
-  const nlohmann::json b = ParseJson(RunL2s(base + " --engine trtllm-0.17").out);
+  const nlohmann::json b = ParseJson(RunL2s(base + " --engine trtllm-1.1").out);
   ASSERT_TRUE(a.is_object() && b.is_object());
   EXPECT_EQ(a["engine_factor"], 1.0);
   const double f = b["engine_factor"];
