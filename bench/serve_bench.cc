@@ -8,6 +8,7 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "serve/capacity.h"
 #include "serve/serve_sim.h"
 #include "serve/stats.h"
 #include "serve/step_cost.h"
@@ -56,6 +57,47 @@ void BM_DeepSeekWideEp(benchmark::State& state) {
   state.counters["unstable"] = unstable ? 1 : 0;
 }
 BENCHMARK(BM_DeepSeekWideEp)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// FewestGpus on one layout whose first guess is far above the answer: Llama-3.1-70B FP8 on one
+// H100 (22,400 KV tokens: one instance alone queues its long prompts), vLLM, 20 req/s Poisson,
+// prompts uniform 0.78-1 x 4,500, outputs 0.9-1 x 1,050, P99 TTFT 2 s and TPOT 50 ms (the
+// simulator's default limits: 84 instances). Counters: the answer, and the whole-stream
+// simulations it took (98 when the walk down from the first guess went one count at a time,
+// 14 in doubling steps + bisection; docs/CAPACITY.md).
+void BM_FewestGpusFarFirstGuess(benchmark::State& state) {
+  LayoutOption lo;
+  lo.problem.model = *ModelPreset("llama-3.1-70b");
+  lo.problem.cluster = *MakeCluster("h100", 1);
+  lo.problem.workload.mode = Mode::kServe;
+  lo.problem.workload.weight = DType::kFP8;
+  lo.problem.workload.kv = DType::kFP8;
+  lo.problem.workload.engine = Engine::kVllm;
+  lo.strategy = *FromText("tp=1", 1);
+  lo.label = "tp=1";
+  WorkloadSpec w;
+  w.rate_rps = 20;
+  w.num_requests = 2000;
+  w.isl = 4500;
+  w.osl = 1050;
+  w.isl_dist = *ParseLengthDist("uniform:0.78");
+  w.osl_dist = *ParseLengthDist("uniform:0.9");
+  const auto reqs = *GenerateRequests(w);
+  const auto slos = *ParseSlos("p99_ttft_ms=2000,p99_tpot_ms=50");
+  CapacityOptions opt;
+  int instances = 0, simulations = 0;
+  for (auto _ : state) {
+    auto r = FewestGpus({lo}, reqs, slos, opt);
+    if (!r.ok() || !r->found) {
+      state.SkipWithError("no answer");
+      return;
+    }
+    instances = r->candidates[0].instances;
+    simulations = r->candidates[0].simulations;
+  }
+  state.counters["instances"] = instances;
+  state.counters["simulations"] = simulations;
+}
+BENCHMARK(BM_FewestGpusFarFirstGuess)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace l2s::serve

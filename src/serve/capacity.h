@@ -94,6 +94,7 @@ struct SizeResult {
   // they miss (0 / "": none simulated).
   int missed_instances = 0;
   std::string missed_why;
+  int simulations = 0;          // whole-stream runs on some instance count (MaxRate's not counted)
 };
 
 struct CapacityOptions {
@@ -124,14 +125,17 @@ struct CapacityResult {
 
 // `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
 // stream's unit-rate form (every layout's at once on opt.jobs threads, each with its own step
-// cost), then instances = ceil(stream rate / that); when the simulation of the
-// whole stream on that many misses the SLOs, up in doubling steps until one meets and bisected
-// down to the fewest that meet; then down while one fewer still meets. A layout stops growing at
-// opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond them). The best
-// candidate has the fewest GPUs (ties: the higher per-instance rate). Then one size smaller: the
-// most GPUs below the answer that k instances of any layout that fits make (ties: the answer's
-// layout, then the higher per-instance rate); when no step above simulated that size, it is
-// simulated and kept in `below` (where it meets, against the monotone rule, it is not kept).
+// cost), then instances = ceil(stream rate / that); when the simulation of the whole stream on
+// that many misses the SLOs, up in doubling steps until one meets and bisected down to the fewest
+// that meet; then down in doubling steps while fewer still meet, bisected to the count whose one
+// fewer misses (the first guess over-counts where one instance alone queues what a pool behind
+// the router absorbs; SizeResult::simulations counts the whole-stream runs). A layout stops
+// growing at opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond
+// them). The best candidate has the fewest GPUs (ties: the higher per-instance rate). Then one
+// size smaller: the most GPUs below the answer that k instances of any layout that fits make
+// (ties: the answer's layout, then the higher per-instance rate); when no step above simulated
+// that size, it is simulated and kept in `below` (where it meets, against the monotone rule, it
+// is not kept).
 StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
                                     const std::vector<Slo>& slos, const CapacityOptions& opt);

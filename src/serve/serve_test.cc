@@ -865,6 +865,58 @@ TEST(Capacity, FewestGpusSimulatesTheSizeBelowTheAnswer) {
   EXPECT_GT(s->summary.tpot.p99, 0.004);
 }
 
+// Fast path against the slow reference: the instance count FewestGpus returns meets the SLOs and
+// one fewer misses, each simulated here on its own, whatever the search took to get there. A
+// 1-GPU Llama-70B (FP8) holds a few long prompts' KV, so one instance alone queues them (its max
+// rate counts ~3x the instances a pool behind the router needs): the search walks down from a
+// first guess far above the answer (in doubling steps, then bisection).
+TEST(Capacity, FewestGpusIsTheCountWhoseOneFewerMisses) {
+  LayoutOption lo;
+  lo.problem = MakeProblem("llama-3.1-70b", 1, Engine::kVllm, DType::kFP8);
+  lo.strategy = S("tp=1", 1);
+  lo.label = "tp=1";
+  WorkloadSpec w;
+  w.rate_rps = 4;
+  w.num_requests = 400;
+  w.isl = 4500;
+  w.osl = 300;
+  auto reqs = GenerateRequests(w);
+  ASSERT_TRUE(reqs.ok());
+  auto slos = ParseSlos("p99_ttft_ms=2000,p99_tpot_ms=50");
+  ASSERT_TRUE(slos.ok());
+  CapacityOptions opt;
+  opt.max_gpus = 1000;
+  auto r = FewestGpus({lo}, *reqs, *slos, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->found) << r->candidates[0].note;
+  const SizeResult& c = r->candidates[0];
+  const int guess = static_cast<int>(std::ceil(StreamRate(*reqs) / c.instance_max_rps - 1e-9));
+  EXPECT_GE(guess - c.instances, 4) << guess;  // the walk down is exercised (15 -> 8)
+  // 15 (meets), 14, 13, 11, 7 (misses); bisection 9, 8: each count once, not every count.
+  EXPECT_LE(c.simulations, 8);
+  auto cost = StepCost::Make(lo.problem, lo.strategy);
+  ASSERT_TRUE(cost.ok());
+  int64_t isl = 0, osl = 0;
+  for (const RequestSpec& q : *reqs) isl += q.prompt, osl += q.output;
+  isl /= static_cast<int64_t>(reqs->size());
+  osl /= static_cast<int64_t>(reqs->size());
+  auto meets = [&](int k, ServeSummary* out) {
+    ServeOptions so;
+    so.instances = k;
+    auto sim = ServeSim::Make(cost->get(), so, isl, osl);
+    EXPECT_TRUE(sim.ok());
+    *out = Summarise((*sim)->Run(*reqs), *slos);
+    std::string why;
+    return MeetsSlos(*out, *slos, &why);
+  };
+  ServeSummary at, below;
+  EXPECT_TRUE(meets(c.instances, &at));
+  EXPECT_FALSE(meets(c.instances - 1, &below));
+  EXPECT_EQ(at.ttft.p99, c.at.ttft.p99);
+  EXPECT_TRUE(c.has_smaller);
+  EXPECT_FALSE(c.smaller_why.empty());  // (its run stops at a certain miss: figures differ)
+}
+
 // The layouts' one-instance rates are found on threads; the answer and every candidate's figures
 // are the same for every thread count (each layout has its own step cost).
 TEST(Capacity, FewestGpusTheSameOnEveryThreadCount) {

@@ -268,10 +268,13 @@ TEST(SilentNonsense, UnknownOrIgnoredNamesAreErrors) {
   ExpectUsageError({"explain", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy",
                     "tp=8,shared_ffn2=dim1"},
                    "no shared_ffn2 operator");
-  // Known engines still work, with a version.
+  // Known engines still work, with a release from their row's on; an older one is refused.
   const Result r = L2s({"eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8",
-                        "--engine", "trtllm-0.17"});
+                        "--engine", "trtllm-1.2"});
   EXPECT_EQ(r.code, 0) << r.err;
+  ExpectUsageError({"eval", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "tp=8",
+                    "--engine", "trtllm-0.17"},
+                   "l2s plans TensorRT-LLM from release 1.1 on");
 }
 
 TEST(Reliability, PlanStrategyTextReadsBackIntoEval) {
