@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "cli/report.h"
 #include "plan/capacity.h"
 #include "sim/simulator.h"
@@ -132,6 +134,13 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
       s.request_rate,
       Thousands(s.output_tokens_per_s), s.goodput_rps, s.preemptions, 100 * s.peak_kv_fraction,
       Thousands(s.kv_capacity_tokens), s.peak_waiting);
+  if (s.burst)
+    o += fmt::format(
+        "  a burst, not a steady state: the requests arrive over {:.1f} s, less than 4 x their "
+        "mean end-to-end latency ({:.1f} s), so the deployment is still filling when the last "
+        "arrives and an overload need not show; about {} requests at this rate simulate one "
+        "(--requests)\n",
+        s.window_s, s.e2e.mean, Thousands(std::ceil(4 * s.e2e.mean * s.offered_rps)));
   if (s.request_overhead_s > 0)
     o += fmt::format("  TTFT and end-to-end include the engine's request overhead, {:.1f} ms per "
                      "request before it reaches the engine\n",

@@ -189,6 +189,7 @@ class ServeSim::Runner {
   int64_t g_waiting = 0, g_running = 0, g_kv = 0, g_transfer = 0;
   std::vector<TimelinePoint> samples;
   std::vector<int64_t> waiting_at_arrival;  // in the system (waiting + running + transferring)
+  std::vector<int64_t> queued_at_arrival;   // waiting alone (not yet admitted to a step)
   // Sending.
   int64_t next_open = 0;
   std::deque<std::pair<double, int64_t>> sendq;  // closed loop: (time, request)
@@ -257,6 +258,7 @@ ServeRun ServeSim::Runner::Go() {
     }
   }
   waiting_at_arrival.reserve(closed ? 0 : reqs.size());
+  queued_at_arrival.reserve(closed ? 0 : reqs.size());
   if (closed) {
     for (; next_send < std::min<int64_t>(n, concurrency); ++next_send) sendq.push_back({0.0, next_send});
   }
@@ -280,6 +282,7 @@ ServeRun ServeSim::Runner::Go() {
       if (!closed) {
         Route(static_cast<int>(next_open++), ta);
         waiting_at_arrival.push_back(g_waiting + g_running + g_transfer);
+        queued_at_arrival.push_back(g_waiting);
       } else {
         const int64_t id = sendq.front().second;
         sendq.pop_front();
@@ -344,14 +347,43 @@ ServeRun ServeSim::Runner::Go() {
     // fluctuates around rate x mean latency; an overloaded one grows by (offered - served rate)
     // x time, in the queue or, when the engine admits everything (SGLang's prefill priority), in
     // an ever larger and slower decode batch.
+    // A stable system first fills: at t after the first arrival it holds rate x E[min(latency,
+    // t)], which still rises over the second and last quarters when requests last longer than a
+    // quarter of the arrivals' span (200 req/s of 500-token outputs: 11 s each, 2,000 requests
+    // sent in 10 s). So each quarter's mean is compared with that fill, E over the latencies of
+    // the first quarter's requests (which an overloaded system has barely queued): with
+    // expectations e2, e4, unstable when w4 - e4 > 0.5 e4 + 1.5 (w2 - e2) + 10 - where every
+    // first-quarter request is done within a quarter (e2 = e4), exactly w4 > 1.5 w2 + 10. When
+    // the system is so far over capacity that the first quarter's requests already queued, that
+    // fill is overstated; the queue alone (requests not yet admitted, which no stable system
+    // accumulates, filling or not) then grows by the same rule, q4 > 1.5 q2 + 10.
     const size_t m = waiting_at_arrival.size(), qn = m / 4;
-    auto mean_of = [&](size_t a, size_t b) {
+    std::vector<double> lat(qn);
+    for (size_t i = 0; i < qn; ++i) lat[i] = run.requests[i].e2e_s();
+    std::sort(lat.begin(), lat.end());
+    std::vector<double> lat_sum(qn + 1, 0.0);
+    for (size_t i = 0; i < qn; ++i) lat_sum[i + 1] = lat_sum[i] + lat[i];
+    const double t0 = reqs[0].arrival_s, span = reqs[m - 1].arrival_s - t0;
+    const double rate = span > 0 ? static_cast<double>(m - 1) / span : 0.0;
+    auto filled = [&](size_t i) {  // rate x E[min(latency, t_i - t0)]
+      const double t = reqs[i].arrival_s - t0;
+      const size_t k = static_cast<size_t>(std::upper_bound(lat.begin(), lat.end(), t) - lat.begin());
+      return rate * (lat_sum[k] + static_cast<double>(qn - k) * t) /
+             static_cast<double>(std::max<size_t>(1, qn));
+    };
+    auto mean_of = [&](size_t a, size_t b, int what) {  // 0 in the system, 1 its fill, 2 queued
       double s = 0;
-      for (size_t i = a; i < b; ++i) s += static_cast<double>(waiting_at_arrival[i]);
+      for (size_t i = a; i < b; ++i)
+        s += what == 1   ? filled(i)
+             : what == 0 ? static_cast<double>(waiting_at_arrival[i])
+                         : static_cast<double>(queued_at_arrival[i]);
       return s / static_cast<double>(std::max<size_t>(1, b - a));
     };
-    const double w2 = mean_of(qn, 2 * qn), w4 = mean_of(3 * qn, m);
-    if (w4 > 1.5 * w2 + 10 && w4 > 0.01 * static_cast<double>(n)) {
+    const double w2 = mean_of(qn, 2 * qn, 0), w4 = mean_of(3 * qn, m, 0);
+    const double e2 = mean_of(qn, 2 * qn, 1), e4 = mean_of(3 * qn, m, 1);
+    const double q2 = mean_of(qn, 2 * qn, 2), q4 = mean_of(3 * qn, m, 2);
+    if ((w4 - e4 > 0.5 * e4 + 1.5 * (w2 - e2) + 10 || q4 > 1.5 * q2 + 10) &&
+        w4 > 0.01 * static_cast<double>(n)) {
       run.unstable = true;
       run.unstable_reason = fmt::format(
           "the queue grows: {:.0f} requests in the system on average over the last quarter of "

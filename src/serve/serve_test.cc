@@ -321,6 +321,31 @@ TEST(Slos, MissShowsTheFigureAboveItsLimit) {
   EXPECT_EQ(why, "");
 }
 
+// A stream that arrives faster than its requests finish: 200 requests of 1,000 output tokens at
+// 50 req/s arrive in 4 s, each lasting ~20 s, on a Llama-8B with KV for all of them at once.
+// The requests in the system rise over every quarter of the arrivals (the deployment fills), so
+// comparing the quarters alone called it unstable; against the fill a stable system has, rate x
+// E[min(latency, t)], it is stable - and said to be a burst. The same requests at 50x the rate
+// on a tenth of the KV (a queue that does grow) stay unstable.
+TEST(ServeSim, AStreamShorterThanItsRequestsIsABurstNotAnOverload) {
+  Rig r = MakeSim(MakeProblem("llama-3.1-8b", 1), "tp=1", ServeOptions{}, 200, 1000);
+  const ServeRun run = r.sim->Run(Open(50, 200, 200, 1000));
+  EXPECT_FALSE(run.unstable) << run.unstable_reason;
+  const ServeSummary sum = Summarise(run, {});
+  EXPECT_TRUE(sum.burst);
+  EXPECT_GT(sum.e2e.mean, sum.window_s);  // each request outlasts the whole arrival span
+  EXPECT_EQ(SummaryJson(sum)["burst"], true);
+  // The same stream at a 50th of the rate (200 s of arrivals) is no burst.
+  EXPECT_FALSE(Summarise(r.sim->Run(Open(1, 200, 200, 1000)), {}).burst);
+  // Overloaded: 8,000 KV tokens hold ~6 requests, so later arrivals queue for good.
+  ServeOptions small;
+  small.kv_capacity_tokens = 8000;
+  Rig q = MakeSim(MakeProblem("llama-3.1-8b", 1), "tp=1", small, 200, 1000);
+  const ServeRun over = q.sim->Run(Open(50, 200, 200, 1000));
+  EXPECT_TRUE(over.unstable);
+  EXPECT_NE(over.unstable_reason.find("queue grows"), std::string::npos) << over.unstable_reason;
+}
+
 TEST(ServeSim, AboveCapacityIsUnstable) {
   Md1 m = MakeMd1();
   const ServeRun run = m.s.sim->Run(Open(1.5 / m.service_s, 4000, 1000, 1));

@@ -187,6 +187,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     s.input_tokens_per_s = in / s.window_s;
     s.goodput_rps = s.request_rate * static_cast<double>(good) / static_cast<double>(s.completed);
   }
+  s.burst = s.offered_rps > 0 && s.completed > 0 && s.window_s < 4 * s.e2e.mean;
   if (run.disaggregated) {
     s.disaggregated = true;
     s.kv_transfer = PercentilesOf(xfer);
@@ -277,6 +278,7 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   j["makespan_s"] = s.makespan_s;
   j["window_s"] = s.window_s;
   j["offered_rps"] = s.offered_rps;
+  j["burst"] = s.burst;
   j["preemptions"] = s.preemptions;
   j["steps"] = s.steps;
   j["step_cost_calls"] = s.cost_calls;

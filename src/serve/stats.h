@@ -51,6 +51,10 @@ struct ServeSummary {
   // Open loop: the rate requests were sent at, (requests - 1) / the arrivals' span; 0 for a
   // closed loop (its clients send as requests finish).
   double offered_rps = 0;
+  // Open loop: the requests arrive over less than 4 x their mean end-to-end latency, so the run is
+  // a burst the deployment fills with rather than its steady state at the rate (an overload need
+  // not show yet: the queue-growth test compares the second and last quarters of the arrivals).
+  bool burst = false;
   double request_rate = 0;
   double output_tokens_per_s = 0, input_tokens_per_s = 0;
   // request_rate x the fraction of completed requests meeting every SLO's limit (each request's
@@ -85,7 +89,7 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 
 // {"requests", "completed", "unstable", "unstable_reason", "ttft_ms": {mean,p50,p90,p99},
 //  "tpot_ms", "itl_ms", "e2e_ms", "request_rate", "output_tokens_per_s", "input_tokens_per_s",
-//  "goodput_rps", "makespan_s", "window_s", "offered_rps" (0 closed loop), "preemptions",
+//  "goodput_rps", "makespan_s", "window_s", "offered_rps" (0 closed loop), "burst", "preemptions",
 //  "steps", "step_cost_calls", "kv_capacity_tokens", "request_overhead_ms", "scheduler_recv_interval",
 //  "peak_kv_fraction",
 //  "peak_waiting"}; percentiles null when unstable. Disaggregated runs add "disaggregated": true,
