@@ -402,14 +402,19 @@ std::optional<SmallerDeployment> OneSizeSmaller(const CapacityResult& r) {
 
 namespace {
 
-// The pools a missed SLO or an unstable run blames: bit 0 prefill, bit 1 decode. A decode
-// instance steps whenever it holds a request, so a busy share near 1 does not single it out: an
-// unstable run blames every pool at least 95% busy (the busier when none is). A missed TTFT
+// The pools a missed SLO or an unstable run blames: bit 0 prefill, bit 1 decode. An unstable run
+// blames the pool whose queue held more requests when the last one arrived (ServeRun::
+// prefill_queued / decode_queued: where the overload builds up), and when neither queued (a
+// decode batch that admits everything grows instead) every pool at least 95% busy (the busier
+// when none is). A busy share alone does not single a pool out: a decode instance steps whenever
+// it holds a request, and a pipelined prefill instance steps while some of its stages idle (a
+// prefill pool with 8 stages, its queue growing, measured 45% busy and was never grown). A missed TTFT
 // blames the prefill pool, and the decode pool instead when the requests waited for its KV
 // allocation for at least half their mean TTFT (its back-pressure, not the prefill, is late).
 int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
   const int busier = s.prefill_busy >= s.decode_busy ? 1 : 2;
   if (s.unstable) {
+    if (s.prefill_queued != s.decode_queued) return s.prefill_queued > s.decode_queued ? 1 : 2;
     const int m = (s.prefill_busy >= 0.95 ? 1 : 0) | (s.decode_busy >= 0.95 ? 2 : 0);
     return m != 0 ? m : busier;
   }

@@ -444,3 +444,38 @@ TEST(ServeDisagg, BenchmarkClientMeansOverAllPrompts) {
 
 }  // namespace
 }  // namespace l2s::serve
+
+namespace l2s::serve {
+namespace {
+
+// Where an overloaded pair's queue builds, at the last arrival (ServeRun::prefill_queued /
+// decode_queued, which capacity sizing grows the pool by): 8,000-token prompts of 4 tokens each
+// at 20 req/s queue for the one prefill instance (~16k prompt tokens/s per H100 on Llama-8B);
+// 100-token prompts of 2,000 tokens each, 4 running at most on the decode instance, queue there.
+TEST(ServeDisagg, TheOverloadedPoolHoldsTheQueue) {
+  Pools c = MakePools(Engine::kVllm);
+  const DisaggServeOptions d = Link(50e9, 2e-6);
+  auto run = [&](const ServeOptions& o, int64_t isl, int64_t osl, double rate) {
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, isl, osl);
+    EXPECT_TRUE(sim.ok());
+    WorkloadSpec w;
+    w.rate_rps = rate;
+    w.num_requests = 400;
+    w.isl = isl;
+    w.osl = osl;
+    return (*sim)->Run(*GenerateRequests(w));
+  };
+  const ServeRun prefill_bound = run(ServeOptions{}, 8000, 4, 20);
+  EXPECT_GT(prefill_bound.prefill_queued, 100);
+  EXPECT_LT(prefill_bound.decode_queued, 10);
+  ServeOptions four;
+  four.max_running = 4;
+  const ServeRun decode_bound = run(four, 100, 2000, 20);
+  EXPECT_GT(decode_bound.decode_queued, 100);
+  EXPECT_LT(decode_bound.prefill_queued, 10);
+  const ServeSummary s = Summarise(decode_bound, {});
+  EXPECT_EQ(s.decode_queued, decode_bound.decode_queued);
+}
+
+}  // namespace
+}  // namespace l2s::serve

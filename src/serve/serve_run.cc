@@ -131,6 +131,9 @@ class ServeSim::Runner {
   void CountLate(size_t k, int64_t id);
   void NoteFirst(int64_t id, double now);
   bool CertainMiss(double now);
+  // Disaggregated: ServeRun::prefill_queued / decode_queued from the ranks' queues now.
+  void SnapshotQueues();
+  bool queues_taken = false;
   // A rank's scheduler: its KV, its queue, the batch of its next step (Compose).
   void StreamFirst(int id, double now);
   double OutLeft(const Pool& P, int id);
@@ -204,6 +207,19 @@ class ServeSim::Runner {
 
 ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   return Runner(*this, reqs, concurrency).Go();
+}
+
+void ServeSim::Runner::SnapshotQueues() {
+  queues_taken = true;
+  run.prefill_queued = run.decode_queued = 0;
+  for (const Inst& in : inst) {
+    const bool prefill = pools_[static_cast<size_t>(in.pool)].role == Role::kPrefill;
+    for (const Rank& r : in.ranks) {
+      const auto q = static_cast<int64_t>(r.inbox.size() + r.waiting.size());
+      if (prefill) run.prefill_queued += q;
+      else run.decode_queued += q + static_cast<int64_t>(r.alloc.size() + r.alloc_inbox.size());
+    }
+  }
 }
 
 ServeRun ServeSim::Runner::Go() {
@@ -283,6 +299,7 @@ ServeRun ServeSim::Runner::Go() {
         Route(static_cast<int>(next_open++), ta);
         waiting_at_arrival.push_back(g_waiting + g_running + g_transfer);
         queued_at_arrival.push_back(g_waiting);
+        if (disagg && next_open == n) SnapshotQueues();
       } else {
         const int64_t id = sendq.front().second;
         sendq.pop_front();
@@ -314,6 +331,7 @@ ServeRun ServeSim::Runner::Go() {
     }
   }
 
+  if (disagg && !queues_taken) SnapshotQueues();
   // Summary figures.
   run.cost_calls = sim_.calls_ - calls0;
   double first = kInf, last = 0;

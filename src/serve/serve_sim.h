@@ -185,6 +185,10 @@ struct ServeRun {
   int prefill_instances = 0, prefill_ranks = 0, prefill_max_running = 0;
   int64_t prefill_kv_capacity_tokens = 0;
   double prefill_busy_s = 0, decode_busy_s = 0;
+  // ... and the requests queued in each pool when the last request arrived (open loop; at the end
+  // of a run stopped before it): prefill, waiting for a prefill step; decode, waiting for a decode
+  // instance's KV allocation or to join its batch. Where an overloaded pair's queue builds.
+  int64_t prefill_queued = 0, decode_queued = 0;
 };
 
 class ServeSim {

@@ -194,6 +194,8 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     s.decode_alloc_wait = PercentilesOf(alloc_wait);
     s.prefill_kv_capacity_tokens = run.prefill_kv_capacity_tokens;
     s.prefill_max_running = run.prefill_max_running;
+    s.prefill_queued = run.prefill_queued;
+    s.decode_queued = run.decode_queued;
     if (run.makespan_s > 0) {
       s.prefill_busy = run.prefill_busy_s / (run.prefill_instances * run.makespan_s);
       s.decode_busy = run.decode_busy_s / (run.instances * run.makespan_s);

@@ -79,6 +79,7 @@ struct ServeSummary {
   int64_t prefill_kv_capacity_tokens = 0;
   int prefill_max_running = 0;  // the prefill pool's running-request limit per rank
   double prefill_busy = 0, decode_busy = 0;
+  int64_t prefill_queued = 0, decode_queued = 0;  // ServeRun's: each pool's queue at the last arrival
 };
 ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos);
 
