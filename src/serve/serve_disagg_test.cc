@@ -475,6 +475,8 @@ TEST(ServeDisagg, TheOverloadedPoolHoldsTheQueue) {
   EXPECT_LT(decode_bound.prefill_queued, 10);
   const ServeSummary s = Summarise(decode_bound, {});
   EXPECT_EQ(s.decode_queued, decode_bound.decode_queued);
+  EXPECT_EQ(SummaryJson(s)["decode_queued"], decode_bound.decode_queued);
+  EXPECT_EQ(SummaryJson(s)["prefill_queued"], decode_bound.prefill_queued);
 }
 
 }  // namespace

@@ -297,6 +297,8 @@ nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
     j["prefill_max_running"] = s.prefill_max_running;
     j["prefill_busy"] = s.prefill_busy;
     j["decode_busy"] = s.decode_busy;
+    j["prefill_queued"] = s.prefill_queued;
+    j["decode_queued"] = s.decode_queued;
   }
   return j;
 }

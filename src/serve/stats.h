@@ -95,7 +95,7 @@ bool MeetsSlos(const ServeSummary& s, const std::vector<Slo>& slos, std::string*
 //  "peak_kv_fraction",
 //  "peak_waiting"}; percentiles null when unstable. Disaggregated runs add "disaggregated": true,
 //  "kv_transfer_ms", "decode_alloc_wait_ms", "prefill_kv_capacity_tokens", "prefill_max_running",
-//  "prefill_busy", "decode_busy".
+//  "prefill_busy", "decode_busy", "prefill_queued", "decode_queued".
 nlohmann::ordered_json SummaryJson(const ServeSummary& s);
 // Timeline as {"t_s": [...], "waiting": [...], "running": [...], "kv_fraction": [...]}
 // (disaggregated runs add "transferring").
