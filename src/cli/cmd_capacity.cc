@@ -642,6 +642,14 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   return kExitOk;
 }
 
+// The summary of a sizing's answer at its size (null when none was found).
+const serve::ServeSummary* AnswerSummary(const FewestOutcome& o) {
+  if (!o.any_found) return nullptr;
+  if (o.dis_best && o.dres && o.dres->found) return &o.dres->candidates[o.dres->best].at;
+  if (o.res.found) return &o.res.candidates[o.res.best].at;
+  return nullptr;
+}
+
 int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
               const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
   if (slos.empty()) return Fail("--slo is required to size a deployment");
@@ -668,18 +676,49 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   req.rate_rel_tol = f.rate_tol;
   req.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   req.slos = slos;
-  req.requests = reqs;
   req.serve = base;
-  if (!pf.engine.empty()) {
+  // With --engine that engine is sized; without, every serving engine with a build for the GPUs,
+  // each on what it launches, and the answer is the engine needing the fewest GPUs.
+  auto size = [&](const std::vector<serve::RequestSpec>& stream) -> StatusOr<plan::EnginesOutcome> {
+    req.requests = stream;
+    if (pf.engine.empty()) return plan::SizeFewestAllEngines(req);
     StatusOr<FewestOutcome> o = plan::SizeFewest(req);
-    if (!o.ok()) return Fail(o.status());
-    return PrintFewest(f, *o, slos, reqs, base, {});
-  }
-  // No --engine: every serving engine with a build for the GPUs, each sized on what it launches;
-  // the answer is the engine needing the fewest GPUs.
-  StatusOr<plan::EnginesOutcome> all = plan::SizeFewestAllEngines(req);
+    if (!o.ok()) return o.status();
+    plan::EnginesOutcome one;
+    one.best = std::move(*o);
+    return one;
+  };
+  StatusOr<plan::EnginesOutcome> all = size(reqs);
   if (!all.ok()) return Fail(all.status());
-  return PrintFewest(f, all->best, slos, reqs, base, all->rows);
+  // The default stream (--rate without --requests) is a sizing's own choice: where the answer's
+  // run was a burst (its requests arrive over less than 4x their mean end-to-end latency, so the
+  // deployment was still filling and an overload need not show), it is drawn again, long enough
+  // for a steady state at the answer's latency (capped), and the sizing repeated, up to twice.
+  std::vector<serve::RequestSpec> stream = reqs;
+  constexpr int64_t kMaxDefaultRequests = 50000;
+  for (int again = 0; again < 2 && f.traffic.requests == 0 && f.traffic.trace.empty(); ++again) {
+    const serve::ServeSummary* at = AnswerSummary(all->best);
+    if (at == nullptr || !at->burst || static_cast<int64_t>(stream.size()) >= kMaxDefaultRequests)
+      break;
+    const int64_t n = std::min<int64_t>(
+        kMaxDefaultRequests,
+        1000 * static_cast<int64_t>(std::ceil(4 * at->e2e.mean * at->offered_rps / 1000)));
+    if (n <= static_cast<int64_t>(stream.size())) break;
+    fmt::print(stderr,
+               "l2s capacity: the answer's {} requests arrive as a burst (over {:.1f} s, less than "
+               "4x their mean end-to-end latency, {:.1f} s): sizing again on {} requests{}\n",
+               stream.size(), at->window_s, at->e2e.mean, Thousands(static_cast<double>(n)),
+               n == kMaxDefaultRequests ? " (the default's cap; --requests sets the stream)" : "");
+    TrafficFlags longer = f.traffic;
+    longer.requests = n;
+    auto more = TrafficRequests(longer, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
+    if (!more.ok()) return Fail(more.status());
+    stream = std::move(*more);
+    all = size(stream);
+    if (!all.ok()) return Fail(all.status());
+  }
+  return PrintFewest(f, all->best, slos, stream, base, pf.engine.empty() ? all->rows
+                                                                        : std::vector<EngineRow>{});
 }
 
 // The flags of the other question, which it would ignore: a given deployment (--strategy,
