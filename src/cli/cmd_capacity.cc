@@ -691,24 +691,16 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   StatusOr<plan::EnginesOutcome> all = size(reqs);
   if (!all.ok()) return Fail(all.status());
   // The default stream (--rate without --requests) is a sizing's own choice: where the answer's
-  // run was a burst (its requests arrive over less than 4x their mean end-to-end latency, so the
-  // deployment was still filling and an overload need not show), it is drawn again, long enough
-  // for a steady state at the answer's latency (capped), and the sizing repeated, up to twice.
+  // run was a burst, it is drawn again long enough for a steady state and the sizing repeated,
+  // up to twice (SteadyStreamRequests).
   std::vector<serve::RequestSpec> stream = reqs;
-  constexpr int64_t kMaxDefaultRequests = 50000;
-  for (int again = 0; again < 2 && f.traffic.requests == 0 && f.traffic.trace.empty(); ++again) {
+  for (int again = 0; again < 2; ++again) {
     const serve::ServeSummary* at = AnswerSummary(all->best);
-    if (at == nullptr || !at->burst || static_cast<int64_t>(stream.size()) >= kMaxDefaultRequests)
-      break;
-    const int64_t n = std::min<int64_t>(
-        kMaxDefaultRequests,
-        1000 * static_cast<int64_t>(std::ceil(4 * at->e2e.mean * at->offered_rps / 1000)));
-    if (n <= static_cast<int64_t>(stream.size())) break;
-    fmt::print(stderr,
-               "l2s capacity: the answer's {} requests arrive as a burst (over {:.1f} s, less than "
-               "4x their mean end-to-end latency, {:.1f} s): sizing again on {} requests{}\n",
-               stream.size(), at->window_s, at->e2e.mean, Thousands(static_cast<double>(n)),
-               n == kMaxDefaultRequests ? " (the default's cap; --requests sets the stream)" : "");
+    std::string note;
+    const int64_t n =
+        at == nullptr ? 0 : SteadyStreamRequests(f.traffic, *at, stream.size(), "capacity", &note);
+    if (n == 0) break;
+    fmt::print(stderr, "{}\n", note);
     TrafficFlags longer = f.traffic;
     longer.requests = n;
     auto more = TrafficRequests(longer, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));

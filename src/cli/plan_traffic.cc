@@ -118,6 +118,22 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   opt.max_simulations = kMaxSimulations;
   auto pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
   if (!pick.ok()) return Fail(pick.status());
+  // A default stream the chosen candidate (else the steady-state best) ran as a burst: drawn
+  // again long enough for a steady state and the candidates simulated again, up to twice.
+  for (int again = 0; again < 2; ++again) {
+    const serve::SloCandidate& c =
+        pick->found ? pick->simulated[pick->best] : pick->simulated.front();
+    std::string note;
+    const int64_t n = SteadyStreamRequests(t.traffic, c.summary, reqs->size(), "plan", &note);
+    if (n == 0) break;
+    fmt::print(stderr, "{}\n", note);
+    TrafficFlags longer = t.traffic;
+    longer.requests = n;
+    reqs = TrafficRequests(longer, p.workload.isl, p.workload.osl, t.seed);
+    if (!reqs.ok()) return Fail(reqs.status());
+    pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
+    if (!pick.ok()) return Fail(pick.status());
+  }
   const std::string traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
   if (!json_out) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli/report.h"
@@ -69,6 +70,24 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
   w.seed = seed;
   if (w.rate_rps > 0 && w.num_requests == 0) w.num_requests = 2000;
   return serve::GenerateRequests(w);
+}
+
+int64_t SteadyStreamRequests(const TrafficFlags& f, const serve::ServeSummary& run,
+                             size_t current, const std::string& command, std::string* note) {
+  // An unstable run already shows the overload a longer stream would.
+  if (f.requests != 0 || !f.trace.empty() || f.rate <= 0 || !run.burst || run.unstable) return 0;
+  const auto have = static_cast<int64_t>(current);
+  if (have >= kMaxDefaultRequests) return 0;
+  const int64_t n = std::min<int64_t>(
+      kMaxDefaultRequests,
+      1000 * static_cast<int64_t>(std::ceil(4 * run.e2e.mean * run.offered_rps / 1000)));
+  if (n <= have) return 0;
+  *note = fmt::format(
+      "l2s {}: the {} requests arrive as a burst (over {:.1f} s, less than 4x their mean "
+      "end-to-end latency, {:.1f} s): simulating again on {} requests{}",
+      command, current, run.window_s, run.e2e.mean, Thousands(static_cast<double>(n)),
+      n == kMaxDefaultRequests ? " (the default's cap; --requests sets the stream)" : "");
+  return n;
 }
 
 int TrafficConcurrency(const TrafficFlags& f) { return f.trace.empty() ? f.concurrency : 0; }

@@ -248,7 +248,7 @@ TEST(CapacityCli, ADefaultStreamThatIsABurstIsDrawnLongerAndSizedAgain) {
   EXPECT_TRUE(gb["summary"]["burst"].get<bool>());
   const auto dflt = RunL2s(q);
   ASSERT_EQ(dflt.code, 0) << dflt.err;
-  EXPECT_NE(dflt.err.find("l2s capacity: the answer's 2000 requests arrive as a burst"),
+  EXPECT_NE(dflt.err.find("l2s capacity: the 2000 requests arrive as a burst"),
             std::string::npos)
       << dflt.err;
   const auto d = nlohmann::json::parse(dflt.out);
