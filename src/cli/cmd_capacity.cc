@@ -692,19 +692,15 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   if (!all.ok()) return Fail(all.status());
   // The default stream (--rate without --requests) is a sizing's own choice: where the answer's
   // run was a burst, it is drawn again long enough for a steady state and the sizing repeated,
-  // up to twice (SteadyStreamRequests).
+  // up to twice (SteadyStream).
   std::vector<serve::RequestSpec> stream = reqs;
   for (int again = 0; again < 2; ++again) {
     const serve::ServeSummary* at = AnswerSummary(all->best);
-    std::string note;
-    const int64_t n =
-        at == nullptr ? 0 : SteadyStreamRequests(f.traffic, *at, stream.size(), "capacity", &note);
-    if (n == 0) break;
-    fmt::print(stderr, "{}\n", note);
-    TrafficFlags longer = f.traffic;
-    longer.requests = n;
-    auto more = TrafficRequests(longer, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
+    if (at == nullptr) break;
+    auto more = SteadyStream(f.traffic, *at, stream.size(), pf.isl, pf.osl,
+                             static_cast<uint64_t>(f.seed), "capacity");
     if (!more.ok()) return Fail(more.status());
+    if (more->empty()) break;
     stream = std::move(*more);
     all = size(stream);
     if (!all.ok()) return Fail(all.status());

@@ -123,14 +123,11 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   for (int again = 0; again < 2; ++again) {
     const serve::SloCandidate& c =
         pick->found ? pick->simulated[pick->best] : pick->simulated.front();
-    std::string note;
-    const int64_t n = SteadyStreamRequests(t.traffic, c.summary, reqs->size(), "plan", &note);
-    if (n == 0) break;
-    fmt::print(stderr, "{}\n", note);
-    TrafficFlags longer = t.traffic;
-    longer.requests = n;
-    reqs = TrafficRequests(longer, p.workload.isl, p.workload.osl, t.seed);
-    if (!reqs.ok()) return Fail(reqs.status());
+    auto more = SteadyStream(t.traffic, c.summary, reqs->size(), p.workload.isl, p.workload.osl,
+                             t.seed, "plan");
+    if (!more.ok()) return Fail(more.status());
+    if (more->empty()) break;
+    *reqs = std::move(*more);
     pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
     if (!pick.ok()) return Fail(pick.status());
   }

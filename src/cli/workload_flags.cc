@@ -72,22 +72,26 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
   return serve::GenerateRequests(w);
 }
 
-int64_t SteadyStreamRequests(const TrafficFlags& f, const serve::ServeSummary& run,
-                             size_t current, const std::string& command, std::string* note) {
-  // An unstable run already shows the overload a longer stream would.
-  if (f.requests != 0 || !f.trace.empty() || f.rate <= 0 || !run.burst || run.unstable) return 0;
+StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
+                                                       const serve::ServeSummary& run,
+                                                       size_t current, int64_t isl, int64_t osl,
+                                                       uint64_t seed, const std::string& command) {
+  if (f.requests != 0 || !f.trace.empty() || f.rate <= 0 || !run.burst || run.unstable)
+    return std::vector<serve::RequestSpec>{};
   const auto have = static_cast<int64_t>(current);
-  if (have >= kMaxDefaultRequests) return 0;
   const int64_t n = std::min<int64_t>(
       kMaxDefaultRequests,
-      1000 * static_cast<int64_t>(std::ceil(4 * run.e2e.mean * run.offered_rps / 1000)));
-  if (n <= have) return 0;
-  *note = fmt::format(
-      "l2s {}: the {} requests arrive as a burst (over {:.1f} s, less than 4x their mean "
-      "end-to-end latency, {:.1f} s): simulating again on {} requests{}",
-      command, current, run.window_s, run.e2e.mean, Thousands(static_cast<double>(n)),
-      n == kMaxDefaultRequests ? " (the default's cap; --requests sets the stream)" : "");
-  return n;
+      1000 * static_cast<int64_t>(std::ceil(serve::SteadyStateRequests(run) / 1000)));
+  if (n <= have) return std::vector<serve::RequestSpec>{};
+  fmt::print(stderr,
+             "l2s {}: the {} requests arrive as a burst (over {:.1f} s, less than {:g}x their "
+             "mean end-to-end latency, {:.1f} s): simulating again on {} requests{}\n",
+             command, current, run.window_s, serve::kSteadySpanLatencies, run.e2e.mean,
+             Thousands(static_cast<double>(n)),
+             n == kMaxDefaultRequests ? " (the default's cap; --requests sets the stream)" : "");
+  TrafficFlags longer = f;
+  longer.requests = n;
+  return TrafficRequests(longer, isl, osl, seed);
 }
 
 int TrafficConcurrency(const TrafficFlags& f) { return f.trace.empty() ? f.concurrency : 0; }
@@ -156,11 +160,11 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
       Thousands(s.kv_capacity_tokens), s.peak_waiting);
   if (s.burst)
     o += fmt::format(
-        "  a burst, not a steady state: the requests arrive over {:.1f} s, less than 4 x their "
-        "mean end-to-end latency ({:.1f} s), so the deployment is still filling when the last "
-        "arrives and an overload need not show; about {} requests at this rate simulate one "
-        "(--requests)\n",
-        s.window_s, s.e2e.mean, Thousands(std::ceil(4 * s.e2e.mean * s.offered_rps)));
+        "  a burst, not a steady state: the requests arrive over {:.1f} s, less than {:g} x "
+        "their mean end-to-end latency ({:.1f} s), so the deployment is still filling when the "
+        "last arrives and an overload need not show; about {} requests at this rate simulate "
+        "one (--requests)\n",
+        s.window_s, serve::kSteadySpanLatencies, s.e2e.mean, Thousands(std::ceil(serve::SteadyStateRequests(s))));
   if (s.request_overhead_s > 0)
     o += fmt::format("  TTFT and end-to-end include the engine's request overhead, {:.1f} ms per "
                      "request before it reaches the engine\n",

@@ -41,14 +41,18 @@ struct TrafficFlags {
 
 void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f);
 // The request stream at nominal lengths isl/osl (open loop default 2,000 requests).
-// A default open-loop stream (no --requests, no --trace) that a command's chosen run took as a
-// burst (ServeSummary::burst) is drawn again by the command, long enough for a steady state:
-// SteadyStreamRequests gives how many (4x the run's mean end-to-end latency x its rate, rounded up
-// to thousands, at most kMaxDefaultRequests), 0 when `f` is not such a stream, the run was no
-// burst or unstable (the overload shows already) or the stream cannot grow; `note` gets the line the command prints on stderr.
+// A default open-loop stream (no --requests, no --trace) of `current` requests that a command's
+// chosen run took as a burst (ServeSummary::burst) and stayed stable on (an unstable run shows the
+// overload already): SteadyStream draws it again as TrafficRequests does (same seed), with
+// serve::SteadyStateRequests of that run rounded up to thousands, at most kMaxDefaultRequests,
+// and prints on stderr what `command` does ("l2s capacity: the 2000 requests arrive as a burst
+// (...): simulating again on 12,000 requests"); an empty stream when `f` is not such a stream,
+// the run was no burst or unstable, or the stream cannot grow.
 constexpr int64_t kMaxDefaultRequests = 50000;
-int64_t SteadyStreamRequests(const TrafficFlags& f, const serve::ServeSummary& run,
-                             size_t current, const std::string& command, std::string* note);
+StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
+                                                       const serve::ServeSummary& run,
+                                                       size_t current, int64_t isl, int64_t osl,
+                                                       uint64_t seed, const std::string& command);
 StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
                                                           int64_t osl, uint64_t seed);
 // The closed loop's client count for ServeSim::Run (0 for open loop and traces).

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -300,11 +299,6 @@ bool Precedes(const std::vector<int>& a, const std::vector<int>& b) {
   return false;
 }
 
-bool IsReleaseWord(std::string_view w) {
-  return !w.empty() && (std::isdigit(static_cast<unsigned char>(w[0])) ||
-                        (w.size() > 1 && w[0] == 'v' && std::isdigit(static_cast<unsigned char>(w[1]))));
-}
-
 }  // namespace
 
 std::span<const Capabilities> CapabilityTable() { return Table(); }
@@ -312,51 +306,28 @@ std::span<const Capabilities> CapabilityTable() { return Table(); }
 Status CheckRelease(std::string_view name) {
   const StatusOr<EngineId> named = ParseEngineId(name);
   if (!named.ok()) return named.status();
-  // The words of the name in order (as sim's ParseEngineName splits them), a release glued to a
-  // word split off ("vllm0.6" -> "vllm", "0.6"); each release checked against the row of the
-  // engine word before it.
-  const Capabilities* row = &CapabilitiesOf(*named);  // before any engine word: the named engine
+  // The label's words in order (sim's EngineNameWords); each release checked against the row of
+  // the engine word before it, the named engine's before any.
+  const Capabilities* row = &CapabilitiesOf(*named);
   std::string_view row_title = row->title;
-  std::string word;
-  auto check = [&](const std::string& release) -> Status {
-    const std::vector<int> asked = ReleaseNumbers(release), from = ReleaseNumbers(row->version);
-    if (asked.empty() || from.empty() || !Precedes(asked, from)) return Status::Ok();
+  for (const EngineNameWord& w : EngineNameWords(name)) {
+    if (ParseEngineName(w.word).dynamo) {
+      row = &CapabilitiesOf(*named);  // the Dynamo row of the named pair (version: Dynamo's)
+      row_title = "Dynamo";
+    } else if (StatusOr<EngineId> e = ParseEngineId(w.word); e.ok() && *e != EngineId::kIdeal) {
+      row = &CapabilitiesOf(*e);
+      row_title = row->title;
+    }
+    const std::vector<int> asked = ReleaseNumbers(w.release), from = ReleaseNumbers(row->version);
+    if (asked.empty() || from.empty() || !Precedes(asked, from)) continue;
     const std::string from_text = fmt::format("{}", fmt::join(from, "."));
     return Status::InvalidArgument(fmt::format(
         "l2s plans {} from release {} on (its capability row: the rules and launch flags read "
         "from that release; docs/PLAN.md \"Engine rules\"); '{}' asks for {}: name release {} "
         "or later, or none",
         row_title, from_text, name, fmt::join(asked, "."), from_text));
-  };
-  auto flush = [&]() -> Status {
-    std::string w = word;
-    word.clear();
-    if (w.empty()) return Status::Ok();
-    if (IsReleaseWord(w)) return check(w);
-    // A release glued to the end of a word: "vllm0.6".
-    size_t cut = w.size();
-    while (cut > 0 && (std::isdigit(static_cast<unsigned char>(w[cut - 1])) || w[cut - 1] == '.'))
-      --cut;
-    const std::string release = w.substr(cut);
-    w.resize(cut);
-    const EngineNameParts parts = ParseEngineName(w);
-    if (parts.dynamo) {
-      row = &CapabilitiesOf(*named);  // the Dynamo row of the named pair (version: Dynamo's)
-      row_title = "Dynamo";
-    } else if (StatusOr<EngineId> e = ParseEngineId(w); e.ok() && *e != EngineId::kIdeal) {
-      row = &CapabilitiesOf(*e);
-      row_title = row->title;
-    }
-    return release.empty() ? Status::Ok() : check(release);
-  };
-  for (char c : name) {
-    if (std::strchr("-_+/,:;() \t", c) != nullptr) {
-      if (Status s = flush(); !s.ok()) return s;
-    } else {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
   }
-  return flush();
+  return Status::Ok();
 }
 
 const Capabilities& CapabilitiesOf(EngineId id) {

@@ -271,15 +271,17 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     };
     std::string why;
     bool ok = simulate(n, &sr.at, &why);
+    // The fewest instances that meet lie between a count that misses (`lo`; 0 until one is known)
+    // and one that meets (`n`). The first guess can be far from them either way - below, and
+    // above where one instance alone queues what a pool of them behind the router absorbs (a
+    // 1-GPU Llama-70B at 20 req/s: 579 guessed, 178 the answer) - and every count is a whole-
+    // stream simulation, so the other end is found in doubling steps (up when the guess misses,
+    // down when it meets) and the two bisected to the count whose one fewer misses.
+    int lo = 0;
     if (!ok) {
-      // Up in doubling steps to a size that meets, then bisect down to the fewest that meet
-      // (simulations grow with the count, so one instance at a time is too slow far from the
-      // first guess).
-      int lo = n, step = 1;
-      while (!ok && n < max_inst) {
+      for (int step = 1; !ok && n < max_inst; step *= 2) {
         lo = n;
         n = std::min(max_inst, n + step);
-        step *= 2;
         ok = simulate(n, &sr.at, &why);
       }
       if (!ok) {
@@ -295,30 +297,14 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
         out.candidates.push_back(sr);
         continue;
       }
-      while (n - lo > 1) {
-        const int mid = lo + (n - lo) / 2;
+    } else {
+      for (int step = 1; n > 1 && lo == 0; step *= 2) {
+        const int k = std::max(1, n - step);
         ServeSummary s;
         std::string w;
-        if (simulate(mid, &s, &w)) {
-          n = mid;
-          sr.at = s;
-        } else {
-          lo = mid;
-        }
+        if (simulate(k, &s, &w)) n = k;
+        else lo = k;
       }
-    }
-    // Fewer instances while they still meet the SLOs: down in doubling steps to a count that
-    // misses, then bisect between it and the fewest that met, to a count whose one fewer misses.
-    // The first guess can be far above the answer (one instance's max rate under-counts what a
-    // pool of them sustains behind the router: 579 guessed, 178 the answer, for a 1-GPU
-    // Llama-70B at 20 req/s), and one instance at a time would simulate every count between.
-    int lo = 0;  // a count that misses; 0 until one is found
-    for (int step = 1; n > 1 && lo == 0; step *= 2) {
-      const int k = std::max(1, n - step);
-      ServeSummary s;
-      std::string w;
-      if (simulate(k, &s, &w)) n = k;
-      else lo = k;
     }
     while (lo > 0 && n - lo > 1) {
       const int mid = lo + (n - lo) / 2;

@@ -125,11 +125,11 @@ struct CapacityResult {
 
 // `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
 // stream's unit-rate form (every layout's at once on opt.jobs threads, each with its own step
-// cost), then instances = ceil(stream rate / that); when the simulation of the whole stream on
-// that many misses the SLOs, up in doubling steps until one meets and bisected down to the fewest
-// that meet; then down in doubling steps while fewer still meet, bisected to the count whose one
-// fewer misses (the first guess over-counts where one instance alone queues what a pool behind
-// the router absorbs; SizeResult::simulations counts the whole-stream runs). A layout stops
+// cost), then instances = ceil(stream rate / that); from that first guess, up in doubling steps
+// while the simulation of the whole stream misses the SLOs, or down in doubling steps while it
+// meets them, then bisected to the count that meets and whose one fewer misses (the guess
+// over-counts where one instance alone queues what a pool behind the router absorbs;
+// SizeResult::simulations counts the whole-stream runs). A layout stops
 // growing at opt.max_gpus or at the GPUs of the best layout before it (it cannot win beyond
 // them). The best candidate has the fewest GPUs (ties: the higher per-instance rate). Then one
 // size smaller: the most GPUs below the answer that k instances of any layout that fits make

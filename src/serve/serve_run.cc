@@ -389,17 +389,16 @@ ServeRun ServeSim::Runner::Go() {
       return rate * (lat_sum[k] + static_cast<double>(qn - k) * t) /
              static_cast<double>(std::max<size_t>(1, qn));
     };
-    auto mean_of = [&](size_t a, size_t b, int what) {  // 0 in the system, 1 its fill, 2 queued
+    auto in_system = [&](size_t i) { return static_cast<double>(waiting_at_arrival[i]); };
+    auto queued = [&](size_t i) { return static_cast<double>(queued_at_arrival[i]); };
+    auto mean_of = [&](size_t a, size_t b, const auto& at) {  // over arrivals a..b-1
       double s = 0;
-      for (size_t i = a; i < b; ++i)
-        s += what == 1   ? filled(i)
-             : what == 0 ? static_cast<double>(waiting_at_arrival[i])
-                         : static_cast<double>(queued_at_arrival[i]);
+      for (size_t i = a; i < b; ++i) s += at(i);
       return s / static_cast<double>(std::max<size_t>(1, b - a));
     };
-    const double w2 = mean_of(qn, 2 * qn, 0), w4 = mean_of(3 * qn, m, 0);
-    const double e2 = mean_of(qn, 2 * qn, 1), e4 = mean_of(3 * qn, m, 1);
-    const double q2 = mean_of(qn, 2 * qn, 2), q4 = mean_of(3 * qn, m, 2);
+    const double w2 = mean_of(qn, 2 * qn, in_system), w4 = mean_of(3 * qn, m, in_system);
+    const double e2 = mean_of(qn, 2 * qn, filled), e4 = mean_of(3 * qn, m, filled);
+    const double q2 = mean_of(qn, 2 * qn, queued), q4 = mean_of(3 * qn, m, queued);
     if ((w4 - e4 > 0.5 * e4 + 1.5 * (w2 - e2) + 10 || q4 > 1.5 * q2 + 10) &&
         w4 > 0.01 * static_cast<double>(n)) {
       run.unstable = true;

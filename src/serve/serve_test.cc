@@ -900,37 +900,31 @@ TEST(Capacity, FewestGpusIsTheCountWhoseOneFewerMisses) {
   lo.problem = MakeProblem("llama-3.1-70b", 1, Engine::kVllm, DType::kFP8);
   lo.strategy = S("tp=1", 1);
   lo.label = "tp=1";
-  WorkloadSpec w;
-  w.rate_rps = 4;
-  w.num_requests = 400;
-  w.isl = 4500;
-  w.osl = 300;
-  auto reqs = GenerateRequests(w);
-  ASSERT_TRUE(reqs.ok());
+  const std::vector<RequestSpec> stream = Open(4, 400, 4500, 300, /*seed=*/1);
   auto slos = ParseSlos("p99_ttft_ms=2000,p99_tpot_ms=50");
   ASSERT_TRUE(slos.ok());
   CapacityOptions opt;
   opt.max_gpus = 1000;
-  auto r = FewestGpus({lo}, *reqs, *slos, opt);
+  auto r = FewestGpus({lo}, stream, *slos, opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->found) << r->candidates[0].note;
   const SizeResult& c = r->candidates[0];
-  const int guess = static_cast<int>(std::ceil(StreamRate(*reqs) / c.instance_max_rps - 1e-9));
+  const int guess = static_cast<int>(std::ceil(StreamRate(stream) / c.instance_max_rps - 1e-9));
   EXPECT_GE(guess - c.instances, 4) << guess;  // the walk down is exercised (15 -> 8)
   // 15 (meets), 14, 13, 11, 7 (misses); bisection 9, 8: each count once, not every count.
   EXPECT_LE(c.simulations, 8);
   auto cost = StepCost::Make(lo.problem, lo.strategy);
   ASSERT_TRUE(cost.ok());
   int64_t isl = 0, osl = 0;
-  for (const RequestSpec& q : *reqs) isl += q.prompt, osl += q.output;
-  isl /= static_cast<int64_t>(reqs->size());
-  osl /= static_cast<int64_t>(reqs->size());
+  for (const RequestSpec& q : stream) isl += q.prompt, osl += q.output;
+  isl /= static_cast<int64_t>(stream.size());
+  osl /= static_cast<int64_t>(stream.size());
   auto meets = [&](int k, ServeSummary* out) {
     ServeOptions so;
     so.instances = k;
     auto sim = ServeSim::Make(cost->get(), so, isl, osl);
     EXPECT_TRUE(sim.ok());
-    *out = Summarise((*sim)->Run(*reqs), *slos);
+    *out = Summarise((*sim)->Run(stream), *slos);
     std::string why;
     return MeetsSlos(*out, *slos, &why);
   };

@@ -187,7 +187,7 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos) {
     s.input_tokens_per_s = in / s.window_s;
     s.goodput_rps = s.request_rate * static_cast<double>(good) / static_cast<double>(s.completed);
   }
-  s.burst = s.offered_rps > 0 && s.completed > 0 && s.window_s < 4 * s.e2e.mean;
+  s.burst = s.offered_rps > 0 && s.completed > 0 && s.window_s < kSteadySpanLatencies * s.e2e.mean;
   if (run.disaggregated) {
     s.disaggregated = true;
     s.kv_transfer = PercentilesOf(xfer);
@@ -262,6 +262,10 @@ nlohmann::ordered_json PJson(const Percentiles& p, bool unstable) {
   return j;
 }
 }  // namespace
+
+double SteadyStateRequests(const ServeSummary& s) {
+  return kSteadySpanLatencies * s.e2e.mean * s.offered_rps;
+}
 
 nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   nlohmann::ordered_json j;

@@ -51,9 +51,10 @@ struct ServeSummary {
   // Open loop: the rate requests were sent at, (requests - 1) / the arrivals' span; 0 for a
   // closed loop (its clients send as requests finish).
   double offered_rps = 0;
-  // Open loop: the requests arrive over less than 4 x their mean end-to-end latency, so the run is
-  // a burst the deployment fills with rather than its steady state at the rate (an overload need
-  // not show yet: the queue-growth test compares the second and last quarters of the arrivals).
+  // Open loop: the requests arrive over less than kSteadySpanLatencies (4) x their mean end-to-end
+  // latency, so the run is a burst the deployment fills with rather than its steady state at the
+  // rate (an overload need not show yet: the queue-growth test compares the second and last
+  // quarters of the arrivals).
   bool burst = false;
   double request_rate = 0;
   double output_tokens_per_s = 0, input_tokens_per_s = 0;
@@ -82,6 +83,12 @@ struct ServeSummary {
   int64_t prefill_queued = 0, decode_queued = 0;  // ServeRun's: each pool's queue at the last arrival
 };
 ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos);
+
+// The span, in mean end-to-end latencies, over which an open-loop run's requests must arrive to
+// leave the deployment's fill behind (ServeSummary::burst when they arrive over less), and how
+// many requests at the run's offered rate make that span (0 for a closed loop).
+constexpr double kSteadySpanLatencies = 4;
+double SteadyStateRequests(const ServeSummary& s);
 
 // The figure an SLO constrains, seconds.
 double Figure(const ServeSummary& s, Metric m, Stat st);

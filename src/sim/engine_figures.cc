@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,27 +34,11 @@ bool ParseMode(const std::string& s, Mode* out) {
 
 namespace {
 
-// The lower-cased words of an engine label: split at '-', '_', '+', '/', ',', ':', ';', parentheses
-// and spaces;
-// version words dropped ("0.17", "v1.1") and a version glued to a word cut ("vllm0.6" -> "vllm").
+// The lower-cased words of an engine label (EngineNameWords), releases dropped.
 std::vector<std::string> EngineWords(std::string_view s) {
   std::vector<std::string> words;
-  std::string w;
-  auto flush = [&] {
-    const bool version = !w.empty() && (std::isdigit(static_cast<unsigned char>(w[0])) ||
-                                        (w.size() > 1 && w[0] == 'v' &&
-                                         std::isdigit(static_cast<unsigned char>(w[1]))));
-    while (!w.empty() && (std::isdigit(static_cast<unsigned char>(w.back())) || w.back() == '.'))
-      w.pop_back();
-    if (!version && !w.empty()) words.push_back(w);
-    w.clear();
-  };
-  for (char c : s) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (std::strchr("-_+/,:;() \t", l) != nullptr) flush();
-    else w += l;
-  }
-  flush();
+  for (EngineNameWord& w : EngineNameWords(s))
+    if (!w.word.empty()) words.push_back(std::move(w.word));
   return words;
 }
 
@@ -67,6 +52,35 @@ std::string_view EngineOfWord(std::string_view w) {
 }
 
 }  // namespace
+
+std::vector<EngineNameWord> EngineNameWords(std::string_view s) {
+  std::vector<EngineNameWord> words;
+  std::string w;
+  auto flush = [&] {
+    EngineNameWord x;
+    const bool release = !w.empty() && (std::isdigit(static_cast<unsigned char>(w[0])) ||
+                                        (w.size() > 1 && w[0] == 'v' &&
+                                         std::isdigit(static_cast<unsigned char>(w[1]))));
+    if (release) {
+      x.release = w;
+    } else {
+      size_t cut = w.size();
+      while (cut > 0 && (std::isdigit(static_cast<unsigned char>(w[cut - 1])) || w[cut - 1] == '.'))
+        --cut;
+      x.release = w.substr(cut);
+      x.word = w.substr(0, cut);
+    }
+    if (!x.word.empty() || !x.release.empty()) words.push_back(std::move(x));
+    w.clear();
+  };
+  for (char c : s) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::strchr("-_+/,:;() \t", l) != nullptr) flush();
+    else w += l;
+  }
+  flush();
+  return words;
+}
 
 EngineNameParts ParseEngineName(std::string_view name) {
   EngineNameParts out;

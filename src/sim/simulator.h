@@ -46,6 +46,14 @@ struct EngineNameParts {
   bool ideal = false;   // "ideal" or "none" is (no engine, said so)
 };
 EngineNameParts ParseEngineName(std::string_view name);
+// The words of an engine label in order, as ParseEngineName reads them: lower-cased, split at the
+// separators above and parentheses, each with the release it carries - a release word ("0.17",
+// "v1.1") has no word, a release glued to a word is split off ("vllm0.6" -> "vllm", "0.6").
+struct EngineNameWord {
+  std::string word;     // "" for a release word
+  std::string release;  // "" for none
+};
+std::vector<EngineNameWord> EngineNameWords(std::string_view name);
 // ParseEngineName(engine).family: "trtllm-0.17", "TensorRT-LLM v0.17", "trt-llm" -> "trtllm";
 // "vLLM 0.6.3" -> "vllm"; "dynamo+trtllm" -> "trtllm"; "" for no engine, "none" or "ideal".
 std::string EngineFamily(std::string_view engine);
