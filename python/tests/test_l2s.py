@@ -207,6 +207,11 @@ def test_unknown_keyword_is_named_as_a_keyword():
         l2s.plan(model="llama-3.1-8b", gpus=8, instance_gpu=2)
     assert e.value.message.startswith(
         "plan(): unknown keyword argument instance_gpu= (did you mean instance_gpus=?)")
+    # Another tool's name for the flag (vLLM's benchmark client's input_len) names l2s's.
+    with pytest.raises(l2s.Error) as e:
+        l2s.plan(model="llama-3.1-8b", gpus=8, input_len=2000)
+    assert e.value.message.startswith(
+        "plan(): unknown keyword argument input_len= (did you mean isl=?)")
 
 
 def test_switch_and_valued_keywords_say_which_they_are():

@@ -52,9 +52,46 @@ CLI::App* CommandOf(CLI::App& app, int argc, char** argv) {
   return nullptr;
 }
 
+// Other tools' names for l2s flags (the engines' servers and benchmark clients, vLLM's
+// `--input-len`/`--num-prompts`/`--request-rate`, SGLang's `--random-input-len`, genai-perf's
+// `--concurrency`...): suggested when the command has the l2s flag. Each entry: l2s flag, names.
+struct FlagSynonyms {
+  std::string_view flag;
+  std::vector<std::string_view> names;
+};
+const std::vector<FlagSynonyms>& OtherToolsFlagNames() {
+  static const std::vector<FlagSynonyms> table = {
+      {"isl", {"input", "input-len", "input-length", "input-tokens", "prompt", "prompt-len",
+               "prompt-length", "prompt-tokens", "random-input-len", "random-input",
+               "sharegpt-input-len", "in-len", "seq-len", "sequence-length"}},
+      {"osl", {"output", "output-len", "output-length", "output-tokens", "max-tokens",
+               "max-new-tokens", "random-output-len", "random-output", "gen-len",
+               "generation-len", "completion-len", "sharegpt-output-len", "out-len"}},
+      {"rate", {"request-rate", "qps", "rps", "arrival-rate", "req-rate"}},
+      {"requests", {"num-prompts", "num-requests", "n-requests", "prompts"}},
+      {"concurrency", {"max-concurrency", "num-clients", "clients"}},
+      {"gpus", {"num-gpus", "n-gpus", "ngpus", "world-size", "gpu-count", "total-gpus"}},
+      {"gpu", {"gpu-type", "device", "hardware", "system"}},
+      {"dtype", {"quantization", "quant", "precision", "weight-dtype"}},
+      {"kv-dtype", {"kv-cache-dtype", "kv-cache-quant", "kv-quant"}},
+      {"max-batch", {"max-num-seqs", "max-running-requests", "max-batch-size", "batch-size"}},
+      {"max-num-tokens", {"max-num-batched-tokens", "chunked-prefill-size", "max-prefill-tokens"}},
+      {"mtp", {"speculative-num-steps", "num-speculative-tokens", "speculative-tokens",
+               "spec-tokens"}},
+      {"strategy", {"tp", "pp", "dp", "ep", "tensor-parallel-size", "pipeline-parallel-size",
+                    "data-parallel-size", "expert-parallel-size", "tp-size", "pp-size", "dp-size",
+                    "ep-size", "enable-expert-parallel", "parallelism", "layout"}},
+      {"slo", {"ttft", "tpot", "ttft-ms", "tpot-ms", "max-ttft", "max-tpot", "itl", "sla",
+               "latency"}},
+      {"model", {"model-path", "model-name", "config", "hf-config"}},
+  };
+  return table;
+}
+
 // CLI11's "The following arguments were not expected: ..." said in the flags' words: the first
 // argument that looks like a flag (--name or --name=value, before any "--") and is not one of the
-// command's, with the nearest flag of that command when it is within a misspelling
+// command's, with the command's flag another tool names so (OtherToolsFlagNames: "--input-len" ->
+// "--isl"), else the nearest flag of that command when it is within a misspelling
 // (MaxTypoDistance) or shares its first word ("--gpu-count" -> "--gpus"). `fallback` (CLI11's
 // message) when no such argument is found.
 std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::string& fallback) {
@@ -74,15 +111,20 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     // Near: within a misspelling, or the flag's first word starts one of the flag's (--gpu-type
     // -> --gpu); the nearest by edit distance.
+    std::string best;
+    for (const FlagSynonyms& syn : OtherToolsFlagNames())
+      if (best.empty() && std::find(syn.names.begin(), syn.names.end(), name) != syn.names.end() &&
+          std::find(names.begin(), names.end(), syn.flag) != names.end())
+        best = std::string(syn.flag);
     const std::string word = name.substr(0, name.find('-'));
-    const int at = NearestIndex(names.size(), 1 << 29, [&](size_t i) {
+    const int at = !best.empty() ? -1 : NearestIndex(names.size(), 1 << 29, [&](size_t i) {
       const std::string& n = names[i];
       const int d = EditDistance(name, n);
       const bool near = d <= std::max(1, MaxTypoDistance(name.size())) ||
                         (word.size() >= 3 && n.substr(0, n.find('-')).rfind(word, 0) == 0);
       return near ? d : -1;
     });
-    const std::string best = at < 0 ? std::string() : names[static_cast<size_t>(at)];
+    if (at >= 0) best = names[static_cast<size_t>(at)];
     const std::string where = cmd == &app ? "l2s" : "l2s " + cmd->get_name();
     if (cmd == &app) {  // a command's flag before (or without) its command
       std::string owner;    // `plan` when it has the flag, else the first command that does

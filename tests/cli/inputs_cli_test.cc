@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/json_fields.h"
@@ -231,6 +232,26 @@ TEST(InputsCli, UnknownFlagSaysWhichFlagWasMeant) {
   EXPECT_EQ(eq.err,
             "l2s: error: unknown flag --enigne for `l2s eval` (did you mean --engine?); "
             "`l2s eval --help` lists its flags\n");
+  // Other tools' names for a flag the command has: the engines' benchmark clients' lengths and
+  // rate, their servers' parallel sizes (a command without --strategy gets no suggestion).
+  for (const auto& [cmd, given, meant] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"plan", "--input-len", "--isl"},
+           {"plan", "--random-output-len", "--osl"},
+           {"capacity", "--request-rate", "--rate"},
+           {"capacity", "--num-prompts", "--requests"},
+           {"eval", "--tensor-parallel-size", "--strategy"},
+           {"plan", "--max-num-seqs", "--max-batch"},
+           {"plan", "--kv-cache-dtype", "--kv-dtype"}}) {
+    const Result r = RunL2s({cmd, "--model", "llama-3.1-8b", given, "4"});
+    EXPECT_EQ(r.code, 2) << given;
+    EXPECT_EQ(r.err, fmt::format("l2s: error: unknown flag {} for `l2s {}` (did you mean {}?); "
+                                 "`l2s {} --help` lists its flags\n",
+                                 given, cmd, meant, cmd));
+  }
+  EXPECT_EQ(RunL2s({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "4"}).err,
+            "l2s: error: unknown flag --tensor-parallel-size for `l2s plan`; `l2s plan --help` "
+            "lists its flags\n");
   const Result none = RunL2s({"plan", "--model", "llama-3.1-8b", "--nosuch", "3"});
   EXPECT_EQ(none.code, 2);
   EXPECT_EQ(none.err,
