@@ -18,6 +18,7 @@
 #include "plan/engines.h"
 #include "plan/space.h"
 #include "search/search.h"
+#include "serve/step_cost.h"
 #include "sim/disagg.h"
 
 namespace l2s::plan {
@@ -98,6 +99,29 @@ std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& sp
   for (size_t i = 0; i < all.size() && static_cast<int>(i) < n; ++i) {
     all[i].s.batch = 0;
     out.push_back(all[i].s);
+  }
+  return out;
+}
+
+std::vector<Strategy> HoldingLayouts(const Simulator& sim, const StrategySpace& space,
+                                     const Problem& inst, const Strategy& best,
+                                     serve::PoolKind kind,
+                                     const std::vector<serve::RequestSpec>& requests, int more,
+                                     int64_t* largest) {
+  int64_t isl = 0, osl = 0, need = 0;
+  serve::MeanLengths(requests, &isl, &osl);
+  for (const serve::RequestSpec& r : requests) need = std::max(need, serve::RankKvNeed(r, kind));
+  if (largest != nullptr) *largest = need;
+  auto holds = [&](const Strategy& s) {
+    auto cost = StepCost::Make(inst, s);
+    return cost.ok() && serve::RankKvTokens(**cost, kind, isl, osl) >= need;
+  };
+  std::vector<Strategy> out;
+  if (holds(best)) out.push_back(best);
+  // Every other combination, best first: the first that holds leads when `best` does not.
+  for (const Strategy& o : OtherDegrees(sim, space, best, 1 << 20)) {
+    if (static_cast<int>(out.size()) > more) break;
+    if (holds(o)) out.push_back(o);
   }
   return out;
 }
@@ -192,16 +216,34 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       }
       Strategy s = r.best;
       s.batch = 0;
+      Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
+      inst.workload.disagg_pool = true;
+      // A rank of the role's pool must hold the stream's largest request (its prompt on a
+      // prefill rank): else the searcher's best gives way to the best combination that does.
+      int64_t largest = 0;
+      const std::vector<Strategy> held = HoldingLayouts(
+          sim, *space, inst, s,
+          is_prefill ? serve::PoolKind::kPrefill : serve::PoolKind::kDecode, req.requests, 0,
+          &largest);
+      if (held.empty()) {
+        skipped->push_back(fmt::format(
+            "{} {} GPUs: no layout's rank holds the stream's longest {} ({} tokens of KV)",
+            is_prefill ? "prefill" : "decode", g, is_prefill ? "prompt" : "request", largest));
+        continue;
+      }
+      Evaluation e = r.eval;
+      if (!(held.front() == s)) {
+        s = held.front();
+        e = sim.EvaluateWithoutBreakdown(s);
+      }
       // The decode size's best depth may be 0 already: its layout once.
       if (!is_prefill && std::any_of(dec.begin(), dec.end(), [&](const Role& o) {
             return o.g == g && o.s == s;
           }))
         continue;
-      Problem inst = *serve_p;  // the step cost reads model, cluster, dtypes, engine
-      inst.workload.disagg_pool = true;
       const double len = static_cast<double>(is_prefill ? rp->workload.isl : rp->workload.osl);
       (is_prefill ? pre : dec)
-          .push_back({g, inst, s, r.eval.tokens_per_s_per_gpu, r.eval.tokens_per_s / len});
+          .push_back({g, inst, s, e.tokens_per_s_per_gpu, e.tokens_per_s / len});
     }
   }
   if (pre.empty() || dec.empty())
@@ -360,10 +402,18 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
     }
     Strategy st = r.best;
     st.batch = 0;
-    std::vector<Strategy> alts = OtherDegrees(sim, *space, st, req.layouts_per_size - 1);
     p->workload.ttft_ms = p->workload.tpot_ms = 0;
-    layouts.push_back({*p, st, LayoutLabel(p->model, st)});
-    for (const Strategy& a : alts) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
+    int64_t largest = 0;
+    const std::vector<Strategy> held =
+        HoldingLayouts(sim, *space, *p, st, serve::PoolKind::kAggregated, req.requests,
+                       req.layouts_per_size - 1, &largest);
+    if (held.empty()) {
+      skipped.push_back(fmt::format(
+          "{} GPUs: no layout's rank holds the stream's longest request ({} tokens of KV)", g,
+          largest));
+      continue;
+    }
+    for (const Strategy& a : held) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
   }
   if (agg && layouts.empty() && !dis)
     return Status::Invalid("no instance size holds the model within the SLOs' limits: " +

@@ -129,6 +129,18 @@ StatusOr<StrategySpace> InstanceSpace(engine::EngineId id, const Problem& p, int
 std::vector<Strategy> OtherDegrees(const Simulator& sim, const StrategySpace& space,
                                    const Strategy& best, int n);
 
+// The layouts an instance size offers a stream, from the searcher's `best`: `best` first when one
+// rank of it holds the stream's largest request in a pool of `kind` (serve::RankKvNeed against
+// serve::RankKvTokens at the stream's mean lengths: the engine refuses a larger request at every
+// instance count), else the degree combination with the most tokens/s per GPU that does; then up
+// to `more` runners-up that hold it too (OtherDegrees). Empty when no layout of `space` holds it
+// (*largest: that request's tokens). `inst`: the problem the serve layer prices an instance with.
+std::vector<Strategy> HoldingLayouts(const Simulator& sim, const StrategySpace& space,
+                                     const Problem& inst, const Strategy& best,
+                                     serve::PoolKind kind,
+                                     const std::vector<serve::RequestSpec>& requests, int more,
+                                     int64_t* largest);
+
 // One instance size of a disaggregated role, as the capacity sizing estimates it: its GPUs, one
 // instance's requests/s in the steady state (0: none) and its tokens/s per GPU.
 struct RoleSize {

@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "serve/step_cost.h"
 #include "strategy/strategy.h"
 
 namespace l2s::plan {
@@ -176,6 +177,53 @@ TEST(CapacityFewest, UsageErrorsAreStatuses) {
   r.problem_on_gpus = nullptr;
   EXPECT_FALSE(SizeFewest(r).ok());
   EXPECT_FALSE(SizeFewestAllEngines(r).ok());
+}
+
+// A layout whose rank cannot hold the stream's largest request is refused it at every instance
+// count, so an instance size offers the layouts that hold it: Llama-3.1-70B FP8 on 2 H100s with
+// one 30,000-token prompt in the stream, where one GPU per rank (tp=1, dp=2: ~21k tokens of KV)
+// does not. Against a slow reference: every other combination in OtherDegrees' order, kept when
+// its StepCost's rank holds the request.
+TEST(CapacityHolding, LayoutsThatCannotHoldTheLargestRequestGiveWay) {
+  Problem p;
+  p.model = *ModelPreset("llama-3.1-70b");
+  p.cluster = *MakeCluster("h100", 2);
+  p.workload.mode = Mode::kServe;
+  p.workload.weight = DType::kFP8;  // a BF16 KV cache
+  p.workload.isl = 4000;
+  p.workload.osl = 500;
+  p.workload.engine = Engine::kVllm;
+  const Simulator sim(p);
+  auto space = InstanceSpace(engine::EngineId::kVllm, p, 2, 0);
+  ASSERT_TRUE(space.ok());
+  const Strategy dp2 = *FromText("tp=1,dp=2", 2);
+  std::vector<serve::RequestSpec> stream;
+  for (int i = 0; i < 100; ++i) stream.push_back({0.05 * i, i == 42 ? 30000 : 4000, 500, 0});
+  for (serve::PoolKind kind :
+       {serve::PoolKind::kAggregated, serve::PoolKind::kPrefill, serve::PoolKind::kDecode}) {
+    int64_t isl = 0, osl = 0, largest = 0;
+    serve::MeanLengths(stream, &isl, &osl);
+    auto holds = [&](const Strategy& s) {
+      auto c = StepCost::Make(p, s);
+      return c.ok() && serve::RankKvTokens(**c, kind, isl, osl) >=
+                           (kind == serve::PoolKind::kPrefill ? 30000 : 30500);
+    };
+    ASSERT_FALSE(holds(dp2));
+    const std::vector<Strategy> got = HoldingLayouts(sim, *space, p, dp2, kind, stream, 5, &largest);
+    EXPECT_EQ(largest, kind == serve::PoolKind::kPrefill ? 30000 : 30500);
+    std::vector<Strategy> want;
+    for (const Strategy& o : OtherDegrees(sim, *space, dp2, 1 << 20))
+      if (want.size() < 6 && holds(o)) want.push_back(o);
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(got, want);
+    // Without the long prompt the searcher's layout leads.
+    std::vector<serve::RequestSpec> short_stream = stream;
+    short_stream[42].prompt = 4000;
+    const std::vector<Strategy> kept =
+        HoldingLayouts(sim, *space, p, dp2, kind, short_stream, 1, &largest);
+    ASSERT_EQ(kept.size(), 2u);
+    EXPECT_EQ(kept.front(), dp2);
+  }
 }
 
 }  // namespace

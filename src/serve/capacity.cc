@@ -48,19 +48,21 @@ std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests) {
   return out;
 }
 
-// Sizing needs only whether a run meets the SLOs: each TTFT percentile SLO becomes an early
-// stop (ServeOptions::ttft_stops), exact - a stopped run misses that SLO whatever the rest would
-// have done - so an overloaded size costs the simulation up to its certain miss, not to the end.
-namespace {
-// The stream's mean prompt and output lengths (at least 1 each): the memo's nominal shape.
 void MeanLengths(const std::vector<RequestSpec>& requests, int64_t* isl, int64_t* osl) {
   for (const RequestSpec& r : requests) {
     *isl += r.prompt;
     *osl += r.output;
   }
-  *isl = std::max<int64_t>(1, *isl / static_cast<int64_t>(requests.size()));
-  *osl = std::max<int64_t>(1, *osl / static_cast<int64_t>(requests.size()));
+  const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(requests.size()));
+  *isl = std::max<int64_t>(1, *isl / n);
+  *osl = std::max<int64_t>(1, *osl / n);
 }
+
+namespace {
+
+// Sizing needs only whether a run meets the SLOs: each TTFT percentile SLO becomes an early
+// stop (ServeOptions::ttft_stops), exact - a stopped run misses that SLO whatever the rest would
+// have done - so an overloaded size costs the simulation up to its certain miss, not to the end.
 
 ServeOptions WithTtftStops(ServeOptions so, const std::vector<Slo>& slos) {
   for (const Slo& s : slos) {
@@ -440,8 +442,7 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       continue;
     }
     // Simulates the stream on (np, nd) (the costs' memos are shared between the runs).
-    std::string make_error;
-    auto simulate = [&](int np, int nd, ServeSummary* s, std::string* why) {
+    auto make = [&](int np, int nd) {
       ServeOptions so = WithTtftStops(opt.serve, slos);
       so.instances = nd;
       DisaggServeOptions d;
@@ -449,7 +450,11 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       d.prefill_router = so.router;  // one front end routes to both pools
       d.link = lay.link;
       d.layerwise = lay.layerwise;
-      auto sim = ServeSim::MakeDisagg(pc->get(), dc->get(), so, d, isl, osl);
+      return ServeSim::MakeDisagg(pc->get(), dc->get(), so, d, isl, osl);
+    };
+    std::string make_error;
+    auto simulate = [&](int np, int nd, ServeSummary* s, std::string* why) {
+      auto sim = make(np, nd);
       ++sr.simulations;
       if (!sim.ok()) {
         make_error = *why = sim.status().message();
@@ -462,6 +467,14 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
     if (!fits(1, 1)) {
       sr.note = fmt::format("one prefill and one decode instance need {} GPUs (--max-gpus {})",
                             gp + gd, opt.max_gpus);
+      out.candidates.push_back(sr);
+      continue;
+    }
+    // Requests that a rank of either pool cannot hold are refused at every pool size (the
+    // ranks' KV does not depend on the instance counts): no sizing.
+    if (auto one = make(1, 1); !one.ok() || (*one)->Refused(requests, &sr.note) > 0) {
+      if (!one.ok()) sr.note = one.status().message();
+      else sr.note += ", at every pool size";
       out.candidates.push_back(sr);
       continue;
     }

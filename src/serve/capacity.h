@@ -70,6 +70,9 @@ double SteadyStateRps(const StepCost& cost, int64_t isl, int64_t osl);
 // Mean rate of a request stream: (n - 1) / (last arrival - first arrival); 0 for n < 2 or when all
 // arrive at once.
 double StreamRate(const std::vector<RequestSpec>& requests);
+// The stream's mean prompt and output lengths (at least 1 each; 0 requests: 1 and 1), added to
+// *isl and *osl, which start at 0: the nominal shape its pools are sized at (ServeSim::Make).
+void MeanLengths(const std::vector<RequestSpec>& requests, int64_t* isl, int64_t* osl);
 // The stream rescaled to a mean rate of 1 request/s (arrivals x StreamRate).
 std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests);
 

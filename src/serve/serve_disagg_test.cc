@@ -14,6 +14,7 @@
 #include "model/counts.h"
 #include "model/presets.h"
 #include "serve/bench_client.h"
+#include "serve/capacity.h"
 #include "serve/serve_sim.h"
 #include "serve/stats.h"
 #include "serve/step_cost.h"
@@ -440,6 +441,74 @@ TEST(ServeDisagg, BenchmarkClientMeansOverAllPrompts) {
   EXPECT_TRUE(r->summary.disaggregated);
   EXPECT_GT(r->mean_ttft_s, 0);
   EXPECT_GT(r->mean_tpot_s, 0);
+}
+
+// A request larger than a rank's KV is refused at every instance count: a prompt over a prefill
+// rank's, a prompt + output over a decode rank's. The pools are sized by RankKvTokens (the same
+// figures a run reports), Refused counts and names the pool, a run says the same, and sizing a
+// pair that refuses some of its stream simulates nothing (it once grew the pools to 4,096 GPUs).
+TEST(ServeDisagg, RequestsLargerThanARankAreRefusedAtEveryPoolSize) {
+  Pools c = MakePools(Engine::kVllm);
+  {
+    auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), ServeOptions{},
+                                    Link(50e9, 2e-6), 3000, 300);
+    ASSERT_TRUE(sim.ok());
+    const ServeRun r = (*sim)->Run({{0, 3000, 300, 0}});
+    EXPECT_EQ(r.prefill_kv_capacity_tokens,
+              RankKvTokens(*c.prefill, PoolKind::kPrefill, 3000, 300));
+    EXPECT_EQ(r.kv_capacity_tokens, RankKvTokens(*c.decode, PoolKind::kDecode, 3000, 300));
+  }
+  ServeOptions o;
+  o.kv_capacity_tokens = 8000;  // decode rank
+  DisaggServeOptions d = Link(50e9, 2e-6);
+  d.prefill_kv_capacity_tokens = 5000;
+  auto sim = ServeSim::MakeDisagg(c.prefill.get(), c.decode.get(), o, d, 4000, 100);
+  ASSERT_TRUE(sim.ok());
+  const std::vector<RequestSpec> fits = {{0, 5000, 3000, 0}, {1, 4000, 4000, 0}};
+  const std::vector<RequestSpec> mixed = {
+      {0, 4000, 100, 0}, {1, 5001, 10, 0}, {2, 4000, 4001, 0}, {3, 100, 100, 0}};
+  const std::vector<RequestSpec> prompts = {{0, 6000, 10, 0}, {1, 9000, 10, 0}};
+  std::string why;
+  EXPECT_EQ((*sim)->Refused(fits, &why), 0);
+  EXPECT_EQ(why, "");
+  EXPECT_EQ((*sim)->Refused(mixed, &why), 2);
+  EXPECT_EQ(why,
+            "2 requests need more KV than one prefill or decode rank holds (5000 tokens): the "
+            "engine rejects them");
+  EXPECT_EQ((*sim)->Refused(prompts, &why), 2);
+  EXPECT_EQ(why, "2 prompts need more KV than one prefill rank holds (5000 tokens): the engine "
+                 "rejects them");
+  EXPECT_EQ((*sim)->Refused({{0, 100, 7901, 0}}, &why), 1);
+  EXPECT_EQ(why, "1 requests need more KV than one decode rank holds (8000 tokens): the engine "
+                 "rejects them");
+  const ServeRun r = (*sim)->Run(mixed);
+  EXPECT_TRUE(r.unstable);
+  EXPECT_EQ(r.unstable_reason,
+            "2 requests need more KV than one prefill or decode rank holds (5000 tokens): the "
+            "engine rejects them");
+
+  // Sizing: a 3-million-token prompt is more than an H100 rank of Llama-8B holds.
+  DisaggLayoutOption lay;
+  lay.prefill_problem = lay.decode_problem = MakeProblem(Engine::kVllm);
+  lay.prefill = lay.decode = S("tp=1", 1);
+  lay.link = d.link;
+  std::vector<RequestSpec> stream;
+  for (int i = 0; i < 50; ++i) stream.push_back({0.1 * i, i == 7 ? 3'000'000 : 1000, 100, 0});
+  const Slo ttft{Metric::kTtft, Stat::kP99, 2000};
+  auto res = FewestGpusDisagg({lay}, stream, {ttft}, CapacityOptions{});
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  ASSERT_EQ(res->candidates.size(), 1u);
+  EXPECT_FALSE(res->found);
+  EXPECT_EQ(res->candidates[0].simulations, 0);
+  EXPECT_NE(res->candidates[0].note.find("1 prompts need more KV than one prefill rank holds"),
+            std::string::npos)
+      << res->candidates[0].note;
+  EXPECT_NE(res->candidates[0].note.find("at every pool size"), std::string::npos);
+  // Without it the same pair is sized.
+  stream[7].prompt = 1000;
+  res = FewestGpusDisagg({lay}, stream, {ttft}, CapacityOptions{});
+  ASSERT_TRUE(res.ok());
+  EXPECT_TRUE(res->found);
 }
 
 }  // namespace

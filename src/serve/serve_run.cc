@@ -205,6 +205,38 @@ class ServeSim::Runner {
   std::string stop_reason;
 };
 
+bool ServeSim::TooBig(const RequestSpec& r) const {
+  if (disaggregated())
+    return RankKvNeed(r, PoolKind::kPrefill) > pools_.front().kv_cap ||
+           RankKvNeed(r, PoolKind::kDecode) > pools_.back().kv_cap;
+  return RankKvNeed(r, PoolKind::kAggregated) > pools_.front().kv_cap;
+}
+
+int64_t ServeSim::Refused(const std::vector<RequestSpec>& requests, std::string* why) const {
+  int64_t n = 0, prompts = 0;  // prompts: of n, those a prefill rank refuses
+  for (const RequestSpec& r : requests) {
+    if (!TooBig(r)) continue;
+    ++n;
+    if (disaggregated() && RankKvNeed(r, PoolKind::kPrefill) > pools_.front().kv_cap) ++prompts;
+  }
+  if (n > 0 && why != nullptr) {
+    *why = !disaggregated()
+               ? fmt::format("{} requests need more KV than one rank holds ({} tokens): the "
+                             "engine rejects them",
+                             n, pools_.front().kv_cap)
+           : prompts == n
+               ? fmt::format("{} prompts need more KV than one prefill rank holds ({} tokens): "
+                             "the engine rejects them",
+                             n, pools_.front().kv_cap)
+               : fmt::format("{} requests need more KV than one {} rank holds ({} tokens): the "
+                             "engine rejects them",
+                             n, prompts > 0 ? "prefill or decode" : "decode",
+                             prompts > 0 ? std::min(pools_.front().kv_cap, pools_.back().kv_cap)
+                                         : pools_.back().kv_cap);
+  }
+  return n;
+}
+
 ServeRun ServeSim::Run(const std::vector<RequestSpec>& reqs, int concurrency) {
   return Runner(*this, reqs, concurrency).Go();
 }
@@ -352,9 +384,7 @@ ServeRun ServeSim::Runner::Go() {
     run.unstable_reason = stop_reason;
   } else if (rejected > 0) {
     run.unstable = true;
-    run.unstable_reason = fmt::format(
-        "{} requests need more KV than one rank holds ({} tokens): the engine rejects them",
-        rejected, disagg ? std::min(entry.kv_cap, tail.kv_cap) : entry.kv_cap);
+    sim_.Refused(reqs, &run.unstable_reason);  // every request reached the engine
   } else if (!run.finished || undone > 0) {
     run.unstable = true;
     run.unstable_reason = fmt::format("{} of {} requests unfinished after {} steps (work limit)",
@@ -1005,10 +1035,7 @@ void ServeSim::Runner::ReachEngine(int id, double now) {
   Live& L = st[id];
   const RequestSpec& rq = reqs[id];
   run.requests[id].engine_s = now;
-  // Larger than a rank's whole KV pool: the engine refuses it.
-  const bool too_big = disagg ? rq.prompt > entry.kv_cap || rq.prompt + rq.output > tail.kv_cap
-                              : rq.prompt + rq.output > entry.kv_cap;
-  if (too_big) {
+  if (sim_.TooBig(rq)) {  // larger than a rank's whole KV pool: the engine refuses it
     L.rejected = true;
     if (closed && next_send < n) sendq.push_back({now, next_send++});
     return;

@@ -118,9 +118,19 @@ Status CheckServeOptions(const ServeOptions& opt, Engine engine) {
 }
 }  // namespace
 
+int64_t RankKvTokens(const StepCost& cost, PoolKind kind, int64_t nominal_isl,
+                     int64_t nominal_osl) {
+  return cost.KvCapacityTokens(
+      kind == PoolKind::kPrefill ? nominal_isl : nominal_isl + nominal_osl, nominal_isl);
+}
+
+int64_t RankKvNeed(const RequestSpec& r, PoolKind kind) {
+  return kind == PoolKind::kPrefill ? r.prompt : r.prompt + r.output;
+}
+
 StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int instances,
                                             int max_running, int64_t kv_capacity, Assign router,
-                                            int64_t hold_len, int64_t prompt_len) {
+                                            int64_t nominal_isl, int64_t nominal_osl) {
   Pool p;
   p.cost = cost;
   p.role = role;
@@ -133,7 +143,12 @@ StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int
       max_running > 0 ? max_running
                       : DefaultMaxRunning(cost->sim().problem().workload.engine,
                                           cost->strategy().mtp, cost->strategy().dp);
-  p.kv_cap = kv_capacity >= 0 ? kv_capacity : cost->KvCapacityTokens(hold_len, prompt_len);
+  p.kv_cap = kv_capacity >= 0 ? kv_capacity
+                              : RankKvTokens(*cost,
+                                             role == Role::kPrefill  ? PoolKind::kPrefill
+                                             : role == Role::kDecode ? PoolKind::kDecode
+                                                                     : PoolKind::kAggregated,
+                                             nominal_isl, nominal_osl);
   if (p.kv_cap <= 0)
     return Status::Invalid(fmt::format(
         "serve: the weights leave no memory for the KV cache on this {}layout",
@@ -149,7 +164,7 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const S
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
   s->engine_ = engine;
   auto pool = MakePool(cost, Role::kMixed, opt.instances, opt.max_running, opt.kv_capacity_tokens,
-                       opt.router, nominal_isl + nominal_osl, nominal_isl);
+                       opt.router, nominal_isl, nominal_osl);
   if (!pool.ok()) return pool.status();
   s->pools_.push_back(std::move(*pool));
   return s;
@@ -180,10 +195,10 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::MakeDisagg(const StepCost* prefill
   s->engine_ = e;
   s->dis_ = d;
   auto pp = MakePool(prefill, Role::kPrefill, d.prefill_instances, d.prefill_max_running,
-                     d.prefill_kv_capacity_tokens, d.prefill_router, nominal_isl, nominal_isl);
+                     d.prefill_kv_capacity_tokens, d.prefill_router, nominal_isl, nominal_osl);
   if (!pp.ok()) return pp.status();
   auto dp = MakePool(decode, Role::kDecode, opt.instances, opt.max_running,
-                     opt.kv_capacity_tokens, opt.router, nominal_isl + nominal_osl, nominal_isl);
+                     opt.kv_capacity_tokens, opt.router, nominal_isl, nominal_osl);
   if (!dp.ok()) return dp.status();
   s->pools_.push_back(std::move(*pp));
   s->pools_.push_back(std::move(*dp));

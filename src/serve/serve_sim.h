@@ -191,6 +191,19 @@ struct ServeRun {
   int64_t prefill_queued = 0, decode_queued = 0;
 };
 
+// The pools of a deployment: one aggregated pool (ServeSim::Make), or a prefill and a decode pool
+// (ServeSim::MakeDisagg).
+enum class PoolKind : uint8_t { kAggregated, kPrefill, kDecode };
+
+// KV-cache tokens one attention-dp rank of `cost`'s layout holds in a pool of `kind` built at
+// these nominal lengths (without a capacity override), as Make and MakeDisagg size it:
+// StepCost::KvCapacityTokens at the held context (prompt + output; a prefill rank, the prompt)
+// and the prompt. 0 when the weights alone do not fit.
+int64_t RankKvTokens(const StepCost& cost, PoolKind kind, int64_t nominal_isl, int64_t nominal_osl);
+// The KV tokens request `r` takes on one rank of a pool of `kind` (a prefill rank: its prompt;
+// else its prompt and output): the engine refuses it where this exceeds the rank's KV.
+int64_t RankKvNeed(const RequestSpec& r, PoolKind kind);
+
 class ServeSim {
  public:
   // `cost` prices steps (owned by the caller, outlives the sim; its memo lives here and is kept
@@ -210,6 +223,14 @@ class ServeSim {
   // Open loop (concurrency == 0): requests arrive at their arrival_s. Closed loop: the first
   // `concurrency` requests are sent at 0 and each completion sends the next one at once.
   ServeRun Run(const std::vector<RequestSpec>& requests, int concurrency = 0);
+
+  // A request larger than a rank's whole KV pool, which the engine refuses whatever the instance
+  // counts: aggregated, its prompt + output over the rank's KV; disaggregated, its prompt over a
+  // prefill rank's or its prompt + output over a decode rank's.
+  bool TooBig(const RequestSpec& r) const;
+  // How many of `requests` are TooBig; when some are and `why` is not null, one line saying how
+  // many need more KV than which pool's rank holds.
+  int64_t Refused(const std::vector<RequestSpec>& requests, std::string* why) const;
 
   // The decode pool's (the only pool's when aggregated) per-rank KV and max running requests.
   int64_t kv_capacity_tokens() const { return pools_.back().kv_cap; }
@@ -255,8 +276,8 @@ class ServeSim {
     std::unordered_map<Key, double, KeyHash> memo;
   };
   static StatusOr<Pool> MakePool(const StepCost* cost, Role role, int instances, int max_running,
-                                 int64_t kv_capacity, Assign router, int64_t hold_len,
-                                 int64_t prompt_len);
+                                 int64_t kv_capacity, Assign router, int64_t nominal_isl,
+                                 int64_t nominal_osl);
   double PoolStepSeconds(int pool, const RankShape& busiest, const RankShape& mean);
 
   ServeOptions opt_;
