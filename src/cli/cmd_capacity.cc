@@ -74,8 +74,9 @@ struct CapacityFlags {
   std::string strategy;
   int instances = 1;
   // Disaggregated: a deployment (--prefill-strategy, --prefill-instances; --strategy and
-  // --instances are then the decode pool's) or, without one, --serving disagg|auto sizes both.
-  std::string serving = "agg";
+  // --instances are then the decode pool's) or, without one, sizing by --serving: auto (both,
+  // the default, as plan's), agg or disagg.
+  std::string serving = "auto";
   std::string prefill_strategy;
   int prefill_instances = 1;
   bool layerwise = false;
@@ -362,10 +363,21 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
 }
 
+// What a sized disaggregated pair's figures rest on (as plan's disaggregated error band): the
+// prefill pool's GPU, the "disagg" regime, the deeper pipeline, the decode side's speculation.
+plan::Uncertainty PairUncertainty(const serve::DisaggSizeResult& c) {
+  Strategy s = c.layout.prefill;
+  s.mtp = c.layout.decode.mtp;
+  return plan::UncertaintyOf(c.layout.prefill_problem, s, /*disaggregated=*/true,
+                             std::max(c.layout.prefill.pp, c.layout.decode.pp));
+}
+
 nlohmann::ordered_json DisaggCapacityJson(const serve::DisaggCapacityResult& r) {
   nlohmann::ordered_json j;
   j["found"] = r.found;
   j["best"] = r.best;
+  j["error_band"] = r.found ? ErrorBandJson(PairUncertainty(r.candidates[r.best]))
+                            : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json cands = nlohmann::ordered_json::array();
   for (const serve::DisaggSizeResult& c : r.candidates) {
     nlohmann::ordered_json x;
@@ -412,6 +424,8 @@ void PrintDisaggCapacity(const serve::DisaggCapacityResult& r) {
   fmt::print("\nfewest GPUs disaggregated: {} = {} x {} prefill + {} x {} decode GPUs, {}\n", b.gpus,
              b.prefill_instances, b.layout.prefill.gpus(), b.decode_instances,
              b.layout.decode.gpus(), b.layout.label);
+  for (const std::string& line : plan::UncertaintyLines(PairUncertainty(b)))
+    fmt::print("{}\n", line);
   fmt::print("{}", ServeSummaryText(b.at));
   if (b.has_fewer_prefill)
     fmt::print("one prefill instance fewer misses: {}\n", b.fewer_prefill_why);
@@ -469,6 +483,43 @@ StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
   const serve::SizeResult& b = o.res.candidates[o.res.best];
   return launch::EmitSizedAggregated(f.emit, b.layout.problem, b.layout.strategy, b.instances,
                                      max_running, engine, sized_for(b.at));
+}
+
+// --svg of a sizing: the timeline of its answer (the fewest GPUs overall), the whole stream
+// simulated on the answer's deployment.
+Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::ServeOptions& base,
+                 const std::vector<serve::RequestSpec>& reqs) {
+  if (o.dis_best) {
+    const serve::DisaggSizeResult& d = o.dres->candidates[o.dres->best];
+    const serve::DisaggLayoutOption& lay = d.layout;
+    auto pc = StepCost::Make(lay.prefill_problem, lay.prefill);
+    auto dc = StepCost::Make(lay.decode_problem, lay.decode);
+    if (!pc.ok() || !dc.ok()) return !pc.ok() ? pc.status() : dc.status();
+    serve::ServeOptions so = SizedServeOptions(base, lay.decode_problem.workload.engine, o.engine);
+    so.instances = d.decode_instances;
+    serve::DisaggServeOptions dd;
+    dd.prefill_instances = d.prefill_instances;
+    dd.prefill_router = so.router;
+    dd.link = lay.link;
+    dd.layerwise = lay.layerwise;
+    int64_t isl = 0, osl = 0;
+    serve::MeanLengths(reqs, &isl, &osl);
+    auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), so, dd, isl, osl);
+    if (!sim.ok()) return sim.status();
+    return TimelineSvg((*sim)->Run(reqs),
+                       fmt::format("{}: queue and KV cache", o.layout), f.svg);
+  }
+  if (!o.res.found) return Status::Ok();
+  const serve::SizeResult& b = o.res.candidates[o.res.best];
+  auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
+  if (!cost.ok()) return cost.status();
+  serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine, o.engine);
+  so.instances = b.instances;
+  auto sim = serve::ServeSim::Make(cost->get(), so, o.p0.workload.isl, o.p0.workload.osl);
+  if (!sim.ok()) return sim.status();
+  return TimelineSvg((*sim)->Run(reqs),
+                     fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),
+                     f.svg);
 }
 
 int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
@@ -598,17 +649,25 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   if (dres) {
     fmt::print("\n");
     PrintDisaggCapacity(*dres);
-    if (agg && any_found)
-      fmt::print("\nfewest GPUs overall: {} serving\n", dis_best ? "disaggregated" : "aggregated");
   }
   if (!any_found) {
     fmt::print("no size within --max-gpus {} meets the SLOs\n", f.max_gpus);
     return kExitImpossible;
   }
-  if (!emitted->empty() && !res.found) fmt::print("\n{}\n", *emitted);
-  if (!res.found) return kExitOk;
+  // Both servings sized: the answer last, after each serving's own.
+  auto finish = [&] {
+    if (dres && agg)
+      fmt::print("\nfewest GPUs overall: {} = {} ({} serving)\n", o.gpus, o.layout,
+                 dis_best ? "disaggregated" : "aggregated");
+    if (!f.svg.empty())
+      if (Status st = AnswerSvg(f, o, base, reqs); !st.ok()) return Fail(st);
+    if (!emitted->empty()) fmt::print("\n{}\n", *emitted);
+    return kExitOk;
+  };
+  if (!res.found) return finish();
   const serve::SizeResult& b = res.candidates[res.best];
-  fmt::print("\nfewest GPUs: {} = {} x [{}]\n", b.gpus, b.instances, b.layout.label);
+  fmt::print("\nfewest GPUs{}: {} = {} x [{}]\n", dres ? " aggregated" : "", b.gpus,
+             b.instances, b.layout.label);
   for (const std::string& line : plan::UncertaintyLines(plan::UncertaintyOf(
            b.layout.problem, b.layout.strategy, /*disaggregated=*/false, b.layout.strategy.pp)))
     fmt::print("{}\n", line);
@@ -624,22 +683,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
                  sm->gpus == 1 ? "" : "s", sm->instances, c.layout.label, sm->why);
     fmt::print("{}", ServeSummaryText(sm->summary));
   }
-  if (!f.svg.empty()) {
-    auto cost = StepCost::Make(b.layout.problem, b.layout.strategy);
-    serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine, o.engine);
-    so.instances = b.instances;
-    if (cost.ok()) {
-      auto sim = serve::ServeSim::Make(cost->get(), so, p0.workload.isl, p0.workload.osl);
-      if (sim.ok()) {
-        Status st = TimelineSvg((*sim)->Run(reqs),
-                                fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),
-                                f.svg);
-        if (!st.ok()) return Fail(st);
-      }
-    }
-  }
-  if (!emitted->empty()) fmt::print("\n{}\n", *emitted);
-  return kExitOk;
+  return finish();
 }
 
 // The summary of a sizing's answer at its size (null when none was found).
@@ -804,7 +848,8 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--prefill-instances", f->prefill_instances,
                   "disaggregated: prefill instances (1; --instances: decode instances)");
   cmd->add_option("--serving", f->serving,
-                  "sizing: agg (default), disagg (prefill + decode pools) or auto (both)");
+                  "sizing: auto (aggregated and disaggregated, the fewest GPUs answers; "
+                  "default), agg (one engine per instance) or disagg (prefill + decode pools)");
   cmd->add_flag("--layerwise", f->layerwise, "disaggregated: KV sent layer by layer");
   AddTrafficFlags(cmd, &f->traffic);
   cmd->add_option("--seed", f->seed, "random seed (default 1)");

@@ -433,7 +433,12 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   if (dis) {
     std::vector<std::string> dskipped;
     auto d = DisaggFewest(req, engine_sizes, tpot_ms, &dskipped);
-    if (!d.ok() && !(agg && !layouts.empty())) return d.status();
+    if (!d.ok() && agg && layouts.empty())  // neither serving has a layout: both reasons
+      return Status::Invalid(
+          fmt::format("no instance size holds the model within the SLOs' limits: {}; "
+                      "disaggregated: {}",
+                      JoinSkipped(skipped), d.status().message()));
+    if (!d.ok() && !agg) return d.status();
     if (d.ok()) out.dres = std::move(*d);
     else skipped.push_back("disaggregated: " + d.status().message());
     for (std::string& x : dskipped) skipped.push_back(std::move(x));

@@ -37,7 +37,7 @@ struct CapacityRequest {
   ProblemOnGpusFn problem_on_gpus;  // required
   std::string engine;               // --engine's name; "": the ideal engine (SizeFewest)
   int mtp = -1;                     // MTP depth of the layouts (-1: searched, plan/space.h)
-  Serving serving = Serving::kAgg;
+  Serving serving = Serving::kAuto;  // both, as `l2s capacity` and `l2s plan` default to
   bool layerwise = false;           // disaggregated: KV sent layer by layer
   // Instance sizes tried, in GPUs, each in [1, max_gpus]; empty: DefaultInstanceSizes(max_gpus).
   std::vector<int> sizes_gpus;

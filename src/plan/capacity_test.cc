@@ -47,6 +47,7 @@ CapacityRequest SmallRequest() {
   r.search = "local";
   r.budget_calls = 200;
   r.layouts_per_size = 1;
+  r.serving = Serving::kAgg;  // the aggregated sizing (the default sizes both)
   r.slos = *serve::ParseSlos("p99_ttft_ms=1000,p99_tpot_ms=30");
   serve::WorkloadSpec w;
   w.rate_rps = 40;

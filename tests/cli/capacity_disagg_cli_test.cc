@@ -151,18 +151,39 @@ TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
     EXPECT_DOUBLE_EQ(dj["summary"][m]["p99"].get<double>(), s[m]["p99"].get<double>()) << m;
 }
 
+// Both servings are sized by default (--serving auto, as plan's): each answer, the fewest GPUs
+// overall (ties: aggregated) in best_serving and on the text's last answer line; --serving agg
+// sizes only the aggregated one.
 TEST(CapacityDisaggCli, AutoReportsBothAndPicksFewestGpus) {
-  const auto r = RunL2s(With(kBase, {"--rate", "20", "--requests", "1000", "--slo",
-                                     "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2",
-                                     "--serving", "auto", "--json"}));
+  const std::vector<std::string> q = {"--rate", "20", "--requests", "1000", "--slo",
+                                      "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2"};
+  const auto r = RunL2s(With(With(kBase, q), {"--json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["serving"], "auto");
   ASSERT_TRUE(j["found"].get<bool>());
   const auto& agg = j["candidates"][j["best"].get<int>()];
   const auto& d = j["disagg"];
   ASSERT_TRUE(d["found"].get<bool>());
+  EXPECT_TRUE(d["error_band"].is_object());
   const int ga = agg["gpus"], gdis = d["candidates"][d["best"].get<int>()]["gpus"];
-  EXPECT_EQ(j["best_serving"], gdis < ga ? "disagg" : "agg");
+  const bool dis = gdis < ga;
+  EXPECT_EQ(j["best_serving"], dis ? "disagg" : "agg");
+  const auto text = RunL2s(With(kBase, q));
+  ASSERT_EQ(text.code, 0) << text.err;
+  const std::string overall = "\nfewest GPUs overall: " + std::to_string(dis ? gdis : ga) + " = ";
+  const size_t at = text.out.rfind(overall);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(dis ? "(disaggregated serving)\n" : "(aggregated serving)\n", at),
+            std::string::npos);
+  EXPECT_NE(text.out.find("\nfewest GPUs aggregated: "), std::string::npos);
+  EXPECT_NE(text.out.find("\nfewest GPUs disaggregated: "), std::string::npos);
+  EXPECT_EQ(text.out.find("fewest GPUs", at + overall.size()), std::string::npos);  // the last
+  const auto agg_only = RunL2s(With(With(kBase, q), {"--serving", "agg", "--json"}));
+  ASSERT_EQ(agg_only.code, 0) << agg_only.err;
+  const auto a = nlohmann::json::parse(agg_only.out);
+  EXPECT_FALSE(a.contains("disagg"));
+  EXPECT_EQ(a["candidates"], j["candidates"]);
 }
 
 TEST(CapacityDisaggCli, PlanWithTrafficMatchesCapacity) {
