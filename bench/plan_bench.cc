@@ -6,9 +6,12 @@
 
 #include "hw/hw.h"
 #include "model/presets.h"
+#include "engine/engine.h"
+#include "plan/capacity.h"
 #include "plan/pareto.h"
 #include "plan/replica_sizing.h"
 #include "plan/space.h"
+#include "serve/workload.h"
 
 namespace l2s::plan {
 namespace {
@@ -95,6 +98,56 @@ void BM_ParetoQwen3Moe8H100(benchmark::State& state) {
   state.counters["threads"] = static_cast<double>(opt.jobs);
 }
 
+// Disaggregated capacity sizing (plan::SizeFewest, --serving disagg) of the docs/CAPACITY.md task:
+// Llama-3.1-70B FP8 on H100s with vLLM, 2,000 requests at 20 req/s, prompts lognormal around
+// 4,000 (sigma 0.6), outputs around 600 (sigma 0.8), P99 TTFT 2 s and TPOT 50 ms, instance sizes
+// 2, 4 and 8, the oracle's layouts. Its stream holds prompts longer than a one-GPU-per-rank
+// prefill layout's KV; when such layouts were paired their pools grew towards the 4,096-GPU limit
+// (over 15 minutes, no answer). Counters: the answer's GPUs, the pairs' whole-stream simulations.
+void BM_CapacityDisaggLongPrompts(benchmark::State& state) {
+  CapacityRequest r;
+  r.problem_on_gpus = [](int gpus, const std::string& engine) -> StatusOr<Problem> {
+    auto c = MakeCluster("h100", gpus);
+    if (!c.ok()) return c.status();
+    Problem p = Serve("llama-3.1-70b", *c, DType::kFP8, 4000, 600, 0, 0);
+    if (!engine.empty()) {
+      auto id = engine::ParseEngineId(engine);
+      if (!id.ok()) return id.status();
+      p.workload.engine = engine::SchedulerOf(*id);
+      p.workload.max_batch = DefaultsOf(p.workload.engine).max_batch;
+      SetEngineFigures(engine, &p.workload);
+    }
+    return p;
+  };
+  r.engine = "vllm";
+  r.sizes_gpus = {2, 4, 8};
+  r.search = "oracle";
+  r.serving = Serving::kDisagg;
+  r.slos = *serve::ParseSlos("p99_ttft_ms=2000,p99_tpot_ms=50");
+  serve::WorkloadSpec w;
+  w.rate_rps = 20;
+  w.num_requests = 2000;
+  w.isl = 4000;
+  w.osl = 600;
+  w.isl_dist = *serve::ParseLengthDist("lognormal:0.6");
+  w.osl_dist = *serve::ParseLengthDist("lognormal:0.8");
+  r.requests = *serve::GenerateRequests(w);
+  int gpus = 0, simulations = 0;
+  for (auto _ : state) {
+    StatusOr<FewestOutcome> o = SizeFewest(r);
+    if (!o.ok() || !o->any_found) {
+      state.SkipWithError(o.ok() ? "no answer" : o.status().message().c_str());
+      return;
+    }
+    gpus = o->gpus;
+    simulations = 0;
+    for (const serve::DisaggSizeResult& c : o->dres->candidates) simulations += c.simulations;
+  }
+  state.counters["gpus"] = gpus;
+  state.counters["simulations"] = simulations;
+}
+
+BENCHMARK(BM_CapacityDisaggLongPrompts)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_Gb300RackTable)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_ParetoQwen3Moe8H100)
     ->Arg(1)
