@@ -49,6 +49,7 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
   if (f->mode != "serve")
     return Status::InvalidArgument(fmt::format(
         "--slo {}: percentile SLOs apply to --mode serve (got --mode {})", pct, f->mode));
+  t.from_auto = serving->empty() || *serving == "auto";  // empty: plan's default, auto
   if (*serving != "disagg") *serving = "agg";
   f->slo = steady;
   t.active = true;
@@ -157,9 +158,12 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
     const serve::SloCandidate& first = pick->simulated.front();
     return Fail(Status::Invalid(fmt::format(
         "no candidate meets the SLOs {} under the traffic ({} of {} simulated, best first); the "
-        "steady-state best {} misses {}",
+        "steady-state best {} misses {}{}",
         t.slo_text, pick->simulated.size(), pick->candidates, ShortText(p.model, first.strategy),
-        first.why)));
+        first.why,
+        t.from_auto ? " (aggregated serving: with a traffic --serving auto plans it; --serving "
+                      "disagg simulates the disaggregated plan, `l2s capacity` sizes both)"
+                    : "")));
   }
   const serve::SloCandidate& b = pick->simulated[pick->best];
   json tr;

@@ -27,6 +27,7 @@ struct TrafficPlan {
   std::string slo_text;           // as given (percentile keys only)
   TrafficFlags traffic;
   uint64_t seed = 0;
+  bool from_auto = false;         // --serving auto planned aggregated serving under the traffic
 };
 
 // Before the search: splits --slo (the steady-state keys stay in f->slo), checks that a

@@ -83,6 +83,18 @@ TEST(PlanTrafficCli, ErrorsAreOneExactLine) {
                            "traffic (", 0),
             0u)
       << miss.err;
+  // The default --serving auto planned aggregated serving only: the line says how to try the
+  // disaggregated one; --serving agg asked for it and is not told.
+  EXPECT_NE(miss.err.find(" (aggregated serving: with a traffic --serving auto plans it; "
+                          "--serving disagg simulates the disaggregated plan, `l2s capacity` "
+                          "sizes both)\n"),
+            std::string::npos)
+      << miss.err;
+  const auto agg = RunL2s(Plan({kOpen, {"--slo", "p99_ttft_ms=20", "--budget", "300",
+                                        "--serving", "agg"}}),
+                          "ptm_agg");
+  EXPECT_EQ(agg.code, 1);
+  EXPECT_EQ(agg.err.find("--serving auto plans it"), std::string::npos) << agg.err;
   // The text still shows what was simulated.
   EXPECT_NE(miss.out.find("candidates by steady-state tokens/s per GPU"), std::string::npos);
 }
