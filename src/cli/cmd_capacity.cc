@@ -495,16 +495,12 @@ Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::Se
     auto pc = StepCost::Make(lay.prefill_problem, lay.prefill);
     auto dc = StepCost::Make(lay.decode_problem, lay.decode);
     if (!pc.ok() || !dc.ok()) return !pc.ok() ? pc.status() : dc.status();
-    serve::ServeOptions so = SizedServeOptions(base, lay.decode_problem.workload.engine, o.engine);
-    so.instances = d.decode_instances;
-    serve::DisaggServeOptions dd;
-    dd.prefill_instances = d.prefill_instances;
-    dd.prefill_router = so.router;
-    dd.link = lay.link;
-    dd.layerwise = lay.layerwise;
     int64_t isl = 0, osl = 0;
     serve::MeanLengths(reqs, &isl, &osl);
-    auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), so, dd, isl, osl);
+    auto sim = serve::MakeSizedDisagg(
+        lay, pc->get(), dc->get(),
+        SizedServeOptions(base, lay.decode_problem.workload.engine, o.engine),
+        d.prefill_instances, d.decode_instances, isl, osl);
     if (!sim.ok()) return sim.status();
     return TimelineSvg((*sim)->Run(reqs),
                        fmt::format("{}: queue and KV cache", o.layout), f.svg);

@@ -418,6 +418,19 @@ int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
 
 }  // namespace
 
+StatusOr<std::unique_ptr<ServeSim>> MakeSizedDisagg(const DisaggLayoutOption& lay,
+                                                    const StepCost* prefill,
+                                                    const StepCost* decode, ServeOptions so,
+                                                    int np, int nd, int64_t isl, int64_t osl) {
+  so.instances = nd;
+  DisaggServeOptions d;
+  d.prefill_instances = np;
+  d.prefill_router = so.router;  // one front end routes to both pools
+  d.link = lay.link;
+  d.layerwise = lay.layerwise;
+  return ServeSim::MakeDisagg(prefill, decode, so, d, isl, osl);
+}
+
 StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOption>& layouts,
                                                 const std::vector<RequestSpec>& requests,
                                                 const std::vector<Slo>& slos,
@@ -443,14 +456,8 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
     }
     // Simulates the stream on (np, nd) (the costs' memos are shared between the runs).
     auto make = [&](int np, int nd) {
-      ServeOptions so = WithTtftStops(opt.serve, slos);
-      so.instances = nd;
-      DisaggServeOptions d;
-      d.prefill_instances = np;
-      d.prefill_router = so.router;  // one front end routes to both pools
-      d.link = lay.link;
-      d.layerwise = lay.layerwise;
-      return ServeSim::MakeDisagg(pc->get(), dc->get(), so, d, isl, osl);
+      return MakeSizedDisagg(lay, pc->get(), dc->get(), WithTtftStops(opt.serve, slos), np, nd,
+                             isl, osl);
     };
     std::string make_error;
     auto simulate = [&](int np, int nd, ServeSummary* s, std::string* why) {

@@ -162,6 +162,16 @@ struct DisaggLayoutOption {
   double prefill_rps_hint = 0, decode_rps_hint = 0;
 };
 
+// The request-level simulator of `lay` with `np` prefill and `nd` decode instances, as the
+// disaggregated sizing runs it: `so` sets the decode pool (its instances become nd), one front end
+// routes to both pools (so.router), the layout's link and layer-wise transfer; `prefill` and
+// `decode` are the layouts' step costs (owned by the caller). The nominal shape: the stream's
+// MeanLengths.
+StatusOr<std::unique_ptr<ServeSim>> MakeSizedDisagg(const DisaggLayoutOption& lay,
+                                                    const StepCost* prefill,
+                                                    const StepCost* decode, ServeOptions so,
+                                                    int np, int nd, int64_t isl, int64_t osl);
+
 struct DisaggSizeResult {
   DisaggLayoutOption layout;
   bool meets = false;
