@@ -366,6 +366,8 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   const bool agg = req.serving != Serving::kDisagg,
              dis = req.serving != Serving::kAgg && caps.disaggregation;
   out.agg = agg;
+  if (Status d = engine::CheckDisaggregation(eid); req.serving == Serving::kAuto && !d.ok())
+    skipped.push_back("disaggregated: " + d.message());  // sized aggregated only: said
   // The first size's problem without the engine's cluster check: the GPU, its node size.
   auto p0_or = req.problem_on_gpus(sizes.front(), "");
   if (!p0_or.ok()) return p0_or.status();

@@ -516,4 +516,31 @@ TEST(CapacityCli, AnEngineThatDoesNotLoadTheModelSaysSo) {
   EXPECT_NE(j.at("engine"), "atom");
 }
 
+// Both servings are sized by default; an engine l2s launches no disaggregated deployment of
+// (ATOM) is sized aggregated, and the skipped list says why (not with --serving agg, which asked
+// for that alone).
+TEST(CapacityCli, AutoOnAnEngineWithoutPoolsSaysDisaggregatedWasSkipped) {
+  const std::vector<std::string> q = {"capacity", "--model", "llama-3.1-8b", "--gpu", "mi300x",
+                                      "--engine", "atom", "--rate", "2", "--requests", "200",
+                                      "--isl", "1000", "--osl", "100", "--slo",
+                                      "p99_ttft_ms=3000", "--sizes", "1", "--json"};
+  const l2s_cli_test::Result r = l2s_cli_test::RunL2s(q);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.contains("disagg"));
+  const std::string said =
+      "disaggregated: l2s launches no disaggregated ATOM deployment (its plans are aggregated; "
+      "docs/PLAN.md \"Engine rules\")";
+  EXPECT_NE(std::find(j.at("skipped").begin(), j.at("skipped").end(), said),
+            j.at("skipped").end())
+      << j.at("skipped");
+  std::vector<std::string> agg = q;
+  agg.insert(agg.end(), {"--serving", "agg"});
+  const l2s_cli_test::Result a = l2s_cli_test::RunL2s(agg);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const nlohmann::json ja = nlohmann::json::parse(a.out);
+  EXPECT_EQ(std::find(ja.at("skipped").begin(), ja.at("skipped").end(), said),
+            ja.at("skipped").end());
+}
+
 }  // namespace
