@@ -692,7 +692,10 @@ const serve::ServeSummary* AnswerSummary(const FewestOutcome& o) {
 
 int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
               const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
-  if (slos.empty()) return Fail("--slo is required to size a deployment");
+  if (slos.empty())
+    return Fail(
+        "--slo is required to size a deployment, e.g. --slo p99_ttft_ms=2000,p99_tpot_ms=50 "
+        "(or give one with --strategy S to simulate it)");
   if (serve::StreamRate(reqs) <= 0)
     return Fail("sizing needs an open-loop workload (--rate or --trace)");
   if (!f.emit.empty())  // before the sizing, as plan checks it before its search

@@ -516,6 +516,16 @@ TEST(CapacityCli, AnEngineThatDoesNotLoadTheModelSaysSo) {
   EXPECT_NE(j.at("engine"), "atom");
 }
 
+// Sizing without an SLO: one line naming the flag, an example and the other question.
+TEST(CapacityCli, SizingWithoutAnSloSaysWhatToGive) {
+  const l2s_cli_test::Result r = l2s_cli_test::RunL2s(
+      {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--rate", "5"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "l2s: error: --slo is required to size a deployment, e.g. --slo "
+            "p99_ttft_ms=2000,p99_tpot_ms=50 (or give one with --strategy S to simulate it)\n");
+}
+
 // Both servings are sized by default; an engine l2s launches no disaggregated deployment of
 // (ATOM) is sized aggregated, and the skipped list says why (not with --serving agg, which asked
 // for that alone).
