@@ -486,17 +486,17 @@ StatusOr<std::string> EmitAnswer(const CapacityFlags& f, const FewestOutcome& o,
 }
 
 // --svg of a sizing: the timeline of its answer (the fewest GPUs overall), the whole stream
-// simulated on the answer's deployment.
+// simulated on the answer's deployment at the nominal shape the sizing used (MeanLengths).
 Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::ServeOptions& base,
                  const std::vector<serve::RequestSpec>& reqs) {
+  int64_t isl = 0, osl = 0;
+  serve::MeanLengths(reqs, &isl, &osl);
   if (o.dis_best) {
     const serve::DisaggSizeResult& d = o.dres->candidates[o.dres->best];
     const serve::DisaggLayoutOption& lay = d.layout;
     auto pc = StepCost::Make(lay.prefill_problem, lay.prefill);
     auto dc = StepCost::Make(lay.decode_problem, lay.decode);
     if (!pc.ok() || !dc.ok()) return !pc.ok() ? pc.status() : dc.status();
-    int64_t isl = 0, osl = 0;
-    serve::MeanLengths(reqs, &isl, &osl);
     auto sim = serve::MakeSizedDisagg(
         lay, pc->get(), dc->get(),
         SizedServeOptions(base, lay.decode_problem.workload.engine, o.engine),
@@ -511,7 +511,7 @@ Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::Se
   if (!cost.ok()) return cost.status();
   serve::ServeOptions so = SizedServeOptions(base, b.layout.problem.workload.engine, o.engine);
   so.instances = b.instances;
-  auto sim = serve::ServeSim::Make(cost->get(), so, o.p0.workload.isl, o.p0.workload.osl);
+  auto sim = serve::ServeSim::Make(cost->get(), so, isl, osl);
   if (!sim.ok()) return sim.status();
   return TimelineSvg((*sim)->Run(reqs),
                      fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),

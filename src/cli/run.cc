@@ -109,8 +109,9 @@ std::string UnknownFlagMessage(CLI::App& app, int argc, char** argv, const std::
     const std::string name(a.substr(2, a.find('=') == std::string_view::npos ? std::string_view::npos
                                                                             : a.find('=') - 2));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    // Near: within a misspelling, or the flag's first word starts one of the flag's (--gpu-type
-    // -> --gpu); the nearest by edit distance.
+    // Another tool's name for one of the command's flags; else near: within a misspelling, or
+    // the flag's first word starts one of the flag's (--gpu-type -> --gpu), the nearest by edit
+    // distance.
     std::string best;
     for (const FlagSynonyms& syn : OtherToolsFlagNames())
       if (best.empty() && std::find(syn.names.begin(), syn.names.end(), name) != syn.names.end() &&

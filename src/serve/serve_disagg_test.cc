@@ -511,12 +511,6 @@ TEST(ServeDisagg, RequestsLargerThanARankAreRefusedAtEveryPoolSize) {
   EXPECT_TRUE(res->found);
 }
 
-}  // namespace
-}  // namespace l2s::serve
-
-namespace l2s::serve {
-namespace {
-
 // Where an overloaded pair's queue builds, at the last arrival (ServeRun::prefill_queued /
 // decode_queued, which capacity sizing grows the pool by): 8,000-token prompts of 4 tokens each
 // at 20 req/s queue for the one prefill instance (~16k prompt tokens/s per H100 on Llama-8B);

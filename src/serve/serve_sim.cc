@@ -143,12 +143,8 @@ StatusOr<ServeSim::Pool> ServeSim::MakePool(const StepCost* cost, Role role, int
       max_running > 0 ? max_running
                       : DefaultMaxRunning(cost->sim().problem().workload.engine,
                                           cost->strategy().mtp, cost->strategy().dp);
-  p.kv_cap = kv_capacity >= 0 ? kv_capacity
-                              : RankKvTokens(*cost,
-                                             role == Role::kPrefill  ? PoolKind::kPrefill
-                                             : role == Role::kDecode ? PoolKind::kDecode
-                                                                     : PoolKind::kAggregated,
-                                             nominal_isl, nominal_osl);
+  p.kv_cap =
+      kv_capacity >= 0 ? kv_capacity : RankKvTokens(*cost, role, nominal_isl, nominal_osl);
   if (p.kv_cap <= 0)
     return Status::Invalid(fmt::format(
         "serve: the weights leave no memory for the KV cache on this {}layout",
@@ -163,7 +159,7 @@ StatusOr<std::unique_ptr<ServeSim>> ServeSim::Make(const StepCost* cost, const S
   if (Status st = CheckServeOptions(opt, engine); !st.ok()) return st;
   std::unique_ptr<ServeSim> s(new ServeSim(opt));
   s->engine_ = engine;
-  auto pool = MakePool(cost, Role::kMixed, opt.instances, opt.max_running, opt.kv_capacity_tokens,
+  auto pool = MakePool(cost, Role::kAggregated, opt.instances, opt.max_running, opt.kv_capacity_tokens,
                        opt.router, nominal_isl, nominal_osl);
   if (!pool.ok()) return pool.status();
   s->pools_.push_back(std::move(*pool));

@@ -248,7 +248,7 @@ class ServeSim {
 
  private:
   class Runner;  // one Run's state and scheduler (serve_run.cc)
-  enum class Role : uint8_t { kMixed, kPrefill, kDecode };
+  using Role = PoolKind;
   ServeSim(const ServeOptions& opt) : opt_(opt) {}
   struct Key {
     std::array<int32_t, 8> q{};
@@ -266,7 +266,7 @@ class ServeSim {
   // on its own clock (replicas = dp, ranks = 1), as dp instances of one configured instance.
   struct Pool {
     const StepCost* cost = nullptr;
-    Role role = Role::kMixed;
+    Role role = Role::kAggregated;
     int instances = 1;  // simulated instances: the configured ones x replicas
     int replicas = 1;   // independent ranks per configured instance
     int ranks = 1;      // attention-dp ranks that step together in one simulated instance
