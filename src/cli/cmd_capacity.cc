@@ -54,19 +54,6 @@ std::string UnboundedWords(size_t requests) {
       requests);
 }
 
-// How the requests were sent, in words: the asked rate and the drawn stream's (a Poisson stream
-// of 2,000 requests at 20 req/s averages 19.5 over its span), a trace's file, or the clients.
-std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs) {
-  const double drawn = serve::StreamRate(reqs);
-  if (!t.trace.empty()) return fmt::format("from {} at {:.3g} req/s", t.trace, drawn);
-  if (t.concurrency > 0) return fmt::format("from {} concurrent clients", t.concurrency);
-  return fmt::format("at {:.3g} req/s ({}; the drawn stream: {:.3g} req/s)", t.rate,
-                     t.burstiness == 1 ? std::string("Poisson")
-                                       : fmt::format("gamma arrivals, burstiness {:.3g}",
-                                                     t.burstiness),
-                     drawn);
-}
-
 using serve::ServeSummary;
 
 struct CapacityFlags {

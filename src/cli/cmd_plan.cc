@@ -205,6 +205,15 @@ StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOu
   return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine), opt);
 }
 
+TrafficOutput TrafficOut(const PlanFlags& f) {
+  TrafficOutput o;
+  o.json = f.json;
+  o.out_path = f.out;
+  o.emit_dir = f.emit;
+  o.model_id = f.model_id;
+  return o;
+}
+
 int Emit(const PlanFlags& f, const json& j, const std::string& text, bool interrupted) {
   if (!f.out.empty())
     if (Status st = WriteFileAtomic(f.out, DumpJson(j) + "\n"); !st.ok())
@@ -258,7 +267,9 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
   if (traffic != nullptr && traffic->active && !d->interrupted) {  // cli/plan_traffic.h
     json j = DisaggHeaderJson(f, p, *d);
     j["best"] = DisaggBestJson(*d);
-    return FinishTrafficPlanDisagg(*traffic, p, *d, j, f.json, f.out);
+    StatusOr<TrafficPick> pick = PlanDisaggUnderTraffic(*traffic, p, *d, f.problem.engine);
+    if (!pick.ok()) return Fail(pick.status());
+    return FinishTrafficPlan(*traffic, *pick, j, TrafficOut(f));
   }
   if (d->found) Warn(NoSloWarning(p, d->eval.ttft_s, d->eval.tpot_s));
   json j = DisaggHeaderJson(f, p, *d);
@@ -567,7 +578,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       return Fail("--jobs sets the threads of plan --pareto: add --pareto");
   }
   StatusOr<TrafficPlan> traffic = PrepareTrafficPlan(
-      &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto, &f.serving);
+      &f.problem, f.traffic, static_cast<uint64_t>(f.seed), f.pareto);
   if (!traffic.ok()) return Fail(traffic.status());
   const auto t0 = std::chrono::steady_clock::now();
   if (f.pareto && f.problem.mode.empty()) f.problem.mode = "serve";  // the frontier's mode
@@ -680,8 +691,19 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       admissible = [eid, &p](const Strategy& s) {
         return engine::Launchable(engine::CapabilitiesOf(eid), p.model, s);
       };
-    return FinishTrafficPlan(*traffic, sim, o, admissible, 0, o.Replicas(), f.problem.engine,
-                             o.Deployment(), PlanJson(o), f.json, f.out);
+    StatusOr<TrafficPick> agg = PlanAggUnderTraffic(*traffic, sim, o, admissible, 0, o.Replicas(),
+                                                    f.problem.engine, o.Deployment());
+    if (!agg.ok()) return Fail(agg.status());  // the traffic's own error (a trace unread)
+    if (*serving != "auto") return FinishTrafficPlan(*traffic, *agg, PlanJson(o), TrafficOut(f));
+    // --serving auto: the disaggregated plan on every GPU, under the same traffic.
+    const Problem& all = o.Deployment();
+    StatusOr<DisaggPlan> d = PlanDisaggregated(all, MakeDisaggRequest(f));
+    StatusOr<TrafficPick> dis = d.status();
+    if (d.ok()) {
+      dis = PlanDisaggUnderTraffic(*traffic, all, *d, f.problem.engine);
+      if (dis.ok()) dis->steady_state_best = DisaggBestJson(*d);
+    }
+    return FinishTrafficAuto(*traffic, agg, dis, PlanJson(o), TrafficOut(f));
   }
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
   if (o.have_recommended)

@@ -2,10 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "cli/common.h"
 #include "cli/output.h"
 #include "cli/plan_problem.h"
 #include "cli/report.h"
+#include "launch/emit.h"
 #include "plan/capacity.h"
 #include "serve/serve_sim.h"
 #include "serve/step_cost.h"
@@ -18,7 +22,7 @@ using json = nlohmann::ordered_json;
 constexpr int kMaxSimulations = 64;
 
 StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& traffic,
-                                         uint64_t seed, bool pareto, std::string* serving) {
+                                         uint64_t seed, bool pareto) {
   TrafficPlan t;
   std::string steady, pct;
   SplitSloKeys(f->slo, &steady, &pct);
@@ -49,8 +53,6 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
   if (f->mode != "serve")
     return Status::InvalidArgument(fmt::format(
         "--slo {}: percentile SLOs apply to --mode serve (got --mode {})", pct, f->mode));
-  t.from_auto = serving->empty() || *serving == "auto";  // empty: plan's default, auto
-  if (*serving != "disagg") *serving = "agg";
   f->slo = steady;
   t.active = true;
   t.slos = *slos;
@@ -91,19 +93,39 @@ int WritePlanJson(const json& plan_json, const std::string& out_path, bool json_
 
 }  // namespace
 
-int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
-                      const std::function<bool(const Strategy&)>& admissible,
-                      int max_running, int instances,
-                      const std::string& engine, const Problem& deployment, json plan_json,
-                      bool json_out, const std::string& out_path) {
+// DEPLOY.md's lines for a pick's launch files: what the deployment was planned for beside each
+// instance's steady state.
+launch::EmitOptions PlannedFor(const TrafficPlan& t, const std::vector<serve::RequestSpec>& reqs,
+                               const serve::ServeSummary& at) {
+  launch::EmitOptions opt;
+  opt.plan_lines = {
+      fmt::format("planned by l2s plan for {} requests {}, SLO {}: p99 TTFT {:.0f} ms, p99 TPOT "
+                  "{:.1f} ms, {:.2f} requests/s served",
+                  reqs.size(), StreamWords(t.traffic, reqs), t.slo_text, at.ttft.p99 * 1e3,
+                  at.tpot.p99 * 1e3, at.request_rate),
+      "the figures above are one instance's steady state at the full batch the launch admits, a "
+      "load above the planned traffic"};
+  return opt;
+}
+
+StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator& sim,
+                                          const plan::AggPlan& o,
+                                          const std::function<bool(const Strategy&)>& admissible,
+                                          int max_running, int instances,
+                                          const std::string& engine, const Problem& deployment) {
   const Problem& p = sim.problem();
+  TrafficPick r;
+  r.serving = "agg";
+  r.problem = ProblemSummary(deployment);
   auto reqs = TrafficRequests(t.traffic, p.workload.isl, p.workload.osl, t.seed);
-  if (!reqs.ok()) return Fail(reqs.status());
+  if (!reqs.ok()) return reqs.status();
   auto base = TrafficServeOptions(t.traffic, max_running);
-  if (!base.ok()) return Fail(base.status());
+  if (!base.ok()) return base.status();
   base->instances = std::max(1, instances);
   if (base->router == serve::Assign::kEngineDefault && !engine.empty())
     base->router = plan::FrontEndRouter(engine);
+  r.traffic_text =
+      TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
   // The candidates: the plan, then every strategy its runs evaluated (PickBySlos sorts them).
   std::vector<std::pair<Strategy, Evaluation>> given;
   auto add = [&](const Strategy& s, const Evaluation& e) {
@@ -111,14 +133,17 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
     given.emplace_back(s, sim.EvaluateAtBatch(s, e.batch));
   };
   if (o.have_recommended) add(o.recommended, o.recommended_eval);
-  for (const plan::Run* r : {&o.main, &o.oracle, &o.megatron, &o.def})
-    for (const auto& [s, e] : r->evaluated.Sorted()) add(s, e);
-  if (given.empty()) return Fail(Status::Invalid(o.failures.Reason(p)));
+  for (const plan::Run* run : {&o.main, &o.oracle, &o.megatron, &o.def})
+    for (const auto& [s, e] : run->evaluated.Sorted()) add(s, e);
+  if (given.empty()) {
+    r.failure = o.failures.Reason(p);
+    return r;
+  }
   serve::SloPickOptions opt;
   opt.serve = *base;
   opt.max_simulations = kMaxSimulations;
   auto pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
-  if (!pick.ok()) return Fail(pick.status());
+  if (!pick.ok()) return pick.status();
   // A default stream the chosen candidate (else the steady-state best) ran as a burst: drawn
   // again long enough for a steady state and the candidates simulated again, up to twice.
   for (int again = 0; again < 2; ++again) {
@@ -126,48 +151,45 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
         pick->found ? pick->simulated[pick->best] : pick->simulated.front();
     auto more = SteadyStream(t.traffic, c.summary, reqs->size(), p.workload.isl, p.workload.osl,
                              t.seed, "plan");
-    if (!more.ok()) return Fail(more.status());
+    if (!more.ok()) return more.status();
     if (more->empty()) break;
     *reqs = std::move(*more);
     pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
-    if (!pick.ok()) return Fail(pick.status());
+    if (!pick.ok()) return pick.status();
   }
-  const std::string traffic_text =
+  r.traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
-  if (!json_out) {
-    fmt::print("l2s plan: {}, with a traffic\n", ProblemSummary(deployment));
-    if (instances > 1)
-      fmt::print("replicas: {} instances of {} GPUs behind the router, each candidate below one "
-                 "instance's layout\n",
-                 instances, p.cluster.num_gpus);
-    fmt::print("traffic: {}; SLO {}\n\n", traffic_text, t.slo_text);
-    fmt::print("candidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
-               pick->simulated.size(), pick->candidates);
-    fmt::print("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch", "p99 TTFT",
-               "p99 TPOT", "p99 E2E", "strategy; SLO");
-    for (const serve::SloCandidate& c : pick->simulated) {
-      const bool u = c.summary.unstable;
-      fmt::print("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
-                 c.steady.tokens_per_s_per_gpu, c.strategy.batch,
-                 u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
-                 u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
-                 c.meets ? "met" : "misses " + c.why);
-    }
+  if (instances > 1)
+    r.body += fmt::format("replicas: {} instances of {} GPUs behind the router, each candidate "
+                          "below one instance's layout\n",
+                          instances, p.cluster.num_gpus);
+  r.body += fmt::format(
+      "\ncandidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
+      pick->simulated.size(), pick->candidates);
+  r.body += fmt::format("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch",
+                        "p99 TTFT", "p99 TPOT", "p99 E2E", "strategy; SLO");
+  for (const serve::SloCandidate& c : pick->simulated) {
+    const bool u = c.summary.unstable;
+    r.body += fmt::format("  {:>12.2f} {:>6} {:>10} {:>10} {:>10}  {}; {}\n",
+                          c.steady.tokens_per_s_per_gpu, c.strategy.batch,
+                          u ? "-" : Ms(c.summary.ttft.p99), u ? "-" : Ms(c.summary.tpot.p99),
+                          u ? "-" : Ms(c.summary.e2e.p99), ShortText(p.model, c.strategy),
+                          c.meets ? "met" : "misses " + c.why);
   }
   if (!pick->found) {
     const serve::SloCandidate& first = pick->simulated.front();
-    return Fail(Status::Invalid(fmt::format(
+    r.failure = fmt::format(
         "no candidate meets the SLOs {} under the traffic ({} of {} simulated, best first); the "
-        "steady-state best {} misses {}{}",
+        "steady-state best {} misses {}",
         t.slo_text, pick->simulated.size(), pick->candidates, ShortText(p.model, first.strategy),
-        first.why,
-        t.from_auto ? " (aggregated serving: with a traffic --serving auto plans it; --serving "
-                      "disagg simulates the disaggregated plan, `l2s capacity` sizes both)"
-                    : "")));
+        first.why);
+    return r;
   }
   const serve::SloCandidate& b = pick->simulated[pick->best];
-  json tr;
-  tr["description"] = traffic_text;
+  r.found = true;
+  r.tokens_per_s_per_gpu = b.steady.tokens_per_s_per_gpu;
+  json& tr = r.traffic;
+  tr["description"] = r.traffic_text;
   tr["requests"] = reqs->size();
   tr["slo"] = t.slo_text;
   tr["candidates"] = pick->candidates;
@@ -176,50 +198,67 @@ int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::Ag
   for (const serve::SloCandidate& c : pick->simulated) tried.push_back(CandidateJson(c));
   tr["tried"] = tried;
   json best = CandidateJson(b);
+  best["serving"] = "agg";
   best["found_by"] = "traffic_slo";
   best["instances"] = std::max(1, instances);  // replicas of the layout, the traffic routed over them
   best["gpus_per_instance"] = p.cluster.num_gpus;
   best["tokens_per_s"] = b.steady.tokens_per_s;
   best["ttft_ms"] = b.steady.ttft_s * 1e3;
   best["tpot_ms"] = b.steady.tpot_s * 1e3;
-  plan_json["steady_state_best"] = plan_json["best"];
-  plan_json["best"] = best;
-  plan_json["traffic"] = tr;
-  if (const int rc = WritePlanJson(plan_json, out_path, json_out); rc >= 0) return rc;
-  fmt::print("\nbest within the SLOs: {:.2f} tokens/s per GPU (steady state), max running {} "
-             "per rank\n  {}\n",
-             b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
-  fmt::print("{}", ServeSummaryText(b.summary));
+  r.best = best;
+  r.pick = fmt::format("best within the SLOs: {:.2f} tokens/s per GPU (steady state), max running "
+                       "{} per rank\n  {}\n",
+                       b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
+  r.pick += ServeSummaryText(b.summary);
   if (o.have_recommended && pick->best > 0)
-    fmt::print("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
-               o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
-  return kExitOk;
+    r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
+                          o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
+  // Each instance's server admits the pick's running requests per rank.
+  r.emit = [p, s = b.strategy, n = std::max(1, instances), engine,
+            opt = PlannedFor(t, *reqs, b.summary)](const std::string& dir,
+                                                   const std::string& model_id) {
+    launch::EmitOptions o2 = opt;
+    o2.model_id = model_id;
+    return launch::EmitSizedAggregated(dir, p, s, n, s.batch, engine, o2);
+  };
+  return r;
 }
 
-int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const plan::DisaggPlan& d,
-                            json plan_json, bool json_out, const std::string& out_path) {
-  if (!d.found || d.models.empty())
-    return Fail(Status::Invalid("no disaggregated deployment to simulate under the traffic"));
+StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem& serve,
+                                             const plan::DisaggPlan& d,
+                                             const std::string& engine) {
+  TrafficPick r;
+  r.serving = "disagg";
+  r.title = "disaggregated serving, ";
+  r.problem = ProblemSummary(serve);
+  if (!d.found || d.models.empty()) {
+    // (PlanDisaggregated fails when no deployment is valid: here it was interrupted.)
+    r.failure = "no disaggregated deployment to simulate under the traffic (interrupted)";
+    return r;
+  }
   const DisaggEvaluation& e = d.eval;
   const DisaggModel& m = *d.models[static_cast<size_t>(std::max(0, d.best.model))];
   if (!m.setup().shared)
-    return Fail(Status::InvalidArgument(
-        "a traffic's percentile SLOs are planned on one GPU type: not on a cluster of GPU pools"));
+    return Status::InvalidArgument(
+        "a traffic's percentile SLOs are planned on one GPU type: not on a cluster of GPU pools");
   const int gp = e.prefill.gpus_per_instance, gd = e.decode.gpus_per_instance;
+  const int np = e.prefill.instances, nd = e.decode.instances;
   auto reqs = TrafficRequests(t.traffic, serve.workload.isl, serve.workload.osl, t.seed);
-  if (!reqs.ok()) return Fail(reqs.status());
+  if (!reqs.ok()) return reqs.status();
   auto base = TrafficServeOptions(t.traffic, 0);
-  if (!base.ok()) return Fail(base.status());
+  if (!base.ok()) return base.status();
+  if (base->router == serve::Assign::kEngineDefault && !engine.empty())
+    base->router = plan::FrontEndRouter(engine);
   Strategy sp = e.prefill.strategy, sd = e.decode.strategy;
   sp.batch = sd.batch = 0;
   // One instance of each role, as `l2s capacity` prices a step.
   const Problem pi = m.PrefillServeProblem(gp), di = m.DecodeServeProblem(gd);
   auto pc = StepCost::Make(pi, sp);
-  if (!pc.ok()) return Fail(Status::Invalid("prefill: " + pc.status().message()));
+  if (!pc.ok()) return Status::Invalid("prefill: " + pc.status().message());
   auto dc = StepCost::Make(di, sd);
-  if (!dc.ok()) return Fail(Status::Invalid("decode: " + dc.status().message()));
+  if (!dc.ok()) return Status::Invalid("decode: " + dc.status().message());
   serve::DisaggServeOptions dso;
-  dso.prefill_instances = e.prefill.instances;
+  dso.prefill_instances = np;
   dso.prefill_router = base->router;  // one front end routes to both pools
   dso.link = e.link;
   dso.layerwise = m.setup().layerwise;
@@ -231,52 +270,77 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
   };
   std::vector<Tried> tried;
   int best = -1;
-  for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
-    serve::ServeOptions o = *base;
-    o.instances = e.decode.instances;
-    o.max_running = b;
-    auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), o, dso, serve.workload.isl,
-                                           serve.workload.osl);
-    if (!sim.ok()) return Fail(sim.status());
-    Tried x;
-    x.max_running = b;
-    x.summary = serve::Summarise((*sim)->Run(*reqs, TrafficConcurrency(t.traffic)), t.slos);
-    x.meets = serve::MeetsSlos(x.summary, t.slos, &x.why);
-    tried.push_back(x);
-    if (x.meets) {
-      best = static_cast<int>(tried.size()) - 1;
-      break;
+  // The deployment at the decode batch and its halvings, the first meeting every SLO picked.
+  auto simulate = [&]() -> Status {
+    tried.clear();
+    best = -1;
+    for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
+      serve::ServeOptions so = *base;
+      so.instances = nd;
+      so.max_running = b;
+      auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), so, dso, serve.workload.isl,
+                                             serve.workload.osl);
+      if (!sim.ok()) return sim.status();
+      Tried x;
+      x.max_running = b;
+      x.summary = serve::Summarise((*sim)->Run(*reqs, TrafficConcurrency(t.traffic)), t.slos);
+      x.meets = serve::MeetsSlos(x.summary, t.slos, &x.why);
+      tried.push_back(x);
+      if (x.meets) {
+        best = static_cast<int>(tried.size()) - 1;
+        break;
+      }
+      if (b == 1) break;
     }
-    if (b == 1) break;
+    return Status::Ok();
+  };
+  if (Status st = simulate(); !st.ok()) return st;
+  // A default stream the pick (else the full batch) ran as a burst: drawn again, as above.
+  for (int again = 0; again < 2; ++again) {
+    const Tried& c = best >= 0 ? tried[best] : tried.front();
+    auto more = SteadyStream(t.traffic, c.summary, reqs->size(), serve.workload.isl,
+                             serve.workload.osl, t.seed, "plan");
+    if (!more.ok()) return more.status();
+    if (more->empty()) break;
+    *reqs = std::move(*more);
+    if (Status st = simulate(); !st.ok()) return st;
   }
-  const std::string traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()),
-                                               serve.workload.isl, serve.workload.osl);
-  const std::string deployment = fmt::format(
-      "{} x {} prefill GPUs [{}] + {} x {} decode GPUs [{}]", e.prefill.instances, gp,
-      ShortText(serve.model, sp), e.decode.instances, gd, ShortText(serve.model, sd));
-  if (!json_out) {
-    fmt::print("l2s plan: {}, disaggregated serving, with a traffic\n", ProblemSummary(serve));
-    fmt::print("traffic: {}; SLO {}\n", traffic_text, t.slo_text);
-    fmt::print("deployment (steady-state best, {:.2f} tokens/s per GPU): {}\n\n",
-               e.tokens_per_s_per_gpu, deployment);
-    fmt::print("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", "decode batch", "p99 TTFT", "p99 TPOT",
-               "p99 E2E", "p99 KV xfer", "SLO");
-    for (const Tried& x : tried) {
-      const bool u = x.summary.unstable;
-      fmt::print("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", x.max_running,
-                 u ? "-" : Ms(x.summary.ttft.p99), u ? "-" : Ms(x.summary.tpot.p99),
-                 u ? "-" : Ms(x.summary.e2e.p99), u ? "-" : Ms(x.summary.kv_transfer.p99),
-                 x.meets ? "met" : "misses " + x.why);
-    }
+  r.traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), serve.workload.isl,
+                               serve.workload.osl);
+  const std::string deployment =
+      fmt::format("{} x {} prefill GPUs [{}] + {} x {} decode GPUs [{}]", np, gp,
+                  ShortText(serve.model, sp), nd, gd, ShortText(serve.model, sd));
+  r.body = fmt::format("deployment (steady-state best, {:.2f} tokens/s per GPU): {}\n\n",
+                       e.tokens_per_s_per_gpu, deployment);
+  r.body += fmt::format("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", "decode batch", "p99 TTFT",
+                        "p99 TPOT", "p99 E2E", "p99 KV xfer", "SLO");
+  for (const Tried& x : tried) {
+    const bool u = x.summary.unstable;
+    r.body += fmt::format("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", x.max_running,
+                          u ? "-" : Ms(x.summary.ttft.p99), u ? "-" : Ms(x.summary.tpot.p99),
+                          u ? "-" : Ms(x.summary.e2e.p99), u ? "-" : Ms(x.summary.kv_transfer.p99),
+                          x.meets ? "met" : "misses " + x.why);
   }
-  if (best < 0)
-    return Fail(Status::Invalid(fmt::format(
+  if (best < 0) {
+    r.failure = fmt::format(
         "the disaggregated deployment {} misses the SLOs {} under the traffic at every decode "
         "batch tried ({}): {}",
-        deployment, t.slo_text, tried.size(), tried.front().why)));
+        deployment, t.slo_text, tried.size(), tried.front().why);
+    return r;
+  }
   const Tried& b = tried[best];
-  json tr;
-  tr["description"] = traffic_text;
+  // The pick's steady state: the same instances with the decode pool at its running limit (the
+  // matched rate of DisaggModel::Combine at fixed counts: the smaller of the pools' capacities and
+  // the KV links').
+  const Evaluation ed = m.DecodeSim(gd).EvaluateAtBatch(e.decode.strategy, b.max_running);
+  const double osl = static_cast<double>(serve.workload.osl);
+  const double rate = std::min({np * e.prefill.capacity_rps, nd * ed.tokens_per_s / osl,
+                                e.link_rps > 0 ? e.link_rps
+                                               : std::numeric_limits<double>::infinity()});
+  r.found = true;
+  r.tokens_per_s_per_gpu = rate * osl / e.total_gpus;
+  json& tr = r.traffic;
+  tr["description"] = r.traffic_text;
   tr["requests"] = reqs->size();
   tr["slo"] = t.slo_text;
   tr["candidates"] = 7;
@@ -291,24 +355,128 @@ int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const pl
     arr.push_back(c);
   }
   tr["tried"] = arr;
-  json bj;
+  json& bj = r.best;
   bj["serving"] = "disagg";
   bj["found_by"] = "traffic_slo";
-  bj["prefill"] = {{"strategy", ToText(sp)}, {"gpus_per_instance", gp},
-                   {"instances", e.prefill.instances}};
-  bj["decode"] = {{"strategy", ToText(sd)}, {"gpus_per_instance", gd},
-                  {"instances", e.decode.instances}, {"max_running", b.max_running}};
-  bj["tokens_per_s_per_gpu"] = e.tokens_per_s_per_gpu;
+  bj["prefill"] = {{"strategy", ToText(sp)}, {"gpus_per_instance", gp}, {"instances", np}};
+  bj["decode"] = {{"strategy", ToText(sd)}, {"gpus_per_instance", gd}, {"instances", nd},
+                  {"max_running", b.max_running}};
+  bj["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  bj["tokens_per_s"] = rate * osl;
+  // The unloaded latencies at that decode batch (the pair's TTFT: prefill, exposed transfer and
+  // a decode step; DisaggModel::Combine).
+  const DisaggEvaluation at = m.Combine(gp, e.prefill.strategy, e.prefill.eval, gd,
+                                        e.decode.strategy, ed);
+  bj["ttft_ms"] = at.ttft_s * 1e3;
+  bj["tpot_ms"] = at.tpot_s * 1e3;
   bj["meets"] = true;
   bj["serve"] = serve::SummaryJson(b.summary);
-  plan_json["steady_state_best"] = plan_json["best"];
-  plan_json["best"] = bj;
-  plan_json["traffic"] = tr;
-  if (const int rc = WritePlanJson(plan_json, out_path, json_out); rc >= 0) return rc;
-  fmt::print("\nbest within the SLOs: {}, decode max running {} per rank\n", deployment,
-             b.max_running);
-  fmt::print("{}", ServeSummaryText(b.summary));
+  r.pick = fmt::format("best within the SLOs: {}, decode max running {} per rank ({:.2f} tokens/s "
+                       "per GPU, steady state)\n",
+                       deployment, b.max_running, r.tokens_per_s_per_gpu);
+  r.pick += ServeSummaryText(b.summary);
+  // The pools' servers on the plan's nodes, each admitting what the simulated one did.
+  launch::EmitOptions opt = PlannedFor(t, *reqs, b.summary);
+  opt.shared_nodes = true;  // the pools share the cluster (m.setup().shared)
+  r.emit = [pi, sp, np, di, sd, nd, mr = b.max_running, pmr = b.summary.prefill_max_running,
+            engine, opt](const std::string& dir, const std::string& model_id) {
+    launch::EmitOptions o2 = opt;
+    o2.model_id = model_id;
+    return launch::EmitSizedDisaggregated(dir, pi, sp, np, di, sd, nd, mr, pmr, engine, o2);
+  };
+  return r;
+}
+
+namespace {
+
+// The header of one serving's output: the problem, the traffic and the SLOs.
+std::string Header(const TrafficPick& p, const TrafficPlan& t, const std::string& serving) {
+  return fmt::format("l2s plan: {}, {}with a traffic\ntraffic: {}; SLO {}\n", p.problem, serving,
+                     p.traffic_text, t.slo_text);
+}
+
+// --emit: the pick's files, the line for the user ("" without --emit).
+StatusOr<std::string> EmitPick(const TrafficPick& p, const TrafficOutput& out) {
+  if (out.emit_dir.empty() || !p.emit) return std::string();
+  return p.emit(out.emit_dir, out.model_id);
+}
+
+// The plan JSON with `p` as its best, the steady-state plan kept beside it.
+json WithPick(json j, const TrafficPick& p) {
+  j["steady_state_best"] = p.steady_state_best.is_null() ? j["best"] : p.steady_state_best;
+  j["best"] = p.best;
+  j["traffic"] = p.traffic;
+  return j;
+}
+
+// Prints the JSON and the pick (text), the emitted files' line after it.
+int PrintPick(const json& j, const std::string& pick_text, const TrafficOutput& out,
+              const std::string& emitted) {
+  if (const int rc = WritePlanJson(j, out.out_path, out.json); rc >= 0) {
+    if (!emitted.empty()) fmt::print(stderr, "\n{}\n", emitted);
+    return rc;
+  }
+  fmt::print("\n{}", pick_text);
+  if (!emitted.empty()) fmt::print("\n{}\n", emitted);
   return kExitOk;
+}
+
+}  // namespace
+
+int FinishTrafficPlan(const TrafficPlan& t, const TrafficPick& pick, json plan_json,
+                      const TrafficOutput& out) {
+  if (!out.json) fmt::print("{}{}", Header(pick, t, pick.title), pick.body);
+  if (!pick.found) return Fail(Status::Invalid(pick.failure));
+  const StatusOr<std::string> emitted = EmitPick(pick, out);
+  if (!emitted.ok()) return Fail(emitted.status());
+  return PrintPick(WithPick(std::move(plan_json), pick), pick.pick, out, *emitted);
+}
+
+int FinishTrafficAuto(const TrafficPlan& t, const StatusOr<TrafficPick>& agg,
+                      const StatusOr<TrafficPick>& disagg, json plan_json,
+                      const TrafficOutput& out) {
+  auto failure = [](const StatusOr<TrafficPick>& p) {
+    return p.ok() ? p->failure : p.status().message();
+  };
+  const bool a = agg.ok() && agg->found, d = disagg.ok() && disagg->found;
+  // The higher steady state at its pick; a tie keeps aggregated serving (one engine).
+  const bool disagg_wins = d && (!a || disagg->tokens_per_s_per_gpu > agg->tokens_per_s_per_gpu);
+  if (!out.json && (agg.ok() || disagg.ok())) {
+    const TrafficPick& first = agg.ok() ? *agg : *disagg;
+    fmt::print("{}", Header(first, t, "serving auto, "));
+    for (const StatusOr<TrafficPick>* p : {&agg, &disagg}) {
+      fmt::print("\n{} serving:\n", p == &agg ? "aggregated" : "disaggregated");
+      if (!p->ok()) {
+        fmt::print("  not planned: {}\n", p->status().message());
+        continue;
+      }
+      if ((*p)->traffic_text != first.traffic_text)
+        fmt::print("traffic: {}\n", (*p)->traffic_text);
+      const std::string& body = (*p)->body;  // without the single serving's blank line
+      fmt::print("{}", body.substr(std::min(body.find_first_not_of('\n'), body.size())));
+      if (!(*p)->found) fmt::print("  no plan: {}\n", (*p)->failure);
+    }
+  }
+  if (!a && !d)
+    return Fail(Status::Invalid(fmt::format("aggregated: {}; disaggregated: {}", failure(agg),
+                                            failure(disagg))));
+  const TrafficPick& win = disagg_wins ? *disagg : *agg;
+  const StatusOr<TrafficPick>& other = disagg_wins ? agg : disagg;
+  const char* other_name = disagg_wins ? "aggregated" : "disaggregated";
+  const StatusOr<std::string> emitted = EmitPick(win, out);
+  if (!emitted.ok()) return Fail(emitted.status());
+  json j = WithPick(std::move(plan_json), win);
+  j["serving"] = "auto";
+  j["baselines"][other_name] = other.ok() && other->found ? other->best : json();
+  if (!(other.ok() && other->found)) j["baselines"][std::string(other_name) + "_error"] = failure(other);
+  std::string text = fmt::format("\nserving auto: {} serving wins, {:.2f} tokens/s per GPU at its "
+                                 "pick (steady state)",
+                                 disagg_wins ? "disaggregated" : "aggregated",
+                                 win.tokens_per_s_per_gpu);
+  text += other.ok() && other->found
+              ? fmt::format(" against {:.2f} {}\n", other->tokens_per_s_per_gpu, other_name)
+              : fmt::format("; no {} plan meets the SLOs\n", other_name);
+  return PrintPick(j, text.substr(1) + win.pick, out, *emitted);
 }
 
 }  // namespace l2s::cli

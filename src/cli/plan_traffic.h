@@ -27,40 +27,76 @@ struct TrafficPlan {
   std::string slo_text;           // as given (percentile keys only)
   TrafficFlags traffic;
   uint64_t seed = 0;
-  bool from_auto = false;         // --serving auto planned aggregated serving under the traffic
 };
 
 // Before the search: splits --slo (the steady-state keys stay in f->slo), checks that a
 // percentile key comes with a traffic and a traffic with a percentile key, sets --mode serve
-// when no mode is given (any other mode is an error), and rejects --pareto (`serving` "auto"
-// becomes "agg"; "disagg" stays: FinishTrafficPlanDisagg). Errors are one line naming the flags.
+// when no mode is given (any other mode is an error), and rejects --pareto. Every --serving
+// takes a traffic: agg and disagg simulate that serving's plan, auto both. Errors are one line
+// naming the flags.
 StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& traffic,
-                                         uint64_t seed, bool pareto, std::string* serving);
+                                         uint64_t seed, bool pareto);
+
+// One serving's plan under the traffic: what the command prints of it, and its launch files.
+struct TrafficPick {
+  bool found = false;
+  std::string failure;       // !found: why no candidate is the plan (one line)
+  std::string serving;       // "agg" or "disagg"
+  std::string problem;       // the deployment in words (ProblemSummary)
+  std::string title;         // the first line's serving words ("disaggregated serving, ")
+  std::string traffic_text;  // the stream simulated, in words
+  std::string body;          // text: the deployment's lines and the table of what was simulated
+  std::string pick;          // text (found): the pick and its percentiles
+  double tokens_per_s_per_gpu = 0;  // the pick's steady state (found), at its running limit
+  nlohmann::ordered_json best, traffic;  // the plan JSON's "best" and "traffic" (found)
+  // The serving's steady-state plan (JSON "steady_state_best"; null: the plan JSON's "best").
+  nlohmann::ordered_json steady_state_best;
+  // The pick's launch files (launch/emit.h EmitSized*) into a directory, on the engine it was
+  // planned for, each server admitting what the simulated one did; the line for the user.
+  std::function<StatusOr<std::string>(const std::string& dir, const std::string& model_id)> emit;
+};
 
 // After the aggregated plan: its candidates (the recommended strategy and every strategy its runs
 // evaluated, those `admissible` accepts), each with its batch halvings, simulated under the
-// traffic best first; `plan_json` (the steady-state plan's JSON) gets "best" replaced by the
-// pick with "serve" (serve::SummaryJson), the steady-state best kept as "steady_state_best", and
-// "traffic". Figures are under `sim`'s engine (its Workload::engine_factor). `instances` > 1:
-// the plan is that many replicas of `sim`'s instance (cli/plan_replicas.h), the traffic routed
-// over them by the front end's router (plan::FrontEndRouter of `engine`, unless --router says);
-// `deployment` is the problem on every GPU (the text's header). Prints JSON or text; returns
-// the exit code (1 when no candidate meets the SLOs).
-int FinishTrafficPlan(const TrafficPlan& t, const Simulator& sim, const plan::AggPlan& o,
-                      const std::function<bool(const Strategy&)>& admissible,
-                      int max_running, int instances,
-                      const std::string& engine, const Problem& deployment,
-                      nlohmann::ordered_json plan_json, bool json_out,
-                      const std::string& out_path);
+// traffic best first; the pick is the first meeting every SLO. Figures are under `sim`'s engine
+// (its Workload::engine_factor). `instances` > 1: the plan is that many replicas of `sim`'s
+// instance (cli/plan_replicas.h), the traffic routed over them by the front end's router
+// (plan::FrontEndRouter of `engine`, unless --router says); `deployment` is the problem on every
+// GPU. A default stream that the pick (else the steady-state best) ran as a burst is drawn again
+// longer (SteadyStream), up to twice. Errors: the traffic's (a trace that cannot be read).
+StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator& sim,
+                                          const plan::AggPlan& o,
+                                          const std::function<bool(const Strategy&)>& admissible,
+                                          int max_running, int instances,
+                                          const std::string& engine, const Problem& deployment);
 
 // After the disaggregated plan `d` (one GPU type): its deployment (np prefill and nd decode
 // instances of the recommended strategies) at the decode instances' batch and its halvings as the
 // decode pool's max running requests, simulated under the traffic (ServeSim::MakeDisagg) in that
-// order; the first meeting every SLO is the pick. `plan_json` gets "best" replaced by the pick
-// (the steady-state best kept as "steady_state_best", the pick's "serve" summary, "prefill" /
-// "decode" strategies and instances) and "traffic". Returns the exit code (1: none meets them).
-int FinishTrafficPlanDisagg(const TrafficPlan& t, const Problem& serve, const plan::DisaggPlan& d,
-                            nlohmann::ordered_json plan_json, bool json_out,
-                            const std::string& out_path);
+// order; the first meeting every SLO is the pick, its steady state the pair's at that decode
+// batch on the same instances. The stream is drawn again as above. `engine` is the one the pools
+// were planned for (--engine's spelling; "" the unrestricted pools).
+StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem& serve,
+                                             const plan::DisaggPlan& d, const std::string& engine);
+
+// Where a traffic plan goes: --json, --out, --emit and --model-id.
+struct TrafficOutput {
+  bool json = false;
+  std::string out_path, emit_dir, model_id;
+};
+
+// Prints one serving's pick: `plan_json` (the steady-state plan's JSON) gets "best" replaced by
+// the pick (the steady-state best kept as "steady_state_best") and "traffic"; --emit writes the
+// pick's launch files. Returns the exit code (1 when no candidate meets the SLOs).
+int FinishTrafficPlan(const TrafficPlan& t, const TrafficPick& pick, nlohmann::ordered_json plan_json,
+                      const TrafficOutput& out);
+
+// --serving auto: both servings' picks (a serving that could not be planned is an error status),
+// the one with the higher steady-state tokens/s per GPU at its pick is the plan ("best", with
+// "serving"; the other's pick under "baselines"), both tables printed. Exit 1 with both reasons
+// when neither meets the SLOs.
+int FinishTrafficAuto(const TrafficPlan& t,
+                      const StatusOr<TrafficPick>& agg, const StatusOr<TrafficPick>& disagg,
+                      nlohmann::ordered_json plan_json, const TrafficOutput& out);
 
 }  // namespace l2s::cli

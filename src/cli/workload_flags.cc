@@ -201,4 +201,15 @@ void SplitSloKeys(const std::string& text, std::string* steady, std::string* per
   }
 }
 
+std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs) {
+  const double drawn = serve::StreamRate(reqs);
+  if (!t.trace.empty()) return fmt::format("from {} at {:.3g} req/s", t.trace, drawn);
+  if (t.concurrency > 0) return fmt::format("from {} concurrent clients", t.concurrency);
+  return fmt::format("at {:.3g} req/s ({}; the drawn stream: {:.3g} req/s)", t.rate,
+                     t.burstiness == 1 ? std::string("Poisson")
+                                       : fmt::format("gamma arrivals, burstiness {:.3g}",
+                                                     t.burstiness),
+                     drawn);
+}
+
 }  // namespace l2s::cli

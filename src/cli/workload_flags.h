@@ -64,6 +64,10 @@ StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max
 // "2000 requests, open loop at 4 req/s (Poisson), isl 1024 fixed, osl 256 fixed"-like words.
 std::string TrafficText(const TrafficFlags& f, int64_t n, int64_t isl, int64_t osl);
 
+// How the requests were sent, in words: the asked rate and the drawn stream's (a Poisson stream
+// of 2,000 requests at 20 req/s averages 19.5 over its span), a trace's file, or the clients.
+std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs);
+
 // Milliseconds with one decimal.
 std::string MsText(double seconds);
 // The percentile table of a run (mean, p50, p90, p99 of TTFT, TPOT, inter-token, end-to-end) and

@@ -1,12 +1,18 @@
 // `l2s plan` with a traffic (issue 45 item 4): percentile SLO keys with --rate / --concurrency /
 // --trace, exact one-line errors, the pick's percentiles equal to `l2s capacity`'s for the same
 // deployment and traffic, mixed steady-state and percentile keys, and the miss (exit 1).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "run_l2s.h"
 
@@ -79,30 +85,44 @@ TEST(PlanTrafficCli, ErrorsAreOneExactLine) {
     else EXPECT_EQ(e.rfind("l2s: error: ", 0), 0u) << e;
   }
   const auto miss = RunL2s(Plan({kOpen, {"--slo", "p99_ttft_ms=20", "--budget", "300"}}), "ptm");
-  EXPECT_EQ(miss.err.rfind("l2s: error: no candidate meets the SLOs p99_ttft_ms=20 under the "
-                           "traffic (", 0),
-            0u)
+  EXPECT_EQ(miss.code, 1);
+  OneErrorLine(miss);
+  // The default --serving auto planned both servings: the line gives each one's reason; with
+  // --serving agg only the aggregated one.
+  EXPECT_NE(miss.err.find("l2s: error: aggregated: no candidate meets the SLOs p99_ttft_ms=20 "
+                          "under the traffic ("),
+            std::string::npos)
       << miss.err;
-  // The default --serving auto planned aggregated serving only: the line says how to try the
-  // disaggregated one; --serving agg asked for it and is not told.
-  EXPECT_NE(miss.err.find(" (aggregated serving: with a traffic --serving auto plans it; "
-                          "--serving disagg simulates the disaggregated plan, `l2s capacity` "
-                          "sizes both)\n"),
+  EXPECT_NE(miss.err.find("; disaggregated: the disaggregated deployment "), std::string::npos)
+      << miss.err;
+  EXPECT_NE(miss.err.find(" misses the SLOs p99_ttft_ms=20 under the traffic at every decode "
+                          "batch tried ("),
             std::string::npos)
       << miss.err;
   const auto agg = RunL2s(Plan({kOpen, {"--slo", "p99_ttft_ms=20", "--budget", "300",
                                         "--serving", "agg"}}),
                           "ptm_agg");
   EXPECT_EQ(agg.code, 1);
-  EXPECT_EQ(agg.err.find("--serving auto plans it"), std::string::npos) << agg.err;
-  // The text still shows what was simulated.
-  EXPECT_NE(miss.out.find("candidates by steady-state tokens/s per GPU"), std::string::npos);
+  EXPECT_EQ(OneErrorLine(agg).rfind("l2s: error: no candidate meets the SLOs p99_ttft_ms=20 "
+                                    "under the traffic (",
+                                    0),
+            0u)
+      << agg.err;
+  EXPECT_EQ(agg.err.find("disaggregated"), std::string::npos) << agg.err;
+  // The text still shows what was simulated, each serving's.
+  EXPECT_NE(miss.out.find("\naggregated serving:\ncandidates by steady-state tokens/s per GPU"),
+            std::string::npos)
+      << miss.out;
+  EXPECT_NE(miss.out.find("\ndisaggregated serving:\ndeployment (steady-state best, "),
+            std::string::npos)
+      << miss.out;
 }
 
 // The pick's percentiles are `l2s capacity`'s for the same deployment (strategy, max running
 // requests = the pick's batch) and traffic: the same simulator on the same request stream.
 void ExpectSameAsCapacity(const std::vector<std::string>& traffic, const std::string& slo) {
-  const auto r = RunL2s(Plan({traffic, {"--slo", slo, "--budget", "300", "--json"}}), "ptj");
+  const auto r = RunL2s(
+      Plan({traffic, {"--slo", slo, "--budget", "300", "--serving", "agg", "--json"}}), "ptj");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& b = j["best"];
@@ -143,7 +163,8 @@ TEST(PlanTrafficCli, PercentilesEqualCapacitysClosedLoop) {
 TEST(PlanTrafficCli, MixedSteadyAndPercentileKeys) {
   const std::vector<std::string> at4 = {"--rate", "4", "--requests", "500", "--seed", "1"};
   const auto r =
-      RunL2s(Plan({at4, {"--slo", "tpot_ms=20,p99_ttft_ms=60", "--budget", "300", "--json"}}),
+      RunL2s(Plan({at4, {"--slo", "tpot_ms=20,p99_ttft_ms=60", "--budget", "300", "--serving",
+                         "agg", "--json"}}),
              "ptx");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -163,8 +184,9 @@ TEST(PlanTrafficCli, MixedSteadyAndPercentileKeys) {
   }
   EXPECT_EQ(j["steady_state_best"]["strategy"], tried[0]["strategy"]);
   // Text: the same pick.
-  const auto t = RunL2s(Plan({at4, {"--slo", "tpot_ms=20,p99_ttft_ms=60", "--budget", "300"}}),
-                        "ptt");
+  const auto t = RunL2s(
+      Plan({at4, {"--slo", "tpot_ms=20,p99_ttft_ms=60", "--budget", "300", "--serving", "agg"}}),
+      "ptt");
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("best within the SLOs: "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find(b["strategy"].get<std::string>()), std::string::npos);
@@ -183,7 +205,8 @@ namespace {
 TEST(PlanTrafficCli, ADefaultStreamThatIsABurstIsDrawnLonger) {
   const std::vector<std::string> q = {"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--isl",
                                       "200", "--osl", "2000", "--engine", "vllm", "--rate", "40",
-                                      "--slo", "p99_ttft_ms=2000,p99_tpot_ms=50", "--json"};
+                                      "--slo", "p99_ttft_ms=2000,p99_tpot_ms=50", "--serving",
+                                      "agg", "--json"};
   std::vector<std::string> given = q;
   given.insert(given.end(), {"--requests", "2000"});
   const auto g = RunL2s(given, "ptb_given");
@@ -196,6 +219,176 @@ TEST(PlanTrafficCli, ADefaultStreamThatIsABurstIsDrawnLonger) {
       << d.err;
   EXPECT_NE(d.err.find("simulating again on 4,000 requests"), std::string::npos) << d.err;
   EXPECT_NE(d.err.find("no candidate meets the SLOs"), std::string::npos) << d.err;
+}
+
+}  // namespace
+
+namespace {
+
+using nlohmann::json;
+
+json PlanJson(const std::vector<std::string>& args, const std::string& stem) {
+  const auto r = RunL2s(args, stem);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? json::parse(r.out) : json();
+}
+
+// --serving auto with a traffic (the default) plans both servings under it and returns the one
+// with the higher steady-state tokens/s per GPU at its pick: the same pick, figures and traffic
+// as --serving agg or disagg alone, the other's pick beside it under "baselines". Llama-8B on 8
+// H100s with 8,000-token prompts under SGLang: 4 one-GPU prefill instances + a tp=4 decode one
+// beat the aggregated pick; on 4 H100s with 4,000-token prompts under vLLM the aggregated pick
+// wins. Each answer is checked against both single-serving runs, so the pinned winners only make
+// sure that both directions are exercised.
+TEST(PlanTrafficCli, AutoPlansBothServingsAndReturnsTheBetterPick) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string winner;
+  };
+  const Case cases[] = {
+      {{"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--isl", "8000", "--osl", "500",
+        "--engine", "sglang", "--rate", "10", "--requests", "600", "--seed", "1", "--slo",
+        "p99_ttft_ms=1500,p99_tpot_ms=30", "--budget", "300", "--json"},
+       "disagg"},
+      {{"plan", "--model", "llama-3.1-8b", "--gpus", "4", "--isl", "4000", "--osl", "300",
+        "--engine", "vllm", "--rate", "5", "--requests", "600", "--seed", "1", "--slo",
+        "p99_ttft_ms=1500,p99_tpot_ms=30", "--budget", "300", "--json"},
+       "agg"},
+  };
+  for (const Case& c : cases) {
+    auto with = [&](const char* serving) {
+      std::vector<std::string> a = c.args;
+      a.insert(a.end(), {"--serving", serving});
+      return a;
+    };
+    const json aut = PlanJson(c.args, "pt_auto");
+    const json agg = PlanJson(with("agg"), "pt_agg");
+    const json dis = PlanJson(with("disagg"), "pt_dis");
+    ASSERT_FALSE(aut.is_null() || agg.is_null() || dis.is_null());
+    const double a = agg["best"]["tokens_per_s_per_gpu"], d = dis["best"]["tokens_per_s_per_gpu"];
+    const bool disagg_wins = d > a;
+    const json& win = disagg_wins ? dis : agg;
+    const json& other = disagg_wins ? agg : dis;
+    EXPECT_EQ(aut["serving"], "auto");
+    EXPECT_EQ(aut["best"]["serving"], c.winner);
+    EXPECT_EQ(aut["best"], win["best"]);
+    EXPECT_EQ(aut["traffic"], win["traffic"]);
+    EXPECT_EQ(aut["steady_state_best"]["tokens_per_s_per_gpu"],
+              win["steady_state_best"]["tokens_per_s_per_gpu"]);
+    EXPECT_EQ(aut["baselines"][disagg_wins ? "aggregated" : "disaggregated"], other["best"]);
+    // Text: both tables, then the verdict.
+    std::vector<std::string> text = c.args;
+    text.pop_back();  // --json
+    const auto t = RunL2s(text, "pt_auto_text");
+    ASSERT_EQ(t.code, 0) << t.err;
+    EXPECT_NE(t.out.find(", serving auto, with a traffic\n"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("\naggregated serving:\n"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("\ndisaggregated serving:\n"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find(fmt::format("\nserving auto: {} serving wins, {:.2f} tokens/s per GPU at "
+                                     "its pick (steady state) against {:.2f} {}\n",
+                                     disagg_wins ? "disaggregated" : "aggregated",
+                                     std::max(a, d), std::min(a, d),
+                                     disagg_wins ? "aggregated" : "disaggregated")),
+              std::string::npos)
+        << t.out;
+  }
+}
+
+// The disaggregated pick's steady state is the pair's on the same instances at the decode
+// running limit it was picked at: at the plan's own decode batch the plan's figure; at a halving
+// the decode pool's capacity there, so never above it.
+TEST(PlanTrafficCli, DisaggregatedPickIsPricedAtItsDecodeBatch) {
+  const std::vector<std::string> base = {
+      "plan", "--model", "llama-3.1-8b", "--gpus", "8", "--isl", "8000", "--osl", "500",
+      "--engine", "sglang", "--seed", "1", "--budget", "300", "--serving", "disagg", "--json"};
+  // 10 req/s meets the SLOs at the full decode batch; 128 closed-loop clients with P99 TPOT
+  // <= 9 ms need the decode pool held to 34 running requests (TPOT 7.0 ms, TTFT 12 s).
+  const std::vector<std::vector<std::string>> traffics = {
+      {"--rate", "10", "--requests", "600", "--slo", "p99_ttft_ms=1500,p99_tpot_ms=30"},
+      {"--concurrency", "128", "--requests", "640", "--slo", "p99_ttft_ms=60000,p99_tpot_ms=9"}};
+  for (size_t i = 0; i < traffics.size(); ++i) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), traffics[i].begin(), traffics[i].end());
+    const json j = PlanJson(a, "pt_dis_price");
+    ASSERT_FALSE(j.is_null());
+    const json& tried = j["traffic"]["tried"];
+    const int picked = j["best"]["decode"]["max_running"], full = tried[0]["decode_max_running"];
+    const double at = j["best"]["tokens_per_s_per_gpu"],
+                 steady = j["steady_state_best"]["tokens_per_s_per_gpu"];
+    if (i == 0) {
+      EXPECT_EQ(picked, full);
+      EXPECT_DOUBLE_EQ(at, steady);
+      for (const char* k : {"tokens_per_s", "ttft_ms", "tpot_ms"})
+        EXPECT_DOUBLE_EQ(j["best"][k].get<double>(), j["steady_state_best"][k].get<double>()) << k;
+    } else {
+      EXPECT_LT(picked, full);
+      EXPECT_LT(at, steady);
+      EXPECT_GT(at, 0.0);
+      // A smaller decode batch steps faster.
+      EXPECT_LT(j["best"]["tpot_ms"].get<double>(), j["steady_state_best"]["tpot_ms"].get<double>());
+    }
+  }
+}
+
+// --emit with a traffic writes the pick's launch files (it was once ignored: exit 0, no files):
+// each server admits the running requests the pick was simulated with, and DEPLOY.md says what
+// traffic the deployment was planned for.
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(PlanTrafficCli, EmitWritesThePicksLaunchFiles) {
+  namespace fs = std::filesystem;
+  const std::string dir =
+      (fs::temp_directory_path() / ("l2s_pt_emit." + std::to_string(::getpid()))).string();
+  fs::remove_all(dir);
+  const auto r = RunL2s(Plan({kOpen, {"--slo", "p99_ttft_ms=50", "--budget", "300", "--serving",
+                                      "agg", "--json", "--emit", dir + "/agg"}}),
+                        "pt_emit_agg");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const std::string md = Slurp(dir + "/agg/DEPLOY.md");
+  EXPECT_NE(md.find("planned by l2s plan for 500 requests at 2 req/s (Poisson"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find(fmt::format("- batch {} sequences per attention rank",
+                                j["best"]["batch"].get<int>())),
+            std::string::npos)
+      << md;
+  EXPECT_TRUE(fs::exists(dir + "/agg/node-1.sh"));
+  EXPECT_NE(r.err.find("wrote 2 files to " + dir + "/agg"), std::string::npos) << r.err;
+  // Disaggregated: both pools, the decode servers at the picked running limit.
+  const auto d = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--isl", "8000",
+                         "--osl", "500", "--engine", "sglang", "--seed", "1", "--budget", "300",
+                         "--serving", "disagg", "--concurrency", "128", "--requests", "640",
+                         "--slo", "p99_ttft_ms=60000,p99_tpot_ms=9", "--json", "--emit",
+                         dir + "/disagg"},
+                        "pt_emit_dis");
+  ASSERT_EQ(d.code, 0) << d.err;
+  const json dj = json::parse(d.out);
+  const std::string dmd = Slurp(dir + "/disagg/DEPLOY.md");
+  const json& pre = dj["best"]["prefill"];
+  const json& dec = dj["best"]["decode"];
+  EXPECT_NE(dmd.find(fmt::format("Prefill: {} x `", pre["instances"].get<int>())),
+            std::string::npos)
+      << dmd;
+  EXPECT_NE(dmd.find(fmt::format("decode: {} x `", dec["instances"].get<int>())),
+            std::string::npos)
+      << dmd;
+  const size_t decode_at = dmd.find("Decode instance:");
+  ASSERT_NE(decode_at, std::string::npos) << dmd;
+  EXPECT_NE(dmd.find(fmt::format("- batch {} sequences per attention rank",
+                                 dec["max_running"].get<int>()),
+                     decode_at),
+            std::string::npos)
+      << dmd;
+  EXPECT_NE(dmd.find("planned by l2s plan for 640 requests from 128 concurrent clients"),
+            std::string::npos)
+      << dmd;
+  EXPECT_TRUE(fs::exists(dir + "/disagg/router.sh"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
