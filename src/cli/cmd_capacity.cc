@@ -791,6 +791,8 @@ int Run(const CapacityFlags& f, const CLI::App& cmd) {
     return Fail(
         "--emit writes the files of a sizing answer; for a given layout: l2s plan "
         "--instance-gpus N ... --emit DIR");
+  if (!f.problem.model_id.empty() && f.emit.empty())
+    return Fail("--model-id names the checkpoint the --emit files load: add --emit DIR");
   if (!f.prefill_strategy.empty()) {
     if (pf.gpu.empty() && pf.cluster.empty()) pf.gpu = kDefaultGpu;
     return RunDisaggDeployment(f, pf, slos, *reqs, *base);
@@ -859,6 +861,9 @@ Runner RegisterCapacity(CLI::App& app) {
                   "sizing: write the answer's launch files to this directory (a script per node, "
                   "DEPLOY.md, router; as plan --emit), on its engine at the limits it was sized "
                   "with");
+  cmd->add_option("--model-id", f->problem.model_id,
+                  "--emit: the model the files load (a HuggingFace repo id or checkpoint folder; "
+                  "default: from the preset or the config)");
   return [f, cmd] { return Run(*f, *cmd); };
 }
 

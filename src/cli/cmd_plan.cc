@@ -57,7 +57,6 @@ struct PlanFlags {
   std::string svg = "pareto.svg", x_scale = "log", y_scale = "log";  // --pareto's chart
   int jobs = 0;  // --pareto: limits searched at once (threads); 0 = every core
   std::string emit;      // --emit DIR: the plan's launch files (launch/emit.h)
-  std::string model_id;  // --model-id: the model the emitted files load
   TrafficFlags traffic;  // with percentile --slo keys: plan for a traffic (cli/plan_traffic.h)
   int instance_gpus = 0;  // --instance-gpus: the aggregated replicas' size (cli/plan_replicas.h)
 };
@@ -188,7 +187,7 @@ StatusOr<std::string> EmitDisagg(const PlanFlags& f, const DisaggPlan& d,
   if (f.emit.empty()) return std::string();
   if (!launches.ok()) return Status::InvalidArgument("--emit: " + launches.status().message());
   launch::EmitOptions opt;
-  opt.model_id = f.model_id;
+  opt.model_id = f.problem.model_id;
   const DisaggSetup& setup = d.models.at(static_cast<size_t>(d.best.model))->setup();
   opt.shared_nodes = setup.shared || (f.prefill_gpus > 0 && setup.serve.cluster.num_gpus <=
                                                                 HostGpus(setup.serve.cluster));
@@ -198,7 +197,7 @@ StatusOr<std::string> EmitDisagg(const PlanFlags& f, const DisaggPlan& d,
 StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOutcome& o) {
   if (f.emit.empty()) return std::string();
   launch::EmitOptions opt;
-  opt.model_id = f.model_id;
+  opt.model_id = f.problem.model_id;
   opt.replicas = o.Replicas();
   const engine::Capabilities& c = engine::CapabilitiesOf(o.engine);
   opt.dynamo = c.workers != c.id;  // a Dynamo variant: its workers behind its frontend
@@ -210,7 +209,7 @@ TrafficOutput TrafficOut(const PlanFlags& f) {
   o.json = f.json;
   o.out_path = f.out;
   o.emit_dir = f.emit;
-  o.model_id = f.model_id;
+  o.model_id = f.problem.model_id;
   return o;
 }
 
@@ -568,6 +567,14 @@ StatusOr<PlanTarget> ChoosePlanTarget(PlanFlags* f, const Problem& full, std::st
 
 int RunPlan(PlanFlags f, const CLI::App& cmd) {
   if (Status st = CheckGivenCounts(cmd, f.problem); !st.ok()) return Fail(st);
+  // A frontier is many plans: no one plan's launch files or commands.
+  if (f.pareto)
+    for (const char* flag : {"--emit", "--model-id"})
+      if (cmd.count(flag) > 0)
+        return Fail(fmt::format(
+            "{} is for one plan's launch commands: --pareto answers with a frontier of plans (plan "
+            "one of its points with --slo tpot_ms=X and {})",
+            flag, flag));
   // The chart's flags draw --pareto's chart, --jobs runs its limits; without it they would be
   // ignored.
   if (!f.pareto) {
@@ -770,7 +777,7 @@ Runner RegisterPlan(CLI::App& app) {
   cmd->add_option("--emit", f->emit,
                   "write the plan's launch files to this directory: a script per node, DEPLOY.md "
                   "and, across nodes, Kubernetes manifests (for --engine, else the fastest engine)");
-  cmd->add_option("--model-id", f->model_id,
+  cmd->add_option("--model-id", f->problem.model_id,
                   "the model the launch files load (a HuggingFace repo id or checkpoint folder; "
                   "default: from the preset or the config)");
   cmd->add_option("--instance-gpus", f->instance_gpus,

@@ -315,6 +315,7 @@ StatusOr<Problem> BuildProblem(const ProblemFlags& f) {
   auto model = LoadModelWithWarnings(f.model);
   if (!model.ok()) return model.status();
   p.model = std::move(*model);
+  p.model.launch_id = f.model_id;
   if (!f.draft_model.empty())
     if (Status st = AttachDraftModelFrom(f.draft_model, DefaultModelSearchPaths(), &p.model);
         !st.ok())

@@ -46,6 +46,9 @@ int64_t OracleCallsOf(int64_t calls, double seconds);
 
 struct ProblemFlags {
   std::string model;
+  // --model-id of the commands that print or write launch commands (plan, capacity; registered
+  // by them): the checkpoint the commands load (ModelSpec::launch_id). "" = resolved.
+  std::string model_id;
   // plan's --instance-gpus (0: not given): the aggregated replicas' size, which is what a
   // single-node engine (ATOM) must fit in one node (ApplyEngineFlags).
   int instance_gpus = 0;

@@ -116,6 +116,7 @@ std::string NodeRank(const LaunchOptions& opt) {
 
 ModelId ResolveModelId(const ModelSpec& m) {
   ModelId out;
+  if (!m.launch_id.empty()) return {m.launch_id, "--model-id", "", false};
   for (const auto& [preset, repo] : kRepoIds)
     if (m.name == preset) return {repo, "preset", "", false};
   const std::string& path = m.name;

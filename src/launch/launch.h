@@ -53,7 +53,8 @@ std::string OpTitle(Op op);
 // (none)" for a matmul with none. Derived from which tensor dimension the dim cuts (strategy.h).
 std::string DimWords(Op op, Dim d);
 
-// The model id the commands load, and where it came from. In order: the HuggingFace repo id of a
+// The model id the commands load, and where it came from. In order: ModelSpec::launch_id (the
+// user's --model-id); the HuggingFace repo id of a
 // preset built from a public config (e.g. "deepseek-ai/DeepSeek-V3"); a --model given as a repo
 // id ("org/name" that is not a local path) itself; for a config given by path
 // (ModelSpec::name ends in ".json"), the config's own "_name_or_path" / "name_or_path" when it is

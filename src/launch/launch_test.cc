@@ -73,6 +73,13 @@ TEST(ModelArgument, RepoIdNeverTheFolderOfABareConfig) {
   by_id.name = "deepseek-ai/DeepSeek-R1";
   EXPECT_EQ(ResolveModelId(by_id).id, "deepseek-ai/DeepSeek-R1");
   EXPECT_EQ(ResolveModelId(by_id).source, "--model repo id");
+  // The user's --model-id (ModelSpec::launch_id) comes first, a placeholder's note gone.
+  ModelSpec given = Preset("gpt-moe-1.6t");
+  given.launch_id = "/ckpt/gpt-moe";
+  EXPECT_EQ(ResolveModelId(given).id, "/ckpt/gpt-moe");
+  EXPECT_EQ(ResolveModelId(given).source, "--model-id");
+  EXPECT_FALSE(ResolveModelId(given).placeholder);
+  EXPECT_EQ(ModelArgument(given), "/ckpt/gpt-moe");
   const std::filesystem::path tmp =
       std::filesystem::temp_directory_path() / fmt::format("l2s_model_id_{}", ::getpid());
   std::filesystem::remove_all(tmp);

@@ -60,6 +60,9 @@ struct ModelSpec {
   std::string architecture;  // HF model_type: "llama", "deepseek_v3", "gpt_moe" (synthetic), ...
   std::string hf_class;      // config.json architectures[0] ("LlamaForCausalLM"); "" = unknown
   bool synthetic = false;    // true for the paper's GPT-MoE models (not a released checkpoint)
+  // The checkpoint launch commands load, as the user named it (--model-id: a HuggingFace repo id
+  // or a folder); "" = launch::ResolveModelId's rules (preset, repo id, config name field, ...).
+  std::string launch_id;
 
   int num_layers = 0;
   int64_t hidden_size = 0;

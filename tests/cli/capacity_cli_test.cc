@@ -325,6 +325,19 @@ TEST(CapacityCli, EmitWritesTheAnswersLaunchFiles) {
   const auto bad = RunL2s(With(sizing, {"--emit", "/proc/l2s-no-such-dir/x"}));
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--emit"), std::string::npos) << bad.err;
+  // --model-id: the servers load that checkpoint; without --emit nothing would, which is said.
+  const auto id = RunL2s(With(sizing, {"--emit", dir, "--model-id", "/ckpt/llama-ft"}));
+  ASSERT_EQ(id.code, 0) << id.err;
+  const std::string node1 = (std::filesystem::path(dir) / "node-1.sh").string();
+  std::ifstream script(node1);
+  const std::string sh((std::istreambuf_iterator<char>(script)), std::istreambuf_iterator<char>());
+  EXPECT_NE(sh.find("nohup vllm serve /ckpt/llama-ft "), std::string::npos) << sh;
+  EXPECT_EQ(sh.find("meta-llama/"), std::string::npos) << sh;
+  std::filesystem::remove_all(dir);
+  const auto no_emit = RunL2s(With(sizing, {"--model-id", "/ckpt/llama-ft"}));
+  EXPECT_EQ(no_emit.code, 2);
+  EXPECT_EQ(no_emit.err,
+            "l2s: error: --model-id names the checkpoint the --emit files load: add --emit DIR\n");
 }
 
 // A disaggregated answer's files launch each role in its own mode, as plan --serving disagg

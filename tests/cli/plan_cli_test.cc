@@ -738,7 +738,32 @@ TEST(PlanCli, EmitWritesTheLaunchFiles) {
   EXPECT_NE(script.find("python -m sglang.launch_server --model-path acme/mixtral-ft "),
             std::string::npos)
       << script;
+  // The printed commands load it too (they once printed the preset's repo id beside files that
+  // load --model-id), and without --emit it is not ignored.
+  EXPECT_NE(r.out.find("command: python -m sglang.launch_server --model-path acme/mixtral-ft "),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("mistralai/Mixtral-8x7B"), std::string::npos) << r.out;
+  const Result printed =
+      RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "16", "--mode", "serve", "--isl",
+              "1024", "--osl", "256", "--engine", "sglang", "--serving", "agg", "--budget", "200",
+              "--oracle-seconds", "0", "--model-id", "acme/mixtral-ft", "--json"});
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("--model-path acme/mixtral-ft "), std::string::npos);
+  EXPECT_EQ(printed.out.find("mistralai/Mixtral-8x7B"), std::string::npos);
+  // A frontier has no one plan to launch: --emit and --model-id with --pareto are errors (and
+  // make no directory).
   fs::remove_all(dir);
+  for (const char* flag : {"--emit", "--model-id"}) {
+    const Result pareto = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--pareto",
+                                  "--svg", "none", flag, dir});
+    EXPECT_EQ(pareto.code, 2) << flag;
+    EXPECT_EQ(pareto.err, fmt::format("l2s: error: {} is for one plan's launch commands: --pareto "
+                                      "answers with a frontier of plans (plan one of its points "
+                                      "with --slo tpot_ms=X and {})\n",
+                                      flag, flag));
+  }
+  EXPECT_FALSE(fs::exists(dir));
   const std::string file = TempPath("l2s_emit_file");
   std::ofstream(file) << "x";
   const Result bad = RunL2s({"plan", "--model", "mixtral-8x7b", "--gpus", "8", "--emit", file});
