@@ -225,6 +225,11 @@ std::string ValueErrorMessage(const std::string& what) {
     return fmt::format("{} must be from {} to {}, got {}", flag, PlainNumber(lo), PlainNumber(hi),
                        PrintableText(value));
   }
+  // A flag given twice (CLI11: "--budget: At Most 1 required but received 2").
+  const std::string twice = ": At Most 1 required but received ";
+  if (const size_t at = what.find(twice); what.rfind("--", 0) == 0 && at != std::string::npos)
+    return fmt::format("{} is given {} times: give it once", what.substr(0, at),
+                       what.substr(at + twice.size()));
   const std::string conv = "Could not convert: ";
   const size_t eq = what.find(" = ");
   if (what.rfind(conv, 0) == 0 && eq != std::string::npos)

@@ -303,6 +303,11 @@ TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
        "--model-id expects a value, got the flag --budget (give --model-id a value, or drop it)"},
       {{"capacity", "--model", "llama-3.1-8b", "--router", "--rate", "2"},
        "--router expects a value, got the flag --rate (give --router a value, or drop it)"},
+      // A flag given twice (CLI11 says "At Most 1 required but received 2").
+      {{"plan", "--budget", "100", "--search", "oracle", "--budget", "50"},
+       "--budget is given 2 times: give it once"},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "2", "--rate", "3", "--rate", "4"},
+       "--rate is given 3 times: give it once"},
   };
   for (const auto& [args, line] : cases) {
     const Result r = RunL2s(args);
