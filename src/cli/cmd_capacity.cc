@@ -779,6 +779,11 @@ int Run(const CapacityFlags& f, const CLI::App& cmd) {
     if (!s.ok()) return Fail(s.status());
     slos = *s;
   }
+  if (!f.traffic.given())
+    return Fail(Status::InvalidArgument(
+        "capacity simulates a traffic: give --rate R (open loop), --concurrency N (closed loop) "
+        "or --trace FILE (with --strategy and --slo it also finds the highest rate the deployment "
+        "sustains)"));
   TrafficFlags traffic = f.traffic;
   traffic.engine = f.problem.engine;  // --router default: the engine's front end
   auto base = TrafficServeOptions(traffic, f.problem.max_batch);

@@ -46,6 +46,9 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
         "--slo {}: percentile SLOs need a traffic: add --rate R (open loop), --concurrency N "
         "(closed loop) or --trace FILE",
         pct));
+  // The stream's own errors (a trace that cannot be read, both --rate and --concurrency, a bad
+  // length distribution) before the search, not after it.
+  if (auto drawn = TrafficRequests(traffic, 1, 1, seed); !drawn.ok()) return drawn.status();
   auto slos = serve::ParseSlos(pct);
   if (!slos.ok()) return Status::InvalidArgument("--slo: " + slos.status().message());
   if (pareto) return Status::InvalidArgument("--pareto does not take a traffic or percentile SLOs");

@@ -53,6 +53,9 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
       return Status::InvalidArgument("--trace: give no --rate or --concurrency with a trace");
     return serve::LoadTrace(f.trace);
   }
+  if (f.rate > 0 && f.concurrency > 0)
+    return Status::InvalidArgument(
+        "--rate and --concurrency are two workloads (open loop, closed loop): give one");
   serve::WorkloadSpec w;
   w.rate_rps = f.rate;
   w.burstiness = f.burstiness;
@@ -163,7 +166,7 @@ std::string ServeSummaryText(const serve::ServeSummary& s) {
         "  a burst, not a steady state: the requests arrive over {:.1f} s, less than {:g} x "
         "their mean end-to-end latency ({:.1f} s), so the deployment is still filling when the "
         "last arrives and an overload need not show; about {} requests at this rate simulate "
-        "one (--requests)\n",
+        "one (--requests N, or a longer --trace)\n",
         s.window_s, serve::kSteadySpanLatencies, s.e2e.mean, Thousands(std::ceil(serve::SteadyStateRequests(s))));
   if (s.request_overhead_s > 0)
     o += fmt::format("  TTFT and end-to-end include the engine's request overhead, {:.1f} ms per "

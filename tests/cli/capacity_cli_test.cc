@@ -43,6 +43,17 @@ TEST(CapacityCli, BadInputIsOneLineAndExit2) {
     EXPECT_NE(r.err.find("l2s: error:"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // In the flags' words: no workload at all, or two.
+  const auto none = RunL2s(With(kDeploy, {"--slo", "p99_ttft_ms=1000"}), "cap_none");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err,
+            "l2s: error: capacity simulates a traffic: give --rate R (open loop), --concurrency N "
+            "(closed loop) or --trace FILE (with --strategy and --slo it also finds the highest "
+            "rate the deployment sustains)\n");
+  const auto both = RunL2s(With(kDeploy, {"--rate", "5", "--concurrency", "4"}), "cap_both");
+  EXPECT_EQ(both.err,
+            "l2s: error: --rate and --concurrency are two workloads (open loop, closed loop): "
+            "give one\n");
 }
 
 // A flag of the other question would be ignored: sizing flags with a given layout, instance

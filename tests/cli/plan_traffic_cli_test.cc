@@ -62,6 +62,11 @@ TEST(PlanTrafficCli, ErrorsAreOneExactLine) {
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--pareto"}}), 2,
        "l2s: error: --pareto does not take a traffic or percentile SLOs\n"},
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60,p99_ttft_ms=70"}}), 2, ""},
+      // The stream's errors come before the search.
+      {Plan({kOpen, {"--concurrency", "4", "--slo", "p99_ttft_ms=60"}}), 2,
+       "l2s: error: --rate and --concurrency are two workloads (open loop, closed loop): give "
+       "one\n"},
+      {Plan({{"--trace", "/nonexistent/l2s-trace.csv", "--slo", "p99_ttft_ms=60"}}), 2, ""},
       {Plan({kOpen, {"--slo", "p99_ttft_ms=60", "--isl-dist", "zipf:1", "--budget", "50"}}), 2,
        ""},
       // A traffic's shape without a traffic changes nothing: said, not ignored; a value-taking
