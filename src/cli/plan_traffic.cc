@@ -6,7 +6,9 @@
 #include <limits>
 
 #include "cli/common.h"
+#include "cli/disagg_plan.h"
 #include "cli/output.h"
+#include "cli/plan_output.h"
 #include "cli/plan_problem.h"
 #include "cli/report.h"
 #include "launch/emit.h"
@@ -216,6 +218,9 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   if (o.have_recommended && pick->best > 0)
     r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                           o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
+  for (const launch::EngineTranslation& tr :
+       launch::TranslatePlan(sim, b.strategy, launch::ExpressibleBest{}))
+    r.launch[std::string(launch::EngineName(tr.engine))] = LaunchJson(tr);
   // Each instance's server admits the pick's running requests per rank.
   r.emit = [p, s = b.strategy, n = std::max(1, instances), engine,
             opt = PlannedFor(t, *reqs, b.summary)](const std::string& dir,
@@ -378,6 +383,8 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
                        "per GPU, steady state)\n",
                        deployment, b.max_running, r.tokens_per_s_per_gpu);
   r.pick += ServeSummaryText(b.summary);
+  if (auto launches = plan::DisaggLaunches(d, b.max_running); launches.ok())
+    r.launch = DisaggLaunchJson(*launches);
   // The pools' servers on the plan's nodes, each admitting what the simulated one did.
   launch::EmitOptions opt = PlannedFor(t, *reqs, b.summary);
   opt.shared_nodes = true;  // the pools share the cluster (m.setup().shared)
@@ -409,6 +416,7 @@ json WithPick(json j, const TrafficPick& p) {
   j["steady_state_best"] = p.steady_state_best.is_null() ? j["best"] : p.steady_state_best;
   j["best"] = p.best;
   j["traffic"] = p.traffic;
+  j["launch"] = p.launch;  // the pick's commands, not the steady-state plan's
   return j;
 }
 

@@ -51,6 +51,9 @@ struct TrafficPick {
   nlohmann::ordered_json best, traffic;  // the plan JSON's "best" and "traffic" (found)
   // The serving's steady-state plan (JSON "steady_state_best"; null: the plan JSON's "best").
   nlohmann::ordered_json steady_state_best;
+  // The pick's launch commands (the plan JSON's "launch"): each engine's translation of it at
+  // the running limit it was picked at, as the steady-state plan's are of that plan.
+  nlohmann::ordered_json launch;
   // The pick's launch files (launch/emit.h EmitSized*) into a directory, on the engine it was
   // planned for, each server admitting what the simulated one did; the line for the user.
   std::function<StatusOr<std::string>(const std::string& dir, const std::string& model_id)> emit;

@@ -291,7 +291,8 @@ SearchResult DisaggOracleAsSearch(const DisaggResult& d) {
   return r;
 }
 
-StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) {
+StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d,
+                                                           int decode_max_running) {
   if (!d.found) return Status::Invalid("no disaggregated plan to launch");
   const DisaggModel& model = *d.models[d.best.model];
   const RolePlan& p = d.eval.prefill;
@@ -304,7 +305,9 @@ StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d) 
   // with more) and as the request-level simulation runs a prefill pool (serve/serve_sim.h);
   // never fewer than the priced batch, the prompts of nominal length one step's budget holds.
   prefill.engine_running_limit = true;
-  const launch::PoolPlan decode{d.best.decode, q.instances, q.gpus_per_instance,
+  Strategy sd = d.best.decode;
+  if (decode_max_running > 0) sd.batch = decode_max_running;
+  const launch::PoolPlan decode{sd, q.instances, q.gpus_per_instance,
                                 model.DecodeSim(q.gpus_per_instance).problem()};
   // --engine E: its launch first; Dynamo's workers run E's backend (dynamo+vllm: vLLM).
   std::optional<launch::Engine> dynamo_backend;

@@ -122,7 +122,9 @@ SearchResult DisaggOracleAsSearch(const DisaggResult& d);
 // Launch commands of the recommended plan for every engine with disaggregated serving that runs
 // on the pools' GPUs, built from the plan's two pools (launch/disagg_launch.h): the plan's engine
 // first (Dynamo for a Dynamo variant, its workers running that variant's engine), then the
-// others in launch::kDisaggEngines order.
-StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d);
+// others in launch::kDisaggEngines order. `decode_max_running` > 0: the decode servers admit that
+// many running requests per rank instead of the plan's batch (a traffic's pick, cli/plan_traffic.h).
+StatusOr<std::vector<launch::DisaggLaunch>> DisaggLaunches(const DisaggPlan& d,
+                                                           int decode_max_running = 0);
 
 }  // namespace l2s::plan

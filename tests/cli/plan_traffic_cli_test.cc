@@ -363,6 +363,8 @@ TEST(PlanTrafficCli, EmitWritesThePicksLaunchFiles) {
             std::string::npos)
       << md;
   EXPECT_TRUE(fs::exists(dir + "/agg/node-1.sh"));
+  // The JSON's launch commands are the pick's too (they were the steady-state plan's).
+  EXPECT_EQ(j["launch"]["vllm"]["launched"]["strategy"], j["best"]["strategy"]);
   EXPECT_NE(r.err.find("wrote 2 files to " + dir + "/agg"), std::string::npos) << r.err;
   // Disaggregated: both pools, the decode servers at the picked running limit.
   const auto d = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--isl", "8000",
@@ -393,6 +395,16 @@ TEST(PlanTrafficCli, EmitWritesThePicksLaunchFiles) {
             std::string::npos)
       << dmd;
   EXPECT_TRUE(fs::exists(dir + "/disagg/router.sh"));
+  int decoders = 0;
+  for (const json& proc : dj["launch"]["sglang"]["processes"])
+    if (proc["role"] == "decode") {
+      ++decoders;
+      EXPECT_NE(proc["command"].get<std::string>().find(fmt::format(
+                    "--max-running-requests {} ", dec["max_running"].get<int>())),
+                std::string::npos)
+          << proc["command"];
+    }
+  EXPECT_EQ(decoders, 1);
   fs::remove_all(dir);
 }
 
