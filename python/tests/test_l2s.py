@@ -95,6 +95,21 @@ def test_capacity_disaggregated_matches_the_binary():
     assert r.summary.to_dict() == j["summary"]
 
 
+def test_capacity_across_gpu_types_matches_the_binary():
+    # gpu="a,b": each GPU type sized (child runs of the same code), priced per hour.
+    r = l2s.capacity(model="llama-3.1-8b", gpu="h100,b200", engine="vllm", isl=2000, osl=200,
+                     rate=20, requests=1000, slo={"p99_ttft_ms": 1000, "p99_tpot_ms": 30},
+                     sizes="1,2,4", price_per_gpu_hour="2.5,6")
+    code, j, _ = cli_json("capacity", "--model", "llama-3.1-8b", "--gpu", "h100,b200", "--engine",
+                          "vllm", "--isl", "2000", "--osl", "200", "--rate", "20", "--requests",
+                          "1000", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30", "--sizes", "1,2,4",
+                          "--price-per-gpu-hour", "2.5,6")
+    assert code == 0
+    assert r.to_dict() == j
+    assert [h.gpu for h in r.hardware] == ["h100", "b200"]
+    assert all(h.usd_per_hour == h.gpus * p for h, p in zip(r.hardware, [2.5, 6]))
+
+
 def test_capacity_sglang_receive_interval_matches_the_binary():
     # SGLang's --scheduler-recv-interval as a keyword; another engine's deployment raises the
     # binary's one-line error with its exit code.

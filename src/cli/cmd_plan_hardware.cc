@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/gpu_list.h"
 #include "cli/common.h"
 #include "cli/run.h"
 #include "cli/output.h"
@@ -25,40 +26,6 @@
 
 namespace l2s::cli {
 namespace {
-
-std::vector<std::string> SplitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t c = s.find(',', start);
-    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-    if (c == std::string::npos) break;
-    start = c + 1;
-  }
-  return out;
-}
-
-// Where `flag` ("--gpu") takes its value in `args` (the arguments after "plan"): "--flag X" or
-// "--flag=X". `index` is -1 when the flag is absent.
-struct FlagValue {
-  int index = -1;       // the argument holding the value
-  bool joined = false;  // "--flag=X" (the value after the '=')
-  std::string value;
-  // The argument that gives `flag` the value `v`, in the same form.
-  std::string With(const std::string& flag, const std::string& v) const {
-    return joined ? flag + "=" + v : v;
-  }
-};
-
-FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == flag && i + 1 < args.size())
-      return {static_cast<int>(i + 1), false, args[i + 1]};
-    if (args[i].rfind(flag + "=", 0) == 0)
-      return {static_cast<int>(i), true, args[i].substr(flag.size() + 1)};
-  }
-  return {};
-}
 
 // GPU type k's scenario: the plan's arguments `base` with --gpu (at `gpu`) set to gpus[k] and,
 // with one price per type, --price-per-gpu-hour (at `price`) set to prices[k].
@@ -107,40 +74,6 @@ std::string WithoutOperatorDims(const std::string& text) {
     start = semi + 2;
   }
   return out;
-}
-
-std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
-  if (!v.is_number()) return "-";
-  return fmt::format(fmt::runtime(fmt_spec), v.get<double>());
-}
-
-// Removes `flag` and its value ("--flag X" or "--flag=X") from `args`; its value, or `dflt`.
-std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
-                     const std::string& dflt) {
-  const FlagValue v = FindFlag(*args, flag);
-  if (v.index < 0) return dflt;
-  if (v.joined) args->erase(args->begin() + v.index);
-  else args->erase(args->begin() + v.index - 1, args->begin() + v.index + 1);
-  return v.value;
-}
-
-// The one input error of the whole comparison: every GPU type's plan stopped on bad input (exit
-// 2) for the same reason - a flag common to all, not a GPU the engine lacks - so it is said once,
-// as `l2s plan` says it, instead of a table of identical rows.
-std::optional<std::string> CommonInputError(const std::vector<std::pair<int, std::string>>& outcomes) {
-  if (outcomes.empty()) return std::nullopt;
-  for (const auto& [code, reason] : outcomes)
-    if (code != 2 || reason.empty() || reason != outcomes.front().second) return std::nullopt;
-  return outcomes.front().second;
-}
-
-// The GPU types whose plan stopped on bad input (exit 2), said on one stderr line after the
-// table that holds the others' results: "l2s: error: h100: REASON; b200: REASON".
-void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad) {
-  if (bad.empty() || JsonMode()) return;
-  std::string line;
-  for (const auto& [gpu, reason] : bad) line += (line.empty() ? "" : "; ") + gpu + ": " + reason;
-  fmt::print(stderr, "l2s: error: {}\n", line);
 }
 
 // `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
@@ -338,25 +271,12 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     if (a == "--json") want_json = true;
     else base.push_back(a);
   }
-  const FlagValue gpu = FindFlag(base, "--gpu");
-  const std::vector<std::string> gpus = SplitCommas(gpu.value);
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    if (gpus[k].empty()) return Fail(fmt::format("--gpu {}: an empty GPU type in the list", gpu.value));
-    for (size_t i = 0; i < k; ++i)
-      if (gpus[i] == gpus[k])
-        return Fail(fmt::format("--gpu {}: {} is listed twice (one row per GPU type)", gpu.value,
-                                gpus[k]));
-  }
-  // --price-per-gpu-hour p1,p2,...: one price per GPU type, in the order of --gpu.
-  const FlagValue price = FindFlag(base, "--price-per-gpu-hour");
-  std::vector<std::string> prices;
-  if (price.index >= 0 && price.value.find(',') != std::string::npos) {
-    prices = SplitCommas(price.value);
-    if (prices.size() != gpus.size())
-      return Fail(fmt::format("--price-per-gpu-hour {}: {} prices for {} GPU types (give one, or "
-                              "one per GPU type in the order of --gpu)",
-                              price.value, prices.size(), gpus.size()));
-  }
+  StatusOr<GpuList> list = ParseGpuList(base);
+  if (!list.ok()) return Fail(list.status());
+  const std::vector<std::string>& gpus = list->gpus;
+  const std::vector<std::string>& prices = list->prices;
+  const FlagValue& gpu = list->gpu;
+  const FlagValue& price = list->price;
   for (const std::string& a : base)
     if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json);
   const sweep::Runner run = PlanRunner();

@@ -26,5 +26,7 @@ Runner RegisterSweep(CLI::App& app);
 // `plan --gpu a,b,c` (cmd_plan_hardware.cc): `plan_args` are the arguments after "plan".
 bool IsHardwareComparison(const std::vector<std::string>& plan_args);
 int RunPlanHardware(const std::vector<std::string>& plan_args);
+// `l2s capacity --gpu a,b,c` (the arguments after "capacity"): each GPU type sized, one table.
+int RunCapacityHardware(const std::vector<std::string>& capacity_args);
 
 }  // namespace l2s::cli

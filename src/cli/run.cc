@@ -282,6 +282,10 @@ int Main(int argc, char** argv) {
     const std::vector<std::string> plan_args(argv + 2, argv + argc);
     if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);
   }
+  if (argc >= 2 && std::string_view(argv[1]) == "capacity") {
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    if (l2s::cli::IsHardwareComparison(args)) return l2s::cli::RunCapacityHardware(args);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -44,6 +44,7 @@ struct Scenario {
   Workload workload;
   std::optional<double> price;  // price per GPU-hour, passed through as a column
   std::vector<std::string> argv;  // the `plan` arguments after "plan", --json included
+  std::string command = "plan";   // the l2s command the runners run (capacity --gpu a,b: capacity)
   std::string Label() const;      // "llama-3.1-8b h100 x2 serve 2048/256 vllm"
 };
 

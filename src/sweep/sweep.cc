@@ -108,7 +108,7 @@ Runner ProcessRunner(std::string exe) {
     Outcome o;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return {2, ""};
-    std::vector<std::string> args = {exe, "plan"};
+    std::vector<std::string> args = {exe, s.command};
     args.insert(args.end(), s.argv.begin(), s.argv.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -137,7 +137,7 @@ Runner ForkRunner(std::function<int(const std::vector<std::string>& args)> plan)
     Outcome o;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return {2, ""};
-    std::vector<std::string> args = {"l2s", "plan"};
+    std::vector<std::string> args = {"l2s", s.command};
     args.insert(args.end(), s.argv.begin(), s.argv.end());
     const pid_t pid = fork();
     if (pid < 0) {

@@ -29,9 +29,10 @@ struct Outcome {
 };
 using Runner = std::function<Outcome(const Scenario&)>;
 
-// Runs `exe plan ARGV...` in a child process (stderr dropped) and captures stdout.
+// Runs `exe plan ARGV...` (Scenario::command, "plan" unless set) in a child process (stderr
+// dropped) and captures stdout.
 Runner ProcessRunner(std::string exe);
-// Runs `plan(["plan", ARGV...])` in a forked child of this process (no exec: for l2s embedded in a
+// Runs `plan(["l2s", COMMAND, ARGV...])` in a forked child of this process (no exec: for l2s embedded in a
 // program whose binary is not l2s, e.g. the Python package) with fd 1 on a pipe and fd 2 on
 // /dev/null, and captures stdout; `plan` returns the exit code.
 Runner ForkRunner(std::function<int(const std::vector<std::string>& args)> plan);

@@ -578,3 +578,81 @@ TEST(CapacityCli, AutoOnAnEngineWithoutPoolsSaysDisaggregatedWasSkipped) {
 }
 
 }  // namespace
+
+namespace {
+
+// `capacity --gpu a,b` sizes the traffic on each GPU type (each row is that GPU type's own
+// `capacity --gpu G` answer, field for field) and prices each answer at the user's price: every
+// GPU of it for an hour, and per million output tokens at the rate it serves the traffic.
+TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
+  const std::vector<std::string> sizing = {
+      "capacity", "--model", "llama-3.1-8b", "--engine", "vllm", "--isl", "2000", "--osl", "200",
+      "--rate", "20", "--requests", "1000", "--slo", "p99_ttft_ms=1000,p99_tpot_ms=30",
+      "--sizes", "1,2,4"};
+  const auto r = RunL2s(With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "2.5,6",
+                                      "--json"}),
+                        "cap_hw");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["hardware"].size(), 2u);
+  const double price[] = {2.5, 6};
+  int fewest = -1;
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& row = j["hardware"][k];
+    const std::string gpu = row["gpu"];
+    EXPECT_EQ(gpu, k == 0 ? "h100" : "b200");
+    ASSERT_TRUE(row["found"].get<bool>()) << row;
+    const auto one = RunL2s(With(sizing, {"--gpu", gpu, "--json"}), "cap_hw_one");
+    ASSERT_EQ(one.code, 0) << one.err;
+    const auto o = nlohmann::json::parse(one.out);
+    const bool disagg = o["best_serving"] == "disagg";
+    EXPECT_EQ(row["serving"], disagg ? "disagg" : "agg");
+    const auto& c = disagg ? o["disagg"]["candidates"][o["disagg"]["best"].get<int>()]
+                           : o["candidates"][o["best"].get<int>()];
+    EXPECT_EQ(row["gpus"], c["gpus"]);
+    EXPECT_EQ(row["p99_ttft_ms"], c["summary"]["ttft_ms"]["p99"]);
+    EXPECT_EQ(row["p99_tpot_ms"], c["summary"]["tpot_ms"]["p99"]);
+    EXPECT_EQ(row["engine"], o["engine"]);
+    const double per_hour = row["gpus"].get<int>() * price[k];
+    EXPECT_DOUBLE_EQ(row["usd_per_hour"].get<double>(), per_hour);
+    EXPECT_DOUBLE_EQ(row["usd_per_mtok_output"].get<double>(),
+                     per_hour / (c["summary"]["output_tokens_per_s"].get<double>() * 3600) * 1e6);
+    if (fewest < 0 || row["gpus"].get<int>() < j["hardware"][fewest]["gpus"].get<int>())
+      fewest = static_cast<int>(k);
+  }
+  EXPECT_EQ(j["fewest_gpus"], j["hardware"][fewest]["gpu"]);
+  // Text: the table and the verdicts.
+  const auto t = RunL2s(With(sizing, {"--gpu", "h100,b200"}), "cap_hw_text");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("Hardware (each GPU type sized as `l2s capacity --gpu G` sizes it)\n"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("  fewest GPUs: " + j["fewest_gpus"].get<std::string>() + "\n"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("  no price given: "), std::string::npos) << t.out;
+  // Mistakes: one line, exit 2.
+  const std::pair<std::vector<std::string>, std::string> bad[] = {
+      {With(sizing, {"--gpu", "h100,h100"}),
+       "--gpu h100,h100: h100 is listed twice (one row per GPU type)"},
+      {With(sizing, {"--gpu", "h100,b200", "--emit", "/tmp/x"}),
+       "--emit is for one GPU type's answer: size it with --gpu G"},
+      {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "1,2,3"}),
+       "--price-per-gpu-hour 1,2,3: 3 prices for 2 GPU types (give one, or one per GPU type in "
+       "the order of --gpu)"},
+      {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "cheap"}),
+       "--price-per-gpu-hour: 'cheap' is not a price from 0 to 1000000"},
+      // An error every GPU type shares is said once, as `capacity --gpu G` says it.
+      {{"capacity", "--model", "llama-3.1-8b", "--gpu", "h100,b200", "--slo", "p99_ttft_ms=100"},
+       "capacity simulates a traffic: give --rate R (open loop), --concurrency N (closed loop) "
+       "or --trace FILE (with --strategy and --slo it also finds the highest rate the deployment "
+       "sustains)"},
+  };
+  for (const auto& [args, line] : bad) {
+    const auto e = RunL2s(args, "cap_hw_bad");
+    EXPECT_EQ(e.code, 2) << line;
+    EXPECT_EQ(e.err, "l2s: error: " + line + "\n");
+  }
+}
+
+}  // namespace

@@ -1,0 +1,85 @@
+#include "cli/gpu_list.h"
+
+#include <fmt/format.h>
+
+#include "cli/common.h"
+
+namespace l2s::cli {
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t c = s.find(',', start);
+    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size())
+      return {static_cast<int>(i + 1), false, args[i + 1]};
+    if (args[i].rfind(flag + "=", 0) == 0)
+      return {static_cast<int>(i), true, args[i].substr(flag.size() + 1)};
+  }
+  return {};
+}
+
+std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
+  if (!v.is_number()) return "-";
+  return fmt::format(fmt::runtime(fmt_spec), v.get<double>());
+}
+
+std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
+                     const std::string& dflt) {
+  const FlagValue v = FindFlag(*args, flag);
+  if (v.index < 0) return dflt;
+  if (v.joined) args->erase(args->begin() + v.index);
+  else args->erase(args->begin() + v.index - 1, args->begin() + v.index + 1);
+  return v.value;
+}
+
+std::optional<std::string> CommonInputError(const std::vector<std::pair<int, std::string>>& outcomes) {
+  if (outcomes.empty()) return std::nullopt;
+  for (const auto& [code, reason] : outcomes)
+    if (code != 2 || reason.empty() || reason != outcomes.front().second) return std::nullopt;
+  return outcomes.front().second;
+}
+
+void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad) {
+  if (bad.empty() || JsonMode()) return;
+  std::string line;
+  for (const auto& [gpu, reason] : bad) line += (line.empty() ? "" : "; ") + gpu + ": " + reason;
+  fmt::print(stderr, "l2s: error: {}\n", line);
+}
+
+StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {
+  GpuList l;
+  l.gpu = FindFlag(args, "--gpu");
+  l.gpus = SplitCommas(l.gpu.value);
+  for (size_t k = 0; k < l.gpus.size(); ++k) {
+    if (l.gpus[k].empty())
+      return Status::InvalidArgument(
+          fmt::format("--gpu {}: an empty GPU type in the list", l.gpu.value));
+    for (size_t i = 0; i < k; ++i)
+      if (l.gpus[i] == l.gpus[k])
+        return Status::InvalidArgument(fmt::format(
+            "--gpu {}: {} is listed twice (one row per GPU type)", l.gpu.value, l.gpus[k]));
+  }
+  // --price-per-gpu-hour p1,p2,...: one price per GPU type, in the order of --gpu.
+  l.price = FindFlag(args, "--price-per-gpu-hour");
+  if (l.price.index >= 0 && l.price.value.find(',') != std::string::npos) {
+    l.prices = SplitCommas(l.price.value);
+    if (l.prices.size() != l.gpus.size())
+      return Status::InvalidArgument(fmt::format(
+          "--price-per-gpu-hour {}: {} prices for {} GPU types (give one, or one per GPU type in "
+          "the order of --gpu)",
+          l.price.value, l.prices.size(), l.gpus.size()));
+  }
+  return l;
+}
+
+}  // namespace l2s::cli
