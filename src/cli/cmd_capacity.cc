@@ -132,6 +132,29 @@ Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const s
   return WriteSvg(plot, path);
 }
 
+// What `gpus` GPUs of problem `p` serving the run `s` cost (plan/cost.h): at the user's price
+// (--price-per-gpu-hour) per hour and per million tokens at the output tokens/s the run served,
+// and tokens per joule at the GPUs' board power.
+plan::Cost ServedCost(const Problem& p, int gpus, const ServeSummary& s) {
+  return plan::CostOf(gpus > 0 ? s.output_tokens_per_s / gpus : 0.0, p.workload, p.cluster, gpus);
+}
+
+// The cost line of the text output: "cost       at the rate the traffic is served: $1.667 per
+// million output tokens (...) at $2.50/GPU-h, $22.50 per hour for 9 GPUs; ..." ("" when
+// CostLine has nothing to say).
+std::string ServedCostLine(const plan::Cost& c) {
+  std::string line = CostLine(c);
+  if (line.empty()) return "";
+  if (c.usd_per_hour) {
+    const size_t at = line.find(" at $");
+    const size_t end = at == std::string::npos ? std::string::npos : line.find("; ", at);
+    line.insert(end == std::string::npos ? line.size() : end,
+                fmt::format(", ${:.2f} per hour for {} GPUs", *c.usd_per_hour, c.gpus));
+  }
+  const bool priced = c.usd_per_mtok_output || c.tokens_per_joule_output;
+  return fmt::format("cost       {}{}\n", priced ? "at the rate the traffic is served: " : "", line);
+}
+
 int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<serve::Slo>& slos,
                   const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
   StatusOr<Strategy> s = ResolveStrategy(p, f.strategy, "", f.problem.mtp);
@@ -187,6 +210,8 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     j["slo"] = serve::SlosText(slos);
     j["summary"] = serve::SummaryJson(sum);
     j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
+    j["cost"] = sum.unstable ? nlohmann::ordered_json(nullptr)
+                             : CostJson(ServedCost(p, f.instances * s->gpus(), sum));
     if (mr) {
       nlohmann::ordered_json m;
       m["found"] = mr->found;
@@ -218,6 +243,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
+    if (!sum.unstable) fmt::print("{}", ServedCostLine(ServedCost(p, f.instances * s->gpus(), sum)));
     if (mr) {
       if (mr->unbounded)
         fmt::print("highest rate within the SLOs: unbounded: {} ({} simulations)\n",
@@ -329,6 +355,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
     j["slo"] = serve::SlosText(slos);
     j["summary"] = serve::SummaryJson(sum);
     j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
+    j["cost"] = sum.unstable ? nlohmann::ordered_json(nullptr) : CostJson(ServedCost(*pp, gpus, sum));
     j["timeline"] = serve::TimelineJson(run);
     fmt::print("{}\n", DumpJson(j));
   } else {
@@ -346,6 +373,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
     fmt::print("{}", ServeSummaryText(sum));
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
+    if (!sum.unstable) fmt::print("{}", ServedCostLine(ServedCost(*pp, gpus, sum)));
   }
   return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
 }
@@ -505,6 +533,14 @@ Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::Se
                      f.svg);
 }
 
+// The summary of a sizing's answer at its size (null when none was found).
+const serve::ServeSummary* AnswerSummary(const FewestOutcome& o) {
+  if (!o.any_found) return nullptr;
+  if (o.dis_best && o.dres && o.dres->found) return &o.dres->candidates[o.dres->best].at;
+  if (o.res.found) return &o.res.candidates[o.res.best].at;
+  return nullptr;
+}
+
 int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vector<serve::Slo>& slos,
                 const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base,
                 const std::vector<EngineRow>& engines) {
@@ -590,6 +626,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     }
     j["emitted"] =
         emitted->empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(*emitted);
+    j["cost"] = any_found ? CostJson(ServedCost(p0, o.gpus, *AnswerSummary(o)))
+                          : nlohmann::ordered_json(nullptr);
     fmt::print("{}\n", DumpJson(j));
     return any_found ? kExitOk : kExitImpossible;
   }
@@ -642,6 +680,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     if (dres && agg)
       fmt::print("\nfewest GPUs overall: {} = {} ({} serving)\n", o.gpus, o.layout,
                  dis_best ? "disaggregated" : "aggregated");
+    if (const ServeSummary* at = AnswerSummary(o))
+      fmt::print("{}", ServedCostLine(ServedCost(p0, o.gpus, *at)));
     if (!f.svg.empty())
       if (Status st = AnswerSvg(f, o, base, reqs); !st.ok()) return Fail(st);
     if (!emitted->empty()) fmt::print("\n{}\n", *emitted);
@@ -667,14 +707,6 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     fmt::print("{}", ServeSummaryText(sm->summary));
   }
   return finish();
-}
-
-// The summary of a sizing's answer at its size (null when none was found).
-const serve::ServeSummary* AnswerSummary(const FewestOutcome& o) {
-  if (!o.any_found) return nullptr;
-  if (o.dis_best && o.dres && o.dres->found) return &o.dres->candidates[o.dres->best].at;
-  if (o.res.found) return &o.res.candidates[o.res.best].at;
-  return nullptr;
 }
 
 int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<serve::Slo>& slos,
@@ -833,6 +865,11 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--dtype", p.dtype, "weight dtype bf16|fp8|fp4");
   cmd->add_option("--kv-dtype", p.kv_dtype, "KV-cache dtype bf16|fp8");
   cmd->add_option("--max-batch", p.max_batch, "max running requests per rank (default: engine's)");
+  cmd->add_option("--price-per-gpu-hour", p.price_per_gpu_hour,
+                  "your price in $ per GPU-hour: the answer's $ per hour and per million tokens "
+                  "at the rate it serves (l2s has no built-in prices); with --gpu a,b,... one "
+                  "price for all or p1,p2,... one per GPU type")
+      ->check(CLI::Range(0.0, 1e6));
   AddEngineFlags(cmd, &p);
   cmd->add_option("--strategy", f->strategy, "one instance's layout, e.g. \"tp=8\" (else: size it)");
   cmd->add_option("--instances", f->instances, "instances of --strategy behind the router (1)");

@@ -1,12 +1,12 @@
 // `l2s capacity --gpu a,b,c`: the same traffic sized on each GPU type, one table - how many GPUs
-// of each type the traffic needs, in which deployment, and (with --price-per-gpu-hour) what that
-// costs per hour and per million output tokens. Each GPU type is exactly `l2s capacity ... --gpu G
+// of each type the traffic needs, in which deployment, and (with --price-per-gpu-hour, one for all
+// or p1,p2,... one per type) what that costs per hour and per million output tokens, as each
+// sizing prices its answer (its JSON's "cost"). Each GPU type is exactly `l2s capacity ... --gpu G
 // --json` run in a child process (cli::PlanRunner, as `plan --gpu a,b,c` and sweeps run theirs),
 // so every row equals that sizing; this file builds the argument lists and reads the answers.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,7 +42,7 @@ std::string Degrees(const std::string& strategy) {
 
 // One GPU type's answer, read from `l2s capacity --gpu G --json` (exit 0: an answer; 1: none
 // within --max-gpus; 2: bad input, "reason" the one line).
-ojson AnswerRow(const std::string& gpu, const sweep::Outcome& o, const std::string& price) {
+ojson AnswerRow(const std::string& gpu, const sweep::Outcome& o) {
   ojson r;
   r["gpu"] = gpu;
   r["exit_code"] = o.exit_code;
@@ -89,14 +89,11 @@ ojson AnswerRow(const std::string& gpu, const sweep::Outcome& o, const std::stri
   r["p99_ttft_ms"] = summary["ttft_ms"]["p99"];
   r["p99_tpot_ms"] = summary["tpot_ms"]["p99"];
   r["output_tokens_per_s"] = summary["output_tokens_per_s"];
-  // What the deployment costs at the user's price: every GPU of it for an hour, and per million
-  // output tokens at the rate it served the traffic (the sizing's simulated output tokens/s).
-  if (!price.empty()) {
-    const double usd_per_gpu_hour = std::stod(price);
-    const double per_hour = r["gpus"].get<int>() * usd_per_gpu_hour;
-    const double out_tps = summary["output_tokens_per_s"].get<double>();
-    r["usd_per_hour"] = per_hour;
-    r["usd_per_mtok_output"] = out_tps > 0 ? json(per_hour / (out_tps * 3600.0) * 1e6) : json();
+  // What it costs at the user's price (the child's cost: plan/cost.h at the rate it served the
+  // traffic).
+  if (j.contains("cost") && j["cost"].is_object()) {
+    r["usd_per_hour"] = j["cost"]["usd_per_hour"];
+    r["usd_per_mtok_output"] = j["cost"]["usd_per_mtok_output"];
   }
   return r;
 }
@@ -117,18 +114,10 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
   for (const char* flag : {"--emit", "--svg", "--model-id"})
     if (FindFlag(base, flag).index >= 0 || std::find(base.begin(), base.end(), flag) != base.end())
       return Fail(fmt::format("{} is for one GPU type's answer: size it with --gpu G", flag));
-  // The price is the table's (capacity prices nothing itself): one for all, or one per GPU type.
-  const std::string one_price = TakeFlag(&base, "--price-per-gpu-hour", "");
-  std::vector<std::string> prices = list->prices;
-  if (prices.empty() && !one_price.empty()) prices.assign(list->gpus.size(), one_price);
-  for (const std::string& p : prices) {
-    char* end = nullptr;
-    const double v = std::strtod(p.c_str(), &end);
-    if (p.empty() || *end != '\0' || !(v >= 0) || v > 1e6)
-      return Fail(fmt::format("--price-per-gpu-hour: '{}' is not a price from 0 to 1000000", p));
-  }
   const std::vector<std::string>& gpus = list->gpus;
-  const FlagValue gpu = FindFlag(base, "--gpu");  // (the price taken out moved it)
+  const std::vector<std::string>& prices = list->prices;
+  const FlagValue& gpu = list->gpu;
+  const FlagValue& price = list->price;
   std::vector<sweep::Scenario> scenarios;
   for (size_t k = 0; k < gpus.size(); ++k) {
     sweep::Scenario s;
@@ -137,6 +126,8 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     s.command = "capacity";
     s.argv = base;
     s.argv[static_cast<size_t>(gpu.index)] = gpu.With("--gpu", gpus[k]);
+    if (!prices.empty())  // one price per GPU type: this type's
+      s.argv[static_cast<size_t>(price.index)] = price.With("--price-per-gpu-hour", prices[k]);
     s.argv.push_back("--json");
     scenarios.push_back(std::move(s));
   }
@@ -154,7 +145,7 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
   ojson rows = ojson::array();
   std::vector<std::pair<int, std::string>> codes;
   for (size_t k = 0; k < gpus.size(); ++k) {
-    rows.push_back(AnswerRow(gpus[k], outcomes[k], prices.empty() ? "" : prices[k]));
+    rows.push_back(AnswerRow(gpus[k], outcomes[k]));
     codes.emplace_back(outcomes[k].exit_code, rows.back()["reason"].is_string()
                                                   ? rows.back()["reason"].get<std::string>()
                                                   : "");

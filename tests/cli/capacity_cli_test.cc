@@ -615,8 +615,17 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
     EXPECT_EQ(row["engine"], o["engine"]);
     const double per_hour = row["gpus"].get<int>() * price[k];
     EXPECT_DOUBLE_EQ(row["usd_per_hour"].get<double>(), per_hour);
-    EXPECT_DOUBLE_EQ(row["usd_per_mtok_output"].get<double>(),
-                     per_hour / (c["summary"]["output_tokens_per_s"].get<double>() * 3600) * 1e6);
+    EXPECT_NEAR(row["usd_per_mtok_output"].get<double>(),
+                per_hour / (c["summary"]["output_tokens_per_s"].get<double>() * 3600) * 1e6,
+                1e-12 * row["usd_per_mtok_output"].get<double>());
+    // Each row's price is the type's own sizing's (`capacity --gpu G --price-per-gpu-hour P`).
+    const auto priced = RunL2s(With(sizing, {"--gpu", gpu, "--price-per-gpu-hour",
+                                             k == 0 ? "2.5" : "6", "--json"}),
+                               "cap_hw_priced");
+    ASSERT_EQ(priced.code, 0) << priced.err;
+    const auto pj = nlohmann::json::parse(priced.out);
+    EXPECT_EQ(row["usd_per_hour"], pj["cost"]["usd_per_hour"]);
+    EXPECT_EQ(row["usd_per_mtok_output"], pj["cost"]["usd_per_mtok_output"]);
     if (fewest < 0 || row["gpus"].get<int>() < j["hardware"][fewest]["gpus"].get<int>())
       fewest = static_cast<int>(k);
   }
@@ -641,7 +650,7 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
        "--price-per-gpu-hour 1,2,3: 3 prices for 2 GPU types (give one, or one per GPU type in "
        "the order of --gpu)"},
       {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "cheap"}),
-       "--price-per-gpu-hour: 'cheap' is not a price from 0 to 1000000"},
+       "--price-per-gpu-hour expects a number from 0 to 1000000, got \"cheap\""},
       // An error every GPU type shares is said once, as `capacity --gpu G` says it.
       {{"capacity", "--model", "llama-3.1-8b", "--gpu", "h100,b200", "--slo", "p99_ttft_ms=100"},
        "capacity simulates a traffic: give --rate R (open loop), --concurrency N (closed loop) "
@@ -653,6 +662,49 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
     EXPECT_EQ(e.code, 2) << line;
     EXPECT_EQ(e.err, "l2s: error: " + line + "\n");
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A given deployment's cost at the user's price: all its GPUs for an hour, and per million output
+// tokens at the output tokens/s it served (by hand from the run's own summary); the disaggregated
+// one counts both pools. No price: only the power figures.
+TEST(CapacityCli, GivenDeploymentsArePricedAtTheServedRate) {
+  const auto agg = RunL2s(With(kDeploy, {"--instances", "4", "--rate", "5", "--requests", "500",
+                                         "--price-per-gpu-hour", "2", "--json"}),
+                          "cap_cost_agg");
+  ASSERT_EQ(agg.code, 0) << agg.err;
+  const auto a = nlohmann::json::parse(agg.out);
+  EXPECT_EQ(a["cost"]["gpus"], 4);
+  EXPECT_DOUBLE_EQ(a["cost"]["usd_per_hour"].get<double>(), 8.0);
+  const double out = a["summary"]["output_tokens_per_s"].get<double>();
+  EXPECT_NEAR(a["cost"]["usd_per_mtok_output"].get<double>(), 8.0 / (out * 3600) * 1e6,
+              1e-12 * a["cost"]["usd_per_mtok_output"].get<double>());
+  // H100 board power 700 W: output tokens per joule = tokens/s over 4 x 700 W.
+  EXPECT_NEAR(a["cost"]["tokens_per_joule_output"].get<double>(), out / 2800.0, 1e-12 * out);
+  const auto dis = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                           "vllm", "--isl", "1000", "--osl", "200", "--prefill-strategy", "tp=1",
+                           "--prefill-instances", "2", "--strategy", "tp=2", "--rate", "5",
+                           "--requests", "500", "--price-per-gpu-hour", "3", "--json"},
+                          "cap_cost_dis");
+  ASSERT_EQ(dis.code, 0) << dis.err;
+  const auto d = nlohmann::json::parse(dis.out);
+  EXPECT_EQ(d["cost"]["gpus"], 4);
+  EXPECT_DOUBLE_EQ(d["cost"]["usd_per_hour"].get<double>(), 12.0);
+  const auto text = RunL2s(With(kDeploy, {"--instances", "4", "--rate", "5", "--requests", "500",
+                                          "--price-per-gpu-hour", "2"}),
+                           "cap_cost_text");
+  EXPECT_NE(text.out.find("\ncost       at the rate the traffic is served: $"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(" at $2.00/GPU-h, $8.00 per hour for 4 GPUs; "), std::string::npos)
+      << text.out;
+  const auto unpriced = RunL2s(With(kDeploy, {"--rate", "5", "--requests", "500", "--json"}),
+                               "cap_cost_none");
+  const auto u = nlohmann::json::parse(unpriced.out);
+  EXPECT_TRUE(u["cost"]["usd_per_hour"].is_null());
+  EXPECT_TRUE(u["cost"]["tokens_per_joule_output"].is_number());
 }
 
 }  // namespace
