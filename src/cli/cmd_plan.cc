@@ -204,12 +204,23 @@ StatusOr<std::string> EmitAgg(const PlanFlags& f, const Problem& p, const PlanOu
   return launch::EmitAggregatedPlan(f.emit, p, o.launch, launch::WorkersOf(f.problem.engine), opt);
 }
 
-TrafficOutput TrafficOut(const PlanFlags& f) {
+// `engine_chosen`: the engine is the fastest of the aggregated plans (no --engine), said so.
+TrafficOutput TrafficOut(const PlanFlags& f, const Problem& p, bool engine_chosen) {
   TrafficOutput o;
   o.json = f.json;
   o.out_path = f.out;
   o.emit_dir = f.emit;
   o.model_id = f.problem.model_id;
+  const engine::EngineId id = LaunchEngineOf(f.problem);
+  o.engine_line =
+      engine_chosen
+          ? fmt::format("engine: {}, the fastest in the aggregated plans of {} (--engine E plans "
+                        "another)\n",
+                        engine::EngineTitle(id), plan::TabulatedTitles(p.cluster))
+      : id == engine::EngineId::kIdeal
+          ? std::string("engine: none (the paper's unrestricted space; --engine E plans what E "
+                        "launches)\n")
+          : fmt::format("engine: {}\n", engine::EngineTitle(id));
   return o;
 }
 
@@ -268,7 +279,10 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     j["best"] = DisaggBestJson(*d);
     StatusOr<TrafficPick> pick = PlanDisaggUnderTraffic(*traffic, p, *d, f.problem.engine);
     if (!pick.ok()) return Fail(pick.status());
-    return FinishTrafficPlan(*traffic, *pick, j, TrafficOut(f));
+    TrafficOutput out = TrafficOut(f, p, false);
+    if (engine_chosen)  // the pools' engine: the fastest of those that launch pools
+      out.engine_line = "engine: " + ChosenEngineLine(f, p).substr(std::string("  engine   ").size());
+    return FinishTrafficPlan(*traffic, *pick, j, out);
   }
   if (d->found) Warn(NoSloWarning(p, d->eval.ttft_s, d->eval.tpot_s));
   json j = DisaggHeaderJson(f, p, *d);
@@ -701,7 +715,8 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
     StatusOr<TrafficPick> agg = PlanAggUnderTraffic(*traffic, sim, o, admissible, 0, o.Replicas(),
                                                     f.problem.engine, o.Deployment());
     if (!agg.ok()) return Fail(agg.status());  // the traffic's own error (a trace unread)
-    if (*serving != "auto") return FinishTrafficPlan(*traffic, *agg, PlanJson(o), TrafficOut(f));
+    const TrafficOutput out = TrafficOut(f, o.Deployment(), engine_chosen);
+    if (*serving != "auto") return FinishTrafficPlan(*traffic, *agg, PlanJson(o), out);
     // --serving auto: the disaggregated plan on every GPU, under the same traffic.
     const Problem& all = o.Deployment();
     StatusOr<DisaggPlan> d = PlanDisaggregated(all, MakeDisaggRequest(f));
@@ -710,7 +725,7 @@ int RunPlan(PlanFlags f, const CLI::App& cmd) {
       dis = PlanDisaggUnderTraffic(*traffic, all, *d, f.problem.engine);
       if (dis.ok()) dis->steady_state_best = DisaggBestJson(*d);
     }
-    return FinishTrafficAuto(*traffic, agg, dis, PlanJson(o), TrafficOut(f));
+    return FinishTrafficAuto(*traffic, agg, dis, PlanJson(o), out);
   }
   if (*serving == "auto" && !o.interrupted) return FinishAuto(f, o, agg_failure, t0);
   if (o.have_recommended)

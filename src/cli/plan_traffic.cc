@@ -204,6 +204,7 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   tr["tried"] = tried;
   json best = CandidateJson(b);
   best["serving"] = "agg";
+  best["engine"] = engine.empty() ? "ideal" : engine;
   best["found_by"] = "traffic_slo";
   best["instances"] = std::max(1, instances);  // replicas of the layout, the traffic routed over them
   best["gpus_per_instance"] = p.cluster.num_gpus;
@@ -365,6 +366,7 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   tr["tried"] = arr;
   json& bj = r.best;
   bj["serving"] = "disagg";
+  bj["engine"] = engine.empty() ? "ideal" : engine;
   bj["found_by"] = "traffic_slo";
   bj["prefill"] = {{"strategy", ToText(sp)}, {"gpus_per_instance", gp}, {"instances", np}};
   bj["decode"] = {{"strategy", ToText(sd)}, {"gpus_per_instance", gd}, {"instances", nd},
@@ -436,7 +438,7 @@ int PrintPick(const json& j, const std::string& pick_text, const TrafficOutput& 
 
 int FinishTrafficPlan(const TrafficPlan& t, const TrafficPick& pick, json plan_json,
                       const TrafficOutput& out) {
-  if (!out.json) fmt::print("{}{}", Header(pick, t, pick.title), pick.body);
+  if (!out.json) fmt::print("{}{}{}", Header(pick, t, pick.title), out.engine_line, pick.body);
   if (!pick.found) return Fail(Status::Invalid(pick.failure));
   const StatusOr<std::string> emitted = EmitPick(pick, out);
   if (!emitted.ok()) return Fail(emitted.status());
@@ -454,7 +456,7 @@ int FinishTrafficAuto(const TrafficPlan& t, const StatusOr<TrafficPick>& agg,
   const bool disagg_wins = d && (!a || disagg->tokens_per_s_per_gpu > agg->tokens_per_s_per_gpu);
   if (!out.json && (agg.ok() || disagg.ok())) {
     const TrafficPick& first = agg.ok() ? *agg : *disagg;
-    fmt::print("{}", Header(first, t, "serving auto, "));
+    fmt::print("{}{}", Header(first, t, "serving auto, "), out.engine_line);
     for (const StatusOr<TrafficPick>* p : {&agg, &disagg}) {
       fmt::print("\n{} serving:\n", p == &agg ? "aggregated" : "disaggregated");
       if (!p->ok()) {

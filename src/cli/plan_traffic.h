@@ -82,10 +82,11 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
 StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem& serve,
                                              const plan::DisaggPlan& d, const std::string& engine);
 
-// Where a traffic plan goes: --json, --out, --emit and --model-id.
+// Where a traffic plan goes: --json, --out, --emit and --model-id; `engine_line`: the text's line
+// naming the engine the plan is for (after the traffic line; "" = none).
 struct TrafficOutput {
   bool json = false;
-  std::string out_path, emit_dir, model_id;
+  std::string out_path, emit_dir, model_id, engine_line;
 };
 
 // Prints one serving's pick: `plan_json` (the steady-state plan's JSON) gets "best" replaced by

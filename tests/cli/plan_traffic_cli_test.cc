@@ -287,6 +287,12 @@ TEST(PlanTrafficCli, AutoPlansBothServingsAndReturnsTheBetterPick) {
     const auto t = RunL2s(text, "pt_auto_text");
     ASSERT_EQ(t.code, 0) << t.err;
     EXPECT_NE(t.out.find(", serving auto, with a traffic\n"), std::string::npos) << t.out;
+    // The engine the plan is for, in the text and in the pick's JSON.
+    const std::string engine = c.winner == "disagg" ? "sglang" : "vllm";
+    EXPECT_EQ(aut["best"]["engine"], engine);
+    EXPECT_NE(t.out.find(engine == "sglang" ? "\nengine: SGLang\n" : "\nengine: vLLM\n"),
+              std::string::npos)
+        << t.out;
     EXPECT_NE(t.out.find("\naggregated serving:\n"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find("\ndisaggregated serving:\n"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find(fmt::format("\nserving auto: {} serving wins, {:.2f} tokens/s per GPU at "
@@ -297,6 +303,20 @@ TEST(PlanTrafficCli, AutoPlansBothServingsAndReturnsTheBetterPick) {
               std::string::npos)
         << t.out;
   }
+}
+
+// Without --engine the plan is for the fastest engine of the aggregated plans, and the text says
+// which (it once named none).
+TEST(PlanTrafficCli, TheChosenEngineIsNamed) {
+  const auto r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "4", "--isl", "4000",
+                         "--osl", "300", "--rate", "5", "--requests", "300", "--seed", "1",
+                         "--slo", "p99_ttft_ms=1500,p99_tpot_ms=30", "--budget", "200"},
+                        "pt_chosen");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t at = r.out.find("\nengine: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", the fastest in the aggregated plans of ", at), std::string::npos)
+      << r.out;
 }
 
 // The disaggregated pick's steady state is the pair's on the same instances at the decode
