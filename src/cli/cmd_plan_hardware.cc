@@ -326,6 +326,11 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
                     ? plan["best"]["cost"]
                     : nlohmann::json();
     r["reason"] = sum["reason"];
+    // With a traffic: the pick's simulated P99s beside the steady-state latencies.
+    const bool served = plan.is_object() && plan.contains("best") && plan["best"].is_object() &&
+                        plan["best"].contains("serve");
+    r["p99_ttft_ms"] = served ? plan["best"]["serve"]["ttft_ms"]["p99"] : nlohmann::json();
+    r["p99_tpot_ms"] = served ? plan["best"]["serve"]["tpot_ms"]["p99"] : nlohmann::json();
     rows.push_back(r);
     // The workload's mode (decode has no TTFT, prefill no TPOT: "n/a" in the table, as plan says).
     sum["mode"] = plan.is_object() && plan.contains("problem") ? plan["problem"].value("mode", "") : "";
@@ -375,10 +380,20 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
       const nlohmann::ordered_json& c = rows[k]["cost"];
       return c.is_object() && c.contains(key) ? nlohmann::json(c[key]) : nlohmann::json();
     };
+    // A traffic's plans: their simulated P99s too (the SLO's percentiles), after the steady state's.
+    bool traffic = false;
+    for (const auto& r : rows) traffic = traffic || r["p99_ttft_ms"].is_number();
+    auto p99 = [&](size_t k) {
+      return traffic ? fmt::format(" {:>9} {:>9}", Cell(rows[k]["p99_ttft_ms"], "{:.1f}"),
+                                   Cell(rows[k]["p99_tpot_ms"], "{:.2f}"))
+                     : std::string();
+    };
     fmt::print("Hardware (each GPU type planned as `l2s plan --gpu G` plans it)\n");
-    fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", "gpu", "tok/s/GPU", "TTFT ms",
-               "TPOT ms", prefill ? "$/Mtok in" : "$/Mtok out", prefill ? "tok/J in" : "tok/J out",
-               "engine", "plan");
+    fmt::print("  {:<8} {:>10} {:>9} {:>9}{} {:>11} {:>10}  {:<8} {}\n", "gpu", "tok/s/GPU",
+               "TTFT ms", "TPOT ms",
+               traffic ? fmt::format(" {:>9} {:>9}", "p99 TTFT", "p99 TPOT") : std::string(),
+               prefill ? "$/Mtok in" : "$/Mtok out", prefill ? "tok/J in" : "tok/J out", "engine",
+               "plan");
     bool shortened = false;
     for (size_t k = 0; k < summaries.size(); ++k) {
       const nlohmann::json& s = summaries[k];
@@ -387,10 +402,10 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
         fmt::print("  {:<8} no valid plan: {}\n", gpus[k], s["reason"].is_string() ? s["reason"].get<std::string>() : "");
         continue;
       }
-      fmt::print("  {:<8} {:>10} {:>9} {:>9} {:>11} {:>10}  {:<8} {}\n", gpus[k],
+      fmt::print("  {:<8} {:>10} {:>9} {:>9}{} {:>11} {:>10}  {:<8} {}\n", gpus[k],
                  Cell(s["tokens_per_s_per_gpu"], "{:.2f}"),
                  s["mode"] == "decode" ? std::string("n/a") : Cell(s["ttft_ms"], "{:.1f}"),
-                 s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"),
+                 s["mode"] == "prefill" ? std::string("n/a") : Cell(s["tpot_ms"], "{:.2f}"), p99(k),
                  Cell(cost(k, usd_key), "{:.3f}"),
                  cost(k, joules_key).is_number() ? TwoDigits(cost(k, joules_key).get<double>())
                                                  : std::string("-"),

@@ -13,6 +13,7 @@
 #include "cli/report.h"
 #include "launch/emit.h"
 #include "plan/capacity.h"
+#include "plan/cost.h"
 #include "serve/serve_sim.h"
 #include "serve/step_cost.h"
 
@@ -211,11 +212,16 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   best["tokens_per_s"] = b.steady.tokens_per_s;
   best["ttft_ms"] = b.steady.ttft_s * 1e3;
   best["tpot_ms"] = b.steady.tpot_s * 1e3;
+  // Priced as a plan is (plan/cost.h): the pick's steady state on every GPU of the deployment.
+  const plan::Cost cost = plan::CostOf(b.steady.tokens_per_s_per_gpu, p.workload,
+                                       deployment.cluster, deployment.cluster.num_gpus);
+  best["cost"] = CostJson(cost);
   r.best = best;
   r.pick = fmt::format("best within the SLOs: {:.2f} tokens/s per GPU (steady state), max running "
                        "{} per rank\n  {}\n",
                        b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
   r.pick += ServeSummaryText(b.summary);
+  if (const std::string line = CostLine(cost); !line.empty()) r.pick += "  cost: " + line + "\n";
   if (o.have_recommended && pick->best > 0)
     r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                           o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
@@ -379,12 +385,16 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
                                         e.decode.strategy, ed);
   bj["ttft_ms"] = at.ttft_s * 1e3;
   bj["tpot_ms"] = at.tpot_s * 1e3;
+  const plan::Cost cost = plan::CostOf(r.tokens_per_s_per_gpu, serve.workload,
+                                       m.setup().serve.cluster, e.total_gpus);
+  bj["cost"] = CostJson(cost);
   bj["meets"] = true;
   bj["serve"] = serve::SummaryJson(b.summary);
   r.pick = fmt::format("best within the SLOs: {}, decode max running {} per rank ({:.2f} tokens/s "
                        "per GPU, steady state)\n",
                        deployment, b.max_running, r.tokens_per_s_per_gpu);
   r.pick += ServeSummaryText(b.summary);
+  if (const std::string line = CostLine(cost); !line.empty()) r.pick += "  cost: " + line + "\n";
   if (auto launches = plan::DisaggLaunches(d, b.max_running); launches.ok())
     r.launch = DisaggLaunchJson(*launches);
   // The pools' servers on the plan's nodes, each admitting what the simulated one did.

@@ -1025,3 +1025,34 @@ TEST(PlanCli, PrefillHardwareTableCountsPromptTokens) {
   EXPECT_NE(r.out.find("cheapest per prompt token: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("tok/J out"), std::string::npos) << r.out;
 }
+
+// With a traffic each GPU type's row is its traffic pick: the simulated P99s beside the steady
+// state, and priced (the pick carries its cost, which it once lacked: "-" in the cost columns).
+TEST(PlanCli, HardwareTableWithATrafficShowsEachPicksPercentiles) {
+  const std::vector<std::string> args = {
+      "plan", "--model", "llama-3.1-8b", "--gpus", "4", "--isl", "4000", "--osl", "300",
+      "--engine", "vllm", "--rate", "5", "--requests", "300", "--seed", "1", "--slo",
+      "p99_ttft_ms=1500,p99_tpot_ms=30", "--budget", "200", "--serving", "agg",
+      "--price-per-gpu-hour", "2,3", "--gpu", "h100,h200"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const Result r = RunL2s(json_args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const char* gpus[] = {"h100", "h200"};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& row = j["hardware"][k];
+    std::vector<std::string> one(args.begin(), args.end() - 4);
+    one.insert(one.end(), {"--price-per-gpu-hour", k == 0 ? "2" : "3", "--gpu", gpus[k], "--json"});
+    const Result o = RunL2s(one);
+    ASSERT_EQ(o.code, 0) << o.err;
+    const auto p = nlohmann::json::parse(o.out);
+    EXPECT_EQ(row["p99_ttft_ms"], p["best"]["serve"]["ttft_ms"]["p99"]);
+    EXPECT_EQ(row["p99_tpot_ms"], p["best"]["serve"]["tpot_ms"]["p99"]);
+    EXPECT_TRUE(row["cost"]["usd_per_mtok_output"].is_number()) << row;
+    EXPECT_EQ(row["cost"], p["best"]["cost"]);
+  }
+  const Result t = RunL2s(args);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("  TPOT ms  p99 TTFT  p99 TPOT  $/Mtok out"), std::string::npos) << t.out;
+}

@@ -290,6 +290,9 @@ TEST(PlanTrafficCli, AutoPlansBothServingsAndReturnsTheBetterPick) {
     // The engine the plan is for, in the text and in the pick's JSON.
     const std::string engine = c.winner == "disagg" ? "sglang" : "vllm";
     EXPECT_EQ(aut["best"]["engine"], engine);
+    // Priced as a plan is: the pick's steady state per GPU over H100's 700 W board power.
+    EXPECT_NEAR(aut["best"]["cost"]["tokens_per_joule_output"].get<double>(),
+                std::max(a, d) / 700.0, 1e-9 * std::max(a, d));
     EXPECT_NE(t.out.find(engine == "sglang" ? "\nengine: SGLang\n" : "\nengine: vLLM\n"),
               std::string::npos)
         << t.out;
