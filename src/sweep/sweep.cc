@@ -249,6 +249,13 @@ json Summary(const Scenario& s, const json& entry) {
   else if (plan.is_object() && plan.contains("reason") && plan["reason"].is_string()) reason = plan["reason"];
   else if (!plan.is_object()) reason = fmt::format("no JSON output (exit {})", entry.value("exit_code", -1));
   r["reason"] = reason;
+  // A scenario with a traffic (percentile SLOs, plan's rate/concurrency/trace flags): its pick's
+  // simulated P99s (null otherwise).
+  const bool served = best.contains("serve") && best["serve"].is_object();
+  for (const auto& [col, metric] : {std::pair{"p99_ttft_ms", "ttft_ms"}, {"p99_tpot_ms", "tpot_ms"}})
+    r[col] = served && best["serve"].contains(metric) && best["serve"][metric].is_object()
+                 ? best["serve"][metric].value("p99", json(nullptr))
+                 : json(nullptr);
   return r;
 }
 
@@ -256,7 +263,8 @@ std::string CsvText(const std::vector<json>& rows) {
   static const char* kCols[] = {"index", "id", "model", "gpu", "count", "mode", "input", "output", "context",
                                 "slo", "engine_asked", "price_per_gpu_hour", "exit_code", "valid", "engine",
                                 "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "usd_per_mtok_output", "usd_per_mtok_total",
-                                "tokens_per_joule_output", "gpus", "serving", "strategy", "reason"};
+                                "tokens_per_joule_output", "gpus", "serving", "strategy", "reason",
+                                "p99_ttft_ms", "p99_tpot_ms"};
   std::string out;
   for (size_t i = 0; i < std::size(kCols); ++i) {
     if (i) out += ',';

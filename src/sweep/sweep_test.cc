@@ -207,6 +207,26 @@ Outcome FakePlan(const Scenario& s) {
   return {0, p.dump(2) + "\n"};
 }
 
+// A scenario planned for a traffic carries its pick's simulated P99s into the row; one without
+// a traffic leaves the columns null (empty in the CSV).
+TEST(Sweep, SummaryCarriesATrafficPicksPercentiles) {
+  Scenario s;
+  s.model = "m";
+  s.count = 2;
+  json p;
+  p["problem"] = {{"gpus", 2}, {"engine", "vllm"}};
+  p["best"] = {{"tokens_per_s_per_gpu", 10.0}, {"strategy", "pp=1,tp=1"}, {"engine", "vllm"},
+               {"serve", {{"ttft_ms", {{"p50", 20.0}, {"p99", 41.5}}},
+                          {"tpot_ms", {{"p50", 7.0}, {"p99", 8.25}}}}}};
+  const json row = Summary(s, {{"exit_code", 0}, {"stdout", p.dump()}});
+  EXPECT_EQ(row["p99_ttft_ms"], 41.5);
+  EXPECT_EQ(row["p99_tpot_ms"], 8.25);
+  p["best"].erase("serve");
+  const json plain = Summary(s, {{"exit_code", 0}, {"stdout", p.dump()}});
+  EXPECT_TRUE(plain["p99_ttft_ms"].is_null());
+  EXPECT_TRUE(plain["p99_tpot_ms"].is_null());
+}
+
 TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   auto g = GridFromJson(json::parse(R"({"models":["m","bad"],"gpus":["h100"],"counts":[1,2,4]})"), "g");
   ASSERT_TRUE(g.ok());
@@ -261,8 +281,8 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   }
   const std::string csv = Slurp(root / "a" / "results.csv");
   EXPECT_NE(csv.find("\n2,"), std::string::npos);
-  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit,,\n"), std::string::npos) << csv;
   // The store holds the plan's stdout byte for byte.
   std::ifstream store(root / "a" / "results.jsonl");
   std::string first;
