@@ -6,7 +6,6 @@
 // so every row equals that sizing; this file builds the argument lists and reads the answers.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -110,15 +109,16 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
   }
   StatusOr<GpuList> list = ParseGpuList(base);
   if (!list.ok()) return Fail(list.status());
-  // Files of one answer (its launch files, its timeline) have no meaning for a table of them.
-  for (const char* flag : {"--emit", "--svg", "--model-id"})
-    if (FindFlag(base, flag).index >= 0 || std::find(base.begin(), base.end(), flag) != base.end())
-      return Fail(fmt::format("{} is for one GPU type's answer: size it with --gpu G", flag));
+  // One answer's timeline has no meaning for a table of them (--emit writes each type's files in
+  // a folder of its own).
+  if (FindFlag(base, "--svg").index >= 0)
+    return Fail("--svg is for one GPU type's answer: size it with --gpu G");
   const std::vector<std::string>& gpus = list->gpus;
   const std::vector<std::string>& prices = list->prices;
   const FlagValue& gpu = list->gpu;
   const FlagValue& price = list->price;
   std::vector<sweep::Scenario> scenarios;
+  std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   for (size_t k = 0; k < gpus.size(); ++k) {
     sweep::Scenario s;
     s.index = k;
@@ -126,6 +126,7 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     s.command = "capacity";
     s.argv = base;
     s.argv[static_cast<size_t>(gpu.index)] = gpu.With("--gpu", gpus[k]);
+    emit_dir = EmitPerGpuType(&s.argv, gpus[k]);
     if (!prices.empty())  // one price per GPU type: this type's
       s.argv[static_cast<size_t>(price.index)] = price.With("--price-per-gpu-hour", prices[k]);
     s.argv.push_back("--json");
@@ -200,6 +201,10 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     else
       fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU "
                  "type)\n");
+    if (!emit_dir.empty())
+      fmt::print("  launch files: {}/<gpu> for each GPU type with an answer (start with its "
+                 "DEPLOY.md)\n",
+                 emit_dir);
   }
   ReportBadInputs(bad);
   if (!bad.empty()) return 2;

@@ -284,8 +284,10 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   std::vector<nlohmann::json> summaries;
   // Every GPU type's plan at once (child plans, as a sweep runs its scenarios), read in order.
   std::vector<sweep::Scenario> scenarios;
+  std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   for (size_t k = 0; k < gpus.size(); ++k) {
     scenarios.push_back(GpuScenario(k, gpus, prices, base, gpu, price));
+    emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
     scenarios.back().argv.push_back("--json");
   }
   std::vector<sweep::Outcome> outcomes(gpus.size());
@@ -430,6 +432,9 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
       fmt::print("  cheapest per {} token: {} (at the price given)\n", prefill ? "prompt" : "output",
                  gpus[cheapest]);
     else fmt::print("  no price given: --price-per-gpu-hour X (one for all) or p1,p2,... (one per GPU type)\n");
+    if (!emit_dir.empty())
+      fmt::print("  launch files: {}/<gpu> for each GPU type with a plan (start with its DEPLOY.md)\n",
+                 emit_dir);
   }
   ReportBadInputs(bad);
   if (!bad.empty()) return 2;

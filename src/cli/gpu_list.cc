@@ -56,6 +56,15 @@ void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad
   fmt::print(stderr, "l2s: error: {}\n", line);
 }
 
+std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu) {
+  const FlagValue emit = FindFlag(*args, "--emit");
+  if (emit.index < 0) return "";
+  std::string dir = emit.value;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  (*args)[static_cast<size_t>(emit.index)] = emit.With("--emit", dir + "/" + gpu);
+  return dir;
+}
+
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {
   GpuList l;
   l.gpu = FindFlag(args, "--gpu");

@@ -42,6 +42,10 @@ struct GpuList {
 };
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args);
 
+// --emit DIR in one GPU type's arguments `args` becomes DIR/<gpu> (each type's launch files in a
+// folder of their own, not all written into one); returns DIR ("" without --emit).
+std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu);
+
 // `v` formatted with `fmt_spec` when a number, else "-".
 std::string Cell(const nlohmann::json& v, const char* fmt_spec);
 

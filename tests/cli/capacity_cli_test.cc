@@ -644,8 +644,8 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
   const std::pair<std::vector<std::string>, std::string> bad[] = {
       {With(sizing, {"--gpu", "h100,h100"}),
        "--gpu h100,h100: h100 is listed twice (one row per GPU type)"},
-      {With(sizing, {"--gpu", "h100,b200", "--emit", "/tmp/x"}),
-       "--emit is for one GPU type's answer: size it with --gpu G"},
+      {With(sizing, {"--gpu", "h100,b200", "--svg", "/tmp/x.svg"}),
+       "--svg is for one GPU type's answer: size it with --gpu G"},
       {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "1,2,3"}),
        "--price-per-gpu-hour 1,2,3: 3 prices for 2 GPU types (give one, or one per GPU type in "
        "the order of --gpu)"},
@@ -662,6 +662,19 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
     EXPECT_EQ(e.code, 2) << line;
     EXPECT_EQ(e.err, "l2s: error: " + line + "\n");
   }
+  // --emit DIR: each GPU type's answer in DIR/<gpu> (all children once wrote into DIR).
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           fmt::format("l2s_capacity_hw_emit_{}", ::getpid()))
+                              .string();
+  std::filesystem::remove_all(dir);
+  const auto em = RunL2s(With(sizing, {"--gpu", "h100,b200", "--emit", dir}), "cap_hw_emit");
+  ASSERT_EQ(em.code, 0) << em.err;
+  for (const char* g : {"h100", "b200"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / g / "DEPLOY.md")) << g;
+  EXPECT_NE(em.out.find("  launch files: " + dir + "/<gpu> for each GPU type with an answer"),
+            std::string::npos)
+      << em.out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1056,3 +1056,22 @@ TEST(PlanCli, HardwareTableWithATrafficShowsEachPicksPercentiles) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("  TPOT ms  p99 TTFT  p99 TPOT  $/Mtok out"), std::string::npos) << t.out;
 }
+
+// --emit DIR with several GPU types: each type's plan files in DIR/<gpu>, each the files of that
+// row's plan (the children once all wrote into DIR, the last one's files left).
+TEST(PlanCli, HardwareEmitWritesEachGpuTypesFilesApart) {
+  const std::string dir = TempPath("l2s_hw_emit");
+  fs::remove_all(dir);
+  const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
+                           "--engine", "vllm", "--budget", "100", "--gpu", "h100,h200", "--emit",
+                           dir, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["hardware"]) {
+    const std::string gpu = row["gpu"], strategy = row["strategy"];
+    const std::string md = Slurp((fs::path(dir) / gpu / "DEPLOY.md").string());
+    EXPECT_NE(md.find(strategy.substr(0, strategy.find(",embed"))), std::string::npos)
+        << gpu << ": " << md;
+  }
+  fs::remove_all(dir);
+}
