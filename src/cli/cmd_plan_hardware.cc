@@ -81,7 +81,8 @@ std::string WithoutOperatorDims(const std::string& text) {
 // per user, y $ per million output tokens when every GPU type has a price (each point priced by
 // the child plan, plan/cost.h), else output tokens/s per GPU.
 int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vector<std::string>& prices,
-                          const std::vector<std::string>& base_in, bool want_json) {
+                          const std::vector<std::string>& base_in, bool want_json,
+                          const std::string& out_path) {
   std::vector<std::string> base = base_in;
   const std::string svg = TakeFlag(&base, "--svg", "pareto.svg");
   const std::string x_scale = TakeFlag(&base, "--x-scale", "log");
@@ -200,7 +201,7 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     fmt::print(stderr, "l2s plan --pareto: wrote {}\n", svg);
   }
 
-  if (want_json) {
+  if (want_json || !out_path.empty()) {
     nlohmann::ordered_json j;
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
@@ -226,8 +227,13 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     j["hardware_pareto"] = a;
     j["y"] = all_priced ? "usd_per_mtok_output" : "tokens_per_s_per_gpu";
     j["svg"] = draw ? nlohmann::ordered_json(svg) : nlohmann::ordered_json();
-    fmt::print("{}\n", DumpJson(j));
-  } else {
+    // --out: the comparison's JSON (the children's own --out would all write one file).
+    if (!out_path.empty())
+      if (Status st = WriteFileAtomic(out_path, DumpJson(j) + "\n"); !st.ok())
+        return Fail(Status::IoError("--out " + st.message()));
+    if (want_json) fmt::print("{}\n", DumpJson(j));
+  }
+  if (!want_json) {
     fmt::print("Hardware Pareto fronts (each GPU type swept as `l2s plan --gpu G --pareto` sweeps "
                "it; the front of all its series)\n");
     fmt::print("  {:<8} {:>6} {:>21} {:>14} {:>16}\n", "gpu", "points", "tok/s/user range",
@@ -271,6 +277,10 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     if (a == "--json") want_json = true;
     else base.push_back(a);
   }
+  // --out is the comparison's file, not each child plan's.
+  const std::string out_path = TakeFlag(&base, "--out", "");
+  if (!out_path.empty())
+    if (Status st = CheckWritable("--out", out_path); !st.ok()) return Fail(st);
   StatusOr<GpuList> list = ParseGpuList(base);
   if (!list.ok()) return Fail(list.status());
   const std::vector<std::string>& gpus = list->gpus;
@@ -278,7 +288,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   const FlagValue& gpu = list->gpu;
   const FlagValue& price = list->price;
   for (const std::string& a : base)
-    if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json);
+    if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json, out_path);
   const sweep::Runner run = PlanRunner();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
@@ -364,14 +374,19 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     if (rows[k]["exit_code"] == 2)
       bad.emplace_back(gpus[k], rows[k]["reason"].is_string() ? rows[k]["reason"].get<std::string>()
                                                               : std::string("bad input"));
-  if (want_json) {
+  if (want_json || !out_path.empty()) {
     nlohmann::ordered_json j;
     j["hardware"] = rows;
     j["fastest_per_gpu"] = fastest >= 0 ? nlohmann::ordered_json(gpus[fastest]) : nlohmann::ordered_json();
     j["cheapest_per_output_token"] =
         cheapest >= 0 ? nlohmann::ordered_json(gpus[cheapest]) : nlohmann::ordered_json();
-    fmt::print("{}\n", DumpJson(j));
-  } else {
+    // --out: the comparison's JSON (the children's own --out would all write one file).
+    if (!out_path.empty())
+      if (Status st = WriteFileAtomic(out_path, DumpJson(j) + "\n"); !st.ok())
+        return Fail(Status::IoError("--out " + st.message()));
+    if (want_json) fmt::print("{}\n", DumpJson(j));
+  }
+  if (!want_json) {
     // A prefill's tokens are its prompts': its cost columns count prompt tokens (its "output"
     // tokens are the first tokens, one per prompt), as its cost line does.
     bool prefill = false;

@@ -1058,15 +1058,19 @@ TEST(PlanCli, HardwareTableWithATrafficShowsEachPicksPercentiles) {
 }
 
 // --emit DIR with several GPU types: each type's plan files in DIR/<gpu>, each the files of that
-// row's plan (the children once all wrote into DIR, the last one's files left).
+// row's plan (the children once all wrote into DIR, the last one's files left); --out FILE the
+// table's JSON.
 TEST(PlanCli, HardwareEmitWritesEachGpuTypesFilesApart) {
   const std::string dir = TempPath("l2s_hw_emit");
   fs::remove_all(dir);
   const Result r = RunL2s({"plan", "--model", "llama-3.1-8b", "--gpus", "8", "--mode", "serve",
                            "--engine", "vllm", "--budget", "100", "--gpu", "h100,h200", "--emit",
-                           dir, "--json"});
+                           dir, "--out", dir + ".json", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
+  // --out holds the comparison's JSON (it once held whichever child plan finished last).
+  EXPECT_EQ(nlohmann::json::parse(Slurp(dir + ".json")), j);
+  fs::remove(dir + ".json");
   for (const auto& row : j["hardware"]) {
     const std::string gpu = row["gpu"], strategy = row["strategy"];
     const std::string md = Slurp((fs::path(dir) / gpu / "DEPLOY.md").string());
