@@ -6,7 +6,6 @@
 // so every row equals that sizing; this file builds the argument lists and reads the answers.
 #include <fmt/format.h>
 
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,9 +14,6 @@
 #include "cli/common.h"
 #include "cli/gpu_list.h"
 #include "cli/output.h"
-#include "cli/progress.h"
-#include "cli/run.h"
-#include "common/parallel.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {
@@ -100,13 +96,8 @@ ojson AnswerRow(const std::string& gpu, const sweep::Outcome& o) {
 }  // namespace
 
 int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
-  // The child sizings print JSON; --json here only chooses this table's form.
   bool want_json = false;
-  std::vector<std::string> base;
-  for (const std::string& a : capacity_args) {
-    if (a == "--json") want_json = true;
-    else base.push_back(a);
-  }
+  std::vector<std::string> base = WithoutJsonFlag(capacity_args, &want_json);
   StatusOr<GpuList> list = ParseGpuList(base);
   if (!list.ok()) return Fail(list.status());
   // One answer's timeline has no meaning for a table of them (--emit writes each type's files in
@@ -132,17 +123,7 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     s.argv.push_back("--json");
     scenarios.push_back(std::move(s));
   }
-  const sweep::Runner run = PlanRunner();
-  std::vector<sweep::Outcome> outcomes(gpus.size());
-  std::mutex progress_mu;
-  ParallelFor(static_cast<int>(gpus.size()), HardwareJobs(), [&](int k) {
-    if (!JsonMode() && StderrIsTerminal()) {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      fmt::print(stderr, "l2s capacity: {} ({} of {})...\n", gpus[static_cast<size_t>(k)], k + 1,
-                 gpus.size());
-    }
-    outcomes[static_cast<size_t>(k)] = run(scenarios[static_cast<size_t>(k)]);
-  });
+  const std::vector<sweep::Outcome> outcomes = RunPerGpuType(scenarios);
   ojson rows = ojson::array();
   std::vector<std::pair<int, std::string>> codes;
   for (size_t k = 0; k < gpus.size(); ++k) {

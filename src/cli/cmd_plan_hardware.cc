@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,9 +16,7 @@
 #include "cli/output.h"
 #include "cli/report.h"
 #include "cli/pareto_report.h"
-#include "cli/progress.h"
 #include "cli/svg.h"
-#include "common/parallel.h"
 #include "plan/pareto.h"
 #include "strategy/strategy.h"
 #include "sweep/sweep.h"
@@ -270,13 +267,8 @@ bool IsHardwareComparison(const std::vector<std::string>& plan_args) {
 }
 
 int RunPlanHardware(const std::vector<std::string>& plan_args) {
-  // The child plans print JSON; --json here only chooses this table's form.
   bool want_json = false;
-  std::vector<std::string> base;
-  for (const std::string& a : plan_args) {
-    if (a == "--json") want_json = true;
-    else base.push_back(a);
-  }
+  std::vector<std::string> base = WithoutJsonFlag(plan_args, &want_json);
   // --out is the comparison's file, not each child plan's.
   const std::string out_path = TakeFlag(&base, "--out", "");
   if (!out_path.empty())
@@ -289,7 +281,6 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   const FlagValue& price = list->price;
   for (const std::string& a : base)
     if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json, out_path);
-  const sweep::Runner run = PlanRunner();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
   // Every GPU type's plan at once (child plans, as a sweep runs its scenarios), read in order.
@@ -300,18 +291,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
     emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
     scenarios.back().argv.push_back("--json");
   }
-  std::vector<sweep::Outcome> outcomes(gpus.size());
-  std::mutex progress_mu;
-  ParallelFor(static_cast<int>(gpus.size()), HardwareJobs(), [&](int k) {
-    // Progress on a terminal only, like the search's bar: in logs and pipes a usage error every
-    // GPU shares stays the one line on stderr (CommonInputError below).
-    if (!JsonMode() && StderrIsTerminal()) {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      fmt::print(stderr, "l2s plan: {} ({} of {})...\n", gpus[static_cast<size_t>(k)], k + 1,
-                 gpus.size());
-    }
-    outcomes[static_cast<size_t>(k)] = run(scenarios[static_cast<size_t>(k)]);
-  });
+  const std::vector<sweep::Outcome> outcomes = RunPerGpuType(scenarios);
   for (size_t k = 0; k < gpus.size(); ++k) {
     const sweep::Scenario& s = scenarios[k];
     const sweep::Outcome& o = outcomes[k];

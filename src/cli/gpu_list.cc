@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+
 #include "cli/common.h"
+#include "cli/progress.h"
+#include "cli/run.h"
+#include "common/parallel.h"
 
 namespace l2s::cli {
 
@@ -56,6 +61,16 @@ void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad
   fmt::print(stderr, "l2s: error: {}\n", line);
 }
 
+std::vector<std::string> WithoutJsonFlag(const std::vector<std::string>& args, bool* json) {
+  std::vector<std::string> out;
+  *json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") *json = true;
+    else out.push_back(a);
+  }
+  return out;
+}
+
 std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu) {
   const FlagValue emit = FindFlag(*args, "--emit");
   if (emit.index < 0) return "";
@@ -63,6 +78,21 @@ std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gp
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   (*args)[static_cast<size_t>(emit.index)] = emit.With("--emit", dir + "/" + gpu);
   return dir;
+}
+
+std::vector<sweep::Outcome> RunPerGpuType(const std::vector<sweep::Scenario>& scenarios) {
+  const sweep::Runner run = PlanRunner();
+  std::vector<sweep::Outcome> outcomes(scenarios.size());
+  std::mutex progress_mu;
+  ParallelFor(static_cast<int>(scenarios.size()), HardwareJobs(), [&](int k) {
+    const sweep::Scenario& s = scenarios[static_cast<size_t>(k)];
+    if (!JsonMode() && StderrIsTerminal()) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      fmt::print(stderr, "l2s {}: {} ({} of {})...\n", s.command, s.gpu, k + 1, scenarios.size());
+    }
+    outcomes[static_cast<size_t>(k)] = run(s);
+  });
+  return outcomes;
 }
 
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "sweep/sweep.h"
 
 namespace l2s::cli {
 
@@ -29,6 +30,10 @@ struct FlagValue {
 };
 FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag);
 
+// `args` without --json, which *json says was there: the children always print JSON, the
+// comparison's own --json only chooses its table's form.
+std::vector<std::string> WithoutJsonFlag(const std::vector<std::string>& args, bool* json);
+
 // Removes `flag` and its value ("--flag X" or "--flag=X") from `args`; its value, or `dflt`.
 std::string TakeFlag(std::vector<std::string>* args, const std::string& flag,
                      const std::string& dflt);
@@ -45,6 +50,11 @@ StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args);
 // --emit DIR in one GPU type's arguments `args` becomes DIR/<gpu> (each type's launch files in a
 // folder of their own, not all written into one); returns DIR ("" without --emit).
 std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu);
+
+// Every GPU type's child run at once (one per core, cli::PlanRunner), in scenario order; on a
+// terminal a progress line per start ("l2s capacity: h100 (1 of 3)..."; in logs and pipes a usage
+// error every GPU shares stays the one line on stderr, CommonInputError).
+std::vector<sweep::Outcome> RunPerGpuType(const std::vector<sweep::Scenario>& scenarios);
 
 // `v` formatted with `fmt_spec` when a number, else "-".
 std::string Cell(const nlohmann::json& v, const char* fmt_spec);
