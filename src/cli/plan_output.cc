@@ -206,23 +206,6 @@ std::optional<launch::DynamoAggLaunch> DynamoLaunchOf(const PlanOutcome& o) {
   return launch::MakeDynamoAggLaunch(*t, o.sim->problem(), o.Replicas());
 }
 
-json DynamoLaunchJson(const launch::DynamoAggLaunch& d, const EngineTranslation& t) {
-  json j;
-  j["backend"] = std::string(EngineName(d.backend));
-  j["exact"] = t.unsupported.empty();
-  j["runnable"] = d.runnable;
-  j["workers"] = d.workers;
-  j["gpus_per_worker"] = d.gpus_per_worker;
-  j["frontend"] = d.runnable ? json(d.frontend) : json();
-  json w;
-  w["command"] = d.worker.command;
-  if (!d.worker.extra_file_name.empty())
-    w["extra_file"] = {{"name", d.worker.extra_file_name}, {"contents", d.worker.extra_file}};
-  w["notes"] = d.worker.notes;
-  j["worker"] = d.runnable ? w : json();
-  j["notes"] = d.notes;
-  return j;
-}
 
 json EnginesJson(const PlanOutcome& o) {
   json a = json::array();
@@ -263,6 +246,24 @@ std::string PlanRouter(const PlanOutcome& o) {
 }
 
 }  // namespace
+
+json DynamoLaunchJson(const launch::DynamoAggLaunch& d, const EngineTranslation& t) {
+  json j;
+  j["backend"] = std::string(EngineName(d.backend));
+  j["exact"] = t.unsupported.empty();
+  j["runnable"] = d.runnable;
+  j["workers"] = d.workers;
+  j["gpus_per_worker"] = d.gpus_per_worker;
+  j["frontend"] = d.runnable ? json(d.frontend) : json();
+  json w;
+  w["command"] = d.worker.command;
+  if (!d.worker.extra_file_name.empty())
+    w["extra_file"] = {{"name", d.worker.extra_file_name}, {"contents", d.worker.extra_file}};
+  w["notes"] = d.worker.notes;
+  j["worker"] = d.runnable ? w : json();
+  j["notes"] = d.notes;
+  return j;
+}
 
 json PlanJson(const PlanOutcome& o) {
   const Simulator& sim = *o.sim;

@@ -11,6 +11,7 @@
 
 #include "cli/plan_replicas.h"
 #include "engine/engine.h"
+#include "launch/dynamo.h"
 #include "launch/launch.h"
 #include "plan/aggregated.h"
 #include "plan/engines.h"
@@ -72,6 +73,9 @@ nlohmann::ordered_json BestJson(const Simulator& sim, const Strategy& s, const E
                                 const std::vector<OpChoice>& ops);
 // One engine's `launch.<engine>` object.
 nlohmann::ordered_json LaunchJson(const launch::EngineTranslation& t);
+// A Dynamo variant's aggregated launch (its workers running translation `t`), as "launch.dynamo".
+nlohmann::ordered_json DynamoLaunchJson(const launch::DynamoAggLaunch& d,
+                                        const launch::EngineTranslation& t);
 // The whole aggregated plan as `l2s plan --json` prints it.
 nlohmann::ordered_json PlanJson(const PlanOutcome& o);
 // The engines' table and the headroom line (printed after the plan's text).

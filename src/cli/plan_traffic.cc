@@ -11,6 +11,8 @@
 #include "cli/plan_output.h"
 #include "cli/plan_problem.h"
 #include "cli/report.h"
+#include "engine/engine.h"
+#include "launch/dynamo.h"
 #include "launch/emit.h"
 #include "plan/capacity.h"
 #include "plan/cost.h"
@@ -225,9 +227,19 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   if (o.have_recommended && pick->best > 0)
     r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                           o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
-  for (const launch::EngineTranslation& tr :
-       launch::TranslatePlan(sim, b.strategy, launch::ExpressibleBest{}))
+  const std::vector<launch::EngineTranslation> translations =
+      launch::TranslatePlan(sim, b.strategy, launch::ExpressibleBest{});
+  for (const launch::EngineTranslation& tr : translations)
     r.launch[std::string(launch::EngineName(tr.engine))] = LaunchJson(tr);
+  // A Dynamo variant: the pick on Dynamo, its workers running the backend's translation (as the
+  // steady-state plan's "launch.dynamo").
+  if (StatusOr<engine::EngineId> id = engine::ParseEngineId(engine.empty() ? "ideal" : engine);
+      id.ok() && engine::CapabilitiesOf(*id).workers != *id)
+    if (const std::optional<launch::Engine> be = launch::WorkersOf(engine::CapabilitiesOf(*id).name))
+      for (const launch::EngineTranslation& tr : translations)
+        if (tr.engine == *be)
+          r.launch["dynamo"] =
+              DynamoLaunchJson(launch::MakeDynamoAggLaunch(tr, p, std::max(1, instances)), tr);
   // Each instance's server admits the pick's running requests per rank.
   r.emit = [p, s = b.strategy, n = std::max(1, instances), engine,
             opt = PlannedFor(t, *reqs, b.summary)](const std::string& dir,

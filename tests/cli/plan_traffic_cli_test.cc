@@ -322,6 +322,22 @@ TEST(PlanTrafficCli, TheChosenEngineIsNamed) {
       << r.out;
 }
 
+// A Dynamo variant's traffic pick launches on Dynamo: JSON launch.dynamo, its workers running the
+// backend's translation of the pick (the steady-state plan has the same entry).
+TEST(PlanTrafficCli, ADynamoPickLaunchesOnDynamo) {
+  const auto r = RunL2s(Cat({"plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "2",
+                             "--isl", "2000", "--osl", "50", "--engine", "dynamo+sglang"},
+                            {kOpen, {"--slo", "p99_ttft_ms=300", "--budget", "300", "--serving",
+                                     "agg", "--json"}}),
+                        "pt_dynamo");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["launch"].contains("dynamo")) << j["launch"];
+  EXPECT_EQ(j["launch"]["dynamo"]["backend"], "sglang");
+  EXPECT_TRUE(j["launch"]["dynamo"]["runnable"].get<bool>());
+  EXPECT_EQ(j["launch"]["sglang"]["launched"]["strategy"], j["best"]["strategy"]);
+}
+
 // The disaggregated pick's steady state is the pair's on the same instances at the decode
 // running limit it was picked at: at the plan's own decode batch the plan's figure; at a halving
 // the decode pool's capacity there, so never above it.
