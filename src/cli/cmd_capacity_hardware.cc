@@ -22,16 +22,12 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-// The parts of a strategy's text the table shows: its degrees and options, not its operator dims
-// (the engine's own; the full text is in the child's JSON).
+// A strategy's text as the table shows it: its degrees and options (WithoutOperatorDims), less
+// the batch, which a sizing leaves to the scheduler ("batch=auto").
 std::string Degrees(const std::string& strategy) {
   std::string out;
-  for (const std::string& f : SplitCommas(strategy)) {
-    const std::string key = f.substr(0, f.find('='));
-    if (key == "pp" || key == "tp" || key == "dp" || key == "ep" || key == "slots" ||
-        key == "overlap" || key == "mtp" || key == "sp")
-      out += (out.empty() ? "" : ",") + f;
-  }
+  for (const std::string& f : SplitCommas(WithoutOperatorDims(strategy)))
+    if (f.rfind("batch=", 0) != 0) out += (out.empty() ? "" : ",") + f;
   return out;
 }
 
@@ -106,22 +102,12 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     return Fail("--svg is for one GPU type's answer: size it with --gpu G");
   const std::vector<std::string>& gpus = list->gpus;
   const std::vector<std::string>& prices = list->prices;
-  const FlagValue& gpu = list->gpu;
-  const FlagValue& price = list->price;
   std::vector<sweep::Scenario> scenarios;
   std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   for (size_t k = 0; k < gpus.size(); ++k) {
-    sweep::Scenario s;
-    s.index = k;
-    s.gpu = gpus[k];
-    s.command = "capacity";
-    s.argv = base;
-    s.argv[static_cast<size_t>(gpu.index)] = gpu.With("--gpu", gpus[k]);
-    emit_dir = EmitPerGpuType(&s.argv, gpus[k]);
-    if (!prices.empty())  // one price per GPU type: this type's
-      s.argv[static_cast<size_t>(price.index)] = price.With("--price-per-gpu-hour", prices[k]);
-    s.argv.push_back("--json");
-    scenarios.push_back(std::move(s));
+    scenarios.push_back(GpuScenario("capacity", k, gpus, prices, base));
+    emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
+    scenarios.back().argv.push_back("--json");
   }
   const std::vector<sweep::Outcome> outcomes = RunPerGpuType(scenarios);
   ojson rows = ojson::array();

@@ -18,60 +18,11 @@
 #include "cli/pareto_report.h"
 #include "cli/svg.h"
 #include "plan/pareto.h"
-#include "strategy/strategy.h"
 #include "sweep/sweep.h"
 
 namespace l2s::cli {
 namespace {
 
-// GPU type k's scenario: the plan's arguments `base` with --gpu (at `gpu`) set to gpus[k] and,
-// with one price per type, --price-per-gpu-hour (at `price`) set to prices[k].
-sweep::Scenario GpuScenario(size_t k, const std::vector<std::string>& gpus,
-                            const std::vector<std::string>& prices,
-                            const std::vector<std::string>& base, const FlagValue& gpu,
-                            const FlagValue& price) {
-  sweep::Scenario s;
-  s.index = k;
-  s.gpu = gpus[k];
-  s.argv = base;
-  s.argv[gpu.index] = gpu.With("--gpu", gpus[k]);
-  if (!prices.empty()) s.argv[price.index] = price.With("--price-per-gpu-hour", prices[k]);
-  return s;
-}
-
-// A plan's strategy text without the per-operator dims, for the table: a named engine decides
-// them (they are its own, the same for every plan of it), the full text is in --json. Handles
-// the disaggregated form "prefill 1x pp=1,...; decode 1x pp=1,...".
-std::string WithoutOperatorDims(const std::string& text) {
-  std::string out, part;
-  auto flush_part = [&](const std::string& p) {
-    std::string kept, field;
-    auto keep = [&](const std::string& f) {
-      const std::string key = f.substr(0, f.find('='));
-      Op op;
-      if (f.find('=') != std::string::npos && ParseOp(key, &op)) return;
-      kept += (kept.empty() ? "" : ",") + f;
-    };
-    for (char c : p) {
-      if (c == ',') {
-        keep(field);
-        field.clear();
-      } else {
-        field += c;
-      }
-    }
-    if (!field.empty()) keep(field);
-    out += (out.empty() ? "" : "; ") + kept;
-  };
-  size_t start = 0;
-  while (true) {
-    const size_t semi = text.find("; ", start);
-    flush_part(text.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
-    if (semi == std::string::npos) break;
-    start = semi + 2;
-  }
-  return out;
-}
 
 // `plan --gpu a,b,c --pareto`: each GPU type's TPOT sweep (`l2s plan --gpu G --pareto --json`, all
 // its series), one chart with a series per GPU type: the front of all of its series, x tokens/s
@@ -90,9 +41,6 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
   const bool draw = svg != "none" && !svg.empty();
   if (draw)
     if (Status st = CheckWritable("--svg", svg); !st.ok()) return Fail(st);
-  // The flags' positions moved: find them again in the reduced list.
-  const FlagValue g = FindFlag(base, "--gpu");
-  const FlagValue pr = FindFlag(base, "--price-per-gpu-hour");
   const sweep::Runner run = PlanRunner();
   struct Row {
     std::string gpu;
@@ -105,7 +53,7 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
   nlohmann::json problem;
   bool all_priced = true;
   for (size_t k = 0; k < gpus.size(); ++k) {
-    sweep::Scenario s = GpuScenario(k, gpus, prices, base, g, pr);
+    sweep::Scenario s = GpuScenario("plan", k, gpus, prices, base);
     for (const char* a : {"--svg", "none", "--json"}) s.argv.push_back(a);
     if (!JsonMode())
       fmt::print(stderr, "l2s plan --pareto: {} ({} of {})...\n", gpus[k], k + 1, gpus.size());
@@ -183,7 +131,8 @@ int RunPlanHardwarePareto(const std::vector<std::string>& gpus, const std::vecto
     std::vector<ParetoPoint> front = r.front;
     if (all_priced)
       for (size_t i = 0; i < front.size(); ++i) front[i].tokens_per_s_per_gpu = r.usd[i];
-    const std::string price_k = !prices.empty() ? prices[k] : pr.index >= 0 ? pr.value : "";
+    const std::string price_k =
+        !prices.empty() ? prices[k] : FindFlag(base, "--price-per-gpu-hour").value;
     const std::string label =
         all_priced && !price_k.empty()
             ? fmt::format("{} at ${}/GPU-h ({} on the front)", r.gpu, price_k, front.size())
@@ -277,8 +226,6 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   if (!list.ok()) return Fail(list.status());
   const std::vector<std::string>& gpus = list->gpus;
   const std::vector<std::string>& prices = list->prices;
-  const FlagValue& gpu = list->gpu;
-  const FlagValue& price = list->price;
   for (const std::string& a : base)
     if (a == "--pareto") return RunPlanHardwarePareto(gpus, prices, base, want_json, out_path);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -287,7 +234,7 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   std::vector<sweep::Scenario> scenarios;
   std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   for (size_t k = 0; k < gpus.size(); ++k) {
-    scenarios.push_back(GpuScenario(k, gpus, prices, base, gpu, price));
+    scenarios.push_back(GpuScenario("plan", k, gpus, prices, base));
     emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
     scenarios.back().argv.push_back("--json");
   }

@@ -8,6 +8,7 @@
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "common/parallel.h"
+#include "strategy/strategy.h"
 
 namespace l2s::cli {
 
@@ -31,6 +32,37 @@ FlagValue FindFlag(const std::vector<std::string>& args, const std::string& flag
       return {static_cast<int>(i), true, args[i].substr(flag.size() + 1)};
   }
   return {};
+}
+
+std::string WithoutOperatorDims(const std::string& text) {
+  std::string out, part;
+  auto flush_part = [&](const std::string& p) {
+    std::string kept, field;
+    auto keep = [&](const std::string& f) {
+      const std::string key = f.substr(0, f.find('='));
+      Op op;
+      if (f.find('=') != std::string::npos && ParseOp(key, &op)) return;
+      kept += (kept.empty() ? "" : ",") + f;
+    };
+    for (char c : p) {
+      if (c == ',') {
+        keep(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    if (!field.empty()) keep(field);
+    out += (out.empty() ? "" : "; ") + kept;
+  };
+  size_t start = 0;
+  while (true) {
+    const size_t semi = text.find("; ", start);
+    flush_part(text.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+    if (semi == std::string::npos) break;
+    start = semi + 2;
+  }
+  return out;
 }
 
 std::string Cell(const nlohmann::json& v, const char* fmt_spec) {
@@ -59,6 +91,24 @@ void ReportBadInputs(const std::vector<std::pair<std::string, std::string>>& bad
   std::string line;
   for (const auto& [gpu, reason] : bad) line += (line.empty() ? "" : "; ") + gpu + ": " + reason;
   fmt::print(stderr, "l2s: error: {}\n", line);
+}
+
+sweep::Scenario GpuScenario(const std::string& command, size_t k,
+                            const std::vector<std::string>& gpus,
+                            const std::vector<std::string>& prices,
+                            const std::vector<std::string>& base) {
+  sweep::Scenario s;
+  s.index = k;
+  s.gpu = gpus[k];
+  s.command = command;
+  s.argv = base;
+  const FlagValue gpu = FindFlag(base, "--gpu");
+  s.argv[static_cast<size_t>(gpu.index)] = gpu.With("--gpu", gpus[k]);
+  if (!prices.empty()) {
+    const FlagValue price = FindFlag(base, "--price-per-gpu-hour");
+    s.argv[static_cast<size_t>(price.index)] = price.With("--price-per-gpu-hour", prices[k]);
+  }
+  return s;
 }
 
 std::vector<std::string> WithoutJsonFlag(const std::vector<std::string>& args, bool* json) {

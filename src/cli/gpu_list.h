@@ -47,6 +47,14 @@ struct GpuList {
 };
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args);
 
+// GPU type k's run of `command` ("plan", "capacity"): its arguments `base` (after the command)
+// with --gpu set to gpus[k] and, with one price per type (`prices` not empty),
+// --price-per-gpu-hour set to prices[k]; each flag found where it stands in `base`.
+sweep::Scenario GpuScenario(const std::string& command, size_t k,
+                            const std::vector<std::string>& gpus,
+                            const std::vector<std::string>& prices,
+                            const std::vector<std::string>& base);
+
 // --emit DIR in one GPU type's arguments `args` becomes DIR/<gpu> (each type's launch files in a
 // folder of their own, not all written into one); returns DIR ("" without --emit).
 std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu);
@@ -55,6 +63,11 @@ std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gp
 // terminal a progress line per start ("l2s capacity: h100 (1 of 3)..."; in logs and pipes a usage
 // error every GPU shares stays the one line on stderr, CommonInputError).
 std::vector<sweep::Outcome> RunPerGpuType(const std::vector<sweep::Scenario>& scenarios);
+
+// A plan's strategy text without the per-operator dims, for the table: a named engine decides
+// them (they are its own, the same for every plan of it), the full text is in --json. Handles
+// the disaggregated form "prefill 1x pp=1,...; decode 1x pp=1,...".
+std::string WithoutOperatorDims(const std::string& text);
 
 // `v` formatted with `fmt_spec` when a number, else "-".
 std::string Cell(const nlohmann::json& v, const char* fmt_spec);
