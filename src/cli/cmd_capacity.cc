@@ -756,17 +756,15 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   // run was a burst, it is drawn again long enough for a steady state and the sizing repeated,
   // up to twice (SteadyStream).
   std::vector<serve::RequestSpec> stream = reqs;
-  for (int again = 0; again < 2; ++again) {
-    const serve::ServeSummary* at = AnswerSummary(all->best);
-    if (at == nullptr) break;
-    auto more = SteadyStream(f.traffic, *at, stream.size(), pf.isl, pf.osl,
-                             static_cast<uint64_t>(f.seed), "capacity");
-    if (!more.ok()) return Fail(more.status());
-    if (more->empty()) break;
-    stream = std::move(*more);
-    all = size(stream);
-    if (!all.ok()) return Fail(all.status());
-  }
+  if (Status st = RedrawWhileABurst(
+          f.traffic, pf.isl, pf.osl, static_cast<uint64_t>(f.seed), "capacity", &stream,
+          [&] { return AnswerSummary(all->best); },
+          [&] {
+            all = size(stream);
+            return all.status();
+          });
+      !st.ok())
+    return Fail(st);
   return PrintFewest(f, all->best, slos, stream, base, pf.engine.empty() ? all->rows
                                                                         : std::vector<EngineRow>{});
 }

@@ -154,17 +154,17 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   if (!pick.ok()) return pick.status();
   // A default stream the chosen candidate (else the steady-state best) ran as a burst: drawn
   // again long enough for a steady state and the candidates simulated again, up to twice.
-  for (int again = 0; again < 2; ++again) {
-    const serve::SloCandidate& c =
-        pick->found ? pick->simulated[pick->best] : pick->simulated.front();
-    auto more = SteadyStream(t.traffic, c.summary, reqs->size(), p.workload.isl, p.workload.osl,
-                             t.seed, "plan");
-    if (!more.ok()) return more.status();
-    if (more->empty()) break;
-    *reqs = std::move(*more);
-    pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
-    if (!pick.ok()) return pick.status();
-  }
+  if (Status st = RedrawWhileABurst(
+          t.traffic, p.workload.isl, p.workload.osl, t.seed, "plan", &*reqs,
+          [&] {
+            return &(pick->found ? pick->simulated[pick->best] : pick->simulated.front()).summary;
+          },
+          [&] {
+            pick = serve::PickBySlos(sim, given, *reqs, TrafficConcurrency(t.traffic), t.slos, opt);
+            return pick.status();
+          });
+      !st.ok())
+    return st;
   r.traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
   if (instances > 1)
@@ -323,15 +323,11 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   };
   if (Status st = simulate(); !st.ok()) return st;
   // A default stream the pick (else the full batch) ran as a burst: drawn again, as above.
-  for (int again = 0; again < 2; ++again) {
-    const Tried& c = best >= 0 ? tried[best] : tried.front();
-    auto more = SteadyStream(t.traffic, c.summary, reqs->size(), serve.workload.isl,
-                             serve.workload.osl, t.seed, "plan");
-    if (!more.ok()) return more.status();
-    if (more->empty()) break;
-    *reqs = std::move(*more);
-    if (Status st = simulate(); !st.ok()) return st;
-  }
+  if (Status st = RedrawWhileABurst(
+          t.traffic, serve.workload.isl, serve.workload.osl, t.seed, "plan", &*reqs,
+          [&] { return &(best >= 0 ? tried[best] : tried.front()).summary; }, simulate);
+      !st.ok())
+    return st;
   r.traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), serve.workload.isl,
                                serve.workload.osl);
   const std::string deployment =

@@ -75,6 +75,22 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
   return serve::GenerateRequests(w);
 }
 
+Status RedrawWhileABurst(const TrafficFlags& f, int64_t isl, int64_t osl, uint64_t seed,
+                         const std::string& command, std::vector<serve::RequestSpec>* reqs,
+                         const std::function<const serve::ServeSummary*()>& decisive,
+                         const std::function<Status()>& rerun) {
+  for (int again = 0; again < 2; ++again) {
+    const serve::ServeSummary* run = decisive();
+    if (run == nullptr) break;
+    auto more = SteadyStream(f, *run, reqs->size(), isl, osl, seed, command);
+    if (!more.ok()) return more.status();
+    if (more->empty()) break;
+    *reqs = std::move(*more);
+    if (Status st = rerun(); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
                                                        const serve::ServeSummary& run,
                                                        size_t current, int64_t isl, int64_t osl,

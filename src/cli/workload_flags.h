@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
                                                        const serve::ServeSummary& run,
                                                        size_t current, int64_t isl, int64_t osl,
                                                        uint64_t seed, const std::string& command);
+// SteadyStream's loop, as capacity sizing and plan with a traffic run it: up to twice, the run
+// that decides the answer (`decisive()`; null: none, stop) is given to SteadyStream, and when it
+// draws a longer stream *reqs becomes it and `rerun()` simulates the answer again on it. Errors:
+// SteadyStream's and rerun's.
+Status RedrawWhileABurst(const TrafficFlags& f, int64_t isl, int64_t osl, uint64_t seed,
+                         const std::string& command, std::vector<serve::RequestSpec>* reqs,
+                         const std::function<const serve::ServeSummary*()>& decisive,
+                         const std::function<Status()>& rerun);
 StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f, int64_t isl,
                                                           int64_t osl, uint64_t seed);
 // The closed loop's client count for ServeSim::Run (0 for open loop and traces).
