@@ -276,19 +276,24 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   if (!base.ok()) return base.status();
   if (base->router == serve::Assign::kEngineDefault && !engine.empty())
     base->router = plan::FrontEndRouter(engine);
-  Strategy sp = e.prefill.strategy, sd = e.decode.strategy;
-  sp.batch = sd.batch = 0;
-  // One instance of each role, as `l2s capacity` prices a step.
-  const Problem pi = m.PrefillServeProblem(gp), di = m.DecodeServeProblem(gd);
+  // The pair as `l2s capacity` sizes one (serve::MakeSizedDisagg): one instance of each role
+  // prices a step, the plan's link between them.
+  serve::DisaggLayoutOption lay;
+  lay.prefill_problem = m.PrefillServeProblem(gp);
+  lay.decode_problem = m.DecodeServeProblem(gd);
+  lay.prefill = e.prefill.strategy;
+  lay.decode = e.decode.strategy;
+  lay.prefill.batch = lay.decode.batch = 0;
+  lay.link = e.link;
+  lay.layerwise = m.setup().layerwise;
+  const Problem& pi = lay.prefill_problem;
+  const Problem& di = lay.decode_problem;
+  const Strategy& sp = lay.prefill;
+  const Strategy& sd = lay.decode;
   auto pc = StepCost::Make(pi, sp);
   if (!pc.ok()) return Status::Invalid("prefill: " + pc.status().message());
   auto dc = StepCost::Make(di, sd);
   if (!dc.ok()) return Status::Invalid("decode: " + dc.status().message());
-  serve::DisaggServeOptions dso;
-  dso.prefill_instances = np;
-  dso.prefill_router = base->router;  // one front end routes to both pools
-  dso.link = e.link;
-  dso.layerwise = m.setup().layerwise;
   struct Tried {
     int max_running = 0;
     bool meets = false;
@@ -303,10 +308,9 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
     best = -1;
     for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
       serve::ServeOptions so = *base;
-      so.instances = nd;
       so.max_running = b;
-      auto sim = serve::ServeSim::MakeDisagg(pc->get(), dc->get(), so, dso, serve.workload.isl,
-                                             serve.workload.osl);
+      auto sim = serve::MakeSizedDisagg(lay, pc->get(), dc->get(), so, np, nd, serve.workload.isl,
+                                        serve.workload.osl);
       if (!sim.ok()) return sim.status();
       Tried x;
       x.max_running = b;
