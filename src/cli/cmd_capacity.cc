@@ -143,14 +143,8 @@ plan::Cost ServedCost(const Problem& p, int gpus, const ServeSummary& s) {
 // million output tokens (...) at $2.50/GPU-h, $22.50 per hour for 9 GPUs; ..." ("" when
 // CostLine has nothing to say).
 std::string ServedCostLine(const plan::Cost& c) {
-  std::string line = CostLine(c);
+  const std::string line = CostLine(c, /*hourly=*/true);
   if (line.empty()) return "";
-  if (c.usd_per_hour) {
-    const size_t at = line.find(" at $");
-    const size_t end = at == std::string::npos ? std::string::npos : line.find("; ", at);
-    line.insert(end == std::string::npos ? line.size() : end,
-                fmt::format(", ${:.2f} per hour for {} GPUs", *c.usd_per_hour, c.gpus));
-  }
   const bool priced = c.usd_per_mtok_output || c.tokens_per_joule_output;
   return fmt::format("cost       {}{}\n", priced ? "at the rate the traffic is served: " : "", line);
 }

@@ -157,7 +157,7 @@ nlohmann::ordered_json CostJson(const plan::Cost& c) {
   return j;
 }
 
-std::string CostLine(const plan::Cost& c) {
+std::string CostLine(const plan::Cost& c, bool hourly) {
   // A prefill's tokens are its prompts' (its one output token each is the first token): priced
   // and counted per prompt token; otherwise per output token, input+output beside.
   std::string out;
@@ -165,7 +165,10 @@ std::string CostLine(const plan::Cost& c) {
     out = (c.prefill ? fmt::format("${:.3f} per million prompt tokens", *c.usd_per_mtok_total)
                      : fmt::format("${:.3f} per million output tokens (${:.3f} input+output)",
                                    *c.usd_per_mtok_output, *c.usd_per_mtok_total)) +
-          fmt::format(" at ${:.2f}/GPU-h", *c.price_per_gpu_hour);
+          fmt::format(" at ${:.2f}/GPU-h", *c.price_per_gpu_hour) +
+          (hourly && c.usd_per_hour
+               ? fmt::format(", ${:.2f} per hour for {} GPUs", *c.usd_per_hour, c.gpus)
+               : std::string());
   if (c.tokens_per_joule_output && c.tokens_per_joule_total && c.power_w && c.gpus > 0) {
     if (!out.empty()) out += "; ";
     out += (c.prefill ? fmt::format("{} prompt tokens per joule",

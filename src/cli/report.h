@@ -57,7 +57,8 @@ nlohmann::ordered_json ErrorBandJson(const plan::Uncertainty& u);
 nlohmann::ordered_json CostJson(const plan::Cost& c);
 // One line: "$0.556 per million output tokens ($0.111 input+output) at $2.00/GPU-h; 1.43 output
 // tokens per joule at 700 W per GPU (board TDP)", or the part that is known; "" if nothing is.
-std::string CostLine(const plan::Cost& c);
+// `hourly`: the price part also says the deployment's "$X per hour for N GPUs".
+std::string CostLine(const plan::Cost& c, bool hourly = false);
 
 // The full object `l2s eval --json` prints: valid, reason, tokens_per_s, tokens_per_s_per_gpu,
 // ttft_ms (0 in decode mode), tpot_ms (0 in prefill mode), batch, memory_per_gpu_gib, breakdown,
