@@ -102,14 +102,9 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
     return Fail("--svg is for one GPU type's answer: size it with --gpu G");
   const std::vector<std::string>& gpus = list->gpus;
   const std::vector<std::string>& prices = list->prices;
-  std::vector<sweep::Scenario> scenarios;
-  std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    scenarios.push_back(GpuScenario("capacity", k, gpus, prices, base));
-    emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
-    scenarios.back().argv.push_back("--json");
-  }
-  const std::vector<sweep::Outcome> outcomes = RunPerGpuType(scenarios);
+  const GpuRuns runs = RunPerGpuType("capacity", gpus, prices, base);
+  const std::vector<sweep::Outcome>& outcomes = runs.outcomes;
+  const std::string& emit_dir = runs.emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   ojson rows = ojson::array();
   std::vector<std::pair<int, std::string>> codes;
   for (size_t k = 0; k < gpus.size(); ++k) {

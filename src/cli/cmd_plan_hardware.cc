@@ -231,16 +231,11 @@ int RunPlanHardware(const std::vector<std::string>& plan_args) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<nlohmann::json> summaries;
   // Every GPU type's plan at once (child plans, as a sweep runs its scenarios), read in order.
-  std::vector<sweep::Scenario> scenarios;
-  std::string emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
+  const GpuRuns runs = RunPerGpuType("plan", gpus, prices, base);
+  const std::vector<sweep::Outcome>& outcomes = runs.outcomes;
+  const std::string& emit_dir = runs.emit_dir;  // --emit DIR: each GPU type's files in DIR/<gpu>
   for (size_t k = 0; k < gpus.size(); ++k) {
-    scenarios.push_back(GpuScenario("plan", k, gpus, prices, base));
-    emit_dir = EmitPerGpuType(&scenarios.back().argv, gpus[k]);
-    scenarios.back().argv.push_back("--json");
-  }
-  const std::vector<sweep::Outcome> outcomes = RunPerGpuType(scenarios);
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    const sweep::Scenario& s = scenarios[k];
+    const sweep::Scenario& s = runs.scenarios[k];
     const sweep::Outcome& o = outcomes[k];
     nlohmann::json entry = {{"exit_code", o.exit_code}, {"stdout", o.stdout_text}};
     nlohmann::json sum = sweep::Summary(s, entry);

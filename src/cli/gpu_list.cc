@@ -130,19 +130,27 @@ std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gp
   return dir;
 }
 
-std::vector<sweep::Outcome> RunPerGpuType(const std::vector<sweep::Scenario>& scenarios) {
+GpuRuns RunPerGpuType(const std::string& command, const std::vector<std::string>& gpus,
+                      const std::vector<std::string>& prices, const std::vector<std::string>& base) {
+  GpuRuns r;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    r.scenarios.push_back(GpuScenario(command, k, gpus, prices, base));
+    r.emit_dir = EmitPerGpuType(&r.scenarios.back().argv, gpus[k]);
+    r.scenarios.back().argv.push_back("--json");
+  }
   const sweep::Runner run = PlanRunner();
-  std::vector<sweep::Outcome> outcomes(scenarios.size());
+  r.outcomes.resize(r.scenarios.size());
   std::mutex progress_mu;
-  ParallelFor(static_cast<int>(scenarios.size()), HardwareJobs(), [&](int k) {
-    const sweep::Scenario& s = scenarios[static_cast<size_t>(k)];
+  ParallelFor(static_cast<int>(r.scenarios.size()), HardwareJobs(), [&](int k) {
+    const sweep::Scenario& s = r.scenarios[static_cast<size_t>(k)];
     if (!JsonMode() && StderrIsTerminal()) {
       std::lock_guard<std::mutex> lock(progress_mu);
-      fmt::print(stderr, "l2s {}: {} ({} of {})...\n", s.command, s.gpu, k + 1, scenarios.size());
+      fmt::print(stderr, "l2s {}: {} ({} of {})...\n", s.command, s.gpu, k + 1,
+                 r.scenarios.size());
     }
-    outcomes[static_cast<size_t>(k)] = run(s);
+    r.outcomes[static_cast<size_t>(k)] = run(s);
   });
-  return outcomes;
+  return r;
 }
 
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {

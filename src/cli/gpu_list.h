@@ -59,10 +59,17 @@ sweep::Scenario GpuScenario(const std::string& command, size_t k,
 // folder of their own, not all written into one); returns DIR ("" without --emit).
 std::string EmitPerGpuType(std::vector<std::string>* args, const std::string& gpu);
 
-// Every GPU type's child run at once (one per core, cli::PlanRunner), in scenario order; on a
-// terminal a progress line per start ("l2s capacity: h100 (1 of 3)..."; in logs and pipes a usage
-// error every GPU shares stays the one line on stderr, CommonInputError).
-std::vector<sweep::Outcome> RunPerGpuType(const std::vector<sweep::Scenario>& scenarios);
+// Every GPU type's `l2s COMMAND ... --json` at once (one per core, cli::PlanRunner), in --gpu's
+// order: GpuScenario's arguments with --emit DIR made DIR/<gpu>. On a terminal a progress line per
+// start ("l2s capacity: h100 (1 of 3)..."; in logs and pipes a usage error every GPU shares stays
+// the one line on stderr, CommonInputError).
+struct GpuRuns {
+  std::vector<sweep::Scenario> scenarios;
+  std::vector<sweep::Outcome> outcomes;  // one per scenario
+  std::string emit_dir;                  // --emit's DIR ("" without --emit)
+};
+GpuRuns RunPerGpuType(const std::string& command, const std::vector<std::string>& gpus,
+                      const std::vector<std::string>& prices, const std::vector<std::string>& base);
 
 // A plan's strategy text without the per-operator dims, for the table: a named engine decides
 // them (they are its own, the same for every plan of it), the full text is in --json. Handles
