@@ -7,6 +7,7 @@ build, target _l2s, in <repo>/build-python) against Debian's pybind11 headers; n
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,15 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+
+
+def project_version():
+    """The version in the repository's CMakeLists.txt project() line: one place for it."""
+    with open(os.path.join(REPO, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(l2s VERSION ([0-9.]+)", f.read())
+    if not m:
+        raise RuntimeError("no `project(l2s VERSION x.y.z` line in CMakeLists.txt")
+    return m.group(1)
 
 
 class CMakeBuild(build_ext):
@@ -42,7 +52,7 @@ class CMakeBuild(build_ext):
 
 setup(
     name="l2s",
-    version="0.1.0",
+    version=project_version(),
     description="Plan how to shard an LLM across a GPU cluster for inference (l2s, in-process)",
     packages=["l2s"],
     ext_modules=[Extension("l2s._l2s", sources=[])],

@@ -20,7 +20,7 @@ import re as _re
 
 from . import _l2s
 
-__all__ = ["Error", "Interrupted", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
+__all__ = ["__version__", "version", "Error", "Interrupted", "Result", "run", "plan", "eval", "describe", "validate", "explain", "space",
            "compare", "capacity", "sweep", "command"]
 
 
@@ -129,6 +129,19 @@ def run(*args):
     """Runs ``l2s ARGS...`` in this process; returns (exit_code, stdout, stderr) as text."""
     code, out, err = _l2s.run([str(a) for a in args])
     return code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def version():
+    """The build's version line without the leading ``l2s``, as ``l2s --version`` prints it:
+    the project version and, for a build from a git checkout, the commit it was built from
+    (e.g. ``0.1.0 (git 746f9f0)``)."""
+    code, out, _ = run("--version")
+    if code != 0 or not out.startswith("l2s "):
+        raise Error(f"l2s --version failed (exit {code})", code)
+    return out.strip()[len("l2s "):]
+
+
+__version__ = version().split(" ")[0]
 
 
 def _message(err, parsed):

@@ -394,3 +394,12 @@ def test_plan_replicas_and_instance_gpus_from_python():
     one = l2s.plan(**q, instance_gpus=8)
     assert one.best.instances == 1 and one.replicas.fixed
     assert one.best.tokens_per_s_per_gpu <= r.best.tokens_per_s_per_gpu * (1 + 1e-9)
+
+
+def test_version_is_the_binarys_and_the_projects():
+    out = subprocess.run([L2S_BIN, "--version"], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "l2s " + l2s.version()
+    with open(os.path.join(HERE, "..", "..", "CMakeLists.txt"), encoding="utf-8") as f:
+        project = re.search(r"project\(l2s VERSION ([0-9.]+)", f.read()).group(1)
+    assert l2s.__version__ == project
+    assert l2s.version().startswith(project)

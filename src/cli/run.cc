@@ -25,12 +25,9 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "common/text.h"
+#include "l2s_version.h"  // generated at build time: L2S_VERSION (cmake/write_version_header.cmake)
 
 namespace l2s::cli {
-
-#ifndef L2S_VERSION
-#define L2S_VERSION "unknown"
-#endif
 
 namespace {
 

@@ -3,6 +3,7 @@
 // folder and a temporary HuggingFace cache, a JSON object on every --json exit, --version.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -76,6 +77,33 @@ TEST(InputsCli, Version) {
   EXPECT_EQ(r.out.rfind("l2s 0.1.0", 0), 0u) << r.out;
   EXPECT_EQ(Lines(r.out), 1) << r.out;
   EXPECT_EQ(r.err, "");
+}
+
+// `git describe` of the source tree without --dirty, or "" when git does not answer there.
+std::string GitDescribe() {
+  const std::string cmd =
+      std::string("git -C '") + L2S_SOURCE_DIR + "' describe --tags --always 2>/dev/null";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  if (::pclose(p) != 0) return "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The version names the commit the binary was built from: it is written at build time, so a
+// commit after configuring does not leave --version naming the older one (it did: the text was
+// taken once, when cmake configured).
+TEST(InputsCli, VersionNamesTheCommitBuilt) {
+  const std::string describe = GitDescribe();
+  if (describe.empty()) GTEST_SKIP() << "the source tree is not a git checkout git can read";
+  const Result r = RunL2s({"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string want = "l2s 0.1.0 (git " + describe;
+  EXPECT_EQ(r.out.rfind(want, 0), 0u) << r.out << " (want it to start with " << want
+                                      << "; rebuild after committing)";
 }
 
 TEST(InputsCli, MisspelledKeyAndBadDtypeWarn) {
