@@ -68,6 +68,8 @@ std::string Workload::Label() const {
   if (input || output)
     s += fmt::format(" {}/{}", input ? std::to_string(*input) : "-", output ? std::to_string(*output) : "-");
   if (context) s += fmt::format(" ctx {}", *context);
+  if (rate) s += fmt::format(" at {} req/s", *rate);
+  if (concurrency) s += fmt::format(" x{} clients", *concurrency);
   return s;
 }
 
@@ -172,18 +174,26 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
           auto n = PositiveInt(*it, fmt::format("workload '{}'", k), name);
           if (!n.ok()) return n.status();
           (k == "input" ? w.input : k == "output" ? w.output : w.context) = *n;
+        } else if (k == "rate") {
+          if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+            return Bad(name, fmt::format("workload 'rate' is requests/s > 0, got {}", it->dump()));
+          w.rate = it->get<double>();
+        } else if (k == "concurrency") {
+          auto n = PositiveInt(*it, "workload 'concurrency'", name);
+          if (!n.ok()) return n.status();
+          w.concurrency = *n;
         } else {
           // The CLI's spellings of the same lengths: name the grid's.
           const std::string hint = k == "isl"   ? "; the prompt length is 'input' here"
                                    : k == "osl" ? "; the output length is 'output' here"
                                                 : "";
           return Bad(name, fmt::format("unknown workload key '{}' (expected mode, input, output, "
-                                       "context{})",
+                                       "context, rate, concurrency{})",
                                        k, hint));
         }
       }
     } else if (!v.is_null()) {
-      return Bad(name, fmt::format("each of 'workloads' is a mapping {{mode, input, output, context}}, got {}", v.dump()));
+      return Bad(name, fmt::format("each of 'workloads' is a mapping {{mode, input, output, context, rate, concurrency}}, got {}", v.dump()));
     }
     // The lengths the mode reads, by plan's own rule (cli::UnreadLength: serve input and output,
     // prefill input, decode context; no mode: serve with an output, else decode), said once for
@@ -204,6 +214,19 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
                                      v.dump(), ModeName(mode),
                                      f == "--isl" ? "input" : f == "--osl" ? "output" : "context"));
       }
+    // A traffic is served: plan simulates --rate/--concurrency for serving only, one of the two.
+    if (w.rate && w.concurrency)
+      return Bad(name, fmt::format("workload {}: rate (open loop) and concurrency (closed loop) are "
+                                   "two traffics; give one",
+                                   v.dump()));
+    if ((w.rate || w.concurrency) && !asked.empty() && asked != "serve")
+      return Bad(name, fmt::format("workload {}: a traffic (rate or concurrency) is served: mode "
+                                   "serve, with input and output",
+                                   v.dump()));
+    if ((w.rate || w.concurrency) && asked.empty() && !w.output)
+      return Bad(name, fmt::format("workload {}: a traffic (rate or concurrency) is served: give "
+                                   "its output length ('output')",
+                                   v.dump()));
     g.workloads.push_back(w);
   }
   auto is_price = [](const json& v) {
@@ -244,10 +267,17 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
     if (!p.is_object()) return Bad(name, "'plan' is a mapping of plan flags, e.g. {budget: 200, seed: 0}");
     static const std::set<std::string> kOwned = {"model", "gpu", "gpus", "mode", "isl", "osl", "context",
                                                  "slo", "engine", "json", "out", "pareto", "emit"};
+    const bool workload_traffic = std::any_of(g.workloads.begin(), g.workloads.end(), [](const Workload& w) {
+      return w.rate.has_value() || w.concurrency.has_value();
+    });
     for (auto it = p.begin(); it != p.end(); ++it) {
       const std::string& k = it.key();
       if (kOwned.count(k))
         return Bad(name, fmt::format("plan flag '{}' is set by the grid's axes or the sweep itself", k));
+      if (workload_traffic && (k == "rate" || k == "concurrency" || k == "trace"))
+        return Bad(name, fmt::format("plan flag '{}' and a workload's rate or concurrency are two "
+                                     "traffics; give the traffic in one place",
+                                     k));
       if (it->is_boolean()) {
         if (it->get<bool>()) g.plan_flags.push_back({"--" + k, ""});
       } else if (it->is_string() || it->is_number()) {
@@ -314,6 +344,8 @@ std::vector<Scenario> Expand(const Grid& g) {
                 if (w.input) add("--isl", std::to_string(*w.input));
                 if (w.output) add("--osl", std::to_string(*w.output));
                 if (w.context) add("--context", std::to_string(*w.context));
+                if (w.rate) add("--rate", fmt::format("{}", *w.rate));
+                if (w.concurrency) add("--concurrency", std::to_string(*w.concurrency));
                 add("--slo", slo);
                 add("--engine", engine);
                 if (kPlanTakesPrice && price) add("--price-per-gpu-hour", fmt::format("{}", *price));

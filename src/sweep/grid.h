@@ -7,6 +7,7 @@
 //   workloads:                             # --mode/--isl/--osl/--context
 //     - {mode: serve, input: 2048, output: 256}
 //     - {mode: decode, context: 8192}
+//     - {input: 2048, output: 256, rate: 5}      # a traffic: --rate (or concurrency: --concurrency)
 //   slos: ["ttft_ms=2000,tpot_ms=50", {tpot_ms: 30}, none]   # --slo ("none"/null: no flag)
 //   engines: [vllm, sglang]                # --engine
 //   prices: [2.5]                          # price_per_gpu_hour: a column (see Scenario::price)
@@ -33,7 +34,11 @@ namespace l2s::sweep {
 struct Workload {
   std::string mode;  // "" = plan's default
   std::optional<int64_t> input, output, context;
-  std::string Label() const;  // "serve 2048/256", "decode ctx 8192", "default"
+  // A traffic the plan is simulated under (plan --rate / --concurrency, percentile SLOs): at most
+  // one of the two, serving workloads only.
+  std::optional<double> rate;             // requests/s, open loop
+  std::optional<int64_t> concurrency;     // clients in flight, closed loop
+  std::string Label() const;  // "serve 2048/256", "serve 2048/256 at 5 req/s", "decode ctx 8192", "default"
 };
 
 struct Scenario {

@@ -196,6 +196,24 @@ StatusOr<std::vector<json>> ReadStore(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// The number after `flag` in the scenario's plan arguments (a workload's traffic or the grid's
+// `plan` flags put it there), or null.
+json FlagNumber(const Scenario& s, const char* flag) {
+  for (size_t i = 0; i + 1 < s.argv.size(); ++i)
+    if (s.argv[i] == flag) {
+      try {
+        return json::parse(s.argv[i + 1]);
+      } catch (const std::exception&) {
+        return json(s.argv[i + 1]);
+      }
+    }
+  return json(nullptr);
+}
+
+}  // namespace
+
 json Summary(const Scenario& s, const json& entry) {
   json r = json::object();
   r["index"] = s.index;
@@ -256,6 +274,9 @@ json Summary(const Scenario& s, const json& entry) {
     r[col] = served && best["serve"].contains(metric) && best["serve"][metric].is_object()
                  ? best["serve"][metric].value("p99", json(nullptr))
                  : json(nullptr);
+  // The traffic the scenario was planned under, from its plan arguments (null: none).
+  r["rate"] = FlagNumber(s, "--rate");
+  r["concurrency"] = FlagNumber(s, "--concurrency");
   return r;
 }
 
@@ -264,7 +285,7 @@ std::string CsvText(const std::vector<json>& rows) {
                                 "slo", "engine_asked", "price_per_gpu_hour", "exit_code", "valid", "engine",
                                 "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "usd_per_mtok_output", "usd_per_mtok_total",
                                 "tokens_per_joule_output", "gpus", "serving", "strategy", "reason",
-                                "p99_ttft_ms", "p99_tpot_ms"};
+                                "p99_ttft_ms", "p99_tpot_ms", "rate", "concurrency"};
   std::string out;
   for (size_t i = 0; i < std::size(kCols); ++i) {
     if (i) out += ',';

@@ -90,6 +90,39 @@ TEST(Grid, ExpandsInGridOrderWithArgv) {
   EXPECT_EQ(HashArgs(std::vector<std::string>{}), "cbf29ce484222325");  // the offset basis
 }
 
+// A traffic axis: each workload's rate or concurrency reaches its scenarios' plan flags, after
+// the lengths, and their labels; a workload without one plans the steady state.
+TEST(Grid, WorkloadTrafficIsAnAxis) {
+  auto y = ParseYamlSubset(
+      "models: m\nworkloads:\n  - {input: 1024, output: 256, rate: 2.5}\n"
+      "  - {input: 1024, output: 256, concurrency: 32}\n  - {input: 1024, output: 256}\n"
+      "slos: \"p99_ttft_ms=2000\"\n",
+      "g.yaml");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  auto g = GridFromJson(*y, "g");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto s = Expand(*g);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].argv, (std::vector<std::string>{"--model", "m", "--isl", "1024", "--osl", "256", "--rate",
+                                                 "2.5", "--slo", "p99_ttft_ms=2000", "--json"}));
+  EXPECT_EQ(s[1].argv, (std::vector<std::string>{"--model", "m", "--isl", "1024", "--osl", "256",
+                                                 "--concurrency", "32", "--slo", "p99_ttft_ms=2000", "--json"}));
+  EXPECT_EQ(s[0].Label(), "m (gpu) default 1024/256 at 2.5 req/s slo p99_ttft_ms=2000");
+  EXPECT_EQ(s[1].Label(), "m (gpu) default 1024/256 x32 clients slo p99_ttft_ms=2000");
+  EXPECT_EQ(s[2].Label(), "m (gpu) default 1024/256 slo p99_ttft_ms=2000");
+  EXPECT_NE(s[0].id, s[2].id);
+  // The results carry the traffic as columns, read from the plan flags.
+  const json r0 = Summary(s[0], json());
+  EXPECT_EQ(r0["rate"], 2.5);
+  EXPECT_TRUE(r0["concurrency"].is_null());
+  EXPECT_EQ(Summary(s[1], json())["concurrency"], 32);
+  EXPECT_TRUE(Summary(s[2], json())["rate"].is_null());
+  const std::string csv = CsvText({r0});
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header.substr(header.size() - std::string(",rate,concurrency").size()), ",rate,concurrency");
+  EXPECT_EQ(csv.substr(csv.size() - std::string(",2.5,\n").size()), ",2.5,\n") << csv;
+}
+
 TEST(Grid, AbsentAxesAreOneDefaultScenario) {
   auto g = GridFromJson(json::parse(R"({"models":"llama-3.1-8b"})"), "g");
   ASSERT_TRUE(g.ok());
@@ -130,11 +163,27 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({})", "g: an empty grid: give at least one axis (models:, gpus:, counts:, ...)"},
       {R"({"models":[]})", "g: 'models' is an empty list"},
       {R"({"workloads":[{"mode":"serve","isl":5}]})",
-       "g: unknown workload key 'isl' (expected mode, input, output, context; the prompt length "
-       "is 'input' here)"},
+       "g: unknown workload key 'isl' (expected mode, input, output, context, rate, "
+       "concurrency; the prompt length is 'input' here)"},
       {R"({"workloads":[{"mode":"serve","input":5,"osl":5}]})",
-       "g: unknown workload key 'osl' (expected mode, input, output, context; the output length "
-       "is 'output' here)"},
+       "g: unknown workload key 'osl' (expected mode, input, output, context, rate, "
+       "concurrency; the output length is 'output' here)"},
+      // A traffic: one of rate and concurrency, on a serving workload, given in one place.
+      {R"({"workloads":[{"input":5,"output":5,"rate":2,"concurrency":4}]})",
+       "g: workload {\"concurrency\":4,\"input\":5,\"output\":5,\"rate\":2}: rate (open loop) "
+       "and concurrency (closed loop) are two traffics; give one"},
+      {R"({"workloads":[{"mode":"decode","context":64,"rate":2}]})",
+       "g: workload {\"context\":64,\"mode\":\"decode\",\"rate\":2}: a traffic (rate or "
+       "concurrency) is served: mode serve, with input and output"},
+      {R"({"workloads":[{"context":64,"concurrency":8}]})",
+       "g: workload {\"concurrency\":8,\"context\":64}: a traffic (rate or concurrency) is served: "
+       "give its output length ('output')"},
+      {R"({"workloads":[{"input":5,"output":5,"rate":0}]})", "g: workload 'rate' is requests/s > 0, got 0"},
+      {R"({"workloads":[{"input":5,"output":5,"concurrency":1.5}]})",
+       "g: workload 'concurrency' must be a positive integer, got 1.5"},
+      {R"({"workloads":[{"input":5,"output":5,"rate":2}],"plan":{"rate":3}})",
+       "g: plan flag 'rate' and a workload's rate or concurrency are two traffics; give the "
+       "traffic in one place"},
       // A length the workload's mode does not read (plan would refuse each scenario).
       {R"({"workloads":[{"mode":"serve","input":5,"output":5,"context":64}]})",
        "g: workload {\"context\":64,\"input\":5,\"mode\":\"serve\",\"output\":5}: mode serve "
@@ -281,8 +330,8 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   }
   const std::string csv = Slurp(root / "a" / "results.csv");
   EXPECT_NE(csv.find("\n2,"), std::string::npos);
-  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",,,\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",,,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit,,,,\n"), std::string::npos) << csv;
   // The store holds the plan's stdout byte for byte.
   std::ifstream store(root / "a" / "results.jsonl");
   std::string first;
