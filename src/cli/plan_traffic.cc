@@ -73,11 +73,32 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
 
 namespace {
 
+// What `gpus` GPUs cost at the output tokens/s a traffic's run served (as `l2s capacity` prices
+// a deployment), not at the steady state of a full deployment.
+plan::Cost ServedCost(const serve::ServeSummary& s, const Workload& w, const ClusterSpec& c, int gpus) {
+  return plan::CostOf(gpus > 0 ? s.output_tokens_per_s / gpus : 0.0, w, c, gpus);
+}
+
+// A pick's cost lines: at its steady state within the SLOs (the plan's figure) and at the rate
+// the traffic is served ("" when CostLine has nothing to say).
+std::string PickCostLines(const plan::Cost& steady, const plan::Cost& served,
+                          const serve::ServeSummary& s) {
+  std::string out;
+  if (const std::string line = CostLine(steady); !line.empty())
+    out += "  cost at its steady state (the running limit full): " + line + "\n";
+  if (s.unstable) return out;
+  if (const std::string line = CostLine(served, /*hourly=*/true); !line.empty())
+    out += fmt::format("  cost at the rate the traffic is served ({} output tokens/s): {}\n",
+                       Thousands(s.output_tokens_per_s), line);
+  return out;
+}
+
 json CandidateJson(const serve::SloCandidate& c) {
   json j;
   j["strategy"] = ToText(c.strategy);
   j["batch"] = c.strategy.batch;
   j["tokens_per_s_per_gpu"] = c.steady.tokens_per_s_per_gpu;
+  j["tpot_ms"] = c.steady.tpot_s * 1e3;  // its steady state at that running limit
   j["meets"] = c.meets;
   j["misses"] = c.meets ? json() : json(c.why);
   j["serve"] = serve::SummaryJson(c.summary);
@@ -156,7 +177,8 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   // again long enough for a steady state and the candidates simulated again, up to twice.
   if (Status st = RedrawWhileABurst(
           t.traffic, p.workload.isl, p.workload.osl, t.seed, "plan", &*reqs,
-          [&] {
+          [&]() -> const serve::ServeSummary* {
+            if (pick->simulated.empty()) return nullptr;
             return &(pick->found ? pick->simulated[pick->best] : pick->simulated.front()).summary;
           },
           [&] {
@@ -171,9 +193,24 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
     r.body += fmt::format("replicas: {} instances of {} GPUs behind the router, each candidate "
                           "below one instance's layout\n",
                           instances, p.cluster.num_gpus);
+  const double tpot_bound_s = serve::TpotBoundS(t.slos);
+  if (pick->simulated.empty()) {
+    r.failure = fmt::format(
+        "no candidate decodes within the TPOT SLO ({:g} ms) even at a running limit of 1 "
+        "request per rank ({} candidate layouts; their steady-state TPOT at batch 1 exceeds it)",
+        tpot_bound_s * 1e3, pick->left_out);
+    return r;
+  }
   r.body += fmt::format(
       "\ncandidates by steady-state tokens/s per GPU, best first ({} simulated of {}):\n",
       pick->simulated.size(), pick->candidates);
+  if (pick->lowered + pick->left_out > 0)
+    r.body += fmt::format(
+        "  (running limits held to the TPOT SLO: {} candidate{} at the largest batch whose "
+        "steady-state TPOT is within {:g} ms{})\n",
+        pick->lowered, pick->lowered == 1 ? "" : "s", tpot_bound_s * 1e3,
+        pick->left_out > 0 ? fmt::format(", {} left out (over it at batch 1)", pick->left_out)
+                           : std::string());
   r.body += fmt::format("  {:>12} {:>6} {:>10} {:>10} {:>10}  {}\n", "tokens/s/GPU", "batch",
                         "p99 TTFT", "p99 TPOT", "p99 E2E", "strategy; SLO");
   for (const serve::SloCandidate& c : pick->simulated) {
@@ -202,6 +239,8 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   tr["slo"] = t.slo_text;
   tr["candidates"] = pick->candidates;
   tr["simulated"] = pick->simulated.size();
+  tr["running_limits_lowered"] = pick->lowered;
+  tr["running_limits_left_out"] = pick->left_out;
   json tried = json::array();
   for (const serve::SloCandidate& c : pick->simulated) tried.push_back(CandidateJson(c));
   tr["tried"] = tried;
@@ -218,12 +257,15 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   const plan::Cost cost = plan::CostOf(b.steady.tokens_per_s_per_gpu, p.workload,
                                        deployment.cluster, deployment.cluster.num_gpus);
   best["cost"] = CostJson(cost);
+  const plan::Cost served = ServedCost(b.summary, p.workload, deployment.cluster,
+                                       deployment.cluster.num_gpus);
+  best["cost_at_traffic"] = b.summary.unstable ? json(nullptr) : json(CostJson(served));
   r.best = best;
   r.pick = fmt::format("best within the SLOs: {:.2f} tokens/s per GPU (steady state), max running "
                        "{} per rank\n  {}\n",
                        b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
   r.pick += ServeSummaryText(b.summary);
-  if (const std::string line = CostLine(cost); !line.empty()) r.pick += "  cost: " + line + "\n";
+  r.pick += PickCostLines(cost, served, b.summary);
   if (o.have_recommended && pick->best > 0)
     r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                           o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
@@ -302,11 +344,29 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   };
   std::vector<Tried> tried;
   int best = -1;
-  // The deployment at the decode batch and its halvings, the first meeting every SLO picked.
+  // The decode running limit the TPOT SLO survives (serve/slo_pick.h): the plan's decode batch,
+  // else the largest whose steady-state TPOT (DisaggModel::Combine) is within the SLO.
+  const double tpot_bound_s = serve::TpotBoundS(t.slos);
+  auto tpot_at = [&](int batch) {
+    const Evaluation ed = m.DecodeSim(gd).EvaluateAtBatch(e.decode.strategy, batch);
+    if (!ed.valid()) return std::numeric_limits<double>::infinity();
+    return m.Combine(gp, e.prefill.strategy, e.prefill.eval, gd, e.decode.strategy, ed).tpot_s;
+  };
+  const int full = std::max(1, e.decode.eval.batch);
+  const int start = tpot_at(full) <= tpot_bound_s ? full
+                                                  : serve::LargestBatchWithin(full - 1, tpot_bound_s, tpot_at);
+  if (start == 0) {
+    r.failure = fmt::format(
+        "the disaggregated deployment's decode TPOT exceeds the TPOT SLO ({:g} ms) even at a "
+        "running limit of 1 request per rank",
+        tpot_bound_s * 1e3);
+    return r;
+  }
+  // The deployment at that decode batch and its halvings, the first meeting every SLO picked.
   auto simulate = [&]() -> Status {
     tried.clear();
     best = -1;
-    for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
+    for (int b = start, k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
       serve::ServeOptions so = *base;
       so.max_running = b;
       auto sim = serve::MakeSizedDisagg(lay, pc->get(), dc->get(), so, np, nd, serve.workload.isl,
@@ -339,6 +399,10 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
                   ShortText(serve.model, sp), nd, gd, ShortText(serve.model, sd));
   r.body = fmt::format("deployment (steady-state best, {:.2f} tokens/s per GPU): {}\n\n",
                        e.tokens_per_s_per_gpu, deployment);
+  if (start < full)
+    r.body += fmt::format("  (decode running limit held to the TPOT SLO: {}, the largest batch whose "
+                          "steady-state TPOT is within {:g} ms, not the plan's {})\n",
+                          start, tpot_bound_s * 1e3, full);
   r.body += fmt::format("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", "decode batch", "p99 TTFT",
                         "p99 TPOT", "p99 E2E", "p99 KV xfer", "SLO");
   for (const Tried& x : tried) {
@@ -400,13 +464,15 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   const plan::Cost cost = plan::CostOf(r.tokens_per_s_per_gpu, serve.workload,
                                        m.setup().serve.cluster, e.total_gpus);
   bj["cost"] = CostJson(cost);
+  const plan::Cost served = ServedCost(b.summary, serve.workload, m.setup().serve.cluster, e.total_gpus);
+  bj["cost_at_traffic"] = b.summary.unstable ? json(nullptr) : json(CostJson(served));
   bj["meets"] = true;
   bj["serve"] = serve::SummaryJson(b.summary);
   r.pick = fmt::format("best within the SLOs: {}, decode max running {} per rank ({:.2f} tokens/s "
                        "per GPU, steady state)\n",
                        deployment, b.max_running, r.tokens_per_s_per_gpu);
   r.pick += ServeSummaryText(b.summary);
-  if (const std::string line = CostLine(cost); !line.empty()) r.pick += "  cost: " + line + "\n";
+  r.pick += PickCostLines(cost, served, b.summary);
   if (auto launches = plan::DisaggLaunches(d, b.max_running); launches.ok())
     r.launch = DisaggLaunchJson(*launches);
   // The pools' servers on the plan's nodes, each admitting what the simulated one did.

@@ -1,11 +1,32 @@
 #include "serve/slo_pick.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "serve/step_cost.h"
 
 namespace l2s::serve {
+
+double TpotBoundS(const std::vector<Slo>& slos) {
+  double bound = std::numeric_limits<double>::infinity();
+  for (const Slo& s : slos)
+    if (s.metric == Metric::kTpot) bound = std::min(bound, s.limit_ms * 1e-3);
+  return bound;
+}
+
+int LargestBatchWithin(int hi, double bound_s, const std::function<double(int)>& tpot_s_at) {
+  if (hi < 1 || !(tpot_s_at(1) <= bound_s)) return 0;
+  int lo = 1;  // tpot_s_at(lo) <= bound_s
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (tpot_s_at(mid) <= bound_s) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
 
 StatusOr<SloPick> PickBySlos(const Simulator& sim,
                              const std::vector<std::pair<Strategy, Evaluation>>& given,
@@ -20,21 +41,40 @@ StatusOr<SloPick> PickBySlos(const Simulator& sim,
   };
   std::vector<Cand> cands;
   std::map<std::string, bool> seen;
+  const double bound_s = TpotBoundS(slos);
   auto add = [&](Strategy s, const Evaluation& e, size_t order) {
-    if (!e.valid() || e.batch < 1) return;
+    if (!e.valid() || e.batch < 1 || e.tpot_s > bound_s) return;
     s.batch = e.batch;
     if (!seen.emplace(ToText(s), true).second) return;
     cands.push_back({s, e, order});
   };
+  SloPick out;
   for (size_t i = 0; i < given.size(); ++i) {
-    if (!given[i].second.valid()) continue;
-    add(given[i].first, given[i].second, i);
-    int b = given[i].second.batch;
+    if (!given[i].second.valid() || given[i].second.batch < 1) continue;
+    const Strategy& s = given[i].first;
+    Evaluation e = given[i].second;
+    if (e.tpot_s > bound_s) {
+      // The largest running limit whose steady state meets the TPOT SLO.
+      const int b = LargestBatchWithin(e.batch - 1, bound_s, [&](int batch) {
+        const Evaluation at = sim.EvaluateAtBatch(s, batch);
+        return at.valid() ? at.tpot_s : std::numeric_limits<double>::infinity();
+      });
+      if (b == 0) {
+        ++out.left_out;
+        continue;
+      }
+      ++out.lowered;
+      e = sim.EvaluateAtBatch(s, b);
+    }
+    add(s, e, i);
+    int b = e.batch;
     for (int h = 0; h < opt.halvings && b > 1; ++h) {
       b /= 2;
-      add(given[i].first, sim.EvaluateAtBatch(given[i].first, b), i);
+      add(s, sim.EvaluateAtBatch(s, b), i);
     }
   }
+  // Every candidate over the TPOT SLO at batch 1: nothing to simulate, none found.
+  if (cands.empty() && out.left_out > 0) return out;
   if (cands.empty()) return Status::Invalid("no valid candidate deployment to simulate");
   std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
     if (a.e.tokens_per_s_per_gpu != b.e.tokens_per_s_per_gpu)
@@ -42,7 +82,6 @@ StatusOr<SloPick> PickBySlos(const Simulator& sim,
     if (a.order != b.order) return a.order < b.order;
     return a.e.batch > b.e.batch;
   });
-  SloPick out;
   out.candidates = static_cast<int64_t>(cands.size());
   const Problem& p = sim.problem();
   for (const Cand& c : cands) {

@@ -8,8 +8,16 @@
 //   by tokens/s per GPU (best first; ties: the given order, then the larger batch). They are
 //   simulated in that order, each with max running requests per rank = its batch; the first that
 //   meets every SLO is the answer (so it is the best candidate that meets them).
+//   Running limits the TPOT SLO survives: a candidate's batch is the running limit its server is
+//   launched with and its steady state is what the plan reports, so with a TPOT SLO (any
+//   statistic; the strictest) a given candidate whose steady-state TPOT at its batch exceeds the
+//   limit enters at the largest batch whose steady-state TPOT meets it (a full deployment decodes
+//   every token at the steady-state TPOT, so its P99 is that too), and one whose batch 1 exceeds
+//   it is left out. A light traffic meets the SLOs at any running limit; without this the pick
+//   reported, priced and launched a running limit whose TPOT breaks the SLO once it is reached.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,10 +50,20 @@ struct SloPick {
   int best = -1;                       // index into simulated
   std::vector<SloCandidate> simulated;  // in the order simulated (best steady state first)
   int64_t candidates = 0;              // candidates after halvings and deduplication
+  int64_t lowered = 0;   // given candidates entered at a smaller batch for the TPOT SLO
+  int64_t left_out = 0;  // given candidates whose batch 1 exceeds the TPOT SLO
 };
 
+// The strictest TPOT limit of `slos` (any statistic), seconds; +infinity without a TPOT SLO.
+double TpotBoundS(const std::vector<Slo>& slos);
+
+// The largest batch in [1, hi] with tpot_s_at(batch) <= bound_s, by bisection (TPOT taken as
+// nondecreasing in the batch; the answer itself is checked); 0 when none (batch 1 exceeds it).
+int LargestBatchWithin(int hi, double bound_s, const std::function<double(int)>& tpot_s_at);
+
 // `given`: valid strategies with their steady-state evaluations (e.g. the plan's evaluated sets);
-// `requests`/`concurrency` as ServeSim::Run takes them. Errors: no candidate, empty SLOs.
+// `requests`/`concurrency` as ServeSim::Run takes them. Errors: no candidate, empty SLOs. When
+// every valid candidate exceeds the TPOT SLO at batch 1: not found, nothing simulated (left_out).
 StatusOr<SloPick> PickBySlos(const Simulator& sim,
                              const std::vector<std::pair<Strategy, Evaluation>>& given,
                              const std::vector<RequestSpec>& requests, int concurrency,

@@ -91,48 +91,65 @@ TEST(PickBySlos, BestSteadyStateMissesP99TtftAnotherLayoutMeetsIt) {
   EXPECT_LE(b.summary.ttft.p99 * 1e3, limit_ms);
 }
 
-// Hand-reasoned: a closed loop of N = the best batch's clients keeps N requests running; a
-// smaller max running request count B' < N decodes B' at a time, each decode step cheaper, so
-// its TPOT is lower. A P99 TPOT limit below the big batch's simulated P99 and above the
-// smallest halving's: the pick is a halving of the same layout, and every candidate simulated
-// before it misses the TPOT limit.
-TEST(PickBySlos, SmallerBatchMeetsP99TpotTheBestBatchMisses) {
+// Hand-reasoned: a TPOT SLO below the best batch's steady-state TPOT. Its running limit would
+// break the SLO once a traffic filled it, so the layout enters at the largest batch B whose
+// steady-state TPOT is within the limit (B + 1's is not), and its halvings below that. A closed
+// loop of N = the best batch's clients keeps B running (the rest queue): decode steps of B, the
+// P99 TPOT within the limit, so B itself is the pick.
+TEST(PickBySlos, RunningLimitIsHeldToTheTpotSlo) {
   const int64_t isl = 512, osl = 256;
   const Problem p = ServeProblem(1, isl, osl);
   const Simulator sim(p);
   const Strategy s = *FromText("tp=1", 1);
   const Evaluation e = sim.Evaluate(s);
   ASSERT_TRUE(e.valid());
-  ASSERT_GE(e.batch, 16);
+  ASSERT_GE(e.batch, 128);
   WorkloadSpec w;
   w.concurrency = e.batch;
   w.num_requests = 4 * e.batch;
   w.isl = isl;
   w.osl = osl;
   const std::vector<RequestSpec> reqs = *GenerateRequests(w);
-  // The simulated P99 TPOT of the best batch alone (no SLO to miss: an e2e limit nobody misses).
+  const double limit_s = 0.8 * e.tpot_s;
+  std::vector<Slo> slos{{Metric::kTpot, Stat::kP99, limit_s * 1e3}};
   SloPickOptions opt;
-  opt.halvings = 0;
-  auto big = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, {{Metric::kE2e, Stat::kP99, 1e9}}, opt);
-  ASSERT_TRUE(big.ok());
-  ASSERT_TRUE(big->found);
-  const double big_tpot = big->simulated[0].summary.tpot.p99;
-  std::vector<Slo> slos{{Metric::kTpot, Stat::kP99, 0.8 * big_tpot * 1e3}};
-  opt.halvings = 6;
   auto r = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, slos, opt);
-  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->lowered, 1);
+  EXPECT_EQ(r->left_out, 0);
   ASSERT_TRUE(r->found);
-  ASSERT_GE(r->best, 1);
-  EXPECT_EQ(r->simulated[0].strategy.batch, e.batch);
-  EXPECT_NEAR(r->simulated[0].summary.tpot.p99, big_tpot, 1e-12);
-  for (int i = 0; i < r->best; ++i) {
-    EXPECT_FALSE(r->simulated[i].meets);
-    EXPECT_NE(r->simulated[i].why.find("p99 tpot"), std::string::npos) << r->simulated[i].why;
-  }
-  const SloCandidate& b = r->simulated[r->best];
-  EXPECT_LT(b.strategy.batch, e.batch);
-  EXPECT_LE(b.summary.tpot.p99, 0.8 * big_tpot);
-  EXPECT_EQ(r->candidates, 1 + 6);  // the batch and its six halvings (e.batch >= 64)
+  EXPECT_EQ(r->best, 0);
+  const SloCandidate& b = r->simulated[0];
+  ASSERT_LT(b.strategy.batch, e.batch);
+  EXPECT_LE(b.steady.tpot_s, limit_s);
+  EXPECT_GT(sim.EvaluateAtBatch(s, b.strategy.batch + 1).tpot_s, limit_s);
+  EXPECT_EQ(b.steady.batch, b.strategy.batch);
+  EXPECT_LE(b.summary.tpot.p99, limit_s);
+  EXPECT_EQ(r->candidates, 1 + 6);  // B and its six halvings (B >= 64)
+  // Without a TPOT SLO the full batch is the first candidate.
+  auto free = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, {{Metric::kE2e, Stat::kP99, 1e9}}, opt);
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->lowered, 0);
+  EXPECT_EQ(free->simulated[0].strategy.batch, e.batch);
+  // A limit no batch meets: nothing simulated, not found.
+  auto none = PickBySlos(sim, {{s, e}}, reqs, w.concurrency, {{Metric::kTpot, Stat::kMean, 1e-3}}, opt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->found);
+  EXPECT_TRUE(none->simulated.empty());
+  EXPECT_EQ(none->left_out, 1);
+}
+
+TEST(LargestBatchWithin, Bisection) {
+  auto linear = [](int b) { return 0.010 + 0.001 * b; };  // 11 ms at 1, 50 ms at 40
+  EXPECT_EQ(LargestBatchWithin(100, 0.050, linear), 40);
+  EXPECT_EQ(LargestBatchWithin(30, 0.050, linear), 30);   // hi itself within
+  EXPECT_EQ(LargestBatchWithin(100, 0.0105, linear), 0);  // batch 1 over
+  EXPECT_EQ(LargestBatchWithin(0, 1.0, linear), 0);
+  EXPECT_EQ(LargestBatchWithin(1, 0.011, linear), 1);
+  EXPECT_EQ(TpotBoundS({{Metric::kTpot, Stat::kP99, 50}, {Metric::kTpot, Stat::kMean, 30},
+                        {Metric::kTtft, Stat::kP99, 10}}),
+            0.030);
+  EXPECT_TRUE(std::isinf(TpotBoundS({{Metric::kTtft, Stat::kP99, 10}})));
 }
 
 TEST(PickBySlos, Errors) {
