@@ -861,7 +861,7 @@ Runner RegisterCapacity(CLI::App& app) {
                   "your price in $ per GPU-hour: the answer's $ per hour and per million tokens "
                   "at the rate it serves (l2s has no built-in prices); with --gpu a,b,... one "
                   "price for all or p1,p2,... one per GPU type")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(FiniteRange(0.0, 1e6));
   AddEngineFlags(cmd, &p);
   cmd->add_option("--strategy", f->strategy, "one instance's layout, e.g. \"tp=8\" (else: size it)");
   cmd->add_option("--instances", f->instances, "instances of --strategy behind the router (1)");

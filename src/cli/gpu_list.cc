@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/run.h"
+#include "common/text.h"
 #include "common/parallel.h"
 #include "strategy/strategy.h"
 
@@ -175,6 +177,17 @@ StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {
           "--price-per-gpu-hour {}: {} prices for {} GPU types (give one, or one per GPU type in "
           "the order of --gpu)",
           l.price.value, l.prices.size(), l.gpus.size()));
+    // Each a price, checked before any GPU type is planned (as the flag's one price is).
+    for (size_t k = 0; k < l.prices.size(); ++k) {
+      const std::string& t = l.prices[k];
+      char* end = nullptr;
+      const double x = t.empty() ? -1 : std::strtod(t.c_str(), &end);
+      if (t.empty() || end != t.c_str() + t.size() || !(x >= 0 && x <= 1e6))
+        return Status::InvalidArgument(fmt::format(
+            "--price-per-gpu-hour {}: the price of {} must be a number from 0 to 1000000 $ per "
+            "GPU-hour, got \"{}\"",
+            l.price.value, l.gpus[k], PrintableText(t)));
+    }
   }
   return l;
 }

@@ -28,7 +28,7 @@ void AddOracleFlags(CLI::App* cmd, int64_t* calls, double* seconds, const char* 
                   fmt::format("deprecated: read as --oracle-calls SECONDS x {} (a bound in seconds "
                               "made the answer depend on the machine's load)",
                               kOracleCallsPerSecond))
-      ->check(CLI::Range(0.0, kMaxOracleSeconds));
+      ->check(FiniteRange(0.0, kMaxOracleSeconds));
 }
 
 int64_t OracleCallsOf(int64_t calls, double seconds) {
@@ -72,7 +72,7 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
                   "your price in $ per GPU-hour: plans then report $ per million tokens "
                   "(l2s has no built-in prices; default: the cluster file's price_per_gpu_hour); "
                   "with --gpu a,b,... one price for all or p1,p2,... one per GPU type")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(FiniteRange(0.0, 1e6));
   AddEngineFlags(cmd, f);
 }
 

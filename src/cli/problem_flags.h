@@ -40,6 +40,22 @@ constexpr double kMaxOracleSeconds = 7 * 24 * 3600.0;
 constexpr int64_t kMaxOracleCalls = int64_t{1} << 40;
 // Adds --oracle-calls (default *calls; `zero_means` what 0 does, e.g. "skips it") and
 // --oracle-seconds (deprecated; *seconds < 0: not given).
+// CLI::Range for a real-valued flag, with Range's message ("--rate must be from 0 to 1000000, got
+// nan" once run.cc words it), that also refuses nan: CLI::Range lets it through (every comparison
+// with nan is false), and a nan price or rate was then taken as not given, silently.
+inline CLI::Validator FiniteRange(double lo, double hi) {
+  CLI::Validator v(
+      [lo, hi](std::string& input) {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(input, x) || !(x >= lo && x <= hi))
+          return std::string("Value ") + input + " not in range " + std::to_string(lo) + " to " +
+                 std::to_string(hi);
+        return std::string();
+      },
+      "FLOAT in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+  return v;
+}
+
 void AddOracleFlags(CLI::App* cmd, int64_t* calls, double* seconds, const char* zero_means);
 // The bound in calls: seconds x kOracleCallsPerSecond when --oracle-seconds was given, else calls.
 int64_t OracleCallsOf(int64_t calls, double seconds);

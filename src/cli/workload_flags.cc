@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cli/problem_flags.h"
 #include "cli/report.h"
 #include "plan/capacity.h"
 #include "sim/simulator.h"
@@ -12,7 +13,7 @@
 namespace l2s::cli {
 
 void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
-  cmd->add_option("--rate", f->rate, "traffic, open loop: requests/s");
+  cmd->add_option("--rate", f->rate, "traffic, open loop: requests/s")->check(FiniteRange(0.0, 1e6));
   cmd->add_option("--burstiness", f->burstiness, "gamma shape of inter-arrival times (1 = Poisson)");
   cmd->add_option("--concurrency", f->concurrency, "traffic, closed loop: clients in flight");
   cmd->add_option("--requests", f->requests,

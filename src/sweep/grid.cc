@@ -175,8 +175,9 @@ StatusOr<Grid> GridFromJson(const json& j, const std::string& name) {
           if (!n.ok()) return n.status();
           (k == "input" ? w.input : k == "output" ? w.output : w.context) = *n;
         } else if (k == "rate") {
-          if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
-            return Bad(name, fmt::format("workload 'rate' is requests/s > 0, got {}", it->dump()));
+          if (!it->is_number() || !(it->get<double>() > 0 && it->get<double>() <= 1e6))
+            return Bad(name, fmt::format("workload 'rate' is requests/s in (0, 1e6] (plan's --rate), got {}",
+                                         it->dump()));
           w.rate = it->get<double>();
         } else if (k == "concurrency") {
           auto n = PositiveInt(*it, "workload 'concurrency'", name);

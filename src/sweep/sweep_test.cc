@@ -178,7 +178,9 @@ TEST(Grid, BadGridsGiveOneClearLine) {
       {R"({"workloads":[{"context":64,"concurrency":8}]})",
        "g: workload {\"concurrency\":8,\"context\":64}: a traffic (rate or concurrency) is served: "
        "give its output length ('output')"},
-      {R"({"workloads":[{"input":5,"output":5,"rate":0}]})", "g: workload 'rate' is requests/s > 0, got 0"},
+      {R"({"workloads":[{"input":5,"output":5,"rate":0}]})", "g: workload 'rate' is requests/s in (0, 1e6] (plan's --rate), got 0"},
+      {R"({"workloads":[{"input":5,"output":5,"rate":2e6}]})",
+       "g: workload 'rate' is requests/s in (0, 1e6] (plan's --rate), got 2000000.0"},
       {R"({"workloads":[{"input":5,"output":5,"concurrency":1.5}]})",
        "g: workload 'concurrency' must be a positive integer, got 1.5"},
       {R"({"workloads":[{"input":5,"output":5,"rate":2}],"plan":{"rate":3}})",

@@ -651,6 +651,20 @@ TEST(CapacityCli, SeveralGpuTypesAreSizedOneRowEach) {
        "the order of --gpu)"},
       {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "cheap"}),
        "--price-per-gpu-hour expects a number from 0 to 1000000, got \"cheap\""},
+      // Each price of a list is checked before anything is sized; nan is no price (it was taken
+      // as none, silently, as the flag's one nan price was).
+      {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "nan,2"}),
+       "--price-per-gpu-hour nan,2: the price of h100 must be a number from 0 to 1000000 $ per "
+       "GPU-hour, got \"nan\""},
+      {With(sizing, {"--gpu", "h100,b200", "--price-per-gpu-hour", "2,-1"}),
+       "--price-per-gpu-hour 2,-1: the price of b200 must be a number from 0 to 1000000 $ per "
+       "GPU-hour, got \"-1\""},
+      {With(sizing, {"--price-per-gpu-hour", "nan"}),
+       "--price-per-gpu-hour must be from 0 to 1000000, got nan"},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "nan", "--slo", "p99_ttft_ms=100"},
+       "--rate must be from 0 to 1000000, got nan"},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "1e12", "--slo", "p99_ttft_ms=100"},
+       "--rate must be from 0 to 1000000, got 1e12"},
       // An error every GPU type shares is said once, as `capacity --gpu G` says it.
       {{"capacity", "--model", "llama-3.1-8b", "--gpu", "h100,b200", "--slo", "p99_ttft_ms=100"},
        "capacity simulates a traffic: give --rate R (open loop), --concurrency N (closed loop) "
