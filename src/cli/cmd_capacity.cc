@@ -777,7 +777,19 @@ Status CheckQuestionFlags(const CapacityFlags& f, const CLI::App& cmd) {
             "one)",
             flag, f.prefill_strategy.empty() ? "--strategy" : "--prefill-strategy", flag,
             f.prefill_strategy.empty() ? "--strategy" : "the strategies"));
+    // An aggregated deployment has no prefill pool and sends no KV cache.
+    if (f.prefill_strategy.empty())
+      for (const char* flag : {"--prefill-instances", "--layerwise"})
+        if (cmd.count(flag) > 0)
+          return Status::InvalidArgument(fmt::format(
+              "{} is for a disaggregated deployment: add --prefill-strategy (one prefill "
+              "instance's layout; --strategy is then the decode one), or drop it",
+              std::string_view(flag) == "--layerwise" ? "--layerwise (--kv-layerwise)" : flag));
   } else {
+    if (cmd.count("--layerwise") > 0 && f.serving == "agg")
+      return Status::InvalidArgument(
+          "--layerwise (--kv-layerwise) is how disaggregated pools send the KV cache: --serving "
+          "agg sizes none (drop it, or size with --serving auto or disagg)");
     for (const char* flag : {"--instances", "--prefill-instances"})
       if (cmd.count(flag) > 0)
         return Status::InvalidArgument(fmt::format(
@@ -872,7 +884,8 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--serving", f->serving,
                   "sizing: auto (aggregated and disaggregated, the fewest GPUs answers; "
                   "default), agg (one engine per instance) or disagg (prefill + decode pools)");
-  cmd->add_flag("--layerwise", f->layerwise, "disaggregated: KV sent layer by layer");
+  cmd->add_flag("--layerwise,--kv-layerwise", f->layerwise,
+                "disaggregated: KV sent layer by layer (plan's --kv-layerwise)");
   AddTrafficFlags(cmd, &f->traffic);
   cmd->add_option("--seed", f->seed, "random seed (default 1)");
   cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");

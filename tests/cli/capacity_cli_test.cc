@@ -70,6 +70,18 @@ TEST(CapacityCli, FlagsOfTheOtherQuestionAreErrors) {
         "--instances", "3"},
        "l2s: error: --instances counts the instances of a given layout (--strategy / "
        "--prefill-strategy); sizing chooses them\n"},
+      // The disaggregated deployment's flags on an aggregated one (they were ignored, exit 0).
+      {With(kDeploy, {"--rate", "5", "--prefill-instances", "2"}),
+       "l2s: error: --prefill-instances is for a disaggregated deployment: add "
+       "--prefill-strategy (one prefill instance's layout; --strategy is then the decode one), "
+       "or drop it\n"},
+      {With(kDeploy, {"--rate", "5", "--kv-layerwise"}),
+       "l2s: error: --layerwise (--kv-layerwise) is for a disaggregated deployment: add "
+       "--prefill-strategy"},
+      {{"capacity", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "p99_ttft_ms=2000",
+        "--serving", "agg", "--layerwise"},
+       "l2s: error: --layerwise (--kv-layerwise) is how disaggregated pools send the KV cache: "
+       "--serving agg sizes none (drop it, or size with --serving auto or disagg)\n"},
   };
   for (const auto& [args, want] : cases) {
     const auto r = RunL2s(args, "cap_other");

@@ -324,7 +324,9 @@ TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
       {{"plan", "--price-per-gpu-hour", "abc"},
        "--price-per-gpu-hour expects a number from 0 to 1000000, got \"abc\""},
       {{"capacity", "--model", "llama-3.1-8b", "--rate", "fast"},
-       "--rate expects a number, got \"fast\""},
+       "--rate expects a number from 0 to 1000000, got \"fast\""},
+      {{"capacity", "--model", "llama-3.1-8b", "--burstiness", "fast"},
+       "--burstiness expects a number, got \"fast\""},
       // A flag's missing value is not the next flag (CLI11 would take "--budget" as the model
       // id, or silently drop --json as the router).
       {{"plan", "--model-id", "--budget", "50"},
