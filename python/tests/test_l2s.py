@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -403,3 +404,7 @@ def test_version_is_the_binarys_and_the_projects():
         project = re.search(r"project\(l2s VERSION ([0-9.]+)", f.read()).group(1)
     assert l2s.__version__ == project
     assert l2s.version().startswith(project)
+    # `pip install ./python` names the package with the same version (setup.py reads it).
+    setup = subprocess.run([sys.executable, os.path.join(HERE, "..", "setup.py"), "--version"],
+                           capture_output=True, text=True, timeout=120, cwd=os.path.join(HERE, ".."))
+    assert setup.stdout.strip().splitlines()[-1] == project, setup.stderr
