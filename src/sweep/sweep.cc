@@ -274,6 +274,12 @@ json Summary(const Scenario& s, const json& entry) {
     r[col] = served && best["serve"].contains(metric) && best["serve"][metric].is_object()
                  ? best["serve"][metric].value("p99", json(nullptr))
                  : json(nullptr);
+  // A traffic pick's price at the rate the traffic was served (best.cost_at_traffic; null
+  // without a traffic or a price).
+  const json at = best.contains("cost_at_traffic") && best["cost_at_traffic"].is_object()
+                      ? best["cost_at_traffic"]
+                      : json::object();
+  r["usd_per_mtok_output_at_traffic"] = at.value("usd_per_mtok_output", json(nullptr));
   // The traffic the scenario was planned under, from its plan arguments (null: none).
   r["rate"] = FlagNumber(s, "--rate");
   r["concurrency"] = FlagNumber(s, "--concurrency");
@@ -285,7 +291,8 @@ std::string CsvText(const std::vector<json>& rows) {
                                 "slo", "engine_asked", "price_per_gpu_hour", "exit_code", "valid", "engine",
                                 "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "usd_per_mtok_output", "usd_per_mtok_total",
                                 "tokens_per_joule_output", "gpus", "serving", "strategy", "reason",
-                                "p99_ttft_ms", "p99_tpot_ms", "rate", "concurrency"};
+                                "p99_ttft_ms", "p99_tpot_ms", "rate", "concurrency",
+                                "usd_per_mtok_output_at_traffic"};
   std::string out;
   for (size_t i = 0; i < std::size(kCols); ++i) {
     if (i) out += ',';

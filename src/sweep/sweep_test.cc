@@ -119,8 +119,9 @@ TEST(Grid, WorkloadTrafficIsAnAxis) {
   EXPECT_TRUE(Summary(s[2], json())["rate"].is_null());
   const std::string csv = CsvText({r0});
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(header.substr(header.size() - std::string(",rate,concurrency").size()), ",rate,concurrency");
-  EXPECT_EQ(csv.substr(csv.size() - std::string(",2.5,\n").size()), ",2.5,\n") << csv;
+  EXPECT_EQ(header.substr(header.size() - std::string(",rate,concurrency,usd_per_mtok_output_at_traffic").size()),
+            ",rate,concurrency,usd_per_mtok_output_at_traffic");
+  EXPECT_EQ(csv.substr(csv.size() - std::string(",2.5,,\n").size()), ",2.5,,\n") << csv;
 }
 
 TEST(Grid, AbsentAxesAreOneDefaultScenario) {
@@ -268,14 +269,20 @@ TEST(Sweep, SummaryCarriesATrafficPicksPercentiles) {
   p["problem"] = {{"gpus", 2}, {"engine", "vllm"}};
   p["best"] = {{"tokens_per_s_per_gpu", 10.0}, {"strategy", "pp=1,tp=1"}, {"engine", "vllm"},
                {"serve", {{"ttft_ms", {{"p50", 20.0}, {"p99", 41.5}}},
-                          {"tpot_ms", {{"p50", 7.0}, {"p99", 8.25}}}}}};
+                          {"tpot_ms", {{"p50", 7.0}, {"p99", 8.25}}}}},
+               {"cost", {{"usd_per_mtok_output", 0.5}}},
+               {"cost_at_traffic", {{"usd_per_mtok_output", 4.25}}}};
   const json row = Summary(s, {{"exit_code", 0}, {"stdout", p.dump()}});
   EXPECT_EQ(row["p99_ttft_ms"], 41.5);
   EXPECT_EQ(row["p99_tpot_ms"], 8.25);
+  EXPECT_EQ(row["usd_per_mtok_output"], 0.5);  // the steady state's
+  EXPECT_EQ(row["usd_per_mtok_output_at_traffic"], 4.25);
   p["best"].erase("serve");
   const json plain = Summary(s, {{"exit_code", 0}, {"stdout", p.dump()}});
   EXPECT_TRUE(plain["p99_ttft_ms"].is_null());
   EXPECT_TRUE(plain["p99_tpot_ms"].is_null());
+  p["best"].erase("cost_at_traffic");
+  EXPECT_TRUE(Summary(s, {{"exit_code", 0}, {"stdout", p.dump()}})["usd_per_mtok_output_at_traffic"].is_null());
 }
 
 TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
@@ -332,8 +339,8 @@ TEST(Sweep, ResumesAndOutputsDoNotDependOnJobsOrRanks) {
   }
   const std::string csv = Slurp(root / "a" / "results.csv");
   EXPECT_NE(csv.find("\n2,"), std::string::npos);
-  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",,,,,\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit,,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",h100,4,,,,,,,,0,true,vllm,400,1.5,20,,,,4,agg,\"pp=1,tp=1\",,,,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,false,,,,,,,,,,,no fit,,,,,\n"), std::string::npos) << csv;
   // The store holds the plan's stdout byte for byte.
   std::ifstream store(root / "a" / "results.jsonl");
   std::string first;

@@ -33,7 +33,7 @@ grep -q '^\[4/4\] llama-3.1-8b h100 x2 ' j1.err || fail "no progress line: $(cat
 grep -q '^l2s sweep: 4 scenarios (0 already in the store, 4 run), 4 with a valid plan; results in j1/$' j1.err \
   || fail "summary line: $(tail -1 j1.err)"
 [ "$(wc -l < j1/results.csv)" -eq 5 ] || fail "results.csv rows"
-head -1 j1/results.csv | grep -q '^index,id,model,gpu,count,mode,input,output,context,slo,engine_asked,price_per_gpu_hour,exit_code,valid,engine,tokens_per_s_per_gpu,ttft_ms,tpot_ms,usd_per_mtok_output,usd_per_mtok_total,tokens_per_joule_output,gpus,serving,strategy,reason,p99_ttft_ms,p99_tpot_ms,rate,concurrency$' \
+head -1 j1/results.csv | grep -q '^index,id,model,gpu,count,mode,input,output,context,slo,engine_asked,price_per_gpu_hour,exit_code,valid,engine,tokens_per_s_per_gpu,ttft_ms,tpot_ms,usd_per_mtok_output,usd_per_mtok_total,tokens_per_joule_output,gpus,serving,strategy,reason,p99_ttft_ms,p99_tpot_ms,rate,concurrency,usd_per_mtok_output_at_traffic$' \
   || fail "csv header"
 ids() { python3 -c 'import json,sys; print(" ".join(json.loads(l)["id"] for l in open(sys.argv[1])))' "$1"; }
 for f in results.csv results.json results.svg; do cmp j1/$f j2/$f || fail "$f differs between --jobs 1 and 2"; done
