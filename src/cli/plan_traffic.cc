@@ -314,6 +314,8 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   const int np = e.prefill.instances, nd = e.decode.instances;
   auto reqs = TrafficRequests(t.traffic, serve.workload.isl, serve.workload.osl, t.seed);
   if (!reqs.ok()) return reqs.status();
+  r.traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), serve.workload.isl,
+                               serve.workload.osl);
   auto base = TrafficServeOptions(t.traffic, 0);
   if (!base.ok()) return base.status();
   if (base->router == serve::Assign::kEngineDefault && !engine.empty())

@@ -413,6 +413,24 @@ TEST(PlanTrafficCli, ThePicksRunningLimitKeepsTheTpotSloAndTheTrafficIsPriced) {
               2.5 / (b["tokens_per_s_per_gpu"].get<double>() * 3600 / 1e6), 1e-9);
 }
 
+// A TPOT limit no running limit meets (1 ms: even one request per rank decodes slower): nothing
+// is simulated, each serving says why, exit 1; the disaggregated section prints no empty
+// "traffic:" line (it did, before its stream was described).
+TEST(PlanTrafficCli, ATpotSloNoBatchMeetsIsOneLineForEachServing) {
+  const auto r = RunL2s(Plan({kOpen, {"--slo", "p99_tpot_ms=1", "--budget", "100"}}), "pt_tpot1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("l2s: error: aggregated: no candidate decodes within the TPOT SLO (1 ms) "
+                        "even at a running limit of 1 request per rank (",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("; disaggregated: the disaggregated deployment's decode TPOT exceeds the "
+                       "TPOT SLO (1 ms) even at a running limit of 1 request per rank\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("traffic: \n"), std::string::npos) << r.out;
+}
+
 // --emit with a traffic writes the pick's launch files (it was once ignored: exit 0, no files):
 // each server admits the running requests the pick was simulated with, and DEPLOY.md says what
 // traffic the deployment was planned for.
