@@ -1,7 +1,5 @@
 #include "serve/slo_pick.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <limits>
 #include <map>
