@@ -341,17 +341,11 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   out.engine = std::string(engine::EngineName(eid));
   std::vector<serve::LayoutOption> layouts;
   std::vector<std::string>& skipped = out.skipped;
-  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' TTFT and TPOT
-  // limits (the tightest of each, read as the steady state's figures), so that it proposes
+  // The layout search maximises tokens/s per GPU in serve mode within the SLOs' steady-state
+  // limits (serve::SteadyLimitsOf, the rule plan with a traffic uses), so that it proposes
   // layouts whose step latency can meet the percentiles.
-  double ttft_ms = 0, tpot_ms = 0;
-  for (const serve::Slo& o : req.slos) {
-    double* lim = o.metric == serve::Metric::kTtft ? &ttft_ms
-                  : o.metric == serve::Metric::kTpot || o.metric == serve::Metric::kItl
-                      ? &tpot_ms
-                      : nullptr;
-    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
-  }
+  const serve::SteadyLimits limits = serve::SteadyLimitsOf(req.slos);
+  const double ttft_ms = limits.ttft_ms, tpot_ms = limits.tpot_ms;
   if (Status d = engine::CheckDisaggregation(eid); req.serving == Serving::kDisagg && !d.ok())
     return Status::InvalidArgument("--serving disagg: " + d.message());
   // A TTFT limit the engine's request overhead alone exceeds: no size meets it.

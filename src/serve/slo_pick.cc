@@ -9,10 +9,8 @@
 namespace l2s::serve {
 
 double TpotBoundS(const std::vector<Slo>& slos) {
-  double bound = std::numeric_limits<double>::infinity();
-  for (const Slo& s : slos)
-    if (s.metric == Metric::kTpot) bound = std::min(bound, s.limit_ms * 1e-3);
-  return bound;
+  const double ms = SteadyLimitsOf(slos).tpot_ms;
+  return ms > 0 ? ms * 1e-3 : std::numeric_limits<double>::infinity();
 }
 
 int LargestBatchWithin(int hi, double bound_s, const std::function<double(int)>& tpot_s_at) {

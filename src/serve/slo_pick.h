@@ -9,8 +9,8 @@
 //   simulated in that order, each with max running requests per rank = its batch; the first that
 //   meets every SLO is the answer (so it is the best candidate that meets them).
 //   Running limits the TPOT SLO survives: a candidate's batch is the running limit its server is
-//   launched with and its steady state is what the plan reports, so with a TPOT SLO (any
-//   statistic; the strictest) a given candidate whose steady-state TPOT at its batch exceeds the
+//   launched with and its steady state is what the plan reports, so with a TPOT or inter-token
+//   SLO (TpotBoundS) a given candidate whose steady-state TPOT at its batch exceeds the
 //   limit enters at the largest batch whose steady-state TPOT meets it (a full deployment decodes
 //   every token at the steady-state TPOT, so its P99 is that too), and one whose batch 1 exceeds
 //   it is left out. A light traffic meets the SLOs at any running limit; without this the pick
@@ -54,7 +54,8 @@ struct SloPick {
   int64_t left_out = 0;  // given candidates whose batch 1 exceeds the TPOT SLO
 };
 
-// The strictest TPOT limit of `slos` (any statistic), seconds; +infinity without a TPOT SLO.
+// The steady-state TPOT bound of `slos` (SteadyLimitsOf: the strictest TPOT or inter-token key,
+// any statistic), seconds; +infinity without one.
 double TpotBoundS(const std::vector<Slo>& slos);
 
 // The largest batch in [1, hi] with tpot_s_at(batch) <= bound_s, by bisection (TPOT taken as

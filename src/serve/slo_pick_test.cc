@@ -150,6 +150,14 @@ TEST(LargestBatchWithin, Bisection) {
                         {Metric::kTtft, Stat::kP99, 10}}),
             0.030);
   EXPECT_TRUE(std::isinf(TpotBoundS({{Metric::kTtft, Stat::kP99, 10}})));
+  // An inter-token key bounds the steady TPOT too (SteadyLimitsOf, capacity's rule); TTFT keys
+  // give the steady TTFT limit; e2e keys neither.
+  EXPECT_DOUBLE_EQ(TpotBoundS({{Metric::kTpot, Stat::kP99, 50}, {Metric::kItl, Stat::kP90, 20}}), 0.020);
+  const SteadyLimits l = SteadyLimitsOf({{Metric::kTtft, Stat::kP99, 900}, {Metric::kTtft, Stat::kMean, 700},
+                                         {Metric::kE2e, Stat::kP99, 5}, {Metric::kItl, Stat::kP99, 40}});
+  EXPECT_EQ(l.ttft_ms, 700);
+  EXPECT_EQ(l.tpot_ms, 40);
+  EXPECT_EQ(SteadyLimitsOf({{Metric::kE2e, Stat::kP99, 5}}).tpot_ms, 0);
 }
 
 TEST(PickBySlos, Errors) {

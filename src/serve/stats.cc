@@ -61,6 +61,17 @@ std::string Slo::ToText() const {
   return fmt::format("{}_{}_ms={}", StatName(stat), MetricName(metric), limit_ms);
 }
 
+SteadyLimits SteadyLimitsOf(const std::vector<Slo>& slos) {
+  SteadyLimits l;
+  for (const Slo& o : slos) {
+    double* lim = o.metric == Metric::kTtft                               ? &l.ttft_ms
+                  : o.metric == Metric::kTpot || o.metric == Metric::kItl ? &l.tpot_ms
+                                                                          : nullptr;
+    if (lim != nullptr) *lim = *lim > 0 ? std::min(*lim, o.limit_ms) : o.limit_ms;
+  }
+  return l;
+}
+
 std::string SlosText(const std::vector<Slo>& slos) {
   std::string out;
   for (const Slo& s : slos) out += (out.empty() ? "" : ",") + s.ToText();

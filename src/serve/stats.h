@@ -38,6 +38,16 @@ struct Slo {
 StatusOr<std::vector<Slo>> ParseSlos(std::string_view text);
 std::string SlosText(const std::vector<Slo>& slos);
 
+// The steady-state limits a layout search reads from percentile SLOs, ms (0 = none). A
+// deployment whose running limit fills runs at its steady state, every token at its steady-state
+// TPOT and every prompt at its steady-state TTFT, so the tightest TTFT key bounds the steady
+// TTFT and the tightest TPOT or inter-token key the steady TPOT. One rule for `l2s plan` with a
+// traffic (the search and the candidates' running limits) and `l2s capacity` sizing.
+struct SteadyLimits {
+  double ttft_ms = 0, tpot_ms = 0;
+};
+SteadyLimits SteadyLimitsOf(const std::vector<Slo>& slos);
+
 struct ServeSummary {
   int64_t requests = 0, completed = 0, preemptions = 0;
   Percentiles ttft, tpot, itl, e2e;  // seconds, over completed requests
