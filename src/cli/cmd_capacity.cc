@@ -132,13 +132,6 @@ Status TimelineSvg(const serve::ServeRun& run, const std::string& title, const s
   return WriteSvg(plot, path);
 }
 
-// What `gpus` GPUs of problem `p` serving the run `s` cost (plan/cost.h): at the user's price
-// (--price-per-gpu-hour) per hour and per million tokens at the output tokens/s the run served,
-// and tokens per joule at the GPUs' board power.
-plan::Cost ServedCost(const Problem& p, int gpus, const ServeSummary& s) {
-  return plan::CostOf(gpus > 0 ? s.output_tokens_per_s / gpus : 0.0, p.workload, p.cluster, gpus);
-}
-
 // The cost line of the text output: "cost       at the rate the traffic is served: $1.667 per
 // million output tokens (...) at $2.50/GPU-h, $22.50 per hour for 9 GPUs; ..." ("" when
 // CostLine has nothing to say).

@@ -118,12 +118,6 @@ StatusOr<TrafficPlan> PrepareTrafficPlan(ProblemFlags* f, const TrafficFlags& tr
 
 namespace {
 
-// What `gpus` GPUs cost at the output tokens/s a traffic's run served (as `l2s capacity` prices
-// a deployment), not at the steady state of a full deployment.
-plan::Cost ServedCost(const serve::ServeSummary& s, const Workload& w, const ClusterSpec& c, int gpus) {
-  return plan::CostOf(gpus > 0 ? s.output_tokens_per_s / gpus : 0.0, w, c, gpus);
-}
-
 // A pick's cost lines: at its steady state within the SLOs (the plan's figure) and at the rate
 // the traffic is served ("" when CostLine has nothing to say).
 std::string PickCostLines(const plan::Cost& steady, const plan::Cost& served,
@@ -302,8 +296,7 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
   const plan::Cost cost = plan::CostOf(b.steady.tokens_per_s_per_gpu, p.workload,
                                        deployment.cluster, deployment.cluster.num_gpus);
   best["cost"] = CostJson(cost);
-  const plan::Cost served = ServedCost(b.summary, p.workload, deployment.cluster,
-                                       deployment.cluster.num_gpus);
+  const plan::Cost served = ServedCost(deployment, deployment.cluster.num_gpus, b.summary);
   best["cost_at_traffic"] = b.summary.unstable ? json(nullptr) : json(CostJson(served));
   r.best = best;
   r.pick = fmt::format("best within the SLOs: {:.2f} tokens/s per GPU (steady state), max running "
@@ -391,29 +384,13 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   };
   std::vector<Tried> tried;
   int best = -1;
-  // The decode running limit the TPOT SLO survives (serve/slo_pick.h): the plan's decode batch,
-  // else the largest whose steady-state TPOT (DisaggModel::Combine) is within the SLO.
-  const double tpot_bound_s = serve::TpotBoundS(t.slos);
-  auto tpot_at = [&](int batch) {
-    const Evaluation ed = m.DecodeSim(gd).EvaluateAtBatch(e.decode.strategy, batch);
-    if (!ed.valid()) return std::numeric_limits<double>::infinity();
-    return m.Combine(gp, e.prefill.strategy, e.prefill.eval, gd, e.decode.strategy, ed).tpot_s;
-  };
-  const int full = std::max(1, e.decode.eval.batch);
-  const int start = tpot_at(full) <= tpot_bound_s ? full
-                                                  : serve::LargestBatchWithin(full - 1, tpot_bound_s, tpot_at);
-  if (start == 0) {
-    r.failure = fmt::format(
-        "the disaggregated deployment's decode TPOT exceeds the TPOT SLO ({:g} ms) even at a "
-        "running limit of 1 request per rank",
-        tpot_bound_s * 1e3);
-    return r;
-  }
-  // The deployment at that decode batch and its halvings, the first meeting every SLO picked.
+  // The deployment at the decode batch and its halvings, the first meeting every SLO picked (the
+  // plan's search already held the decode batch's steady-state TPOT to the TPOT keys:
+  // PrepareTrafficPlan).
   auto simulate = [&]() -> Status {
     tried.clear();
     best = -1;
-    for (int b = start, k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
+    for (int b = std::max(1, e.decode.eval.batch), k = 0; b >= 1 && k <= 6; b /= 2, ++k) {
       serve::ServeOptions so = *base;
       so.max_running = b;
       auto sim = serve::MakeSizedDisagg(lay, pc->get(), dc->get(), so, np, nd, serve.workload.isl,
@@ -446,10 +423,6 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
                   ShortText(serve.model, sp), nd, gd, ShortText(serve.model, sd));
   r.body = fmt::format("deployment (steady-state best, {:.2f} tokens/s per GPU): {}\n\n",
                        e.tokens_per_s_per_gpu, deployment);
-  if (start < full)
-    r.body += fmt::format("  (decode running limit held to the TPOT SLO: {}, the largest batch whose "
-                          "steady-state TPOT is within {:g} ms, not the plan's {})\n",
-                          start, tpot_bound_s * 1e3, full);
   r.body += fmt::format("  {:>12} {:>10} {:>10} {:>10} {:>12}  {}\n", "decode batch", "p99 TTFT",
                         "p99 TPOT", "p99 E2E", "p99 KV xfer", "SLO");
   for (const Tried& x : tried) {
@@ -511,7 +484,7 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   const plan::Cost cost = plan::CostOf(r.tokens_per_s_per_gpu, serve.workload,
                                        m.setup().serve.cluster, e.total_gpus);
   bj["cost"] = CostJson(cost);
-  const plan::Cost served = ServedCost(b.summary, serve.workload, m.setup().serve.cluster, e.total_gpus);
+  const plan::Cost served = ServedCost(m.setup().serve, e.total_gpus, b.summary);
   bj["cost_at_traffic"] = b.summary.unstable ? json(nullptr) : json(CostJson(served));
   bj["meets"] = true;
   bj["serve"] = serve::SummaryJson(b.summary);

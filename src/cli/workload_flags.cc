@@ -76,6 +76,10 @@ StatusOr<std::vector<serve::RequestSpec>> TrafficRequests(const TrafficFlags& f,
   return serve::GenerateRequests(w);
 }
 
+plan::Cost ServedCost(const Problem& p, int gpus, const serve::ServeSummary& s) {
+  return plan::CostOf(gpus > 0 ? s.output_tokens_per_s / gpus : 0.0, p.workload, p.cluster, gpus);
+}
+
 Status RedrawWhileABurst(const TrafficFlags& f, int64_t isl, int64_t osl, uint64_t seed,
                          const std::string& command, std::vector<serve::RequestSpec>* reqs,
                          const std::function<const serve::ServeSummary*()>& decisive,

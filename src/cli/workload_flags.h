@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "plan/cost.h"
 #include "serve/serve_sim.h"
 #include "serve/stats.h"
 #include "serve/workload.h"
@@ -54,6 +55,11 @@ StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
                                                        const serve::ServeSummary& run,
                                                        size_t current, int64_t isl, int64_t osl,
                                                        uint64_t seed, const std::string& command);
+// What `gpus` GPUs of problem `p` serving the run `s` cost (plan/cost.h): at the user's price
+// (--price-per-gpu-hour) per hour and per million tokens at the output tokens/s the run served,
+// and tokens per joule at the GPUs' board power; capacity's price of a deployment and plan's
+// `cost_at_traffic`.
+plan::Cost ServedCost(const Problem& p, int gpus, const serve::ServeSummary& s);
 // SteadyStream's loop, as capacity sizing and plan with a traffic run it: up to twice, the run
 // that decides the answer (`decisive()`; null: none, stop) is given to SteadyStream, and when it
 // draws a longer stream *reqs becomes it and `rerun()` simulates the answer again on it. Errors:
