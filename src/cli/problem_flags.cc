@@ -89,10 +89,12 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
                   "or off (default off)");
   cmd->add_option("--max-num-tokens", f->max_num_tokens,
                   "tokens per attention-dp rank per step, the chunked-prefill budget (default: "
-                  "the engine's)");
+                  "the engine's)")
+      ->check(CLI::Range(int64_t{1}, kMaxTokens));
   cmd->add_option("--cuda-graph-max-batch", f->cuda_graph_max_batch,
                   "largest decode batch the engine captures as a CUDA graph (default: the "
-                  "engine's)");
+                  "engine's)")
+      ->check(CLI::Range(int64_t{1}, kMaxBatchFlag));
   cmd->add_option("--mtp", f->mtp,
                   "speculative tokens per decode step, 0..8; models with MTP layers, or with "
                   "--draft-model (plan: default searches 0..3)");

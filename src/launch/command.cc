@@ -172,6 +172,12 @@ ModelId ResolveModelId(const ModelSpec& m) {
   return out;
 }
 
+std::string VisibleDevicesEnv(const std::string& vendor, const std::string& devices) {
+  if (devices.empty()) return "";
+  if (vendor == "amd") return fmt::format("HIP_VISIBLE_DEVICES={0} CUDA_VISIBLE_DEVICES={0} ", devices);
+  return fmt::format("CUDA_VISIBLE_DEVICES={} ", devices);
+}
+
 int InstanceNodes(const Problem& p, const Strategy& s) {
   const int per_node = HostGpus(p.cluster);
   return std::max(1, (s.gpus() + per_node - 1) / per_node);
@@ -255,8 +261,7 @@ LaunchCommand MakeLaunchCommand(Engine engine, const Problem& p, const Strategy&
   if (w.weight != m.weight_dtype && !online_fp8)
     lc.notes.push_back(fmt::format("weights in {}: use a {}-quantised checkpoint", DTypeName(w.weight),
                                    DTypeName(w.weight)));
-  std::string env =
-      opt.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + opt.cuda_visible_devices + " ";
+  std::string env = VisibleDevicesEnv(p.cluster.gpu.vendor, opt.cuda_visible_devices);
   // QuickReduce, as priced (sim/simulator.h): the engines read the level from the environment;
   // set where the plan's tensor-parallel group has all-reduces QuickReduce takes.
   const QuickReduce qr = QuickReduceInForce(p);

@@ -44,8 +44,7 @@ LaunchCommand DynamoWorkerCommand(Engine backend, const Problem& p, const Strate
                                   LaunchOptions o, const std::string& trtllm_file) {
   o.listen_all = false;  // the frontend takes the requests; workers serve no public API
   const std::string model = o.model_id.empty() ? ModelArgument(p.model) : o.model_id;
-  const std::string env =
-      o.cuda_visible_devices.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + o.cuda_visible_devices + " ";
+  const std::string env = VisibleDevicesEnv(p.cluster.gpu.vendor, o.cuda_visible_devices);
   switch (backend) {
     case Engine::kSglang: {
       // The worker takes SGLang's server arguments; what precedes the server (its environment:

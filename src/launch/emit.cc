@@ -539,8 +539,9 @@ Status EmitDeployment(const std::string& dir, Engine engine, const Problem& p, c
 namespace {
 
 // The command of one placed server of a disaggregated pool: the process's command with its port,
-// devices and the SGLang bootstrap port of its slot.
-std::string PlacedCommand(const DisaggProcess& proc, const PlacedServer& ps, int base_port) {
+// devices (on GPUs of `vendor`) and the SGLang bootstrap port of its slot.
+std::string PlacedCommand(const DisaggProcess& proc, const PlacedServer& ps, int base_port,
+                          const std::string& vendor) {
   std::string c = proc.command;
   if (ps.port > 0 && ps.port != base_port) {
     const std::string from = fmt::format(" --port {}", base_port);
@@ -552,8 +553,7 @@ std::string PlacedCommand(const DisaggProcess& proc, const PlacedServer& ps, int
       c.replace(b, boot.size(),
                 fmt::format(" --disaggregation-bootstrap-port {}", 8998 + ps.port - base_port));
   }
-  if (!ps.devices.empty()) c = "CUDA_VISIBLE_DEVICES=" + ps.devices + " " + c;
-  return c;
+  return VisibleDevicesEnv(vendor, ps.devices) + c;
 }
 
 // `cmd` with the model argument `resolved` (a whole word) replaced by `model_id` ("" = kept).
@@ -711,7 +711,7 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
         hosts.push_back({fmt::format("<{}>:{} 8998", node, ps.port),
                          fmt::format("<{}>:{} {}", node, ps.port, 8998 + slot)});
       }
-      std::string cmd = WithModelId(PlacedCommand(proc, ps, sv.base), resolved, opt.model_id);
+      std::string cmd = WithModelId(PlacedCommand(proc, ps, sv.base, l.prefill_pool.problem.cluster.gpu.vendor), resolved, opt.model_id);
       // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
       // rank: servers sharing a node start their range at their first GPU.
       if (servers.size() > 1 && l.backend == Engine::kVllm && !ps.devices.empty())

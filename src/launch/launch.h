@@ -145,6 +145,12 @@ int DefaultPort(Engine engine);
 inline constexpr int kReplicaRouterPort = 8080;
 std::string ReplicaRouterCommand(Engine e, const std::vector<std::string>& urls);
 
+// The environment prefix ("NAME=0,1,2,3 ", "" for no `devices`) that gives a server the GPUs
+// `devices` of its node on GPUs of `vendor` (GpuSpec::vendor): CUDA_VISIBLE_DEVICES on NVIDIA; on
+// AMD HIP_VISIBLE_DEVICES, which the ROCm runtime reads, and CUDA_VISIBLE_DEVICES beside it with
+// the same list (vLLM's ROCm platform copies the one to the other and refuses two that differ).
+std::string VisibleDevicesEnv(const std::string& vendor, const std::string& devices);
+
 // GPUs one instance of `s` spans and the nodes (hosts, HostGpus: an HGX node, an NVL72 tray of
 // 4) it needs.
 int InstanceNodes(const Problem& p, const Strategy& s);

@@ -920,8 +920,9 @@ int ExpectGraphWritesItsFiles(const std::string& y) {
     const std::string name = y.substr(from, y.find_first_of(" '\n", from) - from);
     const size_t written = y.rfind("cat > " + name + " <<'L2S_EOF'\n", at);
     EXPECT_NE(written, std::string::npos) << name << "\n" << y;
-    if (written != std::string::npos)
+    if (written != std::string::npos) {
       EXPECT_NE(y.find("L2S_EOF\n", written + 20), std::string::npos) << y;
+    }
     ++files;
   }
   return files;

@@ -597,6 +597,34 @@ TEST(Commands, DenseReplicasOverNodesAreServersOfTheirOwn) {
   EXPECT_TRUE(std::filesystem::exists(dir / "router.sh"));
 }
 
+// Servers sharing a node get their GPUs by the variable the GPU's runtime reads: on AMD
+// HIP_VISIBLE_DEVICES, with CUDA_VISIBLE_DEVICES equal to it (vLLM's ROCm platform refuses two
+// lists that differ); on NVIDIA CUDA_VISIBLE_DEVICES alone.
+TEST(Commands, VisibleDevicesFollowTheGpusVendor) {
+  EXPECT_EQ(VisibleDevicesEnv("nvidia", "0,1"), "CUDA_VISIBLE_DEVICES=0,1 ");
+  EXPECT_EQ(VisibleDevicesEnv("amd", "4,5,6,7"),
+            "HIP_VISIBLE_DEVICES=4,5,6,7 CUDA_VISIBLE_DEVICES=4,5,6,7 ");
+  EXPECT_EQ(VisibleDevicesEnv("amd", ""), "");
+  // Two 4-GPU replicas on one MI355X node, as written to its script.
+  Problem p = MakeProblem("llama-3.1-70b", 8);
+  StatusOr<ClusterSpec> amd = MakeCluster("mi355x", 4, 8);
+  ASSERT_TRUE(amd.ok());
+  p.cluster = *amd;
+  const Strategy s = Megatron(p.model, 1, 4, 1, 1, 32);
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "l2s-amd-replicas";
+  std::filesystem::remove_all(dir);
+  Evaluation e;
+  e.verdict = Verdict::kValid;
+  EmitOptions two;
+  two.replicas = 2;
+  ASSERT_TRUE(EmitDeployment(dir.string(), Engine::kSglang, p, s, e, two, nullptr).ok());
+  std::ifstream in(dir / "node-1.sh");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(Has(text, "HIP_VISIBLE_DEVICES=0,1,2,3 CUDA_VISIBLE_DEVICES=0,1,2,3 nohup")) << text;
+  EXPECT_TRUE(Has(text, "HIP_VISIBLE_DEVICES=4,5,6,7 CUDA_VISIBLE_DEVICES=4,5,6,7 nohup")) << text;
+}
+
 TEST(Commands, MemoryFractionsByHand) {
   // 80 GiB per GPU: weights 40, KV 20.5, activations 2, reserve 3.9 GiB (66.4 in all).
   const double GiB = 1024.0 * 1024.0 * 1024.0;

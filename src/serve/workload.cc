@@ -118,8 +118,10 @@ Status CheckWorkload(const WorkloadSpec& w) {
     return Status::InvalidArgument("workload: the rate must be finite");
   if (!(w.burstiness > 0 && w.burstiness <= 1e3))
     return Status::InvalidArgument("workload: burstiness must be in (0, 1000]");
-  if (w.num_requests < 0 || w.num_requests > 100'000'000)
+  if (w.num_requests < 0 || w.num_requests > kMaxRequests)
     return Status::InvalidArgument("workload: the number of requests must be in [1, 10^8]");
+  if (closed && w.concurrency > kMaxConcurrency)
+    return Status::InvalidArgument("workload: the concurrency must be in [1, 10^7] clients");
   if (open && w.num_requests == 0)
     return Status::InvalidArgument("workload: an open-loop workload needs a number of requests");
   if (w.isl < 1 || w.osl < 1 || w.isl > (int64_t{1} << 24) || w.osl > (int64_t{1} << 24))

@@ -62,6 +62,10 @@ struct WorkloadSpec {
   double prefix_hit = 0;   // fraction of each prompt found in the prefix cache, [0, 1)
   uint64_t seed = 1;
 };
+// The largest stream a workload draws (num_requests, or 10 x concurrency) and the most clients
+// of a closed loop.
+inline constexpr int64_t kMaxRequests = 100'000'000;
+inline constexpr int kMaxConcurrency = 10'000'000;
 // Checks ranges; one line naming the field on error.
 Status CheckWorkload(const WorkloadSpec& w);
 // The requests of `w` in send order: arrival times from 0 for open loop (the first at its first

@@ -43,6 +43,32 @@ TEST(CapacityCli, BadInputIsOneLineAndExit2) {
     EXPECT_NE(r.err.find("l2s: error:"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // A count given as 0 is not the default it would otherwise stand for (it was: --isl 0 sized a
+  // 1024-token prompt, --max-batch 0 the engine's limit), and a flag's bound is said.
+  const std::pair<std::vector<std::string>, std::string> counts[] = {
+      {{"--isl", "0"}, "--isl must be from 1 to 16777216, got 0"},
+      {{"--osl", "0"}, "--osl must be from 1 to 16777216, got 0"},
+      {{"--max-batch", "0"}, "--max-batch must be from 1 to 1048576, got 0"},
+      {{"--gpus", "0"}, "--gpus must be from 1 to 16777216, got 0"},
+      {{"--max-num-tokens", "0"}, "--max-num-tokens must be from 1 to 16777216, got 0"},
+      {{"--cuda-graph-max-batch", "0"}, "--cuda-graph-max-batch must be from 1 to 1048576, got 0"},
+      {{"--concurrency", "0"}, "--concurrency must be from 1 to 10000000, got 0"},
+      {{"--concurrency", "2000000000"}, "--concurrency must be from 1 to 10000000, got 2000000000"},
+      {{"--requests", "0"}, "--requests must be from 1 to 100000000, got 0"},
+      {{"--seed", "-1"}, "--seed must be from 0 to 4294967295, got -1"},
+  };
+  for (const auto& [flags, err] : counts) {
+    const auto r = RunL2s(With(With(kDeploy, {"--rate", "5"}), flags), "cap_count");
+    EXPECT_EQ(r.code, 2) << flags.front();
+    EXPECT_EQ(r.err, "l2s: error: " + err + "\n");
+  }
+  for (const char* flag : {"--max-gpus", "--budget"}) {
+    const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--rate", "5", "--slo",
+                           "p99_ttft_ms=1000", flag, "0"},
+                          "cap_count");
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + " must be from 1 to"), std::string::npos) << r.err;
+  }
   // In the flags' words: no workload at all, or two.
   const auto none = RunL2s(With(kDeploy, {"--slo", "p99_ttft_ms=1000"}), "cap_none");
   EXPECT_EQ(none.code, 2);
