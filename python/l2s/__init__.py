@@ -243,7 +243,7 @@ def compare(**kwargs):
 
 
 def capacity(**kwargs):
-    """``l2s capacity``: GPUs needed for a traffic (exists in builds that have the command)."""
+    """``l2s capacity``: a deployment under a traffic (percentiles, highest rate) or the fewest GPUs for a load."""
     return command("capacity", **kwargs)
 
 

@@ -89,11 +89,19 @@ StatusOr<SloPick> PickBySlos(const Simulator& sim,
     ServeOptions o = opt.serve;
     o.max_running = c.e.batch;
     auto ss = ServeSim::Make(cost->get(), o, p.workload.isl, p.workload.osl);
-    if (!ss.ok()) return ss.status();
-    const ServeRun run = (*ss)->Run(requests, concurrency);
     SloCandidate r;
     r.strategy = c.s;
     r.steady = c.e;
+    if (!ss.ok()) {
+      // A layout the request-level simulator cannot run (e.g. no KV cache beside the activations
+      // of the engine's full token budget, which the steady state at its batch does not hold):
+      // a candidate that misses, the next one is tried.
+      r.summary.unstable = true;
+      r.why = r.summary.unstable_reason = ss.status().message();
+      out.simulated.push_back(std::move(r));
+      continue;
+    }
+    const ServeRun run = (*ss)->Run(requests, concurrency);
     r.summary = Summarise(run, slos);
     r.meets = MeetsSlos(r.summary, slos, &r.why);
     out.simulated.push_back(std::move(r));
