@@ -269,7 +269,9 @@ class Solver {
   bool SolveConfig(const Strategy& base) {
     ++stats_.degree_configs;
     base_ = base;
-    if (!have_constants_) ProbeConstants();
+    // Per configuration: the activation factor follows the batch (and overlap, MTP) when the
+    // engine holds a token budget's activations (Simulator::BudgetActivationScale).
+    ProbeConstants();
     // MTP: every step emits TokensPerStep tokens per sequence (TPOT is the step over it).
     accept_ = sim_.TokensPerStep(base);
     value_factor_ = static_cast<double>(base.dp) * base.batch *
@@ -378,17 +380,16 @@ class Solver {
     }
   }
 
-  // Reserve bytes and the activation buffer factor, read back from Compose itself.
+  // Reserve bytes and the activation factor of base_ at its batch, read back from Compose itself.
   void ProbeConstants() {
     Simulator::Totals t;
     t.num_kinds = 1;
     t.layer_s[0] = 1;
     t.act = 1;
-    const Evaluation e = sim_.Compose(base_, 1, t);
+    const Evaluation e = sim_.Compose(base_, std::max(1, base_.batch), t);
     reserve_bytes_ = e.reserve_bytes;
     act_factor_ = e.act_bytes;
     capacity_bytes_ = e.mem_capacity_bytes;
-    have_constants_ = true;
   }
 
   // Worst stage time and memory of (partial) totals v with activation `act`.
@@ -550,7 +551,6 @@ class Solver {
   std::vector<int> chosen_;
   Option fixed_;  // attribution of the absent operators (constant in the configuration)
 
-  bool have_constants_ = false;
   double reserve_bytes_ = 0, act_factor_ = 0, capacity_bytes_ = 0;
 
   int64_t calls_ = 0;

@@ -325,6 +325,33 @@ TEST(Oracle, MtpHeadAndServeImbalanceStayExact) {
   EXPECT_GT(evals, 0);
 }
 
+TEST(Oracle, ServeTokenBudgetActivationsStayExact) {
+  // Serving on vLLM holds a full token budget's activations (Simulator::BudgetActivationScale):
+  // a factor over the step's own that shrinks as the batch grows, so the oracle's memory bound
+  // must take it at each configuration's batch (taken once, at batch 1, it over-counted every
+  // larger batch and pruned layouts that fit). Memory squeezed so that it binds.
+  int64_t evals = 0;
+  int memory_bound = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    for (double squeeze : {0.6, 0.9, 1.3}) {
+      Case c;
+      const ModelSpec m = kind == 0 ? testing::TinyDense(2) : testing::TinyMoe(2, 0);
+      c.problem = testing::MakeProblem(m, 2, Mode::kServe);
+      c.problem.workload.engine = Engine::kVllm;
+      c.problem.workload.max_num_tokens = 2048;
+      c.problem.workload.isl = 256;
+      c.problem.workload.osl = 64;
+      testing::SqueezeMemory(&c.problem, squeeze);
+      c.options.max_batch = 64;
+      c.label = fmt::format("{} vllm serve squeeze {:.1f}", m.name, squeeze);
+      const Brute b = ExpectOracleMatchesBruteForce(c, &evals);
+      memory_bound += b.valid > 0 && b.memory > 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GE(memory_bound, 2);
+  EXPECT_GT(evals, 0);
+}
+
 TEST(Oracle, TtftSloCountsTheEnginesRequestOverhead) {
   // SGLang's TTFT includes its request overhead h (Simulator::RequestOverheadSeconds), which the
   // oracle adds to the per-operator prefill parts. Serve and prefill, TTFT SLO h + 0.9 x the

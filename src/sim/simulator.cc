@@ -569,23 +569,40 @@ void Simulator::CostAdp(const Section& sec, const Section& dec, bool dk, const A
   *comm = as;
 }
 
+void Simulator::ProgramShape(const Strategy& s, int batch, StepShape* sh, StepShape* full) const {
+  Shape(s, batch, sh);
+  if (full != nullptr) *full = *sh;
+  // Serve mode on an engine with a token budget: the step carries one whole prefill chunk (Adp
+  // weighs it against the decode-only step).
+  const double chunk = ChunkTokens(*sh);
+  if (chunk > 0) sh->prefill_seqs = chunk / sh->prefill_len;
+  if (s.overlap == Overlap::kTbo) {
+    // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
+    // sequences (SectionSeconds doubles it); serve mode's fractional prefill share is halved.
+    sh->decode_seqs = std::ceil(sh->decode_seqs / 2);
+    sh->prefill_seqs = p_.workload.mode == Mode::kServe ? sh->prefill_seqs / 2
+                                                        : std::ceil(sh->prefill_seqs / 2);
+  }
+}
+
+double Simulator::BudgetActivationScale(const Strategy& s, int batch) const {
+  const Workload& w = p_.workload;
+  if (w.mode != Mode::kServe || w.engine == Engine::kIdeal || max_num_tokens_ <= 0 || batch < 1)
+    return 1.0;
+  StepShape sh;
+  ProgramShape(s, batch, &sh, nullptr);
+  const double tokens = StepTokens(sh);
+  // Under two-batch overlap the program is one half: the budget step's half is C / 2 tokens.
+  const double budget =
+      static_cast<double>(max_num_tokens_) / (s.overlap == Overlap::kTbo ? 2.0 : 1.0);
+  return tokens > 0 && tokens < budget ? budget / tokens : 1.0;
+}
+
 bool Simulator::Prepare(const Strategy& s, int batch, Program* prog, bool* decode_kernels) const {
   if (!QuickStructureOk(s) || batch < 1) return false;
   StepShape& sh = tl_shape;
-  Shape(s, batch, &sh);
-  tl_full_shape = sh;
-  // Serve mode on an engine with a token budget: the step carries one whole prefill chunk (Adp
-  // weighs it against the decode-only step).
-  const double chunk = ChunkTokens(sh);
-  if (chunk > 0) sh.prefill_seqs = chunk / sh.prefill_len;
+  ProgramShape(s, batch, &sh, &tl_full_shape);
   const bool tbo = s.overlap == Overlap::kTbo;
-  if (tbo) {
-    // Two-batch overlap: the program is the larger of two half batches, ceil(batch / 2)
-    // sequences (SectionSeconds doubles it); serve mode's fractional prefill share is halved.
-    sh.decode_seqs = std::ceil(sh.decode_seqs / 2);
-    sh.prefill_seqs = p_.workload.mode == Mode::kServe ? sh.prefill_seqs / 2
-                                                       : std::ceil(sh.prefill_seqs / 2);
-  }
   ProgramConfig& cfg = tl_cfg;
   cfg = cfg_;
   cfg.kinds = kinds_.data();
@@ -827,7 +844,11 @@ Evaluation Simulator::Compose(const Strategy& s, int batch, const Totals& t) con
   // stage keeps KV for pp * batch sequences of its layers.
   const int L = p_.model.num_layers, pp = s.pp;
   const bool tbo = s.overlap == Overlap::kTbo;
-  const double act = t.act * kActivationBuffers;
+  // An engine with a token budget holds the activations of a full budget step (a burst of
+  // prompts fills it; vLLM and TensorRT-LLM size their KV pool after a profile run at the
+  // budget), not only the steady step's: activations grow linearly with a step's tokens
+  // (strategy/layout.cc: m x (n + k) per GEMM), so the steady step's are scaled to it.
+  const double act = t.act * kActivationBuffers * BudgetActivationScale(s, batch);
   double worst_t = -1, worst_mem = -1;
   int worst_stage = 0;
   // Per layer kind: seconds of one layer and the kind's prefix counts (hoisted out of the stages).

@@ -371,6 +371,13 @@ class Simulator {
   double IdealStepSeconds(const Step& st, bool decode_kernels) const;
   struct Costed;
   void Shape(const Strategy& s, int batch, StepShape* sh) const;
+  // The shape of the program Prepare builds for (s, batch): Shape with serve mode's prefill
+  // chunk and, under two-batch overlap, the larger half batch; `full` (may be null) gets Shape's.
+  void ProgramShape(const Strategy& s, int batch, StepShape* sh, StepShape* full) const;
+  // Serve mode on an engine with a token budget (max_num_tokens): the factor from the program's
+  // step tokens per rank to the budget's (>= 1), by which the step's activations grow in a full
+  // budget step; 1 otherwise.
+  double BudgetActivationScale(const Strategy& s, int batch) const;
   // Sets the expert-load imbalance of a step running `tokens` tokens per attention-dp rank in
   // `cfg`, and returns whether that step runs the decode (low-latency) kernels.
   bool ConfigureForTokens(const Strategy& s, double tokens, ProgramConfig* cfg) const;

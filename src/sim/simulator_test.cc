@@ -54,6 +54,48 @@ TEST(Simulator, Llama8bDecodeBoundedByWeightReads) {
   EXPECT_NEAR(e.tokens_per_s, 1.0 / e.tpot_s, 1e-9 / e.tpot_s);
 }
 
+// An engine with a token budget holds a full budget step's activations, not only the steady
+// step's (the request-level simulator's KV pool and vLLM's profile run leave room for them).
+// Llama-3.1-8B serving 1024 in / 256 out on one H100 at batch 16: the steady step runs 16
+// decode tokens and 16 / 256 prompts of 1024 tokens, 16 + 64 = 80 tokens; vLLM with a budget of
+// 8192 tokens per step holds 8192 / 80 = 102.4 times its activations. The ideal engine (no
+// budget) and a budget below the step's tokens keep the step's own.
+TEST(Simulator, ServingHoldsTheActivationsOfTheTokenBudget) {
+  Problem p = MakeProblem(testing::Llama8B(), 1, Mode::kServe);
+  p.workload.isl = 1024;
+  p.workload.osl = 256;
+  const Strategy s = MegatronStrategy(1, 1, 1, 1, 16);
+  const Evaluation ideal = Simulator(p).EvaluateAtBatch(s, 16);
+  ASSERT_TRUE(ideal.valid());
+  p.workload.engine = Engine::kVllm;
+  p.workload.max_num_tokens = 8192;
+  const Evaluation vllm = Simulator(p).EvaluateAtBatch(s, 16);
+  ASSERT_TRUE(vllm.valid());
+  EXPECT_NEAR(vllm.act_bytes, ideal.act_bytes * 8192.0 / 80.0, 1e-6 * vllm.act_bytes);
+  // The KV cache and weights are the same; only the activations grow.
+  EXPECT_DOUBLE_EQ(vllm.kv_bytes, ideal.kv_bytes);
+  EXPECT_DOUBLE_EQ(vllm.weight_bytes, ideal.weight_bytes);
+  EXPECT_NEAR(vllm.mem_bytes - ideal.mem_bytes, vllm.act_bytes - ideal.act_bytes,
+              1e-6 * vllm.mem_bytes);
+  // A budget the step fills already: batch 8 runs 8 + 32 = 40 tokens, the whole budget of 40.
+  p.workload.max_num_tokens = 40;
+  const Evaluation full = Simulator(p).EvaluateAtBatch(s, 8);
+  ASSERT_TRUE(full.valid());
+  Problem q = p;
+  q.workload.engine = Engine::kIdeal;
+  q.workload.max_num_tokens = 0;
+  EXPECT_DOUBLE_EQ(full.act_bytes, Simulator(q).EvaluateAtBatch(s, 8).act_bytes);
+  // Decode steps (a decode pool) are not scaled: no prompt runs there.
+  p.workload.mode = Mode::kDecode;
+  p.workload.context = 2048;
+  p.workload.max_num_tokens = 8192;
+  Problem d = p;
+  d.workload.engine = Engine::kIdeal;
+  d.workload.max_num_tokens = 0;
+  EXPECT_DOUBLE_EQ(Simulator(p).EvaluateAtBatch(s, 16).act_bytes,
+                   Simulator(d).EvaluateAtBatch(s, 16).act_bytes);
+}
+
 TEST(Simulator, Llama70bBf16DoesNotFitOneH100) {
   // Weights: 2 x 128256 x 8192 (embed + lm_head) + 80 x (8192 x 10240 + 8192^2 + 3 x 8192 x 28672)
   // = 2.101e9 + 68.448e9 = 70.549e9 params x 2 B = 141.10e9 B = 131.4 GiB > 80 GiB.
