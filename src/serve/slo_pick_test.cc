@@ -91,6 +91,38 @@ TEST(PickBySlos, BestSteadyStateMissesP99TtftAnotherLayoutMeetsIt) {
   EXPECT_LE(b.summary.ttft.p99 * 1e3, limit_ms);
 }
 
+// A candidate the request-level simulator cannot run is one that misses, and the next is tried:
+// Llama-3.1-70B in BF16 on 2 H100s as two 1-GPU ranks (tp=1,dp=2) holds 141 GB of weights per
+// 80 GB GPU, so no KV pool (its steady state, given here as valid and the best, says otherwise);
+// tp=2 holds 70.6 GB and serves a sparse stream.
+TEST(PickBySlos, ACandidateWithoutAKvPoolMissesAndTheNextIsTried) {
+  Problem p = ServeProblem(2, 1000, 50);
+  p.model = *ModelPreset("llama-3.1-70b");
+  p.workload.weight = p.model.weight_dtype;
+  const Simulator sim(p);
+  const Strategy dp = *FromText("tp=1,dp=2", 2), tp = *FromText("tp=2", 2);
+  const Evaluation etp = sim.Evaluate(tp);
+  ASSERT_TRUE(etp.valid()) << sim.Reason(tp, etp);
+  Evaluation edp = etp;  // claimed valid, at twice tp=2's tokens/s per GPU
+  edp.tokens_per_s_per_gpu *= 2;
+  ASSERT_FALSE(sim.EvaluateAtBatch(dp, 1).valid());  // the premise: it does not fit
+  SloPickOptions opt;
+  opt.halvings = 0;
+  auto r = PickBySlos(sim, {{dp, edp}, {tp, etp}}, Sparse(1000, 50), 0,
+                      {{Metric::kTtft, Stat::kP99, 1e6}}, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->simulated.size(), 2u);
+  EXPECT_EQ(r->simulated[0].strategy.dp, 2);
+  EXPECT_FALSE(r->simulated[0].meets);
+  EXPECT_TRUE(r->simulated[0].summary.unstable);
+  EXPECT_NE(r->simulated[0].why.find("no memory for the KV cache"), std::string::npos)
+      << r->simulated[0].why;
+  ASSERT_TRUE(r->found);
+  EXPECT_EQ(r->best, 1);
+  EXPECT_EQ(r->simulated[1].strategy.tp, 2);
+  EXPECT_TRUE(r->simulated[1].meets);
+}
+
 // Hand-reasoned: a TPOT SLO below the best batch's steady-state TPOT. Its running limit would
 // break the SLO once a traffic filled it, so the layout enters at the largest batch B whose
 // steady-state TPOT is within the limit (B + 1's is not), and its halvings below that. A closed
