@@ -475,8 +475,11 @@ StatusOr<DisaggLaunch> MakeDisaggLaunch(DisaggEngine engine, const PoolPlan& pre
   if (prefill.gpus_per_instance < HostGpus(prefill.problem.cluster) ||
       decode.gpus_per_instance < HostGpus(decode.problem.cluster))
     out.notes.push_back(
-        "servers that share a node need their own GPUs (CUDA_VISIBLE_DEVICES) and ports: "
-        "`l2s plan --emit DIR` writes each node's script with them");
+        fmt::format("servers that share a node need their own GPUs ({}) and ports: "
+                    "`l2s plan --emit DIR` writes each node's script with them",
+                    prefill.problem.cluster.gpu.vendor == "amd"
+                        ? "HIP_VISIBLE_DEVICES, and CUDA_VISIBLE_DEVICES equal to it"
+                        : "CUDA_VISIBLE_DEVICES"));
   return out;
 }
 
