@@ -304,9 +304,6 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
                        b.steady.tokens_per_s_per_gpu, b.strategy.batch, ToText(b.strategy));
   r.pick += ServeSummaryText(b.summary);
   r.pick += PickCostLines(cost, served, b.summary);
-  if (o.have_recommended && pick->best > 0)
-    r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
-                          o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
   const std::vector<launch::EngineTranslation> translations =
       launch::TranslatePlan(sim, b.strategy, launch::ExpressibleBest{});
   for (const launch::EngineTranslation& tr : translations)
@@ -320,6 +317,26 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
         if (tr.engine == *be)
           r.launch["dynamo"] =
               DynamoLaunchJson(launch::MakeDynamoAggLaunch(tr, p, std::max(1, instances)), tr);
+  // The text names the pick's command on its engine (JSON `launch`: every engine's; --emit DIR
+  // writes the files): the server admits the running limit the traffic was simulated with.
+  if (const std::optional<launch::Engine> own = launch::WorkersOf(engine)) {
+    const bool dynamo = r.launch.contains("dynamo");
+    for (const launch::EngineTranslation& tr : translations) {
+      if (tr.engine != *own || !tr.runnable) continue;
+      const std::string command = dynamo ? r.launch["dynamo"]["worker"]["command"].get<std::string>()
+                                         : tr.command.command;
+      const int servers = dynamo ? r.launch["dynamo"]["workers"].get<int>() : instances;
+      r.pick += fmt::format("  launch ({}{}{}): {}\n", dynamo ? "Dynamo, " : "",
+                            launch::EngineTitle(tr.engine),
+                            servers > 1 ? fmt::format(", each of {} {}", servers,
+                                                      dynamo ? "workers" : "instances")
+                                        : "",
+                            command);
+    }
+  }
+  if (o.have_recommended && pick->best > 0)
+    r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
+                          o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);
   // Each instance's server admits the pick's running requests per rank.
   r.emit = [p, s = b.strategy, n = std::max(1, instances), engine,
             opt = PlannedFor(t, *reqs, b.summary)](const std::string& dir,
@@ -493,8 +510,11 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
                        deployment, b.max_running, r.tokens_per_s_per_gpu);
   r.pick += ServeSummaryText(b.summary);
   r.pick += PickCostLines(cost, served, b.summary);
-  if (auto launches = plan::DisaggLaunches(d, b.max_running); launches.ok())
+  if (auto launches = plan::DisaggLaunches(d, b.max_running); launches.ok()) {
     r.launch = DisaggLaunchJson(*launches);
+    r.pick += "  launch: --emit DIR writes both pools' servers at these running limits (JSON "
+              "`launch`: their commands)\n";
+  }
   // The pools' servers on the plan's nodes, each admitting what the simulated one did.
   launch::EmitOptions opt = PlannedFor(t, *reqs, b.summary);
   opt.shared_nodes = true;  // the pools share the cluster (m.setup().shared)

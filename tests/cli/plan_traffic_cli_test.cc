@@ -410,6 +410,16 @@ TEST(PlanTrafficCli, ThePicksRunningLimitKeepsTheTpotSloAndTheTrafficIsPriced) {
   // The steady-state cost beside it: the same price at the pick's tokens/s per GPU.
   EXPECT_NEAR(b["cost"]["usd_per_mtok_output"].get<double>(),
               2.5 / (b["tokens_per_s_per_gpu"].get<double>() * 3600 / 1e6), 1e-9);
+  // The text names the pick's command, the JSON's, which admits the pick's running limit.
+  const std::string command = j["launch"]["vllm"]["command"];
+  EXPECT_NE(command.find(fmt::format("--max-num-seqs {}", b["batch"].get<int>())),
+            std::string::npos)
+      << command;
+  std::vector<std::string> text = pct;
+  text.erase(std::find(text.begin(), text.end(), "--json"));
+  const auto r = RunL2s(text, "pt_held_text");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  launch (vLLM): " + command + "\n"), std::string::npos) << r.out;
 }
 
 // A TPOT limit no deployment meets (1 ms: even one request per rank decodes slower): the
