@@ -854,18 +854,19 @@ Runner RegisterCapacity(CLI::App& app) {
   ProblemFlags& p = f->problem;
   cmd->add_option("--model", p.model, "model preset name or HF config.json")->required();
   cmd->add_option("--gpu", p.gpu, "GPU type (default h100)");
-  const auto count = [](int64_t hi) { return CLI::Range(int64_t{1}, hi); };
   cmd->add_option("--gpus", p.gpus, "GPUs of one instance (default: the strategy's)")
-      ->check(count(kMaxGpusFlag));
+      ->check(CountRange(kMaxGpusFlag));
   cmd->add_option("--gpus-per-node", p.gpus_per_node,
                   "GPUs per NVLink domain (default: the GPU's, 8 on HGX nodes, 72 on GB200/GB300)")
-      ->check(count(kMaxGpusPerNode));
-  cmd->add_option("--isl", p.isl, "nominal prompt tokens (default 1024)")->check(count(kMaxTokens));
-  cmd->add_option("--osl", p.osl, "nominal output tokens (default 1024)")->check(count(kMaxTokens));
+      ->check(CountRange(kMaxGpusPerNode));
+  cmd->add_option("--isl", p.isl, "nominal prompt tokens (default 1024)")
+      ->check(CountRange(kMaxTokens));
+  cmd->add_option("--osl", p.osl, "nominal output tokens (default 1024)")
+      ->check(CountRange(kMaxTokens));
   cmd->add_option("--dtype", p.dtype, "weight dtype bf16|fp8|fp4");
   cmd->add_option("--kv-dtype", p.kv_dtype, "KV-cache dtype bf16|fp8");
   cmd->add_option("--max-batch", p.max_batch, "max running requests per rank (default: engine's)")
-      ->check(count(kMaxBatchFlag));
+      ->check(CountRange(kMaxBatchFlag));
   cmd->add_option("--price-per-gpu-hour", p.price_per_gpu_hour,
                   "your price in $ per GPU-hour: the answer's $ per hour and per million tokens "
                   "at the rate it serves (l2s has no built-in prices); with --gpu a,b,... one "
@@ -889,10 +890,10 @@ Runner RegisterCapacity(CLI::App& app) {
   cmd->add_option("--slo", f->slo, "percentile SLOs, e.g. p99_ttft_ms=2000,p99_tpot_ms=50");
   cmd->add_option("--sizes", f->sizes, "instance sizes to try (default 1,2,4,...,64)");
   cmd->add_option("--max-gpus", f->max_gpus, "largest total GPU count considered (4096)")
-      ->check(count(kMaxGpusFlag));
+      ->check(CountRange(kMaxGpusFlag));
   cmd->add_option("--search", f->search, "searcher choosing each size's layout (default local)");
   cmd->add_option("--budget", f->budget, "simulator calls per layout search (default 1000)")
-      ->check(count(kMaxBudget));
+      ->check(CountRange(kMaxBudget));
   cmd->add_option("--layouts-per-size", f->layouts_per_size,
                   "layouts sized per instance size: the searcher's best and the runners-up of "
                   "the other degree combinations by steady state (default 3)")

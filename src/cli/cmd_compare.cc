@@ -601,7 +601,7 @@ Runner RegisterCompare(CLI::App& app) {
   cmd->add_option("--seeds", f->seeds, "seeds 0..N-1 per budgeted searcher (default 10)")
       ->check(CLI::Range(1, kMaxSeeds));
   cmd->add_option("--budget", f->budget, "simulator calls per run (default 4000)")
-      ->check(CLI::Range(int64_t{1}, kMaxBudget));
+      ->check(CountRange(kMaxBudget));
   cmd->add_flag("--json", f->json, "print the results as JSON");
   cmd->add_option("--out-dir", f->out_dir, "directory for traces.csv and the SVG plots "
                                            "(default ./compare-out)");

@@ -388,13 +388,13 @@ Runner RegisterDescribe(CLI::App& app) {
   cmd->add_option("--gpu", f->gpu, fmt::format("GPU type for a plain cluster: {}",
                                                fmt::join(GpuPresetNames(), ", ")));
   cmd->add_option("--gpus", f->gpus, "number of GPUs (resizes --cluster)")
-      ->check(CLI::Range(int64_t{1}, kMaxGpusFlag));
+      ->check(CountRange(kMaxGpusFlag));
   cmd->add_option("--gpus-per-node", f->gpus_per_node,
                   "GPUs per NVLink domain with --gpu (default: the GPU's, 8 on HGX nodes, 72 on "
                   "GB200/GB300)")
-      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode));
+      ->check(CountRange(kMaxGpusPerNode));
   cmd->add_option("--context", f->context, "context length for KV and FLOP figures (4096)")
-      ->check(CLI::Range(int64_t{1}, kMaxTokens));
+      ->check(CountRange(kMaxTokens));
   cmd->add_flag("--json", f->json, "print JSON instead of a table");
   return [f] { return Run(*f); };
 }

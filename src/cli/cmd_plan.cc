@@ -760,7 +760,7 @@ Runner RegisterPlan(CLI::App& app) {
                   "options as in \"rl(refine=0.25)\" (default local: iterated local search over "
                   "registered moves; rl is the paper's RL searcher)");
   cmd->add_option("--budget", f->budget, "simulator calls the searcher may use (default 4000)")
-      ->check(CLI::Range(int64_t{1}, kMaxBudget));
+      ->check(CountRange(kMaxBudget));
   cmd->add_option("--seed", f->seed, "random seed (default 0)")->check(CLI::Range(int64_t{0}, kMaxSeed));
   cmd->add_flag("--json", f->json, "print the plan as JSON");
   cmd->add_option("--out", f->out, "also write the JSON plan to this file");

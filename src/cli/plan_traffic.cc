@@ -308,32 +308,32 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
       launch::TranslatePlan(sim, b.strategy, launch::ExpressibleBest{});
   for (const launch::EngineTranslation& tr : translations)
     r.launch[std::string(launch::EngineName(tr.engine))] = LaunchJson(tr);
+  // The pick's engine's translation (a Dynamo variant: its workers' backend).
+  const std::optional<launch::Engine> own = launch::WorkersOf(engine);
+  const launch::EngineTranslation* mine = nullptr;
+  for (const launch::EngineTranslation& tr : translations)
+    if (own && tr.engine == *own) mine = &tr;
+  // The text names the pick's command on its engine (JSON `launch`: every engine's; --emit DIR
+  // writes the files): the server admits the running limit the traffic was simulated with.
+  std::string command = mine != nullptr ? mine->command.command : "";
+  std::string how = mine != nullptr ? std::string(launch::EngineTitle(mine->engine)) : "";
+  int servers = instances;
+  const char* server_word = "instances";
   // A Dynamo variant: the pick on Dynamo, its workers running the backend's translation (as the
   // steady-state plan's "launch.dynamo").
   if (StatusOr<engine::EngineId> id = engine::ParseEngineId(engine.empty() ? "ideal" : engine);
-      id.ok() && engine::CapabilitiesOf(*id).workers != *id)
-    if (const std::optional<launch::Engine> be = launch::WorkersOf(engine::CapabilitiesOf(*id).name))
-      for (const launch::EngineTranslation& tr : translations)
-        if (tr.engine == *be)
-          r.launch["dynamo"] =
-              DynamoLaunchJson(launch::MakeDynamoAggLaunch(tr, p, std::max(1, instances)), tr);
-  // The text names the pick's command on its engine (JSON `launch`: every engine's; --emit DIR
-  // writes the files): the server admits the running limit the traffic was simulated with.
-  if (const std::optional<launch::Engine> own = launch::WorkersOf(engine)) {
-    const bool dynamo = r.launch.contains("dynamo");
-    for (const launch::EngineTranslation& tr : translations) {
-      if (tr.engine != *own || !tr.runnable) continue;
-      const std::string command = dynamo ? r.launch["dynamo"]["worker"]["command"].get<std::string>()
-                                         : tr.command.command;
-      const int servers = dynamo ? r.launch["dynamo"]["workers"].get<int>() : instances;
-      r.pick += fmt::format("  launch ({}{}{}): {}\n", dynamo ? "Dynamo, " : "",
-                            launch::EngineTitle(tr.engine),
-                            servers > 1 ? fmt::format(", each of {} {}", servers,
-                                                      dynamo ? "workers" : "instances")
-                                        : "",
-                            command);
-    }
+      mine != nullptr && id.ok() && engine::CapabilitiesOf(*id).workers != *id) {
+    const launch::DynamoAggLaunch d = launch::MakeDynamoAggLaunch(*mine, p, std::max(1, instances));
+    r.launch["dynamo"] = DynamoLaunchJson(d, *mine);
+    command = d.worker.command;
+    how = "Dynamo, " + how;
+    servers = d.workers;
+    server_word = "workers";
   }
+  if (mine != nullptr && mine->runnable)
+    r.pick += fmt::format("  launch ({}{}): {}\n", how,
+                          servers > 1 ? fmt::format(", each of {} {}", servers, server_word) : "",
+                          command);
   if (o.have_recommended && pick->best > 0)
     r.pick += fmt::format("the steady-state plan ({:.2f} tokens/s per GPU) misses: {}\n",
                           o.recommended_eval.tokens_per_s_per_gpu, pick->simulated.front().why);

@@ -42,23 +42,24 @@ int64_t OracleCallsOf(int64_t calls, double seconds) {
 void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   // Counts are checked as they are parsed: a value out of its range (0 included) is a usage error
   // naming the flag, whichever command reads it (docs/LIMITS.md).
-  const auto count = [](int64_t hi) { return CLI::Range(int64_t{1}, hi); };
   cmd->add_option("--model", f->model, "model preset name or path to a HuggingFace config.json");
   // The preset table's names, so the help cannot fall behind it.
   cmd->add_option("--gpu", f->gpu,
                   fmt::format("GPU type (default h100): {}", fmt::join(GpuPresetNames(), ", ")));
-  cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(count(kMaxGpusFlag));
+  cmd->add_option("--gpus", f->gpus, "number of GPUs")->check(CountRange(kMaxGpusFlag));
   cmd->add_option("--nodes", f->nodes, "number of nodes (x --gpus-per-node GPUs)")
-      ->check(count(kMaxGpusFlag));
+      ->check(CountRange(kMaxGpusFlag));
   cmd->add_option("--gpus-per-node", f->gpus_per_node,
                   "GPUs per NVLink domain (default: the GPU's, 8 on HGX nodes, 72 on GB200/GB300)")
-      ->check(count(kMaxGpusPerNode));
+      ->check(CountRange(kMaxGpusPerNode));
   cmd->add_option("--cluster", f->cluster, "cluster preset (gb200-nvl72) or cluster JSON file");
   cmd->add_option("--mode", f->mode, "workload: serve, decode or prefill");
-  cmd->add_option("--isl", f->isl, "prompt (input) length in tokens")->check(count(kMaxTokens));
-  cmd->add_option("--osl", f->osl, "output length in tokens (serve)")->check(count(kMaxTokens));
+  cmd->add_option("--isl", f->isl, "prompt (input) length in tokens")
+      ->check(CountRange(kMaxTokens));
+  cmd->add_option("--osl", f->osl, "output length in tokens (serve)")
+      ->check(CountRange(kMaxTokens));
   cmd->add_option("--context", f->context, "KV length attended per decoded token (decode)")
-      ->check(count(kMaxTokens));
+      ->check(CountRange(kMaxTokens));
   cmd->add_option("--dtype", f->dtype, "weight dtype: bf16, fp8, fp4 (default: the model's)");
   cmd->add_option("--kv-dtype", f->kv_dtype, "KV-cache dtype: bf16 or fp8 (default bf16)");
   cmd->add_option("--attn-dtype", f->attn_dtype,
@@ -67,7 +68,7 @@ void AddProblemFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--slo", f->slo, "latency limits, e.g. ttft_ms=2000,tpot_ms=50");
   cmd->add_option("--max-batch", f->max_batch,
                   "largest batch per attention-dp rank (default: the engine's, else 4096)")
-      ->check(count(kMaxBatchFlag));
+      ->check(CountRange(kMaxBatchFlag));
   cmd->add_option("--price-per-gpu-hour", f->price_per_gpu_hour,
                   "your price in $ per GPU-hour: plans then report $ per million tokens "
                   "(l2s has no built-in prices; default: the cluster file's price_per_gpu_hour); "
@@ -90,11 +91,11 @@ void AddEngineFlags(CLI::App* cmd, ProblemFlags* f) {
   cmd->add_option("--max-num-tokens", f->max_num_tokens,
                   "tokens per attention-dp rank per step, the chunked-prefill budget (default: "
                   "the engine's)")
-      ->check(CLI::Range(int64_t{1}, kMaxTokens));
+      ->check(CountRange(kMaxTokens));
   cmd->add_option("--cuda-graph-max-batch", f->cuda_graph_max_batch,
                   "largest decode batch the engine captures as a CUDA graph (default: the "
                   "engine's)")
-      ->check(CLI::Range(int64_t{1}, kMaxBatchFlag));
+      ->check(CountRange(kMaxBatchFlag));
   cmd->add_option("--mtp", f->mtp,
                   "speculative tokens per decode step, 0..8; models with MTP layers, or with "
                   "--draft-model (plan: default searches 0..3)");

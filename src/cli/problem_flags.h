@@ -40,6 +40,9 @@ constexpr double kMaxOracleSeconds = 7 * 24 * 3600.0;
 constexpr int64_t kMaxOracleCalls = int64_t{1} << 40;
 // Adds --oracle-calls (default *calls; `zero_means` what 0 does, e.g. "skips it") and
 // --oracle-seconds (deprecated; *seconds < 0: not given).
+// A count flag's check: 1 to `hi` (0 is an error naming the flag, not the default a 0 would
+// otherwise stand for).
+inline CLI::Range CountRange(int64_t hi) { return CLI::Range(int64_t{1}, hi); }
 // CLI::Range for a real-valued flag, with Range's message ("--rate must be from 0 to 1000000, got
 // nan" once run.cc words it), that also refuses nan: CLI::Range lets it through (every comparison
 // with nan is false), and a nan price or rate was then taken as not given, silently.

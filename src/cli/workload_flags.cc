@@ -16,11 +16,11 @@ void AddTrafficFlags(CLI::App* cmd, TrafficFlags* f) {
   cmd->add_option("--rate", f->rate, "traffic, open loop: requests/s")->check(FiniteRange(0.0, 1e6));
   cmd->add_option("--burstiness", f->burstiness, "gamma shape of inter-arrival times (1 = Poisson)");
   cmd->add_option("--concurrency", f->concurrency, "traffic, closed loop: clients in flight")
-      ->check(CLI::Range(1, serve::kMaxConcurrency));
+      ->check(CountRange(serve::kMaxConcurrency));
   cmd->add_option("--requests", f->requests,
                   "requests to simulate (open loop default 2000, and capacity sizing draws more when "
                   "2000 arrive as a burst; closed loop 10 x concurrency)")
-      ->check(CLI::Range(int64_t{1}, serve::kMaxRequests));
+      ->check(CountRange(serve::kMaxRequests));
   cmd->add_option("--isl-dist", f->isl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
   cmd->add_option("--osl-dist", f->osl_dist, "fixed | uniform:R | lognormal:S (default fixed)");
   cmd->add_option("--prefix-hit", f->prefix_hit, "fraction of each prompt in the prefix cache");

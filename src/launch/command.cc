@@ -174,7 +174,8 @@ ModelId ResolveModelId(const ModelSpec& m) {
 
 std::string VisibleDevicesEnv(const std::string& vendor, const std::string& devices) {
   if (devices.empty()) return "";
-  if (vendor == "amd") return fmt::format("HIP_VISIBLE_DEVICES={0} CUDA_VISIBLE_DEVICES={0} ", devices);
+  if (vendor == "amd")
+    return fmt::format("HIP_VISIBLE_DEVICES={0} CUDA_VISIBLE_DEVICES={0} ", devices);
   return fmt::format("CUDA_VISIBLE_DEVICES={} ", devices);
 }
 

@@ -711,7 +711,9 @@ Status EmitDisaggDeployment(const std::string& dir, const DisaggLaunch& l, const
         hosts.push_back({fmt::format("<{}>:{} 8998", node, ps.port),
                          fmt::format("<{}>:{} {}", node, ps.port, 8998 + slot)});
       }
-      std::string cmd = WithModelId(PlacedCommand(proc, ps, sv.base, l.prefill_pool.problem.cluster.gpu.vendor), resolved, opt.model_id);
+      std::string cmd = WithModelId(
+          PlacedCommand(proc, ps, sv.base, l.prefill_pool.problem.cluster.gpu.vendor), resolved,
+          opt.model_id);
       // vLLM's NIXL handshake listens on VLLM_NIXL_SIDE_CHANNEL_PORT (5600) plus the worker's
       // rank: servers sharing a node start their range at their first GPU.
       if (servers.size() > 1 && l.backend == Engine::kVllm && !ps.devices.empty())
