@@ -753,6 +753,29 @@ TEST(Workload, TraceCsv) {
   EXPECT_NE(e.status().message().find("t.csv:1"), std::string::npos);
 }
 
+// Only the first line may be a header; a data row that does not parse is an error naming its line,
+// not a second "header" skipped (a first row "-1,..." or "nan,..." was dropped, and a file of
+// such rows read as "no requests").
+TEST(Workload, TraceCsvHasOneHeaderAtMost) {
+  for (const char* text : {"arrival_s,prompt_tokens,output_tokens\nnan,100,10\n",
+                           "-1,100,10\n0,100,10\n", "nan,100,10\n0,100,10\n",
+                           "arrival_s,prompt,output\nx,100,10\n0,100,10\n",
+                           "arrival_s,prompt,output\ntime,prompt,output\n0,100,10\n"}) {
+    auto t = ParseTraceCsv(text, "t.csv");
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_NE(t.status().message().find("t.csv:"), std::string::npos) << t.status().message();
+    EXPECT_EQ(t.status().message().find("no requests"), std::string::npos) << text;
+  }
+  // A quoted header, a header after comments and blank lines, and no header at all are read.
+  for (const char* text : {"\"arrival_s\",\"prompt_tokens\",\"output_tokens\"\n0,100,10\n",
+                           "# exported\n\n_t,p,o\n0,100,10\n", "0,100,10\n"}) {
+    auto t = ParseTraceCsv(text, "t.csv");
+    ASSERT_TRUE(t.ok()) << text << ": " << t.status().message();
+    ASSERT_EQ(t->size(), 1u);
+    EXPECT_EQ((*t)[0].prompt, 100);
+  }
+}
+
 TEST(Slo, Parse) {
   auto s = ParseSlos("p99_ttft_ms=2000,p50_tpot_ms=50,mean_e2e_ms=9000,itl_ms=80");
   ASSERT_TRUE(s.ok());

@@ -159,6 +159,7 @@ StatusOr<std::vector<RequestSpec>> ParseTraceCsv(std::string_view text, std::str
   std::string line;
   int lineno = 0;
   double last = 0;
+  bool first = true;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -170,9 +171,19 @@ StatusOr<std::vector<RequestSpec>> ParseTraceCsv(std::string_view text, std::str
     auto bad = [&](const std::string& why) {
       return Status::InvalidArgument(fmt::format("{}:{}: {}", source, lineno, why));
     };
-    if (out.empty() && !f.empty() && !f[0].empty() &&
-        !(std::isdigit(static_cast<unsigned char>(f[0][0])) || f[0][0] == '.'))
-      continue;  // header
+    // The first line may be a header: its first field a name (a letter, '_' or a quote first, and
+    // not a number such as "nan"). Only the first line, so that a data row that does not parse
+    // ("nan", "-1", "x") is an error rather than skipped.
+    if (first) {
+      first = false;
+      const std::string f0 = f.empty() ? std::string() : f[0];
+      const size_t c = f0.find_first_not_of(" \t");
+      char* end = nullptr;
+      std::strtod(f0.c_str(), &end);
+      if (c != std::string::npos && *end != '\0' &&
+          (std::isalpha(static_cast<unsigned char>(f0[c])) || f0[c] == '_' || f0[c] == '"'))
+        continue;  // header
+    }
     if (f.size() < 3 || f.size() > 4)
       return bad("expected arrival_s,prompt_tokens,output_tokens[,cached_tokens]");
     double v[4] = {0, 0, 0, 0};
