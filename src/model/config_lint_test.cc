@@ -489,7 +489,11 @@ TEST(ModelSourceTest, DraftModelConfigGivesTheDraftsShape) {
                 .find("field \"num_key_value_heads\": expected a divisor of "
                       "num_attention_heads (32), got 5"),
             std::string::npos);
-  EXPECT_NE(err("[1").find("is not a JSON object"), std::string::npos);
+  EXPECT_NE(err("[1]").find("is not a JSON object"), std::string::npos);
+  // Read by the model's own reader (jsonio::Parse): where the text breaks, and no key twice.
+  EXPECT_NE(err("[1").find("malformed JSON at line 1"), std::string::npos) << err("[1");
+  EXPECT_NE(err(R"({"hidden_size": 4096, "hidden_size": 8192})").find("\"hidden_size\" is given twice"),
+            std::string::npos);
 }
 
 // A repo id with no local config suggests the preset and the local repository its name may mean:

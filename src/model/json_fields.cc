@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
+#include <string>
 #include <vector>
 #include <fstream>
 #include <system_error>
@@ -151,7 +153,27 @@ StatusOr<json> Parse(std::string_view text, std::string_view source) {
   };
   // Exceptions are caught here and turned into a Status; none escapes.
   try {
-    json j = json::parse(rewritten.begin(), rewritten.end());
+    // nlohmann keeps the last of two equal keys in one object; in a hand-written config or
+    // cluster file the other one is a silent mistake, so two are an error.
+    std::vector<std::set<std::string>> open_objects;
+    std::string twice;
+    json j = json::parse(rewritten.begin(), rewritten.end(),
+                         [&](int /*depth*/, json::parse_event_t ev, json& parsed) {
+                           if (ev == json::parse_event_t::object_start) {
+                             open_objects.emplace_back();
+                           } else if (ev == json::parse_event_t::object_end) {
+                             if (!open_objects.empty()) open_objects.pop_back();
+                           } else if (ev == json::parse_event_t::key && !open_objects.empty() &&
+                                      parsed.is_string() &&
+                                      !open_objects.back().insert(parsed.get<std::string>()).second &&
+                                      twice.empty()) {
+                             twice = parsed.get<std::string>();
+                           }
+                           return true;
+                         });
+    if (!twice.empty())
+      return Status::ParseError(fmt::format("{}: key \"{}\" is given twice in one object", src,
+                                            PrintableText(twice)));
     return j;
   } catch (const json::parse_error& e) {
     // e.byte is the 1-based position of the last character read, in the rewritten text.

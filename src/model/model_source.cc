@@ -174,8 +174,9 @@ Status AttachDraftModelFrom(const std::string& id, const ModelSearchPaths& paths
   }
   if (file.empty()) return Status::Ok();  // not found: the rule of DraftLayerOf
   const std::string source = fmt::format("--draft-model {}: its config {}", id, file);
-  std::ifstream in(file);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // The model's own reader: bounded size and depth, the line of a syntax error, no key twice.
+  L2S_ASSIGN_OR_RETURN(const std::string text, jsonio::ReadFile(file));
+  L2S_ASSIGN_OR_RETURN(const nlohmann::json j, jsonio::Parse(text, source));
   if (!j.is_object()) return Status::InvalidArgument(source + " is not a JSON object");
   // The draft's attention shape, read as the HF readers read a GQA model's (hf_readers.h).
   using L = ModelLimits;

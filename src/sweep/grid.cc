@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "cli/problem_flags.h"
 #include "common/text.h"
 #include "engine/engine.h"
+#include "model/json_fields.h"
 #include "hw/hw.h"
 #include "sweep/yaml.h"
 
@@ -300,11 +300,10 @@ StatusOr<Grid> LoadGrid(const std::string& path) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   json j;
   if (first != std::string::npos && text[first] == '{') {
-    try {
-      j = json::parse(text);
-    } catch (const json::exception& e) {
-      return Status::ParseError(fmt::format("{}: invalid JSON: {}", path, e.what()));
-    }
+    // jsonio::Parse: a line and column for malformed text, and a key given twice is an error.
+    auto parsed = jsonio::Parse(text, path);
+    if (!parsed.ok()) return parsed.status();
+    j = std::move(parsed).value();
   } else {
     auto y = ParseYamlSubset(text, path);
     if (!y.ok()) return y.status();

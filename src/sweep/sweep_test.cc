@@ -63,6 +63,21 @@ TEST(Yaml, ErrorsAreOneLine) {
   }
 }
 
+// Flow collections: a trailing comma ends the collection (YAML allows it); an empty entry and a
+// key given twice in {k: v} are errors (they read as a null - plan's default model - and as the
+// last value).
+TEST(Yaml, FlowTrailingCommaEmptyEntriesAndTwiceGivenKeys) {
+  auto y = ParseYamlSubset("models: [a, b, ]\nplan: {budget: 50, }\n", "g.yaml");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(*y, json::parse(R"({"models":["a","b"],"plan":{"budget":50}})"));
+  for (const char* bad : {"models: [a, , b]\n", "models: [, a]\n", "plan: {budget: 50, budget: 60}\n",
+                          "plan: {, budget: 50}\n"}) {
+    auto e = ParseYamlSubset(bad, "g.yaml");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.status().message().rfind("g.yaml:1: ", 0), 0u) << e.status().message();
+  }
+}
+
 TEST(Grid, ExpandsInGridOrderWithArgv) {
   auto g = GridFromJson(json::parse(R"({"models":["m1","m2"],"gpus":["h100"],"counts":[1,2],
       "workloads":[{"mode":"serve","input":100,"output":10}],"slos":[null,{"tpot_ms":20}],
@@ -234,6 +249,12 @@ TEST(Grid, LoadGridReadsJsonAndYamlAlike) {
   auto b = LoadGrid((dir / "g.yaml").string());
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(Expand(*a)[1].id, Expand(*b)[1].id);
+  // A JSON grid with a key given twice is an error (nlohmann alone keeps the last).
+  std::ofstream(dir / "twice.json") << R"({"models": ["a"], "counts": [1], "counts": [2]})";
+  auto twice = LoadGrid((dir / "twice.json").string());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("key \"counts\" is given twice"), std::string::npos)
+      << twice.status().message();
   auto missing = LoadGrid((dir / "none.yaml").string());
   EXPECT_EQ(missing.status().message(), "cannot open sweep grid '" + (dir / "none.yaml").string() + "'");
   std::filesystem::remove_all(dir);

@@ -179,6 +179,9 @@ class Parser {
         return Status::Ok();
       }
       while (true) {
+        // An entry left empty ("[a, , b]", "{, k: v}") is an error, not a null; one trailing
+        // comma before the bracket closes ("[a, b, ]") is YAML's and ends the collection.
+        if (*i < t.size() && t[*i] == ',') return Err(l, fmt::format("an empty entry in '{}'", c));
         json item;
         Status s = Flow(l, t, i, &item, false);
         if (!s.ok()) return s;
@@ -190,6 +193,7 @@ class Parser {
           s = Flow(l, t, i, &v, false);
           if (!s.ok()) return s;
           const std::string k = item.is_string() ? item.get<std::string>() : item.dump();
+          if (out->contains(k)) return Err(l, fmt::format("duplicate key '{}'", k));
           (*out)[k] = std::move(v);
         } else {
           out->push_back(std::move(item));
@@ -198,6 +202,12 @@ class Parser {
         if (*i >= t.size()) return Err(l, fmt::format("unclosed '{}'", c));
         if (t[*i] == ',') {
           ++*i;
+          SkipSpace(t, i);
+          if (*i < t.size() && t[*i] == close) {
+            ++*i;
+            SkipSpace(t, i);
+            return Status::Ok();
+          }
           continue;
         }
         if (t[*i] == close) {

@@ -152,6 +152,27 @@ TEST(Crashes, DeepNestingIsAnError) {
   ExpectUsageError({"describe", "--cluster", d / "cluster.json"}, "line 1, column");
 }
 
+// A key given twice in one object of a config or cluster file is an error: nlohmann's reader
+// keeps the last, so "num_hidden_layers": 80 then 8 planned an 8-layer model with exit 0.
+TEST(Inputs, AKeyGivenTwiceIsAnError) {
+  if (!HaveShared()) GTEST_SKIP() << "no shared configs";
+  TempDir d;
+  std::string text = Slurp(kLlama8b);
+  const size_t brace = text.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  text.insert(brace + 1, "\n  \"num_hidden_layers\": 8,");
+  WriteFile(d / "config.json", text);
+  ExpectUsageError({"describe", "--model", d / "config.json"},
+                   "key \"num_hidden_layers\" is given twice in one object");
+  // Sibling: a cluster file, the key twice in a nested object.
+  WriteFile(d / "cluster.json",
+            R"({"gpu": "h100", "nodes": 1, "gpus_per_node": 8, "gpus_per_node": 4})");
+  ExpectUsageError({"describe", "--cluster", d / "cluster.json"}, "\"gpus_per_node\" is given twice");
+  // The same keys in two different objects are not a repeat.
+  WriteFile(d / "ok.json", R"({"a": {"name": 1}, "b": {"name": 2}})");
+  EXPECT_EQ(L2s({"describe", "--model", d / "ok.json"}).err.find("given twice"), std::string::npos);
+}
+
 // Endless or non-regular files are not read: /dev/zero, a FIFO; a huge file stops at the bound.
 TEST(Crashes, NonRegularAndHugeFiles) {
   ExpectUsageError({"describe", "--model", "/dev/zero"}, "not a regular file");
