@@ -255,6 +255,29 @@ std::optional<std::string> MissingValue(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+// A flag given an empty value (`--model ""`, `--gpu=`): CLI11 accepts it and every command read
+// an empty string as "not given", so `--model "$MODEL"` with MODEL unset planned the default
+// model. No l2s flag takes an empty value. nullopt when argv has none.
+std::optional<std::string> EmptyValue(CLI::App& app, int argc, char** argv) {
+  CLI::App* sub = argc < 3 ? nullptr : CommandOf(app, argc, argv);
+  if (sub == nullptr) return std::nullopt;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t eq = a.find('=');
+    const std::string name(a.substr(0, eq));
+    const CLI::Option* opt = sub->get_option_no_throw(name);
+    if (opt == nullptr || opt->get_items_expected_min() == 0) continue;
+    const bool empty = eq != std::string_view::npos ? eq + 1 == a.size()
+                                                    : i + 1 < argc && argv[i + 1][0] == '\0';
+    if (empty)
+      return fmt::format("{} expects a value, got an empty string (drop {} for its default)", name,
+                         name);
+  }
+  return std::nullopt;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"l2s - learn to shard: plan the parallelization of an LLM for inference"};
   app.require_subcommand(0, 1);
@@ -275,6 +298,8 @@ int Main(int argc, char** argv) {
   add("sweep", l2s::cli::RegisterSweep(app));
   if (const std::optional<std::string> missing = MissingValue(app, argc, argv))
     return l2s::cli::Fail(l2s::Status::InvalidArgument(*missing));
+  if (const std::optional<std::string> empty = EmptyValue(app, argc, argv))
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(*empty));
   if (argc >= 2 && std::string_view(argv[1]) == "plan") {
     const std::vector<std::string> plan_args(argv + 2, argv + argc);
     if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);

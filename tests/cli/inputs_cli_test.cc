@@ -333,6 +333,14 @@ TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
        "--model-id expects a value, got the flag --budget (give --model-id a value, or drop it)"},
       {{"capacity", "--model", "llama-3.1-8b", "--router", "--rate", "2"},
        "--router expects a value, got the flag --rate (give --router a value, or drop it)"},
+      // An empty value is not "not given" (`--model "$MODEL"` with MODEL unset planned the
+      // default model, gpt-moe-1.6t; `--gpu ""` ran on h100).
+      {{"plan", "--model", "", "--gpus", "8"},
+       "--model expects a value, got an empty string (drop --model for its default)"},
+      {{"capacity", "--model", "llama-3.1-8b", "--gpu=", "--strategy", "tp=1", "--rate", "1"},
+       "--gpu expects a value, got an empty string (drop --gpu for its default)"},
+      {{"eval", "--model", "llama-3.1-8b", "--strategy", "tp=8", "--engine", ""},
+       "--engine expects a value, got an empty string (drop --engine for its default)"},
       // A flag given twice (CLI11 says "At Most 1 required but received 2").
       {{"plan", "--budget", "100", "--search", "oracle", "--budget", "50"},
        "--budget is given 2 times: give it once"},
