@@ -142,10 +142,20 @@ std::string ServedCostLine(const plan::Cost& c) {
   return fmt::format("cost       {}{}\n", priced ? "at the rate the traffic is served: " : "", line);
 }
 
+// --rank-assign places requests on the attention-DP ranks (or data-parallel replicas) of an
+// instance; a given deployment whose layouts have dp = 1 has none, and the flag would be ignored.
+Status CheckRankAssign(const CapacityFlags& f, int max_dp) {
+  if (max_dp > 1 || f.traffic.rank_assign == TrafficFlags().rank_assign) return Status::Ok();
+  return Status::InvalidArgument(
+      "--rank-assign places requests on an instance's attention-DP ranks; the given layout has "
+      "dp=1 (drop --rank-assign, or give dp > 1)");
+}
+
 int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<serve::Slo>& slos,
                   const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
   StatusOr<Strategy> s = ResolveStrategy(p, f.strategy, "", f.problem.mtp);
   if (!s.ok()) return Fail(s.status());
+  if (Status st = CheckRankAssign(f, s->dp); !st.ok()) return Fail(st);
   auto cost = StepCost::Make(p, *s);
   if (!cost.ok()) return Fail(cost.status());
   serve::ServeOptions opt = base;
@@ -277,6 +287,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   if (!sp.ok()) return Fail(sp.status());
   StatusOr<Strategy> sd = ResolveStrategy(*dp, f.strategy, "", f.problem.mtp);
   if (!sd.ok()) return Fail(sd.status());
+  if (Status st = CheckRankAssign(f, std::max(sp->dp, sd->dp)); !st.ok()) return Fail(st);
   // Speculation is both sides': the prefill servers of a speculating deployment run the decode
   // side's setting (and the draft's extend over every prompt, whatever the depth).
   if (sp->mtp > 0 && sd->mtp == 0)
@@ -770,6 +781,11 @@ Status CheckQuestionFlags(const CapacityFlags& f, const CLI::App& cmd) {
             "one)",
             flag, f.prefill_strategy.empty() ? "--strategy" : "--prefill-strategy", flag,
             f.prefill_strategy.empty() ? "--strategy" : "the strategies"));
+    // The highest-rate search runs only against SLOs.
+    if (cmd.count("--rate-tol") > 0 && f.slo.empty())
+      return Status::InvalidArgument(
+          "--rate-tol is the tolerance of the highest-rate search, which runs against --slo: add "
+          "--slo, or drop --rate-tol");
     // An aggregated deployment has no prefill pool and sends no KV cache.
     if (f.prefill_strategy.empty())
       for (const char* flag : {"--prefill-instances", "--layerwise"})

@@ -104,6 +104,15 @@ TEST(CapacityCli, FlagsOfTheOtherQuestionAreErrors) {
       {With(kDeploy, {"--rate", "5", "--kv-layerwise"}),
        "l2s: error: --layerwise (--kv-layerwise) is for a disaggregated deployment: add "
        "--prefill-strategy"},
+      // Flags that would change nothing on this deployment: the highest-rate search's tolerance
+      // without SLOs (no search runs), rank placement on a layout with no dp ranks.
+      {With(kDeploy, {"--rate", "5", "--rate-tol", "0.1"}),
+       "l2s: error: --rate-tol is the tolerance of the highest-rate search, which runs against "
+       "--slo: add --slo, or drop --rate-tol\n"},
+      {{"capacity", "--model", "llama-3.1-8b", "--strategy", "tp=1", "--rate", "5",
+        "--rank-assign", "round-robin"},
+       "l2s: error: --rank-assign places requests on an instance's attention-DP ranks; the given "
+       "layout has dp=1 (drop --rank-assign, or give dp > 1)\n"},
       {{"capacity", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "p99_ttft_ms=2000",
         "--serving", "agg", "--layerwise"},
        "l2s: error: --layerwise (--kv-layerwise) is how disaggregated pools send the KV cache: "
