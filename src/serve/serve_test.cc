@@ -89,6 +89,42 @@ TEST(StepCost, PrefillStepEqualsSimulatorPrefillMode) {
   }
 }
 
+// Pipeline microbatches hold whole prompts and sequences: a lone prompt on pp = 2 runs in one
+// microbatch through both stages (the Simulator's prefill of batch 1: pp x its stage time, about
+// the one-GPU prefill), as do pp prompts, one per microbatch; a lone decoding sequence likewise.
+// Split over the microbatches, a lone 2,000-token prompt cost half of that, and capacity sizing
+// took pipelines for TTFT (Llama-3.1-8B at p99 TTFT 50 ms: pp = 4 at 15 ms).
+TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
+  Problem p = MakeProblem("llama-3.1-8b", 2, Engine::kIdeal);
+  const Strategy s = S("pp=2,tp=1", 2);
+  auto cost = StepCost::Make(p, s);
+  ASSERT_TRUE(cost.ok());
+  Problem one = p;
+  one.cluster = *MakeCluster("h100", 1);
+  auto cost1 = StepCost::Make(one, S("tp=1", 1));
+  ASSERT_TRUE(cost1.ok());
+  for (int64_t isl : {100, 2000}) {
+    Problem f = p;
+    f.workload.mode = Mode::kPrefill;
+    f.workload.isl = isl;
+    const Evaluation e = Simulator(f).EvaluateAtBatch(s, 1);
+    const double want = e.stage_s * s.pp;
+    const double lone = (*cost)->Seconds(RankShape{0, 0, static_cast<double>(isl), 1});
+    EXPECT_NEAR(lone, want, 1e-9 * want) << isl;
+    EXPECT_NEAR((*cost)->Seconds(RankShape{0, 0, 2.0 * isl, 2}), want, 1e-9 * want) << isl;
+    // Two stages of half the layers each: the one-GPU prefill, give or take the hand-off and
+    // the embedding / LM head on one stage (each under 10% here).
+    const double gpu1 = (*cost1)->Seconds(RankShape{0, 0, static_cast<double>(isl), 1});
+    EXPECT_GT(lone, 0.9 * gpu1) << isl;
+    EXPECT_LT(lone, 1.2 * gpu1) << isl;
+  }
+  Problem d = p;
+  d.workload.mode = Mode::kDecode;
+  d.workload.context = 5000;
+  const Evaluation e = Simulator(d).EvaluateAtBatch(s, 1);
+  EXPECT_NEAR((*cost)->Seconds(RankShape{1, 5000, 0, 0}), e.stage_s * s.pp, 1e-9 * e.stage_s);
+}
+
 TEST(StepCost, BusiestRankSetsPerRankWork) {
   // Attention-DP: one rank with all the prefill costs more than the same tokens spread evenly,
   // and less than every rank carrying that much.

@@ -64,13 +64,18 @@ StepCost::StepCost(const Problem& p, const Strategy& s) : p_(p), s_(s) {
 
 void StepCost::Build(const RankShape& r, Program* prog, bool* dk) const {
   const double pp = s_.pp;
+  // The pp microbatches share the rank's sequences and prefill chunks, each whole: a microbatch
+  // carries 1 / pp of them, but at least one when the rank has any (a lone 2,048-token prompt on
+  // pp = 4 runs in one microbatch through every stage, as long as on one GPU; split into quarter
+  // prompts it took a quarter of that, and capacity sizing chose pipelines for TTFT).
+  auto per_microbatch = [pp](double n) { return n > 0 ? std::max(n / pp, std::min(n, 1.0)) : 0.0; };
   StepShape sh;
   sh.decode_q = decode_q();
-  sh.decode_seqs = r.decode_seqs / pp;
+  sh.decode_seqs = per_microbatch(r.decode_seqs);
   sh.decode_kv_len = r.decode_ctx;
   sh.kv_hold_len = r.decode_ctx;
   if (r.prefill_tokens > 0 && r.prefill_seqs > 0) {
-    sh.prefill_seqs = r.prefill_seqs / pp;
+    sh.prefill_seqs = per_microbatch(r.prefill_seqs);
     sh.prefill_len = r.prefill_tokens / r.prefill_seqs;
   }
   if (s_.overlap == Overlap::kTbo) {

@@ -39,9 +39,10 @@ class StepCost {
   static StatusOr<std::unique_ptr<StepCost>> Make(const Problem& problem, const Strategy& s);
 
   // Seconds of one step: `busiest` is the rank with the most work, `mean` the mean over the dp
-  // ranks (equal when dp = 1). With pp > 1 the rank's work is split into pp microbatches and the
-  // step lasts pp x the slowest stage's time for one microbatch (each microbatch traverses every
-  // stage once). 0 for an empty step.
+  // ranks (equal when dp = 1). With pp > 1 the rank's work is split into pp microbatches of whole
+  // sequences and chunks (1 / pp of them each, at least one where there is any) and the step lasts
+  // pp x the slowest stage's time for one microbatch (each microbatch traverses every stage once).
+  // 0 for an empty step.
   double Seconds(const RankShape& busiest, const RankShape& mean) const;
   double Seconds(const RankShape& one) const { return Seconds(one, one); }
 

@@ -496,29 +496,33 @@ TEST(CapacityCli, HeaderSaysTheAskedRateAndTheDrawnStream) {
 
 // The steady state ranks layouts at one batch; the percentiles depend on how each queues. Sizing
 // the runners-up of a size's other degree combinations too finds the answer the best steady
-// state alone misses: Llama-3.1-70B FP8 on 4-GPU H100 instances under vLLM at 19 req/s (1,200
-// requests) needs 10 x tp=2,dp=2 (40 GPUs) but 9 x pp=2,tp=2 (36). More layouts never need more
-// GPUs, and a layout stops growing at the best one's GPUs (its note says so).
+// state alone misses: Qwen3-32B on H100 under vLLM at 20 req/s (1,200 requests, lognormal
+// prompts of 3,000 tokens) on the searchers' best of 2 and 4 GPUs needs 12 x tp=2 (24 GPUs), but
+// 5 x tp=4 (20), the 4-GPU size's runner-up, serves it. More layouts never need more GPUs, and a
+// layout stops growing at the best one's GPUs (its note says so).
 TEST(CapacityCli, RunnersUpOfEachSizeAreSizedToo) {
   auto run = [](const char* per_size) {
-    const auto r = RunL2s({"capacity", "--model", "llama-3.1-70b", "--gpu", "h100", "--dtype",
-                           "fp8", "--engine", "vllm", "--rate", "19", "--requests", "1200",
-                           "--isl", "4000", "--isl-dist", "lognormal:0.6", "--osl", "600",
-                           "--osl-dist", "lognormal:0.8", "--slo",
-                           "p99_ttft_ms=2000,p99_tpot_ms=50", "--sizes", "4", "--search",
-                           "oracle", "--layouts-per-size", per_size, "--json"});
+    const auto r = RunL2s({"capacity", "--model", "qwen3-32b", "--gpu", "h100", "--engine", "vllm",
+                           "--rate", "20", "--requests", "1200", "--isl", "3000", "--isl-dist",
+                           "lognormal:0.6", "--osl", "500", "--slo",
+                           "p99_ttft_ms=1500,p99_tpot_ms=30", "--sizes", "2,4", "--search",
+                           "oracle", "--serving", "agg", "--layouts-per-size", per_size,
+                           "--json"});
     EXPECT_EQ(r.code, 0) << r.err;
     return nlohmann::json::parse(r.out);
   };
   const auto one = run("1"), three = run("3");
-  ASSERT_EQ(one["candidates"].size(), 1u);
-  ASSERT_EQ(three["candidates"].size(), 3u);
+  // Two sizes: one layout each, or three; a runner-up of the 4-GPU size (tp=4) answers.
+  ASSERT_EQ(one["candidates"].size(), 2u);
+  ASSERT_EQ(three["candidates"].size(), 6u);
   const auto& b1 = one["candidates"][one["best"].get<int>()];
   const auto& b3 = three["candidates"][three["best"].get<int>()];
-  EXPECT_EQ(b1["gpus"].get<int>(), 40);
-  EXPECT_EQ(b3["gpus"].get<int>(), 36);
-  EXPECT_EQ(three["candidates"][0]["strategy"], b1["strategy"]);  // the searcher's best first
-  EXPECT_LE(b3["summary"]["tpot_ms"]["p99"].get<double>(), 50.0);
+  EXPECT_EQ(b1["gpus"].get<int>(), 24);
+  EXPECT_EQ(b3["gpus"].get<int>(), 20);
+  EXPECT_EQ(three["candidates"][0]["strategy"], one["candidates"][0]["strategy"]);  // searcher's best first
+  EXPECT_EQ(three["candidates"][3]["strategy"], one["candidates"][1]["strategy"]);
+  EXPECT_NE(b3["strategy"], three["candidates"][3]["strategy"]);
+  EXPECT_LE(b3["summary"]["tpot_ms"]["p99"].get<double>(), 30.0);
   bool pruned = false;
   for (const auto& c : three["candidates"])
     if (!c["meets"].get<bool>())
