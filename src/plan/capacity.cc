@@ -152,12 +152,14 @@ engine::EngineId EngineIdOf(const std::string& name) {
   return id.ok() ? *id : engine::EngineId::kIdeal;
 }
 
-// The disaggregated candidates: for each size, the best prefill layout (prefill mode) and the
-// best decode layout (decode mode within the SLOs' TPOT limit `tpot_ms`) by the searcher; pairs
-// of each role's 3 sizes that carry the stream on the fewest GPUs in the steady state (ties:
-// tokens/s per GPU), each pair sized by serve::FewestGpusDisagg.
+// The disaggregated candidates: for each size, the best prefill layout (prefill mode within the
+// SLOs' TTFT limit `ttft_ms`) and the best decode layout (decode mode within the SLOs' TPOT limit
+// `tpot_ms`) by the searcher; pairs of each role's 3 sizes that carry the stream on the fewest
+// GPUs in the steady state (ties: tokens/s per GPU), each pair sized by serve::FewestGpusDisagg,
+// none grown past `bound_gpus` (> 0: the aggregated answer's GPUs).
 StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
-                                                   const std::vector<int>& sizes, double tpot_ms,
+                                                   const std::vector<int>& sizes, double ttft_ms,
+                                                   double tpot_ms, int bound_gpus,
                                                    std::vector<std::string>* skipped) {
   auto searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return searcher.status();
@@ -193,7 +195,11 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       auto rp = is_prefill ? PrefillProblem(*serve_p, serve_p->cluster, g)
                            : DecodeProblem(*serve_p, serve_p->cluster, g);
       if (!rp.ok()) return rp.status();
-      if (!is_prefill) rp->workload.tpot_ms = tpot_ms;
+      // Each role within its limit: a prefill layout whose prompt alone (batch 1) takes longer
+      // than the TTFT keys' tightest limit meets it at no pool size (aggregated sizing bounds its
+      // serve-mode search alike).
+      if (is_prefill) rp->workload.ttft_ms = ttft_ms;
+      else rp->workload.tpot_ms = tpot_ms;
       const Simulator sim(*rp);
       auto space = InstanceSpace(eid, *rp, g, v.mtp,
                                  is_prefill ? engine::Role::kPrefillPool : engine::Role::kDecodePool);
@@ -298,6 +304,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   }
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
+  co.bound_gpus = bound_gpus;
   co.serve = layouts.empty()
                  ? req.serve
                  : SizedServeOptions(req.serve, layouts.front().decode_problem.workload.engine,
@@ -428,7 +435,9 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   }
   if (dis) {
     std::vector<std::string> dskipped;
-    auto d = DisaggFewest(req, engine_sizes, tpot_ms, &dskipped);
+    // The aggregated answer bounds the pairs' growth: one needing more GPUs cannot answer.
+    const int agg_gpus = out.res.found ? out.res.candidates[out.res.best].gpus : 0;
+    auto d = DisaggFewest(req, engine_sizes, ttft_ms, tpot_ms, agg_gpus, &dskipped);
     if (!d.ok() && agg && layouts.empty())  // neither serving has a layout: both reasons
       return Status::Invalid(
           fmt::format("no instance size holds the model within the SLOs' limits: {}; "

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -416,6 +417,61 @@ int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
   return busier;
 }
 
+double StatQuantile(Stat st) {
+  switch (st) {
+    case Stat::kP50: return 0.5;
+    case Stat::kP90: return 0.9;
+    case Stat::kP99: return 0.99;
+    case Stat::kMean: break;
+  }
+  return -1;
+}
+
+// A TTFT percentile the stream misses on idle instances, at every pool size: the requests with
+// the most prompt tokens to prefill are simulated one at a time on a fresh deployment from
+// `make` (no queue, nothing else running) and every other request counted at 0 ms - a lower
+// bound of each request's TTFT under any load, so a percentile of them above its limit is above
+// it at any size (instances only shorten queues). Only the requests a percentile reads are
+// simulated: the n - floor(q (n - 1)) largest values (Quantile interpolates between two). "" when
+// no TTFT percentile is missed or more than 64 requests would be needed.
+std::string IdleTtftMiss(const std::function<StatusOr<std::unique_ptr<ServeSim>>()>& make,
+                         const std::vector<RequestSpec>& requests, const std::vector<Slo>& slos) {
+  const size_t n = requests.size();
+  double q = 1;
+  for (const Slo& o : slos)
+    if (o.metric == Metric::kTtft && StatQuantile(o.stat) > 0) q = std::min(q, StatQuantile(o.stat));
+  if (n == 0 || q >= 1) return "";
+  const size_t k = n - static_cast<size_t>(std::floor(q * static_cast<double>(n - 1)));
+  if (k > 64) return "";
+  std::vector<size_t> idx(n);
+  for (size_t i = 0; i < n; ++i) idx[i] = i;
+  auto work = [&](size_t i) { return requests[i].prompt - requests[i].cached; };
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+                    [&](size_t a, size_t b) { return work(a) != work(b) ? work(a) > work(b) : a < b; });
+  std::vector<double> ttft(n, 0.0);
+  for (size_t j = 0; j < k; ++j) {
+    auto sim = make();
+    if (!sim.ok()) return "";
+    RequestSpec r = requests[idx[j]];
+    r.arrival_s = 0;
+    r.output = 1;  // the first token is all a TTFT waits for
+    const ServeSummary one = Summarise((*sim)->Run({r}), {});
+    if (one.completed != 1) return "";
+    ttft[idx[j]] = one.ttft.mean;
+  }
+  for (const Slo& o : slos) {
+    const double sq = StatQuantile(o.stat);
+    if (o.metric != Metric::kTtft || sq <= 0) continue;
+    const double ms = Quantile(ttft, sq) * 1e3;
+    if (ms > o.limit_ms)
+      return fmt::format(
+          "{} ttft {:.1f} ms > {} ms with every request alone on idle instances (the longest "
+          "prompts' own prefill): no pool size meets it",
+          StatName(o.stat), ms, o.limit_ms);
+  }
+  return "";
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<ServeSim>> MakeSizedDisagg(const DisaggLayoutOption& lay,
@@ -470,10 +526,24 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       *s = Summarise((*sim)->Run(requests), slos);
       return MeetsSlos(*s, slos, why);
     };
-    auto fits = [&](int np, int nd) { return np >= 1 && nd >= 1 && np * gp + nd * gd <= opt.max_gpus; };
+    // No more GPUs than the limit, nor than an answer already found (the caller's, or a pair
+    // above that meets): a pair needing more cannot be the answer.
+    int bound_gpus = opt.bound_gpus;
+    const char* bound_of = "the aggregated answer";
+    for (const DisaggSizeResult& c : out.candidates)
+      if (c.meets && (bound_gpus <= 0 || c.gpus < bound_gpus)) {
+        bound_gpus = c.gpus;
+        bound_of = "a pair above";
+      }
+    const int cap = bound_gpus > 0 ? std::min(opt.max_gpus, bound_gpus) : opt.max_gpus;
+    auto fits = [&](int np, int nd) { return np >= 1 && nd >= 1 && np * gp + nd * gd <= cap; };
     if (!fits(1, 1)) {
-      sr.note = fmt::format("one prefill and one decode instance need {} GPUs (--max-gpus {})",
-                            gp + gd, opt.max_gpus);
+      sr.note = cap < opt.max_gpus
+                    ? fmt::format("one prefill and one decode instance need {} GPUs, more than "
+                                  "the {} GPUs of {}",
+                                  gp + gd, cap, bound_of)
+                    : fmt::format("one prefill and one decode instance need {} GPUs (--max-gpus {})",
+                                  gp + gd, opt.max_gpus);
       out.candidates.push_back(sr);
       continue;
     }
@@ -482,6 +552,16 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
     if (auto one = make(1, 1); !one.ok() || (*one)->Refused(requests, &sr.note) > 0) {
       if (!one.ok()) sr.note = one.status().message();
       else sr.note += ", at every pool size";
+      out.candidates.push_back(sr);
+      continue;
+    }
+    // A TTFT percentile missed with every request alone: no pool size meets it (growing the
+    // pools one instance at a time up to the limit took a thousand simulations to say so).
+    if (std::string idle = IdleTtftMiss(
+            [&] { return MakeSizedDisagg(lay, pc->get(), dc->get(), opt.serve, 1, 1, isl, osl); },
+            requests, slos);
+        !idle.empty()) {
+      sr.note = idle;
       out.candidates.push_back(sr);
       continue;
     }
@@ -530,8 +610,13 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
       ok = simulate(np, nd, &s, &why);
     }
     if (!ok) {
-      sr.note = fmt::format("{} prefill + {} decode instances ({} GPUs, the limit) still miss: {}",
-                            np, nd, np * gp + nd * gd, why);
+      sr.note = cap < opt.max_gpus
+                    ? fmt::format("{} prefill + {} decode instances ({} GPUs) still miss: {}; more "
+                                  "would exceed the {} GPUs of {}",
+                                  np, nd, np * gp + nd * gd, why, cap, bound_of)
+                    : fmt::format("{} prefill + {} decode instances ({} GPUs, the limit) still "
+                                  "miss: {}",
+                                  np, nd, np * gp + nd * gd, why);
       out.candidates.push_back(sr);
       continue;
     }

@@ -102,6 +102,9 @@ struct SizeResult {
 
 struct CapacityOptions {
   int max_gpus = 4096;       // no answer above this many GPUs
+  // A deployment already found on this many GPUs (0: none), e.g. the aggregated answer beside
+  // the disaggregated sizing: a candidate is not grown past it (it could not be the answer).
+  int bound_gpus = 0;
   MaxRateOptions rate;
   ServeOptions serve;        // instances is set per candidate
   // Layouts whose one-instance max rate (FewestGpus' first step) is found at once, on threads;

@@ -511,6 +511,44 @@ TEST(ServeDisagg, RequestsLargerThanARankAreRefusedAtEveryPoolSize) {
   EXPECT_TRUE(res->found);
 }
 
+// A TTFT percentile that requests miss even alone on idle instances is missed at every pool size:
+// the pair is not grown (it was, one instance per simulation up to --max-gpus: a thousand
+// simulations). Llama-8B on one H100 prefills 30,000 tokens in well over 100 ms; 2 of 50 such
+// prompts put the p99 above it, 1 of 100 (the others 1,000 tokens) does not: that p99 interpolates
+// between a short and a long prompt. And no pair grows past bound_gpus (an answer found already).
+TEST(ServeDisagg, SizingStopsWhereNoPoolSizeCanMeetTheSlos) {
+  const DisaggServeOptions d = Link(50e9, 2e-6);
+  DisaggLayoutOption lay;
+  lay.prefill_problem = lay.decode_problem = MakeProblem(Engine::kVllm);
+  lay.prefill = lay.decode = S("tp=1", 1);
+  lay.link = d.link;
+  const Slo ttft{Metric::kTtft, Stat::kP99, 100};
+  std::vector<RequestSpec> stream;
+  for (int i = 0; i < 50; ++i) stream.push_back({0.1 * i, i == 7 || i == 9 ? 30'000 : 1000, 100, 0});
+  auto res = FewestGpusDisagg({lay}, stream, {ttft}, CapacityOptions{});
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_FALSE(res->found);
+  EXPECT_EQ(res->candidates[0].simulations, 0);
+  EXPECT_NE(res->candidates[0].note.find("with every request alone on idle instances"),
+            std::string::npos)
+      << res->candidates[0].note;
+  // One long prompt in 100: p99 = 1% of the way from the 99th to the 100th value; not a proof
+  // that no size meets, so the pair is simulated (and, bounded at 4 GPUs, stops there).
+  stream.clear();
+  for (int i = 0; i < 100; ++i) stream.push_back({0.1 * i, i == 7 ? 30'000 : 1000, 100, 0});
+  CapacityOptions bounded;
+  bounded.bound_gpus = 4;
+  res = FewestGpusDisagg({lay}, stream, {ttft}, bounded);
+  ASSERT_TRUE(res.ok());
+  const DisaggSizeResult& c = res->candidates[0];
+  EXPECT_GT(c.simulations, 0);
+  EXPECT_EQ(c.note.find("alone on idle instances"), std::string::npos) << c.note;
+  if (c.meets) EXPECT_LE(c.gpus, 4);
+  else EXPECT_NE(c.note.find("more would exceed the 4 GPUs of the aggregated answer"),
+                 std::string::npos)
+      << c.note;
+}
+
 // Where an overloaded pair's queue builds, at the last arrival (ServeRun::prefill_queued /
 // decode_queued, which capacity sizing grows the pool by): 8,000-token prompts of 4 tokens each
 // at 20 req/s queue for the one prefill instance (~16k prompt tokens/s per H100 on Llama-8B);
