@@ -182,6 +182,33 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   };
   std::vector<Variant> variants;
   bool open = false;
+  // The prompt a TTFT percentile reads: the stream's uncached prompt tokens at the tightest TTFT
+  // key's quantile (mean: the mean). A prefill layout is searched at that prompt (if longer than
+  // the nominal one) within the TTFT limit, so that it can prefill it alone in time: with
+  // lognormal prompts the P99 prompt is ~4x the mean, and a layout sized on the mean one (one
+  // GPU of compute per prompt) missed P99 TTFT at every pool size.
+  int64_t ttft_prompt = 0;
+  {
+    double q = -1;
+    for (const serve::Slo& o : req.slos) {
+      if (o.metric != serve::Metric::kTtft) continue;
+      const double oq = o.stat == serve::Stat::kP99   ? 0.99
+                        : o.stat == serve::Stat::kP90 ? 0.90
+                        : o.stat == serve::Stat::kP50 ? 0.50
+                                                      : 0.0;  // mean
+      q = q < 0 ? oq : std::max(q, oq);
+    }
+    if (q >= 0 && !req.requests.empty()) {
+      std::vector<double> uncached;
+      double sum = 0;
+      for (const serve::RequestSpec& r : req.requests) {
+        uncached.push_back(static_cast<double>(r.prompt - r.cached));
+        sum += uncached.back();
+      }
+      ttft_prompt = static_cast<int64_t>(std::ceil(
+          q > 0 ? serve::Quantile(uncached, q) : sum / static_cast<double>(uncached.size())));
+    }
+  }
   for (int g : sizes) {
     auto serve_p = req.problem_on_gpus(g, req.engine);
     if (!serve_p.ok()) return serve_p.status();
@@ -198,8 +225,12 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       // Each role within its limit: a prefill layout whose prompt alone (batch 1) takes longer
       // than the TTFT keys' tightest limit meets it at no pool size (aggregated sizing bounds its
       // serve-mode search alike).
-      if (is_prefill) rp->workload.ttft_ms = ttft_ms;
-      else rp->workload.tpot_ms = tpot_ms;
+      if (is_prefill) {
+        rp->workload.ttft_ms = ttft_ms;
+        if (ttft_ms > 0) rp->workload.isl = std::max(rp->workload.isl, ttft_prompt);
+      } else {
+        rp->workload.tpot_ms = tpot_ms;
+      }
       const Simulator sim(*rp);
       auto space = InstanceSpace(eid, *rp, g, v.mtp,
                                  is_prefill ? engine::Role::kPrefillPool : engine::Role::kDecodePool);
@@ -247,7 +278,9 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
             return o.g == g && o.s == s;
           }))
         continue;
-      const double len = static_cast<double>(is_prefill ? rp->workload.isl : rp->workload.osl);
+      // Requests/s of an instance: its tokens/s over the nominal prompt (or output) length.
+      const double len =
+          static_cast<double>(is_prefill ? serve_p->workload.isl : rp->workload.osl);
       (is_prefill ? pre : dec)
           .push_back({g, inst, s, e.tokens_per_s_per_gpu, e.tokens_per_s / len});
     }
