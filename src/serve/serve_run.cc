@@ -39,6 +39,10 @@ struct Live {
   // request.
   int64_t output = 0;
   bool streamed = false, finished = false;
+  // Its last prompt chunk ran, and the microbatch holding it is still crossing the pipeline's
+  // stages until pipe_done (StepCost::Times::chunk_latency_s): not yet decodable.
+  bool in_pipe = false;
+  double pipe_done = 0;
 };
 
 struct Rank {
@@ -63,20 +67,21 @@ struct Inst {
   int replica_rr = 0;  // the first replica of a configured instance: its dp dispatch's turn
   int64_t outstanding = 0;
   double step_start = 0;
+  double chunk_done = 0;  // the step's prompt chunks' end (>= the step's end; pp > 1: later)
   // SGLang's receive counter (ServeOptions::sglang_recv_interval) and the weight of the latest
   // step: 1,000 when it prefilled, 1 when it only decoded, 0 when the instance went idle after it.
   int64_t recv_counter = 0, last_step_weight = 0;
   std::vector<double> channel_free;  // disaggregated decode instances: KV links' free times
 };
 
-enum class Ev : uint8_t { kStart, kEnd, kKvArrive, kEnter };
+enum class Ev : uint8_t { kStart, kEnd, kKvArrive, kEnter, kPrefillDone };
 
 struct Event {
   double t;
   int64_t seq;
   int inst;
   Ev kind;
-  int id;  // kKvArrive, kEnter: the request
+  int id;  // kKvArrive, kEnter, kPrefillDone: the request
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -124,8 +129,8 @@ class ServeSim::Runner {
   ServeRun Go();
 
  private:
-  double PoolStepSeconds(int pool, const RankShape& busiest, const RankShape& mean) {
-    return sim_.PoolStepSeconds(pool, busiest, mean);
+  StepCost::Times PoolStepTimes(int pool, const RankShape& busiest, const RankShape& mean) {
+    return sim_.PoolStepTimes(pool, busiest, mean);
   }
   // Early stop on TTFT quantiles (ServeOptions::ttft_stops).
   void CountLate(size_t k, int64_t id);
@@ -148,6 +153,11 @@ class ServeSim::Runner {
   void Kick(int ii, double now);
   void Finish(Rank& r, int id, double now, Inst& in);
   void EndStep(int ii, double now);
+  // Request `id` on rank rk of instance ii has its prompt prefilled at `now`: its first token
+  // (or the hand-off to the decode pool). True when it left the rank's running requests.
+  bool CompletePrefill(int ii, int rk, int id, double now);
+  // A deferred CompletePrefill (pipeline stages still running the chunk): at pipe_done.
+  void PrefillDone(int ii, int id, double now);
   // Routing: instance (the router, then the engine's dp dispatch) and rank.
   int PickInstance(int k);
   int PickRank(int ii);
@@ -350,6 +360,10 @@ ServeRun ServeSim::Runner::Go() {
       ReachEngine(e.id, e.t);
       continue;
     }
+    if (e.kind == Ev::kPrefillDone) {
+      PrefillDone(e.inst, e.id, e.t);
+      continue;
+    }
     if (e.kind == Ev::kEnd) EndStep(e.inst, e.t);
     else in.start_pending = false;
     if (!in.busy) StartStep(e.inst, e.t);
@@ -525,6 +539,7 @@ void ServeSim::Runner::Preempt(Rank& r, size_t pos) {
   const int id = r.running[pos];
   Live& L = st[id];
   Release(r, id);
+  L.in_pipe = false;
   L.need = reqs[id].prompt + static_cast<int64_t>(std::floor(L.gen));
   L.prefilled = reqs[id].cached;
   r.running.erase(r.running.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -629,13 +644,15 @@ void ServeSim::Runner::Compose(const Pool& P, const PoolRun& R, Rank& r, double 
     while (!r.running.empty() &&
            free_kv() < static_cast<int64_t>(r.running.size()) * q_tokens && r.running.size() > 1)
       Preempt(r, r.running.size() - 1);
-    for (int id : r.running) PlanDecode(r, id, q_tokens);
+    for (int id : r.running)
+      if (!st[id].in_pipe) PlanDecode(r, id, q_tokens);
     return;
   }
   // vLLM / TensorRT-LLM / ideal: mixed steps under one token budget, running requests first.
   for (size_t i = 0; i < r.running.size(); ++i) {
     const int id = r.running[i];
     Live& L = st[id];
+    if (L.in_pipe) continue;  // its first token is still in the pipeline
     const bool prefilling = L.prefilled < L.need;
     const int64_t want = prefilling ? std::min(L.need - L.prefilled, budget) : q_tokens;
     if (want <= 0 || (!prefilling && budget < q_tokens)) continue;
@@ -739,9 +756,11 @@ void ServeSim::Runner::StartStep(int ii, double now) {
   in.last_step_weight = mean.prefill_tokens > 0 ? 1000 : 1;
   mean.decode_ctx = mean.decode_seqs > 0 ? ctx_total / (mean.decode_seqs * dp) : 0;
   if (dp == 1) mean = busiest;
-  const double dur = std::max(PoolStepSeconds(in.pool, busiest, mean), 1e-9);
+  const StepCost::Times times = PoolStepTimes(in.pool, busiest, mean);
+  const double dur = std::max(times.round_s, 1e-9);
   in.busy = true;
   in.step_start = now;
+  in.chunk_done = now + std::max(times.chunk_latency_s, dur);
   (P.role == Role::kPrefill ? run.prefill_busy_s : run.decode_busy_s) += dur;
   events.push({now + dur, seq++, ii, Ev::kEnd, -1});
   ++run.steps;
@@ -981,18 +1000,17 @@ void ServeSim::Runner::EndStep(int ii, double now) {
       if (chunk > 0) {
         L.prefilled += chunk;
         if (L.prefilled < L.need) continue;
-        // Disaggregated: the client sees this token only from the decode instance, unless the
-        // request ends here.
-        const bool to_dec = P.role == Role::kPrefill && L.gen + 1 < L.output;
-        if (!to_dec) {
-          if (!L.streamed) {
-            StreamFirst(id, now);
-          } else {
-            run.itl.Add(now - L.last_emit);
-          }
+        if (in.chunk_done > now) {
+          // The microbatch holding the last chunk crosses the remaining stages: the prompt's
+          // token comes at chunk_done (the next step may start before).
+          L.in_pipe = true;
+          L.pipe_done = in.chunk_done;
+          L.rank = static_cast<int>(rk);
+          events.push({in.chunk_done, seq++, ii, Ev::kPrefillDone, id});
+          continue;
         }
-        L.gen += 1;
-        L.last_emit = now;
+        any_left = CompletePrefill(ii, static_cast<int>(rk), id, now) || any_left;
+        continue;
       } else {
         const double before = std::floor(L.gen);
         L.gen = std::min<double>(static_cast<double>(L.output), L.gen + R.accept);
@@ -1029,6 +1047,49 @@ void ServeSim::Runner::EndStep(int ii, double now) {
                       r.running.end());
   }
   in.busy = false;
+}
+
+bool ServeSim::Runner::CompletePrefill(int ii, int rk, int id, double now) {
+  Inst& in = inst[ii];
+  const Pool& P = pools_[in.pool];
+  Rank& r = in.ranks[static_cast<size_t>(rk)];
+  Live& L = st[id];
+  // Disaggregated: the client sees this token only from the decode instance, unless the
+  // request ends here.
+  const bool to_dec = P.role == Role::kPrefill && L.gen + 1 < L.output;
+  if (!to_dec) {
+    if (!L.streamed) {
+      StreamFirst(id, now);
+    } else {
+      run.itl.Add(now - L.last_emit);
+    }
+  }
+  L.gen += 1;
+  L.last_emit = now;
+  if (std::floor(L.gen) >= L.output) {
+    Finish(r, id, now, in);
+    return true;
+  }
+  if (P.role == Role::kPrefill) {
+    // Prompt done: the KV leaves for the decode pool.
+    --in.outstanding;
+    --g_running;
+    HandOff(id, ii, rk, now);
+    return true;
+  }
+  return false;
+}
+
+void ServeSim::Runner::PrefillDone(int ii, int id, double now) {
+  Live& L = st[id];
+  if (!L.in_pipe || L.pipe_done != now) return;  // preempted meanwhile (a stale event)
+  L.in_pipe = false;
+  Rank& r = inst[ii].ranks[static_cast<size_t>(L.rank)];
+  if (CompletePrefill(ii, L.rank, id, now))
+    r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
+                                   [&](int x) { return st[x].finished || st[x].inst != ii; }),
+                    r.running.end());
+  Kick(ii, now);  // it decodes from now on (or its slot is free)
 }
 
 void ServeSim::Runner::ReachEngine(int id, double now) {

@@ -75,7 +75,7 @@ double ServeSim::Dequantise(int32_t q) const {
   return 64 * std::exp2(static_cast<double>(q - 256) / opt_.shape_steps_per_octave);
 }
 
-double ServeSim::PoolStepSeconds(int pool, const RankShape& b, const RankShape& m) {
+StepCost::Times ServeSim::PoolStepTimes(int pool, const RankShape& b, const RankShape& m) {
   Pool& P = pools_[pool];
   Key k;
   k.q = {Quantise(b.decode_seqs), Quantise(b.decode_ctx), Quantise(b.prefill_tokens),
@@ -85,7 +85,7 @@ double ServeSim::PoolStepSeconds(int pool, const RankShape& b, const RankShape& 
   if (it != P.memo.end()) return it->second;
   RankShape qb{Dequantise(k.q[0]), Dequantise(k.q[1]), Dequantise(k.q[2]), Dequantise(k.q[3])};
   RankShape qm{Dequantise(k.q[4]), Dequantise(k.q[5]), Dequantise(k.q[6]), Dequantise(k.q[7])};
-  const double s = P.cost->Seconds(qb, qm);
+  const StepCost::Times s = P.cost->StepTimes(qb, qm);
   ++calls_;
   P.memo.emplace(k, s);
   return s;

@@ -239,11 +239,11 @@ class ServeSim {
   int64_t memo_size() const;
   // Seconds of one step at a rank shape of the (decode) pool, memoised as Run prices it.
   double StepSeconds(const RankShape& busiest, const RankShape& mean) {
-    return PoolStepSeconds(static_cast<int>(pools_.size()) - 1, busiest, mean);
+    return PoolStepTimes(static_cast<int>(pools_.size()) - 1, busiest, mean).round_s;
   }
   // ... of the prefill pool (the only pool when aggregated).
   double PrefillStepSeconds(const RankShape& busiest, const RankShape& mean) {
-    return PoolStepSeconds(0, busiest, mean);
+    return PoolStepTimes(0, busiest, mean).round_s;
   }
 
  private:
@@ -273,12 +273,12 @@ class ServeSim {
     int64_t kv_cap = 0;
     int max_running = 0;
     Assign router = Assign::kShortestQueue;
-    std::unordered_map<Key, double, KeyHash> memo;
+    std::unordered_map<Key, StepCost::Times, KeyHash> memo;
   };
   static StatusOr<Pool> MakePool(const StepCost* cost, Role role, int instances, int max_running,
                                  int64_t kv_capacity, Assign router, int64_t nominal_isl,
                                  int64_t nominal_osl);
-  double PoolStepSeconds(int pool, const RankShape& busiest, const RankShape& mean);
+  StepCost::Times PoolStepTimes(int pool, const RankShape& busiest, const RankShape& mean);
 
   ServeOptions opt_;
   DisaggServeOptions dis_;

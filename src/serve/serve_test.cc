@@ -89,11 +89,13 @@ TEST(StepCost, PrefillStepEqualsSimulatorPrefillMode) {
   }
 }
 
-// Pipeline microbatches hold whole prompts and sequences: a lone prompt on pp = 2 runs in one
-// microbatch through both stages (the Simulator's prefill of batch 1: pp x its stage time, about
-// the one-GPU prefill), as do pp prompts, one per microbatch; a lone decoding sequence likewise.
-// Split over the microbatches, a lone 2,000-token prompt cost half of that, and capacity sizing
-// took pipelines for TTFT (Llama-3.1-8B at p99 TTFT 50 ms: pp = 4 at 15 ms).
+// Pipeline microbatches: a prompt chunk runs whole in one microbatch, so its latency (its
+// prompt's next token) is pp x the stage time of a microbatch holding it - the Simulator's prefill
+// of batch 1, about the one-GPU prefill - while the step (the round, when the next step starts)
+// carries the stages' work of the chunks spread over the microbatches. Split over them, a lone
+// 2,000-token prompt's token came in half that time on pp = 2, and capacity sizing took pipelines
+// for TTFT (Llama-3.1-8B at p99 TTFT 50 ms: pp = 4 at 15 ms). A lone decoding sequence is whole
+// in one microbatch.
 TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
   Problem p = MakeProblem("llama-3.1-8b", 2, Engine::kIdeal);
   const Strategy s = S("pp=2,tp=1", 2);
@@ -109,20 +111,33 @@ TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
     f.workload.isl = isl;
     const Evaluation e = Simulator(f).EvaluateAtBatch(s, 1);
     const double want = e.stage_s * s.pp;
-    const double lone = (*cost)->Seconds(RankShape{0, 0, static_cast<double>(isl), 1});
-    EXPECT_NEAR(lone, want, 1e-9 * want) << isl;
-    EXPECT_NEAR((*cost)->Seconds(RankShape{0, 0, 2.0 * isl, 2}), want, 1e-9 * want) << isl;
+    const StepCost::Times lone =
+        (*cost)->StepTimes(RankShape{0, 0, static_cast<double>(isl), 1}, RankShape{0, 0, static_cast<double>(isl), 1});
+    EXPECT_NEAR(lone.chunk_latency_s, want, 1e-9 * want) << isl;
+    // The round: the two stages' work of one prompt, half of it in each microbatch; well below
+    // the latency where the prompt's compute dominates (2,000 tokens; 100 read the weights).
+    EXPECT_LE(lone.round_s, lone.chunk_latency_s) << isl;
+    if (isl == 2000) EXPECT_LT(lone.round_s, 0.75 * lone.chunk_latency_s);
+    // pp prompts, one per microbatch: the round is the lone prompt's latency.
+    const RankShape two{0, 0, 2.0 * isl, 2};
+    EXPECT_NEAR((*cost)->StepTimes(two, two).round_s, want, 1e-9 * want) << isl;
     // Two stages of half the layers each: the one-GPU prefill, give or take the hand-off and
     // the embedding / LM head on one stage (each under 10% here).
     const double gpu1 = (*cost1)->Seconds(RankShape{0, 0, static_cast<double>(isl), 1});
-    EXPECT_GT(lone, 0.9 * gpu1) << isl;
-    EXPECT_LT(lone, 1.2 * gpu1) << isl;
+    EXPECT_GT(lone.chunk_latency_s, 0.9 * gpu1) << isl;
+    EXPECT_LT(lone.chunk_latency_s, 1.2 * gpu1) << isl;
+    // pp = 1: no pipeline, the latency is the step.
+    const StepCost::Times t1 = (*cost1)->StepTimes(RankShape{8, 3000, static_cast<double>(isl), 1},
+                                                   RankShape{8, 3000, static_cast<double>(isl), 1});
+    EXPECT_EQ(t1.chunk_latency_s, t1.round_s);
   }
   Problem d = p;
   d.workload.mode = Mode::kDecode;
   d.workload.context = 5000;
   const Evaluation e = Simulator(d).EvaluateAtBatch(s, 1);
-  EXPECT_NEAR((*cost)->Seconds(RankShape{1, 5000, 0, 0}), e.stage_s * s.pp, 1e-9 * e.stage_s);
+  const StepCost::Times dec = (*cost)->StepTimes(RankShape{1, 5000, 0, 0}, RankShape{1, 5000, 0, 0});
+  EXPECT_NEAR(dec.round_s, e.stage_s * s.pp, 1e-9 * e.stage_s);
+  EXPECT_EQ(dec.chunk_latency_s, dec.round_s);
 }
 
 TEST(StepCost, BusiestRankSetsPerRankWork) {
@@ -200,6 +215,24 @@ TEST(ServeSim, VanishingRateTtftIsTheUnloadedPrefill) {
     EXPECT_NEAR(sum.ttft.p50, prefill, 1e-4 * prefill) << EngineName(e);
     EXPECT_GE(sum.ttft.p99, sum.ttft.p50) << EngineName(e);
   }
+}
+
+// At a vanishing rate a prompt on pp = 2 has its token after the pipeline latency of its chunk
+// (the Simulator's batch-1 prefill: pp x its stage time), not after the round.
+TEST(ServeSim, APipelinedPromptsTokenComesAfterItsChunkCrossesEveryStage) {
+  Problem p = MakeProblem("llama-3.1-8b", 2, Engine::kVllm);
+  ServeOptions opt;
+  opt.shape_steps_per_octave = 1 << 16;  // price shapes exactly (rounding below 1e-5)
+  Rig r = MakeSim(p, "pp=2,tp=1", opt, 2000, 50);
+  const ServeSummary sum = Summarise(r.sim->Run(Open(0.01, 200, 2000, 50)), {});
+  Problem f = p;
+  f.workload.mode = Mode::kPrefill;
+  f.workload.isl = 2000;
+  const Evaluation e = Simulator(f).EvaluateAtBatch(S("pp=2,tp=1", 2), 1);
+  EXPECT_FALSE(sum.unstable);
+  EXPECT_NEAR(sum.ttft.p50, e.stage_s * 2, 1e-4 * e.stage_s * 2);
+  // Decoding alone after it: the round of one sequence, pp x its stage time, as before.
+  EXPECT_GT(sum.tpot.p50, 0);
 }
 
 TEST(ServeSim, OfferedRateIsTheArrivalsOwn) {

@@ -62,12 +62,11 @@ StepCost::StepCost(const Problem& p, const Strategy& s) : p_(p), s_(s) {
   accept_ = sim_->TokensPerStep(s_);
 }
 
-void StepCost::Build(const RankShape& r, Program* prog, bool* dk) const {
+void StepCost::Build(const RankShape& r, bool whole_chunk, Program* prog, bool* dk) const {
   const double pp = s_.pp;
-  // The pp microbatches share the rank's sequences and prefill chunks, each whole: a microbatch
-  // carries 1 / pp of them, but at least one when the rank has any (a lone 2,048-token prompt on
-  // pp = 4 runs in one microbatch through every stage, as long as on one GPU; split into quarter
-  // prompts it took a quarter of that, and capacity sizing chose pipelines for TTFT).
+  // The pp microbatches share the rank's sequences, each whole: 1 / pp of them each, but at least
+  // one when the rank has any. Prompt chunks: spread over the microbatches (the round's stage
+  // work), or one whole chunk (the microbatch that carries it, for its latency).
   auto per_microbatch = [pp](double n) { return n > 0 ? std::max(n / pp, std::min(n, 1.0)) : 0.0; };
   StepShape sh;
   sh.decode_q = decode_q();
@@ -75,7 +74,7 @@ void StepCost::Build(const RankShape& r, Program* prog, bool* dk) const {
   sh.decode_kv_len = r.decode_ctx;
   sh.kv_hold_len = r.decode_ctx;
   if (r.prefill_tokens > 0 && r.prefill_seqs > 0) {
-    sh.prefill_seqs = per_microbatch(r.prefill_seqs);
+    sh.prefill_seqs = whole_chunk ? per_microbatch(r.prefill_seqs) : r.prefill_seqs / pp;
     sh.prefill_len = r.prefill_tokens / r.prefill_seqs;
   }
   if (s_.overlap == Overlap::kTbo) {
@@ -111,13 +110,23 @@ void StepCost::Cost(const Section& sec, bool dk, SectionCost* out) const {
   }
 }
 
-double StepCost::Seconds(const RankShape& busiest, const RankShape& mean) const {
-  if (busiest.empty()) return 0;
+StepCost::Times StepCost::StepTimes(const RankShape& busiest, const RankShape& mean) const {
+  Times t;
+  if (busiest.empty()) return t;
+  t.round_s = PricedSeconds(busiest, mean, false);
+  const bool chunks_split = s_.pp > 1 && busiest.prefill_seqs > 0 && busiest.prefill_tokens > 0;
+  t.chunk_latency_s = chunks_split ? std::max(t.round_s, PricedSeconds(busiest, mean, true))
+                                   : t.round_s;
+  return t;
+}
+
+double StepCost::PricedSeconds(const RankShape& busiest, const RankShape& mean,
+                               bool whole_chunk) const {
   thread_local Program pb, pm;
   bool dkb = true, dkm = true;
-  Build(busiest, &pb, &dkb);
+  Build(busiest, whole_chunk, &pb, &dkb);
   const bool same = std::memcmp(&busiest, &mean, sizeof(RankShape)) == 0;
-  if (!same) Build(mean, &pm, &dkm);
+  if (!same) Build(mean, whole_chunk, &pm, &dkm);
   const Program& m = same ? pb : pm;
   const bool tbo = s_.overlap == Overlap::kTbo;
   // Per-rank part from the busiest rank's program, pooled part from the mean rank's.

@@ -38,12 +38,24 @@ class StepCost {
   // (CheckStrategy): an error otherwise.
   static StatusOr<std::unique_ptr<StepCost>> Make(const Problem& problem, const Strategy& s);
 
-  // Seconds of one step: `busiest` is the rank with the most work, `mean` the mean over the dp
-  // ranks (equal when dp = 1). With pp > 1 the rank's work is split into pp microbatches of whole
-  // sequences and chunks (1 / pp of them each, at least one where there is any) and the step lasts
-  // pp x the slowest stage's time for one microbatch (each microbatch traverses every stage once).
-  // 0 for an empty step.
-  double Seconds(const RankShape& busiest, const RankShape& mean) const;
+  // One step: `busiest` is the rank with the most work, `mean` the mean over the dp ranks (equal
+  // when dp = 1). With pp > 1 the rank's work is split into pp microbatches, each traversing every
+  // stage once: the step (`round_s`, when the next step can start and every decoding sequence has
+  // its token) lasts pp x the slowest stage's time for one microbatch, the decoding sequences
+  // whole (1 / pp of them each, at least one where there is any) and the prompt chunks spread
+  // over the microbatches (the stages' work of the round). A chunk runs whole in one microbatch:
+  // its prompt's next token comes `chunk_latency_s` after the step starts, pp x the slowest
+  // stage's time for a microbatch holding one whole chunk (>= round_s; equal when pp = 1 or the
+  // step prefills nothing): a lone 2,000-token prompt on pp = 4 takes about its one-GPU time,
+  // not a quarter of it. 0 for an empty step.
+  struct Times {
+    double round_s = 0;
+    double chunk_latency_s = 0;
+  };
+  Times StepTimes(const RankShape& busiest, const RankShape& mean) const;
+  double Seconds(const RankShape& busiest, const RankShape& mean) const {
+    return StepTimes(busiest, mean).round_s;
+  }
   double Seconds(const RankShape& one) const { return Seconds(one, one); }
 
   // Query tokens one decoding sequence runs per step (1 + mtp) and tokens it emits per step on
@@ -68,7 +80,10 @@ class StepCost {
     double rank_c = 0, rank_a = 0, pool_c = 0, pool_a = 0;
   };
   void Cost(const Section& sec, bool decode_kernels, SectionCost* out) const;
-  void Build(const RankShape& r, Program* prog, bool* dk) const;
+  // `whole_chunk`: the microbatch holding one whole prompt chunk (chunk latency), else the
+  // chunks spread over the microbatches (the round).
+  void Build(const RankShape& r, bool whole_chunk, Program* prog, bool* dk) const;
+  double PricedSeconds(const RankShape& busiest, const RankShape& mean, bool whole_chunk) const;
 
   Problem p_;
   Strategy s_;
