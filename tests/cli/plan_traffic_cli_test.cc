@@ -164,8 +164,8 @@ TEST(PlanTrafficCli, PercentilesEqualCapacitysClosedLoop) {
 
 // ttft_ms / tpot_ms stay the steady state's limits beside the percentile keys: the pick meets
 // both, and the steady-state best (within tpot_ms) is what it improves on. At 4 req/s the two
-// independent tp=1 replicas of the steady-state best queue prompts past 75 ms at P99 (so does
-// pp=2, whose lone prompt runs through both stages), and tp=2 halves each prefill.
+// independent tp=1 replicas of the steady-state best queue prompts past 75 ms at P99; two pipeline
+// stages prefill a prompt no faster (it crosses both) but take the next one in meanwhile.
 TEST(PlanTrafficCli, MixedSteadyAndPercentileKeys) {
   const std::vector<std::string> at4 = {"--rate", "4", "--requests", "500", "--seed", "1"};
   const auto r =
