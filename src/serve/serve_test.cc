@@ -37,6 +37,14 @@ Strategy S(const std::string& text, int gpus) { return *FromText(text, gpus); }
 
 // ---- step cost against the Simulator ----
 
+// The Simulator's prefill of `batch` prompts of `isl` tokens on `p`'s cluster.
+Evaluation PrefillEvaluation(const Problem& p, const Strategy& s, int64_t isl, int batch) {
+  Problem f = p;
+  f.workload.mode = Mode::kPrefill;
+  f.workload.isl = isl;
+  return Simulator(f).EvaluateAtBatch(s, batch);
+}
+
 TEST(StepCost, DecodeStepEqualsSimulatorDecodeMode) {
   struct Case {
     std::string model, strategy;
@@ -79,10 +87,7 @@ TEST(StepCost, PrefillStepEqualsSimulatorPrefillMode) {
     auto cost = StepCost::Make(p, s);
     ASSERT_TRUE(cost.ok());
     for (int64_t isl : {100, 3000}) {
-      Problem f = p;
-      f.workload.mode = Mode::kPrefill;
-      f.workload.isl = isl;
-      const Evaluation e = Simulator(f).EvaluateAtBatch(s, 2);
+      const Evaluation e = PrefillEvaluation(p, s, isl, 2);
       RankShape r{0, 0, 2.0 * isl, 2};
       EXPECT_NEAR((*cost)->Seconds(r), e.ttft_s, 1e-9 * e.ttft_s) << text << " isl " << isl;
     }
@@ -106,13 +111,10 @@ TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
   auto cost1 = StepCost::Make(one, S("tp=1", 1));
   ASSERT_TRUE(cost1.ok());
   for (int64_t isl : {100, 2000}) {
-    Problem f = p;
-    f.workload.mode = Mode::kPrefill;
-    f.workload.isl = isl;
-    const Evaluation e = Simulator(f).EvaluateAtBatch(s, 1);
+    const Evaluation e = PrefillEvaluation(p, s, isl, 1);
     const double want = e.stage_s * s.pp;
-    const StepCost::Times lone =
-        (*cost)->StepTimes(RankShape{0, 0, static_cast<double>(isl), 1}, RankShape{0, 0, static_cast<double>(isl), 1});
+    const RankShape prompt{0, 0, static_cast<double>(isl), 1};
+    const StepCost::Times lone = (*cost)->StepTimes(prompt, prompt);
     EXPECT_NEAR(lone.chunk_latency_s, want, 1e-9 * want) << isl;
     // The round: the two stages' work of one prompt, half of it in each microbatch; well below
     // the latency where the prompt's compute dominates (2,000 tokens; 100 read the weights).
@@ -123,7 +125,7 @@ TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
     EXPECT_NEAR((*cost)->StepTimes(two, two).round_s, want, 1e-9 * want) << isl;
     // Two stages of half the layers each: the one-GPU prefill, give or take the hand-off and
     // the embedding / LM head on one stage (each under 10% here).
-    const double gpu1 = (*cost1)->Seconds(RankShape{0, 0, static_cast<double>(isl), 1});
+    const double gpu1 = (*cost1)->Seconds(prompt);
     EXPECT_GT(lone.chunk_latency_s, 0.9 * gpu1) << isl;
     EXPECT_LT(lone.chunk_latency_s, 1.2 * gpu1) << isl;
     // pp = 1: no pipeline, the latency is the step.
@@ -225,10 +227,7 @@ TEST(ServeSim, APipelinedPromptsTokenComesAfterItsChunkCrossesEveryStage) {
   opt.shape_steps_per_octave = 1 << 16;  // price shapes exactly (rounding below 1e-5)
   Rig r = MakeSim(p, "pp=2,tp=1", opt, 2000, 50);
   const ServeSummary sum = Summarise(r.sim->Run(Open(0.01, 200, 2000, 50)), {});
-  Problem f = p;
-  f.workload.mode = Mode::kPrefill;
-  f.workload.isl = 2000;
-  const Evaluation e = Simulator(f).EvaluateAtBatch(S("pp=2,tp=1", 2), 1);
+  const Evaluation e = PrefillEvaluation(p, S("pp=2,tp=1", 2), 2000, 1);
   EXPECT_FALSE(sum.unstable);
   EXPECT_NEAR(sum.ttft.p50, e.stage_s * 2, 1e-4 * e.stage_s * 2);
   // Decoding alone after it: the round of one sequence, pp x its stage time, as before.
