@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <set>
 #include <string>
 #include <vector>
 #include <fstream>
@@ -130,6 +129,20 @@ size_t TooDeep(std::string_view text) {
 
 }  // namespace
 
+json::parser_callback_t TwiceGivenKey::Callback() {
+  return [this](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects_.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !open_objects_.empty()) {
+      open_objects_.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects_.empty() && parsed.is_string() &&
+               !open_objects_.back().insert(parsed.get<std::string>()).second && first_.empty()) {
+      first_ = parsed.get<std::string>();
+    }
+    return true;
+  };
+}
+
 StatusOr<json> Parse(std::string_view text, std::string_view source) {
   const std::string src = PrintableText(source);
   if (text.size() > kMaxFileBytes)
@@ -155,25 +168,11 @@ StatusOr<json> Parse(std::string_view text, std::string_view source) {
   try {
     // nlohmann keeps the last of two equal keys in one object; in a hand-written config or
     // cluster file the other one is a silent mistake, so two are an error.
-    std::vector<std::set<std::string>> open_objects;
-    std::string twice;
-    json j = json::parse(rewritten.begin(), rewritten.end(),
-                         [&](int /*depth*/, json::parse_event_t ev, json& parsed) {
-                           if (ev == json::parse_event_t::object_start) {
-                             open_objects.emplace_back();
-                           } else if (ev == json::parse_event_t::object_end) {
-                             if (!open_objects.empty()) open_objects.pop_back();
-                           } else if (ev == json::parse_event_t::key && !open_objects.empty() &&
-                                      parsed.is_string() &&
-                                      !open_objects.back().insert(parsed.get<std::string>()).second &&
-                                      twice.empty()) {
-                             twice = parsed.get<std::string>();
-                           }
-                           return true;
-                         });
-    if (!twice.empty())
+    TwiceGivenKey twice;
+    json j = json::parse(rewritten.begin(), rewritten.end(), twice.Callback());
+    if (!twice.first().empty())
       return Status::ParseError(fmt::format("{}: key \"{}\" is given twice in one object", src,
-                                            PrintableText(twice)));
+                                            PrintableText(twice.first())));
     return j;
   } catch (const json::parse_error& e) {
     // e.byte is the 1-based position of the last character read, in the rewritten text.

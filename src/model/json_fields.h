@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <set>
+#include <vector>
 
 #include "common/status.h"
 
@@ -24,6 +26,18 @@ constexpr int kMaxDepth = 64;
 // Parses `text`; never throws. ParseError names `source`, the line and column of the problem
 // and the reason; inputs over kMaxFileBytes or nested deeper than kMaxDepth are ParseErrors.
 StatusOr<nlohmann::json> Parse(std::string_view text, std::string_view source);
+// The first key given twice in one object of a text being parsed (nlohmann alone keeps the last
+// of two): pass Callback() to nlohmann::json::parse, then read first() ("" when none). Parse
+// makes such a key an error; a reader with its own messages (strategy JSON) uses this directly.
+class TwiceGivenKey {
+ public:
+  nlohmann::json::parser_callback_t Callback();
+  const std::string& first() const { return first_; }
+
+ private:
+  std::vector<std::set<std::string>> open_objects_;  // the keys of each object being read
+  std::string first_;
+};
 // Reads a whole regular file of at most kMaxFileBytes. NotFound if it does not exist, IoError if
 // it is a directory, a device, a FIFO or a socket, larger than the bound, or cannot be read.
 StatusOr<std::string> ReadFile(const std::string& path);

@@ -192,10 +192,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
     double q = -1;
     for (const serve::Slo& o : req.slos) {
       if (o.metric != serve::Metric::kTtft) continue;
-      const double oq = o.stat == serve::Stat::kP99   ? 0.99
-                        : o.stat == serve::Stat::kP90 ? 0.90
-                        : o.stat == serve::Stat::kP50 ? 0.50
-                                                      : 0.0;  // mean
+      const double oq = serve::StatQuantile(o.stat);  // 0: the mean
       q = q < 0 ? oq : std::max(q, oq);
     }
     if (q >= 0 && !req.requests.empty()) {

@@ -5,7 +5,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -68,8 +67,7 @@ namespace {
 ServeOptions WithTtftStops(ServeOptions so, const std::vector<Slo>& slos) {
   for (const Slo& s : slos) {
     if (s.metric != Metric::kTtft || s.stat == Stat::kMean) continue;
-    const double q = s.stat == Stat::kP50 ? 0.5 : s.stat == Stat::kP90 ? 0.9 : 0.99;
-    so.ttft_stops.push_back({s.limit_ms / 1e3, q});
+    so.ttft_stops.push_back({s.limit_ms / 1e3, StatQuantile(s.stat)});
   }
   return so;
 }
@@ -417,29 +415,20 @@ int Blame(const ServeSummary& s, const std::vector<Slo>& slos) {
   return busier;
 }
 
-double StatQuantile(Stat st) {
-  switch (st) {
-    case Stat::kP50: return 0.5;
-    case Stat::kP90: return 0.9;
-    case Stat::kP99: return 0.99;
-    case Stat::kMean: break;
-  }
-  return -1;
-}
-
 // A TTFT percentile the stream misses on idle instances, at every pool size: the requests with
-// the most prompt tokens to prefill are simulated one at a time on a fresh deployment from
-// `make` (no queue, nothing else running) and every other request counted at 0 ms - a lower
+// the most prompt tokens to prefill are simulated one at a time on `sim` (no queue, nothing else
+// running; `sim` without TTFT early stops) and every other request counted at 0 ms - a lower
 // bound of each request's TTFT under any load, so a percentile of them above its limit is above
 // it at any size (instances only shorten queues). Only the requests a percentile reads are
 // simulated: the n - floor(q (n - 1)) largest values (Quantile interpolates between two). "" when
 // no TTFT percentile is missed or more than 64 requests would be needed.
-std::string IdleTtftMiss(const std::function<StatusOr<std::unique_ptr<ServeSim>>()>& make,
-                         const std::vector<RequestSpec>& requests, const std::vector<Slo>& slos) {
+std::string IdleTtftMiss(ServeSim* sim, const std::vector<RequestSpec>& requests,
+                         const std::vector<Slo>& slos) {
   const size_t n = requests.size();
   double q = 1;
   for (const Slo& o : slos)
-    if (o.metric == Metric::kTtft && StatQuantile(o.stat) > 0) q = std::min(q, StatQuantile(o.stat));
+    if (o.metric == Metric::kTtft && StatQuantile(o.stat) > 0)
+      q = std::min(q, StatQuantile(o.stat));
   if (n == 0 || q >= 1) return "";
   const size_t k = n - static_cast<size_t>(std::floor(q * static_cast<double>(n - 1)));
   if (k > 64) return "";
@@ -450,12 +439,10 @@ std::string IdleTtftMiss(const std::function<StatusOr<std::unique_ptr<ServeSim>>
                     [&](size_t a, size_t b) { return work(a) != work(b) ? work(a) > work(b) : a < b; });
   std::vector<double> ttft(n, 0.0);
   for (size_t j = 0; j < k; ++j) {
-    auto sim = make();
-    if (!sim.ok()) return "";
     RequestSpec r = requests[idx[j]];
     r.arrival_s = 0;
     r.output = 1;  // the first token is all a TTFT waits for
-    const ServeSummary one = Summarise((*sim)->Run({r}), {});
+    const ServeSummary one = Summarise(sim->Run({r}), {});
     if (one.completed != 1) return "";
     ttft[idx[j]] = one.ttft.mean;
   }
@@ -557,9 +544,8 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
     }
     // A TTFT percentile missed with every request alone: no pool size meets it (growing the
     // pools one instance at a time up to the limit took a thousand simulations to say so).
-    if (std::string idle = IdleTtftMiss(
-            [&] { return MakeSizedDisagg(lay, pc->get(), dc->get(), opt.serve, 1, 1, isl, osl); },
-            requests, slos);
+    auto alone = MakeSizedDisagg(lay, pc->get(), dc->get(), opt.serve, 1, 1, isl, osl);
+    if (std::string idle = alone.ok() ? IdleTtftMiss(alone->get(), requests, slos) : "";
         !idle.empty()) {
       sr.note = idle;
       out.candidates.push_back(sr);

@@ -156,6 +156,8 @@ class ServeSim::Runner {
   // Request `id` on rank rk of instance ii has its prompt prefilled at `now`: its first token
   // (or the hand-off to the decode pool). True when it left the rank's running requests.
   bool CompletePrefill(int ii, int rk, int id, double now);
+  // Drops from rank r of instance ii the running requests that finished or left it.
+  void DropLeft(Rank& r, int ii);
   // A deferred CompletePrefill (pipeline stages still running the chunk): at pipe_done.
   void PrefillDone(int ii, int id, double now);
   // Routing: instance (the router, then the engine's dp dispatch) and rank.
@@ -1039,14 +1041,15 @@ void ServeSim::Runner::EndStep(int ii, double now) {
         any_left = true;
       }
     }
-    if (any_left)
-      r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
-                                     [&](int id) {
-                                       return st[id].finished || st[id].inst != ii;
-                                     }),
-                      r.running.end());
+    if (any_left) DropLeft(r, ii);
   }
   in.busy = false;
+}
+
+void ServeSim::Runner::DropLeft(Rank& r, int ii) {
+  r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
+                                 [&](int id) { return st[id].finished || st[id].inst != ii; }),
+                  r.running.end());
 }
 
 bool ServeSim::Runner::CompletePrefill(int ii, int rk, int id, double now) {
@@ -1085,10 +1088,7 @@ void ServeSim::Runner::PrefillDone(int ii, int id, double now) {
   if (!L.in_pipe || L.pipe_done != now) return;  // preempted meanwhile (a stale event)
   L.in_pipe = false;
   Rank& r = inst[ii].ranks[static_cast<size_t>(L.rank)];
-  if (CompletePrefill(ii, L.rank, id, now))
-    r.running.erase(std::remove_if(r.running.begin(), r.running.end(),
-                                   [&](int x) { return st[x].finished || st[x].inst != ii; }),
-                    r.running.end());
+  if (CompletePrefill(ii, L.rank, id, now)) DropLeft(r, ii);
   Kick(ii, now);  // it decodes from now on (or its slot is free)
 }
 

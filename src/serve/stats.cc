@@ -47,6 +47,16 @@ const char* MetricName(Metric m) {
   return "?";
 }
 
+double StatQuantile(Stat s) {
+  switch (s) {
+    case Stat::kP50: return 0.5;
+    case Stat::kP90: return 0.9;
+    case Stat::kP99: return 0.99;
+    case Stat::kMean: break;
+  }
+  return 0;
+}
+
 const char* StatName(Stat s) {
   switch (s) {
     case Stat::kMean: return "mean";

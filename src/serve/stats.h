@@ -25,6 +25,8 @@ enum class Metric : uint8_t { kTtft, kTpot, kItl, kE2e };
 enum class Stat : uint8_t { kMean, kP50, kP90, kP99 };
 const char* MetricName(Metric m);  // "ttft", "tpot", "itl", "e2e"
 const char* StatName(Stat s);      // "mean", "p50", "p90", "p99"
+// The quantile a percentile reads (0.5, 0.9, 0.99); 0 for the mean, which is none.
+double StatQuantile(Stat s);
 
 // One percentile SLO: STAT_METRIC_ms <= limit_ms.
 struct Slo {

@@ -2,12 +2,12 @@
 
 #include <cstdint>
 #include <limits>
-#include <set>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "model/json_fields.h"
 
 namespace l2s {
 namespace {
@@ -135,29 +135,15 @@ StatusOr<Strategy> FromJson(const json& j, int total_gpus) {
 std::string ToJsonText(const Strategy& s) { return ToJson(s).dump(); }
 
 StatusOr<Strategy> FromJsonText(std::string_view text, int total_gpus) {
-  // A parsed json object keeps only the last of duplicate keys, so duplicates are caught here,
-  // while parsing: one set of keys per open object.
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  auto cb = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end && !open_objects.empty()) {
-      open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !open_objects.empty() &&
-               parsed.is_string()) {
-      if (!open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
-        duplicate = parsed.get<std::string>();
-      }
-    }
-    return true;
-  };
-  json j = json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
+  // A parsed json object keeps only the last of duplicate keys, so duplicates are caught while
+  // parsing (jsonio::TwiceGivenKey).
+  jsonio::TwiceGivenKey twice;
+  json j = json::parse(text.begin(), text.end(), twice.Callback(), /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return Status::ParseError("strategy json: malformed JSON text");
   }
-  if (!duplicate.empty()) {
-    return Status::ParseError(fmt::format("strategy json: key '{}' given twice", duplicate));
+  if (!twice.first().empty()) {
+    return Status::ParseError(fmt::format("strategy json: key '{}' given twice", twice.first()));
   }
   return FromJson(j, total_gpus);
 }
