@@ -304,7 +304,7 @@ int RunDisaggOnly(const PlanFlags& f, const Problem& p, std::chrono::steady_cloc
     text += fmt::format(", KV link {:.0f} GB/s per GPU between pools\n", pools->link_bw / 1e9);
     text += "(the aggregated plan needs one GPU type: not searched)\n\n";
   }
-  text += FormatDisaggPlan(p, *d, f.search);
+  text += FormatDisaggPlan(p, *d, d->searcher_spec);
   if (engine_chosen) {
     j["best"]["engine_chosen_by"] = "fastest_aggregated";
     text += ChosenEngineLine(f, p);
@@ -360,7 +360,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     j["launch"] = launches.ok() ? DisaggLaunchJson(*launches) : json();
     j["launch_aggregated"] = launch;
     text = fmt::format("l2s plan: {}, serving auto: disaggregated wins\n\n", ProblemSummary(p));
-    text += FormatDisaggPlan(p, *d, f.search);
+    text += FormatDisaggPlan(p, *d, d->searcher_spec);
     if (o.engine_chosen) {
       j["best"]["engine_chosen_by"] = "fastest_aggregated";
       text += ChosenEngineLine(f, p);
@@ -402,7 +402,7 @@ int FinishAuto(const PlanFlags& f, const PlanOutcome& o, const std::string& agg_
     }
     text = "\nServing auto: the aggregated plan above beats the disaggregated one below\n";
     if (d.ok()) {
-      text += FormatDisaggPlan(p, *d, f.search);
+      text += FormatDisaggPlan(p, *d, d->searcher_spec);
       if (d->found && agg_v > 0)
         text += fmt::format("  disaggregated is {:.2f}x the aggregated plan\n",
                             d->eval.tokens_per_s_per_gpu / agg_v);

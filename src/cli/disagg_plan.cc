@@ -230,8 +230,14 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
                                                     d.search_eval.tokens_per_s_per_gpu)
                                       : std::string("no valid deployment"));
   if (d.oracle_status == "solved" && d.oracle.found)
-    out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s; this plan is {:.1f}%{}\n",
+    out += fmt::format("  oracle (optimum): {:.2f} tokens/s per GPU in {:.1f} s{}; this plan is {:.1f}%{}\n",
                        d.oracle.eval.tokens_per_s_per_gpu, d.oracle.wall_s,
+                       searcher == "oracle"
+                           ? fmt::format(" ({} simulator calls, the search: {})", d.search.calls,
+                                         d.engine != engine::EngineId::kIdeal
+                                             ? "the engine's joint space solved within the oracle's work bound"
+                                             : "--search oracle")
+                           : std::string(),
                        100 * e.tokens_per_s_per_gpu / d.oracle.eval.tokens_per_s_per_gpu,
                        d.prefill_batch_refined_from > 0 || d.decode_batch_refined_from > 0
                            ? " (the oracle's optimum is over the space's batch options, powers "

@@ -183,19 +183,38 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
   };
   // --search oracle: the search is the exact optimum of the joint space (no work bound, as the
   // aggregated plan's oracle search), which is then also the oracle baseline.
-  const bool exact = (*searcher)->name() == "oracle";
-  {
+  bool exact = (*searcher)->name() == "oracle";
+  bool answered = false;  // the search is done (the oracle first solved the space)
+  d.searcher_spec = req.search;
+  // A named engine's joint space: the oracle first, within its bound (the portfolio, as the
+  // aggregated plan's AggRequest::oracle_first); the searcher runs only where it does not finish.
+  if (!exact && req.engine != engine::EngineId::kIdeal) {
+    std::unique_ptr<Observer> outer = progress.Observe("disaggregated oracle");
+    WorkBoundObserver bound(outer.get(), req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);
+    solve_exact(&bound);
+    d.oracle_bound_hit = bound.bound_hit() && !bound.inner_cancelled();
+    d.interrupted = progress.Interrupted();
+    if (d.oracle_status == "solved") {
+      exact = answered = true;
+      d.search = DisaggOracleAsSearch(d.oracle);
+      d.search.calls = bound.calls();  // its simulator calls, as the aggregated portfolio's
+    }
+  }
+  if (exact) d.searcher_spec = "oracle";
+  if (!d.interrupted && !answered) {
     std::unique_ptr<Observer> obs = progress.Observe("disaggregated search " + req.search);
     if (exact) {
-      solve_exact(obs.get());
+      WorkBoundObserver counted(obs.get(), 0);  // no bound: counts the calls
+      solve_exact(&counted);
       d.search = DisaggOracleAsSearch(d.oracle);
+      d.search.calls = counted.calls();
     } else {
       d.search = (*searcher)->SearchEncoded(problem, req.budget, req.seed, obs.get());
     }
   }
   d.interrupted = progress.Interrupted();
   if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
-  if (!exact && !d.interrupted && !req.no_baselines && req.oracle_calls > 0) {
+  if (!exact && !d.oracle_ran && !d.interrupted && !req.no_baselines && req.oracle_calls > 0) {
     std::unique_ptr<Observer> outer = progress.Observe("disaggregated oracle");
     WorkBoundObserver bound(outer.get(), req.oracle_calls);
     solve_exact(&bound);
@@ -224,7 +243,8 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
       consider_one(by, q, eq, q.prefill.batch != p.prefill.batch ? p.prefill.batch : 0,
                    q.decode.batch != p.decode.batch ? p.decode.batch : 0);
   };
-  if (d.search.found) consider("search", d.space->Decode(d.search.best_encoded), d.search_eval);
+  if (d.search.found)
+    consider(exact ? "oracle" : "search", d.space->Decode(d.search.best_encoded), d.search_eval);
   if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
   // A named engine's figures are under its fitted factor (the problem's Workload::engine_factor,
   // as `l2s eval --engine E` and the aggregated plan): one price for the two serving modes.

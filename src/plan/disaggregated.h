@@ -36,8 +36,12 @@ struct DisaggPlanRequest {
   // both joint spaces planned, the better kept; PrepareDisaggregated: on where the decode role's
   // mtp options allow it). Models that cannot speculate ignore it.
   int speculation = -1;
-  // --engine E: both roles' spaces restricted to what E launches (engine/restrict.h); kIdeal:
-  // the unrestricted joint space.
+  // --engine E: both roles' spaces restricted to what E launches (engine/restrict.h), answered
+  // as the aggregated plan answers E (AggRequest::oracle_first, a portfolio): the joint oracle
+  // first, within oracle_calls (kDefaultOracleCalls when 0); where it finishes its optimum is the
+  // search (DisaggPlan::searcher_spec "oracle") and the searcher does not run; where it does not,
+  // the searcher runs and the oracle is reported "skipped". kIdeal: the unrestricted joint space,
+  // searched by `search` beside the oracle within its bound (a comparison).
   engine::EngineId engine = engine::EngineId::kIdeal;
   // A cluster of several GPU pools (hw.h ClusterPools), or null: every assignment is searched
   // (each pool alone serving both roles, and every ordered pair prefill pool -> decode pool).
@@ -53,6 +57,9 @@ struct DisaggPlan {
   std::vector<std::unique_ptr<DisaggModel>> models;  // one per pool assignment
   std::unique_ptr<JointSpace> space;
   SearchResult search;          // the searcher's result on the joint space
+  // Who searched: "oracle" when the joint oracle was the search (--search oracle, or a named
+  // engine's space solved within the bound: DisaggPlanRequest::engine), else the request's spec.
+  std::string searcher_spec;
   DisaggEvaluation search_eval;
   bool oracle_ran = false;
   DisaggResult oracle;

@@ -326,5 +326,50 @@ TEST(PlanDisaggregated, SpeculationIsBothRolesAndBothSettingsArePlanned) {
   EXPECT_EQ(one->other_speculation_calls, 0);
 }
 
+// A named engine's joint space is answered as its aggregated plan is (the portfolio): the joint
+// oracle first, within its bound; where it finishes its optimum is the search (its simulator
+// calls counted, found by "oracle") and the searcher does not run; where it does not, the
+// searcher runs and the oracle is "skipped". The unrestricted space runs the searcher beside the
+// oracle (a comparison), found by the search when they tie.
+TEST(PlanDisaggregated, ANamedEnginesJointSpaceIsAnsweredByTheOracleFirst) {
+  Problem p = testing::MakeProblem(testing::TinyMoe(2), 8, Mode::kServe);
+  p.workload.ttft_ms = 2000;
+  p.workload.tpot_ms = 200;
+  plan::DisaggPlanRequest req = RwWithExactOracle();
+  req.engine = engine::EngineId::kSglang;
+  StatusOr<plan::DisaggPlan> first = plan::PlanDisaggregated(p, req);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(first->found);
+  EXPECT_EQ(first->searcher_spec, "oracle");
+  EXPECT_EQ(first->search.searcher, "oracle");  // rw did not run
+  EXPECT_EQ(first->found_by, "oracle");
+  EXPECT_EQ(first->oracle_status, "solved");
+  EXPECT_GT(first->search.calls, 40);  // the oracle's calls, not the rw budget's
+  EXPECT_EQ(first->search_eval.tokens_per_s_per_gpu, first->oracle.eval.tokens_per_s_per_gpu);
+  // --search oracle counts its calls the same way.
+  plan::DisaggPlanRequest exact = req;
+  exact.search = "oracle";
+  StatusOr<plan::DisaggPlan> named = plan::PlanDisaggregated(p, exact);
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ(named->search.calls, first->search.calls);
+  EXPECT_EQ(named->eval.tokens_per_s_per_gpu, first->eval.tokens_per_s_per_gpu);
+  // Beyond the bound: the searcher answers.
+  plan::DisaggPlanRequest cut = req;
+  cut.oracle_calls = 1;
+  StatusOr<plan::DisaggPlan> searched = plan::PlanDisaggregated(p, cut);
+  ASSERT_TRUE(searched.ok()) << searched.status().message();
+  EXPECT_EQ(searched->searcher_spec, "rw");
+  EXPECT_EQ(searched->oracle_status, "skipped");
+  EXPECT_TRUE(searched->oracle_bound_hit);
+  EXPECT_EQ(searched->search.calls, 40);
+  // The unrestricted space: the searcher, and the oracle beside it.
+  plan::DisaggPlanRequest ideal = RwWithExactOracle();
+  StatusOr<plan::DisaggPlan> both = plan::PlanDisaggregated(p, ideal);
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->searcher_spec, "rw");
+  EXPECT_EQ(both->search.calls, 40);
+  EXPECT_EQ(both->oracle_status, "solved");
+}
+
 }  // namespace
 }  // namespace l2s
