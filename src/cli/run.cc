@@ -235,30 +235,15 @@ std::string ValueErrorMessage(const std::string& what) {
   return what;
 }
 
-// A flag that takes a value followed by another flag: CLI11 (2.1) takes the second as the first's
-// value ("--model-id --budget 50" plans with --model-id "--budget" and then rejects "50";
-// "--router --json" silently drops --json). No value of an l2s flag starts with "--", so that is
-// the user's missing value: one line naming both. nullopt when argv has none.
-std::optional<std::string> MissingValue(CLI::App& app, int argc, char** argv) {
-  CLI::App* sub = argc < 3 ? nullptr : CommandOf(app, argc, argv);
-  if (sub == nullptr) return std::nullopt;
-  for (int i = 2; i + 1 < argc; ++i) {
-    const std::string_view a = argv[i], next = argv[i + 1];
-    if (a == "--") break;
-    if (a.rfind("--", 0) != 0 || a.find('=') != std::string_view::npos) continue;
-    if (next.rfind("--", 0) != 0) continue;
-    const CLI::Option* opt = sub->get_option_no_throw(std::string(a));
-    if (opt == nullptr || opt->get_items_expected_min() == 0) continue;
-    return fmt::format("{} expects a value, got the flag {} (give {} a value, or drop it)", a,
-                       PrintableText(next), a);
-  }
-  return std::nullopt;
-}
-
-// A flag given an empty value (`--model ""`, `--gpu=`): CLI11 accepts it and every command read
-// an empty string as "not given", so `--model "$MODEL"` with MODEL unset planned the default
-// model. No l2s flag takes an empty value. nullopt when argv has none.
-std::optional<std::string> EmptyValue(CLI::App& app, int argc, char** argv) {
+// A flag's value that is missing or empty, the first in argv; nullopt when argv has none.
+// - Missing: a flag that takes a value followed by another flag. CLI11 (2.1) takes the second as
+//   the first's value ("--model-id --budget 50" plans with --model-id "--budget" and then rejects
+//   "50"; "--router --json" silently drops --json). No value of an l2s flag starts with "--", so
+//   that is the user's missing value: one line naming both.
+// - Empty (`--model ""`, `--gpu=`): CLI11 accepts it and every command read an empty string as
+//   "not given", so `--model "$MODEL"` with MODEL unset planned the default model. No l2s flag
+//   takes an empty value.
+std::optional<std::string> BadFlagValue(CLI::App& app, int argc, char** argv) {
   CLI::App* sub = argc < 3 ? nullptr : CommandOf(app, argc, argv);
   if (sub == nullptr) return std::nullopt;
   for (int i = 2; i < argc; ++i) {
@@ -269,11 +254,20 @@ std::optional<std::string> EmptyValue(CLI::App& app, int argc, char** argv) {
     const std::string name(a.substr(0, eq));
     const CLI::Option* opt = sub->get_option_no_throw(name);
     if (opt == nullptr || opt->get_items_expected_min() == 0) continue;
-    const bool empty = eq != std::string_view::npos ? eq + 1 == a.size()
-                                                    : i + 1 < argc && argv[i + 1][0] == '\0';
-    if (empty)
+    const auto empty = [&] {
       return fmt::format("{} expects a value, got an empty string (drop {} for its default)", name,
                          name);
+    };
+    if (eq != std::string_view::npos) {
+      if (eq + 1 == a.size()) return empty();
+      continue;
+    }
+    if (i + 1 >= argc) continue;  // the last argument: CLI11 says it lacks a value
+    const std::string_view next = argv[i + 1];
+    if (next.empty()) return empty();
+    if (next.rfind("--", 0) == 0)
+      return fmt::format("{} expects a value, got the flag {} (give {} a value, or drop it)", name,
+                         PrintableText(next), name);
   }
   return std::nullopt;
 }
@@ -296,10 +290,8 @@ int Main(int argc, char** argv) {
   add("compare", l2s::cli::RegisterCompare(app));
   add("capacity", l2s::cli::RegisterCapacity(app));
   add("sweep", l2s::cli::RegisterSweep(app));
-  if (const std::optional<std::string> missing = MissingValue(app, argc, argv))
-    return l2s::cli::Fail(l2s::Status::InvalidArgument(*missing));
-  if (const std::optional<std::string> empty = EmptyValue(app, argc, argv))
-    return l2s::cli::Fail(l2s::Status::InvalidArgument(*empty));
+  if (const std::optional<std::string> bad = BadFlagValue(app, argc, argv))
+    return l2s::cli::Fail(l2s::Status::InvalidArgument(*bad));
   if (argc >= 2 && std::string_view(argv[1]) == "plan") {
     const std::vector<std::string> plan_args(argv + 2, argv + argc);
     if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);
