@@ -56,6 +56,17 @@ std::string UnboundedWords(size_t requests) {
 
 using serve::ServeSummary;
 
+// A max rate whose answer ran its stream as a burst (serve::MaxRateResult::burst), in words.
+std::string MaxRateBurstWords(const serve::MaxRateResult& mr) {
+  const ServeSummary& s = mr.at.summary;
+  const double n = std::ceil(serve::SteadyStateRequests(s) / 1000) * 1000;
+  return fmt::format(
+      "a burst at that rate: the {} requests arrive over {:.1f} s, less than {:g}x their mean "
+      "end-to-end latency ({:.1f} s), so the deployment is still filling and may not sustain it; "
+      "about {} requests simulate a steady state (--requests N)",
+      mr.requests, s.window_s, serve::kSteadySpanLatencies, s.e2e.mean, Thousands(n));
+}
+
 struct CapacityFlags {
   ProblemFlags problem;  // model, gpu, dtypes, engine flags (mode serve, lengths from --isl/--osl)
   std::string strategy;
@@ -180,6 +191,8 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     }
     serve::MaxRateOptions mo;
     mo.rel_tol = f.rate_tol;
+    mo.longer = LongerStream(f.traffic, p.workload.isl, p.workload.osl, static_cast<uint64_t>(f.seed));
+    mo.max_requests = kMaxDefaultRequests;
     const double hint =
         serve::SteadyStateRps(**cost, p.workload.isl, p.workload.osl) * f.instances;
     auto r = serve::MaxRate(sim->get(), unit, slos, hint, mo);
@@ -218,6 +231,11 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
       m["fail_rps"] = mr->fail_rps;
       m["rel_tol"] = f.rate_tol;
       m["probes"] = mr->probes.size();
+      m["requests"] = mr->requests;
+      m["burst"] = mr->burst;
+      m["burst_rate_rps"] = mr->burst_rate_rps > 0 ? nlohmann::ordered_json(mr->burst_rate_rps)
+                                                   : nlohmann::ordered_json(nullptr);
+      m["burst_requests"] = mr->burst_requests;
       m["summary_at_rate"] = serve::SummaryJson(mr->at.summary);
       j["max_rate"] = m;
     }
@@ -247,8 +265,15 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
                    UnboundedWords(reqs.size()), mr->probes.size());
       else if (mr->found)
         fmt::print("highest rate within the SLOs: {:.3g} req/s (fails at {:.3g}; tolerance {}%, "
-                   "{} simulations of {} requests)\n",
-                   mr->rate_rps, mr->fail_rps, 100 * f.rate_tol, mr->probes.size(), reqs.size());
+                   "{} simulations{})\n{}",
+                   mr->rate_rps, mr->fail_rps, 100 * f.rate_tol, mr->probes.size(),
+                   mr->burst_requests > 0
+                       ? fmt::format(", the last ones on {} requests: on {} they met the SLOs "
+                                     "up to {:.3g} req/s only as a burst",
+                                     Thousands(static_cast<double>(mr->requests)),
+                                     mr->burst_requests, mr->burst_rate_rps)
+                       : fmt::format(" of {} requests", mr->requests),
+                   mr->burst ? "  " + MaxRateBurstWords(*mr) + "\n" : std::string());
       else
         fmt::print("no rate meets the SLOs ({})\n",
                    mr->probes.empty() ? "" : mr->probes.back().why);
@@ -590,6 +615,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
                                   ? nlohmann::ordered_json(nullptr)
                                   : nlohmann::ordered_json(c.instance_max_rps);
       x["max_rate_unbounded"] = std::isinf(c.instance_max_rps);
+      x["max_rate_burst"] = c.instance_max_rate_burst;
       if (c.meets) x["summary"] = serve::SummaryJson(c.at);
       if (c.has_smaller) {
         x["smaller_summary"] = serve::SummaryJson(c.smaller);
@@ -650,13 +676,16 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   if (agg)
   fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
              "total GPUs", "layout of one instance");
-  bool unbounded = false;
+  bool unbounded = false, burst = false;
   for (const serve::SizeResult& c : res.candidates) {
     unbounded = unbounded || (c.meets && std::isinf(c.instance_max_rps));
+    burst = burst || (c.meets && c.instance_max_rate_burst);
     if (c.meets)
       fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(),
-                 std::isinf(c.instance_max_rps) ? std::string("unbounded")
-                                                 : fmt::format("{:.3g}", c.instance_max_rps),
+                 std::isinf(c.instance_max_rps)
+                     ? std::string("unbounded")
+                     : fmt::format("{:.3g}{}", c.instance_max_rps,
+                                   c.instance_max_rate_burst ? "*" : ""),
                  c.instances, c.gpus, c.layout.label);
     else
       fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
@@ -664,6 +693,14 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   }
   if (unbounded)
     fmt::print("  unbounded: {}\n", UnboundedWords(reqs.size()));
+  if (burst)
+    fmt::print("  *: one instance met the SLOs at that rate only with the {} requests as a burst "
+               "(they arrive faster than it fills): an upper bound{}\n",
+               reqs.size(),
+               LongerStream(f.traffic, 1, 1, 0)
+                   ? " (a longer stream is drawn only for the layouts that could be the answer, "
+                     "on at most the fewest GPUs found)"
+                   : "; more requests (--requests N) tell");
   for (const std::string& x : skipped) fmt::print("  skipped {}\n", x);
   if (dres) {
     fmt::print("\n");
@@ -734,6 +771,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   req.seed = static_cast<uint64_t>(f.seed);
   req.layouts_per_size = f.layouts_per_size;
   req.rate_rel_tol = f.rate_tol;
+  req.longer_stream = LongerStream(f.traffic, pf.isl, pf.osl, static_cast<uint64_t>(f.seed));
   req.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   req.slos = slos;
   req.serve = base;

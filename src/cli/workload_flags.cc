@@ -120,6 +120,16 @@ StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
   return TrafficRequests(longer, isl, osl, seed);
 }
 
+std::function<StatusOr<std::vector<serve::RequestSpec>>(int64_t n)> LongerStream(
+    const TrafficFlags& f, int64_t isl, int64_t osl, uint64_t seed) {
+  if (f.requests != 0 || !f.trace.empty() || f.rate <= 0) return nullptr;
+  return [f, isl, osl, seed](int64_t n) {
+    TrafficFlags longer = f;
+    longer.requests = n;
+    return TrafficRequests(longer, isl, osl, seed);
+  };
+}
+
 int TrafficConcurrency(const TrafficFlags& f) { return f.trace.empty() ? f.concurrency : 0; }
 
 StatusOr<serve::ServeOptions> TrafficServeOptions(const TrafficFlags& f, int max_running) {

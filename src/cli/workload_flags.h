@@ -55,6 +55,12 @@ StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
                                                        const serve::ServeSummary& run,
                                                        size_t current, int64_t isl, int64_t osl,
                                                        uint64_t seed, const std::string& command);
+// The default open-loop stream's traffic drawn with n requests (TrafficRequests, same seed),
+// for a max-rate search whose answer ran its stream as a burst (serve::MaxRateOptions::longer);
+// null when `f` is not a default open-loop stream (a user's --requests, a trace, a closed loop):
+// that stream is the user's. Silent (the searches say what they drew in their results).
+std::function<StatusOr<std::vector<serve::RequestSpec>>(int64_t n)> LongerStream(
+    const TrafficFlags& f, int64_t isl, int64_t osl, uint64_t seed);
 // What `gpus` GPUs of problem `p` serving the run `s` cost (plan/cost.h): at the user's price
 // (--price-per-gpu-hour) per hour and per million tokens at the output tokens/s the run served,
 // and tokens per joule at the GPUs' board power; capacity's price of a deployment and plan's

@@ -454,6 +454,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
   co.rate.rel_tol = req.rate_rel_tol;
+  co.rate.longer = req.longer_stream;
   co.jobs = req.jobs;
   co.serve = layouts.empty() ? req.serve
                              : SizedServeOptions(req.serve, layouts.front().problem.workload.engine,

@@ -49,6 +49,10 @@ struct CapacityRequest {
   double rate_rel_tol = 0.02;       // relative tolerance of the rate bisection, in (0, 0.5)
   std::vector<serve::Slo> slos;     // required (not empty)
   std::vector<serve::RequestSpec> requests;  // the stream to serve (open loop: StreamRate > 0)
+  // The same traffic drawn with n requests, or null (a user's --requests, a trace): one
+  // instance's max rate is searched again on a longer stream where `requests` ran as a burst at
+  // the rate found (serve::MaxRateOptions::longer).
+  std::function<StatusOr<std::vector<serve::RequestSpec>>(int64_t n)> longer_stream;
   serve::ServeOptions serve;        // running-request / KV limits of the workload (instances: set)
   int jobs = 1;                     // threads for the layouts' one-instance rates (same answer)
 };

@@ -87,9 +87,12 @@ double SteadyStateRps(const StepCost& cost, int64_t isl, int64_t osl) {
   return e.tokens_per_s / static_cast<double>(osl);
 }
 
-StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& unit,
-                                const std::vector<Slo>& slos, double hint_rps,
-                                const MaxRateOptions& opt) {
+namespace {
+
+// One bisection of MaxRate on the fixed stream `unit`.
+StatusOr<MaxRateResult> MaxRateOn(ServeSim* sim, const std::vector<RequestSpec>& unit,
+                                  const std::vector<Slo>& slos, double hint_rps,
+                                  const MaxRateOptions& opt) {
   if (unit.size() < 2) return Status::InvalidArgument("max rate: needs at least 2 requests");
   if (!(opt.rel_tol > 0 && opt.rel_tol < 1))
     return Status::InvalidArgument("max rate: the tolerance must be in (0, 1)");
@@ -158,6 +161,42 @@ StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& u
   return res;
 }
 
+}  // namespace
+
+Status SearchPastBurst(ServeSim* sim, const std::vector<Slo>& slos, const MaxRateOptions& opt,
+                       MaxRateResult* res) {
+  auto a_burst = [](const MaxRateResult& r) {
+    return r.found && !r.unbounded && r.at.summary.burst && !r.at.summary.unstable;
+  };
+  for (int again = 0; again < 2 && opt.longer && a_burst(*res); ++again) {
+    const int64_t n = std::min<int64_t>(
+        opt.max_requests,
+        1000 * static_cast<int64_t>(std::ceil(SteadyStateRequests(res->at.summary) / 1000)));
+    if (n <= res->requests) break;
+    StatusOr<std::vector<RequestSpec>> more = opt.longer(n);
+    if (!more.ok()) return more.status();
+    StatusOr<MaxRateResult> next = MaxRateOn(sim, ToUnitRate(*more), slos, res->rate_rps, opt);
+    if (!next.ok()) return next.status();
+    next->probes.insert(next->probes.begin(), res->probes.begin(), res->probes.end());
+    next->requests = static_cast<int64_t>(more->size());
+    next->burst_rate_rps = res->burst_rate_rps > 0 ? res->burst_rate_rps : res->rate_rps;
+    next->burst_requests = res->burst_requests > 0 ? res->burst_requests : res->requests;
+    *res = std::move(*next);
+  }
+  res->burst = a_burst(*res);
+  return Status::Ok();
+}
+
+StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& unit,
+                                const std::vector<Slo>& slos, double hint_rps,
+                                const MaxRateOptions& opt) {
+  StatusOr<MaxRateResult> res = MaxRateOn(sim, unit, slos, hint_rps, opt);
+  if (!res.ok()) return res;
+  res->requests = static_cast<int64_t>(unit.size());
+  if (Status st = SearchPastBurst(sim, slos, opt, &*res); !st.ok()) return st;
+  return res;
+}
+
 namespace {
 
 // Whether candidate i on `gpus` GPUs is the nearer deployment below the answer than candidate j
@@ -210,7 +249,11 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       f.note = one.status().message();
       return;
     }
-    f.mr = MaxRate(one->get(), unit, slos, SteadyStateRps(*cost, isl, osl), opt.rate);
+    // On the stream as given; a burst answer is searched again below, only where the layout
+    // could be the answer (a longer stream at a high rate is most of a sizing's work).
+    MaxRateOptions given = opt.rate;
+    given.longer = nullptr;
+    f.mr = MaxRate(one->get(), unit, slos, SteadyStateRps(*cost, isl, osl), given);
   });
   for (size_t li = 0; li < layouts.size(); ++li) {
     const LayoutOption& lay = layouts[li];
@@ -223,7 +266,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       out.candidates.push_back(sr);
       continue;
     }
-    const StatusOr<MaxRateResult>& mr = *first[li].mr;
+    StatusOr<MaxRateResult>& mr = *first[li].mr;
     if (!mr.ok()) return mr.status();
     if (!mr->found) {
       sr.note = mr->probes.empty() ? "no rate meets the SLOs"
@@ -232,13 +275,29 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       out.candidates.push_back(sr);
       continue;
     }
-    sr.instance_max_rps = mr->rate_rps;
     // No more instances than the limit, nor more GPUs than the best candidate so far (a tie
     // may still win on rate): a layout needing more cannot be the answer.
     int max_inst = std::max(1, opt.max_gpus / g);
     int bound_gpus = 0;
     for (const SizeResult& c : out.candidates)
       if (c.meets && (bound_gpus == 0 || c.gpus < bound_gpus)) bound_gpus = c.gpus;
+    // A burst answer (the stream too short for that rate) searched again on a longer stream
+    // where the layout could still be the answer (at most the fewest GPUs found so far).
+    if (mr->burst && opt.rate.longer && (bound_gpus == 0 || g <= bound_gpus)) {
+      ServeOptions so = WithTtftStops(opt.serve, slos);
+      so.instances = 1;
+      auto one = ServeSim::Make(cost, so, isl, osl);
+      if (!one.ok()) return one.status();
+      if (Status st = SearchPastBurst(one->get(), slos, opt.rate, &*mr); !st.ok()) return st;
+      if (!mr->found) {
+        sr.note = "no rate meets the SLOs on one instance (" +
+                  (mr->probes.empty() ? std::string() : mr->probes.back().why) + ")";
+        out.candidates.push_back(sr);
+        continue;
+      }
+    }
+    sr.instance_max_rps = mr->rate_rps;
+    sr.instance_max_rate_burst = mr->burst;
     const bool pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
     if (pruned) max_inst = std::max(1, bound_gpus / g);
     int n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);

@@ -16,6 +16,7 @@
 //               shrinking either pool while they still hold.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +38,15 @@ struct RateProbe {
 
 struct MaxRateOptions {
   double rel_tol = 0.02;   // stop when (fail - pass) <= rel_tol x fail
-  int max_probes = 40;     // work limit (simulations)
+  int max_probes = 40;     // work limit (simulations) of one search
+  // The same traffic drawn again with n requests (any rate: MaxRate takes its unit-rate form),
+  // or null: the stream is fixed (a user's --requests, a trace). With it, an answer whose probe
+  // ran the stream as a burst (ServeSummary::burst: a finite stream that passes at a rate it
+  // cannot sustain, the deployment still filling when the last request arrives) is searched
+  // again on SteadyStateRequests of that probe, rounded up to thousands and at most
+  // max_requests, up to twice.
+  std::function<StatusOr<std::vector<RequestSpec>>(int64_t n)> longer;
+  int64_t max_requests = 50000;
 };
 
 struct MaxRateResult {
@@ -48,7 +57,15 @@ struct MaxRateResult {
   double rate_rps = 0;     // highest rate found that meets them
   double fail_rps = 0;     // lowest rate found that does not
   RateProbe at;            // the probe at rate_rps
-  std::vector<RateProbe> probes;  // in the order run
+  std::vector<RateProbe> probes;  // in the order run (every search's, when drawn again)
+  int64_t requests = 0;    // the stream the answer was searched on
+  // The answer's probe ran its stream as a burst (found, not unbounded): the deployment may not
+  // sustain rate_rps; SteadyStateRequests(at.summary) requests would tell.
+  bool burst = false;
+  // Drawn again (MaxRateOptions::longer): the first search's answer, whose probe was a burst,
+  // and its stream's length (0: not drawn again).
+  double burst_rate_rps = 0;
+  int64_t burst_requests = 0;
 };
 
 // `unit_requests`: the request stream at a mean rate of 1 request/s (arrival times in seconds at
@@ -57,10 +74,18 @@ struct MaxRateResult {
 // rate while it passes; after kBurstAfterPasses passes in a row it also probes the whole stream
 // at once, and when that passes too the result is `unbounded`. The sim's instances all share
 // the load.
+// With opt.longer, an answer whose probe ran the stream as a burst is searched again on longer
+// streams (SearchPastBurst).
 inline constexpr int kBurstAfterPasses = 3;
 StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& unit_requests,
                                 const std::vector<Slo>& slos, double hint_rps,
                                 const MaxRateOptions& opt);
+
+// Where `res` (MaxRate's, found on a stream of res->requests) ran its answer's stream as a burst
+// and opt.longer is set: the search again on the longer stream MaxRateOptions::longer describes,
+// from the burst's rate, up to twice; res->burst says whether the last answer still was one.
+Status SearchPastBurst(ServeSim* sim, const std::vector<Slo>& slos, const MaxRateOptions& opt,
+                       MaxRateResult* res);
 
 // Requests/s one instance of `cost`'s deployment serves in the Simulator's steady state (serve
 // mode at isl/osl, its auto batch): a first guess for MaxRate. 0 when the Simulator finds no
@@ -88,6 +113,7 @@ struct SizeResult {
   int instances = 0;
   int gpus = 0;                 // instances x GPUs per instance
   double instance_max_rps = 0;  // MaxRate of one instance
+  bool instance_max_rate_burst = false;  // ... whose probe ran its stream as a burst (MaxRateResult::burst)
   ServeSummary at;              // the request stream on `instances`
   bool has_smaller = false;     // instances - 1 >= 1 simulated
   ServeSummary smaller;         // ... on instances - 1
@@ -131,7 +157,10 @@ struct CapacityResult {
 
 // `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
 // stream's unit-rate form (every layout's at once on opt.jobs threads, each with its own step
-// cost), then instances = ceil(stream rate / that); from that first guess, up in doubling steps
+// cost; an answer that ran the stream as a burst is searched again past it, SearchPastBurst with
+// opt.rate.longer, where the layout could still be the answer: its GPUs at most the fewest
+// found so far; elsewhere it stays, SizeResult::instance_max_rate_burst), then instances =
+// ceil(stream rate / that); from that first guess, up in doubling steps
 // while the simulation of the whole stream misses the SLOs, or down in doubling steps while it
 // meets them, then bisected to the count that meets and whose one fewer misses (the guess
 // over-counts where one instance alone queues what a pool behind the router absorbs;

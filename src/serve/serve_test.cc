@@ -508,6 +508,46 @@ TEST(ServeSim, MaxRateOfAStreamTooShortToLoadIsUnbounded) {
   EXPECT_GT(tight->fail_rps, tight->rate_rps);
 }
 
+// A max rate found on a stream that its answer's rate turns into a burst (the five requests
+// arrive over less than 4x their mean end-to-end latency) is flagged, and with
+// MaxRateOptions::longer searched again on a stream long enough for a steady state: with a mean
+// TTFT limit of 2.5 S the M/D/1 queue's highest rate is at S (1 + rho / (2 (1 - rho))) = 2.5 S,
+// rho = 0.75, i.e. 0.75 / S, which the five-request burst overstates.
+TEST(ServeSim, AMaxRateFoundOnABurstIsSearchedAgainOnALongerStream) {
+  Md1 m = MakeMd1();
+  const double S = m.service_s;
+  const std::vector<Slo> slo = {{Metric::kTtft, Stat::kMean, 2.5 * S * 1e3}};
+  const auto unit = ToUnitRate(Open(1.0, 5, 1000, 1));
+  auto fixed = MaxRate(m.s.sim.get(), unit, slo, 1.0 / S, MaxRateOptions{});
+  ASSERT_TRUE(fixed.ok());
+  ASSERT_TRUE(fixed->found);
+  EXPECT_FALSE(fixed->unbounded);
+  EXPECT_TRUE(fixed->burst);
+  EXPECT_TRUE(fixed->at.summary.burst);
+  EXPECT_EQ(fixed->requests, 5);
+  EXPECT_EQ(fixed->burst_requests, 0);
+  EXPECT_GT(fixed->rate_rps, 1.2 * 0.75 / S);  // the burst overstates the rate
+  MaxRateOptions o;
+  o.max_requests = 20000;
+  std::vector<int64_t> drawn;
+  o.longer = [&](int64_t n) -> StatusOr<std::vector<RequestSpec>> {
+    drawn.push_back(n);
+    return Open(3.0, n, 1000, 1);  // any rate: MaxRate takes the unit-rate form
+  };
+  auto steady = MaxRate(m.s.sim.get(), unit, slo, 1.0 / S, o);
+  ASSERT_TRUE(steady.ok());
+  ASSERT_TRUE(steady->found);
+  ASSERT_FALSE(drawn.empty());
+  EXPECT_EQ(drawn.front() % 1000, 0);  // rounded up to thousands
+  EXPECT_EQ(steady->requests, drawn.back());
+  EXPECT_LE(steady->requests, 20000);
+  EXPECT_FALSE(steady->burst);
+  EXPECT_EQ(steady->burst_requests, 5);
+  EXPECT_DOUBLE_EQ(steady->burst_rate_rps, fixed->rate_rps);
+  EXPECT_NEAR(steady->rate_rps, 0.75 / S, 0.08 * 0.75 / S);
+  EXPECT_GT(steady->probes.size(), fixed->probes.size());  // both searches' probes
+}
+
 TEST(ServeSim, ClosedLoopLittlesLaw) {
   for (Engine e : {Engine::kVllm, Engine::kTrtllm, Engine::kSglang}) {
     Problem p = MakeProblem("llama-3.1-8b", 1, e);
