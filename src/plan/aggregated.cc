@@ -100,7 +100,33 @@ std::string FitHint(const Problem& p, const Evaluation& e) {
                      fp8, grace);
 }
 
+// A failure's strategy as its degrees at the batch it was evaluated at ("batch=auto" resolved).
+std::string AtBatch(Strategy s, const Evaluation& e) {
+  if (e.batch > 0) s.batch = e.batch;
+  return DegreesText(s);
+}
+
 }  // namespace
+
+std::string FailureStats::Brief(const Problem& p) const {
+  if (!Simulator::TtftBelowRequestOverhead(p.workload).empty()) return "TTFT below the request overhead";
+  if (have_tpot && have_ttft)
+    return fmt::format("TTFT {:.1f} ms within the TPOT SLO", ttft_e.ttft_s * 1e3);
+  if (have_tpot) return fmt::format("TPOT {:.3f} ms", tpot_e.tpot_s * 1e3);
+  if (have_ttft) return fmt::format("TTFT {:.1f} ms", ttft_e.ttft_s * 1e3);
+  if (have_mem)
+    return fmt::format("does not fit ({:.1f} of {:.1f} GiB per GPU)", mem_e.mem_bytes / kGiB,
+                       mem_e.mem_capacity_bytes / kGiB);
+  return "";
+}
+
+double FailureStats::Over(const Problem& p) const {
+  const Workload& w = p.workload;
+  if (!Simulator::TtftBelowRequestOverhead(w).empty()) return HUGE_VAL;
+  if (have_ttft && w.ttft_ms > 0) return ttft_e.ttft_s * 1e3 / w.ttft_ms;
+  if (have_tpot && w.tpot_ms > 0) return tpot_e.tpot_s * 1e3 / w.tpot_ms;
+  return HUGE_VAL;
+}
 
 std::string FailureStats::Reason(const Problem& p) const {
   const Workload& w = p.workload;
@@ -110,18 +136,18 @@ std::string FailureStats::Reason(const Problem& p) const {
   if (have_tpot && have_ttft)
     return fmt::format(
         "no strategy meets both the TTFT SLO of {} ms and the TPOT SLO of {} ms: of those within "
-        "the TPOT SLO, the fastest to the first token takes {:.1f} ms ({}, batch {})",
-        w.ttft_ms, w.tpot_ms, ttft_e.ttft_s * 1e3, ToText(ttft_s), ttft_e.batch);
+        "the TPOT SLO, the fastest to the first token takes {:.1f} ms ({})",
+        w.ttft_ms, w.tpot_ms, ttft_e.ttft_s * 1e3, AtBatch(ttft_s, ttft_e));
   if (have_tpot)
     return fmt::format(
         "no strategy meets the TPOT SLO of {} ms: the fastest that fits in memory takes {:.3f} ms "
-        "per token ({}, batch {})",
-        w.tpot_ms, tpot_e.tpot_s * 1e3, ToText(tpot_s), tpot_e.batch);
+        "per token ({})",
+        w.tpot_ms, tpot_e.tpot_s * 1e3, AtBatch(tpot_s, tpot_e));
   if (have_ttft)
     return fmt::format(
         "no strategy meets the TTFT SLO of {} ms: the fastest that fits in memory takes {:.1f} ms "
         "to the first token ({})",
-        w.ttft_ms, ttft_e.ttft_s * 1e3, ToText(ttft_s));
+        w.ttft_ms, ttft_e.ttft_s * 1e3, AtBatch(ttft_s, ttft_e));
   if (have_mem)
     return fmt::format(
         "{} does not fit on {} x {}: the smallest footprint found needs {:.1f} GiB per GPU of "

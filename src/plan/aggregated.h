@@ -39,8 +39,14 @@ struct FailureStats {
 
   void Add(const Strategy& s, const Evaluation& e);
   // One line: the binding limit and the nearest miss ("no strategy meets the TPOT SLO of ...");
-  // with misses of both latency SLOs, the pair and the fastest TTFT within the TPOT SLO.
+  // with misses of both latency SLOs, the pair and the fastest TTFT within the TPOT SLO. The
+  // strategies as their degrees (DegreesText: what decides the miss, without the operators' dims).
   std::string Reason(const Problem& p) const;
+  // The nearest miss in a few words ("TTFT 152.3 ms", "TPOT 4.518 ms", "TTFT 35.5 ms within the
+  // TPOT SLO", "does not fit (137.3 of 80.0 GiB per GPU)"); "" when nothing was evaluated.
+  std::string Brief(const Problem& p) const;
+  // A latency miss's nearest figure over its limit (> 1); +infinity for any other failure.
+  double Over(const Problem& p) const;
 };
 
 

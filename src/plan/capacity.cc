@@ -139,9 +139,46 @@ class FailureObserver : public Observer {
   FailureStats* stats_;
 };
 
-// The skipped sizes' reasons in one line ("1 GPUs: ...; 2 GPUs: ...").
-std::string JoinSkipped(const std::vector<std::string>& skipped) {
-  return skipped.empty() ? "no size was tried" : fmt::format("{}", fmt::join(skipped, "; "));
+// A size (or one role's size) with no layout: where ("2 GPUs", "prefill 64 GPUs"), why in full
+// (the sizing's `skipped` line), and for a search that found nothing within the SLOs its nearest
+// miss in brief and as a fraction of the limit (FailureStats::Brief, Over).
+struct NoLayout {
+  NoLayout(std::string w, std::string r, std::string b = "", double o = HUGE_VAL)
+      : where(std::move(w)), reason(std::move(r)), brief(std::move(b)), over(o) {}
+  std::string where, reason, brief;
+  double over;
+};
+
+constexpr const char* kNoSizeInBothRoles =
+    "no instance size holds the model in both roles within the SLOs' limits: ";
+
+NoLayout SearchMiss(std::string where, const FailureStats& f, const Problem& p) {
+  return {std::move(where), f.Reason(p), f.Brief(p), f.Over(p)};
+}
+
+// Why no size has a layout, in one line: every reason in full while that stays short; else the
+// nearest latency miss in full and each size in brief ("the nearest, prefill 64 GPUs: no
+// strategy meets the TTFT SLO of 10 ms: ...; each size: 1 GPUs: does not fit (...); 2 GPUs:
+// TTFT 152.3 ms; ...").
+std::string JoinSkipped(const std::vector<NoLayout>& skipped) {
+  if (skipped.empty()) return "no size was tried";
+  std::vector<std::string> full, brief;
+  const NoLayout* nearest = nullptr;
+  for (const NoLayout& x : skipped) {
+    full.push_back(x.where + ": " + x.reason);
+    brief.push_back(x.where + ": " + (x.brief.empty() ? x.reason : x.brief));
+    if (x.over < HUGE_VAL && (nearest == nullptr || x.over < nearest->over)) nearest = &x;
+  }
+  std::string all = fmt::format("{}", fmt::join(full, "; "));
+  if (all.size() <= 400 || nearest == nullptr) return all;
+  return fmt::format("the nearest, {}: {}; each size: {}", nearest->where, nearest->reason,
+                     fmt::join(brief, "; "));
+}
+
+std::vector<std::string> SkippedLines(const std::vector<NoLayout>& skipped) {
+  std::vector<std::string> out;
+  for (const NoLayout& x : skipped) out.push_back(x.where + ": " + x.reason);
+  return out;
 }
 
 // The engine --engine names (kIdeal when none or unknown; the problem callback rejects unknown
@@ -160,7 +197,7 @@ engine::EngineId EngineIdOf(const std::string& name) {
 StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
                                                    const std::vector<int>& sizes, double ttft_ms,
                                                    double tpot_ms, int bound_gpus,
-                                                   std::vector<std::string>* skipped) {
+                                                   std::vector<NoLayout>* skipped) {
   auto searcher = MakeSearcher(req.search);
   if (!searcher.ok()) return searcher.status();
   const engine::EngineId eid = EngineIdOf(req.engine);
@@ -232,20 +269,20 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
       auto space = InstanceSpace(eid, *rp, g, v.mtp,
                                  is_prefill ? engine::Role::kPrefillPool : engine::Role::kDecodePool);
       if (!space.ok()) {
-        skipped->push_back(fmt::format("{} {} GPUs: {}", is_prefill ? "prefill" : "decode", g,
-                                       space.status().message()));
+        skipped->push_back({fmt::format("{} {} GPUs", is_prefill ? "prefill" : "decode", g),
+                            space.status().message()});
         continue;
       }
       FailureStats failures;
       FailureObserver why(&failures);
       const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
       if (!r.found) {
-        skipped->push_back(fmt::format("{} {} GPUs{}: {}", is_prefill ? "prefill" : "decode", g,
-                                       !open       ? ""
-                                       : v.mtp > 0 ? " (speculating)"
-                                       : v.mtp == 0 ? " (not speculating)"
-                                                    : "",
-                                       failures.Reason(*rp)));
+        skipped->push_back(SearchMiss(fmt::format("{} {} GPUs{}", is_prefill ? "prefill" : "decode", g,
+                                                  !open        ? ""
+                                                  : v.mtp > 0  ? " (speculating)"
+                                                  : v.mtp == 0 ? " (not speculating)"
+                                                               : ""),
+                                      failures, *rp));
         continue;
       }
       Strategy s = r.best;
@@ -260,9 +297,10 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
           is_prefill ? serve::PoolKind::kPrefill : serve::PoolKind::kDecode, req.requests, 0,
           &largest);
       if (held.empty()) {
-        skipped->push_back(fmt::format(
-            "{} {} GPUs: no layout's rank holds the stream's longest {} ({} tokens of KV)",
-            is_prefill ? "prefill" : "decode", g, is_prefill ? "prompt" : "request", largest));
+        skipped->push_back({fmt::format("{} {} GPUs", is_prefill ? "prefill" : "decode", g),
+                            fmt::format("no layout's rank holds the stream's longest {} ({} tokens "
+                                        "of KV)",
+                                        is_prefill ? "prompt" : "request", largest)});
         continue;
       }
       Evaluation e = r.eval;
@@ -284,8 +322,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   }
   if (pre.empty() || dec.empty())
     return Status::Invalid(
-        "no instance size holds the model in both roles within the SLOs' limits: " +
-        JoinSkipped(*skipped));
+        std::string(kNoSizeInBothRoles) + JoinSkipped(*skipped));
   // Each role's 3 sizes that carry the stream on the fewest GPUs in the steady state: the sizes
   // most efficient per GPU are not the fewest GPUs when the load fills only part of one large
   // instance.
@@ -377,7 +414,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   const engine::Capabilities& caps = engine::CapabilitiesOf(eid);
   out.engine = std::string(engine::EngineName(eid));
   std::vector<serve::LayoutOption> layouts;
-  std::vector<std::string>& skipped = out.skipped;
+  std::vector<NoLayout> skipped;  // out.skipped's lines, structured for the error below
   // The layout search maximises tokens/s per GPU in serve mode within the SLOs' steady-state
   // limits (serve::SteadyLimitsOf, the rule plan with a traffic uses), so that it proposes
   // layouts whose step latency can meet the percentiles.
@@ -398,7 +435,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
              dis = req.serving != Serving::kAgg && caps.disaggregation;
   out.agg = agg;
   if (Status d = engine::CheckDisaggregation(eid); req.serving == Serving::kAuto && !d.ok())
-    skipped.push_back("disaggregated: " + d.message());  // sized aggregated only: said
+    skipped.push_back({"disaggregated", d.message()});  // sized aggregated only: said
   // The first size's problem without the engine's cluster check: the GPU, its node size.
   auto p0_or = req.problem_on_gpus(sizes.front(), "");
   if (!p0_or.ok()) return p0_or.status();
@@ -406,8 +443,8 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   std::vector<int> engine_sizes;
   for (int g : sizes) {
     if (caps.single_node && g > node)
-      skipped.push_back(fmt::format("{} GPUs: {} serves from one node ({} GPUs)", g, caps.title,
-                                    node));
+      skipped.push_back({fmt::format("{} GPUs", g),
+                         fmt::format("{} serves from one node ({} GPUs)", caps.title, node)});
     else
       engine_sizes.push_back(g);
   }
@@ -423,14 +460,14 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
     const Simulator sim(*p);
     auto space = InstanceSpace(eid, *p, g, req.mtp);
     if (!space.ok()) {
-      skipped.push_back(fmt::format("{} GPUs: {}", g, space.status().message()));
+      skipped.push_back({fmt::format("{} GPUs", g), space.status().message()});
       continue;
     }
     FailureStats failures;
     FailureObserver why(&failures);
     const SearchResult r = (*searcher)->Search(sim, *space, req.budget_calls, req.seed, &why);
     if (!r.found) {
-      skipped.push_back(fmt::format("{} GPUs: {}", g, failures.Reason(*p)));
+      skipped.push_back(SearchMiss(fmt::format("{} GPUs", g), failures, *p));
       continue;
     }
     Strategy st = r.best;
@@ -441,9 +478,10 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
         HoldingLayouts(sim, *space, *p, st, serve::PoolKind::kAggregated, req.requests,
                        req.layouts_per_size - 1, &largest);
     if (held.empty()) {
-      skipped.push_back(fmt::format(
-          "{} GPUs: no layout's rank holds the stream's longest request ({} tokens of KV)", g,
-          largest));
+      skipped.push_back({fmt::format("{} GPUs", g),
+                         fmt::format("no layout's rank holds the stream's longest request ({} "
+                                     "tokens of KV)",
+                                     largest)});
       continue;
     }
     for (const Strategy& a : held) layouts.push_back({*p, a, LayoutLabel(p->model, a)});
@@ -465,19 +503,27 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
     out.res = std::move(*res);
   }
   if (dis) {
-    std::vector<std::string> dskipped;
+    std::vector<NoLayout> dskipped;
     // The aggregated answer bounds the pairs' growth: one needing more GPUs cannot answer.
     const int agg_gpus = out.res.found ? out.res.candidates[out.res.best].gpus : 0;
     auto d = DisaggFewest(req, engine_sizes, ttft_ms, tpot_ms, agg_gpus, &dskipped);
-    if (!d.ok() && agg && layouts.empty())  // neither serving has a layout: both reasons
+    if (!d.ok() && agg && layouts.empty()) {  // neither serving has a layout: both reasons
+      if (!dskipped.empty() && d.status().message().rfind(kNoSizeInBothRoles, 0) == 0) {
+        for (NoLayout& x : dskipped) skipped.push_back(std::move(x));
+        return Status::Invalid(fmt::format(
+            "no instance size holds the model within the SLOs' limits, aggregated or "
+            "disaggregated: {}",
+            JoinSkipped(skipped)));
+      }
       return Status::Invalid(
           fmt::format("no instance size holds the model within the SLOs' limits: {}; "
                       "disaggregated: {}",
                       JoinSkipped(skipped), d.status().message()));
+    }
     if (!d.ok() && !agg) return d.status();
     if (d.ok()) out.dres = std::move(*d);
-    else skipped.push_back("disaggregated: " + d.status().message());
-    for (std::string& x : dskipped) skipped.push_back(std::move(x));
+    else skipped.push_back({"disaggregated", d.status().message()});
+    for (NoLayout& x : dskipped) skipped.push_back(std::move(x));
   }
   // Which serving answers with the fewest GPUs (ties: aggregated).
   const serve::CapacityResult& res = out.res;
@@ -499,6 +545,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
     out.max_rps = b.instances * b.instance_max_rps;
     out.layout = fmt::format("{} x [{}]", b.instances, b.layout.label);
   }
+  out.skipped = SkippedLines(skipped);
   return out;
 }
 

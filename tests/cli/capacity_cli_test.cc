@@ -216,6 +216,29 @@ TEST(CapacityCli, AHighestRateFoundOnABurstIsSaidOrSearchedOnALongerStream) {
       << sized.out;
 }
 
+// A TTFT limit no size meets: one line that names the nearest miss in full and every size's in
+// brief, within the one-line limit (it was every size's full reason, each with the strategy's
+// twelve operator dims, clipped in the middle where the sizes that came closest were).
+TEST(CapacityCli, NoSizeMeetsTheSlosNamesTheNearestMissAndEachSizeInBrief) {
+  const auto r = RunL2s({"capacity", "--model", "llama-3.1-70b", "--gpu", "h100", "--engine",
+                         "vllm", "--rate", "10", "--isl", "1024", "--osl", "256", "--slo",
+                         "p99_ttft_ms=10", "--sizes", "1,2,4", "--serving", "agg"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+  EXPECT_EQ(r.err.find("...["), std::string::npos) << r.err;  // not clipped
+  EXPECT_EQ(r.err.rfind("l2s: error: no instance size holds the model within the SLOs' limits: "
+                        "the nearest, 4 GPUs: no strategy meets the TTFT SLO of 10 ms: the "
+                        "fastest that fits in memory takes ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("ms to the first token (pp="), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("attn_qkv="), std::string::npos) << r.err;  // degrees, not dims
+  EXPECT_NE(r.err.find("; each size: 1 GPUs: does not fit ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" GiB per GPU); 2 GPUs: TTFT "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" ms; 4 GPUs: TTFT "), std::string::npos) << r.err;
+}
+
 TEST(CapacityCli, DefaultRouterIsTheEnginesFrontEnd) {
   // Four 1-slot instances, four clients, outputs of uneven length: a least-loaded router never
   // queues a request; Dynamo's frontend (round-robin) sometimes hands one to a busy instance.
@@ -290,11 +313,17 @@ TEST(CapacityCli, SizesWithoutALayoutSayWhy) {
                            "--layouts-per-size", "1"},
                           "cap_skip_slo");
   EXPECT_EQ(slo.code, 1);
-  EXPECT_NE(slo.err.find("l2s: error: no instance size holds the model within the SLOs' limits: "
-                         "1 GPUs: no strategy meets the TPOT SLO of 1 ms"),
+  EXPECT_NE(slo.err.find("l2s: error: no instance size holds the model within the SLOs' limits, "
+                         "aggregated or disaggregated: 1 GPUs: no strategy meets the TPOT SLO of "
+                         "1 ms: the fastest that fits in memory takes "),
             std::string::npos)
       << slo.err;
   EXPECT_EQ(std::count(slo.err.begin(), slo.err.end(), '\n'), 1) << slo.err;
+  // Both servings' sizes, each strategy once at its batch (degrees, not dims).
+  EXPECT_NE(slo.err.find(" ms per token (pp=1,tp=1,dp=1,ep=1,batch=1,sp=off); decode 1 GPUs: no "
+                         "strategy meets the TPOT SLO of 1 ms"),
+            std::string::npos)
+      << slo.err;
 }
 
 TEST(CapacityCli, TtftBelowTheRequestOverheadIsOneLine) {
