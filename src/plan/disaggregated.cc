@@ -188,16 +188,22 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
   d.searcher_spec = req.search;
   // A named engine's joint space: the oracle first, within its bound (the portfolio, as the
   // aggregated plan's AggRequest::oracle_first); the searcher runs only where it does not finish.
-  if (!exact && req.engine != engine::EngineId::kIdeal) {
+  // The oracle within `calls` simulator calls (its work bound); returns the calls it made.
+  auto solve_bounded = [&](int64_t calls) {
     std::unique_ptr<Observer> outer = progress.Observe("disaggregated oracle");
-    WorkBoundObserver bound(outer.get(), req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);
+    WorkBoundObserver bound(outer.get(), calls);
     solve_exact(&bound);
     d.oracle_bound_hit = bound.bound_hit() && !bound.inner_cancelled();
     d.interrupted = progress.Interrupted();
+    return bound.calls();
+  };
+  if (!exact && req.engine != engine::EngineId::kIdeal) {
+    const int64_t calls =
+        solve_bounded(req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);
     if (d.oracle_status == "solved") {
       exact = answered = true;
       d.search = DisaggOracleAsSearch(d.oracle);
-      d.search.calls = bound.calls();  // its simulator calls, as the aggregated portfolio's
+      d.search.calls = calls;  // its simulator calls, as the aggregated portfolio's
     }
   }
   if (exact) d.searcher_spec = "oracle";
@@ -214,13 +220,8 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
   }
   d.interrupted = progress.Interrupted();
   if (d.search.found) d.search_eval = problem.Describe(d.search.best_encoded);
-  if (!exact && !d.oracle_ran && !d.interrupted && !req.no_baselines && req.oracle_calls > 0) {
-    std::unique_ptr<Observer> outer = progress.Observe("disaggregated oracle");
-    WorkBoundObserver bound(outer.get(), req.oracle_calls);
-    solve_exact(&bound);
-    d.oracle_bound_hit = bound.bound_hit() && !bound.inner_cancelled();
-    d.interrupted = progress.Interrupted();
-  }
+  if (!exact && !d.oracle_ran && !d.interrupted && !req.no_baselines && req.oracle_calls > 0)
+    solve_bounded(req.oracle_calls);
   auto consider_one = [&](const char* by, const JointSpace::Point& p, const DisaggEvaluation& e,
                           int prefill_from, int decode_from) {
     if (!e.valid()) return;
