@@ -191,10 +191,14 @@ std::string FormatDisaggPlan(const Problem& serve, const DisaggPlan& d, const st
   for (const auto& [role, from, to] :
        {std::tuple<const char*, int, int>{"prefill", d.prefill_batch_refined_from, e.prefill.eval.batch},
         {"decode", d.decode_batch_refined_from, e.decode.eval.batch}})
-    if (from > 0)
+    if (from > 0 && to > from)
       out += fmt::format("  batch    {} {} refined from {}: the largest with which the deployment "
                          "stays within memory and the SLOs (the space's batches are powers of two)\n",
                          role, to, from);
+    else if (from > 0)
+      out += fmt::format("  batch    {} {} lowered from {}: the smallest with which the deployment "
+                         "keeps its throughput (the other pool binds the rate), for a shorter {}\n",
+                         role, to, from, std::string_view(role) == "decode" ? "TPOT" : "prefill");
   out += fmt::format("  GPUs     {} used of {}\n", e.gpus_used, e.total_gpus);
   out += fmt::format(
       "  KV       {:.1f} MB per {}-token prompt over {} ({:.0f} GB/s per GPU): {:.2f} ms{}\n",

@@ -247,6 +247,17 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
   if (d.search.found)
     consider(exact ? "oracle" : "search", d.space->Decode(d.search.best_encoded), d.search_eval);
   if (d.oracle_ran && d.oracle.found) consider("oracle", d.oracle.best, d.oracle.eval);
+  // Latency at no cost in throughput: the batch of a role with capacity to spare lowered
+  // (plan/refine.h; its batch before is reported as the batch refined from).
+  if (d.found && req.refine) {
+    const int pb = d.best.prefill.batch, db = d.best.decode.batch;
+    if (LowerDisaggBatches(*d.models[d.best.model], &d.best, &d.eval)) {
+      if (d.best.prefill.batch != pb && d.prefill_batch_refined_from == 0)
+        d.prefill_batch_refined_from = pb;
+      if (d.best.decode.batch != db && d.decode_batch_refined_from == 0)
+        d.decode_batch_refined_from = db;
+    }
+  }
   // A named engine's figures are under its fitted factor (the problem's Workload::engine_factor,
   // as `l2s eval --engine E` and the aggregated plan): one price for the two serving modes.
   if (!d.found && !d.interrupted) {

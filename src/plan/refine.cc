@@ -87,7 +87,50 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
   return found;
 }
 
+// LowerDisaggBatches for one role: the smallest batch of that role at which `p` keeps e's
+// tokens/s per GPU; true (and *p, *e updated) when it is below p's.
+bool LowerRole(const DisaggModel& dm, bool decode, JointSpace::Point* p, DisaggEvaluation* e) {
+  const Simulator& sim = decode ? dm.DecodeSim(p->gd) : dm.PrefillSim(p->gp);
+  const int own = (decode ? p->decode : p->prefill).batch;
+  if (own <= 1) return false;
+  const Evaluation other = decode ? dm.PrefillSim(p->gp).Evaluate(p->prefill)
+                                  : dm.DecodeSim(p->gd).Evaluate(p->decode);
+  const double keep = e->tokens_per_s_per_gpu * (1 - 1e-12);
+  JointSpace::Point best = *p;
+  DisaggEvaluation best_eval = *e;
+  // Whether `p` with this role at batch b keeps the throughput (into best when it does).
+  auto keeps = [&](int b) {
+    JointSpace::Point r = *p;
+    Strategy& mine = decode ? r.decode : r.prefill;
+    mine.batch = b;
+    const Evaluation eb = sim.EvaluateAtBatch(mine, b);
+    if (!eb.valid()) return false;
+    const DisaggEvaluation ev = decode ? dm.Combine(r.gp, r.prefill, other, r.gd, r.decode, eb)
+                                       : dm.Combine(r.gp, r.prefill, eb, r.gd, r.decode, other);
+    if (!ev.valid() || ev.tokens_per_s_per_gpu < keep) return false;
+    best = r;
+    best_eval = ev;
+    return true;
+  };
+  if (!keeps(own - 1)) return false;
+  int lo = 0, hi = own - 1;  // fails at lo (or lo = 0), keeps at hi: `best` is at hi
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (keeps(mid) ? hi : lo) = mid;
+  }
+  *p = best;
+  *e = best_eval;
+  return true;
+}
+
 }  // namespace
+
+bool LowerDisaggBatches(const DisaggModel& dm, JointSpace::Point* p, DisaggEvaluation* e) {
+  if (!e->valid()) return false;
+  const bool d = LowerRole(dm, /*decode=*/true, p, e);
+  const bool f = LowerRole(dm, /*decode=*/false, p, e);
+  return d || f;
+}
 
 bool RefineDisaggBatches(const DisaggModel& dm, JointSpace::Point* p, DisaggEvaluation* e) {
   if (!e->valid()) return false;

@@ -52,4 +52,12 @@ class EvaluatedStrategies {
 // *p and *e and returns true when one beats `e`.
 bool RefineDisaggBatches(const DisaggModel& dm, JointSpace::Point* p, DisaggEvaluation* e);
 
+// Latency at no cost in throughput: where one role has capacity to spare (the other binds the
+// rate, the instance counts being whole), its batch lowered to the smallest with which the
+// deployment stays valid at the same tokens/s per GPU (1e-12 relative), by bisection (the rate
+// does not fall as a batch grows): the decode instance's first (a shorter TPOT and decode step),
+// then the prefill instance's (a shorter prefill). Updates *p and *e and returns true when a
+// batch was lowered.
+bool LowerDisaggBatches(const DisaggModel& dm, JointSpace::Point* p, DisaggEvaluation* e);
+
 }  // namespace l2s

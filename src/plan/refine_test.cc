@@ -186,5 +186,46 @@ TEST(RefineDisaggBatches, RaisesTheInstancesWithinTheJointLimits) {
   EXPECT_FALSE(RefineDisaggBatches(*dm, &p, &e));
 }
 
+// A prefill-bound deployment (Llama-3.1-70B in FP8 on 8 H100s, 1,024 in / 256 out: 2-GPU tp=2 prefill
+// instances at batch 8, 2-GPU tp=2 decode instances at batch 256) has decode capacity to spare:
+// lowered, the decode batch is the smallest that keeps the tokens/s per GPU, with a shorter TPOT
+// and TTFT; one below it loses throughput (or the deployment); lowering again changes nothing.
+TEST(LowerDisaggBatches, SpendsASparePoolsCapacityOnLatency) {
+  Problem serve = testing::RealServe("llama-3.1-70b", "h100", 8);
+  serve.workload.isl = 1024;
+  serve.workload.osl = 256;
+  serve.workload.weight = DType::kFP8;
+  serve.workload.kv = DType::kFP8;
+  auto dm = std::move(DisaggModel::Make(SharedSetup(serve))).value();
+  JointSpace::Point p;
+  p.gp = 2;
+  p.gd = 2;
+  p.prefill = *FromText("pp=1,tp=2,dp=1,ep=1,batch=8,sp=off", 2);
+  p.decode = *FromText("pp=1,tp=2,dp=1,ep=1,batch=256,sp=off", 2);
+  DisaggEvaluation e = dm->Evaluate(p.gp, p.prefill, p.gd, p.decode);
+  ASSERT_TRUE(e.valid()) << e.reason;
+  ASSERT_EQ(e.bottleneck, "prefill");
+  ASSERT_GT(e.decode.spare, 0.05);
+  const JointSpace::Point p0 = p;
+  const DisaggEvaluation e0 = e;
+  ASSERT_TRUE(LowerDisaggBatches(*dm, &p, &e));
+  EXPECT_TRUE(e.valid());
+  EXPECT_NEAR(e.tokens_per_s_per_gpu, e0.tokens_per_s_per_gpu, 1e-9 * e0.tokens_per_s_per_gpu);
+  EXPECT_LT(p.decode.batch, p0.decode.batch);
+  EXPECT_EQ(e.decode.eval.batch, p.decode.batch);
+  EXPECT_LT(e.tpot_s, e0.tpot_s);
+  EXPECT_LT(e.ttft_s, e0.ttft_s);
+  EXPECT_LT(e.decode.spare, e0.decode.spare);
+  EXPECT_EQ(p.prefill.batch, p0.prefill.batch);  // the binding pool keeps its batch
+  // One lower loses throughput or validity.
+  Strategy down = p.decode;
+  down.batch -= 1;
+  const Evaluation ed = dm->DecodeSim(p.gd).EvaluateAtBatch(down, down.batch);
+  const DisaggEvaluation cd = dm->Combine(p.gp, p.prefill, e.prefill.eval, p.gd, down, ed);
+  EXPECT_TRUE(!cd.valid() ||
+              cd.tokens_per_s_per_gpu < e0.tokens_per_s_per_gpu * (1 - 1e-12));
+  EXPECT_FALSE(LowerDisaggBatches(*dm, &p, &e));
+}
+
 }  // namespace
 }  // namespace l2s
