@@ -44,6 +44,22 @@ std::vector<std::pair<Strategy, Evaluation>> EvaluatedStrategies::Sorted() const
 
 namespace {
 
+// `p` with one role's (decode or prefill) batch set to b, and the deployment Combine makes of it
+// beside the other role's evaluation `other` (invalid when the role's instance is).
+std::pair<JointSpace::Point, DisaggEvaluation> WithRoleBatch(const DisaggModel& dm, bool decode,
+                                                            const JointSpace::Point& p,
+                                                            const Evaluation& other, int b) {
+  JointSpace::Point r = p;
+  Strategy& mine = decode ? r.decode : r.prefill;
+  mine.batch = b;
+  const Evaluation e = (decode ? dm.DecodeSim(r.gd) : dm.PrefillSim(r.gp)).EvaluateAtBatch(mine, b);
+  DisaggEvaluation ev;
+  if (e.valid())
+    ev = decode ? dm.Combine(r.gp, r.prefill, other, r.gd, r.decode, e)
+                : dm.Combine(r.gp, r.prefill, e, r.gd, r.decode, other);
+  return {r, ev};
+}
+
 // One role of `p` (decode or prefill) at the largest batch in (its batch, its simulator's auto
 // batch] with which Combine stays valid; *q and *out hold that deployment. False when no larger
 // batch keeps it valid.
@@ -60,12 +76,7 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
                                   : dm.DecodeSim(p.gd).Evaluate(p.decode);
   // `p` with this role at batch b, into *q and *out when the deployment is valid.
   auto at = [&](int b) {
-    JointSpace::Point r = p;
-    Strategy& mine = decode ? r.decode : r.prefill;
-    mine.batch = b;
-    const Evaluation e = sim.EvaluateAtBatch(mine, b);
-    const DisaggEvaluation ev = decode ? dm.Combine(r.gp, r.prefill, other, r.gd, r.decode, e)
-                                       : dm.Combine(r.gp, r.prefill, e, r.gd, r.decode, other);
+    auto [r, ev] = WithRoleBatch(dm, decode, p, other, b);
     if (!ev.valid()) return false;
     *q = r;
     *out = ev;
@@ -90,7 +101,6 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
 // LowerDisaggBatches for one role: the smallest batch of that role at which `p` keeps e's
 // tokens/s per GPU; true (and *p, *e updated) when it is below p's.
 bool LowerRole(const DisaggModel& dm, bool decode, JointSpace::Point* p, DisaggEvaluation* e) {
-  const Simulator& sim = decode ? dm.DecodeSim(p->gd) : dm.PrefillSim(p->gp);
   const int own = (decode ? p->decode : p->prefill).batch;
   if (own <= 1) return false;
   const Evaluation other = decode ? dm.PrefillSim(p->gp).Evaluate(p->prefill)
@@ -100,13 +110,7 @@ bool LowerRole(const DisaggModel& dm, bool decode, JointSpace::Point* p, DisaggE
   DisaggEvaluation best_eval = *e;
   // Whether `p` with this role at batch b keeps the throughput (into best when it does).
   auto keeps = [&](int b) {
-    JointSpace::Point r = *p;
-    Strategy& mine = decode ? r.decode : r.prefill;
-    mine.batch = b;
-    const Evaluation eb = sim.EvaluateAtBatch(mine, b);
-    if (!eb.valid()) return false;
-    const DisaggEvaluation ev = decode ? dm.Combine(r.gp, r.prefill, other, r.gd, r.decode, eb)
-                                       : dm.Combine(r.gp, r.prefill, eb, r.gd, r.decode, other);
+    auto [r, ev] = WithRoleBatch(dm, decode, *p, other, b);
     if (!ev.valid() || ev.tokens_per_s_per_gpu < keep) return false;
     best = r;
     best_eval = ev;
