@@ -162,6 +162,71 @@ Status CheckRankAssign(const CapacityFlags& f, int max_dp) {
       "dp=1 (drop --rank-assign, or give dp > 1)");
 }
 
+// The highest open-loop rate a given deployment (`sim`, all its instances) sustains within the
+// SLOs, on the workload's lengths (a closed loop's as Poisson arrivals at unit rate); nullopt
+// without SLOs. `hint_rps`: a first guess (its steady-state capacity).
+StatusOr<std::optional<serve::MaxRateResult>> GivenMaxRate(
+    const CapacityFlags& f, const Workload& w, serve::ServeSim* sim,
+    const std::vector<serve::RequestSpec>& reqs, const std::vector<serve::Slo>& slos,
+    double hint_rps) {
+  if (slos.empty()) return std::optional<serve::MaxRateResult>();
+  std::vector<serve::RequestSpec> unit = reqs;
+  if (f.traffic.concurrency > 0 || serve::StreamRate(reqs) <= 0) {
+    // Closed loop: open-loop Poisson arrivals at unit rate with the same lengths.
+    serve::ServeRng rng(static_cast<uint64_t>(f.seed) + 17);
+    double t = 0;
+    for (auto& r : unit) r.arrival_s = (t += rng.Exponential(1.0));
+  } else {
+    unit = serve::ToUnitRate(reqs);
+  }
+  serve::MaxRateOptions mo;
+  mo.rel_tol = f.rate_tol;
+  mo.longer = LongerStream(f.traffic, w.isl, w.osl, static_cast<uint64_t>(f.seed));
+  mo.max_requests = kMaxDefaultRequests;
+  StatusOr<serve::MaxRateResult> r = serve::MaxRate(sim, unit, slos, hint_rps, mo);
+  if (!r.ok()) return r.status();
+  return std::optional<serve::MaxRateResult>(std::move(*r));
+}
+
+// GivenMaxRate's answer as JSON (`max_rate`).
+nlohmann::ordered_json MaxRateJson(const serve::MaxRateResult& mr, double rel_tol) {
+  nlohmann::ordered_json m;
+  m["found"] = mr.found;
+  m["unbounded"] = mr.unbounded;
+  m["rate_rps"] = mr.unbounded ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mr.rate_rps);
+  m["fail_rps"] = mr.fail_rps;
+  m["rel_tol"] = rel_tol;
+  m["probes"] = mr.probes.size();
+  m["requests"] = mr.requests;
+  m["burst"] = mr.burst;
+  m["burst_rate_rps"] = mr.burst_rate_rps > 0 ? nlohmann::ordered_json(mr.burst_rate_rps)
+                                              : nlohmann::ordered_json(nullptr);
+  m["burst_requests"] = mr.burst_requests;
+  m["summary_at_rate"] = serve::SummaryJson(mr.at.summary);
+  return m;
+}
+
+// ... and as text ("highest rate within the SLOs: ..." and, for a burst, why it may not hold).
+std::string MaxRateText(const serve::MaxRateResult& mr, double rel_tol, size_t requests) {
+  if (mr.unbounded)
+    return fmt::format("highest rate within the SLOs: unbounded: {} ({} simulations)\n",
+                       UnboundedWords(requests), mr.probes.size());
+  if (!mr.found)
+    return fmt::format("no rate meets the SLOs ({})\n",
+                       mr.probes.empty() ? "" : mr.probes.back().why);
+  return fmt::format(
+      "highest rate within the SLOs: {:.3g} req/s (fails at {:.3g}; tolerance {}%, {} "
+      "simulations{})\n{}",
+      mr.rate_rps, mr.fail_rps, 100 * rel_tol, mr.probes.size(),
+      mr.burst_requests > 0
+          ? fmt::format(", the last ones on {} requests: on {} they met the SLOs up to {:.3g} "
+                        "req/s only as a burst",
+                        Thousands(static_cast<double>(mr.requests)), mr.burst_requests,
+                        mr.burst_rate_rps)
+          : fmt::format(" of {} requests", mr.requests),
+      mr.burst ? "  " + MaxRateBurstWords(mr) + "\n" : std::string());
+}
+
 int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<serve::Slo>& slos,
                   const std::vector<serve::RequestSpec>& reqs, const serve::ServeOptions& base) {
   StatusOr<Strategy> s = ResolveStrategy(p, f.strategy, "", f.problem.mtp);
@@ -178,27 +243,11 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
   std::string why;
   const bool meets = serve::MeetsSlos(sum, slos, &why);
   // Highest rate within the SLOs (open loop, lengths of this workload).
-  std::optional<serve::MaxRateResult> mr;
-  if (!slos.empty()) {
-    std::vector<serve::RequestSpec> unit = reqs;
-    if (f.traffic.concurrency > 0 || serve::StreamRate(reqs) <= 0) {
-      // Closed loop: open-loop Poisson arrivals at unit rate with the same lengths.
-      serve::ServeRng rng(static_cast<uint64_t>(f.seed) + 17);
-      double t = 0;
-      for (auto& r : unit) r.arrival_s = (t += rng.Exponential(1.0));
-    } else {
-      unit = serve::ToUnitRate(reqs);
-    }
-    serve::MaxRateOptions mo;
-    mo.rel_tol = f.rate_tol;
-    mo.longer = LongerStream(f.traffic, p.workload.isl, p.workload.osl, static_cast<uint64_t>(f.seed));
-    mo.max_requests = kMaxDefaultRequests;
-    const double hint =
-        serve::SteadyStateRps(**cost, p.workload.isl, p.workload.osl) * f.instances;
-    auto r = serve::MaxRate(sim->get(), unit, slos, hint, mo);
-    if (!r.ok()) return Fail(r.status());
-    mr = *r;
-  }
+  StatusOr<std::optional<serve::MaxRateResult>> given = GivenMaxRate(
+      f, p.workload, sim->get(), reqs, slos,
+      serve::SteadyStateRps(**cost, p.workload.isl, p.workload.osl) * f.instances);
+  if (!given.ok()) return Fail(given.status());
+  const std::optional<serve::MaxRateResult>& mr = *given;
   if (!f.svg.empty()) {
     Status st = TimelineSvg(run, fmt::format("{} x [{}] on {}: queue and KV cache", f.instances,
                                              LayoutLabel(p.model, *s), p.cluster.gpu.name),
@@ -222,23 +271,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
     j["cost"] = sum.unstable ? nlohmann::ordered_json(nullptr)
                              : CostJson(ServedCost(p, f.instances * s->gpus(), sum));
-    if (mr) {
-      nlohmann::ordered_json m;
-      m["found"] = mr->found;
-      m["unbounded"] = mr->unbounded;
-      m["rate_rps"] = mr->unbounded ? nlohmann::ordered_json(nullptr)
-                                    : nlohmann::ordered_json(mr->rate_rps);
-      m["fail_rps"] = mr->fail_rps;
-      m["rel_tol"] = f.rate_tol;
-      m["probes"] = mr->probes.size();
-      m["requests"] = mr->requests;
-      m["burst"] = mr->burst;
-      m["burst_rate_rps"] = mr->burst_rate_rps > 0 ? nlohmann::ordered_json(mr->burst_rate_rps)
-                                                   : nlohmann::ordered_json(nullptr);
-      m["burst_requests"] = mr->burst_requests;
-      m["summary_at_rate"] = serve::SummaryJson(mr->at.summary);
-      j["max_rate"] = m;
-    }
+    if (mr) j["max_rate"] = MaxRateJson(*mr, f.rate_tol);
     j["timeline"] = serve::TimelineJson(run);
     fmt::print("{}\n", DumpJson(j));
   } else {
@@ -259,25 +292,7 @@ int RunDeployment(const CapacityFlags& f, const Problem& p, const std::vector<se
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
     if (!sum.unstable) fmt::print("{}", ServedCostLine(ServedCost(p, f.instances * s->gpus(), sum)));
-    if (mr) {
-      if (mr->unbounded)
-        fmt::print("highest rate within the SLOs: unbounded: {} ({} simulations)\n",
-                   UnboundedWords(reqs.size()), mr->probes.size());
-      else if (mr->found)
-        fmt::print("highest rate within the SLOs: {:.3g} req/s (fails at {:.3g}; tolerance {}%, "
-                   "{} simulations{})\n{}",
-                   mr->rate_rps, mr->fail_rps, 100 * f.rate_tol, mr->probes.size(),
-                   mr->burst_requests > 0
-                       ? fmt::format(", the last ones on {} requests: on {} they met the SLOs "
-                                     "up to {:.3g} req/s only as a burst",
-                                     Thousands(static_cast<double>(mr->requests)),
-                                     mr->burst_requests, mr->burst_rate_rps)
-                       : fmt::format(" of {} requests", mr->requests),
-                   mr->burst ? "  " + MaxRateBurstWords(*mr) + "\n" : std::string());
-      else
-        fmt::print("no rate meets the SLOs ({})\n",
-                   mr->probes.empty() ? "" : mr->probes.back().why);
-    }
+    if (mr) fmt::print("{}", MaxRateText(*mr, f.rate_tol, reqs.size()));
   }
   if (mr && !mr->found) return kExitImpossible;
   return sum.unstable || (!slos.empty() && !meets && !mr) ? kExitImpossible : kExitOk;
@@ -342,6 +357,15 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
   const ServeSummary sum = serve::Summarise(run, slos);
   std::string why;
   const bool meets = serve::MeetsSlos(sum, slos, &why);
+  // Highest rate within the SLOs, as for an aggregated deployment; first guess: the pool with
+  // the lower steady-state capacity.
+  StatusOr<std::optional<serve::MaxRateResult>> given = GivenMaxRate(
+      f, pp->workload, sim->get(), reqs, slos,
+      std::min(serve::SteadyStateRps(**pcost, pp->workload.isl, pp->workload.osl) *
+                   f.prefill_instances,
+               serve::SteadyStateRps(**dcost, pp->workload.isl, pp->workload.osl) * f.instances));
+  if (!given.ok()) return Fail(given.status());
+  const std::optional<serve::MaxRateResult>& mr = *given;
   const int gpus = f.prefill_instances * sp->gpus() + f.instances * sd->gpus();
   const std::string label = DisaggLabel(pp->model, *sp, *sd);
   if (!f.svg.empty()) {
@@ -379,6 +403,7 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
     j["summary"] = serve::SummaryJson(sum);
     j["meets_slo"] = slos.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(meets);
     j["cost"] = sum.unstable ? nlohmann::ordered_json(nullptr) : CostJson(ServedCost(*pp, gpus, sum));
+    if (mr) j["max_rate"] = MaxRateJson(*mr, f.rate_tol);
     j["timeline"] = serve::TimelineJson(run);
     fmt::print("{}\n", DumpJson(j));
   } else {
@@ -397,8 +422,10 @@ int RunDisaggDeployment(const CapacityFlags& f, const ProblemFlags& pf,
     if (!slos.empty())
       fmt::print("SLO {}: {}\n", serve::SlosText(slos), meets ? "met" : "missed (" + why + ")");
     if (!sum.unstable) fmt::print("{}", ServedCostLine(ServedCost(*pp, gpus, sum)));
+    if (mr) fmt::print("{}", MaxRateText(*mr, f.rate_tol, reqs.size()));
   }
-  return sum.unstable || (!slos.empty() && !meets) ? kExitImpossible : kExitOk;
+  if (mr && !mr->found) return kExitImpossible;
+  return sum.unstable || (!slos.empty() && !meets && !mr) ? kExitImpossible : kExitOk;
 }
 
 // What a sized disaggregated pair's figures rest on (as plan's disaggregated error band): the

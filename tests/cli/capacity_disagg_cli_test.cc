@@ -45,6 +45,15 @@ TEST(CapacityDisaggCli, DeploymentJson) {
   EXPECT_GE(s["kv_transfer_ms"]["p50"].get<double>(), 0.58);
   EXPECT_LE(s["ttft_ms"]["p50"].get<double>(), s["ttft_ms"]["p99"].get<double>());
   EXPECT_TRUE(j["meets_slo"].get<bool>());
+  // With --slo, the highest rate the pools sustain, as for an aggregated deployment (it had none):
+  // above the 6 req/s met, bracketed within the tolerance.
+  const auto& mr = j["max_rate"];
+  ASSERT_TRUE(mr["found"].get<bool>()) << mr.dump();
+  EXPECT_GT(mr["rate_rps"].get<double>(), 6.0);
+  EXPECT_GT(mr["fail_rps"].get<double>(), mr["rate_rps"].get<double>());
+  EXPECT_LE(mr["fail_rps"].get<double>() - mr["rate_rps"].get<double>(),
+            0.02 * mr["fail_rps"].get<double>() + 1e-9);
+  EXPECT_TRUE(mr["summary_at_rate"]["disaggregated"].get<bool>());
   EXPECT_TRUE(j["timeline"].contains("transferring"));
   // The prefill pool admits vLLM's default running limit (1,024 per rank: --max-batch sets the
   // decode pool's), in JSON and in the text.
@@ -54,6 +63,7 @@ TEST(CapacityDisaggCli, DeploymentJson) {
                                         "6", "--requests", "300", "--max-batch", "64"}));
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("max running 1024 per rank\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("highest rate"), std::string::npos) << text.out;  // no --slo: none
 }
 
 TEST(CapacityDisaggCli, PrefillSideRunsTheDecodeSidesSpeculation) {
