@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,7 +60,8 @@ using serve::ServeSummary;
 // A max rate whose answer ran its stream as a burst (serve::MaxRateResult::burst), in words.
 std::string MaxRateBurstWords(const serve::MaxRateResult& mr) {
   const ServeSummary& s = mr.at.summary;
-  const double n = std::ceil(serve::SteadyStateRequests(s) / 1000) * 1000;
+  const auto n = static_cast<double>(
+      serve::SteadyStreamLength(s, std::numeric_limits<int64_t>::max()));
   return fmt::format(
       "a burst at that rate: the {} requests arrive over {:.1f} s, less than {:g}x their mean "
       "end-to-end latency ({:.1f} s), so the deployment is still filling and may not sustain it; "

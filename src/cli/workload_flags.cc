@@ -105,9 +105,7 @@ StatusOr<std::vector<serve::RequestSpec>> SteadyStream(const TrafficFlags& f,
   if (f.requests != 0 || !f.trace.empty() || f.rate <= 0 || !run.burst || run.unstable)
     return std::vector<serve::RequestSpec>{};
   const auto have = static_cast<int64_t>(current);
-  const int64_t n = std::min<int64_t>(
-      kMaxDefaultRequests,
-      1000 * static_cast<int64_t>(std::ceil(serve::SteadyStateRequests(run) / 1000)));
+  const int64_t n = serve::SteadyStreamLength(run, kMaxDefaultRequests);
   if (n <= have) return std::vector<serve::RequestSpec>{};
   fmt::print(stderr,
              "l2s {}: the {} requests arrive as a burst (over {:.1f} s, less than {:g}x their "

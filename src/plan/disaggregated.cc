@@ -186,8 +186,6 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
   bool exact = (*searcher)->name() == "oracle";
   bool answered = false;  // the search is done (the oracle first solved the space)
   d.searcher_spec = req.search;
-  // A named engine's joint space: the oracle first, within its bound (the portfolio, as the
-  // aggregated plan's AggRequest::oracle_first); the searcher runs only where it does not finish.
   // The oracle within `calls` simulator calls (its work bound); returns the calls it made.
   auto solve_bounded = [&](int64_t calls) {
     std::unique_ptr<Observer> outer = progress.Observe("disaggregated oracle");
@@ -197,6 +195,8 @@ StatusOr<DisaggPlan> PlanOneSpeculation(DisaggPlan d, const DisaggPlanRequest& r
     d.interrupted = progress.Interrupted();
     return bound.calls();
   };
+  // A named engine's joint space: the oracle first, within its bound (the portfolio, as the
+  // aggregated plan's AggRequest::oracle_first); the searcher runs only where it does not finish.
   if (!exact && req.engine != engine::EngineId::kIdeal) {
     const int64_t calls =
         solve_bounded(req.oracle_calls > 0 ? req.oracle_calls : kDefaultOracleCalls);

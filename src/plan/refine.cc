@@ -60,6 +60,11 @@ std::pair<JointSpace::Point, DisaggEvaluation> WithRoleBatch(const DisaggModel& 
   return {r, ev};
 }
 
+// The other role's instance of `p` as it is (decode: the prefill instance's evaluation).
+Evaluation OtherRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p) {
+  return decode ? dm.PrefillSim(p.gp).Evaluate(p.prefill) : dm.DecodeSim(p.gd).Evaluate(p.decode);
+}
+
 // One role of `p` (decode or prefill) at the largest batch in (its batch, its simulator's auto
 // batch] with which Combine stays valid; *q and *out hold that deployment. False when no larger
 // batch keeps it valid.
@@ -72,8 +77,7 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
   const Evaluation auto_eval = sim.Evaluate(a);
   if (!auto_eval.valid() || auto_eval.batch <= own.batch) return false;
   // The other role's instance stays as it is: evaluated once.
-  const Evaluation other = decode ? dm.PrefillSim(p.gp).Evaluate(p.prefill)
-                                  : dm.DecodeSim(p.gd).Evaluate(p.decode);
+  const Evaluation other = OtherRole(dm, decode, p);
   // `p` with this role at batch b, into *q and *out when the deployment is valid.
   auto at = [&](int b) {
     auto [r, ev] = WithRoleBatch(dm, decode, p, other, b);
@@ -103,8 +107,7 @@ bool RaiseRole(const DisaggModel& dm, bool decode, const JointSpace::Point& p,
 bool LowerRole(const DisaggModel& dm, bool decode, JointSpace::Point* p, DisaggEvaluation* e) {
   const int own = (decode ? p->decode : p->prefill).batch;
   if (own <= 1) return false;
-  const Evaluation other = decode ? dm.PrefillSim(p->gp).Evaluate(p->prefill)
-                                  : dm.DecodeSim(p->gd).Evaluate(p->decode);
+  const Evaluation other = OtherRole(dm, decode, *p);
   const double keep = e->tokens_per_s_per_gpu * (1 - 1e-12);
   JointSpace::Point best = *p;
   DisaggEvaluation best_eval = *e;

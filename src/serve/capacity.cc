@@ -169,9 +169,7 @@ Status SearchPastBurst(ServeSim* sim, const std::vector<Slo>& slos, const MaxRat
     return r.found && !r.unbounded && r.at.summary.burst && !r.at.summary.unstable;
   };
   for (int again = 0; again < 2 && opt.longer && a_burst(*res); ++again) {
-    const int64_t n = std::min<int64_t>(
-        opt.max_requests,
-        1000 * static_cast<int64_t>(std::ceil(SteadyStateRequests(res->at.summary) / 1000)));
+    const int64_t n = SteadyStreamLength(res->at.summary, opt.max_requests);
     if (n <= res->requests) break;
     StatusOr<std::vector<RequestSpec>> more = opt.longer(n);
     if (!more.ok()) return more.status();
@@ -268,10 +266,14 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     }
     StatusOr<MaxRateResult>& mr = *first[li].mr;
     if (!mr.ok()) return mr.status();
+    // Why a layout whose max-rate search found no rate gives no answer.
+    auto no_rate = [](const MaxRateResult& m) {
+      return m.probes.empty() ? std::string("no rate meets the SLOs")
+                              : "no rate meets the SLOs on one instance (" + m.probes.back().why +
+                                    ")";
+    };
     if (!mr->found) {
-      sr.note = mr->probes.empty() ? "no rate meets the SLOs"
-                                   : "no rate meets the SLOs on one instance (" +
-                                         mr->probes.back().why + ")";
+      sr.note = no_rate(*mr);
       out.candidates.push_back(sr);
       continue;
     }
@@ -290,8 +292,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       if (!one.ok()) return one.status();
       if (Status st = SearchPastBurst(one->get(), slos, opt.rate, &*mr); !st.ok()) return st;
       if (!mr->found) {
-        sr.note = "no rate meets the SLOs on one instance (" +
-                  (mr->probes.empty() ? std::string() : mr->probes.back().why) + ")";
+        sr.note = no_rate(*mr);
         out.candidates.push_back(sr);
         continue;
       }

@@ -119,7 +119,9 @@ TEST(StepCost, PipelineMicrobatchesHoldWholePromptsAndSequences) {
     // The round: the two stages' work of one prompt, half of it in each microbatch; well below
     // the latency where the prompt's compute dominates (2,000 tokens; 100 read the weights).
     EXPECT_LE(lone.round_s, lone.chunk_latency_s) << isl;
-    if (isl == 2000) EXPECT_LT(lone.round_s, 0.75 * lone.chunk_latency_s);
+    if (isl == 2000) {
+      EXPECT_LT(lone.round_s, 0.75 * lone.chunk_latency_s);
+    }
     // pp prompts, one per microbatch: the round is the lone prompt's latency.
     const RankShape two{0, 0, 2.0 * isl, 2};
     EXPECT_NEAR((*cost)->StepTimes(two, two).round_s, want, 1e-9 * want) << isl;

@@ -288,6 +288,11 @@ double SteadyStateRequests(const ServeSummary& s) {
   return kSteadySpanLatencies * s.e2e.mean * s.offered_rps;
 }
 
+int64_t SteadyStreamLength(const ServeSummary& s, int64_t max_requests) {
+  return std::min<int64_t>(max_requests,
+                           1000 * static_cast<int64_t>(std::ceil(SteadyStateRequests(s) / 1000)));
+}
+
 nlohmann::ordered_json SummaryJson(const ServeSummary& s) {
   nlohmann::ordered_json j;
   j["requests"] = s.requests;

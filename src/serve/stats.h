@@ -101,6 +101,9 @@ ServeSummary Summarise(const ServeRun& run, const std::vector<Slo>& slos);
 // many requests at the run's offered rate make that span (0 for a closed loop).
 constexpr double kSteadySpanLatencies = 4;
 double SteadyStateRequests(const ServeSummary& s);
+// SteadyStateRequests rounded up to thousands, at most `max_requests`: the stream drawn again
+// where a run was a burst (capacity's max-rate search, the CLI's default streams).
+int64_t SteadyStreamLength(const ServeSummary& s, int64_t max_requests);
 
 // The figure an SLO constrains, seconds.
 double Figure(const ServeSummary& s, Metric m, Stat st);
