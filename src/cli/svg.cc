@@ -210,7 +210,8 @@ AxisTicks MakeAxis(double lo, double hi, bool log, double pad, int target) {
   } else {
     if (pad > 0 && hi > lo) {
       const double d = pad * (hi - lo);
-      lo -= d;
+      // Data that is not negative keeps an axis that is not: the margin below stops at 0.
+      lo = lo >= 0 ? std::max(0.0, lo - d) : lo - d;
       hi += d;
     }
     a.ticks = LinearTicks(lo, hi, target);

@@ -319,6 +319,7 @@ std::string SvgText(const std::vector<json>& rows) {
   p.title = "l2s sweep: best tokens/s per GPU per scenario";
   p.x_label = "scenario (grid order)";
   p.y_label = "tokens/s per GPU";
+  p.pad = 0.04;  // the first and last scenarios inside the frame, not on it
   static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::map<std::string, size_t> series_of;

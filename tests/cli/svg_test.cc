@@ -114,6 +114,32 @@ TEST(RenderSvg, MapsDataToThePlotArea) {
   EXPECT_NE(RenderSvg(p).find("height=\"666\""), std::string::npos) << RenderSvg(p).substr(0, 300);
 }
 
+
+TEST(RenderSvg, APaddedAxisOfDataNotNegativeStopsAtZero) {
+  // x in [1, 16], y in [0, 4,600], pad 0.04: x spans 1 - 0.6 = 0.4 .. 16.6 -> 8 ticks' raw step
+  // 16.2 / 8 = 2.03 -> 5, ticks 0..20, so the last point sits inside the frame, not on it; y spans
+  // 0 (not -184) .. 4,784 -> raw step 797 -> 1,000, ticks 0..5,000: no negative tick.
+  Plot p;
+  p.pad = 0.04;
+  PlotSeries s;
+  s.kind = PlotSeries::Kind::kScatter;
+  s.x = {1, 16};
+  s.y = {0, 4600};
+  p.series.push_back(s);
+  SvgLayout l;
+  RenderSvg(p, &l);
+  ASSERT_FALSE(l.x_ticks.empty());
+  ASSERT_FALSE(l.y_ticks.empty());
+  EXPECT_EQ(l.x_ticks.front(), 0);
+  EXPECT_EQ(l.x_ticks.back(), 20);
+  EXPECT_EQ(l.y_ticks.front(), 0);
+  EXPECT_EQ(l.y_ticks.back(), 5000);
+  // Data reaching below zero keeps its margin there: y in [-100, 4,600] spans -288 .. 4,788
+  // (raw step 846 -> 1,000).
+  p.series[0].y = {-100, 4600};
+  RenderSvg(p, &l);
+  EXPECT_EQ(l.y_ticks.front(), -1000);
+}
 TEST(RenderSvg, WellFormedWithLabelsLegendAndEscaping) {
   Plot p;
   p.title = "best <so far> & more";
