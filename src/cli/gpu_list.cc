@@ -155,6 +155,17 @@ GpuRuns RunPerGpuType(const std::string& command, const std::vector<std::string>
   return r;
 }
 
+std::vector<std::string> FirstGpuTypeArgs(const std::vector<std::string>& args) {
+  std::vector<std::string> out = args;
+  for (const char* flag : {"--gpu", "--price-per-gpu-hour"}) {
+    const FlagValue f = FindFlag(args, flag);
+    if (f.index < 0) continue;
+    const std::string first = f.value.substr(0, f.value.find(','));
+    out[static_cast<size_t>(f.index)] = f.With(flag, first);
+  }
+  return out;
+}
+
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args) {
   GpuList l;
   l.gpu = FindFlag(args, "--gpu");

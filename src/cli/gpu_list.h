@@ -47,6 +47,10 @@ struct GpuList {
 };
 StatusOr<GpuList> ParseGpuList(const std::vector<std::string>& args);
 
+// `args` as the first GPU type's run reads them, for checking the flags once before any run:
+// --gpu's and --price-per-gpu-hour's values cut at their first comma (each kept in its form).
+std::vector<std::string> FirstGpuTypeArgs(const std::vector<std::string>& args);
+
 // GPU type k's run of `command` ("plan", "capacity"): its arguments `base` (after the command)
 // with --gpu set to gpus[k] and, with one price per type (`prices` not empty),
 // --price-per-gpu-hour set to prices[k]; each flag found where it stands in `base`.

@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/gpu_list.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "common/text.h"
@@ -227,6 +228,13 @@ std::string ValueErrorMessage(const std::string& what) {
   if (const size_t at = what.find(twice); what.rfind("--", 0) == 0 && at != std::string::npos)
     return fmt::format("{} is given {} times: give it once", what.substr(0, at),
                        what.substr(at + twice.size()));
+  // A flag last on the line without its value (CLI11: "--budget: 1 required INT:INT in [1 -
+  // 100000000] missing", "--model: 1 required TEXT missing").
+  const std::string required = ": 1 required ";
+  if (const size_t at = what.find(required);
+      what.rfind("--", 0) == 0 && at != std::string::npos && what.size() > at &&
+      what.substr(what.size() - std::string(" missing").size()) == " missing")
+    return fmt::format("{} expects a value, got none after it", what.substr(0, at));
   const std::string conv = "Could not convert: ";
   const size_t eq = what.find(" = ");
   if (what.rfind(conv, 0) == 0 && eq != std::string::npos)
@@ -292,34 +300,48 @@ int Main(int argc, char** argv) {
   add("sweep", l2s::cli::RegisterSweep(app));
   if (const std::optional<std::string> bad = BadFlagValue(app, argc, argv))
     return l2s::cli::Fail(l2s::Status::InvalidArgument(*bad));
-  if (argc >= 2 && std::string_view(argv[1]) == "plan") {
-    const std::vector<std::string> plan_args(argv + 2, argv + argc);
-    if (l2s::cli::IsHardwareComparison(plan_args)) return l2s::cli::RunPlanHardware(plan_args);
-  }
-  if (argc >= 2 && std::string_view(argv[1]) == "capacity") {
+  // argv parsed, or the exit code of its parse error (help and version included).
+  const auto parse = [&app](int n, char** args) -> std::optional<int> {
+    try {
+      app.parse(n, args);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+      // A first word that is no command is the mistake to name (`l2s pln --gpus 8`), before
+      // any flag it would have taken.
+      const bool command_word =
+          n < 2 || args[1][0] == '-' || CommandOf(app, n, args) != nullptr;
+      std::string message =
+          command_word ? UnknownFlagMessage(app, n, args, e.what()) : std::string(e.what());
+      if (message == e.what()) message = StrayArgumentMessage(app, n, args).value_or(message);
+      return l2s::cli::Fail(l2s::Status::InvalidArgument(message));
+    } catch (const CLI::ParseError& e) {
+      return l2s::cli::Fail(l2s::Status::InvalidArgument(ValueErrorMessage(e.what())));
+    }
+    return std::nullopt;
+  };
+  // `l2s plan|capacity --gpu a,b,...`: each GPU type is a child run of the command, so a usage
+  // error would be found by every child, after the progress lines, and said in the children's
+  // arguments (their added --json). The arguments are parsed here first as the first GPU type's
+  // (--gpu and a per-type --price-per-gpu-hour at their first item).
+  if (argc >= 2 && (std::string_view(argv[1]) == "plan" || std::string_view(argv[1]) == "capacity")) {
     const std::vector<std::string> args(argv + 2, argv + argc);
-    if (l2s::cli::IsHardwareComparison(args)) return l2s::cli::RunCapacityHardware(args);
+    if (l2s::cli::IsHardwareComparison(args)) {
+      std::vector<std::string> first(argv, argv + 2);
+      for (const std::string& a : l2s::cli::FirstGpuTypeArgs(args)) first.push_back(a);
+      std::vector<char*> first_argv;
+      for (std::string& a : first) first_argv.push_back(a.data());
+      if (const std::optional<int> code = parse(static_cast<int>(first.size()), first_argv.data()))
+        return *code;
+      return std::string_view(argv[1]) == "plan" ? l2s::cli::RunPlanHardware(args)
+                                                 : l2s::cli::RunCapacityHardware(args);
+    }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ExtrasError& e) {
-    // A first word that is no command is the mistake to name (`l2s pln --gpus 8`), before
-    // any flag it would have taken.
-    const bool command_word =
-        argc < 2 || argv[1][0] == '-' || CommandOf(app, argc, argv) != nullptr;
-    std::string message =
-        command_word ? UnknownFlagMessage(app, argc, argv, e.what()) : std::string(e.what());
-    if (message == e.what()) message = StrayArgumentMessage(app, argc, argv).value_or(message);
-    return l2s::cli::Fail(l2s::Status::InvalidArgument(message));
-  } catch (const CLI::ParseError& e) {
-    return l2s::cli::Fail(l2s::Status::InvalidArgument(ValueErrorMessage(e.what())));
-  }
+  if (const std::optional<int> code = parse(argc, argv)) return *code;
   for (CLI::App* sub : app.get_subcommands()) {
     return runners.at(sub->get_name())();
   }

@@ -333,6 +333,10 @@ TEST(InputsCli, BadValuesSayWhatTheFlagExpects) {
        "--model-id expects a value, got the flag --budget (give --model-id a value, or drop it)"},
       {{"capacity", "--model", "llama-3.1-8b", "--router", "--rate", "2"},
        "--router expects a value, got the flag --rate (give --router a value, or drop it)"},
+      // ... nor is the end of the line (CLI11: "--budget: 1 required INT:INT in [1 - 100000000]
+      // missing").
+      {{"plan", "--model", "llama-3.1-8b", "--budget"}, "--budget expects a value, got none after it"},
+      {{"capacity", "--slo"}, "--slo expects a value, got none after it"},
       // An empty value is not "not given" (`--model "$MODEL"` with MODEL unset planned the
       // default model, gpt-moe-1.6t; `--gpu ""` ran on h100).
       {{"plan", "--model", "", "--gpus", "8"},
@@ -361,10 +365,25 @@ TEST(InputsCli, HardwareComparisonSaysACommonInputErrorOnce) {
   const Result bad = RunL2s({"plan", "--gpu", "h100,h200", "--gpus", "abc"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(bad.out.empty()) << bad.out;
-  const std::string line =
-      "l2s: error: --gpus expects a whole number from 1 to 16777216, got \"abc\"\n";
-  ASSERT_GE(bad.err.size(), line.size());
-  EXPECT_EQ(bad.err.substr(bad.err.size() - line.size()), line) << bad.err;
+  EXPECT_EQ(bad.err, "l2s: error: --gpus expects a whole number from 1 to 16777216, got \"abc\"\n");
+  // A usage error is found before any GPU type runs (no progress lines; with --pareto they were
+  // printed for every type first) and said in the user's arguments: the children's added --json
+  // made a last flag without its value "--budget expects a value, got the flag --json".
+  const std::vector<std::pair<std::vector<std::string>, std::string>> usage = {
+      {{"plan", "--gpu", "h100,h200", "--gpus", "8", "--budget"},
+       "--budget expects a value, got none after it"},
+      {{"plan", "--gpu", "h100,h200", "--gpus", "8", "--mode", "serve", "--pareto", "hw.svg"},
+       "--pareto takes no value, got \"hw.svg\" after it (a switch: give it alone)"},
+      {{"capacity", "--model", "llama-3.1-8b", "--gpu=h100,h200", "--price-per-gpu-hour=2,3",
+        "--rate", "5", "--slo", "p99_ttft_ms=2000", "--bogus"},
+       "unknown flag --bogus for `l2s capacity`; `l2s capacity --help` lists its flags"},
+  };
+  for (const auto& [args, line] : usage) {
+    const Result r = RunL2s(args);
+    EXPECT_EQ(r.code, 2) << line;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(r.err, "l2s: error: " + line + "\n");
+  }
   const Result twice = RunL2s({"plan", "--gpu", "h100,h100", "--gpus", "8"});
   EXPECT_EQ(twice.code, 2);
   EXPECT_EQ(twice.err, "l2s: error: --gpu h100,h100: h100 is listed twice (one row per GPU type)\n");
