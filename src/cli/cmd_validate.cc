@@ -21,6 +21,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -133,15 +134,18 @@ nlohmann::ordered_json ScoresJson(const Scores& s) {
 }
 
 void PrintGroupsText(const Summary& s) {
-  fmt::print("{:<24} {:>5} {:>6} {:>9} {:>9}\n", "group", "rows", "missed", "median", "within25");
-  auto line = [](const std::string& name, const Scores& g) {
-    fmt::print("{:<24} {:>5} {:>6} {:>8.1f}% {:>8.1f}%\n", name, g.rows, g.missed,
-               g.median_abs_pct_error, 100.0 * g.share_within_25pct);
-  };
-  for (const auto& [name, g] : s.by_engine) line("engine " + name, g);
-  for (const auto& [name, g] : s.by_regime) line("regime " + name, g);
-  for (const auto& [name, g] : s.by_gpu) line("gpu " + name, g);
-  for (const auto& [name, g] : s.by_metric) line("metric " + name, g);
+  // The group column as wide as its longest label ("metric output_tokens_per_s" is 26), at least 24.
+  std::vector<std::pair<std::string, const Scores*>> rows;
+  for (const auto& [name, g] : s.by_engine) rows.emplace_back("engine " + name, &g);
+  for (const auto& [name, g] : s.by_regime) rows.emplace_back("regime " + name, &g);
+  for (const auto& [name, g] : s.by_gpu) rows.emplace_back("gpu " + name, &g);
+  for (const auto& [name, g] : s.by_metric) rows.emplace_back("metric " + name, &g);
+  size_t w = 24;
+  for (const auto& r : rows) w = std::max(w, r.first.size());
+  fmt::print("{:<{}} {:>5} {:>6} {:>9} {:>9}\n", "group", w, "rows", "missed", "median", "within25");
+  for (const auto& [name, g] : rows)
+    fmt::print("{:<{}} {:>5} {:>6} {:>8.1f}% {:>8.1f}%\n", name, w, g->rows, g->missed,
+               g->median_abs_pct_error, 100.0 * g->share_within_25pct);
 }
 
 void PrintSummaryText(const Summary& s) {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <cctype>
+#include <sstream>
 #include <string>
 
 #include "run_l2s.h"
@@ -72,6 +74,38 @@ TEST(ValidateCli, ScaleFileEveryRowWithGroups) {
       EXPECT_EQ(row["batch"], 1) << row["id"];
     }
   }
+}
+
+// The text's group table: every row's columns line up with the header's, whatever the longest
+// group name (a 26- or 28-character "metric tokens_per_s_per_user" pushed its columns right of a
+// fixed 24-character column).
+TEST(ValidateCli, GroupTableColumnsLineUp) {
+  const std::string path = WriteTemp(
+      "groups.csv", std::string(kHeader) +
+                        "1,s,trtllm,h100,1,meta-llama--Meta-Llama-3.1-8B.json,bf16,,1,1,1,1,serve,"
+                        "1024,1024,,64,tokens_per_s_per_user,50\n"
+                        "2,s,trtllm,h100,1,meta-llama--Meta-Llama-3.1-8B.json,bf16,,1,1,1,1,serve,"
+                        "1024,1024,,64,tpot_ms,20\n");
+  const Result r = RunL2s({"validate", "--measurements", path, "--models-dir",
+                           Shared() + "/models/hf"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t at = r.out.find("\ngroup ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream in(r.out.substr(at + 1));
+  std::string header, line;
+  std::getline(in, header);
+  const size_t end = header.find("rows") + 4;  // the right edge of the "rows" column
+  int rows = 0;
+  bool wide = false;
+  while (std::getline(in, line) && !line.empty()) {
+    ++rows;
+    wide |= line.rfind("metric tokens_per_s_per_user ", 0) == 0;
+    ASSERT_GE(line.size(), end) << line;
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[end - 1])) && line[end] == ' ')
+        << "\n" << header << "\n" << line;
+  }
+  EXPECT_TRUE(wide) << r.out;
+  EXPECT_GE(rows, 5);
 }
 
 TEST(ValidateCli, FitRequestOverheadPrintsTheCommittedValue) {
