@@ -111,6 +111,23 @@ def test_capacity_across_gpu_types_matches_the_binary():
     assert all(h.usd_per_hour == h.gpus * p for h, p in zip(r.hardware, [2.5, 6]))
 
 
+def test_capacity_sizes_for_concurrent_clients_as_the_binary():
+    # concurrency=N without a strategy: the fewest GPUs for N clients, the binary's answer.
+    r = l2s.capacity(model="llama-3.1-8b", gpu="h100", engine="vllm", isl=2048, osl=128,
+                     concurrency=96, slo={"p99_ttft_ms": 1500, "p99_tpot_ms": 25}, sizes="1,2",
+                     serving="agg", search="oracle")
+    code, j, _ = cli_json("capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                          "vllm", "--isl", "2048", "--osl", "128", "--concurrency", "96", "--slo",
+                          "p99_ttft_ms=1500,p99_tpot_ms=25", "--sizes", "1,2", "--serving", "agg",
+                          "--search", "oracle")
+    assert code == 0
+    assert r.to_dict() == j
+    assert r.concurrency == 96 and r.found
+    best = r.candidates[r.best]
+    assert 0 < best.instance_max_clients < 96
+    assert best.summary.completed == 960
+
+
 def test_capacity_sglang_receive_interval_matches_the_binary():
     # SGLang's --scheduler-recv-interval as a keyword; another engine's deployment raises the
     # binary's one-line error with its exit code.

@@ -2,8 +2,8 @@
 //   Deployment given (--strategy, one instance's GPUs; --instances K):
 //     simulate the workload and print its percentiles; with --slo also the highest open-loop
 //     rate the deployment sustains within the SLOs (bisection, --rate-tol).
-//   No deployment: the fewest GPUs (instances x layout) that serve the workload (--rate or
-//     --trace) within the SLOs, over instance sizes --sizes (each size's layout chosen by
+//   No deployment: the fewest GPUs (instances x layout) that serve the workload (--rate,
+//     --trace or --concurrency) within the SLOs, over instance sizes --sizes (each size's layout chosen by
 //     --search on the serve-mode problem), with the figures at that size and one instance fewer.
 //     The sizing is plan::SizeFewest (plan/capacity.h); this file parses the flags and prints.
 // Workloads: --rate R [--burstiness B] --requests N | --concurrency N [--requests N, default
@@ -626,7 +626,8 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     }
     j["slo"] = serve::SlosText(slos);
     j["requests"] = reqs.size();
-    j["rate_rps"] = serve::StreamRate(reqs);
+    j["rate_rps"] = serve::StreamRate(reqs);  // 0 for a closed loop
+    j["concurrency"] = f.traffic.concurrency;  // 0 for an open loop
     j["found"] = any_found;  // aggregated only: the aggregated answer
     j["serving"] = f.serving;
     nlohmann::ordered_json cands = nlohmann::ordered_json::array();
@@ -645,6 +646,11 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
                                   : nlohmann::ordered_json(c.instance_max_rps);
       x["max_rate_unbounded"] = std::isinf(c.instance_max_rps);
       x["max_rate_burst"] = c.instance_max_rate_burst;
+      // Closed loop: the most clients one instance serves within the SLOs (instance_max_rps: the
+      // rate they are served at); null for an open loop.
+      x["instance_max_clients"] = c.instance_max_clients > 0
+                                      ? nlohmann::ordered_json(c.instance_max_clients)
+                                      : nlohmann::ordered_json(nullptr);
       if (c.meets) x["summary"] = serve::SummaryJson(c.at);
       if (c.has_smaller) {
         x["smaller_summary"] = serve::SummaryJson(c.smaller);
@@ -702,23 +708,28 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
   }
   fmt::print("{} on {}, engine {}: {} requests {}, SLO {}\n", p0.model.name, p0.cluster.gpu.name,
              o.engine, reqs.size(), StreamWords(f.traffic, reqs), serve::SlosText(slos));
+  // Per instance: the highest rate it sustains (open loop), or the most clients it serves
+  // (closed loop), within the SLOs.
+  const bool closed = f.traffic.concurrency > 0;
+  const int w = closed ? 13 : 12;  // the column's width: its header's
   if (agg)
-  fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", "GPUs/inst", "inst. req/s", "instances",
-             "total GPUs", "layout of one instance");
+  fmt::print("{:>9} {:>{}} {:>9} {:>10}  {}\n", "GPUs/inst", closed ? "inst. clients" : "inst. req/s",
+             w, "instances", "total GPUs", "layout of one instance");
   bool unbounded = false, burst = false;
   for (const serve::SizeResult& c : res.candidates) {
     unbounded = unbounded || (c.meets && std::isinf(c.instance_max_rps));
     burst = burst || (c.meets && c.instance_max_rate_burst);
     if (c.meets)
-      fmt::print("{:>9} {:>12} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(),
-                 std::isinf(c.instance_max_rps)
+      fmt::print("{:>9} {:>{}} {:>9} {:>10}  {}\n", c.layout.strategy.gpus(),
+                 closed ? std::to_string(c.instance_max_clients)
+                 : std::isinf(c.instance_max_rps)
                      ? std::string("unbounded")
                      : fmt::format("{:.3g}{}", c.instance_max_rps,
                                    c.instance_max_rate_burst ? "*" : ""),
-                 c.instances, c.gpus, c.layout.label);
+                 w, c.instances, c.gpus, c.layout.label);
     else
-      fmt::print("{:>9} {:>12} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", "-", "-",
-                 c.layout.label, c.note);
+      fmt::print("{:>9} {:>{}} {:>9} {:>10}  {} ({})\n", c.layout.strategy.gpus(), "-", w, "-",
+                 "-", c.layout.label, c.note);
   }
   if (unbounded)
     fmt::print("  unbounded: {}\n", UnboundedWords(reqs.size()));
@@ -779,8 +790,9 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     return Fail(
         "--slo is required to size a deployment, e.g. --slo p99_ttft_ms=2000,p99_tpot_ms=50 "
         "(or give one with --strategy S to simulate it)");
-  if (serve::StreamRate(reqs) <= 0)
-    return Fail("sizing needs an open-loop workload (--rate or --trace)");
+  if (f.traffic.concurrency == 0 && serve::StreamRate(reqs) <= 0)
+    return Fail("sizing needs a traffic: --rate R, --concurrency N, or a --trace whose arrivals are "
+                "spread in time");
   if (!f.emit.empty())  // before the sizing, as plan checks it before its search
     if (Status st = launch::CheckEmitDir(f.emit); !st.ok()) return Fail(st);
   auto sizes = Sizes(f);
@@ -804,6 +816,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   req.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   req.slos = slos;
   req.serve = base;
+  req.concurrency = f.traffic.concurrency;
   // With --engine that engine is sized; without, every serving engine with a build for the GPUs,
   // each on what it launches, and the answer is the engine needing the fewest GPUs.
   auto size = [&](const std::vector<serve::RequestSpec>& stream) -> StatusOr<plan::EnginesOutcome> {

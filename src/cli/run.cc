@@ -331,6 +331,9 @@ int Main(int argc, char** argv) {
   if (argc >= 2 && (std::string_view(argv[1]) == "plan" || std::string_view(argv[1]) == "capacity")) {
     const std::vector<std::string> args(argv + 2, argv + argc);
     if (l2s::cli::IsHardwareComparison(args)) {
+      // The lists first (a GPU type twice, a price per type that is none), in their own words.
+      if (const auto lists = l2s::cli::ParseGpuList(args); !lists.ok())
+        return l2s::cli::Fail(lists.status());
       std::vector<std::string> first(argv, argv + 2);
       for (const std::string& a : l2s::cli::FirstGpuTypeArgs(args)) first.push_back(a);
       std::vector<char*> first_argv;

@@ -326,7 +326,11 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   // Each role's 3 sizes that carry the stream on the fewest GPUs in the steady state: the sizes
   // most efficient per GPU are not the fewest GPUs when the load fills only part of one large
   // instance.
-  const double rate = serve::StreamRate(req.requests);
+  int64_t isl = 0, osl = 0;
+  serve::MeanLengths(req.requests, &isl, &osl);
+  const double rate = req.concurrency > 0
+                          ? serve::ClosedLoopRateGuess(req.concurrency, osl, req.slos)
+                          : serve::StreamRate(req.requests);
   auto top = [rate](const std::vector<Role>& v) {
     std::vector<RoleSize> est;
     for (const Role& r : v) est.push_back({r.g, r.rps, r.per_gpu});
@@ -371,6 +375,7 @@ StatusOr<serve::DisaggCapacityResult> DisaggFewest(const CapacityRequest& req,
   }
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
+  co.concurrency = req.concurrency;
   co.bound_gpus = bound_gpus;
   co.serve = layouts.empty()
                  ? req.serve
@@ -398,8 +403,11 @@ std::vector<int> SizesForFewestGpus(const std::vector<RoleSize>& sizes, double r
 StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
   if (!req.problem_on_gpus) return Status::InvalidArgument("capacity: no problem callback");
   if (req.slos.empty()) return Status::InvalidArgument("capacity: sizing needs SLOs");
-  if (serve::StreamRate(req.requests) <= 0)
-    return Status::InvalidArgument("capacity: sizing needs an open-loop request stream");
+  if (req.concurrency < 0) return Status::InvalidArgument("capacity: negative concurrency");
+  if (req.concurrency > 0 ? req.requests.empty() : serve::StreamRate(req.requests) <= 0)
+    return Status::InvalidArgument(
+        "capacity: sizing needs a request stream: arrivals spread in time (open loop) or clients "
+        "(closed loop)");
   const std::vector<int> sizes =
       req.sizes_gpus.empty() ? DefaultInstanceSizes(req.max_gpus) : req.sizes_gpus;
   for (int g : sizes)
@@ -491,6 +499,7 @@ StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req) {
                            JoinSkipped(skipped));
   serve::CapacityOptions co;
   co.max_gpus = req.max_gpus;
+  co.concurrency = req.concurrency;
   co.rate.rel_tol = req.rate_rel_tol;
   co.rate.longer = req.longer_stream;
   co.jobs = req.jobs;

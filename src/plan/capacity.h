@@ -49,6 +49,9 @@ struct CapacityRequest {
   double rate_rel_tol = 0.02;       // relative tolerance of the rate bisection, in (0, 0.5)
   std::vector<serve::Slo> slos;     // required (not empty)
   std::vector<serve::RequestSpec> requests;  // the stream to serve (open loop: StreamRate > 0)
+  // Closed loop: this many clients send `requests`, each its next when its previous finished
+  // (0: open loop). Sized as serve::CapacityOptions::concurrency says.
+  int concurrency = 0;
   // The same traffic drawn with n requests, or null (a user's --requests, a trace): one
   // instance's max rate is searched again on a longer stream where `requests` ran as a burst at
   // the rate found (serve::MaxRateOptions::longer).
@@ -162,7 +165,8 @@ std::vector<int> SizesForFewestGpus(const std::vector<RoleSize>& sizes, double r
 // state figures, then the fewest instances meeting the SLOs. A single-node engine skips sizes
 // above one node; an engine without disaggregated serving sizes aggregated only (Serving::kDisagg:
 // InvalidArgument naming it). Errors (InvalidArgument / Invalid, one line): a bad searcher spec,
-// no slos, a closed-loop stream, a problem the callback rejects, no size holding the model.
+// no slos, an open-loop stream without arrivals spread in time, a problem the callback rejects, no
+// size holding the model.
 // "No size meets the SLOs" is not an error: any_found is false.
 StatusOr<FewestOutcome> SizeFewest(const CapacityRequest& req);
 

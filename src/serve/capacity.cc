@@ -195,6 +195,73 @@ StatusOr<MaxRateResult> MaxRate(ServeSim* sim, const std::vector<RequestSpec>& u
   return res;
 }
 
+StatusOr<MaxClientsResult> MaxClients(ServeSim* sim, const std::vector<RequestSpec>& requests,
+                                      int concurrency, const std::vector<Slo>& slos) {
+  if (concurrency < 1) return Status::InvalidArgument("max clients: needs at least one client");
+  if (requests.empty()) return Status::InvalidArgument("max clients: no request");
+  MaxClientsResult res;
+  const double per_client =
+      static_cast<double>(requests.size()) / static_cast<double>(concurrency);
+  auto probe = [&](int c) {
+    const size_t m = std::min(
+        requests.size(),
+        static_cast<size_t>(std::max(1.0, std::ceil(per_client * c - 1e-9))));
+    const std::vector<RequestSpec> part(requests.begin(),
+                                        requests.begin() + static_cast<std::ptrdiff_t>(m));
+    ClientsProbe p;
+    p.clients = c;
+    p.summary = Summarise(sim->Run(part, c), slos);
+    p.meets = MeetsSlos(p.summary, slos, &p.why);
+    res.probes.push_back(p);
+    return p.meets;
+  };
+  // Every client: the answer; else one client, then bisection between the two.
+  if (probe(concurrency)) {
+    res.found = true;
+    res.clients = concurrency;
+    res.at = res.probes.back();
+    return res;
+  }
+  res.fail_clients = concurrency;
+  if (concurrency == 1 || !probe(1)) {
+    res.fail_clients = 1;
+    return res;
+  }
+  int lo = 1, hi = concurrency;
+  size_t at = res.probes.size() - 1;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (probe(mid)) {
+      lo = mid;
+      at = res.probes.size() - 1;
+    } else {
+      hi = mid;
+    }
+  }
+  res.found = true;
+  res.clients = lo;
+  res.fail_clients = hi;
+  res.at = res.probes[at];
+  return res;
+}
+
+double ClosedLoopRateGuess(int concurrency, int64_t osl, const std::vector<Slo>& slos) {
+  double e2e_ms = 0, ttft_ms = 0, tpot_ms = 0;  // the tightest limits (0: none)
+  auto tighten = [](double* x, double v) {
+    if (*x == 0 || v < *x) *x = v;
+  };
+  for (const Slo& o : slos) {
+    if (o.metric == Metric::kE2e) tighten(&e2e_ms, o.limit_ms);
+    else if (o.metric == Metric::kTtft) tighten(&ttft_ms, o.limit_ms);
+    else tighten(&tpot_ms, o.limit_ms);  // TPOT or inter-token
+  }
+  const double e_ms = e2e_ms > 0 ? e2e_ms
+                      : tpot_ms > 0
+                          ? ttft_ms + static_cast<double>(std::max<int64_t>(0, osl - 1)) * tpot_ms
+                          : 0;
+  return e_ms > 0 && concurrency > 0 ? concurrency / (e_ms / 1e3) : 0;
+}
+
 namespace {
 
 // Whether candidate i on `gpus` GPUs is the nearer deployment below the answer than candidate j
@@ -214,10 +281,12 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
                                     const std::vector<RequestSpec>& requests,
                                     const std::vector<Slo>& slos, const CapacityOptions& opt) {
   if (layouts.empty()) return Status::InvalidArgument("capacity: no candidate layout");
+  const bool closed = opt.concurrency > 0;
   const double stream_rate = StreamRate(requests);
-  if (stream_rate <= 0)
+  if (!closed && stream_rate <= 0)
     return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
-  const std::vector<RequestSpec> unit = ToUnitRate(requests);
+  if (closed && requests.empty()) return Status::InvalidArgument("capacity: no request");
+  const std::vector<RequestSpec> unit = closed ? std::vector<RequestSpec>() : ToUnitRate(requests);
   int64_t isl = 0, osl = 0;
   MeanLengths(requests, &isl, &osl);
   CapacityResult out;
@@ -227,6 +296,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
   struct OneInstance {
     std::string note;                   // why the layout cannot serve ("" when it can)
     std::optional<StatusOr<MaxRateResult>> mr;
+    std::optional<StatusOr<MaxClientsResult>> mc;  // closed loop
   };
   std::vector<std::unique_ptr<StepCost>> costs(layouts.size());
   std::vector<OneInstance> first(layouts.size());
@@ -247,6 +317,10 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
       f.note = one.status().message();
       return;
     }
+    if (closed) {
+      f.mc = MaxClients(one->get(), requests, opt.concurrency, slos);
+      return;
+    }
     // On the stream as given; a burst answer is searched again below, only where the layout
     // could be the answer (a longer stream at a high rate is most of a sizing's work).
     MaxRateOptions given = opt.rate;
@@ -259,21 +333,8 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     sr.layout = lay;
     const int g = lay.strategy.gpus();
     StepCost* cost = costs[li].get();
-    if (!first[li].mr) {
+    if (!first[li].mr && !first[li].mc) {
       sr.note = first[li].note;
-      out.candidates.push_back(sr);
-      continue;
-    }
-    StatusOr<MaxRateResult>& mr = *first[li].mr;
-    if (!mr.ok()) return mr.status();
-    // Why a layout whose max-rate search found no rate gives no answer.
-    auto no_rate = [](const MaxRateResult& m) {
-      return m.probes.empty() ? std::string("no rate meets the SLOs")
-                              : "no rate meets the SLOs on one instance (" + m.probes.back().why +
-                                    ")";
-    };
-    if (!mr->found) {
-      sr.note = no_rate(*mr);
       out.candidates.push_back(sr);
       continue;
     }
@@ -283,25 +344,58 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     int bound_gpus = 0;
     for (const SizeResult& c : out.candidates)
       if (c.meets && (bound_gpus == 0 || c.gpus < bound_gpus)) bound_gpus = c.gpus;
-    // A burst answer (the stream too short for that rate) searched again on a longer stream
-    // where the layout could still be the answer (at most the fewest GPUs found so far).
-    if (mr->burst && opt.rate.longer && (bound_gpus == 0 || g <= bound_gpus)) {
-      ServeOptions so = WithTtftStops(opt.serve, slos);
-      so.instances = 1;
-      auto one = ServeSim::Make(cost, so, isl, osl);
-      if (!one.ok()) return one.status();
-      if (Status st = SearchPastBurst(one->get(), slos, opt.rate, &*mr); !st.ok()) return st;
+    int n = 1;  // the first guess of the instances
+    bool pruned = false;
+    if (closed) {
+      StatusOr<MaxClientsResult>& mc = *first[li].mc;
+      if (!mc.ok()) return mc.status();
+      if (!mc->found) {
+        sr.note = mc->probes.empty()
+                      ? std::string("no client count meets the SLOs")
+                      : "not even one client meets the SLOs on one instance (" +
+                            mc->probes.back().why + ")";
+        out.candidates.push_back(sr);
+        continue;
+      }
+      sr.instance_max_clients = mc->clients;
+      sr.instance_max_rps = mc->at.summary.request_rate;
+      pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
+      if (pruned) max_inst = std::max(1, bound_gpus / g);
+      n = std::clamp((opt.concurrency + mc->clients - 1) / mc->clients, 1, max_inst);
+    } else {
+      StatusOr<MaxRateResult>& mr = *first[li].mr;
+      if (!mr.ok()) return mr.status();
+      // Why a layout whose max-rate search found no rate gives no answer.
+      auto no_rate = [](const MaxRateResult& m) {
+        return m.probes.empty() ? std::string("no rate meets the SLOs")
+                                : "no rate meets the SLOs on one instance (" + m.probes.back().why +
+                                      ")";
+      };
       if (!mr->found) {
         sr.note = no_rate(*mr);
         out.candidates.push_back(sr);
         continue;
       }
+      // A burst answer (the stream too short for that rate) searched again on a longer stream
+      // where the layout could still be the answer (at most the fewest GPUs found so far).
+      if (mr->burst && opt.rate.longer && (bound_gpus == 0 || g <= bound_gpus)) {
+        ServeOptions so = WithTtftStops(opt.serve, slos);
+        so.instances = 1;
+        auto one = ServeSim::Make(cost, so, isl, osl);
+        if (!one.ok()) return one.status();
+        if (Status st = SearchPastBurst(one->get(), slos, opt.rate, &*mr); !st.ok()) return st;
+        if (!mr->found) {
+          sr.note = no_rate(*mr);
+          out.candidates.push_back(sr);
+          continue;
+        }
+      }
+      sr.instance_max_rps = mr->rate_rps;
+      sr.instance_max_rate_burst = mr->burst;
+      pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
+      if (pruned) max_inst = std::max(1, bound_gpus / g);
+      n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);
     }
-    sr.instance_max_rps = mr->rate_rps;
-    sr.instance_max_rate_burst = mr->burst;
-    const bool pruned = bound_gpus > 0 && bound_gpus / g < max_inst;
-    if (pruned) max_inst = std::max(1, bound_gpus / g);
-    int n = std::clamp(static_cast<int>(std::ceil(stream_rate / mr->rate_rps - 1e-9)), 1, max_inst);
     // Simulates the whole stream on k instances (one step-cost memo shared through `cost`);
     // each count is simulated once: the search below revisits the count under the fewest that
     // meet (the bisection's last miss) when it reports one instance fewer.
@@ -322,7 +416,7 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
         if (!sim.ok()) {
           r.why = sim.status().message();
         } else {
-          r.summary = Summarise((*sim)->Run(requests), slos);
+          r.summary = Summarise((*sim)->Run(requests, opt.concurrency), slos);
           r.meets = MeetsSlos(r.summary, slos, &r.why);
         }
       }
@@ -420,7 +514,8 @@ StatusOr<CapacityResult> FewestGpus(const std::vector<LayoutOption>& layouts,
     sk.instances = target_k;
     auto sim = ServeSim::Make(costs[target].get(), sk, isl, osl);
     if (sim.ok()) {
-      SmallerDeployment d{target, target_k, target_gpus, Summarise((*sim)->Run(requests), slos), ""};
+      SmallerDeployment d{target, target_k, target_gpus,
+                          Summarise((*sim)->Run(requests, opt.concurrency), slos), ""};
       if (!MeetsSlos(d.summary, slos, &d.why)) out.below.push_back(std::move(d));
     }
   }
@@ -539,11 +634,15 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
                                                 const std::vector<Slo>& slos,
                                                 const CapacityOptions& opt) {
   if (layouts.empty()) return Status::InvalidArgument("capacity: no candidate layout");
-  const double stream_rate = StreamRate(requests);
-  if (stream_rate <= 0)
-    return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
+  const bool closed = opt.concurrency > 0;
+  if (closed && requests.empty()) return Status::InvalidArgument("capacity: no request");
   int64_t isl = 0, osl = 0;
   MeanLengths(requests, &isl, &osl);
+  // Closed loop: the rate the clients are served at when the SLOs hold, guessed from them.
+  const double stream_rate =
+      closed ? ClosedLoopRateGuess(opt.concurrency, osl, slos) : StreamRate(requests);
+  if (!closed && stream_rate <= 0)
+    return Status::InvalidArgument("capacity: the request stream needs arrivals spread in time");
   DisaggCapacityResult out;
   for (const DisaggLayoutOption& lay : layouts) {
     DisaggSizeResult sr;
@@ -570,7 +669,7 @@ StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOp
         make_error = *why = sim.status().message();
         return false;
       }
-      *s = Summarise((*sim)->Run(requests), slos);
+      *s = Summarise((*sim)->Run(requests, opt.concurrency), slos);
       return MeetsSlos(*s, slos, why);
     };
     // No more GPUs than the limit, nor than an answer already found (the caller's, or a pair

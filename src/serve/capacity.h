@@ -101,6 +101,36 @@ void MeanLengths(const std::vector<RequestSpec>& requests, int64_t* isl, int64_t
 // The stream rescaled to a mean rate of 1 request/s (arrivals x StreamRate).
 std::vector<RequestSpec> ToUnitRate(const std::vector<RequestSpec>& requests);
 
+// Closed loop: `concurrency` clients, each sending its next request of `requests` when its previous
+// one finished (ServeSim::Run's concurrency; benchmark clients, the measured rows' way).
+// MaxClients: the most clients, at most `concurrency`, that a deployment (`sim`, all its
+// instances) serves within the SLOs, by bisection on the integer count (latencies grow with the
+// clients). A probe of c clients runs the first ceil(c x requests.size() / concurrency) requests
+// (the stream's prompts per client), so that the probe of `concurrency` clients is the stream.
+struct ClientsProbe {
+  int clients = 0;
+  bool meets = false;
+  std::string why;  // first SLO missed
+  ServeSummary summary;
+};
+struct MaxClientsResult {
+  bool found = false;     // one client meets the SLOs
+  int clients = 0;        // the most clients found that meet them
+  int fail_clients = 0;   // the fewest found that do not (0: `concurrency` clients meet them)
+  ClientsProbe at;        // the probe at `clients` (its request_rate: the rate they are served at)
+  std::vector<ClientsProbe> probes;  // in the order run
+};
+StatusOr<MaxClientsResult> MaxClients(ServeSim* sim, const std::vector<RequestSpec>& requests,
+                                      int concurrency, const std::vector<Slo>& slos);
+
+// A first guess of the request rate at which `concurrency` clients are served when a deployment
+// meets the SLOs, for sizing pools by rate: concurrency / the longest end-to-end latency the SLOs
+// allow a request of `osl` output tokens (the tightest e2e limit, else the tightest TTFT limit (0
+// without one) + (osl - 1) x the tightest TPOT or inter-token limit). Percentile limits bound the
+// mean latency from above, so the served rate is at least this. 0 (no guess) when the SLOs bound
+// neither the e2e latency nor the TPOT.
+double ClosedLoopRateGuess(int concurrency, int64_t osl, const std::vector<Slo>& slos);
+
 struct LayoutOption {
   Problem problem;    // one instance's problem (cluster = its GPUs)
   Strategy strategy;
@@ -112,7 +142,9 @@ struct SizeResult {
   bool meets = false;
   int instances = 0;
   int gpus = 0;                 // instances x GPUs per instance
-  double instance_max_rps = 0;  // MaxRate of one instance
+  double instance_max_rps = 0;  // MaxRate of one instance (closed loop: the rate its max clients
+                                // are served at)
+  int instance_max_clients = 0; // closed loop: MaxClients of one instance
   bool instance_max_rate_burst = false;  // ... whose probe ran its stream as a burst (MaxRateResult::burst)
   ServeSummary at;              // the request stream on `instances`
   bool has_smaller = false;     // instances - 1 >= 1 simulated
@@ -128,6 +160,8 @@ struct SizeResult {
 
 struct CapacityOptions {
   int max_gpus = 4096;       // no answer above this many GPUs
+  // Closed loop: this many clients send the request stream (0: open loop, at its arrival times).
+  int concurrency = 0;
   // A deployment already found on this many GPUs (0: none), e.g. the aggregated answer beside
   // the disaggregated sizing: a candidate is not grown past it (it could not be the answer).
   int bound_gpus = 0;
@@ -155,7 +189,9 @@ struct CapacityResult {
   std::vector<SmallerDeployment> below;
 };
 
-// `requests`: the stream to serve (open loop). For each layout: MaxRate of one instance on the
+// `requests`: the stream to serve (open loop; closed loop with opt.concurrency clients: MaxClients
+// of one instance and instances = ceil(clients / that) take the place of the rate's, and each
+// count's simulation runs the clients). For each layout: MaxRate of one instance on the
 // stream's unit-rate form (every layout's at once on opt.jobs threads, each with its own step
 // cost; an answer that ran the stream as a burst is searched again past it, SearchPastBurst with
 // opt.rate.longer, where the layout could still be the answer: its GPUs at most the fewest
@@ -226,7 +262,8 @@ struct DisaggCapacityResult {
 
 // As FewestGpus for disaggregated pairs; opt.serve's max_running / kv_capacity_tokens apply to
 // the decode pool (the prefill pool takes the engine's defaults). Best: fewest GPUs, then the
-// higher goodput.
+// higher goodput. Closed loop (opt.concurrency): the pools' first guess at ClosedLoopRateGuess's
+// rate (none: one instance of each), every simulation running the clients.
 StatusOr<DisaggCapacityResult> FewestGpusDisagg(const std::vector<DisaggLayoutOption>& layouts,
                                                 const std::vector<RequestSpec>& requests,
                                                 const std::vector<Slo>& slos,

@@ -1114,5 +1114,126 @@ TEST(Capacity, FewestGpusTheSameOnEveryThreadCount) {
   }
 }
 
+// Closed loop (N clients): MaxClients' bisection against the slow reference, every client count
+// probed in turn with the same rule (the first ceil(c x M / N) requests of the stream, c clients):
+// it returns the most clients before the first count that misses, and the counts around it agree.
+TEST(Capacity, MaxClientsIsTheLastCountBeforeTheFirstMiss) {
+  Problem p = MakeProblem("llama-3.1-8b", 1, Engine::kVllm);
+  Rig s = MakeSim(p, "tp=1", ServeOptions{}, 2048, 128);
+  const int n = 48;
+  WorkloadSpec w;
+  w.concurrency = n;
+  w.isl = 2048;
+  w.osl = 128;
+  w.isl_dist = *ParseLengthDist("uniform:0.8");
+  auto reqs = GenerateRequests(w);
+  ASSERT_TRUE(reqs.ok());
+  ASSERT_EQ(reqs->size(), 480u);  // 10 prompts per client
+  auto slos = ParseSlos("p99_ttft_ms=1000,p99_tpot_ms=25");
+  ASSERT_TRUE(slos.ok());
+  auto r = MaxClients(s.sim.get(), *reqs, n, *slos);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->found);
+  // The bisection: n, 1, then about log2(n) counts, not every count.
+  EXPECT_LE(r->probes.size(), 2u + 6u);
+  int first_miss = 0;
+  for (int c = 1; c <= n && first_miss == 0; ++c) {
+    const size_t m = static_cast<size_t>(std::ceil(10.0 * c - 1e-9));
+    const std::vector<RequestSpec> part(reqs->begin(), reqs->begin() + static_cast<long>(m));
+    std::string why;
+    if (!MeetsSlos(Summarise(s.sim->Run(part, c), *slos), *slos, &why)) first_miss = c;
+  }
+  ASSERT_GT(first_miss, 1);   // the case is one with a boundary inside (1, n]
+  ASSERT_LE(first_miss, n);
+  EXPECT_EQ(r->clients, first_miss - 1) << "probes " << r->probes.size();
+  EXPECT_EQ(r->fail_clients, first_miss);
+  EXPECT_EQ(r->at.clients, r->clients);
+  EXPECT_TRUE(r->at.meets);
+  EXPECT_GT(r->at.summary.request_rate, 0);
+  // Every client meeting the SLOs is the answer at once (one probe).
+  auto loose = ParseSlos("p99_ttft_ms=100000");
+  auto all = MaxClients(s.sim.get(), *reqs, n, *loose);
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->found);
+  EXPECT_EQ(all->clients, n);
+  EXPECT_EQ(all->fail_clients, 0);
+  EXPECT_EQ(all->probes.size(), 1u);
+  // Not even one client: not found.
+  auto tight = ParseSlos("p99_tpot_ms=1");
+  auto none = MaxClients(s.sim.get(), *reqs, n, *tight);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->found);
+  EXPECT_EQ(none->fail_clients, 1);
+}
+
+// The pools' first guess for a closed loop, by hand: 100 clients, 257 output tokens.
+TEST(Capacity, ClosedLoopRateGuessByHand) {
+  // TTFT 2,000 + 256 x TPOT 50 = 14,800 ms per request: 100 / 14.8 s = 6.757 req/s.
+  EXPECT_NEAR(ClosedLoopRateGuess(100, 257, *ParseSlos("p99_ttft_ms=2000,p99_tpot_ms=50")),
+              100 / 14.8, 1e-9);
+  // The tightest keys: TTFT 1,000 and ITL 40 -> 1,000 + 256 x 40 = 11,240 ms.
+  EXPECT_NEAR(ClosedLoopRateGuess(
+                  100, 257, *ParseSlos("p99_ttft_ms=2000,p50_ttft_ms=1000,p99_tpot_ms=50,p90_itl_ms=40")),
+              100 / 11.24, 1e-9);
+  // An e2e limit is the latency itself: 10 s -> 10 req/s.
+  EXPECT_NEAR(ClosedLoopRateGuess(100, 257, *ParseSlos("p99_e2e_ms=10000,p99_tpot_ms=50")), 10.0,
+              1e-9);
+  // TPOT alone: 256 x 50 ms.
+  EXPECT_NEAR(ClosedLoopRateGuess(100, 257, *ParseSlos("p99_tpot_ms=50")), 100 / 12.8, 1e-9);
+  // Only a TTFT bound: no guess.
+  EXPECT_EQ(ClosedLoopRateGuess(100, 257, *ParseSlos("p99_ttft_ms=2000")), 0);
+}
+
+// Closed-loop sizing against the slow reference: the instances FewestGpus returns for N clients
+// meet the SLOs and one fewer misses, each simulated here on its own; its first guess is
+// ceil(N / one instance's MaxClients).
+TEST(Capacity, ClosedLoopFewestGpusIsTheCountWhoseOneFewerMisses) {
+  LayoutOption lo;
+  lo.problem = MakeProblem("llama-3.1-8b", 1, Engine::kVllm);
+  lo.strategy = S("tp=1", 1);
+  lo.label = "tp=1";
+  const int n = 96;
+  WorkloadSpec w;
+  w.concurrency = n;
+  w.isl = 2048;
+  w.osl = 128;
+  w.isl_dist = *ParseLengthDist("uniform:0.8");
+  w.osl_dist = *ParseLengthDist("uniform:0.8");
+  auto reqs = GenerateRequests(w);
+  ASSERT_TRUE(reqs.ok());
+  auto slos = ParseSlos("p99_ttft_ms=1500,p99_tpot_ms=25");
+  ASSERT_TRUE(slos.ok());
+  CapacityOptions opt;
+  opt.max_gpus = 64;
+  opt.concurrency = n;
+  auto r = FewestGpus({lo}, *reqs, *slos, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->found) << r->candidates[0].note;
+  const SizeResult& c = r->candidates[0];
+  ASSERT_GT(c.instance_max_clients, 0);
+  ASSERT_LT(c.instance_max_clients, n);
+  EXPECT_GT(c.instances, 1);
+  auto cost = StepCost::Make(lo.problem, lo.strategy);
+  ASSERT_TRUE(cost.ok());
+  int64_t isl = 0, osl = 0;
+  MeanLengths(*reqs, &isl, &osl);
+  auto meets = [&](int k, ServeSummary* out) {
+    ServeOptions so;
+    so.instances = k;
+    auto sim = ServeSim::Make(cost->get(), so, isl, osl);
+    EXPECT_TRUE(sim.ok());
+    *out = Summarise((*sim)->Run(*reqs, n), *slos);
+    std::string why;
+    return MeetsSlos(*out, *slos, &why);
+  };
+  ServeSummary at, below;
+  EXPECT_TRUE(meets(c.instances, &at));
+  EXPECT_FALSE(meets(c.instances - 1, &below));
+  EXPECT_EQ(at.tpot.p99, c.at.tpot.p99);
+  EXPECT_EQ(at.completed, static_cast<int64_t>(reqs->size()));
+  EXPECT_TRUE(c.has_smaller);
+  EXPECT_FALSE(c.smaller_why.empty());
+}
+
 }  // namespace
 }  // namespace l2s::serve

@@ -406,6 +406,50 @@ TEST(CapacityCli, FewestGpusMeetsAndOneFewerMisses) {
   }
 }
 
+// Closed loop (issue 45's benchmark clients): `--concurrency N --slo ...` without a deployment
+// sizes for N clients (it was refused: "sizing needs an open-loop workload"). Each layout's most
+// clients on one instance (instance_max_clients) sets the first guess; the answer meets the SLOs
+// with every request done, one instance fewer misses; the text says clients, not req/s.
+TEST(CapacityCli, ClosedLoopSizesForTheClients) {
+  const std::vector<std::string> args = {
+      "capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--isl",
+      "2048", "--osl", "128", "--concurrency", "96", "--slo", "p99_ttft_ms=1500,p99_tpot_ms=25",
+      "--sizes", "1,2", "--serving", "agg", "--search", "oracle"};
+  const auto r = RunL2s(With(args, {"--json"}));
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["concurrency"].get<int>(), 96);
+  EXPECT_EQ(j["requests"].get<int>(), 960);  // 10 prompts per client
+  ASSERT_TRUE(j["found"].get<bool>());
+  const auto& best = j["candidates"][j["best"].get<int>()];
+  ASSERT_TRUE(best["meets"].get<bool>());
+  const int clients = best["instance_max_clients"].get<int>();
+  EXPECT_GT(clients, 0);
+  EXPECT_LT(clients, 96);
+  EXPECT_GT(best["instance_max_rps"].get<double>(), 0);
+  EXPECT_GT(best["instances"].get<int>(), 1);
+  EXPECT_EQ(best["summary"]["completed"].get<int>(), 960);
+  EXPECT_EQ(best["summary"]["offered_rps"].get<double>(), 0);  // a closed loop offers no rate
+  EXPECT_LE(best["summary"]["ttft_ms"]["p99"].get<double>(), 1500.0);
+  EXPECT_LE(best["summary"]["tpot_ms"]["p99"].get<double>(), 25.0);
+  EXPECT_FALSE(best["smaller_misses"].get<std::string>().empty());
+  const auto t = RunL2s(args);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("960 requests from 96 concurrent clients"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("inst. clients"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find(fmt::format(" {:>13} ", clients)), std::string::npos) << t.out;
+  // A trace whose requests all arrive at once is no rate to size for.
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             fmt::format("l2s_cap_trace0_{}.csv", ::getpid())).string();
+  std::ofstream(trace) << "0,100,10\n0,100,10\n";
+  const auto z = RunL2s({"capacity", "--model", "llama-3.1-8b", "--trace", trace, "--slo",
+                         "p99_ttft_ms=1000"});
+  EXPECT_EQ(z.code, 2);
+  EXPECT_EQ(z.err,
+            "l2s: error: sizing needs a traffic: --rate R, --concurrency N, or a --trace whose "
+            "arrivals are spread in time\n");
+}
+
 // --emit DIR writes the answer's launch files: one server per instance of the answer, each at the
 // batch that fits one instance's memory (--max-num-seqs), behind a router; with a given layout it
 // is refused (plan --emit launches one), and a directory that cannot be made fails before sizing.

@@ -161,6 +161,42 @@ TEST(CapacityDisaggCli, SizingMeetsAndOneFewerMisses) {
     EXPECT_DOUBLE_EQ(dj["summary"][m]["p99"].get<double>(), s[m]["p99"].get<double>()) << m;
 }
 
+// Closed loop: the pools sized for N clients (first guess at ClosedLoopRateGuess's rate), each
+// simulation running the clients; the answer meets, one prefill instance fewer misses, and the
+// deployment given directly with the same clients gives the same figures.
+TEST(CapacityDisaggCli, ClosedLoopSizingMeetsAndOneFewerMisses) {
+  const std::vector<std::string> traffic = {"--concurrency", "64"};
+  const auto r = RunL2s(With({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine",
+                              "sglang", "--isl", "2048", "--osl", "128", "--slo",
+                              "p99_ttft_ms=1500,p99_tpot_ms=20", "--sizes", "1,2", "--serving",
+                              "disagg", "--json"},
+                             traffic));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["concurrency"].get<int>(), 64);
+  const auto& d = j["disagg"];
+  ASSERT_TRUE(d["found"].get<bool>());
+  const auto& b = d["candidates"][d["best"].get<int>()];
+  ASSERT_TRUE(b["meets"].get<bool>());
+  const int np = b["prefill_instances"], nd = b["decode_instances"];
+  const auto& s = b["summary"];
+  EXPECT_EQ(s["completed"].get<int>(), 640);
+  EXPECT_LE(s["ttft_ms"]["p99"].get<double>(), 1500);
+  EXPECT_LE(s["tpot_ms"]["p99"].get<double>(), 20);
+  ASSERT_GT(np, 1);  // the clients' first prompts, all at once, need more than one prefill GPU
+  EXPECT_FALSE(b["fewer_prefill_misses"].get<std::string>().empty());
+  const auto direct = RunL2s(With(
+      {"capacity", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--isl",
+       "2048", "--osl", "128", "--prefill-strategy", b["prefill_strategy"], "--strategy",
+       b["decode_strategy"], "--prefill-instances", std::to_string(np), "--instances",
+       std::to_string(nd), "--json"},
+      traffic));
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  const auto dj = nlohmann::json::parse(direct.out);
+  for (const char* m : {"ttft_ms", "tpot_ms", "e2e_ms"})
+    EXPECT_DOUBLE_EQ(dj["summary"][m]["p99"].get<double>(), s[m]["p99"].get<double>()) << m;
+}
+
 // Both servings are sized by default (--serving auto, as plan's): each answer, the fewest GPUs
 // overall (ties: aggregated) in best_serving and on the text's last answer line; --serving agg
 // sizes only the aggregated one.
