@@ -569,7 +569,7 @@ Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::Se
         SizedServeOptions(base, lay.decode_problem.workload.engine, o.engine),
         d.prefill_instances, d.decode_instances, isl, osl);
     if (!sim.ok()) return sim.status();
-    return TimelineSvg((*sim)->Run(reqs),
+    return TimelineSvg((*sim)->Run(reqs, TrafficConcurrency(f.traffic)),
                        fmt::format("{}: queue and KV cache", o.layout), f.svg);
   }
   if (!o.res.found) return Status::Ok();
@@ -580,7 +580,7 @@ Status AnswerSvg(const CapacityFlags& f, const FewestOutcome& o, const serve::Se
   so.instances = b.instances;
   auto sim = serve::ServeSim::Make(cost->get(), so, isl, osl);
   if (!sim.ok()) return sim.status();
-  return TimelineSvg((*sim)->Run(reqs),
+  return TimelineSvg((*sim)->Run(reqs, TrafficConcurrency(f.traffic)),
                      fmt::format("{} x [{}]: queue and KV cache", b.instances, b.layout.label),
                      f.svg);
 }
@@ -627,7 +627,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
     j["slo"] = serve::SlosText(slos);
     j["requests"] = reqs.size();
     j["rate_rps"] = serve::StreamRate(reqs);  // 0 for a closed loop
-    j["concurrency"] = f.traffic.concurrency;  // 0 for an open loop
+    j["concurrency"] = TrafficConcurrency(f.traffic);  // 0 for an open loop
     j["found"] = any_found;  // aggregated only: the aggregated answer
     j["serving"] = f.serving;
     nlohmann::ordered_json cands = nlohmann::ordered_json::array();
@@ -710,7 +710,7 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
              o.engine, reqs.size(), StreamWords(f.traffic, reqs), serve::SlosText(slos));
   // Per instance: the highest rate it sustains (open loop), or the most clients it serves
   // (closed loop), within the SLOs.
-  const bool closed = f.traffic.concurrency > 0;
+  const bool closed = TrafficConcurrency(f.traffic) > 0;
   const int w = closed ? 13 : 12;  // the column's width: its header's
   if (agg)
   fmt::print("{:>9} {:>{}} {:>9} {:>10}  {}\n", "GPUs/inst", closed ? "inst. clients" : "inst. req/s",
@@ -790,7 +790,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
     return Fail(
         "--slo is required to size a deployment, e.g. --slo p99_ttft_ms=2000,p99_tpot_ms=50 "
         "(or give one with --strategy S to simulate it)");
-  if (f.traffic.concurrency == 0 && serve::StreamRate(reqs) <= 0)
+  if (TrafficConcurrency(f.traffic) == 0 && serve::StreamRate(reqs) <= 0)
     return Fail("sizing needs a traffic: --rate R, --concurrency N, or a --trace whose arrivals are "
                 "spread in time");
   if (!f.emit.empty())  // before the sizing, as plan checks it before its search
@@ -816,7 +816,7 @@ int RunFewest(const CapacityFlags& f, const ProblemFlags& pf, const std::vector<
   req.jobs = f.jobs > 0 ? f.jobs : HardwareJobs();
   req.slos = slos;
   req.serve = base;
-  req.concurrency = f.traffic.concurrency;
+  req.concurrency = TrafficConcurrency(f.traffic);
   // With --engine that engine is sized; without, every serving engine with a build for the GPUs,
   // each on what it launches, and the answer is the engine needing the fewest GPUs.
   auto size = [&](const std::vector<serve::RequestSpec>& stream) -> StatusOr<plan::EnginesOutcome> {

@@ -438,6 +438,24 @@ TEST(CapacityCli, ClosedLoopSizesForTheClients) {
   EXPECT_NE(t.out.find("960 requests from 96 concurrent clients"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("inst. clients"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find(fmt::format(" {:>13} ", clients)), std::string::npos) << t.out;
+  // The answer's picture is the clients' loop too: at most 96 requests in the system (the
+  // stream's 960 sent at once, as an open loop, would put the axis at 1,000).
+  const std::string svg = (std::filesystem::temp_directory_path() /
+                           fmt::format("l2s_cap_closed_{}.svg", ::getpid())).string();
+  ASSERT_EQ(RunL2s(With(args, {"--svg", svg})).code, 0);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  double top = 0;
+  for (size_t at = text.find("</text>"); at != std::string::npos; at = text.find("</text>", at + 1)) {
+    const size_t open = text.rfind('>', at);
+    std::string label = text.substr(open + 1, at - open - 1);
+    label.erase(std::remove(label.begin(), label.end(), ','), label.end());
+    if (!label.empty() && label.find_first_not_of("0123456789.") == std::string::npos)
+      top = std::max(top, std::stod(label));
+  }
+  EXPECT_GE(top, 96.0);
+  EXPECT_LE(top, 150.0);
+  std::filesystem::remove(svg);
   // A trace whose requests all arrive at once is no rate to size for.
   const std::string trace = (std::filesystem::temp_directory_path() /
                              fmt::format("l2s_cap_trace0_{}.csv", ::getpid())).string();
