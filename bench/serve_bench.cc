@@ -99,6 +99,46 @@ void BM_FewestGpusFarFirstGuess(benchmark::State& state) {
 }
 BENCHMARK(BM_FewestGpusFarFirstGuess)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Closed-loop sizing (CapacityOptions::concurrency): 1,024 clients of Llama-3.1-70B (FP8) on 1-GPU
+// instances, 10,240 prompts: MaxClients' bisection on one instance, then the whole loop on each
+// instance count tried.
+void BM_FewestGpusClosedLoop(benchmark::State& state) {
+  LayoutOption lo;
+  lo.problem.model = *ModelPreset("llama-3.1-70b");
+  lo.problem.cluster = *MakeCluster("h100", 1);
+  lo.problem.workload.mode = Mode::kServe;
+  lo.problem.workload.weight = DType::kFP8;
+  lo.problem.workload.kv = DType::kFP8;
+  lo.problem.workload.engine = Engine::kVllm;
+  lo.strategy = *FromText("tp=1", 1);
+  lo.label = "tp=1";
+  WorkloadSpec w;
+  w.concurrency = 1024;
+  w.isl = 2048;
+  w.osl = 512;
+  w.isl_dist = *ParseLengthDist("uniform:0.8");
+  w.osl_dist = *ParseLengthDist("uniform:0.8");
+  const auto reqs = *GenerateRequests(w);
+  const auto slos = *ParseSlos("p99_ttft_ms=5000,p99_tpot_ms=50");
+  CapacityOptions opt;
+  opt.concurrency = w.concurrency;
+  int instances = 0, simulations = 0, clients = 0;
+  for (auto _ : state) {
+    auto r = FewestGpus({lo}, reqs, slos, opt);
+    if (!r.ok() || !r->found) {
+      state.SkipWithError("no answer");
+      return;
+    }
+    instances = r->candidates[0].instances;
+    simulations = r->candidates[0].simulations;
+    clients = r->candidates[0].instance_max_clients;
+  }
+  state.counters["instances"] = instances;
+  state.counters["simulations"] = simulations;
+  state.counters["instance_max_clients"] = clients;
+}
+BENCHMARK(BM_FewestGpusClosedLoop)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 }  // namespace l2s::serve
 
