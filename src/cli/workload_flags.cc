@@ -238,7 +238,8 @@ void SplitSloKeys(const std::string& text, std::string* steady, std::string* per
 std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs) {
   const double drawn = serve::StreamRate(reqs);
   if (!t.trace.empty()) return fmt::format("from {} at {:.3g} req/s", t.trace, drawn);
-  if (t.concurrency > 0) return fmt::format("from {} concurrent clients", t.concurrency);
+  if (t.concurrency > 0)
+    return fmt::format("from {} concurrent client{}", t.concurrency, t.concurrency == 1 ? "" : "s");
   return fmt::format("at {:.3g} req/s ({}; the drawn stream: {:.3g} req/s)", t.rate,
                      t.burstiness == 1 ? std::string("Poisson")
                                        : fmt::format("gamma arrivals, burstiness {:.3g}",
