@@ -58,13 +58,9 @@ void BM_DeepSeekWideEp(benchmark::State& state) {
 }
 BENCHMARK(BM_DeepSeekWideEp)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// FewestGpus on one layout whose first guess is far above the answer: Llama-3.1-70B FP8 on one
-// H100 (22,400 KV tokens: one instance alone queues its long prompts), vLLM, 20 req/s Poisson,
-// prompts uniform 0.78-1 x 4,500, outputs 0.9-1 x 1,050, P99 TTFT 2 s and TPOT 50 ms (the
-// simulator's default limits: 84 instances). Counters: the answer, and the whole-stream
-// simulations it took (98 when the walk down from the first guess went one count at a time,
-// 14 in doubling steps + bisection; docs/CAPACITY.md).
-void BM_FewestGpusFarFirstGuess(benchmark::State& state) {
+// One 1-GPU instance of Llama-3.1-70B FP8 under vLLM (22,400 KV tokens): the layout both sizing
+// benchmarks below size.
+LayoutOption Llama70bFp8OnOneH100() {
   LayoutOption lo;
   lo.problem.model = *ModelPreset("llama-3.1-70b");
   lo.problem.cluster = *MakeCluster("h100", 1);
@@ -74,6 +70,17 @@ void BM_FewestGpusFarFirstGuess(benchmark::State& state) {
   lo.problem.workload.engine = Engine::kVllm;
   lo.strategy = *FromText("tp=1", 1);
   lo.label = "tp=1";
+  return lo;
+}
+
+// FewestGpus on one layout whose first guess is far above the answer: Llama-3.1-70B FP8 on one
+// H100 (22,400 KV tokens: one instance alone queues its long prompts), vLLM, 20 req/s Poisson,
+// prompts uniform 0.78-1 x 4,500, outputs 0.9-1 x 1,050, P99 TTFT 2 s and TPOT 50 ms (the
+// simulator's default limits: 84 instances). Counters: the answer, and the whole-stream
+// simulations it took (98 when the walk down from the first guess went one count at a time,
+// 14 in doubling steps + bisection; docs/CAPACITY.md).
+void BM_FewestGpusFarFirstGuess(benchmark::State& state) {
+  const LayoutOption lo = Llama70bFp8OnOneH100();
   WorkloadSpec w;
   w.rate_rps = 20;
   w.num_requests = 2000;
@@ -103,15 +110,7 @@ BENCHMARK(BM_FewestGpusFarFirstGuess)->Unit(benchmark::kMillisecond)->Iterations
 // instances, 10,240 prompts: MaxClients' bisection on one instance, then the whole loop on each
 // instance count tried.
 void BM_FewestGpusClosedLoop(benchmark::State& state) {
-  LayoutOption lo;
-  lo.problem.model = *ModelPreset("llama-3.1-70b");
-  lo.problem.cluster = *MakeCluster("h100", 1);
-  lo.problem.workload.mode = Mode::kServe;
-  lo.problem.workload.weight = DType::kFP8;
-  lo.problem.workload.kv = DType::kFP8;
-  lo.problem.workload.engine = Engine::kVllm;
-  lo.strategy = *FromText("tp=1", 1);
-  lo.label = "tp=1";
+  const LayoutOption lo = Llama70bFp8OnOneH100();
   WorkloadSpec w;
   w.concurrency = 1024;
   w.isl = 2048;

@@ -1023,6 +1023,22 @@ TEST(Capacity, FewestGpusSimulatesTheSizeBelowTheAnswer) {
   EXPECT_GT(s->summary.tpot.p99, 0.004);
 }
 
+// The slow reference of the sizing tests: `requests` (with `concurrency` clients; 0: open loop)
+// simulated on k instances of `cost`'s layout at the stream's mean lengths; whether they meet
+// the SLOs, the summary in *out.
+bool MeetsOnInstances(const StepCost* cost, int k, const std::vector<RequestSpec>& requests,
+                      int concurrency, const std::vector<Slo>& slos, ServeSummary* out) {
+  int64_t isl = 0, osl = 0;
+  MeanLengths(requests, &isl, &osl);
+  ServeOptions so;
+  so.instances = k;
+  auto sim = ServeSim::Make(cost, so, isl, osl);
+  EXPECT_TRUE(sim.ok());
+  *out = Summarise((*sim)->Run(requests, concurrency), slos);
+  std::string why;
+  return MeetsSlos(*out, slos, &why);
+}
+
 // Fast path against the slow reference: the instance count FewestGpus returns meets the SLOs and
 // one fewer misses, each simulated here on its own, whatever the search took to get there. A
 // 1-GPU Llama-70B (FP8) holds a few long prompts' KV, so one instance alone queues them (its max
@@ -1048,18 +1064,8 @@ TEST(Capacity, FewestGpusIsTheCountWhoseOneFewerMisses) {
   EXPECT_LE(c.simulations, 8);
   auto cost = StepCost::Make(lo.problem, lo.strategy);
   ASSERT_TRUE(cost.ok());
-  int64_t isl = 0, osl = 0;
-  for (const RequestSpec& q : stream) isl += q.prompt, osl += q.output;
-  isl /= static_cast<int64_t>(stream.size());
-  osl /= static_cast<int64_t>(stream.size());
   auto meets = [&](int k, ServeSummary* out) {
-    ServeOptions so;
-    so.instances = k;
-    auto sim = ServeSim::Make(cost->get(), so, isl, osl);
-    EXPECT_TRUE(sim.ok());
-    *out = Summarise((*sim)->Run(stream), *slos);
-    std::string why;
-    return MeetsSlos(*out, *slos, &why);
+    return MeetsOnInstances(cost->get(), k, stream, 0, *slos, out);
   };
   ServeSummary at, below;
   EXPECT_TRUE(meets(c.instances, &at));
@@ -1215,16 +1221,8 @@ TEST(Capacity, ClosedLoopFewestGpusIsTheCountWhoseOneFewerMisses) {
   EXPECT_GT(c.instances, 1);
   auto cost = StepCost::Make(lo.problem, lo.strategy);
   ASSERT_TRUE(cost.ok());
-  int64_t isl = 0, osl = 0;
-  MeanLengths(*reqs, &isl, &osl);
   auto meets = [&](int k, ServeSummary* out) {
-    ServeOptions so;
-    so.instances = k;
-    auto sim = ServeSim::Make(cost->get(), so, isl, osl);
-    EXPECT_TRUE(sim.ok());
-    *out = Summarise((*sim)->Run(*reqs, n), *slos);
-    std::string why;
-    return MeetsSlos(*out, *slos, &why);
+    return MeetsOnInstances(cost->get(), k, *reqs, n, *slos, out);
   };
   ServeSummary at, below;
   EXPECT_TRUE(meets(c.instances, &at));
