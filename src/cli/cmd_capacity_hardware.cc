@@ -6,6 +6,7 @@
 // so every row equals that sizing; this file builds the argument lists and reads the answers.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -114,8 +115,13 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
                                                   : "");
   }
   if (const std::optional<std::string> common = CommonInputError(codes)) return Fail(*common);
-  // The fewest GPUs (ties: the lower p99 TTFT) and, with prices, the cheapest per hour.
+  // The fewest GPUs (ties: the lower p99 TTFT) and, with prices, the cheapest per hour (ties: the
+  // lower $ per million output tokens, i.e. the higher rate those dollars serve: a closed loop's
+  // clients are served faster on faster GPUs).
   int fewest = -1, cheapest = -1;
+  auto usd_per_mtok = [](const ojson& r) {
+    return r["usd_per_mtok_output"].is_number() ? r["usd_per_mtok_output"].get<double>() : HUGE_VAL;
+  };
   for (size_t k = 0; k < rows.size(); ++k) {
     const ojson& r = rows[k];
     if (!r["found"].get<bool>()) continue;
@@ -126,7 +132,9 @@ int RunCapacityHardware(const std::vector<std::string>& capacity_args) {
       fewest = static_cast<int>(k);
     if (r["usd_per_hour"].is_number() &&
         (cheapest < 0 ||
-         r["usd_per_hour"].get<double>() < rows[cheapest]["usd_per_hour"].get<double>()))
+         r["usd_per_hour"].get<double>() < rows[cheapest]["usd_per_hour"].get<double>() ||
+         (r["usd_per_hour"].get<double>() == rows[cheapest]["usd_per_hour"].get<double>() &&
+          usd_per_mtok(r) < usd_per_mtok(rows[cheapest]))))
       cheapest = static_cast<int>(k);
   }
   std::vector<std::pair<std::string, std::string>> bad;

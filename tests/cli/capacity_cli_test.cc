@@ -468,6 +468,27 @@ TEST(CapacityCli, ClosedLoopSizesForTheClients) {
             "arrivals are spread in time\n");
 }
 
+// Several GPU types for N clients: the cheapest per hour is the lowest $/hour, ties going to the
+// lower $ per million output tokens (the faster GPU serves the same clients at a higher rate).
+// Here 6 H100s at $2 and 3 B200s at $4 both cost $12 an hour.
+TEST(CapacityCli, ClosedLoopHardwareCheapestTiesGoToTheLowerCostPerToken) {
+  const auto r = RunL2s({"capacity", "--model", "llama-3.1-8b", "--gpu", "h100,b200",
+                         "--price-per-gpu-hour", "2,4", "--engine", "vllm", "--isl", "2048",
+                         "--osl", "256", "--concurrency", "256", "--slo",
+                         "p99_ttft_ms=2000,p99_tpot_ms=30", "--serving", "agg", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["hardware"].size(), 2u);
+  const auto& a = j["hardware"][0];
+  const auto& b = j["hardware"][1];
+  const auto key = [](const nlohmann::json& x) {
+    return std::make_pair(x["usd_per_hour"].get<double>(), x["usd_per_mtok_output"].get<double>());
+  };
+  EXPECT_EQ(j["cheapest_per_hour"], key(b) < key(a) ? "b200" : "h100");
+  EXPECT_EQ(a["usd_per_hour"].get<double>(), b["usd_per_hour"].get<double>());  // the tie
+  EXPECT_EQ(j["cheapest_per_hour"], "b200");
+}
+
 // --emit DIR writes the answer's launch files: one server per instance of the answer, each at the
 // batch that fits one instance's memory (--max-num-seqs), behind a router; with a given layout it
 // is refused (plan --emit launches one), and a directory that cannot be made fails before sizing.
