@@ -437,6 +437,11 @@ TEST(CapacityCli, ClosedLoopSizesForTheClients) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("960 requests from 96 concurrent clients"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("inst. clients"), std::string::npos) << t.out;
+  // With a TTFT percentile the first wave is said (the clients' first prompts all at once).
+  EXPECT_NE(t.out.find("note: the 96 clients send their first prompts at once, as benchmark "
+                       "clients do (96 of the 960 requests)"),
+            std::string::npos)
+      << t.out;
   EXPECT_NE(t.out.find(fmt::format(" {:>13} ", clients)), std::string::npos) << t.out;
   // The answer's picture is the clients' loop too: at most 96 requests in the system (the
   // stream's 960 sent at once, as an open loop, would put the axis at 1,000).
