@@ -742,17 +742,9 @@ int PrintFewest(const CapacityFlags& f, const FewestOutcome& o, const std::vecto
                      "on at most the fewest GPUs found)"
                    : "; more requests (--requests N) tell");
   for (const std::string& x : skipped) fmt::print("  skipped {}\n", x);
-  // A closed loop's clients send their first prompts together: with a TTFT percentile that first
-  // wave (N of the M requests) can set the size (docs/CAPACITY.md "Sizing for N concurrent
-  // clients").
-  if (closed && std::any_of(slos.begin(), slos.end(), [](const serve::Slo& o) {
-        return o.metric == serve::Metric::kTtft && o.stat != serve::Stat::kMean;
-      }))
-    fmt::print("  note: the {} clients send their first prompts at once, as benchmark clients do "
-               "({} of the {} requests); a TTFT percentile can size for that first wave (more "
-               "prompts per client, --requests, dilute it)\n",
-               TrafficConcurrency(f.traffic), std::min<size_t>(TrafficConcurrency(f.traffic), reqs.size()),
-               reqs.size());
+  // A closed loop's first wave (docs/CAPACITY.md "Sizing for N concurrent clients").
+  if (const std::string note = FirstWaveNote(f.traffic, reqs.size(), slos); !note.empty())
+    fmt::print("  {}", note);
   if (dres) {
     fmt::print("\n");
     PrintDisaggCapacity(*dres);

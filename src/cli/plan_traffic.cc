@@ -194,6 +194,7 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
     base->router = plan::FrontEndRouter(engine);
   r.traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
+  r.requests = reqs->size();
   // The candidates: the plan, then every strategy its runs evaluated (PickBySlos sorts them).
   std::vector<std::pair<Strategy, Evaluation>> given;
   auto add = [&](const Strategy& s, const Evaluation& e) {
@@ -228,6 +229,7 @@ StatusOr<TrafficPick> PlanAggUnderTraffic(const TrafficPlan& t, const Simulator&
     return st;
   r.traffic_text =
       TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), p.workload.isl, p.workload.osl);
+  r.requests = reqs->size();
   if (instances > 1)
     r.body += fmt::format("replicas: {} instances of {} GPUs behind the router, each candidate "
                           "below one instance's layout\n",
@@ -371,6 +373,7 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
   if (!reqs.ok()) return reqs.status();
   r.traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), serve.workload.isl,
                                serve.workload.osl);
+  r.requests = reqs->size();
   auto base = TrafficServeOptions(t.traffic, 0);
   if (!base.ok()) return base.status();
   if (base->router == serve::Assign::kEngineDefault && !engine.empty())
@@ -435,6 +438,7 @@ StatusOr<TrafficPick> PlanDisaggUnderTraffic(const TrafficPlan& t, const Problem
     return st;
   r.traffic_text = TrafficText(t.traffic, static_cast<int64_t>(reqs->size()), serve.workload.isl,
                                serve.workload.osl);
+  r.requests = reqs->size();
   const std::string deployment =
       fmt::format("{} x {} prefill GPUs [{}] + {} x {} decode GPUs [{}]", np, gp,
                   ShortText(serve.model, sp), nd, gd, ShortText(serve.model, sd));
@@ -531,8 +535,8 @@ namespace {
 
 // The header of one serving's output: the problem, the traffic and the SLOs.
 std::string Header(const TrafficPick& p, const TrafficPlan& t, const std::string& serving) {
-  return fmt::format("l2s plan: {}, {}with a traffic\ntraffic: {}; SLO {}\n", p.problem, serving,
-                     p.traffic_text, t.slo_text);
+  return fmt::format("l2s plan: {}, {}with a traffic\ntraffic: {}; SLO {}\n{}", p.problem, serving,
+                     p.traffic_text, t.slo_text, FirstWaveNote(t.traffic, p.requests, t.slos));
 }
 
 // --emit: the pick's files, the line for the user ("" without --emit).

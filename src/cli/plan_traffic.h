@@ -45,6 +45,7 @@ struct TrafficPick {
   std::string problem;       // the deployment in words (ProblemSummary)
   std::string title;         // the first line's serving words ("disaggregated serving, ")
   std::string traffic_text;  // the stream simulated, in words
+  size_t requests = 0;       // ... its requests
   std::string body;          // text: the deployment's lines and the table of what was simulated
   std::string pick;          // text (found): the pick and its percentiles
   double tokens_per_s_per_gpu = 0;  // the pick's steady state (found), at its running limit

@@ -247,4 +247,17 @@ std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestS
                      drawn);
 }
 
+std::string FirstWaveNote(const TrafficFlags& t, size_t requests, const std::vector<serve::Slo>& slos) {
+  const int n = TrafficConcurrency(t);
+  const bool ttft_percentile = std::any_of(slos.begin(), slos.end(), [](const serve::Slo& o) {
+    return o.metric == serve::Metric::kTtft && o.stat != serve::Stat::kMean;
+  });
+  if (n <= 0 || !ttft_percentile) return "";
+  return fmt::format(
+      "note: the {} clients send their first prompts at once, as benchmark clients do ({} of the "
+      "{} requests); a TTFT percentile may be decided by that first wave (more prompts per client, "
+      "--requests, dilute it)\n",
+      n, std::min<size_t>(static_cast<size_t>(n), requests), requests);
+}
+
 }  // namespace l2s::cli

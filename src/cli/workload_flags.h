@@ -89,6 +89,11 @@ std::string TrafficText(const TrafficFlags& f, int64_t n, int64_t isl, int64_t o
 // of 2,000 requests at 20 req/s averages 19.5 over its span), a trace's file, or the clients.
 std::string StreamWords(const TrafficFlags& t, const std::vector<serve::RequestSpec>& reqs);
 
+// A closed loop's clients send their first prompts together (as benchmark clients do), so with a
+// TTFT percentile among `slos` that first wave (min(N, requests) of them) can set the answer: one
+// line saying so, ending in a newline; "" for an open loop, a trace, or no TTFT percentile.
+std::string FirstWaveNote(const TrafficFlags& t, size_t requests, const std::vector<serve::Slo>& slos);
+
 // Milliseconds with one decimal.
 std::string MsText(double seconds);
 // The percentile table of a run (mean, p50, p90, p99 of TTFT, TPOT, inter-token, end-to-end) and

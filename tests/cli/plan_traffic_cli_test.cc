@@ -162,6 +162,28 @@ TEST(PlanTrafficCli, PercentilesEqualCapacitysClosedLoop) {
                        "p99_tpot_ms=30,p90_e2e_ms=2000");
 }
 
+// A closed loop's clients send their first prompts together; with a TTFT percentile the header
+// says that first wave can decide it (as capacity's sizing does), without one it says nothing.
+TEST(PlanTrafficCli, AClosedLoopsFirstWaveIsSaidWithATtftPercentile) {
+  const std::vector<std::string> clients = {"--concurrency", "16", "--requests", "160"};
+  const auto r = RunL2s(
+      Plan({clients, {"--slo", "p99_ttft_ms=2000", "--budget", "300", "--serving", "agg"}}), "pfw");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nnote: the 16 clients send their first prompts at once, as benchmark "
+                       "clients do (16 of the 160 requests); a TTFT percentile may be decided by "
+                       "that first wave (more prompts per client, --requests, dilute it)\n"),
+            std::string::npos)
+      << r.out;
+  const auto e = RunL2s(
+      Plan({clients, {"--slo", "p99_tpot_ms=30", "--budget", "300", "--serving", "agg"}}), "pfw2");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(e.out.find("first wave"), std::string::npos) << e.out;
+  const auto o = RunL2s(
+      Plan({kOpen, {"--slo", "p99_ttft_ms=2000", "--budget", "300", "--serving", "agg"}}), "pfw3");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.find("first wave"), std::string::npos) << o.out;
+}
+
 // ttft_ms / tpot_ms stay the steady state's limits beside the percentile keys: the pick meets
 // both, and the steady-state best (within tpot_ms) is what it improves on. At 4 req/s the two
 // independent tp=1 replicas of the steady-state best queue prompts past 75 ms at P99; two pipeline
