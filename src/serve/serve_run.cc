@@ -119,7 +119,7 @@ class ServeSim::Runner {
         // KV bytes of a prompt (disaggregated transfers), by the decode problem's model and KV
         // dtype (and its strategy: a speculating one sends the draft's cache too).
         dprob(tail.cost->sim().problem()),
-        n_stops(closed ? 0 : sim.opt_.ttft_stops.size()),
+        n_stops(sim.opt_.ttft_stops.size()),
         // A request reaches the engine this long after its client sent it (the entry pool's
         // engine's request overhead, Simulator::RequestOverheadS): its TTFT and latency include
         // the wait, the steps do not.
@@ -136,6 +136,12 @@ class ServeSim::Runner {
   void CountLate(size_t k, int64_t id);
   void NoteFirst(int64_t id, double now);
   bool CertainMiss(double now);
+  // When request `id` was sent: its arrival (open loop), or when its client sent it (closed loop;
+  // Route sets it).
+  double SentAt(int64_t id) const {
+    return closed ? run.requests[static_cast<size_t>(id)].arrival_s
+                  : reqs[static_cast<size_t>(id)].arrival_s;
+  }
   // Disaggregated: ServeRun::prefill_queued / decode_queued from the ranks' queues now.
   void SnapshotQueues();
   bool queues_taken = false;
@@ -209,11 +215,13 @@ class ServeSim::Runner {
   int64_t next_open = 0;
   std::deque<std::pair<double, int64_t>> sendq;  // closed loop: (time, request)
   int64_t next_send = 0;
-  // Early stop (ServeOptions::ttft_stops, open loop): per stop, the requests certain to miss its
-  // limit - a first token later than the limit, or none yet once the limit has passed since the
-  // arrival (a pointer over the arrivals, in order) - each counted once.
+  // Early stop (ServeOptions::ttft_stops): per stop, the requests certain to miss its limit - a
+  // first token later than the limit, or none yet once the limit has passed since the request was
+  // sent (a pointer over the requests sent, in order: open loop, their arrivals; closed loop, as
+  // clients send them, `routed` so far) - each counted once.
   std::vector<std::vector<uint8_t>> late;
   std::vector<int64_t> late_count, late_next;
+  int64_t routed = 0;  // requests sent so far (Route), in index order
   std::string stop_reason;
 };
 
@@ -487,14 +495,14 @@ void ServeSim::Runner::CountLate(size_t k, int64_t id) {
 
 void ServeSim::Runner::NoteFirst(int64_t id, double now) {
   for (size_t k = 0; k < n_stops; ++k)
-    if (now - reqs[static_cast<size_t>(id)].arrival_s > opt_.ttft_stops[k].limit_s) CountLate(k, id);
+    if (now - SentAt(id) > opt_.ttft_stops[k].limit_s) CountLate(k, id);
 }
 
 bool ServeSim::Runner::CertainMiss(double now) {
   for (size_t k = 0; k < n_stops; ++k) {
     const ServeOptions::TtftStop& s = opt_.ttft_stops[k];
     int64_t& p = late_next[k];
-    while (p < n && reqs[static_cast<size_t>(p)].arrival_s + s.limit_s < now) {
+    while (p < (closed ? routed : n) && SentAt(p) + s.limit_s < now) {
       if (run.requests[static_cast<size_t>(p)].first_token_s < 0) CountLate(k, p);
       ++p;
     }
@@ -1119,6 +1127,7 @@ void ServeSim::Runner::ReachEngine(int id, double now) {
 
 void ServeSim::Runner::Route(int id, double now) {
   run.requests[id].arrival_s = now;
+  ++routed;
   if (overhead_s > 0) events.push({now + overhead_s, seq++, 0, Ev::kEnter, id});
   else ReachEngine(id, now);
 }

@@ -90,11 +90,12 @@ struct ServeOptions {
   int shape_steps_per_octave = 64;   // memo key resolution (>= 1): a shape is priced at its
                                      // value rounded to 2^(1/N) steps above 64 (1/4 below)
   int64_t max_steps = 50'000'000;    // work limit: steps simulated before giving up
-  // Early stop of an open-loop run (capacity's sizing sets it from its TTFT percentile SLOs):
-  // the run stops once so many requests are certain to have a TTFT above `limit_s` (each waited
-  // longer than that for its first token) that the `quantile` of the TTFTs (stats.h Quantile,
-  // over all n requests) exceeds the limit whatever the rest does: n - floor(quantile (n - 1))
-  // of them. The run is then unstable with the reason. Empty: every run goes to its end.
+  // Early stop of a run (capacity's sizing sets it from its TTFT percentile SLOs): the run stops
+  // once so many requests are certain to have a TTFT above `limit_s` (each waited longer than
+  // that for its first token since it was sent: its arrival, or in a closed loop when its client
+  // sent it) that the `quantile` of the TTFTs (stats.h Quantile, over all n requests) exceeds
+  // the limit whatever the rest does: n - floor(quantile (n - 1)) of them. The run is then
+  // unstable with the reason. Empty: every run goes to its end.
   struct TtftStop {
     double limit_s = 0;
     double quantile = 0.99;  // in [0, 1]

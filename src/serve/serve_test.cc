@@ -467,6 +467,43 @@ TEST(ServeSim, TtftStopIsExactAndEarly) {
   }
 }
 
+// ... and for a closed loop, where a request's clock starts when its client sends it: 200 clients
+// on one single-request server (service time S each) queue ~200 S for their first token, so a
+// p99 TTFT limit of 20 S is certainly missed once n - floor(0.99 (n - 1)) = 21 of 2,000 requests
+// are late - at the first event after 20 S, when the first 200 requests, all sent at 0, are late
+// but 20 - and the full run's p99 does exceed it. With 10 clients (waits of ~10 S) the stop never
+// fires and the run is the same request for request.
+TEST(ServeSim, TtftStopIsExactForAClosedLoop) {
+  Md1 m = MakeMd1();
+  const double limit_s = 20 * m.service_s;
+  ServeOptions stop_opt;
+  stop_opt.max_running = 1;
+  stop_opt.ttft_stops = {{limit_s, 0.99}};
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  p.workload.max_num_tokens = 1000;
+  Rig stopping = MakeSim(p, "tp=1", stop_opt, 1000, 1);
+  const std::vector<RequestSpec> reqs = Open(1, 2000, 1000, 1);  // arrival times unused
+  const ServeRun full = m.s.sim->Run(reqs, 200);
+  const ServeRun early = stopping.sim->Run(reqs, 200);
+  EXPECT_GT(Summarise(full, {}).ttft.p99, limit_s);
+  EXPECT_TRUE(early.unstable);
+  int late = 0;
+  ASSERT_EQ(std::sscanf(early.unstable_reason.c_str(), "stopped early: %d of 2000 requests", &late),
+            1)
+      << early.unstable_reason;
+  EXPECT_GE(late, 21);
+  EXPECT_LE(late, 200);  // only requests already sent are counted
+  EXPECT_LT(early.steps * 10, full.steps);
+  const ServeRun a = m.s.sim->Run(reqs, 10), b = stopping.sim->Run(reqs, 10);
+  ASSERT_LT(Summarise(a, {}).ttft.p99, limit_s);
+  EXPECT_FALSE(b.unstable);
+  EXPECT_EQ(a.steps, b.steps);
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].arrival_s, b.requests[i].arrival_s) << i;
+    EXPECT_EQ(a.requests[i].first_token_s, b.requests[i].first_token_s) << i;
+  }
+}
+
 TEST(ServeSim, MaxRateFindsTheMD1Rate) {
   // SLO: mean TTFT <= S (1 + rho / (2 (1 - rho))) at rho = 0.5, i.e. 1.5 S: the highest rate is
   // 0.5 / S (within the sampling noise of 20,000 requests and the 2% tolerance).
