@@ -361,6 +361,16 @@ Md1 MakeMd1() {
   return m;
 }
 
+// MakeMd1's server with a p99 TTFT early stop at `limit_s`.
+Rig MakeMd1WithTtftStop(double limit_s) {
+  Problem p = MakeProblem("llama-3.1-8b", 1);
+  p.workload.max_num_tokens = 1000;
+  ServeOptions opt;
+  opt.max_running = 1;
+  opt.ttft_stops = {{limit_s, 0.99}};
+  return MakeSim(p, "tp=1", opt, 1000, 1);
+}
+
 TEST(ServeSim, MD1MeanWaitMatchesClosedForm) {
   Md1 m = MakeMd1();
   const double S = m.service_s;
@@ -436,12 +446,7 @@ TEST(ServeSim, AboveCapacityIsUnstable) {
 TEST(ServeSim, TtftStopIsExactAndEarly) {
   Md1 m = MakeMd1();
   const double limit_s = 20 * m.service_s;
-  ServeOptions stop_opt;
-  stop_opt.max_running = 1;
-  stop_opt.ttft_stops = {{limit_s, 0.99}};
-  Problem p = MakeProblem("llama-3.1-8b", 1);
-  p.workload.max_num_tokens = 1000;
-  Rig stopping = MakeSim(p, "tp=1", stop_opt, 1000, 1);
+  Rig stopping = MakeMd1WithTtftStop(limit_s);
   const std::vector<RequestSpec> over = Open(1.5 / m.service_s, 4000, 1000, 1);
   const ServeRun full = m.s.sim->Run(over);
   const ServeRun early = stopping.sim->Run(over);
@@ -476,12 +481,7 @@ TEST(ServeSim, TtftStopIsExactAndEarly) {
 TEST(ServeSim, TtftStopIsExactForAClosedLoop) {
   Md1 m = MakeMd1();
   const double limit_s = 20 * m.service_s;
-  ServeOptions stop_opt;
-  stop_opt.max_running = 1;
-  stop_opt.ttft_stops = {{limit_s, 0.99}};
-  Problem p = MakeProblem("llama-3.1-8b", 1);
-  p.workload.max_num_tokens = 1000;
-  Rig stopping = MakeSim(p, "tp=1", stop_opt, 1000, 1);
+  Rig stopping = MakeMd1WithTtftStop(limit_s);
   const std::vector<RequestSpec> reqs = Open(1, 2000, 1000, 1);  // arrival times unused
   const ServeRun full = m.s.sim->Run(reqs, 200);
   const ServeRun early = stopping.sim->Run(reqs, 200);
