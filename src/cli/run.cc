@@ -230,10 +230,8 @@ std::string ValueErrorMessage(const std::string& what) {
                        what.substr(at + twice.size()));
   // A flag last on the line without its value (CLI11: "--budget: 1 required INT:INT in [1 -
   // 100000000] missing", "--model: 1 required TEXT missing").
-  const std::string required = ": 1 required ";
-  if (const size_t at = what.find(required);
-      what.rfind("--", 0) == 0 && at != std::string::npos && what.size() > at &&
-      what.substr(what.size() - std::string(" missing").size()) == " missing")
+  if (const size_t at = what.find(": 1 required ");
+      what.rfind("--", 0) == 0 && at != std::string::npos && what.ends_with(" missing"))
     return fmt::format("{} expects a value, got none after it", what.substr(0, at));
   const std::string conv = "Could not convert: ";
   const size_t eq = what.find(" = ");

@@ -136,12 +136,6 @@ class ServeSim::Runner {
   void CountLate(size_t k, int64_t id);
   void NoteFirst(int64_t id, double now);
   bool CertainMiss(double now);
-  // When request `id` was sent: its arrival (open loop), or when its client sent it (closed loop;
-  // Route sets it).
-  double SentAt(int64_t id) const {
-    return closed ? run.requests[static_cast<size_t>(id)].arrival_s
-                  : reqs[static_cast<size_t>(id)].arrival_s;
-  }
   // Disaggregated: ServeRun::prefill_queued / decode_queued from the ranks' queues now.
   void SnapshotQueues();
   bool queues_taken = false;
@@ -217,8 +211,8 @@ class ServeSim::Runner {
   int64_t next_send = 0;
   // Early stop (ServeOptions::ttft_stops): per stop, the requests certain to miss its limit - a
   // first token later than the limit, or none yet once the limit has passed since the request was
-  // sent (a pointer over the requests sent, in order: open loop, their arrivals; closed loop, as
-  // clients send them, `routed` so far) - each counted once.
+  // sent (Route sets its arrival_s: open loop its arrival, closed loop when its client sent it; a
+  // pointer over the `routed` requests, sent in index order) - each counted once.
   std::vector<std::vector<uint8_t>> late;
   std::vector<int64_t> late_count, late_next;
   int64_t routed = 0;  // requests sent so far (Route), in index order
@@ -495,14 +489,15 @@ void ServeSim::Runner::CountLate(size_t k, int64_t id) {
 
 void ServeSim::Runner::NoteFirst(int64_t id, double now) {
   for (size_t k = 0; k < n_stops; ++k)
-    if (now - SentAt(id) > opt_.ttft_stops[k].limit_s) CountLate(k, id);
+    if (now - run.requests[static_cast<size_t>(id)].arrival_s > opt_.ttft_stops[k].limit_s)
+      CountLate(k, id);
 }
 
 bool ServeSim::Runner::CertainMiss(double now) {
   for (size_t k = 0; k < n_stops; ++k) {
     const ServeOptions::TtftStop& s = opt_.ttft_stops[k];
     int64_t& p = late_next[k];
-    while (p < (closed ? routed : n) && SentAt(p) + s.limit_s < now) {
+    while (p < routed && run.requests[static_cast<size_t>(p)].arrival_s + s.limit_s < now) {
       if (run.requests[static_cast<size_t>(p)].first_token_s < 0) CountLate(k, p);
       ++p;
     }
